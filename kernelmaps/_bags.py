@@ -1,0 +1,231 @@
+"""Packed collections of sets of vectors."""
+
+import numpy as np
+
+__all__ = ["Bags"]
+
+
+class Bags:
+    """A collection of sets of vectors, packed into one array.
+
+    The points of all sets are stacked in one ``(total, d)`` array and the
+    sets delimited by offsets, as the rows of a CSR matrix: set ``i`` is
+    ``points[offsets[i]:offsets[i + 1]]``. Every function of kernelmaps that
+    takes sets accepts a `Bags` or a list of 2-D arrays; packing once saves
+    the copy on every call.
+
+    Parameters
+    ----------
+    points : array_like, shape (total, d)
+        Points of all sets, one after the other. float32 stays float32; other
+        dtypes are converted to float64.
+    offsets : array_like of int, shape (n_sets + 1,)
+        Non-decreasing, ``offsets[0] == 0`` and ``offsets[-1] == total``.
+
+    Attributes
+    ----------
+    points : ndarray, shape (total, d)
+        The packed points (C-contiguous, read-only).
+    offsets : ndarray of int64, shape (n_sets + 1,)
+        The set boundaries (read-only).
+
+    See Also
+    --------
+    Bags.from_list : Pack a list of arrays.
+
+    Notes
+    -----
+    A `Bags` may hold empty sets (equal consecutive offsets); the kernel
+    functions reject them with a ValueError. Values are checked (finite) by
+    the functions that use them, not here.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import Bags
+    >>> bags = Bags.from_list([np.zeros((2, 3)), np.ones((4, 3))])
+    >>> len(bags), bags.dim, bags.sizes
+    (2, 3, array([2, 4]))
+    >>> bags[1].shape
+    (4, 3)
+    >>> bags.offsets
+    array([0, 2, 6])
+    """
+
+    __slots__ = ("_offsets", "_points")
+
+    def __init__(self, points, offsets):
+        points = _as_float_array(points, "points")
+        if points.ndim != 2:
+            raise ValueError(
+                f"points must be 2-D (total, d), got shape {points.shape}"
+            )
+        offsets = np.asarray(offsets)
+        if offsets.ndim != 1 or offsets.shape[0] < 1:
+            raise ValueError(
+                f"offsets must be 1-D with n_sets + 1 >= 1 entries, got shape "
+                f"{offsets.shape}"
+            )
+        if offsets.dtype.kind not in "iu":
+            raise TypeError(f"offsets must be integers, got dtype {offsets.dtype}")
+        offsets = offsets.astype(np.int64)
+        if offsets[0] != 0 or offsets[-1] != points.shape[0]:
+            raise ValueError(
+                f"offsets must start at 0 and end at the number of points "
+                f"({points.shape[0]}), got {offsets[0]} and {offsets[-1]}"
+            )
+        if np.any(np.diff(offsets) < 0):
+            raise ValueError("offsets must be non-decreasing")
+        points = np.ascontiguousarray(points).view()
+        points.flags.writeable = False
+        offsets = offsets.view()
+        offsets.flags.writeable = False
+        self._points = points
+        self._offsets = offsets
+
+    @classmethod
+    def from_list(cls, sets):
+        """Pack a sequence of 2-D arrays ``(n_i, d)`` with the same ``d``.
+
+        The result is float32 if every set is float32, else float64.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kernelmaps import Bags
+        >>> Bags.from_list([[[0.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]]])
+        Bags(n_sets=2, dim=2, n_points=3, dtype=float64)
+        """
+        return _pack(sets, "sets")
+
+    @property
+    def points(self):
+        return self._points
+
+    @property
+    def offsets(self):
+        return self._offsets
+
+    @property
+    def dim(self):
+        """Number of features ``d``."""
+        return self._points.shape[1]
+
+    @property
+    def sizes(self):
+        """Number of points of each set, shape ``(n_sets,)``."""
+        return np.diff(self._offsets)
+
+    @property
+    def n_points(self):
+        """Total number of points."""
+        return self._points.shape[0]
+
+    @property
+    def dtype(self):
+        return self._points.dtype
+
+    def __len__(self):
+        return self._offsets.shape[0] - 1
+
+    def __getitem__(self, index):
+        """Set ``index`` as a read-only ``(n_i, d)`` view; a slice gives a
+        `Bags` of views."""
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                raise ValueError("Bags slices must have step 1")
+            stop = max(stop, start)
+            offsets = self._offsets[start : stop + 1]
+            points = self._points[offsets[0] : offsets[-1]]
+            return Bags(points, offsets - offsets[0])
+        n = len(self)
+        try:
+            i = int(np.asarray(index).item()) if np.ndim(index) == 0 else None
+        except (TypeError, ValueError):
+            i = None
+        if i is None or isinstance(index, (bool, np.bool_, float, np.floating)):
+            raise TypeError(
+                f"Bags indices must be integers or slices, got {type(index).__name__}"
+            )
+        if not -n <= i < n:
+            raise IndexError(f"set index {i} out of range for {n} sets")
+        i %= n
+        return self._points[self._offsets[i] : self._offsets[i + 1]]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        return (
+            f"Bags(n_sets={len(self)}, dim={self.dim}, n_points={self.n_points}, "
+            f"dtype={self.dtype})"
+        )
+
+    def __reduce__(self):
+        return (Bags, (np.array(self._points), np.array(self._offsets)))
+
+
+def _pack(sets, name):
+    """Pack the collection of sets `sets` (argument `name`) into a Bags."""
+    if isinstance(sets, Bags):
+        return sets
+    if isinstance(sets, np.ndarray) and sets.dtype != object:
+        if sets.ndim != 3:
+            hint = " (one set: wrap it in a list)" if sets.ndim == 2 else ""
+            raise ValueError(
+                f"{name} must be a sequence of 2-D arrays (n_i, d) or a 3-D "
+                f"array (n_sets, n_points, d), got an array of shape "
+                f"{sets.shape}{hint}"
+            )
+        n_sets, n, d = sets.shape
+        return Bags(sets.reshape(n_sets * n, d), np.arange(n_sets + 1) * n)
+    if isinstance(sets, (str, bytes)) or not hasattr(sets, "__iter__"):
+        raise TypeError(
+            f"{name} must be a sequence of 2-D arrays or a Bags, got "
+            f"{type(sets).__name__}"
+        )
+    arrays = [_as_float_array(s, f"{name}[{i}]") for i, s in enumerate(sets)]
+    if not arrays:
+        raise ValueError(f"{name} must contain at least one set")
+    for i, a in enumerate(arrays):
+        if a.ndim != 2:
+            hint = " (one set: wrap it in a list)" if a.ndim == 1 else ""
+            raise ValueError(
+                f"{name}[{i}] must be a 2-D array (n_points, d), got shape "
+                f"{a.shape}{hint}"
+            )
+        if a.shape[1] != arrays[0].shape[1]:
+            raise ValueError(
+                f"all sets of {name} must have the same number of features: "
+                f"{name}[0] has {arrays[0].shape[1]}, {name}[{i}] has "
+                f"{a.shape[1]}"
+            )
+    dtype = np.result_type(*arrays)
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum([a.shape[0] for a in arrays], out=offsets[1:])
+    points = np.empty((offsets[-1], arrays[0].shape[1]), dtype=dtype)
+    for a, start, stop in zip(arrays, offsets[:-1], offsets[1:], strict=True):
+        points[start:stop] = a
+    return Bags(points, offsets)
+
+
+def _as_float_array(a, name):
+    """`a` as an ndarray of float32 (kept) or float64 (anything else real)."""
+    try:
+        arr = np.asarray(a)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"{name} could not be made an array: {err}") from None
+    if arr.dtype == np.float32 or arr.dtype == np.float64:
+        return arr
+    if arr.dtype.kind in "biuf":
+        return arr.astype(np.float64)
+    if arr.dtype == object:
+        try:
+            return arr.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(
+        f"{name} must hold real numbers, got an array of dtype {arr.dtype}"
+    )

@@ -1,0 +1,120 @@
+/*
+ * SIMD helpers for one vector width KM_VB (bytes); included by km_simd.h
+ * once per width. Names end in _<KM_VB>.
+ */
+#define KM_N(name) KM_CAT(name, KM_VB)
+
+typedef double KM_N(km_vd) __attribute__((vector_size(KM_VB)));
+typedef long long KM_N(km_vdm) __attribute__((vector_size(KM_VB)));          /* mask */
+typedef unsigned long long KM_N(km_vdu) __attribute__((vector_size(KM_VB))); /* bits */
+typedef float KM_N(km_vf) __attribute__((vector_size(KM_VB)));
+typedef int KM_N(km_vfm) __attribute__((vector_size(KM_VB)));
+typedef unsigned int KM_N(km_vfu) __attribute__((vector_size(KM_VB)));
+
+#define vd KM_N(km_vd)
+#define vdm KM_N(km_vdm)
+#define vdu KM_N(km_vdu)
+#define vf KM_N(km_vf)
+#define vfm KM_N(km_vfm)
+#define vfu KM_N(km_vfu)
+
+KM_INLINE vd KM_N(km_load_d)(const double *p) { vd v; memcpy(&v, p, sizeof v); return v; }
+KM_INLINE vf KM_N(km_load_f)(const float *p) { vf v; memcpy(&v, p, sizeof v); return v; }
+KM_INLINE void KM_N(km_store_d)(double *p, vd v) { memcpy(p, &v, sizeof v); }
+KM_INLINE void KM_N(km_store_f)(float *p, vf v) { memcpy(p, &v, sizeof v); }
+
+KM_INLINE vd KM_N(km_abs_d)(vd v) { return (vd)((vdu)v & 0x7fffffffffffffffULL); }
+KM_INLINE vf KM_N(km_abs_f)(vf v) { return (vf)((vfu)v & 0x7fffffffU); }
+
+/* max(v, 0); also maps -0.0 to +0.0. */
+KM_INLINE vd KM_N(km_pos_d)(vd v) { return (vd)((vdu)v & (vdu)(v > 0.0)); }
+KM_INLINE vf KM_N(km_pos_f)(vf v) { return (vf)((vfu)v & (vfu)(v > 0.0f)); }
+
+/* max(v, lo) */
+KM_INLINE vd KM_N(km_max_d)(vd v, double lo)
+{
+    const vdu keep = (vdu)(v > lo);
+    return (vd)(((vdu)v & keep) | ((vdu)((vd){0} + lo) & ~keep));
+}
+KM_INLINE vf KM_N(km_max_f)(vf v, float lo)
+{
+    const vfu keep = (vfu)(v > lo);
+    return (vf)(((vfu)v & keep) | ((vfu)((vf){0} + lo) & ~keep));
+}
+
+/*
+ * 2**y for y <= 0, float64: round y to n, 2**f for f = y - n in [-1/2, 1/2]
+ * by a degree-11 polynomial (Chebyshev fit, error 3e-18, Estrin's scheme),
+ * n added to the exponent bits. y is clamped at -1020, so the result never
+ * underflows into subnormals: values below 2**-1020 (1e-307) come out as
+ * 2**-1020.
+ *
+ * Callers compute exp(-z) as 2**(-z log2(e)) with log2(e) folded into their
+ * scale factor. Rounding y costs a relative error of |y| * 1.1e-16, i.e. an
+ * absolute error below 0.4 ulp(1) for every z: no more than the error z
+ * itself carries, and cheaper than a Cody-Waite reduction.
+ */
+KM_INLINE vd KM_N(km_exp2_d)(vd y)
+{
+    const double shifter = 0x1.8p52;
+    y = KM_N(km_max_d)(y, -1020.0);
+    const vd t = y + shifter; /* round(y) in the low mantissa bits */
+    const vd f = y - (t - shifter);
+    const vd f2 = f * f, f4 = f2 * f2;
+    const vd q0 = f * 0x1.62e42fefa39efp-1 + 1.0;
+    const vd q1 = f * 0x1.c6b08d704a0c6p-5 + 0x1.ebfbdff82c5aep-3;
+    const vd q2 = f * 0x1.5d87fe78a3f9cp-10 + 0x1.3b2ab6fb9f1a5p-7;
+    const vd q3 = f * 0x1.ffcbfc6da6ed1p-17 + 0x1.430913112c61bp-13;
+    const vd q4 = f * 0x1.b524ebd13a55fp-24 + 0x1.62bfc2c86d700p-20;
+    const vd q5 = f * 0x1.e9ec1fcb69a7fp-32 + 0x1.e6228acd1c6e5p-28;
+    const vd p = (q0 + q1 * f2) + ((q2 + q3 * f2) + (q4 + q5 * f2) * f4) * f4;
+    return (vd)((vdu)p + ((vdu)t << 52));
+}
+
+/*
+ * 2**y for y <= 0, float32: the same scheme with a degree-6 polynomial
+ * (error 2e-9); y is clamped at -124 (values below 6e-38).
+ */
+KM_INLINE vf KM_N(km_exp2_f)(vf y)
+{
+    const float shifter = 0x1.8p23f;
+    y = KM_N(km_max_f)(y, -124.0f);
+    const vf t = y + shifter;
+    const vf f = y - (t - shifter);
+    const vf f2 = f * f;
+    const vf q0 = f * 0.6931472067028326f + 1.0f;
+    const vf q1 = f * 0.05550327226670302f + 0.24022650922288757f;
+    const vf q2 = f * 0.0013400428177615838f + 0.009618056678524637f;
+    const vf p = (q0 + q1 * f2) + (q2 + 0.0001546144469856913f * f2) * (f2 * f2);
+    return (vf)((vfu)p + ((vfu)t << 23));
+}
+
+/* v ** e for an integer e >= 0 by repeated squaring. */
+KM_INLINE vd KM_N(km_powi_d)(vd v, int e)
+{
+    vd result = (vd){0} + 1.0;
+    while (e > 0) {
+        if (e & 1) result *= v;
+        e >>= 1;
+        if (e) v *= v;
+    }
+    return result;
+}
+KM_INLINE vf KM_N(km_powi_f)(vf v, int e)
+{
+    vf result = (vf){0} + 1.0f;
+    while (e > 0) {
+        if (e & 1) result *= v;
+        e >>= 1;
+        if (e) v *= v;
+    }
+    return result;
+}
+
+#undef vd
+#undef vdm
+#undef vdu
+#undef vf
+#undef vfm
+#undef vfu
+#undef KM_N

@@ -1,0 +1,68 @@
+"""Thread counts (`workers`) and progress bars (`progress`), shared by all
+long-running functions."""
+
+import numbers
+from contextlib import contextmanager
+
+from ._lib._openmp import max_threads, num_procs
+
+__all__ = ["progress_bar", "resolve_workers"]
+
+
+def resolve_workers(workers):
+    """Number of threads for the `workers` argument.
+
+    None: what OpenMP would use now (all cores unless ``OMP_NUM_THREADS`` or
+    threadpoolctl says otherwise). A negative value counts from the number of
+    processors, as in `scipy.fft`: -1 is all of them, -2 all but one.
+    """
+    if workers is None:
+        return max_threads()
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
+        raise TypeError(
+            f"workers must be an int or None, got {type(workers).__name__}"
+        )
+    workers = int(workers)
+    if workers == 0:
+        raise ValueError("workers must be a positive int, -1 or None, got 0")
+    if workers < 0:
+        n = num_procs() + 1 + workers
+        if n < 1:
+            raise ValueError(
+                f"workers={workers} leaves no thread on {num_procs()} processors"
+            )
+        return n
+    return workers
+
+
+def check_progress(progress):
+    """Validate `progress` early, before any long computation starts."""
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
+    if progress:
+        try:
+            import tqdm  # noqa: F401
+        except ImportError:
+            raise ImportError(
+                "progress=True needs tqdm, which is not installed; install it "
+                "with `pip install 'kernelmaps[progress]'`"
+            ) from None
+    return progress
+
+
+class _NoBar:
+    def update(self, n=1):
+        pass
+
+
+@contextmanager
+def progress_bar(progress, total, desc):
+    """A tqdm bar when `progress` is True, else an object whose update()
+    does nothing."""
+    if not progress:
+        yield _NoBar()
+        return
+    from tqdm.auto import tqdm
+
+    with tqdm(total=total, desc=desc, unit="block") as bar:
+        yield bar

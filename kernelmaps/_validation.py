@@ -1,0 +1,102 @@
+"""Input checks, one per kind of input. Every public function validates here;
+the Cython layer trusts what it is given.
+
+- sets of vectors: `check_sets`, `check_set_pair`
+- scalar parameters: `check_scalar`, `check_choice`
+"""
+
+import numbers
+
+import numpy as np
+
+from ._bags import Bags, _pack
+
+__all__ = ["check_choice", "check_scalar", "check_set_pair", "check_sets"]
+
+
+def check_sets(X, name="X", *, min_size=1):
+    """Validate a collection of sets and return it as a `Bags`.
+
+    Accepts a `Bags`, a sequence of 2-D arrays ``(n_i, d)`` with the same
+    ``d``, or a 3-D array ``(n_sets, n_points, d)``. float32 stays float32,
+    other real dtypes become float64. Raises ValueError (naming `name` and
+    the set) for non-finite values, sets with fewer than `min_size` points,
+    zero features or no set at all, and TypeError for non-numeric data.
+    """
+    bags = _pack(X, name)
+    if len(bags) == 0:
+        raise ValueError(f"{name} must contain at least one set")
+    if bags.dim == 0:
+        raise ValueError(f"{name}: the sets have no feature (d == 0)")
+    sizes = bags.sizes
+    small = np.flatnonzero(sizes < min_size)
+    if small.size:
+        i = small[0]
+        what = "is empty" if sizes[i] == 0 else f"has {sizes[i]} point(s)"
+        need = "" if min_size == 1 else f"; at least {min_size} are needed here"
+        raise ValueError(f"{name}[{i}] {what}{need}")
+    if not np.isfinite(bags.points).all():
+        bad = np.flatnonzero(~np.isfinite(bags.points).all(axis=1))[0]
+        i = np.searchsorted(bags.offsets, bad, side="right") - 1
+        raise ValueError(f"{name}[{i}] contains NaN or infinity")
+    return bags
+
+
+def check_set_pair(X, Y, *, min_size=1):
+    """Validate `X` and `Y` (None: `Y` is `X`) as collections of sets of the
+    same dimension and dtype; returns ``(X, Y)`` as `Bags` (``Y`` None when
+    it was None). Mixed float32/float64 input is computed in float64."""
+    X = check_sets(X, "X", min_size=min_size)
+    if Y is None:
+        return X, None
+    Y = check_sets(Y, "Y", min_size=min_size)
+    if X.dim != Y.dim:
+        raise ValueError(
+            f"Incompatible dimension for X and Y: the sets of X have "
+            f"{X.dim} features while those of Y have {Y.dim}"
+        )
+    if X.dtype != Y.dtype:
+        X = Bags(X.points.astype(np.float64), X.offsets)
+        Y = Bags(Y.points.astype(np.float64), Y.offsets)
+    return X, Y
+
+
+def check_scalar(value, name, *, kind="real", low=None, high=None,
+                 low_inclusive=True):
+    """Validate a scalar parameter and return it as a Python float or int.
+
+    `kind` is "real" or "int"; `low`/`high` bound it (None: unbounded).
+    Raises TypeError for the wrong type and ValueError for NaN, infinity or
+    a value out of bounds, naming `name`.
+    """
+    if kind == "int":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, numbers.Integral
+        ):
+            if isinstance(value, numbers.Real) and float(value).is_integer():
+                value = int(value)
+            else:
+                raise TypeError(f"{name} must be an int, got {value!r}")
+        value = int(value)
+    else:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, numbers.Real
+        ):
+            raise TypeError(f"{name} must be a real number, got {value!r}")
+        value = float(value)
+        if not np.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value}")
+    if low is not None and (value < low or (value == low and not low_inclusive)):
+        op = ">=" if low_inclusive else ">"
+        raise ValueError(f"{name} must be {op} {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value}")
+    return value
+
+
+def check_choice(value, name, choices):
+    """Validate a string option against `choices`."""
+    if not isinstance(value, str) or value not in choices:
+        options = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {options}; got {value!r}")
+    return value

@@ -1,0 +1,140 @@
+/*
+ * Tiles of kernel values between points, for the set-kernel engine.
+ *
+ * km_tile_d / km_tile_f compute, for KM_MR consecutive points x (row-major,
+ * d features each) and the columns [0, ncols) of yt (the transposed column
+ * points: d rows with leading dimension ldy), the kernel value of every
+ * (row, column) pair into out (KM_MR rows, leading dimension ldo). ncols is
+ * processed in steps of KM_NR_D / KM_NR_F: the caller pads yt and out.
+ * With sum_rows set, only the column sums of the KM_MR rows go to out's
+ * first row (summed in the working precision: KM_MR - 1 roundings).
+ * km_sum_d / km_sum_f sum a run of values into a double.
+ *
+ * The squared distance comes from the norms and the dot product (the GEMM
+ * shape, with register blocking: KM_MR x 2 vector accumulators), then the
+ * kernel is applied in registers. The caller centres and scales rbf and
+ * laplacian inputs so that norms cannot overflow (see _pair_sums.py).
+ */
+#ifndef KM_TILE_H
+#define KM_TILE_H
+
+#include "km_simd.h"
+
+enum { KM_RBF = 0, KM_LAPLACIAN = 1, KM_POLYNOMIAL = 2, KM_SQEUCLIDEAN = 3 };
+
+/* Rows per tile call; the caller pads columns to a multiple of KM_NR_D or
+ * KM_NR_F (two 32-byte vectors), which every target's step divides. */
+#define KM_MR 4
+#define KM_NR_D 8
+#define KM_NR_F 16
+
+typedef struct {
+    ptrdiff_t d;    /* features */
+    ptrdiff_t ldy;  /* leading dimension of yt */
+    ptrdiff_t ldo;  /* leading dimension of out */
+    int kind;       /* KM_RBF, ... */
+    int degree;     /* polynomial degree */
+    int sum_rows;   /* write the sum of the rows only */
+    double gamma;
+    double coef0;
+} km_tile_args;
+
+/* Instantiate the body for float64 and float32, baseline target. */
+/* Baseline: 16-byte vectors; 16 registers hold 4 rows of accumulators. */
+#define KM_ATTR
+#define KM_SUFFIX base
+#define KM_VB 16
+#define KM_PASS 4
+#include "km_tile_body.h"
+#undef KM_ATTR
+#undef KM_SUFFIX
+#undef KM_VB
+#undef KM_PASS
+
+#ifdef KM_DISPATCH_X86
+#define KM_ATTR KM_TARGET_AVX2
+#define KM_SUFFIX avx2
+#define KM_VB 32
+#define KM_PASS 4
+#include "km_tile_body.h"
+#undef KM_ATTR
+#undef KM_SUFFIX
+#undef KM_VB
+#undef KM_PASS
+
+/* -1: not decided yet; 0: baseline; 1: AVX2+FMA. Set once, on first use. */
+static int km_use_avx2 = -1;
+
+static void km_select_isa(int allow_avx2)
+{
+    __builtin_cpu_init();
+    km_use_avx2 = allow_avx2 && __builtin_cpu_supports("avx2")
+                  && __builtin_cpu_supports("fma");
+}
+#define KM_DISPATCH(name, args)                                                \
+    do {                                                                       \
+        if (km_use_avx2 < 0) km_select_isa(1);                                 \
+        if (km_use_avx2) KM_CAT(name, avx2) args;                              \
+        else KM_CAT(name, base) args;                                          \
+    } while (0)
+#else
+static int km_use_avx2 = 0;
+static void km_select_isa(int allow_avx2) { (void)allow_avx2; }
+#define KM_DISPATCH(name, args) KM_CAT(name, base) args
+#endif
+
+static inline int km_isa_avx2(void)
+{
+    if (km_use_avx2 < 0) km_select_isa(1);
+    return km_use_avx2;
+}
+
+static inline void km_tile_d(const km_tile_args *a, const double *x, const double *xn,
+                             const double *yt, const double *yn, ptrdiff_t ncols,
+                             double *out)
+{
+    KM_DISPATCH(km_tile_d, (a, x, xn, yt, yn, ncols, out));
+}
+
+static inline void km_tile_f(const km_tile_args *a, const float *x, const float *xn,
+                             const float *yt, const float *yn, ptrdiff_t ncols,
+                             float *out)
+{
+    KM_DISPATCH(km_tile_f, (a, x, xn, yt, yn, ncols, out));
+}
+
+/* Sum of v[0:n], two vector accumulators (16-byte vectors: native everywhere). */
+static inline double km_sum_d(const double *v, ptrdiff_t n)
+{
+    km_vd_16 s0 = {0}, s1 = {0};
+    ptrdiff_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += km_load_d_16(v + i);
+        s1 += km_load_d_16(v + i + 2);
+    }
+    s0 += s1;
+    double s = s0[0] + s0[1];
+    for (; i < n; ++i) s += v[i];
+    return s;
+}
+
+/* Sum of float32 v[0:n], accumulated in float64. */
+static inline double km_sum_f(const float *v, ptrdiff_t n)
+{
+    typedef float km_vf2 __attribute__((vector_size(8)));
+    km_vd_16 s0 = {0}, s1 = {0};
+    ptrdiff_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        km_vf2 lo, hi;
+        memcpy(&lo, v + i, sizeof lo);
+        memcpy(&hi, v + i + 2, sizeof hi);
+        s0 += __builtin_convertvector(lo, km_vd_16);
+        s1 += __builtin_convertvector(hi, km_vd_16);
+    }
+    s0 += s1;
+    double s = s0[0] + s0[1];
+    for (; i < n; ++i) s += (double)v[i];
+    return s;
+}
+
+#endif /* KM_TILE_H */
