@@ -1,1 +1,119 @@
-"""Placeholder; replaced below."""
+"""Demo: ``python -m kernelmaps [--quick] [--n-sets N] [--n-points n] ...``
+
+Generates sets of points from several distributions with the same mean and
+variance, computes the exact set kernels with kernelmaps and the plain NumPy
+way, checks they agree and prints the timings, then shows that the MMD tells
+the distributions apart.
+"""
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+import kernelmaps
+from kernelmaps import Bags, median_heuristic, mmd, mmd_kernel, sum_match_kernel
+from kernelmaps._naive import blocked_sum_match_kernel, pairwise_sum_match_kernel
+
+# Zero mean and unit variance per feature: only the shape differs.
+DISTRIBUTIONS = {
+    "gaussian": lambda rng, size: rng.normal(size=size),
+    "uniform": lambda rng, size: rng.uniform(-np.sqrt(3), np.sqrt(3), size=size),
+    "laplace": lambda rng, size: rng.laplace(scale=np.sqrt(0.5), size=size),
+    "mixture": lambda rng, size: (
+        rng.choice([-0.9, 0.9], size=size) + np.sqrt(1 - 0.81) * rng.normal(size=size)
+    ),
+}
+
+
+def make_sets(n_sets, n_points, dim, rng):
+    """`n_sets` sets of each distribution, with `n_points` points +- 50 %."""
+    sets, labels = [], []
+    for label, draw in DISTRIBUTIONS.items():
+        for _ in range(n_sets):
+            n = int(rng.integers(n_points // 2, n_points * 3 // 2 + 1))
+            sets.append(draw(rng, (n, dim)))
+            labels.append(label)
+    return sets, np.array(labels)
+
+
+def timed(f, *args, **kwargs):
+    start = time.perf_counter()
+    result = f(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m kernelmaps", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n-sets", type=int, default=30, help="sets per distribution")
+    parser.add_argument("--n-points", type=int, default=200, help="points per set")
+    parser.add_argument("--dim", type=int, default=5, help="features per point")
+    parser.add_argument("--workers", type=int, default=None, help="threads")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="small sizes")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.n_sets, args.n_points = 8, 40
+
+    rng = np.random.default_rng(args.seed)
+    sets, labels = make_sets(args.n_sets, args.n_points, args.dim, rng)
+    bags = Bags.from_list(sets)
+    gamma = median_heuristic(bags, rng=args.seed)
+    print(f"kernelmaps {kernelmaps.__version__}: exact kernels between sets of vectors")
+    print(f"data: {len(bags)} sets ({args.n_sets} per distribution: "
+          f"{', '.join(DISTRIBUTIONS)}), {bags.n_points} points in d={args.dim}")
+    print(f"gamma from the median heuristic: {gamma:.4g}\n")
+
+    print(f"{'mean map kernel':<24}{'time':>10}{'speed-up':>11}{'max |diff|':>13}")
+    for dtype in (np.float64, np.float32):
+        typed = [s.astype(dtype) for s in sets]
+        K, t = timed(sum_match_kernel, Bags.from_list(typed), gamma=gamma,
+                     workers=args.workers)
+        print(f"  kernelmaps, {dtype.__name__:<11}{t:>9.3f}s")
+        for name, naive in [("numpy, blocked", blocked_sum_match_kernel),
+                            ("numpy, cdist per pair", pairwise_sum_match_kernel)]:
+            R, t_naive = timed(naive, typed, gamma)
+            print(f"  {name:<22}{t_naive:>9.3f}s{t_naive / t:>10.1f}x"
+                  f"{np.abs(K - R).max():>13.1e}")
+    print()
+
+    D, t_mmd = timed(mmd, bags, gamma=gamma, workers=args.workers)
+    G, t_kernel = timed(mmd_kernel, bags, gamma=gamma, gamma2=1.0 / np.median(D) ** 2,
+                        workers=args.workers)
+    K = blocked_sum_match_kernel(sets, gamma)
+    D_naive = np.sqrt(np.maximum(np.diag(K)[:, None] + np.diag(K) - 2 * K, 0))
+    diff = np.abs(D - D_naive).max()
+    print(f"mmd        {t_mmd:.3f}s  max |diff| vs numpy {diff:.1e}")
+    print(f"mmd_kernel {t_kernel:.3f}s  PSD: min eigenvalue "
+          f"{np.linalg.eigvalsh(G).min():.1e}\n")
+
+    # The median heuristic is a start; shapes differ at shorter range.
+    print("1-nearest-neighbour accuracy of the distribution label under MMD:")
+    best = (-1.0, None, None)
+    for factor in (1, 4, 16):
+        D, t = timed(mmd, bags, gamma=factor * gamma, workers=args.workers)
+        nearest = np.argmin(D + np.diag(np.full(len(D), np.inf)), axis=1)
+        accuracy = np.mean(labels[nearest] == labels)
+        print(f"  gamma = {factor:>2} x median heuristic: {accuracy:6.1%} ({t:.3f}s)")
+        best = max(best, (accuracy, factor, D), key=lambda b: b[0])
+    _, factor, D = best
+
+    names = list(DISTRIBUTIONS)
+    print(f"\nmean MMD between the sets of two distributions (gamma = {factor} x "
+          "median; diagonal: different sets of one distribution)")
+    print(" " * 10 + "".join(f"{n:>10}" for n in names))
+    for a in names:
+        row = []
+        for b in names:
+            block = D[np.ix_(labels == a, labels == b)]
+            if a == b:
+                block = block[~np.eye(len(block), dtype=bool)]
+            row.append(block.mean())
+        print(f"{a:<10}" + "".join(f"{v:>10.4f}" for v in row))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

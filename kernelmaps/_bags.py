@@ -1,5 +1,7 @@
 """Packed collections of sets of vectors."""
 
+import numbers
+
 import numpy as np
 
 __all__ = ["Bags"]
@@ -221,11 +223,8 @@ def _as_float_array(a, name):
         return arr
     if arr.dtype.kind in "biuf":
         return arr.astype(np.float64)
-    if arr.dtype == object:
-        try:
-            return arr.astype(np.float64)
-        except (TypeError, ValueError):
-            pass
+    if arr.dtype == object and all(isinstance(v, numbers.Real) for v in arr.flat):
+        return arr.astype(np.float64)
     raise TypeError(
         f"{name} must hold real numbers, got an array of dtype {arr.dtype}"
     )

@@ -30,24 +30,11 @@ KM_INLINE vf KM_N(km_abs_f)(vf v) { return (vf)((vfu)v & 0x7fffffffU); }
 KM_INLINE vd KM_N(km_pos_d)(vd v) { return (vd)((vdu)v & (vdu)(v > 0.0)); }
 KM_INLINE vf KM_N(km_pos_f)(vf v) { return (vf)((vfu)v & (vfu)(v > 0.0f)); }
 
-/* max(v, lo) */
-KM_INLINE vd KM_N(km_max_d)(vd v, double lo)
-{
-    const vdu keep = (vdu)(v > lo);
-    return (vd)(((vdu)v & keep) | ((vdu)((vd){0} + lo) & ~keep));
-}
-KM_INLINE vf KM_N(km_max_f)(vf v, float lo)
-{
-    const vfu keep = (vfu)(v > lo);
-    return (vf)(((vfu)v & keep) | ((vfu)((vf){0} + lo) & ~keep));
-}
-
 /*
  * 2**y for y <= 0, float64: round y to n, 2**f for f = y - n in [-1/2, 1/2]
  * by a degree-11 polynomial (Chebyshev fit, error 3e-18, Estrin's scheme),
- * n added to the exponent bits. y is clamped at -1020, so the result never
- * underflows into subnormals: values below 2**-1020 (1e-307) come out as
- * 2**-1020.
+ * n added to the exponent bits. Results below 2**-1020 (1e-307) are
+ * flushed to 0: no subnormal is ever produced.
  *
  * Callers compute exp(-z) as 2**(-z log2(e)) with log2(e) folded into their
  * scale factor. Rounding y costs a relative error of |y| * 1.1e-16, i.e. an
@@ -56,8 +43,9 @@ KM_INLINE vf KM_N(km_max_f)(vf v, float lo)
  */
 KM_INLINE vd KM_N(km_exp2_d)(vd y)
 {
-    const double shifter = 0x1.8p52;
-    y = KM_N(km_max_d)(y, -1020.0);
+    const double shifter = 0x1.8p52, lowest = -1020.0;
+    const vdu keep = (vdu)(y > lowest);
+    y = (vd)(((vdu)y & keep) | ((vdu)((vd){0} + lowest) & ~keep));
     const vd t = y + shifter; /* round(y) in the low mantissa bits */
     const vd f = y - (t - shifter);
     const vd f2 = f * f, f4 = f2 * f2;
@@ -68,17 +56,18 @@ KM_INLINE vd KM_N(km_exp2_d)(vd y)
     const vd q4 = f * 0x1.b524ebd13a55fp-24 + 0x1.62bfc2c86d700p-20;
     const vd q5 = f * 0x1.e9ec1fcb69a7fp-32 + 0x1.e6228acd1c6e5p-28;
     const vd p = (q0 + q1 * f2) + ((q2 + q3 * f2) + (q4 + q5 * f2) * f4) * f4;
-    return (vd)((vdu)p + ((vdu)t << 52));
+    return (vd)(((vdu)p + ((vdu)t << 52)) & keep);
 }
 
 /*
  * 2**y for y <= 0, float32: the same scheme with a degree-6 polynomial
- * (error 2e-9); y is clamped at -124 (values below 6e-38).
+ * (error 2e-9); results below 2**-124 (5e-38) are flushed to 0.
  */
 KM_INLINE vf KM_N(km_exp2_f)(vf y)
 {
-    const float shifter = 0x1.8p23f;
-    y = KM_N(km_max_f)(y, -124.0f);
+    const float shifter = 0x1.8p23f, lowest = -124.0f;
+    const vfu keep = (vfu)(y > lowest);
+    y = (vf)(((vfu)y & keep) | ((vfu)((vf){0} + lowest) & ~keep));
     const vf t = y + shifter;
     const vf f = y - (t - shifter);
     const vf f2 = f * f;
@@ -86,7 +75,7 @@ KM_INLINE vf KM_N(km_exp2_f)(vf y)
     const vf q1 = f * 0.05550327226670302f + 0.24022650922288757f;
     const vf q2 = f * 0.0013400428177615838f + 0.009618056678524637f;
     const vf p = (q0 + q1 * f2) + (q2 + 0.0001546144469856913f * f2) * (f2 * f2);
-    return (vf)((vfu)p + ((vfu)t << 23));
+    return (vf)(((vfu)p + ((vfu)t << 23)) & keep);
 }
 
 /* v ** e for an integer e >= 0 by repeated squaring. */

@@ -330,7 +330,8 @@ def _pair_kernel_sums(X, Y, params, workers, progress):
     """Unnormalised sums over all point pairs, shape (len(X), len(Y))."""
     if params["kernel"] == "linear":
         sx = set_sums(X)
-        return sx @ (sx if Y is None else set_sums(Y)).T
+        with np.errstate(over="ignore", invalid="ignore"):  # see _check_finite
+            return sx @ (sx if Y is None else set_sums(Y)).T
     return pair_sums(X, Y, kernel=params["kernel"], gamma=params["gamma"],
                      coef0=params["coef0"], degree=params["degree"], workers=workers,
                      progress=progress)
@@ -339,7 +340,8 @@ def _pair_kernel_sums(X, Y, params, workers, progress):
 def _self_kernel_sums(X, params, workers):
     """Sums over all point pairs within each set, shape (len(X),)."""
     if params["kernel"] == "linear":
-        return np.square(set_sums(X)).sum(axis=1)
+        with np.errstate(over="ignore"):  # see _check_finite
+            return np.square(set_sums(X)).sum(axis=1)
     return self_sums(X, kernel=params["kernel"], gamma=params["gamma"],
                      coef0=params["coef0"], degree=params["degree"], workers=workers)
 
@@ -349,9 +351,10 @@ def _point_kernel_diagonal_sums(X, params):
     kernel = params["kernel"]
     if kernel in ("rbf", "laplacian"):
         return X.sizes.astype(np.float64)
-    norms = np.square(X.points, dtype=np.float64).sum(axis=1)
-    if kernel == "polynomial":
-        norms = (params["gamma"] * norms + params["coef0"]) ** params["degree"]
+    with np.errstate(over="ignore"):  # overflow is reported by _check_finite
+        norms = np.square(X.points, dtype=np.float64).sum(axis=1)
+        if kernel == "polynomial":
+            norms = (params["gamma"] * norms + params["coef0"]) ** params["degree"]
     return np.add.reduceat(norms, X.offsets[:-1])
 
 

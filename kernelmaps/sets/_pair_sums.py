@@ -6,6 +6,7 @@ runs the group pairs (in chunks when a progress bar is shown) and folds
 segment sums back into set sums. Inputs are validated `Bags`.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -119,7 +120,9 @@ def _standardize(x, y, kernel, gamma):
     hi = np.max([a.max(axis=0) for a in both], axis=0).astype(np.float64)
     centre = lo / 2 + hi / 2
     half_span = float(np.max(hi / 2 - lo / 2))
-    exponent = math.frexp(half_span)[1]  # half_span < 2**exponent
+    # half_span < 2**exponent; the floor keeps the scale finite for
+    # subnormal data (which then stays below 1 rather than reaching it).
+    exponent = max(math.frexp(half_span)[1], -1000)
     scale = math.ldexp(1.0, -exponent)
     x = ((x - centre) * scale).astype(dtype, copy=False)
     if y is not None:
@@ -141,22 +144,26 @@ def _max_points(d, dtype):
 
 
 def _pack_rows(points):
+    """Row points, padded with zero rows so every tile is whole."""
     rows = np.zeros((points.shape[0] + _impl.TILE_ROWS, points.shape[1]),
                     dtype=points.dtype)
     rows[: points.shape[0]] = points
-    return rows, _padded_norms(rows, points.shape[0], rows.shape[0])
+    return rows
 
 
 def _pack_cols(points):
+    """Column points, transposed and padded to a multiple of the tile width."""
     pad = _impl.TILE_COLS[points.dtype.name]
     cols = np.zeros((points.shape[1], points.shape[0] + pad), dtype=points.dtype)
     cols[:, : points.shape[0]] = points.T
-    return cols, _padded_norms(points, points.shape[0], cols.shape[1])
+    return cols
 
 
-def _padded_norms(points, n, size):
+def _norms(points, kernel, size):
+    """Squared norms padded to `size` (zeros for kernels that need none)."""
     norms = np.zeros(size, dtype=points.dtype)
-    norms[:n] = np.square(points[:n], dtype=np.float64).sum(axis=1)
+    if kernel in ("rbf", "sqeuclidean"):
+        norms[: points.shape[0]] = np.square(points, dtype=np.float64).sum(axis=1)
     return norms
 
 
@@ -165,8 +172,9 @@ def _run(xp, xplan, yp, yplan, jlo, jhi, *, rowbase, colidx, out, mirror, kernel
     """Run the row groups of the plan, in chunks if a bar is shown."""
     xseg, _, xgroups = xplan
     yseg, _, ygroups = yplan
-    rows, row_norms = _pack_rows(xp)
-    cols, col_norms = _pack_cols(yp)
+    rows, cols = _pack_rows(xp), _pack_cols(yp)
+    row_norms = _norms(xp, kernel, rows.shape[0])
+    col_norms = _norms(yp, kernel, cols.shape[1])
     nr = _impl.TILE_COLS[xp.dtype.name]
     col_points = np.diff(yseg[ygroups])
     ldo = -(-int(col_points.max()) // nr) * nr
@@ -185,7 +193,7 @@ def _run(xp, xplan, yp, yplan, jlo, jhi, *, rowbase, colidx, out, mirror, kernel
     else:
         bounds = np.array([0, n_groups])
     with progress_bar(progress, int(tasks[-1]), desc) as bar:
-        for g0, g1 in zip(bounds[:-1], bounds[1:], strict=True):
+        for g0, g1 in itertools.pairwise(bounds):
             _impl.pair_sums(rows, row_norms, xseg, xgroups, cols, col_norms, yseg,
                             ygroups, jlo, jhi, int(g0), int(g1), rowbase, colidx,
                             out, mirror, tile_buffers, acc_buffers, kernel,

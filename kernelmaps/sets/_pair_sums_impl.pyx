@@ -189,8 +189,8 @@ def pair_sums(const floating[:, ::1] xrows, const floating[::1] xnorm,
 
     Row group g meets the column groups jlo[g] <= h < jhi[g]. The sum over
     row segment s and column segment t goes to out[rowbase[s] + colidx[t]],
-    and with `mirror` (symmetric case, h > g) also to
-    out[rowbase[t] + colidx[s]].
+    and with `mirror` (symmetric case: jlo[g] >= g, segments of both sides
+    the same) also to out[rowbase[t] + colidx[s]].
 
     xrows: row points, padded with KM_MR - 1 rows; ycols: column points
     transposed, padded to a multiple of the tile width; xnorm, ynorm: their
@@ -226,8 +226,10 @@ def pair_sums(const floating[:, ::1] xrows, const floating[::1] xnorm,
                         &ycols[0, 0], &ynorm[0], &yseg[0], t0, t1,
                         &tile_buffers[tid, 0], acc)
             for s in range(s0, s1):
-                for t in range(t0, t1):
+                # With mirror, the pair (s, t) stands for (t, s) too: on the
+                # diagonal group pair, only t >= s is used (exact symmetry).
+                for t in range(s if mirror and h == g else t0, t1):
                     value = acc[(s - s0) * (t1 - t0) + (t - t0)]
                     out[rowbase[s] + colidx[t]] = value
-                    if mirror and h != g:
+                    if mirror:
                         out[rowbase[t] + colidx[s]] = value

@@ -1,0 +1,131 @@
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+from kernelmaps import Bags
+
+
+def test_from_list_packs_points_and_offsets():
+    sets = [np.arange(6.0).reshape(3, 2), np.array([[10.0, 11.0]])]
+    bags = Bags.from_list(sets)
+    assert len(bags) == 2
+    assert bags.dim == 2
+    assert bags.n_points == 4
+    assert bags.dtype == np.float64
+    assert_array_equal(bags.sizes, [3, 1])
+    assert_array_equal(bags.offsets, [0, 3, 4])
+    assert_array_equal(bags[0], sets[0])
+    assert_array_equal(bags[-1], sets[1])
+    assert_array_equal(np.vstack(list(bags)), bags.points)
+
+
+def test_items_are_read_only_views():
+    bags = Bags(np.arange(8.0).reshape(4, 2), [0, 1, 4])
+    view = bags[1]
+    assert np.shares_memory(view, bags.points)
+    assert not view.flags.writeable
+    assert not bags.offsets.flags.writeable
+
+
+def test_dtypes():
+    assert Bags.from_list([np.ones((2, 3), np.float32)]).dtype == np.float32
+    mixed = [np.ones((2, 3), np.float32), np.ones((1, 3))]
+    assert Bags.from_list(mixed).dtype == np.float64
+    assert Bags.from_list([np.ones((2, 3), np.int32)]).dtype == np.float64
+    assert Bags.from_list([[[1, 2]], [[3, 4]]]).dtype == np.float64
+
+
+def test_three_dimensional_array_is_equal_sized_sets():
+    arr = np.arange(24.0).reshape(2, 4, 3)
+    bags = Bags.from_list(arr)
+    assert_array_equal(bags.sizes, [4, 4])
+    assert_array_equal(bags[1], arr[1])
+
+
+def test_slices_give_bags_of_views():
+    bags = Bags.from_list([np.full((i + 1, 2), i, dtype=float) for i in range(5)])
+    sub = bags[1:3]
+    assert isinstance(sub, Bags)
+    assert_array_equal(sub.sizes, [2, 3])
+    assert_array_equal(sub[1], bags[2])
+    assert np.shares_memory(sub.points, bags.points)
+    assert len(bags[3:1]) == 0
+    with pytest.raises(ValueError, match="step"):
+        bags[::2]
+
+
+def test_from_list_of_bags_is_identity_and_repr():
+    bags = Bags.from_list([np.ones((2, 3))])
+    assert Bags.from_list(bags) is bags
+    assert repr(bags) == "Bags(n_sets=1, dim=3, n_points=2, dtype=float64)"
+
+
+def test_pickle_round_trip():
+    bags = Bags.from_list([np.ones((2, 3)), np.zeros((1, 3))])
+    back = pickle.loads(pickle.dumps(bags))
+    assert_array_equal(back.points, bags.points)
+    assert_array_equal(back.offsets, bags.offsets)
+
+
+def test_non_contiguous_points_are_copied_contiguous():
+    pts = np.asfortranarray(np.arange(12.0).reshape(6, 2))
+    bags = Bags(pts, [0, 6])
+    assert bags.points.flags.c_contiguous
+    assert_array_equal(bags.points, pts)
+
+
+def test_empty_sets_are_allowed_in_the_container():
+    bags = Bags(np.ones((2, 1)), [0, 0, 2])
+    assert_array_equal(bags.sizes, [0, 2])
+    assert bags[0].shape == (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("points", "offsets", "error", "match"),
+    [
+        (np.ones(3), [0, 3], ValueError, "points must be 2-D"),
+        (np.ones((3, 2)), [0, 2], ValueError, "end at the number of points"),
+        (np.ones((3, 2)), [1, 3], ValueError, "start at 0"),
+        (np.ones((3, 2)), [0, 2, 1, 3], ValueError, "non-decreasing"),
+        (np.ones((3, 2)), [[0, 3]], ValueError, "offsets must be 1-D"),
+        (np.ones((3, 2)), [0.0, 3.0], TypeError, "offsets must be integers"),
+        (np.array([["a", "b"]]), [0, 1], TypeError, "points must hold real"),
+        (np.ones((3, 2), complex), [0, 3], TypeError, "points must hold real"),
+    ],
+)
+def test_bad_structure(points, offsets, error, match):
+    with pytest.raises(error, match=match):
+        Bags(points, offsets)
+
+
+@pytest.mark.parametrize(
+    ("sets", "error", "match"),
+    [
+        ([], ValueError, "at least one set"),
+        ([np.ones((2, 2)), np.ones((2, 3))], ValueError, "same number of features"),
+        ([np.ones(3)], ValueError, r"sets\[0\] must be a 2-D array.*wrap it"),
+        ([np.ones((2, 2, 2))], ValueError, r"sets\[0\] must be a 2-D array"),
+        (np.ones((4, 2)), ValueError, "wrap it in a list"),
+        (5, TypeError, "sequence of 2-D arrays"),
+        ("abc", TypeError, "sequence of 2-D arrays"),
+    ],
+)
+def test_bad_lists(sets, error, match):
+    with pytest.raises(error, match=match):
+        Bags.from_list(sets)
+
+
+@pytest.mark.parametrize("index", [1.0, "a", None, True])
+def test_bad_index(index):
+    bags = Bags.from_list([np.ones((2, 2)), np.ones((1, 2))])
+    with pytest.raises(TypeError, match="integers or slices"):
+        bags[index]
+
+
+def test_index_out_of_range():
+    bags = Bags.from_list([np.ones((2, 2))])
+    with pytest.raises(IndexError, match="out of range"):
+        bags[1]
+    assert_array_equal(bags[np.int64(0)], bags[0])

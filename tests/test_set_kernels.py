@@ -1,0 +1,356 @@
+"""Exact set kernels against slow NumPy double loops written here."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from kernelmaps import Bags, median_heuristic, mmd, mmd_kernel, sum_match_kernel
+
+KERNELS = ["rbf", "laplacian", "linear", "polynomial"]
+
+
+def point_kernel(a, b, kernel, gamma, degree=2, coef0=1.0):
+    """k(a_p, b_q) for all p, q, in float64, straight from the definitions."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    diff = a[:, None, :] - b[None, :, :]
+    if kernel == "rbf":
+        return np.exp(-gamma * (diff**2).sum(axis=-1))
+    if kernel == "laplacian":
+        return np.exp(-gamma * np.abs(diff).sum(axis=-1))
+    dot = (a[:, None, :] * b[None, :, :]).sum(axis=-1)
+    if kernel == "linear":
+        return dot
+    return (gamma * dot + coef0) ** degree
+
+
+def ref_sum_match(X, Y, *, normalize=True, **kw):
+    K = np.empty((len(X), len(Y)))
+    for i, a in enumerate(X):
+        for j, b in enumerate(Y):
+            k = point_kernel(a, b, **kw)
+            K[i, j] = k.mean() if normalize else k.sum()
+    return K
+
+
+def ref_mmd2(X, Y, **kw):
+    """Biased MMD^2 from the definition: mean of k over each pair of samples."""
+    D = np.empty((len(X), len(Y)))
+    for i, a in enumerate(X):
+        for j, b in enumerate(Y):
+            D[i, j] = (
+                point_kernel(a, a, **kw).mean()
+                + point_kernel(b, b, **kw).mean()
+                - 2 * point_kernel(a, b, **kw).mean()
+            )
+    return D
+
+
+def ref_mmd2_unbiased(X, Y, **kw):
+    """The U-statistic (Gretton et al. 2012, eq. 3): off-diagonal means."""
+
+    def off_diagonal_mean(k):
+        n = k.shape[0]
+        return (k.sum() - np.trace(k)) / (n * (n - 1))
+
+    D = np.empty((len(X), len(Y)))
+    for i, a in enumerate(X):
+        for j, b in enumerate(Y):
+            D[i, j] = (
+                off_diagonal_mean(point_kernel(a, a, **kw))
+                + off_diagonal_mean(point_kernel(b, b, **kw))
+                - 2 * point_kernel(a, b, **kw).mean()
+            )
+    return D
+
+
+def random_sets(rng, n_sets, d, dtype, *, low=1, high=50, shift=0.0):
+    return [
+        (rng.normal(size=(rng.integers(low, high + 1), d)) + shift).astype(dtype)
+        for _ in range(n_sets)
+    ]
+
+
+def tolerance(dtype, reference):
+    """Absolute tolerance: float64 to roundoff, float32 to its precision."""
+    scale = np.abs(reference).max()
+    return (1e-12 if dtype == np.float64 else 5e-6) * scale
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("d", [1, 3, 17])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sum_match_kernel_against_reference(simd_path, kernel, d, dtype):
+    rng = np.random.default_rng(d)
+    X = random_sets(rng, 11, d, dtype)
+    Y = random_sets(rng, 6, d, dtype, shift=0.5)
+    params = {"kernel": kernel, "gamma": 0.7 / d, "degree": 3, "coef0": 0.5}
+    for workers in (1, 2):
+        for normalize in (True, False):
+            R = ref_sum_match(X, X, normalize=normalize, **params)
+            K = sum_match_kernel(X, normalize=normalize, workers=workers, **params)
+            assert K.dtype == np.float64
+            assert_allclose(K, R, rtol=0, atol=tolerance(dtype, R))
+            R = ref_sum_match(X, Y, normalize=normalize, **params)
+            K = sum_match_kernel(X, Y, normalize=normalize, workers=workers, **params)
+            assert K.shape == (11, 6)
+            assert_allclose(K, R, rtol=0, atol=tolerance(dtype, R))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_default_gamma_is_one_over_d(kernel):
+    rng = np.random.default_rng(0)
+    X = random_sets(rng, 4, 5, np.float64)
+    assert_allclose(
+        sum_match_kernel(X, kernel=kernel),
+        sum_match_kernel(X, kernel=kernel, gamma=0.2),
+        rtol=1e-14,
+    )
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian", "polynomial"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_large_sets_are_split_across_tasks(kernel, dtype):
+    # Sets larger than a group (1024 points here) are cut into pieces and
+    # many one-point sets fill several groups: both must add up right.
+    rng = np.random.default_rng(1)
+    X = [rng.normal(size=(2500, 2)), rng.normal(size=(3, 2))]
+    X += [rng.normal(size=(1, 2)) for _ in range(300)]
+    X = [x.astype(dtype) for x in X]
+    Y = [rng.normal(size=(1100, 2)).astype(dtype), X[5]]
+    params = {"kernel": kernel, "gamma": 0.3}
+    R = ref_sum_match(X, Y, **params)
+    for workers in (1, 2):
+        atol = tolerance(dtype, R)
+        assert_allclose(sum_match_kernel(X, Y, workers=workers, **params), R, atol=atol)
+        KT = sum_match_kernel(Y, X, workers=workers, **params)
+        assert_allclose(KT, R.T, atol=atol)
+    R = ref_sum_match(X[:4], X[:4], **params)
+    assert_allclose(sum_match_kernel(X[:4], **params), R, atol=tolerance(dtype, R))
+    D = mmd(X[:4], Y, squared=True, **params)
+    assert_allclose(D, ref_mmd2(X[:4], Y, **params), atol=10 * tolerance(dtype, R))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_results_do_not_depend_on_workers(kernel):
+    rng = np.random.default_rng(2)
+    X = random_sets(rng, 40, 7, np.float64, high=80)
+    Y = random_sets(rng, 9, 7, np.float64)
+    for args in [(X,), (X, Y), (Y, X)]:
+        one = sum_match_kernel(*args, kernel=kernel, workers=1)
+        assert_array_equal(sum_match_kernel(*args, kernel=kernel, workers=2), one)
+        assert_array_equal(sum_match_kernel(*args, kernel=kernel, workers=-1), one)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_symmetric_and_positive_semidefinite(kernel, dtype):
+    rng = np.random.default_rng(3)
+    X = random_sets(rng, 30, 4, dtype)
+    K = sum_match_kernel(X, kernel=kernel)
+    assert_array_equal(K, K.T)
+    assert np.linalg.eigvalsh(K).min() >= -1e-6 * np.abs(K).max()
+    # Explicit Y = X computes both triangles: same values up to roundoff.
+    assert_allclose(sum_match_kernel(X, X, kernel=kernel), K, atol=tolerance(dtype, K))
+    G = mmd_kernel(X, kernel=kernel, gamma2=0.5)
+    assert np.linalg.eigvalsh(G).min() >= -1e-10
+
+
+def test_bags_and_lists_agree():
+    rng = np.random.default_rng(4)
+    X = random_sets(rng, 8, 3, np.float64)
+    assert_array_equal(sum_match_kernel(Bags.from_list(X)), sum_match_kernel(X))
+    stacked = rng.normal(size=(5, 7, 3))
+    assert_allclose(sum_match_kernel(stacked), sum_match_kernel(list(stacked)))
+
+
+def test_mixed_dtypes_compute_in_float64():
+    rng = np.random.default_rng(5)
+    X = random_sets(rng, 5, 3, np.float32)
+    Y = random_sets(rng, 4, 3, np.float64)
+    R = ref_sum_match(X, Y, kernel="rbf", gamma=1 / 3)
+    assert_allclose(sum_match_kernel(X, Y), R, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_mmd_against_reference(kernel, dtype):
+    rng = np.random.default_rng(6)
+    X = random_sets(rng, 9, 3, dtype)
+    Y = random_sets(rng, 5, 3, dtype, shift=0.3)
+    params = {"kernel": kernel, "gamma": 0.4, "degree": 2, "coef0": 1.0}
+    R = ref_mmd2(X, Y, **params)
+    atol = 10 * tolerance(dtype, R)
+    for workers in (1, 2):
+        assert_allclose(mmd(X, Y, squared=True, workers=workers, **params),
+                        np.maximum(R, 0), atol=atol)
+        D = mmd(X, Y, workers=workers, **params)
+        assert_allclose(D**2, np.maximum(R, 0), atol=atol)
+    RX = ref_mmd2(X, X, **params)
+    D2 = mmd(X, squared=True, **params)
+    assert_allclose(D2, np.maximum(RX, 0), atol=atol)
+    assert_array_equal(np.diag(D2), 0)
+    assert_array_equal(D2, D2.T)
+    assert (D2 >= 0).all()
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_mmd_is_kernel_identity(kernel):
+    rng = np.random.default_rng(7)
+    X = random_sets(rng, 12, 2, np.float64)
+    Y = random_sets(rng, 5, 2, np.float64)
+    K = sum_match_kernel(X, kernel=kernel)
+    identity = np.diag(K)[:, None] + np.diag(K)[None, :] - 2 * K
+    np.fill_diagonal(identity, 0)
+    assert_allclose(mmd(X, kernel=kernel, squared=True), np.maximum(identity, 0),
+                    atol=1e-12 * np.abs(K).max())
+    kxx = np.diag(sum_match_kernel(X, kernel=kernel))
+    kyy = np.diag(sum_match_kernel(Y, kernel=kernel))
+    kxy = sum_match_kernel(X, Y, kernel=kernel)
+    identity = kxx[:, None] + kyy[None, :] - 2 * kxy
+    assert_allclose(mmd(X, Y, kernel=kernel, squared=True), np.maximum(identity, 0),
+                    atol=1e-12 * np.abs(K).max())
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_unbiased_mmd_against_u_statistic(kernel, dtype):
+    rng = np.random.default_rng(8)
+    X = random_sets(rng, 7, 3, dtype, low=2, high=30)
+    Y = random_sets(rng, 4, 3, dtype, low=2, high=30)
+    params = {"kernel": kernel, "gamma": 0.5, "degree": 3, "coef0": 1.0}
+    R = ref_mmd2_unbiased(X, Y, **params)
+    D = mmd(X, Y, squared=True, unbiased=True, **params)
+    scale = max(np.abs(point_kernel(s, s, **params)).max() for s in X + Y)
+    atol = (1e-12 if dtype == np.float64 else 2e-5) * scale
+    assert_allclose(D, R, atol=atol)
+    assert (D < 0).any() or kernel != "rbf"  # the U-statistic can be negative
+    R = ref_mmd2_unbiased(X, X, **params)
+    np.fill_diagonal(R, 0)
+    assert_allclose(mmd(X, squared=True, unbiased=True, **params), R, atol=atol)
+
+
+def test_mmd_separates_distributions():
+    rng = np.random.default_rng(9)
+    same = [rng.normal(size=(400, 2)) for _ in range(4)]
+    other = [rng.uniform(-3, 3, size=(400, 2)) for _ in range(4)]
+    D = mmd(same + other, gamma=median_heuristic(same + other, rng=0))
+    within = D[:4, :4][np.triu_indices(4, 1)]
+    between = D[:4, 4:]
+    assert within.max() < between.min()
+
+
+def test_mmd_kernel_values():
+    rng = np.random.default_rng(10)
+    X = random_sets(rng, 10, 3, np.float64)
+    Y = random_sets(rng, 3, 3, np.float64)
+    D2 = ref_mmd2(X, Y, kernel="rbf", gamma=0.25)
+    assert_allclose(mmd_kernel(X, Y, gamma=0.25, gamma2=2.0),
+                    np.exp(-2.0 * np.maximum(D2, 0)), rtol=1e-12)
+    K = mmd_kernel(X)
+    assert_array_equal(np.diag(K), 1.0)
+    assert ((K > 0) & (K <= 1)).all()
+
+
+def test_huge_values_stay_finite():
+    rng = np.random.default_rng(11)
+    X = random_sets(rng, 6, 3, np.float64)
+    for kernel, power in [("rbf", 2), ("laplacian", 1)]:
+        K = sum_match_kernel(X, kernel=kernel, gamma=0.5)
+        for scale, dtype in [(1e150, np.float64), (1e30, np.float32),
+                             (1e-150, np.float64)]:
+            big = [(x * scale).astype(dtype) for x in X]
+            Kbig = sum_match_kernel(big, kernel=kernel, gamma=0.5 / scale**power)
+            assert_allclose(Kbig, K, atol=1e-5 if dtype == np.float32 else 1e-12)
+    big = [x * 1e200 for x in X]
+    for f in (sum_match_kernel, mmd, mmd_kernel):
+        assert np.isfinite(f(big)).all()
+        assert np.isfinite(f(big, [x + 1e300 for x in big])).all()
+    assert_array_equal(np.diag(mmd(big)), 0)
+    assert_allclose(sum_match_kernel(big, gamma=1.0)[0, 1], 0)
+    assert sum_match_kernel([np.array([[1e308]]), np.array([[-1e308]])])[0, 1] == 0
+
+
+@pytest.mark.parametrize("kernel", ["linear", "polynomial"])
+def test_overflow_raises_instead_of_nan(kernel):
+    X = [np.full((2, 3), 1e200), np.full((1, 3), -1e200)]
+    with pytest.raises(ValueError, match="overflow"):
+        sum_match_kernel(X, kernel=kernel)
+    with pytest.raises(ValueError, match="overflow"):
+        mmd(X, kernel=kernel)
+
+
+def test_non_contiguous_and_read_only_input():
+    rng = np.random.default_rng(12)
+    base = [rng.normal(size=(n, 6)) for n in (5, 8, 3)]
+    X = [np.asfortranarray(b) for b in base[:2]] + [base[2]]
+    X[2].setflags(write=False)
+    strided = [b[::2, ::2] for b in base]
+    R = ref_sum_match(X, X, kernel="rbf", gamma=1 / 6)
+    assert_allclose(sum_match_kernel(X), R, atol=1e-12)
+    R = ref_sum_match(strided, strided, kernel="rbf", gamma=1 / 3)
+    assert_allclose(sum_match_kernel(strided), R, atol=1e-12)
+    frozen = Bags.from_list(X)
+    assert_allclose(mmd(frozen), mmd(X), atol=1e-14)
+
+
+def test_object_arrays():
+    numbers = [np.array([[1, 2], [3, 4]], dtype=object), np.array([[0.5, 1.0]])]
+    assert_allclose(sum_match_kernel(numbers),
+                    sum_match_kernel([np.array(a, dtype=float) for a in numbers]))
+    ragged = np.empty(2, dtype=object)
+    ragged[0], ragged[1] = np.ones((3, 2)), np.zeros((1, 2))
+    assert sum_match_kernel(ragged).shape == (2, 2)
+
+
+def test_progress_bar(capsys):
+    pytest.importorskip("tqdm")
+    rng = np.random.default_rng(13)
+    X = random_sets(rng, 300, 2, np.float64, high=5)
+    K = sum_match_kernel(X, progress=True)
+    assert "100%" in capsys.readouterr().err
+    assert_array_equal(K, sum_match_kernel(X))
+    assert_array_equal(mmd(X, progress=True), mmd(X))
+
+
+def test_progress_without_tqdm_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    X = [np.ones((2, 2))]
+    for f in (sum_match_kernel, mmd, mmd_kernel):
+        with pytest.raises(ImportError, match=r"kernelmaps\[progress\]"):
+            f(X, progress=True)
+
+
+def test_median_heuristic():
+    rng = np.random.default_rng(14)
+    pts = rng.normal(size=(300, 4))
+    d2 = ((pts[:, None] - pts[None]) ** 2).sum(-1)[np.triu_indices(300, 1)]
+    assert median_heuristic(pts) == pytest.approx(1 / np.median(d2), rel=1e-12)
+    sets = [pts[:100], pts[100:]]
+    assert median_heuristic(sets) == median_heuristic(pts)
+    assert median_heuristic(Bags.from_list(sets)) == median_heuristic(pts)
+    # Sampling: reproducible for a seed, close to the full value.
+    sampled = median_heuristic(pts, sample=100, rng=1)
+    assert sampled == median_heuristic(pts, sample=100, rng=np.random.default_rng(1))
+    assert sampled == pytest.approx(median_heuristic(pts), rel=0.2)
+    assert median_heuristic(pts.astype(np.float32)) == pytest.approx(
+        median_heuristic(pts), rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("X", "kwargs", "error", "match"),
+    [
+        (np.ones((1, 2)), {}, ValueError, "at least 2 points"),
+        (np.zeros((5, 2)), {}, ValueError, "median squared distance"),
+        (np.ones((5, 2)), {"sample": 1}, ValueError, "sample must be >= 2"),
+        (np.ones((5, 2)), {"sample": 2.5}, TypeError, "sample must be an int"),
+        (np.array([[np.nan, 1.0], [0.0, 1.0]]), {}, ValueError, "NaN"),
+        (np.array([["a"], ["b"]]), {}, TypeError, "real numbers"),
+        ([np.ones((2, 2)), np.ones((2, 3))], {}, ValueError, "same number"),
+    ],
+)
+def test_median_heuristic_bad_input(X, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        median_heuristic(X, **kwargs)
