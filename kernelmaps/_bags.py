@@ -102,10 +102,12 @@ class Bags:
 
     @property
     def points(self):
+        """All points, ``(total, d)``, C-contiguous and read-only."""
         return self._points
 
     @property
     def offsets(self):
+        """Set boundaries, int64 ``(n_sets + 1,)``, read-only."""
         return self._offsets
 
     @property
@@ -125,6 +127,7 @@ class Bags:
 
     @property
     def dtype(self):
+        """dtype of the points: float32 or float64."""
         return self._points.dtype
 
     def __len__(self):

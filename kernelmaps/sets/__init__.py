@@ -1,13 +1,5 @@
-"""Exact kernels between sets of vectors.
-
-.. autosummary::
-   :toctree: generated/
-
-   sum_match_kernel
-   mmd
-   mmd_kernel
-   median_heuristic
-"""
+"""Exact kernels between sets of vectors: sum-match (mean map) kernel, MMD,
+MMD kernel, median heuristic."""
 
 from ._mean_map import median_heuristic, mmd, mmd_kernel, sum_match_kernel
 

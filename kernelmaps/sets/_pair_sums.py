@@ -51,7 +51,8 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, workers=None
 
     n_row_seg, n_col_seg = len(xplan[1]), len(yplan[1])
     n_row_groups, n_col_groups = len(xplan[2]) - 1, len(yplan[2]) - 1
-    jlo = np.arange(n_row_groups) if symmetric else np.zeros(n_row_groups, np.int64)
+    jlo = (np.arange(n_row_groups, dtype=np.int64) if symmetric
+           else np.zeros(n_row_groups, dtype=np.int64))
     jhi = np.full(n_row_groups, n_col_groups, dtype=np.int64)
     out = np.empty(n_row_seg * n_col_seg)
     _run(xp, xplan, yp, yplan, jlo, jhi,
@@ -76,11 +77,11 @@ def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, workers=None):
     seg_set = plan[1]
     # Every segment is a group here; a set cut into p pieces needs the p x p
     # pieces' pair sums, stored in a block of its own.
-    first = np.searchsorted(seg_set, np.arange(len(X)))
+    first = np.searchsorted(seg_set, np.arange(len(X))).astype(np.int64)
     pieces = np.diff(np.append(first, len(seg_set)))
     base = np.zeros(len(X) + 1, dtype=np.int64)
     np.cumsum(pieces**2, out=base[1:])
-    local = np.arange(len(seg_set)) - first[seg_set]
+    local = np.arange(len(seg_set), dtype=np.int64) - first[seg_set]
     out = np.empty(base[-1])
     _run(xp, plan, xp, plan,
          jlo=np.arange(len(seg_set), dtype=np.int64),
