@@ -60,13 +60,14 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
 
     Notes
     -----
-    float32 input is computed in float32 with float64 sums; other input in
-    float64. For "rbf" and "laplacian" the points are first centred and scaled
-    by a power of two, which leaves the kernel unchanged and keeps squared
-    norms from overflowing. The work is ``O(sum_i n_i * sum_j m_j * d)``;
-    memory beyond the output is a few hundred kB per thread. A
-    ``(len(X), len(Y))`` matrix that overflows float64 (large polynomial
-    values) raises a ValueError.
+    float32 input is computed in float32 (kernel values of four points are
+    added in float32) with float64 sums; other input in float64. For "rbf"
+    and "laplacian" the points are first centred and scaled by a power of
+    two, which leaves the kernel unchanged and keeps squared norms from
+    overflowing. The work is ``O(sum_i n_i * sum_j m_j * d)``; memory beyond
+    the output and a few copies of the points is a few hundred kB per
+    thread. A ``(len(X), len(Y))`` matrix that overflows float64 (large
+    polynomial values) raises a ValueError.
 
     References
     ----------

@@ -169,9 +169,10 @@ cdef void _group_pair(const km_tile_args *shared_args,
             while xseg[s + 1] <= row:
                 s += 1
             acc_row = acc + (s - s0) * n_t
-            buf_row = buf + (row - r0) * ldo - q0
+            buf_row = buf + (row - r0) * ldo
             for t in range(t0, t1):
-                acc_row[t - t0] += _sum(buf_row + yseg[t], yseg[t + 1] - yseg[t])
+                acc_row[t - t0] += _sum(buf_row + (yseg[t] - q0),
+                                        yseg[t + 1] - yseg[t])
         r0 += KM_MR
 
 
