@@ -5,6 +5,7 @@ import numbers
 from contextlib import contextmanager
 
 from ._lib._openmp import max_threads, num_procs
+from ._validation import check_bool
 
 __all__ = ["progress_bar", "resolve_workers"]
 
@@ -37,9 +38,7 @@ def resolve_workers(workers):
 
 def check_progress(progress):
     """Validate `progress` early, before any long computation starts."""
-    if not isinstance(progress, bool):
-        raise TypeError(f"progress must be True or False, got {progress!r}")
-    if progress:
+    if check_bool(progress, "progress"):
         try:
             import tqdm  # noqa: F401
         except ImportError:
@@ -47,7 +46,7 @@ def check_progress(progress):
                 "progress=True needs tqdm, which is not installed; install it "
                 "with `pip install 'kernelmaps[progress]'`"
             ) from None
-    return progress
+    return bool(progress)
 
 
 class _NoBar:

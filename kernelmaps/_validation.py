@@ -2,16 +2,24 @@
 the Cython layer trusts what it is given.
 
 - sets of vectors: `check_sets`, `check_set_pair`
-- scalar parameters: `check_scalar`, `check_choice`
+- points (rows of a 2-D array, or pooled from sets): `check_points`
+- scalar parameters: `check_scalar`, `check_choice`, `check_bool`
 """
 
 import numbers
 
 import numpy as np
 
-from ._bags import Bags, _pack
+from ._bags import Bags, _as_float_array, _pack
 
-__all__ = ["check_choice", "check_scalar", "check_set_pair", "check_sets"]
+__all__ = [
+    "check_bool",
+    "check_choice",
+    "check_points",
+    "check_scalar",
+    "check_set_pair",
+    "check_sets",
+]
 
 
 def check_sets(X, name="X", *, min_size=1):
@@ -61,6 +69,19 @@ def check_set_pair(X, Y, *, min_size=1):
     return X, Y
 
 
+def check_points(X, name="X"):
+    """Validate points given as the rows of a 2-D array, or pooled from a
+    collection of sets (anything `check_sets` takes); returns a finite 2-D
+    float32 or float64 array."""
+    arr = None if isinstance(X, (list, tuple, Bags)) else np.asarray(X)
+    if arr is not None and arr.ndim == 2 and arr.dtype != object:
+        points = _as_float_array(arr, name)
+        if not np.isfinite(points).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+        return points
+    return check_sets(X, name).points
+
+
 def check_scalar(value, name, *, kind="real", low=None, high=None,
                  low_inclusive=True):
     """Validate a scalar parameter and return it as a Python float or int.
@@ -100,3 +121,10 @@ def check_choice(value, name, choices):
         options = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
     return value
+
+
+def check_bool(value, name):
+    """Validate a True/False option."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)

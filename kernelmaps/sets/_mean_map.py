@@ -5,7 +5,13 @@ import numpy as np
 from scipy.spatial.distance import pdist
 
 from .._parallel import check_progress, resolve_workers
-from .._validation import check_choice, check_scalar, check_set_pair, check_sets
+from .._validation import (
+    check_bool,
+    check_choice,
+    check_points,
+    check_scalar,
+    check_set_pair,
+)
 from ._pair_sums import pair_sums, self_sums, set_sums
 
 __all__ = ["median_heuristic", "mmd", "mmd_kernel", "sum_match_kernel"]
@@ -89,7 +95,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
            [0.4385, 0.5092]])
     """
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0)
-    normalize = _check_bool(normalize, "normalize")
+    normalize = check_bool(normalize, "normalize")
     workers = resolve_workers(workers)
     check_progress(progress)
     K = _pair_kernel_sums(X, Y, params, workers, progress)
@@ -166,9 +172,9 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     array([[0.25],
            [0.  ]])
     """
-    min_size = 2 if _check_bool(unbiased, "unbiased") else 1
+    min_size = 2 if check_bool(unbiased, "unbiased") else 1
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, min_size=min_size)
-    squared = _check_bool(squared, "squared")
+    squared = check_bool(squared, "squared")
     if unbiased and not squared:
         raise ValueError(
             "unbiased=True gives the U-statistic of MMD^2, which may be negative; "
@@ -290,7 +296,7 @@ def median_heuristic(X, *, sample=1000, rng=None):
     >>> median_heuristic(np.array([[0.0], [1.0], [3.0]]))  # pairs: 1, 9, 4
     0.25
     """
-    points = _pooled_points(X)
+    points = check_points(X, "X")
     n = points.shape[0]
     if sample is not None:
         sample = check_scalar(sample, "sample", kind="int", low=2)
@@ -319,12 +325,6 @@ def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1):
     degree = check_scalar(degree, "degree", kind="int", low=1)
     coef0 = check_scalar(coef0, "coef0")
     return X, Y, {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 def _pair_kernel_sums(X, Y, params, workers, progress):
@@ -397,15 +397,3 @@ def _check_finite(K, params):
         )
     return K
 
-
-def _pooled_points(X):
-    """The points of a 2-D array, or the pooled points of a collection of sets."""
-    if not isinstance(X, (list, tuple)) and not hasattr(X, "offsets"):
-        arr = np.asarray(X) if not isinstance(X, np.ndarray) else X
-        if arr.ndim == 2 and arr.dtype != object:
-            if arr.dtype.kind not in "biuf":
-                raise TypeError(f"X must hold real numbers, got dtype {arr.dtype}")
-            if not np.isfinite(arr).all():
-                raise ValueError("X contains NaN or infinity")
-            return arr
-    return check_sets(X, "X").points
