@@ -8,17 +8,36 @@ sum_match_kernel     sum-match / mean map kernel
 mmd                  maximum mean discrepancy
 mmd_kernel           Gaussian kernel on mean embeddings
 median_heuristic     Gaussian kernel parameter from the median distance
+renyi_divergence     kNN estimate of the Renyi divergence between sets
+divergence_kernel    kernel from a divergence matrix
+
+Kernel matrices
+---------------
+project_psd          nearest positive semi-definite matrix
+PSDProjector         the same projection, applied to test rows too
 """
 
 from ._bags import Bags
-from .sets import median_heuristic, mmd, mmd_kernel, sum_match_kernel
+from .psd import PSDProjector, project_psd
+from .sets import (
+    divergence_kernel,
+    median_heuristic,
+    mmd,
+    mmd_kernel,
+    renyi_divergence,
+    sum_match_kernel,
+)
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "Bags",
+    "PSDProjector",
+    "divergence_kernel",
     "median_heuristic",
     "mmd",
     "mmd_kernel",
+    "project_psd",
+    "renyi_divergence",
     "sum_match_kernel",
 ]

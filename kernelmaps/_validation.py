@@ -3,6 +3,7 @@ the Cython layer trusts what it is given.
 
 - sets of vectors: `check_sets`, `check_set_pair`
 - points (rows of a 2-D array, or pooled from sets): `check_points`
+- kernel and divergence matrices: `check_kernel_matrix`
 - scalar parameters: `check_scalar`, `check_choice`, `check_bool`
 """
 
@@ -15,6 +16,7 @@ from ._bags import Bags, _as_float_array, _pack
 __all__ = [
     "check_bool",
     "check_choice",
+    "check_kernel_matrix",
     "check_points",
     "check_scalar",
     "check_set_pair",
@@ -128,3 +130,30 @@ def check_bool(value, name):
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def check_kernel_matrix(K, name="K", *, square=True):
+    """Validate a kernel (or divergence) matrix: a non-empty, finite, real
+    2-D array, square unless `square` is False; returned as float64."""
+    try:
+        arr = np.asarray(K)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a 2-D array of real numbers") from None
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.integer)
+        or np.issubdtype(arr.dtype, np.floating)
+        or arr.dtype == bool
+    ):
+        raise TypeError(
+            f"{name} must be a 2-D array of real numbers, got dtype {arr.dtype}"
+        )
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got {arr.ndim} dimension(s)")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape})")
+    if square and arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"{name} must be square, got shape {arr.shape}")
+    arr = arr.astype(np.float64, copy=False)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return arr

@@ -6,22 +6,29 @@ runs the group pairs (in chunks when a progress bar is shown) and folds
 segment sums back into set sums. Inputs are validated `Bags`.
 """
 
-import itertools
 import math
 
 import numpy as np
 import scipy.sparse
 
-from .._parallel import progress_bar, resolve_workers
+from .._parallel import progress_bar, progress_chunks, resolve_workers
 from . import _pair_sums_impl as _impl
 
-__all__ = ["pair_sums", "self_sums", "set_sums"]
+__all__ = [
+    "centre_scale",
+    "pack_cols",
+    "pack_rows",
+    "pair_sums",
+    "panel_points",
+    "self_sums",
+    "set_sums",
+    "squared_norms",
+]
 
 # A column group's points, transposed, should stay in the L2 cache while the
 # row group streams past them.
 _PANEL_BYTES = 1 << 17
 _MAX_SEGMENTS = 128
-_PROGRESS_CHUNKS = 50
 
 
 def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, workers=None,
@@ -38,7 +45,7 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, workers=None
     symmetric = Y is None
     xp, yp, gamma = _standardize(X.points, None if symmetric else Y.points, kernel,
                                  gamma)
-    max_points = _max_points(X.dim, xp.dtype)
+    max_points = panel_points(X.dim, xp.dtype)
     xplan = _impl.plan_segments(X.offsets, max_points, _MAX_SEGMENTS, True)
     if symmetric:
         yp, yplan = xp, xplan
@@ -72,7 +79,7 @@ def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, workers=None):
     diagonal of ``pair_sums(X)`` at a fraction of its cost)."""
     n_threads = resolve_workers(workers)
     xp, _, gamma = _standardize(X.points, None, kernel, gamma)
-    max_points = _max_points(X.dim, xp.dtype)
+    max_points = panel_points(X.dim, xp.dtype)
     plan = _impl.plan_segments(X.offsets, max_points, _MAX_SEGMENTS, False)
     seg_set = plan[1]
     # Every segment is a group here; a set cut into p pieces needs the p x p
@@ -102,20 +109,16 @@ def set_sums(X):
     return np.asarray(indicator @ X.points.astype(np.float64, copy=False))
 
 
-def _standardize(x, y, kernel, gamma):
-    """Points ready for the tile kernels, and the matching gamma.
+def centre_scale(x, y=None):
+    """Centre the points (of both collections together) on the midpoint of
+    their range and scale them by a power of two (exact) into [-1, 1].
 
-    rbf and laplacian depend on differences only: centre the points (of both
-    collections together) on the midpoint of their range and scale them by a
-    power of two (exact) into [-1, 1], folding the scale into gamma. Squared
-    norms then cannot overflow, however large the input, and float32 loses
-    less to cancellation. gamma is capped where it would make the exponent
-    overflow; any capped value gives exp(-gamma z) = 0 for every z > 0 that
-    the data can produce.
+    Returns ``(x, y, exponent)``: distances in the new units are those of
+    the input times ``2**-exponent``, exactly. Squared norms then cannot
+    overflow, however large the input, and float32 loses less to
+    cancellation in ``|x|^2 + |y|^2 - 2 <x, y>``.
     """
     dtype = x.dtype
-    if kernel not in ("rbf", "laplacian"):
-        return x, y, gamma
     both = (x,) if y is None else (x, y)
     lo = np.min([a.min(axis=0) for a in both], axis=0).astype(np.float64)
     hi = np.max([a.max(axis=0) for a in both], axis=0).astype(np.float64)
@@ -128,23 +131,37 @@ def _standardize(x, y, kernel, gamma):
     x = ((x - centre) * scale).astype(dtype, copy=False)
     if y is not None:
         y = ((y - centre) * scale).astype(dtype, copy=False)
+    return x, y, exponent
+
+
+def _standardize(x, y, kernel, gamma):
+    """Points ready for the tile kernels, and the matching gamma.
+
+    rbf and laplacian depend on differences only: `centre_scale` the points
+    and fold the scale into gamma. gamma is capped where it would make the
+    exponent overflow; any capped value gives exp(-gamma z) = 0 for every
+    z > 0 that the data can produce.
+    """
+    if kernel not in ("rbf", "laplacian"):
+        return x, y, gamma
+    x, y, exponent = centre_scale(x, y)
     power = 2 if kernel == "rbf" else 1
     try:
         gamma = math.ldexp(gamma, power * exponent)
     except OverflowError:
         gamma = math.inf
     # |x_k| <= 1, so |x - y|^2 <= 4 d and |x - y|_1 <= 2 d.
-    cap = float(np.finfo(dtype).max) / (8 * x.shape[1])
+    cap = float(np.finfo(x.dtype).max) / (8 * x.shape[1])
     return x, y, min(gamma, cap)
 
 
-def _max_points(d, dtype):
+def panel_points(d, dtype):
     """Largest group, in points: a column panel within _PANEL_BYTES."""
     n = _PANEL_BYTES // (d * np.dtype(dtype).itemsize)
     return int(min(max(n, 64), 1024))
 
 
-def _pack_rows(points):
+def pack_rows(points):
     """Row points, padded with zero rows so every tile is whole."""
     rows = np.zeros((points.shape[0] + _impl.TILE_ROWS, points.shape[1]),
                     dtype=points.dtype)
@@ -152,7 +169,7 @@ def _pack_rows(points):
     return rows
 
 
-def _pack_cols(points):
+def pack_cols(points):
     """Column points, transposed and padded to a multiple of the tile width."""
     pad = _impl.TILE_COLS[points.dtype.name]
     cols = np.zeros((points.shape[1], points.shape[0] + pad), dtype=points.dtype)
@@ -160,7 +177,7 @@ def _pack_cols(points):
     return cols
 
 
-def _norms(points, kernel, size):
+def squared_norms(points, kernel, size):
     """Squared norms padded to `size` (zeros for kernels that need none)."""
     norms = np.zeros(size, dtype=points.dtype)
     if kernel in ("rbf", "sqeuclidean"):
@@ -173,9 +190,9 @@ def _run(xp, xplan, yp, yplan, jlo, jhi, *, rowbase, colidx, out, mirror, kernel
     """Run the row groups of the plan, in chunks if a bar is shown."""
     xseg, _, xgroups = xplan
     yseg, _, ygroups = yplan
-    rows, cols = _pack_rows(xp), _pack_cols(yp)
-    row_norms = _norms(xp, kernel, rows.shape[0])
-    col_norms = _norms(yp, kernel, cols.shape[1])
+    rows, cols = pack_rows(xp), pack_cols(yp)
+    row_norms = squared_norms(xp, kernel, rows.shape[0])
+    col_norms = squared_norms(yp, kernel, cols.shape[1])
     nr = _impl.TILE_COLS[xp.dtype.name]
     col_points = np.diff(yseg[ygroups])
     ldo = -(-int(col_points.max()) // nr) * nr
@@ -183,23 +200,14 @@ def _run(xp, xplan, yp, yplan, jlo, jhi, *, rowbase, colidx, out, mirror, kernel
     tile_buffers = np.empty((n_threads, _impl.TILE_ROWS * ldo), dtype=xp.dtype)
     acc_buffers = np.empty((n_threads, max_acc))
 
-    n_groups = len(xgroups) - 1
-    tasks = np.cumsum(jhi - jlo)
-    if progress:
-        # Chunk boundaries at equal shares of the group pairs, each chunk
-        # with enough row groups to keep every thread busy.
-        n_chunks = max(1, min(_PROGRESS_CHUNKS, n_groups // (4 * n_threads)))
-        bounds = np.searchsorted(tasks, tasks[-1] * np.arange(1, n_chunks) / n_chunks)
-        bounds = np.unique(np.concatenate([[0], bounds, [n_groups]]))
-    else:
-        bounds = np.array([0, n_groups])
-    with progress_bar(progress, int(tasks[-1]), desc) as bar:
-        for g0, g1 in itertools.pairwise(bounds):
+    chunks = progress_chunks(jhi - jlo, n_threads, progress)
+    with progress_bar(progress, int(np.sum(jhi - jlo)), desc) as bar:
+        for g0, g1, cost in chunks:
             _impl.pair_sums(rows, row_norms, xseg, xgroups, cols, col_norms, yseg,
-                            ygroups, jlo, jhi, int(g0), int(g1), rowbase, colidx,
-                            out, mirror, tile_buffers, acc_buffers, kernel,
-                            float(gamma), float(coef0), int(degree), n_threads)
-            bar.update(int(tasks[g1 - 1] - (tasks[g0 - 1] if g0 else 0)))
+                            ygroups, jlo, jhi, g0, g1, rowbase, colidx, out, mirror,
+                            tile_buffers, acc_buffers, kernel, float(gamma),
+                            float(coef0), int(degree), n_threads)
+            bar.update(cost)
 
 
 def _fold_segments(S, seg_set, axis):

@@ -16,39 +16,21 @@ from libc.string cimport memset
 
 import numpy as np
 
-ctypedef fused floating:
-    float
-    double
-
-cdef extern from "km_tile.h" nogil:
-    int KM_MR
-    int KM_NR_D
-    int KM_NR_F
-    int KM_RBF
-    int KM_LAPLACIAN
-    int KM_POLYNOMIAL
-    int KM_SQEUCLIDEAN
-
-    ctypedef struct km_tile_args:
-        ptrdiff_t d
-        ptrdiff_t ldy
-        ptrdiff_t ldo
-        int kind
-        int degree
-        int sum_rows
-        double gamma
-        double coef0
-
-    void km_tile_d(const km_tile_args *a, const double *x, const double *xn,
-                   const double *yt, const double *yn, ptrdiff_t ncols,
-                   double *out)
-    void km_tile_f(const km_tile_args *a, const float *x, const float *xn,
-                   const float *yt, const float *yn, ptrdiff_t ncols,
-                   float *out)
-    double km_sum_d(const double *v, ptrdiff_t n)
-    double km_sum_f(const float *v, ptrdiff_t n)
-    int km_isa_avx2()
-    void km_select_isa(int allow_avx2)
+from ._tile cimport (
+    KM_LAPLACIAN,
+    KM_MR,
+    KM_NR_D,
+    KM_NR_F,
+    KM_POLYNOMIAL,
+    KM_RBF,
+    KM_SQEUCLIDEAN,
+    floating,
+    km_sum_d,
+    km_sum_f,
+    km_tile_args,
+    select_isa,
+    tile,
+)
 
 TILE_ROWS = KM_MR
 TILE_COLS = {"float64": KM_NR_D, "float32": KM_NR_F}
@@ -65,9 +47,7 @@ def simd_isa(allow_avx2=None):
 
     With ``allow_avx2`` given, select the path first (tests run both).
     """
-    if allow_avx2 is not None:
-        km_select_isa(1 if allow_avx2 else 0)
-    return "avx2" if km_isa_avx2() else "baseline"
+    return select_isa(allow_avx2)
 
 
 def plan_segments(const int64_t[::1] offsets, int64_t max_points,
@@ -125,16 +105,6 @@ def plan_segments(const int64_t[::1] offsets, int64_t max_points,
             group_ptr_a[:n_groups + 1])
 
 
-cdef inline void _tile(const km_tile_args *args, const floating *x,
-                       const floating *xn, const floating *yt,
-                       const floating *yn, ptrdiff_t ncols,
-                       floating *out) noexcept nogil:
-    if floating is double:
-        km_tile_d(args, x, xn, yt, yn, ncols, out)
-    else:
-        km_tile_f(args, x, xn, yt, yn, ncols, out)
-
-
 cdef inline double _sum(const floating *v, ptrdiff_t n) noexcept nogil:
     if floating is double:
         return km_sum_d(v, n)
@@ -163,7 +133,7 @@ cdef void _group_pair(const km_tile_args *shared_args,
             s += 1
         # A strip of rows in one segment needs only its column sums.
         args.sum_rows = xseg[s + 1] >= r0 + KM_MR
-        _tile(&args, x + r0 * d, xn + r0, yt + q0, yn + q0, q1 - q0, buf)
+        tile(&args, x + r0 * d, xn + r0, yt + q0, yn + q0, q1 - q0, buf)
         row_end = r0 + 1 if args.sum_rows else min(r0 + KM_MR, p1)
         for row in range(r0, row_end):
             while xseg[s + 1] <= row:

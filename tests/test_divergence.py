@@ -1,0 +1,238 @@
+"""kNN Renyi divergences and divergence kernels against slow NumPy
+references written here (brute-force distances, full sorts)."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.special import gammaln
+
+from kernelmaps import Bags, divergence_kernel, renyi_divergence
+from kernelmaps.sets import _divergence
+
+
+@pytest.fixture(params=["blocks", "kdtree"])
+def method(request, monkeypatch):
+    """Run a test with each neighbour search, whatever the data's shape."""
+    monkeypatch.setattr(_divergence, "_choose_method", lambda X, Y: request.param)
+    return request.param
+
+
+def ref_renyi(X, Y, alpha, k, min_dist):
+    """D[i, j] straight from the formula of Poczos et al.: sorted distances,
+    the mean of the ratios in plain arithmetic, I floored at epsilon."""
+    symmetric = Y is None
+    Y = X if symmetric else Y
+    D = np.empty((len(X), len(Y)))
+    for i, a in enumerate(X):
+        a = np.asarray(a, dtype=np.float64)
+        n, d = a.shape
+        within = np.sqrt(((a[:, None] - a[None]) ** 2).sum(-1))
+        np.fill_diagonal(within, np.inf)
+        rho = np.maximum(np.sort(within, axis=1)[:, k - 1], min_dist)
+        for j, b in enumerate(Y):
+            b = np.asarray(b, dtype=np.float64)
+            m = len(b)
+            across = np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1))
+            nu = np.maximum(np.sort(across, axis=1)[:, k - 1], min_dist)
+            B = np.exp(2 * gammaln(k) - gammaln(k - alpha + 1) - gammaln(k + alpha - 1))
+            mean_ratio = np.mean((rho / nu) ** (d * (1 - alpha)))
+            value = B * ((n - 1) / m) ** (1 - alpha) * mean_ratio
+            D[i, j] = np.log(max(value, np.finfo(float).eps)) / (alpha - 1)
+    if symmetric:
+        np.fill_diagonal(D, 0.0)
+    return D
+
+
+def ragged_sets(rng, n_sets, d, dtype, low=6, high=40, shift=0.0):
+    return [
+        (rng.normal(size=(rng.integers(low, high), d)) + shift).astype(dtype)
+        for _ in range(n_sets)
+    ]
+
+
+def test_hand_checked_values(method):
+    # REFERENCES.md: checked against skl-groups, no floor, no clamp.
+    X = np.array([[0.0], [1.0], [3.0]])
+    Y = np.array([[0.2], [1.2], [3.2], [7.2]])
+    D = renyi_divergence([X, Y], alpha=[0.99, 0.5], k=2, min_dist=0, clamp=False)
+    assert_allclose(D[:, 0, 1], [-0.0817217, 0.2308948], atol=5e-8)
+    assert_allclose(D[:, 1, 0], [-0.5222789, -0.2646050], atol=5e-8)
+    assert_array_equal(D[:, [0, 1], [0, 1]], 0.0)
+
+
+@pytest.mark.parametrize("d", [1, 3, 8, 30])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [1, 4])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_matches_reference(method, d, dtype, k, workers):
+    rng = np.random.default_rng(d * 10 + k)
+    X = ragged_sets(rng, 7, d, dtype)
+    Y = ragged_sets(rng, 4, d, dtype, low=k, shift=0.5)
+    alphas = [0.3, 0.99, 1.8]
+    # Distances from |x|^2 + |y|^2 - 2 <x, y> lose digits for close
+    # neighbours (relative error ~ eps |x|^2 / |x - y|^2).
+    atol = 1e-8 if dtype == np.float64 else 2e-4
+    # A floor far below every distance: the reference needs none.
+    got = renyi_divergence(X, alpha=alphas, k=k, min_dist=1e-9, clamp=False,
+                           workers=workers)
+    cross = renyi_divergence(X, Y, alpha=alphas, k=k, min_dist=1e-9, clamp=False,
+                             workers=workers)
+    for a, alpha in enumerate(alphas):
+        assert_allclose(got[a], ref_renyi(X, None, alpha, k, 1e-9), rtol=atol,
+                        atol=atol)
+        assert_allclose(cross[a], ref_renyi(X, Y, alpha, k, 1e-9), rtol=atol,
+                        atol=atol)
+
+
+def test_few_large_sets_split_rows(method):
+    # One dominant pair: the blocks engine switches to split ordered pairs.
+    rng = np.random.default_rng(3)
+    X = [rng.normal(size=(300, 6)), rng.normal(size=(250, 6)) + 0.3,
+         rng.normal(size=(12, 6))]
+    want = ref_renyi(X, None, 0.99, 5, 1e-9)
+    for workers in (1, 2):
+        got = renyi_divergence(X, min_dist=1e-9, clamp=False, workers=workers)
+        assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_bit_identical_across_workers(method, dtype):
+    rng = np.random.default_rng(4)
+    X = ragged_sets(rng, 9, 5, dtype)
+    Y = ragged_sets(rng, 3, 5, dtype)
+    for args in ((X,), (X, Y)):
+        one = renyi_divergence(*args, alpha=[0.5, 1.5], workers=1)
+        assert_array_equal(renyi_divergence(*args, alpha=[0.5, 1.5], workers=2), one)
+        assert_array_equal(renyi_divergence(*args, alpha=[0.5, 1.5], workers=3), one)
+
+
+def test_alpha_sequence_matches_single_calls():
+    rng = np.random.default_rng(5)
+    X = ragged_sets(rng, 5, 4, np.float64)
+    stacked = renyi_divergence(X, alpha=(0.5, 0.99, 3.0), k=3)
+    assert stacked.shape == (3, 5, 5)
+    for a, alpha in enumerate((0.5, 0.99, 3.0)):
+        assert_array_equal(stacked[a], renyi_divergence(X, alpha=alpha, k=3))
+
+
+def test_duplicates_give_finite_values(method):
+    rng = np.random.default_rng(6)
+    base = rng.normal(size=(30, 3))
+    X = [
+        np.repeat(base[:10], 3, axis=0),  # every point three times
+        base,
+        base.copy(),  # identical to the previous set
+        np.zeros((8, 3)),  # a point mass
+    ]
+    for min_dist in (None, 0.0, 1e-3):
+        D = renyi_divergence(X, alpha=[0.5, 0.99, 2.0], k=2, min_dist=min_dist,
+                             clamp=False)
+        assert np.isfinite(D).all()
+        assert_array_equal(D[:, [0, 1, 2, 3], [0, 1, 2, 3]], 0.0)
+
+
+def test_default_floor_is_scale_invariant(method):
+    rng = np.random.default_rng(7)
+    X = ragged_sets(rng, 4, 3, np.float64)
+    X[0] = np.vstack([X[0], X[0][:3]])  # duplicates, so the floor matters
+    D = renyi_divergence(X)
+    # A power of two scales every distance exactly.
+    assert_array_equal(renyi_divergence([2.0**-30 * x for x in X]), D)
+    assert_allclose(renyi_divergence([1e5 * x for x in X]), D, rtol=1e-9, atol=1e-12)
+    # An absolute floor is not invariant: at scale 1e-4 it floors everything.
+    small = [1e-4 * x for x in X]
+    assert not np.allclose(renyi_divergence(small, min_dist=1e-3), D)
+
+
+def test_default_floor_value(method):
+    # 1e-3 times the median positive rho of the row set: with a floor far
+    # above every distance, all ratios are 1 and D depends on n and m only.
+    rng = np.random.default_rng(8)
+    X = [rng.normal(size=(40, 2)), rng.normal(size=(30, 2))]
+    # Equal to the reference with that floor for the pairs (X[0], .):
+    a = X[0]
+    within = np.sqrt(((a[:, None] - a[None]) ** 2).sum(-1))
+    np.fill_diagonal(within, np.inf)
+    floor = 1e-3 * np.median(np.sort(within, axis=1)[:, 4])
+    want = ref_renyi(X, None, 0.99, 5, floor)[0, 1]
+    assert_allclose(renyi_divergence(X, clamp=False)[0, 1], want, rtol=1e-12)
+
+
+def test_entries_depend_on_their_two_sets_only():
+    rng = np.random.default_rng(9)
+    X = ragged_sets(rng, 6, 4, np.float64)
+    Y = ragged_sets(rng, 3, 4, np.float64)
+    full = renyi_divergence(X, Y, clamp=False)
+    part = renyi_divergence(X[2:4], Y[1:], clamp=False)
+    assert_allclose(part, full[2:4, 1:], rtol=1e-10, atol=1e-12)
+
+
+def test_clamp():
+    rng = np.random.default_rng(10)
+    X = [rng.normal(size=(50, 2)) for _ in range(6)]  # same distribution
+    raw = renyi_divergence(X, clamp=False)
+    assert (raw < 0).any()
+    assert_array_equal(renyi_divergence(X), np.maximum(raw, 0))
+
+
+def gaussian_renyi(alpha, m1, S1, m2, S2):
+    """Closed form D_alpha(N(m1, S1) || N(m2, S2)) (REFERENCES.md)."""
+    Sa = alpha * S2 + (1 - alpha) * S1
+    dm = m1 - m2
+    logdet = [np.linalg.slogdet(S)[1] for S in (Sa, S1, S2)]
+    return alpha / 2 * dm @ np.linalg.solve(Sa, dm) - (
+        logdet[0] - (1 - alpha) * logdet[1] - alpha * logdet[2]
+    ) / (2 * (alpha - 1))
+
+
+def test_converges_to_gaussian_closed_form(method):
+    rng = np.random.default_rng(0)
+    m1, S1 = np.zeros(2), np.eye(2)
+    m2, S2 = np.array([0.8, 0.0]), np.array([[1.3, 0.3], [0.3, 0.8]])
+    X = [rng.multivariate_normal(m1, S1, 6000) for _ in range(3)]
+    Y = [rng.multivariate_normal(m2, S2, 6000) for _ in range(3)]
+    alphas = (0.5, 0.99)
+    D = renyi_divergence(X, Y, alpha=alphas, k=5)
+    for a, alpha in enumerate(alphas):
+        truth = gaussian_renyi(alpha, m1, S1, m2, S2)
+        assert abs(D[a].mean() / truth - 1) < 0.10
+    # Sets from the same distribution: near 0, far below the divergence.
+    assert renyi_divergence(X, alpha=0.99).max() < 0.3 * gaussian_renyi(
+        0.99, m1, S1, m2, S2)
+
+
+def test_single_set_and_bags_input():
+    rng = np.random.default_rng(11)
+    X = Bags.from_list([rng.normal(size=(20, 3))])
+    assert_array_equal(renyi_divergence(X), [[0.0]])
+    assert renyi_divergence(X, X, clamp=False).shape == (1, 1)
+
+
+def test_progress_bar(capsys):
+    pytest.importorskip("tqdm")
+    rng = np.random.default_rng(12)
+    X = ragged_sets(rng, 30, 5, np.float64)
+    assert_array_equal(renyi_divergence(X, progress=True), renyi_divergence(X))
+
+
+def test_divergence_kernel_formula():
+    rng = np.random.default_rng(13)
+    D = rng.uniform(-0.2, 3.0, size=(6, 6))
+    np.fill_diagonal(D, 0)
+    S = np.maximum((D + D.T) / 2, 0)
+    assert_allclose(divergence_kernel(D, gamma=0.7, power=1.5),
+                    np.exp(-0.7 * S**1.5), rtol=1e-15)
+    off = S[~np.eye(6, dtype=bool)]
+    assert_allclose(divergence_kernel(D), np.exp(-S**2 / np.median(off) ** 2),
+                    rtol=1e-15)
+    K = divergence_kernel(D)
+    assert_array_equal(K, K.T)
+    assert_array_equal(np.diag(K), 1.0)
+
+
+def test_divergence_kernel_median_of_zeros():
+    D = np.zeros((4, 4))
+    D[0, 1] = D[1, 0] = 2.0
+    # More than half the off-diagonal entries are 0: the positive median.
+    assert_allclose(divergence_kernel(D, power=1)[0, 1], np.exp(-1.0))
+    assert_array_equal(divergence_kernel(np.zeros((3, 3))), 1.0)
