@@ -6,7 +6,7 @@ import pytest
 from hypothesis import settings
 
 import kernelmaps
-from kernelmaps.sets import _pair_sums_impl
+from kernelmaps.sets import _knn_impl, _pair_sums_impl
 
 settings.register_profile("default", max_examples=40, deadline=None)
 settings.register_profile("thorough", max_examples=1000, deadline=None)
@@ -31,11 +31,13 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(params=["avx2", "baseline"])
 def simd_path(request):
-    """Run a test on each code path of the tile kernels this CPU has."""
-    got = _pair_sums_impl.simd_isa(request.param == "avx2")
+    """Run a test on each code path of the SIMD kernels this CPU has."""
+    modules = (_pair_sums_impl, _knn_impl)
+    got = {module.simd_isa(request.param == "avx2") for module in modules}
     try:
-        if got != request.param:
+        if got != {request.param}:
             pytest.skip(f"this CPU has no {request.param} path")
-        yield got
+        yield request.param
     finally:
-        _pair_sums_impl.simd_isa(True)
+        for module in modules:
+            module.simd_isa(True)

@@ -84,6 +84,23 @@ def test_matches_reference(method, d, dtype, k, workers):
                         atol=atol)
 
 
+@pytest.mark.parametrize("k", [1, 2, 5, 8, 9, 13])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_selection_paths(simd_path, k, dtype):
+    # k <= 8 keeps the lists in registers, larger k in memory; each on the
+    # AVX2 and the baseline path; set sizes around the vector widths.
+    rng = np.random.default_rng(k)
+    X = [rng.normal(size=(n, 6)).astype(dtype) for n in (k + 1, 17, 33, k + 8)]
+    Y = [rng.normal(size=(n, 6)).astype(dtype) for n in (k, 9 + k, 40)]
+    atol = 1e-10 if dtype == np.float64 else 2e-4
+    want = ref_renyi(X, None, 0.7, k, 1e-9)
+    got = renyi_divergence(X, alpha=0.7, k=k, min_dist=1e-9, clamp=False)
+    assert_allclose(got, want, rtol=atol, atol=atol)
+    want = ref_renyi(X, Y, 1.3, k, 1e-9)
+    got = renyi_divergence(X, Y, alpha=1.3, k=k, min_dist=1e-9, clamp=False)
+    assert_allclose(got, want, rtol=atol, atol=atol)
+
+
 def test_few_large_sets_split_rows(method):
     # One dominant pair: the blocks engine switches to split ordered pairs.
     rng = np.random.default_rng(3)

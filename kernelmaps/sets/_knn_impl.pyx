@@ -29,12 +29,21 @@ from ._tile cimport (
 )
 
 cdef extern from "km_knn.h" nogil:
-    void km_knn_select_d(const double *dist, ptrdiff_t ldd, int nrows,
-                         ptrdiff_t ncols, int k, double *rowtop,
-                         double *coltop, ptrdiff_t ldc)
-    void km_knn_select_f(const float *dist, ptrdiff_t ldd, int nrows,
-                         ptrdiff_t ncols, int k, float *rowtop,
-                         float *coltop, ptrdiff_t ldc)
+    int KM_KW_D
+    int KM_KW_F
+    void km_knn_rows_d(const double *dist, ptrdiff_t ldd, int nrows,
+                       ptrdiff_t ncols, int k, double *rowtop)
+    void km_knn_rows_f(const float *dist, ptrdiff_t ldd, int nrows,
+                       ptrdiff_t ncols, int k, float *rowtop)
+    void km_knn_cols_d(const double *dist, ptrdiff_t ldd, int nrows,
+                       ptrdiff_t ncols, int k, double *coltop, ptrdiff_t ldc)
+    void km_knn_cols_f(const float *dist, ptrdiff_t ldd, int nrows,
+                       ptrdiff_t ncols, int k, float *coltop, ptrdiff_t ldc)
+    double km_knn_lanes_kth_d(const double *top, int k, int w, double *best)
+    double km_knn_lanes_kth_f(const float *top, int k, int w, float *best)
+
+# Lanes of the row lists (km_knn.h): a row's lists take k * LANES values.
+LANES = {"float64": KM_KW_D, "float32": KM_KW_F}
 
 # Columns of the int64 item table.
 ITEM_FIELDS = ("row_set", "col_set", "r0", "r1", "c0", "c1", "both",
@@ -59,6 +68,14 @@ def simd_isa(allow_avx2=None):
     return select_isa(allow_avx2)
 
 
+cdef inline int _lanes(floating *dummy) noexcept nogil:
+    """Lanes of the row lists for the element type."""
+    if floating is double:
+        return KM_KW_D
+    else:
+        return KM_KW_F
+
+
 cdef void _tops(const km_tile_args *args, const floating *rows,
                 const floating *rnorm, const floating *cols,
                 const floating *cnorm, int64_t r0, int64_t r1, int64_t c0,
@@ -66,18 +83,18 @@ cdef void _tops(const km_tile_args *args, const floating *rows,
                 ptrdiff_t col_block, floating *buf, floating *rowtop,
                 floating *coltop, ptrdiff_t ldc) noexcept nogil:
     """The k smallest squared distances of rows [r0, r1) to the columns
-    [c0, c1) into rowtop ((r1 - r0) x k) and, with `both`, of the columns to
-    the rows into coltop (k x ldc); `exclude_self` skips row p == column p."""
+    [c0, c1) into the lane lists rowtop ((r1 - r0) x k x lanes) and, with
+    `both`, of the columns to the rows into coltop (k x ldc);
+    `exclude_self` skips row p == column p."""
     cdef ptrdiff_t d = args.d, ldo = args.ldo, i, n
     cdef int64_t b0 = c0, b1, r, p
-    cdef int nr
-    n = (r1 - r0) * k
+    cdef int nr, w = _lanes(rowtop)
+    n = (r1 - r0) * k * w
     for i in range(n):
         rowtop[i] = INFINITY
     if both:
-        for i in range(k):
-            for p in range(c1 - c0):
-                coltop[i * ldc + p] = INFINITY
+        for i in range(k * ldc):
+            coltop[i] = INFINITY
     while b0 < c1:
         b1 = min(b0 + col_block, c1)
         r = r0
@@ -90,13 +107,30 @@ cdef void _tops(const km_tile_args *args, const floating *rows,
                     if b0 <= p < b1:
                         buf[(p - r) * ldo + (p - b0)] = INFINITY
             if floating is double:
-                km_knn_select_d(buf, ldo, nr, b1 - b0, k, rowtop + (r - r0) * k,
-                                coltop + (b0 - c0) if both else NULL, ldc)
+                km_knn_rows_d(buf, ldo, nr, b1 - b0, k,
+                              rowtop + (r - r0) * k * w)
+                if both:
+                    km_knn_cols_d(buf, ldo, nr, b1 - b0, k, coltop + (b0 - c0),
+                                  ldc)
             else:
-                km_knn_select_f(buf, ldo, nr, b1 - b0, k, rowtop + (r - r0) * k,
-                                coltop + (b0 - c0) if both else NULL, ldc)
+                km_knn_rows_f(buf, ldo, nr, b1 - b0, k,
+                              rowtop + (r - r0) * k * w)
+                if both:
+                    km_knn_cols_f(buf, ldo, nr, b1 - b0, k, coltop + (b0 - c0),
+                                  ldc)
             r += KM_MR
         b0 = b1
+
+
+cdef inline double _row_kth(const floating *rowtop, int64_t row, int k,
+                            floating *best) noexcept nogil:
+    """The k-th smallest squared distance of a row, from its lane lists;
+    best: scratch of k values."""
+    cdef int w = _lanes(best)
+    if floating is double:
+        return km_knn_lanes_kth_d(rowtop + row * k * w, k, w, best)
+    else:
+        return km_knn_lanes_kth_f(rowtop + row * k * w, k, w, best)
 
 
 cdef void _log_sums(const double *t, ptrdiff_t n, const double *coef,
@@ -142,11 +176,11 @@ def self_kth(const floating[:, ::1] rows, const floating[::1] rnorm,
     transposed), rnorm / cnorm their squared norms; items: rows of the item
     table (ITEM_FIELDS; both and the slots unused). tile_buffers:
     (n_threads, KM_MR * ldo), ldo >= col_block rounded up to the tile width;
-    row_buffers: (n_threads, largest r1 - r0 times k).
+    row_buffers: (n_threads, (largest r1 - r0 + 1) * k * LANES).
     """
     cdef km_tile_args args
     cdef Py_ssize_t it, tid
-    cdef int64_t p, r0
+    cdef int64_t p, r0, r1
     cdef floating *rowtop
     _set_args(&args, rows.shape[1], cols.shape[1],
               tile_buffers.shape[1] // KM_MR)
@@ -155,11 +189,13 @@ def self_kth(const floating[:, ::1] rows, const floating[::1] rnorm,
         tid = threadid()
         rowtop = &row_buffers[tid, 0]
         r0 = items[it, R0]
-        _tops(&args, &rows[0, 0], &rnorm[0], &cols[0, 0], &cnorm[0], r0,
-              items[it, R1], items[it, C0], items[it, C1], False, True, k,
-              col_block, &tile_buffers[tid, 0], rowtop, NULL, 0)
-        for p in range(r0, items[it, R1]):
-            out[p] = rowtop[(p - r0) * k + k - 1]
+        r1 = items[it, R1]
+        _tops(&args, &rows[0, 0], &rnorm[0], &cols[0, 0], &cnorm[0], r0, r1,
+              items[it, C0], items[it, C1], False, True, k, col_block,
+              &tile_buffers[tid, 0], rowtop, NULL, 0)
+        for p in range(r0, r1):
+            out[p] = _row_kth(rowtop, p - r0, k,
+                              rowtop + (r1 - r0) * k * _lanes(rowtop))
 
 
 def divergence_sums(const floating[:, ::1] rows, const floating[::1] rnorm,
@@ -178,7 +214,7 @@ def divergence_sums(const floating[:, ::1] rows, const floating[::1] rnorm,
 
     row_log_rho / col_log_rho: log rho (floored) of the row / column points.
     col_buffers: (n_threads, k * ldc) with ldc the largest c1 - c0 of a
-    `both` item; log_buffers: (n_threads, largest r1 - r0 or c1 - c0).
+    `both` item plus LANES; log_buffers: (n_threads, largest r1 - r0 or c1 - c0).
     Other arguments as in `self_kth`.
     """
     cdef km_tile_args args
@@ -208,8 +244,8 @@ def divergence_sums(const floating[:, ::1] rows, const floating[::1] rnorm,
               coltop, ldc)
         floor = row_log_floor[items[it, ROW_SET]]
         for p in range(r0, r1):
-            u[p - r0] = row_log_rho[p] - max(
-                0.5 * log(<double>rowtop[(p - r0) * k + k - 1]), floor)
+            u[p - r0] = row_log_rho[p] - max(0.5 * log(_row_kth(
+                rowtop, p - r0, k, rowtop + (r1 - r0) * k * _lanes(rowtop))), floor)
         _log_sums(u, r1 - r0, &coef[0], n_coef, &out[0, items[it, ROW_SLOT]],
                   n_slots)
         if both:

@@ -2,47 +2,97 @@
  * The k smallest squared distances along the rows and the columns of a
  * block of distances, for the kNN divergence engine (_knn_impl.pyx).
  *
- * km_knn_select_d / _f scan a block of nrows x ncols squared distances
- * (leading dimension ldd) once and update
- *   - rowtop: nrows lists of k values, ascending (row r at rowtop + r k);
- *   - coltop (unless NULL): ncols lists of k values, ascending, stored with
- *     stride ldc (value q of column j at coltop[q ldc + j]), so that the
- *     column thresholds coltop[(k-1) ldc + j] are contiguous.
- * Lists start filled with +inf. Once warm, a new distance rarely enters a
- * list: each vector of distances is compared with the row threshold and the
- * column thresholds at once, and only a hit goes to the scalar insertion.
+ * Each list of k smallest values is kept sorted in vector registers, one
+ * list per vector lane, and a new vector of distances goes through it with
+ * k (min, max) steps: no branch, so its cost does not depend on how often a
+ * distance enters a list (in random order, k (1 + log(m / k)) times out of
+ * m: far too often for a compare-and-branch filter to predict).
+ *
+ * - km_knn_rows_d/_f: rowtop holds, for each of the nrows rows, KM_KW lane
+ *   lists of k values (vector q of row r at rowtop + (r k + q) KM_KW); the
+ *   row's k smallest overall are the k smallest of its lanes' lists
+ *   (km_knn_lanes_kth_d/_f).
+ * - km_knn_cols_d/_f: coltop holds one list per column, value q of column j
+ *   at coltop[q ldc + j]; ldc must leave room for a whole vector past the
+ *   last column (the extra lanes are updated with +inf: left unchanged).
+ * Lists start filled with +inf; the distances are finite and >= 0.
  */
 #ifndef KM_KNN_H
 #define KM_KNN_H
 
-#include "km_simd.h"
+#include <math.h>
 
-#define KM_T double
-#define KM_V km_vd_16
-#define KM_M km_vdm_16
-#define KM_W 2
-#define KM_SELECT km_knn_select_d
-#define KM_INSERT km_knn_insert_d
-#include "km_knn_select.h"
-#undef KM_T
-#undef KM_V
-#undef KM_M
-#undef KM_W
-#undef KM_SELECT
-#undef KM_INSERT
+#include "km_tile.h"
 
-#define KM_T float
-#define KM_V km_vf_16
-#define KM_M km_vfm_16
-#define KM_W 4
-#define KM_SELECT km_knn_select_f
-#define KM_INSERT km_knn_insert_f
-#include "km_knn_select.h"
-#undef KM_T
-#undef KM_V
-#undef KM_M
-#undef KM_W
-#undef KM_SELECT
-#undef KM_INSERT
+/* Lanes of the lists: 32-byte vectors on every target (two 16-byte halves
+ * on the baseline), so the layout does not depend on the code path. */
+#define KM_KW_D 4
+#define KM_KW_F 8
+
+#define KM_ATTR
+#define KM_SUFFIX base
+#define KM_X86_MINMAX 0
+#include "km_knn_body.h"
+#undef KM_ATTR
+#undef KM_SUFFIX
+#undef KM_X86_MINMAX
+
+#ifdef KM_DISPATCH_X86
+#define KM_ATTR KM_TARGET_AVX2
+#define KM_SUFFIX avx2
+#define KM_X86_MINMAX 1
+#include "km_knn_body.h"
+#undef KM_ATTR
+#undef KM_SUFFIX
+#undef KM_X86_MINMAX
+#endif
+
+static inline void km_knn_rows_d(const double *dist, ptrdiff_t ldd, int nrows,
+                                 ptrdiff_t ncols, int k, double *rowtop)
+{
+    KM_DISPATCH(km_knn_rows_d, (dist, ldd, nrows, ncols, k, rowtop));
+}
+
+static inline void km_knn_rows_f(const float *dist, ptrdiff_t ldd, int nrows,
+                                 ptrdiff_t ncols, int k, float *rowtop)
+{
+    KM_DISPATCH(km_knn_rows_f, (dist, ldd, nrows, ncols, k, rowtop));
+}
+
+static inline void km_knn_cols_d(const double *dist, ptrdiff_t ldd, int nrows,
+                                 ptrdiff_t ncols, int k, double *coltop, ptrdiff_t ldc)
+{
+    KM_DISPATCH(km_knn_cols_d, (dist, ldd, nrows, ncols, k, coltop, ldc));
+}
+
+static inline void km_knn_cols_f(const float *dist, ptrdiff_t ldd, int nrows,
+                                 ptrdiff_t ncols, int k, float *coltop, ptrdiff_t ldc)
+{
+    KM_DISPATCH(km_knn_cols_f, (dist, ldd, nrows, ncols, k, coltop, ldc));
+}
+
+/* The k-th smallest of the lane lists of one row (w lanes of k sorted values
+ * each, lane l's value q at top[q w + l]): merge by insertion into best. */
+#define KM_LANES_KTH(name, T)                                                  \
+    static inline double name(const T *top, int k, int w, T *best)             \
+    {                                                                          \
+        for (int q = 0; q < k; ++q) best[q] = (T)INFINITY;                     \
+        for (int l = 0; l < w; ++l) {                                          \
+            for (int q = 0; q < k; ++q) {                                      \
+                T v = top[q * w + l];                                          \
+                if (!(v < best[k - 1])) break; /* the lane is sorted */        \
+                int i = k - 1;                                                 \
+                while (i > 0 && best[i - 1] > v) {                             \
+                    best[i] = best[i - 1];                                     \
+                    --i;                                                       \
+                }                                                              \
+                best[i] = v;                                                   \
+            }                                                                  \
+        }                                                                      \
+        return (double)best[k - 1];                                            \
+    }
+KM_LANES_KTH(km_knn_lanes_kth_d, double)
+KM_LANES_KTH(km_knn_lanes_kth_f, float)
+#undef KM_LANES_KTH
 
 #endif /* KM_KNN_H */
