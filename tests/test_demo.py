@@ -9,8 +9,12 @@ def test_demo_runs_quick(capsys):
     out = capsys.readouterr().out
     assert "numpy, blocked" in out
     assert "1-nearest-neighbour accuracy" in out
+    assert "kNN Renyi divergence" in out
+    assert "project_psd (clip)" in out
     for line in out.splitlines():
         if "max |diff|" in line and "vs numpy" in line:
+            assert float(line.rsplit(" ", 1)[1]) < 1e-10
+        if "cKDTree + NumPy" in line:
             assert float(line.rsplit(" ", 1)[1]) < 1e-10
 
 

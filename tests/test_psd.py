@@ -113,3 +113,24 @@ def test_projector_attributes():
     assert_allclose(clip.shift_, -w[0], atol=1e-12)
     shift = PSDProjector("shift").fit(K)
     assert_allclose(shift.shift_, -w[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("n_negative", [0, 1, 5, 20, 39])
+def test_inertia_count(n_negative):
+    from kernelmaps.psd import _count_negative
+
+    K = indefinite(40, 7, n_negative=n_negative)
+    K = (K + K.T) / 2
+    assert _count_negative(K) == np.count_nonzero(np.linalg.eigvalsh(K) < 0)
+    # Zero diagonal: Bunch-Kaufman must pivot with 2 x 2 blocks.
+    A = np.array([[0.0, 2.0, 0.0], [2.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    assert _count_negative(A) == 1
+    assert _count_negative(-np.eye(3)) == 3
+
+
+def test_many_negative_eigenvalues():
+    # Past 1/8 of the spectrum, all eigenpairs are computed (another path).
+    K = indefinite(48, 8, n_negative=30)
+    atol = 1e-10 * np.linalg.norm(K)
+    assert_allclose(project_psd(K), reference(K, "clip"), atol=atol)
+    assert_allclose(project_psd(K, method="flip"), reference(K, "flip"), atol=atol)

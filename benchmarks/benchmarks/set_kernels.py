@@ -47,7 +47,7 @@ installed kernelmaps, storing the results under the current commit::
         --set-commit-hash $(git rev-parse HEAD) --show-stderr
     asv run --python=same --bench "SumMatchKernel\\.|MMDKernel\\." \\
         --set-commit-hash $(git rev-parse HEAD) --show-stderr
-    python benchmarks/set_kernels.py  # the ratios and the targets
+    python -m benchmarks.set_kernels  # the ratios and the targets
 
 (the large classes take some 20 to 40 minutes on 2 cores, mostly the baselines).
 """
@@ -57,6 +57,8 @@ from asv_runner.benchmarks.mark import skip_for_params
 
 from kernelmaps import Bags, mmd, mmd_kernel, sum_match_kernel
 from kernelmaps._naive import blocked_sum_match_kernel, pairwise_sum_match_kernel
+
+from .common import make_sets, stored_times
 
 SIZES = ("200x300x30", "1000x50x30")
 DTYPES = ("float64", "float32")
@@ -78,18 +80,6 @@ SKIP_SMALL_BASELINE = [
     for workers in WORKERS
     if (kernel, workers) != ("rbf", 1)
 ]
-
-
-def make_sets(size, dtype):
-    """``n_sets`` arrays of shape ``(n_points, d)`` from a size string
-    ``"{n_sets}x{n_points}x{d}"``, and ``d``."""
-    n_sets, n_points, d = (int(n) for n in size.split("x"))
-    rng = np.random.default_rng(0)
-    sets = [
-        rng.standard_normal((n_points, d)).astype(dtype, copy=False)
-        for _ in range(n_sets)
-    ]
-    return sets, d
 
 
 def numpy_mmd_kernel(sets, gamma, gamma2):
@@ -215,36 +205,16 @@ RATIOS = {
 def print_ratios(results_dir=".asv/results"):
     """Print ``time_kernelmaps / time_numpy_blocked`` of every stored asv
     result (baseline at workers=1, same other parameters), and whether the
-    target holds. Run ``python benchmarks/set_kernels.py`` from the directory
+    target holds. Run ``python -m benchmarks.set_kernels`` from the directory
     of asv.conf.json after ``asv run``."""
-    import itertools
-    import math
-
-    from asv.results import iter_results
-
-    for res in iter_results(results_dir):
-        keys = set(res.get_all_result_keys())
-        print(f"{res.commit_hash[:8]} {res.env_name}")
+    for label, times in stored_times(results_dir):
+        print(label)
         for cls, method in RATIOS.items():
-            ours = f"set_kernels.{cls}.{method}"
-            base = f"set_kernels.{cls}.time_numpy_blocked"
-            if ours not in keys or base not in keys:
-                continue
-            params = res.get_result_params(ours)
-            combos = [
-                tuple(p.strip("'") for p in combo)
-                for combo in itertools.product(*params)
-            ]
-            t_ours = dict(zip(combos, res.get_result_value(ours, params), strict=True))
-            t_base = dict(zip(combos, res.get_result_value(base, params), strict=True))
-            for combo in combos:
-                baseline = [
-                    t
-                    for c, t in t_base.items()
-                    if c[:-1] == combo[:-1] and t is not None and not math.isnan(t)
-                ]
-                t = t_ours[combo]
-                if t is None or math.isnan(t) or not baseline:
+            ours = times.get(f"set_kernels.{cls}.{method}", {})
+            base = times.get(f"set_kernels.{cls}.time_numpy_blocked", {})
+            for combo, t in ours.items():
+                baseline = [b for c, b in base.items() if c[:-1] == combo[:-1]]
+                if not baseline:
                     continue
                 ratio = t / baseline[0]
                 line = (

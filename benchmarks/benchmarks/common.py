@@ -1,0 +1,43 @@
+"""Shared by the benchmark modules: generated data, and the stored asv
+results read back for the ratio tables."""
+
+import itertools
+import math
+
+import numpy as np
+
+
+def make_sets(size, dtype):
+    """``n_sets`` arrays of shape ``(n_points, d)`` from a size string
+    ``"{n_sets}x{n_points}x{d}"``, standard normal from
+    ``numpy.random.default_rng(0)``; and ``d``."""
+    n_sets, n_points, d = (int(n) for n in size.split("x"))
+    rng = np.random.default_rng(0)
+    sets = [
+        rng.standard_normal((n_points, d)).astype(dtype, copy=False)
+        for _ in range(n_sets)
+    ]
+    return sets, d
+
+
+def stored_times(results_dir=".asv/results"):
+    """Yield ``(label, times)`` for every stored asv result, with
+    ``times[benchmark name][parameter strings] = seconds`` (failed or
+    skipped runs left out)."""
+    from asv.results import iter_results
+
+    for res in iter_results(results_dir):
+        times = {}
+        for key in res.get_all_result_keys():
+            params = res.get_result_params(key)
+            combos = [
+                tuple(p.strip("'") for p in combo)
+                for combo in itertools.product(*params)
+            ]
+            values = res.get_result_value(key, params)
+            times[key] = {
+                c: v
+                for c, v in zip(combos, values, strict=True)
+                if v is not None and not math.isnan(v)
+            }
+        yield f"{res.commit_hash[:8]} {res.env_name}", times
