@@ -105,7 +105,7 @@ class PSDProjector:
         Size of the training kernel.
     eigenvalues_ : ndarray (n_negative,)
         The negative eigenvalues of the symmetrised training kernel.
-    eigenvectors_ : ndarray (n_train_, n_negative)
+    eigenvectors_ : ndarray (n_train, n_negative)
         Their eigenvectors (for "clip" and "flip").
     shift_ : float
         ``max(-lambda_min, 0)``, added to the training diagonal by "shift".
@@ -197,11 +197,11 @@ class PSDProjector:
 
         Parameters
         ----------
-        K_test_train : array_like (m, n_train_)
+        K_test_train : array_like (m, n_train)
 
         Returns
         -------
-        K_psd : ndarray of float64, shape (m, n_train_)
+        K_psd : ndarray of float64, shape (m, n_train)
         """
         if not hasattr(self, "n_train_"):
             raise ValueError("this PSDProjector is not fitted yet; call fit first")

@@ -10,11 +10,10 @@ uses distance blocks) and "200x100x3", float64 and float32 input, 1 and 2
 worker threads. Beside it, ``time_kdtree_numpy`` runs the
 `scipy.spatial.cKDTree` reference of `kernelmaps._naive` on the same data
 (one tree per set, queried with all points at once, ``workers`` passed to
-``query``; float64 only). `ProjectPSD` times ``project_psd`` on a 2000 x
-2000 indefinite kernel matrix (``exp(-S / median(S))`` with ``S`` the
-squared L1 distances of 2000 points in 10-D, which has negative
-eigenvalues), each method, beside a full `numpy.linalg.eigh`
-reconstruction. The ``peakmem_*`` methods give the peak resident memory of
+``query``; float64 only). `ProjectPSD` times ``project_psd`` on two 2000 x
+2000 indefinite kernel matrices, one with 3/4 of its eigenvalues negative
+and one with 5 (see `indefinite_kernel`), each method, beside a full
+`numpy.linalg.eigh` reconstruction. The ``peakmem_*`` methods give the peak resident memory of
 the process, input data included.
 
 Target
@@ -48,6 +47,7 @@ SIZES = ("100x500x30", "200x100x3")
 DTYPES = ("float64", "float32")
 WORKERS = (1, 2)
 METHODS = ("clip", "flip", "shift", "square")
+MATRICES = ("l1_gaussian", "five_negative")
 TARGET = 0.15
 
 # The reference computes in float64 whatever the input: run it on float64.
@@ -83,33 +83,42 @@ class RenyiDivergence:
         kdtree_renyi_divergence(self.sets, alpha=0.99, k=5, workers=workers)
 
 
-def indefinite_kernel(n=2000, d=10):
-    """A realistic indefinite kernel: Gaussian of squared L1 distances."""
-    x = np.random.default_rng(0).standard_normal((n, d))
-    S = squareform(pdist(x, "cityblock")) ** 2
-    return np.exp(-S / np.median(S))
+def indefinite_kernel(kind, n=2000, d=10):
+    """2000 x 2000 indefinite kernels from 2000 standard-normal points in
+    10-D: "l1_gaussian", ``exp(-S / median(S))`` with ``S`` the squared L1
+    distances (3/4 of its eigenvalues are negative); "five_negative", a
+    Gaussian kernel minus a rank-5 PSD matrix (5 negative eigenvalues)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, d))
+    if kind == "l1_gaussian":
+        S = squareform(pdist(x, "cityblock")) ** 2
+        return np.exp(-S / np.median(S))
+    S = squareform(pdist(x, "sqeuclidean"))
+    U = np.linalg.qr(rng.standard_normal((n, 5)))[0]
+    return np.exp(-S / np.median(S)) - (U * 10.0) @ U.T
 
 
 class ProjectPSD:
-    """`project_psd` (negative eigenpairs only) against a full eigh."""
+    """`project_psd` (negative eigenvalues counted first, then a subset or
+    all eigenpairs) against a full `numpy.linalg.eigh`."""
 
-    params = (METHODS,)
-    param_names = ("method",)
+    params = (MATRICES, METHODS)
+    param_names = ("matrix", "method")
     timeout = 300
 
-    def setup(self, method):
-        self.K = indefinite_kernel()
+    def setup(self, matrix, method):
+        self.K = indefinite_kernel(matrix)
 
-    def time_kernelmaps(self, method):
+    def time_kernelmaps(self, matrix, method):
         project_psd(self.K, method=method)
 
-    def peakmem_kernelmaps(self, method):
+    def peakmem_kernelmaps(self, matrix, method):
         project_psd(self.K, method=method)
 
-    def time_numpy_eigh(self, method):
+    def time_numpy_eigh(self, matrix, method):
         eigh_project_psd(self.K, method)
 
-    def peakmem_numpy_eigh(self, method):
+    def peakmem_numpy_eigh(self, matrix, method):
         eigh_project_psd(self.K, method)
 
 
