@@ -13,8 +13,8 @@ worker threads. Beside it, ``time_kdtree_numpy`` runs the
 ``query``; float64 only). `ProjectPSD` times ``project_psd`` on two 2000 x
 2000 indefinite kernel matrices, one with 3/4 of its eigenvalues negative
 and one with 5 (see `indefinite_kernel`), each method, beside a full
-`numpy.linalg.eigh` reconstruction. The ``peakmem_*`` methods give the peak resident memory of
-the process, input data included.
+`numpy.linalg.eigh` reconstruction. The ``peakmem_*`` methods give the
+peak resident memory of the process, input data included.
 
 Target
 ------
