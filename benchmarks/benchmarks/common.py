@@ -7,6 +7,17 @@ import math
 import numpy as np
 
 
+class RunOnce:
+    """Settings for benchmarks whose baselines take tens of seconds: each
+    function runs once (``number = repeat = rounds = 1``, no warmup)."""
+
+    timeout = 900
+    number = 1
+    repeat = 1
+    rounds = 1
+    warmup_time = 0
+
+
 def make_sets(size, dtype):
     """``n_sets`` arrays of shape ``(n_points, d)`` from a size string
     ``"{n_sets}x{n_points}x{d}"``, standard normal from

@@ -41,7 +41,7 @@ from scipy.spatial.distance import pdist, squareform
 from kernelmaps import project_psd, renyi_divergence
 from kernelmaps._naive import eigh_project_psd, kdtree_renyi_divergence
 
-from .common import make_sets, stored_times
+from .common import RunOnce, make_sets, stored_times
 
 SIZES = ("100x500x30", "200x100x3")
 DTYPES = ("float64", "float32")
@@ -54,16 +54,11 @@ TARGET = 0.15
 SKIP_REFERENCE = [(s, "float32", w) for s in SIZES for w in WORKERS]
 
 
-class RenyiDivergence:
-    """`renyi_divergence` against the cKDTree reference."""
+class RenyiDivergence(RunOnce):
+    """`renyi_divergence` against the cKDTree reference, each run once."""
 
     params = (SIZES, DTYPES, WORKERS)
     param_names = ("size", "dtype", "workers")
-    timeout = 900
-    number = 1
-    repeat = 1
-    rounds = 1
-    warmup_time = 0
 
     def setup(self, size, dtype, workers):
         self.sets, _ = make_sets(size, dtype)

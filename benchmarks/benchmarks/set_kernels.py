@@ -58,7 +58,7 @@ from asv_runner.benchmarks.mark import skip_for_params
 from kernelmaps import Bags, mmd, mmd_kernel, sum_match_kernel
 from kernelmaps._naive import blocked_sum_match_kernel, pairwise_sum_match_kernel
 
-from .common import make_sets, stored_times
+from .common import RunOnce, make_sets, stored_times
 
 SIZES = ("200x300x30", "1000x50x30")
 DTYPES = ("float64", "float32")
@@ -91,17 +91,11 @@ def numpy_mmd_kernel(sets, gamma, gamma2):
     return np.exp(-gamma2 * D2)
 
 
-class _Large:
-    """The realistic sizes: each function runs once (the baselines take tens
-    of seconds)."""
+class _Large(RunOnce):
+    """The realistic sizes, each function run once."""
 
     params = (SIZES, DTYPES, WORKERS)
     param_names = ("size", "dtype", "workers")
-    timeout = 600
-    number = 1
-    repeat = 1
-    rounds = 1
-    warmup_time = 0
 
     def setup(self, size, dtype, workers):
         self.sets, d = make_sets(size, dtype)

@@ -331,7 +331,8 @@ def _blocks_log_sums(xp, xoff, yp, yoff, symmetric, k, log_rho, log_floor, coef,
         entries = np.concatenate([entries, items[:, 1] * ny + items[:, 0]])
     work = (items[:, 3] - items[:, 2]) * (items[:, 5] - items[:, 4])
     # Largest first: the dynamic schedule then balances the threads.
-    schedule = items[np.argsort(-work, kind="stable")]
+    largest_first = np.argsort(-work, kind="stable")
+    schedule, work = items[largest_first], work[largest_first]
 
     rows, cols = pack_rows(xp), pack_cols(yp)
     max_cols = int(np.diff(yoff).max())
@@ -349,8 +350,7 @@ def _blocks_log_sums(xp, xoff, yp, yoff, symmetric, k, log_rho, log_floor, coef,
     row_norms = squared_norms(xp, "sqeuclidean", rows.shape[0])
     col_norms = squared_norms(yp, "sqeuclidean", cols.shape[1])
     with progress_bar(progress, int(work.sum()), "kNN distances") as bar:
-        for lo, hi, chunk in progress_chunks(work[np.argsort(-work, kind="stable")],
-                                             n_threads, progress):
+        for lo, hi, chunk in progress_chunks(work, n_threads, progress):
             _impl.divergence_sums(rows, row_norms, cols, col_norms, schedule[lo:hi],
                                   k, col_block, log_rho, log_rho, log_floor,
                                   log_floor, coef, out, n_threads=n_threads,
