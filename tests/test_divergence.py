@@ -102,12 +102,13 @@ def test_selection_paths(simd_path, k, dtype):
 
 
 def test_few_large_sets_split_rows(method):
-    # One dominant pair: the blocks engine switches to split ordered pairs.
+    # One dominant pair: with 4 threads (not 1) the blocks engine switches
+    # to ordered pairs with split rows.
     rng = np.random.default_rng(3)
     X = [rng.normal(size=(300, 6)), rng.normal(size=(250, 6)) + 0.3,
          rng.normal(size=(12, 6))]
     want = ref_renyi(X, None, 0.99, 5, 1e-9)
-    for workers in (1, 2):
+    for workers in (1, 4):
         got = renyi_divergence(X, min_dist=1e-9, clamp=False, workers=workers)
         assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
@@ -121,6 +122,23 @@ def test_bit_identical_across_workers(method, dtype):
         one = renyi_divergence(*args, alpha=[0.5, 1.5], workers=1)
         assert_array_equal(renyi_divergence(*args, alpha=[0.5, 1.5], workers=2), one)
         assert_array_equal(renyi_divergence(*args, alpha=[0.5, 1.5], workers=3), one)
+
+
+def test_chunks_of_pairs(monkeypatch):
+    # The pairs run in chunks of row sets: any chunk size, same bits.
+    rng = np.random.default_rng(14)
+    X = ragged_sets(rng, 9, 5, np.float64)
+    Y = ragged_sets(rng, 4, 5, np.float64)
+    # With 4 threads, one pair of `big` outweighs half a thread's share:
+    # ordered pairs with split rows.
+    big = [rng.normal(size=(300, 5)), rng.normal(size=(200, 5)), X[0]]
+    cases = ((X,), (X, Y), (big,))
+    want = [renyi_divergence(*args, alpha=[0.5, 2.0], workers=4) for args in cases]
+    for per_call in (1, 5, 7):
+        monkeypatch.setattr(_divergence, "_PAIRS_PER_CALL", per_call)
+        for args, w in zip(cases, want, strict=True):
+            got = renyi_divergence(*args, alpha=[0.5, 2.0], workers=4)
+            assert_array_equal(got, w)
 
 
 def test_alpha_sequence_matches_single_calls():

@@ -9,7 +9,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.special import gammaln
 
-from .._parallel import check_progress, progress_bar, progress_chunks, resolve_workers
+from .._parallel import check_progress, progress_bar, resolve_workers
 from .._validation import check_bool, check_kernel_matrix, check_scalar, check_set_pair
 from . import _knn_impl as _impl
 from ._pair_sums import centre_scale, pack_cols, pack_rows, panel_points, squared_norms
@@ -28,6 +28,8 @@ _FLOAT32_MIN_DIM = 5
 # Column sets at least this large (on average), by dimension, are faster
 # with kd-trees than with distance blocks: see _choose_method.
 _KDTREE_MIN_SET = {1: 800, 2: 900, 3: 1100, 4: 2000}
+# Pairs of sets per call of the distance-block engine (memory per call).
+_PAIRS_PER_CALL = 1 << 15
 
 
 def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
@@ -288,7 +290,9 @@ def _blocks_log_kth(xp, offsets, k, n_threads):
     """log rho_k of every point within its set (-inf for 0)."""
     sizes = np.diff(offsets)
     owners = np.arange(len(sizes))
-    items = _row_items(owners, owners, offsets, offsets, sizes * sizes, n_threads)
+    cost = sizes * sizes
+    items = _row_items(owners, owners, offsets, offsets, cost,
+                       max(cost.sum() / (4 * n_threads), 1.0))
     rows, cols = pack_rows(xp), pack_cols(xp)
     col_block, ldo = _col_block(xp, int(sizes.max()))
     kth = np.empty(len(xp))
@@ -306,41 +310,36 @@ def _blocks_log_kth(xp, offsets, k, n_threads):
 def _blocks_log_sums(xp, xoff, yp, yoff, symmetric, k, log_rho, log_floor, coef,
                      n_threads, progress):
     """L[a, i, j] = log of the sum over t in X_i of exp(coef[a] u(t)), with
-    u = log rho_k(t) - log nu_k(t) (both floored), by distance blocks."""
+    u = log rho_k(t) - log nu_k(t) (both floored), by distance blocks.
+
+    The pairs are run in chunks of consecutive row sets, about
+    _PAIRS_PER_CALL pairs each, so that memory beyond the output stays
+    bounded however many pairs there are.
+    """
     nx, ny = len(xoff) - 1, len(yoff) - 1
-    cost = np.outer(np.diff(xoff), np.diff(yoff))
-    both = False
+    sx, sy = np.diff(xoff), np.diff(yoff)
+    L = np.full((len(coef), nx * ny), -np.inf)
     if symmetric:
-        i, j = np.triu_indices(nx, 1)
+        if nx == 1:  # only the diagonal, which is 0
+            return L.reshape(len(coef), 1, 1)
+        largest = np.sort(sx)[-2:]
+        total = (float(sx.sum()) ** 2 - float(np.sum(sx.astype(float) ** 2))) / 2
         # One item per unordered pair serves both directions, unless one
         # pair alone outweighs the threads' shares: then ordered pairs with
         # their rows split, for balance.
-        both = len(i) > 0 and cost[i, j].max() <= 2 * cost[i, j].sum() / n_threads
-        if not both:
-            i, j = np.nonzero(~np.eye(nx, dtype=bool))
+        both = largest[0] * largest[1] <= 2 * total / n_threads
+        per_row = nx - 1 - np.arange(nx) if both else np.full(nx, nx - 1)
     else:
-        i, j = np.indices((nx, ny)).reshape(2, -1)
-    L = np.full((len(coef), nx * ny), -np.inf)
-    if len(i) == 0:  # a single set: only the diagonal, which is 0
-        return L.reshape(len(coef), nx, ny)
-    items = _row_items(i, j, xoff, yoff, cost[i, j], n_threads, both=both)
-    # Slots: the row direction of item s writes slot s; the column direction
-    # of both-item s writes slot len(items) + s.
-    entries = items[:, 0] * ny + items[:, 1]
-    if both:
-        entries = np.concatenate([entries, items[:, 1] * ny + items[:, 0]])
-    work = (items[:, 3] - items[:, 2]) * (items[:, 5] - items[:, 4])
-    # Largest first: the dynamic schedule then balances the threads.
-    largest_first = np.argsort(-work, kind="stable")
-    schedule, work = items[largest_first], work[largest_first]
+        both = False
+        total = float(sx.sum()) * float(sy.sum())
+        per_row = np.full(nx, ny)
+    share = max(total / (4 * n_threads), 1.0)
 
     rows, cols = pack_rows(xp), pack_cols(yp)
-    max_cols = int(np.diff(yoff).max())
-    col_block, ldo = _col_block(xp, max_cols)
+    col_block, ldo = _col_block(xp, int(sy.max()))
     lanes = _impl.LANES[xp.dtype.name]
-    ldc = max_cols + lanes if both else 1
-    max_rows = _max_rows(items)
-    out = np.empty((len(coef), len(entries)))
+    ldc = int(sy.max()) + lanes if both else 1
+    max_rows = int(sx.max())
     buffers = dict(
         tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), xp.dtype),
         row_buffers=np.empty((n_threads, k * lanes * (max_rows + 1)), xp.dtype),
@@ -349,29 +348,58 @@ def _blocks_log_sums(xp, xoff, yp, yoff, symmetric, k, log_rho, log_floor, coef,
     )
     row_norms = squared_norms(xp, "sqeuclidean", rows.shape[0])
     col_norms = squared_norms(yp, "sqeuclidean", cols.shape[1])
-    with progress_bar(progress, int(work.sum()), "kNN distances") as bar:
-        for lo, hi, chunk in progress_chunks(work, n_threads, progress):
-            _impl.divergence_sums(rows, row_norms, cols, col_norms, schedule[lo:hi],
-                                  k, col_block, log_rho, log_rho, log_floor,
-                                  log_floor, coef, out, n_threads=n_threads,
-                                  **buffers)
-            bar.update(chunk)
-    # Fold the slots of each entry (several when rows were split).
-    order = np.argsort(entries, kind="stable")
-    starts = np.flatnonzero(np.diff(entries[order], prepend=-1))
-    L[:, entries[order][starts]] = np.logaddexp.reduceat(out[:, order], starts, axis=1)
+
+    n_pairs = int(per_row.sum())
+    per_call = _PAIRS_PER_CALL
+    if progress:  # about 50 steps, each with work for every thread
+        per_call = min(per_call, max(n_pairs // 50, 16 * n_threads))
+    starts = _chunk_rows(per_row, per_call)
+    with progress_bar(progress, n_pairs, "kNN distances") as bar:
+        for i0, i1 in itertools.pairwise(starts):
+            counts = per_row[i0:i1]
+            i = np.repeat(np.arange(i0, i1), counts)
+            j = np.arange(len(i)) - np.repeat(np.cumsum(counts) - counts, counts)
+            if both:  # j > i
+                j += i + 1
+            elif symmetric:  # j != i
+                j += j >= i
+            items = _row_items(i, j, xoff, yoff, sx[i] * sy[j], share, both=both)
+            # The row direction of item s writes slot s, the column
+            # direction of a both-item slot len(items) + s; slots are then
+            # folded into their entries (several when rows were split).
+            entries = items[:, 0] * ny + items[:, 1]
+            if both:
+                entries = np.concatenate([entries, items[:, 1] * ny + items[:, 0]])
+            work = (items[:, 3] - items[:, 2]) * (items[:, 5] - items[:, 4])
+            # Largest first: the dynamic schedule then balances the threads.
+            items = items[np.argsort(-work, kind="stable")]
+            out = np.empty((len(coef), len(entries)))
+            _impl.divergence_sums(rows, row_norms, cols, col_norms, items, k,
+                                  col_block, log_rho, log_rho, log_floor, log_floor,
+                                  coef, out, n_threads=n_threads, **buffers)
+            order = np.argsort(entries, kind="stable")
+            first = np.flatnonzero(np.diff(entries[order], prepend=-1))
+            L[:, entries[order][first]] = np.logaddexp.reduceat(out[:, order], first,
+                                                               axis=1)
+            bar.update(int(per_row[i0:i1].sum()))
     return L.reshape(len(coef), nx, ny)
 
 
-def _row_items(i, j, xoff, yoff, cost, n_threads, *, both=False):
+def _chunk_rows(per_row, per_call):
+    """Boundaries of consecutive row ranges of about `per_call` pairs."""
+    cum = np.cumsum(per_row)
+    cuts = np.searchsorted(cum, np.arange(per_call, cum[-1], per_call), side="right")
+    return np.unique(np.concatenate([[0], cuts, [len(per_row)]]))
+
+
+def _row_items(i, j, xoff, yoff, cost, share, *, both=False):
     """The item table for the ordered pairs (i[s], j[s]): the rows of X_i
-    against all of Y_j. Unless `both`, a pair's rows are cut into pieces
-    of at most a quarter of a thread's share of the total cost."""
+    against all of Y_j. Unless `both`, a pair's rows are cut into pieces of
+    at most `share` work (row points times column points)."""
     n_rows = xoff[i + 1] - xoff[i]
     if both:
         pieces = np.ones(len(i), dtype=np.int64)
     else:
-        share = max(cost.sum() / (4 * n_threads), 1)
         pieces = np.clip(np.ceil(cost / share), 1, n_rows).astype(np.int64)
     pair = np.repeat(np.arange(len(i)), pieces)
     piece = np.arange(len(pair)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
