@@ -301,7 +301,7 @@ def _blocks_log_kth(xp, offsets, k, n_threads):
                    col_block, kth,
                    np.empty((n_threads, TILE_ROWS * ldo), xp.dtype),
                    np.empty((n_threads, k * _impl.LANES[xp.dtype.name]
-                             * (_max_rows(items) + 1)), xp.dtype),
+                             * _max_rows(items)), xp.dtype),
                    n_threads)
     with np.errstate(divide="ignore"):
         return 0.5 * np.log(kth)
@@ -342,7 +342,7 @@ def _blocks_log_sums(xp, xoff, yp, yoff, symmetric, k, log_rho, log_floor, coef,
     max_rows = int(sx.max())
     buffers = dict(
         tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), xp.dtype),
-        row_buffers=np.empty((n_threads, k * lanes * (max_rows + 1)), xp.dtype),
+        row_buffers=np.empty((n_threads, k * lanes * max_rows), xp.dtype),
         col_buffers=np.empty((n_threads, k * ldc), xp.dtype),
         log_buffers=np.empty((n_threads, max(max_rows, ldc))),
     )

@@ -39,8 +39,8 @@ cdef extern from "km_knn.h" nogil:
                        ptrdiff_t ncols, int k, double *coltop, ptrdiff_t ldc)
     void km_knn_cols_f(const float *dist, ptrdiff_t ldd, int nrows,
                        ptrdiff_t ncols, int k, float *coltop, ptrdiff_t ldc)
-    double km_knn_lanes_kth_d(const double *top, int k, int w, double *best)
-    double km_knn_lanes_kth_f(const float *top, int k, int w, float *best)
+    double km_knn_lanes_kth_d(const double *top, int k, int w)
+    double km_knn_lanes_kth_f(const float *top, int k, int w)
 
 # Lanes of the row lists (km_knn.h): a row's lists take k * LANES values.
 LANES = {"float64": KM_KW_D, "float32": KM_KW_F}
@@ -122,15 +122,14 @@ cdef void _tops(const km_tile_args *args, const floating *rows,
         b0 = b1
 
 
-cdef inline double _row_kth(const floating *rowtop, int64_t row, int k,
-                            floating *best) noexcept nogil:
-    """The k-th smallest squared distance of a row, from its lane lists;
-    best: scratch of k values."""
-    cdef int w = _lanes(best)
+cdef inline double _row_kth(const floating *rowtop, int64_t row,
+                            int k) noexcept nogil:
+    """The k-th smallest squared distance of a row, from its lane lists."""
+    cdef int w = _lanes(rowtop)
     if floating is double:
-        return km_knn_lanes_kth_d(rowtop + row * k * w, k, w, best)
+        return km_knn_lanes_kth_d(rowtop + row * k * w, k, w)
     else:
-        return km_knn_lanes_kth_f(rowtop + row * k * w, k, w, best)
+        return km_knn_lanes_kth_f(rowtop + row * k * w, k, w)
 
 
 cdef void _log_sums(const double *t, ptrdiff_t n, const double *coef,
@@ -176,7 +175,7 @@ def self_kth(const floating[:, ::1] rows, const floating[::1] rnorm,
     transposed), rnorm / cnorm their squared norms; items: rows of the item
     table (ITEM_FIELDS; both and the slots unused). tile_buffers:
     (n_threads, KM_MR * ldo), ldo >= col_block rounded up to the tile width;
-    row_buffers: (n_threads, (largest r1 - r0 + 1) * k * LANES).
+    row_buffers: (n_threads, largest r1 - r0 times k * LANES).
     """
     cdef km_tile_args args
     cdef Py_ssize_t it, tid
@@ -194,8 +193,7 @@ def self_kth(const floating[:, ::1] rows, const floating[::1] rnorm,
               items[it, C0], items[it, C1], False, True, k, col_block,
               &tile_buffers[tid, 0], rowtop, NULL, 0)
         for p in range(r0, r1):
-            out[p] = _row_kth(rowtop, p - r0, k,
-                              rowtop + (r1 - r0) * k * _lanes(rowtop))
+            out[p] = _row_kth(rowtop, p - r0, k)
 
 
 def divergence_sums(const floating[:, ::1] rows, const floating[::1] rnorm,
@@ -244,8 +242,8 @@ def divergence_sums(const floating[:, ::1] rows, const floating[::1] rnorm,
               coltop, ldc)
         floor = row_log_floor[items[it, ROW_SET]]
         for p in range(r0, r1):
-            u[p - r0] = row_log_rho[p] - max(0.5 * log(_row_kth(
-                rowtop, p - r0, k, rowtop + (r1 - r0) * k * _lanes(rowtop))), floor)
+            u[p - r0] = row_log_rho[p] - max(
+                0.5 * log(_row_kth(rowtop, p - r0, k)), floor)
         _log_sums(u, r1 - r0, &coef[0], n_coef, &out[0, items[it, ROW_SLOT]],
                   n_slots)
         if both:

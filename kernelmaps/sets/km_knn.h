@@ -71,25 +71,25 @@ static inline void km_knn_cols_f(const float *dist, ptrdiff_t ldd, int nrows,
     KM_DISPATCH(km_knn_cols_f, (dist, ldd, nrows, ncols, k, coltop, ldc));
 }
 
-/* The k-th smallest of the lane lists of one row (w lanes of k sorted values
- * each, lane l's value q at top[q w + l]): merge by insertion into best. */
+/* The k-th smallest of the lane lists of one row (w <= 8 lanes of k sorted
+ * values each, lane l's value q at top[q w + l]): k steps of a w-way merge,
+ * each taking the smallest head (a lane is used up only at the last step). */
 #define KM_LANES_KTH(name, T)                                                  \
-    static inline double name(const T *top, int k, int w, T *best)             \
+    static inline double name(const T *top, int k, int w)                      \
     {                                                                          \
-        for (int q = 0; q < k; ++q) best[q] = (T)INFINITY;                     \
-        for (int l = 0; l < w; ++l) {                                          \
-            for (int q = 0; q < k; ++q) {                                      \
-                T v = top[q * w + l];                                          \
-                if (!(v < best[k - 1])) break; /* the lane is sorted */        \
-                int i = k - 1;                                                 \
-                while (i > 0 && best[i - 1] > v) {                             \
-                    best[i] = best[i - 1];                                     \
-                    --i;                                                       \
-                }                                                              \
-                best[i] = v;                                                   \
+        int pos[8] = {0};                                                      \
+        T head = 0;                                                            \
+        for (int step = 0; step < k; ++step) {                                 \
+            int lane = 0;                                                      \
+            head = top[pos[0] * w];                                            \
+            for (int l = 1; l < w; ++l) {                                      \
+                const T h = top[pos[l] * w + l];                               \
+                lane = h < head ? l : lane;                                    \
+                head = h < head ? h : head;                                    \
             }                                                                  \
+            ++pos[lane];                                                       \
         }                                                                      \
-        return (double)best[k - 1];                                            \
+        return (double)head;                                                   \
     }
 KM_LANES_KTH(km_knn_lanes_kth_d, double)
 KM_LANES_KTH(km_knn_lanes_kth_f, float)
