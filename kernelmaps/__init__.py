@@ -11,6 +11,15 @@ median_heuristic     Gaussian kernel parameter from the median distance
 renyi_divergence     kNN estimate of the Renyi divergence between sets
 divergence_kernel    kernel from a divergence matrix
 
+Histograms
+----------
+additive_chi2_kernel sum of 2xy/(x+y)
+chi2_distance        half the sum of (x-y)^2/(x+y)
+exp_chi2_kernel      exp(-beta chi2_distance)
+intersection_kernel  sum of min(x, y)
+hellinger_kernel     sum of sqrt(xy)
+js_kernel            Jensen-Shannon kernel
+
 Kernel matrices
 ---------------
 project_psd          nearest positive semi-definite matrix
@@ -18,6 +27,14 @@ PSDProjector         the same projection, applied to test rows too
 """
 
 from ._bags import Bags
+from .histograms import (
+    additive_chi2_kernel,
+    chi2_distance,
+    exp_chi2_kernel,
+    hellinger_kernel,
+    intersection_kernel,
+    js_kernel,
+)
 from .psd import PSDProjector, project_psd
 from .sets import (
     divergence_kernel,
@@ -33,7 +50,13 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "Bags",
     "PSDProjector",
+    "additive_chi2_kernel",
+    "chi2_distance",
     "divergence_kernel",
+    "exp_chi2_kernel",
+    "hellinger_kernel",
+    "intersection_kernel",
+    "js_kernel",
     "median_heuristic",
     "mmd",
     "mmd_kernel",

@@ -3,6 +3,7 @@ the Cython layer trusts what it is given.
 
 - sets of vectors: `check_sets`, `check_set_pair`
 - points (rows of a 2-D array, or pooled from sets): `check_points`
+- histograms (dense or sparse rows): `check_histograms`
 - kernel and divergence matrices: `check_kernel_matrix`
 - scalar parameters: `check_scalar`, `check_choice`, `check_bool`
 """
@@ -10,12 +11,14 @@ the Cython layer trusts what it is given.
 import numbers
 
 import numpy as np
+import scipy.sparse
 
 from ._bags import Bags, _as_float_array, _pack
 
 __all__ = [
     "check_bool",
     "check_choice",
+    "check_histograms",
     "check_kernel_matrix",
     "check_points",
     "check_scalar",
@@ -157,3 +160,40 @@ def check_kernel_matrix(K, name="K", *, square=True):
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinity")
     return arr
+
+
+def check_histograms(X, name="X"):
+    """Validate histograms given as the rows of a 2-D array or a
+    `scipy.sparse` matrix: non-empty, finite, non-negative, real. Returns a
+    C-contiguous array, or a CSR matrix in canonical format (sorted indices,
+    no duplicates; the input is never modified); float32 stays float32,
+    other real dtypes become float64."""
+    if scipy.sparse.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D, got {X.ndim} dimension(s)")
+        X = scipy.sparse.csr_matrix(X)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        values = X.data
+        if values.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
+        if values.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+            values = X.data
+    else:
+        X = _as_float_array(X, name)
+        if X.ndim != 2:
+            raise ValueError(
+                f"{name} must be a 2-D array of histograms (one per row), got "
+                f"{X.ndim} dimension(s)"
+            )
+        X = np.ascontiguousarray(X)
+        values = X
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {X.shape})")
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    if (values < 0).any():
+        raise ValueError(f"{name} contains negative values; histograms must be >= 0")
+    return X

@@ -36,4 +36,37 @@
 #include "km_simd_impl.h"
 #undef KM_VB
 
+/*
+ * Runtime dispatch: KM_DISPATCH(name, (args)) calls name_avx2 or name_base.
+ * The choice is made once per extension module, on first use, and can be
+ * forced with km_select_isa (the tests run both paths).
+ */
+#ifdef KM_DISPATCH_X86
+/* -1: not decided yet; 0: baseline; 1: AVX2+FMA. */
+static int km_use_avx2 = -1;
+
+static void km_select_isa(int allow_avx2)
+{
+    __builtin_cpu_init();
+    km_use_avx2 = allow_avx2 && __builtin_cpu_supports("avx2")
+                  && __builtin_cpu_supports("fma");
+}
+#define KM_DISPATCH(name, args)                                                \
+    do {                                                                       \
+        if (km_use_avx2 < 0) km_select_isa(1);                                 \
+        if (km_use_avx2) KM_CAT(name, avx2) args;                              \
+        else KM_CAT(name, base) args;                                          \
+    } while (0)
+#else
+static int km_use_avx2 = 0;
+static void km_select_isa(int allow_avx2) { (void)allow_avx2; }
+#define KM_DISPATCH(name, args) KM_CAT(name, base) args
+#endif
+
+static inline int km_isa_avx2(void)
+{
+    if (km_use_avx2 < 0) km_select_isa(1);
+    return km_use_avx2;
+}
+
 #endif /* KM_SIMD_H */

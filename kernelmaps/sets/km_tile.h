@@ -62,32 +62,7 @@ typedef struct {
 #undef KM_VB
 #undef KM_PASS
 
-/* -1: not decided yet; 0: baseline; 1: AVX2+FMA. Set once, on first use. */
-static int km_use_avx2 = -1;
-
-static void km_select_isa(int allow_avx2)
-{
-    __builtin_cpu_init();
-    km_use_avx2 = allow_avx2 && __builtin_cpu_supports("avx2")
-                  && __builtin_cpu_supports("fma");
-}
-#define KM_DISPATCH(name, args)                                                \
-    do {                                                                       \
-        if (km_use_avx2 < 0) km_select_isa(1);                                 \
-        if (km_use_avx2) KM_CAT(name, avx2) args;                              \
-        else KM_CAT(name, base) args;                                          \
-    } while (0)
-#else
-static int km_use_avx2 = 0;
-static void km_select_isa(int allow_avx2) { (void)allow_avx2; }
-#define KM_DISPATCH(name, args) KM_CAT(name, base) args
 #endif
-
-static inline int km_isa_avx2(void)
-{
-    if (km_use_avx2 < 0) km_select_isa(1);
-    return km_use_avx2;
-}
 
 static inline void km_tile_d(const km_tile_args *a, const double *x, const double *xn,
                              const double *yt, const double *yn, ptrdiff_t ncols,
