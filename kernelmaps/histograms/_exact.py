@@ -318,7 +318,10 @@ def js_kernel(X, Y=None, *, workers=None):
     S = _run(X, None if symmetric else Y, "xlogx", workers)
     ax = _xlogx_sums(X)
     ay = ax if symmetric else _xlogx_sums(Y)
-    return 0.5 * (S - ax[:, None] - ay[None, :])
+    # ax_i + ay_j first: exactly symmetric for Y=None. The terms are >= 0:
+    # clip the cancellation noise of the decomposition.
+    K = 0.5 * (S - (ax[:, None] + ay[None, :]))
+    return np.maximum(K, 0.0, out=K)
 
 
 for _f in (additive_chi2_kernel, chi2_distance, exp_chi2_kernel, intersection_kernel,

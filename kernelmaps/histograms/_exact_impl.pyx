@@ -104,7 +104,7 @@ def dense(const floating[:, ::1] xrows, const floating[:, ::1] yt,
 cdef inline double _term(int kind, double a, double b) noexcept nogil:
     """The one-dimensional kernel at two positive values."""
     if kind == KM_ADD_CHI2:
-        return a * b / (a + b)
+        return a * (b / (a + b))
     if kind == KM_ADD_INTERSECTION:
         return min(a, b)
     if kind == KM_ADD_PRODUCT:

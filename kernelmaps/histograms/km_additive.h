@@ -6,7 +6,7 @@
  * d features each) and the columns [0, ncols) of yt (the transposed column
  * histograms: d rows with leading dimension ldy; ncols a multiple of
  * KM_ADD_NR_D / _F, the caller pads), the sum over the features of
- *   KM_ADD_CHI2:         x y / (x + y)        (0 when x + y = 0)
+ *   KM_ADD_CHI2:         x (y / (x + y))      (0 when x + y = 0)
  *   KM_ADD_INTERSECTION: min(x, y)
  *   KM_ADD_PRODUCT:      x y
  *   KM_ADD_XLOGX:        (x + y) log2(x + y)  (0 log 0 = 0)

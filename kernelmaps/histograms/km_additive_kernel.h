@@ -49,8 +49,8 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, ptrdiff_t d, const KM_T *yt
             switch (kind) {
             case KM_ADD_CHI2:
                 /* + tiny: 0 / tiny = 0, and x + y is unchanged unless it is
-                 * below the normal range. */
-                KM_ADD_LOOP((av * b) / ((av + b) + tiny));
+                 * below the normal range; y / (x + y) <= 1 cannot overflow. */
+                KM_ADD_LOOP(av * (b / ((av + b) + tiny)));
                 break;
             case KM_ADD_INTERSECTION:
                 KM_ADD_LOOP(KM_H(min)(av, b));

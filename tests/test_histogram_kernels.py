@@ -1,0 +1,154 @@
+"""Exact histogram kernels against NumPy double loops written here, and
+against scikit-learn's conventions (REFERENCES.md identities)."""
+
+import numpy as np
+import pytest
+import scipy.sparse
+from numpy.testing import assert_allclose, assert_array_equal
+
+from kernelmaps import (
+    additive_chi2_kernel,
+    chi2_distance,
+    exp_chi2_kernel,
+    hellinger_kernel,
+    intersection_kernel,
+    js_kernel,
+)
+
+
+def reference(kind, X, Y):
+    """Sum over the features of the one-dimensional kernels, from their
+    definitions, for all pairs of rows (broadcast), 0/0 := 0."""
+    x = np.asarray(X, dtype=np.float64)[:, None, :]
+    y = np.asarray(Y, dtype=np.float64)[None, :, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "chi2":
+            terms = np.where(x + y > 0, 2 * x * (y / (x + y)), 0.0)
+        elif kind == "intersection":
+            terms = np.minimum(x, y)
+        elif kind == "hellinger":
+            terms = np.sqrt(x) * np.sqrt(y)
+        else:
+            terms = (np.where(x > 0, x / 2 * np.log2((x + y) / x), 0.0)
+                     + np.where(y > 0, y / 2 * np.log2((x + y) / y), 0.0))
+    return terms.sum(axis=-1)
+
+
+KERNELS = {
+    "chi2": additive_chi2_kernel,
+    "intersection": intersection_kernel,
+    "hellinger": hellinger_kernel,
+    "js": js_kernel,
+}
+
+
+def histograms(rng, n, d, density=0.4, dtype=np.float64):
+    A = rng.random((n, d)) * (rng.random((n, d)) < density)
+    A[0] = 0.0  # an empty histogram
+    return A.astype(dtype)
+
+
+def as_format(A, fmt):
+    return scipy.sparse.csr_matrix(A) if fmt == "csr" else A
+
+
+@pytest.mark.parametrize("kind", list(KERNELS))
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 5, 3), (13, 9, 37), (21, 30, 70)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(("fx", "fy"), [("dense", "dense"), ("csr", "csr"),
+                                        ("dense", "csr"), ("csr", "dense")])
+def test_matches_double_loop(kind, shape, dtype, fx, fy):
+    n, m, d = shape
+    rng = np.random.default_rng(n + m + d)
+    X, Y = histograms(rng, n, d, dtype=dtype), histograms(rng, m, d, dtype=dtype)
+    f = KERNELS[kind]
+    tol = 1e-13 if dtype == np.float64 else 2e-6 * d
+    got = f(as_format(X, fx), as_format(Y, fy))
+    assert got.dtype == np.float64 and got.shape == (n, m)
+    assert_allclose(got, reference(kind, X, Y), rtol=tol, atol=tol)
+    if fx == fy:
+        sym = f(as_format(X, fx))
+        assert_array_equal(sym, sym.T)
+        assert_allclose(sym, reference(kind, X, X), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("kind", list(KERNELS))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_simd_paths_and_workers(simd_path, kind, dtype):
+    rng = np.random.default_rng(1)
+    X, Y = histograms(rng, 45, 131, dtype=dtype), histograms(rng, 77, 131, dtype=dtype)
+    f = KERNELS[kind]
+    tol = 1e-13 if dtype == np.float64 else 1e-4
+    one = f(X, Y, workers=1)
+    assert_allclose(one, reference(kind, X, Y), rtol=tol, atol=tol)
+    assert_array_equal(f(X, Y, workers=2), one)
+    sym = f(X, workers=1)
+    assert_array_equal(f(X, workers=2), sym)
+    assert_allclose(sym, reference(kind, X, X), rtol=tol, atol=tol)
+
+
+def test_distance_and_exp_chi2():
+    rng = np.random.default_rng(2)
+    X, Y = histograms(rng, 9, 12), histograms(rng, 6, 12)
+    want = np.zeros((9, 6))
+    for i in range(9):
+        for j in range(6):
+            s = X[i] + Y[j]
+            nz = s > 0
+            want[i, j] = 0.5 * np.sum((X[i] - Y[j])[nz] ** 2 / s[nz])
+    assert_allclose(chi2_distance(X, Y), want, atol=1e-14)
+    assert_allclose(chi2_distance(scipy.sparse.csr_matrix(X), Y), want, atol=1e-14)
+    assert_allclose(exp_chi2_kernel(X, Y, beta=1.7), np.exp(-1.7 * want), rtol=1e-13)
+    D = chi2_distance(X)
+    assert_array_equal(np.diag(D), 0.0)
+    assert (D >= 0).all()
+
+
+def test_l1_normalised_identities():
+    rng = np.random.default_rng(3)
+    X = rng.random((5, 8))
+    X /= X.sum(axis=1, keepdims=True)
+    for f in KERNELS.values():
+        assert_allclose(np.diag(f(X)), 1.0, rtol=1e-14)
+    D = chi2_distance(X)
+    assert ((D >= 0) & (D <= 1)).all()
+
+
+def test_scikit_learn_conventions():
+    pairwise = pytest.importorskip("sklearn.metrics.pairwise")
+    rng = np.random.default_rng(4)
+    X, Y = rng.random((10, 7)) + 0.01, rng.random((8, 7)) + 0.01
+    K = additive_chi2_kernel(X, Y)
+    # scikit-learn's additive_chi2_kernel is -sum (x-y)^2/(x+y) = -2 D.
+    sk = pairwise.additive_chi2_kernel(X, Y)
+    assert_allclose(sk, 2 * K - X.sum(1)[:, None] - Y.sum(1)[None, :], atol=1e-13)
+    assert_allclose(sk, -2 * chi2_distance(X, Y), atol=1e-13)
+    assert_allclose(pairwise.chi2_kernel(X, Y, gamma=0.3),
+                    exp_chi2_kernel(X, Y, beta=0.6), rtol=1e-13)
+
+
+def test_explicit_zeros_and_formats():
+    rng = np.random.default_rng(5)
+    X = histograms(rng, 6, 10)
+    S = scipy.sparse.csr_matrix(X)
+    # Store explicit zeros and duplicates: the values must not change.
+    coo = S.tocoo()
+    rows = np.concatenate([coo.row, [1, 2, 2]])
+    cols = np.concatenate([coo.col, [0, 3, 3]])
+    vals = np.concatenate([coo.data, [0.0, 0.25, 0.25]])
+    T = scipy.sparse.csr_matrix((vals, (rows, cols)), shape=X.shape)
+    T.data[T.data == 0] = 0  # keep explicit zeros stored
+    dense = T.toarray()
+    for kind, f in KERNELS.items():
+        assert_allclose(f(T), reference(kind, dense, dense), atol=1e-13)
+        assert_allclose(f(T.tocsc(), scipy.sparse.coo_array(T)),
+                        reference(kind, dense, dense), atol=1e-13)
+    assert np.isfinite(additive_chi2_kernel(T)).all()
+
+
+def test_extreme_values():
+    X = np.array([[1e-300, 0.0, 1e300], [1e-300, 1e-310, 1e300]])
+    for kind, f in KERNELS.items():
+        K = f(X)
+        assert np.isfinite(K).all()
+        assert_allclose(K, reference(kind, X, X), rtol=1e-12)
