@@ -19,6 +19,10 @@ exp_chi2_kernel      exp(-beta chi2_distance)
 intersection_kernel  sum of min(x, y)
 hellinger_kernel     sum of sqrt(xy)
 js_kernel            Jensen-Shannon kernel
+Chi2DirectMap        chi2 features with geometric convergence
+Chi2ChebyshevMap     chi2 features from the Chebyshev series
+HomogeneousKernelMap Vedaldi-Zisserman features (chi2, JS, intersection)
+ExpChi2Features      random features of the exp-chi2 kernel
 
 Kernel matrices
 ---------------
@@ -28,6 +32,10 @@ PSDProjector         the same projection, applied to test rows too
 
 from ._bags import Bags
 from .histograms import (
+    Chi2ChebyshevMap,
+    Chi2DirectMap,
+    ExpChi2Features,
+    HomogeneousKernelMap,
     additive_chi2_kernel,
     chi2_distance,
     exp_chi2_kernel,
@@ -49,6 +57,10 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "Bags",
+    "Chi2ChebyshevMap",
+    "Chi2DirectMap",
+    "ExpChi2Features",
+    "HomogeneousKernelMap",
     "PSDProjector",
     "additive_chi2_kernel",
     "chi2_distance",

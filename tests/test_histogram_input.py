@@ -71,3 +71,53 @@ def test_exp_chi2_beta():
         exp_chi2_kernel(GOOD, beta=0.0)
     with pytest.raises(TypeError, match="beta must be a real number"):
         exp_chi2_kernel(GOOD, beta="1")
+
+
+from kernelmaps import (  # noqa: E402
+    Chi2ChebyshevMap,
+    Chi2DirectMap,
+    ExpChi2Features,
+    HomogeneousKernelMap,
+)
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda: Chi2DirectMap([0.5, -1.0]), ValueError, "k must hold positive"),
+        (lambda: Chi2DirectMap([0.5, np.nan]), ValueError, "k must hold positive"),
+        (lambda: Chi2DirectMap([]), ValueError, "k must be a non-empty array"),
+        (lambda: Chi2DirectMap(np.ones((2, 2, 2))), ValueError, "k must be a non"),
+        (lambda: Chi2DirectMap.fit(GOOD, n_terms=0), ValueError, "n_terms must be"),
+        (lambda: Chi2DirectMap.fit(GOOD, n_bins=0), ValueError, "n_bins must be >= 1"),
+        (lambda: Chi2DirectMap.fit(GOOD, per_dimension=1), TypeError, "per_dimension"),
+        (lambda: Chi2DirectMap.fit(np.zeros((3, 4))), ValueError, "no non-zero value"),
+        (lambda: Chi2DirectMap.fit(-GOOD), ValueError, "X contains negative"),
+        (lambda: Chi2ChebyshevMap(0), ValueError, "n_terms must be >= 1"),
+        (lambda: Chi2ChebyshevMap(3, scale=0), ValueError, "scale must be > 0"),
+        (lambda: Chi2ChebyshevMap.fit(np.zeros((2, 2))), ValueError, "no non-zero"),
+        (lambda: HomogeneousKernelMap("rbf"), ValueError, "kernel must be one of"),
+        (lambda: HomogeneousKernelMap("chi2", -1), ValueError, "order must be >= 0"),
+        (lambda: HomogeneousKernelMap("chi2", 1.5), TypeError, "order must be an int"),
+        (lambda: HomogeneousKernelMap("chi2", period=-2.0), ValueError,
+         "period must be > 0"),
+        (lambda: ExpChi2Features.fit(GOOD, 0), ValueError, "n_components must be >= 1"),
+        (lambda: ExpChi2Features.fit(GOOD, 8, beta=0), ValueError, "beta must be > 0"),
+        (lambda: ExpChi2Features.fit(GOOD, 8, chi2_map="direct"), TypeError,
+         "chi2_map must be"),
+    ],
+)
+def test_map_bad_parameters(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+def test_map_bad_transform_input():
+    for obj in (Chi2DirectMap([0.1, 1.0]), Chi2ChebyshevMap(3),
+                HomogeneousKernelMap("js"), ExpChi2Features.fit(GOOD, 8, rng=0)):
+        with pytest.raises(ValueError, match="X contains negative values"):
+            obj.transform(with_value(-1.0))
+        with pytest.raises(ValueError, match="X contains NaN"):
+            obj.transform(with_value(np.nan, sparse=True))
+    with pytest.raises(ValueError, match="drawn for 4"):
+        ExpChi2Features.fit(GOOD, 8, rng=0).transform(np.ones((2, 5)))

@@ -9,8 +9,18 @@ from ._exact import (
     intersection_kernel,
     js_kernel,
 )
+from ._maps import (
+    Chi2ChebyshevMap,
+    Chi2DirectMap,
+    ExpChi2Features,
+    HomogeneousKernelMap,
+)
 
 __all__ = [
+    "Chi2ChebyshevMap",
+    "Chi2DirectMap",
+    "ExpChi2Features",
+    "HomogeneousKernelMap",
     "additive_chi2_kernel",
     "chi2_distance",
     "exp_chi2_kernel",

@@ -1,0 +1,281 @@
+"""Histogram feature maps: each checked for what it promises (identities,
+convergence rates, the series definitions), against references written
+here."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+import scipy.integrate
+import scipy.sparse
+from numpy.testing import assert_allclose, assert_array_equal
+
+from kernelmaps import (
+    Chi2ChebyshevMap,
+    Chi2DirectMap,
+    ExpChi2Features,
+    HomogeneousKernelMap,
+    additive_chi2_kernel,
+    exp_chi2_kernel,
+    hellinger_kernel,
+)
+
+# Pixel values 0..16 with the frequencies of scikit-learn's digits (49 %
+# zeros, many 16s): 64-bin histograms like the L1-normalised digits.
+DIGIT_LEVELS = np.array([0.489, 0.036, 0.029, 0.026, 0.028, 0.024, 0.022, 0.023,
+                         0.03, 0.022, 0.024, 0.025, 0.032, 0.031, 0.031, 0.037,
+                         0.091])
+
+
+def digits_like(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.choice(17, size=(n, 64), p=DIGIT_LEVELS / DIGIT_LEVELS.sum())
+    X = X.astype(np.float64)
+    return X / X.sum(axis=1, keepdims=True)
+
+
+def k0(x, y):
+    return np.where(x + y > 0, 2 * x * y / np.where(x + y > 0, x + y, 1), 0.0)
+
+
+# -- direct series -----------------------------------------------------------
+
+
+def test_direct_remainder_identity():
+    rng = np.random.default_rng(0)
+    x, y = rng.random(200) * 3, rng.random(200) * 3
+    for k in ([0.5], [0.1, 1.0, 0.01], rng.uniform(0.001, 2, 7)):
+        chi2_map = Chi2DirectMap(k)
+        cx = chi2_map.transform(x[:, None])
+        cy = chi2_map.transform(y[:, None])
+        k = np.asarray(k)
+        rx = np.prod((x[:, None] - k) / (x[:, None] + k), axis=1)
+        ry = np.prod((y[:, None] - k) / (y[:, None] + k), axis=1)
+        # kernel - approximation = k0 * prod r(x) r(y), exactly (eq. 8)
+        assert_allclose(k0(x, y) - (cx * cy).sum(axis=1), k0(x, y) * rx * ry,
+                        atol=1e-12)
+
+
+def test_direct_converges_geometrically_on_digits_like_histograms():
+    X = digits_like(800)
+    K = additive_chi2_kernel(X)
+    errors = []
+    for n_terms in range(1, 9):
+        Z = Chi2DirectMap.fit(X, n_terms=n_terms).transform(X)
+        errors.append(np.abs(Z @ Z.T - K))
+    mean = np.array([e.mean() for e in errors])
+    # Geometric: the mean error falls by a factor over every two terms.
+    assert (mean[2:] < 0.2 * mean[:-2]).all(), mean
+    assert mean[-1] < 1e-5 * mean[0]
+    assert errors[4].max() <= 1e-3
+    assert errors[4].mean() <= 1e-4
+
+
+def test_direct_per_dimension():
+    rng = np.random.default_rng(1)
+    # Dimensions with very different ranges, and one never non-zero.
+    X = rng.random((300, 6)) * np.array([1e-4, 1e-2, 1.0, 10.0, 1e3, 0.0])
+    K = additive_chi2_kernel(X)
+    shared = Chi2DirectMap.fit(X, n_terms=4)
+    per_dim = Chi2DirectMap.fit(X, n_terms=4, per_dimension=True)
+    assert per_dim.k.shape == (6, 4)
+    assert per_dim.n_features_in == 6 and per_dim.n_features_out == 24
+    assert shared.n_features_in is None and shared.n_features_out is None
+    err = [np.abs(Z @ Z.T - K).max() / K.max()
+           for Z in (shared.transform(X), per_dim.transform(X))]
+    assert err[1] < 0.25 * err[0]
+    # The empty dimension falls back on the pooled parameters.
+    assert_allclose(per_dim.k[5], shared.k)
+    with pytest.raises(ValueError, match="fitted for 6"):
+        per_dim.transform(X[:, :5])
+
+
+def test_direct_sparse_and_dtypes():
+    X = digits_like(60, seed=2)
+    chi2_map = Chi2DirectMap.fit(X, n_terms=5)
+    dense = chi2_map.transform(X)
+    S = chi2_map.transform(scipy.sparse.csr_matrix(X))
+    assert scipy.sparse.issparse(S) and S.format == "csr"
+    assert S.nnz == 5 * np.count_nonzero(X)
+    assert_array_equal(S.toarray(), dense)
+    f32 = chi2_map.transform(X.astype(np.float32))
+    assert f32.dtype == np.float32
+    assert_allclose(f32, dense, atol=1e-6)
+    S32 = chi2_map.transform(scipy.sparse.csr_matrix(X.astype(np.float32)))
+    assert S32.dtype == np.float32
+    one_thread = chi2_map.transform(X, workers=1)
+    assert_array_equal(chi2_map.transform(X, workers=2), one_thread)
+    # Column j * n_terms + q holds term q of input column j.
+    one = chi2_map.transform(X[:, 3:4])
+    assert_array_equal(dense[:, 15:20], one)
+
+
+# -- Chebyshev series --------------------------------------------------------
+
+
+def fourier_coefficient(x, q):
+    """d_q(x) from the series definition: sqrt(x / 2) times the cosine
+    coefficient a_q (q even) or b_q (q odd) of eq. (18), by quadrature,
+    in the variable w with z = 2 arctan(e^(pi w)), dz = pi sech(pi w) dw
+    (smooth, and exponentially decaying)."""
+    f = np.cos if q % 2 == 0 else np.sin
+
+    def integrand(w):
+        z = 2 * math.atan(math.exp(math.pi * w))
+        return f(w * math.log(x)) * math.cos(q * z) / math.cosh(math.pi * w)
+
+    value = 2 * scipy.integrate.quad(integrand, -30, 30, limit=500, epsabs=1e-13,
+                                     epsrel=1e-12)[0]
+    return math.sqrt(x / 2) * (value / math.sqrt(2) if q == 0 else value)
+
+
+def test_chebyshev_matches_series_definition():
+    xs = np.array([0.03, 0.4, 1.0, 2.5, 17.0])
+    D = Chi2ChebyshevMap(n_terms=8).transform(xs[None, :]).reshape(len(xs), 8)
+    want = np.array([[fourier_coefficient(x, q) for q in range(8)] for x in xs])
+    # The sign convention of the odd terms is free: compare products.
+    for i in range(len(xs)):
+        for j in range(len(xs)):
+            assert_allclose(D[i] * D[j], want[i] * want[j], atol=1e-10)
+
+
+def test_chebyshev_converges_and_scale_helps():
+    X = digits_like(200, seed=3)
+    K = additive_chi2_kernel(X)
+    err = {}
+    for n_terms in (5, 20, 80):
+        Z = Chi2ChebyshevMap(n_terms).transform(X)
+        err[n_terms] = np.abs(Z @ Z.T - K).mean()
+    assert err[80] < err[20] < err[5]
+    fitted = Chi2ChebyshevMap.fit(X, n_terms=5)
+    assert fitted.scale == np.median(X[X > 0])
+    Z = fitted.transform(X)
+    assert np.abs(Z @ Z.T - K).mean() < 0.2 * err[5]
+    # Stable from tiny to large values, in float64 and float32.
+    for dtype in (np.float64, np.float32):
+        x = np.array([[1e-30, 1e-5, 1.0, 1e4]], dtype=dtype)
+        Z = Chi2ChebyshevMap(n_terms=40).transform(x)
+        assert np.isfinite(Z).all()
+    assert_allclose(Chi2ChebyshevMap(n_terms=4).transform(np.ones((1, 1))),
+                    [[1.0, 0.0, 0.0, 0.0]], atol=1e-15)
+
+
+# -- Vedaldi-Zisserman ------------------------------------------------------
+
+
+SPECTRA = {
+    "chi2": lambda w: 1 / np.cosh(np.pi * w),
+    "intersection": lambda w: 2 / np.pi / (1 + 4 * w**2),
+    "js": lambda w: 2 / np.log(4) / np.cosh(np.pi * w) / (1 + 4 * w**2),
+}
+
+
+@pytest.mark.parametrize("kernel", list(SPECTRA))
+@pytest.mark.parametrize("order", [0, 1, 3])
+def test_homogeneous_matches_kappa_sums(kernel, order):
+    rng = np.random.default_rng(4)
+    x, y = rng.random(50) * 5, rng.random(50) * 5
+    vz = HomogeneousKernelMap(kernel, order=order, period=7.0)
+    L = 2 * np.pi / 7.0
+    got = (vz.transform(x[:, None]) * vz.transform(y[:, None])).sum(axis=1)
+    kappa = SPECTRA[kernel]
+    want = kappa(0) + sum(2 * kappa(j * L) * np.cos(j * L * np.log(x / y))
+                          for j in range(1, order + 1))
+    assert_allclose(got, np.sqrt(x * y) * L * want, rtol=1e-12)
+
+
+def test_homogeneous_zeros_large_values_and_hellinger():
+    X = np.array([[0.0, 1e-9, 300.0, 1e6]])
+    for kernel in ("chi2", "js", "intersection"):
+        Z = HomogeneousKernelMap(kernel, order=2).transform(X)
+        assert Z.shape == (1, 20)
+        assert_array_equal(Z[0, :5], 0.0)
+        assert np.isfinite(Z).all() and (np.abs(Z[0, 5:]) > 0).any()
+        assert np.abs(Z[0, 10:15]).max() > 1  # 300 is not zeroed (VLFeat is)
+    hel = HomogeneousKernelMap("hellinger", order=3)
+    assert hel.n_terms == 1
+    rng = np.random.default_rng(5)
+    A = rng.random((5, 7))
+    Z = hel.transform(A)
+    assert_allclose(Z @ Z.T, hellinger_kernel(A), rtol=1e-14)
+    # Explicitly stored zeros in CSR: zeros out, never NaN.
+    S = scipy.sparse.csr_matrix((np.array([0.0, 0.5]), np.array([0, 1]),
+                                 np.array([0, 2])), shape=(1, 2))
+    out = HomogeneousKernelMap("chi2").transform(S)
+    assert np.isfinite(out.data).all()
+    assert_array_equal(out.toarray()[0, :5], 0.0)
+
+
+def test_homogeneous_matches_scikit_learn_sampler():
+    kernel_approximation = pytest.importorskip("sklearn.kernel_approximation")
+    rng = np.random.default_rng(6)
+    X = rng.random((20, 4)) + 0.01
+    sampler = kernel_approximation.AdditiveChi2Sampler(sample_steps=3,
+                                                       sample_interval=0.5)
+    sk = sampler.fit_transform(X)
+    ours = HomogeneousKernelMap("chi2", order=2, period=2 * np.pi / 0.5).transform(X)
+    # scikit-learn stacks term-major: [x-terms of step 0, cos 1, sin 1, ...].
+    sk_dim_major = sk.reshape(20, 5, 4).transpose(0, 2, 1)
+    assert_allclose(ours.reshape(20, 4, 5), sk_dim_major, rtol=1e-12)
+
+
+# -- exp-chi2 features -------------------------------------------------------
+
+
+def test_exp_chi2_converges_at_rate_t_minus_half():
+    X = digits_like(80, seed=7)
+    K = exp_chi2_kernel(X, beta=1.5)
+    chi2_map = Chi2DirectMap.fit(X, n_terms=8)  # near exact: RFF error only
+    err = {}
+    for t in (100, 10000):
+        trials = []
+        for seed in range(3):
+            Z = ExpChi2Features.fit(X, t, beta=1.5, chi2_map=chi2_map,
+                                    rng=seed).transform(X)
+            trials.append(np.abs(Z @ Z.T - K).mean())
+        err[t] = np.mean(trials)
+    # 100x the components: error 10x smaller (between 6x and 16x here).
+    assert 6 < err[100] / err[10000] < 16
+
+
+def test_exp_chi2_reproducible_and_float32():
+    X = digits_like(30, seed=8)
+    a = ExpChi2Features.fit(X, 64, rng=3)
+    b = ExpChi2Features.fit(X, 64, rng=np.random.default_rng(3))
+    assert_array_equal(a.transform(X), b.transform(X))
+    assert a.n_features_in == 64 and a.n_features_out == 64
+    Z32 = a.transform(X.astype(np.float32))
+    assert Z32.dtype == np.float32
+    assert_allclose(Z32, a.transform(X), atol=1e-4)
+    sparse = a.transform(scipy.sparse.csr_matrix(X))
+    assert_allclose(sparse, a.transform(X), atol=1e-12)
+
+
+# -- objects -----------------------------------------------------------------
+
+
+def maps():
+    X = digits_like(20, seed=9)
+    return X, [
+        Chi2DirectMap.fit(X, 3),
+        Chi2DirectMap.fit(X, 3, per_dimension=True),
+        Chi2ChebyshevMap(4, scale=0.05),
+        HomogeneousKernelMap("js", 1),
+        HomogeneousKernelMap("hellinger"),
+        ExpChi2Features.fit(X, 16, rng=0),
+    ]
+
+
+def test_immutable_picklable_repr():
+    X, objects = maps()
+    for obj in objects:
+        copy = pickle.loads(pickle.dumps(obj))
+        assert_array_equal(copy.transform(X), obj.transform(X))
+        assert type(obj).__name__ in repr(obj)
+        with pytest.raises(AttributeError, match="immutable"):
+            obj.beta = 2.0
+        with pytest.raises(AttributeError, match="immutable"):
+            copy.anything = 1
+    with pytest.raises(ValueError, match="read-only"):
+        objects[0].k[0] = 1.0
