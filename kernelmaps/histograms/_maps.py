@@ -93,18 +93,23 @@ class _AdditiveMap(_Frozen):
             )
         n_threads = resolve_workers(workers)
         T = self._n_terms
-        if scipy.sparse.issparse(X):
-            values, cols = X.data, X.indices
+        sparse = scipy.sparse.issparse(X)
+        if sparse:
+            # Output indices in the input's index type when they fit.
+            big = max(d * T, X.nnz * T) >= np.iinfo(np.int32).max
+            index = np.int64 if big else X.indices.dtype
+            values, cols = X.data, X.indices.astype(index, copy=False)
+            out_cols = np.empty(X.nnz * T, dtype=index)
         else:
             values, cols = X.reshape(-1), np.empty(0, dtype=np.intc)
+            out_cols = cols
         out = np.empty((len(values), T), dtype=X.dtype)
         _impl.expand(self._kind, values, cols, d, self._params, self._scale, out,
-                     n_threads)
-        if not scipy.sparse.issparse(X):
+                     out_cols, n_threads)
+        if not sparse:
             return out.reshape(n, d * T)
-        indices = (X.indices.astype(np.int64)[:, None] * T + np.arange(T)).reshape(-1)
         return scipy.sparse.csr_matrix(
-            (out.reshape(-1), indices, X.indptr.astype(np.int64) * T),
+            (out.reshape(-1), out_cols, X.indptr.astype(out_cols.dtype) * T),
             shape=(n, d * T),
         )
 

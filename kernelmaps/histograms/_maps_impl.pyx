@@ -75,13 +75,15 @@ cdef inline void _homogeneous(double x, const double *c, double step,
 
 def expand(str kind, const floating[::1] values, const index_t[::1] cols,
            Py_ssize_t d, const double[:, ::1] params, double scale,
-           floating[:, ::1] out, int n_threads):
+           floating[:, ::1] out, index_t[::1] out_cols, int n_threads):
     """out[i] = the features of values[i] (see the module docstring).
 
     params: one row of parameters per dimension, or a single shared row
     (direct: k_1..k_T then 2 sqrt(k_1)..2 sqrt(k_T); homogeneous: the
     coefficients c_j). cols: the column of each value (CSR), or empty for
     dense input. scale: Chebyshev's scale, or the homogeneous step L.
+    out_cols: for CSR input, the output column of each feature,
+    cols[i] * n_terms + q (empty for dense input).
     """
     cdef int code = KINDS[kind]
     cdef Py_ssize_t n = out.shape[1], i, q, row
@@ -90,6 +92,9 @@ def expand(str kind, const floating[::1] values, const index_t[::1] cols,
     cdef double x
     for i in prange(n_values, nogil=True, schedule="static",
                     num_threads=n_threads):
+        if not dense:
+            for q in range(n):
+                out_cols[i * n + q] = <index_t>(cols[i] * n + q)
         x = values[i]
         if x == 0:
             for q in range(n):
