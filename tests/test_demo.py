@@ -11,8 +11,11 @@ def test_demo_runs_quick(capsys):
     assert "1-nearest-neighbour accuracy" in out
     assert "kNN Renyi divergence" in out
     assert "project_psd (clip)" in out
+    assert "Chi2DirectMap (fitted)" in out
     for line in out.splitlines():
         if "max |diff|" in line and "vs numpy" in line:
+            assert float(line.rsplit(" ", 1)[1]) < 1e-10
+        if "kernelmaps" in line and "numpy" in line and "max |diff|" in line:
             assert float(line.rsplit(" ", 1)[1]) < 1e-10
         if "cKDTree + NumPy" in line:
             assert float(line.rsplit(" ", 1)[1]) < 1e-10

@@ -3,9 +3,10 @@
 What is measured
 ----------------
 `HistogramMaps` times ``transform`` of 20000 bag-of-words histograms of 300
-words (13-14 % non-zero, L1-normalised; see `bag_of_words`), CSR and dense,
-float64, with 5 features per input feature: `Chi2DirectMap` (fitted, 5
-terms), `Chi2ChebyshevMap` (5 terms, fitted scale), `HomogeneousKernelMap`
+words (13-14 % non-zero, L1-normalised; `kernelmaps._data.bag_of_words`),
+CSR and dense, float64, with 5 features per input feature: `Chi2DirectMap`
+(fitted, 5 terms), `Chi2ChebyshevMap` (5 terms, fitted scale),
+`HomogeneousKernelMap`
 (chi2, order 2), and scikit-learn's ``AdditiveChi2Sampler(sample_steps=3)``
 when it is installed, with 1 and 2 worker threads (scikit-learn takes none:
 run at workers=1 only). `ExactChi2Kernel` times ``additive_chi2_kernel`` on
@@ -39,6 +40,7 @@ from kernelmaps import (
     HomogeneousKernelMap,
     additive_chi2_kernel,
 )
+from kernelmaps._data import bag_of_words
 
 from .common import stored_times
 
@@ -52,19 +54,6 @@ FORMATS = ("csr", "dense")
 WORKERS = (1, 2)
 MAP_TARGET = 0.3
 KERNEL_TARGET = 0.5
-
-
-def bag_of_words(n, d=300, density=0.135, seed=0):
-    """n L1-normalised word-count histograms over a vocabulary of d words:
-    word j occurs in a document with a Zipf-like probability (mean
-    `density`), with 1 + Poisson(1.5) counts."""
-    rng = np.random.default_rng(seed)
-    popularity = 1.0 / (np.arange(d) + 10.0) ** 0.8
-    p = np.minimum(popularity * density * d / popularity.sum(), 1.0)
-    present = rng.random((n, d)) < p
-    counts = present * (1 + rng.poisson(1.5, size=(n, d)))
-    counts[counts.sum(axis=1) == 0, 0] = 1
-    return counts / counts.sum(axis=1, keepdims=True)
 
 
 def _as(X, fmt):

@@ -214,7 +214,7 @@ class Chi2DirectMap(_AdditiveMap):
         and the histogram h, each step takes the centre where ``|b|`` is
         largest as the next parameter k and multiplies b by
         ``(x - k) / (x + k)``, cancelling the largest error peak of the
-        bound (10) of [1]_.
+        bound (10) of the chi2 paper.
 
         Parameters
         ----------
