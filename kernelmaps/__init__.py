@@ -23,6 +23,7 @@ Chi2DirectMap        chi2 features with geometric convergence
 Chi2ChebyshevMap     chi2 features from the Chebyshev series
 HomogeneousKernelMap Vedaldi-Zisserman features (chi2, JS, intersection)
 ExpChi2Features      random features of the exp-chi2 kernel
+AnchorMap            additive nearest-neighbour feature maps (ANNFM)
 
 Kernel matrices
 ---------------
@@ -32,6 +33,7 @@ PSDProjector         the same projection, applied to test rows too
 
 from ._bags import Bags
 from .histograms import (
+    AnchorMap,
     Chi2ChebyshevMap,
     Chi2DirectMap,
     ExpChi2Features,
@@ -56,6 +58,7 @@ from .sets import (
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "AnchorMap",
     "Bags",
     "Chi2ChebyshevMap",
     "Chi2DirectMap",

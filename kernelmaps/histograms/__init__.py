@@ -1,6 +1,7 @@
 """Histograms: exact additive kernels (chi2, intersection, Hellinger,
 Jensen-Shannon, exp-chi2) and explicit feature maps for them."""
 
+from ._anchors import AnchorMap
 from ._exact import (
     additive_chi2_kernel,
     chi2_distance,
@@ -17,6 +18,7 @@ from ._maps import (
 )
 
 __all__ = [
+    "AnchorMap",
     "Chi2ChebyshevMap",
     "Chi2DirectMap",
     "ExpChi2Features",

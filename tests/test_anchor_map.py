@@ -1,0 +1,240 @@
+"""Additive nearest-neighbour feature maps (AnchorMap) against references
+written here: the factorisation, the lookup, the error against the exact
+kernels, the compact codes."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse
+from numpy.testing import assert_allclose, assert_array_equal
+
+from kernelmaps import (
+    AnchorMap,
+    additive_chi2_kernel,
+    hellinger_kernel,
+    intersection_kernel,
+    js_kernel,
+)
+
+from .test_histogram_maps import digits_like
+
+EXACT = {"chi2": additive_chi2_kernel, "js": js_kernel,
+         "intersection": intersection_kernel, "hellinger": hellinger_kernel}
+
+
+def anchor_kernel(kernel, a):
+    x, y = a[:, None], a[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kernel == "chi2":
+            return np.where(x + y > 0, 2 * x * y / (x + y), 0.0)
+        if kernel == "intersection":
+            return np.minimum(x, y)
+        if kernel == "hellinger":
+            return np.sqrt(x * y)
+        return (np.where(x > 0, x / 2 * np.log2((x + y) / x), 0.0)
+                + np.where(y > 0, y / 2 * np.log2((x + y) / y), 0.0))
+
+
+def block(annfm, j):
+    """Anchor features of dimension j, (n_anchors, rank[j])."""
+    start, n = annfm.table_offsets[j], annfm.anchors.shape[1]
+    return annfm.table[start : start + n * annfm.rank[j]].reshape(n, -1)
+
+
+@pytest.mark.parametrize("kernel", list(EXACT))
+@pytest.mark.parametrize("anchors", ["uniform", "kmeans"])
+def test_exact_factorisation_at_full_energy(kernel, anchors):
+    X = digits_like(100, seed=1)[:, :6]
+    annfm = AnchorMap.fit(X, kernel, n_anchors=12, anchors=anchors, energy=1.0)
+    for j in range(6):
+        a = annfm.anchors[j]
+        assert a[0] == 0 and (np.diff(a) > 0).all()
+        Q = block(annfm, j)
+        assert_allclose(Q @ Q.T, anchor_kernel(kernel, a), atol=1e-12)
+    # An anchor value gets its exact features.
+    values = annfm.anchors[:, 5][None, :]
+    Z = annfm.transform(values)
+    want = np.concatenate([block(annfm, j)[5] for j in range(6)])
+    assert_allclose(Z[0], want, atol=1e-15)
+
+
+def test_uniform_anchors_and_kmeans_optimality():
+    X = digits_like(300, seed=2)
+    uniform = AnchorMap.fit(X, "chi2", n_anchors=9)
+    top = X.max(axis=0)
+    assert_allclose(uniform.anchors, top[:, None] * np.linspace(0, 1, 9), rtol=1e-15)
+    # 1-D k-means by dynamic programming: no assignment of 4 clusters to the
+    # sorted distinct values does better (brute force over the splits).
+    from itertools import combinations
+
+    from kernelmaps.histograms._anchors_impl import kmeans_1d
+
+    rng = np.random.default_rng(3)
+    v = np.sort(rng.random(12))
+    w = rng.integers(1, 5, 12).astype(float)
+    centres = kmeans_1d(v, w, 4)
+    best = np.inf
+    for cuts in combinations(range(1, 12), 3):
+        groups = np.split(np.arange(12), cuts)
+        cost = sum((w[g] * (v[g] - np.average(v[g], weights=w[g])) ** 2).sum()
+                   for g in groups)
+        best = min(best, cost)
+    assign = np.argmin(np.abs(v[:, None] - centres[None, :]), axis=1)
+    ours = sum((w[assign == c] * (v[assign == c] - centres[c]) ** 2).sum()
+               for c in range(4))
+    assert ours == pytest.approx(best, rel=1e-12)
+
+
+def reference_transform(annfm, X):
+    """Nearest anchor (or linear interpolation), per value, in Python."""
+    out = []
+    for row in X:
+        feats = []
+        for j, x in enumerate(row):
+            a, Q = annfm.anchors[j], block(annfm, j)
+            if x == 0:
+                feats.append(Q[0])
+                continue
+            x = min(max(x, a[0]), a[-1])
+            if annfm.n_neighbors == 1:
+                feats.append(Q[np.argmin(np.abs(a - x))])
+            else:
+                i = min(np.searchsorted(a, x, side="right") - 1, len(a) - 2)
+                t = (x - a[i]) / (a[i + 1] - a[i])
+                feats.append((1 - t) * Q[i] + t * Q[i + 1])
+        out.append(np.concatenate(feats))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("anchors", ["uniform", "kmeans"])
+@pytest.mark.parametrize("n_neighbors", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_lookup_matches_reference(anchors, n_neighbors, dtype):
+    X = digits_like(40, seed=4)[:, :10]
+    annfm = AnchorMap.fit(X, "chi2", 7, anchors=anchors, n_neighbors=n_neighbors,
+                          weights="distance")
+    Y = digits_like(15, seed=5)[:, :10] * 1.3  # some beyond the fitted range
+    Y = Y.astype(dtype)
+    tol = 1e-13 if dtype == np.float64 else 1e-5
+    want = reference_transform(annfm, Y.astype(np.float64))
+    Z = annfm.transform(Y)
+    assert Z.dtype == dtype
+    assert_allclose(Z, want, atol=tol)
+    S = annfm.transform(scipy.sparse.csr_matrix(Y))
+    assert scipy.sparse.issparse(S) and S.dtype == dtype
+    assert_allclose(S.toarray(), want, atol=tol)
+    assert_array_equal(annfm.transform(Y, workers=1), annfm.transform(Y, workers=2))
+
+
+def test_error_against_exact_kernels():
+    X = digits_like(600, seed=6)
+    K = additive_chi2_kernel(X)
+    nearest = AnchorMap.fit(X, "chi2", 50, energy=0.99)
+    linear = AnchorMap.fit(X, "chi2", 50, energy=0.99, n_neighbors=2,
+                           weights="distance")
+    errors = [np.abs(Z @ Z.T - K).mean()
+              for Z in (nearest.transform(X), linear.transform(X))]
+    assert errors[0] <= 3e-3
+    assert errors[1] < 0.6 * errors[0]
+    # More anchors, smaller error: O(eps) nearest, O(eps^2) interpolated.
+    sweep = {}
+    for weights, k in (("uniform", 1), ("distance", 2)):
+        sweep[k] = [
+            np.abs(Z @ Z.T - K).mean()
+            for Z in (AnchorMap.fit(X, "chi2", n, energy=1.0, n_neighbors=k,
+                                    weights=weights).transform(X)
+                      for n in (10, 20, 40, 80))
+        ]
+        assert all(b < a for a, b in zip(sweep[k], sweep[k][1:], strict=False))
+    # Doubling the anchors: about /2 for the nearest anchor, /4 interpolated.
+    ratio_1 = sweep[1][0] / sweep[1][-1]
+    ratio_2 = sweep[2][0] / sweep[2][-1]
+    assert ratio_2 > 2 * ratio_1
+    for kernel in ("js", "intersection", "hellinger"):
+        Z = AnchorMap.fit(X, kernel, 50).transform(X)
+        assert np.abs(Z @ Z.T - EXACT[kernel](X)).mean() < 5e-3
+
+
+def test_zeros_stay_exact_and_sparse():
+    X = digits_like(50, seed=7)
+    annfm = AnchorMap.fit(X, "chi2", 20, n_neighbors=2, weights="uniform")
+    S = scipy.sparse.csr_matrix(X)
+    Z = annfm.transform(S)
+    # Each non-zero value gives rank features; zeros give none.
+    assert Z.nnz == annfm.rank[S.indices].sum()
+    dense = annfm.transform(X)
+    assert_array_equal(Z.toarray(), dense)
+    first = dense[:, annfm.feature_offsets[0] : annfm.feature_offsets[1]]
+    assert_array_equal(first[X[:, 0] == 0], 0.0)
+
+
+def test_callable_kernel():
+    X = digits_like(80, seed=8)[:, :5]
+    annfm = AnchorMap.fit(X, lambda x, y: np.minimum(x, y), 30)
+    named = AnchorMap.fit(X, "intersection", 30)
+    assert_allclose(annfm.transform(X), named.transform(X), atol=1e-12)
+    assert "callable" in repr(annfm)
+
+
+def test_codes_round_trip():
+    X = digits_like(30, seed=9)
+    one = AnchorMap.fit(X, "chi2", 50)
+    codes = one.codes(X)
+    assert codes.dtype == np.uint8 and codes.shape == X.shape
+    assert_array_equal(one.decode(codes), one.transform(X))
+    assert_array_equal(one.codes(scipy.sparse.csr_matrix(X)), codes)
+    # 1/8 of the memory of float32 features or less.
+    assert codes.nbytes * 8 <= one.transform(X.astype(np.float32)).nbytes
+    two = AnchorMap.fit(X, "chi2", 300, n_neighbors=2, weights="distance")
+    indices, weights = two.codes(X)
+    assert indices.dtype == np.uint16 and weights.dtype == np.float32
+    assert indices.shape == weights.shape == (30, 64, 2)
+    assert_allclose(two.decode((indices, weights)), two.transform(X), atol=1e-6)
+    with pytest.raises(ValueError, match="out of range"):
+        one.decode(np.full((2, 64), 60))
+    with pytest.raises(ValueError, match="codes must come from"):
+        one.decode(np.zeros((2, 5), dtype=np.uint8))
+
+
+def test_immutable_and_picklable():
+    X = digits_like(20, seed=10)
+    annfm = AnchorMap.fit(X, "js", 10)
+    copy = pickle.loads(pickle.dumps(annfm))
+    assert_array_equal(copy.transform(X), annfm.transform(X))
+    with pytest.raises(AttributeError, match="immutable"):
+        annfm.rank = None
+    with pytest.raises(ValueError, match="read-only"):
+        annfm.anchors[0, 0] = 1.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"kernel": "rbf"}, ValueError, "kernel must be one of"),
+        ({"n_anchors": 1}, ValueError, "n_anchors must be >= 2"),
+        ({"energy": 0.0}, ValueError, "energy must be > 0"),
+        ({"energy": 1.5}, ValueError, "energy must be <= 1"),
+        ({"n_neighbors": 11, "n_anchors": 10}, ValueError, "n_neighbors must be <= 10"),
+        ({"n_neighbors": 0}, ValueError, "n_neighbors must be >= 1"),
+        ({"anchors": "random"}, ValueError, "anchors must be one of"),
+        ({"weights": "gaussian"}, ValueError, "weights must be one of"),
+        ({"kernel": lambda x, y: 1.0}, ValueError, "vectorised callable"),
+    ],
+)
+def test_bad_parameters(kwargs, error, match):
+    X = digits_like(10, seed=11)
+    with pytest.raises(error, match=match):
+        AnchorMap.fit(X, **kwargs)
+
+
+@pytest.mark.parametrize("kernel", ["chi2", "js", "hellinger", "intersection"])
+def test_bad_input(kernel):
+    X = digits_like(10, seed=12)
+    with pytest.raises(ValueError, match="X contains negative values"):
+        AnchorMap.fit(X - 0.01, kernel)
+    annfm = AnchorMap.fit(X, kernel, 10)
+    with pytest.raises(ValueError, match="X contains negative values"):
+        annfm.transform(X - 0.01)
+    with pytest.raises(ValueError, match="fitted for 64"):
+        annfm.transform(X[:, :10])
