@@ -9,7 +9,10 @@ CSR and dense, float64, with 5 features per input feature: `Chi2DirectMap`
 `HomogeneousKernelMap`
 (chi2, order 2), and scikit-learn's ``AdditiveChi2Sampler(sample_steps=3)``
 when it is installed, with 1 and 2 worker threads (scikit-learn takes none:
-run at workers=1 only). `ExactChi2Kernel` times ``additive_chi2_kernel`` on
+run at workers=1 only). `AnchorMaps` times `AnchorMap` (fit, transform,
+codes) for each kernel and 30 or 50 anchors beside `HomogeneousKernelMap`
+of similar width.
+`ExactChi2Kernel` times ``additive_chi2_kernel`` on
 2000 x 2000 of those histograms (dense and CSR, ``Y=None``) beside
 ``sklearn.metrics.pairwise.additive_chi2_kernel`` (dense only; CSR is not
 supported there). ``peakmem_*`` give the peak resident memory.
@@ -24,7 +27,7 @@ Running
 -------
 From the ``benchmarks`` directory::
 
-    asv run --python=same --bench "HistogramMaps|ExactChi2Kernel" \\
+    asv run --python=same --bench "HistogramMaps|ExactChi2Kernel|AnchorMaps" \\
         --set-commit-hash $(git rev-parse HEAD)
     python -m benchmarks.histograms          # ratios and targets
     python -m benchmarks.histograms --accuracy   # error vs features table
@@ -35,10 +38,14 @@ import scipy.sparse
 from asv_runner.benchmarks.mark import skip_for_params
 
 from kernelmaps import (
+    AnchorMap,
     Chi2ChebyshevMap,
     Chi2DirectMap,
     HomogeneousKernelMap,
     additive_chi2_kernel,
+    hellinger_kernel,
+    intersection_kernel,
+    js_kernel,
 )
 from kernelmaps._data import bag_of_words
 
@@ -123,6 +130,58 @@ class ExactChi2Kernel:
         sk_additive_chi2(self.X)
 
 
+EXACT = {"chi2": additive_chi2_kernel, "js": js_kernel,
+         "intersection": intersection_kernel, "hellinger": hellinger_kernel}
+
+
+class AnchorMaps:
+    """AnchorMap (ANNFM, nearest uniform anchor, 99 % energy) fit and
+    transform of 20000 x 300 histograms, beside `HomogeneousKernelMap` of
+    the nearest output width (VZ order round((width - 1) / 2), Hellinger:
+    its exact single feature) and the exact kernel on 2000 rows; 2 workers.
+    ``track_codes_share`` is the memory of the uint8 codes over that of the
+    float32 features (target: at most 1/8)."""
+
+    params = (("chi2", "js", "intersection", "hellinger"), (30, 50), FORMATS)
+    param_names = ("kernel", "n_anchors", "format")
+    timeout = 300
+
+    def setup(self, kernel, n_anchors, fmt):
+        X = bag_of_words(20000)
+        self.X = _as(X, fmt)
+        self.annfm = AnchorMap.fit(X, kernel, n_anchors)
+        width = self.annfm.n_features_out / X.shape[1]
+        order = max(round((width - 1) / 2), 0)
+        self.vz = HomogeneousKernelMap(kernel, order)
+        self.subset = X[:2000]
+        self.train = X
+
+    def time_fit(self, kernel, n_anchors, fmt):
+        AnchorMap.fit(self.X, kernel, n_anchors)
+
+    def time_transform(self, kernel, n_anchors, fmt):
+        self.annfm.transform(self.X, workers=2)
+
+    def peakmem_transform(self, kernel, n_anchors, fmt):
+        self.annfm.transform(self.X, workers=2)
+
+    def time_vz_transform(self, kernel, n_anchors, fmt):
+        self.vz.transform(self.X, workers=2)
+
+    def time_codes(self, kernel, n_anchors, fmt):
+        self.annfm.codes(self.X, workers=2)
+
+    @skip_for_params([(k, 50, f) for k in EXACT for f in FORMATS]
+                     + [(k, 30, "csr") for k in EXACT])
+    def time_exact_subset(self, kernel, n_anchors, fmt):
+        EXACT[kernel](self.subset, workers=2)
+
+    def track_codes_share(self, kernel, n_anchors, fmt):
+        codes = self.annfm.codes(self.train)
+        features = self.annfm.transform(self.train.astype(np.float32))
+        return codes.nbytes / features.nbytes
+
+
 def print_ratios(results_dir=".asv/results"):
     """kernelmaps / scikit-learn time ratios of every stored result."""
     for label, times in stored_times(results_dir):
@@ -130,9 +189,15 @@ def print_ratios(results_dir=".asv/results"):
         sampler = times.get("histograms.HistogramMaps.time_sklearn_sampler", {})
         kernel = times.get("histograms.ExactChi2Kernel.time_kernelmaps", {})
         sk_kernel = times.get("histograms.ExactChi2Kernel.time_sklearn", {})
-        if not (maps or kernel):
+        annfm = times.get("histograms.AnchorMaps.time_transform", {})
+        vz = times.get("histograms.AnchorMaps.time_vz_transform", {})
+        if not (maps or kernel or annfm):
             continue
         print(label)
+        for combo, t in sorted(annfm.items()):
+            if combo in vz:
+                print(f"  AnchorMap.transform {' '.join(combo):24} {t * 1e3:7.1f} ms / "
+                      f"VZ {vz[combo] * 1e3:7.1f} ms = {t / vz[combo]:5.2f}")
         for (fmt, workers), t in sorted(maps.items()):
             base = sampler.get((fmt, "1"))
             if base:
