@@ -12,6 +12,7 @@ def test_demo_runs_quick(capsys):
     assert "kNN Renyi divergence" in out
     assert "project_psd (clip)" in out
     assert "Chi2DirectMap (fitted)" in out
+    assert "AnchorMap, 50 anchors" in out
     for line in out.splitlines():
         if "max |diff|" in line and "vs numpy" in line:
             assert float(line.rsplit(" ", 1)[1]) < 1e-10

@@ -33,6 +33,8 @@ From the ``benchmarks`` directory::
     python -m benchmarks.histograms --accuracy   # error vs features table
 """
 
+import math
+
 import numpy as np
 import scipy.sparse
 from asv_runner.benchmarks.mark import skip_for_params
@@ -137,8 +139,9 @@ EXACT = {"chi2": additive_chi2_kernel, "js": js_kernel,
 class AnchorMaps:
     """AnchorMap (ANNFM, nearest uniform anchor, 99 % energy) fit and
     transform of 20000 x 300 histograms, beside `HomogeneousKernelMap` of
-    the nearest output width (VZ order round((width - 1) / 2), Hellinger:
-    its exact single feature) and the exact kernel on 2000 rows; 2 workers.
+    the smallest output width at least as large (VZ widths are odd: order
+    ceil((width - 1) / 2); Hellinger: its exact single feature) and the
+    exact kernel on 2000 rows; 2 workers.
     ``track_codes_share`` is the memory of the uint8 codes over that of the
     float32 features (target: at most 1/8)."""
 
@@ -151,7 +154,7 @@ class AnchorMaps:
         self.X = _as(X, fmt)
         self.annfm = AnchorMap.fit(X, kernel, n_anchors)
         width = self.annfm.n_features_out / X.shape[1]
-        order = max(round((width - 1) / 2), 0)
+        order = max(math.ceil((width - 1) / 2), 0)
         self.vz = HomogeneousKernelMap(kernel, order)
         self.subset = X[:2000]
         self.train = X
