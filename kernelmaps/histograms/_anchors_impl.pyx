@@ -17,13 +17,7 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-ctypedef fused floating:
-    float
-    double
-
-ctypedef fused index_t:
-    int
-    long long
+from ._types cimport floating, index_t
 
 
 cdef inline double _cost(const double *s0, const double *s1, const double *s2,

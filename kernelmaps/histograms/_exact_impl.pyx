@@ -14,13 +14,7 @@ from libc.math cimport log2
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
 
-ctypedef fused floating:
-    float
-    double
-
-ctypedef fused index_t:
-    int
-    long long
+from ._types cimport floating, index_t
 
 cdef extern from "km_additive.h" nogil:
     int KM_ADD_CHI2

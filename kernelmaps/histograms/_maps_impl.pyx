@@ -9,13 +9,7 @@ precision.
 from cython.parallel cimport prange
 from libc.math cimport cos, log, sin, sqrt
 
-ctypedef fused floating:
-    float
-    double
-
-ctypedef fused index_t:
-    int
-    long long
+from ._types cimport floating, index_t
 
 cdef enum:
     DIRECT = 0
