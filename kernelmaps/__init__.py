@@ -25,6 +25,11 @@ HomogeneousKernelMap Vedaldi-Zisserman features (chi2, JS, intersection)
 ExpChi2Features      random features of the exp-chi2 kernel
 AnchorMap            additive nearest-neighbour feature maps (ANNFM)
 
+Distributions
+-------------
+gaussian_expected_kernel  expected kernels between Gaussians (SMM)
+level2_kernel        kernels on mean embeddings from their inner products
+
 Kernel matrices
 ---------------
 project_psd          nearest positive semi-definite matrix
@@ -32,6 +37,7 @@ PSDProjector         the same projection, applied to test rows too
 """
 
 from ._bags import Bags
+from .distributions import gaussian_expected_kernel, level2_kernel
 from .histograms import (
     AnchorMap,
     Chi2ChebyshevMap,
@@ -69,9 +75,11 @@ __all__ = [
     "chi2_distance",
     "divergence_kernel",
     "exp_chi2_kernel",
+    "gaussian_expected_kernel",
     "hellinger_kernel",
     "intersection_kernel",
     "js_kernel",
+    "level2_kernel",
     "median_heuristic",
     "mmd",
     "mmd_kernel",
