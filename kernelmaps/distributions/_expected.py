@@ -98,17 +98,27 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
         return dot
     if kernel == "rbf":
         return _rbf(m1, c1, m2, c2, gamma)
-    F1, F2 = _full(c1, m1.shape[1]), _full(c2, m1.shape[1])
-    A1 = F1 + m1[:, :, None] * m1[:, None, :]
-    A2 = F2 + m2[:, :, None] * m2[:, None, :]
-    second = np.einsum("iab,jba->ij", A1, A2)  # tr(A1 A2)
+    d = m1.shape[1]
+    F1, F2 = _full(c1, d), _full(c2, d)
+    # Traces of products of d x d matrices are inner products of their
+    # flattened forms: matrix products of (n, d^2) arrays.
+    A1 = (F1 + m1[:, :, None] * m1[:, None, :]).reshape(len(m1), d * d)
+    A2 = (F2 + m2[:, :, None] * m2[:, None, :]).reshape(len(m2), d * d)
+    second = A1 @ A2.T  # tr(A1 A2), the covariances being symmetric
     if degree == 2:
         return gamma**2 * second + 2 * gamma * coef0 * dot + coef0**2
-    third = (dot**3
-             + 3 * dot * (np.einsum("ia,jab,ib->ij", m1, F2, m1)
-                          + np.einsum("ja,iab,jb->ij", m2, F1, m2)
-                          + np.einsum("iab,jba->ij", F1, F2))
-             + 6 * np.einsum("ia,jab,ibc,jc->ij", m1, F2, F1, m2))
+    f1, f2 = F1.reshape(len(m1), d * d), F2.reshape(len(m2), d * d)
+    o1 = (m1[:, :, None] * m1[:, None, :]).reshape(len(m1), d * d)
+    o2 = (m2[:, :, None] * m2[:, None, :]).reshape(len(m2), d * d)
+    # m1^T S2 S1 m2 = (S2 m1) . (S1 m2), over blocks of rows.
+    cross = np.empty_like(dot)
+    block = max(1, _BLOCK_BYTES // (8 * len(m2) * d))
+    for start in range(0, len(m1), block):
+        rows = slice(start, start + block)
+        left = np.einsum("jab,ib->ija", F2, m1[rows])
+        right = np.einsum("iab,jb->ija", F1[rows], m2)
+        cross[rows] = np.einsum("ija,ija->ij", left, right)
+    third = dot**3 + 3 * dot * (o1 @ f2.T + f1 @ o2.T + f1 @ f2.T) + 6 * cross
     return (gamma**3 * third + 3 * gamma**2 * coef0 * second
             + 3 * gamma * coef0**2 * dot + coef0**3)
 
