@@ -43,8 +43,11 @@ from kernelmaps import (
     AnchorMap,
     Chi2ChebyshevMap,
     Chi2DirectMap,
+    ExpChi2Features,
     HomogeneousKernelMap,
     additive_chi2_kernel,
+    chi2_distance,
+    exp_chi2_kernel,
     hellinger_kernel,
     intersection_kernel,
     js_kernel,
@@ -134,6 +137,50 @@ class ExactChi2Kernel:
 
 EXACT = {"chi2": additive_chi2_kernel, "js": js_kernel,
          "intersection": intersection_kernel, "hellinger": hellinger_kernel}
+ALL_EXACT = dict(EXACT, chi2_distance=chi2_distance, exp_chi2=exp_chi2_kernel)
+
+
+class ExactHistogramKernels:
+    """Every exact histogram kernel on 2000 x 2000 x 300 (Y=None), dense
+    and CSR, 2 workers."""
+
+    params = (tuple(ALL_EXACT), FORMATS)
+    param_names = ("kernel", "format")
+    timeout = 300
+
+    def setup(self, kernel, fmt):
+        self.X = _as(bag_of_words(2000, seed=1), fmt)
+
+    def time_kernel(self, kernel, fmt):
+        ALL_EXACT[kernel](self.X, workers=2)
+
+    def peakmem_kernel(self, kernel, fmt):
+        ALL_EXACT[kernel](self.X, workers=2)
+
+
+class ExpChi2:
+    """ExpChi2Features (direct map, t components) on 2000 histograms,
+    features and their Gram, beside the exact exp-chi2 Gram; 2 workers."""
+
+    params = ((500, 2000),)
+    param_names = ("n_components",)
+    timeout = 300
+
+    def setup(self, n_components):
+        X = bag_of_words(2000, seed=3)
+        self.X = scipy.sparse.csr_matrix(X)
+        self.features = ExpChi2Features.fit(X, n_components, beta=1.0, rng=0)
+
+    def time_features_and_gram(self, n_components):
+        Z = self.features.transform(self.X, workers=2)
+        Z @ Z.T
+
+    def peakmem_features_and_gram(self, n_components):
+        Z = self.features.transform(self.X, workers=2)
+        Z @ Z.T
+
+    def time_exact_gram(self, n_components):
+        exp_chi2_kernel(self.X, beta=1.0, workers=2)
 
 
 class AnchorMaps:
