@@ -263,10 +263,8 @@ def hellinger_kernel(X, Y=None, *, workers=None):
            [0.7035, 1.    ]])
     """
     X, Y, symmetric = _check_pair(X, Y)
-    sqrt = (lambda A: A.sqrt()) if scipy.sparse.issparse(X) else np.sqrt
-    X = sqrt(X)
-    Y = X if symmetric else (Y.sqrt() if scipy.sparse.issparse(Y) else np.sqrt(Y))
-    return _run(X, None if symmetric else Y, "product", workers)
+    X = _sqrt(X)
+    return _run(X, None if symmetric else _sqrt(Y), "product", workers)
 
 
 def js_kernel(X, Y=None, *, workers=None):
@@ -360,6 +358,11 @@ def _chi2_distance(X, Y, workers):
     if symmetric:
         np.fill_diagonal(D, 0.0)
     return D
+
+
+def _sqrt(A):
+    """Element-wise square root, dense or sparse (zeros stay zero)."""
+    return A.sqrt() if scipy.sparse.issparse(A) else np.sqrt(A)
 
 
 def _xlogx_sums(A):

@@ -186,7 +186,9 @@ def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress):
     if method == "kdtree":
         log_rho = _kdtree_log_kth(xp, X.offsets, k, n_threads)
     else:
-        log_rho = _blocks_log_kth(xp, X.offsets, k, n_threads)
+        # Packed once: X's rows (and columns, for rho) serve both passes.
+        x_rows, x_cols = _row_side(xp), _col_side(xp)
+        log_rho = _blocks_log_kth(xp, X.offsets, k, n_threads, x_rows, x_cols)
     if min_dist is None:
         log_floor = _relative_floors(log_rho, X.offsets)
     elif min_dist > 0:
@@ -200,8 +202,9 @@ def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress):
         L = _kdtree_log_sums(xp, X.offsets, yp, Y.offsets, k, log_rho, log_floor,
                              coef, n_threads, progress)
     else:
-        L = _blocks_log_sums(xp, X.offsets, yp, Y.offsets, symmetric, k, log_rho,
-                             log_floor, coef, n_threads, progress)
+        y_cols = x_cols if symmetric else _col_side(yp)
+        L = _blocks_log_sums(xp, X.offsets, Y.offsets, symmetric, k, log_rho,
+                             log_floor, coef, n_threads, progress, x_rows, y_cols)
 
     a = alphas[:, None, None]
     log_b = (2 * gammaln(k) - gammaln(k - alphas + 1) - gammaln(k + alphas - 1))
@@ -286,19 +289,29 @@ def _relative_floors(log_rho, offsets):
 # -- distance blocks (Cython) ------------------------------------------------
 
 
-def _blocks_log_kth(xp, offsets, k, n_threads):
-    """log rho_k of every point within its set (-inf for 0)."""
+def _row_side(points):
+    """Points packed as tile rows, and their squared norms."""
+    rows = pack_rows(points)
+    return rows, squared_norms(points, "sqeuclidean", rows.shape[0])
+
+
+def _col_side(points):
+    """Points packed as tile columns (transposed), and their squared norms."""
+    cols = pack_cols(points)
+    return cols, squared_norms(points, "sqeuclidean", cols.shape[1])
+
+
+def _blocks_log_kth(xp, offsets, k, n_threads, row_side, col_side):
+    """log rho_k of every point within its set (-inf for 0); row_side and
+    col_side: the points as packed by `_row_side` and `_col_side`."""
     sizes = np.diff(offsets)
     owners = np.arange(len(sizes))
     cost = sizes * sizes
     items = _row_items(owners, owners, offsets, offsets, cost,
                        max(cost.sum() / (4 * n_threads), 1.0))
-    rows, cols = pack_rows(xp), pack_cols(xp)
     col_block, ldo = _col_block(xp, int(sizes.max()))
     kth = np.empty(len(xp))
-    _impl.self_kth(rows, squared_norms(xp, "sqeuclidean", rows.shape[0]), cols,
-                   squared_norms(xp, "sqeuclidean", cols.shape[1]), items, k,
-                   col_block, kth,
+    _impl.self_kth(*row_side, *col_side, items, k, col_block, kth,
                    np.empty((n_threads, TILE_ROWS * ldo), xp.dtype),
                    np.empty((n_threads, k * _impl.LANES[xp.dtype.name]
                              * _max_rows(items)), xp.dtype),
@@ -307,10 +320,11 @@ def _blocks_log_kth(xp, offsets, k, n_threads):
         return 0.5 * np.log(kth)
 
 
-def _blocks_log_sums(xp, xoff, yp, yoff, symmetric, k, log_rho, log_floor, coef,
-                     n_threads, progress):
+def _blocks_log_sums(xp, xoff, yoff, symmetric, k, log_rho, log_floor, coef,
+                     n_threads, progress, row_side, col_side):
     """L[a, i, j] = log of the sum over t in X_i of exp(coef[a] u(t)), with
-    u = log rho_k(t) - log nu_k(t) (both floored), by distance blocks.
+    u = log rho_k(t) - log nu_k(t) (both floored), by distance blocks;
+    row_side: X packed by `_row_side`, col_side: Y packed by `_col_side`.
 
     The pairs are run in chunks of consecutive row sets, about
     _PAIRS_PER_CALL pairs each, so that memory beyond the output stays
@@ -335,7 +349,8 @@ def _blocks_log_sums(xp, xoff, yp, yoff, symmetric, k, log_rho, log_floor, coef,
         per_row = np.full(nx, ny)
     share = max(total / (4 * n_threads), 1.0)
 
-    rows, cols = pack_rows(xp), pack_cols(yp)
+    rows, row_norms = row_side
+    cols, col_norms = col_side
     col_block, ldo = _col_block(xp, int(sy.max()))
     lanes = _impl.LANES[xp.dtype.name]
     ldc = int(sy.max()) + lanes if both else 1
@@ -346,9 +361,6 @@ def _blocks_log_sums(xp, xoff, yp, yoff, symmetric, k, log_rho, log_floor, coef,
         col_buffers=np.empty((n_threads, k * ldc), xp.dtype),
         log_buffers=np.empty((n_threads, max(max_rows, ldc))),
     )
-    row_norms = squared_norms(xp, "sqeuclidean", rows.shape[0])
-    col_norms = squared_norms(yp, "sqeuclidean", cols.shape[1])
-
     n_pairs = int(per_row.sum())
     per_call = _PAIRS_PER_CALL
     if progress:  # about 50 steps, each with work for every thread
