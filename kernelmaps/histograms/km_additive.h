@@ -28,79 +28,23 @@ enum { KM_ADD_CHI2 = 0, KM_ADD_INTERSECTION = 1, KM_ADD_PRODUCT = 2, KM_ADD_XLOG
 #define KM_ADD_NR_F 16
 #define KM_ADD_RUN 64
 
-/* Instantiations: element type x target. */
-#define KM_T double
-#define KM_TINY DBL_MIN
+/* Instantiations: both element types, baseline and AVX2 targets. */
 #define KM_ATTR
+#define KM_SUFFIX base
 #define KM_VB 16
-#define KM_NAME km_additive_d_base
-#define KM_V km_vd_16
-#define KM_M km_vdm_16
-#define KM_LOG2 km_log2_d_16
-#include "km_additive_kernel.h"
-#undef KM_T
-#undef KM_TINY
+#include "km_additive_body.h"
 #undef KM_ATTR
+#undef KM_SUFFIX
 #undef KM_VB
-#undef KM_NAME
-#undef KM_V
-#undef KM_M
-#undef KM_LOG2
-
-#define KM_T float
-#define KM_TINY FLT_MIN
-#define KM_ATTR
-#define KM_VB 16
-#define KM_NAME km_additive_f_base
-#define KM_V km_vf_16
-#define KM_M km_vfm_16
-#define KM_LOG2 km_log2_f_16
-#include "km_additive_kernel.h"
-#undef KM_T
-#undef KM_TINY
-#undef KM_ATTR
-#undef KM_VB
-#undef KM_NAME
-#undef KM_V
-#undef KM_M
-#undef KM_LOG2
 
 #ifdef KM_DISPATCH_X86
-#define KM_T double
-#define KM_TINY DBL_MIN
 #define KM_ATTR KM_TARGET_AVX2
+#define KM_SUFFIX avx2
 #define KM_VB 32
-#define KM_NAME km_additive_d_avx2
-#define KM_V km_vd_32
-#define KM_M km_vdm_32
-#define KM_LOG2 km_log2_d_32
-#include "km_additive_kernel.h"
-#undef KM_T
-#undef KM_TINY
+#include "km_additive_body.h"
 #undef KM_ATTR
+#undef KM_SUFFIX
 #undef KM_VB
-#undef KM_NAME
-#undef KM_V
-#undef KM_M
-#undef KM_LOG2
-
-#define KM_T float
-#define KM_TINY FLT_MIN
-#define KM_ATTR KM_TARGET_AVX2
-#define KM_VB 32
-#define KM_NAME km_additive_f_avx2
-#define KM_V km_vf_32
-#define KM_M km_vfm_32
-#define KM_LOG2 km_log2_f_32
-#include "km_additive_kernel.h"
-#undef KM_T
-#undef KM_TINY
-#undef KM_ATTR
-#undef KM_VB
-#undef KM_NAME
-#undef KM_V
-#undef KM_M
-#undef KM_LOG2
 #endif
 
 static inline void km_additive_d(int kind, const double *x, ptrdiff_t d,
