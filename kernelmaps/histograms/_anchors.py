@@ -5,10 +5,10 @@ lookup."""
 import numpy as np
 import scipy.sparse
 
+from .._frozen import Frozen
 from .._parallel import resolve_workers
 from .._validation import check_choice, check_histograms, check_scalar
 from . import _anchors_impl as _impl
-from ._maps import _Frozen
 
 __all__ = ["AnchorMap"]
 
@@ -34,7 +34,7 @@ KERNELS = {
 }
 
 
-class AnchorMap(_Frozen):
+class AnchorMap(Frozen):
     r"""Additive nearest-neighbour feature map (ANNFM and k-ANNFM).
 
     For an additive kernel :math:`K(x, y) = \sum_j k(x_j, y_j)` whose

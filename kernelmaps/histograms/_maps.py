@@ -8,6 +8,7 @@ import math
 import numpy as np
 import scipy.sparse
 
+from .._frozen import Frozen
 from .._parallel import resolve_workers
 from .._validation import check_bool, check_choice, check_histograms, check_scalar
 from . import _maps_impl as _impl
@@ -24,26 +25,7 @@ __all__ = [
 _POOLED_WEIGHT = 0.1
 
 
-class _Frozen:
-    """Immutable after construction (arrays read-only), and picklable."""
-
-    def __setattr__(self, name, value):
-        if getattr(self, "_frozen", False):
-            raise AttributeError(f"{type(self).__name__} objects are immutable")
-        object.__setattr__(self, name, value)
-
-    def _freeze(self):
-        for value in vars(self).values():
-            if isinstance(value, np.ndarray):
-                value.flags.writeable = False
-        self._frozen = True
-
-    def __setstate__(self, state):
-        object.__setattr__(self, "__dict__", dict(state, _frozen=False))
-        self._freeze()
-
-
-class _AdditiveMap(_Frozen):
+class _AdditiveMap(Frozen):
     """Shared machinery: a map of each input value to `n_terms` features,
     output column ``j * n_terms + q`` for input column j and term q."""
 
@@ -458,7 +440,7 @@ class HomogeneousKernelMap(_AdditiveMap):
                 f"order={self.order}{period})")
 
 
-class ExpChi2Features(_Frozen):
+class ExpChi2Features(Frozen):
     r"""Random Fourier features of the exp-chi2 kernel (Algorithm 2 of
     [1]_).
 

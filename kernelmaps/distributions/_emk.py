@@ -1,0 +1,1 @@
+"""Efficient match kernels with a learned basis (EMK-CKSVD)."""

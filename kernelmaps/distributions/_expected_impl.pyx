@@ -1,0 +1,1 @@
+"""Expected RBF kernels between Gaussians with full covariances."""

@@ -1,0 +1,1 @@
+"""Random Fourier features of points and of sets (RFF, RDF, DRDF)."""
