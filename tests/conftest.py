@@ -7,7 +7,7 @@ from hypothesis import settings
 
 import kernelmaps
 from kernelmaps.histograms import _exact_impl
-from kernelmaps.sets import _knn_impl, _pair_sums_impl
+from kernelmaps.sets import _knn_impl, _pair_sums_impl, _set_features_impl
 
 settings.register_profile("default", max_examples=40, deadline=None)
 settings.register_profile("thorough", max_examples=1000, deadline=None)
@@ -33,7 +33,7 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.fixture(params=["avx2", "baseline"])
 def simd_path(request):
     """Run a test on each code path of the SIMD kernels this CPU has."""
-    modules = (_pair_sums_impl, _knn_impl, _exact_impl)
+    modules = (_pair_sums_impl, _knn_impl, _exact_impl, _set_features_impl)
     got = {module.simd_isa(request.param == "avx2") for module in modules}
     try:
         if got != {request.param}:

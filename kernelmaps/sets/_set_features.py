@@ -14,15 +14,23 @@ The (points x t) matrix of point features is never formed.
 import numpy as np
 
 from .._parallel import resolve_workers
+from . import _set_features_impl as _impl
+from ._pair_sums import pack_cols, pack_rows, squared_norms
 
 __all__ = ["set_means"]
 
-# Points per block of the NumPy path.
-_BLOCK = 2048
+# A task's points: a group of whole sets up to _GROUP_POINTS points (more for
+# a larger set) and _GROUP_SETS sets, against a panel of _PANEL_BYTES of
+# columns per feature (128 float64 or 256 float32 columns).
+_GROUP_POINTS = 256
+_GROUP_SETS = 64
+_PANEL_BYTES = 1024
 
 
-def set_means(X, centres, phases=None, *, kind, gamma=1.0, workers=None):
-    """Mean of the point features of each set of the `Bags` `X`.
+def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
+              workers=None):
+    """`scale` times the mean of the point features of each set of the
+    `Bags` `X`.
 
     Parameters
     ----------
@@ -35,28 +43,33 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, workers=None):
     kind : {"cos", "rbf", "laplacian"}
     gamma : float
         Scale of "rbf" and "laplacian".
+    scale : float
+        Factor applied to the means.
     workers : int, optional
 
     Returns
     -------
-    ndarray, shape (len(X), t), dtype of `X`; sums accumulated in float64.
+    ndarray, shape (len(X), t), dtype of `X`; the features are summed over
+    strips of 4 points in that dtype, then in float64.
     """
-    resolve_workers(workers)
+    n_threads = resolve_workers(workers)
     points = X.points
     dtype = points.dtype
     centres = np.asarray(centres, dtype=dtype)
-    sums = np.zeros((len(X), centres.shape[1]))
-    owner = np.repeat(np.arange(len(X)), X.sizes)
-    for start in range(0, points.shape[0], _BLOCK):
-        x = points[start:start + _BLOCK]
-        if kind == "cos":
-            f = np.cos(x @ centres + np.asarray(phases, dtype=dtype))
-        elif kind == "rbf":
-            sq = (np.square(x).sum(1)[:, None] + np.square(centres).sum(0)
-                  - 2 * (x @ centres))
-            f = np.exp(-gamma * np.maximum(sq, 0))
-        else:
-            f = np.exp(-gamma * np.abs(x[:, :, None] - centres).sum(1))
-        np.add.at(sums, owner[start:start + _BLOCK], f)
-    sums /= X.sizes[:, None]
-    return sums.astype(dtype, copy=False)
+    rows, cols = pack_rows(points), pack_cols(centres.T)
+    if kind == "cos":
+        row_vec = np.zeros(rows.shape[0], dtype=dtype)
+        col_vec = np.zeros(cols.shape[1], dtype=dtype)
+        col_vec[: centres.shape[1]] = phases
+    else:
+        row_vec = squared_norms(points, kind, rows.shape[0])
+        col_vec = squared_norms(centres.T, kind, cols.shape[1])
+    groups = _impl.plan_groups(X.offsets, _GROUP_POINTS, _GROUP_SETS)
+    panel = _PANEL_BYTES // dtype.itemsize
+    out = np.empty((len(X), centres.shape[1]), dtype=dtype)
+    tile_buffers = np.empty((n_threads, _impl.TILE_ROWS * panel), dtype=dtype)
+    acc_buffers = np.empty((n_threads, int(np.diff(groups).max()) * panel))
+    _impl.set_means(rows, row_vec, X.offsets, groups, cols, col_vec, out, panel,
+                    tile_buffers, acc_buffers, kind, float(gamma), float(scale),
+                    n_threads)
+    return out

@@ -14,6 +14,7 @@ cdef extern from "km_tile.h" nogil:
     int KM_LAPLACIAN
     int KM_POLYNOMIAL
     int KM_SQEUCLIDEAN
+    int KM_COS
 
     ctypedef struct km_tile_args:
         ptrdiff_t d

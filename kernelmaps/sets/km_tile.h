@@ -14,13 +14,15 @@
  * shape, with register blocking: KM_MR x 2 vector accumulators), then the
  * kernel is applied in registers. The caller centres and scales rbf and
  * laplacian inputs so that norms cannot overflow (see _pair_sums.py).
+ * KM_COS is the random Fourier feature cos(x . y + yn): yn holds the
+ * phases of the columns instead of their norms.
  */
 #ifndef KM_TILE_H
 #define KM_TILE_H
 
 #include "km_simd.h"
 
-enum { KM_RBF = 0, KM_LAPLACIAN = 1, KM_POLYNOMIAL = 2, KM_SQEUCLIDEAN = 3 };
+enum { KM_RBF = 0, KM_LAPLACIAN = 1, KM_POLYNOMIAL = 2, KM_SQEUCLIDEAN = 3, KM_COS = 4 };
 
 /* Rows per tile call; the caller pads columns to a multiple of KM_NR_D or
  * KM_NR_F (two 32-byte vectors), which every target's step divides. */

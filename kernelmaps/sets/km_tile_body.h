@@ -15,6 +15,7 @@
 #define KM_POS KM_H(km_pos_d)
 #define KM_EXP2 KM_H(km_exp2_d)
 #define KM_POWI KM_H(km_powi_d)
+#define KM_COSINE KM_H(km_cos_d)
 #define KM_TILE KM_CAT(km_tile_d, KM_SUFFIX)
 #include "km_tile_kernel.h"
 #undef KM_T
@@ -26,6 +27,7 @@
 #undef KM_POS
 #undef KM_EXP2
 #undef KM_POWI
+#undef KM_COSINE
 #undef KM_TILE
 
 #define KM_T float
@@ -37,6 +39,7 @@
 #define KM_POS KM_H(km_pos_f)
 #define KM_EXP2 KM_H(km_exp2_f)
 #define KM_POWI KM_H(km_powi_f)
+#define KM_COSINE KM_H(km_cos_f)
 #define KM_TILE KM_CAT(km_tile_f, KM_SUFFIX)
 #include "km_tile_kernel.h"
 #undef KM_T
@@ -48,6 +51,7 @@
 #undef KM_POS
 #undef KM_EXP2
 #undef KM_POWI
+#undef KM_COSINE
 #undef KM_TILE
 
 #undef KM_H

@@ -56,6 +56,10 @@ KM_ATTR static void KM_TILE(const km_tile_args *a, const KM_T *x, const KM_T *xn
                     v0 = KM_POWI(g * v0 + c0, degree);
                     v1 = KM_POWI(g * v1 + c0, degree);
                     break;
+                case KM_COS:
+                    v0 = KM_COSINE(v0 + yn0);
+                    v1 = KM_COSINE(v1 + yn1);
+                    break;
                 default: /* KM_SQEUCLIDEAN */
                     v0 = KM_POS((xnr + yn0) - 2 * v0);
                     v1 = KM_POS((xnr + yn1) - 2 * v1);
