@@ -29,6 +29,10 @@ Distributions
 -------------
 gaussian_expected_kernel  expected kernels between Gaussians (SMM)
 level2_kernel        kernels on mean embeddings from their inner products
+EMKFeatures          efficient match kernel features, learned basis (EMK-CKSVD)
+RandomFourierFeatures random Fourier features of points (RBF, Laplacian)
+RandomDistributionFeatures  random distribution features of sets (RDF)
+DoublyRandomDistributionFeatures  RDF of the MMD kernel (DRDF)
 
 Kernel matrices
 ---------------
@@ -37,7 +41,14 @@ PSDProjector         the same projection, applied to test rows too
 """
 
 from ._bags import Bags
-from .distributions import gaussian_expected_kernel, level2_kernel
+from .distributions import (
+    DoublyRandomDistributionFeatures,
+    EMKFeatures,
+    RandomDistributionFeatures,
+    RandomFourierFeatures,
+    gaussian_expected_kernel,
+    level2_kernel,
+)
 from .histograms import (
     AnchorMap,
     Chi2ChebyshevMap,
@@ -68,9 +79,13 @@ __all__ = [
     "Bags",
     "Chi2ChebyshevMap",
     "Chi2DirectMap",
+    "DoublyRandomDistributionFeatures",
+    "EMKFeatures",
     "ExpChi2Features",
     "HomogeneousKernelMap",
     "PSDProjector",
+    "RandomDistributionFeatures",
+    "RandomFourierFeatures",
     "additive_chi2_kernel",
     "chi2_distance",
     "divergence_kernel",

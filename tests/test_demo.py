@@ -10,6 +10,7 @@ def test_demo_runs_quick(capsys):
     assert "numpy, blocked" in out
     assert "1-nearest-neighbour accuracy" in out
     assert "kNN Renyi divergence" in out
+    assert "random distribution features (RDF)" in out
     assert "project_psd (clip)" in out
     assert "Chi2DirectMap (fitted)" in out
     assert "AnchorMap, 50 anchors" in out

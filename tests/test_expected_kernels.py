@@ -3,7 +3,7 @@ within 4 standard errors), and level-2 kernels against their definitions."""
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
 from kernelmaps import gaussian_expected_kernel, level2_kernel, sum_match_kernel
 
@@ -100,6 +100,101 @@ def test_level2_against_definitions():
     assert R.shape == (2, 6)
 
 
+def rbf_reference(m1, c1, m2, c2, gamma):
+    """The expected RBF kernel pair by pair, from its formula with
+    np.linalg.det and np.linalg.solve."""
+    d = m1.shape[1]
+    K = np.empty((len(m1), len(m2)))
+    for i in range(len(m1)):
+        for j in range(len(m2)):
+            A = np.eye(d) + 2 * gamma * (c1[i] + c2[j])
+            dm = m1[i] - m2[j]
+            K[i, j] = np.exp(-gamma * dm @ np.linalg.solve(A, dm)) / np.sqrt(
+                np.linalg.det(A))
+    return K
+
+
+def random_psd(n, d, rng, rank=None):
+    """Random covariances, of rank `rank` (default full), with spread-out
+    scales."""
+    A = rng.normal(size=(n, d, rank or d)) * rng.uniform(0.05, 1.0, (n, 1, 1))
+    return A @ A.transpose(0, 2, 1)
+
+
+@pytest.mark.parametrize("d", [1, 3, 16])
+@pytest.mark.parametrize(("n", "m"), [(1, 1), (7, 33), (33, 7), (1, 7)])
+def test_full_rbf_against_reference(n, m, d):
+    rng = np.random.default_rng(10 * n + m + d)
+    m1, c1 = rng.normal(size=(n, d)), random_psd(n, d, rng)
+    m2, c2 = rng.normal(size=(m, d)), random_psd(m, d, rng, rank=max(1, d // 2))
+    gamma = 0.7 / d
+    runs = [gaussian_expected_kernel(m1, c1, m2, c2, gamma=gamma, workers=w)
+            for w in (1, 2)]
+    assert_allclose(runs[0], rbf_reference(m1, c1, m2, c2, gamma), rtol=1e-11,
+                    atol=1e-300)
+    assert_array_equal(runs[0], runs[1])
+
+
+@pytest.mark.parametrize("d", [1, 3, 16])
+@pytest.mark.parametrize("n", [1, 7, 33])
+def test_full_rbf_symmetric(n, d):
+    rng = np.random.default_rng(n + d)
+    means, covs = rng.normal(size=(n, d)), random_psd(n, d, rng)
+    gamma = 0.7 / d
+    runs = [gaussian_expected_kernel(means, covs, gamma=gamma, workers=w)
+            for w in (1, 2)]
+    K = runs[0]
+    assert_allclose(K, rbf_reference(means, covs, means, covs, gamma),
+                    rtol=1e-11, atol=1e-300)
+    assert_array_equal(K, K.T)
+    assert_array_equal(K, runs[1])
+    # The upper triangle is the same computation as with the second
+    # collection given.
+    cross = gaussian_expected_kernel(means, covs, means, covs, gamma=gamma)
+    assert_array_equal(np.triu(K), np.triu(cross))
+
+
+def test_full_rbf_mixed_forms_and_progress():
+    # Full covariances on one side, diagonal or isotropic on the other, go
+    # through the same engine; progress=True changes nothing.
+    pytest.importorskip("tqdm")
+    rng = np.random.default_rng(11)
+    m1, c1 = rng.normal(size=(40, 3)), random_psd(40, 3, rng)
+    m2, v2 = rng.normal(size=(9, 3)), rng.uniform(0.1, 1.0, size=(9, 3))
+    K = gaussian_expected_kernel(m1, c1, m2, v2, gamma=0.4, progress=True)
+    assert_allclose(K, rbf_reference(m1, c1, m2, full(v2, 3), 0.4), rtol=1e-11)
+    S = gaussian_expected_kernel(m1, c1, gamma=0.4, workers=2, progress=True)
+    assert_array_equal(S, gaussian_expected_kernel(m1, c1, gamma=0.4, workers=1))
+
+
+def test_full_rbf_extreme_scales():
+    # Large gamma * covariance: det(A) beyond the float64 range (> 1e308),
+    # values far below 1 but representable; no overflow, no NaN.
+    rng = np.random.default_rng(12)
+    d = 16
+    means, covs = rng.normal(size=(5, d)) * 1e10, random_psd(5, d, rng) * 1e20
+    K = gaussian_expected_kernel(means, covs, gamma=1.0)
+    assert (K > 0).all() and (K < 1e-100).all()
+    want = np.empty((5, 5))
+    for i in range(5):
+        for j in range(5):
+            A = np.eye(d) + 2 * (covs[i] + covs[j])
+            dm = means[i] - means[j]
+            want[i, j] = -0.5 * np.linalg.slogdet(A)[1] - dm @ np.linalg.solve(A, dm)
+    assert_allclose(np.log(K), want, rtol=1e-10)
+
+
+def test_full_rbf_not_positive_definite():
+    # A covariance barely indefinite (within the PSD tolerance) and a huge
+    # gamma make I + 2 gamma (S_i + S_j) indefinite for the pairs with S_1:
+    # a clear error naming the first, no NaN.
+    covs = np.zeros((3, 2, 2))
+    covs[1] = [[1.0, 0.0], [0.0, -1e-11]]
+    with pytest.raises(ValueError, match=r"not numerically positive definite "
+                                         r"for the pair \(0, 1\) \(3 pair"):
+        gaussian_expected_kernel(np.zeros((3, 2)), covs, gamma=1e12)
+
+
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
@@ -128,6 +223,11 @@ def test_level2_against_definitions():
          ValueError, "degree must be 2 or 3"),
         (lambda: gaussian_expected_kernel(np.full((2, 2), np.nan), np.ones(2)),
          ValueError, "must be finite"),
+        (lambda: gaussian_expected_kernel(np.zeros((2, 2)), np.ones(2), workers=0),
+         ValueError, "workers must be a positive int"),
+        (lambda: gaussian_expected_kernel(np.zeros((2, 2)), np.ones(2),
+                                          workers=1.5),
+         TypeError, "workers must be an int or None"),
         (lambda: level2_kernel(np.eye(2), np.ones(3)), ValueError,
          "diag_X and diag_Y must have shapes"),
         (lambda: level2_kernel(np.eye(2), np.zeros(2), kind="nrbf"), ValueError,

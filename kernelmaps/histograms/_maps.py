@@ -8,9 +8,11 @@ import math
 import numpy as np
 import scipy.sparse
 
+from .._bags import Bags
 from .._frozen import Frozen
 from .._parallel import resolve_workers
 from .._validation import check_bool, check_choice, check_histograms, check_scalar
+from ..sets._set_features import set_means
 from . import _maps_impl as _impl
 
 __all__ = [
@@ -569,11 +571,17 @@ class ExpChi2Features(Frozen):
                 f"for {self.n_features_in}"
             )
         phi = self.chi2_map.transform(X, workers=workers)
-        W = self.weights.astype(phi.dtype, copy=False)
-        Z = np.asarray(phi @ W)
+        scale = math.sqrt(2.0 / self.n_features_out)
+        if not scipy.sparse.issparse(phi):
+            # Each row a set of its own: the fused product and cosine of the
+            # random features of sets.
+            rows = Bags(phi, np.arange(phi.shape[0] + 1))
+            return set_means(rows, self.weights, self.offsets, kind="cos",
+                             scale=scale, workers=workers)
+        Z = np.asarray(phi @ self.weights.astype(phi.dtype, copy=False))
         Z += self.offsets.astype(phi.dtype)
         np.cos(Z, out=Z)
-        Z *= np.sqrt(2.0 / self.n_features_out).astype(Z.dtype)
+        Z *= np.asarray(scale, dtype=Z.dtype)
         return Z
 
     def __repr__(self):

@@ -1,0 +1,206 @@
+"""Benchmarks for the random Fourier features of points and sets.
+
+What is measured
+----------------
+`RDF` times ``RandomDistributionFeatures(d, t=1000, gamma=1/d).transform``
+on ``n_sets`` sets of ``n_points`` standard-normal points in ``d``
+dimensions ("200x300x30", and "1000x300x30" to show how the gap to the
+exact kernel grows with the number of sets), float64 and float32, 1 and 2
+worker threads; ``time_rdf_gram`` adds the Gram matrix ``F @ F.T`` (what
+replaces the exact kernel). Beside it, on the same data and frequencies:
+
+* ``time_numpy``: what a user would write (scikit-learn's ``RBFSampler``
+  does the same): ``cos(X @ W + b)`` on all points in one go, then the
+  per-set means;
+* ``time_exact``: the exact Gram ``sum_match_kernel(sets, gamma=1/d)``,
+  which the RDF Gram approximates.
+
+The baseline does not depend on ``workers`` and runs at ``workers=1`` only;
+the exact Gram at 1000 sets runs at ``workers=2`` only (about a minute).
+`DRDF` does the same for ``DoublyRandomDistributionFeatures`` (t = t2 =
+1000) beside the exact ``mmd_kernel``, and `RFF` for
+``RandomFourierFeatures.transform`` on 60000 points against NumPy. The
+``peakmem_*`` methods give the peak resident memory of the process.
+
+Targets
+-------
+On the 2-core reference machine, at 200x300x30 and t = 1000: RDF at most
+0.25x the NumPy way in float64; float32 at most 0.5x float64; RDF features
+plus their Gram at least 10x faster than the exact Gram (all at
+``workers=2``).
+
+Running
+-------
+From the ``benchmarks`` directory::
+
+    asv run --python=same --bench "random_features" \\
+        --set-commit-hash $(git rev-parse HEAD) --show-stderr
+    python -m benchmarks.random_features  # the ratios and the targets
+"""
+
+import numpy as np
+from asv_runner.benchmarks.mark import skip_for_params
+
+from kernelmaps import (
+    Bags,
+    DoublyRandomDistributionFeatures,
+    RandomDistributionFeatures,
+    RandomFourierFeatures,
+    mmd_kernel,
+    sum_match_kernel,
+)
+
+from .common import RunOnce, make_sets, stored_times
+
+SIZES = ("200x300x30", "1000x300x30")
+DTYPES = ("float64", "float32")
+WORKERS = (1, 2)
+N_COMPONENTS = 1000
+NUMPY_TARGET = 0.25
+FLOAT32_TARGET = 0.5
+EXACT_TARGET = 10.0
+
+SKIP_NUMPY = [(s, dt, w) for s in SIZES for dt in DTYPES for w in WORKERS if w != 1]
+# The exact Gram: float64 only (float32 is computed like it), and at 1000
+# sets with two workers only.
+SKIP_EXACT = [
+    (s, dt, w) for s in SIZES for dt in DTYPES for w in WORKERS
+    if dt == "float32" or (s == SIZES[1] and w == 1)
+]
+
+
+def numpy_set_means(bags, weights, offsets):
+    """The NumPy way: all point features at once, then the set means."""
+    dtype = bags.points.dtype
+    Z = np.cos(bags.points @ weights.astype(dtype) + offsets.astype(dtype))
+    Z *= np.sqrt(2.0 / weights.shape[1]).astype(dtype)
+    sums = np.add.reduceat(Z, bags.offsets[:-1], axis=0)
+    return sums / bags.sizes[:, None]
+
+
+class RDF(RunOnce):
+    params = (SIZES, DTYPES, WORKERS)
+    param_names = ("size", "dtype", "workers")
+
+    def setup(self, size, dtype, workers):
+        sets, d = make_sets(size, dtype)
+        self.bags = Bags.from_list(sets)
+        self.gamma = 1.0 / d
+        self.rdf = RandomDistributionFeatures(d, N_COMPONENTS, gamma=self.gamma,
+                                              rng=0)
+
+    def time_rdf(self, size, dtype, workers):
+        self.rdf.transform(self.bags, workers=workers)
+
+    def time_rdf_gram(self, size, dtype, workers):
+        F = self.rdf.transform(self.bags, workers=workers)
+        F @ F.T
+
+    @skip_for_params(SKIP_NUMPY)
+    def time_numpy(self, size, dtype, workers):
+        numpy_set_means(self.bags, self.rdf.weights, self.rdf.offsets)
+
+    @skip_for_params(SKIP_EXACT)
+    def time_exact(self, size, dtype, workers):
+        sum_match_kernel(self.bags, gamma=self.gamma, workers=workers)
+
+    def peakmem_rdf(self, size, dtype, workers):
+        self.rdf.transform(self.bags, workers=workers)
+
+    @skip_for_params(SKIP_NUMPY)
+    def peakmem_numpy(self, size, dtype, workers):
+        numpy_set_means(self.bags, self.rdf.weights, self.rdf.offsets)
+
+
+class DRDF(RunOnce):
+    params = (WORKERS,)
+    param_names = ("workers",)
+
+    def setup(self, workers):
+        sets, d = make_sets(SIZES[0], "float64")
+        self.bags = Bags.from_list(sets)
+        self.gamma = 1.0 / d
+        self.drdf = DoublyRandomDistributionFeatures(
+            d, N_COMPONENTS, N_COMPONENTS, gamma=self.gamma, gamma2=1.0, rng=0)
+
+    def time_drdf_gram(self, workers):
+        F = self.drdf.transform(self.bags, workers=workers)
+        F @ F.T
+
+    def time_exact(self, workers):
+        mmd_kernel(self.bags, gamma=self.gamma, gamma2=1.0, workers=workers)
+
+
+class RFF:
+    params = (DTYPES, WORKERS)
+    param_names = ("dtype", "workers")
+    number = 1
+    repeat = 3
+
+    def setup(self, dtype, workers):
+        rng = np.random.default_rng(0)
+        self.X = rng.standard_normal((60_000, 30)).astype(dtype)
+        self.rff = RandomFourierFeatures(30, N_COMPONENTS, gamma=1 / 30, rng=0)
+
+    def time_rff(self, dtype, workers):
+        self.rff.transform(self.X, workers=workers)
+
+    @skip_for_params([(dt, 2) for dt in DTYPES])
+    def time_numpy(self, dtype, workers):
+        W = self.rff.weights.astype(self.X.dtype)
+        np.cos(self.X @ W + self.rff.offsets.astype(self.X.dtype))
+
+
+def print_ratios(results_dir=".asv/results"):
+    """Ratios and targets of every stored result."""
+    for label, times in stored_times(results_dir):
+        rdf = times.get("random_features.RDF.time_rdf", {})
+        if not rdf:
+            continue
+        gram = times.get("random_features.RDF.time_rdf_gram", {})
+        numpy = times.get("random_features.RDF.time_numpy", {})
+        exact = times.get("random_features.RDF.time_exact", {})
+        print(label)
+        for (size, dtype, workers), t in sorted(rdf.items()):
+            line = f"  RDF {size} {dtype} workers={workers}: {t:6.3f} s"
+            base = numpy.get((size, dtype, "1"))
+            if base:
+                line += f"; / NumPy {base:6.3f} s = {t / base:5.3f}"
+                if dtype == "float64" and workers == "2" and size == SIZES[0]:
+                    verdict = "met" if t / base <= NUMPY_TARGET else "MISSED"
+                    line += f" (target <= {NUMPY_TARGET}: {verdict})"
+            t64 = rdf.get((size, "float64", workers))
+            if dtype == "float32" and t64:
+                verdict = "met" if t / t64 <= FLOAT32_TARGET else "MISSED"
+                line += f"; / float64 = {t / t64:5.3f}"
+                if size == SIZES[0]:
+                    line += f" (target <= {FLOAT32_TARGET}: {verdict})"
+            print(line)
+        for (size, dtype, workers), t in sorted(exact.items()):
+            approx = gram.get((size, dtype, workers))
+            if approx:
+                ratio = t / approx
+                line = (f"  exact Gram {size} workers={workers}: {t:7.3f} s / "
+                        f"RDF + Gram {approx:6.3f} s = {ratio:6.1f}x")
+                if size == SIZES[0] and workers == "2":
+                    verdict = "met" if ratio >= EXACT_TARGET else "MISSED"
+                    line += f" (target >= {EXACT_TARGET:g}x: {verdict})"
+                print(line)
+        drdf = times.get("random_features.DRDF.time_drdf_gram", {})
+        drdf_exact = times.get("random_features.DRDF.time_exact", {})
+        for (workers,), t in sorted(drdf.items()):
+            if (workers,) in drdf_exact:
+                e = drdf_exact[(workers,)]
+                print(f"  mmd_kernel workers={workers}: {e:6.3f} s / DRDF + Gram "
+                      f"{t:6.3f} s = {e / t:5.1f}x")
+        rff = times.get("random_features.RFF.time_rff", {})
+        rff_numpy = times.get("random_features.RFF.time_numpy", {})
+        for (dtype, workers), t in sorted(rff.items()):
+            base = rff_numpy.get((dtype, "1"))
+            if base:
+                print(f"  RFF 60000x30 {dtype} workers={workers}: {t:6.3f} s / "
+                      f"NumPy {base:6.3f} s = {t / base:5.3f}")
+
+
+if __name__ == "__main__":
+    print_ratios()

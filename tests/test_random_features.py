@@ -1,0 +1,293 @@
+"""Random Fourier features of points and sets (RFF, RDF, DRDF), and the
+set-means engine under them, against NumPy references and the exact kernels
+they approximate."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from kernelmaps import (
+    Bags,
+    DoublyRandomDistributionFeatures,
+    RandomDistributionFeatures,
+    RandomFourierFeatures,
+    gaussian_expected_kernel,
+    mmd,
+    mmd_kernel,
+    sum_match_kernel,
+)
+from kernelmaps.sets._set_features import set_means
+
+
+def ragged_sets(sizes, d, dtype, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=(n, d)).astype(dtype) for n in sizes]
+
+
+def reference_means(sets, centres, phases, kind, gamma):
+    """Mean over each set of f(x, column), by broadcasting."""
+    out = []
+    for x in sets:
+        x = x.astype(np.float64)
+        diff = x[:, :, None] - centres[None]
+        if kind == "cos":
+            f = np.cos(x @ centres + phases)
+        elif kind == "rbf":
+            f = np.exp(-gamma * (diff**2).sum(1))
+        else:
+            f = np.exp(-gamma * np.abs(diff).sum(1))
+        out.append(f.mean(0))
+    return np.array(out)
+
+
+SIZES = {
+    "singletons": [1] * 9,
+    "ragged": [1, 2, 3, 4, 5, 7, 1, 13],
+    "large": [700, 3, 260, 1],
+}
+
+
+@pytest.mark.parametrize("kind", ["cos", "rbf", "laplacian"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sizes", list(SIZES))
+@pytest.mark.parametrize(("d", "t"), [(1, 1), (3, 53), (30, 300)])
+def test_set_means_against_reference(simd_path, kind, dtype, sizes, d, t):
+    sets = ragged_sets(SIZES[sizes], d, dtype, seed=d + t)
+    rng = np.random.default_rng(1)
+    centres = rng.normal(scale=0.5, size=(d, t))
+    phases = rng.uniform(0, 2 * np.pi, t)
+    gamma = 0.7 / d
+    bags = Bags.from_list(sets)
+    expected = reference_means(sets, centres.astype(dtype), phases.astype(dtype),
+                               kind, gamma)
+    out1 = set_means(bags, centres, phases, kind=kind, gamma=gamma, workers=1)
+    out2 = set_means(bags, centres, phases, kind=kind, gamma=gamma, workers=2)
+    assert out1.dtype == dtype and out1.shape == (len(sets), t)
+    assert_array_equal(out1, out2)
+    tol = 1e-13 if dtype == np.float64 else 3e-6
+    assert_allclose(out1, expected, rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize(("dtype", "tol"), [(np.float64, 4e-16), (np.float32, 2e-7)])
+def test_cosine_accuracy(simd_path, dtype, tol):
+    # The engine's cosine against NumPy's over a wide range of arguments,
+    # including values next to the half-integer multiples of pi where the
+    # quadrant rounds either way.
+    rng = np.random.default_rng(0)
+    v = np.concatenate([
+        np.linspace(-1e4, 1e4, 200_001),
+        (np.arange(-3000, 3000) + 0.5) * np.pi,
+        rng.uniform(-50, 50, 10_000),
+    ]).astype(dtype)
+    bags = Bags(v[:, None], np.arange(v.size + 1))
+    out = set_means(bags, np.ones((1, 1)), np.zeros(1), kind="cos")[:, 0]
+    assert_allclose(out, np.cos(v.astype(np.float64)), rtol=0, atol=tol)
+    huge = Bags(np.array([[1e300], [-3e18]]), np.arange(3))
+    assert np.all(np.abs(set_means(huge, np.ones((1, 1)), np.zeros(1),
+                                   kind="cos")) <= 1)
+
+
+def error_ratio(make_features, K, ts=(100, 10_000), n_seeds=8):
+    """RMS error of the Gram of the features at t = ts[0] over that at
+    t = ts[1], pooled over seeds: sqrt(ts[1] / ts[0]) for an O(t^(-1/2))
+    error (10 for the default; the bounds used below, 5 to 20, rule out
+    t^(-1/4), 3.2, and t^(-1), 100)."""
+    errors = [
+        np.sqrt(np.mean([((Z @ Z.T - K) ** 2).mean()
+                         for Z in (make_features(t, seed) for seed in range(n_seeds))]))
+        for t in ts
+    ]
+    return errors[0] / errors[1]
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_rff_converges_at_rate_one_over_sqrt_t(kernel):
+    X = np.random.default_rng(0).normal(size=(60, 4))
+    gamma = 0.3
+    diff = X[:, None] - X[None]
+    if kernel == "rbf":
+        K = np.exp(-gamma * (diff**2).sum(-1))
+    else:
+        K = np.exp(-gamma * np.abs(diff).sum(-1))
+    ratio = error_ratio(lambda t, seed: RandomFourierFeatures(
+        4, t, kernel=kernel, gamma=gamma, rng=seed).transform(X), K)
+    assert 5 < ratio < 20
+
+
+def test_rff_values():
+    rff = RandomFourierFeatures(3, 20, gamma=0.4, rng=5)
+    X = np.random.default_rng(1).normal(size=(11, 3))
+    expected = math.sqrt(2 / 20) * np.cos(X @ rff.weights + rff.offsets)
+    assert_allclose(rff.transform(X), expected, rtol=0, atol=1e-15)
+    assert rff.weights.shape == (3, 20) and rff.offsets.shape == (20,)
+    assert np.all((rff.offsets >= 0) & (rff.offsets < 2 * np.pi))
+
+
+def test_rff_frequency_distributions():
+    # Gaussian N(0, 2 gamma) and Cauchy of scale gamma (median |w| = gamma).
+    gamma = 0.7
+    w = RandomFourierFeatures(5, 20_000, gamma=gamma, rng=0).weights
+    assert abs(w.var() / (2 * gamma) - 1) < 0.02
+    w = RandomFourierFeatures(5, 20_000, kernel="laplacian", gamma=gamma,
+                              rng=0).weights
+    assert abs(np.median(np.abs(w)) / gamma - 1) < 0.02
+
+
+def two_level_sets(n_sets, size, d, seed):
+    """Sets drawn from Gaussians N(m_i, s_i^2 I): means, variances, sets."""
+    rng = np.random.default_rng(seed)
+    means = rng.normal(scale=0.8, size=(n_sets, d))
+    variances = rng.uniform(0.2, 0.6, n_sets)
+    sets = [m + math.sqrt(v) * rng.normal(size=(size, d))
+            for m, v in zip(means, variances, strict=True)]
+    return means, variances, sets
+
+
+def test_rdf_converges_to_the_sum_match_kernel():
+    _, _, sets = two_level_sets(12, 40, 3, seed=0)
+    gamma = 0.4
+    K = sum_match_kernel(sets, gamma=gamma)
+    ratio = error_ratio(lambda t, seed: RandomDistributionFeatures(
+        3, t, gamma=gamma, rng=seed).transform(sets), K)
+    assert 5 < ratio < 20
+
+
+def test_rdf_distances_approximate_mmd():
+    _, _, sets = two_level_sets(10, 50, 2, seed=1)
+    gamma = 0.5
+    D = mmd(sets, gamma=gamma)
+    errors = {}
+    for t in (100, 10_000):
+        F = RandomDistributionFeatures(2, t, gamma=gamma, rng=3).transform(sets)
+        dist = np.sqrt(np.maximum(((F[:, None] - F[None]) ** 2).sum(-1), 0))
+        errors[t] = np.abs(dist - D).mean()
+    assert errors[10_000] < 0.02
+    assert errors[10_000] < errors[100] / 4
+
+
+def test_rdf_theorem_1_error_shrinks_with_set_and_feature_count():
+    # Against the kernel of the distributions the sets are drawn from (the
+    # expected kernel between the Gaussians), the error is
+    # O(1/sqrt(n) + 1/sqrt(t)) (seed 000, Theorem 1): 16x more points per set
+    # and 16x more features give about 4x less error. Were either term not
+    # shrinking, the ratio would stay near 1-2.
+    gamma, d = 0.5, 2
+    errors = {}
+    for size, t in ((25, 1000), (400, 16_000)):
+        squared = []
+        for seed in range(3):
+            means, variances, sets = two_level_sets(16, size, d, seed=seed)
+            K = gaussian_expected_kernel(means, variances, kernel="rbf",
+                                         gamma=gamma)
+            F = RandomDistributionFeatures(d, t, gamma=gamma, rng=seed).transform(sets)
+            squared.append(((F @ F.T - K) ** 2).mean())
+        errors[size] = math.sqrt(np.mean(squared))
+    assert 2.5 < errors[25] / errors[400] < 7, errors
+
+
+def test_drdf_converges_to_the_mmd_kernel():
+    _, _, sets = two_level_sets(12, 40, 3, seed=3)
+    gamma, gamma2 = 0.4, 2.0
+    K = mmd_kernel(sets, gamma=gamma, gamma2=gamma2)
+    # Both levels with t features; t from 64 to 1600 (the second level's
+    # frequencies are t x t): about 5x less error, while t^(-1/4) gives 2.2
+    # and t^(-1) 25.
+    ratio = error_ratio(lambda t, seed: DoublyRandomDistributionFeatures(
+        3, t, t, gamma=gamma, gamma2=gamma2, rng=seed).transform(sets), K,
+        ts=(64, 1600))
+    assert 3 < ratio < 9
+
+
+def test_drdf_levels_compose():
+    _, _, sets = two_level_sets(5, 10, 3, seed=4)
+    drdf = DoublyRandomDistributionFeatures(3, 30, 20, gamma=0.3, gamma2=1.5,
+                                            rng=7)
+    assert_array_equal(drdf.transform(sets),
+                       drdf.rff.transform(drdf.rdf.transform(sets)))
+    assert (drdf.gamma, drdf.gamma2) == (0.3, 1.5)
+    assert (drdf.n_features_in, drdf.n_features_out) == (3, 20)
+
+
+@pytest.mark.parametrize("make", [
+    lambda rng: RandomFourierFeatures(3, 50, gamma=0.2, rng=rng),
+    lambda rng: RandomDistributionFeatures(3, 50, rng=rng),
+    lambda rng: DoublyRandomDistributionFeatures(3, 50, 40, rng=rng),
+])
+def test_seed_and_workers_give_identical_features(make):
+    sets = ragged_sets([1, 7, 300, 4, 2], 3, np.float64, seed=5)
+    data = np.vstack(sets) if isinstance(make(0), RandomFourierFeatures) else sets
+    a = make(11).transform(data, workers=1)
+    b = make(11).transform(data, workers=2)
+    c = make(np.random.default_rng(11)).transform(data)
+    assert_array_equal(a, b)
+    assert_array_equal(a, c)
+    assert not np.array_equal(a, make(12).transform(data))
+
+
+def test_float32_stays_float32():
+    sets = ragged_sets([5, 9, 1], 4, np.float32, seed=6)
+    rdf = RandomDistributionFeatures(4, 64, gamma=0.5, rng=0)
+    F32 = rdf.transform(sets)
+    F64 = rdf.transform([s.astype(np.float64) for s in sets])
+    assert F32.dtype == np.float32 and F64.dtype == np.float64
+    assert_allclose(F32, F64, rtol=0, atol=2e-6)
+    assert RandomFourierFeatures(4, 8, rng=0).transform(sets[0]).dtype == np.float32
+
+
+def test_rdf_accepts_bags_and_lists_alike():
+    sets = ragged_sets([3, 5], 2, np.float64, seed=7)
+    rdf = RandomDistributionFeatures(2, 16, rng=0)
+    assert_array_equal(rdf.transform(sets), rdf.transform(Bags.from_list(sets)))
+    assert rdf.gamma == 0.5  # None: 1 / dim
+
+
+def test_immutable_picklable_repr():
+    for m in (RandomFourierFeatures(3, 8, gamma=0.25, rng=0),
+              RandomDistributionFeatures(3, 8, kernel="laplacian", rng=0),
+              DoublyRandomDistributionFeatures(3, 8, 6, rng=0)):
+        copy = pickle.loads(pickle.dumps(m))
+        sets = ragged_sets([2, 3], 3, np.float64, seed=8)
+        data = sets[0] if isinstance(m, RandomFourierFeatures) else sets
+        assert_array_equal(copy.transform(data), m.transform(data))
+        with pytest.raises(AttributeError, match="immutable"):
+            m.gamma = 2.0
+        assert type(m).__name__ in repr(m)
+    with pytest.raises(ValueError, match="read-only"):
+        RandomFourierFeatures(3, 8, rng=0).weights[0, 0] = 1.0
+    assert repr(RandomFourierFeatures(3, 8, gamma=0.25, rng=0)) == (
+        "RandomFourierFeatures(dim=3, n_components=8, kernel='rbf', gamma=0.25)")
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    (lambda: RandomFourierFeatures(0, 5), ValueError, "dim"),
+    (lambda: RandomFourierFeatures(3, 0), ValueError, "n_components"),
+    (lambda: RandomFourierFeatures(3, 2.5), TypeError, "n_components"),
+    (lambda: RandomFourierFeatures(3, 5, gamma=0.0), ValueError, "gamma"),
+    (lambda: RandomFourierFeatures(3, 5, gamma=-1.0), ValueError, "gamma"),
+    (lambda: RandomFourierFeatures(3, 5, kernel="cosine"), ValueError, "kernel"),
+    (lambda: RandomDistributionFeatures(3, 5, gamma=np.nan), ValueError, "gamma"),
+    (lambda: DoublyRandomDistributionFeatures(3, 5, 0), ValueError, "n_components"),
+    (lambda: DoublyRandomDistributionFeatures(3, 5, 5, gamma2=0), ValueError,
+     "gamma"),
+    (lambda: RandomFourierFeatures(3, 5).transform(np.ones((4, 2))), ValueError,
+     "X has 2 features.*dim=3"),
+    (lambda: RandomFourierFeatures(3, 5).transform(np.ones(3)), ValueError, "2-D"),
+    (lambda: RandomFourierFeatures(1, 5).transform([[np.nan]]), ValueError, "NaN"),
+    (lambda: RandomFourierFeatures(1, 5).transform([["a"]]), TypeError, "X"),
+    (lambda: RandomDistributionFeatures(3, 5).transform([np.ones((4, 2))]),
+     ValueError, "X has 2 features"),
+    (lambda: RandomDistributionFeatures(2, 5).transform([np.ones((0, 2))]),
+     ValueError, "empty"),
+    (lambda: RandomDistributionFeatures(2, 5).transform([np.ones((3, 2)) * np.inf]),
+     ValueError, "NaN or infinity"),
+    (lambda: DoublyRandomDistributionFeatures(2, 5, 4).transform([np.ones((3, 1))]),
+     ValueError, "X has 1 features"),
+    (lambda: RandomDistributionFeatures(2, 5).transform([np.ones((3, 2))], workers=0),
+     ValueError, "workers"),
+])
+def test_bad_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
