@@ -168,8 +168,8 @@ class EMKFeatures(Frozen):
             rng=None, progress=False):
         r"""Learn the basis by stochastic gradient on the CKSVD objective.
 
-        Minimises, over the basis :math:`Z`, eq. (11) of [1]_ divided by the
-        number of points,
+        Minimises, over the basis :math:`Z`, eq. (11) of Bo and
+        Sminchisescu divided by the number of points,
 
         .. math::
 
@@ -344,10 +344,12 @@ class EMKFeatures(Frozen):
         ``min(floor(2**l p), 2**l - 1)`` and column
         ``min(floor(2**l q), 2**l - 1)``. The feature of a cell is the
         set feature of the set's points in it (their mean, as the pyramid
-        EMK of [1]_ uses the normalised sum-match kernel in every cell),
+        EMK of Bo and Sminchisescu uses the normalised sum-match kernel in
+        every cell),
         zero when the cell holds no point. The output concatenates, level
         after level and cell after cell (row-major), the cell features
-        multiplied by the weights of [2]_: ``1 / 2**L`` for level 0 and
+        multiplied by the weights of Lazebnik et al.: ``1 / 2**L`` for level
+        0 and
         ``1 / 2**(L - l + 1)`` for level l >= 1. Inner products of pyramid
         features hence weight the cell kernels by the squared weights.
 
