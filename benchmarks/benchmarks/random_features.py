@@ -36,6 +36,7 @@ From the ``benchmarks`` directory::
     asv run --python=same --bench "random_features" \\
         --set-commit-hash $(git rev-parse HEAD) --show-stderr
     python -m benchmarks.random_features  # the ratios and the targets
+    python -m benchmarks.random_features --direct  # the targets, without asv
 """
 
 import numpy as np
@@ -202,5 +203,46 @@ def print_ratios(results_dir=".asv/results"):
                       f"NumPy {base:6.3f} s = {t / base:5.3f}")
 
 
+def _rdf_gram(rdf, bags, workers):
+    F = rdf.transform(bags, workers=workers)
+    return F @ F.T
+
+
+def print_direct(size=SIZES[0], repeat=3):
+    """The three targets timed directly (best of `repeat`), without asv."""
+    import time
+
+    def best(n, f, *args, **kwargs):
+        times = []
+        for _ in range(n):
+            start = time.perf_counter()
+            f(*args, **kwargs)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    t = {}
+    for dtype in DTYPES:
+        sets, d = make_sets(size, dtype)
+        bags = Bags.from_list(sets)
+        rdf = RandomDistributionFeatures(d, N_COMPONENTS, gamma=1.0 / d, rng=0)
+        t[dtype, "numpy"] = best(2, numpy_set_means, bags, rdf.weights, rdf.offsets)
+        t[dtype] = best(repeat, rdf.transform, bags, workers=2)
+        t[dtype, "gram"] = best(repeat, _rdf_gram, rdf, bags, 2)
+        if dtype == "float64":
+            t["exact"] = best(1, sum_match_kernel, bags, gamma=1.0 / d, workers=2)
+    print(f"RDF {size}, t={N_COMPONENTS}, workers=2")
+    print(f"  float64 {t['float64']:.3f} s / NumPy {t['float64', 'numpy']:.3f} s = "
+          f"{t['float64'] / t['float64', 'numpy']:.3f} (target <= {NUMPY_TARGET})")
+    print(f"  float32 {t['float32']:.3f} s / float64 = "
+          f"{t['float32'] / t['float64']:.3f} (target <= {FLOAT32_TARGET})")
+    print(f"  exact Gram {t['exact']:.3f} s / RDF + Gram {t['float64', 'gram']:.3f} s "
+          f"= {t['exact'] / t['float64', 'gram']:.1f}x (target >= {EXACT_TARGET:g}x)")
+
+
 if __name__ == "__main__":
-    print_ratios()
+    import sys
+
+    if "--direct" in sys.argv:
+        print_direct()
+    else:
+        print_ratios()
