@@ -19,7 +19,7 @@ __all__ = [
 _KERNELS = ("rbf", "laplacian")
 
 
-def _draw(dim, n_components, kernel, gamma, rng):
+def draw_fourier(dim, n_components, kernel, gamma, rng):
     """Frequencies (dim, t) and phases (t,) for the shift-invariant kernel."""
     if kernel == "rbf":
         weights = rng.normal(scale=math.sqrt(2.0 * gamma), size=(dim, n_components))
@@ -47,7 +47,7 @@ class _Fourier(Frozen):
         if gamma is None:
             gamma = 1.0 / dim
         self.gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
-        self.weights, self.offsets = _draw(dim, n_components, self.kernel,
+        self.weights, self.offsets = draw_fourier(dim, n_components, self.kernel,
                                            self.gamma, np.random.default_rng(rng))
         self._freeze()
 

@@ -12,6 +12,7 @@ from .._bags import Bags
 from .._frozen import Frozen
 from .._parallel import resolve_workers
 from .._validation import check_bool, check_choice, check_histograms, check_scalar
+from ..distributions._random_features import draw_fourier
 from ..sets._set_features import set_means
 from . import _maps_impl as _impl
 
@@ -548,9 +549,9 @@ class ExpChi2Features(Frozen):
                 f"HomogeneousKernelMap, got {type(chi2_map).__name__}"
             )
         width = chi2_map.n_features_out or X.shape[1] * chi2_map.n_terms
-        rng = np.random.default_rng(rng)
-        weights = rng.normal(scale=math.sqrt(beta), size=(width, n_components))
-        offsets = rng.uniform(0.0, 2 * math.pi, size=n_components)
+        # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
+        weights, offsets = draw_fourier(width, n_components, "rbf", beta / 2,
+                                        np.random.default_rng(rng))
         return cls(chi2_map, weights, offsets, beta)
 
     @property
