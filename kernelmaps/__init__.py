@@ -34,6 +34,11 @@ RandomFourierFeatures random Fourier features of points (RBF, Laplacian)
 RandomDistributionFeatures  random distribution features of sets (RDF)
 DoublyRandomDistributionFeatures  RDF of the MMD kernel (DRDF)
 
+Out of core
+-----------
+rf_pca               PCA of random features, one block of rows at a time
+rf_ridge             ridge regression on them (several maps: two passes)
+
 Kernel matrices
 ---------------
 project_psd          nearest positive semi-definite matrix
@@ -41,6 +46,7 @@ PSDProjector         the same projection, applied to test rows too
 """
 
 from ._bags import Bags
+from ._outofcore import RandomFeaturePCA, RandomFeatureRidge, rf_pca, rf_ridge
 from .distributions import (
     DoublyRandomDistributionFeatures,
     EMKFeatures,
@@ -85,6 +91,8 @@ __all__ = [
     "HomogeneousKernelMap",
     "PSDProjector",
     "RandomDistributionFeatures",
+    "RandomFeaturePCA",
+    "RandomFeatureRidge",
     "RandomFourierFeatures",
     "additive_chi2_kernel",
     "chi2_distance",
@@ -100,5 +108,7 @@ __all__ = [
     "mmd_kernel",
     "project_psd",
     "renyi_divergence",
+    "rf_pca",
+    "rf_ridge",
     "sum_match_kernel",
 ]

@@ -4,6 +4,8 @@ import numbers
 
 import numpy as np
 
+from ._dask import is_dask_array
+
 __all__ = ["Bags"]
 
 
@@ -18,9 +20,11 @@ class Bags:
 
     Parameters
     ----------
-    points : array_like, shape (total, d)
+    points : array_like or dask.array.Array, shape (total, d)
         Points of all sets, one after the other. float32 stays float32; other
-        dtypes are converted to float64.
+        dtypes are converted to float64. A Dask array stays lazy: the feature
+        maps' ``transform`` then returns a lazy Dask array, chunked by sets,
+        and the other functions compute the points first.
     offsets : array_like of int, shape (n_sets + 1,)
         Non-decreasing, ``offsets[0] == 0`` and ``offsets[-1] == total``.
 
@@ -41,6 +45,11 @@ class Bags:
     functions reject them with a ValueError. Values are checked (finite) by
     the functions that use them, not here.
 
+    With Dask points, each block of the output holds the sets that start in
+    one row chunk of the points (the chunks are moved to set boundaries), so
+    chunk the points at about the number of rows a worker should handle at
+    once.
+
     Examples
     --------
     >>> import numpy as np
@@ -57,7 +66,16 @@ class Bags:
     __slots__ = ("_offsets", "_points")
 
     def __init__(self, points, offsets):
-        points = _as_float_array(points, "points")
+        lazy = is_dask_array(points)
+        if lazy:
+            if points.dtype.kind not in "biuf":
+                raise TypeError(
+                    f"points must hold real numbers, got dtype {points.dtype}"
+                )
+            if points.dtype != np.float32:
+                points = points.astype(np.float64)
+        else:
+            points = _as_float_array(points, "points")
         if points.ndim != 2:
             raise ValueError(
                 f"points must be 2-D (total, d), got shape {points.shape}"
@@ -78,8 +96,9 @@ class Bags:
             )
         if np.any(np.diff(offsets) < 0):
             raise ValueError("offsets must be non-decreasing")
-        points = np.ascontiguousarray(points).view()
-        points.flags.writeable = False
+        if not lazy:
+            points = np.ascontiguousarray(points).view()
+            points.flags.writeable = False
         offsets = offsets.view()
         offsets.flags.writeable = False
         self._points = points
@@ -169,13 +188,20 @@ class Bags:
         )
 
     def __reduce__(self):
-        return (Bags, (np.array(self._points), np.array(self._offsets)))
+        points = self._points
+        return (Bags, (points if is_dask_array(points) else np.array(points),
+                       np.array(self._offsets)))
 
 
 def _pack(sets, name):
-    """Pack the collection of sets `sets` (argument `name`) into a Bags."""
+    """Pack the collection of sets `sets` (argument `name`) into a Bags; lazy
+    (Dask) points are computed."""
     if isinstance(sets, Bags):
+        if is_dask_array(sets.points):
+            return Bags(sets.points.compute(), sets.offsets)
         return sets
+    if is_dask_array(sets):
+        sets = sets.compute()
     if isinstance(sets, np.ndarray) and sets.dtype != object:
         if sets.ndim != 3:
             hint = " (one set: wrap it in a list)" if sets.ndim == 2 else ""

@@ -279,3 +279,11 @@ def test_immutable_picklable_repr():
             copy.anything = 1
     with pytest.raises(ValueError, match="read-only"):
         objects[0].k[0] = 1.0
+    # Random features pickle as the generator state that drew them.
+    big = ExpChi2Features.fit(X, 4000, rng=0)
+    assert len(pickle.dumps(big)) < 4000 < big.weights.nbytes
+    # Built from arrays, a map pickles its arrays.
+    plain = ExpChi2Features(big.chi2_map, big.weights, big.offsets, big.beta)
+    data = pickle.dumps(plain)
+    assert len(data) > big.weights.nbytes
+    assert_array_equal(pickle.loads(data).transform(X), big.transform(X))

@@ -71,6 +71,28 @@ def test_set_means_against_reference(simd_path, kind, dtype, sizes, d, t):
     assert_allclose(out1, expected, rtol=0, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(("n", "t"), [(1, 1), (7, 3), (33, 301)])
+def test_rows_with_many_features_go_through_blas(simd_path, dtype, n, t):
+    # Rows (singleton sets) with d >= 256 features: BLAS GEMM, then the
+    # phases, cosine and scale in place; t values that are not a multiple of
+    # the vector width exercise the tail.
+    d = 257
+    rng = np.random.default_rng(n + t)
+    X = rng.normal(size=(n, d)).astype(dtype)
+    centres = rng.normal(scale=0.1, size=(d, t))
+    phases = rng.uniform(0, 2 * np.pi, t)
+    rows = Bags(X, np.arange(n + 1))
+    out1 = set_means(rows, centres, phases, kind="cos", scale=0.5, workers=1)
+    out2 = set_means(rows, centres, phases, kind="cos", scale=0.5, workers=2)
+    expected = 0.5 * np.cos(X.astype(np.float64) @ centres.astype(dtype)
+                            + phases.astype(dtype))
+    assert out1.dtype == dtype and out1.shape == (n, t)
+    assert_array_equal(out1, out2)
+    tol = 1e-13 if dtype == np.float64 else 3e-5
+    assert_allclose(out1, expected, rtol=0, atol=tol)
+
+
 @pytest.mark.parametrize(("dtype", "tol"), [(np.float64, 4e-16), (np.float32, 2e-7)])
 def test_cosine_accuracy(simd_path, dtype, tol):
     # The engine's cosine against NumPy's over a wide range of arguments,
@@ -259,6 +281,30 @@ def test_immutable_picklable_repr():
         RandomFourierFeatures(3, 8, rng=0).weights[0, 0] = 1.0
     assert repr(RandomFourierFeatures(3, 8, gamma=0.25, rng=0)) == (
         "RandomFourierFeatures(dim=3, n_components=8, kernel='rbf', gamma=0.25)")
+
+
+@pytest.mark.parametrize("rng", [0, np.random.Generator(np.random.MT19937(3)),
+                                 np.random.Generator(np.random.Philox(4))])
+def test_pickles_are_small_and_draw_the_same_features(rng):
+    # A map pickles the generator state that drew it, not its arrays.
+    m = RandomFourierFeatures(500, 2000, rng=rng)
+    data = pickle.dumps(m)
+    assert len(data) < 8000 < m.weights.nbytes
+    copy = pickle.loads(data)
+    assert_array_equal(copy.weights, m.weights)
+    assert_array_equal(copy.offsets, m.offsets)
+    assert not copy.weights.flags.writeable
+    # The state was taken before the draw: the caller's generator moved on.
+    if not isinstance(rng, int):
+        assert not np.array_equal(
+            RandomFourierFeatures(500, 2000, rng=rng).weights, m.weights)
+
+
+def test_unpickling_checks_the_draw():
+    m = RandomFourierFeatures(4, 8, rng=0)
+    m._draw.crc ^= 1  # as if this NumPy drew a different stream
+    with pytest.raises(RuntimeError, match="differ"):
+        pickle.loads(pickle.dumps(m))
 
 
 @pytest.mark.parametrize(("call", "error", "match"), [

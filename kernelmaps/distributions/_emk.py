@@ -18,6 +18,7 @@ from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import cdist
 
 from .._bags import Bags
+from .._dask import lazy_sets
 from .._frozen import Frozen
 from .._parallel import check_progress, progress_bar, resolve_workers
 from .._validation import check_choice, check_points, check_scalar, check_sets
@@ -314,6 +315,7 @@ class EMKFeatures(Frozen):
     def n_features_out(self):
         return self.basis.shape[0]
 
+    @lazy_sets(per_point=("positions",))
     def transform(self, sets, positions=None, levels=0, *, workers=None):
         r"""Set features: the mean of :math:`G k_Z(x)` over each set, or its
         spatial pyramid.

@@ -2,10 +2,12 @@
 and DRDF."""
 
 import math
+import zlib
 
 import numpy as np
 
 from .._bags import Bags
+from .._dask import lazy_rows, lazy_sets
 from .._frozen import Frozen
 from .._validation import check_choice, check_points, check_scalar, check_sets
 from ..sets._set_features import set_means
@@ -20,13 +22,61 @@ _KERNELS = ("rbf", "laplacian")
 
 
 def draw_fourier(dim, n_components, kernel, gamma, rng):
-    """Frequencies (dim, t) and phases (t,) for the shift-invariant kernel."""
+    """Frequencies (dim, t) and phases (t,) for the shift-invariant kernel,
+    and the `FourierDraw` that draws them again (None when the generator
+    cannot be replayed)."""
+    rng = np.random.default_rng(rng)
+    state = rng.bit_generator.state
+    weights, offsets = _draw(dim, n_components, kernel, gamma, rng)
+    draw = None
+    if hasattr(np.random, str(state.get("bit_generator"))):
+        draw = FourierDraw((dim, n_components, kernel, gamma), state,
+                           _checksum(weights, offsets))
+    return weights, offsets, draw
+
+
+def _draw(dim, n_components, kernel, gamma, rng):
     if kernel == "rbf":
         weights = rng.normal(scale=math.sqrt(2.0 * gamma), size=(dim, n_components))
     else:
         weights = gamma * rng.standard_cauchy(size=(dim, n_components))
     offsets = rng.uniform(0.0, 2.0 * math.pi, size=n_components)
     return weights, offsets
+
+
+def _checksum(*arrays):
+    crc = 0
+    for a in arrays:
+        crc = zlib.crc32(np.ascontiguousarray(a).view(np.uint8), crc)
+    return crc
+
+
+class FourierDraw:
+    """The arguments and generator state that drew a map's frequencies and
+    phases: what a map pickles instead of them."""
+
+    __slots__ = ("args", "crc", "state")
+
+    def __init__(self, args, state, crc):
+        self.args, self.state, self.crc = args, state, crc
+
+    def __getstate__(self):
+        return (self.args, self.state, self.crc)
+
+    def __setstate__(self, state):
+        self.args, self.state, self.crc = state
+
+    def replay(self):
+        """The same frequencies and phases, drawn again."""
+        bit_generator = getattr(np.random, self.state["bit_generator"])()
+        bit_generator.state = self.state
+        weights, offsets = _draw(*self.args, np.random.Generator(bit_generator))
+        if _checksum(weights, offsets) != self.crc:
+            raise RuntimeError(
+                "the random features drawn again on unpickling differ from "
+                "the pickled ones (a NumPy with another random stream?)"
+            )
+        return weights, offsets
 
 
 def _check_width(name, width, dim):
@@ -47,8 +97,8 @@ class _Fourier(Frozen):
         if gamma is None:
             gamma = 1.0 / dim
         self.gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
-        self.weights, self.offsets = draw_fourier(dim, n_components, self.kernel,
-                                           self.gamma, np.random.default_rng(rng))
+        self.weights, self.offsets, self._draw = draw_fourier(
+            dim, n_components, self.kernel, self.gamma, rng)
         self._freeze()
 
     @property
@@ -140,6 +190,7 @@ class RandomFourierFeatures(_Fourier):
     def __init__(self, dim, n_components, *, kernel="rbf", gamma=1.0, rng=None):
         super().__init__(dim, n_components, kernel=kernel, gamma=gamma, rng=rng)
 
+    @lazy_rows
     def transform(self, X, *, workers=None):
         """Features of the rows of `X`.
 
@@ -240,6 +291,7 @@ class RandomDistributionFeatures(_Fourier):
     def __init__(self, dim, n_components, *, gamma=None, kernel="rbf", rng=None):
         super().__init__(dim, n_components, kernel=kernel, gamma=gamma, rng=rng)
 
+    @lazy_sets()
     def transform(self, X, *, workers=None):
         """Features of the sets of `X`.
 
@@ -348,6 +400,7 @@ class DoublyRandomDistributionFeatures(Frozen):
     def n_features_out(self):
         return self.rff.n_features_out
 
+    @lazy_sets()
     def transform(self, X, *, workers=None):
         """Features of the sets of `X`, shape (len(X), n_components2), in
         the dtype of the points (see `RandomDistributionFeatures.transform`)."""

@@ -5,6 +5,7 @@ lookup."""
 import numpy as np
 import scipy.sparse
 
+from .._dask import lazy_rows
 from .._frozen import Frozen
 from .._parallel import resolve_workers
 from .._validation import check_choice, check_histograms, check_scalar
@@ -215,6 +216,7 @@ class AnchorMap(Frozen):
     def n_features_out(self):
         return int(self.feature_offsets[-1])
 
+    @lazy_rows
     def transform(self, X, *, workers=None):
         """Features of the rows of `X`.
 

@@ -9,11 +9,12 @@ import numpy as np
 import scipy.sparse
 
 from .._bags import Bags
+from .._dask import lazy_rows
 from .._frozen import Frozen
 from .._parallel import resolve_workers
 from .._validation import check_bool, check_choice, check_histograms, check_scalar
 from ..distributions._random_features import draw_fourier
-from ..sets._set_features import set_means
+from ..sets._set_features import cos_in_place, set_means
 from . import _maps_impl as _impl
 
 __all__ = [
@@ -52,6 +53,7 @@ class _AdditiveMap(Frozen):
             return None
         return self._n_features_in * self._n_terms
 
+    @lazy_rows
     def transform(self, X, *, workers=None):
         """Features of the rows of `X`.
 
@@ -509,11 +511,12 @@ class ExpChi2Features(Frozen):
     True
     """
 
-    def __init__(self, chi2_map, weights, offsets, beta):
+    def __init__(self, chi2_map, weights, offsets, beta, *, _draw=None):
         self.chi2_map = chi2_map
         self.weights = np.array(weights, dtype=np.float64)
         self.offsets = np.array(offsets, dtype=np.float64)
         self.beta = float(beta)
+        self._draw = _draw  # how fit drew weights and offsets (for pickling)
         self._freeze()
 
     @classmethod
@@ -550,9 +553,9 @@ class ExpChi2Features(Frozen):
             )
         width = chi2_map.n_features_out or X.shape[1] * chi2_map.n_terms
         # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
-        weights, offsets = draw_fourier(width, n_components, "rbf", beta / 2,
-                                        np.random.default_rng(rng))
-        return cls(chi2_map, weights, offsets, beta)
+        weights, offsets, draw = draw_fourier(width, n_components, "rbf",
+                                              beta / 2, rng)
+        return cls(chi2_map, weights, offsets, beta, _draw=draw)
 
     @property
     def n_features_in(self):
@@ -562,6 +565,7 @@ class ExpChi2Features(Frozen):
     def n_features_out(self):
         return self.weights.shape[1]
 
+    @lazy_rows
     def transform(self, X, *, workers=None):
         """Random features of the rows of `X`, shape (n, t), in the dtype
         of `X` (float32 or float64)."""
@@ -579,11 +583,8 @@ class ExpChi2Features(Frozen):
             rows = Bags(phi, np.arange(phi.shape[0] + 1))
             return set_means(rows, self.weights, self.offsets, kind="cos",
                              scale=scale, workers=workers)
-        Z = np.asarray(phi @ self.weights.astype(phi.dtype, copy=False))
-        Z += self.offsets.astype(phi.dtype)
-        np.cos(Z, out=Z)
-        Z *= np.asarray(scale, dtype=Z.dtype)
-        return Z
+        Z = np.ascontiguousarray(phi @ self.weights.astype(phi.dtype, copy=False))
+        return cos_in_place(Z, self.offsets, scale=scale, workers=workers)
 
     def __repr__(self):
         return (f"ExpChi2Features(n_components={self.n_features_out}, "

@@ -23,6 +23,7 @@ from ._tile cimport (
     KM_NR_D,
     KM_NR_F,
     KM_RBF,
+    cos_row,
     floating,
     km_tile_args,
     select_isa,
@@ -139,6 +140,17 @@ def set_means(const floating[:, ::1] rows, const floating[::1] row_norms,
               groups[g + 1], &cols[0, 0], &col_vec[0], c0,
               min(c0 + panel, n_cols), scale, &tile_buffers[tid, 0],
               &acc_buffers[tid, 0], &out[0, 0], n_cols)
+
+
+def cos_rows(floating[:, ::1] Z, const floating[::1] phases, double scale,
+             int n_threads):
+    """Z = scale * cos(Z + phases), in place, row by row in parallel."""
+    cdef Py_ssize_t i
+    if Z.shape[0] == 0 or Z.shape[1] == 0:
+        return
+    for i in prange(Z.shape[0], nogil=True, schedule="static",
+                    num_threads=n_threads):
+        cos_row(&Z[i, 0], &phases[0], Z.shape[1], <floating>scale)
 
 
 def simd_isa(allow_avx2=None):

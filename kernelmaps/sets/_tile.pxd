@@ -32,6 +32,8 @@ cdef extern from "km_tile.h" nogil:
     void km_tile_f(const km_tile_args *a, const float *x, const float *xn,
                    const float *yt, const float *yn, ptrdiff_t ncols,
                    float *out)
+    void km_cos_row_d(double *v, const double *b, ptrdiff_t n, double scale)
+    void km_cos_row_f(float *v, const float *b, ptrdiff_t n, float scale)
     double km_sum_d(const double *v, ptrdiff_t n)
     double km_sum_f(const float *v, ptrdiff_t n)
     int km_isa_avx2()
@@ -46,6 +48,14 @@ cdef inline void tile(const km_tile_args *args, const floating *x,
         km_tile_d(args, x, xn, yt, yn, ncols, out)
     else:
         km_tile_f(args, x, xn, yt, yn, ncols, out)
+
+
+cdef inline void cos_row(floating *v, const floating *b, ptrdiff_t n,
+                         floating scale) noexcept nogil:
+    if floating is double:
+        km_cos_row_d(v, b, n, scale)
+    else:
+        km_cos_row_f(v, b, n, scale)
 
 
 cdef inline str select_isa(allow_avx2):

@@ -114,4 +114,47 @@ static inline double km_sum_f(const float *v, ptrdiff_t n)
     return s;
 }
 
+/*
+ * v[i] = scale * cos(v[i] + b[i]) for i < n, in place: the random Fourier
+ * features of rows whose products x W a BLAS GEMM computed. The tail is
+ * done in a padded copy, so any n works.
+ */
+#define KM_COS_ROW(T, C, SUF, VB, ATTR)                                        \
+    ATTR static void km_cos_row_##C##_##SUF(T *v, const T *b, ptrdiff_t n,      \
+                                            T scale)                           \
+    {                                                                          \
+        const ptrdiff_t w = VB / (ptrdiff_t)sizeof(T);                         \
+        T tv[VB / sizeof(T)], tb[VB / sizeof(T)];                              \
+        ptrdiff_t i = 0;                                                       \
+        for (; i + w <= n; i += w)                                             \
+            km_store_##C##_##VB(v + i, km_cos_##C##_##VB(                      \
+                km_load_##C##_##VB(v + i) + km_load_##C##_##VB(b + i)) * scale); \
+        if (i < n) {                                                           \
+            memset(tv, 0, sizeof tv);                                          \
+            memset(tb, 0, sizeof tb);                                          \
+            memcpy(tv, v + i, (size_t)(n - i) * sizeof(T));                    \
+            memcpy(tb, b + i, (size_t)(n - i) * sizeof(T));                    \
+            km_store_##C##_##VB(tv, km_cos_##C##_##VB(                         \
+                km_load_##C##_##VB(tv) + km_load_##C##_##VB(tb)) * scale);     \
+            memcpy(v + i, tv, (size_t)(n - i) * sizeof(T));                    \
+        }                                                                      \
+    }
+
+KM_COS_ROW(double, d, base, 16, )
+KM_COS_ROW(float, f, base, 16, )
+#ifdef KM_DISPATCH_X86
+KM_COS_ROW(double, d, avx2, 32, KM_TARGET_AVX2)
+KM_COS_ROW(float, f, avx2, 32, KM_TARGET_AVX2)
+#endif
+
+static inline void km_cos_row_d(double *v, const double *b, ptrdiff_t n, double scale)
+{
+    KM_DISPATCH(km_cos_row_d, (v, b, n, scale));
+}
+
+static inline void km_cos_row_f(float *v, const float *b, ptrdiff_t n, float scale)
+{
+    KM_DISPATCH(km_cos_row_f, (v, b, n, scale));
+}
+
 #endif /* KM_TILE_H */

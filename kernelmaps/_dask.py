@@ -1,0 +1,176 @@
+"""Lazy transforms of Dask arrays; Dask stays an optional dependency.
+
+The feature maps' ``transform`` is decorated with `lazy_rows` (one sample
+per row) or `lazy_sets` (one sample per set). Given a Dask input they return
+a lazy Dask array built from one task per block, each calling the map on its
+block; the map enters the task graph once, as a single key that the
+distributed scheduler ships to each worker once.
+
+Sets are given as a `Bags` whose ``points`` is a Dask array (the offsets, one
+integer per set, are in memory), or as a 3-D Dask array
+``(n_sets, n_points, d)`` of sets of equal size. Blocks hold whole sets: the
+row chunks of the points are moved to the nearest set boundary, and the
+output is chunked by sets accordingly.
+"""
+
+import functools
+import inspect
+import sys
+
+import numpy as np
+
+__all__ = ["is_dask_array", "lazy_rows", "lazy_sets", "map_delayed"]
+
+
+def is_dask_array(x):
+    """Whether `x` is a dask.array.Array (without importing Dask)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(x, da.Array)
+
+
+def is_lazy(x):
+    """Whether `x` is a Dask array, or a Bags whose points are one."""
+    from ._bags import Bags
+
+    return is_dask_array(x) or (isinstance(x, Bags) and is_dask_array(x.points))
+
+
+def map_delayed(obj):
+    """`obj` as one Delayed key, so a task graph holds it once."""
+    import dask
+
+    return dask.delayed(obj, pure=True, traverse=False)
+
+
+def _float_dtype(dtype):
+    return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
+
+
+def _call(fmap, name, args, kwargs):
+    return getattr(fmap, name)(*args, **kwargs)
+
+
+def lazy_rows(method):
+    """Decorate ``transform(self, X, **kwargs)`` of a map on rows: a Dask `X`
+    gives a lazy Dask array chunked as the rows of `X`."""
+
+    @functools.wraps(method)
+    def transform(self, X, *args, **kwargs):
+        if not is_dask_array(X):
+            return method(self, X, *args, **kwargs)
+        import dask.array as da
+
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (n, d), got shape {X.shape}")
+        if X.dtype.kind not in "biuf":
+            raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
+        X = X.rechunk({1: -1})
+        # The output width and dtype: the map applied to one row of zeros.
+        probe = method(self, np.zeros((1, X.shape[1]), _float_dtype(X.dtype)),
+                       *args, **kwargs)
+        return da.map_blocks(
+            _rows_block, X, map_delayed(self), method.__name__, args, kwargs,
+            chunks=(X.chunks[0], (probe.shape[1],)), dtype=probe.dtype,
+            meta=np.empty((0, 0), probe.dtype),
+        )
+
+    return transform
+
+
+def _rows_block(block, fmap, name, args, kwargs):
+    return _call(fmap, name, (block, *args), kwargs)
+
+
+def lazy_sets(per_point=()):
+    """Decorate ``transform(self, sets, ...)`` of a map on sets: a lazy
+    `sets` gives a lazy Dask array chunked by sets. Keyword arguments named
+    in `per_point` hold one row per point (a NumPy or Dask array aligned with
+    the points) and are split as the points are."""
+
+    def decorate(method):
+        signature = inspect.signature(method)
+
+        @functools.wraps(method)
+        def transform(self, sets, *args, **kwargs):
+            if not is_lazy(sets):
+                return method(self, sets, *args, **kwargs)
+            # Everything by keyword, to find the per-point arguments.
+            bound = signature.bind(self, sets, *args, **kwargs).arguments
+            kwargs = {k: v for k, v in list(bound.items())[2:]}
+            return _lazy_sets(self, method, sets, kwargs, per_point)
+
+        return transform
+
+    return decorate
+
+
+def _as_lazy_bags(sets):
+    from ._bags import Bags
+
+    if isinstance(sets, Bags):
+        return sets
+    if sets.ndim != 3:
+        raise ValueError(
+            f"a Dask array of sets must be 3-D (n_sets, n_points, d), got "
+            f"shape {sets.shape}"
+        )
+    n_sets, n, d = sets.shape
+    points = sets.rechunk({1: -1, 2: -1}).reshape(n_sets * n, d)
+    return Bags(points, np.arange(n_sets + 1) * n)
+
+
+def _lazy_sets(fmap, method, sets, kwargs, per_point):
+    import dask
+    import dask.array as da
+
+    from ._bags import Bags
+
+    bags = _as_lazy_bags(sets)
+    offsets = bags.offsets
+    sizes = np.diff(offsets)
+    if len(bags) == 0:
+        raise ValueError("sets must contain at least one set")
+    if np.any(sizes == 0):
+        raise ValueError(f"sets[{int(np.argmin(sizes))}] is empty")
+    points = bags.points.rechunk({1: -1})
+    # Block boundaries: the first set starting at or after each row chunk
+    # boundary of the points.
+    row_bounds = np.cumsum((0, *points.chunks[0]))
+    set_bounds = np.unique(np.searchsorted(offsets, row_bounds))
+    points = points.rechunk({0: tuple(np.diff(offsets[set_bounds]).tolist())})
+    extra = {}
+    for key in per_point:
+        value = kwargs.get(key)
+        if value is None:
+            continue
+        if not is_dask_array(value):
+            value = np.asarray(value)
+            if value.ndim < 1 or value.shape[0] != bags.n_points:
+                raise ValueError(
+                    f"{key} must be one array aligned with the points of the "
+                    f"lazy sets ({bags.n_points} rows), got shape {value.shape}"
+                )
+            value = da.from_array(value, chunks=-1)
+        extra[key] = value.rechunk({0: points.chunks[0]}).to_delayed().reshape(-1)
+    probe_kwargs = dict(kwargs)
+    for key in extra:
+        probe_kwargs[key] = np.zeros((1, *kwargs[key].shape[1:]))
+    probe = method(fmap, [np.zeros((1, bags.dim), _float_dtype(bags.dtype))],
+                   **probe_kwargs)
+    fmap_key = map_delayed(fmap)
+    blocks = points.to_delayed().reshape(-1)
+    parts = []
+    for k, block in enumerate(blocks):
+        first, last = set_bounds[k], set_bounds[k + 1]
+        local = offsets[first : last + 1] - offsets[first]
+        block_kwargs = dict(kwargs)
+        for key, value in extra.items():
+            block_kwargs[key] = value[k]
+        task = dask.delayed(_call, pure=True)(
+            fmap_key, method.__name__,
+            (dask.delayed(Bags, pure=True)(block, local),), block_kwargs,
+        )
+        parts.append(da.from_delayed(task, shape=(last - first, probe.shape[1]),
+                                     dtype=probe.dtype,
+                                     meta=np.empty((0, 0), probe.dtype)))
+    return da.concatenate(parts, axis=0)
