@@ -46,7 +46,7 @@ PSDProjector         the same projection, applied to test rows too
 """
 
 from ._bags import Bags
-from ._outofcore import RandomFeaturePCA, RandomFeatureRidge, rf_pca, rf_ridge
+from ._outofcore import rf_pca, rf_ridge
 from .distributions import (
     DoublyRandomDistributionFeatures,
     EMKFeatures,
@@ -91,8 +91,6 @@ __all__ = [
     "HomogeneousKernelMap",
     "PSDProjector",
     "RandomDistributionFeatures",
-    "RandomFeaturePCA",
-    "RandomFeatureRidge",
     "RandomFourierFeatures",
     "additive_chi2_kernel",
     "chi2_distance",

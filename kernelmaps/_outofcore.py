@@ -389,8 +389,19 @@ def rf_pca(chunks, feature_map, n_components, *, y=None, progress=False):
     Returns
     -------
     pca : RandomFeaturePCA
-        With ``components_``, ``mean_``, ``explained_variance_``,
-        ``explained_variance_ratio_`` and ``transform``.
+        An immutable, picklable object with
+
+        - ``components_`` (n_components, n_features): the principal axes
+          in feature space by decreasing variance, each signed so that its
+          largest entry in absolute value is positive;
+        - ``explained_variance_`` (n_components,): the variance along each
+          (eigenvalues of the covariance, ``n - 1`` denominator), and
+          ``explained_variance_ratio_``, its share of the total;
+        - ``mean_`` (n_features,), ``n_samples_``, ``feature_map``;
+        - ``y_mean_`` and ``projected_target_`` (``components_ @ Zc^T yc``,
+          (n_components, n_targets)) when given `y`, else None;
+        - ``transform(X)``: ``(feature_map.transform(X) - mean_) @
+          components_.T`` for a block, or lazily for a Dask array.
 
     Raises
     ------
@@ -558,8 +569,17 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
     Returns
     -------
     model : RandomFeatureRidge
-        With ``coef_`` (on the unprojected features of all maps),
-        ``intercept_`` and ``predict``.
+        An immutable, picklable object with
+
+        - ``coef_`` (n_features,) or (n_features, n_targets): the weights
+          on the unprojected features of all maps side by side (1-D for
+          1-D targets), and ``intercept_``;
+        - ``predict(X)``: ``sum_l feature_maps[l].transform(X) @ coef_l +
+          intercept_`` for a block, or lazily for a Dask array: no
+          projection at test time;
+        - ``pca_``: one `rf_pca` result per map; ``coef_projected_``, the
+          weights on the principal components; ``feature_maps``,
+          ``alpha``, ``n_samples_``.
 
     Raises
     ------
