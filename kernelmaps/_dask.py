@@ -70,14 +70,16 @@ def lazy_rows(method):
                        *args, **kwargs)
         return da.map_blocks(
             _rows_block, X, map_delayed(self), method.__name__, args, kwargs,
-            chunks=(X.chunks[0], (probe.shape[1],)), dtype=probe.dtype,
-            meta=np.empty((0, 0), probe.dtype),
+            probe[:0], chunks=(X.chunks[0], (probe.shape[1],)),
+            dtype=probe.dtype, meta=np.empty((0, 0), probe.dtype),
         )
 
     return transform
 
 
-def _rows_block(block, fmap, name, args, kwargs):
+def _rows_block(block, fmap, name, args, kwargs, empty):
+    if block.shape[0] == 0:  # e.g. after filtering rows
+        return empty
     return _call(fmap, name, (block, *args), kwargs)
 
 
@@ -151,7 +153,8 @@ def _lazy_sets(fmap, method, sets, kwargs, per_point):
                     f"lazy sets ({bags.n_points} rows), got shape {value.shape}"
                 )
             value = da.from_array(value, chunks=-1)
-        extra[key] = value.rechunk({0: points.chunks[0]}).to_delayed().reshape(-1)
+        chunks = {0: points.chunks[0], **{i: -1 for i in range(1, value.ndim)}}
+        extra[key] = value.rechunk(chunks).to_delayed().reshape(-1)
     probe_kwargs = dict(kwargs)
     for key in extra:
         probe_kwargs[key] = np.zeros((1, *kwargs[key].shape[1:]))

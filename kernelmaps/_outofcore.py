@@ -12,7 +12,6 @@ product keeps the covariance accurate when the features have a large mean
 """
 
 import itertools
-import numbers
 
 import numpy as np
 import scipy.linalg
@@ -45,17 +44,23 @@ class _Moments:
             raise ValueError(f"features must be 2-D, got shape {Z.shape}")
         if not np.isfinite(Z).all():
             raise ValueError("the features of a block contain NaN or infinity")
-        self.n = Z.shape[0]
-        self.mean = Z.mean(axis=0)
+        self.n = n = Z.shape[0]
+        self.mean = Z.sum(axis=0) / max(n, 1)
         Z -= self.mean
         self.M2 = Z.T @ Z  # NumPy hands this product to BLAS syrk
         self.y_mean = self.Czy = None
         if y is not None:
-            self.y_mean = y.mean(axis=0)
+            self.y_mean = y.sum(axis=0) / max(n, 1)
             self.Czy = Z.T @ (y - self.y_mean)
 
     def add(self, other):
         """Combine with the moments of other rows, in place."""
+        if other.n == 0:
+            return self
+        if self.n == 0:
+            for name in self.__slots__:
+                setattr(self, name, getattr(other, name))
+            return self
         n = self.n + other.n
         w = self.n * other.n / n
         delta = other.mean - self.mean
@@ -96,7 +101,8 @@ def _check_y(y, n_rows, name):
         raise ValueError(
             f"{name} has shape {y.shape}, but its block of data has {n_rows} rows"
         )
-    y = y.astype(np.float64).reshape(n_rows, -1)
+    y = y.astype(np.float64)
+    y = y[:, None] if y.ndim == 1 else y
     if not np.isfinite(y).all():
         raise ValueError(f"{name} contains NaN or infinity")
     return y
@@ -107,19 +113,20 @@ def _n_rows(X):
 
 
 def _blocks(chunks, name):
-    """The blocks of `chunks`: consecutive rows (or sets) when it is one
-    array, sparse matrix or Bags, else its items."""
+    """The blocks of `chunks` and their number (None if unknown): slices of
+    consecutive rows (or sets) when it is one array, sparse matrix or Bags,
+    else its items."""
     if isinstance(chunks, (np.ndarray, Bags)) or scipy.sparse.issparse(chunks):
         if scipy.sparse.issparse(chunks):
             chunks = scipy.sparse.csr_matrix(chunks)
-        n = _n_rows(chunks)
-        return [chunks[i : i + _BLOCK_ROWS] for i in range(0, n, _BLOCK_ROWS)]
+        starts = range(0, _n_rows(chunks), _BLOCK_ROWS)
+        return (chunks[i : i + _BLOCK_ROWS] for i in starts), len(starts)
     if isinstance(chunks, (str, bytes)) or not hasattr(chunks, "__iter__"):
         raise TypeError(
             f"{name} must be an iterable of blocks of rows, an array or a Dask "
             f"array, got {type(chunks).__name__}"
         )
-    return chunks
+    return chunks, getattr(chunks, "__len__", lambda: None)()
 
 
 class _Targets:
@@ -127,7 +134,7 @@ class _Targets:
     items of an iterable of blocks."""
 
     def __init__(self, y, name):
-        self.name, self.start, self.ndim = name, 0, None
+        self.name, self.start, self.ndim, self.width = name, 0, None, None
         whole = isinstance(y, np.ndarray) or (
             isinstance(y, (list, tuple)) and len(y) > 0 and np.ndim(y[0]) == 0)
         if whole:
@@ -154,7 +161,14 @@ class _Targets:
                 raise ValueError(f"{self.name} has fewer blocks than the data")
         self.start += n
         self.ndim = np.ndim(block) if self.ndim is None else self.ndim
-        return _check_y(block, n, name)
+        y = _check_y(block, n, name)
+        if self.width is not None and y.shape[1] != self.width:
+            raise ValueError(
+                f"{name} has {y.shape[1]} target column(s), the first block "
+                f"{self.width}: the blocks must have the same number of columns"
+            )
+        self.width = y.shape[1]
+        return y
 
     def finish(self):
         if self.items is None:
@@ -171,16 +185,15 @@ def _reduce(chunks, y, fmaps, pcas, names, progress):
         return _reduce_dask(chunks, y, fmaps, pcas, names)
     name, y_name = names
     targets = None if y is None else _Targets(y, y_name)
-    blocks = _blocks(chunks, name)
+    blocks, total = _blocks(chunks, name)
     acc = None
-    with progress_bar(progress, getattr(blocks, "__len__", lambda: None)(),
-                      "blocks") as bar:
+    with progress_bar(progress, total, "blocks") as bar:
         for k, X in enumerate(blocks):
             n = _n_rows(X)
+            yk = None if targets is None else targets.next(n, k)
             if n == 0:
                 continue
-            stats = _block_stats(X, None if targets is None else
-                                 targets.next(n, k), fmaps, pcas)
+            stats = _block_stats(X, yk, fmaps, pcas)
             if acc is None:
                 acc = stats
             else:
@@ -241,7 +254,10 @@ def _reduce_dask(chunks, y, fmaps, pcas, names):
     while len(parts) > 1:
         parts = [combine(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
-    return parts[0].compute(), ndim
+    moments = parts[0].compute()
+    if moments[0].n == 0:
+        raise ValueError(f"{name} holds no data")
+    return moments, ndim
 
 
 def _block_moments(Z, y):
@@ -624,7 +640,7 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
     progress = check_progress(progress)
     maps = _check_maps(feature_maps, "feature_maps")
     alpha = check_scalar(alpha, "alpha", low=0.0)
-    if n_components is None or isinstance(n_components, numbers.Integral):
+    if n_components is None or np.ndim(n_components) == 0:
         n_components = [n_components] * len(maps)
     elif len(n_components) != len(maps):
         raise ValueError(
@@ -640,7 +656,7 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
         lam = pca.explained_variance_ * max(moments.n - 1, 1)
         w = _ridge_weights(np.diag(lam), pca.projected_target_, alpha, True)
         return RandomFeatureRidge([pca], w, moments.y_mean, alpha, moments.n, ndim)
-    if iter(chunks) is chunks:
+    if not is_lazy(chunks) and iter(_blocks(chunks, "chunks")[0]) is chunks:
         raise ValueError(
             "chunks is a one-shot iterator, but several feature maps need two "
             "passes over the data: give a list (or another re-iterable)"

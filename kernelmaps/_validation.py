@@ -81,6 +81,8 @@ def check_points(X, name="X"):
     arr = None if isinstance(X, (list, tuple, Bags)) else np.asarray(X)
     if arr is not None and arr.ndim == 2 and arr.dtype != object:
         points = _as_float_array(arr, name)
+        if points.shape[0] == 0:
+            raise ValueError(f"{name} is empty (shape {points.shape})")
         if not np.isfinite(points).all():
             raise ValueError(f"{name} contains NaN or infinity")
         return points
@@ -99,7 +101,9 @@ def check_scalar(value, name, *, kind="real", low=None, high=None,
         if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, numbers.Integral
         ):
-            if isinstance(value, numbers.Real) and float(value).is_integer():
+            if (isinstance(value, numbers.Real)
+                    and not isinstance(value, (bool, np.bool_))
+                    and float(value).is_integer()):
                 value = int(value)
             else:
                 raise TypeError(f"{name} must be an int, got {value!r}")

@@ -1,0 +1,754 @@
+"""Dask support: lazy transforms of Dask arrays and of Bags with Dask points,
+rf_pca / rf_ridge on Dask input (threaded scheduler and a real
+dask.distributed cluster), tokenization of the maps, and Dask staying an
+optional dependency.
+
+Tolerances: rows maps compute each row on its own, so the lazy result is
+compared with the NumPy transform to ``rtol=1e-12`` (float64) or ``1e-5``
+(float32), with ``atol`` the same factor times the largest absolute value;
+set maps to ``1e-13`` (float64; the summation grouping may differ).
+"""
+
+import itertools
+import os
+import pickle
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import kernelmaps as km
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+tokenize = pytest.importorskip("dask.base").tokenize
+
+RTOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
+SET_RTOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-13}
+
+# Warnings of the cluster fixture, harmless: when another process holds the
+# default HTTP port of the scheduler (8787, used even with
+# dashboard_address=None), distributed warns and takes another port, leaving
+# the socket of the failed attempt to the garbage collector.
+PORT_IN_USE = pytest.mark.filterwarnings(
+    "ignore:Port 8787 is already in use:UserWarning")
+UNCLOSED_SOCKET = pytest.mark.filterwarnings(
+    "ignore:unclosed <socket.socket:ResourceWarning")
+
+
+def assert_close(got, ref, rtol, err_msg=""):
+    got, ref = np.asarray(got), np.asarray(ref)
+    assert got.shape == ref.shape, err_msg
+    scale = float(np.abs(ref).max()) if ref.size else 0.0
+    assert_allclose(got, ref, rtol=rtol, atol=rtol * scale, err_msg=err_msg)
+
+
+# ---------------------------------------------------------------- data
+
+
+def histograms(n, d, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.dirichlet(np.full(d, 0.7), size=n)
+    X[X < 0.01] = 0.0
+    return X / X.sum(axis=1, keepdims=True)
+
+
+N, D = 60, 6
+X64 = histograms(N, D, 0)
+
+ROW_MAPS = {
+    "chi2_direct": lambda: km.Chi2DirectMap.fit(X64),
+    "chi2_direct_per_dim": lambda: km.Chi2DirectMap.fit(X64, per_dimension=True),
+    "chi2_chebyshev": lambda: km.Chi2ChebyshevMap(),
+    "hkm_chi2": lambda: km.HomogeneousKernelMap("chi2"),
+    "hkm_js": lambda: km.HomogeneousKernelMap("js"),
+    "hkm_intersection": lambda: km.HomogeneousKernelMap("intersection"),
+    "hkm_hellinger": lambda: km.HomogeneousKernelMap("hellinger"),
+    "anchor": lambda: km.AnchorMap.fit(X64),
+    "exp_chi2": lambda: km.ExpChi2Features.fit(X64, 64, rng=0),
+    "rff": lambda: km.RandomFourierFeatures(D, 64, rng=0),
+}
+
+# Row chunks of the (N, D) input, several split along the columns too.
+ROW_CHUNKS = [
+    ((10, 25, 3, 22), (D,)),  # ragged rows
+    (7, 2),  # rows and columns split
+    ((1, 58, 1), (1, 2, 3)),  # ragged rows, ragged columns
+    ((N,), (4, 2)),  # one row block, columns split
+]
+
+# Ragged sets of 3-D points; the point chunks below cut sets in the middle.
+SET_SIZES = np.random.default_rng(1).integers(1, 9, size=25)
+SET_OFFSETS = np.concatenate([[0], np.cumsum(SET_SIZES)])
+N_POINTS = int(SET_OFFSETS[-1])
+POINTS = np.random.default_rng(2).normal(size=(N_POINTS, 3))
+POSITIONS = np.random.default_rng(3).uniform(size=(N_POINTS, 2))
+POINT_CHUNKS = [
+    (17, 3),  # cuts sets
+    ((5, 1, 30, 2, N_POINTS - 38), (2, 1)),  # ragged, columns split
+    (4, 3),  # several chunks inside one set
+    ((N_POINTS,), (3,)),  # one block
+]
+
+
+@pytest.fixture(scope="module")
+def row_maps():
+    return {name: make() for name, make in ROW_MAPS.items()}
+
+
+@pytest.fixture(scope="module")
+def emk():
+    return km.EMKFeatures.fit(POINTS, 10, gamma=0.5, n_iter=5, rng=0)
+
+
+def set_maps(emk):
+    """(name, map, kwargs of transform) of every map on sets."""
+    return [
+        ("rdf", km.RandomDistributionFeatures(3, 32, gamma=0.5, rng=0), {}),
+        ("drdf", km.DoublyRandomDistributionFeatures(3, 32, 16, gamma=0.5,
+                                                     gamma2=2.0, rng=0), {}),
+        ("emk_levels0", emk, {"levels": 0}),
+        ("emk_levels2", emk, {"positions": POSITIONS, "levels": 2}),
+    ]
+
+
+class Counter:
+    """Counts the calls of `block`, a source of Dask blocks with a side
+    effect, to tell whether a graph was computed."""
+
+    def __init__(self):
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def block(self, a):
+        with self._lock:
+            self.calls += 1
+        return a
+
+    def array(self, a, rows):
+        """`a` as a Dask array of row blocks `rows`, each read by `block`."""
+        parts, start = [], 0
+        for n in rows:
+            part = dask.delayed(self.block, pure=False)(a[start : start + n])
+            parts.append(da.from_delayed(part, shape=(n, *a.shape[1:]),
+                                         dtype=a.dtype))
+            start += n
+        return da.concatenate(parts, axis=0)
+
+
+def node_value(node):
+    """The object held by a graph node (a DataNode wraps it)."""
+    return node.value if type(node).__name__ == "DataNode" else node
+
+
+def key_name(key):
+    return key if isinstance(key, str) else str(key[0])
+
+
+def expected_set_chunks(offsets, row_chunks):
+    """Numbers of sets starting in each row chunk of the points (non-empty
+    blocks only)."""
+    starts = offsets[:-1]
+    bounds = np.cumsum((0, *row_chunks))
+    counts = [int(np.sum((starts >= a) & (starts < b)))
+              for a, b in itertools.pairwise(bounds)]
+    return tuple(c for c in counts if c > 0)
+
+
+# ---------------------------------------------------------------- 1. rows
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", list(ROW_MAPS))
+def test_rows_map_lazy_equals_numpy(row_maps, name, dtype):
+    fmap = row_maps[name]
+    X = X64.astype(dtype)
+    ref = fmap.transform(X)
+    assert ref.dtype == dtype
+    rtol = RTOL[np.dtype(dtype)]
+    for chunks in ROW_CHUNKS:
+        Xd = da.from_array(X, chunks=chunks)
+        Z = fmap.transform(Xd)
+        msg = f"{name}, {np.dtype(dtype)}, chunks {Xd.chunks}"
+        assert isinstance(Z, da.Array), msg
+        assert Z.chunks[0] == Xd.chunks[0], msg
+        assert Z.chunks[1] == (ref.shape[1],), msg
+        assert Z.shape == ref.shape, msg
+        assert Z.dtype == ref.dtype, msg
+        assert isinstance(Z._meta, np.ndarray), msg
+        assert Z._meta.dtype == ref.dtype, msg
+        got = Z.compute()
+        assert isinstance(got, np.ndarray), msg
+        assert got.dtype == ref.dtype, msg
+        assert_close(got, ref, rtol, msg)
+
+
+def test_rows_map_keyword_and_integer_input(row_maps):
+    # workers passes through; integer counts become float64 as in NumPy.
+    counts = np.random.default_rng(4).integers(0, 5, size=(N, D))
+    Xd = da.from_array(counts, chunks=(11, 3))
+    for name in ("hkm_chi2", "rff", "chi2_chebyshev"):
+        fmap = row_maps[name]
+        ref = fmap.transform(counts)
+        Z = fmap.transform(Xd, workers=1)
+        assert Z.dtype == ref.dtype == np.float64
+        assert Z.chunks[0] == Xd.chunks[0]
+        assert_close(Z.compute(), ref, 1e-12, name)
+
+
+def test_rows_map_unknown_row_chunks(row_maps):
+    # Chunks of unknown size (NaN) after boolean indexing; every block keeps
+    # rows.
+    fmap = row_maps["exp_chi2"]
+    mask = X64[:, 0] > 0.05
+    Xd = da.from_array(X64, chunks=15)
+    Xf = Xd[da.from_array(mask, chunks=15)]
+    Z = fmap.transform(Xf)
+    assert isinstance(Z, da.Array)
+    assert np.isnan(Z.shape[0])
+    assert_close(Z.compute(), fmap.transform(X64[mask]), 1e-12)
+
+
+@pytest.mark.parametrize("name", ["exp_chi2", "hkm_chi2", "rff"])
+def test_rows_map_empty_row_block(row_maps, name):
+    # A filter that keeps no row of one block (a block of 0 rows, as Dask
+    # makes them) must give an empty block of features, as NumPy drops the
+    # rows.
+    fmap = row_maps[name]
+    mask = np.ones(N, dtype=bool)
+    mask[20:40] = False
+    Xd = da.from_array(X64, chunks=20)
+    Xf = Xd[da.from_array(mask, chunks=20)]
+    ref = fmap.transform(X64[mask])
+    assert_close(fmap.transform(Xf).compute(), ref, 1e-12)
+    # the same with known chunks (20, 0, 20)
+    X0 = da.from_array(X64[mask], chunks=((20, 0, 20), (D,)))
+    Z = fmap.transform(X0)
+    assert Z.chunks[0] == (20, 0, 20)
+    assert_close(Z.compute(), ref, 1e-12)
+
+
+def test_rows_map_bad_dask_input(row_maps):
+    fmap = row_maps["hkm_chi2"]
+    with pytest.raises(ValueError, match="2-D"):
+        fmap.transform(da.from_array(X64[0], chunks=3))
+    with pytest.raises(ValueError, match="2-D"):
+        fmap.transform(da.from_array(X64.reshape(6, 10, D), chunks=3))
+    with pytest.raises(TypeError, match="real numbers"):
+        fmap.transform(da.from_array(np.full((4, 3), "a"), chunks=2))
+    # the map's own checks run eagerly too (on a probe row)
+    with pytest.raises(ValueError, match="features"):
+        row_maps["exp_chi2"].transform(da.zeros((4, D + 1), chunks=2))
+
+
+# ---------------------------------------------------------------- 2. sets
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_set_maps_lazy_bags_equal_numpy(emk, dtype):
+    points = POINTS.astype(dtype)
+    bags = km.Bags(points, SET_OFFSETS)
+    rtol = SET_RTOL[np.dtype(dtype)]
+    for name, fmap, kwargs in set_maps(emk):
+        ref = fmap.transform(bags, **kwargs)
+        assert ref.dtype == dtype
+        for chunks in POINT_CHUNKS:
+            pd = da.from_array(points, chunks=chunks)
+            Z = fmap.transform(km.Bags(pd, SET_OFFSETS), **kwargs)
+            msg = f"{name}, {np.dtype(dtype)}, point chunks {pd.chunks}"
+            assert isinstance(Z, da.Array), msg
+            assert sum(Z.chunks[0]) == len(SET_SIZES), msg
+            assert Z.chunks[0] == expected_set_chunks(SET_OFFSETS,
+                                                      pd.chunks[0]), msg
+            # each block boundary is a set boundary of the points
+            ends = SET_OFFSETS[np.cumsum(Z.chunks[0])]
+            assert set(ends.tolist()) <= set(SET_OFFSETS.tolist()), msg
+            assert Z.chunks[1] == (ref.shape[1],), msg
+            assert Z.shape == ref.shape and Z.dtype == ref.dtype, msg
+            assert isinstance(Z._meta, np.ndarray), msg
+            assert Z._meta.dtype == ref.dtype, msg
+            assert_close(Z.compute(), ref, rtol, msg)
+
+
+def test_emk_positions_as_dask_array(emk):
+    bags = km.Bags(POINTS, SET_OFFSETS)
+    ref = emk.transform(bags, POSITIONS, levels=2)
+    pd = da.from_array(POINTS, chunks=(17, 3))
+    lazy = km.Bags(pd, SET_OFFSETS)
+    for chunks in [(11, 2), ((3, N_POINTS - 3), (2,)), ((N_POINTS,), (2,))]:
+        pos = da.from_array(POSITIONS, chunks=chunks)
+        Z = emk.transform(lazy, positions=pos, levels=2)
+        assert Z.chunks[0] == expected_set_chunks(SET_OFFSETS, pd.chunks[0])
+        assert_close(Z.compute(), ref, 1e-13, f"positions chunks {chunks}")
+    # positionally, as the NumPy method takes them
+    Z = emk.transform(lazy, da.from_array(POSITIONS, chunks=9), 2)
+    assert_close(Z.compute(), ref, 1e-13)
+
+
+def test_emk_positions_as_dask_array_split_columns(emk):
+    # positions chunked along their 2 columns as well as the rows
+    ref = emk.transform(km.Bags(POINTS, SET_OFFSETS), POSITIONS, levels=2)
+    lazy = km.Bags(da.from_array(POINTS, chunks=(17, 3)), SET_OFFSETS)
+    pos = da.from_array(POSITIONS, chunks=(11, 1))
+    Z = emk.transform(lazy, positions=pos, levels=2)
+    assert_close(Z.compute(), ref, 1e-13)
+
+
+def test_emk_bad_positions_raise_eagerly(emk):
+    counter = Counter()
+    lazy = km.Bags(counter.array(POINTS, [40, N_POINTS - 40]), SET_OFFSETS)
+    with pytest.raises(ValueError, match="positions"):
+        emk.transform(lazy, positions=POSITIONS[:-1], levels=2)
+    with pytest.raises(ValueError, match="positions"):
+        emk.transform(lazy, levels=2)
+    assert counter.calls == 0
+
+
+@pytest.mark.parametrize("point_chunks", [(4, 5, 3), (5, 2, 2)],
+                         ids=["whole_sets", "split_points"])
+def test_set_maps_3d_dask_array(emk, point_chunks):
+    rng = np.random.default_rng(5)
+    sets = rng.normal(size=(12, 5, 3))
+    pos = rng.uniform(size=(12 * 5, 2))
+    sd = da.from_array(sets, chunks=point_chunks)
+    for name, fmap, kwargs in set_maps(emk):
+        if "positions" in kwargs:
+            kwargs = dict(kwargs, positions=pos)
+        ref = fmap.transform(sets, **kwargs)
+        Z = fmap.transform(sd, **kwargs)
+        assert isinstance(Z, da.Array), name
+        assert Z.chunks[0] == sd.chunks[0], name  # whole sets: same blocks
+        assert Z.shape == ref.shape and Z.dtype == ref.dtype, name
+        assert_close(Z.compute(), ref, 1e-13, name)
+    # a 3-D Dask array of float32 sets stays float32
+    rdf = set_maps(emk)[0][1]
+    Z = rdf.transform(sd.astype(np.float32))
+    assert Z.dtype == np.float32
+    assert_close(Z.compute(), rdf.transform(sets.astype(np.float32)), 1e-5)
+
+
+def test_set_maps_bad_3d_or_2d_dask_array(emk):
+    rdf = set_maps(emk)[0][1]
+    with pytest.raises(ValueError, match="3-D"):
+        rdf.transform(da.zeros((4, 3), chunks=2))
+
+
+@pytest.mark.parametrize("index", [0, 2, 24])
+def test_empty_set_in_lazy_bags_raises_eagerly(emk, index):
+    sizes = SET_SIZES.copy()
+    sizes[index] = 0
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    counter = Counter()
+    points = counter.array(POINTS[: offsets[-1]], [10, int(offsets[-1]) - 10])
+    bags = km.Bags(points, offsets)
+    for name, fmap, kwargs in set_maps(emk):
+        kwargs = {k: (v[: offsets[-1]] if k == "positions" else v)
+                  for k, v in kwargs.items()}
+        with pytest.raises(ValueError, match=rf"\[{index}\] is empty"):
+            fmap.transform(bags, **kwargs)
+        assert counter.calls == 0, name
+
+
+def test_no_set_in_lazy_bags_raises(emk):
+    rdf = set_maps(emk)[0][1]
+    with pytest.raises(ValueError, match="at least one set"):
+        rdf.transform(km.Bags(da.zeros((0, 3), chunks=1), [0]))
+
+
+# ---------------------------------------------------------------- 3. laziness
+
+
+def test_rows_transform_does_not_compute_input(row_maps):
+    counter = Counter()
+    Xd = counter.array(X64, [25, 20, 15])
+    for name, fmap in row_maps.items():
+        Z = fmap.transform(Xd)
+        assert counter.calls == 0, name
+        assert_close(Z.compute(), fmap.transform(X64), 1e-12, name)
+        assert counter.calls > 0, name
+        counter.calls = 0
+
+
+def test_sets_transform_does_not_compute_input(emk):
+    counter = Counter()
+    points = counter.array(POINTS, [30, 30, N_POINTS - 60])
+    pos_counter = Counter()
+    positions = pos_counter.array(POSITIONS, [50, N_POINTS - 50])
+    bags = km.Bags(points, SET_OFFSETS)
+    assert counter.calls == 0
+    for name, fmap, kwargs in set_maps(emk):
+        if "positions" in kwargs:
+            kwargs = dict(kwargs, positions=positions)
+        Z = fmap.transform(bags, **kwargs)
+        assert counter.calls == 0 and pos_counter.calls == 0, name
+        if "positions" in kwargs:
+            kwargs = dict(kwargs, positions=POSITIONS)
+        ref = fmap.transform(km.Bags(POINTS, SET_OFFSETS), **kwargs)
+        assert_close(Z.compute(), ref, 1e-13, name)
+        assert counter.calls > 0, name
+        if "positions" in kwargs:
+            assert pos_counter.calls > 0, name
+        counter.calls = 0
+
+
+# ---------------------------------------------------------------- 4. graph
+
+
+def _count_map_nodes(Z, fmap):
+    graph = dict(Z.__dask_graph__())
+    by_value = [k for k, v in graph.items() if node_value(v) is fmap]
+    by_name = [k for k in graph
+               if key_name(k).startswith(type(fmap).__name__ + "-")]
+    return graph, by_value, by_name
+
+
+def test_map_enters_graph_once(row_maps, emk):
+    Xd = da.from_array(X64, chunks=(7, 2))
+    lazy = km.Bags(da.from_array(POINTS, chunks=9), SET_OFFSETS)
+    cases = [(fmap, fmap.transform(Xd)) for fmap in row_maps.values()]
+    cases += [(fmap, fmap.transform(lazy, **kwargs))
+              for _, fmap, kwargs in set_maps(emk)]
+    for fmap, Z in cases:
+        name = type(fmap).__name__
+        assert Z.numblocks[0] > 1, name
+        graph, by_value, by_name = _count_map_nodes(Z, fmap)
+        assert len(by_value) == 1, (name, by_value)
+        assert by_name == by_value, (name, by_name)
+        # every task that calls the map refers to that one key
+        (map_key,) = by_value
+        users = [k for k, v in graph.items()
+                 if map_key in getattr(v, "dependencies", ())]
+        assert len(users) >= Z.numblocks[0], name
+
+
+def test_map_in_graph_is_the_same_key_for_equal_maps():
+    # Two equal maps (same parameters) give the same key: the graph of the
+    # transform is deterministic.
+    a = km.ExpChi2Features.fit(X64, 16, rng=0)
+    b = km.ExpChi2Features.fit(X64, 16, rng=0)
+    Xd = da.from_array(X64, chunks=20)
+    assert a.transform(Xd).name == b.transform(Xd).name
+    c = km.ExpChi2Features.fit(X64, 16, rng=1)
+    assert a.transform(Xd).name != c.transform(Xd).name
+
+
+def test_tokenize_deterministic(row_maps, emk):
+    maps = [*row_maps.values(), *(m for _, m, _ in set_maps(emk))]
+    tokens = set()
+    for fmap in maps:
+        token = tokenize(fmap)
+        assert token == tokenize(fmap), type(fmap).__name__
+        assert token == tokenize(pickle.loads(pickle.dumps(fmap)))
+        tokens.add(token)
+    # different maps (HKM kernels, per_dimension, ...) give different tokens;
+    # the EMK map is listed twice.
+    assert len(tokens) == len(maps) - 1
+    pairs = [
+        (km.ExpChi2Features.fit(X64, 64, rng=0),
+         km.ExpChi2Features.fit(X64, 64, rng=1)),
+        (km.RandomFourierFeatures(D, 64, rng=0),
+         km.RandomFourierFeatures(D, 64, rng=1)),
+        (km.RandomDistributionFeatures(3, 32, rng=0),
+         km.RandomDistributionFeatures(3, 32, rng=1)),
+        (km.DoublyRandomDistributionFeatures(3, 32, 16, rng=0),
+         km.DoublyRandomDistributionFeatures(3, 32, 16, rng=1)),
+        (km.EMKFeatures.fit(POINTS, 10, n_iter=5, rng=0),
+         km.EMKFeatures.fit(POINTS, 10, n_iter=5, rng=1)),
+    ]
+    for a, b in pairs:
+        assert tokenize(a) != tokenize(b), type(a).__name__
+    # same seed, built twice: same token
+    assert tokenize(km.RandomFourierFeatures(D, 64, rng=7)) == tokenize(
+        km.RandomFourierFeatures(D, 64, rng=7))
+    # same arrays, different class
+    assert tokenize(km.RandomFourierFeatures(3, 32, rng=0)) != tokenize(
+        km.RandomDistributionFeatures(3, 32, gamma=1.0, rng=0))
+
+
+def test_tokenize_same_in_another_process(tmp_path):
+    fmap = km.ExpChi2Features.fit(X64, 16, rng=0)
+    path = tmp_path / "map.pkl"
+    path.write_bytes(pickle.dumps(fmap))
+    code = (
+        "import pickle, sys\n"
+        "from dask.base import tokenize\n"
+        "print(tokenize(pickle.loads(open(sys.argv[1], 'rb').read())))\n"
+    )
+    env = dict(os.environ, PYTHONHASHSEED="123")
+    out = subprocess.run([sys.executable, "-P", "-c", code, str(path)],
+                         capture_output=True, text=True, check=True, env=env,
+                         timeout=300)
+    assert out.stdout.strip() == tokenize(fmap)
+
+
+# ---------------------------------------------------------------- 6. rf_pca
+# and rf_ridge with the default (threaded) scheduler
+
+
+def _regression_data(n=240, seed=6):
+    X = histograms(n, D, seed)
+    rng = np.random.default_rng(seed)
+    y = np.stack([X @ rng.normal(size=D), np.sin(4 * X[:, 0])], axis=1)
+    return X, y + 0.01 * rng.normal(size=y.shape)
+
+
+def _assert_pca_equal(got, ref, tol=1e-10):
+    assert got.n_samples_ == ref.n_samples_
+    for attr in ("components_", "explained_variance_", "mean_"):
+        assert_close(getattr(got, attr), getattr(ref, attr), tol, attr)
+
+
+def test_rf_pca_dask_equals_numpy():
+    X, y = _regression_data()
+    fmap = km.ExpChi2Features.fit(X, 48, rng=0)
+    ref = km.rf_pca(X, fmap, 6)
+    ev = ref.explained_variance_
+    assert np.all(-np.diff(ev) > 1e-3 * ev[0])  # separated: axes well defined
+    got = km.rf_pca(da.from_array(X, chunks=((50, 90, 7, 93), (4, 2))), fmap, 6)
+    _assert_pca_equal(got, ref)
+    # with targets, dask y chunked differently
+    ref_y = km.rf_pca(X, fmap, 6, y=y)
+    got_y = km.rf_pca(da.from_array(X, chunks=60), fmap, 6,
+                      y=da.from_array(y, chunks=(37, 1)))
+    _assert_pca_equal(got_y, ref_y)
+    assert_close(got_y.projected_target_, ref_y.projected_target_, 1e-10)
+    assert_close(got_y.y_mean_, ref_y.y_mean_, 1e-12)
+    # transform of a Dask array: lazy, equal
+    Xd = da.from_array(X, chunks=70)
+    T = got.transform(Xd)
+    assert isinstance(T, da.Array)
+    assert_close(T.compute(), ref.transform(X), 1e-10)
+
+
+def test_rf_pca_dask_no_map():
+    X, _ = _regression_data()
+    ref = km.rf_pca(X, None, 3)
+    got = km.rf_pca(da.from_array(X, chunks=(45, 6)), None, 3)
+    _assert_pca_equal(got, ref)
+
+
+def test_rf_pca_dask_zero_row_chunk():
+    # A Dask array with a block of 0 rows: NumPy input skips empty blocks.
+    X, _ = _regression_data()
+    ref = km.rf_pca(X, None, 3)
+    Xd = da.from_array(X, chunks=((0, 100, 140), (D,)))
+    _assert_pca_equal(km.rf_pca(Xd, None, 3), ref)
+
+
+def test_rf_pca_lazy_bags_equals_numpy():
+    rdf = km.RandomDistributionFeatures(3, 24, gamma=0.5, rng=0)
+    ref = km.rf_pca(km.Bags(POINTS, SET_OFFSETS), rdf, 4)
+    lazy = km.Bags(da.from_array(POINTS, chunks=17), SET_OFFSETS)
+    got = km.rf_pca(lazy, rdf, 4)
+    assert got.n_samples_ == len(SET_SIZES)
+    _assert_pca_equal(got, ref)
+
+
+def test_rf_ridge_dask_equals_numpy():
+    X, y = _regression_data()
+    fmaps = [km.ExpChi2Features.fit(X, 48, rng=0), km.Chi2DirectMap.fit(X)]
+    blocks = [X[:100], X[100:]]
+    y_blocks = [y[:100], y[100:]]
+    Xd = da.from_array(X, chunks=(80, 3))
+    for maps, k in [(fmaps[0], 12), (fmaps, [10, 8])]:
+        ref = km.rf_ridge(blocks, y_blocks, maps, k, alpha=1e-3)
+        for yd in (da.from_array(y, chunks=(80, 2)),
+                   da.from_array(y, chunks=(33, 1)), y):
+            got = km.rf_ridge(Xd, yd, maps, k, alpha=1e-3)
+            assert_close(got.coef_, ref.coef_, 1e-9)
+            assert_close(got.intercept_, ref.intercept_, 1e-9)
+        pred = got.predict(Xd)
+        assert isinstance(pred, da.Array)
+        assert pred.shape == (X.shape[0], 2)
+        assert_close(pred.compute(), ref.predict(X), 1e-9)
+    # 1-D targets
+    ref = km.rf_ridge(blocks, [y[:100, 0], y[100:, 0]], fmaps, [10, 8])
+    got = km.rf_ridge(Xd, da.from_array(y[:, 0], chunks=50), fmaps, [10, 8])
+    assert got.coef_.ndim == 1
+    assert_close(got.coef_, ref.coef_, 1e-9)
+    assert_close(got.intercept_, ref.intercept_, 1e-9)
+
+
+def test_rf_ridge_dask_y_wrong_length():
+    X, y = _regression_data()
+    fmap = km.ExpChi2Features.fit(X, 16, rng=0)
+    Xd = da.from_array(X, chunks=80)
+    for bad in (y[:-1], da.from_array(y[:-1], chunks=50),
+                da.from_array(np.vstack([y, y[:1]]), chunks=50)):
+        with pytest.raises(ValueError, match="rows"):
+            km.rf_ridge(Xd, bad, fmap, 4)
+        with pytest.raises(ValueError, match="rows"):
+            km.rf_ridge(Xd, bad, [fmap, km.Chi2DirectMap.fit(X)], 4)
+        with pytest.raises(ValueError, match="rows"):
+            km.rf_pca(Xd, fmap, 4, y=bad)
+
+
+def test_rf_ridge_predict_is_lazy():
+    X, y = _regression_data()
+    fmaps = [km.ExpChi2Features.fit(X, 16, rng=0), km.Chi2DirectMap.fit(X)]
+    counter = Counter()
+    Xd = counter.array(X, [80, 80, 80])
+    model = km.rf_ridge(Xd, y, fmaps, 4)
+    assert counter.calls >= 3  # every block read
+    counter.calls = 0
+    pred = model.predict(Xd)
+    assert isinstance(pred, da.Array)
+    assert counter.calls == 0
+    assert_close(pred.compute(), model.predict(X), 1e-12)
+    assert counter.calls >= 3
+
+
+# ---------------------------------------------------------------- 7. Bags
+
+
+def test_lazy_bags_properties_without_compute():
+    counter = Counter()
+    points = counter.array(POINTS, [30, N_POINTS - 30])
+    bags = km.Bags(points, SET_OFFSETS)
+    assert len(bags) == len(SET_SIZES)
+    assert bags.dim == 3
+    assert bags.n_points == N_POINTS
+    assert bags.dtype == np.float64
+    assert_array_equal(bags.sizes, SET_SIZES)
+    assert_array_equal(bags.offsets, SET_OFFSETS)
+    assert isinstance(bags.points, da.Array)
+    assert "n_sets=25" in repr(bags)
+    part = bags[2:5]
+    assert isinstance(part.points, da.Array) and len(part) == 3
+    assert isinstance(bags[3], da.Array)
+    assert counter.calls == 0
+    assert_array_equal(bags[3].compute(),
+                       POINTS[SET_OFFSETS[3] : SET_OFFSETS[4]])
+    assert_array_equal(part.points.compute(),
+                       POINTS[SET_OFFSETS[2] : SET_OFFSETS[5]])
+
+
+def test_lazy_bags_dtypes():
+    ints = np.arange(12).reshape(6, 2)
+    bags = km.Bags(da.from_array(ints, chunks=3), [0, 2, 6])
+    assert isinstance(bags.points, da.Array)
+    assert bags.dtype == np.float64
+    assert_array_equal(bags.points.compute(), ints.astype(np.float64))
+    f32 = km.Bags(da.from_array(POINTS.astype(np.float32), chunks=10),
+                  SET_OFFSETS)
+    assert f32.dtype == np.float32
+    with pytest.raises(TypeError, match="real numbers"):
+        km.Bags(da.from_array(np.full((4, 2), "x"), chunks=2), [0, 4])
+    with pytest.raises(TypeError, match="real numbers"):
+        km.Bags(da.from_array(np.full((4, 2), None, dtype=object), chunks=2),
+                [0, 4])
+    with pytest.raises(ValueError, match="offsets"):
+        km.Bags(da.from_array(POINTS, chunks=10), SET_OFFSETS[:-1])
+    with pytest.raises(ValueError, match="2-D"):
+        km.Bags(da.zeros(5, chunks=2), [0, 5])
+
+
+def test_lazy_bags_pickle_stays_lazy():
+    points = da.from_array(POINTS, chunks=13)
+    bags = km.Bags(points, SET_OFFSETS)
+    back = pickle.loads(pickle.dumps(bags))
+    assert isinstance(back.points, da.Array)
+    assert back.points.chunks == points.chunks
+    assert_array_equal(back.offsets, SET_OFFSETS)
+    assert_array_equal(back.points.compute(), POINTS)
+
+
+def test_exact_kernels_compute_lazy_points():
+    bags = km.Bags(POINTS, SET_OFFSETS)
+    lazy = km.Bags(da.from_array(POINTS, chunks=13), SET_OFFSETS)
+    assert_close(km.sum_match_kernel(lazy), km.sum_match_kernel(bags), 1e-13)
+    assert_close(km.mmd(lazy, gamma=0.5), km.mmd(bags, gamma=0.5), 1e-12)
+    # a 3-D Dask array of equal-size sets too
+    sets = POINTS[:60].reshape(12, 5, 3)
+    assert_close(km.sum_match_kernel(da.from_array(sets, chunks=4)),
+                 km.sum_match_kernel(sets), 1e-13)
+
+
+# ---------------------------------------------------------------- 8. import
+
+
+def test_import_does_not_import_dask():
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "import kernelmaps\n"
+        "assert 'dask' not in sys.modules\n"
+        "X = np.full((3, 4), 0.25)\n"
+        "kernelmaps.HomogeneousKernelMap('chi2').transform(X)\n"
+        "kernelmaps.RandomDistributionFeatures(4, 8, rng=0).transform([X])\n"
+        "kernelmaps.rf_pca(X, None, 2)\n"
+        "assert 'dask' not in sys.modules, sorted(sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-P", "-c", code], check=True, timeout=300)
+
+
+# ---------------------------------------------------------------- 5. cluster
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1,
+        dashboard_address=None)
+    client = distributed.Client(cluster, set_as_default=False)
+    try:
+        with dask.config.set(scheduler=client):
+            yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _on_workers(client):
+    """Whether computations now run on the workers of `client`."""
+    pids = set(client.run(os.getpid).values())
+    return dask.delayed(os.getpid)().compute() in pids
+
+
+@PORT_IN_USE
+@UNCLOSED_SOCKET
+def test_cluster_transform(client):
+    assert _on_workers(client)
+    X = histograms(200, D, 7)
+    fmap = km.ExpChi2Features.fit(X, 32, rng=0)
+    Z = fmap.transform(da.from_array(X, chunks=(50, 3)))
+    assert isinstance(Z, da.Array)
+    assert_close(Z.compute(), fmap.transform(X), 1e-12)
+    rdf = km.RandomDistributionFeatures(3, 32, gamma=0.5, rng=0)
+    lazy = km.Bags(da.from_array(POINTS, chunks=40), SET_OFFSETS)
+    F = rdf.transform(lazy)
+    assert F.chunks[0] == expected_set_chunks(SET_OFFSETS, (40, 40, 40,
+                                                            N_POINTS - 120))
+    assert_close(F.compute(), rdf.transform(km.Bags(POINTS, SET_OFFSETS)),
+                 1e-13)
+
+
+@PORT_IN_USE
+@UNCLOSED_SOCKET
+def test_cluster_rf_pca(client):
+    X, _ = _regression_data()
+    fmap = km.ExpChi2Features.fit(X, 32, rng=0)
+    ref = km.rf_pca(X, fmap, 5)
+    got = km.rf_pca(da.from_array(X, chunks=60), fmap, 5)
+    _assert_pca_equal(got, ref)
+
+
+@PORT_IN_USE
+@UNCLOSED_SOCKET
+def test_cluster_rf_ridge(client):
+    X, y = _regression_data()
+    fmaps = [km.ExpChi2Features.fit(X, 32, rng=0), km.Chi2DirectMap.fit(X)]
+    ref = km.rf_ridge([X[:120], X[120:]], [y[:120], y[120:]], fmaps, [8, 6],
+                      alpha=1e-3)
+    Xd = da.from_array(X, chunks=60)
+    got = km.rf_ridge(Xd, da.from_array(y, chunks=(90, 1)), fmaps, [8, 6],
+                      alpha=1e-3)
+    assert_close(got.coef_, ref.coef_, 1e-9)
+    assert_close(got.intercept_, ref.intercept_, 1e-9)
+    pred = got.predict(Xd)
+    assert isinstance(pred, da.Array)
+    assert_close(pred.compute(), ref.predict(X), 1e-9)
