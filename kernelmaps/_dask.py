@@ -146,13 +146,12 @@ def _lazy_sets(fmap, method, sets, kwargs, per_point):
         if value is None:
             continue
         if not is_dask_array(value):
-            value = np.asarray(value)
-            if value.ndim < 1 or value.shape[0] != bags.n_points:
-                raise ValueError(
-                    f"{key} must be one array aligned with the points of the "
-                    f"lazy sets ({bags.n_points} rows), got shape {value.shape}"
-                )
-            value = da.from_array(value, chunks=-1)
+            value = da.from_array(np.asarray(value), chunks=-1)
+        if value.ndim < 1 or value.shape[0] != bags.n_points:
+            raise ValueError(
+                f"{key} must be one array aligned with the points of the "
+                f"lazy sets ({bags.n_points} rows), got shape {value.shape}"
+            )
         chunks = {0: points.chunks[0], **{i: -1 for i in range(1, value.ndim)}}
         extra[key] = value.rechunk(chunks).to_delayed().reshape(-1)
     probe_kwargs = dict(kwargs)

@@ -302,6 +302,9 @@ def test_emk_bad_positions_raise_eagerly(emk):
     lazy = km.Bags(counter.array(POINTS, [40, N_POINTS - 40]), SET_OFFSETS)
     with pytest.raises(ValueError, match="positions"):
         emk.transform(lazy, positions=POSITIONS[:-1], levels=2)
+    with pytest.raises(ValueError, match="positions must be one array aligned"):
+        emk.transform(lazy, positions=da.from_array(POSITIONS[:-1], chunks=7),
+                      levels=2)
     with pytest.raises(ValueError, match="positions"):
         emk.transform(lazy, levels=2)
     assert counter.calls == 0
