@@ -1,0 +1,303 @@
+"""scikit-learn transformers over the feature maps of kernelmaps.
+
+Each class stores its constructor arguments unchanged (``get_params`` /
+``set_params`` / ``clone`` work), builds the map in ``fit`` (``map_``) and
+applies it in ``transform``, so a map drops into a ``Pipeline`` in front of a
+linear model and into ``GridSearchCV``. Importing this module needs
+scikit-learn; the rest of kernelmaps does not.
+
+This module holds the transformers of vectors and histograms (rows of a 2-D
+array or a CSR matrix). Set-valued input is not supported yet.
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .distributions import RandomFourierFeatures
+from .histograms import (
+    AnchorMap,
+    Chi2ChebyshevMap,
+    Chi2DirectMap,
+    ExpChi2Features,
+    HomogeneousKernelMap,
+)
+
+__all__ = [
+    "AnchorFeatures",
+    "Chi2ChebyshevFeatures",
+    "Chi2DirectFeatures",
+    "ExpChi2Sampler",
+    "HomogeneousKernelFeatures",
+    "RFFSampler",
+]
+
+
+def _seed(random_state):
+    """A seed for kernelmaps' `rng` from scikit-learn's `random_state`."""
+    if random_state is None or isinstance(random_state, numbers.Integral):
+        return random_state
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+class _MapTransformer(TransformerMixin, BaseEstimator):
+    """Fit builds ``map_`` from the validated training rows; transform
+    applies it. Subclasses define ``_build(X)``."""
+
+    _positive = True  # histogram maps need non-negative input
+    _sparse = "csr"  # and take CSR input
+
+    def fit(self, X, y=None):
+        """Build the map from the training rows `X` (``y`` is ignored)."""
+        X = validate_data(self, X, accept_sparse=self._sparse,
+                          dtype=[np.float64, np.float32])
+        if self._positive:
+            values = X.data if scipy.sparse.issparse(X) else X
+            if np.any(values < 0):
+                raise ValueError("Negative values in data passed to X")
+        self.map_ = self._build(X)
+        return self
+
+    def transform(self, X):
+        """The features of the rows of `X`, in the dtype of `X`."""
+        check_is_fitted(self, "map_")
+        X = validate_data(self, X, accept_sparse=self._sparse,
+                          dtype=[np.float64, np.float32], reset=False)
+        if self._positive:
+            values = X.data if scipy.sparse.issparse(X) else X
+            if np.any(values < 0):
+                raise ValueError("Negative values in data passed to X")
+        return self.map_.transform(X)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names ``<classname><i>`` of the output features."""
+        check_is_fitted(self, "map_")
+        width = self.map_.n_features_out or self.n_features_in_ * self.map_.n_terms
+        prefix = type(self).__name__.lower()
+        return np.asarray([f"{prefix}{i}" for i in range(width)], dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = bool(self._sparse)
+        tags.input_tags.positive_only = self._positive
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class Chi2DirectFeatures(_MapTransformer):
+    """`Chi2DirectMap` as a scikit-learn transformer.
+
+    Parameters
+    ----------
+    n_terms : int, default=5
+    per_dimension : bool, default=False
+    n_bins : int, default=100
+
+    References
+    ----------
+    .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
+       the chi2 kernel with geometric convergence", IEEE TPAMI, 2014.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sklearn import Chi2DirectFeatures
+    >>> X = np.random.default_rng(0).random((20, 4))
+    >>> Chi2DirectFeatures(n_terms=3).fit_transform(X).shape
+    (20, 12)
+    """
+
+    def __init__(self, n_terms=5, *, per_dimension=False, n_bins=100):
+        self.n_terms = n_terms
+        self.per_dimension = per_dimension
+        self.n_bins = n_bins
+
+    def _build(self, X):
+        return Chi2DirectMap.fit(X, self.n_terms, per_dimension=self.per_dimension,
+                                 n_bins=self.n_bins)
+
+
+class Chi2ChebyshevFeatures(_MapTransformer):
+    """`Chi2ChebyshevMap` as a scikit-learn transformer.
+
+    Parameters
+    ----------
+    n_terms : int, default=5
+
+    References
+    ----------
+    .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
+       the chi2 kernel with geometric convergence", IEEE TPAMI, 2014.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sklearn import Chi2ChebyshevFeatures
+    >>> X = np.random.default_rng(0).random((20, 4))
+    >>> Chi2ChebyshevFeatures(n_terms=3).fit_transform(X).shape
+    (20, 12)
+    """
+
+    def __init__(self, n_terms=5):
+        self.n_terms = n_terms
+
+    def _build(self, X):
+        return Chi2ChebyshevMap.fit(X, self.n_terms)
+
+
+class HomogeneousKernelFeatures(_MapTransformer):
+    """`HomogeneousKernelMap` (Vedaldi-Zisserman) as a scikit-learn
+    transformer.
+
+    Parameters
+    ----------
+    kernel : {"chi2", "js", "intersection", "hellinger"}, default="chi2"
+    order : int, default=2
+    period : float, optional
+
+    References
+    ----------
+    .. [1] A. Vedaldi and A. Zisserman, "Efficient additive kernels via
+       explicit feature maps", IEEE TPAMI, 2012.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sklearn import HomogeneousKernelFeatures
+    >>> X = np.random.default_rng(0).random((20, 4))
+    >>> HomogeneousKernelFeatures(order=1).fit_transform(X).shape
+    (20, 12)
+    """
+
+    def __init__(self, kernel="chi2", order=2, *, period=None):
+        self.kernel = kernel
+        self.order = order
+        self.period = period
+
+    def _build(self, X):
+        return HomogeneousKernelMap(self.kernel, self.order, period=self.period)
+
+
+class AnchorFeatures(_MapTransformer):
+    """`AnchorMap` (additive nearest-neighbour feature maps) as a
+    scikit-learn transformer.
+
+    Parameters
+    ----------
+    kernel : str or callable, default="chi2"
+    n_anchors : int, default=50
+    anchors : {"uniform", "kmeans"}, default="uniform"
+    energy : float, default=0.99
+    n_neighbors : int, default=1
+    weights : {"uniform", "distance"}, default="uniform"
+
+    References
+    ----------
+    .. [1] See `kernelmaps.AnchorMap`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sklearn import AnchorFeatures
+    >>> X = np.random.default_rng(0).random((20, 4))
+    >>> AnchorFeatures(n_anchors=10).fit_transform(X).shape[0]
+    20
+    """
+
+    def __init__(self, kernel="chi2", n_anchors=50, *, anchors="uniform",
+                 energy=0.99, n_neighbors=1, weights="uniform"):
+        self.kernel = kernel
+        self.n_anchors = n_anchors
+        self.anchors = anchors
+        self.energy = energy
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+
+    def _build(self, X):
+        return AnchorMap.fit(X, self.kernel, self.n_anchors, anchors=self.anchors,
+                             energy=self.energy, n_neighbors=self.n_neighbors,
+                             weights=self.weights)
+
+
+class ExpChi2Sampler(_MapTransformer):
+    """`ExpChi2Features` (random features of the exp-chi2 kernel) as a
+    scikit-learn transformer.
+
+    Parameters
+    ----------
+    n_components : int, default=1000
+    beta : float, default=1.0
+    n_terms : int, default=5
+        Terms of the `Chi2DirectMap` under the random features.
+    random_state : int, RandomState or None
+
+    References
+    ----------
+    .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
+       the chi2 kernel with geometric convergence", IEEE TPAMI, 2014.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sklearn import ExpChi2Sampler
+    >>> X = np.random.default_rng(0).random((20, 4))
+    >>> ExpChi2Sampler(n_components=50, random_state=0).fit_transform(X).shape
+    (20, 50)
+    """
+
+    def __init__(self, n_components=1000, *, beta=1.0, n_terms=5,
+                 random_state=None):
+        self.n_components = n_components
+        self.beta = beta
+        self.n_terms = n_terms
+        self.random_state = random_state
+
+    def _build(self, X):
+        chi2_map = Chi2DirectMap.fit(X, self.n_terms)
+        return ExpChi2Features.fit(X, self.n_components, beta=self.beta,
+                                   chi2_map=chi2_map,
+                                   rng=_seed(self.random_state))
+
+
+class RFFSampler(_MapTransformer):
+    """`RandomFourierFeatures` as a scikit-learn transformer.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+    kernel : {"rbf", "laplacian"}, default="rbf"
+    gamma : float, default=1.0
+    random_state : int, RandomState or None
+
+    References
+    ----------
+    .. [1] A. Rahimi and B. Recht, "Random features for large-scale kernel
+       machines", NIPS 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sklearn import RFFSampler
+    >>> X = np.random.default_rng(0).normal(size=(20, 4))
+    >>> RFFSampler(n_components=30, random_state=0).fit_transform(X).shape
+    (20, 30)
+    """
+
+    _positive = False
+    _sparse = False
+
+    def __init__(self, n_components=100, *, kernel="rbf", gamma=1.0,
+                 random_state=None):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.gamma = gamma
+        self.random_state = random_state
+
+    def _build(self, X):
+        return RandomFourierFeatures(X.shape[1], self.n_components,
+                                     kernel=self.kernel, gamma=self.gamma,
+                                     rng=_seed(self.random_state))

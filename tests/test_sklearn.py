@@ -1,0 +1,98 @@
+"""scikit-learn transformers of kernelmaps.sklearn: the estimator checks, and
+the same features as the maps they wrap."""
+
+import doctest
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+sklearn = pytest.importorskip("sklearn")
+
+from sklearn.base import clone  # noqa: E402
+from sklearn.linear_model import RidgeClassifier  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+import kernelmaps  # noqa: E402
+from kernelmaps import sklearn as kms  # noqa: E402
+
+SMALL = {"ExpChi2Sampler": {"n_components": 20}, "RFFSampler": {"n_components": 20}}
+ESTIMATORS = [getattr(kms, name)(**SMALL.get(name, {})) for name in kms.__all__]
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def histograms(n, d, seed):
+    X = np.random.default_rng(seed).gamma(0.5, size=(n, d))
+    return X / X.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize(("estimator", "make_map"), [
+    (kms.Chi2DirectFeatures(3), lambda X: kernelmaps.Chi2DirectMap.fit(X, 3)),
+    (kms.Chi2ChebyshevFeatures(4), lambda X: kernelmaps.Chi2ChebyshevMap.fit(X, 4)),
+    (kms.HomogeneousKernelFeatures("js", 1),
+     lambda X: kernelmaps.HomogeneousKernelMap("js", 1)),
+    (kms.AnchorFeatures(n_anchors=20),
+     lambda X: kernelmaps.AnchorMap.fit(X, "chi2", 20)),
+    (kms.ExpChi2Sampler(64, beta=2.0, random_state=3),
+     lambda X: kernelmaps.ExpChi2Features.fit(
+         X, 64, beta=2.0, chi2_map=kernelmaps.Chi2DirectMap.fit(X, 5), rng=3)),
+    (kms.RFFSampler(32, gamma=0.5, random_state=4),
+     lambda X: kernelmaps.RandomFourierFeatures(X.shape[1], 32, gamma=0.5, rng=4)),
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_same_features_as_the_map(estimator, make_map, dtype):
+    X = histograms(40, 7, seed=1).astype(dtype)
+    Z = clone(estimator).fit(X).transform(X)
+    assert Z.dtype == dtype
+    assert_array_equal(Z, make_map(X).transform(X))
+    names = clone(estimator).fit(X).get_feature_names_out()
+    assert len(names) == Z.shape[1]
+
+
+def test_random_state_as_randomstate_is_reproducible():
+    X = histograms(30, 5, seed=2)
+    a = kms.RFFSampler(16, random_state=np.random.RandomState(0)).fit_transform(X)
+    b = kms.RFFSampler(16, random_state=np.random.RandomState(0)).fit_transform(X)
+    c = kms.RFFSampler(16, random_state=np.random.RandomState(1)).fit_transform(X)
+    assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_pipeline_grid_search_and_pickle():
+    # Two classes of histograms that differ in shape, not in mean: the
+    # exp-chi2 features separate them, and the fitted pipeline pickles.
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.dirichlet(np.full(10, 0.3), 150),
+                   rng.dirichlet(np.full(10, 3.0), 150)])
+    y = np.repeat([0, 1], 150)
+    order = rng.permutation(300)
+    X, y = X[order], y[order]
+    pipe = make_pipeline(kms.ExpChi2Sampler(100, random_state=0), RidgeClassifier())
+    search = GridSearchCV(pipe, {"expchi2sampler__beta": [0.5, 2.0],
+                                 "expchi2sampler__n_components": [50, 100]}, cv=3)
+    search.fit(X[:200], y[:200])
+    assert search.score(X[200:], y[200:]) > 0.9
+    copy = pickle.loads(pickle.dumps(search.best_estimator_))
+    assert_array_equal(copy.predict(X[200:]), search.predict(X[200:]))
+
+
+def test_negative_input_is_rejected():
+    with pytest.raises(ValueError, match="Negative values"):
+        kms.Chi2DirectFeatures().fit(-np.ones((3, 2)))
+
+
+def test_docstring_examples_run():
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    tests = [t for t in finder.find(kms) if t.examples]
+    assert len(tests) == len(kms.__all__)
+    for t in tests:
+        runner.run(t)
+    assert runner.failures == 0
