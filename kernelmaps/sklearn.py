@@ -6,8 +6,11 @@ applies it in ``transform``, so a map drops into a ``Pipeline`` in front of a
 linear model and into ``GridSearchCV``. Importing this module needs
 scikit-learn; the rest of kernelmaps does not.
 
-This module holds the transformers of vectors and histograms (rows of a 2-D
-array or a CSR matrix). Set-valued input is not supported yet.
+Vectors and histograms are rows of a 2-D array (or a CSR matrix for the
+histogram maps). Sets, for `RDFSampler`, `DRDFSampler` and `EMKSampler`, are
+a list (or object array) of ``(n_i, d)`` arrays, one per sample, which
+scikit-learn's cross-validation splits like any list; a 3-D array or a
+`kernelmaps.Bags` also works in ``fit`` and ``transform``.
 """
 
 import numbers
@@ -18,7 +21,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .distributions import RandomFourierFeatures
+from ._validation import check_sets
+from .distributions import (
+    DoublyRandomDistributionFeatures,
+    EMKFeatures,
+    RandomDistributionFeatures,
+    RandomFourierFeatures,
+)
 from .histograms import (
     AnchorMap,
     Chi2ChebyshevMap,
@@ -31,10 +40,16 @@ __all__ = [
     "AnchorFeatures",
     "Chi2ChebyshevFeatures",
     "Chi2DirectFeatures",
+    "DRDFSampler",
+    "EMKSampler",
     "ExpChi2Sampler",
     "HomogeneousKernelFeatures",
+    "RDFSampler",
     "RFFSampler",
 ]
+
+VECTOR_INPUT = ("AnchorFeatures", "Chi2ChebyshevFeatures", "Chi2DirectFeatures",
+                "ExpChi2Sampler", "HomogeneousKernelFeatures", "RFFSampler")
 
 
 def _seed(random_state):
@@ -301,3 +316,158 @@ class RFFSampler(_MapTransformer):
         return RandomFourierFeatures(X.shape[1], self.n_components,
                                      kernel=self.kernel, gamma=self.gamma,
                                      rng=_seed(self.random_state))
+
+
+class _SetTransformer(TransformerMixin, BaseEstimator):
+    """Transformers of sets of vectors: `X` is a list (or object array) of
+    ``(n_i, d)`` arrays, a 3-D array or a `kernelmaps.Bags`; one output row
+    per set. ``n_features_in_`` is the dimension d of the points."""
+
+    def fit(self, X, y=None):
+        """Build the map for sets like `X` (``y`` is ignored)."""
+        bags = check_sets(X, "X")
+        self.n_features_in_ = bags.dim
+        self.map_ = self._build(bags)
+        return self
+
+    def transform(self, X):
+        """One feature row per set of `X`, in the dtype of the points."""
+        check_is_fitted(self, "map_")
+        bags = check_sets(X, "X")
+        if bags.dim != self.n_features_in_:
+            raise ValueError(
+                f"X has {bags.dim} features per point, but {type(self).__name__} "
+                f"is expecting {self.n_features_in_} features as input"
+            )
+        return self.map_.transform(bags)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names ``<classname><i>`` of the output features."""
+        check_is_fitted(self, "map_")
+        prefix = type(self).__name__.lower()
+        return np.asarray([f"{prefix}{i}" for i in range(self.map_.n_features_out)],
+                          dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class RDFSampler(_SetTransformer):
+    """`RandomDistributionFeatures` of sets as a scikit-learn transformer.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+    gamma : float, optional
+        None means 1 / d.
+    kernel : {"rbf", "laplacian"}, default="rbf"
+    random_state : int, RandomState or None
+
+    References
+    ----------
+    .. [1] See `kernelmaps.RandomDistributionFeatures`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sklearn import RDFSampler
+    >>> rng = np.random.default_rng(0)
+    >>> sets = [rng.normal(size=(n, 3)) for n in (5, 8, 2)]
+    >>> RDFSampler(n_components=16, random_state=0).fit_transform(sets).shape
+    (3, 16)
+    """
+
+    def __init__(self, n_components=100, *, gamma=None, kernel="rbf",
+                 random_state=None):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.kernel = kernel
+        self.random_state = random_state
+
+    def _build(self, bags):
+        return RandomDistributionFeatures(bags.dim, self.n_components,
+                                          gamma=self.gamma, kernel=self.kernel,
+                                          rng=_seed(self.random_state))
+
+
+class DRDFSampler(_SetTransformer):
+    """`DoublyRandomDistributionFeatures` of sets (approximating the MMD
+    kernel) as a scikit-learn transformer.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+    n_components2 : int, default=100
+    gamma : float, optional
+    gamma2 : float, default=1.0
+    random_state : int, RandomState or None
+
+    References
+    ----------
+    .. [1] See `kernelmaps.DoublyRandomDistributionFeatures`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sklearn import DRDFSampler
+    >>> rng = np.random.default_rng(0)
+    >>> sets = [rng.normal(size=(n, 3)) for n in (5, 8, 2)]
+    >>> DRDFSampler(16, 8, random_state=0).fit_transform(sets).shape
+    (3, 8)
+    """
+
+    def __init__(self, n_components=100, n_components2=100, *, gamma=None,
+                 gamma2=1.0, random_state=None):
+        self.n_components = n_components
+        self.n_components2 = n_components2
+        self.gamma = gamma
+        self.gamma2 = gamma2
+        self.random_state = random_state
+
+    def _build(self, bags):
+        return DoublyRandomDistributionFeatures(
+            bags.dim, self.n_components, self.n_components2, gamma=self.gamma,
+            gamma2=self.gamma2, rng=_seed(self.random_state))
+
+
+class EMKSampler(_SetTransformer):
+    """`EMKFeatures` (a basis learned on the pooled training points) as a
+    scikit-learn transformer.
+
+    Parameters
+    ----------
+    n_basis : int, default=50
+    kernel : {"rbf", "laplacian"}, default="rbf"
+    gamma : float, optional
+    n_iter : int, default=300
+    random_state : int, RandomState or None
+
+    References
+    ----------
+    .. [1] See `kernelmaps.EMKFeatures`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sklearn import EMKSampler
+    >>> rng = np.random.default_rng(0)
+    >>> sets = [rng.normal(size=(n, 3)) for n in (5, 8, 2)]
+    >>> EMKSampler(4, n_iter=5, random_state=0).fit_transform(sets).shape
+    (3, 4)
+    """
+
+    def __init__(self, n_basis=50, *, kernel="rbf", gamma=None, n_iter=300,
+                 random_state=None):
+        self.n_basis = n_basis
+        self.kernel = kernel
+        self.gamma = gamma
+        self.n_iter = n_iter
+        self.random_state = random_state
+
+    def _build(self, bags):
+        return EMKFeatures.fit(bags.points, self.n_basis, kernel=self.kernel,
+                               gamma=self.gamma, n_iter=self.n_iter,
+                               rng=_seed(self.random_state))

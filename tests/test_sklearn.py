@@ -14,13 +14,16 @@ from sklearn.base import clone  # noqa: E402
 from sklearn.linear_model import RidgeClassifier  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.svm import LinearSVC  # noqa: E402
+from sklearn.utils import estimator_checks as checks  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import kernelmaps  # noqa: E402
 from kernelmaps import sklearn as kms  # noqa: E402
 
 SMALL = {"ExpChi2Sampler": {"n_components": 20}, "RFFSampler": {"n_components": 20}}
-ESTIMATORS = [getattr(kms, name)(**SMALL.get(name, {})) for name in kms.__all__]
+ESTIMATORS = [getattr(kms, name)(**SMALL.get(name, {})) for name in kms.VECTOR_INPUT]
+SET_INPUT = [name for name in kms.__all__ if name not in kms.VECTOR_INPUT]
 
 
 @parametrize_with_checks(ESTIMATORS)
@@ -96,3 +99,71 @@ def test_docstring_examples_run():
     for t in tests:
         runner.run(t)
     assert runner.failures == 0
+
+
+# Set-input transformers: the checks that do not feed 2-D arrays. All the
+# others (fit/transform on (n, d) arrays, NaN/inf arrays, sparse matrices,
+# dtype and shape checks of 2-D data) assume one sample per row, which a
+# set-valued transformer does not take; their input checks are tested below.
+SET_CHECKS = [
+    checks.check_no_attributes_set_in_init,
+    checks.check_get_params_invariance,
+    checks.check_set_params,
+]
+
+
+@pytest.mark.parametrize("name", SET_INPUT)
+@pytest.mark.parametrize("check", SET_CHECKS, ids=lambda c: c.__name__)
+def test_set_transformers_checks_that_apply(name, check):
+    check(name, getattr(kms, name)())
+    checks.check_parameters_default_constructible(name, getattr(kms, name)())
+
+
+def two_distributions(n_sets, seed):
+    """Sets from a Gaussian or from a uniform of the same mean and variance."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n_sets)
+    sets = [rng.normal(size=(rng.integers(20, 40), 2)) if c == 0 else
+            rng.uniform(-np.sqrt(3), np.sqrt(3), size=(rng.integers(20, 40), 2))
+            for c in y]
+    return sets, y
+
+
+@pytest.mark.parametrize(("estimator", "make_map"), [
+    (kms.RDFSampler(32, gamma=0.5, random_state=1),
+     lambda d: kernelmaps.RandomDistributionFeatures(d, 32, gamma=0.5, rng=1)),
+    (kms.DRDFSampler(32, 16, gamma=0.5, gamma2=2.0, random_state=2),
+     lambda d: kernelmaps.DoublyRandomDistributionFeatures(
+         d, 32, 16, gamma=0.5, gamma2=2.0, rng=2)),
+])
+def test_set_features_same_as_the_map(estimator, make_map):
+    sets, _ = two_distributions(12, seed=3)
+    expected = make_map(2).transform(sets)
+    assert_array_equal(clone(estimator).fit(sets).transform(sets), expected)
+    as_objects = np.empty(len(sets), dtype=object)
+    as_objects[:] = sets
+    assert_array_equal(clone(estimator).fit(as_objects).transform(as_objects),
+                       expected)
+    with pytest.raises(ValueError, match="features per point"):
+        clone(estimator).fit(sets).transform([s[:, :1] for s in sets])
+    with pytest.raises(ValueError, match="empty"):
+        clone(estimator).fit(sets).transform([np.zeros((0, 2))])
+
+
+def test_set_pipeline_grid_search_and_pickle():
+    sets, y = two_distributions(160, seed=0)
+    pipe = make_pipeline(kms.RDFSampler(100, random_state=0), LinearSVC(C=10.0))
+    search = GridSearchCV(pipe, {"rdfsampler__gamma": [0.5, 2.0],
+                                 "rdfsampler__n_components": [50, 200]}, cv=3)
+    search.fit(sets[:100], y[:100])
+    assert search.score(sets[100:], y[100:]) > 0.8  # chance is 0.5
+    copy = pickle.loads(pickle.dumps(search.best_estimator_))
+    assert_array_equal(copy.predict(sets[100:]), search.predict(sets[100:]))
+
+
+def test_emk_sampler_learns_a_basis():
+    sets, _ = two_distributions(10, seed=4)
+    est = kms.EMKSampler(8, gamma=0.5, n_iter=20, random_state=0).fit(sets)
+    assert est.transform(sets).shape == (10, 8)
+    assert est.get_feature_names_out().shape == (8,)
+    assert est.map_.basis.shape == (8, 2)
