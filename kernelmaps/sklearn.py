@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import check_sets
+from ._validation import check_choice, check_sets
 from .distributions import (
     DoublyRandomDistributionFeatures,
     EMKFeatures,
@@ -35,6 +35,9 @@ from .histograms import (
     ExpChi2Features,
     HomogeneousKernelMap,
 )
+from .psd import PSDProjector
+from .sets import mmd_kernel, renyi_divergence, sum_match_kernel
+from .sets._divergence import median_gamma
 
 __all__ = [
     "AnchorFeatures",
@@ -46,6 +49,7 @@ __all__ = [
     "HomogeneousKernelFeatures",
     "RDFSampler",
     "RFFSampler",
+    "SetKernel",
 ]
 
 VECTOR_INPUT = ("AnchorFeatures", "Chi2ChebyshevFeatures", "Chi2DirectFeatures",
@@ -471,3 +475,114 @@ class EMKSampler(_SetTransformer):
         return EMKFeatures.fit(bags.points, self.n_basis, kernel=self.kernel,
                                gamma=self.gamma, n_iter=self.n_iter,
                                rng=_seed(self.random_state))
+
+
+class SetKernel(TransformerMixin, BaseEstimator):
+    """Exact kernels between sets and the training sets, for
+    ``SVC(kernel="precomputed")`` in a `Pipeline`.
+
+    ``fit_transform(X_train)`` gives the symmetric training kernel (each
+    unordered pair once); ``transform(X)`` gives the kernel between the sets
+    of `X` and the training sets, ``(len(X), n_train)``, with every
+    parameter fixed at fit.
+
+    Parameters
+    ----------
+    kernel : {"mean_map", "mmd", "renyi"}, default="mean_map"
+        ``"mean_map"``: `kernelmaps.sum_match_kernel` (normalised, rbf
+        points); ``"mmd"``: `kernelmaps.mmd_kernel`; ``"renyi"``:
+        `kernelmaps.divergence_kernel` of the symmetrised kNN Renyi
+        divergences, made positive semi-definite by a `PSDProjector` fitted
+        on the training kernel and applied to test rows alike.
+    gamma : float, optional
+        Point kernel scale ("mean_map", "mmd"; None: 1 / d), or the scale of
+        the divergence kernel ("renyi"; None: the median heuristic of
+        `divergence_kernel` on the training divergences, kept in
+        ``gamma_``).
+    gamma2 : float, default=1.0
+        Level-2 scale of "mmd".
+    alpha, k, power : float, int, float
+        Renyi order, neighbours and the power of the divergence ("renyi").
+    psd : {"clip", "flip", "shift"}, default="clip"
+        PSD projection of "renyi".
+    workers : int, optional
+
+    References
+    ----------
+    .. [1] See `kernelmaps.sum_match_kernel`, `kernelmaps.mmd_kernel` and
+       `kernelmaps.divergence_kernel`; Chen et al., "Similarity-based
+       classification", JMLR 2009, for the projection of test rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.svm import SVC
+    >>> from kernelmaps.sklearn import SetKernel
+    >>> rng = np.random.default_rng(0)
+    >>> sets = [rng.normal(loc=c, size=(20, 2)) for c in (0, 0, 3, 3)]
+    >>> model = make_pipeline(SetKernel(), SVC(kernel="precomputed"))
+    >>> model.fit(sets, [0, 0, 1, 1]).predict(sets).tolist()
+    [0, 0, 1, 1]
+    """
+
+    def __init__(self, kernel="mean_map", *, gamma=None, gamma2=1.0, alpha=0.99,
+                 k=5, power=2, psd="clip", workers=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.gamma2 = gamma2
+        self.alpha = alpha
+        self.k = k
+        self.power = power
+        self.psd = psd
+        self.workers = workers
+
+    def fit(self, X, y=None):
+        """Keep the training sets (and fit the projection of "renyi")."""
+        self.fit_transform(X)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """The symmetric kernel between the training sets of `X`."""
+        check_choice(self.kernel, "kernel", ("mean_map", "mmd", "renyi"))
+        self.train_ = check_sets(X, "X")
+        self.n_features_in_ = self.train_.dim
+        if self.kernel != "renyi":
+            self.gamma_ = self.gamma
+            return self._pair(self.train_, None)
+        D = renyi_divergence(self.train_, alpha=self.alpha, k=self.k,
+                             workers=self.workers)
+        S = np.maximum((D + D.T) / 2, 0.0)
+        self.gamma_ = median_gamma(S, self.power) if self.gamma is None else self.gamma
+        self.psd_ = PSDProjector(self.psd)
+        return self.psd_.fit_transform(np.exp(-self.gamma_ * S**self.power))
+
+    def transform(self, X):
+        """The kernel between the sets of `X` and the training sets."""
+        check_is_fitted(self, "train_")
+        sets = check_sets(X, "X")
+        if sets.dim != self.n_features_in_:
+            raise ValueError(
+                f"X has {sets.dim} features per point, but SetKernel is "
+                f"expecting {self.n_features_in_} features as input"
+            )
+        if self.kernel != "renyi":
+            return self._pair(sets, self.train_)
+        ab = renyi_divergence(sets, self.train_, alpha=self.alpha, k=self.k,
+                              workers=self.workers)
+        ba = renyi_divergence(self.train_, sets, alpha=self.alpha, k=self.k,
+                              workers=self.workers)
+        S = np.maximum((ab + ba.T) / 2, 0.0)
+        return self.psd_.transform(np.exp(-self.gamma_ * S**self.power))
+
+    def _pair(self, X, Y):
+        if self.kernel == "mean_map":
+            return sum_match_kernel(X, Y, gamma=self.gamma_, workers=self.workers)
+        return mmd_kernel(X, Y, gamma=self.gamma_, gamma2=self.gamma2,
+                          workers=self.workers)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.pairwise = False
+        return tags

@@ -167,3 +167,61 @@ def test_emk_sampler_learns_a_basis():
     assert est.transform(sets).shape == (10, 8)
     assert est.get_feature_names_out().shape == (8,)
     assert est.map_.basis.shape == (8, 2)
+
+
+@pytest.mark.parametrize("kind", ["mean_map", "mmd"])
+def test_set_kernel_train_and_test_rows_are_the_exact_kernels(kind):
+    sets, _ = two_distributions(14, seed=5)
+    train, test = sets[:9], sets[9:]
+    est = kms.SetKernel(kind, gamma=0.7, gamma2=2.0)
+    K = est.fit_transform(train)
+    if kind == "mean_map":
+        exact = kernelmaps.sum_match_kernel(train + test, gamma=0.7)
+    else:
+        exact = kernelmaps.mmd_kernel(train + test, gamma=0.7, gamma2=2.0)
+    np.testing.assert_allclose(K, exact[:9, :9], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(est.transform(test), exact[9:, :9], rtol=1e-12,
+                               atol=1e-14)
+
+
+def test_set_kernel_renyi_projects_test_rows_like_the_training_kernel():
+    sets, _ = two_distributions(16, seed=6)
+    train, test = sets[:10], sets[10:]
+    est = kms.SetKernel("renyi", k=3, power=1)
+    K = est.fit_transform(train)
+    # Reference: divergences of all sets at once, the kernel with the
+    # training median scale, and the projection fitted on the training block.
+    D = kernelmaps.renyi_divergence(train + test, k=3)
+    S = np.maximum((D + D.T) / 2, 0.0)
+    off = S[:10, :10][~np.eye(10, dtype=bool)]
+    gamma = 1.0 / np.median(off)
+    assert est.gamma_ == pytest.approx(gamma, rel=1e-12)
+    full = np.exp(-gamma * S)
+    proj = kernelmaps.PSDProjector("clip").fit(full[:10, :10])
+    np.testing.assert_allclose(K, proj.transform(full[:10, :10]), atol=1e-12)
+    np.testing.assert_allclose(est.transform(test), proj.transform(full[10:, :10]),
+                               atol=1e-12)
+    assert np.linalg.eigvalsh(K).min() > -1e-10
+
+
+@pytest.mark.parametrize("kind", ["mean_map", "mmd", "renyi"])
+def test_set_kernel_with_a_precomputed_svm_beats_chance(kind):
+    from sklearn.svm import SVC
+
+    # Gaussian sets of two spreads.
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 120)
+    sets = [rng.normal(scale=1.0 + 0.8 * c, size=(40, 2)) for c in y]
+    model = make_pipeline(kms.SetKernel(kind, gamma2=5.0),
+                          SVC(kernel="precomputed", C=10.0))
+    model.fit(sets[:80], y[:80])
+    assert model.score(sets[80:], y[80:]) > 0.65  # chance is 0.5
+
+
+def test_set_kernel_bad_input():
+    sets, _ = two_distributions(6, seed=8)
+    with pytest.raises(ValueError, match="kernel"):
+        kms.SetKernel("nope").fit(sets)
+    est = kms.SetKernel().fit(sets)
+    with pytest.raises(ValueError, match="features per point"):
+        est.transform([s[:, :1] for s in sets])

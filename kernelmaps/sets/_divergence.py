@@ -529,11 +529,18 @@ def divergence_kernel(D, *, gamma=None, power=2):
     power = check_scalar(power, "power", low=0.0, low_inclusive=False)
     S = np.maximum((D + D.T) / 2, 0.0)
     if gamma is None:
-        off = S[~np.eye(len(S), dtype=bool)]
-        scale = np.median(off) if off.size else 0.0
-        if scale == 0 and np.any(off > 0):
-            scale = np.median(off[off > 0])
-        gamma = 1.0 / scale**power if scale > 0 else 1.0
+        gamma = median_gamma(S, power)
     else:
         gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
     return np.exp(-gamma * S**power)
+
+
+def median_gamma(S, power):
+    """``1 / median(off-diagonal S) ** power`` (the median of the positive
+    entries if that is 0; 1 if none is positive): `divergence_kernel`'s
+    default scale for the symmetrised divergences `S`."""
+    off = S[~np.eye(len(S), dtype=bool)]
+    scale = np.median(off) if off.size else 0.0
+    if scale == 0 and np.any(off > 0):
+        scale = np.median(off[off > 0])
+    return 1.0 / scale**power if scale > 0 else 1.0
