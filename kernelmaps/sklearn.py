@@ -27,6 +27,7 @@ from .distributions import (
     EMKFeatures,
     RandomDistributionFeatures,
     RandomFourierFeatures,
+    gaussian_expected_kernel,
 )
 from .histograms import (
     AnchorMap,
@@ -46,6 +47,7 @@ __all__ = [
     "DRDFSampler",
     "EMKSampler",
     "ExpChi2Sampler",
+    "ExpectedKernel",
     "HomogeneousKernelFeatures",
     "RDFSampler",
     "RFFSampler",
@@ -585,4 +587,103 @@ class SetKernel(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
         tags.input_tags.pairwise = False
+        return tags
+
+
+class ExpectedKernel(TransformerMixin, BaseEstimator):
+    """Expected kernels between Gaussian distributions and the training
+    ones: the support measure machine with ``SVC(kernel="precomputed")``.
+
+    Each row of `X` is one distribution ``N(m, S)``: its mean, then its
+    covariance, as ``[m, S.ravel()]`` (``covariance="full"``, ``d + d * d``
+    columns), ``[m, diag(S)]`` (``"diag"``, ``2 d``) or ``[m, s2]`` with
+    ``S = s2 I`` (``"iso"``, ``d + 1``). Zero covariances give the ordinary
+    kernel between the means.
+
+    Parameters
+    ----------
+    covariance : {"full", "diag", "iso"}, default="diag"
+    kernel : {"rbf", "linear", "polynomial"}, default="rbf"
+    gamma : float, default=1.0
+    degree : int, default=2
+    coef0 : float, default=1.0
+    workers : int, optional
+
+    References
+    ----------
+    .. [1] K. Muandet, K. Fukumizu, F. Dinuzzo and B. Schoelkopf, "Learning
+       from distributions via support measure machines", NIPS 2012; see
+       `kernelmaps.gaussian_expected_kernel`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sklearn import ExpectedKernel
+    >>> X = np.array([[0.0, 0.0, 1.0, 1.0], [3.0, 0.0, 0.5, 0.5]])  # d = 2
+    >>> ExpectedKernel().fit_transform(X).shape
+    (2, 2)
+    """
+
+    def __init__(self, covariance="diag", *, kernel="rbf", gamma=1.0, degree=2,
+                 coef0=1.0, workers=None):
+        self.covariance = covariance
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.workers = workers
+
+    def _split(self, X):
+        """Means (n, d) and covariances of the rows of `X`."""
+        p = X.shape[1]
+        if self.covariance == "full":
+            d = round((np.sqrt(1 + 4 * p) - 1) / 2)
+            if d * (d + 1) != p:
+                raise ValueError(f"X has {p} columns: not d + d * d for any d")
+            return X[:, :d], X[:, d:].reshape(-1, d, d)
+        if self.covariance == "diag":
+            if p % 2:
+                raise ValueError(f"X has {p} columns: not 2 d for any d")
+            return X[:, : p // 2], X[:, p // 2 :]
+        if p < 2:
+            raise ValueError(f"X has {p} feature(s): at least d + 1 = 2 needed")
+        return X[:, :-1], X[:, -1]
+
+    def _check_variances(self, covs):
+        variances = (np.diagonal(covs, axis1=1, axis2=2)
+                     if self.covariance == "full" else covs)
+        if np.any(variances < 0):
+            raise ValueError("Negative values in data passed to X: the "
+                             "variances must be >= 0")
+
+    def _kernel(self, A, B):
+        means, covs = self._split(A)
+        self._check_variances(covs)
+        means2, covs2 = (None, None) if B is None else self._split(B)
+        return gaussian_expected_kernel(
+            means, covs, means2, covs2, kernel=self.kernel, gamma=self.gamma,
+            degree=self.degree, coef0=self.coef0, workers=self.workers)
+
+    def fit(self, X, y=None):
+        """Keep the training distributions."""
+        self.fit_transform(X)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """The symmetric kernel between the training distributions."""
+        check_choice(self.covariance, "covariance", ("full", "diag", "iso"))
+        X = validate_data(self, X, dtype=np.float64)
+        self.train_ = X
+        return self._kernel(X, None)
+
+    def transform(self, X):
+        """The kernel between the distributions of `X` and the training
+        ones, ``(n, n_train)``."""
+        check_is_fitted(self, "train_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._kernel(X, self.train_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True  # variances
         return tags

@@ -23,10 +23,21 @@ from kernelmaps import sklearn as kms  # noqa: E402
 
 SMALL = {"ExpChi2Sampler": {"n_components": 20}, "RFFSampler": {"n_components": 20}}
 ESTIMATORS = [getattr(kms, name)(**SMALL.get(name, {})) for name in kms.VECTOR_INPUT]
-SET_INPUT = [name for name in kms.__all__ if name not in kms.VECTOR_INPUT]
+# Rows [mean, variance]: means may be negative, so the check that any
+# negative value is rejected does not apply.
+ESTIMATORS.append(kms.ExpectedKernel("iso"))
+SET_INPUT = [name for name in kms.__all__
+             if name not in kms.VECTOR_INPUT and name != "ExpectedKernel"]
 
 
-@parametrize_with_checks(ESTIMATORS)
+def expected_failures(estimator):
+    if isinstance(estimator, kms.ExpectedKernel):
+        return {"check_fit_non_negative": "means may be negative; only the "
+                "variance columns must be non-negative"}
+    return {}
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failures)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -225,3 +236,57 @@ def test_set_kernel_bad_input():
     est = kms.SetKernel().fit(sets)
     with pytest.raises(ValueError, match="features per point"):
         est.transform([s[:, :1] for s in sets])
+
+
+@pytest.mark.parametrize("covariance", ["full", "diag", "iso"])
+def test_expected_kernel_rows_are_the_closed_form(covariance):
+    rng = np.random.default_rng(9)
+    n, d = 9, 3
+    means = rng.normal(size=(n, d))
+    if covariance == "full":
+        A = rng.normal(size=(n, d, d))
+        covs = A @ A.transpose(0, 2, 1) * 0.1
+        X = np.hstack([means, covs.reshape(n, -1)])
+    elif covariance == "diag":
+        covs = rng.uniform(0.1, 1.0, size=(n, d))
+        X = np.hstack([means, covs])
+    else:
+        covs = rng.uniform(0.1, 1.0, size=n)
+        X = np.hstack([means, covs[:, None]])
+    est = kms.ExpectedKernel(covariance, gamma=0.5)
+    exact = kernelmaps.gaussian_expected_kernel(means, covs, gamma=0.5)
+    np.testing.assert_allclose(est.fit_transform(X[:6]), exact[:6, :6], rtol=1e-12)
+    np.testing.assert_allclose(est.transform(X[6:]), exact[6:, :6], rtol=1e-12)
+
+
+def test_expected_kernel_bad_input():
+    with pytest.raises(ValueError, match="not d \\+ d \\* d"):
+        kms.ExpectedKernel("full").fit(np.ones((3, 5)))
+    with pytest.raises(ValueError, match="not 2 d"):
+        kms.ExpectedKernel("diag").fit(np.ones((3, 5)))
+    with pytest.raises(ValueError, match="Negative values"):
+        kms.ExpectedKernel("diag").fit(np.array([[0.0, -1.0]]))
+    with pytest.raises(ValueError, match="covariance"):
+        kms.ExpectedKernel("nope").fit(np.ones((3, 4)))
+
+
+def test_support_measure_machine_uses_the_spread():
+    # Two classes with the same means but different spreads: an SVM on the
+    # means is at chance, the support measure machine is not.
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(10)
+    n = 200
+    y = rng.integers(0, 2, n)
+    means = rng.normal(size=(n, 2))
+    var = np.where(y == 1, 2.0, 0.05)
+    X = np.hstack([means, var[:, None]])
+    smm = make_pipeline(kms.ExpectedKernel("iso", gamma=1.0),
+                        SVC(kernel="precomputed", C=10.0))
+    smm.fit(X[:150], y[:150])
+    means_only = make_pipeline(kms.ExpectedKernel("iso", gamma=1.0),
+                               SVC(kernel="precomputed", C=10.0))
+    zero = np.hstack([means, np.zeros((n, 1))])
+    means_only.fit(zero[:150], y[:150])
+    assert smm.score(X[150:], y[150:]) > 0.85
+    assert means_only.score(zero[150:], y[150:]) < 0.7
