@@ -112,11 +112,21 @@ def test_docstring_examples_run():
     assert runner.failures == 0
 
 
-# Set-input transformers: the checks that do not feed 2-D arrays. All the
-# others (fit/transform on (n, d) arrays, NaN/inf arrays, sparse matrices,
-# dtype and shape checks of 2-D data) assume one sample per row, which a
-# set-valued transformer does not take; their input checks are tested below.
+# Set-input transformers, tagged ``two_d_array=False`` (check_estimator
+# declines to test such estimators): the checks that do not feed 2-D arrays
+# run here. Left out,
+# because they fit and transform (n, d) arrays as one sample per row, which
+# a set-valued transformer does not take: check_transformer_general,
+# check_transformer_data_not_an_array, check_transformer_preserve_dtypes,
+# check_estimators_dtypes, check_fit_score_takes_y, check_estimators_nan_inf
+# (the NaN/empty/width checks of sets are tested below instead),
+# check_estimator_sparse_*, check_pipeline_consistency,
+# check_estimators_pickle (pickling is tested on a fitted pipeline below),
+# check_methods_sample_order_invariance, check_methods_subset_invariance,
+# check_fit2d_1sample, check_fit2d_1feature, check_fit1d, check_dict_unchanged,
+# check_dont_overwrite_parameters, check_n_features_in.
 SET_CHECKS = [
+    checks.check_estimator_cloneable,
     checks.check_no_attributes_set_in_init,
     checks.check_get_params_invariance,
     checks.check_set_params,
