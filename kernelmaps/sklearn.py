@@ -72,27 +72,24 @@ class _MapTransformer(TransformerMixin, BaseEstimator):
     _positive = True  # histogram maps need non-negative input
     _sparse = "csr"  # and take CSR input
 
-    def fit(self, X, y=None):
-        """Build the map from the training rows `X` (``y`` is ignored)."""
+    def _validate(self, X, reset):
         X = validate_data(self, X, accept_sparse=self._sparse,
-                          dtype=[np.float64, np.float32])
+                          dtype=[np.float64, np.float32], reset=reset)
         if self._positive:
             values = X.data if scipy.sparse.issparse(X) else X
             if np.any(values < 0):
                 raise ValueError("Negative values in data passed to X")
-        self.map_ = self._build(X)
+        return X
+
+    def fit(self, X, y=None):
+        """Build the map from the training rows `X` (``y`` is ignored)."""
+        self.map_ = self._build(self._validate(X, reset=True))
         return self
 
     def transform(self, X):
         """The features of the rows of `X`, in the dtype of `X`."""
         check_is_fitted(self, "map_")
-        X = validate_data(self, X, accept_sparse=self._sparse,
-                          dtype=[np.float64, np.float32], reset=False)
-        if self._positive:
-            values = X.data if scipy.sparse.issparse(X) else X
-            if np.any(values < 0):
-                raise ValueError("Negative values in data passed to X")
-        return self.map_.transform(X)
+        return self.map_.transform(self._validate(X, reset=False))
 
     def get_feature_names_out(self, input_features=None):
         """Names ``<classname><i>`` of the output features."""
