@@ -300,3 +300,17 @@ def test_support_measure_machine_uses_the_spread():
     means_only.fit(zero[:150], y[:150])
     assert smm.score(X[150:], y[150:]) > 0.85
     assert means_only.score(zero[150:], y[150:]) < 0.7
+
+
+def test_cross_validation_splits_a_bags():
+    # scikit-learn indexes objects without a shape like lists: a Bags splits
+    # into lists of its sets, and the scores are those of the list.
+    from sklearn.model_selection import cross_val_score
+
+    sets, y = two_distributions(90, seed=11)
+    pipe = make_pipeline(kms.RDFSampler(100, gamma=2.0, random_state=0),
+                         LinearSVC())
+    packed = cross_val_score(pipe, kernelmaps.Bags.from_list(sets), y, cv=3)
+    listed = cross_val_score(pipe, sets, y, cv=3)
+    assert_array_equal(packed, listed)
+    assert packed.mean() > 0.7
