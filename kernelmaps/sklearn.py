@@ -65,6 +65,23 @@ def _seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
+def _feature_names(estimator, width):
+    """Names ``<classname><i>`` for the `width` output features."""
+    prefix = type(estimator).__name__.lower()
+    return np.asarray([f"{prefix}{i}" for i in range(width)], dtype=object)
+
+
+def _check_test_sets(estimator, X):
+    """The sets of `X` as a Bags, with the point dimension seen in fit."""
+    bags = check_sets(X, "X")
+    if bags.dim != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {bags.dim} features per point, but {type(estimator).__name__} "
+            f"is expecting {estimator.n_features_in_} features as input"
+        )
+    return bags
+
+
 class _MapTransformer(TransformerMixin, BaseEstimator):
     """Fit builds ``map_`` from the validated training rows; transform
     applies it. Subclasses define ``_build(X)``."""
@@ -95,8 +112,7 @@ class _MapTransformer(TransformerMixin, BaseEstimator):
         """Names ``<classname><i>`` of the output features."""
         check_is_fitted(self, "map_")
         width = self.map_.n_features_out or self.n_features_in_ * self.map_.n_terms
-        prefix = type(self).__name__.lower()
-        return np.asarray([f"{prefix}{i}" for i in range(width)], dtype=object)
+        return _feature_names(self, width)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -336,20 +352,12 @@ class _SetTransformer(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """One feature row per set of `X`, in the dtype of the points."""
         check_is_fitted(self, "map_")
-        bags = check_sets(X, "X")
-        if bags.dim != self.n_features_in_:
-            raise ValueError(
-                f"X has {bags.dim} features per point, but {type(self).__name__} "
-                f"is expecting {self.n_features_in_} features as input"
-            )
-        return self.map_.transform(bags)
+        return self.map_.transform(_check_test_sets(self, X))
 
     def get_feature_names_out(self, input_features=None):
         """Names ``<classname><i>`` of the output features."""
         check_is_fitted(self, "map_")
-        prefix = type(self).__name__.lower()
-        return np.asarray([f"{prefix}{i}" for i in range(self.map_.n_features_out)],
-                          dtype=object)
+        return _feature_names(self, self.map_.n_features_out)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -559,12 +567,7 @@ class SetKernel(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """The kernel between the sets of `X` and the training sets."""
         check_is_fitted(self, "train_")
-        sets = check_sets(X, "X")
-        if sets.dim != self.n_features_in_:
-            raise ValueError(
-                f"X has {sets.dim} features per point, but SetKernel is "
-                f"expecting {self.n_features_in_} features as input"
-            )
+        sets = _check_test_sets(self, X)
         if self.kernel != "renyi":
             return self._pair(sets, self.train_)
         ab = renyi_divergence(sets, self.train_, alpha=self.alpha, k=self.k,
