@@ -26,7 +26,7 @@ We compare, on the same held-out histograms:
   subsample, what an in-memory kernel method can afford.
 
 .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to the
-   chi2 kernel with geometric convergence", IEEE TPAMI, 2014, section 6.
+   chi2 kernel with geometric convergence", arXiv:1206.4074, 2012, section 6.
 """
 
 # %%

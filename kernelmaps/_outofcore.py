@@ -442,7 +442,7 @@ def rf_pca(chunks, feature_map, n_components, *, y=None, progress=False):
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
-       the chi2 kernel with geometric convergence", IEEE TPAMI, 2014,
+       the chi2 kernel with geometric convergence", arXiv:1206.4074, 2012,
        section 6, Algorithm 3.
     .. [2] T. F. Chan, G. H. Golub and R. J. LeVeque, "Updating formulae and
        a pairwise algorithm for computing sample variances", COMPSTAT, 1982.
@@ -620,7 +620,7 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
-       the chi2 kernel with geometric convergence", IEEE TPAMI, 2014,
+       the chi2 kernel with geometric convergence", arXiv:1206.4074, 2012,
        section 6, Algorithms 4 and 5.
 
     Examples

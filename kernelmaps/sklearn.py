@@ -134,7 +134,7 @@ class Chi2DirectFeatures(_MapTransformer):
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
-       the chi2 kernel with geometric convergence", IEEE TPAMI, 2014.
+       the chi2 kernel with geometric convergence", arXiv:1206.4074, 2012.
 
     Examples
     --------
@@ -165,7 +165,7 @@ class Chi2ChebyshevFeatures(_MapTransformer):
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
-       the chi2 kernel with geometric convergence", IEEE TPAMI, 2014.
+       the chi2 kernel with geometric convergence", arXiv:1206.4074, 2012.
 
     Examples
     --------
@@ -272,7 +272,7 @@ class ExpChi2Sampler(_MapTransformer):
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
-       the chi2 kernel with geometric convergence", IEEE TPAMI, 2014.
+       the chi2 kernel with geometric convergence", arXiv:1206.4074, 2012.
 
     Examples
     --------

@@ -1,6 +1,7 @@
 """The gallery examples in ``examples/`` run to the end and draw figures."""
 
 import pathlib
+import re
 import runpy
 
 import pytest
@@ -14,6 +15,10 @@ EXAMPLES = sorted(
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_example_runs(path, monkeypatch, capsys):
     matplotlib = pytest.importorskip("matplotlib")
+    # Examples may use scikit-learn (a dependency of the doc build).
+    for name in set(re.findall(r"^\s*(?:from|import) (sklearn|dask)\b",
+                               path.read_text(), flags=re.MULTILINE)):
+        pytest.importorskip(name)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

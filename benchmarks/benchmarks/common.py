@@ -18,6 +18,14 @@ class RunOnce:
     warmup_time = 0
 
 
+def run_once(method):
+    """The settings of `RunOnce` for one benchmark method of a class that
+    does not have them (put it above ``skip_for_params``)."""
+    for name in ("timeout", "number", "repeat", "rounds", "warmup_time"):
+        setattr(method, name, getattr(RunOnce, name))
+    return method
+
+
 def make_sets(size, dtype):
     """``n_sets`` arrays of shape ``(n_points, d)`` from a size string
     ``"{n_sets}x{n_points}x{d}"``, standard normal from

@@ -1,4 +1,5 @@
-"""Benchmarks for the kNN Renyi divergence and the PSD projection.
+"""Benchmarks for the kNN Renyi divergence, the divergence kernel and the
+PSD projection.
 
 What is measured
 ----------------
@@ -13,8 +14,18 @@ worker threads. Beside it, ``time_kdtree_numpy`` runs the
 ``query``; float64 only). `ProjectPSD` times ``project_psd`` on two 2000 x
 2000 indefinite kernel matrices, one with 3/4 of its eigenvalues negative
 and one with 5 (see `indefinite_kernel`), each method, beside a full
-`numpy.linalg.eigh` reconstruction. The ``peakmem_*`` methods give the
-peak resident memory of the process, input data included.
+`numpy.linalg.eigh` reconstruction. `PSDProjectorRows` times
+``PSDProjector(method).fit`` on the first 2000 rows and columns of such a
+2500 x 2500 matrix and ``transform`` of the other 500 rows against the
+2000 training columns, for "clip" (the cost of "flip" too) and "square"
+("shift" only copies the test rows), beside the NumPy way (full
+`numpy.linalg.eigh` of the training kernel, then the test rows times
+``V diag(w >= 0) V^T``, or times the training kernel).
+`DivergenceKernel` times ``divergence_kernel`` on a 2000 x 2000
+non-symmetric divergence matrix, power 1 and 2, beside the NumPy way
+(symmetrise, clip, median of the off-diagonal, exp). The ``peakmem_*``
+methods give the peak resident memory of the process, input data
+included.
 
 Target
 ------
@@ -27,18 +38,18 @@ Running
 -------
 From the ``benchmarks`` directory (that of asv.conf.json)::
 
-    asv run --python=same --bench "RenyiDivergence|ProjectPSD" \\
+    asv run --python=same --bench divergence \\
         --set-commit-hash $(git rev-parse HEAD) --show-stderr
     python -m benchmarks.divergence  # the ratios and the target
 
-(about 10 minutes on 2 cores, mostly the cKDTree reference at d = 30).
+(about 12 minutes on 2 cores, mostly the cKDTree reference at d = 30).
 """
 
 import numpy as np
 from asv_runner.benchmarks.mark import skip_for_params
-from scipy.spatial.distance import pdist, squareform
+from scipy.spatial.distance import cdist, pdist, squareform
 
-from kernelmaps import project_psd, renyi_divergence
+from kernelmaps import PSDProjector, divergence_kernel, project_psd, renyi_divergence
 from kernelmaps._naive import eigh_project_psd, kdtree_renyi_divergence
 
 from .common import RunOnce, make_sets, stored_times
@@ -115,6 +126,89 @@ class ProjectPSD:
 
     def peakmem_numpy_eigh(self, matrix, method):
         eigh_project_psd(self.K, method)
+
+
+def numpy_psd_test_rows(K_train, K_test, method):
+    """The test rows of `PSDProjector` ("clip" or "square") the NumPy way:
+    a full `numpy.linalg.eigh` of the symmetrised training kernel."""
+    if method == "square":
+        return K_test @ ((K_train + K_train.T) / 2)
+    w, V = np.linalg.eigh((K_train + K_train.T) / 2)
+    return (K_test @ V[:, w >= 0]) @ V[:, w >= 0].T
+
+
+class PSDProjectorRows:
+    """`PSDProjector` fitted on a 2000 x 2000 indefinite kernel (the
+    matrices of `ProjectPSD`, 2500 points) and applied to 500 test rows."""
+
+    params = (MATRICES, ("clip", "square"))
+    param_names = ("matrix", "method")
+    timeout = 300
+
+    def setup(self, matrix, method):
+        K = indefinite_kernel(matrix, n=2500)
+        self.K_train = np.ascontiguousarray(K[:2000, :2000])
+        self.K_test = np.ascontiguousarray(K[2000:, :2000])
+        self.projector = PSDProjector(method).fit(self.K_train)
+
+    def time_fit(self, matrix, method):
+        PSDProjector(method).fit(self.K_train)
+
+    def peakmem_fit(self, matrix, method):
+        PSDProjector(method).fit(self.K_train)
+
+    def time_transform(self, matrix, method):
+        self.projector.transform(self.K_test)
+
+    def peakmem_transform(self, matrix, method):
+        self.projector.transform(self.K_test)
+
+    def time_numpy_eigh(self, matrix, method):
+        numpy_psd_test_rows(self.K_train, self.K_test, method)
+
+    def peakmem_numpy_eigh(self, matrix, method):
+        numpy_psd_test_rows(self.K_train, self.K_test, method)
+
+
+def divergence_matrix(n=2000, d=10):
+    """A non-symmetric ``(n, n)`` matrix like that of `renyi_divergence`:
+    squared distances between standard-normal points, each entry scaled by
+    a uniform factor in [1, 1.2), and some small negative entries."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, d))
+    D = cdist(x, x, "sqeuclidean") * (1 + 0.2 * rng.random((n, n)))
+    D -= 0.05 * rng.random((n, n))
+    return D
+
+
+def numpy_divergence_kernel(D, power):
+    """``exp(-gamma S**power)``, ``S = max((D + D.T) / 2, 0)``,
+    ``gamma = 1 / median(off-diagonal S)**power``: the NumPy way."""
+    S = np.maximum((D + D.T) / 2, 0)
+    gamma = 1 / np.median(S[~np.eye(len(S), dtype=bool)]) ** power
+    return np.exp(-gamma * S**power)
+
+
+class DivergenceKernel:
+    """`divergence_kernel` on a 2000 x 2000 divergence matrix."""
+
+    params = ((1, 2),)
+    param_names = ("power",)
+
+    def setup(self, power):
+        self.D = divergence_matrix()
+
+    def time_kernelmaps(self, power):
+        divergence_kernel(self.D, power=power)
+
+    def peakmem_kernelmaps(self, power):
+        divergence_kernel(self.D, power=power)
+
+    def time_numpy(self, power):
+        numpy_divergence_kernel(self.D, power)
+
+    def peakmem_numpy(self, power):
+        numpy_divergence_kernel(self.D, power)
 
 
 def print_ratios(results_dir=".asv/results"):

@@ -5,13 +5,18 @@ What is measured
 `EMKFit` times ``EMKFeatures.fit`` on 100000 standard-normal points in 30
 dimensions with 200 basis vectors and the default 300 iterations
 (``gamma = 1/d``), from a random sample and from k-means, and its peak
-memory. `EMKTransform` times ``transform`` of 200 sets of 300 points
+memory, beside the fit of scikit-learn's ``Nystroem`` (200 components, a
+random sample: the basis EMK-CKSVD improves on). `EMKTransform` times
+``transform`` of 200 sets of 300 points
 (d = 30, ``common.make_sets("200x300x30")``) with that basis, plain
 (``levels=0``) and as a 2-level spatial pyramid (positions uniform in the
 unit square: 21 cells, 4200 features), with 1 and 2 worker threads, and
 ``track_gram_error`` the largest error of the feature Gram matrix against the
-exact kernel on the first 50 sets. `ExactSumMatchGram` times the exact
-``sum_match_kernel`` Gram matrix (``Y=None``) of the same 200 sets beside it.
+exact kernel on the first 50 sets; beside it (``levels=0``), the exact
+``sum_match_kernel`` Gram matrix (``Y=None``) of the 200 sets and
+``Nystroem.transform`` of all their points followed by the per-set means
+(workers=1: it takes no ``workers``). The exact Gram and the fit run once
+(`common.RunOnce`, `common.run_once`).
 
 Target
 ------
@@ -27,11 +32,16 @@ From the ``benchmarks`` directory::
 """
 
 import numpy as np
-from asv_runner.benchmarks.mark import skip_for_params
+from asv_runner.benchmarks.mark import SkipNotImplemented, skip_for_params
 
-from kernelmaps import EMKFeatures, sum_match_kernel
+from kernelmaps import Bags, EMKFeatures, sum_match_kernel
 
-from .common import RunOnce, make_sets
+from .common import RunOnce, make_sets, run_once
+
+try:
+    from sklearn.kernel_approximation import Nystroem
+except ImportError:  # scikit-learn is optional
+    Nystroem = None
 
 SIZE = "200x300x30"
 N_BASIS = 200
@@ -39,6 +49,21 @@ N_BASIS = 200
 
 def _training_points(n=100000, d=30):
     return np.random.default_rng(1).standard_normal((n, d))
+
+
+def _nystroem(points, gamma):
+    """scikit-learn's Nystroem (rbf, N_BASIS components) fitted on `points`;
+    None without scikit-learn."""
+    if Nystroem is None:
+        return None
+    nystroem = Nystroem(kernel="rbf", gamma=gamma, n_components=N_BASIS,
+                        random_state=0)
+    return nystroem.fit(points)
+
+
+def _need_sklearn():
+    if Nystroem is None:
+        raise SkipNotImplemented("scikit-learn is not installed")
 
 
 class EMKFit(RunOnce):
@@ -55,6 +80,11 @@ class EMKFit(RunOnce):
 
     def peakmem_fit(self, init):
         EMKFeatures.fit(self.X, N_BASIS, init=init, rng=0)
+
+    @skip_for_params([("kmeans",)])
+    def time_sklearn_nystroem_fit(self, init):
+        _need_sklearn()
+        _nystroem(self.X, 1.0 / self.X.shape[1])
 
     def track_objective_drop(self, init):
         emk = EMKFeatures.fit(self.X, N_BASIS, init=init, rng=0)
@@ -78,6 +108,8 @@ class EMKTransform:
         self.sets, _ = make_sets(SIZE, np.float64)
         rng = np.random.default_rng(2)
         self.positions = [rng.random((s.shape[0], 2)) for s in self.sets]
+        self.bags = Bags.from_list(self.sets)
+        self.nystroem = _nystroem(_training_points(20000), emk.gamma)
 
     def time_transform(self, emk, levels, workers):
         self.emk.transform(self.sets, self.positions, levels=levels,
@@ -92,23 +124,20 @@ class EMKTransform:
                                workers=workers)
         F @ F.T
 
+    @run_once
+    @skip_for_params([(2, 1), (2, 2)])
+    def time_exact_gram(self, emk, levels, workers):
+        sum_match_kernel(self.sets, gamma=self.emk.gamma, workers=workers)
+
+    @skip_for_params([(0, 2), (2, 1), (2, 2)])
+    def time_sklearn_nystroem(self, emk, levels, workers):
+        _need_sklearn()
+        Z = self.nystroem.transform(self.bags.points)
+        np.add.reduceat(Z, self.bags.offsets[:-1], axis=0) / self.bags.sizes[:, None]
+
     @skip_for_params([(0, 2), (2, 1), (2, 2)])
     def track_gram_error(self, emk, levels, workers):
         sets = self.sets[:50]
         F = self.emk.transform(sets)
         K = sum_match_kernel(sets, gamma=self.emk.gamma)
         return float(np.abs(F @ F.T - K).max())
-
-
-class ExactSumMatchGram(RunOnce):
-    """The exact sum_match_kernel Gram of the same 200 sets (Y=None)."""
-
-    params = ((1, 2),)
-    param_names = ("workers",)
-
-    def setup(self, workers):
-        self.sets, d = make_sets(SIZE, np.float64)
-        self.gamma = 1.0 / d
-
-    def time_exact_gram(self, workers):
-        sum_match_kernel(self.sets, gamma=self.gamma, workers=workers)

@@ -1,4 +1,5 @@
-"""Benchmarks for the expected kernels between Gaussians.
+"""Benchmarks for the expected kernels between Gaussians and the level-2
+kernels on mean embeddings.
 
 What is measured
 ----------------
@@ -22,6 +23,11 @@ At about 10 microseconds a pair it runs at "1000x16" only (some 10 s; about
 40 s at "2000x16"), ``rbf_full``, and once (it takes no ``workers``: it is
 skipped for ``workers=2``). The ``peakmem_*`` methods give the peak resident
 memory of the process, input data included.
+
+`Level2Kernel` times ``level2_kernel(K, diag(K), kind=...)`` on a 4000 x
+4000 level-1 Gram matrix (inner products of 4000 embeddings of dimension
+50, see `level1_gram`), each kind, beside the NumPy expression of the same
+kernel (no ``workers``: element-wise work on the matrix).
 
 The data (`gaussians`): means standard normal, covariances ``A A^T / d``
 with ``A`` standard normal ``(d, d)`` (diagonals: their diagonals), from
@@ -48,7 +54,7 @@ From the ``benchmarks`` directory (that of asv.conf.json)::
 import numpy as np
 from asv_runner.benchmarks.mark import skip_for_params
 
-from kernelmaps import gaussian_expected_kernel
+from kernelmaps import gaussian_expected_kernel, level2_kernel
 
 from .common import RunOnce, stored_times
 
@@ -131,6 +137,50 @@ class GaussianExpectedKernel(RunOnce):
     @skip_for_params(SKIP_REFERENCE)
     def peakmem_numpy_cholesky(self, size, case, workers):
         numpy_rbf_full(self.means, self.covs, self.gamma)
+
+
+def level1_gram(n=4000, t=50):
+    """A PSD ``(n, n)`` Gram matrix of mean embeddings (inner products of
+    ``n`` non-negative random vectors of dimension `t`) and its diagonal."""
+    F = np.random.default_rng(0).random((n, t))
+    K = F @ F.T
+    return K, np.diag(K).copy()
+
+
+def numpy_level2_kernel(K, diag, kind, gamma2=1.0, degree=2, coef0=1.0):
+    """The level-2 kernels of `level2_kernel` (square case) the NumPy way."""
+    if kind == "linear":
+        return K.copy()
+    if kind == "polynomial":
+        return (gamma2 * K + coef0) ** degree
+    if kind == "nrbf":
+        norms = np.sqrt(diag)
+        return np.exp(-gamma2 * (2 - 2 * K / np.outer(norms, norms)))
+    D2 = np.maximum(diag[:, None] + diag[None, :] - 2 * K, 0)
+    return np.exp(-gamma2 * D2)
+
+
+class Level2Kernel:
+    """`level2_kernel` on a 4000 x 4000 Gram matrix, each kind, beside NumPy."""
+
+    params = (("linear", "polynomial", "rbf", "nrbf"),)
+    param_names = ("kind",)
+
+    def setup(self, kind):
+        self.K, self.diag = level1_gram()
+        self.gamma2 = 1.0 / np.median(self.diag)
+
+    def time_kernelmaps(self, kind):
+        level2_kernel(self.K, self.diag, kind=kind, gamma2=self.gamma2)
+
+    def peakmem_kernelmaps(self, kind):
+        level2_kernel(self.K, self.diag, kind=kind, gamma2=self.gamma2)
+
+    def time_numpy(self, kind):
+        numpy_level2_kernel(self.K, self.diag, kind, self.gamma2)
+
+    def peakmem_numpy(self, kind):
+        numpy_level2_kernel(self.K, self.diag, kind, self.gamma2)
 
 
 def print_ratios(results_dir=".asv/results"):

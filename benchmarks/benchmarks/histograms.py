@@ -9,13 +9,26 @@ CSR and dense, float64, with 5 features per input feature: `Chi2DirectMap`
 `HomogeneousKernelMap`
 (chi2, order 2), and scikit-learn's ``AdditiveChi2Sampler(sample_steps=3)``
 when it is installed, with 1 and 2 worker threads (scikit-learn takes none:
-run at workers=1 only). `AnchorMaps` times `AnchorMap` (fit, transform,
+run at workers=1 only); also the ``fit`` of the two fitted maps (no
+``workers``: at workers=1 only) and the exact ``additive_chi2_kernel`` Gram
+of the first 2000 rows. `AnchorMaps` times `AnchorMap` (fit, transform,
 codes) for each kernel and 30 or 50 anchors beside `HomogeneousKernelMap`
-of similar width.
+of similar width, the exact kernel on 2000 rows and, for chi2,
+scikit-learn's sampler; 1 and 2 worker threads.
 `ExactChi2Kernel` times ``additive_chi2_kernel`` on
 2000 x 2000 of those histograms (dense and CSR, ``Y=None``) beside
 ``sklearn.metrics.pairwise.additive_chi2_kernel`` (dense only; CSR is not
-supported there). ``peakmem_*`` give the peak resident memory.
+supported there). `ExactHistogramKernels` times every exact histogram
+kernel the same way, 1 and 2 worker threads, beside its peer on dense
+input at workers=1: scikit-learn for the chi2 family
+(``additive_chi2_kernel``, which is ``-sum (x-y)^2/(x+y)``, turned into
+each kernel by a few O(n^2) operations, and ``chi2_kernel``), NumPy for
+the others (``sqrt(X) @ sqrt(X).T`` for
+Hellinger; broadcasting over blocks of rows, each unordered pair once, for
+intersection and JS). `ExpChi2` times `ExpChi2Features` (fit; transform
+plus Gram) beside the exact Gram and scikit-learn's
+``AdditiveChi2Sampler`` followed by ``RBFSampler``.
+``peakmem_*`` give the peak resident memory.
 
 Targets
 -------
@@ -27,7 +40,7 @@ Running
 -------
 From the ``benchmarks`` directory::
 
-    asv run --python=same --bench "HistogramMaps|ExactChi2Kernel|AnchorMaps" \\
+    asv run --python=same --bench histograms \\
         --set-commit-hash $(git rev-parse HEAD)
     python -m benchmarks.histograms          # ratios and targets
     python -m benchmarks.histograms --accuracy   # error vs features table
@@ -37,7 +50,7 @@ import math
 
 import numpy as np
 import scipy.sparse
-from asv_runner.benchmarks.mark import skip_for_params
+from asv_runner.benchmarks.mark import SkipNotImplemented, skip_for_params
 
 from kernelmaps import (
     AnchorMap,
@@ -54,13 +67,14 @@ from kernelmaps import (
 )
 from kernelmaps._data import bag_of_words
 
-from .common import stored_times
+from .common import run_once, stored_times
 
 try:
-    from sklearn.kernel_approximation import AdditiveChi2Sampler
+    from sklearn.kernel_approximation import AdditiveChi2Sampler, RBFSampler
     from sklearn.metrics.pairwise import additive_chi2_kernel as sk_additive_chi2
+    from sklearn.metrics.pairwise import chi2_kernel as sk_chi2_kernel
 except ImportError:  # scikit-learn is optional
-    AdditiveChi2Sampler = sk_additive_chi2 = None
+    AdditiveChi2Sampler = RBFSampler = sk_additive_chi2 = sk_chi2_kernel = None
 
 FORMATS = ("csr", "dense")
 WORKERS = (1, 2)
@@ -70,6 +84,15 @@ KERNEL_TARGET = 0.5
 
 def _as(X, fmt):
     return scipy.sparse.csr_matrix(X) if fmt == "csr" else X
+
+
+def _need_sklearn():
+    if AdditiveChi2Sampler is None:
+        raise SkipNotImplemented("scikit-learn is not installed")
+
+
+# Fit (no workers argument): at workers=1 only.
+SKIP_WORKERS_2 = [(f, 2) for f in FORMATS]
 
 
 class HistogramMaps:
@@ -86,6 +109,7 @@ class HistogramMaps:
         self.vz = HomogeneousKernelMap("chi2", order=2)
         if AdditiveChi2Sampler is not None:
             self.sampler = AdditiveChi2Sampler(sample_steps=3).fit(self.X)
+        self.subset = self.X[:2000]
 
     def time_direct(self, fmt, workers):
         self.direct.transform(self.X, workers=workers)
@@ -93,23 +117,42 @@ class HistogramMaps:
     def peakmem_direct(self, fmt, workers):
         self.direct.transform(self.X, workers=workers)
 
+    @skip_for_params(SKIP_WORKERS_2)
+    def time_fit_direct(self, fmt, workers):
+        Chi2DirectMap.fit(self.X, n_terms=5)
+
+    @skip_for_params(SKIP_WORKERS_2)
+    def peakmem_fit_direct(self, fmt, workers):
+        Chi2DirectMap.fit(self.X, n_terms=5)
+
     def time_chebyshev(self, fmt, workers):
         self.chebyshev.transform(self.X, workers=workers)
+
+    def peakmem_chebyshev(self, fmt, workers):
+        self.chebyshev.transform(self.X, workers=workers)
+
+    @skip_for_params(SKIP_WORKERS_2)
+    def time_fit_chebyshev(self, fmt, workers):
+        Chi2ChebyshevMap.fit(self.X, n_terms=5)
 
     def time_vz(self, fmt, workers):
         self.vz.transform(self.X, workers=workers)
 
-    @skip_for_params([(f, 2) for f in FORMATS])
+    def peakmem_vz(self, fmt, workers):
+        self.vz.transform(self.X, workers=workers)
+
+    @skip_for_params(SKIP_WORKERS_2)
     def time_sklearn_sampler(self, fmt, workers):
-        if AdditiveChi2Sampler is None:
-            raise NotImplementedError("scikit-learn is not installed")
+        _need_sklearn()
         self.sampler.transform(self.X)
 
-    @skip_for_params([(f, 2) for f in FORMATS])
+    @skip_for_params(SKIP_WORKERS_2)
     def peakmem_sklearn_sampler(self, fmt, workers):
-        if AdditiveChi2Sampler is None:
-            raise NotImplementedError("scikit-learn is not installed")
+        _need_sklearn()
         self.sampler.transform(self.X)
+
+    def time_exact_subset(self, fmt, workers):
+        additive_chi2_kernel(self.subset, workers=workers)
 
 
 class ExactChi2Kernel:
@@ -130,8 +173,12 @@ class ExactChi2Kernel:
 
     @skip_for_params([("csr", 1), ("csr", 2), ("dense", 2)])
     def time_sklearn(self, fmt, workers):
-        if sk_additive_chi2 is None:
-            raise NotImplementedError("scikit-learn is not installed")
+        _need_sklearn()
+        sk_additive_chi2(self.X)
+
+    @skip_for_params([("csr", 1), ("csr", 2), ("dense", 2)])
+    def peakmem_sklearn(self, fmt, workers):
+        _need_sklearn()
         sk_additive_chi2(self.X)
 
 
@@ -140,63 +187,165 @@ EXACT = {"chi2": additive_chi2_kernel, "js": js_kernel,
 ALL_EXACT = dict(EXACT, chi2_distance=chi2_distance, exp_chi2=exp_chi2_kernel)
 
 
+def _xlogx(S):
+    """``S * log(S)``, 0 where ``S == 0``."""
+    out = np.zeros_like(S)
+    np.log(S, out=out, where=S > 0)
+    out *= S
+    return out
+
+
+def numpy_symmetric_gram(X, pair_term, block=16):
+    """``K[i, j] = sum_k pair_term(X[i, k], X[j, k])`` by NumPy broadcasting:
+    blocks of `block` rows against the rows from the block on, each
+    unordered pair once (dense X)."""
+    n = X.shape[0]
+    K = np.empty((n, n))
+    for start in range(0, n, block):
+        rows = slice(start, start + block)
+        B = pair_term(X[rows, None, :], X[None, start:, :]).sum(axis=-1)
+        K[rows, start:] = B
+        K[start:, rows] = B.T
+    return K
+
+
+def numpy_js_kernel(X):
+    """``sum x/2 log2((x+y)/x) + y/2 log2((x+y)/y)``, written as
+    ``((x+y) log(x+y) - x log x - y log y) / (2 log 2)`` summed."""
+    h = _xlogx(X).sum(axis=1)
+    S = numpy_symmetric_gram(X, lambda x, y: _xlogx(x + y))
+    return (S - h[:, None] - h[None, :]) / (2 * np.log(2))
+
+
+def sklearn_additive_chi2(X):
+    """``sum 2xy/(x+y)`` from scikit-learn's ``additive_chi2_kernel``
+    (``-sum (x-y)^2/(x+y)``, that is ``2 K - sum x - sum y``)."""
+    s = X.sum(axis=1)
+    return (sk_additive_chi2(X) + s[:, None] + s[None, :]) / 2
+
+
+# The best available peer of each exact kernel (dense input).
+PEERS = {
+    "chi2": sklearn_additive_chi2,
+    "js": numpy_js_kernel,
+    "intersection": lambda X: numpy_symmetric_gram(X, np.minimum),
+    "hellinger": lambda X: np.sqrt(X) @ np.sqrt(X).T,
+    "chi2_distance": lambda X: -0.5 * sk_additive_chi2(X),
+    "exp_chi2": lambda X: sk_chi2_kernel(X, gamma=0.5),  # beta = 1
+}
+SKLEARN_PEERS = ("chi2", "chi2_distance", "exp_chi2")
+
+
 class ExactHistogramKernels:
     """Every exact histogram kernel on 2000 x 2000 x 300 (Y=None), dense
-    and CSR, 2 workers."""
+    and CSR, 1 and 2 workers; its peer on dense input at workers=1 (time
+    only: ``ExactChi2Kernel.peakmem_sklearn`` has the memory of the
+    scikit-learn kernels)."""
 
-    params = (tuple(ALL_EXACT), FORMATS)
-    param_names = ("kernel", "format")
+    params = (tuple(ALL_EXACT), FORMATS, WORKERS)
+    param_names = ("kernel", "format", "workers")
     timeout = 300
 
-    def setup(self, kernel, fmt):
+    def setup(self, kernel, fmt, workers):
         self.X = _as(bag_of_words(2000, seed=1), fmt)
 
-    def time_kernel(self, kernel, fmt):
-        ALL_EXACT[kernel](self.X, workers=2)
+    def time_kernel(self, kernel, fmt, workers):
+        ALL_EXACT[kernel](self.X, workers=workers)
 
-    def peakmem_kernel(self, kernel, fmt):
-        ALL_EXACT[kernel](self.X, workers=2)
+    def peakmem_kernel(self, kernel, fmt, workers):
+        ALL_EXACT[kernel](self.X, workers=workers)
+
+    @run_once  # tens of seconds for some
+    @skip_for_params([(k, f, w) for k in ALL_EXACT for f in FORMATS
+                      for w in WORKERS if (f, w) != ("dense", 1)])
+    def time_peer(self, kernel, fmt, workers):
+        if kernel in SKLEARN_PEERS:
+            _need_sklearn()
+        PEERS[kernel](self.X)
+
+
+def sklearn_exp_chi2_features(chi2_sampler, rbf_sampler, X):
+    """scikit-learn's way to exp-chi2 features: the additive chi2 sampler,
+    then random Fourier features of the Gaussian (``gamma = beta / 2``:
+    ``||phi(x) - phi(y)||^2`` is twice the chi2 distance)."""
+    return rbf_sampler.transform(chi2_sampler.transform(X))
 
 
 class ExpChi2:
-    """ExpChi2Features (direct map, t components) on 2000 histograms,
-    features and their Gram, beside the exact exp-chi2 Gram; 2 workers."""
+    """ExpChi2Features (direct map, t components) on 2000 histograms (CSR):
+    fit, features and their Gram, beside the exact exp-chi2 Gram and
+    scikit-learn's pipeline on the same CSR input (``AdditiveChi2Sampler``,
+    5 features per input feature, then ``RBFSampler``, t components)."""
 
-    params = ((500, 2000),)
-    param_names = ("n_components",)
+    params = ((500, 2000), WORKERS)
+    param_names = ("n_components", "workers")
     timeout = 300
 
-    def setup(self, n_components):
+    def setup(self, n_components, workers):
         X = bag_of_words(2000, seed=3)
         self.X = scipy.sparse.csr_matrix(X)
         self.features = ExpChi2Features.fit(X, n_components, beta=1.0, rng=0)
+        if AdditiveChi2Sampler is not None:
+            self.chi2_sampler = AdditiveChi2Sampler(sample_steps=3).fit(self.X)
+            self.rbf_sampler = RBFSampler(
+                gamma=0.5, n_components=n_components, random_state=0
+            ).fit(self.chi2_sampler.transform(self.X))
 
-    def time_features_and_gram(self, n_components):
-        Z = self.features.transform(self.X, workers=2)
+    @skip_for_params([(t, 2) for t in (500, 2000)])
+    def time_fit(self, n_components, workers):
+        ExpChi2Features.fit(self.X, n_components, beta=1.0, rng=0)
+
+    @skip_for_params([(t, 2) for t in (500, 2000)])
+    def peakmem_fit(self, n_components, workers):
+        ExpChi2Features.fit(self.X, n_components, beta=1.0, rng=0)
+
+    def time_features_and_gram(self, n_components, workers):
+        Z = self.features.transform(self.X, workers=workers)
         Z @ Z.T
 
-    def peakmem_features_and_gram(self, n_components):
-        Z = self.features.transform(self.X, workers=2)
+    def peakmem_features_and_gram(self, n_components, workers):
+        Z = self.features.transform(self.X, workers=workers)
         Z @ Z.T
 
-    def time_exact_gram(self, n_components):
-        exp_chi2_kernel(self.X, beta=1.0, workers=2)
+    @skip_for_params([(t, 2) for t in (500, 2000)])
+    def time_sklearn_features_and_gram(self, n_components, workers):
+        _need_sklearn()
+        Z = sklearn_exp_chi2_features(self.chi2_sampler, self.rbf_sampler, self.X)
+        Z @ Z.T
+
+    @skip_for_params([(t, 2) for t in (500, 2000)])
+    def peakmem_sklearn_features_and_gram(self, n_components, workers):
+        _need_sklearn()
+        Z = sklearn_exp_chi2_features(self.chi2_sampler, self.rbf_sampler, self.X)
+        Z @ Z.T
+
+    # The exact Gram does not depend on n_components.
+    @skip_for_params([(2000, w) for w in WORKERS])
+    def time_exact_gram(self, n_components, workers):
+        exp_chi2_kernel(self.X, beta=1.0, workers=workers)
+
+
+ANCHOR_KERNELS = ("chi2", "js", "intersection", "hellinger")
+ANCHOR_COMBOS = [(k, a, f, w) for k in ANCHOR_KERNELS for a in (30, 50)
+                 for f in FORMATS for w in WORKERS]
 
 
 class AnchorMaps:
     """AnchorMap (ANNFM, nearest uniform anchor, 99 % energy) fit and
     transform of 20000 x 300 histograms, beside `HomogeneousKernelMap` of
     the smallest output width at least as large (VZ widths are odd: order
-    ceil((width - 1) / 2); Hellinger: its exact single feature) and the
-    exact kernel on 2000 rows; 2 workers.
+    ceil((width - 1) / 2); Hellinger: its exact single feature), the
+    exact kernel on 2000 rows (dense) and, for chi2, scikit-learn's
+    ``AdditiveChi2Sampler(sample_steps=3)``; 1 and 2 workers (``fit``,
+    which takes none, and the sampler at workers=1 only).
     ``track_codes_share`` is the memory of the uint8 codes over that of the
     float32 features (target: at most 1/8)."""
 
-    params = (("chi2", "js", "intersection", "hellinger"), (30, 50), FORMATS)
-    param_names = ("kernel", "n_anchors", "format")
+    params = (ANCHOR_KERNELS, (30, 50), FORMATS, WORKERS)
+    param_names = ("kernel", "n_anchors", "format", "workers")
     timeout = 300
 
-    def setup(self, kernel, n_anchors, fmt):
+    def setup(self, kernel, n_anchors, fmt, workers):
         X = bag_of_words(20000)
         self.X = _as(X, fmt)
         self.annfm = AnchorMap.fit(X, kernel, n_anchors)
@@ -205,28 +354,42 @@ class AnchorMaps:
         self.vz = HomogeneousKernelMap(kernel, order)
         self.subset = X[:2000]
         self.train = X
+        if kernel == "chi2" and AdditiveChi2Sampler is not None:
+            self.sampler = AdditiveChi2Sampler(sample_steps=3).fit(self.X)
 
-    def time_fit(self, kernel, n_anchors, fmt):
+    @skip_for_params([c for c in ANCHOR_COMBOS if c[3] == 2])
+    def time_fit(self, kernel, n_anchors, fmt, workers):
         AnchorMap.fit(self.X, kernel, n_anchors)
 
-    def time_transform(self, kernel, n_anchors, fmt):
-        self.annfm.transform(self.X, workers=2)
+    @skip_for_params([c for c in ANCHOR_COMBOS if c[3] == 2])
+    def peakmem_fit(self, kernel, n_anchors, fmt, workers):
+        AnchorMap.fit(self.X, kernel, n_anchors)
 
-    def peakmem_transform(self, kernel, n_anchors, fmt):
-        self.annfm.transform(self.X, workers=2)
+    def time_transform(self, kernel, n_anchors, fmt, workers):
+        self.annfm.transform(self.X, workers=workers)
 
-    def time_vz_transform(self, kernel, n_anchors, fmt):
-        self.vz.transform(self.X, workers=2)
+    def peakmem_transform(self, kernel, n_anchors, fmt, workers):
+        self.annfm.transform(self.X, workers=workers)
 
-    def time_codes(self, kernel, n_anchors, fmt):
-        self.annfm.codes(self.X, workers=2)
+    def time_vz_transform(self, kernel, n_anchors, fmt, workers):
+        self.vz.transform(self.X, workers=workers)
 
-    @skip_for_params([(k, 50, f) for k in EXACT for f in FORMATS]
-                     + [(k, 30, "csr") for k in EXACT])
-    def time_exact_subset(self, kernel, n_anchors, fmt):
-        EXACT[kernel](self.subset, workers=2)
+    def time_codes(self, kernel, n_anchors, fmt, workers):
+        self.annfm.codes(self.X, workers=workers)
 
-    def track_codes_share(self, kernel, n_anchors, fmt):
+    # Independent of the anchors: at 30 anchors and dense input only.
+    @skip_for_params([c for c in ANCHOR_COMBOS if c[1:3] != (30, "dense")])
+    def time_exact_subset(self, kernel, n_anchors, fmt, workers):
+        EXACT[kernel](self.subset, workers=workers)
+
+    @skip_for_params([c for c in ANCHOR_COMBOS
+                      if c[0] != "chi2" or c[1] != 30 or c[3] != 1])
+    def time_sklearn_sampler(self, kernel, n_anchors, fmt, workers):
+        _need_sklearn()
+        self.sampler.transform(self.X)
+
+    @skip_for_params([c for c in ANCHOR_COMBOS if c[3] == 2])
+    def track_codes_share(self, kernel, n_anchors, fmt, workers):
         codes = self.annfm.codes(self.train)
         features = self.annfm.transform(self.train.astype(np.float32))
         return codes.nbytes / features.nbytes
@@ -241,9 +404,18 @@ def print_ratios(results_dir=".asv/results"):
         sk_kernel = times.get("histograms.ExactChi2Kernel.time_sklearn", {})
         annfm = times.get("histograms.AnchorMaps.time_transform", {})
         vz = times.get("histograms.AnchorMaps.time_vz_transform", {})
-        if not (maps or kernel or annfm):
+        exact = times.get("histograms.ExactHistogramKernels.time_kernel", {})
+        peer = times.get("histograms.ExactHistogramKernels.time_peer", {})
+        if not (maps or kernel or annfm or exact):
             continue
         print(label)
+        for combo, t in sorted(exact.items()):
+            name, fmt = combo[:2]
+            workers = combo[2] if len(combo) > 2 else "2"  # before the sweep
+            base = peer.get((name, "dense", "1"))
+            if base:
+                print(f"  {name:13} {fmt:5} workers={workers}: {t:6.3f} s / "
+                      f"peer (dense) {base:6.3f} s = {t / base:5.2f}")
         for combo, t in sorted(annfm.items()):
             if combo in vz:
                 print(f"  AnchorMap.transform {' '.join(combo):24} {t * 1e3:7.1f} ms / "

@@ -22,7 +22,10 @@ fitted on the first block), and times:
 * ``time_features``: generating the blocks and computing their features
   only, the floor under all of the above;
 * ``time_in_memory_pca`` (20000 rows only): all features materialised (20000
-  x 2000 float64, 320 MB), centred, then ``numpy.linalg.svd``.
+  x 2000 float64, 320 MB), centred, then ``numpy.linalg.svd``;
+* ``time_sklearn_ridge`` (20000 rows only): the in-memory peer of
+  ``rf_ridge``, scikit-learn's ``Ridge(alpha=1)`` on all the materialised
+  features and the five targets (no projection), when it is installed.
 
 The ``peakmem_*`` methods give the peak resident memory of the process
 (imports and the fitted maps included). All run once (`common.RunOnce`).
@@ -56,7 +59,7 @@ peak memory.
 """
 
 import numpy as np
-from asv_runner.benchmarks.mark import skip_for_params
+from asv_runner.benchmarks.mark import SkipNotImplemented, skip_for_params
 
 from kernelmaps import ExpChi2Features, rf_pca, rf_ridge
 
@@ -64,8 +67,9 @@ from .common import RunOnce, stored_times
 
 try:
     from sklearn.decomposition import IncrementalPCA
+    from sklearn.linear_model import Ridge
 except ImportError:  # scikit-learn is optional
-    IncrementalPCA = None
+    IncrementalPCA = Ridge = None
 
 ROWS = (20_000, 200_000)
 BLOCK_ROWS = 10_000
@@ -144,6 +148,12 @@ def in_memory_pca(blocks, features):
     return Vt[:N_COMPONENTS], s[:N_COMPONENTS] ** 2 / (Z.shape[0] - 1)
 
 
+def sklearn_ridge(blocks, features):
+    """scikit-learn's Ridge on all features in one array, five targets."""
+    Z = np.vstack([features.transform(X) for X in blocks])
+    return Ridge(alpha=1.0).fit(Z, np.vstack(list(blocks.targets())))
+
+
 def features_only(blocks, features):
     """Generate the blocks and compute their features, nothing else."""
     for X in blocks:
@@ -161,7 +171,7 @@ def rf_ridge_two_maps(blocks, features, chi2):
 
 def _need_sklearn():
     if IncrementalPCA is None:
-        raise NotImplementedError("scikit-learn is not installed")
+        raise SkipNotImplemented("scikit-learn is not installed")
 
 
 SKIP_BIG = [(ROWS[1],)]
@@ -169,7 +179,8 @@ SKIP_BIG = [(ROWS[1],)]
 
 class OutOfCore(RunOnce):
     """rf_pca and rf_ridge on streamed 300-bin histograms, ExpChi2Features
-    (t = 2000), 200 components; IncrementalPCA and in-memory PCA beside."""
+    (t = 2000), 200 components; IncrementalPCA, in-memory PCA and
+    scikit-learn's in-memory Ridge beside."""
 
     params = (ROWS,)
     param_names = ("rows",)
@@ -216,6 +227,16 @@ class OutOfCore(RunOnce):
     def peakmem_in_memory_pca(self, rows):
         in_memory_pca(self.blocks, self.features)
 
+    @skip_for_params(SKIP_BIG)
+    def time_sklearn_ridge(self, rows):
+        _need_sklearn()
+        sklearn_ridge(self.blocks, self.features)
+
+    @skip_for_params(SKIP_BIG)
+    def peakmem_sklearn_ridge(self, rows):
+        _need_sklearn()
+        sklearn_ridge(self.blocks, self.features)
+
 
 OPERATIONS = {
     "features": "time_features",
@@ -224,6 +245,7 @@ OPERATIONS = {
     "rf_ridge_two_maps": "time_rf_ridge_two_maps",
     "incremental_pca": "time_incremental_pca",
     "in_memory_pca": "time_in_memory_pca",
+    "sklearn_ridge": "time_sklearn_ridge",
 }
 
 
@@ -275,7 +297,8 @@ def print_direct(sizes=(ROWS[0],), only=None):
 
     from benchmarks import outofcore
 
-    names = [n for n in OPERATIONS if n != "incremental_pca" or IncrementalPCA]
+    needs_sklearn = ("incremental_pca", "sklearn_ridge")
+    names = [n for n in OPERATIONS if n not in needs_sklearn or IncrementalPCA]
     names = [n for n in names if only is None or n in only]
     context = multiprocessing.get_context("spawn")
     print(f"ExpChi2Features t={N_RANDOM}, {N_BINS} bins, blocks of {BLOCK_ROWS} "
@@ -284,7 +307,7 @@ def print_direct(sizes=(ROWS[0],), only=None):
           f"{'peak (MB)':>10}")
     for rows in sizes:
         for name in names:
-            if name == "in_memory_pca" and rows > ROWS[0]:
+            if name in ("in_memory_pca", "sklearn_ridge") and rows > ROWS[0]:
                 continue
             with context.Pool(1) as pool:
                 elapsed, cpu, peak = pool.apply(outofcore._run_one, (rows, name))

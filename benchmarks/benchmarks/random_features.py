@@ -9,18 +9,23 @@ exact kernel grows with the number of sets), float64 and float32, 1 and 2
 worker threads; ``time_rdf_gram`` adds the Gram matrix ``F @ F.T`` (what
 replaces the exact kernel). Beside it, on the same data and frequencies:
 
-* ``time_numpy``: what a user would write (scikit-learn's ``RBFSampler``
-  does the same): ``cos(X @ W + b)`` on all points in one go, then the
-  per-set means;
+* ``time_numpy``: what a user would write: ``cos(X @ W + b)`` on all
+  points in one go, then the per-set means;
+* ``time_sklearn``: the same with scikit-learn's ``RBFSampler`` (its own
+  frequencies, t = 1000) when it is installed;
 * ``time_exact``: the exact Gram ``sum_match_kernel(sets, gamma=1/d)``,
   which the RDF Gram approximates.
 
-The baseline does not depend on ``workers`` and runs at ``workers=1`` only;
+The baselines do not depend on ``workers`` and run at ``workers=1`` only;
 the exact Gram at 1000 sets runs at ``workers=2`` only (about a minute).
 `DRDF` does the same for ``DoublyRandomDistributionFeatures`` (t = t2 =
-1000) beside the exact ``mmd_kernel``, and `RFF` for
-``RandomFourierFeatures.transform`` on 60000 points against NumPy. The
-``peakmem_*`` methods give the peak resident memory of the process.
+1000; transform, and transform plus Gram) beside the exact ``mmd_kernel``,
+NumPy (set means as above, then ``cos(F @ W2 + b2)``) and two
+``RBFSampler``; `RFF` for ``RandomFourierFeatures.transform`` on 60000
+points against NumPy and ``RBFSampler``, and the exact RBF Gram of the
+first 2000 points (``sum_match_kernel`` of one-point sets) beside the
+feature Gram of those points. The ``peakmem_*`` methods give the peak
+resident memory of the process.
 
 Targets
 -------
@@ -40,7 +45,7 @@ From the ``benchmarks`` directory::
 """
 
 import numpy as np
-from asv_runner.benchmarks.mark import skip_for_params
+from asv_runner.benchmarks.mark import SkipNotImplemented, skip_for_params
 
 from kernelmaps import (
     Bags,
@@ -52,6 +57,11 @@ from kernelmaps import (
 )
 
 from .common import RunOnce, make_sets, stored_times
+
+try:
+    from sklearn.kernel_approximation import RBFSampler
+except ImportError:  # scikit-learn is optional
+    RBFSampler = None
 
 SIZES = ("200x300x30", "1000x300x30")
 DTYPES = ("float64", "float32")
@@ -79,6 +89,24 @@ def numpy_set_means(bags, weights, offsets):
     return sums / bags.sizes[:, None]
 
 
+def _rbf_sampler(dim, n_components, gamma):
+    """scikit-learn's RBFSampler, fitted (its fit only draws frequencies),
+    or None without scikit-learn."""
+    if RBFSampler is None:
+        return None
+    sampler = RBFSampler(gamma=gamma, n_components=n_components, random_state=0)
+    return sampler.fit(np.zeros((1, dim)))
+
+
+def sklearn_set_means(sampler, bags):
+    """scikit-learn's way: ``RBFSampler.transform`` of all points, then the
+    per-set means."""
+    if sampler is None:
+        raise SkipNotImplemented("scikit-learn is not installed")
+    Z = sampler.transform(bags.points)
+    return np.add.reduceat(Z, bags.offsets[:-1], axis=0) / bags.sizes[:, None]
+
+
 class RDF(RunOnce):
     params = (SIZES, DTYPES, WORKERS)
     param_names = ("size", "dtype", "workers")
@@ -89,6 +117,7 @@ class RDF(RunOnce):
         self.gamma = 1.0 / d
         self.rdf = RandomDistributionFeatures(d, N_COMPONENTS, gamma=self.gamma,
                                               rng=0)
+        self.sampler = _rbf_sampler(d, N_COMPONENTS, self.gamma)
 
     def time_rdf(self, size, dtype, workers):
         self.rdf.transform(self.bags, workers=workers)
@@ -100,6 +129,10 @@ class RDF(RunOnce):
     @skip_for_params(SKIP_NUMPY)
     def time_numpy(self, size, dtype, workers):
         numpy_set_means(self.bags, self.rdf.weights, self.rdf.offsets)
+
+    @skip_for_params(SKIP_NUMPY)
+    def time_sklearn(self, size, dtype, workers):
+        sklearn_set_means(self.sampler, self.bags)
 
     @skip_for_params(SKIP_EXACT)
     def time_exact(self, size, dtype, workers):
@@ -113,6 +146,13 @@ class RDF(RunOnce):
         numpy_set_means(self.bags, self.rdf.weights, self.rdf.offsets)
 
 
+def numpy_drdf(bags, drdf):
+    """DRDF the NumPy way: the RDF set means, then ``cos(F @ W2 + b2)``."""
+    F = numpy_set_means(bags, drdf.rdf.weights, drdf.rdf.offsets)
+    t2 = drdf.rff.weights.shape[1]
+    return np.sqrt(2.0 / t2) * np.cos(F @ drdf.rff.weights + drdf.rff.offsets)
+
+
 class DRDF(RunOnce):
     params = (WORKERS,)
     param_names = ("workers",)
@@ -123,10 +163,27 @@ class DRDF(RunOnce):
         self.gamma = 1.0 / d
         self.drdf = DoublyRandomDistributionFeatures(
             d, N_COMPONENTS, N_COMPONENTS, gamma=self.gamma, gamma2=1.0, rng=0)
+        self.sampler = _rbf_sampler(d, N_COMPONENTS, self.gamma)
+        self.sampler2 = _rbf_sampler(N_COMPONENTS, N_COMPONENTS, 1.0)
+
+    def time_drdf(self, workers):
+        self.drdf.transform(self.bags, workers=workers)
+
+    def peakmem_drdf(self, workers):
+        self.drdf.transform(self.bags, workers=workers)
 
     def time_drdf_gram(self, workers):
         F = self.drdf.transform(self.bags, workers=workers)
         F @ F.T
+
+    @skip_for_params([(2,)])
+    def time_numpy(self, workers):
+        numpy_drdf(self.bags, self.drdf)
+
+    @skip_for_params([(2,)])
+    def time_sklearn(self, workers):
+        F = sklearn_set_means(self.sampler, self.bags)
+        self.sampler2.transform(F)
 
     def time_exact(self, workers):
         mmd_kernel(self.bags, gamma=self.gamma, gamma2=1.0, workers=workers)
@@ -142,14 +199,39 @@ class RFF:
         rng = np.random.default_rng(0)
         self.X = rng.standard_normal((60_000, 30)).astype(dtype)
         self.rff = RandomFourierFeatures(30, N_COMPONENTS, gamma=1 / 30, rng=0)
+        self.sampler = _rbf_sampler(30, N_COMPONENTS, 1 / 30)
+        # the first 2000 points as one-point sets: the exact RBF Gram
+        self.subset = Bags(self.X[:2000], np.arange(2001))
 
     def time_rff(self, dtype, workers):
+        self.rff.transform(self.X, workers=workers)
+
+    def peakmem_rff(self, dtype, workers):
         self.rff.transform(self.X, workers=workers)
 
     @skip_for_params([(dt, 2) for dt in DTYPES])
     def time_numpy(self, dtype, workers):
         W = self.rff.weights.astype(self.X.dtype)
         np.cos(self.X @ W + self.rff.offsets.astype(self.X.dtype))
+
+    @skip_for_params([(dt, 2) for dt in DTYPES])
+    def time_sklearn(self, dtype, workers):
+        if self.sampler is None:
+            raise SkipNotImplemented("scikit-learn is not installed")
+        self.sampler.transform(self.X)
+
+    @skip_for_params([(dt, 2) for dt in DTYPES])
+    def peakmem_sklearn(self, dtype, workers):
+        if self.sampler is None:
+            raise SkipNotImplemented("scikit-learn is not installed")
+        self.sampler.transform(self.X)
+
+    def time_rff_gram_subset(self, dtype, workers):
+        Z = self.rff.transform(self.subset.points, workers=workers)
+        Z @ Z.T
+
+    def time_exact_subset(self, dtype, workers):
+        sum_match_kernel(self.subset, gamma=1 / 30, workers=workers)
 
 
 def print_ratios(results_dir=".asv/results"):
@@ -160,6 +242,7 @@ def print_ratios(results_dir=".asv/results"):
             continue
         gram = times.get("random_features.RDF.time_rdf_gram", {})
         numpy = times.get("random_features.RDF.time_numpy", {})
+        sklearn = times.get("random_features.RDF.time_sklearn", {})
         exact = times.get("random_features.RDF.time_exact", {})
         print(label)
         for (size, dtype, workers), t in sorted(rdf.items()):
@@ -170,6 +253,9 @@ def print_ratios(results_dir=".asv/results"):
                 if dtype == "float64" and workers == "2" and size == SIZES[0]:
                     verdict = "met" if t / base <= NUMPY_TARGET else "MISSED"
                     line += f" (target <= {NUMPY_TARGET}: {verdict})"
+            base = sklearn.get((size, dtype, "1"))
+            if base:
+                line += f"; / RBFSampler {base:6.3f} s = {t / base:5.3f}"
             t64 = rdf.get((size, "float64", workers))
             if dtype == "float32" and t64:
                 verdict = "met" if t / t64 <= FLOAT32_TARGET else "MISSED"

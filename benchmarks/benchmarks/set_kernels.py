@@ -20,10 +20,18 @@ whatever threads the BLAS is allowed), so they are run for ``workers=1``
 only and skipped for the other values. The ``peakmem_*`` methods give the
 peak resident memory of the process, the input data included. `MMDKernel`
 does the same for ``kernelmaps.mmd_kernel``, against
-``exp(-gamma2 * MMD^2)`` computed from the blocked baseline.
-`SumMatchKernelSmall` is a fast smoke signal (100 sets of 20 points in 5
-dimensions) over the four point kernels, and `BagsFromList` times packing a
-list of arrays into `kernelmaps.Bags` (which every call on a list does).
+``exp(-gamma2 * MMD^2)`` computed from the blocked baseline, and for
+``kernelmaps.mmd`` (``time_mmd``, ``peakmem_mmd``; "200x300x30" float64
+only, its other cases running the code of ``mmd_kernel``) against the
+same baseline (the MMD matrix costs it the same: a square root in place of
+the exp).
+`MedianHeuristic` times ``median_heuristic`` (1000 or 5000 sampled points
+of the "200x300x30" sets) beside the SciPy way (the same sample,
+``pdist``, ``numpy.median``). `SumMatchKernelSmall` is a fast smoke
+signal (100 sets of 20 points in 5 dimensions) over the four point
+kernels, and `BagsFromList` times packing a
+list of arrays into `kernelmaps.Bags` (which every call on a list does)
+beside ``numpy.concatenate`` and the offsets.
 
 The data are drawn once per parameter combination in ``setup`` with
 ``numpy.random.default_rng(0)``; float32 data are the float64 data rounded.
@@ -54,8 +62,9 @@ installed kernelmaps, storing the results under the current commit::
 
 import numpy as np
 from asv_runner.benchmarks.mark import skip_for_params
+from scipy.spatial.distance import pdist
 
-from kernelmaps import Bags, mmd, mmd_kernel, sum_match_kernel
+from kernelmaps import Bags, median_heuristic, mmd, mmd_kernel, sum_match_kernel
 from kernelmaps._naive import blocked_sum_match_kernel, pairwise_sum_match_kernel
 
 from .common import RunOnce, make_sets, stored_times
@@ -73,6 +82,15 @@ SKIP_BASELINE = [
     for workers in WORKERS
     if workers != 1
 ]
+# kernelmaps.mmd: at the first size in float64 only (its other cases run the
+# code of mmd_kernel, timed at every size and dtype).
+SKIP_MMD = [
+    (size, dtype, workers)
+    for size in SIZES
+    for dtype in DTYPES
+    for workers in WORKERS
+    if (size, dtype) != (SIZES[0], "float64")
+]
 # In the small class, the baselines (rbf only) at kernel="rbf", workers=1 only.
 SKIP_SMALL_BASELINE = [
     (kernel, workers)
@@ -89,6 +107,15 @@ def numpy_mmd_kernel(sets, gamma, gamma2):
     D2 = diag[:, None] + diag[None, :] - 2 * K
     np.maximum(D2, 0, out=D2)
     return np.exp(-gamma2 * D2)
+
+
+def numpy_median_heuristic(sets, sample, seed=0):
+    """``1 / median`` of the squared distances between `sample` points drawn
+    without replacement from the pooled points: the SciPy way."""
+    points = np.concatenate(sets)
+    rng = np.random.default_rng(seed)
+    points = points[np.sort(rng.choice(len(points), size=sample, replace=False))]
+    return 1.0 / np.median(pdist(points.astype(np.float64), "sqeuclidean"))
 
 
 class _Large(RunOnce):
@@ -143,6 +170,37 @@ class MMDKernel(_Large):
     def peakmem_numpy_blocked(self, size, dtype, workers):
         numpy_mmd_kernel(self.sets, self.gamma, self.gamma2)
 
+    @skip_for_params(SKIP_MMD)
+    def time_mmd(self, size, dtype, workers):
+        mmd(self.sets, gamma=self.gamma, workers=workers)
+
+    @skip_for_params(SKIP_MMD)
+    def peakmem_mmd(self, size, dtype, workers):
+        mmd(self.sets, gamma=self.gamma, workers=workers)
+
+
+class MedianHeuristic:
+    """`median_heuristic` on the pooled points of 200 sets of 300 points in
+    30 dimensions, beside the SciPy way on the same sample."""
+
+    params = ((1000, 5000),)
+    param_names = ("sample",)
+
+    def setup(self, sample):
+        self.sets, _ = make_sets(SIZES[0], "float64")
+
+    def time_kernelmaps(self, sample):
+        median_heuristic(self.sets, sample=sample, rng=0)
+
+    def peakmem_kernelmaps(self, sample):
+        median_heuristic(self.sets, sample=sample, rng=0)
+
+    def time_scipy_pdist(self, sample):
+        numpy_median_heuristic(self.sets, sample)
+
+    def peakmem_scipy_pdist(self, sample):
+        numpy_median_heuristic(self.sets, sample)
+
 
 class SumMatchKernelSmall:
     """Small and fast: 100 sets of 20 points in 5 dimensions, every point
@@ -185,15 +243,23 @@ class BagsFromList:
     def time_from_list(self, size, dtype):
         Bags.from_list(self.sets)
 
+    def peakmem_from_list(self, size, dtype):
+        Bags.from_list(self.sets)
+
+    def time_numpy_concatenate(self, size, dtype):
+        np.concatenate(self.sets)
+        np.cumsum([0] + [len(s) for s in self.sets])
+
 
 # Ratios to the baseline, read from the stored asv results.
 
 TARGETS = {"float64": 0.35, "float32": 0.2}  # at workers=2, against numpy_blocked
-RATIOS = {
-    "SumMatchKernel": "time_kernelmaps",
-    "MMDKernel": "time_kernelmaps",
-    "SumMatchKernelSmall": "time_sum_match_kernel",
-}
+RATIOS = [
+    ("SumMatchKernel", "time_kernelmaps"),
+    ("MMDKernel", "time_kernelmaps"),
+    ("MMDKernel", "time_mmd"),
+    ("SumMatchKernelSmall", "time_sum_match_kernel"),
+]
 
 
 def print_ratios(results_dir=".asv/results"):
@@ -203,7 +269,7 @@ def print_ratios(results_dir=".asv/results"):
     of asv.conf.json after ``asv run``."""
     for label, times in stored_times(results_dir):
         print(label)
-        for cls, method in RATIOS.items():
+        for cls, method in RATIOS:
             ours = times.get(f"set_kernels.{cls}.{method}", {})
             base = times.get(f"set_kernels.{cls}.time_numpy_blocked", {})
             for combo, t in ours.items():
@@ -212,7 +278,7 @@ def print_ratios(results_dir=".asv/results"):
                     continue
                 ratio = t / baseline[0]
                 line = (
-                    f"  {cls:20} {' '.join(combo):28} "
+                    f"  {cls + '.' + method[5:]:30} {' '.join(combo):28} "
                     f"{t:9.3f} s / {baseline[0]:9.3f} s = {ratio:6.3f}"
                 )
                 target = TARGETS.get(combo[1])

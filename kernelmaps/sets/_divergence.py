@@ -136,7 +136,7 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     .. [1] B. Poczos, L. Xiong and J. Schneider, "Nonparametric Divergence
        Estimation with Applications to Machine Learning on Distributions",
        UAI 2011.
-    .. [2] Y. Shan and J. Zhang, "Randomized Distribution Feature for Image
+    .. [2] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
        Classification", seed paper 000 of kernelmaps, section 5.1 (NPKL).
 
     Examples
@@ -512,7 +512,7 @@ def divergence_kernel(D, *, gamma=None, power=2):
 
     References
     ----------
-    .. [1] Y. Shan and J. Zhang, "Randomized Distribution Feature for Image
+    .. [1] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
        Classification", seed paper 000 of kernelmaps, section 5.1 (NPKL).
 
     Examples

@@ -1,0 +1,289 @@
+"""One table of every exact kernel and feature map, from one run.
+
+    cd benchmarks && python -m benchmarks.table [--workers N] [--quick]
+
+For each operation: its size, its wall time (best of up to three runs for
+operations under a second, else one run), its time as a ratio to the exact
+kernel it replaces and to the best available peer (scikit-learn, or NumPy /
+SciPy where scikit-learn has none), and its error. A map's time is the
+features plus their Gram matrix ``Z @ Z.T``, the thing that replaces the
+exact Gram matrix, and its error is ``max |Z @ Z.T - K|`` against the exact
+kernel's result; an exact kernel's error is its largest difference from the
+peer's result. The README's numbers are this script's output. scikit-learn
+is optional: without it, its peers are left out.
+
+The sizes are those of the asv suite where it can afford them in a few
+minutes; asv (``asv run --python=same``) sweeps sizes, dtypes and threads.
+"""
+
+import argparse
+import importlib.util
+import time
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse
+import scipy.spatial.distance
+
+import kernelmaps as km
+from kernelmaps._data import bag_of_words
+from kernelmaps._naive import (
+    blocked_sum_match_kernel,
+    eigh_project_psd,
+    kdtree_renyi_divergence,
+)
+
+from .common import make_sets
+from .emk import _nystroem
+from .expected import gaussians, numpy_rbf_full
+from .histograms import PEERS, numpy_js_kernel
+
+# Without scikit-learn, its peers are left out.
+HAVE_SKLEARN = importlib.util.find_spec("sklearn") is not None
+
+
+def best_time(f, *args):
+    """Result and wall time of ``f(*args)``: the best of three runs when
+    one takes under a second."""
+    start = time.perf_counter()
+    result = f(*args)
+    best = time.perf_counter() - start
+    for _ in range(2 if best < 1.0 else 0):
+        start = time.perf_counter()
+        f(*args)
+        best = min(best, time.perf_counter() - start)
+    return result, best
+
+
+def gram(fmap, X, workers):
+    """A map's features of `X` and their Gram matrix."""
+    Z = fmap.transform(X, workers=workers)
+    if scipy.sparse.issparse(Z):
+        return (Z @ Z.T).toarray()
+    return Z @ Z.T
+
+
+class Table:
+    """Rows of (operation, size, time, ratio to exact and to peer, errors)."""
+
+    def __init__(self):
+        self.results = {}
+        self.times = {}
+        print(f"{'operation':<38}{'size':>15}{'time':>9}{'/ exact':>9}"
+              f"{'/ peer':>9}  {'peer':<24}{'error':>8}{'peer err':>9}")
+
+    def row(self, name, size, run, *, exact=None, peer=None, error=None):
+        """Time `run`. `exact` names an earlier row whose result is the
+        exact kernel; `peer` is ``(label, callable)``; `error(result,
+        reference)` defaults to the largest absolute difference. The error
+        is against the exact result, else against the peer's; the peer's
+        error against the exact result."""
+        error = error or (lambda a, b: np.abs(a - b).max())
+        result, t = best_time(run)
+        self.results[name], self.times[name] = result, t
+        reference = self.results[exact] if exact else None
+        cells = [f"{t / self.times[exact]:.3f}x" if exact else ""]
+        peer_err = ""
+        if peer is not None and (HAVE_SKLEARN or "sklearn" not in peer[0]):
+            peer_result, t_peer = best_time(peer[1])
+            cells += [f"{t / t_peer:.3f}x", peer[0]]
+            if reference is None:
+                reference = peer_result
+            else:
+                peer_err = f"{error(peer_result, reference):.0e}"
+        else:
+            cells += ["", ""]
+        err = f"{error(result, reference):.0e}" if reference is not None else ""
+        print(f"{name:<38}{size:>15}{t:>8.3f}s{cells[0]:>9}{cells[1]:>9}  "
+              f"{cells[2]:<24}{err:>8}{peer_err:>9}", flush=True)
+
+
+def set_rows(table, workers, quick):
+    size = "50x100x10" if quick else "200x100x10"
+    sets, d = make_sets(size, np.float64)
+    bags = km.Bags.from_list(sets)
+    gamma = km.median_heuristic(bags, rng=0)
+    table.row("sum_match_kernel (mean map)", size,
+              lambda: km.sum_match_kernel(bags, gamma=gamma, workers=workers),
+              peer=("NumPy blocked", lambda: blocked_sum_match_kernel(sets, gamma)))
+    table.row("mmd", size, lambda: km.mmd(bags, gamma=gamma, workers=workers),
+              peer=("NumPy blocked", lambda: _numpy_mmd(sets, gamma)))
+    table.row("mmd_kernel", size,
+              lambda: km.mmd_kernel(bags, gamma=gamma, workers=workers),
+              peer=("NumPy blocked", lambda: np.exp(-_numpy_mmd(sets, gamma) ** 2)))
+    for t in (1000, 4000):
+        rdf = km.RandomDistributionFeatures(d, t, gamma=gamma, rng=0)
+        table.row(f"RandomDistributionFeatures t={t}", size,
+                  lambda rdf=rdf: gram(rdf, bags, workers),
+                  exact="sum_match_kernel (mean map)",
+                  peer=("NumPy cos(XW+b)", lambda rdf=rdf: _numpy_rdf_gram(rdf, sets)))
+    drdf = km.DoublyRandomDistributionFeatures(d, 1000, 2000, gamma=gamma, rng=0)
+    table.row("DoublyRandomDistributionFeatures", size,
+              lambda: gram(drdf, bags, workers), exact="mmd_kernel")
+    emk = km.EMKFeatures.fit(bags.points, 200, gamma=gamma, rng=0)
+    table.row("EMKFeatures, 200 basis vectors", size,
+              lambda: gram(emk, bags, workers), exact="sum_match_kernel (mean map)",
+              peer=("sklearn Nystroem + means", lambda: _nystroem_gram(bags, gamma)))
+
+    size = "50x200x10" if quick else "100x200x10"
+    sets, d = make_sets(size, np.float64)
+    table.row("renyi_divergence (k=5)", size,
+              lambda: km.renyi_divergence(sets, workers=workers),
+              peer=("cKDTree", lambda: kdtree_renyi_divergence(
+                  sets, workers=-1 if workers is None else workers)))
+    D = table.results["renyi_divergence (k=5)"]
+    table.row("divergence_kernel", f"{len(D)}x{len(D)}",
+              lambda: km.divergence_kernel(D))
+    K = _indefinite(500 if quick else 2000)
+    table.row("project_psd (clip)", f"{len(K)}x{len(K)}", lambda: km.project_psd(K),
+              peer=("numpy.linalg.eigh", lambda: eigh_project_psd(K)))
+
+
+def _numpy_mmd(sets, gamma):
+    K = blocked_sum_match_kernel(sets, gamma)
+    diag = np.diag(K)
+    return np.sqrt(np.maximum(diag[:, None] + diag - 2 * K, 0))
+
+
+def _nystroem_gram(bags, gamma):
+    """scikit-learn's Nystroem features (200, fitted on the points) averaged
+    over each set, and their Gram matrix."""
+    Z = _nystroem(bags.points, gamma).transform(bags.points)
+    F = np.add.reduceat(Z, bags.offsets[:-1], axis=0) / bags.sizes[:, None]
+    return F @ F.T
+
+
+def _numpy_rdf_gram(rdf, sets):
+    """RDF the plain NumPy way: ``cos(X W + b)`` per set, mean, Gram."""
+    F = np.array([np.cos(S @ rdf.weights + rdf.offsets).mean(axis=0) for S in sets])
+    F *= np.sqrt(2.0 / rdf.n_features_out)
+    return F @ F.T
+
+
+def _indefinite(n):
+    """A symmetric kernel with negative eigenvalues: exp(-L1 distance^2)."""
+    X = np.random.default_rng(0).standard_normal((n, 10))
+    D = scipy.spatial.distance.cdist(X, X, "cityblock")
+    return np.exp(-(D / np.median(D)) ** 2)
+
+
+def histogram_rows(table, workers, quick):
+    n = 500 if quick else 2000
+    X = bag_of_words(n)
+    size = f"{n}x{n}x300"
+    csr = scipy.sparse.csr_matrix(X)
+    table.row("additive_chi2_kernel, dense", size,
+              lambda: km.additive_chi2_kernel(X, workers=workers),
+              peer=("sklearn (dense only)", lambda: _sklearn_chi2(X)))
+    table.row("additive_chi2_kernel, CSR", size,
+              lambda: km.additive_chi2_kernel(csr, workers=workers),
+              exact="additive_chi2_kernel, dense")
+    table.row("exp_chi2_kernel", size,
+              lambda: km.exp_chi2_kernel(X, workers=workers),
+              peer=("sklearn chi2_kernel", lambda: _sklearn_exp_chi2(X)))
+    table.row("intersection_kernel", size,
+              lambda: km.intersection_kernel(X, workers=workers),
+              peer=("NumPy blocked", lambda: PEERS["intersection"](X)))
+    table.row("hellinger_kernel", size,
+              lambda: km.hellinger_kernel(X, workers=workers),
+              peer=("NumPy sqrt + matmul", lambda: np.sqrt(X) @ np.sqrt(X).T))
+    table.row("js_kernel", size, lambda: km.js_kernel(X, workers=workers),
+              peer=("NumPy blocked", lambda: numpy_js_kernel(X)))
+    chi2 = "additive_chi2_kernel, dense"
+    maps = [("Chi2DirectMap, 5 terms, CSR", km.Chi2DirectMap.fit(X, 5)),
+            ("Chi2DirectMap, 5 terms per dimension", km.Chi2DirectMap.fit(
+                X, 5, per_dimension=True)),
+            ("Chi2ChebyshevMap, 5 terms", km.Chi2ChebyshevMap.fit(X, 5)),
+            ("HomogeneousKernelMap (VZ), 5 terms", km.HomogeneousKernelMap("chi2", 2)),
+            ("AnchorMap, 50 anchors", km.AnchorMap.fit(X, "chi2", 50))]
+    for name, fmap in maps:
+        table.row(name, size, lambda fmap=fmap: gram(fmap, csr, workers), exact=chi2,
+                  peer=("sklearn AdditiveChi2", lambda: _sklearn_chi2_sampler(csr)))
+    fmap = km.ExpChi2Features.fit(X, 2000, rng=0)
+    table.row("ExpChi2Features, t=2000", size, lambda: gram(fmap, csr, workers),
+              exact="exp_chi2_kernel")
+
+
+def _sklearn_chi2(X):
+    from sklearn.metrics.pairwise import additive_chi2_kernel
+
+    s = X.sum(axis=1)  # sklearn gives -sum (x-y)^2/(x+y) = 2K - sum x - sum y
+    return (additive_chi2_kernel(X) + s[:, None] + s[None, :]) / 2
+
+
+def _sklearn_exp_chi2(X):
+    from sklearn.metrics.pairwise import chi2_kernel
+
+    return chi2_kernel(X, gamma=0.5)  # beta = 1 on the half-sum distance
+
+
+def _sklearn_chi2_sampler(X):
+    from sklearn.kernel_approximation import AdditiveChi2Sampler
+
+    Z = AdditiveChi2Sampler(sample_steps=3).fit_transform(X)
+    return (Z @ Z.T).toarray()
+
+
+def vector_rows(table, workers, quick):
+    n = 2000 if quick else 10000
+    X = np.random.default_rng(0).standard_normal((n, 30))
+    size = f"{n}x30, t=1000"
+    gamma = 1.0 / 30
+    table.row("rbf kernel (scipy cdist + exp)", f"{n}x{n}x30", lambda: np.exp(
+        -gamma * scipy.spatial.distance.cdist(X, X, "sqeuclidean")))
+    rff = km.RandomFourierFeatures(30, 1000, gamma=gamma, rng=0)
+    table.row("RandomFourierFeatures", size, lambda: gram(rff, X, workers),
+              exact="rbf kernel (scipy cdist + exp)",
+              peer=("sklearn RBFSampler", lambda: _sklearn_rff(X, gamma)))
+
+    size = "500x16" if quick else "1000x16"
+    means, covs = gaussians(size, "full")
+    table.row("gaussian_expected_kernel, full", size,
+              lambda: km.gaussian_expected_kernel(means, covs, gamma=0.1),
+              peer=("NumPy batched Cholesky", lambda: numpy_rbf_full(means, covs, 0.1)))
+    K = table.results["gaussian_expected_kernel, full"]
+    table.row("level2_kernel (rbf)", f"{len(K)}x{len(K)}",
+              lambda: km.level2_kernel(K, np.diag(K), kind="rbf"))
+
+
+def _sklearn_rff(X, gamma):
+    from sklearn.kernel_approximation import RBFSampler
+
+    Z = RBFSampler(gamma=gamma, n_components=1000, random_state=0).fit_transform(X)
+    return Z @ Z.T
+
+
+def outofcore_rows(table, workers, quick):
+    n = 4000 if quick else 20000
+    X = bag_of_words(n, seed=1)
+    fmap = km.ExpChi2Features.fit(X[:2000], 2000, rng=0)
+    blocks = [X[i:i + 5000] for i in range(0, n, 5000)]
+    size = f"{n}x300 -> 2000 -> 200"
+    table.row("rf_pca (one pass over blocks)", size,
+              lambda: km.rf_pca(blocks, fmap, 200),
+              peer=("sklearn IncrementalPCA", lambda: _sklearn_ipca(blocks, fmap)),
+              error=lambda a, b: np.abs(a.explained_variance_[:10]
+                                        - b.explained_variance_[:10]).max())
+
+
+def _sklearn_ipca(blocks, fmap):
+    from sklearn.decomposition import IncrementalPCA
+
+    pca = IncrementalPCA(200)
+    for X in blocks:
+        pca.partial_fit(fmap.transform(X))
+    return pca
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--quick", action="store_true", help="small sizes")
+    args = parser.parse_args(argv)
+    table = Table()
+    for rows in (set_rows, histogram_rows, vector_rows, outofcore_rows):
+        rows(table, args.workers, args.quick)
+
+
+if __name__ == "__main__":
+    main()
