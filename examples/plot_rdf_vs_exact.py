@@ -25,7 +25,7 @@ mean of the random Fourier features of its points,
 
 so that :math:`\\Phi(X) \\cdot \\Phi(Y) \\approx K(X, Y)`; the doubly random
 feature (DRDF, :class:`kernelmaps.DoublyRandomDistributionFeatures`) applies
-random Fourier features once more, to :math:`\\Phi(X)`, and approximates the
+random Fourier features [2]_ once more, to :math:`\\Phi(X)`, and approximates the
 MMD kernel. A linear classifier on these vectors then stands in for the
 kernel machine.
 

@@ -74,8 +74,8 @@ def main(argv=None):
     print("kernel error: |approximate - exact| on the training Gram matrix\n")
     print(HEADER)
     print(SUBHEADER)
-    demo.sets(*((20, 40) if args.quick else (100, 100)))
-    demo.histograms(*((1000, 500) if args.quick else (5000, 2000)))
+    demo.sets(*((20, 40) if args.quick else (200, 100)))
+    demo.histograms(*((1000, 500) if args.quick else (8000, 2000)))
     demo.distributions(*((60, 100) if args.quick else (300, 200)))
     if not progress:
         print("\n(progress bars: pip install tqdm)")
@@ -183,8 +183,8 @@ class Demo:
         train, test = X[:n_train], X[n_train:]
         y = _one_vs_all(labels[:n_train])
         y_test = labels[n_train:]
-        print(f"\nhistograms: {len(X)} histograms of 100 words over 50 bins, "
-              f"6 overlapping classes ({n_train} train); score: test accuracy")
+        print(f"\nhistograms: {len(X)} histograms of 100 to 300 counts over "
+              f"50 bins, 6 classes ({n_train} train); score: test accuracy")
 
         def accuracy(scores):
             return f"{np.mean(np.argmax(scores, axis=1) == y_test):>8.1%}"

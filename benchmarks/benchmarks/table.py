@@ -5,12 +5,14 @@
 For each operation: its size, its wall time (best of up to three runs for
 operations under a second, else one run), its time as a ratio to the exact
 kernel it replaces and to the best available peer (scikit-learn, or NumPy /
-SciPy where scikit-learn has none), and its error. A map's time is the
-features plus their Gram matrix ``Z @ Z.T``, the thing that replaces the
-exact Gram matrix, and its error is ``max |Z @ Z.T - K|`` against the exact
-kernel's result; an exact kernel's error is its largest difference from the
-peer's result. The README's numbers are this script's output. scikit-learn
-is optional: without it, its peers are left out.
+SciPy where scikit-learn has none), and its error. A map's time is its
+``transform`` of all the objects: the features a linear model needs, where
+a kernel machine needs the exact Gram matrix (so the ratio to the exact
+kernel falls as the number of objects grows); its error, and its peer's, is
+``max |Z @ Z.T - K|`` against the exact kernel's result. An exact kernel's
+error is its largest difference from the peer's result. The README's
+numbers are this script's output. scikit-learn is optional: without it,
+its peers are left out.
 
 The sizes are those of the asv suite where it can afford them in a few
 minutes; asv (``asv run --python=same``) sweeps sizes, dtypes and threads.
@@ -55,12 +57,15 @@ def best_time(f, *args):
     return result, best
 
 
-def gram(fmap, X, workers):
-    """A map's features of `X` and their Gram matrix."""
-    Z = fmap.transform(X, workers=workers)
+def max_abs_diff(a, b):
+    return np.abs(a - b).max()
+
+
+def gram_error(Z, K):
+    """``max |Z @ Z.T - K|`` for features `Z` (dense or sparse)."""
     if scipy.sparse.issparse(Z):
-        return (Z @ Z.T).toarray()
-    return Z @ Z.T
+        Z = Z.toarray()
+    return np.abs(Z @ Z.T - K).max()
 
 
 class Table:
@@ -72,13 +77,12 @@ class Table:
         print(f"{'operation':<38}{'size':>15}{'time':>9}{'/ exact':>9}"
               f"{'/ peer':>9}  {'peer':<24}{'error':>8}{'peer err':>9}")
 
-    def row(self, name, size, run, *, exact=None, peer=None, error=None):
+    def row(self, name, size, run, *, exact=None, peer=None, error=max_abs_diff):
         """Time `run`. `exact` names an earlier row whose result is the
-        exact kernel; `peer` is ``(label, callable)``; `error(result,
-        reference)` defaults to the largest absolute difference. The error
-        is against the exact result, else against the peer's; the peer's
-        error against the exact result."""
-        error = error or (lambda a, b: np.abs(a - b).max())
+        exact kernel; `peer` is ``(label, callable)``. The error is
+        ``error(result, reference)`` against the exact result, else against
+        the peer's (None: no error); the peer's error is against the exact
+        result."""
         result, t = best_time(run)
         self.results[name], self.times[name] = result, t
         reference = self.results[exact] if exact else None
@@ -89,13 +93,21 @@ class Table:
             cells += [f"{t / t_peer:.3f}x", peer[0]]
             if reference is None:
                 reference = peer_result
-            else:
+            elif error is not None:
                 peer_err = f"{error(peer_result, reference):.0e}"
         else:
             cells += ["", ""]
-        err = f"{error(result, reference):.0e}" if reference is not None else ""
+        err = ""
+        if reference is not None and error is not None:
+            err = f"{error(result, reference):.0e}"
         print(f"{name:<38}{size:>15}{t:>8.3f}s{cells[0]:>9}{cells[1]:>9}  "
               f"{cells[2]:<24}{err:>8}{peer_err:>9}", flush=True)
+
+    def map_row(self, name, size, fmap, X, workers, exact, *, peer=None):
+        """A row for ``fmap.transform(X)``, whose features approximate the
+        kernel of row `exact`."""
+        self.row(name, size, lambda: fmap.transform(X, workers=workers),
+                 exact=exact, peer=peer, error=gram_error)
 
 
 def set_rows(table, workers, quick):
@@ -106,6 +118,7 @@ def set_rows(table, workers, quick):
     table.row("sum_match_kernel (mean map)", size,
               lambda: km.sum_match_kernel(bags, gamma=gamma, workers=workers),
               peer=("NumPy blocked", lambda: blocked_sum_match_kernel(sets, gamma)))
+    table.row("median_heuristic", size, lambda: km.median_heuristic(bags, rng=0))
     table.row("mmd", size, lambda: km.mmd(bags, gamma=gamma, workers=workers),
               peer=("NumPy blocked", lambda: _numpy_mmd(sets, gamma)))
     table.row("mmd_kernel", size,
@@ -113,17 +126,17 @@ def set_rows(table, workers, quick):
               peer=("NumPy blocked", lambda: np.exp(-_numpy_mmd(sets, gamma) ** 2)))
     for t in (1000, 4000):
         rdf = km.RandomDistributionFeatures(d, t, gamma=gamma, rng=0)
-        table.row(f"RandomDistributionFeatures t={t}", size,
-                  lambda rdf=rdf: gram(rdf, bags, workers),
-                  exact="sum_match_kernel (mean map)",
-                  peer=("NumPy cos(XW+b)", lambda rdf=rdf: _numpy_rdf_gram(rdf, sets)))
+        table.map_row(f"RandomDistributionFeatures t={t}", size, rdf, bags,
+                      workers, "sum_match_kernel (mean map)",
+                      peer=("NumPy cos(XW+b)", lambda rdf=rdf: _numpy_rdf(rdf, sets)))
     drdf = km.DoublyRandomDistributionFeatures(d, 1000, 2000, gamma=gamma, rng=0)
-    table.row("DoublyRandomDistributionFeatures", size,
-              lambda: gram(drdf, bags, workers), exact="mmd_kernel")
+    table.map_row("DoublyRandomDistributionFeatures", size, drdf, bags, workers,
+                  "mmd_kernel")
     emk = km.EMKFeatures.fit(bags.points, 200, gamma=gamma, rng=0)
-    table.row("EMKFeatures, 200 basis vectors", size,
-              lambda: gram(emk, bags, workers), exact="sum_match_kernel (mean map)",
-              peer=("sklearn Nystroem + means", lambda: _nystroem_gram(bags, gamma)))
+    table.map_row("EMKFeatures, 200 basis vectors", size, emk, bags, workers,
+                  "sum_match_kernel (mean map)",
+                  peer=("sklearn Nystroem + means",
+                        lambda: _nystroem_means(bags, gamma)))
 
     size = "50x200x10" if quick else "100x200x10"
     sets, d = make_sets(size, np.float64)
@@ -145,19 +158,17 @@ def _numpy_mmd(sets, gamma):
     return np.sqrt(np.maximum(diag[:, None] + diag - 2 * K, 0))
 
 
-def _nystroem_gram(bags, gamma):
+def _nystroem_means(bags, gamma):
     """scikit-learn's Nystroem features (200, fitted on the points) averaged
-    over each set, and their Gram matrix."""
+    over each set."""
     Z = _nystroem(bags.points, gamma).transform(bags.points)
-    F = np.add.reduceat(Z, bags.offsets[:-1], axis=0) / bags.sizes[:, None]
-    return F @ F.T
+    return np.add.reduceat(Z, bags.offsets[:-1], axis=0) / bags.sizes[:, None]
 
 
-def _numpy_rdf_gram(rdf, sets):
-    """RDF the plain NumPy way: ``cos(X W + b)`` per set, mean, Gram."""
+def _numpy_rdf(rdf, sets):
+    """RDF the plain NumPy way: ``cos(X W + b)`` per set, then the mean."""
     F = np.array([np.cos(S @ rdf.weights + rdf.offsets).mean(axis=0) for S in sets])
-    F *= np.sqrt(2.0 / rdf.n_features_out)
-    return F @ F.T
+    return F * np.sqrt(2.0 / rdf.n_features_out)
 
 
 def _indefinite(n):
@@ -181,6 +192,8 @@ def histogram_rows(table, workers, quick):
     table.row("exp_chi2_kernel", size,
               lambda: km.exp_chi2_kernel(X, workers=workers),
               peer=("sklearn chi2_kernel", lambda: _sklearn_exp_chi2(X)))
+    table.row("chi2_distance", size, lambda: km.chi2_distance(X, workers=workers),
+              peer=("sklearn (dense only)", lambda: PEERS["chi2_distance"](X)))
     table.row("intersection_kernel", size,
               lambda: km.intersection_kernel(X, workers=workers),
               peer=("NumPy blocked", lambda: PEERS["intersection"](X)))
@@ -197,11 +210,11 @@ def histogram_rows(table, workers, quick):
             ("HomogeneousKernelMap (VZ), 5 terms", km.HomogeneousKernelMap("chi2", 2)),
             ("AnchorMap, 50 anchors", km.AnchorMap.fit(X, "chi2", 50))]
     for name, fmap in maps:
-        table.row(name, size, lambda fmap=fmap: gram(fmap, csr, workers), exact=chi2,
-                  peer=("sklearn AdditiveChi2", lambda: _sklearn_chi2_sampler(csr)))
+        table.map_row(name, size, fmap, csr, workers, chi2,
+                      peer=("sklearn AdditiveChi2", lambda: _sklearn_chi2_sampler(csr)))
     fmap = km.ExpChi2Features.fit(X, 2000, rng=0)
-    table.row("ExpChi2Features, t=2000", size, lambda: gram(fmap, csr, workers),
-              exact="exp_chi2_kernel")
+    table.map_row("ExpChi2Features, t=2000", size, fmap, csr, workers,
+                  "exp_chi2_kernel")
 
 
 def _sklearn_chi2(X):
@@ -220,8 +233,7 @@ def _sklearn_exp_chi2(X):
 def _sklearn_chi2_sampler(X):
     from sklearn.kernel_approximation import AdditiveChi2Sampler
 
-    Z = AdditiveChi2Sampler(sample_steps=3).fit_transform(X)
-    return (Z @ Z.T).toarray()
+    return AdditiveChi2Sampler(sample_steps=3).fit_transform(X)
 
 
 def vector_rows(table, workers, quick):
@@ -232,9 +244,9 @@ def vector_rows(table, workers, quick):
     table.row("rbf kernel (scipy cdist + exp)", f"{n}x{n}x30", lambda: np.exp(
         -gamma * scipy.spatial.distance.cdist(X, X, "sqeuclidean")))
     rff = km.RandomFourierFeatures(30, 1000, gamma=gamma, rng=0)
-    table.row("RandomFourierFeatures", size, lambda: gram(rff, X, workers),
-              exact="rbf kernel (scipy cdist + exp)",
-              peer=("sklearn RBFSampler", lambda: _sklearn_rff(X, gamma)))
+    table.map_row("RandomFourierFeatures", size, rff, X, workers,
+                  "rbf kernel (scipy cdist + exp)",
+                  peer=("sklearn RBFSampler", lambda: _sklearn_rff(X, gamma)))
 
     size = "500x16" if quick else "1000x16"
     means, covs = gaussians(size, "full")
@@ -249,8 +261,7 @@ def vector_rows(table, workers, quick):
 def _sklearn_rff(X, gamma):
     from sklearn.kernel_approximation import RBFSampler
 
-    Z = RBFSampler(gamma=gamma, n_components=1000, random_state=0).fit_transform(X)
-    return Z @ Z.T
+    return RBFSampler(gamma=gamma, n_components=1000, random_state=0).fit_transform(X)
 
 
 def outofcore_rows(table, workers, quick):
@@ -258,12 +269,25 @@ def outofcore_rows(table, workers, quick):
     X = bag_of_words(n, seed=1)
     fmap = km.ExpChi2Features.fit(X[:2000], 2000, rng=0)
     blocks = [X[i:i + 5000] for i in range(0, n, 5000)]
-    size = f"{n}x300 -> 2000 -> 200"
-    table.row("rf_pca (one pass over blocks)", size,
+    size = f"{n}x300, t=2000"
+    table.row("rf_pca, 200 components", size,
               lambda: km.rf_pca(blocks, fmap, 200),
               peer=("sklearn IncrementalPCA", lambda: _sklearn_ipca(blocks, fmap)),
               error=lambda a, b: np.abs(a.explained_variance_[:10]
                                         - b.explained_variance_[:10]).max())
+    y = np.where(X[:, 0] > X[:, 1], 1.0, -1.0)
+    table.row("rf_ridge, 200 components", size,
+              lambda: km.rf_ridge(blocks, y, fmap, 200),
+              peer=("sklearn Ridge, in memory",
+                    lambda: _sklearn_ridge(blocks, y, fmap)),
+              error=None)  # different models: nothing to compare
+
+
+def _sklearn_ridge(blocks, y, fmap):
+    from sklearn.linear_model import Ridge
+
+    Z = np.vstack([fmap.transform(X) for X in blocks])
+    return Ridge(alpha=1.0).fit(Z, y)
 
 
 def _sklearn_ipca(blocks, fmap):
