@@ -2,7 +2,7 @@
 
     cd benchmarks && python -m benchmarks.table [--workers N] [--quick]
 
-For each operation: its size, its wall time (best of up to three runs for
+For each operation: its size, its wall time (the best of several runs for
 operations under a second, else one run), its time as a ratio to the exact
 kernel it replaces and to the best available peer (scikit-learn, or NumPy /
 SciPy where scikit-learn has none), and its error. A map's time is its
@@ -44,16 +44,17 @@ from .histograms import PEERS, numpy_js_kernel
 HAVE_SKLEARN = importlib.util.find_spec("sklearn") is not None
 
 
-def best_time(f, *args):
-    """Result and wall time of ``f(*args)``: the best of three runs when
-    one takes under a second."""
+def best_time(f):
+    """Result and wall time of ``f()``: one run if it takes a second or
+    more, else the best of as many runs as fit in about a second (3 to 50)."""
     start = time.perf_counter()
-    result = f(*args)
+    result = f()
     best = time.perf_counter() - start
-    for _ in range(2 if best < 1.0 else 0):
-        start = time.perf_counter()
-        f(*args)
-        best = min(best, time.perf_counter() - start)
+    if best < 1.0:
+        for _ in range(min(50, max(2, int(1.0 / max(best, 1e-3))))):
+            start = time.perf_counter()
+            f()
+            best = min(best, time.perf_counter() - start)
     return result, best
 
 
