@@ -41,8 +41,6 @@ from kernelmaps import (
 from kernelmaps._data import SHAPES, beta_sets, class_histograms, shaped_sets
 from kernelmaps._parallel import resolve_workers
 
-DISTRIBUTIONS = SHAPES  # the four shapes of the sets, by name
-
 HEADER = (f"  {'method':<44}{'time':>8}{'speed-up':>10}"
           f"{'kernel error':>16}{'score':>9}")
 SUBHEADER = f"  {'':<44}{'':>8}{'':>10}{'max':>8}{'mean':>8}"
