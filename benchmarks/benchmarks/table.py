@@ -36,9 +36,13 @@ from kernelmaps._naive import (
 )
 
 from .common import make_sets
+from .divergence import indefinite_kernel
 from .emk import _nystroem
 from .expected import gaussians, numpy_rbf_full
 from .histograms import PEERS, numpy_js_kernel
+from .outofcore import incremental_pca
+from .random_features import _rbf_sampler, numpy_set_means, sklearn_set_means
+from .set_kernels import numpy_mmd_kernel
 
 # Without scikit-learn, its peers are left out.
 HAVE_SKLEARN = importlib.util.find_spec("sklearn") is not None
@@ -124,12 +128,13 @@ def set_rows(table, workers, quick):
               peer=("NumPy blocked", lambda: _numpy_mmd(sets, gamma)))
     table.row("mmd_kernel", size,
               lambda: km.mmd_kernel(bags, gamma=gamma, workers=workers),
-              peer=("NumPy blocked", lambda: np.exp(-_numpy_mmd(sets, gamma) ** 2)))
+              peer=("NumPy blocked", lambda: numpy_mmd_kernel(sets, gamma, 1.0)))
     for t in (1000, 4000):
         rdf = km.RandomDistributionFeatures(d, t, gamma=gamma, rng=0)
         table.map_row(f"RandomDistributionFeatures t={t}", size, rdf, bags,
                       workers, "sum_match_kernel (mean map)",
-                      peer=("NumPy cos(XW+b)", lambda rdf=rdf: _numpy_rdf(rdf, sets)))
+                      peer=("NumPy cos(XW+b)", lambda rdf=rdf: numpy_set_means(
+                          bags, rdf.weights, rdf.offsets)))
     drdf = km.DoublyRandomDistributionFeatures(d, 1000, 2000, gamma=gamma, rng=0)
     table.map_row("DoublyRandomDistributionFeatures", size, drdf, bags, workers,
                   "mmd_kernel")
@@ -137,7 +142,8 @@ def set_rows(table, workers, quick):
     table.map_row("EMKFeatures, 200 basis vectors", size, emk, bags, workers,
                   "sum_match_kernel (mean map)",
                   peer=("sklearn Nystroem + means",
-                        lambda: _nystroem_means(bags, gamma)))
+                        lambda: sklearn_set_means(
+                            _nystroem(bags.points, gamma), bags)))
 
     size = "50x200x10" if quick else "100x200x10"
     sets, d = make_sets(size, np.float64)
@@ -148,35 +154,16 @@ def set_rows(table, workers, quick):
     D = table.results["renyi_divergence (k=5)"]
     table.row("divergence_kernel", f"{len(D)}x{len(D)}",
               lambda: km.divergence_kernel(D))
-    K = _indefinite(500 if quick else 2000)
+    K = indefinite_kernel("l1_gaussian", n=500 if quick else 2000)
     table.row("project_psd (clip)", f"{len(K)}x{len(K)}", lambda: km.project_psd(K),
               peer=("numpy.linalg.eigh", lambda: eigh_project_psd(K)))
 
 
 def _numpy_mmd(sets, gamma):
+    """The MMD matrix from the blocked NumPy sum-match kernel."""
     K = blocked_sum_match_kernel(sets, gamma)
     diag = np.diag(K)
     return np.sqrt(np.maximum(diag[:, None] + diag - 2 * K, 0))
-
-
-def _nystroem_means(bags, gamma):
-    """scikit-learn's Nystroem features (200, fitted on the points) averaged
-    over each set."""
-    Z = _nystroem(bags.points, gamma).transform(bags.points)
-    return np.add.reduceat(Z, bags.offsets[:-1], axis=0) / bags.sizes[:, None]
-
-
-def _numpy_rdf(rdf, sets):
-    """RDF the plain NumPy way: ``cos(X W + b)`` per set, then the mean."""
-    F = np.array([np.cos(S @ rdf.weights + rdf.offsets).mean(axis=0) for S in sets])
-    return F * np.sqrt(2.0 / rdf.n_features_out)
-
-
-def _indefinite(n):
-    """A symmetric kernel with negative eigenvalues: exp(-L1 distance^2)."""
-    X = np.random.default_rng(0).standard_normal((n, 10))
-    D = scipy.spatial.distance.cdist(X, X, "cityblock")
-    return np.exp(-(D / np.median(D)) ** 2)
 
 
 def histogram_rows(table, workers, quick):
@@ -186,13 +173,13 @@ def histogram_rows(table, workers, quick):
     csr = scipy.sparse.csr_matrix(X)
     table.row("additive_chi2_kernel, dense", size,
               lambda: km.additive_chi2_kernel(X, workers=workers),
-              peer=("sklearn (dense only)", lambda: _sklearn_chi2(X)))
+              peer=("sklearn (dense only)", lambda: PEERS["chi2"](X)))
     table.row("additive_chi2_kernel, CSR", size,
               lambda: km.additive_chi2_kernel(csr, workers=workers),
               exact="additive_chi2_kernel, dense")
     table.row("exp_chi2_kernel", size,
               lambda: km.exp_chi2_kernel(X, workers=workers),
-              peer=("sklearn chi2_kernel", lambda: _sklearn_exp_chi2(X)))
+              peer=("sklearn chi2_kernel", lambda: PEERS["exp_chi2"](X)))
     table.row("chi2_distance", size, lambda: km.chi2_distance(X, workers=workers),
               peer=("sklearn (dense only)", lambda: PEERS["chi2_distance"](X)))
     table.row("intersection_kernel", size,
@@ -218,19 +205,6 @@ def histogram_rows(table, workers, quick):
                   "exp_chi2_kernel")
 
 
-def _sklearn_chi2(X):
-    from sklearn.metrics.pairwise import additive_chi2_kernel
-
-    s = X.sum(axis=1)  # sklearn gives -sum (x-y)^2/(x+y) = 2K - sum x - sum y
-    return (additive_chi2_kernel(X) + s[:, None] + s[None, :]) / 2
-
-
-def _sklearn_exp_chi2(X):
-    from sklearn.metrics.pairwise import chi2_kernel
-
-    return chi2_kernel(X, gamma=0.5)  # beta = 1 on the half-sum distance
-
-
 def _sklearn_chi2_sampler(X):
     from sklearn.kernel_approximation import AdditiveChi2Sampler
 
@@ -247,7 +221,8 @@ def vector_rows(table, workers, quick):
     rff = km.RandomFourierFeatures(30, 1000, gamma=gamma, rng=0)
     table.map_row("RandomFourierFeatures", size, rff, X, workers,
                   "rbf kernel (scipy cdist + exp)",
-                  peer=("sklearn RBFSampler", lambda: _sklearn_rff(X, gamma)))
+                  peer=("sklearn RBFSampler",
+                        lambda: _rbf_sampler(30, 1000, gamma).transform(X)))
 
     size = "500x16" if quick else "1000x16"
     means, covs = gaussians(size, "full")
@@ -259,12 +234,6 @@ def vector_rows(table, workers, quick):
               lambda: km.level2_kernel(K, np.diag(K), kind="rbf"))
 
 
-def _sklearn_rff(X, gamma):
-    from sklearn.kernel_approximation import RBFSampler
-
-    return RBFSampler(gamma=gamma, n_components=1000, random_state=0).fit_transform(X)
-
-
 def outofcore_rows(table, workers, quick):
     n = 4000 if quick else 20000
     X = bag_of_words(n, seed=1)
@@ -273,7 +242,7 @@ def outofcore_rows(table, workers, quick):
     size = f"{n}x300, t=2000"
     table.row("rf_pca, 200 components", size,
               lambda: km.rf_pca(blocks, fmap, 200),
-              peer=("sklearn IncrementalPCA", lambda: _sklearn_ipca(blocks, fmap)),
+              peer=("sklearn IncrementalPCA", lambda: incremental_pca(blocks, fmap)),
               error=lambda a, b: np.abs(a.explained_variance_[:10]
                                         - b.explained_variance_[:10]).max())
     y = np.where(X[:, 0] > X[:, 1], 1.0, -1.0)
@@ -289,15 +258,6 @@ def _sklearn_ridge(blocks, y, fmap):
 
     Z = np.vstack([fmap.transform(X) for X in blocks])
     return Ridge(alpha=1.0).fit(Z, y)
-
-
-def _sklearn_ipca(blocks, fmap):
-    from sklearn.decomposition import IncrementalPCA
-
-    pca = IncrementalPCA(200)
-    for X in blocks:
-        pca.partial_fit(fmap.transform(X))
-    return pca
 
 
 def main(argv=None):
