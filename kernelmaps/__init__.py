@@ -10,6 +10,10 @@ mmd_kernel           Gaussian kernel on mean embeddings
 median_heuristic     Gaussian kernel parameter from the median distance
 renyi_divergence     kNN estimate of the Renyi divergence between sets
 divergence_kernel    kernel from a divergence matrix
+RandomFourierFeatures random Fourier features of points (RBF, Laplacian)
+RandomDistributionFeatures  random distribution features of sets (RDF)
+DoublyRandomDistributionFeatures  RDF of the MMD kernel (DRDF)
+EMKFeatures          efficient match kernel features, learned basis (EMK-CKSVD)
 
 Histograms
 ----------
@@ -29,10 +33,6 @@ Distributions
 -------------
 gaussian_expected_kernel  expected kernels between Gaussians (SMM)
 level2_kernel        kernels on mean embeddings from their inner products
-EMKFeatures          efficient match kernel features, learned basis (EMK-CKSVD)
-RandomFourierFeatures random Fourier features of points (RBF, Laplacian)
-RandomDistributionFeatures  random distribution features of sets (RDF)
-DoublyRandomDistributionFeatures  RDF of the MMD kernel (DRDF)
 
 Out of core
 -----------
@@ -47,14 +47,8 @@ PSDProjector         the same projection, applied to test rows too
 
 from ._bags import Bags
 from ._outofcore import rf_pca, rf_ridge
-from .distributions import (
-    DoublyRandomDistributionFeatures,
-    EMKFeatures,
-    RandomDistributionFeatures,
-    RandomFourierFeatures,
-    gaussian_expected_kernel,
-    level2_kernel,
-)
+from ._version import __version__  # noqa: F401  (written by meson)
+from .distributions import gaussian_expected_kernel, level2_kernel
 from .histograms import (
     AnchorMap,
     Chi2ChebyshevMap,
@@ -70,6 +64,10 @@ from .histograms import (
 )
 from .psd import PSDProjector, project_psd
 from .sets import (
+    DoublyRandomDistributionFeatures,
+    EMKFeatures,
+    RandomDistributionFeatures,
+    RandomFourierFeatures,
     divergence_kernel,
     median_heuristic,
     mmd,
@@ -77,8 +75,6 @@ from .sets import (
     renyi_divergence,
     sum_match_kernel,
 )
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "AnchorMap",

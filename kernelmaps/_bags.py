@@ -1,10 +1,8 @@
 """Packed collections of sets of vectors."""
 
-import numbers
-
 import numpy as np
 
-from ._dask import is_dask_array
+from ._probes import as_float_array, is_dask_array
 
 __all__ = ["Bags"]
 
@@ -23,8 +21,9 @@ class Bags:
     points : array_like or dask.array.Array, shape (total, d)
         Points of all sets, one after the other. float32 stays float32; other
         dtypes are converted to float64. A Dask array stays lazy: the feature
-        maps' ``transform`` then returns a lazy Dask array, chunked by sets,
-        and the other functions compute the points first.
+        maps' ``transform`` then returns a lazy Dask array, chunked by sets;
+        the other functions need the points in memory and raise a TypeError
+        (compute them first: ``Bags(points.compute(), offsets)``).
     offsets : array_like of int, shape (n_sets + 1,)
         Non-decreasing, ``offsets[0] == 0`` and ``offsets[-1] == total``.
 
@@ -43,7 +42,10 @@ class Bags:
     -----
     A `Bags` may hold empty sets (equal consecutive offsets); the kernel
     functions reject them with a ValueError. Values are checked (finite) by
-    the functions that use them, not here.
+    the functions that use them, not here. The points are not copied when
+    they already are a C-contiguous float32 or float64 array: the `Bags`
+    is a read-only view of the caller's array, which it sees change if the
+    caller writes to that array.
 
     With Dask points, each block of the output holds the sets that start in
     one row chunk of the points (the chunks are moved to set boundaries), so
@@ -75,7 +77,7 @@ class Bags:
             if points.dtype != np.float32:
                 points = points.astype(np.float64)
         else:
-            points = _as_float_array(points, "points")
+            points = as_float_array(points, "points")
         if points.ndim != 2:
             raise ValueError(
                 f"points must be 2-D (total, d), got shape {points.shape}"
@@ -194,15 +196,16 @@ class Bags:
 
 
 def _pack(sets, name):
-    """Pack the collection of sets `sets` (argument `name`) into a Bags; lazy
-    (Dask) points are computed."""
+    """Pack the collection of sets `sets` (argument `name`) into a Bags.
+
+    Nothing is computed: a Bags with Dask points is returned as it is, and a
+    3-D Dask array becomes one (lazily); a sequence holding a Dask array is
+    refused (`as_float_array`).
+    """
     if isinstance(sets, Bags):
-        if is_dask_array(sets.points):
-            return Bags(sets.points.compute(), sets.offsets)
         return sets
-    if is_dask_array(sets):
-        sets = sets.compute()
-    if isinstance(sets, np.ndarray) and sets.dtype != object:
+    if is_dask_array(sets) or (isinstance(sets, np.ndarray)
+                               and sets.dtype != object):
         if sets.ndim != 3:
             hint = " (one set: wrap it in a list)" if sets.ndim == 2 else ""
             raise ValueError(
@@ -211,13 +214,15 @@ def _pack(sets, name):
                 f"{sets.shape}{hint}"
             )
         n_sets, n, d = sets.shape
+        if is_dask_array(sets):  # whole sets in each block before reshaping
+            sets = sets.rechunk({1: -1, 2: -1})
         return Bags(sets.reshape(n_sets * n, d), np.arange(n_sets + 1) * n)
     if isinstance(sets, (str, bytes)) or not hasattr(sets, "__iter__"):
         raise TypeError(
             f"{name} must be a sequence of 2-D arrays or a Bags, got "
             f"{type(sets).__name__}"
         )
-    arrays = [_as_float_array(s, f"{name}[{i}]") for i, s in enumerate(sets)]
+    arrays = [as_float_array(s, f"{name}[{i}]") for i, s in enumerate(sets)]
     if not arrays:
         raise ValueError(f"{name} must contain at least one set")
     for i, a in enumerate(arrays):
@@ -241,19 +246,3 @@ def _pack(sets, name):
         points[start:stop] = a
     return Bags(points, offsets)
 
-
-def _as_float_array(a, name):
-    """`a` as an ndarray of float32 (kept) or float64 (anything else real)."""
-    try:
-        arr = np.asarray(a)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"{name} could not be made an array: {err}") from None
-    if arr.dtype == np.float32 or arr.dtype == np.float64:
-        return arr
-    if arr.dtype.kind in "biuf":
-        return arr.astype(np.float64)
-    if arr.dtype == object and all(isinstance(v, numbers.Real) for v in arr.flat):
-        return arr.astype(np.float64)
-    raise TypeError(
-        f"{name} must hold real numbers, got an array of dtype {arr.dtype}"
-    )

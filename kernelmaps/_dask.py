@@ -15,23 +15,17 @@ output is chunked by sets accordingly.
 
 import functools
 import inspect
-import sys
 
 import numpy as np
 
-__all__ = ["is_dask_array", "lazy_rows", "lazy_sets", "map_delayed"]
+from ._bags import Bags, _pack
+from ._probes import float_dtype, is_dask_array
 
-
-def is_dask_array(x):
-    """Whether `x` is a dask.array.Array (without importing Dask)."""
-    da = sys.modules.get("dask.array")
-    return da is not None and isinstance(x, da.Array)
+__all__ = ["is_lazy", "lazy_rows", "lazy_sets", "map_delayed"]
 
 
 def is_lazy(x):
     """Whether `x` is a Dask array, or a Bags whose points are one."""
-    from ._bags import Bags
-
     return is_dask_array(x) or (isinstance(x, Bags) and is_dask_array(x.points))
 
 
@@ -40,10 +34,6 @@ def map_delayed(obj):
     import dask
 
     return dask.delayed(obj, pure=True, traverse=False)
-
-
-def _float_dtype(dtype):
-    return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
 
 
 def _call(fmap, name, args, kwargs):
@@ -66,7 +56,7 @@ def lazy_rows(method):
             raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
         X = X.rechunk({1: -1})
         # The output width and dtype: the map applied to one row of zeros.
-        probe = method(self, np.zeros((1, X.shape[1]), _float_dtype(X.dtype)),
+        probe = method(self, np.zeros((1, X.shape[1]), float_dtype(X.dtype)),
                        *args, **kwargs)
         return da.map_blocks(
             _rows_block, X, map_delayed(self), method.__name__, args, kwargs,
@@ -106,28 +96,11 @@ def lazy_sets(per_point=()):
     return decorate
 
 
-def _as_lazy_bags(sets):
-    from ._bags import Bags
-
-    if isinstance(sets, Bags):
-        return sets
-    if sets.ndim != 3:
-        raise ValueError(
-            f"a Dask array of sets must be 3-D (n_sets, n_points, d), got "
-            f"shape {sets.shape}"
-        )
-    n_sets, n, d = sets.shape
-    points = sets.rechunk({1: -1, 2: -1}).reshape(n_sets * n, d)
-    return Bags(points, np.arange(n_sets + 1) * n)
-
-
 def _lazy_sets(fmap, method, sets, kwargs, per_point):
     import dask
     import dask.array as da
 
-    from ._bags import Bags
-
-    bags = _as_lazy_bags(sets)
+    bags = _pack(sets, "sets")
     offsets = bags.offsets
     sizes = np.diff(offsets)
     if len(bags) == 0:
@@ -157,7 +130,7 @@ def _lazy_sets(fmap, method, sets, kwargs, per_point):
     probe_kwargs = dict(kwargs)
     for key in extra:
         probe_kwargs[key] = np.zeros((1, *kwargs[key].shape[1:]))
-    probe = method(fmap, [np.zeros((1, bags.dim), _float_dtype(bags.dtype))],
+    probe = method(fmap, [np.zeros((1, bags.dim), float_dtype(bags.dtype))],
                    **probe_kwargs)
     fmap_key = map_delayed(fmap)
     blocks = points.to_delayed().reshape(-1)

@@ -18,9 +18,12 @@ import scipy.linalg
 import scipy.sparse
 
 from ._bags import Bags
-from ._dask import is_dask_array, is_lazy
+from ._dask import is_lazy
+from ._engine.moments import add_all, block_moments, reduce_tree
+from ._engine.progress import progress_bar
 from ._frozen import Frozen
-from ._parallel import check_progress, progress_bar
+from ._parallel import check_progress
+from ._probes import is_dask_array
 from ._validation import check_scalar
 
 __all__ = ["RandomFeaturePCA", "RandomFeatureRidge", "rf_pca", "rf_ridge"]
@@ -29,67 +32,14 @@ __all__ = ["RandomFeaturePCA", "RandomFeatureRidge", "rf_pca", "rf_ridge"]
 _BLOCK_ROWS = 8192
 
 
-class _Moments:
-    """Count ``n``, column means and centred cross-products of features Z
-    (n, p) and optional targets y (n, c): ``M2 = Zc^T Zc``, ``Czy = Zc^T yc``.
-    """
-
-    __slots__ = ("Czy", "M2", "mean", "n", "y_mean")
-
-    def __init__(self, Z, y=None):
-        if scipy.sparse.issparse(Z):
-            Z = Z.toarray()
-        Z = np.array(Z, dtype=np.float64)  # a copy, centred in place
-        if Z.ndim != 2:
-            raise ValueError(f"features must be 2-D, got shape {Z.shape}")
-        if not np.isfinite(Z).all():
-            raise ValueError("the features of a block contain NaN or infinity")
-        self.n = n = Z.shape[0]
-        self.mean = Z.sum(axis=0) / max(n, 1)
-        Z -= self.mean
-        self.M2 = Z.T @ Z  # NumPy hands this product to BLAS syrk
-        self.y_mean = self.Czy = None
-        if y is not None:
-            self.y_mean = y.sum(axis=0) / max(n, 1)
-            self.Czy = Z.T @ (y - self.y_mean)
-
-    def add(self, other):
-        """Combine with the moments of other rows, in place."""
-        if other.n == 0:
-            return self
-        if self.n == 0:
-            for name in self.__slots__:
-                setattr(self, name, getattr(other, name))
-            return self
-        n = self.n + other.n
-        w = self.n * other.n / n
-        delta = other.mean - self.mean
-        self.M2 += other.M2
-        self.M2 += w * np.outer(delta, delta)
-        self.mean += delta * (other.n / n)
-        if self.Czy is not None:
-            dy = other.y_mean - self.y_mean
-            self.Czy += other.Czy
-            self.Czy += w * np.outer(delta, dy)
-            self.y_mean += dy * (other.n / n)
-        self.n = n
-        return self
-
-
-def _add_all(acc, stats):
-    for a, s in zip(acc, stats, strict=True):
-        a.add(s)
-    return acc
-
-
 def _block_stats(X, y, fmaps, pcas):
     """Moments of one block: of each map's features (with `y` if given) when
     `pcas` is None, else of the PCA projections of all maps side by side."""
     Z = [X if f is None else f.transform(X) for f in fmaps]
     if pcas is None:
-        return [_Moments(z, y) for z in Z]
+        return block_moments(Z, y)
     projected = [p._project(z) for p, z in zip(pcas, Z, strict=True)]
-    return [_Moments(np.hstack(projected), y)]
+    return block_moments([np.hstack(projected)], y)
 
 
 def _check_y(y, n_rows, name):
@@ -205,7 +155,7 @@ def _reduce(chunks, y, fmaps, pcas, names, progress):
                         f"wide, those of block 0 "
                         f"{[a.mean.shape[0] for a in acc]})"
                     )
-                _add_all(acc, stats)
+                add_all(acc, stats)
             bar.update()
     if acc is None:
         raise ValueError(f"{name} holds no data")
@@ -247,21 +197,13 @@ def _reduce_dask(chunks, y, fmaps, pcas, names):
         check = dask.delayed(_check_y, pure=True)
         blocks = y.to_delayed().ravel()
         ys = [check(b, n, y_name) for b, n in zip(blocks, rows, strict=True)]
-    stats = dask.delayed(_block_moments, pure=True)
+    stats = dask.delayed(block_moments, pure=True)
     parts = [stats(list(zs), yk)
              for zs, yk in zip(zip(*Z, strict=True), ys, strict=True)]
-    combine = dask.delayed(_add_all, pure=True)
-    while len(parts) > 1:
-        parts = [combine(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
-                 for i in range(0, len(parts), 2)]
-    moments = parts[0].compute()
+    moments = reduce_tree(parts, dask.delayed(add_all, pure=True)).compute()
     if moments[0].n == 0:
         raise ValueError(f"{name} holds no data")
     return moments, ndim
-
-
-def _block_moments(Z, y):
-    return [_Moments(z, y) for z in Z]
 
 
 def _check_maps(feature_maps, name):

@@ -13,7 +13,8 @@ import numbers
 import numpy as np
 import scipy.sparse
 
-from ._bags import Bags, _as_float_array, _pack
+from ._bags import Bags, _pack
+from ._probes import as_float_array, is_dask_array
 
 __all__ = [
     "check_bool",
@@ -34,9 +35,17 @@ def check_sets(X, name="X", *, min_size=1):
     ``d``, or a 3-D array ``(n_sets, n_points, d)``. float32 stays float32,
     other real dtypes become float64. Raises ValueError (naming `name` and
     the set) for non-finite values, sets with fewer than `min_size` points,
-    zero features or no set at all, and TypeError for non-numeric data.
+    zero features or no set at all, and TypeError for non-numeric data and
+    for lazy (Dask) points, which are never computed here.
     """
     bags = _pack(X, name)
+    if is_dask_array(bags.points):
+        raise TypeError(
+            f"{name} holds lazy Dask points; this function needs them in "
+            f"memory: compute them first (for a Bags, Bags(points.compute(), "
+            f"offsets)). The feature maps' transform takes lazy sets and "
+            f"stays lazy."
+        )
     if len(bags) == 0:
         raise ValueError(f"{name} must contain at least one set")
     if bags.dim == 0:
@@ -80,7 +89,7 @@ def check_points(X, name="X"):
     float32 or float64 array."""
     arr = None if isinstance(X, (list, tuple, Bags)) else np.asarray(X)
     if arr is not None and arr.ndim == 2 and arr.dtype != object:
-        points = _as_float_array(arr, name)
+        points = as_float_array(arr, name)
         if points.shape[0] == 0:
             raise ValueError(f"{name} is empty (shape {points.shape})")
         if not np.isfinite(points).all():
@@ -186,7 +195,7 @@ def check_histograms(X, name="X"):
             X = X.astype(np.float64)
             values = X.data
     else:
-        X = _as_float_array(X, name)
+        X = as_float_array(X, name)
         if X.ndim != 2:
             raise ValueError(
                 f"{name} must be a 2-D array of histograms (one per row), got "

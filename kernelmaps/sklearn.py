@@ -21,14 +21,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._engine.scales import median_gamma
 from ._validation import check_choice, check_sets
-from .distributions import (
-    DoublyRandomDistributionFeatures,
-    EMKFeatures,
-    RandomDistributionFeatures,
-    RandomFourierFeatures,
-    gaussian_expected_kernel,
-)
+from .distributions import gaussian_expected_kernel
 from .histograms import (
     AnchorMap,
     Chi2ChebyshevMap,
@@ -37,8 +32,15 @@ from .histograms import (
     HomogeneousKernelMap,
 )
 from .psd import PSDProjector
-from .sets import mmd_kernel, renyi_divergence, sum_match_kernel
-from .sets._divergence import median_gamma
+from .sets import (
+    DoublyRandomDistributionFeatures,
+    EMKFeatures,
+    RandomDistributionFeatures,
+    RandomFourierFeatures,
+    mmd_kernel,
+    renyi_divergence,
+    sum_match_kernel,
+)
 
 __all__ = [
     "AnchorFeatures",

@@ -1,13 +1,13 @@
 """Test configuration: fail a run in which no test passed, show what is
-under test, and share the SIMD code-path switch."""
+under test, and share the SIMD code-path fixture."""
 
 import numpy as np
 import pytest
 from hypothesis import settings
+from kernelmaps._engine._runtime import ISAS
 
 import kernelmaps
-from kernelmaps.histograms import _exact_impl
-from kernelmaps.sets import _knn_impl, _pair_sums_impl, _set_features_impl
+from kernelmaps import _engine
 
 settings.register_profile("default", max_examples=40, deadline=None)
 settings.register_profile("thorough", max_examples=1000, deadline=None)
@@ -17,7 +17,8 @@ settings.load_profile("default")  # --hypothesis-profile=thorough for more
 def pytest_report_header(config):
     return [
         f"kernelmaps {kernelmaps.__version__} from {kernelmaps.__file__}",
-        f"SIMD path: {_pair_sums_impl.simd_isa()}; numpy {np.__version__}",
+        f"SIMD path: {_engine.simd_isa()} (this CPU runs "
+        f"{', '.join(_engine.available_isas())}); numpy {np.__version__}",
     ]
 
 
@@ -30,15 +31,14 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
 
 
-@pytest.fixture(params=["avx2", "baseline"])
+@pytest.fixture(params=ISAS)
 def simd_path(request):
-    """Run a test on each code path of the SIMD kernels this CPU has."""
-    modules = (_pair_sums_impl, _knn_impl, _exact_impl, _set_features_impl)
-    got = {module.simd_isa(request.param == "avx2") for module in modules}
+    """Run a test on each code path of the SIMD kernels this CPU has, selected
+    for every extension at once by the engine's one switch."""
+    if request.param not in _engine.available_isas():
+        pytest.skip(f"this CPU has no {request.param} path")
+    previous = _engine.select_isa(request.param)
     try:
-        if got != {request.param}:
-            pytest.skip(f"this CPU has no {request.param} path")
         yield request.param
     finally:
-        for module in modules:
-            module.simd_isa(True)
+        _engine.select_isa(previous)

@@ -17,7 +17,7 @@ from kernelmaps import (
     js_kernel,
 )
 
-from .test_histogram_maps import digits_like
+from ._helpers import digits_like
 
 EXACT = {"chi2": additive_chi2_kernel, "js": js_kernel,
          "intersection": intersection_kernel, "hellinger": hellinger_kernel}
@@ -68,7 +68,7 @@ def test_uniform_anchors_and_kmeans_optimality():
     # sorted distinct values does better (brute force over the splits).
     from itertools import combinations
 
-    from kernelmaps.histograms._anchors_impl import kmeans_1d
+    from kernelmaps._engine._anchors import kmeans_1d
 
     rng = np.random.default_rng(3)
     v = np.sort(rng.random(12))

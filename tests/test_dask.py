@@ -9,6 +9,7 @@ compared with the NumPy transform to ``rtol=1e-12`` (float64) or ``1e-5``
 set maps to ``1e-13`` (float64; the summation grouping may differ).
 """
 
+import functools
 import itertools
 import os
 import pickle
@@ -21,6 +22,8 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
+
+from ._helpers import dirichlet_histograms
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
@@ -49,11 +52,8 @@ def assert_close(got, ref, rtol, err_msg=""):
 # ---------------------------------------------------------------- data
 
 
-def histograms(n, d, seed):
-    rng = np.random.default_rng(seed)
-    X = rng.dirichlet(np.full(d, 0.7), size=n)
-    X[X < 0.01] = 0.0
-    return X / X.sum(axis=1, keepdims=True)
+# Dirichlet(0.7) histograms, values below 0.01 dropped.
+histograms = functools.partial(dirichlet_histograms, alpha=0.7, cutoff=0.01)
 
 
 N, D = 60, 6
@@ -659,15 +659,36 @@ def test_lazy_bags_pickle_stays_lazy():
     assert_array_equal(back.points.compute(), POINTS)
 
 
-def test_exact_kernels_compute_lazy_points():
-    bags = km.Bags(POINTS, SET_OFFSETS)
-    lazy = km.Bags(da.from_array(POINTS, chunks=13), SET_OFFSETS)
-    assert_close(km.sum_match_kernel(lazy), km.sum_match_kernel(bags), 1e-13)
-    assert_close(km.mmd(lazy, gamma=0.5), km.mmd(bags, gamma=0.5), 1e-12)
-    # a 3-D Dask array of equal-size sets too
-    sets = POINTS[:60].reshape(12, 5, 3)
-    assert_close(km.sum_match_kernel(da.from_array(sets, chunks=4)),
-                 km.sum_match_kernel(sets), 1e-13)
+def test_exact_kernels_refuse_lazy_points_without_computing():
+    """Functions that need the points in memory raise a TypeError naming the
+    argument, and never compute a Dask graph behind the caller's back."""
+    calls = []
+
+    def traced(block):
+        calls.append(block.shape)
+        return block
+
+    points = da.from_array(POINTS, chunks=13).map_blocks(
+        traced, dtype=POINTS.dtype, meta=np.empty((0, 0)))
+    lazy = km.Bags(points, SET_OFFSETS)
+    sets = da.from_array(POINTS[:60].reshape(12, 5, 3), chunks=4)
+    for call in (lambda: km.sum_match_kernel(lazy),
+                 lambda: km.mmd(lazy, gamma=0.5),
+                 lambda: km.mmd(km.Bags(POINTS, SET_OFFSETS), lazy),
+                 lambda: km.renyi_divergence(lazy),
+                 lambda: km.median_heuristic(lazy, rng=0),
+                 lambda: km.sum_match_kernel(sets)):
+        with pytest.raises(TypeError, match=r"(X|Y) holds lazy Dask points.*"
+                                            r"compute them first"):
+            call()
+    with pytest.raises(TypeError, match=r"sets\[1\] is a lazy Dask array"):
+        km.Bags.from_list([POINTS[:3], da.from_array(POINTS[3:6], chunks=2)])
+    with pytest.raises(TypeError, match="X is a lazy Dask array"):
+        km.additive_chi2_kernel(da.from_array(X64, chunks=10))
+    assert calls == []
+    # computed first, the same sets give the in-memory result
+    assert_close(km.sum_match_kernel(km.Bags(lazy.points.compute(), lazy.offsets)),
+                 km.sum_match_kernel(km.Bags(POINTS, SET_OFFSETS)), 0)
 
 
 # ---------------------------------------------------------------- 8. import

@@ -1,19 +1,23 @@
 """kNN Renyi divergences and divergence kernels against slow NumPy
 references written here (brute-force distances, full sorts)."""
 
+import functools
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import gammaln
 
 from kernelmaps import Bags, divergence_kernel, renyi_divergence
-from kernelmaps.sets import _divergence
+from kernelmaps._engine import knn
+
+from ._helpers import random_sets
 
 
 @pytest.fixture(params=["blocks", "kdtree"])
 def method(request, monkeypatch):
     """Run a test with each neighbour search, whatever the data's shape."""
-    monkeypatch.setattr(_divergence, "_choose_method", lambda X, Y: request.param)
+    monkeypatch.setattr(knn, "choose_method", lambda X, Y: request.param)
     return request.param
 
 
@@ -43,11 +47,8 @@ def ref_renyi(X, Y, alpha, k, min_dist):
     return D
 
 
-def ragged_sets(rng, n_sets, d, dtype, low=6, high=40, shift=0.0):
-    return [
-        (rng.normal(size=(rng.integers(low, high), d)) + shift).astype(dtype)
-        for _ in range(n_sets)
-    ]
+# Sets of 6..39 points.
+ragged_sets = functools.partial(random_sets, low=6, high=39)
 
 
 def test_hand_checked_values(method):
@@ -135,7 +136,7 @@ def test_chunks_of_pairs(monkeypatch):
     cases = ((X,), (X, Y), (big,))
     want = [renyi_divergence(*args, alpha=[0.5, 2.0], workers=4) for args in cases]
     for per_call in (1, 5, 7):
-        monkeypatch.setattr(_divergence, "_PAIRS_PER_CALL", per_call)
+        monkeypatch.setattr(knn, "KNN_PAIRS_PER_CALL", per_call)
         for args, w in zip(cases, want, strict=True):
             got = renyi_divergence(*args, alpha=[0.5, 2.0], workers=4)
             assert_array_equal(got, w)

@@ -15,6 +15,8 @@ from kernelmaps import (
     js_kernel,
 )
 
+from ._helpers import sparse_histograms
+
 
 def reference(kind, X, Y):
     """Sum over the features of the one-dimensional kernels, from their
@@ -42,12 +44,6 @@ KERNELS = {
 }
 
 
-def histograms(rng, n, d, density=0.4, dtype=np.float64):
-    A = rng.random((n, d)) * (rng.random((n, d)) < density)
-    A[0] = 0.0  # an empty histogram
-    return A.astype(dtype)
-
-
 def as_format(A, fmt):
     return scipy.sparse.csr_matrix(A) if fmt == "csr" else A
 
@@ -60,7 +56,8 @@ def as_format(A, fmt):
 def test_matches_double_loop(kind, shape, dtype, fx, fy):
     n, m, d = shape
     rng = np.random.default_rng(n + m + d)
-    X, Y = histograms(rng, n, d, dtype=dtype), histograms(rng, m, d, dtype=dtype)
+    X = sparse_histograms(rng, n, d, dtype=dtype)
+    Y = sparse_histograms(rng, m, d, dtype=dtype)
     f = KERNELS[kind]
     tol = 1e-13 if dtype == np.float64 else 2e-6 * d
     got = f(as_format(X, fx), as_format(Y, fy))
@@ -76,7 +73,8 @@ def test_matches_double_loop(kind, shape, dtype, fx, fy):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_simd_paths_and_workers(simd_path, kind, dtype):
     rng = np.random.default_rng(1)
-    X, Y = histograms(rng, 45, 131, dtype=dtype), histograms(rng, 77, 131, dtype=dtype)
+    X = sparse_histograms(rng, 45, 131, dtype=dtype)
+    Y = sparse_histograms(rng, 77, 131, dtype=dtype)
     f = KERNELS[kind]
     tol = 1e-13 if dtype == np.float64 else 1e-4
     one = f(X, Y, workers=1)
@@ -89,7 +87,7 @@ def test_simd_paths_and_workers(simd_path, kind, dtype):
 
 def test_distance_and_exp_chi2():
     rng = np.random.default_rng(2)
-    X, Y = histograms(rng, 9, 12), histograms(rng, 6, 12)
+    X, Y = sparse_histograms(rng, 9, 12), sparse_histograms(rng, 6, 12)
     want = np.zeros((9, 6))
     for i in range(9):
         for j in range(6):
@@ -129,7 +127,7 @@ def test_scikit_learn_conventions():
 
 def test_explicit_zeros_and_formats():
     rng = np.random.default_rng(5)
-    X = histograms(rng, 6, 10)
+    X = sparse_histograms(rng, 6, 10)
     S = scipy.sparse.csr_matrix(X)
     # Store explicit zeros and duplicates: the values must not change.
     coo = S.tocoo()

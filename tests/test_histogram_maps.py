@@ -21,18 +21,7 @@ from kernelmaps import (
     hellinger_kernel,
 )
 
-# Pixel values 0..16 with the frequencies of scikit-learn's digits (49 %
-# zeros, many 16s): 64-bin histograms like the L1-normalised digits.
-DIGIT_LEVELS = np.array([0.489, 0.036, 0.029, 0.026, 0.028, 0.024, 0.022, 0.023,
-                         0.03, 0.022, 0.024, 0.025, 0.032, 0.031, 0.031, 0.037,
-                         0.091])
-
-
-def digits_like(n, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.choice(17, size=(n, 64), p=DIGIT_LEVELS / DIGIT_LEVELS.sum())
-    X = X.astype(np.float64)
-    return X / X.sum(axis=1, keepdims=True)
+from ._helpers import digits_like
 
 
 def k0(x, y):

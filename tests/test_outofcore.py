@@ -1,6 +1,7 @@
 """Out-of-core PCA and ridge regression on random features (rf_pca, rf_ridge)
 against in-memory NumPy references, for any blocking of the rows."""
 
+import functools
 import itertools
 import pickle
 import tracemalloc
@@ -22,18 +23,16 @@ from kernelmaps import (
 )
 from kernelmaps._outofcore import RandomFeaturePCA, RandomFeatureRidge
 
+from ._helpers import dirichlet_histograms, sets_with_random_means
+
 TOL = 1e-8
 # Relative gap (to the top eigenvalue) required after the last kept component,
 # so that the kept subspace, and each axis, is well defined.
 GAP = 0.02
 
 
-def histograms(n, d, seed):
-    """Dirichlet histograms with zeros (values below 0.02 dropped)."""
-    rng = np.random.default_rng(seed)
-    X = rng.dirichlet(np.full(d, 0.5), size=n)
-    X[X < 0.02] = 0.0
-    return X / X.sum(axis=1, keepdims=True)
+# Dirichlet(0.5) histograms with zeros (values below 0.02 dropped).
+histograms = functools.partial(dirichlet_histograms, alpha=0.5, cutoff=0.02)
 
 
 def targets(X, n_targets, seed):
@@ -285,15 +284,9 @@ def test_features_with_a_large_mean_are_centred_accurately():
     assert_ridge(model, reference_ridge([Z], y, [k], 2.0), Z_test, [Z_test])
 
 
-def random_sets(n_sets, seed):
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(1, 20, size=n_sets)
-    return [rng.normal(loc=rng.normal(size=2), size=(s, 2)) for s in sizes]
-
-
 @pytest.mark.parametrize("container", ["lists", "bags blocks", "whole bags"])
 def test_set_map(container):
-    sets, sets_test = random_sets(600, 6), random_sets(20, 7)
+    sets, sets_test = sets_with_random_means(600, 6), sets_with_random_means(20, 7)
     fmap, k = RandomDistributionFeatures(2, 30, gamma=0.5, rng=0), 5
     Z = fmap.transform(sets)
     y = targets(Z, 3, 8)
@@ -332,7 +325,7 @@ def test_whole_array_is_split_into_blocks(as_csr):
 
 
 def test_whole_bags_is_split_into_blocks():
-    sets = random_sets(2 * 8192 + 77, 11)
+    sets = sets_with_random_means(2 * 8192 + 77, 11)
     fmap = RandomDistributionFeatures(2, 30, gamma=0.5, rng=0)
     Z = fmap.transform(sets)
     y = targets(Z, 1, 12)[:, 0]

@@ -19,12 +19,9 @@ from kernelmaps import (
     mmd_kernel,
     sum_match_kernel,
 )
-from kernelmaps.sets._set_features import set_means
+from kernelmaps._engine.set_means import set_means
 
-
-def ragged_sets(sizes, d, dtype, seed):
-    rng = np.random.default_rng(seed)
-    return [rng.normal(size=(n, d)).astype(dtype) for n in sizes]
+from ._helpers import sets_of_sizes
 
 
 def reference_means(sets, centres, phases, kind, gamma):
@@ -55,7 +52,7 @@ SIZES = {
 @pytest.mark.parametrize("sizes", list(SIZES))
 @pytest.mark.parametrize(("d", "t"), [(1, 1), (3, 53), (30, 300)])
 def test_set_means_against_reference(simd_path, kind, dtype, sizes, d, t):
-    sets = ragged_sets(SIZES[sizes], d, dtype, seed=d + t)
+    sets = sets_of_sizes(SIZES[sizes], d, dtype, seed=d + t)
     rng = np.random.default_rng(1)
     centres = rng.normal(scale=0.5, size=(d, t))
     phases = rng.uniform(0, 2 * np.pi, t)
@@ -63,8 +60,8 @@ def test_set_means_against_reference(simd_path, kind, dtype, sizes, d, t):
     bags = Bags.from_list(sets)
     expected = reference_means(sets, centres.astype(dtype), phases.astype(dtype),
                                kind, gamma)
-    out1 = set_means(bags, centres, phases, kind=kind, gamma=gamma, workers=1)
-    out2 = set_means(bags, centres, phases, kind=kind, gamma=gamma, workers=2)
+    out1 = set_means(bags, centres, phases, kind=kind, gamma=gamma, n_threads=1)
+    out2 = set_means(bags, centres, phases, kind=kind, gamma=gamma, n_threads=2)
     assert out1.dtype == dtype and out1.shape == (len(sets), t)
     assert_array_equal(out1, out2)
     tol = 1e-13 if dtype == np.float64 else 3e-6
@@ -83,8 +80,8 @@ def test_rows_with_many_features_go_through_blas(simd_path, dtype, n, t):
     centres = rng.normal(scale=0.1, size=(d, t))
     phases = rng.uniform(0, 2 * np.pi, t)
     rows = Bags(X, np.arange(n + 1))
-    out1 = set_means(rows, centres, phases, kind="cos", scale=0.5, workers=1)
-    out2 = set_means(rows, centres, phases, kind="cos", scale=0.5, workers=2)
+    out1 = set_means(rows, centres, phases, kind="cos", scale=0.5, n_threads=1)
+    out2 = set_means(rows, centres, phases, kind="cos", scale=0.5, n_threads=2)
     expected = 0.5 * np.cos(X.astype(np.float64) @ centres.astype(dtype)
                             + phases.astype(dtype))
     assert out1.dtype == dtype and out1.shape == (n, t)
@@ -239,7 +236,7 @@ def test_drdf_levels_compose():
     lambda rng: DoublyRandomDistributionFeatures(3, 50, 40, rng=rng),
 ])
 def test_seed_and_workers_give_identical_features(make):
-    sets = ragged_sets([1, 7, 300, 4, 2], 3, np.float64, seed=5)
+    sets = sets_of_sizes([1, 7, 300, 4, 2], 3, np.float64, seed=5)
     data = np.vstack(sets) if isinstance(make(0), RandomFourierFeatures) else sets
     a = make(11).transform(data, workers=1)
     b = make(11).transform(data, workers=2)
@@ -250,7 +247,7 @@ def test_seed_and_workers_give_identical_features(make):
 
 
 def test_float32_stays_float32():
-    sets = ragged_sets([5, 9, 1], 4, np.float32, seed=6)
+    sets = sets_of_sizes([5, 9, 1], 4, np.float32, seed=6)
     rdf = RandomDistributionFeatures(4, 64, gamma=0.5, rng=0)
     F32 = rdf.transform(sets)
     F64 = rdf.transform([s.astype(np.float64) for s in sets])
@@ -260,7 +257,7 @@ def test_float32_stays_float32():
 
 
 def test_rdf_accepts_bags_and_lists_alike():
-    sets = ragged_sets([3, 5], 2, np.float64, seed=7)
+    sets = sets_of_sizes([3, 5], 2, np.float64, seed=7)
     rdf = RandomDistributionFeatures(2, 16, rng=0)
     assert_array_equal(rdf.transform(sets), rdf.transform(Bags.from_list(sets)))
     assert rdf.gamma == 0.5  # None: 1 / dim
@@ -271,7 +268,7 @@ def test_immutable_picklable_repr():
               RandomDistributionFeatures(3, 8, kernel="laplacian", rng=0),
               DoublyRandomDistributionFeatures(3, 8, 6, rng=0)):
         copy = pickle.loads(pickle.dumps(m))
-        sets = ragged_sets([2, 3], 3, np.float64, seed=8)
+        sets = sets_of_sizes([2, 3], 3, np.float64, seed=8)
         data = sets[0] if isinstance(m, RandomFourierFeatures) else sets
         assert_array_equal(copy.transform(data), m.transform(data))
         with pytest.raises(AttributeError, match="immutable"):

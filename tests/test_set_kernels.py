@@ -6,6 +6,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from kernelmaps import Bags, median_heuristic, mmd, mmd_kernel, sum_match_kernel
 
+from ._helpers import random_sets
+
 KERNELS = ["rbf", "laplacian", "linear", "polynomial"]
 
 
@@ -62,13 +64,6 @@ def ref_mmd2_unbiased(X, Y, **kw):
                 - 2 * point_kernel(a, b, **kw).mean()
             )
     return D
-
-
-def random_sets(rng, n_sets, d, dtype, *, low=1, high=50, shift=0.0):
-    return [
-        (rng.normal(size=(rng.integers(low, high + 1), d)) + shift).astype(dtype)
-        for _ in range(n_sets)
-    ]
 
 
 def tolerance(dtype, reference):

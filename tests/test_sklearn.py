@@ -21,6 +21,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 import kernelmaps  # noqa: E402
 from kernelmaps import sklearn as kms  # noqa: E402
 
+from ._helpers import gamma_histograms  # noqa: E402
+
 SMALL = {"ExpChi2Sampler": {"n_components": 20}, "RFFSampler": {"n_components": 20}}
 ESTIMATORS = [getattr(kms, name)(**SMALL.get(name, {})) for name in kms.VECTOR_INPUT]
 # Rows [mean, variance]: means may be negative, so the check that any
@@ -42,11 +44,6 @@ def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
 
-def histograms(n, d, seed):
-    X = np.random.default_rng(seed).gamma(0.5, size=(n, d))
-    return X / X.sum(axis=1, keepdims=True)
-
-
 @pytest.mark.parametrize(("estimator", "make_map"), [
     (kms.Chi2DirectFeatures(3), lambda X: kernelmaps.Chi2DirectMap.fit(X, 3)),
     (kms.Chi2ChebyshevFeatures(4), lambda X: kernelmaps.Chi2ChebyshevMap.fit(X, 4)),
@@ -62,7 +59,7 @@ def histograms(n, d, seed):
 ])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_same_features_as_the_map(estimator, make_map, dtype):
-    X = histograms(40, 7, seed=1).astype(dtype)
+    X = gamma_histograms(40, 7, seed=1).astype(dtype)
     Z = clone(estimator).fit(X).transform(X)
     assert Z.dtype == dtype
     assert_array_equal(Z, make_map(X).transform(X))
@@ -71,7 +68,7 @@ def test_same_features_as_the_map(estimator, make_map, dtype):
 
 
 def test_random_state_as_randomstate_is_reproducible():
-    X = histograms(30, 5, seed=2)
+    X = gamma_histograms(30, 5, seed=2)
     a = kms.RFFSampler(16, random_state=np.random.RandomState(0)).fit_transform(X)
     b = kms.RFFSampler(16, random_state=np.random.RandomState(0)).fit_transform(X)
     c = kms.RFFSampler(16, random_state=np.random.RandomState(1)).fit_transform(X)

@@ -47,10 +47,10 @@ From the ``benchmarks`` directory (that of asv.conf.json)::
 
 import numpy as np
 from asv_runner.benchmarks.mark import skip_for_params
+from kernelmaps._naive import eigh_project_psd, kdtree_renyi_divergence
 from scipy.spatial.distance import cdist, pdist, squareform
 
 from kernelmaps import PSDProjector, divergence_kernel, project_psd, renyi_divergence
-from kernelmaps._naive import eigh_project_psd, kdtree_renyi_divergence
 
 from .common import RunOnce, make_sets, stored_times
 

@@ -62,10 +62,10 @@ installed kernelmaps, storing the results under the current commit::
 
 import numpy as np
 from asv_runner.benchmarks.mark import skip_for_params
+from kernelmaps._naive import blocked_sum_match_kernel, pairwise_sum_match_kernel
 from scipy.spatial.distance import pdist
 
 from kernelmaps import Bags, median_heuristic, mmd, mmd_kernel, sum_match_kernel
-from kernelmaps._naive import blocked_sum_match_kernel, pairwise_sum_match_kernel
 
 from .common import RunOnce, make_sets, stored_times
 

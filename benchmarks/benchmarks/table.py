@@ -26,14 +26,14 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 import scipy.spatial.distance
-
-import kernelmaps as km
-from kernelmaps._data import bag_of_words
 from kernelmaps._naive import (
     blocked_sum_match_kernel,
     eigh_project_psd,
     kdtree_renyi_divergence,
 )
+
+import kernelmaps as km
+from kernelmaps._data import bag_of_words
 
 from .common import make_sets
 from .divergence import indefinite_kernel

@@ -3,14 +3,12 @@ machines) and level-2 kernels on mean embeddings."""
 
 import numpy as np
 
-from .._parallel import check_progress, progress_bar, progress_chunks, resolve_workers
+from .._engine.expected import rbf_full
+from .._engine.layout import EXPECTED_BLOCK_BYTES
+from .._parallel import check_progress, resolve_workers
 from .._validation import check_choice, check_kernel_matrix, check_scalar
-from . import _expected_impl as _impl
 
 __all__ = ["gaussian_expected_kernel", "level2_kernel"]
-
-# Rows of the first collection per vectorised block (memory: block x m x d^2).
-_BLOCK_BYTES = 1 << 26
 
 
 def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rbf",
@@ -131,7 +129,7 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     o2 = (m2[:, :, None] * m2[:, None, :]).reshape(len(m2), d * d)
     # m1^T S2 S1 m2 = (S2 m1) . (S1 m2), over blocks of rows.
     cross = np.empty_like(dot)
-    block = max(1, _BLOCK_BYTES // (8 * len(m2) * d))
+    block = max(1, EXPECTED_BLOCK_BYTES // (8 * len(m2) * d))
     for start in range(0, len(m1), block):
         rows = slice(start, start + block)
         left = np.einsum("jab,ib->ija", F2, m1[rows])
@@ -269,50 +267,12 @@ def _rbf(m1, c1, m2, c2, gamma, symmetric, n_threads, progress):
         K = np.empty((n, len(m2)))
         v1 = c1 if c1.ndim == 2 else c1[:, None] * np.ones(d)
         v2 = c2 if c2.ndim == 2 else c2[:, None] * np.ones(d)
-        block = max(1, _BLOCK_BYTES // (8 * len(m2) * d))
+        block = max(1, EXPECTED_BLOCK_BYTES // (8 * len(m2) * d))
         for start in range(0, n, block):
             rows = slice(start, start + block)
             t = 1 + 2 * gamma * (v1[rows, None, :] + v2[None, :, :])
             dm2 = (m1[rows, None, :] - m2[None, :, :]) ** 2
             K[rows] = np.exp(-0.5 * np.log(t).sum(-1) - gamma * (dm2 / t).sum(-1))
         return K
-    return _rbf_full(m1, _full(c1, d), m2, _full(c2, d), gamma, symmetric,
-                     n_threads, progress)
-
-
-def _rbf_full(m1, F1, m2, F2, gamma, symmetric, n_threads, progress):
-    """The full-covariance "rbf" kernel by the compiled engine, one
-    factorisation per pair (see _expected_impl): the halves of
-    I + 2 gamma (S_i + S'_j), I + 2 gamma S_i and 2 gamma S'_j, are packed
-    once, each with its mean."""
-    n, m = len(m1), len(m2)
-    P = _impl.pack(np.ascontiguousarray(F1), np.ascontiguousarray(m1), 2 * gamma,
-                   1.0, 1.0, 1)
-    Q = _impl.pack(np.ascontiguousarray(F2), np.ascontiguousarray(m2), 2 * gamma,
-                   0.0, -1.0, _impl.LANES)
-    if not (np.isfinite(P).all() and np.isfinite(Q).all()):
-        raise ValueError(
-            f"2 gamma times the covariances overflows float64 for gamma={gamma:g}"
-        )
-    K = np.empty((n, m))
-    n_threads = max(1, min(n_threads, n))
-    scratch = np.empty((n_threads, (2 * P.shape[1] + 1) * _impl.LANES))
-    cost = m - np.arange(n) if symmetric else np.full(n, m)
-    bad = 0
-    with progress_bar(progress, int(cost.sum()), "Gaussian pairs") as bar:
-        for start, stop, pairs in progress_chunks(cost, n_threads, progress):
-            bad += _impl.rbf_full(P, Q, m, gamma, symmetric, start, stop, K,
-                                  scratch, n_threads)
-            bar.update(pairs)
-    if bad:
-        i, j = np.argwhere(np.triu(K) < 0 if symmetric else K < 0)[0]
-        raise ValueError(
-            f"I + 2 gamma (S_i + S'_j) is not numerically positive definite for "
-            f"the pair ({i}, {j}) ({bad} pair(s) in all): covariances too close "
-            f"to indefinite for gamma={gamma:g}; make them safely positive "
-            f"semi-definite (e.g. add a small multiple of the identity) or use "
-            f"a smaller gamma"
-        )
-    if symmetric:
-        _impl.mirror(K, n_threads)
-    return K
+    return rbf_full(m1, _full(c1, d), m2, _full(c2, d), gamma, symmetric,
+                    n_threads, progress)

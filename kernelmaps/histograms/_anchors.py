@@ -6,10 +6,10 @@ import numpy as np
 import scipy.sparse
 
 from .._dask import lazy_rows
+from .._engine import anchors as engine
 from .._frozen import Frozen
 from .._parallel import resolve_workers
 from .._validation import check_choice, check_histograms, check_scalar
-from . import _anchors_impl as _impl
 
 __all__ = ["AnchorMap"]
 
@@ -185,7 +185,7 @@ class AnchorMap(Frozen):
         if anchors == "kmeans":
             for j in range(d):
                 column = (X[:, j].data if scipy.sparse.issparse(X) else X[:, j])
-                A[j] = _kmeans_anchors(column[column > 0], n_anchors, top[j])
+                A[j] = engine.kmeans_anchors(column[column > 0], n_anchors, top[j])
         f = KERNELS[kernel] if isinstance(kernel, str) else kernel
         K = np.asarray(f(A[:, :, None], A[:, None, :]), dtype=np.float64)
         if K.shape != (d, n_anchors, n_anchors) or not np.isfinite(K).all():
@@ -235,39 +235,12 @@ class AnchorMap(Frozen):
             of 0 are zero (the named kernels): exact zeros stay zero.
         """
         X = self._check(X)
-        n_threads = resolve_workers(workers)
-        n, d = X.shape
         if scipy.sparse.issparse(X) and not self._zero_features:
             X = np.ascontiguousarray(X.toarray())
-        if scipy.sparse.issparse(X):
-            # Output rows: the features of the non-zero values, in order.
-            widths = np.empty(n, dtype=np.int64)
-            _impl.row_widths(X.data, X.indices, X.indptr, self.rank, widths,
-                             n_threads)
-            out_indptr = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(widths, out=out_indptr[1:])
-            total = int(out_indptr[-1])
-            big = max(X.nnz, total, self.n_features_out) > 2**31 - 1
-            index = np.int64 if big else X.indices.dtype
-            out = np.empty(total, dtype=X.dtype)
-            out_cols = np.empty(total, dtype=index)
-            values, cols = X.data, X.indices.astype(index, copy=False)
-            indptr = X.indptr.astype(index, copy=False)
-        else:
-            out = np.empty(n * self.n_features_out, dtype=X.dtype)
-            values, cols = X.reshape(-1), np.empty(0, dtype=np.intc)
-            indptr = out_cols = cols
-            out_indptr = np.empty(0, dtype=np.int64)
-        _impl.transform(values, cols, indptr, d, self.anchors.reshape(-1),
-                        self.anchors.shape[1], self._inv_step, self.n_neighbors,
-                        self.weights == "distance", self.table, self.table_offsets,
-                        self.rank, self.feature_offsets, out, out_cols, out_indptr,
-                        n_threads)
-        if not scipy.sparse.issparse(X):
-            return out.reshape(n, self.n_features_out)
-        return scipy.sparse.csr_matrix(
-            (out, out_cols, out_indptr.astype(index)), shape=(n, self.n_features_out)
-        )
+        return engine.features(
+            X, self.anchors, self._inv_step, self.n_neighbors,
+            self.weights == "distance", self.table, self.table_offsets, self.rank,
+            self.feature_offsets, resolve_workers(workers))
 
     def codes(self, X, *, workers=None):
         """The compact form of the features of `X`: anchor indices.
@@ -289,7 +262,9 @@ class AnchorMap(Frozen):
         X = self._check(X)
         if scipy.sparse.issparse(X):
             X = np.ascontiguousarray(X.toarray())
-        idx, w = self._neighbours(X, resolve_workers(workers))
+        idx, w = engine.neighbours(X, self.anchors, self._inv_step,
+                                    self.n_neighbors, self.weights == "distance",
+                                    resolve_workers(workers))
         n, d = X.shape
         index = np.min_scalar_type(self.anchors.shape[1] - 1)
         indices = idx.astype(index).reshape(n, d, self.n_neighbors)
@@ -312,16 +287,9 @@ class AnchorMap(Frozen):
         n_anchors = self.anchors.shape[1]
         if indices.size and (indices.min() < 0 or indices.max() >= n_anchors):
             raise ValueError("codes hold anchor indices out of range")
-        n, _, k = indices.shape
-        idx = indices.reshape(n * d, k).astype(np.int64)
-        out = np.empty(n * self.n_features_out)
-        rows = np.repeat(np.arange(n, dtype=np.int64), d)
-        out_pos = rows * self.n_features_out + np.tile(self.feature_offsets[:-1], n)
-        _impl.lookup(idx, np.ascontiguousarray(weights.reshape(n * d, k),
-                                               dtype=np.float32),
-                     np.empty(0, dtype=np.intc), d, self.table, self.table_offsets,
-                     self.rank, out_pos, out, resolve_workers(None))
-        return out.reshape(n, self.n_features_out)
+        return engine.decode(indices, weights, self.table, self.table_offsets,
+                              self.rank, self.feature_offsets,
+                              resolve_workers(None))
 
     def _check(self, X):
         X = check_histograms(X, "X")
@@ -331,19 +299,6 @@ class AnchorMap(Frozen):
                 f"for {self.n_features_in}"
             )
         return X
-
-    def _neighbours(self, X, n_threads):
-        if scipy.sparse.issparse(X):
-            values, cols = X.data, X.indices
-        else:
-            values, cols = X.reshape(-1), np.empty(0, dtype=np.intc)
-        k = self.n_neighbors
-        idx = np.empty((len(values), k), dtype=np.int64)
-        w = np.empty((len(values), k), dtype=np.float32)
-        _impl.neighbours(values, cols, X.shape[1], self.anchors.reshape(-1),
-                         self.anchors.shape[1], self._inv_step, k,
-                         self.weights == "distance", 0, idx, w, n_threads)
-        return idx, w
 
     def _rows(self, i):
         """Features of anchor i of every dimension, concatenated."""
@@ -357,17 +312,3 @@ class AnchorMap(Frozen):
                 f"n_neighbors={self.n_neighbors}, weights={self.weights!r}, "
                 f"n_features_out={self.n_features_out})")
 
-
-def _kmeans_anchors(values, n_anchors, top):
-    """0 and the n_anchors - 1 optimal 1-D k-means centres of `values`;
-    with fewer distinct values, those, then a uniform fill up to `top`."""
-    distinct, counts = np.unique(np.asarray(values, dtype=np.float64),
-                                 return_counts=True)
-    k = n_anchors - 1
-    if len(distinct) >= k:
-        centres = _impl.kmeans_1d(distinct, counts.astype(np.float64), k)
-    else:
-        fill = np.linspace(0.0, top, n_anchors + 1)[1:]
-        fill = fill[~np.isin(fill, distinct)][: k - len(distinct)]
-        centres = np.sort(np.concatenate([distinct, fill]))
-    return np.concatenate([[0.0], centres])

@@ -4,9 +4,9 @@ Hellinger, Jensen-Shannon, and the chi2 distance and exp-chi2 kernel."""
 import numpy as np
 import scipy.sparse
 
+from .._engine.additive import additive_sums
 from .._parallel import resolve_workers
 from .._validation import check_histograms, check_scalar
-from . import _exact_impl as _impl
 
 __all__ = [
     "additive_chi2_kernel",
@@ -16,11 +16,6 @@ __all__ = [
     "intersection_kernel",
     "js_kernel",
 ]
-
-# A column panel of Y (transposed) should stay in the L2 cache while the
-# rows of a block of X stream past it.
-_PANEL_BYTES = 1 << 17
-_ROW_BLOCK = 64
 
 _PARAMETERS = """X : array_like or sparse matrix, shape (n, d)
         Non-negative histograms, one per row: dense, or `scipy.sparse`
@@ -262,9 +257,9 @@ def hellinger_kernel(X, Y=None, *, workers=None):
     array([[1.    , 0.7035],
            [0.7035, 1.    ]])
     """
-    X, Y, symmetric = _check_pair(X, Y)
-    X = _sqrt(X)
-    return _run(X, None if symmetric else _sqrt(Y), "product", workers)
+    X, Y, n_threads = _check_pair(X, Y, workers)
+    return additive_sums(_sqrt(X), None if Y is None else _sqrt(Y), "product",
+                         n_threads)
 
 
 def js_kernel(X, Y=None, *, workers=None):
@@ -310,12 +305,12 @@ def js_kernel(X, Y=None, *, workers=None):
     array([[1.    , 0.6839],
            [0.6839, 1.    ]])
     """
-    X, Y, symmetric = _check_pair(X, Y)
+    X, Y, n_threads = _check_pair(X, Y, workers)
     if scipy.sparse.issparse(X) or scipy.sparse.issparse(Y):
-        return _run(X, None if symmetric else Y, "js", workers)
-    S = _run(X, None if symmetric else Y, "xlogx", workers)
+        return additive_sums(X, Y, "js", n_threads)
+    S = additive_sums(X, Y, "xlogx", n_threads)
     ax = _xlogx_sums(X)
-    ay = ax if symmetric else _xlogx_sums(Y)
+    ay = ax if Y is None else _xlogx_sums(Y)
     # ax_i + ay_j first: exactly symmetric for Y=None. The terms are >= 0:
     # clip the cancellation noise of the decomposition.
     K = 0.5 * (S - (ax[:, None] + ay[None, :]))
@@ -328,10 +323,11 @@ for _f in (additive_chi2_kernel, chi2_distance, exp_chi2_kernel, intersection_ke
         "{notes}", _NOTES)
 
 
-def _check_pair(X, Y):
+def _check_pair(X, Y, workers):
+    """Validated `X` and `Y` (None: `Y` is `X`), and the thread count."""
     X = check_histograms(X, "X")
     if Y is None:
-        return X, X, True
+        return X, None, resolve_workers(workers)
     Y = check_histograms(Y, "Y")
     if X.shape[1] != Y.shape[1]:
         raise ValueError(
@@ -340,17 +336,18 @@ def _check_pair(X, Y):
         )
     if X.dtype != Y.dtype:
         X, Y = X.astype(np.float64), Y.astype(np.float64)
-    return X, Y, False
+    return X, Y, resolve_workers(workers)
 
 
 def _additive(X, Y, kind, workers):
-    X, Y, symmetric = _check_pair(X, Y)
-    return _run(X, None if symmetric else Y, kind, workers)
+    X, Y, n_threads = _check_pair(X, Y, workers)
+    return additive_sums(X, Y, kind, n_threads)
 
 
 def _chi2_distance(X, Y, workers):
-    X, Y, symmetric = _check_pair(X, Y)
-    half = _run(X, None if symmetric else Y, "chi2", workers)  # K / 2
+    X, Y, n_threads = _check_pair(X, Y, workers)
+    symmetric = Y is None
+    half = additive_sums(X, Y, "chi2", n_threads)  # K / 2
     sx = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
     sy = sx if symmetric else np.asarray(Y.sum(axis=1), dtype=np.float64).ravel()
     D = 0.5 * (sx[:, None] + sy[None, :]) - 2.0 * half
@@ -372,58 +369,3 @@ def _xlogx_sums(A):
         terms = A * np.log2(A)
     terms[A == 0] = 0.0
     return terms.sum(axis=1)
-
-
-def _run(X, Y, kind, workers):
-    """Sum of the one-dimensional kernel `kind` over the features, for every
-    pair of rows; Y=None: X against itself (symmetric)."""
-    n_threads = resolve_workers(workers)
-    symmetric = Y is None
-    if symmetric:
-        Y = X
-    n, m = X.shape[0], Y.shape[0]
-    out = np.empty((n, m))
-    if n == 0 or m == 0:
-        return out
-    if scipy.sparse.issparse(X) and not scipy.sparse.issparse(Y):
-        # The kernels are symmetric in x and y: dense rows against CSR.
-        return _run(Y, X, kind, workers).T.copy()
-    if scipy.sparse.issparse(Y):
-        _sparse(X, Y, kind, symmetric, out, n_threads)
-    else:
-        _dense(X, Y, kind, symmetric, out, n_threads)
-    return out
-
-
-def _dense(X, Y, kind, symmetric, out, n_threads):
-    n, d = X.shape
-    m = Y.shape[0]
-    nr = _impl.TILE_COLS[X.dtype.name]
-    rows = np.zeros((n + _impl.TILE_ROWS, d), dtype=X.dtype)
-    rows[:n] = X
-    cols = np.zeros((d, m + nr), dtype=X.dtype)
-    cols[:, :m] = Y.T
-    block = _PANEL_BYTES // (max(d, 1) * X.dtype.itemsize)
-    block = max(nr, min(1024, block // nr * nr))
-    buffers = np.empty((n_threads, _impl.TILE_ROWS * block))
-    _impl.dense(rows, cols, n, m, kind, symmetric, _ROW_BLOCK, block, out, buffers,
-                n_threads)
-
-
-def _sparse(X, Y, kind, symmetric, out, n_threads):
-    index = np.int64 if Y.indices.dtype == np.int64 or (
-        scipy.sparse.issparse(X) and X.indices.dtype == np.int64) else np.intc
-    y_indices = Y.indices.astype(index, copy=False)
-    y_indptr = Y.indptr.astype(index, copy=False)
-    if scipy.sparse.issparse(X):
-        x_dense = np.empty((0, X.shape[1]), dtype=X.dtype)
-        x_data = X.data
-        x_indices = X.indices.astype(index, copy=False)
-        x_indptr = X.indptr.astype(index, copy=False)
-    else:
-        x_dense = np.ascontiguousarray(X)
-        x_data = np.empty(0, dtype=X.dtype)
-        x_indices = x_indptr = np.empty(0, dtype=index)
-    scratch = np.zeros((n_threads, X.shape[1]))
-    _impl.sparse(x_dense, x_data, x_indices, x_indptr, Y.data, y_indices, y_indptr,
-                 kind, symmetric, out, scratch, n_threads)

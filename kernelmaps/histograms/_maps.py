@@ -10,12 +10,12 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._dask import lazy_rows
+from .._draws import draw_fourier
+from .._engine.expand import expand
+from .._engine.set_means import cos_in_place, set_means
 from .._frozen import Frozen
 from .._parallel import resolve_workers
 from .._validation import check_bool, check_choice, check_histograms, check_scalar
-from ..distributions._random_features import draw_fourier
-from ..sets._set_features import cos_in_place, set_means
-from . import _maps_impl as _impl
 
 __all__ = [
     "Chi2ChebyshevMap",
@@ -72,33 +72,14 @@ class _AdditiveMap(Frozen):
             same non-zeros per term. The dtype of `X` (float32 or float64).
         """
         X = check_histograms(X, "X")
-        n, d = X.shape
+        d = X.shape[1]
         if self._n_features_in is not None and d != self._n_features_in:
             raise ValueError(
                 f"X has {d} features, but this map was fitted for "
                 f"{self._n_features_in}"
             )
-        n_threads = resolve_workers(workers)
-        T = self._n_terms
-        sparse = scipy.sparse.issparse(X)
-        if sparse:
-            # Output indices in the input's index type when they fit.
-            big = max(d * T, X.nnz * T) >= np.iinfo(np.int32).max
-            index = np.int64 if big else X.indices.dtype
-            values, cols = X.data, X.indices.astype(index, copy=False)
-            out_cols = np.empty(X.nnz * T, dtype=index)
-        else:
-            values, cols = X.reshape(-1), np.empty(0, dtype=np.intc)
-            out_cols = cols
-        out = np.empty((len(values), T), dtype=X.dtype)
-        _impl.expand(self._kind, values, cols, d, self._params, self._scale, out,
-                     out_cols, n_threads)
-        if not sparse:
-            return out.reshape(n, d * T)
-        return scipy.sparse.csr_matrix(
-            (out.reshape(-1), out_cols, X.indptr.astype(out_cols.dtype) * T),
-            shape=(n, d * T),
-        )
+        return expand(X, self._kind, self._params, self._scale, self._n_terms,
+                      resolve_workers(workers))
 
 class Chi2DirectMap(_AdditiveMap):
     r"""The direct approximation of the additive chi2 kernel, with
@@ -575,16 +556,17 @@ class ExpChi2Features(Frozen):
                 f"X has {X.shape[1]} features, but these features were drawn "
                 f"for {self.n_features_in}"
             )
-        phi = self.chi2_map.transform(X, workers=workers)
+        n_threads = resolve_workers(workers)
+        phi = self.chi2_map.transform(X, workers=n_threads)
         scale = math.sqrt(2.0 / self.n_features_out)
         if not scipy.sparse.issparse(phi):
             # Each row a set of its own: the fused product and cosine of the
             # random features of sets.
             rows = Bags(phi, np.arange(phi.shape[0] + 1))
             return set_means(rows, self.weights, self.offsets, kind="cos",
-                             scale=scale, workers=workers)
+                             scale=scale, n_threads=n_threads)
         Z = np.ascontiguousarray(phi @ self.weights.astype(phi.dtype, copy=False))
-        return cos_in_place(Z, self.offsets, scale=scale, workers=workers)
+        return cos_in_place(Z, self.offsets, scale=scale, n_threads=n_threads)
 
     def __repr__(self):
         return (f"ExpChi2Features(n_components={self.n_features_out}, "

@@ -1,10 +1,22 @@
-"""Exact kernels between sets of vectors: sum-match (mean map) kernel, MMD,
-MMD kernel, median heuristic; kNN Renyi divergences and their kernels."""
+"""Sets of vectors: exact kernels between sets (sum-match / mean map kernel,
+MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels)
+and explicit feature maps of sets (random Fourier features of their points,
+RDF, DRDF, EMK)."""
 
 from ._divergence import divergence_kernel, renyi_divergence
+from ._emk import EMKFeatures
 from ._mean_map import median_heuristic, mmd, mmd_kernel, sum_match_kernel
+from ._random_features import (
+    DoublyRandomDistributionFeatures,
+    RandomDistributionFeatures,
+    RandomFourierFeatures,
+)
 
 __all__ = [
+    "DoublyRandomDistributionFeatures",
+    "EMKFeatures",
+    "RandomDistributionFeatures",
+    "RandomFourierFeatures",
     "divergence_kernel",
     "median_heuristic",
     "mmd",

@@ -1,19 +1,16 @@
 """kNN estimates of the Renyi divergence between sets, and kernels made
 from them."""
 
-import itertools
 import math
 import numbers
 
 import numpy as np
-from scipy.spatial import cKDTree
 from scipy.special import gammaln
 
-from .._parallel import check_progress, progress_bar, resolve_workers
+from .._engine import knn
+from .._engine.scales import median_gamma
+from .._parallel import check_progress, resolve_workers
 from .._validation import check_bool, check_kernel_matrix, check_scalar, check_set_pair
-from . import _knn_impl as _impl
-from ._pair_sums import centre_scale, pack_cols, pack_rows, panel_points, squared_norms
-from ._pair_sums_impl import TILE_COLS, TILE_ROWS
 
 __all__ = ["divergence_kernel", "renyi_divergence"]
 
@@ -22,14 +19,6 @@ __all__ = ["divergence_kernel", "renyi_divergence"]
 _RELATIVE_FLOOR = 1e-3
 # The floor for min_dist=0: the smallest normal float64, so log stays finite.
 _LOG_TINY = math.log(np.finfo(np.float64).tiny)
-# float32 distances |x|^2 + |y|^2 - 2 <x, y> are too coarse for the close
-# neighbours of low dimensions: below this dimension, compute in float64.
-_FLOAT32_MIN_DIM = 5
-# Column sets at least this large (on average), by dimension, are faster
-# with kd-trees than with distance blocks: see _choose_method.
-_KDTREE_MIN_SET = {1: 800, 2: 900, 3: 1100, 4: 2000}
-# Pairs of sets per call of the distance-block engine (memory per call).
-_PAIRS_PER_CALL = 1 << 15
 
 
 def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
@@ -164,7 +153,7 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     if Y is not None:
         _check_sizes(Y, "Y", k, f"at least k={k}")
 
-    method = _choose_method(X, Y)
+    method = knn.choose_method(X, Y)
     D = _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress)
     if clamp:
         np.maximum(D, 0.0, out=D)
@@ -174,37 +163,21 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
 def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress):
     """The estimate before clamping, shape (len(alphas), len(X), len(Y))."""
     symmetric = Y is None
-    xp, yp = X.points, None if symmetric else Y.points
-    if xp.dtype == np.float32 and X.dim < _FLOAT32_MIN_DIM:
-        xp = xp.astype(np.float64)
-        yp = None if symmetric else yp.astype(np.float64)
-    xp, yp, exponent = centre_scale(xp, yp)
     if symmetric:
-        Y, yp = X, xp
+        Y = X
     sizes_x, sizes_y = X.sizes, Y.sizes
-
-    if method == "kdtree":
-        log_rho = _kdtree_log_kth(xp, X.offsets, k, n_threads)
-    else:
-        # Packed once: X's rows (and columns, for rho) serve both passes.
-        x_rows, x_cols = _row_side(xp), _col_side(xp)
-        log_rho = _blocks_log_kth(xp, X.offsets, k, n_threads, x_rows, x_cols)
+    search = knn.NeighbourSearch(X, None if symmetric else Y, k, method, n_threads)
+    log_rho = search.self_log_kth()
     if min_dist is None:
         log_floor = _relative_floors(log_rho, X.offsets)
     elif min_dist > 0:
-        log_floor = np.full(len(X), math.log(min_dist) - exponent * math.log(2))
+        log_floor = np.full(len(X), math.log(min_dist) - search.exponent * math.log(2))
     else:
         log_floor = np.full(len(X), _LOG_TINY)
     np.maximum(log_rho, np.repeat(log_floor, sizes_x), out=log_rho)
 
     coef = X.dim * (1.0 - alphas)
-    if method == "kdtree":
-        L = _kdtree_log_sums(xp, X.offsets, yp, Y.offsets, k, log_rho, log_floor,
-                             coef, n_threads, progress)
-    else:
-        y_cols = x_cols if symmetric else _col_side(yp)
-        L = _blocks_log_sums(xp, X.offsets, Y.offsets, symmetric, k, log_rho,
-                             log_floor, coef, n_threads, progress, x_rows, y_cols)
+    L = search.log_sums(log_rho, log_floor, coef, progress)
 
     a = alphas[:, None, None]
     log_b = (2 * gammaln(k) - gammaln(k - alphas + 1) - gammaln(k + alphas - 1))
@@ -249,20 +222,6 @@ def _check_sizes(bags, name, need, what):
         )
 
 
-def _choose_method(X, Y):
-    """"kdtree" or "blocks": whichever measured faster for this shape.
-
-    A kd-tree query costs about ``log(m)`` at small d, a row of a distance
-    block about ``m``: with 2 threads on the reference machine (AMD EPYC,
-    AVX2), the trees win when the column sets hold on average more than
-    `_KDTREE_MIN_SET` points (for 200 sets of 100 points in 3-D the blocks
-    take 0.6 s and the trees 2.8 s; for 6 sets of 4000, 0.6 s and 0.2 s).
-    """
-    min_set = _KDTREE_MIN_SET.get(X.dim)
-    sizes = X.sizes if Y is None else Y.sizes
-    return "kdtree" if min_set and np.mean(sizes) >= min_set else "blocks"
-
-
 def _relative_floors(log_rho, offsets):
     """log of _RELATIVE_FLOOR times the median positive rho of each set."""
     n_sets = len(offsets) - 1
@@ -284,198 +243,6 @@ def _relative_floors(log_rho, offsets):
         floors[~has] = np.median(floors[has]) if has.any() else math.log(
             _RELATIVE_FLOOR)
     return floors
-
-
-# -- distance blocks (Cython) ------------------------------------------------
-
-
-def _row_side(points):
-    """Points packed as tile rows, and their squared norms."""
-    rows = pack_rows(points)
-    return rows, squared_norms(points, "sqeuclidean", rows.shape[0])
-
-
-def _col_side(points):
-    """Points packed as tile columns (transposed), and their squared norms."""
-    cols = pack_cols(points)
-    return cols, squared_norms(points, "sqeuclidean", cols.shape[1])
-
-
-def _blocks_log_kth(xp, offsets, k, n_threads, row_side, col_side):
-    """log rho_k of every point within its set (-inf for 0); row_side and
-    col_side: the points as packed by `_row_side` and `_col_side`."""
-    sizes = np.diff(offsets)
-    owners = np.arange(len(sizes))
-    cost = sizes * sizes
-    items = _row_items(owners, owners, offsets, offsets, cost,
-                       max(cost.sum() / (4 * n_threads), 1.0))
-    col_block, ldo = _col_block(xp, int(sizes.max()))
-    kth = np.empty(len(xp))
-    _impl.self_kth(*row_side, *col_side, items, k, col_block, kth,
-                   np.empty((n_threads, TILE_ROWS * ldo), xp.dtype),
-                   np.empty((n_threads, k * _impl.LANES[xp.dtype.name]
-                             * _max_rows(items)), xp.dtype),
-                   n_threads)
-    with np.errstate(divide="ignore"):
-        return 0.5 * np.log(kth)
-
-
-def _blocks_log_sums(xp, xoff, yoff, symmetric, k, log_rho, log_floor, coef,
-                     n_threads, progress, row_side, col_side):
-    """L[a, i, j] = log of the sum over t in X_i of exp(coef[a] u(t)), with
-    u = log rho_k(t) - log nu_k(t) (both floored), by distance blocks;
-    row_side: X packed by `_row_side`, col_side: Y packed by `_col_side`.
-
-    The pairs are run in chunks of consecutive row sets, about
-    _PAIRS_PER_CALL pairs each, so that memory beyond the output stays
-    bounded however many pairs there are.
-    """
-    nx, ny = len(xoff) - 1, len(yoff) - 1
-    sx, sy = np.diff(xoff), np.diff(yoff)
-    L = np.full((len(coef), nx * ny), -np.inf)
-    if symmetric:
-        if nx == 1:  # only the diagonal, which is 0
-            return L.reshape(len(coef), 1, 1)
-        largest = np.sort(sx)[-2:]
-        total = (float(sx.sum()) ** 2 - float(np.sum(sx.astype(float) ** 2))) / 2
-        # One item per unordered pair serves both directions, unless one
-        # pair alone outweighs the threads' shares: then ordered pairs with
-        # their rows split, for balance.
-        both = largest[0] * largest[1] <= 2 * total / n_threads
-        per_row = nx - 1 - np.arange(nx) if both else np.full(nx, nx - 1)
-    else:
-        both = False
-        total = float(sx.sum()) * float(sy.sum())
-        per_row = np.full(nx, ny)
-    share = max(total / (4 * n_threads), 1.0)
-
-    rows, row_norms = row_side
-    cols, col_norms = col_side
-    col_block, ldo = _col_block(xp, int(sy.max()))
-    lanes = _impl.LANES[xp.dtype.name]
-    ldc = int(sy.max()) + lanes if both else 1
-    max_rows = int(sx.max())
-    buffers = dict(
-        tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), xp.dtype),
-        row_buffers=np.empty((n_threads, k * lanes * max_rows), xp.dtype),
-        col_buffers=np.empty((n_threads, k * ldc), xp.dtype),
-        log_buffers=np.empty((n_threads, max(max_rows, ldc))),
-    )
-    n_pairs = int(per_row.sum())
-    per_call = _PAIRS_PER_CALL
-    if progress:  # about 50 steps, each with work for every thread
-        per_call = min(per_call, max(n_pairs // 50, 16 * n_threads))
-    starts = _chunk_rows(per_row, per_call)
-    with progress_bar(progress, n_pairs, "kNN distances") as bar:
-        for i0, i1 in itertools.pairwise(starts):
-            counts = per_row[i0:i1]
-            i = np.repeat(np.arange(i0, i1), counts)
-            j = np.arange(len(i)) - np.repeat(np.cumsum(counts) - counts, counts)
-            if both:  # j > i
-                j += i + 1
-            elif symmetric:  # j != i
-                j += j >= i
-            items = _row_items(i, j, xoff, yoff, sx[i] * sy[j], share, both=both)
-            # The row direction of item s writes slot s, the column
-            # direction of a both-item slot len(items) + s; slots are then
-            # folded into their entries (several when rows were split).
-            entries = items[:, 0] * ny + items[:, 1]
-            if both:
-                entries = np.concatenate([entries, items[:, 1] * ny + items[:, 0]])
-            work = (items[:, 3] - items[:, 2]) * (items[:, 5] - items[:, 4])
-            # Largest first: the dynamic schedule then balances the threads.
-            items = items[np.argsort(-work, kind="stable")]
-            out = np.empty((len(coef), len(entries)))
-            _impl.divergence_sums(rows, row_norms, cols, col_norms, items, k,
-                                  col_block, log_rho, log_rho, log_floor, log_floor,
-                                  coef, out, n_threads=n_threads, **buffers)
-            order = np.argsort(entries, kind="stable")
-            first = np.flatnonzero(np.diff(entries[order], prepend=-1))
-            L[:, entries[order][first]] = np.logaddexp.reduceat(out[:, order], first,
-                                                               axis=1)
-            bar.update(int(per_row[i0:i1].sum()))
-    return L.reshape(len(coef), nx, ny)
-
-
-def _chunk_rows(per_row, per_call):
-    """Boundaries of consecutive row ranges of about `per_call` pairs."""
-    cum = np.cumsum(per_row)
-    cuts = np.searchsorted(cum, np.arange(per_call, cum[-1], per_call), side="right")
-    return np.unique(np.concatenate([[0], cuts, [len(per_row)]]))
-
-
-def _row_items(i, j, xoff, yoff, cost, share, *, both=False):
-    """The item table for the ordered pairs (i[s], j[s]): the rows of X_i
-    against all of Y_j. Unless `both`, a pair's rows are cut into pieces of
-    at most `share` work (row points times column points)."""
-    n_rows = xoff[i + 1] - xoff[i]
-    if both:
-        pieces = np.ones(len(i), dtype=np.int64)
-    else:
-        pieces = np.clip(np.ceil(cost / share), 1, n_rows).astype(np.int64)
-    pair = np.repeat(np.arange(len(i)), pieces)
-    piece = np.arange(len(pair)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
-    ii, jj, n, p = i[pair], j[pair], n_rows[pair], pieces[pair]
-    items = np.empty((len(pair), len(_impl.ITEM_FIELDS)), dtype=np.int64)
-    items[:, 0], items[:, 1] = ii, jj
-    items[:, 2] = xoff[ii] + n * piece // p
-    items[:, 3] = xoff[ii] + n * (piece + 1) // p
-    items[:, 4], items[:, 5] = yoff[jj], yoff[jj + 1]
-    items[:, 6] = both
-    items[:, 7] = np.arange(len(pair))
-    items[:, 8] = len(pair) + np.arange(len(pair)) if both else -1
-    return items
-
-
-def _max_rows(items):
-    return max(int((items[:, 3] - items[:, 2]).max(initial=1)), 1)
-
-
-def _col_block(points, max_cols):
-    """Columns per panel, and the padded leading dimension of a tile."""
-    block = min(panel_points(points.shape[1], points.dtype), max_cols)
-    nr = TILE_COLS[points.dtype.name]
-    return block, -(-block // nr) * nr
-
-
-# -- kd-trees (SciPy) --------------------------------------------------------
-
-
-def _kdtree_log_kth(xp, offsets, k, n_threads):
-    """log rho_k of every point within its set, by one kd-tree per set."""
-    out = np.empty(len(xp))
-    for a, b in itertools.pairwise(offsets):
-        pts = xp[a:b].astype(np.float64, copy=False)
-        # The (k+1)-th neighbour counting the point itself is the k-th
-        # without it, with or without duplicates.
-        dist, _ = cKDTree(pts).query(pts, k=[k + 1], workers=n_threads)
-        out[a:b] = dist[:, 0]
-    with np.errstate(divide="ignore"):
-        return np.log(out)
-
-
-def _kdtree_log_sums(xp, xoff, yp, yoff, k, log_rho, log_floor, coef, n_threads,
-                     progress):
-    """As `_blocks_log_sums`, by one kd-tree per set of Y, queried with all
-    the points of X at once."""
-    nx, ny = len(xoff) - 1, len(yoff) - 1
-    sizes = np.diff(xoff)
-    floor = np.repeat(log_floor, sizes)
-    queries = xp.astype(np.float64, copy=False)
-    L = np.empty((len(coef), nx, ny))
-    with progress_bar(progress, ny, "kd-tree queries") as bar:
-        for j in range(ny):
-            tree = cKDTree(yp[yoff[j]:yoff[j + 1]].astype(np.float64, copy=False))
-            nu, _ = tree.query(queries, k=[k], workers=n_threads)
-            with np.errstate(divide="ignore"):
-                u = log_rho - np.maximum(np.log(nu[:, 0]), floor)
-            v = coef[:, None] * u
-            top = np.maximum.reduceat(v, xoff[:-1], axis=1)
-            total = np.add.reduceat(np.exp(v - np.repeat(top, sizes, axis=1)),
-                                    xoff[:-1], axis=1)
-            L[:, :, j] = top + np.log(total)
-            bar.update(1)
-    return L
 
 
 def divergence_kernel(D, *, gamma=None, power=2):
@@ -534,13 +301,3 @@ def divergence_kernel(D, *, gamma=None, power=2):
         gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
     return np.exp(-gamma * S**power)
 
-
-def median_gamma(S, power):
-    """``1 / median(off-diagonal S) ** power`` (the median of the positive
-    entries if that is 0; 1 if none is positive): `divergence_kernel`'s
-    default scale for the symmetrised divergences `S`."""
-    off = S[~np.eye(len(S), dtype=bool)]
-    scale = np.median(off) if off.size else 0.0
-    if scale == 0 and np.any(off > 0):
-        scale = np.median(off[off > 0])
-    return 1.0 / scale**power if scale > 0 else 1.0

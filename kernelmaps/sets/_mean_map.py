@@ -4,6 +4,7 @@ the maximum mean discrepancy, the MMD kernel, and the median heuristic."""
 import numpy as np
 from scipy.spatial.distance import pdist
 
+from .._engine.pair_sums import pair_sums, self_sums, set_sums
 from .._parallel import check_progress, resolve_workers
 from .._validation import (
     check_bool,
@@ -12,7 +13,6 @@ from .._validation import (
     check_scalar,
     check_set_pair,
 )
-from ._pair_sums import pair_sums, self_sums, set_sums
 
 __all__ = ["median_heuristic", "mmd", "mmd_kernel", "sum_match_kernel"]
 
@@ -96,9 +96,9 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     """
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0)
     normalize = check_bool(normalize, "normalize")
-    workers = resolve_workers(workers)
+    n_threads = resolve_workers(workers)
     check_progress(progress)
-    K = _pair_kernel_sums(X, Y, params, workers, progress)
+    K = _pair_kernel_sums(X, Y, params, n_threads, progress)
     if normalize:
         ny = X.sizes if Y is None else Y.sizes
         K /= np.multiply.outer(X.sizes.astype(np.float64), ny)
@@ -180,9 +180,9 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
             "unbiased=True gives the U-statistic of MMD^2, which may be negative; "
             "pass squared=True"
         )
-    workers = resolve_workers(workers)
+    n_threads = resolve_workers(workers)
     check_progress(progress)
-    return _mmd(X, Y, params, squared, unbiased, workers, progress)
+    return _mmd(X, Y, params, squared, unbiased, n_threads, progress)
 
 
 def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
@@ -244,9 +244,9 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     """
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0)
     gamma2 = check_scalar(gamma2, "gamma2", low=0, low_inclusive=False)
-    workers = resolve_workers(workers)
+    n_threads = resolve_workers(workers)
     check_progress(progress)
-    D2 = _mmd(X, Y, params, True, False, workers, progress)
+    D2 = _mmd(X, Y, params, True, False, n_threads, progress)
     return np.exp(-gamma2 * D2)
 
 
@@ -327,24 +327,25 @@ def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1):
     return X, Y, {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
 
 
-def _pair_kernel_sums(X, Y, params, workers, progress):
+def _pair_kernel_sums(X, Y, params, n_threads, progress):
     """Unnormalised sums over all point pairs, shape (len(X), len(Y))."""
     if params["kernel"] == "linear":
         sx = set_sums(X)
         with np.errstate(over="ignore", invalid="ignore"):  # see _check_finite
             return sx @ (sx if Y is None else set_sums(Y)).T
     return pair_sums(X, Y, kernel=params["kernel"], gamma=params["gamma"],
-                     coef0=params["coef0"], degree=params["degree"], workers=workers,
-                     progress=progress)
+                     coef0=params["coef0"], degree=params["degree"],
+                     n_threads=n_threads, progress=progress)
 
 
-def _self_kernel_sums(X, params, workers):
+def _self_kernel_sums(X, params, n_threads):
     """Sums over all point pairs within each set, shape (len(X),)."""
     if params["kernel"] == "linear":
         with np.errstate(over="ignore"):  # see _check_finite
             return np.square(set_sums(X)).sum(axis=1)
     return self_sums(X, kernel=params["kernel"], gamma=params["gamma"],
-                     coef0=params["coef0"], degree=params["degree"], workers=workers)
+                     coef0=params["coef0"], degree=params["degree"],
+                     n_threads=n_threads)
 
 
 def _point_kernel_diagonal_sums(X, params):
@@ -359,8 +360,8 @@ def _point_kernel_diagonal_sums(X, params):
     return np.add.reduceat(norms, X.offsets[:-1])
 
 
-def _mmd(X, Y, params, squared, unbiased, workers, progress):
-    K = _pair_kernel_sums(X, Y, params, workers, progress)
+def _mmd(X, Y, params, squared, unbiased, n_threads, progress):
+    K = _pair_kernel_sums(X, Y, params, n_threads, progress)
     nx = X.sizes.astype(np.float64)
     ny = nx if Y is None else Y.sizes.astype(np.float64)
     K /= np.multiply.outer(nx, ny)
@@ -368,7 +369,7 @@ def _mmd(X, Y, params, squared, unbiased, workers, progress):
 
     def within(bags, sizes, diagonal):
         if diagonal is None:
-            diagonal = _self_kernel_sums(bags, params, workers) / sizes**2
+            diagonal = _self_kernel_sums(bags, params, n_threads) / sizes**2
         if not unbiased:
             return diagonal
         # Leave out the pairs (a, a): sum over a != b, divided by n (n - 1).

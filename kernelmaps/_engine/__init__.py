@@ -1,0 +1,32 @@
+"""The compiled engine of kernelmaps: private, shared by every public
+subpackage.
+
+It computes and trusts its inputs: the layers above validate them, choose
+the thread count and document the API. Each engine is a compiled extension
+``_<name>.pyx`` (the arithmetic, OpenMP over independent outputs, SIMD
+kernels from the ``km_*.h`` headers) and its Python driver ``<name>.py``
+(planning, packing, buffers, progress):
+
+- ``pair_sums``: sums of a point kernel over all pairs of points of two
+  sets (the set kernels);
+- ``knn``: k-th nearest-neighbour distances between sets (the kNN
+  divergences), by distance tiles or kd-trees;
+- ``set_means``: per-set means of point features (the set feature maps);
+- ``additive``: additive kernels between histograms;
+- ``expand`` and ``anchors``: the additive histogram maps, value by value;
+- ``expected``: expected kernels between Gaussians.
+
+Beside them, in Python: ``layout`` (the tile geometry, the packing of points
+for the tiles, every panel and block size), ``progress`` (progress bars),
+``moments`` (streaming moments, out of core), ``cksvd`` (the EMK basis
+optimiser) and ``scales`` (default kernel scales).
+
+``_runtime`` holds what the extensions share: the element types and the
+tile geometry (``_runtime.pxd``), the thread counts, and the one switch
+that selects the code path (instruction set) of every SIMD kernel at once:
+`select_isa`, for the tests and benchmarks of each path.
+"""
+
+from ._runtime import available_isas, select_isa, simd_isa
+
+__all__ = ["available_isas", "select_isa", "simd_isa"]

@@ -1,0 +1,137 @@
+"""Exact additive kernels between histograms: sums over the features of a
+one-dimensional kernel, for every pair of rows.
+
+- `dense`: rows of X against rows of Y, both dense, in tiles of KM_MR
+  rows against column panels that stay in cache (km_additive.h), OpenMP over
+  blocks of rows; with `symmetric`, only the pairs j >= i are computed.
+- `sparse`: each row of X (dense, or CSR scattered into a dense scratch row)
+  against the non-zeros of the CSR rows of Y: the one-dimensional kernels
+  here are 0 where either value is 0, so only common non-zeros count.
+Every output entry has one writer: results do not depend on the threads.
+"""
+from cython.parallel cimport prange, threadid
+from libc.math cimport log2
+from libc.stdint cimport int64_t
+from libc.stddef cimport ptrdiff_t
+
+from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating, index_t, isa_level
+
+cdef extern from "km_additive.h" nogil:
+    int KM_ADD_CHI2
+    int KM_ADD_INTERSECTION
+    int KM_ADD_PRODUCT
+    int KM_ADD_XLOGX
+    void km_additive_d(int isa, int kind, const double *x, ptrdiff_t d,
+                       const double *yt, ptrdiff_t ldy, ptrdiff_t ncols,
+                       double *out, ptrdiff_t ldo)
+    void km_additive_f(int isa, int kind, const float *x, ptrdiff_t d,
+                       const float *yt, ptrdiff_t ldy, ptrdiff_t ncols,
+                       double *out, ptrdiff_t ldo)
+
+# Dense kinds; the sparse path has "js" (the whole term) for "xlogx".
+KINDS = {"chi2": KM_ADD_CHI2, "intersection": KM_ADD_INTERSECTION,
+         "product": KM_ADD_PRODUCT, "xlogx": KM_ADD_XLOGX, "js": KM_ADD_XLOGX}
+
+
+def dense(const floating[:, ::1] xrows, const floating[:, ::1] yt,
+          Py_ssize_t n, Py_ssize_t m, str kind, bint symmetric,
+          Py_ssize_t row_block, Py_ssize_t col_block, double[:, ::1] out,
+          double[:, ::1] buffers, int n_threads):
+    """out[i, j] = sum_k f(X[i, k], Y[j, k]) for i < n, j < m.
+
+    xrows: X padded with KM_MR - 1 zero rows; yt: Y transposed, (d,
+    ldy) with ldy >= m rounded up to the tile width (zero padding).
+    col_block: a multiple of the tile width. buffers: (n_threads,
+    KM_MR * col_block).
+    """
+    cdef int code = KINDS[kind]
+    cdef Py_ssize_t d = xrows.shape[1], ldy = yt.shape[1]
+    cdef Py_ssize_t n_blocks = (n + row_block - 1) // row_block
+    cdef Py_ssize_t nr = KM_NR_D if floating is double else KM_NR_F
+    cdef Py_ssize_t b, r_lo, r_hi, c_lo, cb, ncols, width, r0, r, c, tid
+    cdef double value
+    cdef double *buf
+    for b in prange(n_blocks, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        tid = threadid()
+        buf = &buffers[tid, 0]
+        r_lo = b * row_block
+        r_hi = min(n, r_lo + row_block)
+        c_lo = (r_lo // nr) * nr if symmetric else 0
+        cb = c_lo
+        while cb < m:
+            ncols = min(col_block, m - cb)
+            width = (ncols + nr - 1) // nr * nr
+            r0 = r_lo
+            while r0 < r_hi:
+                if floating is double:
+                    km_additive_d(isa_level, code, &xrows[r0, 0], d, &yt[0, cb],
+                                  ldy, width, buf, col_block)
+                else:
+                    km_additive_f(isa_level, code, &xrows[r0, 0], d, &yt[0, cb],
+                                  ldy, width, buf, col_block)
+                for r in range(r0, min(r0 + KM_MR, r_hi)):
+                    for c in range(max(cb, r) if symmetric else cb, cb + ncols):
+                        value = buf[(r - r0) * col_block + (c - cb)]
+                        out[r, c] = value
+                        if symmetric:
+                            out[c, r] = value
+                r0 = r0 + KM_MR
+            cb = cb + col_block
+
+
+cdef inline double _term(int kind, double a, double b) noexcept nogil:
+    """The one-dimensional kernel at two positive values."""
+    if kind == KM_ADD_CHI2:
+        return a * (b / (a + b))
+    if kind == KM_ADD_INTERSECTION:
+        return min(a, b)
+    if kind == KM_ADD_PRODUCT:
+        return a * b
+    # Jensen-Shannon: x/2 log2((x+y)/x) + y/2 log2((x+y)/y)
+    return 0.5 * ((a + b) * log2(a + b) - a * log2(a) - b * log2(b))
+
+
+def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,
+           const index_t[::1] x_indices, const index_t[::1] x_indptr,
+           const floating[::1] y_data, const index_t[::1] y_indices,
+           const index_t[::1] y_indptr, str kind, bint symmetric,
+           double[:, ::1] out, double[:, ::1] scratch, int n_threads):
+    """out[i, j] = sum over the common non-zeros of f(X[i, k], Y[j, k]),
+    with f as in `dense` except for "js", the whole Jensen-Shannon term.
+
+    X is x_dense if it has rows (x_data etc. then unused), else the CSR
+    arrays; Y is CSR. scratch: (n_threads, d) zeros, left zero on return.
+    """
+    cdef int code = KINDS[kind]
+    cdef bint x_is_dense = x_dense.shape[0] > 0
+    cdef Py_ssize_t n = out.shape[0], m = out.shape[1], d = scratch.shape[1]
+    cdef Py_ssize_t i, j, k, tid
+    cdef int64_t p
+    cdef double a, bv, acc
+    cdef double *row
+    for i in prange(n, nogil=True, schedule="dynamic", num_threads=n_threads):
+        tid = threadid()
+        row = &scratch[tid, 0]
+        if x_is_dense:
+            for k in range(d):
+                row[k] = x_dense[i, k]
+        else:
+            for p in range(x_indptr[i], x_indptr[i + 1]):
+                row[x_indices[p]] = x_data[p]
+        for j in range(i if symmetric else 0, m):
+            acc = 0
+            for p in range(y_indptr[j], y_indptr[j + 1]):
+                a = row[y_indices[p]]
+                bv = y_data[p]
+                if a != 0 and bv != 0:
+                    acc = acc + _term(code, a, bv)
+            out[i, j] = acc
+            if symmetric:
+                out[j, i] = acc
+        if x_is_dense:
+            for k in range(d):
+                row[k] = 0
+        else:
+            for p in range(x_indptr[i], x_indptr[i + 1]):
+                row[x_indices[p]] = 0

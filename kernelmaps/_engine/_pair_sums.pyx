@@ -1,0 +1,184 @@
+"""Sums of kernel values over pairs of sets: the arithmetic of the set kernels.
+
+Points are cut into *segments* (a set, or a piece of a large set) and
+consecutive segments into *groups* of at most a few hundred points. A task is
+a pair of groups (row group, column group); it computes the point-level
+kernel values in tiles of KM_MR rows (km_tile.h) and reduces them at once to
+one sum per pair of segments, which it writes to `out`. Every entry of `out`
+is written by exactly one task, so results do not depend on the number of
+threads, bit for bit. The driver (pair_sums.py) plans the groups and folds
+segment sums back into set sums.
+"""
+from cython.parallel cimport prange, threadid
+from libc.stdint cimport int64_t
+from libc.stddef cimport ptrdiff_t
+from libc.string cimport memset
+
+import numpy as np
+
+from ._runtime cimport KM_MR, floating
+from ._tile cimport (
+    KM_LAPLACIAN,
+    KM_POLYNOMIAL,
+    KM_RBF,
+    KM_SQEUCLIDEAN,
+    km_tile_args,
+    sum_run,
+    tile,
+)
+
+KINDS = {
+    "rbf": KM_RBF,
+    "laplacian": KM_LAPLACIAN,
+    "polynomial": KM_POLYNOMIAL,
+    "sqeuclidean": KM_SQEUCLIDEAN,
+}
+
+
+def plan_segments(const int64_t[::1] offsets, int64_t max_points,
+                  int64_t max_segments, bint combine):
+    """Cut sets into segments and gather segments into groups.
+
+    A set larger than `max_points` is cut into near-equal pieces, each a
+    group of its own; smaller sets are segments, gathered (if `combine`) into
+    groups of at most `max_points` points and `max_segments` segments.
+
+    Returns ``seg_ptr`` (point offsets of the segments), ``seg_set`` (the set
+    of each segment) and ``group_ptr`` (segment offsets of the groups).
+    """
+    cdef Py_ssize_t n_sets = offsets.shape[0] - 1
+    cdef int64_t total = offsets[n_sets]
+    cdef Py_ssize_t bound = n_sets + total // max_points + 1
+    seg_ptr_a = np.empty(bound + 1, dtype=np.int64)
+    seg_set_a = np.empty(bound, dtype=np.int64)
+    group_ptr_a = np.empty(bound + 1, dtype=np.int64)
+    cdef int64_t[::1] seg_ptr = seg_ptr_a
+    cdef int64_t[::1] seg_set = seg_set_a
+    cdef int64_t[::1] group_ptr = group_ptr_a
+    cdef Py_ssize_t i, p, n_seg = 0, n_groups = 0
+    cdef int64_t n, pieces, start, group_points = 0, group_segs = 0
+
+    with nogil:
+        for i in range(n_sets):
+            start = offsets[i]
+            n = offsets[i + 1] - start
+            pieces = (n + max_points - 1) // max_points
+            if pieces > 1:
+                for p in range(pieces):
+                    group_ptr[n_groups] = n_seg
+                    n_groups += 1
+                    seg_ptr[n_seg] = start + (n * p) // pieces
+                    seg_set[n_seg] = i
+                    n_seg += 1
+                group_points = max_points  # the next set starts a group
+                continue
+            if (not combine or group_segs == 0 or group_segs >= max_segments
+                    or group_points + n > max_points):
+                group_ptr[n_groups] = n_seg
+                n_groups += 1
+                group_points = 0
+                group_segs = 0
+            seg_ptr[n_seg] = start
+            seg_set[n_seg] = i
+            n_seg += 1
+            group_points += n
+            group_segs += 1
+        seg_ptr[n_seg] = total
+        group_ptr[n_groups] = n_seg
+
+    return (seg_ptr_a[:n_seg + 1], seg_set_a[:n_seg],
+            group_ptr_a[:n_groups + 1])
+
+
+cdef void _group_pair(const km_tile_args *shared_args,
+                      const floating *x, const floating *xn,
+                      const int64_t *xseg, int64_t s0, int64_t s1,
+                      const floating *yt, const floating *yn,
+                      const int64_t *yseg, int64_t t0, int64_t t1,
+                      floating *buf, double *acc) noexcept nogil:
+    """acc[s - s0, t - t0] = sum of k(x, y) over x in segment s, y in t."""
+    cdef km_tile_args args = shared_args[0]
+    cdef int64_t p0 = xseg[s0], p1 = xseg[s1]
+    cdef int64_t q0 = yseg[t0], q1 = yseg[t1]
+    cdef ptrdiff_t n_t = t1 - t0, d = args.d, ldo = args.ldo
+    cdef int64_t r0 = p0, row, row_end, s = s0, t
+    cdef double *acc_row
+    cdef const floating *buf_row
+
+    memset(acc, 0, (s1 - s0) * n_t * sizeof(double))
+    while r0 < p1:
+        while xseg[s + 1] <= r0:
+            s += 1
+        # A strip of rows in one segment needs only its column sums.
+        args.sum_rows = xseg[s + 1] >= r0 + KM_MR
+        tile(&args, x + r0 * d, xn + r0, yt + q0, yn + q0, q1 - q0, buf)
+        row_end = r0 + 1 if args.sum_rows else min(r0 + KM_MR, p1)
+        for row in range(r0, row_end):
+            while xseg[s + 1] <= row:
+                s += 1
+            acc_row = acc + (s - s0) * n_t
+            buf_row = buf + (row - r0) * ldo
+            for t in range(t0, t1):
+                acc_row[t - t0] += sum_run(buf_row + (yseg[t] - q0),
+                                           yseg[t + 1] - yseg[t])
+        r0 += KM_MR
+
+
+def pair_sums(const floating[:, ::1] xrows, const floating[::1] xnorm,
+              const int64_t[::1] xseg, const int64_t[::1] xgroups,
+              const floating[:, ::1] ycols, const floating[::1] ynorm,
+              const int64_t[::1] yseg, const int64_t[::1] ygroups,
+              const int64_t[::1] jlo, const int64_t[::1] jhi,
+              Py_ssize_t g0, Py_ssize_t g1,
+              const int64_t[::1] rowbase, const int64_t[::1] colidx,
+              double[::1] out, bint mirror,
+              floating[:, ::1] tile_buffers, double[:, ::1] acc_buffers,
+              str kind, double gamma, double coef0, int degree, int n_threads):
+    """Sums over segment pairs for the row groups g0 <= g < g1.
+
+    Row group g meets the column groups jlo[g] <= h < jhi[g]. The sum over
+    row segment s and column segment t goes to out[rowbase[s] + colidx[t]],
+    and with `mirror` (symmetric case: jlo[g] >= g, segments of both sides
+    the same) also to out[rowbase[t] + colidx[s]].
+
+    xrows: row points, padded with KM_MR - 1 rows; ycols: column points
+    transposed, padded to a multiple of the tile width; xnorm, ynorm: their
+    squared norms. tile_buffers: (n_threads, KM_MR * ldo) with ldo the
+    padded size of the largest column group; acc_buffers: (n_threads,
+    largest row group segments * largest column group segments).
+    """
+    cdef km_tile_args args
+    cdef Py_ssize_t g, h, tid
+    cdef int64_t s, t, s0, s1, t0, t1
+    cdef double value
+    cdef double *acc
+
+    args.d = xrows.shape[1]
+    args.ldy = ycols.shape[1]
+    args.ldo = tile_buffers.shape[1] // KM_MR
+    args.kind = KINDS[kind]
+    args.degree = degree
+    args.sum_rows = 0
+    args.gamma = gamma
+    args.coef0 = coef0
+
+    for g in prange(g0, g1, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        tid = threadid()
+        acc = &acc_buffers[tid, 0]
+        s0 = xgroups[g]
+        s1 = xgroups[g + 1]
+        for h in range(jlo[g], jhi[g]):
+            t0 = ygroups[h]
+            t1 = ygroups[h + 1]
+            _group_pair(&args, &xrows[0, 0], &xnorm[0], &xseg[0], s0, s1,
+                        &ycols[0, 0], &ynorm[0], &yseg[0], t0, t1,
+                        &tile_buffers[tid, 0], acc)
+            for s in range(s0, s1):
+                # With mirror, the pair (s, t) stands for (t, s) too: on the
+                # diagonal group pair, only t >= s is used (exact symmetry).
+                for t in range(s if mirror and h == g else t0, t1):
+                    value = acc[(s - s0) * (t1 - t0) + (t - t0)]
+                    out[rowbase[s] + colidx[t]] = value
+                    if mirror:
+                        out[rowbase[t] + colidx[s]] = value

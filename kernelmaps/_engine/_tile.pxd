@@ -1,0 +1,62 @@
+"""The tile kernels of km_tile.h, shared by the engines of the set kernels
+(_pair_sums.pyx), of the kNN divergences (_knn.pyx) and of the set means
+(_set_means.pyx); every call runs the code path of the engine's switch."""
+from libc.stddef cimport ptrdiff_t
+
+from ._runtime cimport floating, isa_level
+
+cdef extern from "km_tile.h" nogil:
+    int KM_RBF
+    int KM_LAPLACIAN
+    int KM_POLYNOMIAL
+    int KM_SQEUCLIDEAN
+    int KM_COS
+
+    ctypedef struct km_tile_args:
+        ptrdiff_t d
+        ptrdiff_t ldy
+        ptrdiff_t ldo
+        int kind
+        int degree
+        int sum_rows
+        double gamma
+        double coef0
+
+    void km_tile_d(int isa, const km_tile_args *a, const double *x,
+                   const double *xn, const double *yt, const double *yn,
+                   ptrdiff_t ncols, double *out)
+    void km_tile_f(int isa, const km_tile_args *a, const float *x,
+                   const float *xn, const float *yt, const float *yn,
+                   ptrdiff_t ncols, float *out)
+    void km_cos_row_d(int isa, double *v, const double *b, ptrdiff_t n,
+                      double scale)
+    void km_cos_row_f(int isa, float *v, const float *b, ptrdiff_t n,
+                      float scale)
+    double km_sum_d(const double *v, ptrdiff_t n)
+    double km_sum_f(const float *v, ptrdiff_t n)
+
+
+cdef inline void tile(const km_tile_args *args, const floating *x,
+                      const floating *xn, const floating *yt,
+                      const floating *yn, ptrdiff_t ncols,
+                      floating *out) noexcept nogil:
+    if floating is double:
+        km_tile_d(isa_level, args, x, xn, yt, yn, ncols, out)
+    else:
+        km_tile_f(isa_level, args, x, xn, yt, yn, ncols, out)
+
+
+cdef inline void cos_row(floating *v, const floating *b, ptrdiff_t n,
+                         floating scale) noexcept nogil:
+    if floating is double:
+        km_cos_row_d(isa_level, v, b, n, scale)
+    else:
+        km_cos_row_f(isa_level, v, b, n, scale)
+
+
+cdef inline double sum_run(const floating *v, ptrdiff_t n) noexcept nogil:
+    """Sum of v[0:n] in float64."""
+    if floating is double:
+        return km_sum_d(v, n)
+    else:
+        return km_sum_f(v, n)

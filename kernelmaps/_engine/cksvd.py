@@ -1,0 +1,222 @@
+"""The constrained kernel SVD (CKSVD) of Bo and Sminchisescu: the basis Z of
+the efficient match kernel features, learned by Adam on minibatches with a
+monitored, never-increasing objective (section 3.1 of "Efficient Match
+Kernels between Sets of Features for Visual Recognition", NIPS 2009).
+
+`fit_basis` runs the whole fit on validated float64 points; `projection`
+gives G with ``G^T G = K_ZZ^+``; `objective_and_gradient` is exposed for the
+tests' finite-difference check.
+"""
+
+import contextlib
+import math
+import warnings
+
+import numpy as np
+import scipy.linalg
+from scipy.cluster.vq import kmeans2
+from scipy.spatial.distance import cdist
+
+from .layout import CKSVD_BLOCK_ROWS
+from .progress import progress_bar
+
+try:
+    from threadpoolctl import threadpool_limits
+except ImportError:  # optional: without it BLAS keeps its thread count
+    threadpool_limits = None
+
+__all__ = ["fit_basis", "kernel_matrix", "objective_and_gradient", "projection"]
+
+# Ridge added to the diagonal of K_ZZ (whose diagonal is 1 for both kernels)
+# in the objective and its gradient during the fit.
+_RIDGE = 1e-8
+# Eigenvalues of K_ZZ below this fraction of the largest are dropped from G.
+_EIG_TOL = 1e-8
+# Size of the monitor sample on which the objective is evaluated.
+_MONITOR = 4096
+
+
+def fit_basis(X, n_basis, kernel, gamma, n_iter, batch_size, learning_rate, init,
+              check_every, rng, progress):
+    """The learned basis (n_basis, d) of the rows of X (float64) and the
+    objective at each check; the arguments are those of EMKFeatures.fit,
+    validated (`rng` a Generator, `batch_size` None or an int)."""
+    n = X.shape[0]
+    order = rng.permutation(n)
+    if n > 2 * _MONITOR and n - _MONITOR >= 4 * n_basis:
+        monitor, train = X[order[:_MONITOR]], order[_MONITOR:]
+    else:
+        monitor, train = X, order
+    if init == "kmeans":
+        basis = _kmeans_init(X[train], n_basis, rng)
+    else:
+        basis = _sample_init(X, train, n_basis)
+        if basis is None:
+            basis = _sample_init(X, order, n_basis)
+        if basis is None:
+            raise ValueError(
+                f"n_basis={n_basis} exceeds the number of distinct points"
+            )
+    if n_iter == 0:
+        return basis, np.array([_objective(monitor, basis, kernel, gamma)])
+
+    if batch_size is None:
+        batch_size = max(n_basis, 256)
+    batch_size = min(batch_size, train.shape[0])
+    scale = _length_scale(X, kernel, gamma)
+    limits = (contextlib.nullcontext() if threadpool_limits is None
+              else threadpool_limits(1, user_api="blas"))
+    with limits:
+        return _adam(X, train, monitor, basis, kernel, gamma, n_iter,
+                     batch_size, learning_rate * scale, check_every, rng,
+                     progress)
+
+
+def kernel_matrix(X, Z, kernel, gamma):
+    """k(x_i, z_j) for float64 rows of X and Z."""
+    if kernel == "rbf":
+        sq = np.einsum("ij,ij->i", X, X)[:, None] + np.einsum("ij,ij->i", Z, Z)
+        sq -= 2 * (X @ Z.T)
+        np.maximum(sq, 0, out=sq)
+        sq *= -gamma
+    else:
+        sq = cdist(X, Z, "cityblock")
+        sq *= -gamma
+    return np.exp(sq, out=sq)
+
+
+def projection(basis, kernel, gamma):
+    """G with G^T G the pseudo-inverse of K_ZZ, the kernel matrix of the
+    basis, its tiny eigenvalues dropped."""
+    w, U = np.linalg.eigh(kernel_matrix(basis, basis, kernel, gamma))
+    keep = w > _EIG_TOL * max(w[-1], 0.0)
+    scale = np.zeros_like(w)
+    scale[keep] = 1.0 / np.sqrt(w[keep])
+    return scale[:, None] * U.T
+
+
+def _cholesky(K):
+    """Cholesky factor of K + ridge (more ridge if needed)."""
+    ridge = _RIDGE
+    while True:
+        try:
+            return scipy.linalg.cho_factor(
+                K + ridge * np.eye(K.shape[0]), lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            ridge *= 10
+            if ridge > 1e-2:
+                raise
+
+
+def _objective(X, basis, kernel, gamma, factor=None):
+    """Mean CKSVD residual of the rows of X (k(x, x) = 1 for both kernels)."""
+    if factor is None:
+        factor = _cholesky(kernel_matrix(basis, basis, kernel, gamma))
+    total = 0.0
+    for start in range(0, X.shape[0], CKSVD_BLOCK_ROWS):
+        A = kernel_matrix(X[start:start + CKSVD_BLOCK_ROWS], basis, kernel, gamma)
+        W = scipy.linalg.solve_triangular(factor[0], A.T, lower=True,
+                                          check_finite=False)
+        total += A.shape[0] - np.einsum("ij,ij->", W, W)
+    return total / X.shape[0]
+
+
+def objective_and_gradient(X, basis, kernel, gamma):
+    """Mean CKSVD residual of the rows of X and its gradient w.r.t. basis."""
+    K = kernel_matrix(basis, basis, kernel, gamma)
+    A = kernel_matrix(X, basis, kernel, gamma)
+    factor = _cholesky(K)
+    Q = scipy.linalg.cho_solve(factor, A.T, check_finite=False).T
+    b = X.shape[0]
+    objective = 1.0 - np.einsum("ij,ij->", A, Q) / b
+    M = 2 * Q * A
+    N = (Q.T @ Q) * K
+    if kernel == "rbf":
+        grad = 2 * gamma * (M.T @ X - M.sum(0)[:, None] * basis)
+        grad -= 4 * gamma * (N @ basis - N.sum(1)[:, None] * basis)
+    else:
+        # sum_i M_ij sign(x_i - z_j), one (b, d) slab per basis vector
+        signs = np.sign(X[None, :, :] - basis[:, None, :])
+        grad = gamma * (M.T[:, None, :] @ signs)[:, 0]
+        signs = np.sign(basis[None, :, :] - basis[:, None, :])
+        grad -= 2 * gamma * (N[:, None, :] @ signs)[:, 0]
+    return objective, -grad / b
+
+
+def _length_scale(X, kernel, gamma):
+    """Per-coordinate length scale of the steps."""
+    d = X.shape[1]
+    data = math.sqrt(float(np.mean(np.var(X, axis=0))))
+    width = (1.0 / math.sqrt(2 * gamma * d) if kernel == "rbf"
+             else 1.0 / (gamma * d))
+    return min(data, width) if data > 0 else width
+
+
+def _sample_init(X, order, n_basis):
+    """The first n_basis distinct rows of X in the random `order` (None if
+    there are fewer)."""
+    n = X.shape[0]
+    pool = min(n, 2 * n_basis)
+    while True:
+        cand = X[order[:pool]]
+        _, first = np.unique(cand, axis=0, return_index=True)
+        if first.shape[0] >= n_basis or pool == n:
+            break
+        pool = min(n, 4 * pool)
+    if first.shape[0] < n_basis:
+        return None
+    return cand[np.sort(first)[:n_basis]].copy()
+
+
+def _kmeans_init(X, n_basis, rng):
+    """k-means++ / Lloyd centres of a random sample of X."""
+    n = X.shape[0]
+    size = min(n, max(50 * n_basis, 20000))
+    sample = X[rng.choice(n, size, replace=False)] if size < n else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # empty clusters keep their centre
+        centres, _ = kmeans2(sample, n_basis, minit="++", rng=rng)
+    centres = np.asarray(centres, dtype=np.float64)
+    if np.unique(centres, axis=0).shape[0] < n_basis:
+        raise ValueError(
+            f"k-means found fewer than n_basis={n_basis} distinct centres; "
+            "use init='sample' or a smaller n_basis"
+        )
+    return centres
+
+
+def _adam(X, train, monitor, basis, kernel, gamma, n_iter, batch_size, step,
+          check_every, rng, progress):
+    """Adam on minibatches with a monitored, never-increasing objective."""
+    beta1, beta2, eps = 0.9, 0.999, 1e-12
+    best = basis.copy()
+    objective = [_objective(monitor, best, kernel, gamma)]
+    m = np.zeros_like(basis)
+    v = np.zeros_like(basis)
+    t_adam = 0
+    halvings = 0
+    with progress_bar(progress, n_iter, "EMK fit") as bar:
+        for it in range(n_iter):
+            batch = X[train[rng.integers(0, train.shape[0], batch_size)]]
+            _, grad = objective_and_gradient(batch, basis, kernel, gamma)
+            t_adam += 1
+            m = beta1 * m + (1 - beta1) * grad
+            v = beta2 * v + (1 - beta2) * grad * grad
+            m_hat = m / (1 - beta1 ** t_adam)
+            v_hat = v / (1 - beta2 ** t_adam)
+            lr = step * 0.5 ** halvings / math.sqrt(1 + 10 * it / n_iter)
+            basis = basis - lr * m_hat / (np.sqrt(v_hat) + eps)
+            bar.update()
+            if (it + 1) % check_every == 0 or it + 1 == n_iter:
+                value = _objective(monitor, basis, kernel, gamma)
+                if value <= objective[-1]:
+                    best = basis.copy()
+                    objective.append(value)
+                else:
+                    basis = best.copy()
+                    m[:] = 0
+                    v[:] = 0
+                    t_adam = 0
+                    halvings += 1
+                    objective.append(objective[-1])
+    return best, np.array(objective)

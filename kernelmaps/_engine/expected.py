@@ -1,0 +1,48 @@
+"""Expected kernels between Gaussians with full covariances: the driver of
+``_expected.pyx``. Inputs are validated float64 means (n, d) and covariance
+matrices (n, d, d)."""
+
+import numpy as np
+
+from . import _expected as _impl
+from .progress import progress_bar, progress_chunks
+
+__all__ = ["rbf_full"]
+
+
+def rbf_full(m1, F1, m2, F2, gamma, symmetric, n_threads, progress):
+    """The expected rbf kernel between the Gaussians (m1[i], F1[i]) and
+    (m2[j], F2[j]) with full covariances, one factorisation per pair (see
+    _expected.pyx): the halves of I + 2 gamma (S_i + S'_j), I + 2 gamma S_i
+    and 2 gamma S'_j, are packed once, each with its mean."""
+    n, m = len(m1), len(m2)
+    P = _impl.pack(np.ascontiguousarray(F1), np.ascontiguousarray(m1), 2 * gamma,
+                   1.0, 1.0, 1)
+    Q = _impl.pack(np.ascontiguousarray(F2), np.ascontiguousarray(m2), 2 * gamma,
+                   0.0, -1.0, _impl.LANES)
+    if not (np.isfinite(P).all() and np.isfinite(Q).all()):
+        raise ValueError(
+            f"2 gamma times the covariances overflows float64 for gamma={gamma:g}"
+        )
+    K = np.empty((n, m))
+    n_threads = max(1, min(n_threads, n))
+    scratch = np.empty((n_threads, (2 * P.shape[1] + 1) * _impl.LANES))
+    cost = m - np.arange(n) if symmetric else np.full(n, m)
+    bad = 0
+    with progress_bar(progress, int(cost.sum()), "Gaussian pairs") as bar:
+        for start, stop, pairs in progress_chunks(cost, n_threads, progress):
+            bad += _impl.rbf_full(P, Q, m, gamma, symmetric, start, stop, K,
+                                  scratch, n_threads)
+            bar.update(pairs)
+    if bad:
+        i, j = np.argwhere(np.triu(K) < 0 if symmetric else K < 0)[0]
+        raise ValueError(
+            f"I + 2 gamma (S_i + S'_j) is not numerically positive definite for "
+            f"the pair ({i}, {j}) ({bad} pair(s) in all): covariances too close "
+            f"to indefinite for gamma={gamma:g}; make them safely positive "
+            f"semi-definite (e.g. add a small multiple of the identity) or use "
+            f"a smaller gamma"
+        )
+    if symmetric:
+        _impl.mirror(K, n_threads)
+    return K

@@ -1,0 +1,90 @@
+/*
+ * The k smallest squared distances along the rows and the columns of a
+ * block of distances, for the kNN divergence engine (_knn_impl.pyx).
+ *
+ * Each list of k smallest values is kept sorted in vector registers, one
+ * list per vector lane, and a new vector of distances goes through it with
+ * k (min, max) steps: no branch, so its cost does not depend on how often a
+ * distance enters a list (in random order, k (1 + log(m / k)) times out of
+ * m: far too often for a compare-and-branch filter to predict).
+ *
+ * - km_knn_rows_d/_f: rowtop holds, for each of the nrows rows, KM_KW lane
+ *   lists of k values (vector q of row r at rowtop + (r k + q) KM_KW); the
+ *   row's k smallest overall are the k smallest of its lanes' lists
+ *   (km_knn_lanes_kth_d/_f).
+ * - km_knn_cols_d/_f: coltop holds one list per column, value q of column j
+ *   at coltop[q ldc + j]; ldc must leave room for a whole vector past the
+ *   last column (the extra lanes are updated with +inf: left unchanged).
+ * Lists start filled with +inf; the distances are finite and >= 0.
+ *
+ * The selection is compiled from km_knn_kernel.h for every element type and
+ * code path (km_instantiate.h); the first argument of each dispatcher is the
+ * code path.
+ */
+#ifndef KM_KNN_H
+#define KM_KNN_H
+
+#include <math.h>
+
+#include "km_simd.h"
+
+/* Lanes of the lists: 32-byte vectors on every code path (two 16-byte
+ * halves on the baseline), so the layout does not depend on the path. */
+#define KM_KW_D 4
+#define KM_KW_F 8
+
+/* km_knn_{rows,cols}_{d,f}_{base,avx2} */
+#define KM_KERNEL "km_knn_kernel.h"
+#include "km_instantiate.h"
+
+static inline void km_knn_rows_d(int isa, const double *dist, ptrdiff_t ldd,
+                                 int nrows, ptrdiff_t ncols, int k, double *rowtop)
+{
+    KM_DISPATCH(isa, km_knn_rows_d, (dist, ldd, nrows, ncols, k, rowtop));
+}
+
+static inline void km_knn_rows_f(int isa, const float *dist, ptrdiff_t ldd,
+                                 int nrows, ptrdiff_t ncols, int k, float *rowtop)
+{
+    KM_DISPATCH(isa, km_knn_rows_f, (dist, ldd, nrows, ncols, k, rowtop));
+}
+
+static inline void km_knn_cols_d(int isa, const double *dist, ptrdiff_t ldd,
+                                 int nrows, ptrdiff_t ncols, int k, double *coltop,
+                                 ptrdiff_t ldc)
+{
+    KM_DISPATCH(isa, km_knn_cols_d, (dist, ldd, nrows, ncols, k, coltop, ldc));
+}
+
+static inline void km_knn_cols_f(int isa, const float *dist, ptrdiff_t ldd,
+                                 int nrows, ptrdiff_t ncols, int k, float *coltop,
+                                 ptrdiff_t ldc)
+{
+    KM_DISPATCH(isa, km_knn_cols_f, (dist, ldd, nrows, ncols, k, coltop, ldc));
+}
+
+/* The k-th smallest of the lane lists of one row (w <= 8 lanes of k sorted
+ * values each, lane l's value q at top[q w + l]): k steps of a w-way merge,
+ * each taking the smallest head (a lane is used up only at the last step). */
+#define KM_LANES_KTH(name, T)                                                  \
+    static inline double name(const T *top, int k, int w)                      \
+    {                                                                          \
+        int pos[8] = {0};                                                      \
+        T head = 0;                                                            \
+        for (int step = 0; step < k; ++step) {                                 \
+            int lane = 0;                                                      \
+            head = top[pos[0] * w];                                            \
+            for (int l = 1; l < w; ++l) {                                      \
+                const T h = top[pos[l] * w + l];                               \
+                lane = h < head ? l : lane;                                    \
+                head = h < head ? h : head;                                    \
+            }                                                                  \
+            ++pos[lane];                                                       \
+        }                                                                      \
+        return (double)head;                                                   \
+    }
+KM_LANES_KTH(km_knn_lanes_kth_d, double)
+KM_LANES_KTH(km_knn_lanes_kth_f, float)
+#undef KM_LANES_KTH
+
+#endif /* KM_KNN_H */

@@ -1,0 +1,85 @@
+/*
+ * The shared base of the compiled engines: portable SIMD helpers on GCC/Clang
+ * vector extensions, the code paths (instruction sets) and their runtime
+ * dispatch, and the tile geometry.
+ *
+ * The helpers exist for two vector widths, 16 bytes (SSE2, NEON: the
+ * baseline) and 32 bytes (AVX2), with the width in their names: km_vd_16,
+ * km_exp2_d_32, ... (km_simd_impl.h is their template). A kernel is written
+ * once, as a template header, and compiled for every element type and code
+ * path by km_instantiate.h; its dispatcher (KM_DISPATCH) calls the build of
+ * the code path the caller passes: the engine's one switch, `isa_level` of
+ * kernelmaps/_engine/_runtime.pyx.
+ *
+ * Every helper is `static inline` and always inlined, so it is compiled for
+ * the target of the kernel that uses it. No -ffast-math is needed: the
+ * transcendental functions are written out here, and the callers guarantee
+ * finite, range-checked arguments.
+ */
+#ifndef KM_SIMD_H
+#define KM_SIMD_H
+
+#include <stddef.h>
+#include <string.h>
+
+#define KM_INLINE static inline __attribute__((always_inline))
+#define KM_CAT_(a, b) a##_##b
+#define KM_CAT(a, b) KM_CAT_(a, b)
+#define KM_PASTE_(a, b) a##b
+#define KM_PASTE(a, b) KM_PASTE_(a, b)
+
+/* The code paths, by level (macros, so that templates can test them). */
+#define KM_ISA_BASELINE 0
+#define KM_ISA_AVX2 1
+
+/* A build of every kernel for AVX2+FMA on x86-64 GCC/Clang. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(KM_NO_DISPATCH)
+#define KM_DISPATCH_X86 1
+#define KM_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#endif
+
+/* The best code path of this CPU (and of this build). */
+static inline int km_best_isa(void)
+{
+#ifdef KM_DISPATCH_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return KM_ISA_AVX2;
+#endif
+    return KM_ISA_BASELINE;
+}
+
+/* KM_DISPATCH(isa, name, (args)): call name_avx2 or name_base, by the level
+ * `isa` (the caller passes the engine's switch). */
+#ifdef KM_DISPATCH_X86
+#define KM_DISPATCH(isa, name, args)                                           \
+    do {                                                                       \
+        if ((isa) >= KM_ISA_AVX2) KM_CAT(name, avx2) args;                     \
+        else KM_CAT(name, base) args;                                          \
+    } while (0)
+#else
+#define KM_DISPATCH(isa, name, args)                                           \
+    do {                                                                       \
+        (void)(isa);                                                           \
+        KM_CAT(name, base) args;                                               \
+    } while (0)
+#endif
+
+/* The tile geometry of the tile engines (km_tile.h, km_additive.h): a tile
+ * call covers KM_MR rows, and the caller pads the columns to a multiple of
+ * KM_NR_D (float64) or KM_NR_F (float32), two 32-byte vectors, which the
+ * step of every code path divides. kernelmaps/_engine/layout.py packs the
+ * points to match. */
+#define KM_MR 4
+#define KM_NR_D 8
+#define KM_NR_F 16
+
+#define KM_VB 16
+#include "km_simd_impl.h"
+#undef KM_VB
+
+#define KM_VB 32
+#include "km_simd_impl.h"
+#undef KM_VB
+
+#endif /* KM_SIMD_H */

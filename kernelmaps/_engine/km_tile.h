@@ -1,0 +1,110 @@
+/*
+ * Tiles of kernel values between points, for the set-kernel engine.
+ *
+ * km_tile_d / km_tile_f compute, for KM_MR consecutive points x (row-major,
+ * d features each) and the columns [0, ncols) of yt (the transposed column
+ * points: d rows with leading dimension ldy), the kernel value of every
+ * (row, column) pair into out (KM_MR rows, leading dimension ldo). ncols is
+ * processed in steps of KM_NR_D / KM_NR_F: the caller pads yt and out.
+ * With sum_rows set, only the column sums of the KM_MR rows go to out's
+ * first row (summed in the working precision: KM_MR - 1 roundings).
+ * km_sum_d / km_sum_f sum a run of values into a double.
+ *
+ * The squared distance comes from the norms and the dot product (the GEMM
+ * shape, with register blocking: KM_MR x 2 vector accumulators), then the
+ * kernel is applied in registers. The caller centres and scales rbf and
+ * laplacian inputs so that norms cannot overflow (centre_scale in
+ * layout.py). KM_COS is the random Fourier feature cos(x . y + yn): yn holds
+ * the phases of the columns instead of their norms.
+ *
+ * km_cos_row_d / _f: v[i] = scale * cos(v[i] + b[i]) for i < n, in place:
+ * the random Fourier features of rows whose products x W a BLAS GEMM
+ * computed.
+ *
+ * The kernels are compiled from km_tile_kernel.h for every element type and
+ * code path (km_instantiate.h); the first argument of each dispatcher is the
+ * code path (kernelmaps/_engine/_runtime.pyx).
+ */
+#ifndef KM_TILE_H
+#define KM_TILE_H
+
+#include "km_simd.h"
+
+enum { KM_RBF = 0, KM_LAPLACIAN = 1, KM_POLYNOMIAL = 2, KM_SQEUCLIDEAN = 3, KM_COS = 4 };
+
+typedef struct {
+    ptrdiff_t d;    /* features */
+    ptrdiff_t ldy;  /* leading dimension of yt */
+    ptrdiff_t ldo;  /* leading dimension of out */
+    int kind;       /* KM_RBF, ... */
+    int degree;     /* polynomial degree */
+    int sum_rows;   /* write the sum of the rows only */
+    double gamma;
+    double coef0;
+} km_tile_args;
+
+/* km_tile_{d,f}_{base,avx2} and km_cos_row_{d,f}_{base,avx2}. */
+#define KM_KERNEL "km_tile_kernel.h"
+#include "km_instantiate.h"
+
+static inline void km_tile_d(int isa, const km_tile_args *a, const double *x,
+                             const double *xn, const double *yt, const double *yn,
+                             ptrdiff_t ncols, double *out)
+{
+    KM_DISPATCH(isa, km_tile_d, (a, x, xn, yt, yn, ncols, out));
+}
+
+static inline void km_tile_f(int isa, const km_tile_args *a, const float *x,
+                             const float *xn, const float *yt, const float *yn,
+                             ptrdiff_t ncols, float *out)
+{
+    KM_DISPATCH(isa, km_tile_f, (a, x, xn, yt, yn, ncols, out));
+}
+
+static inline void km_cos_row_d(int isa, double *v, const double *b, ptrdiff_t n,
+                                double scale)
+{
+    KM_DISPATCH(isa, km_cos_row_d, (v, b, n, scale));
+}
+
+static inline void km_cos_row_f(int isa, float *v, const float *b, ptrdiff_t n,
+                                float scale)
+{
+    KM_DISPATCH(isa, km_cos_row_f, (v, b, n, scale));
+}
+
+/* Sum of v[0:n], two vector accumulators (16-byte vectors: native everywhere). */
+static inline double km_sum_d(const double *v, ptrdiff_t n)
+{
+    km_vd_16 s0 = {0}, s1 = {0};
+    ptrdiff_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += km_load_d_16(v + i);
+        s1 += km_load_d_16(v + i + 2);
+    }
+    s0 += s1;
+    double s = s0[0] + s0[1];
+    for (; i < n; ++i) s += v[i];
+    return s;
+}
+
+/* Sum of float32 v[0:n], accumulated in float64. */
+static inline double km_sum_f(const float *v, ptrdiff_t n)
+{
+    typedef float km_vf2 __attribute__((vector_size(8)));
+    km_vd_16 s0 = {0}, s1 = {0};
+    ptrdiff_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        km_vf2 lo, hi;
+        memcpy(&lo, v + i, sizeof lo);
+        memcpy(&hi, v + i + 2, sizeof hi);
+        s0 += __builtin_convertvector(lo, km_vd_16);
+        s1 += __builtin_convertvector(hi, km_vd_16);
+    }
+    s0 += s1;
+    double s = s0[0] + s0[1];
+    for (; i < n; ++i) s += (double)v[i];
+    return s;
+}
+
+#endif /* KM_TILE_H */

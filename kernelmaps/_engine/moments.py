@@ -1,0 +1,91 @@
+"""Streaming moments of feature blocks: the engine of rf_pca and rf_ridge.
+
+Each block of features is reduced to float64 moments (count, means, centred
+cross-products with themselves and with the targets) and dropped. Moments
+of two blocks combine exactly (Chan, Golub and LeVeque), in any order, so
+the same code serves a stream of blocks read once and the blocks of a Dask
+array reduced in parallel on a cluster. Centring each block on its own mean
+before the product keeps the covariance accurate when the features have a
+large mean (chi2 features are non-negative), where ``Z^T Z - n m m^T``
+would cancel.
+"""
+
+import numpy as np
+import scipy.sparse
+
+__all__ = ["Moments", "add_all", "block_moments", "reduce_tree"]
+
+
+class Moments:
+    """Count ``n``, column means and centred cross-products of features Z
+    (n, p) and optional targets y (n, c): ``M2 = Zc^T Zc``, ``Czy = Zc^T yc``.
+    """
+
+    __slots__ = ("Czy", "M2", "mean", "n", "y_mean")
+
+    def __init__(self, Z, y=None):
+        if scipy.sparse.issparse(Z):
+            Z = Z.toarray()
+        Z = np.array(Z, dtype=np.float64)  # a copy, centred in place
+        if Z.ndim != 2:
+            raise ValueError(f"features must be 2-D, got shape {Z.shape}")
+        if not np.isfinite(Z).all():
+            raise ValueError("the features of a block contain NaN or infinity")
+        self.n = n = Z.shape[0]
+        self.mean = Z.sum(axis=0) / max(n, 1)
+        Z -= self.mean
+        self.M2 = Z.T @ Z  # NumPy hands this product to BLAS syrk
+        self.y_mean = self.Czy = None
+        if y is not None:
+            self.y_mean = y.sum(axis=0) / max(n, 1)
+            self.Czy = Z.T @ (y - self.y_mean)
+
+    def add(self, other):
+        """Combine with the moments of other rows, in place."""
+        if other.n == 0:
+            return self
+        if self.n == 0:
+            for name in self.__slots__:
+                setattr(self, name, getattr(other, name))
+            return self
+        n = self.n + other.n
+        w = self.n * other.n / n
+        delta = other.mean - self.mean
+        self.M2 += other.M2
+        self.M2 += w * np.outer(delta, delta)
+        self.mean += delta * (other.n / n)
+        if self.Czy is not None:
+            dy = other.y_mean - self.y_mean
+            self.Czy += other.Czy
+            self.Czy += w * np.outer(delta, dy)
+            self.y_mean += dy * (other.n / n)
+        self.n = n
+        return self
+
+
+def _add_all(acc, stats):
+    for a, s in zip(acc, stats, strict=True):
+        a.add(s)
+    return acc
+
+
+def add_all(acc, stats):
+    """Add the moments `stats` to `acc`, one by one, in place; returns `acc`."""
+    for a, s in zip(acc, stats, strict=True):
+        a.add(s)
+    return acc
+
+
+def block_moments(Z, y):
+    """The moments of each feature block of the list `Z`, with targets `y`
+    (float64 (n, c), or None)."""
+    return [Moments(z, y) for z in Z]
+
+
+def reduce_tree(parts, combine):
+    """``combine`` the `parts` pairwise, level by level, down to one: a tree
+    of depth log2(len(parts)) (for Dask, of delayed calls)."""
+    while len(parts) > 1:
+        parts = [combine(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return parts[0]

@@ -1,0 +1,156 @@
+"""Sums of a point kernel over all pairs of points of two sets.
+
+The driver of the engine in ``_pair_sums.pyx``: it rescales the points,
+plans segments and groups, packs the points for the tile kernels, runs the
+group pairs (in chunks when a progress bar is shown) and folds segment sums
+back into set sums. Inputs are validated `Bags` (anything with ``points``,
+``offsets`` and ``dim``).
+"""
+
+import math
+
+import numpy as np
+import scipy.sparse
+
+from . import _pair_sums as _impl
+from .layout import (
+    PAIR_MAX_SEGMENTS,
+    TILE_ROWS,
+    centre_scale,
+    pack_cols,
+    pack_rows,
+    panel_points,
+    round_up,
+    squared_norms,
+)
+from .progress import progress_bar, progress_chunks
+
+__all__ = ["pair_sums", "self_sums", "set_sums"]
+
+
+def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
+              progress=False, desc="kernel sums"):
+    """``S[i, j]`` = sum of ``k(x, y)`` over ``x`` in ``X[i]``, ``y`` in
+    ``Y[j]``, float64 of shape ``(len(X), len(Y))``; ``Y=None`` computes each
+    unordered pair of sets once and returns the symmetric matrix.
+
+    `kernel` is "rbf" (``exp(-gamma |x-y|^2)``), "laplacian"
+    (``exp(-gamma |x-y|_1)``), "polynomial" (``(gamma <x,y> + coef0)^degree``)
+    or "sqeuclidean" (``|x-y|^2``).
+    """
+    symmetric = Y is None
+    xp, yp, gamma = _standardize(X.points, None if symmetric else Y.points, kernel,
+                                 gamma)
+    max_points = panel_points(X.dim, xp.dtype)
+    xplan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, True)
+    if symmetric:
+        yp, yplan = xp, xplan
+    else:
+        yplan = _impl.plan_segments(Y.offsets, max_points, PAIR_MAX_SEGMENTS, True)
+    # Threads share out the row groups: put the longer side on the rows.
+    transposed = not symmetric and len(yplan[2]) > len(xplan[2])
+    if transposed:
+        xp, yp, xplan, yplan = yp, xp, yplan, xplan
+
+    n_row_seg, n_col_seg = len(xplan[1]), len(yplan[1])
+    n_row_groups, n_col_groups = len(xplan[2]) - 1, len(yplan[2]) - 1
+    jlo = (np.arange(n_row_groups, dtype=np.int64) if symmetric
+           else np.zeros(n_row_groups, dtype=np.int64))
+    jhi = np.full(n_row_groups, n_col_groups, dtype=np.int64)
+    out = np.empty(n_row_seg * n_col_seg)
+    _run(xp, xplan, yp, yplan, jlo, jhi,
+         rowbase=np.arange(n_row_seg, dtype=np.int64) * n_col_seg,
+         colidx=np.arange(n_col_seg, dtype=np.int64),
+         out=out, mirror=symmetric, kernel=kernel, gamma=gamma, coef0=coef0,
+         degree=degree, n_threads=n_threads, progress=progress, desc=desc)
+
+    S = out.reshape(n_row_seg, n_col_seg)
+    S = _fold_segments(S, xplan[1], axis=0)
+    S = _fold_segments(S, yplan[1], axis=1)
+    return S.T.copy() if transposed else S
+
+
+def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1):
+    """``s[i]`` = sum of ``k(x, x')`` over all ``x, x'`` in ``X[i]`` (the
+    diagonal of ``pair_sums(X)`` at a fraction of its cost)."""
+    xp, _, gamma = _standardize(X.points, None, kernel, gamma)
+    max_points = panel_points(X.dim, xp.dtype)
+    plan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, False)
+    seg_set = plan[1]
+    # Every segment is a group here; a set cut into p pieces needs the p x p
+    # pieces' pair sums, stored in a block of its own.
+    first = np.searchsorted(seg_set, np.arange(len(X))).astype(np.int64)
+    pieces = np.diff(np.append(first, len(seg_set)))
+    base = np.zeros(len(X) + 1, dtype=np.int64)
+    np.cumsum(pieces**2, out=base[1:])
+    local = np.arange(len(seg_set), dtype=np.int64) - first[seg_set]
+    out = np.empty(base[-1])
+    _run(xp, plan, xp, plan,
+         jlo=np.arange(len(seg_set), dtype=np.int64),
+         jhi=(first + pieces)[seg_set],
+         rowbase=base[seg_set] + local * pieces[seg_set], colidx=local,
+         out=out, mirror=True, kernel=kernel, gamma=gamma, coef0=coef0,
+         degree=degree, n_threads=n_threads, progress=False, desc="")
+    return np.add.reduceat(out, base[:-1])
+
+
+def set_sums(X):
+    """Sum of the points of each set, float64 of shape ``(len(X), d)``."""
+    n_points = X.n_points
+    indicator = scipy.sparse.csr_array(
+        (np.ones(n_points), np.arange(n_points), X.offsets),
+        shape=(len(X), n_points),
+    )
+    return np.asarray(indicator @ X.points.astype(np.float64, copy=False))
+
+
+def _standardize(x, y, kernel, gamma):
+    """Points ready for the tile kernels, and the matching gamma.
+
+    rbf and laplacian depend on differences only: `centre_scale` the points
+    and fold the scale into gamma. gamma is capped where it would make the
+    exponent overflow; any capped value gives exp(-gamma z) = 0 for every
+    z > 0 that the data can produce.
+    """
+    if kernel not in ("rbf", "laplacian"):
+        return x, y, gamma
+    x, y, exponent = centre_scale(x, y)
+    power = 2 if kernel == "rbf" else 1
+    try:
+        gamma = math.ldexp(gamma, power * exponent)
+    except OverflowError:
+        gamma = math.inf
+    # |x_k| <= 1, so |x - y|^2 <= 4 d and |x - y|_1 <= 2 d.
+    cap = float(np.finfo(x.dtype).max) / (8 * x.shape[1])
+    return x, y, min(gamma, cap)
+
+
+def _run(xp, xplan, yp, yplan, jlo, jhi, *, rowbase, colidx, out, mirror, kernel,
+         gamma, coef0, degree, n_threads, progress, desc):
+    """Run the row groups of the plan, in chunks if a bar is shown."""
+    xseg, _, xgroups = xplan
+    yseg, _, ygroups = yplan
+    rows, cols = pack_rows(xp), pack_cols(yp)
+    row_norms = squared_norms(xp, kernel, rows.shape[0])
+    col_norms = squared_norms(yp, kernel, cols.shape[1])
+    ldo = round_up(np.diff(yseg[ygroups]).max(), xp.dtype)
+    max_acc = int(np.diff(xgroups).max()) * int(np.diff(ygroups).max())
+    tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype=xp.dtype)
+    acc_buffers = np.empty((n_threads, max_acc))
+
+    chunks = progress_chunks(jhi - jlo, n_threads, progress)
+    with progress_bar(progress, int(np.sum(jhi - jlo)), desc) as bar:
+        for g0, g1, cost in chunks:
+            _impl.pair_sums(rows, row_norms, xseg, xgroups, cols, col_norms, yseg,
+                            ygroups, jlo, jhi, g0, g1, rowbase, colidx, out, mirror,
+                            tile_buffers, acc_buffers, kernel, float(gamma),
+                            float(coef0), int(degree), n_threads)
+            bar.update(cost)
+
+
+def _fold_segments(S, seg_set, axis):
+    """Sum the rows (axis 0) or columns (axis 1) of the pieces of each set."""
+    if len(seg_set) == 0 or seg_set[-1] == len(seg_set) - 1:
+        return S  # one segment per set
+    starts = np.flatnonzero(np.diff(seg_set, prepend=-1))
+    return np.add.reduceat(S, starts, axis=axis)

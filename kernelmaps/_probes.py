@@ -1,0 +1,47 @@
+"""Probes of what an input is, shared by the base modules: whether it is a
+Dask array (without importing Dask), and the float dtype it is computed in.
+A leaf: it imports nothing from kernelmaps."""
+
+import numbers
+import sys
+
+import numpy as np
+
+__all__ = ["as_float_array", "float_dtype", "is_dask_array"]
+
+
+def is_dask_array(x):
+    """Whether `x` is a dask.array.Array (without importing Dask)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(x, da.Array)
+
+
+def float_dtype(dtype):
+    """The dtype data of `dtype` are computed in: float32 stays float32,
+    every other dtype becomes float64."""
+    return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
+
+
+def as_float_array(a, name):
+    """`a` (argument `name`) as an ndarray of float32 (kept) or float64
+    (any other real dtype). A Dask array is refused, not computed: the
+    caller needs the values in memory."""
+    if is_dask_array(a):
+        raise TypeError(
+            f"{name} is a lazy Dask array; this function needs the values in "
+            f"memory: pass {name}.compute() (the feature maps' transform "
+            f"takes Dask input and stays lazy)"
+        )
+    try:
+        arr = np.asarray(a)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"{name} could not be made an array: {err}") from None
+    if arr.dtype == np.float32 or arr.dtype == np.float64:
+        return arr
+    if arr.dtype.kind in "biuf":
+        return arr.astype(np.float64)
+    if arr.dtype == object and all(isinstance(v, numbers.Real) for v in arr.flat):
+        return arr.astype(np.float64)
+    raise TypeError(
+        f"{name} must hold real numbers, got an array of dtype {arr.dtype}"
+    )

@@ -1,0 +1,426 @@
+"""Efficient match kernels with a learned basis (EMK-CKSVD).
+
+The basis ``Z`` is learned by minibatch stochastic gradient on the
+constrained kernel SVD objective of Bo and Sminchisescu (seed paper 004,
+section 3.1); a point maps to ``G k_Z(x)`` with ``G^T G = K_ZZ^+``, a set to
+the mean over its points, and a spatial pyramid concatenates the set features
+of the grid cells of several levels (Lazebnik et al.).
+"""
+
+import numpy as np
+import scipy.sparse
+
+from .._bags import Bags
+from .._dask import lazy_sets
+from .._engine import cksvd
+from .._engine.set_means import set_means
+from .._frozen import Frozen
+from .._parallel import check_progress, resolve_workers
+from .._validation import check_choice, check_points, check_scalar, check_sets
+
+__all__ = ["EMKFeatures"]
+
+_KERNELS = ("rbf", "laplacian")
+_INITS = ("sample", "kmeans")
+
+
+class EMKFeatures(Frozen):
+    r"""Efficient match kernel features with a learned basis (EMK-CKSVD,
+    section 3.1 of [1]_).
+
+    A local kernel :math:`k` (``"rbf"``: :math:`\exp(-\gamma\|x-z\|^2)`,
+    ``"laplacian"``: :math:`\exp(-\gamma\|x-z\|_1)`) is approximated by
+    projecting :math:`\phi(x)` onto the span of :math:`\phi(z_1), \dots,
+    \phi(z_D)` for the D basis vectors :math:`Z`:
+
+    .. math::
+
+        k(x, y) \approx k_Z(x)^T K_{ZZ}^{-1} k_Z(y) = \psi(x)^T \psi(y),
+        \quad \psi(x) = G\, k_Z(x), \quad G^T G = K_{ZZ}^{-1},
+
+    with :math:`(k_Z(x))_j = k(x, z_j)` and :math:`(K_{ZZ})_{jl} = k(z_j,
+    z_l)`. The feature of a set is the mean :math:`\Psi(X) = \frac{1}{|X|}
+    \sum_{x \in X} \psi(x)`, so :math:`\Psi(X)^T \Psi(Y)` approximates the
+    normalised sum-match kernel (`sum_match_kernel` with
+    ``normalize=True``). Use `fit` to learn the basis, or pass one.
+
+    Parameters
+    ----------
+    basis : array_like, shape (n_basis, d)
+        The basis vectors :math:`z_j`, one per row.
+    kernel : {"rbf", "laplacian"}, default="rbf"
+        The local kernel.
+    gamma : float, optional
+        Positive kernel parameter; None means ``1 / d``.
+    objective : array_like, optional
+        The training curve, stored as `objective_` (`fit` sets it; None
+        gives an empty array).
+
+    Attributes
+    ----------
+    basis : ndarray of float64, shape (n_basis, d)
+        The basis vectors.
+    kernel : str
+        The local kernel.
+    gamma : float
+        The kernel parameter.
+    projection : ndarray of float64, shape (n_basis, n_basis)
+        :math:`G = \Lambda^{-1/2} U^T` from the eigendecomposition
+        :math:`K_{ZZ} = U \Lambda U^T`; rows for eigenvalues below ``1e-8``
+        times the largest are zero, so :math:`G^T G` is the pseudo-inverse of
+        :math:`K_{ZZ}` truncated there.
+    objective_ : ndarray of float64
+        The CKSVD objective (mean residual :math:`k(x, x) - k_Z(x)^T
+        K_{ZZ}^{-1} k_Z(x)` over the monitor sample) at the start of `fit`,
+        after every `check_every` iterations and after the last one;
+        non-increasing.
+    n_features_in : int
+        Dimension d of the points.
+    n_features_out : int
+        ``n_basis``, the width of `transform` without pyramid. With
+        ``levels=L`` the width is ``n_basis * (4 ** (L + 1) - 1) // 3``.
+
+    See Also
+    --------
+    sum_match_kernel : The kernel between sets that the features
+        approximate.
+
+    Notes
+    -----
+    Basis vectors closer than the kernel can resolve make :math:`K_{ZZ}`
+    nearly singular; the truncation of its spectrum keeps `projection`
+    finite, and the inner products are then those of the projection onto the
+    span of the kept eigenvectors.
+
+    References
+    ----------
+    .. [1] L. Bo and C. Sminchisescu, "Efficient Match Kernels between Sets
+       of Features for Visual Recognition", NIPS 2009 (seed paper 004 of
+       kernelmaps), section 3.1.
+    .. [2] S. Lazebnik, C. Schmid and J. Ponce, "Beyond Bags of Features:
+       Spatial Pyramid Matching for Recognizing Natural Scene Categories",
+       CVPR 2006.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import EMKFeatures, sum_match_kernel
+    >>> rng = np.random.default_rng(0)
+    >>> sets = [rng.normal(size=(20, 3)) for _ in range(4)]
+    >>> emk = EMKFeatures.fit(np.vstack(sets), n_basis=40, gamma=0.5, rng=0)
+    >>> emk
+    EMKFeatures(n_basis=40, n_features_in=3, kernel='rbf', gamma=0.5)
+    >>> F = emk.transform(sets)
+    >>> F.shape
+    (4, 40)
+    >>> K = sum_match_kernel(sets, gamma=0.5)
+    >>> bool(np.abs(F @ F.T - K).max() < 0.01)
+    True
+    >>> bool(emk.objective_[-1] < emk.objective_[0])
+    True
+
+    A two-level spatial pyramid, from the positions of the points in the
+    unit square:
+
+    >>> positions = [rng.random((20, 2)) for _ in range(4)]
+    >>> emk.transform(sets, positions, levels=2).shape
+    (4, 840)
+    """
+
+    def __init__(self, basis, *, kernel="rbf", gamma=None, objective=None):
+        basis = check_points(basis, "basis").astype(np.float64)
+        kernel = check_choice(kernel, "kernel", _KERNELS)
+        d = basis.shape[1]
+        if d == 0 or basis.shape[0] == 0:
+            raise ValueError(f"basis must be non-empty, got shape {basis.shape}")
+        gamma = _check_gamma(gamma, d)
+        self.basis = basis
+        self.kernel = kernel
+        self.gamma = gamma
+        self.projection = cksvd.projection(basis, kernel, gamma)
+        self.objective_ = (np.zeros(0) if objective is None
+                           else np.array(objective, dtype=np.float64).ravel())
+        self._freeze()
+
+    @classmethod
+    def fit(cls, points, n_basis, *, kernel="rbf", gamma=None, n_iter=300,
+            batch_size=None, learning_rate=0.05, init="sample", check_every=10,
+            rng=None, progress=False):
+        r"""Learn the basis by stochastic gradient on the CKSVD objective.
+
+        Minimises, over the basis :math:`Z`, eq. (11) of Bo and
+        Sminchisescu divided by the number of points,
+
+        .. math::
+
+            R(Z) = \frac{1}{F} \sum_{i=1}^F k(x_i, x_i)
+                   - k_Z(x_i)^T (K_{ZZ} + \epsilon I)^{-1} k_Z(x_i),
+
+        the mean squared distance of :math:`\phi(x_i)` to the span of the
+        :math:`\phi(z_j)`, with :math:`\epsilon = 10^{-8}` (relative to the
+        unit diagonal of :math:`K_{ZZ}`) for numerical stability.
+
+        Parameters
+        ----------
+        points : array_like, shape (n, d), or a collection of sets
+            Training points (the rows of a 2-D array, or pooled from sets as
+            `transform` takes them), e.g. a random sample of local features.
+        n_basis : int
+            Number D of basis vectors, ``1 <= n_basis <= n``.
+        kernel : {"rbf", "laplacian"}, default="rbf"
+            The local kernel.
+        gamma : float, optional
+            Positive kernel parameter; None means ``1 / d``.
+        n_iter : int, default=300
+            Number of minibatch gradient steps; 0 keeps the initial basis.
+        batch_size : int, optional
+            Points per minibatch; None means ``max(n_basis, 256)`` (the
+            paper uses D), at most the number of training points.
+        learning_rate : float, default=0.05
+            Initial Adam step, in units of the length scale
+            ``s = min(data scale, kernel scale)`` per coordinate (data
+            scale: the root mean variance of the coordinates; kernel scale:
+            ``1 / sqrt(2 gamma d)`` for "rbf", ``1 / (gamma d)`` for
+            "laplacian").
+        init : {"sample", "kmeans"}, default="sample"
+            Initial basis: distinct points drawn at random, or k-means
+            centres (`scipy.cluster.vq.kmeans2` with k-means++ seeding, run
+            on at most ``max(50 * n_basis, 20000)`` random points).
+        check_every : int, default=10
+            Iterations between two evaluations of the monitor objective.
+        rng : int or numpy.random.Generator, optional
+            Seed or generator for the initial basis, the monitor sample and
+            the minibatches.
+        progress : bool, default=False
+            Show a progress bar over the iterations (needs tqdm).
+
+        Returns
+        -------
+        EMKFeatures
+
+        Notes
+        -----
+        The gradient is analytic. With :math:`A = K_{BZ}` the kernel between
+        a minibatch B (b points) and the basis, :math:`K = K_{ZZ} + \epsilon
+        I`, :math:`Q = A K^{-1}`, :math:`M = 2 Q \circ A` and :math:`N = (Q^T
+        Q) \circ K`, the gradient of :math:`f = \operatorname{tr}(A K^{-1}
+        A^T)` with respect to :math:`z_j` is, for "rbf",
+
+        .. math::
+
+            2\gamma \sum_i M_{ij} (x_i - z_j)
+            - 4\gamma \sum_l N_{jl} (z_l - z_j),
+
+        and for "laplacian" (a subgradient where a coordinate difference is
+        0) :math:`\gamma \sum_i M_{ij} \operatorname{sign}(x_i - z_j) -
+        2\gamma \sum_l N_{jl} \operatorname{sign}(z_l - z_j)`;
+        the minibatch objective is :math:`1 - f / b`. The steps are Adam's
+        (default moments 0.9 and 0.999) with the step
+        ``learning_rate * s / sqrt(1 + 10 t / n_iter)`` at iteration t.
+
+        The objective stored in `objective_` is evaluated exactly on a
+        monitor sample: 4096 random points that the minibatches and the
+        initial basis never use (held out) when there are more than 8192
+        points and at least ``4096 + 4 * n_basis``, otherwise all the
+        points. It is evaluated at the start, every `check_every` iterations
+        and at the end; when it has increased since the last check, the
+        basis goes back to the previous one, the Adam moments restart and
+        the step is halved, so `objective_` never increases.
+
+        The work is ``O(n_iter * (b D d + D^3 + b D^2))``, independent of n
+        beyond the initialisation, in float64 whatever the dtype of
+        `points`. Its matrices are small, so the iterations run the BLAS on
+        one thread (through threadpoolctl, when it is installed): on few
+        cores a multithreaded BLAS mostly spins on them.
+        """
+        points = check_points(points, "points")
+        n, d = points.shape
+        if d == 0:
+            raise ValueError("points have no feature (d == 0)")
+        kernel = check_choice(kernel, "kernel", _KERNELS)
+        gamma = _check_gamma(gamma, d)
+        n_basis = check_scalar(n_basis, "n_basis", kind="int", low=1)
+        if n_basis > n:
+            raise ValueError(
+                f"n_basis={n_basis} exceeds the number of points ({n})"
+            )
+        n_iter = check_scalar(n_iter, "n_iter", kind="int", low=0)
+        if batch_size is not None:
+            batch_size = check_scalar(batch_size, "batch_size", kind="int", low=1)
+        learning_rate = check_scalar(learning_rate, "learning_rate", low=0.0,
+                                     low_inclusive=False)
+        init = check_choice(init, "init", _INITS)
+        check_every = check_scalar(check_every, "check_every", kind="int", low=1)
+        progress = check_progress(progress)
+        rng = np.random.default_rng(rng)
+
+        basis, objective = cksvd.fit_basis(
+            points.astype(np.float64, copy=False), n_basis, kernel, gamma, n_iter,
+            batch_size, learning_rate, init, check_every, rng, progress)
+        return cls(basis, kernel=kernel, gamma=gamma, objective=objective)
+
+    @property
+    def n_features_in(self):
+        return self.basis.shape[1]
+
+    @property
+    def n_features_out(self):
+        return self.basis.shape[0]
+
+    @lazy_sets(per_point=("positions",))
+    def transform(self, sets, positions=None, levels=0, *, workers=None):
+        r"""Set features: the mean of :math:`G k_Z(x)` over each set, or its
+        spatial pyramid.
+
+        Parameters
+        ----------
+        sets : sequence of array_like (n_i, d), or Bags
+            Sets of points, each with at least one point.
+        positions : sequence of array_like (n_i, 2), Bags or ndarray, optional
+            Position of every point in the unit square :math:`[0, 1]^2`: the
+            same structure as `sets` with 2 columns, or one array aligned
+            with the points of all sets one after the other. Needed when
+            ``levels > 0``, ignored otherwise.
+        levels : int, default=0
+            Pyramid depth L; 0 gives the plain set feature.
+        workers : int, optional
+            Threads; None or -1 means all cores.
+
+        Returns
+        -------
+        F : ndarray, shape (len(sets), n_basis * (4 ** (L + 1) - 1) // 3)
+            float32 for float32 points, else float64.
+
+        Notes
+        -----
+        Level l of the pyramid splits the unit square into a ``2**l`` by
+        ``2**l`` grid; a point at ``(p, q)`` falls in the cell of row
+        ``min(floor(2**l p), 2**l - 1)`` and column
+        ``min(floor(2**l q), 2**l - 1)``. The feature of a cell is the
+        set feature of the set's points in it (their mean, as the pyramid
+        EMK of Bo and Sminchisescu uses the normalised sum-match kernel in
+        every cell),
+        zero when the cell holds no point. The output concatenates, level
+        after level and cell after cell (row-major), the cell features
+        multiplied by the weights of Lazebnik et al.: ``1 / 2**L`` for level
+        0 and
+        ``1 / 2**(L - l + 1)`` for level l >= 1. Inner products of pyramid
+        features hence weight the cell kernels by the squared weights.
+
+        The kernel means are computed once, for the cells of the finest
+        level; those of a coarser cell are the means of its sub-cells
+        weighted by their numbers of points (exact up to rounding), so a
+        pyramid costs little more than the plain feature.
+        """
+        bags = check_sets(sets, "sets")
+        if bags.dim != self.n_features_in:
+            raise ValueError(
+                f"sets have {bags.dim} features, but the basis was learned for "
+                f"{self.n_features_in}"
+            )
+        levels = check_scalar(levels, "levels", kind="int", low=0)
+        n_threads = resolve_workers(workers)
+        if levels > 0:
+            if positions is None:
+                raise ValueError(
+                    f"levels={levels} needs the positions of the points"
+                )
+            positions = _check_positions(positions, bags)
+        dtype = bags.dtype
+        # Centre on the basis mean: distances are unchanged, values smaller.
+        centre = self.basis.mean(axis=0)
+        shifted = Bags(bags.points - centre.astype(dtype), bags.offsets)
+        centres = (self.basis - centre).T.astype(dtype)
+
+        def means(sub):
+            return set_means(sub, centres, None, kind=self.kernel,
+                             gamma=self.gamma, n_threads=n_threads)
+
+        if levels == 0:
+            return (means(shifted) @ self.projection.T).astype(dtype, copy=False)
+        return self._pyramid(shifted, positions, levels, means).astype(
+            dtype, copy=False)
+
+    def _pyramid(self, bags, positions, levels, means):
+        """Weighted cell features of every level, from one call of `means`
+        on the cells of the finest level."""
+        n_sets, D, side = len(bags), self.n_features_out, 2**levels
+        # finest cells: sub-bags of the points of each (set, cell) pair
+        rc = np.minimum((positions * side).astype(np.int64), side - 1)
+        owner = np.repeat(np.arange(n_sets), bags.sizes)
+        key = owner * side**2 + rc[:, 0] * side + rc[:, 1]
+        perm = np.argsort(key, kind="stable")
+        ids, counts = np.unique(key[perm], return_counts=True)
+        offsets = np.zeros(ids.shape[0] + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        fine = means(Bags(bags.points[perm], offsets)).astype(np.float64)
+        owner, cell = np.divmod(ids, side**2)
+        row, col = np.divmod(cell, side)
+        # coarser cells: count-weighted sums of the means of the finest
+        n_cells = (4 ** (levels + 1) - 1) // 3
+        out = np.zeros((n_sets, n_cells, D))
+        first = 0
+        for level in range(levels + 1):
+            shift, width = levels - level, 2**level
+            parent = owner * width**2 + (row >> shift) * width + (col >> shift)
+            keys, inverse = np.unique(parent, return_inverse=True)
+            weights = scipy.sparse.csr_array(
+                (counts.astype(np.float64), (inverse, np.arange(ids.shape[0]))),
+                shape=(keys.shape[0], ids.shape[0]))
+            cell_means = weights @ fine
+            cell_means /= np.bincount(inverse, counts)[:, None]
+            weight = 1.0 / 2 ** (levels if level == 0 else levels - level + 1)
+            target = first + keys % width**2
+            out[keys // width**2, target] = weight * (cell_means @ self.projection.T)
+            first += width**2
+        return out.reshape(n_sets, n_cells * D)
+
+    def __repr__(self):
+        return (f"EMKFeatures(n_basis={self.n_features_out}, "
+                f"n_features_in={self.n_features_in}, kernel={self.kernel!r}, "
+                f"gamma={self.gamma:.6g})")
+
+
+def _check_gamma(gamma, d):
+    if gamma is None:
+        return 1.0 / d
+    return check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+
+
+def _check_positions(positions, bags):
+    """Positions as a (total, 2) float64 array aligned with `bags.points`."""
+    arr = None
+    if isinstance(positions, np.ndarray) and positions.dtype != object:
+        arr = positions
+    if arr is not None and arr.ndim == 2:
+        pos = check_points(arr, "positions")
+        if pos.shape[0] != bags.n_points:
+            raise ValueError(
+                f"positions has {pos.shape[0]} rows but the sets hold "
+                f"{bags.n_points} points"
+            )
+    else:
+        packed = check_sets(positions, "positions")
+        if len(packed) != len(bags) or not np.array_equal(packed.sizes,
+                                                          bags.sizes):
+            raise ValueError(
+                "positions must hold one position per point of every set "
+                f"(sets of sizes {_brief(bags.sizes)}, positions of sizes "
+                f"{_brief(packed.sizes)})"
+            )
+        pos = packed.points
+    if pos.shape[1] != 2:
+        raise ValueError(
+            f"positions must have 2 columns (a point in the unit square), got "
+            f"{pos.shape[1]}"
+        )
+    if pos.min() < 0 or pos.max() > 1:
+        raise ValueError(
+            f"positions must lie in [0, 1]^2, got values in "
+            f"[{pos.min():.6g}, {pos.max():.6g}]"
+        )
+    return pos.astype(np.float64, copy=False)
+
+
+def _brief(sizes):
+    return np.array2string(sizes, threshold=6, edgeitems=2)
