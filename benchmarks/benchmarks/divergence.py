@@ -9,7 +9,7 @@ on ``n_sets`` sets of ``n_points`` standard-normal points in ``d``
 dimensions, for "100x500x30" (where kd-trees do not help and kernelmaps
 uses distance blocks) and "200x100x3", float64 and float32 input, 1 and 2
 worker threads. Beside it, ``time_kdtree_numpy`` runs the
-`scipy.spatial.cKDTree` reference of `kernelmaps._naive` on the same data
+`scipy.spatial.cKDTree` reference of `benchmarks/peers.py` on the same data
 (one tree per set, queried with all points at once, ``workers`` passed to
 ``query``; float64 only). `ProjectPSD` times ``project_psd`` on two 2000 x
 2000 indefinite kernel matrices, one with 3/4 of its eigenvalues negative
@@ -47,12 +47,12 @@ From the ``benchmarks`` directory (that of asv.conf.json)::
 
 import numpy as np
 from asv_runner.benchmarks.mark import skip_for_params
-from kernelmaps._naive import eigh_project_psd, kdtree_renyi_divergence
 from scipy.spatial.distance import cdist, pdist, squareform
 
 from kernelmaps import PSDProjector, divergence_kernel, project_psd, renyi_divergence
 
 from .common import RunOnce, make_sets, stored_times
+from .peers import eigh_project_psd, kdtree_renyi_divergence
 
 SIZES = ("100x500x30", "200x100x3")
 DTYPES = ("float64", "float32")

@@ -1,6 +1,6 @@
-"""Plain NumPy/SciPy implementations of the exact kernels, for the demo and
-the benchmarks to compare against: what a user would write without
-kernelmaps. (The tests have their own, independent references.)"""
+"""Peers of the exact kernels that only the benchmarks use: plain NumPy and
+SciPy implementations, what a user would write without kernelmaps. (The
+tests have their own, independent references.)"""
 
 import numpy as np
 from scipy.spatial.distance import cdist
@@ -67,9 +67,9 @@ def kdtree_renyi_divergence(sets, *, alpha=0.99, k=5, workers=-1):
     neighbours found by `scipy.spatial.cKDTree`: one tree per set, queried
     with all points at once, the rest in NumPy. This is the kd-tree path of
     `kernelmaps.renyi_divergence`, forced whatever the dimension."""
-    from ._parallel import resolve_workers
-    from ._validation import check_sets
-    from .sets._divergence import _renyi
+    from kernelmaps._parallel import resolve_workers
+    from kernelmaps._validation import check_sets
+    from kernelmaps.sets._divergence import _renyi
 
     D = _renyi(check_sets(sets), None, np.array([alpha]), k, None, "kdtree",
                resolve_workers(workers), False)[0]

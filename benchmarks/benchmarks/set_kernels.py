@@ -8,7 +8,7 @@ on ``n_sets`` sets of ``n_points`` standard-normal points in ``d``
 dimensions, for two shapes ("200x300x30": few large sets, "1000x50x30":
 many small ones), float64 and float32 input, and 1 and 2 worker threads.
 Beside it, on the same data and gamma, it times the plain NumPy baselines
-of `kernelmaps._naive`, what a user would write without kernelmaps:
+of `benchmarks/peers.py`, what a user would write without kernelmaps:
 
 * ``blocked_sum_match_kernel``: sets stacked into blocks, one matrix product
   per unordered pair of blocks, exp, and sums per pair of sets;
@@ -62,12 +62,12 @@ installed kernelmaps, storing the results under the current commit::
 
 import numpy as np
 from asv_runner.benchmarks.mark import skip_for_params
-from kernelmaps._naive import blocked_sum_match_kernel, pairwise_sum_match_kernel
 from scipy.spatial.distance import pdist
 
 from kernelmaps import Bags, median_heuristic, mmd, mmd_kernel, sum_match_kernel
 
 from .common import RunOnce, make_sets, stored_times
+from .peers import blocked_sum_match_kernel, pairwise_sum_match_kernel
 
 SIZES = ("200x300x30", "1000x50x30")
 DTYPES = ("float64", "float32")

@@ -26,11 +26,6 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 import scipy.spatial.distance
-from kernelmaps._naive import (
-    blocked_sum_match_kernel,
-    eigh_project_psd,
-    kdtree_renyi_divergence,
-)
 
 import kernelmaps as km
 from kernelmaps._data import bag_of_words
@@ -41,6 +36,11 @@ from .emk import _nystroem
 from .expected import gaussians, numpy_rbf_full
 from .histograms import PEERS, numpy_js_kernel
 from .outofcore import incremental_pca
+from .peers import (
+    blocked_sum_match_kernel,
+    eigh_project_psd,
+    kdtree_renyi_divergence,
+)
 from .random_features import _rbf_sampler, numpy_set_means, sklearn_set_means
 from .set_kernels import numpy_mmd_kernel
 

@@ -1,6 +1,6 @@
 /*
  * The k smallest squared distances along the rows and the columns of a
- * block of distances, for the kNN divergence engine (_knn_impl.pyx).
+ * block of distances, for the kNN divergence engine (_knn.pyx).
  *
  * Each list of k smallest values is kept sorted in vector registers, one
  * list per vector lane, and a new vector of distances goes through it with
