@@ -3,7 +3,7 @@
 What is measured
 ----------------
 `HistogramMaps` times ``transform`` of 20000 bag-of-words histograms of 300
-words (13-14 % non-zero, L1-normalised; `kernelmaps._data.bag_of_words`),
+words (13-14 % non-zero, L1-normalised; `common.bag_of_words`),
 CSR and dense, float64, with 5 features per input feature: `Chi2DirectMap`
 (fitted, 5 terms), `Chi2ChebyshevMap` (5 terms, fitted scale),
 `HomogeneousKernelMap`
@@ -65,9 +65,8 @@ from kernelmaps import (
     intersection_kernel,
     js_kernel,
 )
-from kernelmaps._data import bag_of_words
 
-from .common import run_once, stored_times
+from .common import bag_of_words, run_once, stored_times
 
 try:
     from sklearn.kernel_approximation import AdditiveChi2Sampler, RBFSampler

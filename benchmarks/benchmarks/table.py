@@ -28,9 +28,8 @@ import scipy.sparse
 import scipy.spatial.distance
 
 import kernelmaps as km
-from kernelmaps._data import bag_of_words
 
-from .common import make_sets
+from .common import bag_of_words, make_sets
 from .divergence import indefinite_kernel
 from .emk import _nystroem
 from .expected import gaussians, numpy_rbf_full
