@@ -26,8 +26,13 @@
  *                 km_tile_d_avx2; the dispatcher KM_DISPATCH(isa,
  *                 km_tile_d, (...)) calls it
  *
- * A template must #undef every macro it defines itself.
+ * A template must #undef every macro it defines itself. (This file includes
+ * itself once per code path: the inner level, KM_INSTANTIATE_TYPES defined,
+ * includes the template for both element types.)
  */
+#ifndef KM_INSTANTIATE_TYPES
+/* The outer level: each code path in turn, the inner level below for both
+ * element types on it. */
 #ifndef KM_KERNEL
 #error "define KM_KERNEL, the template to compile, before including km_instantiate.h"
 #endif
@@ -39,63 +44,31 @@
 #define KM_W (KM_VB / (int)sizeof(KM_T))
 #define KM_OP(op) KM_CAT(KM_CAT(KM_PASTE(km_, op), KM_TC), KM_VB)
 #define KM_FN(name) KM_CAT(KM_CAT(name, KM_TC), KM_SFX)
+#define KM_INSTANTIATE_TYPES
 
-/* The baseline path. */
 #define KM_SFX base
 #define KM_ISA KM_ISA_BASELINE
 #define KM_ATTR
 #define KM_VB 16
-
-#define KM_T double
-#define KM_TC d
-#define KM_IS_DOUBLE 1
-#include KM_KERNEL
-#undef KM_T
-#undef KM_TC
-#undef KM_IS_DOUBLE
-
-#define KM_T float
-#define KM_TC f
-#define KM_IS_DOUBLE 0
-#include KM_KERNEL
-#undef KM_T
-#undef KM_TC
-#undef KM_IS_DOUBLE
-
+#include "km_instantiate.h"
 #undef KM_SFX
 #undef KM_ISA
 #undef KM_ATTR
 #undef KM_VB
 
-/* The AVX2 path. */
 #ifdef KM_DISPATCH_X86
 #define KM_SFX avx2
 #define KM_ISA KM_ISA_AVX2
 #define KM_ATTR KM_TARGET_AVX2
 #define KM_VB 32
-
-#define KM_T double
-#define KM_TC d
-#define KM_IS_DOUBLE 1
-#include KM_KERNEL
-#undef KM_T
-#undef KM_TC
-#undef KM_IS_DOUBLE
-
-#define KM_T float
-#define KM_TC f
-#define KM_IS_DOUBLE 0
-#include KM_KERNEL
-#undef KM_T
-#undef KM_TC
-#undef KM_IS_DOUBLE
-
+#include "km_instantiate.h"
 #undef KM_SFX
 #undef KM_ISA
 #undef KM_ATTR
 #undef KM_VB
 #endif
 
+#undef KM_INSTANTIATE_TYPES
 #undef KM_VEC
 #undef KM_MASK
 #undef KM_V
@@ -104,3 +77,22 @@
 #undef KM_OP
 #undef KM_FN
 #undef KM_KERNEL
+
+#else
+/* The inner level: the template for both element types on one path. */
+#define KM_T double
+#define KM_TC d
+#define KM_IS_DOUBLE 1
+#include KM_KERNEL
+#undef KM_T
+#undef KM_TC
+#undef KM_IS_DOUBLE
+
+#define KM_T float
+#define KM_TC f
+#define KM_IS_DOUBLE 0
+#include KM_KERNEL
+#undef KM_T
+#undef KM_TC
+#undef KM_IS_DOUBLE
+#endif
