@@ -3,12 +3,10 @@ Sminchisescu, section 6, Algorithms 3-5).
 
 The data are read one block of rows at a time; each block is mapped, its
 features reduced to float64 moments (count, means, centred cross-products
-with themselves and with the targets) and dropped. Moments of two blocks
-combine exactly (Chan, Golub and LeVeque), in any order, so the same code
-serves a stream of blocks read once and the blocks of a Dask array reduced
-in parallel on a cluster. Centring each block on its own mean before the
-product keeps the covariance accurate when the features have a large mean
-(chi2 features are non-negative), where ``Z^T Z - n m m^T`` would cancel.
+with themselves and with the targets; kernelmaps._engine.moments) and
+dropped. Moments of two blocks combine exactly, in any order, so the same
+code serves a stream of blocks read once (`_reduce`) and the blocks of a
+Dask array reduced in parallel on a cluster (`_reduce_dask`).
 """
 
 import itertools

@@ -1,0 +1,64 @@
+"""The engine's one code-path switch: `kernelmaps._engine.select_isa`
+selects the SIMD path of every extension at once (the `simd_path` fixture
+of conftest.py runs the kernels' tests on each path through it)."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import kernelmaps as km
+from kernelmaps import _engine
+
+
+def test_available_paths_and_selection():
+    available = _engine.available_isas()
+    assert available[0] == "baseline"
+    assert _engine.simd_isa() == available[-1]  # the best, at import
+    previous = _engine.select_isa("baseline")
+    try:
+        assert previous == available[-1]
+        assert _engine.simd_isa() == "baseline"
+    finally:
+        assert _engine.select_isa(previous) == "baseline"
+    assert _engine.simd_isa() == previous
+
+
+@pytest.mark.parametrize("name", ["avx512", "AVX2", "", None, 1])
+def test_unknown_path_is_refused(name):
+    if name in _engine.available_isas():
+        pytest.skip("available here")
+    before = _engine.simd_isa()
+    with pytest.raises(ValueError, match=r"code path .* is not available here"):
+        _engine.select_isa(name)
+    assert _engine.simd_isa() == before
+
+
+@pytest.mark.skipif(len(_engine.available_isas()) < 2,
+                    reason="one code path on this CPU")
+def test_every_simd_engine_follows_the_switch():
+    """Every SIMD engine runs the path selected: its results on the baseline
+    and on the best path agree to rounding, and differ in the last bits
+    (vector widths and FMA change the order of the sums). Fixed data: the
+    bits differ for each engine on every CPU with AVX2+FMA."""
+    rng = np.random.default_rng(0)
+    sets = [rng.normal(size=(n, 17)) for n in (7, 30, 12, 25)]
+    sets32 = [s.astype(np.float32) for s in sets]
+    H = rng.dirichlet(np.ones(20), size=9)
+    calls = {  # and the relative tolerance
+        "pair sums": (lambda: km.sum_match_kernel(sets, gamma=0.3), 1e-12),
+        "kNN": (lambda: km.renyi_divergence(sets32, k=3, clamp=False), 1e-5),
+        "additive": (lambda: km.js_kernel(H), 1e-12),
+        "set means": (lambda: km.RandomDistributionFeatures(17, 40, rng=0)
+                      .transform(sets), 1e-12),
+    }
+    results = {}
+    for path in ("baseline", _engine.available_isas()[-1]):
+        previous = _engine.select_isa(path)
+        try:
+            results[path] = {name: f() for name, (f, _) in calls.items()}
+        finally:
+            _engine.select_isa(previous)
+    base, best = results.values()
+    for name, (_, rtol) in calls.items():
+        assert_allclose(base[name], best[name], rtol=rtol, atol=rtol, err_msg=name)
+        assert not np.array_equal(base[name], best[name]), name
