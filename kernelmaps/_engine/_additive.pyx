@@ -3,7 +3,8 @@ one-dimensional kernel, for every pair of rows.
 
 - `dense`: rows of X against rows of Y, both dense, in tiles of KM_MR
   rows against column panels that stay in cache (km_additive.h), OpenMP over
-  blocks of rows; with `symmetric`, only the pairs j >= i are computed.
+  items (a block of rows against a run of column panels); with `symmetric`,
+  only the pairs j >= i are computed.
 - `sparse`: each row of X (dense, or CSR scattered into a dense scratch row)
   against the non-zeros of the CSR rows of Y: the one-dimensional kernels
   here are 0 where either value is 0, so only common non-zeros count.
@@ -35,9 +36,14 @@ KINDS = {"chi2": KM_ADD_CHI2, "intersection": KM_ADD_INTERSECTION,
 
 def dense(const floating[:, ::1] xrows, const floating[:, ::1] yt,
           Py_ssize_t n, Py_ssize_t m, str kind, bint symmetric,
-          Py_ssize_t row_block, Py_ssize_t col_block, double[:, ::1] out,
+          Py_ssize_t row_block, Py_ssize_t col_block,
+          const int64_t[:, ::1] items, double[:, ::1] out,
           double[:, ::1] buffers, int n_threads):
-    """out[i, j] = sum_k f(X[i, k], Y[j, k]) for i < n, j < m.
+    """out[i, j] = sum_k f(X[i, k], Y[j, k]) for the items: item (b, c0, c1)
+    is the rows [b * row_block, (b + 1) * row_block) of X (below n) against
+    the columns [c0, c1) of Y, c0 a multiple of col_block from the block's
+    first column (0, or with `symmetric` its first row rounded down to the
+    tile width: only the pairs j >= i are computed, and mirrored).
 
     xrows: X padded with KM_MR - 1 zero rows; yt: Y transposed, (d,
     ldy) with ldy >= m rounded up to the tile width (zero padding).
@@ -46,21 +52,21 @@ def dense(const floating[:, ::1] xrows, const floating[:, ::1] yt,
     """
     cdef int code = KINDS[kind]
     cdef Py_ssize_t d = xrows.shape[1], ldy = yt.shape[1]
-    cdef Py_ssize_t n_blocks = (n + row_block - 1) // row_block
     cdef Py_ssize_t nr = KM_NR_D if floating is double else KM_NR_F
-    cdef Py_ssize_t b, r_lo, r_hi, c_lo, cb, ncols, width, r0, r, c, tid
+    cdef Py_ssize_t it, b, r_lo, r_hi, c_end, cb, ncols, width, r0, r, c, tid
     cdef double value
     cdef double *buf
-    for b in prange(n_blocks, nogil=True, schedule="dynamic",
-                    num_threads=n_threads):
+    for it in prange(items.shape[0], nogil=True, schedule="dynamic",
+                     num_threads=n_threads):
         tid = threadid()
         buf = &buffers[tid, 0]
+        b = items[it, 0]
         r_lo = b * row_block
         r_hi = min(n, r_lo + row_block)
-        c_lo = (r_lo // nr) * nr if symmetric else 0
-        cb = c_lo
-        while cb < m:
-            ncols = min(col_block, m - cb)
+        cb = items[it, 1]
+        c_end = items[it, 2]
+        while cb < c_end:
+            ncols = min(col_block, c_end - cb)
             width = (ncols + nr - 1) // nr * nr
             r0 = r_lo
             while r0 < r_hi:
@@ -96,21 +102,24 @@ def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,
            const index_t[::1] x_indices, const index_t[::1] x_indptr,
            const floating[::1] y_data, const index_t[::1] y_indices,
            const index_t[::1] y_indptr, str kind, bint symmetric,
-           double[:, ::1] out, double[:, ::1] scratch, int n_threads):
+           Py_ssize_t row0, Py_ssize_t row1, double[:, ::1] out,
+           double[:, ::1] scratch, int n_threads):
     """out[i, j] = sum over the common non-zeros of f(X[i, k], Y[j, k]),
-    with f as in `dense` except for "js", the whole Jensen-Shannon term.
+    with f as in `dense` except for "js", the whole Jensen-Shannon term, for
+    the rows row0 <= i < row1.
 
     X is x_dense if it has rows (x_data etc. then unused), else the CSR
     arrays; Y is CSR. scratch: (n_threads, d) zeros, left zero on return.
     """
     cdef int code = KINDS[kind]
     cdef bint x_is_dense = x_dense.shape[0] > 0
-    cdef Py_ssize_t n = out.shape[0], m = out.shape[1], d = scratch.shape[1]
+    cdef Py_ssize_t m = out.shape[1], d = scratch.shape[1]
     cdef Py_ssize_t i, j, k, tid
     cdef int64_t p
     cdef double a, bv, acc
     cdef double *row
-    for i in prange(n, nogil=True, schedule="dynamic", num_threads=n_threads):
+    for i in prange(row0, row1, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
         tid = threadid()
         row = &scratch[tid, 0]
         if x_is_dense:

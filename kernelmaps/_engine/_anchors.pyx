@@ -151,22 +151,22 @@ cdef inline void _neighbours(const double *a, Py_ssize_t n, double inv_step,
 def neighbours(const floating[::1] values, const index_t[::1] cols,
                Py_ssize_t d, const double[::1] anchors, Py_ssize_t n_anchors,
                const double[::1] inv_step, int k, bint distance,
-               Py_ssize_t zero_index,
-               int64_t[:, ::1] idx, float[:, ::1] w, int n_threads):
+               Py_ssize_t zero_index, int64_t[:, ::1] idx, float[:, ::1] w,
+               Py_ssize_t start, Py_ssize_t stop, int n_threads):
     """idx[i], w[i] = the k neighbours of values[i] among the anchors of its
     dimension (anchors[j * n_anchors:(j + 1) * n_anchors], sorted) and their
-    weights; a value of exactly 0 takes the anchor zero_index alone (if
-    zero_index >= 0). inv_step[j] > 0: dimension j's anchors are the uniform
-    grid of that step. cols: the dimension of each value (CSR), or empty for
-    dense input (value i is in dimension i % d)."""
-    cdef Py_ssize_t i, j, t, n_values = values.shape[0]
+    weights, for start <= i < stop; a value of exactly 0 takes the anchor
+    zero_index alone (if zero_index >= 0). inv_step[j] > 0: dimension j's
+    anchors are the uniform grid of that step. cols: the dimension of each
+    value (CSR), or empty for dense input (value i is in dimension i % d)."""
+    cdef Py_ssize_t i, j, t
     cdef bint dense = cols.shape[0] == 0
     cdef Py_ssize_t *ii
     cdef double *ww
     with nogil, parallel(num_threads=n_threads):
         ii = <Py_ssize_t *>malloc(k * sizeof(Py_ssize_t))
         ww = <double *>malloc(k * sizeof(double))
-        for i in prange(n_values, schedule="static"):
+        for i in prange(start, stop, schedule="static"):
             j = i % d if dense else cols[i]
             if values[i] == 0 and zero_index >= 0:
                 for t in range(k):
@@ -185,16 +185,18 @@ def neighbours(const floating[::1] values, const index_t[::1] cols,
 def lookup(const int64_t[:, ::1] idx, const float[:, ::1] w,
            const index_t[::1] cols, Py_ssize_t d, const double[::1] table,
            const int64_t[::1] table_off, const int64_t[::1] rank,
-           const int64_t[::1] out_pos, floating[::1] out, int n_threads):
+           const int64_t[::1] out_pos, floating[::1] out, Py_ssize_t start,
+           Py_ssize_t stop, int n_threads):
     """out[out_pos[i] + c] = sum_t w[i, t] * Q_j[idx[i, t], c] for the
-    components c < rank[j] of the dimension j of value i, where Q_j is the
+    values start <= i < stop and the components c < rank[j] of the
+    dimension j of value i, where Q_j is the
     (n_anchors, rank[j]) table at table[table_off[j]:]; values with
     out_pos[i] < 0 are skipped (zeros of CSR input)."""
-    cdef Py_ssize_t i, j, t, c, r, n_values = idx.shape[0], k = idx.shape[1]
+    cdef Py_ssize_t i, j, t, c, r, k = idx.shape[1]
     cdef bint dense = cols.shape[0] == 0
     cdef int64_t pos, base
     cdef double acc
-    for i in prange(n_values, nogil=True, schedule="static",
+    for i in prange(start, stop, nogil=True, schedule="static",
                     num_threads=n_threads):
         pos = out_pos[i]
         if pos < 0:
@@ -217,8 +219,9 @@ def transform(const floating[::1] values, const index_t[::1] cols,
               const int64_t[::1] table_off, const int64_t[::1] rank,
               const int64_t[::1] feature_off, floating[::1] out,
               index_t[::1] out_cols, const int64_t[::1] out_indptr,
-              int n_threads):
-    """The features of every row, neighbours and lookup in one pass.
+              Py_ssize_t row0, Py_ssize_t row1, int n_threads):
+    """The features of the rows row0 <= r < row1, neighbours and lookup in
+    one pass.
 
     Dense input (cols empty): `values` holds the rows (n x d), and row r's
     features go to out[r * width:(r + 1) * width], dimension j's at
@@ -228,7 +231,6 @@ def transform(const floating[::1] values, const index_t[::1] cols,
     in order (zeros are skipped: their features are 0).
     """
     cdef bint dense = cols.shape[0] == 0
-    cdef Py_ssize_t n_rows = (values.shape[0] // d) if dense else indptr.shape[0] - 1
     cdef Py_ssize_t width = feature_off[d]
     cdef Py_ssize_t r, p, p0, p1, j, t, c, rj
     cdef int64_t pos, base
@@ -238,7 +240,7 @@ def transform(const floating[::1] values, const index_t[::1] cols,
     with nogil, parallel(num_threads=n_threads):
         ii = <Py_ssize_t *>malloc(k * sizeof(Py_ssize_t))
         ww = <double *>malloc(k * sizeof(double))
-        for r in prange(n_rows, schedule="static"):
+        for r in prange(row0, row1, schedule="static"):
             if dense:
                 p0 = r * d
                 p1 = p0 + d

@@ -69,8 +69,10 @@ cdef inline void _homogeneous(double x, const double *c, double step,
 
 def expand(str kind, const floating[::1] values, const index_t[::1] cols,
            Py_ssize_t d, const double[:, ::1] params, double scale,
-           floating[:, ::1] out, index_t[::1] out_cols, int n_threads):
-    """out[i] = the features of values[i] (see the module docstring).
+           floating[:, ::1] out, index_t[::1] out_cols, Py_ssize_t start,
+           Py_ssize_t stop, int n_threads):
+    """out[i] = the features of values[i] (see the module docstring), for
+    start <= i < stop.
 
     params: one row of parameters per dimension, or a single shared row
     (direct: k_1..k_T then 2 sqrt(k_1)..2 sqrt(k_T); homogeneous: the
@@ -81,10 +83,9 @@ def expand(str kind, const floating[::1] values, const index_t[::1] cols,
     """
     cdef int code = KINDS[kind]
     cdef Py_ssize_t n = out.shape[1], i, q, row
-    cdef Py_ssize_t n_values = values.shape[0]
     cdef bint shared = params.shape[0] == 1, dense = cols.shape[0] == 0
     cdef double x
-    for i in prange(n_values, nogil=True, schedule="static",
+    for i in prange(start, stop, nogil=True, schedule="static",
                     num_threads=n_threads):
         if not dense:
             for q in range(n):

@@ -63,11 +63,11 @@ cdef inline int _lanes(floating *dummy) noexcept nogil:
 
 
 cdef void _tops(const km_tile_args *args, const floating *rows,
-                const floating *rnorm, const floating *cols,
-                const floating *cnorm, int64_t r0, int64_t r1, int64_t c0,
-                int64_t c1, bint both, bint exclude_self, int k,
-                ptrdiff_t col_block, floating *buf, floating *rowtop,
-                floating *coltop, ptrdiff_t ldc) noexcept nogil:
+                const floating *cols, const floating *zeros, int64_t r0,
+                int64_t r1, int64_t c0, int64_t c1, bint both,
+                bint exclude_self, int k, ptrdiff_t col_block, floating *buf,
+                floating *rowtop, floating *coltop,
+                ptrdiff_t ldc) noexcept nogil:
     """The k smallest squared distances of rows [r0, r1) to the columns
     [c0, c1) into the lane lists rowtop ((r1 - r0) x k x lanes) and, with
     `both`, of the columns to the rows into coltop (k x ldc);
@@ -86,8 +86,7 @@ cdef void _tops(const km_tile_args *args, const floating *rows,
         r = r0
         while r < r1:
             nr = <int>min(<int64_t>KM_MR, r1 - r)
-            tile(args, rows + r * d, rnorm + r, cols + b0, cnorm + b0, b1 - b0,
-                 buf)
+            tile(args, rows + r * d, cols + b0, zeros, b1 - b0, buf)
             if exclude_self:
                 for p in range(r, r + nr):
                     if b0 <= p < b1:
@@ -149,17 +148,17 @@ cdef void _set_args(km_tile_args *args, Py_ssize_t d, Py_ssize_t ldy,
     args.coef0 = 0.0
 
 
-def self_kth(const floating[:, ::1] rows, const floating[::1] rnorm,
-             const floating[:, ::1] cols, const floating[::1] cnorm,
-             const int64_t[:, ::1] items, int k, Py_ssize_t col_block,
-             double[::1] out, floating[:, ::1] tile_buffers,
-             floating[:, ::1] row_buffers, int n_threads):
+def self_kth(const floating[:, ::1] rows, const floating[:, ::1] cols,
+             const floating[::1] zeros, const int64_t[:, ::1] items, int k,
+             Py_ssize_t col_block, double[::1] out,
+             floating[:, ::1] tile_buffers, floating[:, ::1] row_buffers,
+             int n_threads):
     """out[p] = squared distance from point p to its k-th nearest neighbour
     in its own set, the point itself excluded, for the rows of every item.
 
     rows / cols: the points, padded as for the tile kernels (cols
-    transposed), rnorm / cnorm their squared norms; items: rows of the item
-    table (ITEM_FIELDS; both and the slots unused). tile_buffers:
+    transposed); zeros: zeros of the padded width of cols; items: rows of
+    the item table (ITEM_FIELDS; both and the slots unused). tile_buffers:
     (n_threads, KM_MR * ldo), ldo >= col_block rounded up to the tile width;
     row_buffers: (n_threads, largest r1 - r0 times k * LANES).
     """
@@ -175,16 +174,16 @@ def self_kth(const floating[:, ::1] rows, const floating[::1] rnorm,
         rowtop = &row_buffers[tid, 0]
         r0 = items[it, R0]
         r1 = items[it, R1]
-        _tops(&args, &rows[0, 0], &rnorm[0], &cols[0, 0], &cnorm[0], r0, r1,
+        _tops(&args, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1,
               items[it, C0], items[it, C1], False, True, k, col_block,
               &tile_buffers[tid, 0], rowtop, NULL, 0)
         for p in range(r0, r1):
             out[p] = _row_kth(rowtop, p - r0, k)
 
 
-def divergence_sums(const floating[:, ::1] rows, const floating[::1] rnorm,
-                    const floating[:, ::1] cols, const floating[::1] cnorm,
-                    const int64_t[:, ::1] items, int k, Py_ssize_t col_block,
+def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
+                    const floating[::1] zeros, const int64_t[:, ::1] items,
+                    int k, Py_ssize_t col_block,
                     const double[::1] row_log_rho, const double[::1] col_log_rho,
                     const double[::1] row_log_floor,
                     const double[::1] col_log_floor, const double[::1] coef,
@@ -223,9 +222,9 @@ def divergence_sums(const floating[:, ::1] rows, const floating[::1] rnorm,
         c0 = items[it, C0]
         c1 = items[it, C1]
         both = items[it, BOTH] != 0
-        _tops(&args, &rows[0, 0], &rnorm[0], &cols[0, 0], &cnorm[0], r0, r1,
-              c0, c1, both, False, k, col_block, &tile_buffers[tid, 0], rowtop,
-              coltop, ldc)
+        _tops(&args, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1, c0, c1,
+              both, False, k, col_block, &tile_buffers[tid, 0], rowtop, coltop,
+              ldc)
         floor = row_log_floor[items[it, ROW_SET]]
         for p in range(r0, r1):
             u[p - r0] = row_log_rho[p] - max(

@@ -1,13 +1,13 @@
 """Sums of kernel values over pairs of sets: the arithmetic of the set kernels.
 
 Points are cut into *segments* (a set, or a piece of a large set) and
-consecutive segments into *groups* of at most a few hundred points. A task is
-a pair of groups (row group, column group); it computes the point-level
-kernel values in tiles of KM_MR rows (km_tile.h) and reduces them at once to
-one sum per pair of segments, which it writes to `out`. Every entry of `out`
-is written by exactly one task, so results do not depend on the number of
-threads, bit for bit. The driver (pair_sums.py) plans the groups and folds
-segment sums back into set sums.
+consecutive segments into *groups* of at most a few hundred points. A task
+(an *item*) is a row group against a run of column groups; it computes the
+point-level kernel values in tiles of KM_MR rows (km_tile.h) and reduces
+them at once to one sum per pair of segments, which it writes to `out`.
+Every entry of `out` is written by exactly one task, so results do not
+depend on the number of threads, bit for bit. The driver (pair_sums.py)
+plans the groups and items, and folds segment sums back into set sums.
 """
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
@@ -90,10 +90,9 @@ def plan_segments(const int64_t[::1] offsets, int64_t max_points,
             group_ptr_a[:n_groups + 1])
 
 
-cdef void _group_pair(const km_tile_args *shared_args,
-                      const floating *x, const floating *xn,
+cdef void _group_pair(const km_tile_args *shared_args, const floating *x,
                       const int64_t *xseg, int64_t s0, int64_t s1,
-                      const floating *yt, const floating *yn,
+                      const floating *yt, const floating *phases,
                       const int64_t *yseg, int64_t t0, int64_t t1,
                       floating *buf, double *acc) noexcept nogil:
     """acc[s - s0, t - t0] = sum of k(x, y) over x in segment s, y in t."""
@@ -111,7 +110,7 @@ cdef void _group_pair(const km_tile_args *shared_args,
             s += 1
         # A strip of rows in one segment needs only its column sums.
         args.sum_rows = xseg[s + 1] >= r0 + KM_MR
-        tile(&args, x + r0 * d, xn + r0, yt + q0, yn + q0, q1 - q0, buf)
+        tile(&args, x + r0 * d, yt + q0, phases + q0, q1 - q0, buf)
         row_end = r0 + 1 if args.sum_rows else min(r0 + KM_MR, p1)
         for row in range(r0, row_end):
             while xseg[s + 1] <= row:
@@ -124,31 +123,31 @@ cdef void _group_pair(const km_tile_args *shared_args,
         r0 += KM_MR
 
 
-def pair_sums(const floating[:, ::1] xrows, const floating[::1] xnorm,
-              const int64_t[::1] xseg, const int64_t[::1] xgroups,
-              const floating[:, ::1] ycols, const floating[::1] ynorm,
-              const int64_t[::1] yseg, const int64_t[::1] ygroups,
-              const int64_t[::1] jlo, const int64_t[::1] jhi,
-              Py_ssize_t g0, Py_ssize_t g1,
+def pair_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
+              const int64_t[::1] xgroups, const floating[:, ::1] ycols,
+              const floating[::1] phases, const int64_t[::1] yseg,
+              const int64_t[::1] ygroups, const int64_t[:, ::1] items,
               const int64_t[::1] rowbase, const int64_t[::1] colidx,
               double[::1] out, bint mirror,
               floating[:, ::1] tile_buffers, double[:, ::1] acc_buffers,
               str kind, double gamma, double coef0, int degree, int n_threads):
-    """Sums over segment pairs for the row groups g0 <= g < g1.
+    """Sums over segment pairs for the items: item (g, h0, h1) is row group
+    g against the column groups h0 <= h < h1.
 
-    Row group g meets the column groups jlo[g] <= h < jhi[g]. The sum over
-    row segment s and column segment t goes to out[rowbase[s] + colidx[t]],
-    and with `mirror` (symmetric case: jlo[g] >= g, segments of both sides
-    the same) also to out[rowbase[t] + colidx[s]].
+    The sum over row segment s and column segment t goes to
+    out[rowbase[s] + colidx[t]], and with `mirror` (symmetric case: h >= g,
+    segments of both sides the same) also to out[rowbase[t] + colidx[s]].
+    Every entry of `out` belongs to one item.
 
     xrows: row points, padded with KM_MR - 1 rows; ycols: column points
-    transposed, padded to a multiple of the tile width; xnorm, ynorm: their
-    squared norms. tile_buffers: (n_threads, KM_MR * ldo) with ldo the
-    padded size of the largest column group; acc_buffers: (n_threads,
-    largest row group segments * largest column group segments).
+    transposed, padded to a multiple of the tile width; phases: zeros of the
+    padded width (the tiles' column values; no kernel here uses them).
+    tile_buffers: (n_threads, KM_MR * ldo) with ldo the padded size of the
+    largest column group; acc_buffers: (n_threads, largest row group
+    segments * largest column group segments).
     """
     cdef km_tile_args args
-    cdef Py_ssize_t g, h, tid
+    cdef Py_ssize_t it, g, h, tid
     cdef int64_t s, t, s0, s1, t0, t1
     cdef double value
     cdef double *acc
@@ -162,18 +161,19 @@ def pair_sums(const floating[:, ::1] xrows, const floating[::1] xnorm,
     args.gamma = gamma
     args.coef0 = coef0
 
-    for g in prange(g0, g1, nogil=True, schedule="dynamic",
-                    num_threads=n_threads):
+    for it in prange(items.shape[0], nogil=True, schedule="dynamic",
+                     num_threads=n_threads):
         tid = threadid()
         acc = &acc_buffers[tid, 0]
+        g = items[it, 0]
         s0 = xgroups[g]
         s1 = xgroups[g + 1]
-        for h in range(jlo[g], jhi[g]):
+        for h in range(items[it, 1], items[it, 2]):
             t0 = ygroups[h]
             t1 = ygroups[h + 1]
-            _group_pair(&args, &xrows[0, 0], &xnorm[0], &xseg[0], s0, s1,
-                        &ycols[0, 0], &ynorm[0], &yseg[0], t0, t1,
-                        &tile_buffers[tid, 0], acc)
+            _group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1, &ycols[0, 0],
+                        &phases[0], &yseg[0], t0, t1, &tile_buffers[tid, 0],
+                        acc)
             for s in range(s0, s1):
                 # With mirror, the pair (s, t) stands for (t, s) too: on the
                 # diagonal group pair, only t >= s is used (exact symmetry).

@@ -5,7 +5,9 @@ points) and the feature columns cut into *panels*. A task is a pair
 (group, panel): it walks the group's points in strips of KM_MR rows, gets the
 features of a strip against the panel from the tile kernels (km_tile.h;
 summed over the strip when it lies in one set), accumulates them per set in
-float64 and writes the scaled means of its sets on its panel. Every output
+float64 and writes their sums, times a factor per set (1 / n times the
+scale: the means), on its panel. The driver cuts very large sets into
+pieces, summed afterwards. Every output
 entry is written by exactly one task in a fixed order, so results do not
 depend on the number of threads, bit for bit.
 """
@@ -44,12 +46,11 @@ def plan_groups(const int64_t[::1] offsets, int64_t max_points,
 
 
 cdef void _task(const km_tile_args *args, const floating *rows,
-                const floating *row_norms, const int64_t *offsets,
-                int64_t s0, int64_t s1, const floating *cols,
-                const floating *col_vec, ptrdiff_t c0, ptrdiff_t c1,
-                double scale, floating *buf, double *acc,
+                const int64_t *offsets, const double *factors, int64_t s0,
+                int64_t s1, const floating *cols, const floating *phases,
+                ptrdiff_t c0, ptrdiff_t c1, floating *buf, double *acc,
                 floating *out, ptrdiff_t ldo) noexcept nogil:
-    """out[s, c0:c1] = scale / n_s * sum over the points x of set s of
+    """out[s, c0:c1] = factors[s] * sum over the points x of set s of
     f(x, column c), for the sets s0 <= s < s1."""
     cdef km_tile_args a = args[0]
     cdef ptrdiff_t width = c1 - c0, d = a.d, c
@@ -67,8 +68,7 @@ cdef void _task(const km_tile_args *args, const floating *rows,
             s += 1
         # A strip of rows in one set needs only its column sums.
         a.sum_rows = offsets[s + 1] >= r0 + KM_MR
-        tile(&a, rows + r0 * d, row_norms + r0, cols + c0, col_vec + c0,
-             padded, buf)
+        tile(&a, rows + r0 * d, cols + c0, phases + c0, padded, buf)
         for row in range(r0, r0 + 1 if a.sum_rows else min(r0 + KM_MR, end)):
             while offsets[s + 1] <= row:
                 s += 1
@@ -78,31 +78,32 @@ cdef void _task(const km_tile_args *args, const floating *rows,
                 acc_row[c] += buf_row[c]
         r0 += KM_MR
     for s in range(s0, s1):
-        factor = scale / (offsets[s + 1] - offsets[s])
+        factor = factors[s]
         acc_row = acc + (s - s0) * width
         for c in range(width):
             out[s * ldo + c0 + c] = <floating>(acc_row[c] * factor)
 
 
-def set_means(const floating[:, ::1] rows, const floating[::1] row_norms,
-              const int64_t[::1] offsets, const int64_t[::1] groups,
-              const floating[:, ::1] cols, const floating[::1] col_vec,
+def set_means(const floating[:, ::1] rows, const int64_t[::1] offsets,
+              const double[::1] factors, const int64_t[::1] groups,
+              const floating[:, ::1] cols, const floating[::1] phases,
               floating[:, ::1] out, Py_ssize_t panel,
+              Py_ssize_t task0, Py_ssize_t task1,
               floating[:, ::1] tile_buffers, double[:, ::1] acc_buffers,
-              str kind, double gamma, double scale, int n_threads):
-    """out[s, c] = scale * mean over the points x of set s of f(x, column c).
+              str kind, double gamma, int n_threads):
+    """out[s, c] = factors[s] * sum over the points x of set s of
+    f(x, column c), for the tasks task0 <= task < task1: task = g * n_panels
+    + p is group g on the panel p of columns [p * panel, (p + 1) * panel).
 
-    rows: the points, padded with KM_MR - 1 rows; row_norms: their squared
-    norms (rbf) or anything (cos, laplacian), padded alike. cols: the
-    columns transposed (d, ldy), ldy at least the column count rounded up to
-    the tile width; col_vec: their phases (cos) or squared norms (rbf),
-    padded alike. groups: set offsets of the groups (plan_groups). panel:
-    columns per task, a multiple of the tile width. tile_buffers:
-    (n_threads, KM_MR * panel); acc_buffers: (n_threads, largest group's
-    sets * panel).
+    rows: the points, padded with KM_MR - 1 rows. cols: the columns
+    transposed (d, ldy), ldy at least the column count rounded up to the
+    tile width; phases: their phases (cos) or zeros, padded alike. groups:
+    set offsets of the groups (plan_groups). panel: columns per task, a
+    multiple of the tile width. tile_buffers: (n_threads, KM_MR * panel);
+    acc_buffers: (n_threads, largest group's sets * panel).
     """
     cdef km_tile_args args
-    cdef Py_ssize_t n_cols = out.shape[1], n_panels, n_groups, task, tid
+    cdef Py_ssize_t n_cols = out.shape[1], n_panels, task, tid
     cdef Py_ssize_t g, c0
 
     args.d = rows.shape[1]
@@ -113,28 +114,28 @@ def set_means(const floating[:, ::1] rows, const floating[::1] row_norms,
     args.sum_rows = 0
     args.gamma = gamma
     args.coef0 = 0.0
-    n_groups = groups.shape[0] - 1
     n_panels = (n_cols + panel - 1) // panel
-    if n_groups == 0 or n_cols == 0:
+    if groups.shape[0] < 2 or n_cols == 0:
         return
 
-    for task in prange(n_groups * n_panels, nogil=True, schedule="dynamic",
+    for task in prange(task0, task1, nogil=True, schedule="dynamic",
                        num_threads=n_threads):
         tid = threadid()
         g = task // n_panels
         c0 = (task % n_panels) * panel
-        _task(&args, &rows[0, 0], &row_norms[0], &offsets[0], groups[g],
-              groups[g + 1], &cols[0, 0], &col_vec[0], c0,
-              min(c0 + panel, n_cols), scale, &tile_buffers[tid, 0],
+        _task(&args, &rows[0, 0], &offsets[0], &factors[0], groups[g],
+              groups[g + 1], &cols[0, 0], &phases[0], c0,
+              min(c0 + panel, n_cols), &tile_buffers[tid, 0],
               &acc_buffers[tid, 0], &out[0, 0], n_cols)
 
 
 def cos_rows(floating[:, ::1] Z, const floating[::1] phases, double scale,
-             int n_threads):
-    """Z = scale * cos(Z + phases), in place, row by row in parallel."""
+             Py_ssize_t row0, Py_ssize_t row1, int n_threads):
+    """Z[i] = scale * cos(Z[i] + phases), in place, for the rows
+    row0 <= i < row1, in parallel."""
     cdef Py_ssize_t i
     if Z.shape[0] == 0 or Z.shape[1] == 0:
         return
-    for i in prange(Z.shape[0], nogil=True, schedule="static",
+    for i in prange(row0, row1, nogil=True, schedule="static",
                     num_threads=n_threads):
         cos_row(&Z[i, 0], &phases[0], Z.shape[1], <floating>scale)

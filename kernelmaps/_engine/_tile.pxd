@@ -23,11 +23,11 @@ cdef extern from "km_tile.h" nogil:
         double coef0
 
     void km_tile_d(int isa, const km_tile_args *a, const double *x,
-                   const double *xn, const double *yt, const double *yn,
-                   ptrdiff_t ncols, double *out)
+                   const double *yt, const double *phases, ptrdiff_t ncols,
+                   double *out)
     void km_tile_f(int isa, const km_tile_args *a, const float *x,
-                   const float *xn, const float *yt, const float *yn,
-                   ptrdiff_t ncols, float *out)
+                   const float *yt, const float *phases, ptrdiff_t ncols,
+                   float *out)
     void km_cos_row_d(int isa, double *v, const double *b, ptrdiff_t n,
                       double scale)
     void km_cos_row_f(int isa, float *v, const float *b, ptrdiff_t n,
@@ -37,13 +37,12 @@ cdef extern from "km_tile.h" nogil:
 
 
 cdef inline void tile(const km_tile_args *args, const floating *x,
-                      const floating *xn, const floating *yt,
-                      const floating *yn, ptrdiff_t ncols,
-                      floating *out) noexcept nogil:
+                      const floating *yt, const floating *phases,
+                      ptrdiff_t ncols, floating *out) noexcept nogil:
     if floating is double:
-        km_tile_d(isa_level, args, x, xn, yt, yn, ncols, out)
+        km_tile_d(isa_level, args, x, yt, phases, ncols, out)
     else:
-        km_tile_f(isa_level, args, x, xn, yt, yn, ncols, out)
+        km_tile_f(isa_level, args, x, yt, phases, ncols, out)
 
 
 cdef inline void cos_row(floating *v, const floating *b, ptrdiff_t n,

@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse
 
 from . import _anchors as _impl
+from .schedule import run_chunked, threads_for
 
 __all__ = ["decode", "features", "kmeans_anchors", "neighbours"]
 
@@ -44,7 +45,8 @@ def features(X, anchors, inv_step, n_neighbors, distance, table, table_offsets,
     if scipy.sparse.issparse(X):
         # Output rows: the features of the non-zero values, in order.
         widths = np.empty(n, dtype=np.int64)
-        _impl.row_widths(X.data, X.indices, X.indptr, rank, widths, n_threads)
+        _impl.row_widths(X.data, X.indices, X.indptr, rank, widths,
+                         threads_for(n_threads, float(X.nnz), n))
         out_indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(widths, out=out_indptr[1:])
         total = int(out_indptr[-1])
@@ -59,9 +61,19 @@ def features(X, anchors, inv_step, n_neighbors, distance, table, table_offsets,
         values, cols = X.reshape(-1), np.empty(0, dtype=np.intc)
         indptr = out_cols = cols
         out_indptr = np.empty(0, dtype=np.int64)
-    _impl.transform(values, cols, indptr, d, anchors.reshape(-1), anchors.shape[1],
-                    inv_step, n_neighbors, distance, table, table_offsets, rank,
-                    feature_offsets, out, out_cols, out_indptr, n_threads)
+    # Per row: a binary search and the lookup of every value.
+    per_value = 16.0 + n_neighbors * float(rank.max(initial=1))
+    cost = (np.diff(X.indptr) if scipy.sparse.issparse(X)
+            else np.full(n, d)) * per_value
+    n_threads = threads_for(n_threads, cost.sum(), n)
+
+    def run(start, stop):
+        _impl.transform(values, cols, indptr, d, anchors.reshape(-1),
+                        anchors.shape[1], inv_step, n_neighbors, distance, table,
+                        table_offsets, rank, feature_offsets, out, out_cols,
+                        out_indptr, start, stop, n_threads)
+
+    run_chunked(run, cost, n_threads=n_threads)
     if not scipy.sparse.issparse(X):
         return out.reshape(n, width)
     return scipy.sparse.csr_matrix(
@@ -79,8 +91,15 @@ def neighbours(X, anchors, inv_step, n_neighbors, distance, n_threads):
         values, cols = X.reshape(-1), np.empty(0, dtype=np.intc)
     idx = np.empty((len(values), n_neighbors), dtype=np.int64)
     w = np.empty((len(values), n_neighbors), dtype=np.float32)
-    _impl.neighbours(values, cols, X.shape[1], anchors.reshape(-1), anchors.shape[1],
-                     inv_step, n_neighbors, distance, 0, idx, w, n_threads)
+    cost = np.full(len(values), 16.0 * n_neighbors)
+    n_threads = threads_for(n_threads, cost.sum(), len(values))
+
+    def run(start, stop):
+        _impl.neighbours(values, cols, X.shape[1], anchors.reshape(-1),
+                         anchors.shape[1], inv_step, n_neighbors, distance, 0, idx,
+                         w, start, stop, n_threads)
+
+    run_chunked(run, cost, n_threads=n_threads)
     return idx, w
 
 
@@ -94,8 +113,13 @@ def decode(indices, weights, table, table_offsets, rank, feature_offsets,
     out = np.empty(n * width)
     rows = np.repeat(np.arange(n, dtype=np.int64), d)
     out_pos = rows * width + np.tile(feature_offsets[:-1], n)
-    _impl.lookup(idx, np.ascontiguousarray(weights.reshape(n * d, k),
-                                           dtype=np.float32),
-                 np.empty(0, dtype=np.intc), d, table, table_offsets, rank,
-                 out_pos, out, n_threads)
+    weights = np.ascontiguousarray(weights.reshape(n * d, k), dtype=np.float32)
+    cost = np.full(n * d, float(k) * float(rank.max(initial=1)))
+    n_threads = threads_for(n_threads, cost.sum(), n * d)
+
+    def run(start, stop):
+        _impl.lookup(idx, weights, np.empty(0, dtype=np.intc), d, table,
+                     table_offsets, rank, out_pos, out, start, stop, n_threads)
+
+    run_chunked(run, cost, n_threads=n_threads)
     return out.reshape(n, width)

@@ -5,7 +5,7 @@ matrices (n, d, d)."""
 import numpy as np
 
 from . import _expected as _impl
-from .progress import progress_bar, progress_chunks
+from .schedule import run_chunked, threads_for
 
 __all__ = ["rbf_full"]
 
@@ -25,15 +25,20 @@ def rbf_full(m1, F1, m2, F2, gamma, symmetric, n_threads, progress):
             f"2 gamma times the covariances overflows float64 for gamma={gamma:g}"
         )
     K = np.empty((n, m))
-    n_threads = max(1, min(n_threads, n))
+    d = F1.shape[1]
+    pairs = m - np.arange(n) if symmetric else np.full(n, m)
+    cost = pairs * float((d + 1) ** 3 // 3 + d * d + 8)
+    n_threads = threads_for(n_threads, cost.sum(), n)
     scratch = np.empty((n_threads, (2 * P.shape[1] + 1) * _impl.LANES))
-    cost = m - np.arange(n) if symmetric else np.full(n, m)
     bad = 0
-    with progress_bar(progress, int(cost.sum()), "Gaussian pairs") as bar:
-        for start, stop, pairs in progress_chunks(cost, n_threads, progress):
-            bad += _impl.rbf_full(P, Q, m, gamma, symmetric, start, stop, K,
-                                  scratch, n_threads)
-            bar.update(pairs)
+
+    def run(start, stop):
+        nonlocal bad
+        bad += _impl.rbf_full(P, Q, m, gamma, symmetric, start, stop, K, scratch,
+                              n_threads)
+
+    run_chunked(run, cost, n_threads=n_threads, progress=progress,
+                desc="Gaussian pairs", unit_cost=pairs)
     if bad:
         i, j = np.argwhere(np.triu(K) < 0 if symmetric else K < 0)[0]
         raise ValueError(

@@ -10,12 +10,15 @@
  * first row (summed in the working precision: KM_MR - 1 roundings).
  * km_sum_d / km_sum_f sum a run of values into a double.
  *
- * The squared distance comes from the norms and the dot product (the GEMM
- * shape, with register blocking: KM_MR x 2 vector accumulators), then the
- * kernel is applied in registers. The caller centres and scales rbf and
- * laplacian inputs so that norms cannot overflow (centre_scale in
- * layout.py). KM_COS is the random Fourier feature cos(x . y + yn): yn holds
- * the phases of the columns instead of their norms.
+ * The loops have the GEMM shape, with register blocking: KM_MR x 2 vector
+ * accumulators. KM_RBF and KM_SQEUCLIDEAN sum squared differences, and
+ * KM_LAPLACIAN absolute differences, of the coordinates (never |x|^2 +
+ * |y|^2 - 2 <x, y>, which cancels: coincident points give exactly 0);
+ * KM_POLYNOMIAL and KM_COS take dot products; the kernel is applied in
+ * registers. exp(-gamma z) is computed as 2**(-gamma log2(e) z): the caller
+ * scales the points by a power of two so that gamma is about 1 (exact; see
+ * bandwidth_scale in layout.py). KM_COS is the random Fourier feature
+ * cos(x . y + phases[j]) of column j; the other kinds ignore `phases`.
  *
  * km_cos_row_d / _f: v[i] = scale * cos(v[i] + b[i]) for i < n, in place:
  * the random Fourier features of rows whose products x W a BLAS GEMM
@@ -48,17 +51,17 @@ typedef struct {
 #include "km_instantiate.h"
 
 static inline void km_tile_d(int isa, const km_tile_args *a, const double *x,
-                             const double *xn, const double *yt, const double *yn,
+                             const double *yt, const double *phases,
                              ptrdiff_t ncols, double *out)
 {
-    KM_DISPATCH(isa, km_tile_d, (a, x, xn, yt, yn, ncols, out));
+    KM_DISPATCH(isa, km_tile_d, (a, x, yt, phases, ncols, out));
 }
 
 static inline void km_tile_f(int isa, const km_tile_args *a, const float *x,
-                             const float *xn, const float *yt, const float *yn,
+                             const float *yt, const float *phases,
                              ptrdiff_t ncols, float *out)
 {
-    KM_DISPATCH(isa, km_tile_f, (a, x, xn, yt, yn, ncols, out));
+    KM_DISPATCH(isa, km_tile_f, (a, x, yt, phases, ncols, out));
 }
 
 static inline void km_cos_row_d(int isa, double *v, const double *b, ptrdiff_t n,

@@ -7,7 +7,7 @@
 #define KM_PASS 4
 
 KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
-                                   const KM_T *xn, const KM_T *yt, const KM_T *yn,
+                                   const KM_T *yt, const KM_T *phases,
                                    ptrdiff_t ncols, KM_T *out)
 {
     const ptrdiff_t d = a->d, ldy = a->ldy, ldo = a->ldo;
@@ -17,7 +17,7 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
     const int kind = a->kind, degree = a->degree, sum_rows = a->sum_rows;
 
     for (ptrdiff_t j = 0; j < ncols; j += 2 * KM_W) {
-        const KM_V yn0 = KM_OP(load)(yn + j), yn1 = KM_OP(load)(yn + j + KM_W);
+        const KM_V ph0 = KM_OP(load)(phases + j), ph1 = KM_OP(load)(phases + j + KM_W);
         KM_V rowsum0 = {0}, rowsum1 = {0};
         for (int r0 = 0; r0 < KM_MR; r0 += KM_PASS) {
             const KM_T *xr = x + r0 * d, *y = yt + j;
@@ -32,6 +32,17 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
                         s[r][1] += KM_OP(abs)(b1 - xr[r * d + k]);
                     }
                 }
+            } else if (kind == KM_RBF || kind == KM_SQEUCLIDEAN) {
+                /* Sums of squared differences, not |x|^2 + |y|^2 - 2 <x, y>:
+                 * no cancellation, and exactly 0 for coincident points. */
+                for (ptrdiff_t k = 0; k < d; ++k, y += ldy) {
+                    const KM_V b0 = KM_OP(load)(y), b1 = KM_OP(load)(y + KM_W);
+                    for (int r = 0; r < KM_PASS; ++r) {
+                        const KM_V t0 = b0 - xr[r * d + k], t1 = b1 - xr[r * d + k];
+                        s[r][0] += t0 * t0;
+                        s[r][1] += t1 * t1;
+                    }
+                }
             } else {
                 for (ptrdiff_t k = 0; k < d; ++k, y += ldy) {
                     const KM_V b0 = KM_OP(load)(y), b1 = KM_OP(load)(y + KM_W);
@@ -44,12 +55,8 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
 
             for (int r = 0; r < KM_PASS; ++r) {
                 KM_V v0 = s[r][0], v1 = s[r][1];
-                const KM_T xnr = xn[r0 + r];
                 switch (kind) {
                 case KM_RBF:
-                    v0 = KM_OP(exp2)(gl * KM_OP(pos)((xnr + yn0) - 2 * v0));
-                    v1 = KM_OP(exp2)(gl * KM_OP(pos)((xnr + yn1) - 2 * v1));
-                    break;
                 case KM_LAPLACIAN:
                     v0 = KM_OP(exp2)(gl * v0);
                     v1 = KM_OP(exp2)(gl * v1);
@@ -59,12 +66,10 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
                     v1 = KM_OP(powi)(g * v1 + c0, degree);
                     break;
                 case KM_COS:
-                    v0 = KM_OP(cos)(v0 + yn0);
-                    v1 = KM_OP(cos)(v1 + yn1);
+                    v0 = KM_OP(cos)(v0 + ph0);
+                    v1 = KM_OP(cos)(v1 + ph1);
                     break;
-                default: /* KM_SQEUCLIDEAN */
-                    v0 = KM_OP(pos)((xnr + yn0) - 2 * v0);
-                    v1 = KM_OP(pos)((xnr + yn1) - 2 * v1);
+                default: /* KM_SQEUCLIDEAN: the sums themselves */
                     break;
                 }
                 if (sum_rows) {

@@ -18,14 +18,14 @@ from . import _knn as _impl
 from .layout import (
     KNN_PAIRS_PER_CALL,
     TILE_ROWS,
-    centre_scale,
+    distance_scale,
     pack_cols,
     pack_rows,
     panel_points,
     round_up,
-    squared_norms,
 )
 from .progress import progress_bar
+from .schedule import TASK_WORK, run_chunked, threads_for
 
 __all__ = ["NeighbourSearch", "choose_method"]
 
@@ -35,6 +35,12 @@ _FLOAT32_MIN_DIM = 5
 # Column sets at least this large (on average), by dimension, are faster
 # with kd-trees than with distance blocks: see choose_method.
 _KDTREE_MIN_SET = {1: 800, 2: 900, 3: 1100, 4: 2000}
+# Points per kd-tree query (a few milliseconds; Ctrl-C stops between two).
+_QUERY_BLOCK = 8192
+# Element operations of a distance beyond the features (the selection).
+_SELECT_COST = 8
+# A pair of sets is one item serving both directions only up to this work.
+_BOTH_WORK = 5 * TASK_WORK
 
 
 def choose_method(X, Y):
@@ -56,9 +62,10 @@ class NeighbourSearch:
     of k-th neighbours by `method` ("blocks" or "kdtree") on `n_threads`
     threads.
 
-    The points are centred and scaled by ``2**-exponent`` (`centre_scale`),
-    which changes no ratio of distances; float32 points of fewer than
-    `_FLOAT32_MIN_DIM` dimensions are searched in float64.
+    The points are scaled by ``2**-exponent`` (`distance_scale`), which
+    changes no ratio of distances; float32 points of fewer than
+    `_FLOAT32_MIN_DIM` dimensions are searched in float64. Distances are
+    computed from differences of coordinates, exactly 0 between duplicates.
     """
 
     def __init__(self, X, Y, k, method, n_threads):
@@ -68,14 +75,14 @@ class NeighbourSearch:
         if xp.dtype == np.float32 and X.dim < _FLOAT32_MIN_DIM:
             xp = xp.astype(np.float64)
             yp = None if self.symmetric else yp.astype(np.float64)
-        xp, yp, self.exponent = centre_scale(xp, yp)
+        xp, yp, self.exponent = distance_scale(xp, yp)
         self.xp, self.yp = xp, (xp if self.symmetric else yp)
         self.xoff = X.offsets
         self.yoff = X.offsets if self.symmetric else Y.offsets
         if method == "blocks":
             # Packed once: X's rows (and columns, for rho) serve both passes.
-            self.x_rows, self.x_cols = _row_side(xp), _col_side(xp)
-            self.y_cols = self.x_cols if self.symmetric else _col_side(yp)
+            self.x_rows, self.x_cols = pack_rows(xp), pack_cols(xp)
+            self.y_cols = self.x_cols if self.symmetric else pack_cols(yp)
 
     def self_log_kth(self):
         """log rho_k of every point of X, the distance to its k-th nearest
@@ -102,72 +109,70 @@ class NeighbourSearch:
 # -- distance blocks (Cython) ------------------------------------------------
 
 
-def _row_side(points):
-    """Points packed as tile rows, and their squared norms."""
-    rows = pack_rows(points)
-    return rows, squared_norms(points, "sqeuclidean", rows.shape[0])
-
-
-def _col_side(points):
-    """Points packed as tile columns (transposed), and their squared norms."""
-    cols = pack_cols(points)
-    return cols, squared_norms(points, "sqeuclidean", cols.shape[1])
-
-
-def _blocks_log_kth(xp, offsets, k, n_threads, row_side, col_side):
-    """log rho_k of every point within its set (-inf for 0); row_side and
-    col_side: the points as packed by `_row_side` and `_col_side`."""
+def _blocks_log_kth(xp, offsets, k, n_threads, rows, cols):
+    """log rho_k of every point within its set (-inf for 0); rows and
+    cols: the points packed by `pack_rows` and `pack_cols`."""
     sizes = np.diff(offsets)
     owners = np.arange(len(sizes))
+    unit = xp.shape[1] + _SELECT_COST
     cost = sizes * sizes
+    n_threads = threads_for(n_threads, float(cost.sum()) * unit, len(sizes))
     items = _row_items(owners, owners, offsets, offsets, cost,
-                       max(cost.sum() / (4 * n_threads), 1.0))
+                       _share(cost.sum(), n_threads, unit))
     col_block, ldo = _col_block(xp, int(sizes.max()))
     kth = np.empty(len(xp))
-    _impl.self_kth(*row_side, *col_side, items, k, col_block, kth,
-                   np.empty((n_threads, TILE_ROWS * ldo), xp.dtype),
-                   np.empty((n_threads, k * _impl.LANES[xp.dtype.name]
-                             * _max_rows(items)), xp.dtype),
-                   n_threads)
+    zeros = np.zeros(cols.shape[1], dtype=xp.dtype)
+    tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), xp.dtype)
+    row_buffers = np.empty((n_threads, k * _impl.LANES[xp.dtype.name]
+                            * _max_rows(items)), xp.dtype)
+
+    def run(start, stop):
+        _impl.self_kth(rows, cols, zeros, items[start:stop], k, col_block, kth,
+                       tile_buffers, row_buffers, n_threads)
+
+    run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
     with np.errstate(divide="ignore"):
         return 0.5 * np.log(kth)
 
 
 def _blocks_log_sums(xp, xoff, yoff, symmetric, k, log_rho, log_floor, coef,
-                     n_threads, progress, row_side, col_side):
+                     n_threads, progress, rows, cols):
     """L[a, i, j] = log of the sum over t in X_i of exp(coef[a] u(t)), with
     u = log rho_k(t) - log nu_k(t) (both floored), by distance blocks;
-    row_side: X packed by `_row_side`, col_side: Y packed by `_col_side`.
+    rows: X packed by `pack_rows`, cols: Y packed by `pack_cols`.
 
-    The pairs are run in chunks of consecutive row sets, about
+    The pairs are run in calls of consecutive row sets, about
     KNN_PAIRS_PER_CALL pairs each, so that memory beyond the output stays
-    bounded however many pairs there are.
+    bounded however many pairs there are; each call in chunks.
     """
     nx, ny = len(xoff) - 1, len(yoff) - 1
     sx, sy = np.diff(xoff), np.diff(yoff)
+    unit = xp.shape[1] + _SELECT_COST
     L = np.full((len(coef), nx * ny), -np.inf)
     if symmetric:
         if nx == 1:  # only the diagonal, which is 0
             return L.reshape(len(coef), 1, 1)
         largest = np.sort(sx)[-2:]
         total = (float(sx.sum()) ** 2 - float(np.sum(sx.astype(float) ** 2))) / 2
+        n_threads = threads_for(n_threads, total * unit, nx)
         # One item per unordered pair serves both directions, unless one
-        # pair alone outweighs the threads' shares: then ordered pairs with
-        # their rows split, for balance.
-        both = largest[0] * largest[1] <= 2 * total / n_threads
+        # pair alone outweighs the threads' shares or an item's bound: then
+        # ordered pairs with their rows split, for balance.
+        pair = float(largest[0]) * float(largest[1])
+        both = pair <= 2 * total / n_threads and pair * unit <= _BOTH_WORK
         per_row = nx - 1 - np.arange(nx) if both else np.full(nx, nx - 1)
     else:
         both = False
         total = float(sx.sum()) * float(sy.sum())
+        n_threads = threads_for(n_threads, total * unit, nx * ny)
         per_row = np.full(nx, ny)
-    share = max(total / (4 * n_threads), 1.0)
+    share = _share(total, n_threads, unit)
 
-    rows, row_norms = row_side
-    cols, col_norms = col_side
     col_block, ldo = _col_block(xp, int(sy.max()))
     lanes = _impl.LANES[xp.dtype.name]
     ldc = int(sy.max()) + lanes if both else 1
     max_rows = int(sx.max())
+    zeros = np.zeros(cols.shape[1], dtype=xp.dtype)
     buffers = dict(
         tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), xp.dtype),
         row_buffers=np.empty((n_threads, k * lanes * max_rows), xp.dtype),
@@ -195,19 +200,36 @@ def _blocks_log_sums(xp, xoff, yoff, symmetric, k, log_rho, log_floor, coef,
             entries = items[:, 0] * ny + items[:, 1]
             if both:
                 entries = np.concatenate([entries, items[:, 1] * ny + items[:, 0]])
-            work = (items[:, 3] - items[:, 2]) * (items[:, 5] - items[:, 4])
+            work = _item_work(items)
             # Largest first: the dynamic schedule then balances the threads.
-            items = items[np.argsort(-work, kind="stable")]
+            items = np.ascontiguousarray(items[np.argsort(-work, kind="stable")])
             out = np.empty((len(coef), len(entries)))
-            _impl.divergence_sums(rows, row_norms, cols, col_norms, items, k,
-                                  col_block, log_rho, log_rho, log_floor, log_floor,
-                                  coef, out, n_threads=n_threads, **buffers)
+
+            def run(start, stop, items=items, out=out):
+                _impl.divergence_sums(rows, cols, zeros, items[start:stop], k,
+                                      col_block, log_rho, log_rho, log_floor,
+                                      log_floor, coef, out, n_threads=n_threads,
+                                      **buffers)
+
+            run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
             order = np.argsort(entries, kind="stable")
             first = np.flatnonzero(np.diff(entries[order], prepend=-1))
             L[:, entries[order][first]] = np.logaddexp.reduceat(out[:, order], first,
                                                                axis=1)
             bar.update(int(per_row[i0:i1].sum()))
     return L.reshape(len(coef), nx, ny)
+
+
+def _share(total, n_threads, unit):
+    """Work (row points x column points) of an item at most: a quarter of a
+    thread's share, and TASK_WORK."""
+    return max(min(total / (4 * n_threads), TASK_WORK / unit), 1.0)
+
+
+def _item_work(items):
+    """Row points x column points of every item."""
+    return ((items[:, 3] - items[:, 2]) * (items[:, 5] - items[:, 4])).astype(
+        np.float64)
 
 
 def _chunk_rows(per_row, per_call):
@@ -260,10 +282,21 @@ def _kdtree_log_kth(xp, offsets, k, n_threads):
         pts = xp[a:b].astype(np.float64, copy=False)
         # The (k+1)-th neighbour counting the point itself is the k-th
         # without it, with or without duplicates.
-        dist, _ = cKDTree(pts).query(pts, k=[k + 1], workers=n_threads)
-        out[a:b] = dist[:, 0]
+        out[a:b] = _query(cKDTree(pts), pts, k + 1, n_threads)
     with np.errstate(divide="ignore"):
         return np.log(out)
+
+
+def _query(tree, points, k, n_threads):
+    """Distance of every point to its k-th neighbour in the tree, in blocks
+    of _QUERY_BLOCK points (Ctrl-C stops between two)."""
+    out = np.empty(len(points))
+    for a in range(0, len(points), _QUERY_BLOCK):
+        block = points[a:a + _QUERY_BLOCK]
+        dist, _ = tree.query(block, k=[k], workers=threads_for(
+            n_threads, float(len(block)) * 64 * points.shape[1], len(block)))
+        out[a:a + len(block)] = dist[:, 0]
+    return out
 
 
 def _kdtree_log_sums(xp, xoff, yp, yoff, k, log_rho, log_floor, coef, n_threads,
@@ -278,9 +311,9 @@ def _kdtree_log_sums(xp, xoff, yp, yoff, k, log_rho, log_floor, coef, n_threads,
     with progress_bar(progress, ny, "kd-tree queries") as bar:
         for j in range(ny):
             tree = cKDTree(yp[yoff[j]:yoff[j + 1]].astype(np.float64, copy=False))
-            nu, _ = tree.query(queries, k=[k], workers=n_threads)
+            nu = _query(tree, queries, k, n_threads)
             with np.errstate(divide="ignore"):
-                u = log_rho - np.maximum(np.log(nu[:, 0]), floor)
+                u = log_rho - np.maximum(np.log(nu), floor)
             v = coef[:, None] * u
             top = np.maximum.reduceat(v, xoff[:-1], axis=1)
             total = np.add.reduceat(np.exp(v - np.repeat(top, sizes, axis=1)),

@@ -23,13 +23,13 @@ __all__ = [
     "TILE_COLS",
     "TILE_ROWS",
     "additive_panel",
-    "centre_scale",
+    "bandwidth_scale",
+    "distance_scale",
     "means_panel",
     "pack_cols",
     "pack_rows",
     "panel_points",
     "round_up",
-    "squared_norms",
 ]
 
 # A column panel (points transposed, or histograms) of this many bytes stays
@@ -100,34 +100,68 @@ def pack_cols(points):
     return cols
 
 
-def squared_norms(points, kernel, size):
-    """Squared norms padded to `size` (zeros for kernels that need none)."""
-    norms = np.zeros(size, dtype=points.dtype)
-    if kernel in ("rbf", "sqeuclidean"):
-        norms[: points.shape[0]] = np.square(points, dtype=np.float64).sum(axis=1)
-    return norms
+def bandwidth_scale(x, y, kernel, gamma):
+    """The points `x` (and `y`, or None) of the kernel exp(-gamma |x - y|^2)
+    ("rbf") or exp(-gamma |x - y|_1) ("laplacian") in units of its
+    bandwidth, and the matching gamma, about 1.
+
+    The points are multiplied by a power of two, 2**e with gamma about
+    2**(2 e) (rbf) or 2**e (laplacian), which is exact: the kernel values
+    are those of the unscaled points up to the rounding of the differences,
+    and a pair's value does not depend on the other points. e is lowered
+    where the points would overflow (beyond 2**1000 in float64, 2**120 in
+    float32); float32 points whose gamma then leaves the float32 range are
+    computed in float64. Raises ValueError when gamma times the squared
+    magnitude of the points is beyond float64.
+    """
+    power = 2 if kernel == "rbf" else 1
+    top = max(_max_abs(x), _max_abs(y))
+    for dtype in (x.dtype, np.dtype(np.float64)):
+        limit = 1000 if dtype == np.float64 else 120
+        e = math.floor(math.log2(gamma) / power)
+        if top > 0:
+            e = min(e, limit - math.frexp(top)[1])
+        try:
+            scaled_gamma = math.ldexp(gamma, -power * e)
+        except OverflowError:
+            scaled_gamma = math.inf
+        if scaled_gamma * 1.5 < float(np.finfo(dtype).max):
+            x = np.ldexp(x.astype(dtype, copy=False), e)
+            y = None if y is None else np.ldexp(y.astype(dtype, copy=False), e)
+            return x, y, scaled_gamma
+    raise ValueError(
+        f"gamma={gamma:g} is too large for points of magnitude {top:g}: "
+        f"gamma * |x|^{power} overflows float64; scale the data down"
+    )
 
 
-def centre_scale(x, y=None):
-    """Centre the points (of both collections together) on the midpoint of
-    their range and scale them by a power of two (exact) into [-1, 1].
+def distance_scale(x, y=None):
+    """Scale the points (of both collections together) by the power of two
+    that takes their largest magnitude to about 2**limit, the largest with
+    which squared distances summed over the features cannot overflow
+    (about 2**505 in float64, 2**60 in float32, less for many features).
 
     Returns ``(x, y, exponent)``: distances in the new units are those of
-    the input times ``2**-exponent``, exactly. Squared norms then cannot
-    overflow, however large the input, and float32 loses less to
-    cancellation in ``|x|^2 + |y|^2 - 2 <x, y>``.
+    the input times ``2**-exponent``, exactly (barring subnormal values), so
+    ratios of distances are unchanged; no point of either scale underflows
+    or overflows in squared distances unless the data span more than the
+    floating-point range allows.
     """
     dtype = x.dtype
-    both = (x,) if y is None else (x, y)
-    lo = np.min([a.min(axis=0) for a in both], axis=0).astype(np.float64)
-    hi = np.max([a.max(axis=0) for a in both], axis=0).astype(np.float64)
-    centre = lo / 2 + hi / 2
-    half_span = float(np.max(hi / 2 - lo / 2))
-    # half_span < 2**exponent; the floor keeps the scale finite for
-    # subnormal data (which then stays below 1 rather than reaching it).
-    exponent = max(math.frexp(half_span)[1], -1000)
-    scale = math.ldexp(1.0, -exponent)
-    x = ((x - centre) * scale).astype(dtype, copy=False)
+    top = max(_max_abs(x), _max_abs(y))
+    if top == 0:
+        return x, y, 0
+    max_exp = np.finfo(dtype).maxexp
+    limit = (max_exp - 4 - math.ceil(math.log2(max(x.shape[1], 1)))) // 2
+    exponent = math.frexp(top)[1] - limit
+    x = np.ldexp(x, -exponent).astype(dtype, copy=False)
     if y is not None:
-        y = ((y - centre) * scale).astype(dtype, copy=False)
+        y = np.ldexp(y, -exponent).astype(dtype, copy=False)
     return x, y, exponent
+
+
+def _max_abs(a):
+    """max |a| as a Python float (0 for None or an empty array)."""
+    if a is None or a.size == 0:
+        return 0.0
+    return float(max(-float(a.min()), float(a.max())))

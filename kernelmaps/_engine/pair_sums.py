@@ -7,8 +7,6 @@ back into set sums. Inputs are validated `Bags` (anything with ``points``,
 ``offsets`` and ``dim``).
 """
 
-import math
-
 import numpy as np
 import scipy.sparse
 
@@ -16,14 +14,13 @@ from . import _pair_sums as _impl
 from .layout import (
     PAIR_MAX_SEGMENTS,
     TILE_ROWS,
-    centre_scale,
+    bandwidth_scale,
     pack_cols,
     pack_rows,
     panel_points,
     round_up,
-    squared_norms,
 )
-from .progress import progress_bar, progress_chunks
+from .schedule import TASK_WORK, run_chunked, threads_for
 
 __all__ = ["pair_sums", "self_sums", "set_sums"]
 
@@ -36,7 +33,8 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
 
     `kernel` is "rbf" (``exp(-gamma |x-y|^2)``), "laplacian"
     (``exp(-gamma |x-y|_1)``), "polynomial" (``(gamma <x,y> + coef0)^degree``)
-    or "sqeuclidean" (``|x-y|^2``).
+    or "sqeuclidean" (``|x-y|^2``). The sums are computed in chunks of about
+    50 ms (Ctrl-C stops between two), on at most `n_threads` threads.
     """
     symmetric = Y is None
     xp, yp, gamma = _standardize(X.points, None if symmetric else Y.points, kernel,
@@ -105,47 +103,66 @@ def set_sums(X):
 
 
 def _standardize(x, y, kernel, gamma):
-    """Points ready for the tile kernels, and the matching gamma.
-
-    rbf and laplacian depend on differences only: `centre_scale` the points
-    and fold the scale into gamma. gamma is capped where it would make the
-    exponent overflow; any capped value gives exp(-gamma z) = 0 for every
-    z > 0 that the data can produce.
-    """
+    """Points ready for the tile kernels, and the matching gamma: rbf and
+    laplacian points in units of their bandwidth (`bandwidth_scale`)."""
     if kernel not in ("rbf", "laplacian"):
         return x, y, gamma
-    x, y, exponent = centre_scale(x, y)
-    power = 2 if kernel == "rbf" else 1
-    try:
-        gamma = math.ldexp(gamma, power * exponent)
-    except OverflowError:
-        gamma = math.inf
-    # |x_k| <= 1, so |x - y|^2 <= 4 d and |x - y|_1 <= 2 d.
-    cap = float(np.finfo(x.dtype).max) / (8 * x.shape[1])
-    return x, y, min(gamma, cap)
+    return bandwidth_scale(x, y, kernel, gamma)
+
+
+# Element operations of a kernel value beyond the features (exp, powers).
+_KERNEL_COST = 8
 
 
 def _run(xp, xplan, yp, yplan, jlo, jhi, *, rowbase, colidx, out, mirror, kernel,
          gamma, coef0, degree, n_threads, progress, desc):
-    """Run the row groups of the plan, in chunks if a bar is shown."""
+    """Run row group g against the column groups jlo[g] <= h < jhi[g], for
+    every g, as items of at most TASK_WORK each, in chunks."""
     xseg, _, xgroups = xplan
     yseg, _, ygroups = yplan
+    items, cost, pairs = _plan_items(np.diff(xseg[xgroups]), np.diff(yseg[ygroups]),
+                                     jlo, jhi, xp.shape[1] + _KERNEL_COST)
+    n_threads = threads_for(n_threads, cost.sum(), len(items))
     rows, cols = pack_rows(xp), pack_cols(yp)
-    row_norms = squared_norms(xp, kernel, rows.shape[0])
-    col_norms = squared_norms(yp, kernel, cols.shape[1])
+    phases = np.zeros(cols.shape[1], dtype=xp.dtype)
     ldo = round_up(np.diff(yseg[ygroups]).max(), xp.dtype)
     max_acc = int(np.diff(xgroups).max()) * int(np.diff(ygroups).max())
     tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype=xp.dtype)
     acc_buffers = np.empty((n_threads, max_acc))
 
-    chunks = progress_chunks(jhi - jlo, n_threads, progress)
-    with progress_bar(progress, int(np.sum(jhi - jlo)), desc) as bar:
-        for g0, g1, cost in chunks:
-            _impl.pair_sums(rows, row_norms, xseg, xgroups, cols, col_norms, yseg,
-                            ygroups, jlo, jhi, g0, g1, rowbase, colidx, out, mirror,
-                            tile_buffers, acc_buffers, kernel, float(gamma),
-                            float(coef0), int(degree), n_threads)
-            bar.update(cost)
+    def run(start, stop):
+        _impl.pair_sums(rows, xseg, xgroups, cols, phases, yseg, ygroups,
+                        items[start:stop], rowbase, colidx, out, mirror,
+                        tile_buffers, acc_buffers, kernel, float(gamma),
+                        float(coef0), int(degree), n_threads)
+
+    run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc,
+                unit_cost=pairs)
+
+
+def _plan_items(row_points, col_points, jlo, jhi, unit):
+    """Items (g, h0, h1): row group g against the column groups h0 <= h < h1,
+    consecutive column groups of the range jlo[g] <= h < jhi[g] gathered up
+    to TASK_WORK (row points x column points x `unit`). Returns the items,
+    their work and their numbers of group pairs."""
+    counts = jhi - jlo
+    if counts.sum() == 0:
+        return np.empty((0, 3), dtype=np.int64), np.empty(0), np.empty(0)
+    g = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    first = np.cumsum(counts) - counts
+    h = np.arange(len(g), dtype=np.int64) - np.repeat(first - jlo, counts)
+    work = row_points[g].astype(np.float64) * col_points[h] * unit
+    cum = np.cumsum(work)
+    before = np.repeat(cum[first[counts > 0]] - work[first[counts > 0]],
+                       counts[counts > 0])
+    bucket = ((cum - before - work) // TASK_WORK).astype(np.int64)
+    new = np.ones(len(g), dtype=bool)
+    new[1:] = (g[1:] != g[:-1]) | (bucket[1:] != bucket[:-1])
+    starts = np.flatnonzero(new)
+    stops = np.append(starts[1:], len(g))
+    items = np.stack([g[starts], h[starts], h[stops - 1] + 1], axis=1)
+    return (np.ascontiguousarray(items), np.add.reduceat(work, starts),
+            stops - starts)
 
 
 def _fold_segments(S, seg_set, axis):

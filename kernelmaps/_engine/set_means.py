@@ -18,12 +18,15 @@ from .layout import (
     MEANS_GEMM_DIM,
     MEANS_GROUP_POINTS,
     MEANS_GROUP_SETS,
+    TILE_COLS,
     TILE_ROWS,
+    bandwidth_scale,
     means_panel,
     pack_cols,
     pack_rows,
-    squared_norms,
+    round_up,
 )
+from .schedule import TASK_WORK, run_chunked, threads_for
 
 __all__ = ["cos_in_place", "set_means"]
 
@@ -51,37 +54,100 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
     Returns
     -------
     ndarray, shape (len(X), t), dtype of `X`; the features are summed over
-    strips of 4 points in that dtype, then in float64.
+    strips of 4 points in that dtype, then in float64. Computed in chunks
+    (Ctrl-C stops between two) on at most `n_threads` threads.
     """
     points = X.points
     dtype = points.dtype
     centres = np.asarray(centres, dtype=dtype)
+    t = centres.shape[1]
     if kind == "cos" and len(X) == X.n_points and points.shape[1] >= MEANS_GEMM_DIM:
         # Rows, many features: BLAS computes x W faster than the tiles; the
         # phases, cosine and scale follow in place.
-        return cos_in_place(np.matmul(points, centres), phases, scale=scale,
-                            n_threads=n_threads)
-    rows, cols = pack_rows(points), pack_cols(centres.T)
+        return _gemm_cos(points, centres, phases, scale, n_threads)
     if kind == "cos":
-        row_vec = np.zeros(rows.shape[0], dtype=dtype)
-        col_vec = np.zeros(cols.shape[1], dtype=dtype)
-        col_vec[: centres.shape[1]] = phases
+        phases_padded = np.zeros(round_up(t, dtype) + TILE_COLS[dtype.name],
+                                 dtype=dtype)
+        phases_padded[:t] = phases
     else:
-        row_vec = squared_norms(points, kind, rows.shape[0])
-        col_vec = squared_norms(centres.T, kind, cols.shape[1])
-    groups = _impl.plan_groups(X.offsets, MEANS_GROUP_POINTS, MEANS_GROUP_SETS)
-    panel = means_panel(dtype)
-    out = np.empty((len(X), centres.shape[1]), dtype=dtype)
-    tile_buffers = np.empty((n_threads, TILE_ROWS * panel), dtype=dtype)
+        points, centres_t, gamma = bandwidth_scale(points, centres.T, kind, gamma)
+        centres = centres_t.T
+        phases_padded = np.zeros(round_up(t, dtype) + TILE_COLS[dtype.name],
+                                 dtype=points.dtype)
+    offsets, factors, owners = _pieces(X.offsets, scale, points.shape[1], dtype)
+    rows, cols = pack_rows(points), pack_cols(centres.T)
+    groups = _impl.plan_groups(offsets, MEANS_GROUP_POINTS, MEANS_GROUP_SETS)
+    panel = means_panel(points.dtype)
+    n_panels = -(-t // panel)
+    widths = np.minimum(panel, t - panel * np.arange(n_panels))
+    cost = np.outer(np.diff(offsets[groups]), widths).ravel() * (
+        points.shape[1] + _KERNEL_COST)
+    n_threads = threads_for(n_threads, cost.sum(), len(cost))
+    out = np.empty((len(offsets) - 1, t), dtype=points.dtype)
+    tile_buffers = np.empty((n_threads, TILE_ROWS * panel), dtype=points.dtype)
     acc_buffers = np.empty((n_threads, int(np.diff(groups).max()) * panel))
-    _impl.set_means(rows, row_vec, X.offsets, groups, cols, col_vec, out, panel,
-                    tile_buffers, acc_buffers, kind, float(gamma), float(scale),
-                    n_threads)
+
+    def run(start, stop):
+        _impl.set_means(rows, offsets, factors, groups, cols, phases_padded, out,
+                        panel, start, stop, tile_buffers, acc_buffers, kind,
+                        float(gamma), n_threads)
+
+    run_chunked(run, cost, n_threads=n_threads)
+    if owners is not None:  # pieces of large sets: their sums, added in order
+        sums = np.add.reduceat(out.astype(np.float64), np.flatnonzero(
+            np.diff(owners, prepend=-1)), axis=0)
+        out = (sums * (scale / np.diff(X.offsets))[:, None]).astype(dtype)
+    return out.astype(dtype, copy=False)
+
+
+# Element operations of a feature value beyond the coordinates (exp, cos).
+_KERNEL_COST = 8
+
+
+def _pieces(offsets, scale, d, dtype):
+    """The sets cut into the pieces the tasks take: sets larger than a
+    task's work (TASK_WORK against one panel) are cut into near-equal
+    pieces. Returns the offsets of the pieces, the factor of each (scale /
+    n for a whole set, 1 for a piece: its sum) and, when a set was cut, the
+    set of each piece (else None)."""
+    sizes = np.diff(offsets)
+    limit = max(MEANS_GROUP_POINTS,
+                int(TASK_WORK // (means_panel(dtype) * (d + _KERNEL_COST))))
+    if sizes.max(initial=0) <= limit:
+        return offsets, scale / sizes.astype(np.float64), None
+    pieces = np.maximum(1, -(-sizes // limit))
+    owners = np.repeat(np.arange(len(sizes), dtype=np.int64), pieces)
+    k = np.arange(len(owners)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    starts = offsets[owners] + sizes[owners] * k // pieces[owners]
+    new_offsets = np.append(starts, offsets[-1]).astype(np.int64)
+    return new_offsets, np.ones(len(owners)), owners
+
+
+def _gemm_cos(points, centres, phases, scale, n_threads):
+    """scale * cos(points @ centres + phases) by BLAS, in chunks of rows."""
+    n, d = points.shape
+    t = centres.shape[1]
+    out = np.empty((n, t), dtype=points.dtype)
+    phases = np.asarray(phases, dtype=points.dtype)
+    n_threads = threads_for(n_threads, float(n) * t * d, n)
+
+    def run(start, stop):
+        np.matmul(points[start:stop], centres, out=out[start:stop])
+        _impl.cos_rows(out, phases, float(scale), start, stop, n_threads)
+
+    run_chunked(run, np.full(n, float(t) * (d + _KERNEL_COST)), n_threads=n_threads)
     return out
 
 
 def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
     """``Z = scale * cos(Z + phases)`` for a C-contiguous float32 or float64
     ``(n, t)`` array `Z`, in place and vectorised; returns `Z`."""
-    _impl.cos_rows(Z, np.asarray(phases, dtype=Z.dtype), float(scale), n_threads)
+    n, t = Z.shape
+    phases = np.asarray(phases, dtype=Z.dtype)
+    n_threads = threads_for(n_threads, float(n) * t * _KERNEL_COST, n)
+
+    def run(start, stop):
+        _impl.cos_rows(Z, phases, float(scale), start, stop, n_threads)
+
+    run_chunked(run, np.full(n, float(t) * _KERNEL_COST), n_threads=n_threads)
     return Z
