@@ -11,7 +11,7 @@ one-dimensional kernel, for every pair of rows.
 Every output entry has one writer: results do not depend on the threads.
 """
 from cython.parallel cimport prange, threadid
-from libc.math cimport log2
+from libc.math cimport log1p, log2
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
 
@@ -21,7 +21,7 @@ cdef extern from "km_additive.h" nogil:
     int KM_ADD_CHI2
     int KM_ADD_INTERSECTION
     int KM_ADD_PRODUCT
-    int KM_ADD_XLOGX
+    int KM_ADD_JS
     void km_additive_d(int isa, int kind, const double *x, ptrdiff_t d,
                        const double *yt, ptrdiff_t ldy, ptrdiff_t ncols,
                        double *out, ptrdiff_t ldo)
@@ -29,9 +29,8 @@ cdef extern from "km_additive.h" nogil:
                        const float *yt, ptrdiff_t ldy, ptrdiff_t ncols,
                        double *out, ptrdiff_t ldo)
 
-# Dense kinds; the sparse path has "js" (the whole term) for "xlogx".
 KINDS = {"chi2": KM_ADD_CHI2, "intersection": KM_ADD_INTERSECTION,
-         "product": KM_ADD_PRODUCT, "xlogx": KM_ADD_XLOGX, "js": KM_ADD_XLOGX}
+         "product": KM_ADD_PRODUCT, "js": KM_ADD_JS}
 
 
 def dense(const floating[:, ::1] xrows, const floating[:, ::1] yt,
@@ -88,14 +87,19 @@ def dense(const floating[:, ::1] xrows, const floating[:, ::1] yt,
 
 cdef inline double _term(int kind, double a, double b) noexcept nogil:
     """The one-dimensional kernel at two positive values."""
+    cdef double lo, hi
     if kind == KM_ADD_CHI2:
         return a * (b / (a + b))
     if kind == KM_ADD_INTERSECTION:
         return min(a, b)
     if kind == KM_ADD_PRODUCT:
         return a * b
-    # Jensen-Shannon: x/2 log2((x+y)/x) + y/2 log2((x+y)/y)
-    return 0.5 * ((a + b) * log2(a + b) - a * log2(a) - b * log2(b))
+    # Jensen-Shannon, x/2 log2((x+y)/x) + y/2 log2((x+y)/y), without
+    # cancellation: lo log2(s / lo) + hi log2(1 + lo / hi), both >= 0.
+    lo = min(a, b)
+    hi = max(a, b)
+    return 0.5 * (-lo * log2(max(lo / (lo + hi), 5e-324))
+                  + hi * log1p(lo / hi) * 1.4426950408889634)
 
 
 def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,
@@ -105,8 +109,7 @@ def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,
            Py_ssize_t row0, Py_ssize_t row1, double[:, ::1] out,
            double[:, ::1] scratch, int n_threads):
     """out[i, j] = sum over the common non-zeros of f(X[i, k], Y[j, k]),
-    with f as in `dense` except for "js", the whole Jensen-Shannon term, for
-    the rows row0 <= i < row1.
+    with f as in `dense`, for the rows row0 <= i < row1.
 
     X is x_dense if it has rows (x_data etc. then unused), else the CSR
     arrays; Y is CSR. scratch: (n_threads, d) zeros, left zero on return.

@@ -4,6 +4,8 @@ their common non-zeros. Inputs are validated (`check_histograms`): finite,
 non-negative, float32 or float64, dense C-contiguous or canonical CSR.
 """
 
+import math
+
 import numpy as np
 import scipy.sparse
 
@@ -23,7 +25,16 @@ __all__ = ["additive_sums"]
 
 def additive_sums(X, Y, kind, n_threads):
     """Sum of the one-dimensional kernel `kind` over the features, for every
-    pair of rows; Y=None: X against itself (symmetric)."""
+    pair of rows; Y=None: X against itself (symmetric).
+
+    `kind` is "chi2" (x y / (x + y)), "intersection" (min(x, y)), "product"
+    (x y) or "js" (the Jensen-Shannon term). The kernels are homogeneous
+    (of degree 1, "product" 2): inputs whose largest value is beyond
+    2**(+-100) (float32: 2**(+-20)) are scaled by a power of two (exact) to
+    about 1, and the result back, so that no sum overflows before the
+    result does and no value is subnormal unless the data span more than
+    the floating-point range. The result may hold inf where it overflows.
+    """
     symmetric = Y is None
     if symmetric:
         Y = X
@@ -31,6 +42,13 @@ def additive_sums(X, Y, kind, n_threads):
     out = np.empty((n, m))
     if n == 0 or m == 0:
         return out
+    e = _scale_exponent(X, None if symmetric else Y)
+    if e:
+        X = _ldexp(X, -e)
+        Y = X if symmetric else _ldexp(Y, -e)
+        out = additive_sums(X, None if symmetric else Y, kind, n_threads)
+        with np.errstate(over="ignore"):
+            return np.ldexp(out, e * (2 if kind == "product" else 1))
     if scipy.sparse.issparse(X) and not scipy.sparse.issparse(Y):
         # The kernels are symmetric in x and y: dense rows against CSR.
         return additive_sums(Y, X, kind, n_threads).T.copy()
@@ -42,7 +60,32 @@ def additive_sums(X, Y, kind, n_threads):
 
 
 # Element operations per feature of a pair of rows, by kind.
-_COST = {"chi2": 4, "intersection": 1, "product": 1, "xlogx": 12, "js": 24}
+_COST = {"chi2": 4, "intersection": 1, "product": 1, "js": 32}
+
+
+def _scale_exponent(X, Y):
+    """e such that the values over 2**e are about 1, when the largest value
+    is beyond 2**(+-100) (float32: 2**(+-20)); else 0."""
+    top = max(_max(X), 0.0 if Y is None else _max(Y))
+    if top == 0:
+        return 0
+    e = math.frexp(top)[1]
+    bound = 100 if X.dtype == np.float64 else 20
+    return e if abs(e) > bound else 0
+
+
+def _max(A):
+    data = A.data if scipy.sparse.issparse(A) else A
+    return float(data.max()) if data.size else 0.0
+
+
+def _ldexp(A, e):
+    """A * 2**e, dense or CSR, in its dtype."""
+    if scipy.sparse.issparse(A):
+        A = A.copy()
+        A.data = np.ldexp(A.data, e).astype(A.dtype, copy=False)
+        return A
+    return np.ldexp(A, e).astype(A.dtype, copy=False)
 
 
 def _dense(X, Y, kind, symmetric, out, n_threads):

@@ -9,7 +9,8 @@
  *   KM_ADD_CHI2:         x (y / (x + y))      (0 when x + y = 0)
  *   KM_ADD_INTERSECTION: min(x, y)
  *   KM_ADD_PRODUCT:      x y
- *   KM_ADD_XLOGX:        (x + y) log2(x + y)  (0 log 0 = 0)
+ *   KM_ADD_JS:           x/2 log2((x + y)/x) + y/2 log2((x + y)/y)
+ *                        (0 log 0 = 0; no cancellation, see the template)
  * into out (float64; KM_MR rows, leading dimension ldo). float32 input
  * is summed in float32 over runs of KM_ADD_RUN features, and the runs in
  * float64. Inputs are finite and >= 0 (the caller checks).
@@ -25,7 +26,7 @@
 
 #include "km_simd.h"
 
-enum { KM_ADD_CHI2 = 0, KM_ADD_INTERSECTION = 1, KM_ADD_PRODUCT = 2, KM_ADD_XLOGX = 3 };
+enum { KM_ADD_CHI2 = 0, KM_ADD_INTERSECTION = 1, KM_ADD_PRODUCT = 2, KM_ADD_JS = 3 };
 
 #define KM_ADD_RUN 64
 

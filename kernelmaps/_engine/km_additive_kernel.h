@@ -9,15 +9,54 @@
 #define KM_H(name) KM_CAT(KM_NAME, name)
 #if KM_IS_DOUBLE
 #define KM_TINY DBL_MIN
+#define KM_SUBNORMAL_MIN 0x1p-1074
 #else
 #define KM_TINY FLT_MIN
+#define KM_SUBNORMAL_MIN 0x1p-149f
 #endif
 
-/* min(a, b) by bit selection (both are >= 0, never NaN). */
+/* where(m, a, b) by bit selection. */
+KM_ATTR KM_INLINE KM_V KM_H(where)(KM_M m, KM_V a, KM_V b)
+{
+    return (KM_V)((m & (KM_M)a) | (~m & (KM_M)b));
+}
+
+/* min(a, b) (both are >= 0, never NaN). */
 KM_ATTR KM_INLINE KM_V KM_H(min)(KM_V a, KM_V b)
 {
-    const KM_M less = b < a;
-    return (KM_V)((less & (KM_M)b) | (~less & (KM_M)a));
+    return KM_H(where)(b < a, b, a);
+}
+
+/* log2(z) for finite z > 0, subnormal z included (scaled by 2**64). */
+KM_ATTR KM_INLINE KM_V KM_H(log2)(KM_V z)
+{
+    const KM_M small = z < KM_TINY;
+    const KM_V scaled = KM_H(where)(small, z * (KM_T)0x1p64, z);
+    return KM_OP(log2)(scaled) - KM_H(where)(small, (KM_V){0} + 64, (KM_V){0});
+}
+
+/*
+ * The Jensen-Shannon term x/2 log2((x + y)/x) + y/2 log2((x + y)/y) of
+ * x, y >= 0, without cancellation: with a = min, b = max, s = a + b,
+ *   a log2(s / a) = -a log2(a / s)    (a / s in (0, 1/2]: no overflow)
+ *   b log2(s / b) = b log2(1 + a / b) = a log2(u) / (u - 1)
+ * with u = 1 + a / b rounded (Kahan's log1p: the rounding of u cancels;
+ * the limit 1 / ln 2 when u = 1). Both parts are >= 0; 0 when a = 0.
+ */
+KM_ATTR KM_INLINE KM_V KM_H(js)(KM_V x, KM_V y)
+{
+    const KM_V one = (KM_V){0} + 1;
+    const KM_M less = x < y;
+    const KM_V lo = KM_H(where)(less, x, y), hi = KM_H(where)(less, y, x);
+    const KM_M pos = lo > 0;
+    const KM_V a = KM_H(where)(pos, lo, one), b = KM_H(where)(pos, hi, one);
+    const KM_V p = a / (a + b), u = one + a / b;
+    const KM_M grown = u > one;
+    const KM_V u1 = KM_H(where)(grown, u, one + one);
+    const KM_V ratio = KM_H(where)(grown, KM_OP(log2)(u1) / (u1 - one),
+                                   (KM_V){0} + (KM_T)1.4426950408889634);
+    const KM_V lp = KM_H(log2)(KM_H(where)(p > 0, p, (KM_V){0} + KM_SUBNORMAL_MIN));
+    return KM_H(where)(pos, (KM_T)0.5 * a * (ratio - lp), (KM_V){0});
 }
 
 KM_ATTR static void KM_NAME(int kind, const KM_T *x, ptrdiff_t d, const KM_T *yt,
@@ -65,8 +104,8 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, ptrdiff_t d, const KM_T *yt
             case KM_ADD_PRODUCT:
                 KM_ADD_LOOP(av * b);
                 break;
-            default: /* KM_ADD_XLOGX */
-                KM_ADD_LOOP(((av + b) + tiny) * KM_OP(log2)((av + b) + tiny));
+            default: /* KM_ADD_JS */
+                KM_ADD_LOOP(KM_H(js)(av, b));
                 break;
             }
 #undef KM_ADD_LOOP
@@ -81,3 +120,4 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, ptrdiff_t d, const KM_T *yt
 #undef KM_H
 #undef KM_NAME
 #undef KM_TINY
+#undef KM_SUBNORMAL_MIN

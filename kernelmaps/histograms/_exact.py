@@ -258,8 +258,8 @@ def hellinger_kernel(X, Y=None, *, workers=None):
            [0.7035, 1.    ]])
     """
     X, Y, n_threads = _check_pair(X, Y, workers)
-    return additive_sums(_sqrt(X), None if Y is None else _sqrt(Y), "product",
-                         n_threads)
+    return _finite(additive_sums(_sqrt(X), None if Y is None else _sqrt(Y),
+                                 "product", n_threads))
 
 
 def js_kernel(X, Y=None, *, workers=None):
@@ -287,9 +287,10 @@ def js_kernel(X, Y=None, *, workers=None):
 
     Notes
     -----
-    {notes} Dense input is computed as
-    ``1/2 sum (x + y) log2(x + y) - 1/2 sum x log2 x - 1/2 sum y log2 y``,
-    one vectorised logarithm per pair of values.
+    {notes} Each term is computed without cancellation, as
+    ``a/2 log2((a + b)/a) + (a/2) log2(1 + a/b) / (a/b)`` with ``a = min(x,
+    y)``, ``b = max(x, y)`` (a ``log1p``), so the relative error is a few
+    ulps however different the two values are.
 
     References
     ----------
@@ -306,15 +307,7 @@ def js_kernel(X, Y=None, *, workers=None):
            [0.6839, 1.    ]])
     """
     X, Y, n_threads = _check_pair(X, Y, workers)
-    if scipy.sparse.issparse(X) or scipy.sparse.issparse(Y):
-        return additive_sums(X, Y, "js", n_threads)
-    S = additive_sums(X, Y, "xlogx", n_threads)
-    ax = _xlogx_sums(X)
-    ay = ax if Y is None else _xlogx_sums(Y)
-    # ax_i + ay_j first: exactly symmetric for Y=None. The terms are >= 0:
-    # clip the cancellation noise of the decomposition.
-    K = 0.5 * (S - (ax[:, None] + ay[None, :]))
-    return np.maximum(K, 0.0, out=K)
+    return _finite(additive_sums(X, Y, "js", n_threads))
 
 
 for _f in (additive_chi2_kernel, chi2_distance, exp_chi2_kernel, intersection_kernel,
@@ -341,7 +334,17 @@ def _check_pair(X, Y, workers):
 
 def _additive(X, Y, kind, workers):
     X, Y, n_threads = _check_pair(X, Y, workers)
-    return additive_sums(X, Y, kind, n_threads)
+    return _finite(additive_sums(X, Y, kind, n_threads))
+
+
+def _finite(K):
+    """`K`, or a ValueError if a value overflowed float64."""
+    if not np.isfinite(K).all():
+        raise ValueError(
+            "the kernel values between the rows of X and Y overflow float64; "
+            "scale the histograms down"
+        )
+    return K
 
 
 def _chi2_distance(X, Y, workers):
@@ -360,12 +363,3 @@ def _chi2_distance(X, Y, workers):
 def _sqrt(A):
     """Element-wise square root, dense or sparse (zeros stay zero)."""
     return A.sqrt() if scipy.sparse.issparse(A) else np.sqrt(A)
-
-
-def _xlogx_sums(A):
-    """sum_k a_k log2 a_k of each row (0 log 0 = 0), in float64."""
-    A = np.asarray(A, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = A * np.log2(A)
-    terms[A == 0] = 0.0
-    return terms.sum(axis=1)
