@@ -23,6 +23,7 @@ from .layout import (
     pack_rows,
     panel_points,
     round_up,
+    scaled,
 )
 from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, threads_for
@@ -72,25 +73,30 @@ class NeighbourSearch:
         self.symmetric = Y is None
         self.k, self.method, self.n_threads = k, method, n_threads
         xp, yp = X.points, None if self.symmetric else Y.points
-        if xp.dtype == np.float32 and X.dim < _FLOAT32_MIN_DIM:
-            xp = xp.astype(np.float64)
-            yp = None if self.symmetric else yp.astype(np.float64)
-        xp, yp, self.exponent = distance_scale(xp, yp)
-        self.xp, self.yp = xp, (xp if self.symmetric else yp)
+        dtype = xp.dtype
+        if dtype == np.float32 and X.dim < _FLOAT32_MIN_DIM:
+            dtype = np.dtype(np.float64)
+        e = distance_scale(xp, yp)
+        self.exponent = -e  # distances here are those of the input * 2**-exponent
         self.xoff = X.offsets
         self.yoff = X.offsets if self.symmetric else Y.offsets
         if method == "blocks":
             # Packed once: X's rows (and columns, for rho) serve both passes.
-            self.x_rows, self.x_cols = pack_rows(xp), pack_cols(xp)
-            self.y_cols = self.x_cols if self.symmetric else pack_cols(yp)
+            self.x_rows = pack_rows(xp, e, dtype)
+            self.x_cols = pack_cols(xp, e, dtype)
+            self.y_cols = self.x_cols if self.symmetric else pack_cols(yp, e, dtype)
+            self.dtype, self.dim = dtype, X.dim
+        else:
+            self.xp = scaled(xp, e, np.float64)
+            self.yp = self.xp if self.symmetric else scaled(yp, e, np.float64)
 
     def self_log_kth(self):
         """log rho_k of every point of X, the distance to its k-th nearest
         neighbour within its own set (itself excluded): -inf for 0."""
         if self.method == "kdtree":
             return _kdtree_log_kth(self.xp, self.xoff, self.k, self.n_threads)
-        return _blocks_log_kth(self.xp, self.xoff, self.k, self.n_threads,
-                               self.x_rows, self.x_cols)
+        return _blocks_log_kth(self.dtype, self.dim, self.xoff, self.k,
+                               self.n_threads, self.x_rows, self.x_cols)
 
     def log_sums(self, log_rho, log_floor, coef, progress):
         """``L[a, i, j]``: the log of the sum over the points t of X_i of
@@ -101,30 +107,31 @@ class NeighbourSearch:
             return _kdtree_log_sums(self.xp, self.xoff, self.yp, self.yoff, self.k,
                                     log_rho, log_floor, coef, self.n_threads,
                                     progress)
-        return _blocks_log_sums(self.xp, self.xoff, self.yoff, self.symmetric,
-                                self.k, log_rho, log_floor, coef, self.n_threads,
-                                progress, self.x_rows, self.y_cols)
+        return _blocks_log_sums(self.dtype, self.dim, self.xoff, self.yoff,
+                                self.symmetric, self.k, log_rho, log_floor, coef,
+                                self.n_threads, progress, self.x_rows, self.y_cols)
 
 
 # -- distance blocks (Cython) ------------------------------------------------
 
 
-def _blocks_log_kth(xp, offsets, k, n_threads, rows, cols):
+def _blocks_log_kth(dtype, dim, offsets, k, n_threads, rows, cols):
     """log rho_k of every point within its set (-inf for 0); rows and
-    cols: the points packed by `pack_rows` and `pack_cols`."""
+    cols: the points (of `dim` features, in `dtype`) packed by `pack_rows`
+    and `pack_cols`."""
     sizes = np.diff(offsets)
     owners = np.arange(len(sizes))
-    unit = xp.shape[1] + _SELECT_COST
+    unit = dim + _SELECT_COST
     cost = sizes * sizes
     n_threads = threads_for(n_threads, float(cost.sum()) * unit, len(sizes))
     items = _row_items(owners, owners, offsets, offsets, cost,
                        _share(cost.sum(), n_threads, unit))
-    col_block, ldo = _col_block(xp, int(sizes.max()))
-    kth = np.empty(len(xp))
-    zeros = np.zeros(cols.shape[1], dtype=xp.dtype)
-    tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), xp.dtype)
-    row_buffers = np.empty((n_threads, k * _impl.LANES[xp.dtype.name]
-                            * _max_rows(items)), xp.dtype)
+    col_block, ldo = _col_block(dtype, dim, int(sizes.max()))
+    kth = np.empty(int(offsets[-1]))
+    zeros = np.zeros(cols.shape[1], dtype=dtype)
+    tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype)
+    row_buffers = np.empty((n_threads, k * _impl.LANES[dtype.name]
+                            * _max_rows(items)), dtype)
 
     def run(start, stop):
         _impl.self_kth(rows, cols, zeros, items[start:stop], k, col_block, kth,
@@ -135,8 +142,8 @@ def _blocks_log_kth(xp, offsets, k, n_threads, rows, cols):
         return 0.5 * np.log(kth)
 
 
-def _blocks_log_sums(xp, xoff, yoff, symmetric, k, log_rho, log_floor, coef,
-                     n_threads, progress, rows, cols):
+def _blocks_log_sums(dtype, dim, xoff, yoff, symmetric, k, log_rho, log_floor,
+                     coef, n_threads, progress, rows, cols):
     """L[a, i, j] = log of the sum over t in X_i of exp(coef[a] u(t)), with
     u = log rho_k(t) - log nu_k(t) (both floored), by distance blocks;
     rows: X packed by `pack_rows`, cols: Y packed by `pack_cols`.
@@ -147,7 +154,7 @@ def _blocks_log_sums(xp, xoff, yoff, symmetric, k, log_rho, log_floor, coef,
     """
     nx, ny = len(xoff) - 1, len(yoff) - 1
     sx, sy = np.diff(xoff), np.diff(yoff)
-    unit = xp.shape[1] + _SELECT_COST
+    unit = dim + _SELECT_COST
     L = np.full((len(coef), nx * ny), -np.inf)
     if symmetric:
         if nx == 1:  # only the diagonal, which is 0
@@ -168,15 +175,15 @@ def _blocks_log_sums(xp, xoff, yoff, symmetric, k, log_rho, log_floor, coef,
         per_row = np.full(nx, ny)
     share = _share(total, n_threads, unit)
 
-    col_block, ldo = _col_block(xp, int(sy.max()))
-    lanes = _impl.LANES[xp.dtype.name]
+    col_block, ldo = _col_block(dtype, dim, int(sy.max()))
+    lanes = _impl.LANES[dtype.name]
     ldc = int(sy.max()) + lanes if both else 1
     max_rows = int(sx.max())
-    zeros = np.zeros(cols.shape[1], dtype=xp.dtype)
+    zeros = np.zeros(cols.shape[1], dtype=dtype)
     buffers = dict(
-        tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), xp.dtype),
-        row_buffers=np.empty((n_threads, k * lanes * max_rows), xp.dtype),
-        col_buffers=np.empty((n_threads, k * ldc), xp.dtype),
+        tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), dtype),
+        row_buffers=np.empty((n_threads, k * lanes * max_rows), dtype),
+        col_buffers=np.empty((n_threads, k * ldc), dtype),
         log_buffers=np.empty((n_threads, max(max_rows, ldc))),
     )
     n_pairs = int(per_row.sum())
@@ -266,10 +273,10 @@ def _max_rows(items):
     return max(int((items[:, 3] - items[:, 2]).max(initial=1)), 1)
 
 
-def _col_block(points, max_cols):
+def _col_block(dtype, dim, max_cols):
     """Columns per panel, and the padded leading dimension of a tile."""
-    block = min(panel_points(points.shape[1], points.dtype), max_cols)
-    return block, round_up(block, points.dtype)
+    block = min(panel_points(dim, dtype), max_cols)
+    return block, round_up(block, dtype)
 
 
 # -- kd-trees (SciPy) --------------------------------------------------------

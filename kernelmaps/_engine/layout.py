@@ -30,6 +30,8 @@ __all__ = [
     "pack_rows",
     "panel_points",
     "round_up",
+    "row_blocks",
+    "scaled",
 ]
 
 # A column panel (points transposed, or histograms) of this many bytes stays
@@ -84,35 +86,64 @@ def means_panel(dtype):
     return MEANS_PANEL_BYTES // np.dtype(dtype).itemsize
 
 
-def pack_rows(points):
-    """Row points, padded with zero rows so that every tile is whole."""
-    rows = np.zeros((points.shape[0] + TILE_ROWS, points.shape[1]),
-                    dtype=points.dtype)
-    rows[: points.shape[0]] = points
+# Whole-array passes (packing, scaling, reductions) go in blocks of rows of
+# about this many bytes: each block takes milliseconds, so Ctrl-C stops
+# between two, and no temporary array is larger.
+COPY_BLOCK_BYTES = 1 << 24
+
+
+def row_blocks(a):
+    """(start, stop) ranges of rows of `a` of about COPY_BLOCK_BYTES."""
+    n = a.shape[0]
+    row_bytes = max(1, a.itemsize * (a.size // max(n, 1)))
+    step = max(1, COPY_BLOCK_BYTES // row_bytes)
+    return [(i, min(n, i + step)) for i in range(0, n, step)]
+
+
+def pack_rows(points, e=0, dtype=None):
+    """Row points times 2**e (exact) in `dtype` (default: theirs), padded
+    with zero rows so that every tile is whole."""
+    dtype = points.dtype if dtype is None else np.dtype(dtype)
+    rows = np.zeros((points.shape[0] + TILE_ROWS, points.shape[1]), dtype=dtype)
+    for a, b in row_blocks(points):
+        np.ldexp(points[a:b], e, out=rows[a:b], casting="unsafe")
     return rows
 
 
-def pack_cols(points):
-    """Column points, transposed and padded to a multiple of the tile width."""
-    pad = TILE_COLS[points.dtype.name]
-    cols = np.zeros((points.shape[1], points.shape[0] + pad), dtype=points.dtype)
-    cols[:, : points.shape[0]] = points.T
+def pack_cols(points, e=0, dtype=None):
+    """Column points times 2**e (exact) in `dtype` (default: theirs),
+    transposed and padded to a multiple of the tile width."""
+    dtype = points.dtype if dtype is None else np.dtype(dtype)
+    cols = np.zeros((points.shape[1], points.shape[0] + TILE_COLS[dtype.name]),
+                    dtype=dtype)
+    for a, b in row_blocks(points):
+        np.ldexp(points[a:b].T, e, out=cols[:, a:b], casting="unsafe")
     return cols
 
 
-def bandwidth_scale(x, y, kernel, gamma):
-    """The points `x` (and `y`, or None) of the kernel exp(-gamma |x - y|^2)
-    ("rbf") or exp(-gamma |x - y|_1) ("laplacian") in units of its
-    bandwidth, and the matching gamma, about 1.
+def scaled(points, e, dtype):
+    """``points * 2**e`` in `dtype`, a new array (exact barring subnormal
+    or overflowing values)."""
+    out = np.empty(points.shape, dtype=dtype)
+    for a, b in row_blocks(points):
+        np.ldexp(points[a:b], e, out=out[a:b], casting="unsafe")
+    return out
 
-    The points are multiplied by a power of two, 2**e with gamma about
-    2**(2 e) (rbf) or 2**e (laplacian), which is exact: the kernel values
-    are those of the unscaled points up to the rounding of the differences,
-    and a pair's value does not depend on the other points. e is lowered
-    where the points would overflow (beyond 2**1000 in float64, 2**120 in
-    float32); float32 points whose gamma then leaves the float32 range are
-    computed in float64. Raises ValueError when gamma times the squared
-    magnitude of the points is beyond float64.
+
+def bandwidth_scale(x, y, kernel, gamma):
+    """For the kernel exp(-gamma |x - y|^2) ("rbf") or exp(-gamma |x -
+    y|_1) ("laplacian") of the points `x` (and `y`, or None): the exponent
+    e that takes them to units of the kernel's bandwidth, the gamma in those
+    units (about 1), and the dtype to compute in; the points are to be
+    packed times 2**e (`pack_rows`, `pack_cols`).
+
+    Multiplying by a power of two is exact: the kernel values are those of
+    the unscaled points up to the rounding of the differences, and a pair's
+    value does not depend on the other points. e is lowered where the points
+    would overflow (beyond 2**1000 in float64, 2**120 in float32); float32
+    points whose gamma then leaves the float32 range are computed in
+    float64. Raises ValueError when gamma times the squared magnitude of
+    the points is beyond float64.
     """
     power = 2 if kernel == "rbf" else 1
     top = max(_max_abs(x), _max_abs(y))
@@ -126,9 +157,7 @@ def bandwidth_scale(x, y, kernel, gamma):
         except OverflowError:
             scaled_gamma = math.inf
         if scaled_gamma * 1.5 < float(np.finfo(dtype).max):
-            x = np.ldexp(x.astype(dtype, copy=False), e)
-            y = None if y is None else np.ldexp(y.astype(dtype, copy=False), e)
-            return x, y, scaled_gamma
+            return e, scaled_gamma, dtype
     raise ValueError(
         f"gamma={gamma:g} is too large for points of magnitude {top:g}: "
         f"gamma * |x|^{power} overflows float64; scale the data down"
@@ -136,32 +165,28 @@ def bandwidth_scale(x, y, kernel, gamma):
 
 
 def distance_scale(x, y=None):
-    """Scale the points (of both collections together) by the power of two
-    that takes their largest magnitude to about 2**limit, the largest with
-    which squared distances summed over the features cannot overflow
+    """The exponent e such that 2**e times the points (of both collections
+    together) have their largest magnitude at about 2**limit, the largest
+    with which squared distances summed over the features cannot overflow
     (about 2**505 in float64, 2**60 in float32, less for many features).
 
-    Returns ``(x, y, exponent)``: distances in the new units are those of
-    the input times ``2**-exponent``, exactly (barring subnormal values), so
-    ratios of distances are unchanged; no point of either scale underflows
-    or overflows in squared distances unless the data span more than the
-    floating-point range allows.
+    Distances between the points times 2**e are those of the input times
+    2**e, exactly (barring subnormal values), so ratios of distances are
+    unchanged; no point of either collection underflows or overflows in
+    squared distances unless the data span more than the floating-point
+    range allows.
     """
-    dtype = x.dtype
     top = max(_max_abs(x), _max_abs(y))
     if top == 0:
-        return x, y, 0
-    max_exp = np.finfo(dtype).maxexp
+        return 0
+    max_exp = np.finfo(x.dtype).maxexp
     limit = (max_exp - 4 - math.ceil(math.log2(max(x.shape[1], 1)))) // 2
-    exponent = math.frexp(top)[1] - limit
-    x = np.ldexp(x, -exponent).astype(dtype, copy=False)
-    if y is not None:
-        y = np.ldexp(y, -exponent).astype(dtype, copy=False)
-    return x, y, exponent
+    return limit - math.frexp(top)[1]
 
 
 def _max_abs(a):
     """max |a| as a Python float (0 for None or an empty array)."""
     if a is None or a.size == 0:
         return 0.0
-    return float(max(-float(a.min()), float(a.max())))
+    return max(max(-float(a[i:j].min()), float(a[i:j].max()))
+               for i, j in row_blocks(a))

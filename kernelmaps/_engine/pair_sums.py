@@ -37,9 +37,9 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     50 ms (Ctrl-C stops between two), on at most `n_threads` threads.
     """
     symmetric = Y is None
-    xp, yp, gamma = _standardize(X.points, None if symmetric else Y.points, kernel,
-                                 gamma)
-    max_points = panel_points(X.dim, xp.dtype)
+    xp, yp = X.points, None if symmetric else Y.points
+    e, gamma, dtype = _standardize(xp, yp, kernel, gamma)
+    max_points = panel_points(X.dim, dtype)
     xplan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, True)
     if symmetric:
         yp, yplan = xp, xplan
@@ -56,7 +56,7 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
            else np.zeros(n_row_groups, dtype=np.int64))
     jhi = np.full(n_row_groups, n_col_groups, dtype=np.int64)
     out = np.empty(n_row_seg * n_col_seg)
-    _run(xp, xplan, yp, yplan, jlo, jhi,
+    _run(xp, xplan, yp, yplan, jlo, jhi, e, dtype,
          rowbase=np.arange(n_row_seg, dtype=np.int64) * n_col_seg,
          colidx=np.arange(n_col_seg, dtype=np.int64),
          out=out, mirror=symmetric, kernel=kernel, gamma=gamma, coef0=coef0,
@@ -71,8 +71,9 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
 def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1):
     """``s[i]`` = sum of ``k(x, x')`` over all ``x, x'`` in ``X[i]`` (the
     diagonal of ``pair_sums(X)`` at a fraction of its cost)."""
-    xp, _, gamma = _standardize(X.points, None, kernel, gamma)
-    max_points = panel_points(X.dim, xp.dtype)
+    xp = X.points
+    e, gamma, dtype = _standardize(xp, None, kernel, gamma)
+    max_points = panel_points(X.dim, dtype)
     plan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, False)
     seg_set = plan[1]
     # Every segment is a group here; a set cut into p pieces needs the p x p
@@ -84,7 +85,7 @@ def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1):
     local = np.arange(len(seg_set), dtype=np.int64) - first[seg_set]
     out = np.empty(base[-1])
     _run(xp, plan, xp, plan,
-         jlo=np.arange(len(seg_set), dtype=np.int64),
+         e=e, dtype=dtype, jlo=np.arange(len(seg_set), dtype=np.int64),
          jhi=(first + pieces)[seg_set],
          rowbase=base[seg_set] + local * pieces[seg_set], colidx=local,
          out=out, mirror=True, kernel=kernel, gamma=gamma, coef0=coef0,
@@ -103,10 +104,11 @@ def set_sums(X):
 
 
 def _standardize(x, y, kernel, gamma):
-    """Points ready for the tile kernels, and the matching gamma: rbf and
-    laplacian points in units of their bandwidth (`bandwidth_scale`)."""
+    """The exponent of the power of two the points are packed times, the
+    matching gamma and the dtype to compute in: rbf and laplacian points in
+    units of their bandwidth (`bandwidth_scale`), others as they are."""
     if kernel not in ("rbf", "laplacian"):
-        return x, y, gamma
+        return 0, gamma, x.dtype
     return bandwidth_scale(x, y, kernel, gamma)
 
 
@@ -114,8 +116,8 @@ def _standardize(x, y, kernel, gamma):
 _KERNEL_COST = 8
 
 
-def _run(xp, xplan, yp, yplan, jlo, jhi, *, rowbase, colidx, out, mirror, kernel,
-         gamma, coef0, degree, n_threads, progress, desc):
+def _run(xp, xplan, yp, yplan, jlo, jhi, e, dtype, *, rowbase, colidx, out,
+         mirror, kernel, gamma, coef0, degree, n_threads, progress, desc):
     """Run row group g against the column groups jlo[g] <= h < jhi[g], for
     every g, as items of at most TASK_WORK each, in chunks."""
     xseg, _, xgroups = xplan
@@ -123,11 +125,11 @@ def _run(xp, xplan, yp, yplan, jlo, jhi, *, rowbase, colidx, out, mirror, kernel
     items, cost, pairs = _plan_items(np.diff(xseg[xgroups]), np.diff(yseg[ygroups]),
                                      jlo, jhi, xp.shape[1] + _KERNEL_COST)
     n_threads = threads_for(n_threads, cost.sum(), len(items))
-    rows, cols = pack_rows(xp), pack_cols(yp)
-    phases = np.zeros(cols.shape[1], dtype=xp.dtype)
-    ldo = round_up(np.diff(yseg[ygroups]).max(), xp.dtype)
+    rows, cols = pack_rows(xp, e, dtype), pack_cols(yp, e, dtype)
+    phases = np.zeros(cols.shape[1], dtype=dtype)
+    ldo = round_up(np.diff(yseg[ygroups]).max(), dtype)
     max_acc = int(np.diff(xgroups).max()) * int(np.diff(ygroups).max())
-    tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype=xp.dtype)
+    tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype=dtype)
     acc_buffers = np.empty((n_threads, max_acc))
 
     def run(start, stop):

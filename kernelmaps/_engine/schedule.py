@@ -79,7 +79,6 @@ def run_chunked(run, cost, *, n_threads, progress=False, desc="", unit_cost=None
     total_units = n if units is None else int(units[-1])
     min_tasks = 2 * max(1, int(n_threads))
     target = FIRST_CHUNK_WORK
-    done_work, done_time = 0.0, 0.0
     with progress_bar(progress, total_units, desc) as bar:
         start = 0
         while start < n:
@@ -89,12 +88,10 @@ def run_chunked(run, cost, *, n_threads, progress=False, desc="", unit_cost=None
             clock = time.perf_counter()
             run(start, stop)
             elapsed = time.perf_counter() - clock
-            done_work += cum[stop - 1] - before
-            done_time += elapsed
-            # The next chunk: CHUNK_SECONDS at the throughput measured so
-            # far (work per second), growing at most eightfold per chunk.
-            rate = done_work / max(done_time, 1e-6)
-            target = min(rate * CHUNK_SECONDS, 8 * max(target, 1.0))
+            # The next chunk: CHUNK_SECONDS at the throughput of this one
+            # (work per second), growing at most fourfold per chunk.
+            rate = (cum[stop - 1] - before) / max(elapsed, 1e-6)
+            target = min(rate * CHUNK_SECONDS, 4 * max(target, 1.0))
             if units is None:
                 bar.update(stop - start)
             else:

@@ -18,13 +18,11 @@ from .layout import (
     MEANS_GEMM_DIM,
     MEANS_GROUP_POINTS,
     MEANS_GROUP_SETS,
-    TILE_COLS,
     TILE_ROWS,
     bandwidth_scale,
     means_panel,
     pack_cols,
     pack_rows,
-    round_up,
 )
 from .schedule import TASK_WORK, run_chunked, threads_for
 
@@ -65,26 +63,24 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
         # Rows, many features: BLAS computes x W faster than the tiles; the
         # phases, cosine and scale follow in place.
         return _gemm_cos(points, centres, phases, scale, n_threads)
-    if kind == "cos":
-        phases_padded = np.zeros(round_up(t, dtype) + TILE_COLS[dtype.name],
-                                 dtype=dtype)
-        phases_padded[:t] = phases
-    else:
-        points, centres_t, gamma = bandwidth_scale(points, centres.T, kind, gamma)
-        centres = centres_t.T
-        phases_padded = np.zeros(round_up(t, dtype) + TILE_COLS[dtype.name],
-                                 dtype=points.dtype)
+    e, work_dtype = 0, dtype
+    if kind != "cos":
+        e, gamma, work_dtype = bandwidth_scale(points, centres.T, kind, gamma)
     offsets, factors, owners = _pieces(X.offsets, scale, points.shape[1], dtype)
-    rows, cols = pack_rows(points), pack_cols(centres.T)
+    rows = pack_rows(points, e, work_dtype)
+    cols = pack_cols(centres.T, e, work_dtype)
+    phases_padded = np.zeros(cols.shape[1], dtype=work_dtype)
+    if kind == "cos":
+        phases_padded[:t] = phases
     groups = _impl.plan_groups(offsets, MEANS_GROUP_POINTS, MEANS_GROUP_SETS)
-    panel = means_panel(points.dtype)
+    panel = means_panel(work_dtype)
     n_panels = -(-t // panel)
     widths = np.minimum(panel, t - panel * np.arange(n_panels))
     cost = np.outer(np.diff(offsets[groups]), widths).ravel() * (
         points.shape[1] + _KERNEL_COST)
     n_threads = threads_for(n_threads, cost.sum(), len(cost))
-    out = np.empty((len(offsets) - 1, t), dtype=points.dtype)
-    tile_buffers = np.empty((n_threads, TILE_ROWS * panel), dtype=points.dtype)
+    out = np.empty((len(offsets) - 1, t), dtype=work_dtype)
+    tile_buffers = np.empty((n_threads, TILE_ROWS * panel), dtype=work_dtype)
     acc_buffers = np.empty((n_threads, int(np.diff(groups).max()) * panel))
 
     def run(start, stop):
