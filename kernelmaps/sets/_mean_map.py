@@ -44,7 +44,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     gamma : float, optional
         Positive kernel parameter; None means ``1 / d``.
     degree : int, default=2
-        Degree of the polynomial kernel (>= 1).
+        Degree of the polynomial kernel, from 1 to 2**31 - 1.
     coef0 : float, default=1.0
         Constant of the polynomial kernel.
     normalize : bool, default=True
@@ -322,7 +322,8 @@ def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1):
     if gamma is None:
         gamma = 1.0 / X.dim
     gamma = check_scalar(gamma, "gamma", low=0, low_inclusive=False)
-    degree = check_scalar(degree, "degree", kind="int", low=1)
+    # The engine takes a C int; larger degrees overflow any data but 0 and 1.
+    degree = check_scalar(degree, "degree", kind="int", low=1, high=2**31 - 1)
     coef0 = check_scalar(coef0, "coef0")
     return X, Y, {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
 
