@@ -161,3 +161,31 @@ def test_check_histograms_copies_only_when_needed():
     assert np.shares_memory(out.data, M.data)
     out = check_histograms(strided_csr())
     assert all(a.flags.c_contiguous for a in (out.data, out.indices, out.indptr))
+
+
+# ------------------------------------------------------------ Bags
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_bags_offsets_are_copied(dtype):
+    points = np.arange(12.0).reshape(6, 2)
+    offsets = np.array([0, 2, 6], dtype=dtype)
+    bags = km.Bags(points, offsets)
+    offsets[1] = 5  # the caller edits its array: the Bags keeps its sets
+    assert_array_equal(bags.offsets, [0, 2, 6])
+    assert not np.shares_memory(bags.offsets, offsets)
+    assert not bags.offsets.flags.writeable
+    assert offsets.flags.writeable  # the caller's array is not frozen
+    assert_array_equal(bags.sizes, [2, 4])
+
+
+def test_bags_points_are_a_documented_read_only_view():
+    # Notes of the Bags docstring: C-contiguous float points are not copied;
+    # the caller's array stays writeable and the Bags sees its changes.
+    points = np.arange(12.0).reshape(6, 2)
+    bags = km.Bags(points, [0, 2, 6])
+    assert np.shares_memory(bags.points, points)
+    assert points.flags.writeable and not bags.points.flags.writeable
+    points[0, 0] = -1.0
+    assert bags[0][0, 0] == -1.0
+    assert "copy the points first" in km.Bags.__doc__
