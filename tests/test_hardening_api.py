@@ -189,3 +189,163 @@ def test_bags_points_are_a_documented_read_only_view():
     points[0, 0] = -1.0
     assert bags[0][0, 0] == -1.0
     assert "copy the points first" in km.Bags.__doc__
+
+
+# ------------------------------------------------------------ AnchorMap
+
+
+@pytest.fixture(scope="module")
+def anchor_fit():
+    H = np.random.default_rng(0).random((20, 4))
+    return H, km.AnchorMap.fit(H, n_anchors=8, n_neighbors=2)
+
+
+def anchor_args(A, **change):
+    args = {"kernel": A.kernel, "anchors": A.anchors, "table": A.table,
+            "rank": A.rank, "n_neighbors": A.n_neighbors, "weights": A.weights}
+    args.update(change)
+    return args
+
+
+def make_anchor_map(args):
+    return km.AnchorMap(args.pop("kernel"), args.pop("anchors"), args.pop("table"),
+                        args.pop("rank"), **args)
+
+
+def bad_anchor_cases(A):
+    a = np.array(A.anchors)
+    nan_anchors = a.copy()
+    nan_anchors[1, 3] = np.nan
+    unsorted = a.copy()
+    unsorted[0, [2, 3]] = unsorted[0, [3, 2]]
+    repeated = a.copy()
+    repeated[2, 4] = repeated[2, 3]
+    shifted = a + 0.1
+    t = np.array(A.table)
+    nan_table = t.copy()
+    nan_table[5] = np.nan
+    r = np.array(A.rank)
+    return [
+        ({"rank": r[:2]}, ValueError, r"rank must have shape \(4,\)"),
+        ({"rank": r + 100}, ValueError, r"rank must be in \[1, n_anchors=8\]"),
+        ({"rank": np.zeros(4, int)}, ValueError, "rank must be in"),
+        ({"rank": r.astype(float)}, TypeError, "rank must hold integers"),
+        ({"rank": r > 0}, TypeError, "rank must hold integers"),
+        ({"anchors": nan_anchors}, ValueError, "anchors contains NaN"),
+        ({"anchors": unsorted}, ValueError, r"strictly increasing.*anchors\[0\]"),
+        ({"anchors": repeated}, ValueError, r"strictly increasing.*anchors\[2\]"),
+        ({"anchors": shifted}, ValueError, "anchors must start at 0"),
+        ({"anchors": a[:, :1]}, ValueError, "n_anchors >= 2"),
+        ({"anchors": a[0]}, ValueError, "anchors must be a 2-D array"),
+        ({"anchors": a.astype(str)}, TypeError, "anchors must hold real"),
+        ({"anchors": a[:3]}, ValueError, r"rank must have shape \(3,\)"),
+        ({"table": nan_table}, ValueError, "table contains NaN"),
+        ({"table": t[:-1]}, ValueError, "table must be 1-D of length"),
+        ({"table": t.reshape(-1, 1)}, ValueError, "table must be 1-D of length"),
+        ({"table": t.astype(complex)}, TypeError, "table must hold real"),
+        ({"kernel": "rbf"}, ValueError, "kernel must be one of"),
+        ({"kernel": None}, ValueError, "kernel must be one of"),
+        ({"n_neighbors": 9}, ValueError, "n_neighbors must be <= 8"),
+        ({"n_neighbors": True}, TypeError, "n_neighbors must be an int"),
+        ({"weights": "foo"}, ValueError, "weights must be one of"),
+    ]
+
+
+def test_anchor_map_constructor_validates_every_array(anchor_fit):
+    H, A = anchor_fit
+    for change, error, match in bad_anchor_cases(A):
+        with pytest.raises(error, match=match):
+            make_anchor_map(anchor_args(A, **change))
+    # the reproducer: a rank too short segfaulted or gave garbage
+    with pytest.raises(ValueError, match="rank must have shape"):
+        km.AnchorMap("chi2", A.anchors, A.table, A.rank[:2]).transform(H)
+
+
+def test_anchor_map_constructor_copies_and_never_freezes(anchor_fit):
+    H, A = anchor_fit
+    anchors, table, rank = (np.array(x) for x in (A.anchors, A.table, A.rank))
+    B = km.AnchorMap("chi2", anchors, table, rank, n_neighbors=2)
+    assert anchors.flags.writeable and table.flags.writeable
+    assert rank.flags.writeable
+    want = B.transform(H)
+    assert_array_equal(want, A.transform(H))
+    anchors[:] = 0.0
+    table[:] = np.nan
+    rank[:] = 0
+    assert_array_equal(B.transform(H), want)
+    # lists and other integer dtypes work
+    C = km.AnchorMap("chi2", anchors=A.anchors.tolist(), table=list(A.table),
+                     rank=A.rank.astype(np.uint8), n_neighbors=2)
+    assert_array_equal(C.transform(H), want)
+
+
+def test_anchor_map_callable_kernel_in_constructor(anchor_fit):
+    H, A = anchor_fit
+    B = km.AnchorMap(np.minimum, A.anchors, A.table, A.rank)
+    assert B.kernel is np.minimum
+    assert np.isfinite(B.transform(H)).all()
+
+
+def test_anchor_decode_validates_codes(anchor_fit):
+    H, A = anchor_fit
+    one = km.AnchorMap.fit(H, n_anchors=8)
+    codes = one.codes(H)
+    Z = one.transform(H)
+    for dtype in (np.uint8, np.int8, np.uint64, np.int64):
+        assert_array_equal(one.decode(codes.astype(dtype)), Z)
+    with pytest.raises(TypeError, match="integer anchor indices"):
+        one.decode(codes.astype(float))
+    nan_codes = codes.astype(float)
+    nan_codes[0, 0] = np.nan
+    with pytest.raises(TypeError, match="integer anchor indices"):
+        one.decode(nan_codes)  # NaN indices read out of bounds before
+    with pytest.raises(TypeError, match="integer anchor indices"):
+        one.decode(codes > 0)
+    with pytest.raises(ValueError, match="codes must come from"):
+        one.decode(codes[0])  # 1-D: an IndexError before
+    with pytest.raises(ValueError, match="codes must come from"):
+        one.decode(codes[:, :, None, None])
+    # codes from another map with more anchors
+    other = km.AnchorMap.fit(H * 2, n_anchors=200)
+    with pytest.raises(ValueError, match="out of range"):
+        one.decode(other.codes(H * 2))
+    indices, weights = A.codes(H)
+    assert_allclose(A.decode((indices, weights)), A.transform(H), atol=1e-6)
+    bad = weights.copy()
+    bad[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="weights contain NaN"):
+        A.decode((indices, bad))
+    with pytest.raises(TypeError, match="codes weights must hold real"):
+        A.decode((indices, weights.astype(str)))
+    with pytest.raises(ValueError, match="codes must come from"):
+        A.decode((indices, weights, weights))
+    with pytest.raises(ValueError, match="codes must come from"):
+        A.decode((indices, weights[:, :, :1]))
+
+
+@pytest.mark.parametrize("kernel", ["chi2", "js", "intersection", "hellinger"])
+@pytest.mark.parametrize("anchors", ["uniform", "kmeans"])
+@pytest.mark.parametrize("scale", [2.0**-600, 1e-300, 1e300, 1.7e308 / 4])
+def test_anchor_map_fit_at_any_scale(kernel, anchors, scale):
+    # Homogeneous kernels: the features of s x are sqrt(s) times those of x.
+    H = np.random.default_rng(1).random((30, 3))
+    H[:, 0] *= 4  # dimensions of different ranges
+    ref = km.AnchorMap.fit(H, kernel, 10, anchors=anchors)
+    big = km.AnchorMap.fit(H * scale, kernel, 10, anchors=anchors)
+    Z = big.transform(H * scale)
+    assert np.isfinite(Z).all()
+    assert_allclose(Z / np.sqrt(scale), ref.transform(H), rtol=1e-9, atol=1e-12)
+    assert_allclose(big.anchors / scale, ref.anchors, rtol=1e-12)
+
+
+def test_anchor_map_fit_refuses_values_too_small_for_distinct_anchors():
+    with pytest.raises(ValueError, match="distinct anchors"):
+        km.AnchorMap.fit(np.full((3, 2), 5e-324), n_anchors=10)
+
+
+def test_anchor_map_float32_input_with_features_beyond_float32(anchor_fit):
+    H, A = anchor_fit
+    B = km.AnchorMap("chi2", A.anchors, A.table * 1e300, A.rank)
+    assert np.isfinite(B.transform(H)).all()
+    with pytest.raises(ValueError, match="float32 range"):
+        B.transform(H.astype(np.float32))
