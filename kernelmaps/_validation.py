@@ -6,6 +6,7 @@ the Cython layer trusts what it is given.
 - histograms (dense or sparse rows): `check_histograms`
 - kernel and divergence matrices: `check_kernel_matrix`
 - scalar parameters: `check_scalar`, `check_choice`, `check_bool`
+- random generators: `check_rng`
 """
 
 import math
@@ -23,6 +24,7 @@ __all__ = [
     "check_histograms",
     "check_kernel_matrix",
     "check_points",
+    "check_rng",
     "check_scalar",
     "check_set_pair",
     "check_sets",
@@ -201,6 +203,27 @@ def check_bool(value, name):
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def check_rng(rng, name="rng"):
+    """`rng` (None, a non-negative int seed, a `numpy.random.Generator`, or
+    anything else `numpy.random.default_rng` takes) as a Generator; a
+    TypeError or ValueError naming `name` otherwise (bools are refused).
+    A Generator is returned as it is (its state is shared)."""
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(f"{name} must be None, an int seed or a "
+                        f"numpy.random.Generator, got {rng!r}")
+    if isinstance(rng, np.ndarray) and rng.ndim == 0:
+        rng = rng[()]
+    try:
+        return np.random.default_rng(rng)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be None, an int seed or a numpy.random.Generator, got "
+            f"{rng!r}"
+        ) from None
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
 
 
 def check_kernel_matrix(K, name="K", *, square=True):

@@ -349,3 +349,251 @@ def test_anchor_map_float32_input_with_features_beyond_float32(anchor_fit):
     assert np.isfinite(B.transform(H)).all()
     with pytest.raises(ValueError, match="float32 range"):
         B.transform(H.astype(np.float32))
+
+
+# ------------------------------------------------------------ divergence kernels
+
+
+def divergences(n=6, seed=0):
+    rng = np.random.default_rng(seed)
+    D = rng.uniform(0.1, 3.0, size=(n, n))
+    np.fill_diagonal(D, 0.0)
+    return D
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-170, 2.0**-600, 1e160, 1e300,
+                                   1.7e308 / 3])
+@pytest.mark.parametrize("power", [1, 2, 0.5, 3.5])
+def test_divergence_kernel_default_scale_at_any_magnitude(scale, power):
+    # The default gamma makes the kernel invariant to the scale of D.
+    D = divergences()
+    K = km.divergence_kernel(D * scale, power=power)
+    assert np.isfinite(K).all()
+    assert_allclose(K, km.divergence_kernel(D, power=power), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize(("scale", "gamma"), [(1e160, 1e-320), (1e160, 1e-300),
+                                              (1e-170, 1e300), (1e-300, 1e-10),
+                                              (1e300, 1e-300), (1.0, 1e-320)])
+def test_divergence_kernel_given_gamma_at_any_magnitude(scale, gamma):
+    D = divergences()
+    K = km.divergence_kernel(D * scale, gamma=gamma, power=2)
+    assert np.isfinite(K).all()
+    S = (D + D.T) / 2
+    # exact value, in logs: gamma (scale S)^2
+    want = np.exp(-np.exp(np.log(gamma) + 2 * (np.log(scale) + np.log(S + (S == 0)))))
+    want[S == 0] = 1.0
+    assert_allclose(K, want, rtol=1e-12, atol=1e-300)
+
+
+def test_divergence_kernel_plain_formula_unchanged_at_ordinary_scales():
+    D = divergences()
+    S = (D + D.T) / 2
+    assert_array_equal(km.divergence_kernel(D, gamma=0.7, power=1.5),
+                       np.exp(-0.7 * S**1.5))
+    off = S[~np.eye(len(S), dtype=bool)]
+    assert_array_equal(km.divergence_kernel(D),
+                       np.exp(-(1.0 / np.median(off) ** 2) * S**2))
+
+
+def test_set_kernel_renyi_uses_the_stable_divergence_kernel():
+    from kernelmaps import sklearn as kms
+
+    rng = np.random.default_rng(3)
+    sets = [rng.normal(loc=c, size=(25, 2)) for c in (0, 0, 2, 2, 4)]
+    est = kms.SetKernel("renyi", gamma=1e-320)  # subnormal gamma: K = 1
+    K = est.fit_transform(sets)
+    assert np.isfinite(K).all()
+    assert np.isfinite(est.transform(sets)).all()
+    D = km.renyi_divergence(sets)
+    want = km.project_psd(km.divergence_kernel(D, power=2))
+    assert_allclose(kms.SetKernel("renyi").fit_transform(sets), want, atol=1e-12)
+    # a default gamma beyond the float range (median ** -2000): NaN before
+    est = kms.SetKernel("renyi", power=2000)
+    K = est.fit_transform(sets)
+    assert np.isfinite(K).all() and np.isfinite(est.transform(sets)).all()
+    want = km.project_psd(km.divergence_kernel(D, power=2000))
+    assert_allclose(K, want, atol=1e-12)
+
+
+# ------------------------------------------------------------ scikit-learn
+
+
+@pytest.mark.parametrize(("params", "error", "match"), [
+    ({"gamma": -1}, ValueError, "gamma must be > 0"),
+    ({"gamma": 0}, ValueError, "gamma must be > 0"),
+    ({"gamma": True}, TypeError, "gamma must be a real number"),
+    ({"gamma": np.nan}, ValueError, "gamma must be finite"),
+    ({"power": -1}, ValueError, "power must be > 0"),
+    ({"power": 0}, ValueError, "power must be > 0"),
+    ({"power": [0.5]}, TypeError, "power must be a real number"),
+    ({"power": "2"}, TypeError, "power must be a real number"),
+    ({"psd": ""}, ValueError, "psd must be one of"),
+    ({"psd": None}, ValueError, "psd must be one of"),
+    ({"alpha": 1.0}, ValueError, "alpha must not be 1"),
+    ({"alpha": [0.5, 2.0]}, TypeError, "alpha must be a real number"),
+    ({"k": 0}, ValueError, "k must be >= 1"),
+    ({"k": 2.5}, TypeError, "k must be an int"),
+    ({"gamma2": 0}, ValueError, "gamma2 must be > 0"),
+    ({"workers": 0}, ValueError, "workers"),
+    ({"workers": True}, TypeError, "workers"),
+])
+@pytest.mark.parametrize("kernel", ["renyi", "mean_map"])
+def test_set_kernel_validates_every_parameter_at_fit(kernel, params, error, match):
+    from kernelmaps import sklearn as kms
+
+    rng = np.random.default_rng(0)
+    sets = [rng.normal(size=(20, 2)) for _ in range(4)]
+    with pytest.raises(error, match=match):
+        kms.SetKernel(kernel, **params).fit(sets)
+
+
+def test_set_kernel_psd_square_and_0d_parameters():
+    from kernelmaps import sklearn as kms
+
+    rng = np.random.default_rng(0)
+    sets = [rng.normal(size=(20, 2)) for _ in range(4)]
+    a = kms.SetKernel("renyi", power=np.array(2.0), k=np.int64(5)).fit_transform(sets)
+    assert_array_equal(a, kms.SetKernel("renyi").fit_transform(sets))
+    assert np.isfinite(kms.SetKernel("renyi", psd="square").fit(sets)
+                       .transform(sets)).all()
+
+
+def histogram_adapters():
+    from kernelmaps import sklearn as kms
+
+    return [kms.Chi2DirectFeatures(3), kms.Chi2ChebyshevFeatures(3),
+            kms.HomogeneousKernelFeatures(order=1), kms.AnchorFeatures(n_anchors=5),
+            kms.ExpChi2Sampler(8, random_state=0), kms.RFFSampler(8, random_state=0)]
+
+
+@pytest.mark.parametrize("bad", [
+    np.array([["0.5", "0.25"], ["1", "2"]]),
+    np.array([[b"0.5", b"0.25"], [b"1", b"2"]]),
+    np.array([["0.5", "0.25"], ["1", "2"]], dtype=object),
+    [["0.5", "0.25"], ["1", "2"]],
+    np.array([["2020-01-01", "2020-01-02"], ["2020-01-03", "2020-01-04"]],
+             dtype="datetime64[D]"),
+    np.array([[1, 2], [3, 4]], dtype="timedelta64[s]"),
+], ids=["str", "bytes", "object-str", "list-str", "datetime64", "timedelta64"])
+def test_adapters_refuse_strings_and_datetimes(bad):
+    from sklearn.base import clone
+
+    from kernelmaps import sklearn as kms
+
+    good = np.array([[0.5, 0.25], [1.0, 2.0]])
+    for est in histogram_adapters():
+        with pytest.raises(TypeError, match="X must hold real numbers"):
+            clone(est).fit(bad)
+        fitted = clone(est).fit(good)
+        with pytest.raises(TypeError, match="X must hold real numbers"):
+            fitted.transform(bad)
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        kms.ExpectedKernel("iso").fit(bad)
+    fitted = kms.ExpectedKernel("iso").fit(good)
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        fitted.transform(bad)
+    with pytest.raises(TypeError, match="must hold real numbers"):
+        kms.RDFSampler(4).fit([bad, bad])
+
+
+@pytest.mark.parametrize(("random_state", "error"), [
+    (True, TypeError), (-1, ValueError), (2**40, ValueError), ("a", ValueError),
+    (1.5, ValueError)])
+def test_adapters_validate_random_state(random_state, error):
+    from kernelmaps import sklearn as kms
+
+    X = np.random.default_rng(0).random((5, 3))
+    with pytest.raises(error, match="random_state"):
+        kms.RFFSampler(4, random_state=random_state).fit(X)
+
+
+def test_adapters_name_their_own_parameters():
+    from kernelmaps import sklearn as kms
+
+    rng = np.random.default_rng(0)
+    sets = [rng.normal(size=(5, 2)) for _ in range(3)]
+    with pytest.raises(ValueError, match="gamma2 must be > 0"):
+        kms.DRDFSampler(8, 8, gamma2=-1.0).fit(sets)
+    with pytest.raises(ValueError, match="n_components2 must be >= 1"):
+        kms.DRDFSampler(8, 0).fit(sets)
+    with pytest.raises(TypeError, match="n_components must be an int"):
+        kms.DRDFSampler(True, 8).fit(sets)
+
+
+# ------------------------------------------------------------ random features
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"gamma2": -1}, ValueError, "gamma2 must be > 0"),
+    ({"gamma2": 0.0}, ValueError, "gamma2 must be > 0"),
+    ({"gamma2": np.inf}, ValueError, "gamma2 must be finite"),
+    ({"gamma2": "1"}, TypeError, "gamma2 must be a real number"),
+    ({"n_components2": 0}, ValueError, "n_components2 must be >= 1"),
+    ({"n_components2": True}, TypeError, "n_components2 must be an int"),
+    ({"n_components2": 2.5}, TypeError, "n_components2 must be an int"),
+    ({"gamma": -1}, ValueError, r"^gamma must be > 0"),
+    ({"n_components": 0}, ValueError, r"^n_components must be >= 1"),
+    ({"rng": True}, TypeError, "rng must be None"),
+    ({"rng": -1}, ValueError, "rng"),
+    ({"rng": "seed"}, TypeError, "rng must be None"),
+])
+def test_drdf_names_its_parameters(kwargs, error, match):
+    args = {"dim": 2, "n_components": 5, "n_components2": 5}
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        km.DoublyRandomDistributionFeatures(args.pop("dim"), args.pop("n_components"),
+                                            args.pop("n_components2"), **args)
+
+
+def test_drdf_gamma2_none_still_means_one_over_n_components():
+    drdf = km.DoublyRandomDistributionFeatures(2, 8, 4, gamma2=None, rng=0)
+    assert drdf.gamma2 == 1 / 8
+
+
+@pytest.mark.parametrize("make", [
+    lambda rng: km.RandomFourierFeatures(2, 4, rng=rng),
+    lambda rng: km.RandomDistributionFeatures(2, 4, rng=rng),
+    lambda rng: km.EMKFeatures.fit(np.eye(3), 2, n_iter=1, rng=rng),
+    lambda rng: km.ExpChi2Features.fit(np.eye(3), 4, rng=rng),
+])
+def test_rng_is_validated_and_named(make):
+    for rng, error in ((True, TypeError), (1.5, TypeError), ("a", TypeError),
+                       (-3, ValueError)):
+        with pytest.raises(error, match="rng"):
+            make(rng)
+    assert make(np.array(3)) is not None  # a 0-d array seed
+
+
+# ------------------------------------------------------------ exp-chi2 features
+
+
+def test_exp_chi2_features_constructor_validates():
+    H = np.random.default_rng(0).random((10, 3))
+    good = km.ExpChi2Features.fit(H, 6, rng=0)
+    args = (good.chi2_map, good.weights, good.offsets, good.beta)
+    cases = [
+        ((("foo", *args[1:])), TypeError, "chi2_map must be a Chi2DirectMap"),
+        (((None, *args[1:])), TypeError, "chi2_map must be a Chi2DirectMap"),
+        (((km.HomogeneousKernelMap("js"), *args[1:])), ValueError,
+         "chi2_map must approximate the chi2 kernel"),
+        ((args[0], args[1][:-1], args[2], 1.0), ValueError, "weights has 14 rows"),
+        ((args[0], args[1][0], args[2], 1.0), ValueError, "weights must be a non"),
+        ((args[0], args[1], args[2][:-1], 1.0), ValueError, "offsets must have shape"),
+        ((args[0], args[1] * np.nan, args[2], 1.0), ValueError, "must be finite"),
+        ((args[0], args[1], args[2], -1.0), ValueError, "beta must be > 0"),
+        ((args[0], args[1], args[2], True), TypeError, "beta must be a real"),
+        ((args[0], args[1].astype(str), args[2], 1.0), TypeError, "weights must hold"),
+    ]
+    for call, error, match in cases:
+        with pytest.raises(error, match=match):
+            km.ExpChi2Features(*call)
+    with pytest.raises(TypeError, match="chi2_map must be a Chi2DirectMap"):
+        km.ExpChi2Features.fit(H, 6, chi2_map="foo")
+    with pytest.raises(ValueError, match="chi2_map was fitted for 5"):
+        km.ExpChi2Features.fit(H, 6, chi2_map=km.Chi2DirectMap(np.ones((5, 2))))
+    # copies: the caller's arrays stay writeable and unshared
+    w, o = np.array(good.weights), np.array(good.offsets)
+    copy = km.ExpChi2Features(good.chi2_map, w, o, 1.0)
+    assert w.flags.writeable and not np.shares_memory(copy.weights, w)
+    assert_array_equal(copy.transform(H), good.transform(H))

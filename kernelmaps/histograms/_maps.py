@@ -15,7 +15,14 @@ from .._engine.expand import expand
 from .._engine.set_means import cos_in_place, set_means
 from .._frozen import Frozen
 from .._parallel import resolve_workers
-from .._validation import check_bool, check_choice, check_histograms, check_scalar
+from .._probes import as_float_array
+from .._validation import (
+    check_bool,
+    check_choice,
+    check_histograms,
+    check_rng,
+    check_scalar,
+)
 
 __all__ = [
     "Chi2ChebyshevMap",
@@ -426,6 +433,21 @@ class HomogeneousKernelMap(_AdditiveMap):
                 f"order={self.order}{period})")
 
 
+def _check_chi2_map(chi2_map):
+    """`chi2_map`, an additive map of the chi2 kernel."""
+    if not isinstance(chi2_map, _AdditiveMap):
+        raise TypeError(
+            "chi2_map must be a Chi2DirectMap, Chi2ChebyshevMap or "
+            f"HomogeneousKernelMap, got {type(chi2_map).__name__}"
+        )
+    if getattr(chi2_map, "kernel", "chi2") != "chi2":
+        raise ValueError(
+            f"chi2_map must approximate the chi2 kernel, got a "
+            f"HomogeneousKernelMap of the {chi2_map.kernel!r} kernel"
+        )
+    return chi2_map
+
+
 class ExpChi2Features(Frozen):
     r"""Random Fourier features of the exp-chi2 kernel (Algorithm 2 of
     [1]_).
@@ -493,10 +515,34 @@ class ExpChi2Features(Frozen):
     """
 
     def __init__(self, chi2_map, weights, offsets, beta, *, _draw=None):
-        self.chi2_map = chi2_map
-        self.weights = np.array(weights, dtype=np.float64)
-        self.offsets = np.array(offsets, dtype=np.float64)
-        self.beta = float(beta)
+        self.chi2_map = _check_chi2_map(chi2_map)
+        weights = np.array(as_float_array(weights, "weights"), dtype=np.float64,
+                           copy=True)
+        offsets = np.array(as_float_array(offsets, "offsets"), dtype=np.float64,
+                           copy=True)
+        if weights.ndim != 2 or weights.shape[0] == 0 or weights.shape[1] == 0:
+            raise ValueError(
+                f"weights must be a non-empty 2-D array (width of chi2_map, t), "
+                f"got shape {weights.shape}"
+            )
+        width, n_terms = chi2_map.n_features_out, chi2_map.n_terms
+        if (weights.shape[0] != width if width is not None
+                else weights.shape[0] % n_terms):
+            raise ValueError(
+                f"weights has {weights.shape[0]} rows, but chi2_map gives "
+                + (f"{width} features" if width is not None else
+                   f"{n_terms} features per input feature")
+            )
+        if offsets.shape != (weights.shape[1],):
+            raise ValueError(
+                f"offsets must have shape ({weights.shape[1]},), one phase per "
+                f"column of weights, got {offsets.shape}"
+            )
+        if not (np.isfinite(weights).all() and np.isfinite(offsets).all()):
+            raise ValueError("weights and offsets must be finite")
+        self.weights = weights
+        self.offsets = offsets
+        self.beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
         self._draw = _draw  # how fit drew weights and offsets (for pickling)
         self._freeze()
 
@@ -525,14 +571,18 @@ class ExpChi2Features(Frozen):
         X = check_histograms(X, "X")
         n_components = check_scalar(n_components, "n_components", kind="int", low=1)
         beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
+        rng = check_rng(rng)
         if chi2_map is None:
             chi2_map = Chi2DirectMap.fit(X, n_terms=5)
-        elif not isinstance(chi2_map, _AdditiveMap):
-            raise TypeError(
-                "chi2_map must be a Chi2DirectMap, Chi2ChebyshevMap or "
-                f"HomogeneousKernelMap, got {type(chi2_map).__name__}"
+        chi2_map = _check_chi2_map(chi2_map)
+        width = chi2_map.n_features_out
+        if width is None:
+            width = X.shape[1] * chi2_map.n_terms
+        elif chi2_map.n_features_in != X.shape[1]:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but chi2_map was fitted for "
+                f"{chi2_map.n_features_in}"
             )
-        width = chi2_map.n_features_out or X.shape[1] * chi2_map.n_terms
         # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
         weights, offsets, draw = draw_fourier(width, n_components, "rbf",
                                               beta / 2, rng)

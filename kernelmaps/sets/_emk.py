@@ -16,7 +16,13 @@ from .._engine import cksvd
 from .._engine.set_means import set_means
 from .._frozen import Frozen
 from .._parallel import check_progress, resolve_workers
-from .._validation import check_choice, check_points, check_scalar, check_sets
+from .._validation import (
+    check_choice,
+    check_points,
+    check_rng,
+    check_scalar,
+    check_sets,
+)
 
 __all__ = ["EMKFeatures"]
 
@@ -252,7 +258,7 @@ class EMKFeatures(Frozen):
         init = check_choice(init, "init", _INITS)
         check_every = check_scalar(check_every, "check_every", kind="int", low=1)
         progress = check_progress(progress)
-        rng = np.random.default_rng(rng)
+        rng = check_rng(rng)
 
         basis, objective = cksvd.fit_basis(
             points.astype(np.float64, copy=False), n_basis, kernel, gamma, n_iter,

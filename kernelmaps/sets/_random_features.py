@@ -11,7 +11,13 @@ from .._draws import draw_fourier
 from .._engine.set_means import set_means
 from .._frozen import Frozen
 from .._parallel import resolve_workers
-from .._validation import check_choice, check_points, check_scalar, check_sets
+from .._validation import (
+    check_choice,
+    check_points,
+    check_rng,
+    check_scalar,
+    check_sets,
+)
 
 __all__ = [
     "DoublyRandomDistributionFeatures",
@@ -41,7 +47,7 @@ class _Fourier(Frozen):
             gamma = 1.0 / dim
         self.gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
         self.weights, self.offsets, self._draw = draw_fourier(
-            dim, n_components, self.kernel, self.gamma, rng)
+            dim, n_components, self.kernel, self.gamma, check_rng(rng))
         self._freeze()
 
     @property
@@ -320,7 +326,13 @@ class DoublyRandomDistributionFeatures(Frozen):
 
     def __init__(self, dim, n_components, n_components2, *, gamma=None,
                  gamma2=1.0, rng=None):
-        rng = np.random.default_rng(rng)
+        # The second level's parameters, named as here (the first level
+        # checks dim, n_components and gamma).
+        n_components2 = check_scalar(n_components2, "n_components2", kind="int",
+                                     low=1)
+        if gamma2 is not None:
+            gamma2 = check_scalar(gamma2, "gamma2", low=0.0, low_inclusive=False)
+        rng = check_rng(rng)
         self.rdf = RandomDistributionFeatures(dim, n_components, gamma=gamma,
                                               rng=rng)
         self.rff = RandomFourierFeatures(n_components, n_components2,
