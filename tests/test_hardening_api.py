@@ -597,3 +597,154 @@ def test_exp_chi2_features_constructor_validates():
     copy = km.ExpChi2Features(good.chi2_map, w, o, 1.0)
     assert w.flags.writeable and not np.shares_memory(copy.weights, w)
     assert_array_equal(copy.transform(H), good.transform(H))
+
+
+# ------------------------------------------------------------ PSD projection
+
+
+def indefinite_matrix(n=7, seed=0, n_negative=2):
+    rng = np.random.default_rng(seed)
+    V, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    w = rng.uniform(0.1, 2.0, size=n)
+    w[:n_negative] *= -1
+    return (V * w) @ V.T
+
+
+PSD_SCALES = [1e-300, 1e-200, 1e-170, 1e-100, 1.0, 1e100, 1e170, 1e200, 1e300]
+
+
+@pytest.mark.parametrize("method", ["clip", "flip", "shift", "square"])
+@pytest.mark.parametrize("scale", PSD_SCALES)
+@pytest.mark.parametrize("K", [np.array([[0.0, 1.0], [1.0, 0.0]]),
+                               indefinite_matrix()], ids=["2x2", "7x7"])
+def test_project_psd_at_any_scale(K, scale, method):
+    if method == "square" and not 1e-150 < scale < 1e150:
+        with pytest.raises(ValueError, match=r"'square' projection of K_train "
+                                             r"(overflows|underflows) float64"):
+            km.project_psd(K * scale, method=method)
+        return
+    P = km.project_psd(K * scale, method=method)
+    assert np.isfinite(P).all()
+    assert_array_equal(P, P.T)
+    unit = P / np.abs(P).max()
+    assert np.linalg.eigvalsh(unit).min() > -1e-12  # PSD
+    want = km.project_psd(K, method=method) * (scale if method != "square"
+                                               else scale**2)
+    assert_allclose(P, want, rtol=1e-10, atol=1e-12 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("method", ["clip", "flip", "shift", "square"])
+@pytest.mark.parametrize("scale", [1e-300, 1e-170, 1e-100, 1e100, 1e170, 1e300])
+def test_psd_projector_at_any_scale(scale, method):
+    K = indefinite_matrix(9, seed=1, n_negative=3)
+    K_test = np.random.default_rng(2).normal(size=(4, 9))
+    ref = km.PSDProjector(method).fit(K)
+    proj = km.PSDProjector(method)
+    if method == "square" and not 1e-150 < scale < 1e150:
+        with pytest.raises(ValueError, match=r"overflows|underflows"):
+            proj.fit_transform(K * scale)
+        return
+    proj.fit(K * scale)
+    assert_allclose(proj.eigenvalues_, ref.eigenvalues_ * scale, rtol=1e-10)
+    assert_allclose(proj.shift_, ref.shift_ * scale, rtol=1e-10)
+    factor = scale**2 if method == "square" else scale
+    got = proj.transform(K_test * scale)
+    assert np.isfinite(got).all()
+    assert_allclose(got, ref.transform(K_test) * factor, rtol=1e-10,
+                    atol=1e-12 * factor)
+
+
+def test_project_psd_of_the_reproducer_is_psd():
+    # the inertia count underflowed: the indefinite input came back unchanged
+    P = km.project_psd(np.array([[0.0, 1.0], [1.0, 0.0]]) * 1e-170)
+    assert_allclose(P, np.full((2, 2), 0.5e-170), rtol=1e-12)
+
+
+def test_project_psd_near_the_largest_float():
+    K = np.array([[1.0, -1.0], [-1.0, 1.0]]) * 1.5e308  # PSD: unchanged
+    assert_array_equal(km.project_psd(K), K)
+    K = np.array([[0.0, 1.0], [1.0, 0.0]]) * 1.7e308
+    assert_allclose(km.project_psd(K), np.full((2, 2), 0.85e308), rtol=1e-12)
+    K = np.full((3, 3), 1e308)
+    np.fill_diagonal(K, -1e308)  # eigenvalues -2e308 (twice) and 1e308
+    with pytest.raises(ValueError, match="overflows float64"):
+        km.project_psd(K, method="flip")
+
+
+@pytest.mark.parametrize("kind", ["polynomial"])
+def test_level2_polynomial_overflow_is_a_clear_error(kind):
+    K = np.array([[1e200, 1.0], [1.0, 1e200]])
+    with pytest.raises(ValueError, match=r"polynomial.*overflow"):
+        km.level2_kernel(K, np.diag(K), kind=kind)
+    with pytest.raises(ValueError, match=r"polynomial.*overflow"):
+        km.level2_kernel(np.full((2, 2), 10.0), np.ones(2), kind=kind, degree=400)
+    # large degrees are fine where the base is at most 1 in absolute value
+    K = np.array([[0.5, -0.25], [-0.25, 0.5]])
+    out = km.level2_kernel(K, np.diag(K), kind=kind, coef0=0.0, degree=2**31 - 1)
+    assert np.isfinite(out).all()
+
+
+# ------------------------------------------------------------ distributions
+
+
+@pytest.mark.parametrize("bad", ["means", "covs", "means2", "covs2"])
+@pytest.mark.parametrize("kind", ["complex", "str"])
+def test_gaussian_expected_kernel_refuses_complex_and_strings(bad, kind):
+    args = {"means": np.zeros((2, 2)), "covs": np.ones(2),
+            "means2": np.zeros((3, 2)), "covs2": np.ones(3)}
+    args[bad] = (args[bad] + 1j) if kind == "complex" else args[bad].astype(str)
+    with pytest.raises(TypeError, match=f"{bad} must hold real numbers"):
+        km.gaussian_expected_kernel(**args)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "polynomial"])
+@pytest.mark.parametrize(("degree", "error"), [
+    (10**12, ValueError), (2**31, ValueError), (10**30, ValueError),
+    (0, ValueError), (-2, ValueError), (True, TypeError), (2.5, TypeError),
+    ("2", TypeError)])
+def test_degree_is_bounded_and_named(kernel, degree, error):
+    with pytest.raises(error, match="degree"):
+        km.gaussian_expected_kernel(np.zeros((2, 2)), np.ones(2), kernel=kernel,
+                                    degree=degree)
+    kind = "rbf" if kernel == "linear" else kernel
+    with pytest.raises(error, match="degree"):
+        km.level2_kernel(np.eye(2), np.ones(2), kind=kind, degree=degree)
+
+
+def test_degree_as_numpy_int_and_0d_array():
+    m, c = np.ones((2, 2)), np.ones(2)
+    want = km.gaussian_expected_kernel(m, c, kernel="polynomial", degree=3)
+    for degree in (np.int64(3), np.array(3), 3.0):
+        assert_array_equal(km.gaussian_expected_kernel(
+            m, c, kernel="polynomial", degree=degree), want)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "polynomial", "rbf"])
+def test_gaussian_expected_kernel_overflow_is_a_clear_error(kernel):
+    means = np.array([[1e200, 0.0], [0.0, 1e200]])
+    if kernel == "rbf":  # bounded: a value where the formula allows one
+        K = km.gaussian_expected_kernel(means, np.ones(2), gamma=1.0)
+        assert_allclose(K, np.eye(2) / 5, rtol=1e-15)  # det(I + 4 I)^(-1/2)
+        # inf / inf in the formula: an error, never NaN
+        means = np.array([[1.5e308, 0.0], [-1.5e308, 0.0]])
+        with pytest.raises(ValueError, match="rbf expected kernel values overflow"):
+            km.gaussian_expected_kernel(means, np.array([1e308, 1e308]))
+        return
+    with pytest.raises(ValueError, match=rf"{kernel} expected kernel values overflow"):
+        km.gaussian_expected_kernel(means, np.ones(2), kernel=kernel)
+
+
+def test_level2_rbf_and_nrbf_at_extreme_scales():
+    rng = np.random.default_rng(0)
+    F = rng.normal(size=(4, 3))
+    K = F @ F.T
+    d = np.diag(K)
+    for scale in (1e-300, 1e-170, 1e170, 1e300, 1.7e308 / np.abs(K).max() / 4):
+        R = km.level2_kernel(K * scale, d * scale, kind="rbf", gamma2=1.0 / scale)
+        assert_allclose(R, km.level2_kernel(K, d, kind="rbf"), rtol=1e-10)
+        N = km.level2_kernel(K * scale, d * scale, kind="nrbf")
+        assert_allclose(N, km.level2_kernel(K, d, kind="nrbf"), rtol=1e-10)
+    with pytest.raises(TypeError, match="diag_X must hold real numbers"):
+        km.level2_kernel(K, d.astype(complex))
+    with pytest.raises(TypeError, match="diag_Y must hold real numbers"):
+        km.level2_kernel(K, d, ["1", "2", "3", "4"])
