@@ -748,3 +748,156 @@ def test_level2_rbf_and_nrbf_at_extreme_scales():
         km.level2_kernel(K, d.astype(complex))
     with pytest.raises(TypeError, match="diag_Y must hold real numbers"):
         km.level2_kernel(K, d, ["1", "2", "3", "4"])
+
+
+# ------------------------------------------------------------ chi2 maps
+
+HUGE = [1e300, 1.7e308, np.finfo(np.float64).max]
+
+
+def chebyshev_reference(x, scale, n_terms):
+    """sqrt(s) d_q(x / s) in 60-digit decimal arithmetic (no overflow)."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 60
+        pi = Decimal("3.14159265358979323846264338327950288419716939937510582097")
+        z = Decimal(float(x)) / Decimal(float(scale))
+        a = z.ln() / pi
+        d = [2 * z / (z + 1)]
+        if n_terms > 1:
+            d.append(Decimal(2).sqrt() * a * d[0])
+        for q in range(2, n_terms):
+            d.append((2 * a * d[q - 1] - (q - 2) * d[q - 2]) / q)
+        root = Decimal(float(scale)).sqrt()
+        return np.array([float(root * v) for v in d])
+
+
+@pytest.mark.parametrize("value", HUGE)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_chi2_maps_finite_near_the_largest_float(value, sparse):
+    H = np.random.default_rng(0).random((6, 3))
+    X = np.full((2, 3), value)
+    X[1, 1] = 0.5
+    X = scipy.sparse.csr_matrix(X) if sparse else X
+    for fmap in (km.Chi2DirectMap.fit(H), km.Chi2DirectMap.fit(H, per_dimension=True),
+                 km.Chi2ChebyshevMap(), km.Chi2ChebyshevMap.fit(H),
+                 km.HomogeneousKernelMap(), km.HomogeneousKernelMap("js"),
+                 km.HomogeneousKernelMap("intersection"),
+                 km.HomogeneousKernelMap("hellinger"),
+                 km.ExpChi2Features.fit(H, 16, rng=0)):
+        Z = dense(fmap.transform(X))
+        assert np.isfinite(Z).all(), fmap
+        if isinstance(fmap, km.Chi2DirectMap):
+            # |c_q(x)| <= 2 sqrt(x), and the map is homogeneous of degree 1/2
+            # in (x, k): the features of x are 2**m those of (x, k) / 4**m
+            assert np.abs(Z).max() <= 2 * np.sqrt(value)
+            small = km.Chi2DirectMap(fmap.k / 2.0**200)
+            want = dense(small.transform(X / 2.0**200)) * 2.0**100
+            assert_allclose(Z, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [2.0**-1000, 1e-300, 1e-150, 1e150, 1e300,
+                                   2.0**1000])
+def test_chi2_maps_are_homogeneous_at_any_scale(scale):
+    # The chi2 kernel is homogeneous of degree 1: a map with its parameters
+    # scaled gives sqrt(scale) times the features of the scaled data.
+    H = np.random.default_rng(1).random((8, 4))
+    H[H < 0.3] = 0
+    k = np.array([0.05, 0.2, 0.6, 1.5])
+    ref = km.Chi2DirectMap(k).transform(H)
+    Z = km.Chi2DirectMap(k * scale).transform(H * scale)
+    assert_allclose(Z, ref * np.sqrt(scale), rtol=1e-12, atol=1e-300)
+    ref = km.Chi2ChebyshevMap(6, scale=0.3).transform(H)
+    Z = km.Chi2ChebyshevMap(6, scale=0.3 * scale).transform(H * scale)
+    assert_allclose(Z, ref * np.sqrt(scale), rtol=1e-12, atol=1e-300)
+    Z = km.Chi2ChebyshevMap.fit(H * scale, 6).transform(H * scale)
+    ref = km.Chi2ChebyshevMap.fit(H, 6).transform(H)
+    assert_allclose(Z, ref * np.sqrt(scale), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e200, 1.7e308 / 2])
+def test_chi2_direct_fit_at_any_scale(scale):
+    from kernelmaps import additive_chi2_kernel
+
+    H = np.random.default_rng(2).dirichlet(np.ones(6), size=40)
+    fmap = km.Chi2DirectMap.fit(H * scale, n_terms=6)
+    assert np.isfinite(fmap.k).all() and (fmap.k > 0).all()
+    Z = fmap.transform(H * scale) / np.sqrt(scale)
+    assert np.isfinite(Z).all()
+    K = additive_chi2_kernel(H)
+    assert np.abs(Z @ Z.T - K).max() < 0.05 * K.max()
+    assert np.isfinite(km.Chi2DirectMap.fit(H * scale, per_dimension=True).k).all()
+
+
+@pytest.mark.parametrize(("x", "scale"), [
+    (1e-10, 5e-324), (0.5, 5e-324), (1.7e308, 5e-324), (1.7e308, 1e-30),
+    (5e-324, 1e10), (5e-324, 1.7e308), (1e-300, 1e300), (2.0**-1000, 1.0),
+    (2.0**1000, 1.0), (0.3, 1.0)])
+@pytest.mark.parametrize("n_terms", [1, 2, 7])
+def test_chebyshev_map_extreme_ratios_match_the_exact_series(x, scale, n_terms):
+    Z = km.Chi2ChebyshevMap(n_terms, scale=scale).transform(np.array([[x, 0.0]]))
+    assert np.isfinite(Z).all()
+    assert_array_equal(Z[0, n_terms:], 0.0)
+    want = chebyshev_reference(x, scale, n_terms)
+    assert_allclose(Z[0, :n_terms], want, rtol=1e-10, atol=1e-300)
+
+
+def test_chebyshev_fit_and_map_of_subnormal_scale():
+    H = np.random.default_rng(0).random((5, 3))
+    fmap = km.Chi2ChebyshevMap(scale=5e-324)  # the reproducer: NaN before
+    for X in (H, H.astype(np.float32), scipy.sparse.csr_matrix(H)):
+        assert np.isfinite(dense(fmap.transform(X))).all()
+    tiny = km.Chi2ChebyshevMap.fit(np.full((2, 3), 5e-324))
+    assert tiny.scale == 5e-324
+    assert np.isfinite(tiny.transform(H)).all()
+    big = km.Chi2ChebyshevMap.fit(np.full((2, 3), 1.7e308))
+    assert big.scale == 1.7e308  # the median overflowed to inf before
+    assert np.isfinite(big.transform(H)).all()
+
+
+@pytest.mark.parametrize(("make", "error", "match"), [
+    (lambda: km.Chi2ChebyshevMap(n_terms=10**12), ValueError, "n_terms must be <="),
+    (lambda: km.Chi2ChebyshevMap(n_terms=True), TypeError, "n_terms must be an int"),
+    (lambda: km.Chi2ChebyshevMap(scale=np.inf), ValueError, "scale must be finite"),
+    (lambda: km.Chi2ChebyshevMap(scale=True), TypeError, "scale must be a real"),
+    (lambda: km.Chi2ChebyshevMap(scale=-1.0), ValueError, "scale must be > 0"),
+    (lambda: km.Chi2DirectMap(np.ones(2**16 + 1)), ValueError, "at most 65536"),
+    (lambda: km.Chi2DirectMap(["a"]), ValueError, "could not convert"),
+    (lambda: km.Chi2DirectMap.fit(np.eye(3), n_terms=10**12), ValueError,
+     "n_terms must be <="),
+    (lambda: km.Chi2DirectMap.fit(np.eye(3), n_bins=10**12), ValueError,
+     "n_bins must be <="),
+    (lambda: km.Chi2DirectMap.fit(np.eye(3), n_bins=2.5), TypeError,
+     "n_bins must be an int"),
+    (lambda: km.HomogeneousKernelMap(order=10**12), ValueError, "order must be <="),
+    (lambda: km.HomogeneousKernelMap(order=True), TypeError, "order must be an int"),
+    (lambda: km.HomogeneousKernelMap(period=1e-310), ValueError, "period must be >="),
+    (lambda: km.HomogeneousKernelMap(period=1e-100), ValueError, "period must be >="),
+    (lambda: km.HomogeneousKernelMap(period=np.nan), ValueError,
+     "period must be finite"),
+    (lambda: km.HomogeneousKernelMap(kernel=None), ValueError, "kernel must be one"),
+])
+def test_chi2_map_parameters(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+def test_homogeneous_map_extreme_periods_stay_finite():
+    x = np.array([[3.4e38, 1e-30, 0.0]], dtype=np.float32)
+    for period in (2 * np.pi / 2.0**100, 1e300):
+        for kernel in ("chi2", "js", "intersection"):
+            fmap = km.HomogeneousKernelMap(kernel, order=3, period=period)
+            assert np.isfinite(fmap.transform(x)).all()
+            assert np.isfinite(fmap.transform(x.astype(np.float64) * 5e269)).all()
+
+
+def test_chi2_map_float32_extremes():
+    H = np.random.default_rng(0).random((5, 3)).astype(np.float32)
+    X = np.full((2, 3), np.finfo(np.float32).max, dtype=np.float32)
+    X[0, 0] = np.float32(1e-45)
+    for fmap in (km.Chi2DirectMap.fit(H), km.Chi2DirectMap(np.array([1.7e308])),
+                 km.Chi2ChebyshevMap(8), km.Chi2ChebyshevMap(8, scale=5e-324),
+                 km.HomogeneousKernelMap()):
+        Z = fmap.transform(X)
+        assert Z.dtype == np.float32 and np.isfinite(Z).all()
