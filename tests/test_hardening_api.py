@@ -901,3 +901,72 @@ def test_chi2_map_float32_extremes():
                  km.HomogeneousKernelMap()):
         Z = fmap.transform(X)
         assert Z.dtype == np.float32 and np.isfinite(Z).all()
+
+
+# ------------------------------------------------------------ EMK
+
+
+@pytest.fixture(scope="module")
+def emk_points():
+    return np.random.default_rng(0).normal(size=(300, 3))
+
+
+@pytest.mark.parametrize("scale", [2.0**-500, 1e-150, 2.0**500, 1e150])
+def test_emk_fit_is_scale_equivariant(emk_points, scale):
+    # gamma scaled with the data: the same kernel values, the same basis
+    P = emk_points
+    ref = km.EMKFeatures.fit(P, 5, gamma=0.3, n_iter=20, rng=0)
+    emk = km.EMKFeatures.fit(P * scale, 5, gamma=0.3 / scale**2, n_iter=20, rng=0)
+    assert_allclose(emk.basis / scale, ref.basis, rtol=1e-8, atol=1e-8)
+    assert_allclose(emk.objective_, ref.objective_, rtol=1e-8)
+    sets = [P[:5], P[5:40]]
+    F = emk.transform([s * scale for s in sets])
+    assert_allclose(F, ref.transform(sets), atol=1e-8)
+    assert_allclose(emk.projection, ref.projection, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-170, 1e160, 1e300])
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_emk_default_gamma_at_extreme_scales_is_finite(emk_points, scale, kernel):
+    # the reproducer: points * 1e160 gave NaN features
+    P = emk_points * scale
+    emk = km.EMKFeatures.fit(P, 5, kernel=kernel, n_iter=20, rng=0)
+    assert np.isfinite(emk.basis).all() and np.isfinite(emk.projection).all()
+    assert np.isfinite(emk.objective_).all()
+    F = emk.transform([P[:5], P[5:40], emk.basis[:1]])
+    assert np.isfinite(F).all()
+    positions = [np.random.default_rng(1).random((len(s), 2))
+                 for s in (P[:5], P[5:40], emk.basis[:1])]
+    F = emk.transform([P[:5], P[5:40], emk.basis[:1]], positions, levels=2)
+    assert np.isfinite(F).all()
+
+
+@pytest.mark.parametrize("scale", [1e-40, 1e-25, 1e25, 1e35])
+def test_emk_float32_points_at_extreme_scales(emk_points, scale):
+    P = emk_points
+    ref = km.EMKFeatures.fit(P, 5, gamma=0.3, n_iter=5, rng=0)
+    emk = km.EMKFeatures(ref.basis * scale, gamma=0.3 / scale**2)
+    sets = [(P[:5] * scale).astype(np.float32), (P[5:9] * scale).astype(np.float32)]
+    F = emk.transform(sets)
+    assert F.dtype == np.float32 and np.isfinite(F).all()
+    want = ref.transform([P[:5].astype(np.float32), P[5:9].astype(np.float32)])
+    assert_allclose(F, want, atol=1e-5 if scale > 1e-39 else 1e-3)
+
+
+def test_emk_basis_beyond_float32_with_float32_points(emk_points):
+    emk = km.EMKFeatures(emk_points[:4] * 1e100, gamma=1e-200)
+    F = emk.transform([emk_points[:3].astype(np.float32)])
+    assert F.dtype == np.float32 and np.isfinite(F).all()
+
+
+def test_emk_levels_are_bounded(emk_points):
+    emk = km.EMKFeatures.fit(emk_points, 4, n_iter=1, rng=0)
+    sets = [emk_points[:5]]
+    positions = [np.full((5, 2), 0.5)]
+    with pytest.raises(ValueError, match="levels must be <= 16"):
+        emk.transform(sets, positions, levels=10**12)  # hung before
+    with pytest.raises(ValueError, match="output entries"):
+        emk.transform(sets, positions, levels=15)
+    with pytest.raises(TypeError, match="levels must be an int"):
+        emk.transform(sets, positions, levels=True)
+    assert emk.transform(sets, positions, levels=np.int64(1)).shape == (1, 20)
