@@ -56,8 +56,17 @@ def _check_y(y, n_rows, name):
     return y
 
 
-def _n_rows(X):
-    return len(X) if isinstance(X, (Bags, list, tuple)) else X.shape[0]
+def _n_rows(X, name="chunks"):
+    """Rows (or sets) of the block `X` (argument `name`)."""
+    if isinstance(X, (Bags, list, tuple)):
+        return len(X)
+    shape = getattr(X, "shape", None)
+    if not shape:
+        raise TypeError(
+            f"{name} must be an array, a sparse matrix or a collection of sets, "
+            f"got {type(X).__name__}"
+        )
+    return shape[0]
 
 
 def _blocks(chunks, name):
@@ -137,7 +146,7 @@ def _reduce(chunks, y, fmaps, pcas, names, progress):
     acc = None
     with progress_bar(progress, total, "blocks") as bar:
         for k, X in enumerate(blocks):
-            n = _n_rows(X)
+            n = _n_rows(X, f"{name} block {k}")
             yk = None if targets is None else targets.next(n, k)
             if n == 0:
                 continue

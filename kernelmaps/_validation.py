@@ -7,6 +7,7 @@ the Cython layer trusts what it is given.
 - kernel and divergence matrices: `check_kernel_matrix`
 - scalar parameters: `check_scalar`, `check_choice`, `check_bool`
 - random generators: `check_rng`
+- sizes and ranges: `check_size`, `check_fourier_range`
 """
 
 import math
@@ -21,6 +22,7 @@ from ._probes import as_float_array, is_dask_array
 __all__ = [
     "check_bool",
     "check_choice",
+    "check_fourier_range",
     "check_histograms",
     "check_kernel_matrix",
     "check_points",
@@ -28,6 +30,7 @@ __all__ = [
     "check_scalar",
     "check_set_pair",
     "check_sets",
+    "check_size",
 ]
 
 
@@ -224,6 +227,34 @@ def check_rng(rng, name="rng"):
         ) from None
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
+
+
+def check_size(**factors):
+    """Refuse (ValueError naming the arguments) sizes whose product, the
+    number of entries of an array to allocate, is beyond what any machine
+    can hold (2**59 entries: NumPy's own error would name nothing)."""
+    total = math.prod(factors.values())
+    if total > 2**59:
+        names = " * ".join(factors)
+        raise ValueError(
+            f"{names} = {total} entries: far too many to allocate "
+            f"({', '.join(f'{k}={v}' for k, v in factors.items())})"
+        )
+
+
+def check_fourier_range(top, weight_norm, dtype, name="X"):
+    """Refuse inputs whose largest absolute value `top` could make the
+    argument ``x W + b`` of random Fourier features overflow `dtype`
+    (`weight_norm`: the largest L1 norm of a column of W): a ValueError
+    naming `name`, instead of a cosine of infinity."""
+    bound = top * weight_norm + 2 * math.pi
+    if not bound <= float(np.finfo(dtype).max) / 2:
+        raise ValueError(
+            f"{name} has values too large for these random frequencies: x W "
+            f"would overflow {np.dtype(dtype).name} (largest |x| {top:.3g}, "
+            f"largest column norm of W {weight_norm:.3g}); scale {name} down "
+            f"or use a smaller gamma"
+        )
 
 
 def check_kernel_matrix(K, name="K", *, square=True):

@@ -249,17 +249,34 @@ def _adam(X, train, monitor, basis, kernel, gamma, n_iter, batch_size, step,
     with progress_bar(progress, n_iter, "EMK fit") as bar:
         for it in range(n_iter):
             batch = X[train[rng.integers(0, train.shape[0], batch_size)]]
-            _, grad = objective_and_gradient(batch, basis, kernel, gamma)
-            t_adam += 1
-            m = beta1 * m + (1 - beta1) * grad
-            v = beta2 * v + (1 - beta2) * grad * grad
-            m_hat = m / (1 - beta1 ** t_adam)
-            v_hat = v / (1 - beta2 ** t_adam)
-            lr = step * 0.5 ** halvings / math.sqrt(1 + 10 * it / n_iter)
-            basis = basis - lr * m_hat / (np.sqrt(v_hat) + eps)
+            try:
+                _, grad = objective_and_gradient(batch, basis, kernel, gamma)
+            except np.linalg.LinAlgError:
+                grad = None
+            if grad is None or not np.isfinite(grad).all():
+                # a step too long broke the basis kernel matrix: back to the
+                # best basis with half the step, as for an increase
+                basis = best.copy()
+                m[:] = 0
+                v[:] = 0
+                t_adam = 0
+                halvings += 1
+            else:
+                t_adam += 1
+                with np.errstate(over="ignore", invalid="ignore"):
+                    m = beta1 * m + (1 - beta1) * grad
+                    v = beta2 * v + (1 - beta2) * grad * grad
+                    m_hat = m / (1 - beta1 ** t_adam)
+                    v_hat = v / (1 - beta2 ** t_adam)
+                    lr = step * 0.5 ** halvings / math.sqrt(1 + 10 * it / n_iter)
+                    basis = basis - lr * m_hat / (np.sqrt(v_hat) + eps)
             bar.update()
             if (it + 1) % check_every == 0 or it + 1 == n_iter:
-                value = _objective(monitor, basis, kernel, gamma)
+                try:
+                    value = (_objective(monitor, basis, kernel, gamma)
+                             if np.isfinite(basis).all() else math.inf)
+                except np.linalg.LinAlgError:
+                    value = math.inf
                 if value <= objective[-1]:
                     best = basis.copy()
                     objective.append(value)

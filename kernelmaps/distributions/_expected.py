@@ -145,6 +145,9 @@ def _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric, n_threads
     A1 = (F1 + m1[:, :, None] * m1[:, None, :]).reshape(len(m1), d * d)
     A2 = (F2 + m2[:, :, None] * m2[:, None, :]).reshape(len(m2), d * d)
     second = A1 @ A2.T  # tr(A1 A2), the covariances being symmetric
+    # NumPy scalars: their powers overflow to inf (reported by the caller)
+    # where Python floats raise OverflowError
+    gamma, coef0 = np.float64(gamma), np.float64(coef0)
     if degree == 2:
         return gamma**2 * second + 2 * gamma * coef0 * dot + coef0**2
     f1, f2 = F1.reshape(len(m1), d * d), F2.reshape(len(m2), d * d)

@@ -40,6 +40,9 @@ KERNELS = {
 # of squares and the kernel values neither overflow nor underflow: the
 # named kernels are homogeneous of degree 1, k(p x, p y) = p k(x, y).
 _SAFE = 256
+# Anchors per dimension at most: each dimension's anchor kernel matrix is
+# n_anchors**2 and its eigendecomposition n_anchors**3 (and codes fit uint16).
+_MAX_ANCHORS = 2**16
 
 
 def _check_kernel(kernel):
@@ -231,7 +234,7 @@ class AnchorMap(Frozen):
             term, ``min(x, y)``, ``sqrt(xy)``, or a vectorised ``k(x, y)``
             on arrays of non-negative values (a Mercer kernel).
         n_anchors : int, default=50
-            Anchors per dimension, N >= 2, 0 included.
+            Anchors per dimension, 2 <= N <= 65536, 0 included.
         anchors : {"uniform", "kmeans"}, default="uniform"
             "uniform": N equally spaced points from 0 to the largest value of
             the dimension. "kmeans": 0 and the N - 1 centres of the optimal
@@ -255,7 +258,8 @@ class AnchorMap(Frozen):
         """
         X = check_histograms(X, "X")
         kernel = _check_kernel(kernel)
-        n_anchors = check_scalar(n_anchors, "n_anchors", kind="int", low=2)
+        n_anchors = check_scalar(n_anchors, "n_anchors", kind="int", low=2,
+                                 high=_MAX_ANCHORS)
         anchors = check_choice(anchors, "anchors", ("uniform", "kmeans"))
         energy = check_scalar(energy, "energy", low=0.0, low_inclusive=False,
                               high=1.0)

@@ -19,9 +19,11 @@ from .._probes import as_float_array
 from .._validation import (
     check_bool,
     check_choice,
+    check_fourier_range,
     check_histograms,
     check_rng,
     check_scalar,
+    check_size,
 )
 
 __all__ = [
@@ -202,7 +204,7 @@ class Chi2DirectMap(_AdditiveMap):
     _kind = "direct"
 
     def __init__(self, k):
-        k = np.array(k, dtype=np.float64)
+        k = np.array(as_float_array(k, "k"), dtype=np.float64)
         if k.ndim not in (1, 2) or k.size == 0:
             raise ValueError(
                 f"k must be a non-empty array of shape (n_terms,) or (d, n_terms), "
@@ -700,10 +702,15 @@ class ExpChi2Features(Frozen):
                 f"column of weights, got {offsets.shape}"
             )
         if not (np.isfinite(weights).all() and np.isfinite(offsets).all()):
-            raise ValueError("weights and offsets must be finite")
+            raise ValueError(
+                "weights and offsets must be finite (a beta too large makes the "
+                "random frequencies overflow)"
+            )
         self.weights = weights
         self.offsets = offsets
         self.beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
+        with np.errstate(over="ignore"):
+            self._weight_norm = float(np.abs(weights).sum(axis=0).max())
         self._draw = _draw  # how fit drew weights and offsets (for pickling)
         self._freeze()
 
@@ -744,9 +751,11 @@ class ExpChi2Features(Frozen):
                 f"X has {X.shape[1]} features, but chi2_map was fitted for "
                 f"{chi2_map.n_features_in}"
             )
+        check_size(width=width, n_components=n_components)
         # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
-        weights, offsets, draw = draw_fourier(width, n_components, "rbf",
-                                              beta / 2, rng)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked in cls
+            weights, offsets, draw = draw_fourier(width, n_components, "rbf",
+                                                  beta / 2, rng)
         return cls(chi2_map, weights, offsets, beta, _draw=draw)
 
     @property
@@ -769,6 +778,12 @@ class ExpChi2Features(Frozen):
             )
         n_threads = resolve_workers(workers)
         phi = self.chi2_map.transform(X, workers=n_threads)
+        values = phi.data if scipy.sparse.issparse(phi) else phi
+        norm = getattr(self, "_weight_norm", None)  # None: pickled before it
+        if norm is None:
+            norm = float(np.abs(self.weights).sum(axis=0).max())
+        check_fourier_range(float(np.abs(values).max(initial=0.0)), norm,
+                            phi.dtype)
         scale = math.sqrt(2.0 / self.n_features_out)
         if not scipy.sparse.issparse(phi):
             # Each row a set of its own: the fused product and cosine of the

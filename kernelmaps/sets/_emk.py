@@ -18,6 +18,7 @@ from .._engine import cksvd
 from .._engine.set_means import set_means
 from .._frozen import Frozen
 from .._parallel import check_progress, resolve_workers
+from .._probes import as_float_array
 from .._validation import (
     check_choice,
     check_points,
@@ -30,6 +31,8 @@ __all__ = ["EMKFeatures"]
 
 _KERNELS = ("rbf", "laplacian")
 _INITS = ("sample", "kmeans")
+# Iterations of the fit at most (a guard against absurd values).
+_MAX_ITER = 2**31 - 1
 # Pyramid depth at most, and output entries of a pyramid at most.
 _MAX_LEVELS = 16
 _MAX_PYRAMID = 2**31 - 1
@@ -152,8 +155,13 @@ class EMKFeatures(Frozen):
         self.kernel = kernel
         self.gamma = gamma
         self.projection = cksvd.projection(basis, kernel, gamma)
-        self.objective_ = (np.zeros(0) if objective is None
-                           else np.array(objective, dtype=np.float64).ravel())
+        if objective is None:
+            objective = np.zeros(0)
+        objective = np.array(as_float_array(objective, "objective"),
+                             dtype=np.float64).ravel()
+        if not np.isfinite(objective).all():
+            raise ValueError("objective contains NaN or infinity")
+        self.objective_ = objective
         self._freeze()
 
     @classmethod
@@ -186,7 +194,8 @@ class EMKFeatures(Frozen):
         gamma : float, optional
             Positive kernel parameter; None means ``1 / d``.
         n_iter : int, default=300
-            Number of minibatch gradient steps; 0 keeps the initial basis.
+            Number of minibatch gradient steps (at most 2**31 - 1); 0 keeps
+            the initial basis.
         batch_size : int, optional
             Points per minibatch; None means ``max(n_basis, 256)`` (the
             paper uses D), at most the number of training points.
@@ -265,7 +274,7 @@ class EMKFeatures(Frozen):
             raise ValueError(
                 f"n_basis={n_basis} exceeds the number of points ({n})"
             )
-        n_iter = check_scalar(n_iter, "n_iter", kind="int", low=0)
+        n_iter = check_scalar(n_iter, "n_iter", kind="int", low=0, high=_MAX_ITER)
         if batch_size is not None:
             batch_size = check_scalar(batch_size, "batch_size", kind="int", low=1)
         learning_rate = check_scalar(learning_rate, "learning_rate", low=0.0,
