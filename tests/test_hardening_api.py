@@ -1059,3 +1059,25 @@ def test_outofcore_blocks_that_are_not_arrays():
                  lambda: km.rf_ridge([1.0], [np.zeros(1)], None, 1)):
         with pytest.raises(TypeError, match=r"chunks block 0 must be an array"):
             call()
+
+
+def test_outofcore_errors_name_the_block_and_overflow_is_clear():
+    H = np.random.default_rng(0).random((12, 4))
+    bad = H.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match=r"chunks block 1: X contains NaN"):
+        km.rf_pca([H, bad], km.Chi2DirectMap.fit(H), 2)
+    with pytest.raises(ValueError, match=r"chunks block 0: features must be 2-D"):
+        km.rf_pca([H.ravel()], None, 2)
+    with pytest.raises(ValueError, match="overflow float64"):
+        km.rf_pca(H * 1e308, None, 2)  # eigh's "must not contain infs" before
+    with pytest.raises(ValueError, match="overflow float64"):
+        km.rf_ridge(H, np.full(12, 1e308), None, 2)
+
+    class Identity:
+        def transform(self, X):
+            return X
+
+    with pytest.raises(ValueError, match="overflow float64"):
+        km.rf_ridge([H * 1e200, H], [np.zeros(12), np.zeros(12)],
+                    [Identity(), Identity()], 2)
