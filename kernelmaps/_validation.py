@@ -194,15 +194,21 @@ def _is_integral(value):
 
 
 def check_choice(value, name, choices):
-    """Validate a string option against `choices`."""
+    """Validate a string option against `choices` (a 0-d array of a string
+    is taken as the string)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
     if not isinstance(value, str) or value not in choices:
         options = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
-    return value
+    return str(value)
 
 
 def check_bool(value, name):
-    """Validate a True/False option."""
+    """Validate a True/False option (a bool, NumPy bool or 0-d bool
+    array)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return bool(value)

@@ -1081,3 +1081,33 @@ def test_outofcore_errors_name_the_block_and_overflow_is_clear():
     with pytest.raises(ValueError, match="overflow float64"):
         km.rf_ridge([H * 1e200, H], [np.zeros(12), np.zeros(12)],
                     [Identity(), Identity()], 2)
+
+
+def test_frozen_maps_never_freeze_the_arrays_they_hold():
+    from kernelmaps._frozen import Frozen
+
+    class Holder(Frozen):
+        def __init__(self, a):
+            self.a = a  # not copied: the guard of _freeze
+            self._freeze()
+
+    a = np.arange(3.0)
+    held = Holder(a)
+    assert a.flags.writeable and not held.a.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        held.a[0] = 1.0
+    fmap = km.Chi2DirectMap([0.5, 1.0])
+    back = pickle.loads(pickle.dumps(fmap))
+    assert not back.k.flags.writeable and not back._params.flags.writeable
+
+
+def test_0d_arrays_for_choices_and_bools():
+    from kernelmaps._validation import check_bool, check_choice
+
+    assert check_choice(np.array("clip"), "method", ("clip", "flip")) == "clip"
+    assert type(check_choice(np.str_("flip"), "method", ("clip", "flip"))) is str
+    assert check_bool(np.array(True), "clamp") is True
+    with pytest.raises(TypeError, match="clamp must be True or False"):
+        check_bool(np.array(1), "clamp")
+    with pytest.raises(ValueError, match="method must be one of"):
+        check_choice(np.array(["clip"]), "method", ("clip",))
