@@ -238,8 +238,9 @@ class PSDProjector:
             )
         exponent = _unit_exponent(K)
         unit = np.ldexp(K, -exponent)
-        if self.method == "square":
-            return _scale_back(unit @ self._train, exponent + self._exponent,
+        if self.method == "square":  # (no _exponent: pickled unscaled)
+            return _scale_back(unit @ self._train,
+                               exponent + getattr(self, "_exponent", 0),
                                "K_test_train", "square")
         if self.method == "shift" or not self.eigenvalues_.size:
             return K.copy()
