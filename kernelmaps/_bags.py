@@ -26,6 +26,7 @@ class Bags:
         (compute them first: ``Bags(points.compute(), offsets)``).
     offsets : array_like of int, shape (n_sets + 1,)
         Non-decreasing, ``offsets[0] == 0`` and ``offsets[-1] == total``.
+        Always copied.
 
     Attributes
     ----------
@@ -45,7 +46,8 @@ class Bags:
     the functions that use them, not here. The points are not copied when
     they already are a C-contiguous float32 or float64 array: the `Bags`
     is a read-only view of the caller's array, which it sees change if the
-    caller writes to that array.
+    caller writes to that array (copy the points first, ``np.array(points)``,
+    to keep a snapshot). The offsets are always copied: they never change.
 
     With Dask points, each block of the output holds the sets that start in
     one row chunk of the points (the chunks are moved to set boundaries), so
@@ -90,7 +92,9 @@ class Bags:
             )
         if offsets.dtype.kind not in "iu":
             raise TypeError(f"offsets must be integers, got dtype {offsets.dtype}")
-        offsets = offsets.astype(np.int64)
+        # Always a copy (never a view of the caller's array): the offsets
+        # of a Bags never change, whatever the caller does to its array.
+        offsets = np.array(offsets, dtype=np.int64, copy=True)
         if offsets[0] != 0 or offsets[-1] != points.shape[0]:
             raise ValueError(
                 f"offsets must start at 0 and end at the number of points "

@@ -13,7 +13,8 @@ __all__ = ["Frozen"]
 
 
 class Frozen:
-    """Immutable after construction (arrays read-only), and picklable."""
+    """Immutable after construction (arrays read-only views), and
+    picklable."""
 
     def __setattr__(self, name, value):
         if getattr(self, "_frozen", False):
@@ -21,9 +22,15 @@ class Frozen:
         object.__setattr__(self, name, value)
 
     def _freeze(self):
-        for value in vars(self).values():
+        # Read-only views, not the arrays themselves made read-only: an
+        # array the constructor did not copy stays writeable for its owner
+        # (constructors copy what they are given, so that the map never
+        # changes either).
+        for name, value in list(vars(self).items()):
             if isinstance(value, np.ndarray):
-                value.flags.writeable = False
+                view = value.view()
+                view.flags.writeable = False
+                object.__setattr__(self, name, view)
         self._frozen = True
 
     def __dask_tokenize__(self):

@@ -34,10 +34,11 @@ def _block_stats(X, y, fmaps, pcas):
     """Moments of one block: of each map's features (with `y` if given) when
     `pcas` is None, else of the PCA projections of all maps side by side."""
     Z = [X if f is None else f.transform(X) for f in fmaps]
-    if pcas is None:
-        return block_moments(Z, y)
-    projected = [p._project(z) for p, z in zip(pcas, Z, strict=True)]
-    return block_moments([np.hstack(projected)], y)
+    with np.errstate(over="ignore", invalid="ignore"):  # see _check_moments
+        if pcas is None:
+            return block_moments(Z, y)
+        projected = [p._project(z) for p, z in zip(pcas, Z, strict=True)]
+        return block_moments([np.hstack(projected)], y)
 
 
 def _check_y(y, n_rows, name):
@@ -56,8 +57,17 @@ def _check_y(y, n_rows, name):
     return y
 
 
-def _n_rows(X):
-    return len(X) if isinstance(X, (Bags, list, tuple)) else X.shape[0]
+def _n_rows(X, name="chunks"):
+    """Rows (or sets) of the block `X` (argument `name`)."""
+    if isinstance(X, (Bags, list, tuple)):
+        return len(X)
+    shape = getattr(X, "shape", None)
+    if not shape:
+        raise TypeError(
+            f"{name} must be an array, a sparse matrix or a collection of sets, "
+            f"got {type(X).__name__}"
+        )
+    return shape[0]
 
 
 def _blocks(chunks, name):
@@ -137,11 +147,14 @@ def _reduce(chunks, y, fmaps, pcas, names, progress):
     acc = None
     with progress_bar(progress, total, "blocks") as bar:
         for k, X in enumerate(blocks):
-            n = _n_rows(X)
+            n = _n_rows(X, f"{name} block {k}")
             yk = None if targets is None else targets.next(n, k)
             if n == 0:
                 continue
-            stats = _block_stats(X, yk, fmaps, pcas)
+            try:
+                stats = _block_stats(X, yk, fmaps, pcas)
+            except (ValueError, TypeError) as err:  # which block, and where
+                raise type(err)(f"{name} block {k}: {err}") from None
             if acc is None:
                 acc = stats
             else:
@@ -153,7 +166,8 @@ def _reduce(chunks, y, fmaps, pcas, names, progress):
                         f"wide, those of block 0 "
                         f"{[a.mean.shape[0] for a in acc]})"
                     )
-                add_all(acc, stats)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    add_all(acc, stats)
             bar.update()
     if acc is None:
         raise ValueError(f"{name} holds no data")
@@ -202,6 +216,17 @@ def _reduce_dask(chunks, y, fmaps, pcas, names):
     if moments[0].n == 0:
         raise ValueError(f"{name} holds no data")
     return moments, ndim
+
+
+def _check_moments(moments):
+    """A ValueError where the accumulated moments overflowed float64."""
+    parts = [moments.mean, moments.M2] + [
+        a for a in (moments.y_mean, moments.Czy) if a is not None]
+    if not all(np.isfinite(a).all() for a in parts):
+        raise ValueError(
+            "the cross-products of the features (or of the features and the "
+            "targets) overflow float64: scale the data or the targets down"
+        )
 
 
 def _check_maps(feature_maps, name):
@@ -265,6 +290,7 @@ class RandomFeaturePCA(Frozen):
     def __init__(self, feature_map, moments, n_components):
         self.feature_map = feature_map
         self.n_samples_ = int(moments.n)
+        _check_moments(moments)
         p = moments.M2.shape[0]
         total = float(np.trace(moments.M2))
         vals, vecs = scipy.linalg.eigh(moments.M2,
@@ -608,5 +634,6 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
         for i, (f, m, k) in enumerate(zip(maps, moments, n_components, strict=True))
     ]
     (joint,), ndim = _reduce(chunks, y_chunks, maps, pcas, names, progress)
+    _check_moments(joint)
     w = _ridge_weights(joint.M2, joint.Czy, alpha, False)
     return RandomFeatureRidge(pcas, w, joint.y_mean, alpha, joint.n, ndim)

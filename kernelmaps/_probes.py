@@ -41,7 +41,12 @@ def as_float_array(a, name):
     if arr.dtype.kind in "biuf":
         return arr.astype(np.float64)
     if arr.dtype == object and all(isinstance(v, numbers.Real) for v in arr.flat):
-        return arr.astype(np.float64)
+        try:
+            return arr.astype(np.float64)
+        except OverflowError:  # Python ints beyond the float range
+            raise ValueError(
+                f"{name} holds a number too large for float64"
+            ) from None
     raise TypeError(
         f"{name} must hold real numbers, got an array of dtype {arr.dtype}"
     )

@@ -6,8 +6,11 @@ the Cython layer trusts what it is given.
 - histograms (dense or sparse rows): `check_histograms`
 - kernel and divergence matrices: `check_kernel_matrix`
 - scalar parameters: `check_scalar`, `check_choice`, `check_bool`
+- random generators: `check_rng`
+- sizes and ranges: `check_size`, `check_fourier_range`
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -19,12 +22,15 @@ from ._probes import as_float_array, is_dask_array
 __all__ = [
     "check_bool",
     "check_choice",
+    "check_fourier_range",
     "check_histograms",
     "check_kernel_matrix",
     "check_points",
+    "check_rng",
     "check_scalar",
     "check_set_pair",
     "check_sets",
+    "check_size",
 ]
 
 
@@ -86,16 +92,54 @@ def check_set_pair(X, Y, *, min_size=1):
 def check_points(X, name="X"):
     """Validate points given as the rows of a 2-D array, or pooled from a
     collection of sets (anything `check_sets` takes); returns a finite 2-D
-    float32 or float64 array."""
-    arr = None if isinstance(X, (list, tuple, Bags)) else np.asarray(X)
-    if arr is not None and arr.ndim == 2 and arr.dtype != object:
+    float32 or float64 array.
+
+    A nested list (or tuple) of numbers that forms a 2-D array, such as
+    ``[[0.0, 1.0], [2.0, 3.0]]``, is the rows of that array; a sequence of
+    2-D arrays is a collection of sets. Lazy (Dask) arrays are refused
+    (TypeError), never computed.
+    """
+    if is_dask_array(X):
+        as_float_array(X, name)  # raises: never computed here
+    arr = None
+    if isinstance(X, np.ndarray):
+        arr = X
+    elif isinstance(X, (list, tuple)) and len(X) > 0 and _is_row(X[0]):
+        try:
+            arr = np.asarray(X)
+        except ValueError:  # ragged
+            raise ValueError(
+                f"{name} must be a 2-D array of points (rows of equal length) "
+                f"or a collection of 2-D sets; got a ragged sequence"
+            ) from None
+    elif not isinstance(X, (list, tuple, Bags)):
+        try:
+            arr = np.asarray(X)
+        except (TypeError, ValueError):
+            arr = None
+    if arr is not None and arr.ndim == 2:
         points = as_float_array(arr, name)
         if points.shape[0] == 0:
             raise ValueError(f"{name} is empty (shape {points.shape})")
+        if points.shape[1] == 0:
+            raise ValueError(f"{name}: the points have no feature (d == 0)")
         if not np.isfinite(points).all():
             raise ValueError(f"{name} contains NaN or infinity")
         return points
     return check_sets(X, name).points
+
+
+def _is_row(item):
+    """Whether `item`, an element of a sequence, looks like one point (a
+    1-D sequence of numbers) rather than a set (2-D)."""
+    if isinstance(item, (str, bytes)) or is_dask_array(item):
+        return False
+    if isinstance(item, np.ndarray):
+        return item.ndim == 1
+    if isinstance(item, (list, tuple)):
+        return len(item) == 0 or not hasattr(item[0], "__len__") or isinstance(
+            item[0], (str, bytes))
+    return False
 
 
 def check_scalar(value, name, *, kind="real", low=None, high=None,
@@ -103,16 +147,21 @@ def check_scalar(value, name, *, kind="real", low=None, high=None,
     """Validate a scalar parameter and return it as a Python float or int.
 
     `kind` is "real" or "int"; `low`/`high` bound it (None: unbounded).
-    Raises TypeError for the wrong type and ValueError for NaN, infinity or
-    a value out of bounds, naming `name`.
+    Python and NumPy scalars and 0-d arrays are taken; an int may also be
+    given as an integral float (``2.0``). Raises TypeError for the wrong
+    type (bools, strings, None, complex numbers, arrays of more than one
+    value) and ValueError for NaN, infinity (a Python int too large for a
+    float is infinite here) or a value out of bounds, naming `name`.
     """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]  # a 0-d array: its NumPy scalar
     if kind == "int":
         if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, numbers.Integral
         ):
             if (isinstance(value, numbers.Real)
                     and not isinstance(value, (bool, np.bool_))
-                    and float(value).is_integer()):
+                    and _is_integral(value)):
                 value = int(value)
             else:
                 raise TypeError(f"{name} must be an int, got {value!r}")
@@ -122,7 +171,10 @@ def check_scalar(value, name, *, kind="real", low=None, high=None,
             value, numbers.Real
         ):
             raise TypeError(f"{name} must be a real number, got {value!r}")
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an int beyond the float range
+            value = math.inf if value > 0 else -math.inf
         if not np.isfinite(value):
             raise ValueError(f"{name} must be finite, got {value}")
     if low is not None and (value < low or (value == low and not low_inclusive)):
@@ -133,19 +185,82 @@ def check_scalar(value, name, *, kind="real", low=None, high=None,
     return value
 
 
+def _is_integral(value):
+    """Whether the real number `value` is finite and integral."""
+    try:
+        return float(value).is_integer()
+    except OverflowError:
+        return False
+
+
 def check_choice(value, name, choices):
-    """Validate a string option against `choices`."""
+    """Validate a string option against `choices` (a 0-d array of a string
+    is taken as the string)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
     if not isinstance(value, str) or value not in choices:
         options = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
-    return value
+    return str(value)
 
 
 def check_bool(value, name):
-    """Validate a True/False option."""
+    """Validate a True/False option (a bool, NumPy bool or 0-d bool
+    array)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def check_rng(rng, name="rng"):
+    """`rng` (None, a non-negative int seed, a `numpy.random.Generator`, or
+    anything else `numpy.random.default_rng` takes) as a Generator; a
+    TypeError or ValueError naming `name` otherwise (bools are refused).
+    A Generator is returned as it is (its state is shared)."""
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(f"{name} must be None, an int seed or a "
+                        f"numpy.random.Generator, got {rng!r}")
+    if isinstance(rng, np.ndarray) and rng.ndim == 0:
+        rng = rng[()]
+    try:
+        return np.random.default_rng(rng)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be None, an int seed or a numpy.random.Generator, got "
+            f"{rng!r}"
+        ) from None
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
+
+
+def check_size(**factors):
+    """Refuse (ValueError naming the arguments) sizes whose product, the
+    number of entries of an array to allocate, is beyond what any machine
+    can hold (2**59 entries: NumPy's own error would name nothing)."""
+    total = math.prod(factors.values())
+    if total > 2**59:
+        names = " * ".join(factors)
+        raise ValueError(
+            f"{names} = {total} entries: far too many to allocate "
+            f"({', '.join(f'{k}={v}' for k, v in factors.items())})"
+        )
+
+
+def check_fourier_range(top, weight_norm, dtype, name="X"):
+    """Refuse inputs whose largest absolute value `top` could make the
+    argument ``x W + b`` of random Fourier features overflow `dtype`
+    (`weight_norm`: the largest L1 norm of a column of W): a ValueError
+    naming `name`, instead of a cosine of infinity."""
+    bound = top * weight_norm + 2 * math.pi
+    if not bound <= float(np.finfo(dtype).max) / 2:
+        raise ValueError(
+            f"{name} has values too large for these random frequencies: x W "
+            f"would overflow {np.dtype(dtype).name} (largest |x| {top:.3g}, "
+            f"largest column norm of W {weight_norm:.3g}); scale {name} down "
+            f"or use a smaller gamma"
+        )
 
 
 def check_kernel_matrix(K, name="K", *, square=True):
@@ -184,16 +299,22 @@ def check_histograms(X, name="X"):
     if scipy.sparse.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"{name} must be 2-D, got {X.ndim} dimension(s)")
-        X = scipy.sparse.csr_matrix(X)
+        X = scipy.sparse.csr_matrix(X)  # a new object: the input is kept
+        if X.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+        if not all(a.flags.c_contiguous
+                   for a in (X.data, X.indices, X.indptr)):
+            # e.g. data a strided view: the compiled code needs contiguous
+            # arrays (copied only here, when they are not)
+            X = scipy.sparse.csr_matrix(
+                (np.ascontiguousarray(X.data), np.ascontiguousarray(X.indices),
+                 np.ascontiguousarray(X.indptr)), shape=X.shape)
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
-        values = X.data
-        if values.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
-        if values.dtype not in (np.float32, np.float64):
+        if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
-            values = X.data
+        values = X.data
     else:
         X = as_float_array(X, name)
         if X.ndim != 2:

@@ -1,6 +1,8 @@
 """Projection of indefinite kernel matrices onto the positive semi-definite
 cone, for the training kernel and, consistently, for test rows."""
 
+import math
+
 import numpy as np
 import scipy.linalg
 
@@ -23,7 +25,8 @@ def project_psd(K, *, method="clip"):
     - ``"flip"``: :math:`V |\Lambda| V^T`.
     - ``"shift"``: :math:`K + \max(-\lambda_{min}, 0) I`.
     - ``"square"``: :math:`K K^T`, the Gram matrix of the rows of ``K``
-      (the empirical kernel map).
+      (the empirical kernel map); a ValueError when it overflows float64
+      (or underflows entirely).
 
     Parameters
     ----------
@@ -50,6 +53,12 @@ def project_psd(K, *, method="clip"):
     ``K - V_- \Lambda_- V_-^T`` and ``flip`` is ``K - 2 V_- \Lambda_-
     V_-^T``. "shift" needs the smallest eigenvalue only and "square" one
     matrix product.
+
+    The decompositions run on the matrix scaled by a power of two to a
+    largest entry in [0.5, 1), exactly, and their results are scaled back:
+    the projection is correct at any magnitude of ``K`` (1e-300 as 1e300),
+    and scaling ``K`` by a power of two scales the result by the same power
+    (exactly, away from subnormal numbers).
 
     References
     ----------
@@ -163,32 +172,48 @@ class PSDProjector:
         """
         K = self._fit(K_train)
         if self.method == "square":
-            return _symmetrize(K @ K)
+            return _scale_back(_symmetrize(self._train @ self._train),
+                               2 * self._exponent, "K_train", "square")
         if self.method == "shift":
-            K[np.diag_indices_from(K)] += self.shift_
-            return K
+            with np.errstate(over="ignore"):
+                K[np.diag_indices_from(K)] += self.shift_
+            return _check_result(K, "K_train", "shift")
         if not self.eigenvalues_.size:
             return K
-        # K V_- = V_- diag(l_-): one product, n x n_negative x n.
+        # K V_- = V_- diag(l_-): one product, n x n_negative x n, at the
+        # unit scale of the decomposition.
         V = self.eigenvectors_
         weight = 1.0 if self.method == "clip" else 2.0
-        return _symmetrize(K - (V * (weight * self.eigenvalues_)) @ V.T)
+        correction = _symmetrize((V * (weight * self._unit_eigenvalues)) @ V.T)
+        with np.errstate(over="ignore"):
+            return _check_result(
+                K - _scale_back(correction, self._exponent, "K_train", self.method),
+                "K_train", self.method)
 
     def _fit(self, K_train):
-        """Fit; return the symmetrised training kernel (a new array)."""
+        """Fit; return the symmetrised training kernel (a new array).
+
+        The decompositions run on the matrix scaled by a power of two to a
+        largest entry in [0.5, 1) (exact), so that their results do not
+        overflow or underflow at any scale of K_train."""
         method = check_choice(self.method, "method", _METHODS)
         K = _symmetrize(check_kernel_matrix(K_train, "K_train"))
         self.n_train_ = K.shape[0]
-        self.eigenvalues_ = np.zeros(0)
+        self._exponent = _unit_exponent(K)
+        unit = np.ldexp(K, -self._exponent)
+        self._unit_eigenvalues = np.zeros(0)
         self.eigenvectors_ = np.zeros((K.shape[0], 0))
-        self._train = K if method == "square" else None
-        n_negative = _count_negative(K) if method != "square" else 0
+        self._train = unit if method == "square" else None
+        n_negative = _count_negative(unit) if method != "square" else 0
         if method == "shift" and n_negative:
-            w = scipy.linalg.eigh(K, eigvals_only=True, subset_by_index=[0, 0],
+            w = scipy.linalg.eigh(unit, eigvals_only=True, subset_by_index=[0, 0],
                                   driver="evr")
-            self.eigenvalues_ = w[w < 0]
+            self._unit_eigenvalues = w[w < 0]
         elif n_negative:
-            self.eigenvalues_, self.eigenvectors_ = _negative_eigenpairs(K, n_negative)
+            self._unit_eigenvalues, self.eigenvectors_ = _negative_eigenpairs(
+                unit, n_negative)
+        self.eigenvalues_ = _scale_back(self._unit_eigenvalues, self._exponent,
+                                        "K_train", method)
         self.shift_ = float(-self.eigenvalues_.min()) if self.eigenvalues_.size else 0.0
         return K
 
@@ -211,17 +236,57 @@ class PSDProjector:
                 f"K_test_train has {K.shape[1]} columns but the projector was "
                 f"fitted on {self.n_train_} training sets"
             )
-        if self.method == "square":
-            return K @ self._train
+        exponent = _unit_exponent(K)
+        unit = np.ldexp(K, -exponent)
+        if self.method == "square":  # (no _exponent: pickled unscaled)
+            return _scale_back(unit @ self._train,
+                               exponent + getattr(self, "_exponent", 0),
+                               "K_test_train", "square")
         if self.method == "shift" or not self.eigenvalues_.size:
             return K.copy()
         V = self.eigenvectors_
         weight = 1.0 if self.method == "clip" else 2.0
-        return K - weight * ((K @ V) @ V.T)
+        correction = _scale_back(weight * ((unit @ V) @ V.T), exponent,
+                                 "K_test_train", self.method)
+        with np.errstate(over="ignore"):
+            return _check_result(K - correction, "K_test_train", self.method)
 
 
 def _symmetrize(K):
+    if np.abs(K).max(initial=0.0) > 2.0**1020:  # K + K.T would overflow
+        return K / 2 + K.T / 2
     return (K + K.T) / 2
+
+
+def _unit_exponent(K):
+    """e with max |K| / 2**e in [0.5, 1) (0 for a zero matrix)."""
+    top = float(np.abs(K).max(initial=0.0))
+    return math.frexp(top)[1] if top > 0 else 0
+
+
+def _scale_back(A, exponent, name, method):
+    """A * 2**exponent (exact where the result is a normal number): a
+    ValueError naming `name` where it overflows float64, or (for "square",
+    a product) where all of a non-zero result underflows."""
+    with np.errstate(over="ignore", under="ignore"):
+        out = _check_result(np.ldexp(A, exponent), name, method)
+    if method == "square" and A.size:
+        top = float(np.abs(A).max())
+        if top > 0 and math.ldexp(top, exponent) < np.finfo(np.float64).tiny:
+            raise ValueError(
+                f"the 'square' projection of {name} underflows float64 for this "
+                f"input (its entries would be below 2.2e-308); scale {name} up"
+            )
+    return out
+
+
+def _check_result(A, name, method):
+    if not np.isfinite(A).all():
+        raise ValueError(
+            f"the {method!r} projection of {name} overflows float64 for this "
+            f"input; scale {name} down"
+        )
+    return A
 
 
 def _count_negative(K):

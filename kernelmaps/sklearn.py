@@ -13,6 +13,7 @@ scikit-learn's cross-validation splits like any list; a 3-D array or a
 `kernelmaps.Bags` also works in ``fit`` and ``transform``.
 """
 
+import datetime
 import numbers
 
 import numpy as np
@@ -21,8 +22,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._engine.scales import median_gamma
-from ._validation import check_choice, check_sets
+from ._engine.scales import divergence_kernel_values, median_gamma, median_scale
+from ._parallel import resolve_workers
+from ._validation import check_choice, check_scalar, check_sets
 from .distributions import gaussian_expected_kernel
 from .histograms import (
     AnchorMap,
@@ -61,10 +63,57 @@ VECTOR_INPUT = ("AnchorFeatures", "Chi2ChebyshevFeatures", "Chi2DirectFeatures",
 
 
 def _seed(random_state):
-    """A seed for kernelmaps' `rng` from scikit-learn's `random_state`."""
+    """A seed for kernelmaps' `rng` from scikit-learn's `random_state`
+    (None, an int in [0, 2**32 - 1] or a RandomState, as in
+    `sklearn.utils.check_random_state`)."""
+    if isinstance(random_state, (bool, np.bool_)):
+        raise TypeError(
+            f"random_state must be None, an int or a numpy RandomState, got "
+            f"{random_state!r}"
+        )
+    try:
+        state = check_random_state(random_state)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"random_state: {err}") from None
     if random_state is None or isinstance(random_state, numbers.Integral):
-        return random_state
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+        return None if random_state is None else int(random_state)
+    return int(state.randint(np.iinfo(np.int32).max))
+
+
+# dtype kinds that are not numbers: strings, bytes, void, datetimes and
+# timedeltas (scikit-learn's check_array refuses strings; datetimes would be
+# silently read as numbers of days or seconds)
+_NOT_NUMERIC_KINDS = "USVMm"
+_NOT_NUMERIC_TYPES = (str, bytes, np.datetime64, np.timedelta64, datetime.date,
+                      datetime.time, datetime.timedelta)
+
+
+def _check_numeric(X, name="X"):
+    """Refuse, before scikit-learn converts them to numbers, arrays of
+    strings (even numeric ones), bytes, datetimes and timedeltas: a
+    TypeError naming `name`. Other input is left to `validate_data`."""
+    if scipy.sparse.issparse(X):
+        dtypes = [X.dtype]
+    else:
+        try:
+            arr = X if isinstance(X, np.ndarray) else np.asarray(X)
+        except (TypeError, ValueError):
+            return  # scikit-learn's own error follows
+        dtypes = [arr.dtype]
+        if arr.dtype == object:
+            bad = next((v for v in arr.flat if isinstance(v, _NOT_NUMERIC_TYPES)),
+                       None)
+            if bad is not None:
+                raise TypeError(
+                    f"{name} must hold real numbers, got an element of type "
+                    f"{type(bad).__name__}: {bad!r}"
+                )
+    for dtype in dtypes:
+        if dtype.kind in _NOT_NUMERIC_KINDS:
+            raise TypeError(
+                f"{name} must hold real numbers, got an array of dtype {dtype}; "
+                f"convert your data to numeric values explicitly instead"
+            )
 
 
 def _feature_names(estimator, width):
@@ -92,6 +141,7 @@ class _MapTransformer(TransformerMixin, BaseEstimator):
     _sparse = "csr"  # and take CSR input
 
     def _validate(self, X, reset):
+        _check_numeric(X)
         X = validate_data(self, X, accept_sparse=self._sparse,
                           dtype=[np.float64, np.float32], reset=reset)
         if self._positive:
@@ -507,14 +557,19 @@ class SetKernel(TransformerMixin, BaseEstimator):
         Point kernel scale ("mean_map", "mmd"; None: 1 / d), or the scale of
         the divergence kernel ("renyi"; None: the median heuristic of
         `divergence_kernel` on the training divergences, kept in
-        ``gamma_``).
+        ``gamma_``, with the median divergence in ``scale_``: the kernel is
+        computed from the scale, stably, even where ``gamma_`` is beyond
+        the float range).
     gamma2 : float, default=1.0
         Level-2 scale of "mmd".
     alpha, k, power : float, int, float
         Renyi order, neighbours and the power of the divergence ("renyi").
-    psd : {"clip", "flip", "shift"}, default="clip"
-        PSD projection of "renyi".
+    psd : {"clip", "flip", "shift", "square"}, default="clip"
+        PSD projection of "renyi" (see `kernelmaps.PSDProjector`).
     workers : int, optional
+
+    Every parameter is validated at fit (whatever the kernel), with a
+    ValueError or TypeError naming it.
 
     References
     ----------
@@ -551,9 +606,24 @@ class SetKernel(TransformerMixin, BaseEstimator):
         self.fit_transform(X)
         return self
 
+    def _check_params(self):
+        """Validate every parameter, naming it."""
+        check_choice(self.kernel, "kernel", ("mean_map", "mmd", "renyi"))
+        if self.gamma is not None:
+            check_scalar(self.gamma, "gamma", low=0.0, low_inclusive=False)
+        check_scalar(self.gamma2, "gamma2", low=0.0, low_inclusive=False)
+        if check_scalar(self.alpha, "alpha", low=0.0, low_inclusive=False) == 1:
+            raise ValueError(
+                "alpha must not be 1 (the Kullback-Leibler limit; use e.g. 0.99)"
+            )
+        check_scalar(self.k, "k", kind="int", low=1)
+        check_scalar(self.power, "power", low=0.0, low_inclusive=False)
+        check_choice(self.psd, "psd", ("clip", "flip", "shift", "square"))
+        resolve_workers(self.workers)
+
     def fit_transform(self, X, y=None):
         """The symmetric kernel between the training sets of `X`."""
-        check_choice(self.kernel, "kernel", ("mean_map", "mmd", "renyi"))
+        self._check_params()
         self.train_ = check_sets(X, "X")
         self.n_features_in_ = self.train_.dim
         if self.kernel != "renyi":
@@ -562,9 +632,23 @@ class SetKernel(TransformerMixin, BaseEstimator):
         D = renyi_divergence(self.train_, alpha=self.alpha, k=self.k,
                              workers=self.workers)
         S = np.maximum((D + D.T) / 2, 0.0)
-        self.gamma_ = median_gamma(S, self.power) if self.gamma is None else self.gamma
+        power = check_scalar(self.power, "power")
+        if self.gamma is None:
+            self.gamma_ = median_gamma(S, power)
+            self.scale_ = median_scale(S)
+        else:
+            self.gamma_ = check_scalar(self.gamma, "gamma")
+            self.scale_ = None
         self.psd_ = PSDProjector(self.psd)
-        return self.psd_.fit_transform(np.exp(-self.gamma_ * S**self.power))
+        return self.psd_.fit_transform(self._renyi_kernel(S))
+
+    def _renyi_kernel(self, S):
+        """`divergence_kernel` of the symmetrised divergences S, stably."""
+        power = check_scalar(self.power, "power")
+        scale = getattr(self, "scale_", None)
+        if scale is not None:
+            return divergence_kernel_values(S, power, scale=scale)
+        return divergence_kernel_values(S, power, gamma=self.gamma_)
 
     def transform(self, X):
         """The kernel between the sets of `X` and the training sets."""
@@ -577,7 +661,7 @@ class SetKernel(TransformerMixin, BaseEstimator):
         ba = renyi_divergence(self.train_, sets, alpha=self.alpha, k=self.k,
                               workers=self.workers)
         S = np.maximum((ab + ba.T) / 2, 0.0)
-        return self.psd_.transform(np.exp(-self.gamma_ * S**self.power))
+        return self.psd_.transform(self._renyi_kernel(S))
 
     def _pair(self, X, Y):
         if self.kernel == "mean_map":
@@ -674,6 +758,7 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
     def fit_transform(self, X, y=None):
         """The symmetric kernel between the training distributions."""
         check_choice(self.covariance, "covariance", ("full", "diag", "iso"))
+        _check_numeric(X)
         X = validate_data(self, X, dtype=np.float64)
         self.train_ = X
         return self._kernel(X, None)
@@ -682,6 +767,7 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
         """The kernel between the distributions of `X` and the training
         ones, ``(n, n_train)``."""
         check_is_fitted(self, "train_")
+        _check_numeric(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self._kernel(X, self.train_)
 

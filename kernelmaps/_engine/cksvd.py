@@ -34,13 +34,62 @@ _RIDGE = 1e-8
 _EIG_TOL = 1e-8
 # Size of the monitor sample on which the objective is evaluated.
 _MONITOR = 4096
+# Points whose largest coordinate is beyond 2**+-_RANGE are scaled by a power
+# of two (exact) to about 1, with gamma scaled to match, before the kernel
+# matrices (whose |x|^2 + |z|^2 - 2 <x, z> would overflow or underflow) and
+# the fit; at ordinary scales nothing changes.
+_RANGE = 400
+# After that scaling, a gamma beyond 2**+-_FLAT makes the kernel numerically
+# constant between distinct points (0 or 1): the objective is flat and the
+# fit keeps its initial basis.
+_FLAT = 600
+
+
+def unit_scale(X, Z, kernel, gamma):
+    """``(X, Z, gamma, exponent)``: X and Z (float64) divided by
+    ``2**exponent``, exactly, and gamma multiplied to match (``2**(2
+    exponent)`` for "rbf", ``2**exponent`` for "laplacian"), so that the
+    kernel values are the same; exponent is 0 (nothing changes) unless the
+    largest coordinate is beyond ``2**+-_RANGE``. The scaled gamma is capped
+    where it would make exp(-gamma |x - z|^2) overflow its exponent: any
+    capped value gives 0 for every pair of points the data can hold apart."""
+    top = max(float(np.abs(X).max(initial=0.0)),
+              0.0 if Z is None else float(np.abs(Z).max(initial=0.0)))
+    exponent = math.frexp(top)[1] if top > 0 else 0
+    if -_RANGE <= exponent <= _RANGE:
+        return X, Z, gamma, 0
+    X = np.ldexp(X, -exponent)
+    Z = None if Z is None else np.ldexp(Z, -exponent)
+    power = 2 if kernel == "rbf" else 1
+    try:
+        gamma = math.ldexp(gamma, power * exponent)
+    except OverflowError:
+        gamma = math.inf
+    # |x_k| < 1: |x - z|^2 < 4 d and |x - z|_1 < 2 d
+    cap = float(np.finfo(np.float64).max) / (8 * X.shape[1])
+    return X, Z, min(gamma, cap), exponent
 
 
 def fit_basis(X, n_basis, kernel, gamma, n_iter, batch_size, learning_rate, init,
               check_every, rng, progress):
     """The learned basis (n_basis, d) of the rows of X (float64) and the
     objective at each check; the arguments are those of EMKFeatures.fit,
-    validated (`rng` a Generator, `batch_size` None or an int)."""
+    validated (`rng` a Generator, `batch_size` None or an int).
+
+    Points beyond ``2**+-_RANGE`` are fitted at a unit scale (`unit_scale`)
+    and the basis scaled back; a kernel numerically constant between
+    distinct points there (gamma beyond ``2**+-_FLAT``) keeps the initial
+    basis."""
+    X, _, gamma, exponent = unit_scale(X, None, kernel, gamma)
+    flat = not 2.0**-_FLAT <= gamma <= 2.0**_FLAT
+    basis, objective = _fit_basis(X, n_basis, kernel, gamma,
+                                  0 if flat and exponent else n_iter, batch_size,
+                                  learning_rate, init, check_every, rng, progress)
+    return np.ldexp(basis, exponent) if exponent else basis, objective
+
+
+def _fit_basis(X, n_basis, kernel, gamma, n_iter, batch_size, learning_rate, init,
+               check_every, rng, progress):
     n = X.shape[0]
     order = rng.permutation(n)
     if n > 2 * _MONITOR and n - _MONITOR >= 4 * n_basis:
@@ -73,7 +122,9 @@ def fit_basis(X, n_basis, kernel, gamma, n_iter, batch_size, learning_rate, init
 
 
 def kernel_matrix(X, Z, kernel, gamma):
-    """k(x_i, z_j) for float64 rows of X and Z."""
+    """k(x_i, z_j) for float64 rows of X and Z, of any magnitude
+    (`unit_scale`)."""
+    X, Z, gamma, _ = unit_scale(X, Z, kernel, gamma)
     if kernel == "rbf":
         sq = np.einsum("ij,ij->i", X, X)[:, None] + np.einsum("ij,ij->i", Z, Z)
         sq -= 2 * (X @ Z.T)
@@ -198,17 +249,34 @@ def _adam(X, train, monitor, basis, kernel, gamma, n_iter, batch_size, step,
     with progress_bar(progress, n_iter, "EMK fit") as bar:
         for it in range(n_iter):
             batch = X[train[rng.integers(0, train.shape[0], batch_size)]]
-            _, grad = objective_and_gradient(batch, basis, kernel, gamma)
-            t_adam += 1
-            m = beta1 * m + (1 - beta1) * grad
-            v = beta2 * v + (1 - beta2) * grad * grad
-            m_hat = m / (1 - beta1 ** t_adam)
-            v_hat = v / (1 - beta2 ** t_adam)
-            lr = step * 0.5 ** halvings / math.sqrt(1 + 10 * it / n_iter)
-            basis = basis - lr * m_hat / (np.sqrt(v_hat) + eps)
+            try:
+                _, grad = objective_and_gradient(batch, basis, kernel, gamma)
+            except np.linalg.LinAlgError:
+                grad = None
+            if grad is None or not np.isfinite(grad).all():
+                # a step too long broke the basis kernel matrix: back to the
+                # best basis with half the step, as for an increase
+                basis = best.copy()
+                m[:] = 0
+                v[:] = 0
+                t_adam = 0
+                halvings += 1
+            else:
+                t_adam += 1
+                with np.errstate(over="ignore", invalid="ignore"):
+                    m = beta1 * m + (1 - beta1) * grad
+                    v = beta2 * v + (1 - beta2) * grad * grad
+                    m_hat = m / (1 - beta1 ** t_adam)
+                    v_hat = v / (1 - beta2 ** t_adam)
+                    lr = step * 0.5 ** halvings / math.sqrt(1 + 10 * it / n_iter)
+                    basis = basis - lr * m_hat / (np.sqrt(v_hat) + eps)
             bar.update()
             if (it + 1) % check_every == 0 or it + 1 == n_iter:
-                value = _objective(monitor, basis, kernel, gamma)
+                try:
+                    value = (_objective(monitor, basis, kernel, gamma)
+                             if np.isfinite(basis).all() else math.inf)
+                except np.linalg.LinAlgError:
+                    value = math.inf
                 if value <= objective[-1]:
                     best = basis.copy()
                     objective.append(value)

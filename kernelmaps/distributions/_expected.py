@@ -1,12 +1,18 @@
 """Expected kernels between Gaussian distributions (support measure
 machines) and level-2 kernels on mean embeddings."""
 
+import math
+
 import numpy as np
 
 from .._engine.expected import rbf_full
 from .._engine.layout import EXPECTED_BLOCK_BYTES
 from .._parallel import check_progress, resolve_workers
+from .._probes import as_float_array
 from .._validation import check_choice, check_kernel_matrix, check_scalar
+
+# The engine takes the degree as a C int; larger degrees are refused.
+_MAX_DEGREE = 2**31 - 1
 
 __all__ = ["gaussian_expected_kernel", "level2_kernel"]
 
@@ -51,7 +57,8 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     gamma : float, default=1.0
         Positive kernel parameter.
     degree : {2, 3}, default=2
-        Degree of the polynomial kernel.
+        Degree of the polynomial kernel (an int in [1, 2**31 - 1] for the
+        other kernels, which ignore it).
     coef0 : float, default=1.0
         Constant of the polynomial kernel.
     workers : int, optional
@@ -66,6 +73,8 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     Returns
     -------
     K : ndarray of float64, shape (n, m)
+        Finite: values that overflow float64 (means or covariances too
+        large for the kernel) raise a ValueError.
 
     See Also
     --------
@@ -90,7 +99,7 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     kernel = check_choice(kernel, "kernel", ("rbf", "linear", "polynomial"))
     gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
     coef0 = check_scalar(coef0, "coef0")
-    degree = check_scalar(degree, "degree", kind="int")
+    degree = check_scalar(degree, "degree", kind="int", low=1, high=_MAX_DEGREE)
     if kernel == "polynomial" and degree not in (2, 3):
         raise ValueError(
             f"degree must be 2 or 3 for the polynomial kernel, got {degree}"
@@ -110,6 +119,20 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
                 f"Incompatible dimension: means has {m1.shape[1]} features while "
                 f"means2 has {m2.shape[1]}"
             )
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below
+        K = _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric,
+                      n_threads, progress)
+    if not np.isfinite(K).all():
+        raise ValueError(
+            f"the {kernel} expected kernel values overflow float64 for these "
+            f"means and covariances; scale them down (or use a smaller gamma or "
+            f"coef0)"
+        )
+    return K
+
+
+def _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric, n_threads,
+              progress):
     dot = m1 @ m2.T
     if kernel == "linear":
         return dot
@@ -122,6 +145,9 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     A1 = (F1 + m1[:, :, None] * m1[:, None, :]).reshape(len(m1), d * d)
     A2 = (F2 + m2[:, :, None] * m2[:, None, :]).reshape(len(m2), d * d)
     second = A1 @ A2.T  # tr(A1 A2), the covariances being symmetric
+    # NumPy scalars: their powers overflow to inf (reported by the caller)
+    # where Python floats raise OverflowError
+    gamma, coef0 = np.float64(gamma), np.float64(coef0)
     if degree == 2:
         return gamma**2 * second + 2 * gamma * coef0 * dot + coef0**2
     f1, f2 = F1.reshape(len(m1), d * d), F2.reshape(len(m2), d * d)
@@ -168,11 +194,14 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
     gamma2 : float, default=1.0
         Positive scale.
     degree : int, default=2
+        Degree of "polynomial", in [1, 2**31 - 1].
     coef0 : float, default=1.0
 
     Returns
     -------
     K2 : ndarray of float64, shape (n, m)
+        Finite: a polynomial kernel whose values overflow float64 raises a
+        ValueError, and the other kinds are computed without overflow.
 
     See Also
     --------
@@ -195,8 +224,9 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
     """
     kind = check_choice(kind, "kind", ("linear", "polynomial", "rbf", "nrbf"))
     K = check_kernel_matrix(K, "K", square=False)
-    dx = np.asarray(diag_X, dtype=np.float64)
-    dy = dx if diag_Y is None else np.asarray(diag_Y, dtype=np.float64)
+    dx = as_float_array(diag_X, "diag_X").astype(np.float64, copy=False)
+    dy = dx if diag_Y is None else as_float_array(diag_Y, "diag_Y").astype(
+        np.float64, copy=False)
     if dx.shape != (K.shape[0],) or dy.shape != (K.shape[1],):
         raise ValueError(
             f"diag_X and diag_Y must have shapes ({K.shape[0]},) and "
@@ -205,28 +235,47 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
     if not (np.isfinite(dx).all() and np.isfinite(dy).all()):
         raise ValueError("diag_X and diag_Y must be finite")
     gamma2 = check_scalar(gamma2, "gamma2", low=0.0, low_inclusive=False)
+    degree = check_scalar(degree, "degree", kind="int", low=1, high=_MAX_DEGREE)
+    coef0 = check_scalar(coef0, "coef0")
     if kind == "linear":
         return K.copy()
     if kind == "polynomial":
-        degree = check_scalar(degree, "degree", kind="int", low=1)
-        coef0 = check_scalar(coef0, "coef0")
-        return (gamma2 * K + coef0) ** degree
+        with np.errstate(over="ignore", invalid="ignore"):
+            K2 = (gamma2 * K + coef0) ** degree
+        if not np.isfinite(K2).all():
+            raise ValueError(
+                "the polynomial kernel values overflow float64 for this input; "
+                "scale K down or use smaller gamma2/coef0/degree"
+            )
+        return K2
     if kind == "rbf":
         if (dx < 0).any() or (dy < 0).any():
             raise ValueError("diag_X and diag_Y must be >= 0 (squared norms)")
-        return np.exp(-gamma2 * np.maximum(dx[:, None] + dy[None, :] - 2 * K, 0.0))
+        top = max(np.abs(K).max(), dx.max(), dy.max())
+        if top <= 2.0**1000:
+            return np.exp(-gamma2 * np.maximum(dx[:, None] + dy[None, :] - 2 * K,
+                                               0.0))
+        # Beyond: the squared distances at a power-of-two scale (exact), so
+        # that dx + dy - 2 K neither overflows nor gives inf - inf.
+        e = math.frexp(top)[1] + 2
+        sq = np.maximum(np.ldexp(dx, -e)[:, None] + np.ldexp(dy, -e)[None, :]
+                        - 2 * np.ldexp(K, -e), 0.0)
+        with np.errstate(over="ignore"):
+            return np.exp(-np.ldexp(gamma2 * sq, e))
     if (dx <= 0).any() or (dy <= 0).any():
         raise ValueError('diag_X and diag_Y must be > 0 for kind="nrbf"')
-    cosine = K / np.sqrt(dx[:, None] * dy[None, :])
+    # sqrt(dx) sqrt(dy): the product dx dy could overflow or underflow
+    with np.errstate(over="ignore"):
+        cosine = K / (np.sqrt(dx)[:, None] * np.sqrt(dy)[None, :])
     return np.exp(-gamma2 * np.maximum(2.0 - 2.0 * cosine, 0.0))
 
 
 def _check_gaussians(means, covs, mname, cname):
-    m = np.asarray(means, dtype=np.float64)
+    m = as_float_array(means, mname).astype(np.float64, copy=False)
     if m.ndim != 2 or m.shape[0] == 0 or m.shape[1] == 0:
         raise ValueError(f"{mname} must be a non-empty 2-D array (n, d), got shape "
                          f"{m.shape}")
-    c = np.asarray(covs, dtype=np.float64)
+    c = as_float_array(covs, cname).astype(np.float64, copy=False)
     n, d = m.shape
     if c.shape not in ((n, d, d), (n, d), (n,)):
         raise ValueError(

@@ -9,6 +9,7 @@ from .._dask import lazy_rows
 from .._engine import anchors as engine
 from .._frozen import Frozen
 from .._parallel import resolve_workers
+from .._probes import as_float_array
 from .._validation import check_choice, check_histograms, check_scalar
 
 __all__ = ["AnchorMap"]
@@ -34,6 +35,32 @@ KERNELS = {
     "hellinger": lambda x, y: np.sqrt(x) * np.sqrt(y),
 }
 
+# Dimensions whose largest value is outside [2**-_SAFE, 2**_SAFE] are fitted
+# on their values divided by a power of 4 (exact), so that the k-means sums
+# of squares and the kernel values neither overflow nor underflow: the
+# named kernels are homogeneous of degree 1, k(p x, p y) = p k(x, y).
+_SAFE = 256
+# Anchors per dimension at most: each dimension's anchor kernel matrix is
+# n_anchors**2 and its eigendecomposition n_anchors**3 (and codes fit uint16).
+_MAX_ANCHORS = 2**16
+
+
+def _check_kernel(kernel):
+    """A named kernel, or a callable."""
+    if callable(kernel):
+        return kernel
+    return check_choice(kernel, "kernel", tuple(KERNELS))
+
+
+def _power_of_4_scales(top):
+    """Per dimension, 1, or the power of 4 nearest `top` when `top` is
+    outside [2**-_SAFE, 2**_SAFE]."""
+    exponent = np.frexp(top)[1]  # top in [2**(exponent - 1), 2**exponent)
+    scale = np.ones_like(top)
+    far = (exponent > _SAFE) | (exponent < -_SAFE)
+    scale[far] = np.ldexp(1.0, 2 * ((exponent[far] - 1) // 2))  # top / scale in [1, 4)
+    return scale
+
 
 class AnchorMap(Frozen):
     r"""Additive nearest-neighbour feature map (ANNFM and k-ANNFM).
@@ -55,15 +82,20 @@ class AnchorMap(Frozen):
     Parameters
     ----------
     kernel : str or callable
-        The one-dimensional kernel's name, or a vectorised callable.
-    anchors : ndarray, shape (d, n_anchors)
-        Sorted anchors of each dimension.
-    table : ndarray
+        The one-dimensional kernel's name ("chi2", "js", "intersection",
+        "hellinger"), or a vectorised callable.
+    anchors : array_like, shape (d, n_anchors)
+        The anchors of each dimension: finite, strictly increasing along
+        each row, starting at 0 (a value of 0 takes the features of the
+        first anchor); ``n_anchors >= 2``.
+    table : array_like, shape (sum(n_anchors * rank),)
         The anchor features of all dimensions, concatenated: dimension j's
-        ``(n_anchors, rank[j])`` block, row-major, at ``table_offsets[j]``.
-    rank : ndarray of int, shape (d,)
-        Features kept per dimension.
+        ``(n_anchors, rank[j])`` block, row-major, at ``table_offsets[j]``;
+        finite.
+    rank : array_like of int, shape (d,)
+        Features kept per dimension, ``1 <= rank[j] <= n_anchors``.
     n_neighbors : int
+        In ``[1, n_anchors]``.
     weights : {"uniform", "distance"}
 
     Attributes
@@ -78,6 +110,15 @@ class AnchorMap(Frozen):
     --------
     HomogeneousKernelMap, Chi2DirectMap : Analytic maps.
     additive_chi2_kernel, intersection_kernel, js_kernel, hellinger_kernel
+
+    Notes
+    -----
+    The constructor validates and copies its arrays (the caller's arrays
+    are neither shared nor made read-only); bad ones raise a ValueError or
+    TypeError naming the argument. `fit` handles values of any magnitude:
+    for the named kernels, homogeneous of degree 1, a dimension whose
+    values are beyond ``2**256`` (or below ``2**-256``) is fitted on its
+    values divided by a power of 4 and its features scaled back, exactly.
 
     References
     ----------
@@ -105,26 +146,78 @@ class AnchorMap(Frozen):
 
     def __init__(self, kernel, anchors, table, rank, *, n_neighbors=1,
                  weights="uniform"):
-        self.kernel = kernel
-        self.anchors = np.ascontiguousarray(anchors, dtype=np.float64)
-        self.table = np.ascontiguousarray(table, dtype=np.float64)
-        self.rank = np.asarray(rank, dtype=np.int64)
-        self.n_neighbors = check_scalar(n_neighbors, "n_neighbors", kind="int", low=1,
-                                        high=self.anchors.shape[1])
+        self.kernel = _check_kernel(kernel)
+        # Copies: the map never shares (nor freezes) the caller's arrays.
+        anchors = np.array(as_float_array(anchors, "anchors"), dtype=np.float64,
+                           order="C", copy=True)
+        if anchors.ndim != 2 or anchors.shape[0] < 1 or anchors.shape[1] < 2:
+            raise ValueError(
+                f"anchors must be a 2-D array (d, n_anchors) with d >= 1 and "
+                f"n_anchors >= 2, got shape {anchors.shape}"
+            )
+        if not np.isfinite(anchors).all():
+            raise ValueError("anchors contains NaN or infinity")
+        if np.any(anchors[:, 0] != 0):
+            j = int(np.flatnonzero(anchors[:, 0] != 0)[0])
+            raise ValueError(
+                f"anchors must start at 0 in every dimension (0 maps to the "
+                f"features of the first anchor); anchors[{j}, 0] is "
+                f"{anchors[j, 0]!r}"
+            )
+        steps = np.diff(anchors, axis=1)
+        if np.any(steps <= 0):
+            j = int(np.flatnonzero(np.any(steps <= 0, axis=1))[0])
+            raise ValueError(
+                f"anchors must be strictly increasing along each row; "
+                f"anchors[{j}] is not"
+            )
+        d, n_anchors = anchors.shape
+        rank_in = np.asarray(rank)
+        if rank_in.dtype.kind not in "iu":
+            raise TypeError(f"rank must hold integers, got dtype {rank_in.dtype}")
+        if rank_in.shape != (d,):
+            raise ValueError(
+                f"rank must have shape ({d},), one entry per row of anchors, got "
+                f"{rank_in.shape}"
+            )
+        if np.any(rank_in < 1) or np.any(rank_in > n_anchors):
+            raise ValueError(
+                f"rank must be in [1, n_anchors={n_anchors}] in every dimension, "
+                f"got values in [{rank_in.min()}, {rank_in.max()}]"
+            )
+        rank = np.array(rank_in, dtype=np.int64, copy=True)
+        table = np.array(as_float_array(table, "table"), dtype=np.float64,
+                         order="C", copy=True)
+        size = int(n_anchors * rank.sum())
+        if table.shape != (size,):
+            raise ValueError(
+                f"table must be 1-D of length sum(n_anchors * rank) = {size} "
+                f"(the (n_anchors, rank[j]) blocks of every dimension), got "
+                f"shape {table.shape}"
+            )
+        if not np.isfinite(table).all():
+            raise ValueError("table contains NaN or infinity")
+        self.anchors = anchors
+        self.table = table
+        self.rank = rank
+        self.n_neighbors = check_scalar(n_neighbors, "n_neighbors", kind="int",
+                                        low=1, high=n_anchors)
         self.weights = check_choice(weights, "weights", ("uniform", "distance"))
-        n_anchors = self.anchors.shape[1]
         self.table_offsets = np.concatenate([[0], np.cumsum(n_anchors * self.rank)])
         # Uniform grids from 0 are indexed directly, others searched.
         step = self.anchors[:, 1] - self.anchors[:, 0]
         grid = step[:, None] * np.arange(n_anchors)
         uniform = (self.anchors[:, 0] == 0) & np.all(
             np.abs(self.anchors - grid) <= 1e-12 * self.anchors[:, -1:], axis=1)
-        safe = np.where(step > 0, step, 1.0)
-        self._inv_step = np.where(uniform & (step > 0), 1.0 / safe, 0.0)
+        with np.errstate(over="ignore"):
+            inv = 1.0 / step  # steps > 0: the anchors are increasing
+        # (a step so small that its inverse overflows is searched)
+        self._inv_step = np.where(uniform & np.isfinite(inv), inv, 0.0)
         self.feature_offsets = np.concatenate([[0], np.cumsum(self.rank)])
         # The anchor 0 (first: the data are >= 0) and whether its features
         # are all zero (then CSR input gives CSR output).
         self._zero_features = bool(np.all(self._rows(0) == 0))
+        self._table_max = float(np.abs(table).max()) if table.size else 0.0
         self._freeze()
 
     @classmethod
@@ -141,7 +234,7 @@ class AnchorMap(Frozen):
             term, ``min(x, y)``, ``sqrt(xy)``, or a vectorised ``k(x, y)``
             on arrays of non-negative values (a Mercer kernel).
         n_anchors : int, default=50
-            Anchors per dimension, N >= 2, 0 included.
+            Anchors per dimension, 2 <= N <= 65536, 0 included.
         anchors : {"uniform", "kmeans"}, default="uniform"
             "uniform": N equally spaced points from 0 to the largest value of
             the dimension. "kmeans": 0 and the N - 1 centres of the optimal
@@ -164,9 +257,9 @@ class AnchorMap(Frozen):
         AnchorMap
         """
         X = check_histograms(X, "X")
-        if not callable(kernel):
-            kernel = check_choice(kernel, "kernel", tuple(KERNELS))
-        n_anchors = check_scalar(n_anchors, "n_anchors", kind="int", low=2)
+        kernel = _check_kernel(kernel)
+        n_anchors = check_scalar(n_anchors, "n_anchors", kind="int", low=2,
+                                 high=_MAX_ANCHORS)
         anchors = check_choice(anchors, "anchors", ("uniform", "kmeans"))
         energy = check_scalar(energy, "energy", low=0.0, low_inclusive=False,
                               high=1.0)
@@ -180,13 +273,27 @@ class AnchorMap(Frozen):
                          else X.max(axis=0), dtype=np.float64).ravel()
         fallback = top.max() if top.max() > 0 else 1.0
         top[top == 0] = fallback
+        named = isinstance(kernel, str)
+        # Named kernels: each dimension at a safe scale (1 at ordinary ones).
+        scale = _power_of_4_scales(top) if named else np.ones(d)
         grid = np.linspace(0.0, 1.0, n_anchors)
-        A = top[:, None] * grid[None, :]
+        A = (top / scale)[:, None] * grid[None, :]
         if anchors == "kmeans":
             for j in range(d):
                 column = (X[:, j].data if scipy.sparse.issparse(X) else X[:, j])
-                A[j] = engine.kmeans_anchors(column[column > 0], n_anchors, top[j])
-        f = KERNELS[kernel] if isinstance(kernel, str) else kernel
+                column = column[column > 0]
+                A[j] = engine.kmeans_anchors(
+                    column if scale[j] == 1 else column / scale[j], n_anchors,
+                    top[j] / scale[j])
+        final = A * scale[:, None]  # the anchors, at the scale of the data
+        if not np.all(np.diff(final, axis=1) > 0):
+            j = int(np.flatnonzero(~np.all(np.diff(final, axis=1) > 0, axis=1))[0])
+            raise ValueError(
+                f"X: the values of dimension {j} (largest {top[j]:.6g}) are too "
+                f"small or too few to place n_anchors={n_anchors} distinct "
+                f"anchors"
+            )
+        f = KERNELS[kernel] if named else kernel
         K = np.asarray(f(A[:, :, None], A[:, None, :]), dtype=np.float64)
         if K.shape != (d, n_anchors, n_anchors) or not np.isfinite(K).all():
             raise ValueError(
@@ -202,11 +309,14 @@ class AnchorMap(Frozen):
         rank = 1 + np.sum(cum < energy * total * (1 - 1e-12), axis=1)
         rank = np.minimum(rank, np.maximum(np.sum(lam > 0, axis=1), 1))
         blocks = [V[j, :, : rank[j]] * np.sqrt(lam[j, : rank[j]]) for j in range(d)]
-        if isinstance(kernel, str):  # k(0, y) = 0: the features of 0 are 0
-            for block in blocks:
+        if named:  # k(0, y) = 0: the features of 0 are 0
+            for j, block in enumerate(blocks):
                 block[0] = 0.0
+                if scale[j] != 1:  # back to the scale of the data (exact)
+                    block *= np.sqrt(scale[j])
         table = np.concatenate([block.ravel() for block in blocks])
-        return cls(kernel, A, table, rank, n_neighbors=n_neighbors, weights=weights)
+        return cls(kernel, final, table, rank, n_neighbors=n_neighbors,
+                   weights=weights)
 
     @property
     def n_features_in(self):
@@ -235,6 +345,11 @@ class AnchorMap(Frozen):
             of 0 are zero (the named kernels): exact zeros stay zero.
         """
         X = self._check(X)
+        if X.dtype == np.float32 and self._table_max > float(np.finfo(np.float32).max):
+            raise ValueError(
+                "X is float32 but this map's anchor features exceed the float32 "
+                "range: pass X as float64"
+            )
         if scipy.sparse.issparse(X) and not self._zero_features:
             X = np.ascontiguousarray(X.toarray())
         return engine.features(
@@ -273,20 +388,45 @@ class AnchorMap(Frozen):
         return indices, w.reshape(n, d, self.n_neighbors)
 
     def decode(self, codes):
-        """Features from `codes` (the output of `codes`), dense, float64."""
-        if isinstance(codes, tuple):
-            indices, weights = (np.asarray(c) for c in codes)
-        else:
-            indices = np.asarray(codes)[:, :, None]
-            weights = np.ones(indices.shape, dtype=np.float32)
+        """Features from `codes` (the output of `codes`), dense, float64.
+
+        Parameters
+        ----------
+        codes : ndarray of int, shape (n, d), or tuple of ndarrays
+            Anchor indices (any integer dtype), or ``(indices, weights)`` of
+            shape ``(n, d, k)``, the weights real and finite.
+
+        Returns
+        -------
+        Z : ndarray of float64, shape (n, n_features_out)
+        """
         d = self.n_features_in
-        if indices.ndim != 3 or indices.shape[1] != d or weights.shape != indices.shape:
-            raise ValueError(
-                f"codes must come from AnchorMap.codes for {d} features"
+        what = f"codes must come from AnchorMap.codes for {d} features"
+        if isinstance(codes, tuple):
+            if len(codes) != 2:
+                raise ValueError(f"{what}: a tuple (indices, weights)")
+            indices = np.asarray(codes[0])
+            weights = as_float_array(codes[1], "codes weights")
+        else:
+            indices = np.asarray(codes)
+            if indices.ndim != 2:
+                raise ValueError(f"{what}: an array (n, {d})")
+            indices = indices[:, :, None]
+            weights = np.ones(indices.shape, dtype=np.float32)
+        if indices.dtype.kind not in "iu":
+            raise TypeError(
+                f"codes must hold integer anchor indices, got dtype {indices.dtype}"
             )
+        if indices.ndim != 3 or indices.shape[1] != d or weights.shape != indices.shape:
+            raise ValueError(what)
+        if not np.isfinite(weights).all():
+            raise ValueError("codes weights contain NaN or infinity")
         n_anchors = self.anchors.shape[1]
         if indices.size and (indices.min() < 0 or indices.max() >= n_anchors):
-            raise ValueError("codes hold anchor indices out of range")
+            raise ValueError(
+                f"codes hold anchor indices out of range [0, {n_anchors - 1}] "
+                f"(codes from another map?)"
+            )
         return engine.decode(indices, weights, self.table, self.table_offsets,
                               self.rank, self.feature_offsets,
                               resolve_workers(None))

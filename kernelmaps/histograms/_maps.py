@@ -15,7 +15,16 @@ from .._engine.expand import expand
 from .._engine.set_means import cos_in_place, set_means
 from .._frozen import Frozen
 from .._parallel import resolve_workers
-from .._validation import check_bool, check_choice, check_histograms, check_scalar
+from .._probes import as_float_array
+from .._validation import (
+    check_bool,
+    check_choice,
+    check_fourier_range,
+    check_histograms,
+    check_rng,
+    check_scalar,
+    check_size,
+)
 
 __all__ = [
     "Chi2ChebyshevMap",
@@ -27,6 +36,18 @@ __all__ = [
 # Per-dimension fits mix this share of the pooled density of all
 # dimensions into each dimension's own.
 _POOLED_WEIGHT = 0.1
+# Features per input value: at most this many (a guard against absurd
+# allocations; every map converges with a few dozen), and at most this many
+# bins for Chi2DirectMap.fit.
+_MAX_TERMS = 2**16
+_MAX_BINS = 2**24
+# The direct map's compiled expansion computes 2 sqrt(k) x and x + k: when
+# the largest value or parameter is beyond 2**+-_DIRECT_RANGE, the values
+# and parameters are scaled (exactly, by a power of 4) to about 1 first.
+_DIRECT_RANGE = 600
+# The Chebyshev map's compiled expansion computes z = x / scale and 2 z: the
+# values with |log2(z)| beyond this are expanded here, in logs.
+_CHEBYSHEV_WINDOW = 1000
 
 
 class _AdditiveMap(Frozen):
@@ -78,8 +99,30 @@ class _AdditiveMap(Frozen):
                 f"X has {d} features, but this map was fitted for "
                 f"{self._n_features_in}"
             )
+        return self._expand(X, resolve_workers(workers))
+
+    def _expand(self, X, n_threads):
+        """The features of validated histograms (see `transform`)."""
         return expand(X, self._kind, self._params, self._scale, self._n_terms,
-                      resolve_workers(workers))
+                      n_threads)
+
+
+def _values(X):
+    """The stored values of validated histograms (a view)."""
+    return X.data if scipy.sparse.issparse(X) else X.reshape(-1)
+
+
+def _with_values(X, values):
+    """Histograms shaped as `X` with the stored values `values`."""
+    if scipy.sparse.issparse(X):
+        return scipy.sparse.csr_matrix((values, X.indices, X.indptr), shape=X.shape)
+    return values.reshape(X.shape)
+
+
+def _rows(Z, n_terms):
+    """The (n_values, n_terms) view of the features of each stored value."""
+    return (Z.data if scipy.sparse.issparse(Z) else Z).reshape(-1, n_terms)
+
 
 class Chi2DirectMap(_AdditiveMap):
     r"""The direct approximation of the additive chi2 kernel, with
@@ -125,7 +168,11 @@ class Chi2DirectMap(_AdditiveMap):
     value of 0 gives zero features (no masking: the formula gives 0), so
     CSR input gives CSR output with the same non-zeros per term. Values
     outside the fitted range are mapped by the same exact series, whose
-    error there shrinks more slowly.
+    error there shrinks more slowly. Values and parameters of any magnitude
+    are mapped without overflow: the map is homogeneous of degree 1/2 in
+    (x, k), and when the largest of them is beyond ``2**600`` (or below
+    ``2**-600``) it is computed at an exactly rescaled (power of 4) scale.
+    At most 65536 terms.
 
     References
     ----------
@@ -157,7 +204,7 @@ class Chi2DirectMap(_AdditiveMap):
     _kind = "direct"
 
     def __init__(self, k):
-        k = np.array(k, dtype=np.float64)
+        k = np.array(as_float_array(k, "k"), dtype=np.float64)
         if k.ndim not in (1, 2) or k.size == 0:
             raise ValueError(
                 f"k must be a non-empty array of shape (n_terms,) or (d, n_terms), "
@@ -165,6 +212,10 @@ class Chi2DirectMap(_AdditiveMap):
             )
         if not np.isfinite(k).all() or (k <= 0).any():
             raise ValueError("k must hold positive finite parameters")
+        if k.shape[-1] > _MAX_TERMS:
+            raise ValueError(
+                f"k has {k.shape[-1]} terms; at most {_MAX_TERMS} are supported"
+            )
         self.k = k
         self._n_terms = k.shape[-1]
         self._n_features_in = k.shape[0] if k.ndim == 2 else None
@@ -172,6 +223,29 @@ class Chi2DirectMap(_AdditiveMap):
         self._params = np.ascontiguousarray(np.hstack([rows, 2 * np.sqrt(rows)]))
         self._scale = 0.0
         self._freeze()
+
+    def _expand(self, X, n_threads):
+        # The map is homogeneous of degree 1/2 in (x, k) jointly: with
+        # p = 4**m, c_q(x; k) = 2**m c_q(x / p; k / p). When the largest
+        # value or parameter is beyond 2**+-_DIRECT_RANGE, the map is
+        # expanded at such a scale (exact) that it is about 1, so that
+        # 2 sqrt(k) x and x + k neither overflow nor underflow.
+        values = _values(X)
+        top = max(float(values.max(initial=0.0)), float(self.k.max()))
+        exponent = math.frexp(top)[1]
+        if -_DIRECT_RANGE <= exponent <= _DIRECT_RANGE:
+            return super()._expand(X, n_threads)
+        m = exponent // 2
+        T = self._n_terms
+        params = np.ascontiguousarray(np.hstack([
+            np.ldexp(self._params[:, :T], -2 * m),
+            np.ldexp(self._params[:, T:], -m)]))
+        # in float64 (float32 could not hold the scaled values), then back
+        scaled = _with_values(X, np.ldexp(values.astype(np.float64), -2 * m))
+        Z = expand(scaled, self._kind, params, self._scale, T, n_threads)
+        rows = _rows(Z, T)
+        rows *= 2.0**m
+        return Z.astype(X.dtype, copy=False)
 
     @classmethod
     def fit(cls, X, n_terms=5, *, per_dimension=False, n_bins=100):
@@ -189,7 +263,7 @@ class Chi2DirectMap(_AdditiveMap):
         X : array_like or sparse matrix, shape (n, d)
             Non-negative training histograms.
         n_terms : int, default=5
-            Features per input feature.
+            Features per input feature, at most 65536.
         per_dimension : bool, default=False
             One parameter vector per dimension (better when dimensions have
             different ranges); each dimension's density is mixed with a
@@ -198,15 +272,16 @@ class Chi2DirectMap(_AdditiveMap):
             without non-zero training values gets the shared parameters.
         n_bins : int, default=100
             Log-spaced bins of the density estimate (20 to 1000 make little
-            difference).
+            difference), at most 2**24.
 
         Returns
         -------
         Chi2DirectMap
         """
         X = check_histograms(X, "X")
-        n_terms = check_scalar(n_terms, "n_terms", kind="int", low=1)
-        n_bins = check_scalar(n_bins, "n_bins", kind="int", low=1)
+        n_terms = check_scalar(n_terms, "n_terms", kind="int", low=1,
+                               high=_MAX_TERMS)
+        n_bins = check_scalar(n_bins, "n_bins", kind="int", low=1, high=_MAX_BINS)
         per_dimension = check_bool(per_dimension, "per_dimension")
         if scipy.sparse.issparse(X):
             values, cols = X.data, X.indices
@@ -220,7 +295,12 @@ class Chi2DirectMap(_AdditiveMap):
             raise ValueError("X has no non-zero value to fit the parameters to")
         lo, hi = values.min(), values.max()
         edges = np.geomspace(lo, hi, n_bins + 1) if hi > lo else np.array([lo, hi])
-        centres = np.sqrt(edges[:-1] * edges[1:])
+        with np.errstate(over="ignore", under="ignore"):
+            centres = np.sqrt(edges[:-1] * edges[1:])
+        if not np.all((centres >= edges[:-1]) & (centres <= edges[1:])):
+            # the product overflowed or underflowed: the geometric means as
+            # products of square roots
+            centres = np.sqrt(edges[:-1]) * np.sqrt(edges[1:])
         bins = np.clip(np.searchsorted(edges, values, side="right") - 1, 0,
                        len(centres) - 1)
         pooled = np.bincount(bins, minlength=len(centres)) / values.size
@@ -245,7 +325,12 @@ def _greedy(density, centres, n_terms):
     k = np.empty((len(density), n_terms))
     for q in range(n_terms):
         k[:, q] = centres[np.argmax(np.abs(b), axis=1)]
-        b *= (centres - k[:, q : q + 1]) / (centres + k[:, q : q + 1])
+        kq = k[:, q : q + 1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            ratio = (centres - kq) / (centres + kq)
+        if not np.isfinite(ratio).all():  # centres + k overflowed: halves
+            ratio = (centres / 2 - kq / 2) / (centres / 2 + kq / 2)
+        b *= ratio
     return k
 
 
@@ -272,9 +357,11 @@ class Chi2ChebyshevMap(_AdditiveMap):
     Parameters
     ----------
     n_terms : int, default=5
-        Features per input feature.
+        Features per input feature, at most 65536.
     scale : float, default=1.0
-        Positive scale s.
+        Positive scale s (any positive float: values whose ratio ``x / s``
+        is beyond ``2**+-1000`` take their features from the same series
+        computed in logs).
 
     Attributes
     ----------
@@ -302,25 +389,94 @@ class Chi2ChebyshevMap(_AdditiveMap):
     _kind = "chebyshev"
 
     def __init__(self, n_terms=5, *, scale=1.0):
-        self._n_terms = check_scalar(n_terms, "n_terms", kind="int", low=1)
+        self._n_terms = check_scalar(n_terms, "n_terms", kind="int", low=1,
+                                     high=_MAX_TERMS)
         self.scale = check_scalar(scale, "scale", low=0.0, low_inclusive=False)
         self._scale = self.scale
         self._n_features_in = None
         self._params = np.zeros((1, 1))
         self._freeze()
 
+    def _expand(self, X, n_threads):
+        # The compiled expansion computes z = x / scale and 2 z: values with
+        # z beyond 2**+-_CHEBYSHEV_WINDOW (only with extreme scales or data)
+        # take their features from the same recurrence in logs, here.
+        values = _values(X)
+        lo = math.ldexp(self.scale, -_CHEBYSHEV_WINDOW)
+        hi = math.ldexp(self.scale, _CHEBYSHEV_WINDOW) if math.frexp(
+            self.scale)[1] + _CHEBYSHEV_WINDOW <= 1024 else math.inf
+        top = float(values.max(initial=0.0))
+        low = float(np.min(values, where=values > 0, initial=np.inf))
+        if lo <= low and top <= hi:
+            return super()._expand(X, n_threads)
+        v64 = values.astype(np.float64, copy=False)
+        far = np.flatnonzero((v64 > 0) & ((v64 < lo) | (v64 > hi)))
+        near = values.copy()
+        near[far] = 0
+        Z = super()._expand(_with_values(X, near), n_threads)
+        _rows(Z, self._n_terms)[far] = _chebyshev_in_logs(
+            v64[far], self.scale, self._n_terms)
+        return Z
+
     @classmethod
     def fit(cls, X, n_terms=5):
-        """The map with its scale at the median non-zero value of `X`."""
+        """The map with its scale at the median non-zero value of `X`.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n, d)
+            Non-negative training histograms, not all zero.
+        n_terms : int, default=5
+            Features per input feature.
+
+        Returns
+        -------
+        Chi2ChebyshevMap
+        """
         X = check_histograms(X, "X")
         values = X.data if scipy.sparse.issparse(X) else X.reshape(-1)
         values = values[values > 0]
         if values.size == 0:
             raise ValueError("X has no non-zero value to fit the scale to")
-        return cls(n_terms, scale=float(np.median(values)))
+        with np.errstate(over="ignore"):
+            scale = float(np.median(values))
+        if not math.isfinite(scale):  # the mean of the two middle values
+            scale = 2 * float(np.median(values / 2))
+        return cls(n_terms, scale=scale)
 
     def __repr__(self):
         return f"Chi2ChebyshevMap(n_terms={self.n_terms}, scale={self.scale:.6g})"
+
+
+def _chebyshev_in_logs(x, scale, n_terms):
+    """The Chebyshev features ``sqrt(s) d_q(x / s)`` of positive values x,
+    without forming x / s (for the ratios beyond the float range): with
+    ``L = log(x / s)`` and ``a = L / pi``, ``sqrt(s) d_0 = sqrt(x)
+    sech(L / 2)``, taken in logs, times ``r_q = d_q / d_0``, which follows
+    the recurrence of d_q from ``r_0 = 1``; r is carried with a separate
+    power-of-two exponent so that it neither overflows nor underflows."""
+    L = np.log(x) - math.log(scale)
+    a = L / math.pi
+    absL = np.abs(L)
+    # log(sqrt(x) sech(L / 2)) = log(x) / 2 + log 2 - |L| / 2 - log1p(e^-|L|)
+    log_scale = 0.5 * np.log(x) + math.log(2.0) - absL / 2 - np.log1p(np.exp(-absL))
+    out = np.empty((len(x), n_terms))
+    out[:, 0] = np.exp(log_scale)
+    if n_terms == 1:
+        return out
+    r0, r1 = np.ones_like(a), math.sqrt(2.0) * a
+    step = math.log(2.0) * 500
+    for q in range(1, n_terms):
+        if q >= 2:
+            r0, r1 = r1, (2 * a * r1 - (q - 2) * r0) / q
+        big = np.abs(r1) > 2.0**500
+        if big.any():  # renormalise: r0, r1 / 2**500, the log scale + 500 ln 2
+            r0[big] *= 2.0**-500
+            r1[big] *= 2.0**-500
+            log_scale[big] += step
+        with np.errstate(divide="ignore"):  # r1 == 0: a feature of 0
+            out[:, q] = np.sign(r1) * np.exp(log_scale + np.log(np.abs(r1)))
+    return out
 
 
 _SPECTRA = {
@@ -329,6 +485,9 @@ _SPECTRA = {
     "intersection": lambda w: 2.0 / np.pi / (1.0 + 4.0 * w**2),
     "js": lambda w: 2.0 / math.log(4.0) / np.cosh(np.pi * w) / (1.0 + 4.0 * w**2),
 }
+# The sampling step L = 2 pi / period at most: the features are at most
+# sqrt(2 L kappa(0) x), which stays finite in float32 (x < 2**128) up to this.
+_MAX_STEP = 2.0**100
 # VLFeat's default periods (uniform window), by kernel, for order n.
 _PERIODS = {
     "chi2": lambda n: 5.86 * math.sqrt(n) + 3.65,
@@ -361,10 +520,13 @@ class HomogeneousKernelMap(_AdditiveMap):
     ----------
     kernel : {"chi2", "js", "intersection", "hellinger"}, default="chi2"
     order : int, default=2
-        n: ``2 n + 1`` features per input feature (1 for Hellinger).
+        n: ``2 n + 1`` features per input feature (1 for Hellinger), n at
+        most 32767.
     period : float, optional
         The period ``2 pi / L`` of the approximation; None takes VLFeat's
         default for the kernel and order (chi2: ``5.86 sqrt(n) + 3.65``).
+        At least ``2 pi / 2**100`` (smaller ones would make features
+        overflow).
 
     Attributes
     ----------
@@ -401,7 +563,8 @@ class HomogeneousKernelMap(_AdditiveMap):
     def __init__(self, kernel="chi2", order=2, *, period=None):
         self.kernel = check_choice(kernel, "kernel",
                                    ("chi2", "js", "intersection", "hellinger"))
-        self.order = check_scalar(order, "order", kind="int", low=0)
+        self.order = check_scalar(order, "order", kind="int", low=0,
+                                  high=(_MAX_TERMS - 1) // 2)
         self._n_features_in = None
         if self.kernel == "hellinger":
             self.period = None
@@ -412,9 +575,16 @@ class HomogeneousKernelMap(_AdditiveMap):
                 period = _PERIODS[self.kernel](max(self.order, 1))
             self.period = check_scalar(period, "period", low=0.0, low_inclusive=False)
             step = 2 * math.pi / self.period
+            if not step <= _MAX_STEP:
+                raise ValueError(
+                    f"period must be >= {2 * math.pi / _MAX_STEP:.3g} (the "
+                    f"features grow as the square root of 2 pi / period and "
+                    f"would overflow), got {self.period!r}"
+                )
             j = np.arange(self.order + 1)
-            coef = np.sqrt(np.where(j == 0, 1.0, 2.0) * step
-                           * _SPECTRA[self.kernel](j * step))
+            with np.errstate(over="ignore", under="ignore"):  # sech(large) = 0
+                coef = np.sqrt(np.where(j == 0, 1.0, 2.0) * step
+                               * _SPECTRA[self.kernel](j * step))
             self._n_terms = 2 * self.order + 1
             self._params = coef[None, :]
             self._scale = step
@@ -424,6 +594,21 @@ class HomogeneousKernelMap(_AdditiveMap):
         period = "" if self.period is None else f", period={self.period:.6g}"
         return (f"HomogeneousKernelMap(kernel={self.kernel!r}, "
                 f"order={self.order}{period})")
+
+
+def _check_chi2_map(chi2_map):
+    """`chi2_map`, an additive map of the chi2 kernel."""
+    if not isinstance(chi2_map, _AdditiveMap):
+        raise TypeError(
+            "chi2_map must be a Chi2DirectMap, Chi2ChebyshevMap or "
+            f"HomogeneousKernelMap, got {type(chi2_map).__name__}"
+        )
+    if getattr(chi2_map, "kernel", "chi2") != "chi2":
+        raise ValueError(
+            f"chi2_map must approximate the chi2 kernel, got a "
+            f"HomogeneousKernelMap of the {chi2_map.kernel!r} kernel"
+        )
+    return chi2_map
 
 
 class ExpChi2Features(Frozen):
@@ -493,10 +678,39 @@ class ExpChi2Features(Frozen):
     """
 
     def __init__(self, chi2_map, weights, offsets, beta, *, _draw=None):
-        self.chi2_map = chi2_map
-        self.weights = np.array(weights, dtype=np.float64)
-        self.offsets = np.array(offsets, dtype=np.float64)
-        self.beta = float(beta)
+        self.chi2_map = _check_chi2_map(chi2_map)
+        weights = np.array(as_float_array(weights, "weights"), dtype=np.float64,
+                           copy=True)
+        offsets = np.array(as_float_array(offsets, "offsets"), dtype=np.float64,
+                           copy=True)
+        if weights.ndim != 2 or weights.shape[0] == 0 or weights.shape[1] == 0:
+            raise ValueError(
+                f"weights must be a non-empty 2-D array (width of chi2_map, t), "
+                f"got shape {weights.shape}"
+            )
+        width, n_terms = chi2_map.n_features_out, chi2_map.n_terms
+        if (weights.shape[0] != width if width is not None
+                else weights.shape[0] % n_terms):
+            raise ValueError(
+                f"weights has {weights.shape[0]} rows, but chi2_map gives "
+                + (f"{width} features" if width is not None else
+                   f"{n_terms} features per input feature")
+            )
+        if offsets.shape != (weights.shape[1],):
+            raise ValueError(
+                f"offsets must have shape ({weights.shape[1]},), one phase per "
+                f"column of weights, got {offsets.shape}"
+            )
+        if not (np.isfinite(weights).all() and np.isfinite(offsets).all()):
+            raise ValueError(
+                "weights and offsets must be finite (a beta too large makes the "
+                "random frequencies overflow)"
+            )
+        self.weights = weights
+        self.offsets = offsets
+        self.beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
+        with np.errstate(over="ignore"):
+            self._weight_norm = float(np.abs(weights).sum(axis=0).max())
         self._draw = _draw  # how fit drew weights and offsets (for pickling)
         self._freeze()
 
@@ -525,17 +739,23 @@ class ExpChi2Features(Frozen):
         X = check_histograms(X, "X")
         n_components = check_scalar(n_components, "n_components", kind="int", low=1)
         beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
+        rng = check_rng(rng)
         if chi2_map is None:
             chi2_map = Chi2DirectMap.fit(X, n_terms=5)
-        elif not isinstance(chi2_map, _AdditiveMap):
-            raise TypeError(
-                "chi2_map must be a Chi2DirectMap, Chi2ChebyshevMap or "
-                f"HomogeneousKernelMap, got {type(chi2_map).__name__}"
+        chi2_map = _check_chi2_map(chi2_map)
+        width = chi2_map.n_features_out
+        if width is None:
+            width = X.shape[1] * chi2_map.n_terms
+        elif chi2_map.n_features_in != X.shape[1]:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but chi2_map was fitted for "
+                f"{chi2_map.n_features_in}"
             )
-        width = chi2_map.n_features_out or X.shape[1] * chi2_map.n_terms
+        check_size(width=width, n_components=n_components)
         # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
-        weights, offsets, draw = draw_fourier(width, n_components, "rbf",
-                                              beta / 2, rng)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked in cls
+            weights, offsets, draw = draw_fourier(width, n_components, "rbf",
+                                                  beta / 2, rng)
         return cls(chi2_map, weights, offsets, beta, _draw=draw)
 
     @property
@@ -558,6 +778,12 @@ class ExpChi2Features(Frozen):
             )
         n_threads = resolve_workers(workers)
         phi = self.chi2_map.transform(X, workers=n_threads)
+        values = phi.data if scipy.sparse.issparse(phi) else phi
+        norm = getattr(self, "_weight_norm", None)  # None: pickled before it
+        if norm is None:
+            norm = float(np.abs(self.weights).sum(axis=0).max())
+        check_fourier_range(float(np.abs(values).max(initial=0.0)), norm,
+                            phi.dtype)
         scale = math.sqrt(2.0 / self.n_features_out)
         if not scipy.sparse.issparse(phi):
             # Each row a set of its own: the fused product and cosine of the

@@ -8,7 +8,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from .._engine import knn
-from .._engine.scales import median_gamma
+from .._engine.scales import divergence_kernel_values, median_scale
 from .._parallel import check_progress, resolve_workers
 from .._validation import check_bool, check_kernel_matrix, check_scalar, check_set_pair
 
@@ -277,6 +277,15 @@ def divergence_kernel(D, *, gamma=None, power=2):
     renyi_divergence : The divergences.
     project_psd : The nearest positive semi-definite matrix.
 
+    Notes
+    -----
+    The kernel is exact at any magnitude of the divergences and of
+    `gamma`: where ``gamma * S ** power`` would overflow or underflow it is
+    computed as ``exp(-(S / m) ** power)`` for the default ``gamma = m **
+    -power`` (m the median), ``exp(-exp(log(gamma) + power * log(S)))`` for
+    a given one (``S == 0`` gives 1), so the result never holds NaN or
+    infinity.
+
     References
     ----------
     .. [1] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
@@ -294,10 +303,12 @@ def divergence_kernel(D, *, gamma=None, power=2):
     """
     D = check_kernel_matrix(D, "D")
     power = check_scalar(power, "power", low=0.0, low_inclusive=False)
-    S = np.maximum((D + D.T) / 2, 0.0)
-    if gamma is None:
-        gamma = median_gamma(S, power)
-    else:
+    if gamma is not None:
         gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
-    return np.exp(-gamma * S**power)
+    with np.errstate(over="ignore"):  # (D + D.T) / 2 without overflow:
+        S = D / 2 + D.T / 2 if np.abs(D).max() > 2.0**1020 else (D + D.T) / 2
+    np.maximum(S, 0.0, out=S)
+    if gamma is None:
+        return divergence_kernel_values(S, power, scale=median_scale(S))
+    return divergence_kernel_values(S, power, gamma=gamma)
 

@@ -7,6 +7,8 @@ the mean over its points, and a spatial pyramid concatenates the set features
 of the grid cells of several levels (Lazebnik et al.).
 """
 
+import math
+
 import numpy as np
 import scipy.sparse
 
@@ -16,12 +18,27 @@ from .._engine import cksvd
 from .._engine.set_means import set_means
 from .._frozen import Frozen
 from .._parallel import check_progress, resolve_workers
-from .._validation import check_choice, check_points, check_scalar, check_sets
+from .._probes import as_float_array
+from .._validation import (
+    check_choice,
+    check_points,
+    check_rng,
+    check_scalar,
+    check_sets,
+)
 
 __all__ = ["EMKFeatures"]
 
 _KERNELS = ("rbf", "laplacian")
 _INITS = ("sample", "kmeans")
+# Iterations of the fit at most (a guard against absurd values).
+_MAX_ITER = 2**31 - 1
+# Pyramid depth at most, and output entries of a pyramid at most.
+_MAX_LEVELS = 16
+_MAX_PYRAMID = 2**31 - 1
+# Largest |log2| of the centred values for which the engine's squared norms
+# |x|^2 + |c|^2 - 2 <x, c> are safe, by dtype; beyond, they are rescaled.
+_SAFE_EXPONENT = {np.float32: 50, np.float64: 400}
 
 
 class EMKFeatures(Frozen):
@@ -138,8 +155,13 @@ class EMKFeatures(Frozen):
         self.kernel = kernel
         self.gamma = gamma
         self.projection = cksvd.projection(basis, kernel, gamma)
-        self.objective_ = (np.zeros(0) if objective is None
-                           else np.array(objective, dtype=np.float64).ravel())
+        if objective is None:
+            objective = np.zeros(0)
+        objective = np.array(as_float_array(objective, "objective"),
+                             dtype=np.float64).ravel()
+        if not np.isfinite(objective).all():
+            raise ValueError("objective contains NaN or infinity")
+        self.objective_ = objective
         self._freeze()
 
     @classmethod
@@ -172,7 +194,8 @@ class EMKFeatures(Frozen):
         gamma : float, optional
             Positive kernel parameter; None means ``1 / d``.
         n_iter : int, default=300
-            Number of minibatch gradient steps; 0 keeps the initial basis.
+            Number of minibatch gradient steps (at most 2**31 - 1); 0 keeps
+            the initial basis.
         batch_size : int, optional
             Points per minibatch; None means ``max(n_basis, 256)`` (the
             paper uses D), at most the number of training points.
@@ -227,6 +250,13 @@ class EMKFeatures(Frozen):
         basis goes back to the previous one, the Adam moments restart and
         the step is halved, so `objective_` never increases.
 
+        Points of any magnitude are fitted: beyond ``2**+-400`` they are
+        scaled by a power of two (exact) to about 1, with `gamma` scaled to
+        give the same kernel values, and the basis scaled back; where the
+        kernel is then numerically constant between distinct points (the
+        scaled gamma beyond ``2**+-600``: the objective is flat) the
+        initial basis is kept.
+
         The work is ``O(n_iter * (b D d + D^3 + b D^2))``, independent of n
         beyond the initialisation, in float64 whatever the dtype of
         `points`. Its matrices are small, so the iterations run the BLAS on
@@ -244,7 +274,7 @@ class EMKFeatures(Frozen):
             raise ValueError(
                 f"n_basis={n_basis} exceeds the number of points ({n})"
             )
-        n_iter = check_scalar(n_iter, "n_iter", kind="int", low=0)
+        n_iter = check_scalar(n_iter, "n_iter", kind="int", low=0, high=_MAX_ITER)
         if batch_size is not None:
             batch_size = check_scalar(batch_size, "batch_size", kind="int", low=1)
         learning_rate = check_scalar(learning_rate, "learning_rate", low=0.0,
@@ -252,7 +282,7 @@ class EMKFeatures(Frozen):
         init = check_choice(init, "init", _INITS)
         check_every = check_scalar(check_every, "check_every", kind="int", low=1)
         progress = check_progress(progress)
-        rng = np.random.default_rng(rng)
+        rng = check_rng(rng)
 
         basis, objective = cksvd.fit_basis(
             points.astype(np.float64, copy=False), n_basis, kernel, gamma, n_iter,
@@ -282,7 +312,9 @@ class EMKFeatures(Frozen):
             with the points of all sets one after the other. Needed when
             ``levels > 0``, ignored otherwise.
         levels : int, default=0
-            Pyramid depth L; 0 gives the plain set feature.
+            Pyramid depth L; 0 gives the plain set feature. At most 16, and
+            at most ``2**31 - 1`` output entries (a ValueError beyond:
+            transform fewer sets at a time).
         workers : int, optional
             Threads; None or -1 means all cores.
 
@@ -307,6 +339,11 @@ class EMKFeatures(Frozen):
         ``1 / 2**(L - l + 1)`` for level l >= 1. Inner products of pyramid
         features hence weight the cell kernels by the squared weights.
 
+        Points and basis are centred on the basis mean; beyond the range
+        where the engine's squared norms are safe (``2**+-400``, float32
+        ``2**+-50``) they are also scaled by a power of two, with `gamma`
+        to match, so that the features are finite at any magnitude.
+
         The kernel means are computed once, for the cells of the finest
         level; those of a coarser cell are the means of its sub-cells
         weighted by their numbers of points (exact up to rounding), so a
@@ -318,28 +355,76 @@ class EMKFeatures(Frozen):
                 f"sets have {bags.dim} features, but the basis was learned for "
                 f"{self.n_features_in}"
             )
-        levels = check_scalar(levels, "levels", kind="int", low=0)
+        levels = check_scalar(levels, "levels", kind="int", low=0, high=_MAX_LEVELS)
         n_threads = resolve_workers(workers)
         if levels > 0:
+            n_cells = (4 ** (levels + 1) - 1) // 3
+            size = len(bags) * n_cells * self.n_features_out
+            if size > _MAX_PYRAMID:
+                width = n_cells * self.n_features_out
+                raise ValueError(
+                    f"levels={levels} gives {len(bags)} x {width} = {size} output "
+                    f"entries, more than {_MAX_PYRAMID}: use fewer levels, or "
+                    f"transform fewer sets at a time"
+                )
             if positions is None:
                 raise ValueError(
                     f"levels={levels} needs the positions of the points"
                 )
             positions = _check_positions(positions, bags)
         dtype = bags.dtype
-        # Centre on the basis mean: distances are unchanged, values smaller.
-        centre = self.basis.mean(axis=0)
-        shifted = Bags(bags.points - centre.astype(dtype), bags.offsets)
-        centres = (self.basis - centre).T.astype(dtype)
+        points, centres, gamma = self._centred(bags.points)
+        shifted = Bags(points, bags.offsets)
 
         def means(sub):
             return set_means(sub, centres, None, kind=self.kernel,
-                             gamma=self.gamma, n_threads=n_threads)
+                             gamma=gamma, n_threads=n_threads)
 
         if levels == 0:
             return (means(shifted) @ self.projection.T).astype(dtype, copy=False)
         return self._pyramid(shifted, positions, levels, means).astype(
             dtype, copy=False)
+
+    def _centred(self, points):
+        """The points and the basis (as columns) centred on the basis mean
+        (distances are unchanged, values smaller), in the dtype of the
+        points, and the kernel's gamma. Where the centred values are beyond
+        the range in which the squared norms of the engine are safe (or the
+        basis beyond float32 for float32 points), they are scaled by a
+        power of two with gamma to match, exactly as the kernel values."""
+        dtype = points.dtype
+        centre = self.basis.mean(axis=0)
+        limit = _SAFE_EXPONENT[dtype.type]
+        with np.errstate(over="ignore", invalid="ignore"):
+            shifted = points - centre.astype(dtype)
+            centres = (self.basis - centre).T.astype(dtype)
+            top = max(float(np.abs(shifted).max(initial=0.0)),
+                      float(np.abs(centres).max(initial=0.0)))
+        exponent = math.frexp(top)[1] if math.isfinite(top) and top > 0 else 0
+        if math.isfinite(top) and -limit <= exponent <= limit:
+            return shifted, centres, self.gamma
+        # Scale first (float64, exact), then centre (no overflow anywhere),
+        # then scale the centred values to a largest one in [0.5, 1).
+        both = max(float(np.abs(points).max(initial=0.0)),
+                   float(np.abs(self.basis).max()))
+        exponent = math.frexp(both)[1] if both > 0 else 0
+        P = np.ldexp(points.astype(np.float64), -exponent)
+        B = np.ldexp(self.basis, -exponent)
+        c = B.mean(axis=0)
+        P -= c
+        B = B - c
+        top = max(float(np.abs(P).max(initial=0.0)), float(np.abs(B).max()))
+        second = math.frexp(top)[1] if top > 0 else 0
+        P, B = np.ldexp(P, -second), np.ldexp(B, -second)
+        power = 2 if self.kernel == "rbf" else 1
+        try:
+            gamma = math.ldexp(self.gamma, power * (exponent + second))
+        except OverflowError:
+            gamma = math.inf
+        # |x_k - c_k| < 2: |x - c|^2 < 4 d, |x - c|_1 < 2 d; a capped gamma
+        # gives exp(-gamma z) = 0 for every z > 0 the data can produce.
+        cap = float(np.finfo(dtype).max) / (8 * P.shape[1])
+        return P.astype(dtype), B.T.astype(dtype), min(gamma, cap)
 
     def _pyramid(self, bags, positions, levels, means):
         """Weighted cell features of every level, from one call of `means`

@@ -11,7 +11,15 @@ from .._draws import draw_fourier
 from .._engine.set_means import set_means
 from .._frozen import Frozen
 from .._parallel import resolve_workers
-from .._validation import check_choice, check_points, check_scalar, check_sets
+from .._validation import (
+    check_choice,
+    check_fourier_range,
+    check_points,
+    check_rng,
+    check_scalar,
+    check_sets,
+    check_size,
+)
 
 __all__ = [
     "DoublyRandomDistributionFeatures",
@@ -40,8 +48,16 @@ class _Fourier(Frozen):
         if gamma is None:
             gamma = 1.0 / dim
         self.gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
-        self.weights, self.offsets, self._draw = draw_fourier(
-            dim, n_components, self.kernel, self.gamma, rng)
+        check_size(dim=dim, n_components=n_components)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked below
+            self.weights, self.offsets, self._draw = draw_fourier(
+                dim, n_components, self.kernel, self.gamma, check_rng(rng))
+            self._weight_norm = float(np.abs(self.weights).sum(axis=0).max())
+        if not np.isfinite(self.weights).all():
+            raise ValueError(
+                f"gamma={self.gamma!r} is too large: the random frequencies "
+                f"overflow float64"
+            )
         self._freeze()
 
     @property
@@ -54,8 +70,13 @@ class _Fourier(Frozen):
         """Number t of random features."""
         return self.weights.shape[1]
 
-    def _means(self, bags, workers):
+    def _means(self, bags, workers, name="X"):
         """sqrt(2/t) times the mean of cos(x W + b) over each set."""
+        top = float(np.abs(bags.points).max(initial=0.0))
+        norm = getattr(self, "_weight_norm", None)  # None: pickled before it
+        if norm is None:
+            norm = float(np.abs(self.weights).sum(axis=0).max())
+        check_fourier_range(top, norm, bags.dtype, name)
         return set_means(bags, self.weights, self.offsets, kind="cos",
                          scale=math.sqrt(2.0 / self.n_features_out),
                          n_threads=resolve_workers(workers))
@@ -110,6 +131,9 @@ class RandomFourierFeatures(_Fourier):
     -----
     `transform` computes :math:`xW + b` and the cosine in one pass over tiles
     of points and columns (SIMD, OpenMP): float32 input stays float32.
+    A `gamma` so large that the frequencies overflow float64, and points so
+    large that :math:`xW` could overflow the dtype of `X`, raise a
+    ValueError (as in `RandomDistributionFeatures`).
 
     References
     ----------
@@ -320,11 +344,26 @@ class DoublyRandomDistributionFeatures(Frozen):
 
     def __init__(self, dim, n_components, n_components2, *, gamma=None,
                  gamma2=1.0, rng=None):
-        rng = np.random.default_rng(rng)
+        # The second level's parameters, named as here (the first level
+        # checks dim, n_components and gamma).
+        n_components2 = check_scalar(n_components2, "n_components2", kind="int",
+                                     low=1)
+        if gamma2 is not None:
+            gamma2 = check_scalar(gamma2, "gamma2", low=0.0, low_inclusive=False)
+        n_components = check_scalar(n_components, "n_components", kind="int",
+                                    low=1)
+        check_size(n_components=n_components, n_components2=n_components2)
+        rng = check_rng(rng)
         self.rdf = RandomDistributionFeatures(dim, n_components, gamma=gamma,
                                               rng=rng)
-        self.rff = RandomFourierFeatures(n_components, n_components2,
-                                         gamma=gamma2, rng=rng)
+        try:
+            self.rff = RandomFourierFeatures(n_components, n_components2,
+                                             gamma=gamma2, rng=rng)
+        except ValueError:  # the only one left: frequencies that overflow
+            raise ValueError(
+                f"gamma2={gamma2!r} is too large: the random frequencies of the "
+                f"second level overflow float64"
+            ) from None
         self._freeze()
 
     @property
