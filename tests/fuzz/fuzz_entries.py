@@ -93,10 +93,15 @@ class Entry:
         self.src, self.check, self.group = src, check, group
         self.ok_errors, self.rerun = ok_errors, rerun
         self.fixup = fixup  # fixup(arg, base, ctx): keep the other arguments consistent
+        # Constructors whose arrays the compiled engine trusts: a case that
+        # was not refused may have corrupted memory, so its worker is
+        # replaced before the next case.
+        self.isolate = name in ISOLATE
         self.argmap = {a.name: a for a in args}
 
 
 ENTRIES = {}
+ISOLATE = ("AnchorMap", "ExpChi2Features", "AnchorMap.decode")
 
 
 def register(entry):

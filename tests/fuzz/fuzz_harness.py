@@ -449,6 +449,8 @@ def run_cases(
                 except queue.Empty:
                     return
                 r = _annotate(w.run(c, seed, deadline))
+                if r.pop("isolate", False) and r["category"] not in PASSING:
+                    w.kill()  # it may have corrupted the worker's memory
                 with lock:
                     results.append(r)
                     if progress:

@@ -405,6 +405,7 @@ def run_case(req, km, sk, tmpdir, proto):
     except Setup as e:
         out.update(category="error-other", detail=f"setup failed: {e}")
         return out
+    out["isolate"] = entry.isolate
     out["args"] = short_repr(values)
     out["repro"] = _reproducer(entry, base)
     out["expect"] = expect
