@@ -1346,6 +1346,22 @@ def _check_emk_transform(ctx, v, res):
     need_dtype(res, in32)
     if levels == 0:
         _check_emk_probe(fmap, sets, res, in32)
+        return
+    pos = v["positions"]
+    if hasattr(pos, "points"):
+        pos = np.asarray(pos.points)
+    elif not (isinstance(pos, np.ndarray) and pos.dtype != object and pos.ndim == 2):
+        pos = np.vstack([np.asarray(p, dtype=np.float64) for p in pos])
+    expected = ref.emk_pyramid(
+        sets, pos, levels, fmap.basis, fmap.projection, fmap.kernel, fmap.gamma
+    )
+    need_close(
+        res,
+        expected,
+        in32,
+        atol=(1e-4 if in32 else 1e-10) * max(1.0, ref.scale_of(expected)),
+        rtol=1e-4 if in32 else 1e-8,
+    )
 
 
 def _emk_transform_fixup(arg, base, ctx):
@@ -1527,6 +1543,19 @@ def _check_hist_map_output(fmap, X, Z, in32):
             "CSR input gave dense output",
         )
     if cls == "AnchorMap":
+        if fmap.n_neighbors == 2 and fmap.weights == "distance":
+            expected = ref.anchor_interpolated(
+                X, fmap.anchors, fmap.table, fmap.table_offsets, fmap.rank
+            )
+            # the engine keeps the weights in float32
+            need_close(
+                Z,
+                expected,
+                True,
+                rtol=1e-6,
+                atol=1e-6 * max(1.0, ref.scale_of(expected)),
+            )
+            return
         if fmap.n_neighbors == 1:
             a, b = _additive_ref(fmap, X)
             Zd = as_dense(Z)
@@ -2780,7 +2809,32 @@ def _check_rf_pca(ctx, v, res):
         atol=(1e-5 if lp else 1e-10) * max(ref.scale_of(var), 1e-300),
         what="explained_variance_ ",
     )
+    C = np.asarray(pca.components_, dtype=np.float64)
+    need_close(
+        C @ C.T,
+        np.eye(k),
+        lp,
+        atol=1e-4 if lp else 1e-10,
+        what="components_ @ components_.T vs I: ",
+    )
+    Zc = Z - Z.mean(axis=0)
+    cov = Zc.T @ Zc / max(len(Z) - 1, 1)
+    need_close(
+        cov @ C.T,
+        C.T * var,
+        lp,
+        atol=(1e-4 if lp else 1e-9) * max(ref.scale_of(cov), 1e-300),
+        what="covariance @ components_.T vs components_.T * variance: ",
+    )
     need_shape(Zt, (len(v["_first"]), k), "transform output")
+    expected = (_features(fmap, v["_first"]) - pca.mean_) @ C.T
+    need_close(
+        Zt,
+        expected,
+        lp,
+        atol=(1e-5 if lp else 1e-10) * max(1.0, ref.scale_of(expected)),
+        what="transform ",
+    )
 
 
 def _rf_pca_call(km, v):
@@ -2848,15 +2902,46 @@ def _check_rf_ridge(ctx, v, res):
     )
     first = np.asarray(v["_first"], dtype=np.float64)
     need_shape(pred, (len(first), *y.shape[1:]), "predict output")
-    if v.get("n_components") is None and float(v.get("alpha", 1.0)) > 0:
+    alpha = float(v.get("alpha", 1.0))
+    # float32 blocks give float32 features: the model carries their rounding
+    lp = low_precision(
+        *(v["chunks"] if isinstance(v["chunks"], list) else [v["chunks"]])
+    )
+    rtol, atol = (1e-4, 1e-5) if lp else (1e-7, 1e-9)
+    if v.get("n_components") is None and alpha > 0:
         Zf = np.hstack([_features(f, first) for f in maps])
-        expected = ref.ridge_predict(Z, y, float(v.get("alpha", 1.0)), Zf)
+        expected = ref.ridge_predict(Z, y, alpha, Zf)
         need_close(
             pred,
             expected,
             False,
-            rtol=1e-7,
-            atol=1e-9 * max(1.0, ref.scale_of(y)),
+            rtol=rtol,
+            atol=atol * max(1.0, ref.scale_of(y)),
+            what="predict ",
+        )
+    elif alpha > 0:
+        # ridge on the principal components (the model's own, checked by
+        # the rf_pca cases): P = [(Z_l - mean_l) U_l] side by side
+        pcas = _model.pca_
+        P = np.hstack(
+            [(_features(f, X) - p.mean_) @ p.components_.T for f, p in zip(maps, pcas)]
+        )
+        Pf = np.hstack(
+            [
+                (_features(f, first) - p.mean_) @ p.components_.T
+                for f, p in zip(maps, pcas)
+            ]
+        )
+        ym = y.mean(axis=0)
+        Pc = P - P.mean(axis=0)
+        w = np.linalg.solve(Pc.T @ Pc + alpha * np.eye(P.shape[1]), Pc.T @ (y - ym))
+        expected = (Pf - P.mean(axis=0)) @ w + ym
+        need_close(
+            pred,
+            expected,
+            False,
+            rtol=rtol,
+            atol=atol * max(1.0, ref.scale_of(y)),
             what="predict ",
         )
 
@@ -3169,8 +3254,34 @@ def _sk_reference(ctx, est, name, Xfit, X, res):
                 rtol=(1e-4 if in32 else 1e-10)
                 + est.gamma2 * (1e-5 if in32 else 1e-12) * scale,
             )
+        elif kern == "renyi":
+            _sk_renyi_reference(est, Xfit, X, res)
         return
     if name == "ExpectedKernel":
+
+        def split(A):
+            A = np.asarray(ref.dense(A, np.float64))
+            p = A.shape[1]
+            if est.covariance == "full":
+                d = round((math.sqrt(1 + 4 * p) - 1) / 2)
+                return A[:, :d], A[:, d:].reshape(-1, d, d)
+            if est.covariance == "diag":
+                return A[:, : p // 2], A[:, p // 2 :]
+            return A[:, :-1], A[:, -1]
+
+        m1, c1 = split(X)
+        m2, c2 = (None, None) if X is Xfit else split(Xfit)
+        expected = ref.gaussian_expected(
+            m1,
+            c1,
+            m2,
+            c2,
+            kernel=est.kernel,
+            gamma=float(est.gamma),
+            degree=int(est.degree),
+            coef0=float(est.coef0),
+        )
+        need_close(res, expected, False, rtol=1e-9)
         return
     fmap = est.map_
     if name in SK_HIST:
@@ -3183,6 +3294,37 @@ def _sk_reference(ctx, est, name, Xfit, X, res):
         _fourier_check(res, expected, big, is_f32(X), fmap.n_features_out)
     elif name == "EMKSampler":
         _check_emk_probe(fmap, X, res, is_f32(X))
+    elif name == "DRDFSampler":
+        expected, big = _fourier_ref_of(fmap, X, "DoublyRandomDistributionFeatures")
+        _fourier_check(res, expected, big, is_f32(X), fmap.n_features_out)
+
+
+def _sk_renyi_reference(est, Xfit, X, res):
+    """SetKernel("renyi"): symmetrised kNN Renyi divergences, the kernel
+    exp(-gamma_ S**power), projected by a PSDProjector fitted on the
+    training kernel."""
+
+    def sym(ab, ba):
+        return np.maximum(
+            (np.asarray(ab, np.float64) + np.asarray(ba, np.float64).T) / 2, 0
+        )
+
+    D = ref.renyi(Xfit, None, alpha=est.alpha, k=est.k)
+    if D is None:
+        return
+    K_train = np.exp(-est.gamma_ * sym(D, D) ** est.power)
+    if X is Xfit:
+        expected = ref.project_psd(K_train, est.psd)
+    else:
+        ab = ref.renyi(X, Xfit, alpha=est.alpha, k=est.k)
+        ba = ref.renyi(Xfit, X, alpha=est.alpha, k=est.k)
+        if ab is None or ba is None:
+            return
+        expected = ref.psd_transform(
+            K_train, np.exp(-est.gamma_ * sym(ab, ba) ** est.power), est.psd
+        )
+    if expected is not None:
+        need_close(res, expected, False, rtol=1e-6, atol=1e-7)
 
 
 def _sk_entries(name):

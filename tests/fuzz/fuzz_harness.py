@@ -94,7 +94,10 @@ QUICK_MUST = {  # mutations the quick mode always runs, where an entry has them
 def have_sklearn():
     import importlib.util
 
-    return importlib.util.find_spec("sklearn") is not None
+    try:
+        return importlib.util.find_spec("sklearn") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def enumerate_cases(mode="quick", only=None, seed=0):

@@ -344,6 +344,29 @@ def anchor_features(X, anchors, table, table_offsets, rank):
     return out, alt
 
 
+def anchor_interpolated(X, anchors, table, table_offsets, rank):
+    """k-ANNFM with the 2 bracketing anchors weighted by distance: linear
+    interpolation between the rows of the anchors around each value
+    (values clamped to the anchor range)."""
+    X = dense(X, np.float64)
+    n, d = X.shape
+    A = np.asarray(anchors, dtype=np.float64)
+    out = np.zeros((n, int(np.sum(rank))))
+    col = 0
+    for j in range(d):
+        a = A[j]
+        r = int(rank[j])
+        block = np.asarray(table[table_offsets[j] : table_offsets[j] + len(a) * r])
+        block = block.reshape(len(a), r)
+        x = np.clip(X[:, j], a[0], a[-1])
+        hi = np.clip(np.searchsorted(a, x, side="right"), 1, len(a) - 1)
+        lo = hi - 1
+        t = (x - a[lo]) / (a[hi] - a[lo])
+        out[:, col : col + r] = (1 - t)[:, None] * block[lo] + t[:, None] * block[hi]
+        col += r
+    return out
+
+
 # ------------------------------------------------------ random features
 
 
@@ -374,6 +397,35 @@ def emk_features(sets, basis, projection, kernel, gamma):
         k = point_kernel(s, B, "rbf" if kernel == "rbf" else "laplacian", gamma, 2, 1)
         rows.append(k.mean(axis=0))
     return np.array(rows, dtype=LD) @ np.asarray(projection, dtype=LD).T
+
+
+def emk_pyramid(sets, positions, levels, basis, projection, kernel, gamma):
+    """The spatial pyramid of EMK features, as documented in
+    EMKFeatures.transform: level l splits the unit square into a 2**l by
+    2**l grid, a cell's feature is the mean feature of the set's points in
+    it (0 if none), weighted 1/2**L at level 0 and 1/2**(L - l + 1) at
+    level l >= 1, concatenated level by level, cells row-major."""
+    B = np.asarray(basis, dtype=LD)
+    G = np.asarray(projection, dtype=LD)
+    pos = np.asarray(positions, dtype=np.float64)
+    rows, start = [], 0
+    for s in set_list(sets):
+        k = point_kernel(s, B, "rbf" if kernel == "rbf" else "laplacian", gamma, 2, 1)
+        psi = k @ G.T
+        p = pos[start : start + len(s)]
+        start += len(s)
+        feats = []
+        for level in range(levels + 1):
+            side = 2**level
+            rc = np.minimum((p * side).astype(np.int64), side - 1)
+            weight = 1 / LD(2 ** (levels if level == 0 else levels - level + 1))
+            for r in range(side):
+                for c in range(side):
+                    inside = (rc[:, 0] == r) & (rc[:, 1] == c)
+                    cell = psi[inside].mean(axis=0) if inside.any() else psi[0] * 0
+                    feats.append(weight * cell)
+        rows.append(np.concatenate(feats))
+    return np.array(rows, dtype=LD)
 
 
 # --------------------------------------------------- distributions, PSD
