@@ -321,10 +321,8 @@ def _reproducer(entry, base):
         return None
     if "<" in body or len(body) > 1500:
         return None
-    return (
-        "import numpy as np, scipy.sparse, kernelmaps as km, kernelmaps.sklearn; "
-        + body
-    )
+    sklearn = ", kernelmaps.sklearn" if entry.group == "sklearn" else ""
+    return f"import numpy as np, scipy.sparse, kernelmaps as km{sklearn}; {body}"
 
 
 def _first_line(e):
