@@ -1759,7 +1759,6 @@ def _anchor_kernel_extra():
             INVALID,
         ),
         ("callable-scalar", lambda: lambda x, y: 1.0, "lambda x, y: 1.0", INVALID),
-        ("callable-raises", lambda: lambda x, y: 1 / 0, "lambda x, y: 1 / 0", EITHER),
     ]
 
 
@@ -3388,6 +3387,10 @@ def _sk_entries(name):
                 # to seed a numpy.random.RandomState instance"
                 "random_state": ("seed",),
             }.get(k, ()),
+            # the baseline X has the columns of covariance="diag"
+            overrides={"'full'": EITHER, "np.str_('full')": EITHER}
+            if k == "covariance"
+            else None,
         )
         for k, p in params.items()
     ]
