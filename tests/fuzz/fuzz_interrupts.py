@@ -1,7 +1,7 @@
 """Ctrl-C cases: a long call of a compiled engine, interrupted by SIGINT.
 
 The worker tells the parent when the call starts; the parent sends SIGINT
-a second later and expects the worker to answer ``interrupted`` (the call
+two seconds later and expects the worker to answer ``interrupted`` (the call
 raised KeyboardInterrupt) within a few seconds. A call that runs on is a
 ``hang`` (the parent kills it at its deadline). Each input is sized to run
 20 to 40 s on one thread, so it cannot finish before the signal.
@@ -23,19 +23,20 @@ CASES = {
 
 
 def _inputs(name, km):
+    """The call, with its inputs made (and sets packed) beforehand, so that
+    the time after the start goes to the compiled engine."""
     rng = np.random.default_rng(0)
     kind = CASES[name]
     if kind == "sets":
         n_sets, n = (400, 350) if name == "renyi_divergence" else (400, 400)
-        return lambda: getattr(km, name)(
-            [rng.normal(size=(n, 10)) for _ in range(n_sets)], workers=1
-        )
+        sets = km.Bags.from_list([rng.normal(size=(n, 10)) for _ in range(n_sets)])
+        return lambda: getattr(km, name)(sets, workers=1)
     if kind == "hist":
         X = rng.random((3000, 3000))
         return lambda: km.js_kernel(X, workers=1)
     if kind == "rdf":
         rdf = km.RandomDistributionFeatures(10, 4000, rng=0)
-        sets = [rng.normal(size=(24000, 10)) for _ in range(100)]
+        sets = km.Bags.from_list([rng.normal(size=(24000, 10)) for _ in range(100)])
         return lambda: rdf.transform(sets, workers=1)
     m = rng.normal(size=(3000, 48))
     A = rng.normal(size=(3000, 48, 48)) / 8
