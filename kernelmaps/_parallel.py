@@ -29,6 +29,8 @@ def resolve_workers(workers):
     cpus = available_cpus()
     if workers is None:
         return max(1, min(max_threads(), cpus))
+    if isinstance(workers, np.ndarray) and workers.ndim == 0:
+        workers = workers[()]  # a 0-d array: its NumPy scalar
     if isinstance(workers, (bool, np.bool_)) or not isinstance(
             workers, numbers.Integral):
         raise TypeError(

@@ -149,7 +149,7 @@ def bandwidth_scale(x, y, kernel, gamma):
     top = max(_max_abs(x), _max_abs(y))
     for dtype in (x.dtype, np.dtype(np.float64)):
         limit = 1000 if dtype == np.float64 else 120
-        e = math.floor(math.log2(gamma) / power)
+        e = math.floor(math.log2(gamma) / power) if 0 < gamma < math.inf else 0
         if top > 0:
             e = min(e, limit - math.frexp(top)[1])
         try:

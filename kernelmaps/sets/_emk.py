@@ -7,7 +7,6 @@ the mean over its points, and a spatial pyramid concatenates the set features
 of the grid cells of several levels (Lazebnik et al.).
 """
 
-import math
 
 import numpy as np
 import scipy.sparse
@@ -38,7 +37,6 @@ _MAX_LEVELS = 16
 _MAX_PYRAMID = 2**31 - 1
 # Largest |log2| of the centred values for which the engine's squared norms
 # |x|^2 + |c|^2 - 2 <x, c> are safe, by dtype; beyond, they are rescaled.
-_SAFE_EXPONENT = {np.float32: 50, np.float64: 400}
 
 
 class EMKFeatures(Frozen):
@@ -339,10 +337,9 @@ class EMKFeatures(Frozen):
         ``1 / 2**(L - l + 1)`` for level l >= 1. Inner products of pyramid
         features hence weight the cell kernels by the squared weights.
 
-        Points and basis are centred on the basis mean; beyond the range
-        where the engine's squared norms are safe (``2**+-400``, float32
-        ``2**+-50``) they are also scaled by a power of two, with `gamma`
-        to match, so that the features are finite at any magnitude.
+        The kernel values come from differences of coordinates, with the
+        points in units of the kernel's bandwidth (an exact power-of-two
+        scaling), so the features are accurate at any magnitude.
 
         The kernel means are computed once, for the cells of the finest
         level; those of a coarser cell are the means of its sub-cells
@@ -373,58 +370,19 @@ class EMKFeatures(Frozen):
                 )
             positions = _check_positions(positions, bags)
         dtype = bags.dtype
-        points, centres, gamma = self._centred(bags.points)
-        shifted = Bags(points, bags.offsets)
+        if np.abs(self.basis).max() > np.finfo(dtype).max / 4:
+            # a basis beyond float32: float32 points computed in float64
+            bags = Bags(bags.points.astype(np.float64), bags.offsets)
+        centres = self.basis.T.astype(bags.dtype)
 
         def means(sub):
             return set_means(sub, centres, None, kind=self.kernel,
-                             gamma=gamma, n_threads=n_threads)
+                             gamma=self.gamma, n_threads=n_threads)
 
         if levels == 0:
-            return (means(shifted) @ self.projection.T).astype(dtype, copy=False)
-        return self._pyramid(shifted, positions, levels, means).astype(
+            return (means(bags) @ self.projection.T).astype(dtype, copy=False)
+        return self._pyramid(bags, positions, levels, means).astype(
             dtype, copy=False)
-
-    def _centred(self, points):
-        """The points and the basis (as columns) centred on the basis mean
-        (distances are unchanged, values smaller), in the dtype of the
-        points, and the kernel's gamma. Where the centred values are beyond
-        the range in which the squared norms of the engine are safe (or the
-        basis beyond float32 for float32 points), they are scaled by a
-        power of two with gamma to match, exactly as the kernel values."""
-        dtype = points.dtype
-        centre = self.basis.mean(axis=0)
-        limit = _SAFE_EXPONENT[dtype.type]
-        with np.errstate(over="ignore", invalid="ignore"):
-            shifted = points - centre.astype(dtype)
-            centres = (self.basis - centre).T.astype(dtype)
-            top = max(float(np.abs(shifted).max(initial=0.0)),
-                      float(np.abs(centres).max(initial=0.0)))
-        exponent = math.frexp(top)[1] if math.isfinite(top) and top > 0 else 0
-        if math.isfinite(top) and -limit <= exponent <= limit:
-            return shifted, centres, self.gamma
-        # Scale first (float64, exact), then centre (no overflow anywhere),
-        # then scale the centred values to a largest one in [0.5, 1).
-        both = max(float(np.abs(points).max(initial=0.0)),
-                   float(np.abs(self.basis).max()))
-        exponent = math.frexp(both)[1] if both > 0 else 0
-        P = np.ldexp(points.astype(np.float64), -exponent)
-        B = np.ldexp(self.basis, -exponent)
-        c = B.mean(axis=0)
-        P -= c
-        B = B - c
-        top = max(float(np.abs(P).max(initial=0.0)), float(np.abs(B).max()))
-        second = math.frexp(top)[1] if top > 0 else 0
-        P, B = np.ldexp(P, -second), np.ldexp(B, -second)
-        power = 2 if self.kernel == "rbf" else 1
-        try:
-            gamma = math.ldexp(self.gamma, power * (exponent + second))
-        except OverflowError:
-            gamma = math.inf
-        # |x_k - c_k| < 2: |x - c|^2 < 4 d, |x - c|_1 < 2 d; a capped gamma
-        # gives exp(-gamma z) = 0 for every z > 0 the data can produce.
-        cap = float(np.finfo(dtype).max) / (8 * P.shape[1])
-        return P.astype(dtype), B.T.astype(dtype), min(gamma, cap)
 
     def _pyramid(self, bags, positions, levels, means):
         """Weighted cell features of every level, from one call of `means`
