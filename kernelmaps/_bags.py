@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ._engine.layout import row_blocks
 from ._probes import as_float_array, is_dask_array
 
 __all__ = ["Bags"]
@@ -246,7 +247,8 @@ def _pack(sets, name):
     offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
     np.cumsum([a.shape[0] for a in arrays], out=offsets[1:])
     points = np.empty((offsets[-1], arrays[0].shape[1]), dtype=dtype)
-    for a, start, stop in zip(arrays, offsets[:-1], offsets[1:], strict=True):
-        points[start:stop] = a
+    for a, start, _ in zip(arrays, offsets[:-1], offsets[1:], strict=True):
+        for i, j in row_blocks(a):  # a large set in blocks: Ctrl-C between
+            points[start + i:start + j] = a[i:j]
     return Bags(points, offsets)
 

@@ -17,11 +17,12 @@ import scipy.sparse
 
 from ._bags import Bags
 from ._dask import is_lazy
+from ._engine import lapack
 from ._engine.moments import add_all, block_moments, reduce_tree
 from ._engine.progress import progress_bar
 from ._frozen import Frozen
 from ._parallel import check_progress
-from ._probes import is_dask_array
+from ._probes import as_float_array, is_dask_array
 from ._validation import check_scalar
 
 __all__ = ["RandomFeaturePCA", "RandomFeatureRidge", "rf_pca", "rf_ridge"]
@@ -229,6 +230,39 @@ def _check_moments(moments):
         )
 
 
+def _features(fmap, X, width, name="X"):
+    """The features of `X` (argument `name`) by `fmap`, or `X` itself
+    checked as features when `fmap` is None: a 2-D real, finite array of
+    `width` columns (float32 kept), a sparse matrix of them, or a Dask
+    array (checked as far as it can be without computing it)."""
+    if fmap is not None:
+        return fmap.transform(X)
+    if is_dask_array(X):
+        if X.ndim != 2 or X.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must be a 2-D array of real numbers, got "
+                            f"a Dask array of shape {X.shape}, dtype {X.dtype}")
+        Z = X if X.dtype in (np.float32, np.float64) else X.astype(np.float64)
+    elif scipy.sparse.issparse(X):
+        Z = scipy.sparse.csr_matrix(X)
+        if Z.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {Z.dtype}")
+        if Z.dtype not in (np.float32, np.float64):
+            Z = Z.astype(np.float64)
+        if not np.isfinite(Z.data).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+    else:
+        Z = as_float_array(X, name)
+        if Z.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (rows of features), got shape "
+                             f"{Z.shape}")
+        if not np.isfinite(Z).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+    if Z.shape[1] != width:
+        raise ValueError(f"{name} has {Z.shape[1]} features, but the model was "
+                         f"fitted on {width}")
+    return Z
+
+
 def _check_maps(feature_maps, name):
     if feature_maps is None or hasattr(feature_maps, "transform"):
         return (feature_maps,)
@@ -293,8 +327,8 @@ class RandomFeaturePCA(Frozen):
         _check_moments(moments)
         p = moments.M2.shape[0]
         total = float(np.trace(moments.M2))
-        vals, vecs = scipy.linalg.eigh(moments.M2,
-                                       subset_by_index=[p - n_components, p - 1])
+        vals, vecs = lapack.eigh(moments.M2,
+                                 subset_by_index=[p - n_components, p - 1])
         vals, vecs = np.maximum(vals[::-1], 0.0), vecs[:, ::-1]
         signs = np.sign(vecs[np.abs(vecs).argmax(axis=0), np.arange(n_components)])
         vecs *= np.where(signs == 0, 1.0, signs)
@@ -324,8 +358,7 @@ class RandomFeaturePCA(Frozen):
         """PCA coordinates ``(map(X) - mean_) @ components_.T`` of the rows
         (or sets) of `X`, a block as the map takes it or a Dask array (then
         lazy). float32 features give float32 coordinates."""
-        Z = X if self.feature_map is None else self.feature_map.transform(X)
-        return self._project(Z)
+        return self._project(_features(self.feature_map, X, self.mean_.shape[0]))
 
     def __repr__(self):
         return (f"RandomFeaturePCA(n_components={self.n_components}, "
@@ -443,7 +476,7 @@ def _ridge_weights(H, v, alpha, diagonal):
     if diagonal:
         lam, Q = np.diag(H).copy(), None
     else:
-        lam, Q = scipy.linalg.eigh(H)
+        lam, Q = lapack.eigh(H)
     lam = np.maximum(lam, 0.0) + alpha
     tol = lam.shape[0] * np.finfo(np.float64).eps * max(lam.max(), 0.0)
     inv = np.divide(1.0, lam, out=np.zeros_like(lam), where=lam > tol)
@@ -503,7 +536,7 @@ class RandomFeatureRidge(Frozen):
         """
         out = self.intercept_
         for f, c in zip(self.feature_maps, self._split(self.coef_), strict=True):
-            Z = X if f is None else f.transform(X)
+            Z = _features(f, X, c.shape[0])
             out = Z @ c.astype(Z.dtype, copy=False) + out
         return out
 

@@ -7,7 +7,13 @@ import sys
 
 import numpy as np
 
-__all__ = ["as_float_array", "float_dtype", "is_dask_array"]
+__all__ = [
+    "all_finite",
+    "any_negative",
+    "as_float_array",
+    "float_dtype",
+    "is_dask_array",
+]
 
 
 def is_dask_array(x):
@@ -50,3 +56,22 @@ def as_float_array(a, name):
     raise TypeError(
         f"{name} must hold real numbers, got an array of dtype {arr.dtype}"
     )
+
+
+# Whole-array checks go in blocks of about this many values: no temporary
+# array is larger, and Ctrl-C stops between two blocks.
+_BLOCK_VALUES = 1 << 21
+
+
+def all_finite(a):
+    """Whether every value of the array `a` is finite (no NaN or inf)."""
+    flat = a.reshape(-1)
+    return all(np.isfinite(flat[i:i + _BLOCK_VALUES]).all()
+               for i in range(0, flat.shape[0], _BLOCK_VALUES))
+
+
+def any_negative(a):
+    """Whether some value of the array `a` is negative."""
+    flat = a.reshape(-1)
+    return any((flat[i:i + _BLOCK_VALUES] < 0).any()
+               for i in range(0, flat.shape[0], _BLOCK_VALUES))

@@ -12,12 +12,13 @@ the Cython layer trusts what it is given.
 
 import math
 import numbers
+import os
 
 import numpy as np
 import scipy.sparse
 
 from ._bags import Bags, _pack
-from ._probes import as_float_array, is_dask_array
+from ._probes import all_finite, any_negative, as_float_array, is_dask_array
 
 __all__ = [
     "check_bool",
@@ -63,7 +64,7 @@ def check_sets(X, name="X", *, min_size=1):
         what = "is empty" if sizes[i] == 0 else f"has {sizes[i]} point(s)"
         need = "" if min_size == 1 else f"; at least {min_size} are needed here"
         raise ValueError(f"{name}[{i}] {what}{need}")
-    if not np.isfinite(bags.points).all():
+    if not all_finite(bags.points):
         bad = np.flatnonzero(~np.isfinite(bags.points).all(axis=1))[0]
         i = np.searchsorted(bags.offsets, bad, side="right") - 1
         raise ValueError(f"{name}[{i}] contains NaN or infinity")
@@ -123,7 +124,7 @@ def check_points(X, name="X"):
             raise ValueError(f"{name} is empty (shape {points.shape})")
         if points.shape[1] == 0:
             raise ValueError(f"{name}: the points have no feature (d == 0)")
-        if not np.isfinite(points).all():
+        if not all_finite(points):
             raise ValueError(f"{name} contains NaN or infinity")
         return points
     return check_sets(X, name).points
@@ -237,15 +238,25 @@ def check_rng(rng, name="rng"):
 
 def check_size(**factors):
     """Refuse (ValueError naming the arguments) sizes whose product, the
-    number of entries of an array to allocate, is beyond what any machine
-    can hold (2**59 entries: NumPy's own error would name nothing)."""
+    number of float64 entries of an array to allocate, needs more memory
+    than this machine has (NumPy's own MemoryError would name nothing)."""
     total = math.prod(factors.values())
-    if total > 2**59:
+    if total * 8 > _physical_memory():
         names = " * ".join(factors)
+        values = ", ".join(f"{k}={v}" for k, v in factors.items())
         raise ValueError(
-            f"{names} = {total} entries: far too many to allocate "
-            f"({', '.join(f'{k}={v}' for k, v in factors.items())})"
+            f"{names} = {total} entries ({values}): {total * 8 / 2**30:.3g} "
+            f"GiB, more than the {_physical_memory() / 2**30:.3g} GiB of memory "
+            f"of this machine"
         )
+
+
+def _physical_memory():
+    """Bytes of memory of this machine (2**59 where unknown)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return 2**59
 
 
 def check_fourier_range(top, weight_norm, dtype, name="X"):
@@ -285,7 +296,7 @@ def check_kernel_matrix(K, name="K", *, square=True):
     if square and arr.shape[0] != arr.shape[1]:
         raise ValueError(f"{name} must be square, got shape {arr.shape}")
     arr = arr.astype(np.float64, copy=False)
-    if not np.isfinite(arr).all():
+    if not all_finite(arr):
         raise ValueError(f"{name} contains NaN or infinity")
     return arr
 
@@ -326,8 +337,8 @@ def check_histograms(X, name="X"):
         values = X
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"{name} is empty (shape {X.shape})")
-    if not np.isfinite(values).all():
+    if not all_finite(values):
         raise ValueError(f"{name} contains NaN or infinity")
-    if (values < 0).any():
+    if any_negative(values):
         raise ValueError(f"{name} contains negative values; histograms must be >= 0")
     return X

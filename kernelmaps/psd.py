@@ -4,8 +4,8 @@ cone, for the training kernel and, consistently, for test rows."""
 import math
 
 import numpy as np
-import scipy.linalg
 
+from ._engine import lapack
 from ._validation import check_choice, check_kernel_matrix
 
 __all__ = ["PSDProjector", "project_psd"]
@@ -83,7 +83,7 @@ def project_psd(K, *, method="clip"):
            [0.821, 1.116, 0.821],
            [0.154, 0.821, 1.054]])
     """
-    return PSDProjector(method).fit_transform(K)
+    return PSDProjector(method)._fit_transform(K, "K")
 
 
 class PSDProjector:
@@ -156,7 +156,7 @@ class PSDProjector:
         -------
         self : PSDProjector
         """
-        self._fit(K_train)
+        self._fit(K_train, "K_train")
         return self
 
     def fit_transform(self, K_train):
@@ -170,34 +170,39 @@ class PSDProjector:
         -------
         K_psd : ndarray of float64, shape (n, n)
         """
-        K = self._fit(K_train)
+        return self._fit_transform(K_train, "K_train")
+
+    def _fit_transform(self, K_train, name):
+        K = self._fit(K_train, name)
         if self.method == "square":
-            return _scale_back(_symmetrize(self._train @ self._train),
-                               2 * self._exponent, "K_train", "square")
+            return _scale_back(_symmetrize(lapack.matmul(self._train, self._train)),
+                               2 * self._exponent, name, "square")
         if self.method == "shift":
             with np.errstate(over="ignore"):
                 K[np.diag_indices_from(K)] += self.shift_
-            return _check_result(K, "K_train", "shift")
+            return _check_result(K, name, "shift")
         if not self.eigenvalues_.size:
             return K
         # K V_- = V_- diag(l_-): one product, n x n_negative x n, at the
         # unit scale of the decomposition.
         V = self.eigenvectors_
         weight = 1.0 if self.method == "clip" else 2.0
-        correction = _symmetrize((V * (weight * self._unit_eigenvalues)) @ V.T)
+        correction = _symmetrize(lapack.matmul(V * (weight * self._unit_eigenvalues),
+                                               V.T))
         with np.errstate(over="ignore"):
             return _check_result(
-                K - _scale_back(correction, self._exponent, "K_train", self.method),
-                "K_train", self.method)
+                K - _scale_back(correction, self._exponent, name, self.method),
+                name, self.method)
 
-    def _fit(self, K_train):
-        """Fit; return the symmetrised training kernel (a new array).
+    def _fit(self, K_train, name):
+        """Fit on `K_train` (the argument `name`); return the symmetrised
+        training kernel (a new array).
 
         The decompositions run on the matrix scaled by a power of two to a
         largest entry in [0.5, 1) (exact), so that their results do not
         overflow or underflow at any scale of K_train."""
         method = check_choice(self.method, "method", _METHODS)
-        K = _symmetrize(check_kernel_matrix(K_train, "K_train"))
+        K = _symmetrize(check_kernel_matrix(K_train, name))
         self.n_train_ = K.shape[0]
         self._exponent = _unit_exponent(K)
         unit = np.ldexp(K, -self._exponent)
@@ -206,14 +211,14 @@ class PSDProjector:
         self._train = unit if method == "square" else None
         n_negative = _count_negative(unit) if method != "square" else 0
         if method == "shift" and n_negative:
-            w = scipy.linalg.eigh(unit, eigvals_only=True, subset_by_index=[0, 0],
-                                  driver="evr")
+            w = lapack.eigh(unit, eigvals_only=True, subset_by_index=[0, 0],
+                            driver="evr")
             self._unit_eigenvalues = w[w < 0]
         elif n_negative:
             self._unit_eigenvalues, self.eigenvectors_ = _negative_eigenpairs(
                 unit, n_negative)
         self.eigenvalues_ = _scale_back(self._unit_eigenvalues, self._exponent,
-                                        "K_train", method)
+                                        name, method)
         self.shift_ = float(-self.eigenvalues_.min()) if self.eigenvalues_.size else 0.0
         return K
 
@@ -239,15 +244,16 @@ class PSDProjector:
         exponent = _unit_exponent(K)
         unit = np.ldexp(K, -exponent)
         if self.method == "square":  # (no _exponent: pickled unscaled)
-            return _scale_back(unit @ self._train,
+            return _scale_back(lapack.matmul(unit, self._train),
                                exponent + getattr(self, "_exponent", 0),
                                "K_test_train", "square")
         if self.method == "shift" or not self.eigenvalues_.size:
             return K.copy()
         V = self.eigenvectors_
         weight = 1.0 if self.method == "clip" else 2.0
-        correction = _scale_back(weight * ((unit @ V) @ V.T), exponent,
-                                 "K_test_train", self.method)
+        correction = _scale_back(
+            weight * lapack.matmul(lapack.matmul(unit, V), V.T), exponent,
+            "K_test_train", self.method)
         with np.errstate(over="ignore"):
             return _check_result(K - correction, "K_test_train", self.method)
 
@@ -293,7 +299,7 @@ def _count_negative(K):
     """Number of negative eigenvalues of the symmetric K, by Sylvester's law
     of inertia on its LDL^T factorisation (Bunch-Kaufman: blocks of 1 x 1
     and 2 x 2), a third of the cost of a reduction to tridiagonal form."""
-    _, D, _ = scipy.linalg.ldl(K, lower=True, hermitian=True, check_finite=False)
+    _, D, _ = lapack.ldl(K, lower=True, hermitian=True, check_finite=False)
     diag, sub = np.diag(D), np.diag(D, -1)
     starts = np.flatnonzero(sub != 0)  # 2 x 2 blocks at (i, i + 1)
     in_block = np.zeros(len(diag), dtype=bool)
@@ -313,9 +319,8 @@ def _negative_eigenpairs(K, n_negative):
     clustered ones): take the subset for up to 1/8 of the spectrum.
     """
     if n_negative <= len(K) // 8:
-        w, V = scipy.linalg.eigh(K, subset_by_index=[0, n_negative - 1],
-                                 driver="evr")
+        w, V = lapack.eigh(K, subset_by_index=[0, n_negative - 1], driver="evr")
     else:
-        w, V = scipy.linalg.eigh(K, driver="evd")
+        w, V = lapack.eigh(K, driver="evd")
     negative = w < 0
     return w[negative], V[:, negative]

@@ -71,16 +71,17 @@ def test_divergence_kernel_bad_input(D, kwargs, error, match):
 @pytest.mark.parametrize(
     ("K", "error", "match"),
     [
-        (np.ones((2, 3)), ValueError, "K_train must be square"),
-        (np.ones((2, 2, 2)), ValueError, "K_train must be 2-D"),
-        (np.array([[1.0, np.inf], [0, 1]]), ValueError, "K_train contains NaN"),
-        ([[1, "x"], [0, 1]], TypeError, "K_train must be a 2-D array of real"),
+        (np.ones((2, 3)), ValueError, "{} must be square"),
+        (np.ones((2, 2, 2)), ValueError, "{} must be 2-D"),
+        (np.array([[1.0, np.inf], [0, 1]]), ValueError, "{} contains NaN"),
+        ([[1, "x"], [0, 1]], TypeError, "{} must be a 2-D array of real"),
     ],
 )
 def test_psd_bad_matrix(K, error, match):
-    with pytest.raises(error, match=match):
+    """The errors name the argument: K of project_psd, K_train of fit."""
+    with pytest.raises(error, match=match.format("K")):
         project_psd(K)
-    with pytest.raises(error, match=match):
+    with pytest.raises(error, match=match.format("K_train")):
         PSDProjector().fit(K)
 
 

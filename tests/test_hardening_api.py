@@ -621,7 +621,7 @@ PSD_SCALES = [1e-300, 1e-200, 1e-170, 1e-100, 1.0, 1e100, 1e170, 1e200, 1e300]
                                indefinite_matrix()], ids=["2x2", "7x7"])
 def test_project_psd_at_any_scale(K, scale, method):
     if method == "square" and not 1e-150 < scale < 1e150:
-        with pytest.raises(ValueError, match=r"'square' projection of K_train "
+        with pytest.raises(ValueError, match=r"'square' projection of K "
                                              r"(overflows|underflows) float64"):
             km.project_psd(K * scale, method=method)
         return

@@ -65,7 +65,7 @@ CASES = {
         "f.transform(X)"),
     "Chi2DirectMap.transform": (
         "X = rng.random((20000, 2000))\nf = km.Chi2DirectMap.fit(X[:50])",
-        "[f.transform(X) for _ in range(20)]"),
+        "for _ in range(20): f.transform(X)"),
 }
 
 SCRIPT = """

@@ -91,15 +91,15 @@ def neighbours(X, anchors, inv_step, n_neighbors, distance, n_threads):
         values, cols = X.reshape(-1), np.empty(0, dtype=np.intc)
     idx = np.empty((len(values), n_neighbors), dtype=np.int64)
     w = np.empty((len(values), n_neighbors), dtype=np.float32)
-    cost = np.full(len(values), 16.0 * n_neighbors)
-    n_threads = threads_for(n_threads, cost.sum(), len(values))
+    cost = 16.0 * n_neighbors  # per value
+    n_threads = threads_for(n_threads, cost * len(values), len(values))
 
     def run(start, stop):
         _impl.neighbours(values, cols, X.shape[1], anchors.reshape(-1),
                          anchors.shape[1], inv_step, n_neighbors, distance, 0, idx,
                          w, start, stop, n_threads)
 
-    run_chunked(run, cost, n_threads=n_threads)
+    run_chunked(run, cost, n_tasks=len(values), n_threads=n_threads)
     return idx, w
 
 
@@ -114,12 +114,12 @@ def decode(indices, weights, table, table_offsets, rank, feature_offsets,
     rows = np.repeat(np.arange(n, dtype=np.int64), d)
     out_pos = rows * width + np.tile(feature_offsets[:-1], n)
     weights = np.ascontiguousarray(weights.reshape(n * d, k), dtype=np.float32)
-    cost = np.full(n * d, float(k) * float(rank.max(initial=1)))
-    n_threads = threads_for(n_threads, cost.sum(), n * d)
+    cost = float(k) * float(rank.max(initial=1))  # per value
+    n_threads = threads_for(n_threads, cost * n * d, n * d)
 
     def run(start, stop):
         _impl.lookup(idx, weights, np.empty(0, dtype=np.intc), d, table,
                      table_offsets, rank, out_pos, out, start, stop, n_threads)
 
-    run_chunked(run, cost, n_threads=n_threads)
+    run_chunked(run, cost, n_tasks=n * d, n_threads=n_threads)
     return out.reshape(n, width)

@@ -34,14 +34,14 @@ def expand(X, kind, params, scale, n_terms, n_threads):
         values, cols = X.reshape(-1), np.empty(0, dtype=np.intc)
         out_cols = cols
     out = np.empty((len(values), T), dtype=X.dtype)
-    cost = np.full(len(values), 8.0 * T)
-    n_threads = threads_for(n_threads, cost.sum(), len(values))
+    cost = 8.0 * T  # per value
+    n_threads = threads_for(n_threads, cost * len(values), len(values))
 
     def run(start, stop):
         _impl.expand(kind, values, cols, d, params, scale, out, out_cols, start,
                      stop, n_threads)
 
-    run_chunked(run, cost, n_threads=n_threads)
+    run_chunked(run, cost, n_tasks=len(values), n_threads=n_threads)
     if not sparse:
         return out.reshape(n, d * T)
     return scipy.sparse.csr_matrix(

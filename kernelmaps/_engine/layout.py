@@ -25,6 +25,7 @@ __all__ = [
     "additive_panel",
     "bandwidth_scale",
     "distance_scale",
+    "max_abs",
     "means_panel",
     "pack_cols",
     "pack_rows",
@@ -146,7 +147,7 @@ def bandwidth_scale(x, y, kernel, gamma):
     the points is beyond float64.
     """
     power = 2 if kernel == "rbf" else 1
-    top = max(_max_abs(x), _max_abs(y))
+    top = max(max_abs(x), max_abs(y))
     for dtype in (x.dtype, np.dtype(np.float64)):
         limit = 1000 if dtype == np.float64 else 120
         e = math.floor(math.log2(gamma) / power) if 0 < gamma < math.inf else 0
@@ -176,7 +177,7 @@ def distance_scale(x, y=None):
     squared distances unless the data span more than the floating-point
     range allows.
     """
-    top = max(_max_abs(x), _max_abs(y))
+    top = max(max_abs(x), max_abs(y))
     if top == 0:
         return 0
     max_exp = np.finfo(x.dtype).maxexp
@@ -184,8 +185,9 @@ def distance_scale(x, y=None):
     return limit - math.frexp(top)[1]
 
 
-def _max_abs(a):
-    """max |a| as a Python float (0 for None or an empty array)."""
+def max_abs(a):
+    """max |a| as a Python float (0 for None or an empty array), in blocks
+    of rows (no temporary array larger than a block)."""
     if a is None or a.size == 0:
         return 0.0
     return max(max(-float(a[i:j].min()), float(a[i:j].max()))

@@ -58,23 +58,29 @@ def threads_for(n_threads, work, n_tasks=None):
     return max(1, n)
 
 
-def run_chunked(run, cost, *, n_threads, progress=False, desc="", unit_cost=None):
-    """Run the tasks ``0 .. len(cost)`` as ``run(start, stop)`` calls on
-    consecutive chunks, and return nothing.
+def run_chunked(run, cost, *, n_threads, n_tasks=None, progress=False, desc="",
+                unit_cost=None):
+    """Run the tasks ``0 .. n`` as ``run(start, stop)`` calls on consecutive
+    chunks, and return nothing.
 
-    `cost` holds the work of each task (element operations; a scalar is the
-    work of every task). A chunk holds at least one task, and at least
-    ``2 * n_threads`` when that much is left, so that every thread has work.
-    With `progress`, a bar over the tasks (or over `unit_cost`, the units
-    the bar counts for each task) moves after every chunk.
+    `cost` holds the work of each task (element operations), or is one
+    number, the work of every one of `n_tasks` tasks. A chunk holds at
+    least one task, and at least ``2 * n_threads`` when that much is left,
+    so that every thread has work. With `progress`, a bar over the tasks
+    (or over `unit_cost`, the units the bar counts for each task) moves
+    after every chunk.
     """
-    cost = np.asarray(cost, dtype=np.float64)
-    n = int(cost.shape[0]) if cost.ndim else 0
-    if cost.ndim == 0:
-        raise TypeError("cost must be an array with one entry per task")
+    if np.ndim(cost) == 0:
+        if n_tasks is None:
+            raise TypeError("n_tasks is needed with a scalar cost")
+        n, each = int(n_tasks), max(float(cost), 1.0)
+        cum = None
+    else:
+        cost = np.asarray(cost, dtype=np.float64)
+        n, each = int(cost.shape[0]), None
+        cum = np.cumsum(np.maximum(cost, 1.0))
     if n == 0:
         return
-    cum = np.cumsum(np.maximum(cost, 1.0))
     units = None if unit_cost is None else np.cumsum(unit_cost)
     total_units = n if units is None else int(units[-1])
     min_tasks = 2 * max(1, int(n_threads))
@@ -82,16 +88,20 @@ def run_chunked(run, cost, *, n_threads, progress=False, desc="", unit_cost=None
     with progress_bar(progress, total_units, desc) as bar:
         start = 0
         while start < n:
-            before = cum[start - 1] if start else 0.0
-            stop = int(np.searchsorted(cum, before + target, side="right"))
+            if cum is None:
+                stop = start + int(target // each)
+            else:
+                before = cum[start - 1] if start else 0.0
+                stop = int(np.searchsorted(cum, before + target, side="right"))
             stop = min(n, max(stop, start + 1, min(start + min_tasks, n)))
             clock = time.perf_counter()
             run(start, stop)
             elapsed = time.perf_counter() - clock
+            work = (stop - start) * each if cum is None else cum[stop - 1] - before
             # The next chunk: CHUNK_SECONDS at the throughput of this one
-            # (work per second), growing at most fourfold per chunk.
-            rate = (cum[stop - 1] - before) / max(elapsed, 1e-6)
-            target = min(rate * CHUNK_SECONDS, 4 * max(target, 1.0))
+            # (work per second), growing at most twofold per chunk.
+            target = min(work / max(elapsed, 1e-6) * CHUNK_SECONDS,
+                         2 * max(target, 1.0))
             if units is None:
                 bar.update(stop - start)
             else:

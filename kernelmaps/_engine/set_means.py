@@ -131,7 +131,7 @@ def _gemm_cos(points, centres, phases, scale, n_threads):
         np.matmul(points[start:stop], centres, out=out[start:stop])
         _impl.cos_rows(out, phases, float(scale), start, stop, n_threads)
 
-    run_chunked(run, np.full(n, float(t) * (d + _KERNEL_COST)), n_threads=n_threads)
+    run_chunked(run, float(t) * (d + _KERNEL_COST), n_tasks=n, n_threads=n_threads)
     return out
 
 
@@ -145,5 +145,5 @@ def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
     def run(start, stop):
         _impl.cos_rows(Z, phases, float(scale), start, stop, n_threads)
 
-    run_chunked(run, np.full(n, float(t) * _KERNEL_COST), n_threads=n_threads)
+    run_chunked(run, float(t) * _KERNEL_COST, n_tasks=n, n_threads=n_threads)
     return Z

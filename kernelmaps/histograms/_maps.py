@@ -12,6 +12,7 @@ from .._bags import Bags
 from .._dask import lazy_rows
 from .._draws import draw_fourier
 from .._engine.expand import expand
+from .._engine.layout import max_abs
 from .._engine.set_means import cos_in_place, set_means
 from .._frozen import Frozen
 from .._parallel import resolve_workers
@@ -231,7 +232,7 @@ class Chi2DirectMap(_AdditiveMap):
         # expanded at such a scale (exact) that it is about 1, so that
         # 2 sqrt(k) x and x + k neither overflow nor underflow.
         values = _values(X)
-        top = max(float(values.max(initial=0.0)), float(self.k.max()))
+        top = max(max_abs(values), float(self.k.max()))
         exponent = math.frexp(top)[1]
         if -_DIRECT_RANGE <= exponent <= _DIRECT_RANGE:
             return super()._expand(X, n_threads)
@@ -405,7 +406,7 @@ class Chi2ChebyshevMap(_AdditiveMap):
         lo = math.ldexp(self.scale, -_CHEBYSHEV_WINDOW)
         hi = math.ldexp(self.scale, _CHEBYSHEV_WINDOW) if math.frexp(
             self.scale)[1] + _CHEBYSHEV_WINDOW <= 1024 else math.inf
-        top = float(values.max(initial=0.0))
+        top = max_abs(values)
         low = float(np.min(values, where=values > 0, initial=np.inf))
         if lo <= low and top <= hi:
             return super()._expand(X, n_threads)
@@ -782,7 +783,7 @@ class ExpChi2Features(Frozen):
         norm = getattr(self, "_weight_norm", None)  # None: pickled before it
         if norm is None:
             norm = float(np.abs(self.weights).sum(axis=0).max())
-        check_fourier_range(float(np.abs(values).max(initial=0.0)), norm,
+        check_fourier_range(max_abs(values), norm,
                             phi.dtype)
         scale = math.sqrt(2.0 / self.n_features_out)
         if not scipy.sparse.issparse(phi):

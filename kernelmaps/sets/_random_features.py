@@ -8,6 +8,7 @@ import numpy as np
 from .._bags import Bags
 from .._dask import lazy_rows, lazy_sets
 from .._draws import draw_fourier
+from .._engine.layout import max_abs
 from .._engine.set_means import set_means
 from .._frozen import Frozen
 from .._parallel import resolve_workers
@@ -72,7 +73,7 @@ class _Fourier(Frozen):
 
     def _means(self, bags, workers, name="X"):
         """sqrt(2/t) times the mean of cos(x W + b) over each set."""
-        top = float(np.abs(bags.points).max(initial=0.0))
+        top = max_abs(bags.points)
         norm = getattr(self, "_weight_norm", None)  # None: pickled before it
         if norm is None:
             norm = float(np.abs(self.weights).sum(axis=0).max())
