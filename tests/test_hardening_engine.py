@@ -190,3 +190,15 @@ def test_histogram_kernel_overflow_raises():
     X = np.full((2, 3), 1.5e308)
     with pytest.raises(ValueError, match="overflow"):
         km.additive_chi2_kernel(X)
+
+
+@pytest.mark.parametrize("kernel", ["chi2", "js", "intersection", "hellinger"])
+@pytest.mark.parametrize("n_neighbors, weights", [(1, "uniform"), (3, "distance")])
+def test_anchor_map_of_csr_without_stored_values(kernel, n_neighbors, weights):
+    """An all-zero CSR matrix (no stored value) was read as dense input: out
+    of bounds, heap corruption (found by the fuzz suite)."""
+    f = km.AnchorMap.fit(HIST, kernel, 6, n_neighbors=n_neighbors,
+                         weights=weights)
+    Z = f.transform(scipy.sparse.csr_matrix(np.zeros_like(HIST)))
+    assert scipy.sparse.issparse(Z) and Z.nnz == 0
+    assert Z.shape == (len(HIST), f.n_features_out)

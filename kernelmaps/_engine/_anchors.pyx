@@ -219,18 +219,17 @@ def transform(const floating[::1] values, const index_t[::1] cols,
               const int64_t[::1] table_off, const int64_t[::1] rank,
               const int64_t[::1] feature_off, floating[::1] out,
               index_t[::1] out_cols, const int64_t[::1] out_indptr,
-              Py_ssize_t row0, Py_ssize_t row1, int n_threads):
+              bint dense, Py_ssize_t row0, Py_ssize_t row1, int n_threads):
     """The features of the rows row0 <= r < row1, neighbours and lookup in
     one pass.
 
-    Dense input (cols empty): `values` holds the rows (n x d), and row r's
+    Dense input (`dense`): `values` holds the rows (n x d), and row r's
     features go to out[r * width:(r + 1) * width], dimension j's at
     feature_off[j]; a 0 takes the features of the anchor 0. CSR input:
     values / cols / indptr; the non-zero values of row r write their
     features to out and their columns to out_cols from out_indptr[r] on,
     in order (zeros are skipped: their features are 0).
     """
-    cdef bint dense = cols.shape[0] == 0
     cdef Py_ssize_t width = feature_off[d]
     cdef Py_ssize_t r, p, p0, p1, j, t, c, rj
     cdef int64_t pos, base

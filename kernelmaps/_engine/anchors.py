@@ -71,7 +71,8 @@ def features(X, anchors, inv_step, n_neighbors, distance, table, table_offsets,
         _impl.transform(values, cols, indptr, d, anchors.reshape(-1),
                         anchors.shape[1], inv_step, n_neighbors, distance, table,
                         table_offsets, rank, feature_offsets, out, out_cols,
-                        out_indptr, start, stop, n_threads)
+                        out_indptr, not scipy.sparse.issparse(X), start, stop,
+                        n_threads)
 
     run_chunked(run, cost, n_threads=n_threads)
     if not scipy.sparse.issparse(X):
