@@ -96,6 +96,8 @@ COPY_BLOCK_BYTES = 1 << 24
 def row_blocks(a):
     """(start, stop) ranges of rows of `a` of about COPY_BLOCK_BYTES."""
     n = a.shape[0]
+    if a.nbytes <= COPY_BLOCK_BYTES:
+        return ((0, n),)
     row_bytes = max(1, a.itemsize * (a.size // max(n, 1)))
     step = max(1, COPY_BLOCK_BYTES // row_bytes)
     return [(i, min(n, i + step)) for i in range(0, n, step)]
