@@ -63,6 +63,12 @@ CASES = {
         "X = rng.random((30000, 300)); X /= X.sum(axis=1, keepdims=True)\n"
         "f = km.ExpChi2Features.fit(X[:100], 4000, rng=0)",
         "f.transform(X)"),
+    "project_psd": (
+        "A = rng.normal(size=(3000, 3000)); K = A + A.T",
+        "km.project_psd(K)"),
+    "rf_pca": (
+        "X = rng.random((20000, 300))\nf = km.Chi2DirectMap.fit(X[:100], 8)",
+        "km.rf_pca(X, f, 100)"),
     "Chi2DirectMap.transform": (
         "X = rng.random((20000, 2000))\nf = km.Chi2DirectMap.fit(X[:50])",
         "for _ in range(20): f.transform(X)"),

@@ -34,7 +34,7 @@ class Moments:
         self.n = n = Z.shape[0]
         self.mean = Z.sum(axis=0) / max(n, 1)
         Z -= self.mean
-        self.M2 = Z.T @ Z  # NumPy hands this product to BLAS syrk
+        self.M2 = _gram(Z)
         self.y_mean = self.Czy = None
         if y is not None:
             self.y_mean = y.sum(axis=0) / max(n, 1)
@@ -89,3 +89,21 @@ def reduce_tree(parts, combine):
         parts = [combine(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
     return parts[0]
+
+
+# Floating-point operations of one product of `_gram` (a tenth of a second).
+_GRAM_FLOPS = 2e9
+
+
+def _gram(Z):
+    """``Z^T Z``, summed over blocks of rows: each a BLAS call (syrk) short
+    enough that Ctrl-C stops between two."""
+    n, p = Z.shape
+    step = max(1, int(_GRAM_FLOPS // max(2.0 * p * p, 1.0)))
+    if step >= n:
+        return Z.T @ Z
+    out = np.zeros((p, p))
+    for start in range(0, n, step):
+        block = Z[start:start + step]
+        out += block.T @ block
+    return out
