@@ -22,6 +22,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._engine.knn import MAX_K as _MAX_K
 from ._engine.scales import divergence_kernel_values, median_gamma, median_scale
 from ._parallel import resolve_workers
 from ._validation import check_choice, check_scalar, check_sets
@@ -356,7 +357,8 @@ class RFFSampler(_MapTransformer):
     ----------
     n_components : int, default=100
     kernel : {"rbf", "laplacian"}, default="rbf"
-    gamma : float, default=1.0
+    gamma : float or None, default=1.0
+        None means 1 / d.
     random_state : int, RandomState or None
 
     References
@@ -465,7 +467,10 @@ class DRDFSampler(_SetTransformer):
     n_components : int, default=100
     n_components2 : int, default=100
     gamma : float, optional
-    gamma2 : float, default=1.0
+        None means 1 / d.
+    gamma2 : float or None, default=1.0
+        None means 1 / n_components (see
+        `kernelmaps.DoublyRandomDistributionFeatures`).
     random_state : int, RandomState or None
 
     References
@@ -563,7 +568,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
     gamma2 : float, default=1.0
         Level-2 scale of "mmd".
     alpha, k, power : float, int, float
-        Renyi order, neighbours and the power of the divergence ("renyi").
+        Renyi order, neighbours (at most ``2**31 - 1``) and the power of the
+        divergence ("renyi").
     psd : {"clip", "flip", "shift", "square"}, default="clip"
         PSD projection of "renyi" (see `kernelmaps.PSDProjector`).
     workers : int, optional
@@ -616,7 +622,7 @@ class SetKernel(TransformerMixin, BaseEstimator):
             raise ValueError(
                 "alpha must not be 1 (the Kullback-Leibler limit; use e.g. 0.99)"
             )
-        check_scalar(self.k, "k", kind="int", low=1)
+        check_scalar(self.k, "k", kind="int", low=1, high=_MAX_K)
         check_scalar(self.power, "power", low=0.0, low_inclusive=False)
         check_choice(self.psd, "psd", ("clip", "flip", "shift", "square"))
         resolve_workers(self.workers)

@@ -924,9 +924,11 @@ def _fourier_args(name):
         if n == "kernel":
             args.append(Arg("kernel", p=P("choice", choices=("rbf", "laplacian"))))
         elif n == "gamma":
-            args.append(Arg("gamma", p=_gamma_p(name != "RandomFourierFeatures")))
+            # None: documented, 1 / dim (RandomFourierFeatures too)
+            args.append(Arg("gamma", p=_gamma_p()))
         elif n == "gamma2":
-            args.append(Arg("gamma2", p=_gamma_p(False)))
+            # None: documented, 1 / n_components (the second level's default)
+            args.append(Arg("gamma2", p=_gamma_p()))
         else:
             args.append(RNG())
     return args
@@ -3114,7 +3116,7 @@ SK_PARAMS = {
     "RFFSampler": {
         "n_components": P("int", low=1),
         "kernel": P("choice", choices=("rbf", "laplacian")),
-        "gamma": _gamma_p(False),
+        "gamma": _gamma_p(),  # None: documented, 1 / d
         "random_state": P("sk_rng"),
     },
     "RDFSampler": {
@@ -3127,7 +3129,7 @@ SK_PARAMS = {
         "n_components": P("int", low=1),
         "n_components2": P("int", low=1),
         "gamma": _gamma_p(),
-        "gamma2": _gamma_p(False),
+        "gamma2": _gamma_p(),  # None: documented, 1 / n_components
         "random_state": P("sk_rng"),
     },
     "EMKSampler": {
