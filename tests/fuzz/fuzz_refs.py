@@ -248,9 +248,13 @@ def hist_kernel(name, X, Y=None, *, beta=1.0):
         if name == "hellinger_kernel":
             return (np.sqrt(x) * np.sqrt(y)).sum(-1)
         if name == "js_kernel":
-            tx = np.where(x > 0, x / 2 * np.log2(s / np.where(x > 0, x, 1)), 0)
-            ty = np.where(y > 0, y / 2 * np.log2(s / np.where(y > 0, y, 1)), 0)
-            return (tx + ty).sum(-1)
+            # log2((x + y) / x) as log1p(y / x) / log(2): (x + y) / x rounds
+            # to 1 when y << x (even in long double), which loses the term
+            # x / 2 log2(1 + y / x) ~ y / (2 log 2) of the large value x
+            ln2 = np.log(LD(2))
+            tx = np.where(x > 0, x / 2 * np.log1p(y / np.where(x > 0, x, 1)), 0)
+            ty = np.where(y > 0, y / 2 * np.log1p(x / np.where(y > 0, y, 1)), 0)
+            return (tx + ty).sum(-1) / ln2
     raise KeyError(name)
 
 
