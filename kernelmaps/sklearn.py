@@ -20,7 +20,8 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ._engine.knn import MAX_K as _MAX_K
 from ._engine.scales import divergence_kernel_values, median_gamma, median_scale
@@ -115,6 +116,15 @@ def _check_numeric(X, name="X"):
                 f"{name} must hold real numbers, got an array of dtype {dtype}; "
                 f"convert your data to numeric values explicitly instead"
             )
+
+
+def validate_data(estimator, X, **kwargs):
+    """scikit-learn's `validate_data`, without the RuntimeWarning its fast
+    finiteness test (``isfinite(sum(X))``) raises where the sum of finite
+    values is inf - inf: it then checks value by value, as it does for an
+    overflowing sum."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _sk_validate_data(estimator, X, **kwargs)
 
 
 def _feature_names(estimator, width):
@@ -752,9 +762,19 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
         means, covs = self._split(A)
         self._check_variances(covs)
         means2, covs2 = (None, None) if B is None else self._split(B)
-        return gaussian_expected_kernel(
-            means, covs, means2, covs2, kernel=self.kernel, gamma=self.gamma,
-            degree=self.degree, coef0=self.coef0, workers=self.workers)
+        try:
+            return gaussian_expected_kernel(
+                means, covs, means2, covs2, kernel=self.kernel, gamma=self.gamma,
+                degree=self.degree, coef0=self.coef0, workers=self.workers)
+        except ValueError as err:
+            if "overflow" not in str(err):
+                raise
+            # means and covs are the columns of X (and of the training X)
+            raise ValueError(
+                f"the {self.kernel} expected kernel values of the distributions "
+                f"of X overflow float64; scale X down (or use a smaller gamma or "
+                f"coef0)"
+            ) from None
 
     def fit(self, X, y=None):
         """Keep the training distributions."""
