@@ -2268,18 +2268,23 @@ def _check_project(ctx, v, res, symmetric=True):
     need_shape(res, K.shape)
     need_dtype(res, False, exact=True)
     expected = ref.project_psd(K, method)
-    need(
-        expected is not None,
-        "the symmetrised input overflows, but a value was returned",
-    )
-    scale = min(ref.scale_of(K), 1e150) ** (2 if method == "square" else 1)
+    need(expected is not None, "K is not finite, but a value was returned")
+    # The errors scale with |K| (with |K|**2 for "square", whose scale is
+    # capped where its square would overflow: that product then does too).
+    scale = (min(ref.scale_of(K), 1e150) ** 2 if method == "square"
+             else ref.scale_of(K))
     need_close(res, expected, False, scale=scale * len(K))
     if symmetric:
         need_symmetric(res)
-    w = np.linalg.eigvalsh(np.asarray(res, dtype=np.float64))
+    # eigenvalues at a unit scale (exact): eigvalsh of entries near 1e308
+    # overflows internally
+    R = np.asarray(res, dtype=np.float64)
+    e = math.frexp(float(np.abs(R).max(initial=0.0)))[1]
+    w = np.linalg.eigvalsh(np.ldexp(R, -e))
+    bound = 1e-10 * max(scale, 1e-300) * len(K)
     need(
-        w.min() >= -1e-10 * max(scale, 1e-300) * len(K),
-        f"not PSD: smallest eigenvalue {w.min():.3g}",
+        w.min() >= -math.ldexp(bound, -e),
+        f"not PSD: smallest eigenvalue {math.ldexp(float(w.min()), e):.3g}",
     )
 
 
@@ -2337,10 +2342,25 @@ def _check_fit(ctx, v, res):
     K = ref.dense(v["K_train"])
     need(res.n_train_ == len(K), "n_train_ differs")
     K64 = np.asarray(K, dtype=np.float64)
-    T = res.transform((K64 + K64.T) / 2)
+    # the symmetrised K_train as test rows, at a unit scale ((K + K.T) / 2
+    # overflows for entries beyond 9e307)
+    e = math.frexp(float(np.abs(K64).max(initial=0.0)))[1]
+    U = np.ldexp(K64, -e)
+    S = np.ldexp((U + U.T) / 2, e)
     method = v.get("method", "clip")
+    try:
+        T = res.transform(S)
+    except ValueError:
+        # 'square' (S @ K_train) beyond float64, over- or underflowing
+        # entirely: transform's documented ValueError
+        P = np.abs(ref.project_psd(S, "square"))
+        beyond = (P.max() > np.finfo(np.float64).max
+                  or P.max() < np.finfo(np.float64).tiny)
+        need(method == "square" and beyond,
+             "transform of the symmetrised K_train raised")
+        return
     if method != "shift":
-        vv = dict(v, K_train=(K64 + K64.T) / 2)
+        vv = dict(v, K_train=S)
         _check_project(ctx, vv, T, symmetric=False)
 
 
