@@ -1069,13 +1069,23 @@ def test_outofcore_errors_name_the_block_and_overflow_is_clear():
     H = np.random.default_rng(0).random((12, 4))
     bad = H.copy()
     bad[3, 1] = np.nan
-    with pytest.raises(ValueError, match=r"chunks block 1: X contains NaN"):
+    # a map's error names the map (feature_map) and the block (chunks)
+    with pytest.raises(ValueError, match=r"feature_map cannot transform chunks "
+                                         r"block 1 \(its X\): X contains NaN"):
         km.rf_pca([H, bad], km.Chi2DirectMap.fit(H), 2)
-    with pytest.raises(ValueError, match=r"chunks block 0: features must be 2-D"):
+    with pytest.raises(ValueError, match=r"feature_maps\[1\] cannot transform "
+                                         r"chunks block 1"):
+        km.rf_ridge([H, -H], [np.zeros(12)] * 2,  # negative: not histograms
+                    [km.RandomFourierFeatures(4, 8, rng=0), km.Chi2DirectMap.fit(H)],
+                    2)
+    with pytest.raises(ValueError, match=r"chunks block 0 must be 2-D"):
         km.rf_pca([H.ravel()], None, 2)
-    with pytest.raises(ValueError, match="overflow float64"):
+    with pytest.raises(TypeError, match=r"chunks block 0 must hold real numbers"):
+        km.rf_pca([H.astype(str)], None, 2)  # strings were parsed as numbers
+    with pytest.raises(ValueError, match="features of chunks overflow float64"):
         km.rf_pca(H * 1e308, None, 2)  # eigh's "must not contain infs" before
-    with pytest.raises(ValueError, match="overflow float64"):
+    with pytest.raises(ValueError, match="of chunks \\(or of them and y_chunks\\) "
+                                         "overflow float64"):
         km.rf_ridge(H, np.full(12, 1e308), None, 2)
 
     class Identity:
