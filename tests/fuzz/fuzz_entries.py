@@ -521,6 +521,21 @@ def _alpha_judge(p, v):
     return e
 
 
+def _period_judge(p, v):
+    """HomogeneousKernelMap's period: documented to be at least 2 pi /
+    2**100 (below, the features of float32 input overflow: the map refuses
+    such a period when it is built), so a smaller one may go either way."""
+    from fuzz_inputs import _judge_number
+
+    e = _judge_number(p, v)
+    try:
+        if e == VALID and float(v) < 2 * math.pi / 2.0**100:
+            return EITHER
+    except (TypeError, ValueError):
+        pass
+    return e
+
+
 def _mk(value, src):
     return lambda: value
 
@@ -1664,7 +1679,10 @@ _map_ctor_entry(
             "kernel", p=P("choice", choices=("chi2", "js", "intersection", "hellinger"))
         ),
         Arg("order", p=P("int", low=0)),
-        Arg("period", p=P("real", low=0, low_incl=False, none_ok=True)),
+        Arg(
+            "period",
+            p=P("real", low=0, low_incl=False, none_ok=True, judge=_period_judge),
+        ),
     ],
     lambda ctx: {
         "kernel": S(
@@ -3117,7 +3135,8 @@ SK_PARAMS = {
     "HomogeneousKernelFeatures": {
         "kernel": P("choice", choices=("chi2", "js", "intersection", "hellinger")),
         "order": P("int", low=0),
-        "period": P("real", low=0, low_incl=False, none_ok=True),
+        "period": P("real", low=0, low_incl=False, none_ok=True,
+                    judge=_period_judge),
     },
     "AnchorFeatures": {
         "kernel": P("choice", choices=("chi2", "js", "intersection", "hellinger")),
