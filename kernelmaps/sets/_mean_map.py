@@ -156,6 +156,16 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     --------
     sum_match_kernel, mmd_kernel
 
+    Notes
+    -----
+    MMD^2 is a difference of mean kernel values: its rounding error is
+    about the float64 precision times those values, not times MMD^2. The
+    "rbf" and "laplacian" kernels are computed from differences of points
+    (exact at any offset); for "linear" and "polynomial" kernels of points
+    far from the origin (say offset by 1e8 with unit spread) the kernel
+    values dwarf MMD^2, which then has no correct digit: centre the points
+    first.
+
     References
     ----------
     .. [1] A. Gretton, K. Borgwardt, M. Rasch, B. Schoelkopf and A. Smola,
@@ -228,6 +238,14 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     See Also
     --------
     mmd, sum_match_kernel
+
+    Notes
+    -----
+    The accuracy is that of MMD^2 (see `mmd`): an error e of MMD^2 leaves
+    the result between ``exp(-gamma2 (MMD^2 + e))`` and ``exp(-gamma2
+    (MMD^2 - e))``, which for linear or polynomial kernels of points far
+    from the origin may be anywhere in [0, 1]: centre the points first. A
+    `gamma2` so large that ``gamma2 * MMD^2`` overflows gives 0.
 
     References
     ----------
