@@ -305,3 +305,17 @@ def test_project_psd_near_the_float_limit():
     want = km.project_psd(K / np.abs(K).max(), method="clip") * 1e308
     assert_allclose(P, want, rtol=1e-10, atol=1e-12 * 1e308)
     assert math.isfinite(float(np.abs(P).max()))
+
+
+@pytest.mark.parametrize("method", ["clip", "flip"])
+def test_psd_projection_subtracts_at_the_unit_scale(method):
+    # the flip correction 2 V l V^T alone exceeds float64 here; K minus it
+    # does not (found with --seed 1)
+    K = np.array([[80.3921568627451, 59.80392156862745, -3.92156862745098],
+                  [59.80392156862745, 100.0, 57.84313725490197],
+                  [-3.92156862745098, 57.84313725490197, -96.07843137254902]]) * 1e306
+    P = km.project_psd(K, method=method)
+    want = km.project_psd(K / 2.0**60, method=method) * 2.0**60
+    assert_allclose(P, want, rtol=1e-12, atol=0)
+    assert_allclose(km.PSDProjector(method).fit(K).transform(K), P, rtol=1e-12,
+                    atol=1e-12 * 1e308)
