@@ -319,3 +319,17 @@ def test_psd_projection_subtracts_at_the_unit_scale(method):
     assert_allclose(P, want, rtol=1e-12, atol=0)
     assert_allclose(km.PSDProjector(method).fit(K).transform(K), P, rtol=1e-12,
                     atol=1e-12 * 1e308)
+
+
+def test_expected_rbf_kernel_huge_gamma_with_zero_variances():
+    means = np.array([[0.0, 0.5], [0.25, 0.5]])
+    covs = np.array([[0.0, 0.5], [0.0, 0.25]])  # a zero variance per row
+    K = km.gaussian_expected_kernel(means, covs, gamma=1.7976931348623157e308)
+    assert np.isfinite(K).all() and (K >= 0).all() and (K <= 1).all()
+
+
+def test_anchor_map_fit_near_the_float_limit():
+    rng = np.random.default_rng(7)
+    H = rng.integers(0, 65, size=(6, 5)) / 64.0 * 1e308
+    fmap = km.AnchorMap.fit(H, "intersection", 5, anchors="kmeans")
+    assert np.isfinite(fmap.transform(H)).all()

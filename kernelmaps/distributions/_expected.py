@@ -313,10 +313,10 @@ def _rbf_diagonal_terms(m1, v1, m2, v2, gamma, t, dm2, bad):
     shape = t.shape
     a, b = np.broadcast_to(v1, shape)[bad], np.broadcast_to(v2, shape)[bad]
     half = a / 2 + b / 2  # (v1 + v2) / 2, finite
-    with np.errstate(over="ignore"):
-        u = 4 * gamma * half
-    log_t[bad] = np.where(np.isfinite(u), np.log1p(u),
-                          math.log(4) + math.log(gamma) + np.log(half))
+    with np.errstate(over="ignore", divide="ignore"):  # where() takes both
+        u = gamma * half * 4
+        log_t[bad] = np.where(np.isfinite(u), np.log1p(u),
+                              math.log(4) + math.log(gamma) + np.log(half))
     diff = np.abs(np.broadcast_to(m1, shape)[bad] / 2
                   - np.broadcast_to(m2, shape)[bad] / 2)  # |m1 - m2| / 2
     with np.errstate(divide="ignore", over="ignore"):
@@ -345,7 +345,9 @@ def _rbf(m1, c1, m2, c2, gamma, symmetric, n_threads, progress):
         for start in range(0, n, block):
             rows = slice(start, start + block)
             with np.errstate(over="ignore", invalid="ignore"):
-                t = 1 + 2 * gamma * (v1[rows, None, :] + v2[None, :, :])
+                # gamma * (...) first: 2 * gamma may overflow, times 0
+                # variances it would give NaN
+                t = 1 + gamma * (v1[rows, None, :] + v2[None, :, :]) * 2
                 dm2 = (m1[rows, None, :] - m2[None, :, :]) ** 2
             bad = ~(np.isfinite(t) & np.isfinite(dm2))
             if not bad.any():

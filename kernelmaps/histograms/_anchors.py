@@ -236,10 +236,10 @@ class AnchorMap(Frozen):
         self.table_offsets = np.concatenate([[0], np.cumsum(n_anchors * self.rank)])
         # Uniform grids from 0 are indexed directly, others searched.
         step = self.anchors[:, 1] - self.anchors[:, 0]
-        grid = step[:, None] * np.arange(n_anchors)
-        uniform = (self.anchors[:, 0] == 0) & np.all(
-            np.abs(self.anchors - grid) <= 1e-12 * self.anchors[:, -1:], axis=1)
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore"):  # a grid beyond float64: not uniform
+            grid = step[:, None] * np.arange(n_anchors)
+            uniform = (self.anchors[:, 0] == 0) & np.all(
+                np.abs(self.anchors - grid) <= 1e-12 * self.anchors[:, -1:], axis=1)
             inv = 1.0 / step  # steps > 0: the anchors are increasing
         # (a step so small that its inverse overflows is searched)
         self._inv_step = np.where(uniform & np.isfinite(inv), inv, 0.0)
