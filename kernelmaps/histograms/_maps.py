@@ -173,9 +173,10 @@ class Chi2DirectMap(_AdditiveMap):
     outside the fitted range are mapped by the same exact series, whose
     error there shrinks more slowly. Values and parameters of any magnitude
     are mapped without overflow: the map is homogeneous of degree 1/2 in
-    (x, k), and when the largest of them is beyond ``2**600`` (or below
-    ``2**-600``) it is computed at an exactly rescaled (power of 4) scale.
-    At most 65536 terms.
+    (x, k), and where ``2 sqrt(k) x`` or ``x + k`` would overflow, or the
+    smallest value or parameter is subnormal, it is computed at the exactly
+    rescaled (power of 4) scale nearest 1 that avoids both (parameters
+    spanning 0.1 to 1e308 need none). At most 65536 terms.
 
     References
     ----------
