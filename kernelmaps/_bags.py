@@ -1,9 +1,11 @@
 """Packed collections of sets of vectors."""
 
+import operator
+
 import numpy as np
 
 from ._engine.layout import row_blocks
-from ._probes import as_float_array, is_dask_array
+from ._probes import as_float_array, is_dask_array, is_sparse
 
 __all__ = ["Bags"]
 
@@ -171,11 +173,13 @@ class Bags:
             points = self._points[offsets[0] : offsets[-1]]
             return Bags(points, offsets - offsets[0])
         n = len(self)
+        # An integer (Python or NumPy, or a 0-d integer array): never a
+        # string, float or bool, which int() would also take.
         try:
-            i = int(np.asarray(index).item()) if np.ndim(index) == 0 else None
-        except (TypeError, ValueError):
+            i = None if isinstance(index, (bool, np.bool_)) else operator.index(index)
+        except TypeError:
             i = None
-        if i is None or isinstance(index, (bool, np.bool_, float, np.floating)):
+        if i is None:
             raise TypeError(
                 f"Bags indices must be integers or slices, got {type(index).__name__}"
             )
@@ -209,6 +213,12 @@ def _pack(sets, name):
     """
     if isinstance(sets, Bags):
         return sets
+    if is_sparse(sets):  # iterating would give 1-row sparse matrices (or fail)
+        raise TypeError(
+            f"{name} is a scipy.sparse {sets.format.upper()} matrix; a "
+            f"collection of sets is a sequence of dense 2-D arrays (n_i, d) "
+            f"or a Bags"
+        )
     if is_dask_array(sets) or (isinstance(sets, np.ndarray)
                                and sets.dtype != object):
         if sets.ndim != 3:

@@ -31,10 +31,25 @@ __all__ = ["RandomFeaturePCA", "RandomFeatureRidge", "rf_pca", "rf_ridge"]
 _BLOCK_ROWS = 8192
 
 
-def _block_stats(X, y, fmaps, pcas):
+def _block_stats(X, y, fmaps, pcas, block_name, map_name):
     """Moments of one block: of each map's features (with `y` if given) when
-    `pcas` is None, else of the PCA projections of all maps side by side."""
-    Z = [X if f is None else f.transform(X) for f in fmaps]
+    `pcas` is None, else of the PCA projections of all maps side by side.
+
+    The block is `block_name` in messages; a map that refuses it raises an
+    error naming both (the map is argument `map_name`, the block's data are
+    its X), and a block without a map is checked as features."""
+    Z = []
+    for i, f in enumerate(fmaps):
+        if f is None:
+            Z.append(_features(None, X, None, block_name))
+            continue
+        try:
+            Z.append(f.transform(X))
+        except (ValueError, TypeError) as err:
+            label = map_name if len(fmaps) == 1 else f"{map_name}[{i}]"
+            raise type(err)(
+                f"{label} cannot transform {block_name} (its X): {err}"
+            ) from None
     with np.errstate(over="ignore", invalid="ignore"):  # see _check_moments
         if pcas is None:
             return block_moments(Z, y)
@@ -139,10 +154,11 @@ class _Targets:
 
 
 def _reduce(chunks, y, fmaps, pcas, names, progress):
-    """Moments of all blocks of `chunks` (and `y`): see `_block_stats`."""
+    """Moments of all blocks of `chunks` (and `y`): see `_block_stats`.
+    `names`: the arguments of the data, the targets and the maps."""
     if is_lazy(chunks):
         return _reduce_dask(chunks, y, fmaps, pcas, names)
-    name, y_name = names
+    name, y_name, map_name = names
     targets = None if y is None else _Targets(y, y_name)
     blocks, total = _blocks(chunks, name)
     acc = None
@@ -152,10 +168,7 @@ def _reduce(chunks, y, fmaps, pcas, names, progress):
             yk = None if targets is None else targets.next(n, k)
             if n == 0:
                 continue
-            try:
-                stats = _block_stats(X, yk, fmaps, pcas)
-            except (ValueError, TypeError) as err:  # which block, and where
-                raise type(err)(f"{name} block {k}: {err}") from None
+            stats = _block_stats(X, yk, fmaps, pcas, f"{name} block {k}", map_name)
             if acc is None:
                 acc = stats
             else:
@@ -174,6 +187,7 @@ def _reduce(chunks, y, fmaps, pcas, names, progress):
         raise ValueError(f"{name} holds no data")
     if targets is not None:
         targets.finish()
+    _check_moments(acc, name, y_name if targets is not None else None)
     return acc, (None if targets is None else targets.ndim)
 
 
@@ -184,7 +198,7 @@ def _reduce_dask(chunks, y, fmaps, pcas, names):
     import dask
     import dask.array as da
 
-    name, y_name = names
+    name, y_name, _ = names
     Z = [chunks if f is None else f.transform(chunks) for f in fmaps]
     if not all(is_dask_array(z) and z.ndim == 2 for z in Z):
         raise TypeError(f"{name}: the feature maps must return 2-D Dask arrays "
@@ -216,25 +230,32 @@ def _reduce_dask(chunks, y, fmaps, pcas, names):
     moments = reduce_tree(parts, dask.delayed(add_all, pure=True)).compute()
     if moments[0].n == 0:
         raise ValueError(f"{name} holds no data")
+    _check_moments(moments, name, y_name if y is not None else None)
     return moments, ndim
 
 
-def _check_moments(moments):
-    """A ValueError where the accumulated moments overflowed float64."""
-    parts = [moments.mean, moments.M2] + [
-        a for a in (moments.y_mean, moments.Czy) if a is not None]
-    if not all(np.isfinite(a).all() for a in parts):
-        raise ValueError(
-            "the cross-products of the features (or of the features and the "
-            "targets) overflow float64: scale the data or the targets down"
-        )
+def _check_moments(moments, name="chunks", y_name=None):
+    """A ValueError naming the data (argument `name`) and the targets
+    (`y_name`, None: none) where the accumulated moments (one or a list,
+    one per map) overflowed float64."""
+    for m in (moments if isinstance(moments, (list, tuple)) else [moments]):
+        parts = [m.mean, m.M2] + [
+            a for a in (m.y_mean, m.Czy) if a is not None]
+        if not all(np.isfinite(a).all() for a in parts):
+            targets = "" if y_name is None else f" (or of them and {y_name})"
+            scale = name if y_name is None else f"{name} or {y_name}"
+            raise ValueError(
+                f"the cross-products of the features of {name}{targets} "
+                f"overflow float64: scale {scale} down"
+            )
 
 
 def _features(fmap, X, width, name="X"):
     """The features of `X` (argument `name`) by `fmap`, or `X` itself
     checked as features when `fmap` is None: a 2-D real, finite array of
-    `width` columns (float32 kept), a sparse matrix of them, or a Dask
-    array (checked as far as it can be without computing it)."""
+    `width` columns (None: any) and at least one row (float32 kept), a
+    sparse matrix of them, or a Dask array (checked as far as it can be
+    without computing it)."""
     if fmap is not None:
         return fmap.transform(X)
     if is_dask_array(X):
@@ -257,7 +278,9 @@ def _features(fmap, X, width, name="X"):
                              f"{Z.shape}")
         if not np.isfinite(Z).all():
             raise ValueError(f"{name} contains NaN or infinity")
-    if Z.shape[1] != width:
+    if Z.shape[0] == 0:
+        raise ValueError(f"{name} is empty (shape {Z.shape})")
+    if width is not None and Z.shape[1] != width:
         raise ValueError(f"{name} has {Z.shape[1]} features, but the model was "
                          f"fitted on {width}")
     return Z
@@ -464,7 +487,8 @@ def rf_pca(chunks, feature_map, n_components, *, y=None, progress=False):
     maps = _check_maps(feature_map, "feature_map")
     if len(maps) != 1:
         raise TypeError("feature_map must be one map (for several, see rf_ridge)")
-    (moments,), _ = _reduce(chunks, y, maps, None, ("chunks", "y"), progress)
+    (moments,), _ = _reduce(chunks, y, maps, None, ("chunks", "y", "feature_map"),
+                            progress)
     n_components = _check_n_components(n_components, moments.mean.shape[0],
                                        "n_components")
     return RandomFeaturePCA(maps[0], moments, n_components)
@@ -645,7 +669,7 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
         raise ValueError(
             f"n_components has {len(n_components)} entries for {len(maps)} maps"
         )
-    names = ("chunks", "y_chunks")
+    names = ("chunks", "y_chunks", "feature_maps")
     if y_chunks is None:
         raise ValueError("y_chunks is required")
     if len(maps) == 1:
@@ -667,6 +691,5 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
         for i, (f, m, k) in enumerate(zip(maps, moments, n_components, strict=True))
     ]
     (joint,), ndim = _reduce(chunks, y_chunks, maps, pcas, names, progress)
-    _check_moments(joint)
     w = _ridge_weights(joint.M2, joint.Czy, alpha, False)
     return RandomFeatureRidge(pcas, w, joint.y_mean, alpha, joint.n, ndim)

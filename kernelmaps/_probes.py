@@ -11,8 +11,10 @@ __all__ = [
     "all_finite",
     "any_negative",
     "as_float_array",
+    "check_not_sparse",
     "float_dtype",
     "is_dask_array",
+    "is_sparse",
 ]
 
 
@@ -20,6 +22,26 @@ def is_dask_array(x):
     """Whether `x` is a dask.array.Array (without importing Dask)."""
     da = sys.modules.get("dask.array")
     return da is not None and isinstance(x, da.Array)
+
+
+def is_sparse(x):
+    """Whether `x` is a scipy.sparse matrix or array (of any format),
+    without importing SciPy."""
+    sp = sys.modules.get("scipy.sparse")
+    return sp is not None and sp.issparse(x)
+
+
+def check_not_sparse(x, name, what="dense values"):
+    """A TypeError naming `name` if `x` is a scipy.sparse matrix or array
+    (any format: CSR, COO, DIA, BSR, ...): the functions that take points
+    or parameter arrays need `what`, and a sparse input is never densified
+    silently."""
+    if is_sparse(x):
+        raise TypeError(
+            f"{name} is a scipy.sparse {x.format.upper()} "
+            f"{'array' if type(x).__name__.endswith('_array') else 'matrix'}; "
+            f"this function needs {what}: pass {name}.toarray()"
+        )
 
 
 def float_dtype(dtype):
@@ -31,13 +53,15 @@ def float_dtype(dtype):
 def as_float_array(a, name):
     """`a` (argument `name`) as an ndarray of float32 (kept) or float64
     (any other real dtype). A Dask array is refused, not computed: the
-    caller needs the values in memory."""
+    caller needs the values in memory; a scipy.sparse matrix is refused
+    (TypeError), not densified."""
     if is_dask_array(a):
         raise TypeError(
             f"{name} is a lazy Dask array; this function needs the values in "
             f"memory: pass {name}.compute() (the feature maps' transform "
             f"takes Dask input and stays lazy)"
         )
+    check_not_sparse(a, name)
     try:
         arr = np.asarray(a)
     except ValueError as err:  # ragged nested lists

@@ -18,7 +18,13 @@ import numpy as np
 import scipy.sparse
 
 from ._bags import Bags, _pack
-from ._probes import all_finite, any_negative, as_float_array, is_dask_array
+from ._probes import (
+    all_finite,
+    any_negative,
+    as_float_array,
+    check_not_sparse,
+    is_dask_array,
+)
 
 __all__ = [
     "check_bool",
@@ -102,6 +108,7 @@ def check_points(X, name="X"):
     """
     if is_dask_array(X):
         as_float_array(X, name)  # raises: never computed here
+    check_not_sparse(X, name, "dense points")
     arr = None
     if isinstance(X, np.ndarray):
         arr = X
@@ -180,9 +187,9 @@ def check_scalar(value, name, *, kind="real", low=None, high=None,
             raise ValueError(f"{name} must be finite, got {value}")
     if low is not None and (value < low or (value == low and not low_inclusive)):
         op = ">=" if low_inclusive else ">"
-        raise ValueError(f"{name} must be {op} {low}, got {value}")
+        raise ValueError(f"{name} must be {op} {low}, got {_short_int(value)}")
     if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high}, got {value}")
+        raise ValueError(f"{name} must be <= {high}, got {_short_int(value)}")
     return value
 
 
@@ -239,16 +246,34 @@ def check_rng(rng, name="rng"):
 def check_size(**factors):
     """Refuse (ValueError naming the arguments) sizes whose product, the
     number of float64 entries of an array to allocate, needs more memory
-    than this machine has (NumPy's own MemoryError would name nothing)."""
+    than this machine has (NumPy's own MemoryError would name nothing).
+    The factors are Python ints of any size (10**400 included)."""
     total = math.prod(factors.values())
     if total * 8 > _physical_memory():
         names = " * ".join(factors)
-        values = ", ".join(f"{k}={v}" for k, v in factors.items())
+        values = ", ".join(f"{k}={_short_int(v)}" for k, v in factors.items())
         raise ValueError(
-            f"{names} = {total} entries ({values}): {total * 8 / 2**30:.3g} "
-            f"GiB, more than the {_physical_memory() / 2**30:.3g} GiB of memory "
-            f"of this machine"
+            f"{names} = {_short_int(total)} entries ({values}): "
+            f"{_gib(total * 8)} GiB, more than the "
+            f"{_physical_memory() / 2**30:.3g} GiB of memory of this machine"
         )
+
+
+def _short_int(n):
+    """A number for a message: as it is, or an int of more than 20 digits
+    as about 10**k."""
+    text = str(n)
+    if not isinstance(n, int) or len(text) <= 20:
+        return text
+    return f"about {'-' if n < 0 else ''}10**{len(text.lstrip('-')) - 1}"
+
+
+def _gib(nbytes):
+    """nbytes in GiB, for a message (any int, also beyond the float range)."""
+    try:
+        return f"{nbytes / 2**30:.3g}"
+    except OverflowError:
+        return _short_int(nbytes // 2**30)
 
 
 def _physical_memory():
@@ -281,11 +306,8 @@ def check_kernel_matrix(K, name="K", *, square=True):
         arr = np.asarray(K)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a 2-D array of real numbers") from None
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.integer)
-        or np.issubdtype(arr.dtype, np.floating)
-        or arr.dtype == bool
-    ):
+    # kind, not np.issubdtype: timedelta64 is a subtype of np.integer
+    if arr.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} must be a 2-D array of real numbers, got dtype {arr.dtype}"
         )

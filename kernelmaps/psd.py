@@ -184,15 +184,16 @@ class PSDProjector:
         if not self.eigenvalues_.size:
             return K
         # K V_- = V_- diag(l_-): one product, n x n_negative x n, at the
-        # unit scale of the decomposition.
+        # unit scale of the decomposition, subtracted there too (the
+        # correction alone may overflow where the result does not: "flip"
+        # of a K near 1e308), and the result scaled back.
         V = self.eigenvectors_
         weight = 1.0 if self.method == "clip" else 2.0
         correction = _symmetrize(lapack.matmul(V * (weight * self._unit_eigenvalues),
                                                V.T))
-        with np.errstate(over="ignore"):
-            return _check_result(
-                K - _scale_back(correction, self._exponent, name, self.method),
-                name, self.method)
+        unit = np.ldexp(K, -self._exponent)
+        unit -= correction
+        return _scale_back(unit, self._exponent, name, self.method)
 
     def _fit(self, K_train, name):
         """Fit on `K_train` (the argument `name`); return the symmetrised
@@ -251,11 +252,10 @@ class PSDProjector:
             return K.copy()
         V = self.eigenvectors_
         weight = 1.0 if self.method == "clip" else 2.0
-        correction = _scale_back(
-            weight * lapack.matmul(lapack.matmul(unit, V), V.T), exponent,
-            "K_test_train", self.method)
-        with np.errstate(over="ignore"):
-            return _check_result(K - correction, "K_test_train", self.method)
+        # at the unit scale of K_test_train, then scaled back (see
+        # _fit_transform)
+        unit = unit - weight * lapack.matmul(lapack.matmul(unit, V), V.T)
+        return _scale_back(unit, exponent, "K_test_train", self.method)
 
 
 def _symmetrize(K):

@@ -20,8 +20,10 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import validate_data as _sk_validate_data
 
+from ._engine.knn import MAX_K as _MAX_K
 from ._engine.scales import divergence_kernel_values, median_gamma, median_scale
 from ._parallel import resolve_workers
 from ._validation import check_choice, check_scalar, check_sets
@@ -114,6 +116,15 @@ def _check_numeric(X, name="X"):
                 f"{name} must hold real numbers, got an array of dtype {dtype}; "
                 f"convert your data to numeric values explicitly instead"
             )
+
+
+def validate_data(estimator, X, **kwargs):
+    """scikit-learn's `validate_data`, without the RuntimeWarning its fast
+    finiteness test (``isfinite(sum(X))``) raises where the sum of finite
+    values is inf - inf: it then checks value by value, as it does for an
+    overflowing sum."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _sk_validate_data(estimator, X, **kwargs)
 
 
 def _feature_names(estimator, width):
@@ -356,7 +367,8 @@ class RFFSampler(_MapTransformer):
     ----------
     n_components : int, default=100
     kernel : {"rbf", "laplacian"}, default="rbf"
-    gamma : float, default=1.0
+    gamma : float or None, default=1.0
+        None means 1 / d.
     random_state : int, RandomState or None
 
     References
@@ -465,7 +477,10 @@ class DRDFSampler(_SetTransformer):
     n_components : int, default=100
     n_components2 : int, default=100
     gamma : float, optional
-    gamma2 : float, default=1.0
+        None means 1 / d.
+    gamma2 : float or None, default=1.0
+        None means 1 / n_components (see
+        `kernelmaps.DoublyRandomDistributionFeatures`).
     random_state : int, RandomState or None
 
     References
@@ -563,7 +578,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
     gamma2 : float, default=1.0
         Level-2 scale of "mmd".
     alpha, k, power : float, int, float
-        Renyi order, neighbours and the power of the divergence ("renyi").
+        Renyi order, neighbours (at most ``2**31 - 1``) and the power of the
+        divergence ("renyi").
     psd : {"clip", "flip", "shift", "square"}, default="clip"
         PSD projection of "renyi" (see `kernelmaps.PSDProjector`).
     workers : int, optional
@@ -616,7 +632,7 @@ class SetKernel(TransformerMixin, BaseEstimator):
             raise ValueError(
                 "alpha must not be 1 (the Kullback-Leibler limit; use e.g. 0.99)"
             )
-        check_scalar(self.k, "k", kind="int", low=1)
+        check_scalar(self.k, "k", kind="int", low=1, high=_MAX_K)
         check_scalar(self.power, "power", low=0.0, low_inclusive=False)
         check_choice(self.psd, "psd", ("clip", "flip", "shift", "square"))
         resolve_workers(self.workers)
@@ -746,9 +762,19 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
         means, covs = self._split(A)
         self._check_variances(covs)
         means2, covs2 = (None, None) if B is None else self._split(B)
-        return gaussian_expected_kernel(
-            means, covs, means2, covs2, kernel=self.kernel, gamma=self.gamma,
-            degree=self.degree, coef0=self.coef0, workers=self.workers)
+        try:
+            return gaussian_expected_kernel(
+                means, covs, means2, covs2, kernel=self.kernel, gamma=self.gamma,
+                degree=self.degree, coef0=self.coef0, workers=self.workers)
+        except ValueError as err:
+            if "overflow" not in str(err):
+                raise
+            # means and covs are the columns of X (and of the training X)
+            raise ValueError(
+                f"the {self.kernel} expected kernel values of the distributions "
+                f"of X overflow float64; scale X down (or use a smaller gamma or "
+                f"coef0)"
+            ) from None
 
     def fit(self, X, y=None):
         """Keep the training distributions."""

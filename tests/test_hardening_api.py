@@ -727,12 +727,15 @@ def test_gaussian_expected_kernel_overflow_is_a_clear_error(kernel):
     if kernel == "rbf":  # bounded: a value where the formula allows one
         K = km.gaussian_expected_kernel(means, np.ones(2), gamma=1.0)
         assert_allclose(K, np.eye(2) / 5, rtol=1e-15)  # det(I + 4 I)^(-1/2)
-        # inf / inf in the formula: an error, never NaN
+        # inf / inf in the plain formula: taken in logs, the value (in [0, 1])
+        # is computed, never NaN: det(I + 4e308 I)^(-1/2) on the diagonal,
+        # exp(-2.25e308) = 0 off it
         means = np.array([[1.5e308, 0.0], [-1.5e308, 0.0]])
-        with pytest.raises(ValueError, match="rbf expected kernel values overflow"):
-            km.gaussian_expected_kernel(means, np.array([1e308, 1e308]))
+        K = km.gaussian_expected_kernel(means, np.array([1e308, 1e308]))
+        assert_allclose(K, np.eye(2) * 2.5e-309, rtol=1e-12, atol=0)
         return
-    with pytest.raises(ValueError, match=rf"{kernel} expected kernel values overflow"):
+    with pytest.raises(ValueError, match=rf"{kernel} expected kernel values of "
+                                         r"means and covs overflow"):
         km.gaussian_expected_kernel(means, np.ones(2), kernel=kernel)
 
 
@@ -1049,7 +1052,8 @@ def test_emk_fit_survives_absurd_learning_rates():
 @pytest.mark.parametrize("kind", ["gamma", "coef0"])
 def test_gaussian_polynomial_huge_parameters_are_a_value_error(kind):
     kwargs = {"gamma": 1.0, "coef0": 1.0, kind: 1e308}
-    with pytest.raises(ValueError, match="polynomial expected kernel values overflow"):
+    with pytest.raises(ValueError, match="polynomial expected kernel values of "
+                                         "means and covs overflow"):
         km.gaussian_expected_kernel(np.ones((2, 2)), np.ones(2), kernel="polynomial",
                                     **kwargs)
 
@@ -1065,13 +1069,23 @@ def test_outofcore_errors_name_the_block_and_overflow_is_clear():
     H = np.random.default_rng(0).random((12, 4))
     bad = H.copy()
     bad[3, 1] = np.nan
-    with pytest.raises(ValueError, match=r"chunks block 1: X contains NaN"):
+    # a map's error names the map (feature_map) and the block (chunks)
+    with pytest.raises(ValueError, match=r"feature_map cannot transform chunks "
+                                         r"block 1 \(its X\): X contains NaN"):
         km.rf_pca([H, bad], km.Chi2DirectMap.fit(H), 2)
-    with pytest.raises(ValueError, match=r"chunks block 0: features must be 2-D"):
+    with pytest.raises(ValueError, match=r"feature_maps\[1\] cannot transform "
+                                         r"chunks block 1"):
+        km.rf_ridge([H, -H], [np.zeros(12)] * 2,  # negative: not histograms
+                    [km.RandomFourierFeatures(4, 8, rng=0), km.Chi2DirectMap.fit(H)],
+                    2)
+    with pytest.raises(ValueError, match=r"chunks block 0 must be 2-D"):
         km.rf_pca([H.ravel()], None, 2)
-    with pytest.raises(ValueError, match="overflow float64"):
+    with pytest.raises(TypeError, match=r"chunks block 0 must hold real numbers"):
+        km.rf_pca([H.astype(str)], None, 2)  # strings were parsed as numbers
+    with pytest.raises(ValueError, match="features of chunks overflow float64"):
         km.rf_pca(H * 1e308, None, 2)  # eigh's "must not contain infs" before
-    with pytest.raises(ValueError, match="overflow float64"):
+    with pytest.raises(ValueError, match="of chunks \\(or of them and y_chunks\\) "
+                                         "overflow float64"):
         km.rf_ridge(H, np.full(12, 1e308), None, 2)
 
     class Identity:

@@ -123,16 +123,23 @@ def _fit_basis(X, n_basis, kernel, gamma, n_iter, batch_size, learning_rate, ini
 
 def kernel_matrix(X, Z, kernel, gamma):
     """k(x_i, z_j) for float64 rows of X and Z, of any magnitude
-    (`unit_scale`)."""
+    (`unit_scale`) and offset: both kernels are translation-invariant, and
+    the points are centred on the mean of Z first, so that |x|^2 + |z|^2 -
+    2 <x, z> does not cancel catastrophically for points far from the origin
+    (e.g. offset by 1e8)."""
     X, Z, gamma, _ = unit_scale(X, Z, kernel, gamma)
-    if kernel == "rbf":
-        sq = np.einsum("ij,ij->i", X, X)[:, None] + np.einsum("ij,ij->i", Z, Z)
-        sq -= 2 * (X @ Z.T)
-        np.maximum(sq, 0, out=sq)
-        sq *= -gamma
-    else:
-        sq = cdist(X, Z, "cityblock")
-        sq *= -gamma
+    centre = Z.mean(axis=0) if Z.shape[0] else 0.0
+    X, Z = X - centre, Z - centre
+    # gamma * |x - z| beyond float64 (a huge gamma): exp(-inf) = 0
+    with np.errstate(over="ignore"):
+        if kernel == "rbf":
+            sq = np.einsum("ij,ij->i", X, X)[:, None] + np.einsum("ij,ij->i", Z, Z)
+            sq -= 2 * (X @ Z.T)
+            np.maximum(sq, 0, out=sq)
+            sq *= -gamma
+        else:
+            sq = cdist(X, Z, "cityblock")
+            sq *= -gamma
     return np.exp(sq, out=sq)
 
 
@@ -173,7 +180,14 @@ def _objective(X, basis, kernel, gamma, factor=None):
 
 
 def objective_and_gradient(X, basis, kernel, gamma):
-    """Mean CKSVD residual of the rows of X and its gradient w.r.t. basis."""
+    """Mean CKSVD residual of the rows of X and its gradient w.r.t. basis
+    (non-finite where a step too long sent the basis beyond float64: the
+    caller checks)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _objective_and_gradient(X, basis, kernel, gamma)
+
+
+def _objective_and_gradient(X, basis, kernel, gamma):
     K = kernel_matrix(basis, basis, kernel, gamma)
     A = kernel_matrix(X, basis, kernel, gamma)
     factor = _cholesky(K)
@@ -230,8 +244,8 @@ def _kmeans_init(X, n_basis, rng):
     centres = np.asarray(centres, dtype=np.float64)
     if np.unique(centres, axis=0).shape[0] < n_basis:
         raise ValueError(
-            f"k-means found fewer than n_basis={n_basis} distinct centres; "
-            "use init='sample' or a smaller n_basis"
+            f"k-means found fewer than n_basis={n_basis} distinct centres in "
+            "the points; use init='sample' or a smaller n_basis"
         )
     return centres
 
@@ -270,6 +284,12 @@ def _adam(X, train, monitor, basis, kernel, gamma, n_iter, batch_size, step,
                     v_hat = v / (1 - beta2 ** t_adam)
                     lr = step * 0.5 ** halvings / math.sqrt(1 + 10 * it / n_iter)
                     basis = basis - lr * m_hat / (np.sqrt(v_hat) + eps)
+                if not np.isfinite(basis).all():  # a step beyond float64
+                    basis = best.copy()
+                    m[:] = 0
+                    v[:] = 0
+                    t_adam = 0
+                    halvings += 1
             bar.update()
             if (it + 1) % check_every == 0 or it + 1 == n_iter:
                 try:

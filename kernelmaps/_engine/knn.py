@@ -10,6 +10,7 @@ estimator between every pair of sets.
 """
 
 import itertools
+import math
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -19,16 +20,21 @@ from .layout import (
     KNN_PAIRS_PER_CALL,
     TILE_ROWS,
     distance_scale,
+    max_abs,
     pack_cols,
     pack_rows,
     panel_points,
     round_up,
+    row_blocks,
     scaled,
 )
 from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, threads_for
 
-__all__ = ["NeighbourSearch", "choose_method"]
+__all__ = ["MAX_K", "NeighbourSearch", "choose_method"]
+
+# The largest k: the compiled search takes it as a C int.
+MAX_K = 2**31 - 1
 
 # float32 distances |x|^2 + |y|^2 - 2 <x, y> are too coarse for the close
 # neighbours of low dimensions: below this dimension, compute in float64.
@@ -67,6 +73,12 @@ class NeighbourSearch:
     changes no ratio of distances; float32 points of fewer than
     `_FLOAT32_MIN_DIM` dimensions are searched in float64. Distances are
     computed from differences of coordinates, exactly 0 between duplicates.
+
+    The distances within a set of X (rho) only involve that set: a set much
+    smaller in magnitude than the largest point of X and Y (e.g. subnormal
+    points beside points of magnitude 1), whose squared distances would
+    underflow at the common scale, is searched for rho at its own scale
+    (`_own_scales`), and its log rho brought back to the common one.
     """
 
     def __init__(self, X, Y, k, method, n_threads):
@@ -80,23 +92,41 @@ class NeighbourSearch:
         self.exponent = -e  # distances here are those of the input * 2**-exponent
         self.xoff = X.offsets
         self.yoff = X.offsets if self.symmetric else Y.offsets
+        # Per point of X: how many more powers of two its set is scaled by
+        # for rho (None: no set is).
+        self.rho_shift = _own_scales(xp, yp, X.offsets, dtype)
+        rho_points = None
+        if self.rho_shift is not None:
+            rho_points = np.ldexp(xp.astype(dtype), (e + self.rho_shift)[:, None])
         if method == "blocks":
             # Packed once: X's rows (and columns, for rho) serve both passes.
             self.x_rows = pack_rows(xp, e, dtype)
             self.x_cols = pack_cols(xp, e, dtype)
             self.y_cols = self.x_cols if self.symmetric else pack_cols(yp, e, dtype)
             self.dtype, self.dim = dtype, X.dim
+            if rho_points is None:
+                self.rho_rows, self.rho_cols = self.x_rows, self.x_cols
+            else:
+                self.rho_rows = pack_rows(rho_points, 0, dtype)
+                self.rho_cols = pack_cols(rho_points, 0, dtype)
         else:
             self.xp = scaled(xp, e, np.float64)
             self.yp = self.xp if self.symmetric else scaled(yp, e, np.float64)
+            self.rho_xp = (self.xp if rho_points is None
+                           else rho_points.astype(np.float64, copy=False))
 
     def self_log_kth(self):
         """log rho_k of every point of X, the distance to its k-th nearest
         neighbour within its own set (itself excluded): -inf for 0."""
         if self.method == "kdtree":
-            return _kdtree_log_kth(self.xp, self.xoff, self.k, self.n_threads)
-        return _blocks_log_kth(self.dtype, self.dim, self.xoff, self.k,
-                               self.n_threads, self.x_rows, self.x_cols)
+            log_rho = _kdtree_log_kth(self.rho_xp, self.xoff, self.k,
+                                      self.n_threads)
+        else:
+            log_rho = _blocks_log_kth(self.dtype, self.dim, self.xoff, self.k,
+                                      self.n_threads, self.rho_rows, self.rho_cols)
+        if self.rho_shift is not None:
+            log_rho -= self.rho_shift * math.log(2.0)
+        return log_rho
 
     def log_sums(self, log_rho, log_floor, coef, progress):
         """``L[a, i, j]``: the log of the sum over the points t of X_i of
@@ -110,6 +140,33 @@ class NeighbourSearch:
         return _blocks_log_sums(self.dtype, self.dim, self.xoff, self.yoff,
                                 self.symmetric, self.k, log_rho, log_floor, coef,
                                 self.n_threads, progress, self.x_rows, self.y_cols)
+
+
+def _own_scales(xp, yp, offsets, dtype):
+    """For the rho pass: per point of X, the extra power of two by which
+    its set is scaled (None if no set needs one).
+
+    A set whose largest magnitude is more than 2**(maxexp / 4) below the
+    largest point of X and Y (2**256 in float64) is scaled to the common
+    top magnitude on its own: exact, and its squared distances then stay
+    normal numbers. Other sets keep the common scale (shift 0)."""
+    sizes = np.diff(offsets)
+    if len(sizes) == 0 or xp.shape[0] == 0:
+        return None
+    top = max(max_abs(xp), max_abs(yp))
+    if top == 0:
+        return None
+    row_top = np.empty(xp.shape[0])
+    for a, b in row_blocks(xp):
+        row_top[a:b] = np.abs(xp[a:b]).max(axis=1, initial=0.0)
+    set_top = np.maximum.reduceat(row_top, offsets[:-1][sizes > 0])
+    shift = np.zeros(len(sizes), dtype=np.int64)
+    shift[sizes > 0] = np.where(
+        set_top > 0, math.frexp(top)[1] - np.frexp(set_top)[1], 0)
+    shift[shift <= np.finfo(dtype).maxexp // 4] = 0
+    if not shift.any():
+        return None
+    return np.repeat(shift, sizes)
 
 
 # -- distance blocks (Cython) ------------------------------------------------

@@ -27,13 +27,6 @@ def _median(values):
     return median if np.isfinite(median) else 2 * float(np.median(values / 2))
 
 
-def _median(values):
-    """np.median, also where the mean of the two middle values overflows."""
-    with np.errstate(over="ignore"):
-        median = float(np.median(values))
-    return median if np.isfinite(median) else 2 * float(np.median(values / 2))
-
-
 def median_log_gamma(S, power):
     """log of `divergence_kernel`'s default scale ``1 / median(off-diagonal
     S) ** power`` (the median of the positive entries if that is 0; 1 if
@@ -56,22 +49,30 @@ def median_gamma(S, power):
         return float(1.0 / np.float64(_median_scale(S)) ** power)
 
 
-def divergence_kernel_values(S, power, *, gamma=None, scale=None):
+def divergence_kernel_values(S, power, *, gamma=None, scale=None,
+                             log_gamma=None):
     """``exp(-gamma * S ** power)`` for finite non-negative `S` and positive
     finite `power`, given a positive finite `gamma`, or a positive finite
     `scale` with ``gamma = 1 / scale ** power`` (which may be beyond the
-    float range).
+    float range), or the finite ``log_gamma`` of a gamma that may be beyond
+    it.
 
     Correct at any magnitude of `S`, `gamma` and `scale`: the entries where
     the plain formula is exact (``S ** power`` normal and ``gamma * S **
     power`` finite: the usual case) take it, bit for bit; the others
     (overflow, underflow to subnormals or 0) are ``exp(-(S / scale) **
     power)`` for a scale, ``exp(-exp(log(gamma) + power * log(S)))`` for a
-    gamma. ``S == 0`` gives exactly 1; the result is never NaN.
+    gamma (every entry, for `log_gamma`). ``S == 0`` gives exactly 1; the
+    result is never NaN.
     """
     S = np.asarray(S, dtype=np.float64)
     with np.errstate(over="ignore", under="ignore", divide="ignore",
                      invalid="ignore"):
+        if log_gamma is not None:
+            A = np.zeros_like(S)
+            positive = S > 0
+            A[positive] = np.exp(log_gamma + power * np.log(S[positive]))
+            return np.exp(-A)
         if gamma is None:
             gamma = 1.0 / np.float64(scale) ** power
         P = S**power

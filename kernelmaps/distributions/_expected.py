@@ -123,10 +123,10 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
         K = _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric,
                       n_threads, progress)
     if not np.isfinite(K).all():
+        names = "means and covs" if symmetric else "means, covs, means2 and covs2"
         raise ValueError(
-            f"the {kernel} expected kernel values overflow float64 for these "
-            f"means and covariances; scale them down (or use a smaller gamma or "
-            f"coef0)"
+            f"the {kernel} expected kernel values of {names} overflow float64; "
+            f"scale them down (or use a smaller gamma or coef0)"
         )
     return K
 
@@ -253,8 +253,9 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
             raise ValueError("diag_X and diag_Y must be >= 0 (squared norms)")
         top = max(np.abs(K).max(), dx.max(), dy.max())
         if top <= 2.0**1000:
-            return np.exp(-gamma2 * np.maximum(dx[:, None] + dy[None, :] - 2 * K,
-                                               0.0))
+            with np.errstate(over="ignore"):  # gamma2 * d2 beyond: exp(-inf) = 0
+                return np.exp(-gamma2 * np.maximum(
+                    dx[:, None] + dy[None, :] - 2 * K, 0.0))
         # Beyond: the squared distances at a power-of-two scale (exact), so
         # that dx + dy - 2 K neither overflows nor gives inf - inf.
         e = math.frexp(top)[1] + 2
@@ -267,7 +268,7 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
     # sqrt(dx) sqrt(dy): the product dx dy could overflow or underflow
     with np.errstate(over="ignore"):
         cosine = K / (np.sqrt(dx)[:, None] * np.sqrt(dy)[None, :])
-    return np.exp(-gamma2 * np.maximum(2.0 - 2.0 * cosine, 0.0))
+        return np.exp(-gamma2 * np.maximum(2.0 - 2.0 * cosine, 0.0))
 
 
 def _check_gaussians(means, covs, mname, cname):
@@ -300,6 +301,30 @@ def _check_gaussians(means, covs, mname, cname):
     return m, c
 
 
+def _rbf_diagonal_terms(m1, v1, m2, v2, gamma, t, dm2, bad):
+    """log t and gamma (m1 - m2)**2 / t per coordinate (broadcast), with
+    ``t = 1 + 2 gamma (v1 + v2)``, where t or the squared difference
+    overflows float64 (`bad`) taken in logs: the expected kernel itself,
+    in [0, 1], stays computable at any scale of the means and
+    variances."""
+    with np.errstate(divide="ignore"):
+        log_t = np.log(t)
+        scaled = gamma * (dm2 / np.where(bad, 1.0, t))
+    shape = t.shape
+    a, b = np.broadcast_to(v1, shape)[bad], np.broadcast_to(v2, shape)[bad]
+    half = a / 2 + b / 2  # (v1 + v2) / 2, finite
+    with np.errstate(over="ignore", divide="ignore"):  # where() takes both
+        u = gamma * half * 4
+        log_t[bad] = np.where(np.isfinite(u), np.log1p(u),
+                              math.log(4) + math.log(gamma) + np.log(half))
+    diff = np.abs(np.broadcast_to(m1, shape)[bad] / 2
+                  - np.broadcast_to(m2, shape)[bad] / 2)  # |m1 - m2| / 2
+    with np.errstate(divide="ignore", over="ignore"):
+        scaled[bad] = np.exp(math.log(gamma) + 2 * (np.log(diff) + math.log(2))
+                             - log_t[bad])
+    return log_t, scaled
+
+
 def _full(c, d):
     """Covariances as (n, d, d) matrices."""
     if c.ndim == 3:
@@ -319,9 +344,21 @@ def _rbf(m1, c1, m2, c2, gamma, symmetric, n_threads, progress):
         block = max(1, EXPECTED_BLOCK_BYTES // (8 * len(m2) * d))
         for start in range(0, n, block):
             rows = slice(start, start + block)
-            t = 1 + 2 * gamma * (v1[rows, None, :] + v2[None, :, :])
-            dm2 = (m1[rows, None, :] - m2[None, :, :]) ** 2
-            K[rows] = np.exp(-0.5 * np.log(t).sum(-1) - gamma * (dm2 / t).sum(-1))
+            with np.errstate(over="ignore", invalid="ignore"):
+                # gamma * (...) first: 2 * gamma may overflow, times 0
+                # variances it would give NaN
+                t = 1 + gamma * (v1[rows, None, :] + v2[None, :, :]) * 2
+                dm2 = (m1[rows, None, :] - m2[None, :, :]) ** 2
+            bad = ~(np.isfinite(t) & np.isfinite(dm2))
+            if not bad.any():
+                K[rows] = np.exp(-0.5 * np.log(t).sum(-1)
+                                 - gamma * (dm2 / t).sum(-1))
+                continue
+            log_t, scaled = _rbf_diagonal_terms(
+                m1[rows, None, :], v1[rows, None, :], m2[None, :, :],
+                v2[None, :, :], gamma, t, dm2, bad)
+            with np.errstate(over="ignore"):  # exp(-inf) = 0
+                K[rows] = np.exp(-0.5 * log_t.sum(-1) - scaled.sum(-1))
         return K
     return rbf_full(m1, _full(c1, d), m2, _full(c2, d), gamma, symmetric,
                     n_threads, progress)

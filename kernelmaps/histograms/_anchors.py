@@ -52,6 +52,34 @@ def _check_kernel(kernel):
     return check_choice(kernel, "kernel", tuple(KERNELS))
 
 
+# A callable kernel given with a table is checked on this many anchors of
+# the first dimension (fit evaluates it on all of them).
+_PROBE_ANCHORS = 8
+
+
+def _probe_kernel(kernel, anchors):
+    """A ValueError naming `kernel` unless the callable, vectorised as in
+    `AnchorMap.fit` (on arrays (1, m, 1) and (1, 1, m)), gives finite
+    values of shape (1, m, m) on the first anchors of the first dimension."""
+    a = anchors[:1, :_PROBE_ANCHORS]
+    m = a.shape[1]
+    try:
+        with np.errstate(all="ignore"):
+            K = np.asarray(kernel(a[:, :, None], a[:, None, :]), dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise type(err)(
+            f"kernel must be a vectorised callable of two arrays; on the anchors "
+            f"it raised {type(err).__name__}: {err}"
+        ) from None
+    if K.shape != (1, m, m) or not np.isfinite(K).all():
+        raise ValueError(
+            f"kernel must be a vectorised callable giving finite values of the "
+            f"shape of its broadcast arguments, {(1, m, m)} on the first anchors; "
+            f"got shape {K.shape}"
+            + ("" if K.shape != (1, m, m) else " with NaN or infinity")
+        )
+
+
 def _power_of_4_scales(top):
     """Per dimension, 1, or the power of 4 nearest `top` when `top` is
     outside [2**-_SAFE, 2**_SAFE]."""
@@ -197,6 +225,8 @@ class AnchorMap(Frozen):
             )
         if not np.isfinite(table).all():
             raise ValueError("table contains NaN or infinity")
+        if callable(self.kernel):
+            _probe_kernel(self.kernel, anchors)
         self.anchors = anchors
         self.table = table
         self.rank = rank
@@ -206,10 +236,10 @@ class AnchorMap(Frozen):
         self.table_offsets = np.concatenate([[0], np.cumsum(n_anchors * self.rank)])
         # Uniform grids from 0 are indexed directly, others searched.
         step = self.anchors[:, 1] - self.anchors[:, 0]
-        grid = step[:, None] * np.arange(n_anchors)
-        uniform = (self.anchors[:, 0] == 0) & np.all(
-            np.abs(self.anchors - grid) <= 1e-12 * self.anchors[:, -1:], axis=1)
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore"):  # a grid beyond float64: not uniform
+            grid = step[:, None] * np.arange(n_anchors)
+            uniform = (self.anchors[:, 0] == 0) & np.all(
+                np.abs(self.anchors - grid) <= 1e-12 * self.anchors[:, -1:], axis=1)
             inv = 1.0 / step  # steps > 0: the anchors are increasing
         # (a step so small that its inverse overflows is searched)
         self._inv_step = np.where(uniform & np.isfinite(inv), inv, 0.0)

@@ -1,6 +1,8 @@
 """Exact additive kernels between histograms: chi2, intersection,
 Hellinger, Jensen-Shannon, and the chi2 distance and exp-chi2 kernel."""
 
+import math
+
 import numpy as np
 import scipy.sparse
 
@@ -81,7 +83,7 @@ def additive_chi2_kernel(X, Y=None, *, workers=None):
     array([[1.    , 0.6607],
            [0.6607, 1.    ]])
     """
-    return 2.0 * _additive(X, Y, "chi2", workers)
+    return _additive(X, Y, "chi2", workers, factor=2.0)
 
 
 def chi2_distance(X, Y=None, *, workers=None):
@@ -129,7 +131,16 @@ def chi2_distance(X, Y=None, *, workers=None):
     array([[0.    , 0.3393],
            [0.3393, 0.    ]])
     """
-    return _chi2_distance(X, Y, workers)
+    D, exponent = _chi2_distance(X, Y, workers)
+    with np.errstate(over="ignore"):
+        D = np.ldexp(D, exponent)
+    if not np.isfinite(D).all():
+        raise ValueError(
+            f"the chi2 distances between the rows of "
+            f"{'X' if Y is None else 'X and Y'} overflow float64; scale the "
+            f"histograms down"
+        )
+    return D
 
 
 def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None):
@@ -178,7 +189,11 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None):
            [0.5073, 1.    ]])
     """
     beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
-    return np.exp(-beta * _chi2_distance(X, Y, workers))
+    D, exponent = _chi2_distance(X, Y, workers)
+    # beta * D beyond float64 (a huge beta, or distances that overflow):
+    # exp(-inf) = 0, the kernel value in float64
+    with np.errstate(over="ignore"):
+        return np.exp(-np.ldexp(beta * D, exponent))
 
 
 def intersection_kernel(X, Y=None, *, workers=None):
@@ -332,9 +347,13 @@ def _check_pair(X, Y, workers):
     return X, Y, resolve_workers(workers)
 
 
-def _additive(X, Y, kind, workers):
+def _additive(X, Y, kind, workers, factor=1.0):
     X, Y, n_threads = _check_pair(X, Y, workers)
-    return _finite(additive_sums(X, Y, kind, n_threads))
+    K = additive_sums(X, Y, kind, n_threads)
+    if factor != 1.0:
+        with np.errstate(over="ignore"):  # reported by _finite
+            K *= factor
+    return _finite(K)
 
 
 def _finite(K):
@@ -348,8 +367,17 @@ def _finite(K):
 
 
 def _chi2_distance(X, Y, workers):
+    """The chi2 distances times 2**-exponent, and the exponent: 0 unless
+    the largest value is beyond 2**_SUM_TOP, where the histograms are first
+    scaled by a power of two (the distance is homogeneous of degree 1), so
+    that no row sum overflows before the distance would."""
     X, Y, n_threads = _check_pair(X, Y, workers)
     symmetric = Y is None
+    top = max(_max(X), 0.0 if symmetric else _max(Y))
+    exponent = max(math.frexp(top)[1] - _SUM_TOP, 0)
+    if exponent:
+        X = _ldexp(X, -exponent)
+        Y = None if symmetric else _ldexp(Y, -exponent)
     half = additive_sums(X, Y, "chi2", n_threads)  # K / 2
     sx = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
     sy = sx if symmetric else np.asarray(Y.sum(axis=1), dtype=np.float64).ravel()
@@ -357,7 +385,26 @@ def _chi2_distance(X, Y, workers):
     np.maximum(D, 0.0, out=D)
     if symmetric:
         np.fill_diagonal(D, 0.0)
-    return D
+    return D, exponent
+
+
+# Values beyond 2**_SUM_TOP are scaled down before the row sums of the chi2
+# distance: sums of up to 2**40 of them stay finite.
+_SUM_TOP = 980
+
+
+def _max(A):
+    """The largest value of validated (non-negative) histograms."""
+    data = A.data if scipy.sparse.issparse(A) else A
+    return float(data.max()) if data.size else 0.0
+
+
+def _ldexp(A, e):
+    """Histograms `A` times 2**e (a new array or CSR matrix)."""
+    if scipy.sparse.issparse(A):
+        return scipy.sparse.csr_matrix((np.ldexp(A.data, e), A.indices, A.indptr),
+                                       shape=A.shape)
+    return np.ldexp(A, e)
 
 
 def _sqrt(A):

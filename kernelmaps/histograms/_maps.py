@@ -12,7 +12,7 @@ from .._bags import Bags
 from .._dask import lazy_rows
 from .._draws import draw_fourier
 from .._engine.expand import expand
-from .._engine.layout import max_abs
+from .._engine.layout import max_abs, row_blocks
 from .._engine.set_means import cos_in_place, set_means
 from .._frozen import Frozen
 from .._parallel import resolve_workers
@@ -42,10 +42,12 @@ _POOLED_WEIGHT = 0.1
 # bins for Chi2DirectMap.fit.
 _MAX_TERMS = 2**16
 _MAX_BINS = 2**24
-# The direct map's compiled expansion computes 2 sqrt(k) x and x + k: when
-# the largest value or parameter is beyond 2**+-_DIRECT_RANGE, the values
-# and parameters are scaled (exactly, by a power of 4) to about 1 first.
-_DIRECT_RANGE = 600
+# The direct map's compiled expansion computes 2 sqrt(k) x and x + k in
+# float64: values and parameters are scaled (exactly, by a power of 4) so
+# that these stay below 2**_DIRECT_TOP and the smallest of them above
+# 2**-_DIRECT_BOTTOM (normal numbers), when they would not already.
+_DIRECT_TOP = 1020
+_DIRECT_BOTTOM = 1000
 # The Chebyshev map's compiled expansion computes z = x / scale and 2 z: the
 # values with |log2(z)| beyond this are expanded here, in logs.
 _CHEBYSHEV_WINDOW = 1000
@@ -171,9 +173,10 @@ class Chi2DirectMap(_AdditiveMap):
     outside the fitted range are mapped by the same exact series, whose
     error there shrinks more slowly. Values and parameters of any magnitude
     are mapped without overflow: the map is homogeneous of degree 1/2 in
-    (x, k), and when the largest of them is beyond ``2**600`` (or below
-    ``2**-600``) it is computed at an exactly rescaled (power of 4) scale.
-    At most 65536 terms.
+    (x, k), and where ``2 sqrt(k) x`` or ``x + k`` would overflow, or the
+    smallest value or parameter is subnormal, it is computed at the exactly
+    rescaled (power of 4) scale nearest 1 that avoids both (parameters
+    spanning 0.1 to 1e308 need none). At most 65536 terms.
 
     References
     ----------
@@ -227,16 +230,14 @@ class Chi2DirectMap(_AdditiveMap):
 
     def _expand(self, X, n_threads):
         # The map is homogeneous of degree 1/2 in (x, k) jointly: with
-        # p = 4**m, c_q(x; k) = 2**m c_q(x / p; k / p). When the largest
-        # value or parameter is beyond 2**+-_DIRECT_RANGE, the map is
-        # expanded at such a scale (exact) that it is about 1, so that
-        # 2 sqrt(k) x and x + k neither overflow nor underflow.
+        # p = 4**m, c_q(x; k) = 2**m c_q(x / p; k / p). Where 2 sqrt(k) x or
+        # x + k would overflow, or the smallest value or parameter is
+        # subnormal, the map is expanded at such a scale (exact): the one
+        # nearest 1 that avoids both (`_direct_exponent`).
         values = _values(X)
-        top = max(max_abs(values), float(self.k.max()))
-        exponent = math.frexp(top)[1]
-        if -_DIRECT_RANGE <= exponent <= _DIRECT_RANGE:
+        m = _direct_exponent(values, self.k)
+        if m == 0:
             return super()._expand(X, n_threads)
-        m = exponent // 2
         T = self._n_terms
         params = np.ascontiguousarray(np.hstack([
             np.ldexp(self._params[:, :T], -2 * m),
@@ -318,6 +319,32 @@ class Chi2DirectMap(_AdditiveMap):
     def __repr__(self):
         shape = "x".join(str(s) for s in self.k.shape)
         return f"Chi2DirectMap(k=<{shape} parameters>, n_terms={self.n_terms})"
+
+
+def _direct_exponent(values, k):
+    """m such that the direct map of the stored `values` with the
+    parameters `k`, expanded at the scale 4**-m, computes 2 sqrt(k) x and
+    x + k below 2**_DIRECT_TOP and holds no subnormal value or parameter:
+    0 when the unscaled ones do (the usual case), else the m nearest 0 that
+    does; overflow is avoided first where the range of the values and
+    parameters is too wide for both (the smallest then lose precision,
+    features far below the largest)."""
+    top_x = max_abs(values)
+    if top_x == 0:
+        return 0
+    # the smallest positive value, in blocks (Ctrl-C stops between two)
+    smallest = min(float(np.min(block, where=block > 0, initial=np.inf))
+                   for block in (values[a:b] for a, b in row_blocks(values)))
+    e_kmax = math.frexp(float(k.max()))[1]
+    e_kmin = math.frexp(float(k.min()))[1]
+    e_xmax = math.frexp(top_x)[1]
+    e_xmin = math.frexp(smallest)[1]
+    # frexp: 2**(e - 1) <= v < 2**e
+    low = max(-(-(max(e_kmax, e_xmax) - _DIRECT_TOP) // 2),      # x + k
+              -(-(1 + e_kmax // 2 + 1 + e_xmax - _DIRECT_TOP) // 3))  # 2 sqrt(k) x
+    high = min((min(e_xmin, e_kmin) - 1 + _DIRECT_BOTTOM) // 2,
+               (1 + (e_kmin - 1) // 2 + e_xmin - 1 + _DIRECT_BOTTOM) // 3)
+    return min(max(0, low), max(high, low))
 
 
 def _greedy(density, centres, n_terms):

@@ -56,7 +56,7 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
         k``. A sequence gives one matrix per alpha from a single neighbour
         search.
     k : int, default=5
-        Neighbour rank.
+        Neighbour rank, at most ``2**31 - 1``.
     min_dist : float, optional
         Floor on both kNN distances, so duplicate points give finite values.
         None (default) floors the distances of the pairs ``(X[i], .)`` at
@@ -142,7 +142,7 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
            [0.46, 0.32, 0.  ]])
     """
     X, Y = check_set_pair(X, Y)
-    k = check_scalar(k, "k", kind="int", low=1)
+    k = check_scalar(k, "k", kind="int", low=1, high=knn.MAX_K)
     alphas, single = _check_alpha(alpha, k)
     if min_dist is not None:
         min_dist = check_scalar(min_dist, "min_dist", low=0.0)
@@ -305,10 +305,21 @@ def divergence_kernel(D, *, gamma=None, power=2):
     power = check_scalar(power, "power", low=0.0, low_inclusive=False)
     if gamma is not None:
         gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    top = float(np.abs(D).max())
+    # Divergences in the subnormal range are first scaled up by a power of
+    # two (exact), so that halving D + D.T does not round them: the kernel
+    # of the median scale is unchanged by it; a given gamma is applied to
+    # log S in the units of D.
+    exponent = -math.frexp(top)[1] if 0 < top < 2.0**-900 else 0
+    if exponent:
+        D = np.ldexp(D, exponent)
     with np.errstate(over="ignore"):  # (D + D.T) / 2 without overflow:
-        S = D / 2 + D.T / 2 if np.abs(D).max() > 2.0**1020 else (D + D.T) / 2
+        S = D / 2 + D.T / 2 if top > 2.0**1020 else (D + D.T) / 2
     np.maximum(S, 0.0, out=S)
     if gamma is None:
         return divergence_kernel_values(S, power, scale=median_scale(S))
+    if exponent:
+        return divergence_kernel_values(
+            S, power, log_gamma=math.log(gamma) - exponent * power * math.log(2.0))
     return divergence_kernel_values(S, power, gamma=gamma)
 

@@ -1,6 +1,8 @@
 """Exact kernels between sets of vectors: the sum-match (mean map) kernel,
 the maximum mean discrepancy, the MMD kernel, and the median heuristic."""
 
+import math
+
 import numpy as np
 from scipy.spatial.distance import pdist
 
@@ -10,6 +12,7 @@ from .._validation import (
     check_bool,
     check_choice,
     check_points,
+    check_rng,
     check_scalar,
     check_set_pair,
 )
@@ -102,7 +105,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     if normalize:
         ny = X.sizes if Y is None else Y.sizes
         K /= np.multiply.outer(X.sizes.astype(np.float64), ny)
-    return _check_finite(K, params)
+    return _check_finite(K, params, Y is None)
 
 
 def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=False,
@@ -152,6 +155,16 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     See Also
     --------
     sum_match_kernel, mmd_kernel
+
+    Notes
+    -----
+    MMD^2 is a difference of mean kernel values: its rounding error is
+    about the float64 precision times those values, not times MMD^2. The
+    "rbf" and "laplacian" kernels are computed from differences of points
+    (exact at any offset); for "linear" and "polynomial" kernels of points
+    far from the origin (say offset by 1e8 with unit spread) the kernel
+    values dwarf MMD^2, which then has no correct digit: centre the points
+    first.
 
     References
     ----------
@@ -226,6 +239,14 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     --------
     mmd, sum_match_kernel
 
+    Notes
+    -----
+    The accuracy is that of MMD^2 (see `mmd`): an error e of MMD^2 leaves
+    the result between ``exp(-gamma2 (MMD^2 + e))`` and ``exp(-gamma2
+    (MMD^2 - e))``, which for linear or polynomial kernels of points far
+    from the origin may be anywhere in [0, 1]: centre the points first. A
+    `gamma2` so large that ``gamma2 * MMD^2`` overflows gives 0.
+
     References
     ----------
     .. [1] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
@@ -247,7 +268,8 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     n_threads = resolve_workers(workers)
     check_progress(progress)
     D2 = _mmd(X, Y, params, True, False, n_threads, progress)
-    return np.exp(-gamma2 * D2)
+    with np.errstate(over="ignore"):  # gamma2 * D2 beyond float64: exp(-inf) = 0
+        return np.exp(-gamma2 * D2)
 
 
 def median_heuristic(X, *, sample=1000, rng=None):
@@ -300,18 +322,32 @@ def median_heuristic(X, *, sample=1000, rng=None):
     n = points.shape[0]
     if sample is not None:
         sample = check_scalar(sample, "sample", kind="int", low=2)
+    generator = check_rng(rng)  # checked even when every point is taken
     if n < 2:
         raise ValueError(f"X must hold at least 2 points, got {n}")
     if sample is not None and n > sample:
-        generator = np.random.default_rng(rng)
         points = points[np.sort(generator.choice(n, size=sample, replace=False))]
-    median = float(np.median(pdist(points.astype(np.float64), "sqeuclidean")))
+    # Squared distances of the points scaled by a power of two (exact) to a
+    # largest magnitude of about 2**480: they neither overflow nor
+    # underflow; gamma is then scaled back.
+    top = float(np.abs(points).max())
+    exponent = 480 - math.frexp(top)[1] if top > 0 else 0
+    scaled = np.ldexp(points.astype(np.float64), exponent)
+    median = float(np.median(pdist(scaled, "sqeuclidean")))
     if not median > 0:
         raise ValueError(
             "the median squared distance between points of X is 0 (most of them "
             "coincide); choose gamma by hand"
         )
-    return 1.0 / median
+    with np.errstate(over="ignore", under="ignore"):
+        gamma = float(np.ldexp(1.0 / median, 2 * exponent))
+    if not np.finfo(np.float64).tiny <= gamma < math.inf:
+        raise ValueError(
+            f"gamma = 1 / median squared distance of X = 2**"
+            f"{2 * exponent - math.log2(median):.0f} is beyond the float64 range: "
+            f"scale X to magnitudes nearer 1"
+        )
+    return gamma
 
 
 def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1):
@@ -366,7 +402,7 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress):
     nx = X.sizes.astype(np.float64)
     ny = nx if Y is None else Y.sizes.astype(np.float64)
     K /= np.multiply.outer(nx, ny)
-    _check_finite(K, params)
+    _check_finite(K, params, Y is None)
 
     def within(bags, sizes, diagonal):
         if diagonal is None:
@@ -379,23 +415,29 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress):
             sizes * (sizes - 1)
         )
 
-    kx = within(X, nx, np.diag(K).copy() if Y is None else None)
-    ky = kx if Y is None else within(Y, ny, None)
-    D2 = np.add.outer(kx, ky)
-    D2 -= 2 * K
+    # Within-set sums (and so D2) that overflow are reported by
+    # _check_finite below, naming the inputs: no warning here.
+    with np.errstate(over="ignore", invalid="ignore"):
+        kx = within(X, nx, np.diag(K).copy() if Y is None else None)
+        ky = kx if Y is None else within(Y, ny, None)
+        D2 = np.add.outer(kx, ky)
+        D2 -= 2 * K
     if Y is None:
         np.fill_diagonal(D2, 0.0)
     if not unbiased:
         np.maximum(D2, 0.0, out=D2)
-    _check_finite(D2, params)
+    _check_finite(D2, params, Y is None)
     return D2 if squared else np.sqrt(D2)
 
 
-def _check_finite(K, params):
+def _check_finite(K, params, symmetric):
+    """K, or a ValueError naming the inputs (X, or X and Y) where their
+    kernel values (or the MMD made of them) overflow float64."""
     if not np.isfinite(K).all():
+        names = "X" if symmetric else "X and Y"
         raise ValueError(
-            f"the {params['kernel']} kernel values overflow float64 for this input; "
-            "scale the data down or use smaller gamma/coef0"
+            f"the {params['kernel']} kernel values of {names} overflow float64; "
+            f"scale {names} down or use smaller gamma/coef0"
         )
     return K
 

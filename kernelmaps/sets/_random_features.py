@@ -12,6 +12,7 @@ from .._engine.layout import max_abs
 from .._engine.set_means import set_means
 from .._frozen import Frozen
 from .._parallel import resolve_workers
+from .._probes import as_float_array
 from .._validation import (
     check_choice,
     check_fourier_range,
@@ -46,10 +47,10 @@ class _Fourier(Frozen):
         dim = check_scalar(dim, "dim", kind="int", low=1)
         n_components = check_scalar(n_components, "n_components", kind="int", low=1)
         self.kernel = check_choice(kernel, "kernel", _KERNELS)
+        check_size(dim=dim, n_components=n_components)  # first: 1 / dim below
         if gamma is None:
             gamma = 1.0 / dim
         self.gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
-        check_size(dim=dim, n_components=n_components)
         with np.errstate(over="ignore", invalid="ignore"):  # checked below
             self.weights, self.offsets, self._draw = draw_fourier(
                 dim, n_components, self.kernel, self.gamma, check_rng(rng))
@@ -110,8 +111,9 @@ class RandomFourierFeatures(_Fourier):
     n_components : int
         Number t of features.
     kernel : {"rbf", "laplacian"}, default="rbf"
-    gamma : float, default=1.0
-        Positive scale of the kernel.
+    gamma : float or None, default=1.0
+        Positive scale of the kernel; None means ``1 / dim`` (as in
+        `RandomDistributionFeatures` and `sum_match_kernel`).
     rng : int or numpy.random.Generator, optional
         Seed or generator for W and b; the same seed gives the same map.
 
@@ -174,7 +176,7 @@ class RandomFourierFeatures(_Fourier):
         Z : ndarray, shape (n, n_components)
             In the dtype of `X` (float32 or float64).
         """
-        X = np.asarray(X)
+        X = as_float_array(X, "X")  # ragged or sparse X: an error naming X
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (n, dim), got shape {X.shape}")
         points = check_points(X, "X")
@@ -304,8 +306,10 @@ class DoublyRandomDistributionFeatures(Frozen):
         Number t2 of output features.
     gamma : float, optional
         Scale of the point kernel; None means ``1 / dim``.
-    gamma2 : float, default=1.0
-        Scale of the level-2 Gaussian kernel.
+    gamma2 : float or None, default=1.0
+        Scale of the level-2 Gaussian kernel; None means
+        ``1 / n_components``, the default of the second level, a
+        `RandomFourierFeatures` of the ``n_components`` RDF features.
     rng : int or numpy.random.Generator, optional
         Seed or generator; the first level is drawn first.
 

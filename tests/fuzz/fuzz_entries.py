@@ -372,9 +372,25 @@ def _check_mmd_kernel(ctx, v, res):
         need(np.all(np.diag(R) == 1), "Y=None: the diagonal is not exactly 1")
     D2, scale = ref.mmd2(X, Y, **_kernel_opts(v))
     g2 = float(v.get("gamma2", 1.0))
-    expected = np.exp(-ref.LD(g2) * np.maximum(D2, 0))
-    rtol = (1e-4 if in32 else 1e-10) + g2 * (1e-5 if in32 else 1e-12) * scale
-    need_close(R, expected, in32, rtol=rtol)
+    D2 = np.maximum(D2, 0)
+    expected = np.exp(-ref.LD(g2) * D2)
+    # MMD^2 is a difference of kernel terms: _check_mmd accepts an absolute
+    # error delta of it relative to their scale. Mapped through exp, that
+    # is the interval [exp(-g2 (D2 + delta)), exp(-g2 (D2 - delta))], about
+    # expected * (1 -+ g2 delta) when g2 delta is small (the relative
+    # tolerance below), but up to [0, 1] when it is not (e.g. polynomial
+    # kernel values of 1e48 at offset 1e8, where the rounding of MMD^2 is
+    # 1e32): an expected value of exactly 0 then gives no relative slack.
+    base = 1e-4 if in32 else 1e-10
+    delta = (1e-5 if in32 else 1e-12) * scale
+    with np.errstate(over="ignore", under="ignore"):
+        lo = np.exp(-ref.LD(g2) * (D2 + ref.LD(delta)))
+        hi = np.exp(-ref.LD(g2) * np.maximum(D2 - ref.LD(delta), 0))
+    slack = base * expected + ref.TINY
+    below, above = R - lo + slack, hi + slack - R  # both >= 0 inside
+    if np.all((below >= 0) & (above >= 0)):
+        return
+    need_close(R, expected, in32, rtol=base + g2 * delta)
 
 
 def _set_kernel_entry(name, check, extra_args=(), extra_build=None):
@@ -516,6 +532,21 @@ def _alpha_judge(p, v):
             return INVALID  # the baseline k is 2 or 3: |alpha - 1| < k
         if e == VALID and abs(float(v) - 1) >= 2:
             return EITHER  # valid for k=3 only
+    except (TypeError, ValueError):
+        pass
+    return e
+
+
+def _period_judge(p, v):
+    """HomogeneousKernelMap's period: documented to be at least 2 pi /
+    2**100 (below, the features of float32 input overflow: the map refuses
+    such a period when it is built), so a smaller one may go either way."""
+    from fuzz_inputs import _judge_number
+
+    e = _judge_number(p, v)
+    try:
+        if e == VALID and float(v) < 2 * math.pi / 2.0**100:
+            return EITHER
     except (TypeError, ValueError):
         pass
     return e
@@ -924,9 +955,11 @@ def _fourier_args(name):
         if n == "kernel":
             args.append(Arg("kernel", p=P("choice", choices=("rbf", "laplacian"))))
         elif n == "gamma":
-            args.append(Arg("gamma", p=_gamma_p(name != "RandomFourierFeatures")))
+            # None: documented, 1 / dim (RandomFourierFeatures too)
+            args.append(Arg("gamma", p=_gamma_p()))
         elif n == "gamma2":
-            args.append(Arg("gamma2", p=_gamma_p(False)))
+            # None: documented, 1 / n_components (the second level's default)
+            args.append(Arg("gamma2", p=_gamma_p()))
         else:
             args.append(RNG())
     return args
@@ -1662,7 +1695,10 @@ _map_ctor_entry(
             "kernel", p=P("choice", choices=("chi2", "js", "intersection", "hellinger"))
         ),
         Arg("order", p=P("int", low=0)),
-        Arg("period", p=P("real", low=0, low_incl=False, none_ok=True)),
+        Arg(
+            "period",
+            p=P("real", low=0, low_incl=False, none_ok=True, judge=_period_judge),
+        ),
     ],
     lambda ctx: {
         "kernel": S(
@@ -1927,7 +1963,8 @@ _map_ctor_entry(
             overrides={"Chi2ChebyshevMap": INVALID, "HomogeneousKernelMap": INVALID},
         ),
         Arg("weights", _WOFF, positional=True),
-        Arg("offsets", _WOFF, positional=True),
+        # offsets is 1-D: its transpose is itself, the valid baseline
+        Arg("offsets", _WOFF, positional=True, overrides={"transposed": VALID}),
         Arg("beta", p=P("real", low=0, low_incl=False), positional=True),
     ],
     _expchi2_ctor_build,
@@ -2266,18 +2303,23 @@ def _check_project(ctx, v, res, symmetric=True):
     need_shape(res, K.shape)
     need_dtype(res, False, exact=True)
     expected = ref.project_psd(K, method)
-    need(
-        expected is not None,
-        "the symmetrised input overflows, but a value was returned",
-    )
-    scale = min(ref.scale_of(K), 1e150) ** (2 if method == "square" else 1)
+    need(expected is not None, "K is not finite, but a value was returned")
+    # The errors scale with |K| (with |K|**2 for "square", whose scale is
+    # capped where its square would overflow: that product then does too).
+    scale = (min(ref.scale_of(K), 1e150) ** 2 if method == "square"
+             else ref.scale_of(K))
     need_close(res, expected, False, scale=scale * len(K))
     if symmetric:
         need_symmetric(res)
-    w = np.linalg.eigvalsh(np.asarray(res, dtype=np.float64))
+    # eigenvalues at a unit scale (exact): eigvalsh of entries near 1e308
+    # overflows internally
+    R = np.asarray(res, dtype=np.float64)
+    e = math.frexp(float(np.abs(R).max(initial=0.0)))[1]
+    w = np.linalg.eigvalsh(np.ldexp(R, -e))
+    bound = 1e-10 * max(scale, 1e-300) * len(K)
     need(
-        w.min() >= -1e-10 * max(scale, 1e-300) * len(K),
-        f"not PSD: smallest eigenvalue {w.min():.3g}",
+        w.min() >= -math.ldexp(bound, -e),
+        f"not PSD: smallest eigenvalue {math.ldexp(float(w.min()), e):.3g}",
     )
 
 
@@ -2335,10 +2377,25 @@ def _check_fit(ctx, v, res):
     K = ref.dense(v["K_train"])
     need(res.n_train_ == len(K), "n_train_ differs")
     K64 = np.asarray(K, dtype=np.float64)
-    T = res.transform((K64 + K64.T) / 2)
+    # the symmetrised K_train as test rows, at a unit scale ((K + K.T) / 2
+    # overflows for entries beyond 9e307)
+    e = math.frexp(float(np.abs(K64).max(initial=0.0)))[1]
+    U = np.ldexp(K64, -e)
+    S = np.ldexp((U + U.T) / 2, e)
     method = v.get("method", "clip")
+    try:
+        T = res.transform(S)
+    except ValueError:
+        # 'square' (S @ K_train) beyond float64, over- or underflowing
+        # entirely: transform's documented ValueError
+        P = np.abs(ref.project_psd(S, "square"))
+        beyond = (P.max() > np.finfo(np.float64).max
+                  or P.max() < np.finfo(np.float64).tiny)
+        need(method == "square" and beyond,
+             "transform of the symmetrised K_train raised")
+        return
     if method != "shift":
-        vv = dict(v, K_train=(K64 + K64.T) / 2)
+        vv = dict(v, K_train=S)
         _check_project(ctx, vv, T, symmetric=False)
 
 
@@ -3095,7 +3152,8 @@ SK_PARAMS = {
     "HomogeneousKernelFeatures": {
         "kernel": P("choice", choices=("chi2", "js", "intersection", "hellinger")),
         "order": P("int", low=0),
-        "period": P("real", low=0, low_incl=False, none_ok=True),
+        "period": P("real", low=0, low_incl=False, none_ok=True,
+                    judge=_period_judge),
     },
     "AnchorFeatures": {
         "kernel": P("choice", choices=("chi2", "js", "intersection", "hellinger")),
@@ -3114,7 +3172,7 @@ SK_PARAMS = {
     "RFFSampler": {
         "n_components": P("int", low=1),
         "kernel": P("choice", choices=("rbf", "laplacian")),
-        "gamma": _gamma_p(False),
+        "gamma": _gamma_p(),  # None: documented, 1 / d
         "random_state": P("sk_rng"),
     },
     "RDFSampler": {
@@ -3127,7 +3185,7 @@ SK_PARAMS = {
         "n_components": P("int", low=1),
         "n_components2": P("int", low=1),
         "gamma": _gamma_p(),
-        "gamma2": _gamma_p(False),
+        "gamma2": _gamma_p(),  # None: documented, 1 / n_components
         "random_state": P("sk_rng"),
     },
     "EMKSampler": {

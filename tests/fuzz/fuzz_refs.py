@@ -248,9 +248,13 @@ def hist_kernel(name, X, Y=None, *, beta=1.0):
         if name == "hellinger_kernel":
             return (np.sqrt(x) * np.sqrt(y)).sum(-1)
         if name == "js_kernel":
-            tx = np.where(x > 0, x / 2 * np.log2(s / np.where(x > 0, x, 1)), 0)
-            ty = np.where(y > 0, y / 2 * np.log2(s / np.where(y > 0, y, 1)), 0)
-            return (tx + ty).sum(-1)
+            # log2((x + y) / x) as log1p(y / x) / log(2): (x + y) / x rounds
+            # to 1 when y << x (even in long double), which loses the term
+            # x / 2 log2(1 + y / x) ~ y / (2 log 2) of the large value x
+            ln2 = np.log(LD(2))
+            tx = np.where(x > 0, x / 2 * np.log1p(y / np.where(x > 0, x, 1)), 0)
+            ty = np.where(y > 0, y / 2 * np.log1p(x / np.where(y > 0, y, 1)), 0)
+            return (tx + ty).sum(-1) / ln2
     raise KeyError(name)
 
 
@@ -513,26 +517,38 @@ def level2(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2, coef0=1.
 
 
 def psd_parts(K):
-    """Symmetrised K, its eigenvalues and eigenvectors (float64)."""
+    """Symmetrised K and its eigenvalues (long double), and its eigenvectors
+    (float64); (None, None) for a non-finite K.
+
+    The eigendecomposition runs at a unit scale (K times a power of two,
+    exact) and the results are scaled back in long double: (K + K.T) / 2
+    in float64 overflows for entries beyond 9e307, a symmetrised matrix that
+    does not, and the eigenvalues of K of 1e-300 or 1e300 are those of the
+    unit-scale K times that scale."""
     K = np.asarray(dense(K, np.float64))
-    with np.errstate(over="ignore", invalid="ignore"):
-        S = (K + K.T) / 2
-    if not np.isfinite(S).all():
-        return S, None, None
-    w, V = np.linalg.eigh(S)
-    return S, w, V
+    if not np.isfinite(K).all():
+        return K, None, None
+    top = float(np.abs(K).max(initial=0.0))
+    e = math.frexp(top)[1] if top > 0 else 0
+    U = np.ldexp(K, -e)
+    Su = (U + U.T) / 2
+    w, V = np.linalg.eigh(Su)
+    return np.ldexp(Su.astype(LD), e), np.ldexp(w.astype(LD), e), V
 
 
 def project_psd(K, method):
+    """The projection, in long double (beyond the float64 range where it
+    overflows or underflows)."""
     S, w, V = psd_parts(K)
     if w is None:
         return None
+    V = V.astype(LD)
     if method == "clip":
         return (V * np.maximum(w, 0)) @ V.T
     if method == "flip":
         return (V * np.abs(w)) @ V.T
     if method == "shift":
-        return S + max(-w.min(), 0.0) * np.eye(len(S))
+        return S + max(-w.min(), LD(0)) * np.eye(len(S), dtype=LD)
     return S @ S
 
 
@@ -542,14 +558,14 @@ def psd_transform(K_train, K_test, method):
     S, w, V = psd_parts(K_train)
     if w is None:
         return None
-    T = np.asarray(dense(K_test, np.float64))
+    T = np.asarray(dense(K_test, LD))
     if method == "square":
         return T @ S
     if method == "shift":
         return T
-    if np.any(np.abs(w) <= 1e-9 * max(np.abs(w).max(), 1e-300)):
+    if np.any(np.abs(w) <= 1e-9 * np.abs(w).max()):
         return None
-    neg = V[:, w < 0]
+    neg = V[:, w < 0].astype(LD)
     return T - (1.0 if method == "clip" else 2.0) * (T @ neg) @ neg.T
 
 

@@ -549,10 +549,12 @@ def _result_arrays(x):
     if isinstance(x, (np.ndarray, float)) or scipy.sparse.issparse(x):
         return x
     d = getattr(x, "__dict__", {})
+    # "workers" is left out: it is the parameter the second run changes (an
+    # estimator keeps it as given, e.g. np.array(2)), not a computed array.
     return tuple(
         (k, v)
         for k, v in sorted(d.items())
-        if isinstance(v, np.ndarray) and not k.startswith("__")
+        if isinstance(v, np.ndarray) and not k.startswith("__") and k != "workers"
     )
 
 
