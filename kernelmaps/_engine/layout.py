@@ -133,7 +133,7 @@ def scaled(points, e, dtype):
     return out
 
 
-def bandwidth_scale(x, y, kernel, gamma):
+def bandwidth_scale(x, y, kernel, gamma, names="X and Y"):
     """For the kernel exp(-gamma |x - y|^2) ("rbf") or exp(-gamma |x -
     y|_1) ("laplacian") of the points `x` (and `y`, or None): the exponent
     e that takes them to units of the kernel's bandwidth, the gamma in those
@@ -146,7 +146,8 @@ def bandwidth_scale(x, y, kernel, gamma):
     would overflow (beyond 2**1000 in float64, 2**120 in float32); float32
     points whose gamma then leaves the float32 range are computed in
     float64. Raises ValueError when gamma times the squared magnitude of
-    the points is beyond float64.
+    the points is beyond float64, naming gamma and the points' arguments,
+    `names`.
     """
     power = 2 if kernel == "rbf" else 1
     top = max(max_abs(x), max_abs(y))
@@ -162,8 +163,9 @@ def bandwidth_scale(x, y, kernel, gamma):
         if scaled_gamma * 1.5 < float(np.finfo(dtype).max):
             return e, scaled_gamma, dtype
     raise ValueError(
-        f"gamma={gamma:g} is too large for points of magnitude {top:g}: "
-        f"gamma * |x|^{power} overflows float64; scale the data down"
+        f"gamma={gamma:g} is too large for the points of {names}, of "
+        f"magnitude {top:g}: gamma * |x|^{power} overflows float64; scale the "
+        f"data down"
     )
 
 

@@ -65,7 +65,8 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
         return _gemm_cos(points, centres, phases, scale, n_threads)
     e, work_dtype = 0, dtype
     if kind != "cos":
-        e, gamma, work_dtype = bandwidth_scale(points, centres.T, kind, gamma)
+        e, gamma, work_dtype = bandwidth_scale(points, centres.T, kind, gamma,
+                                               "sets")
     offsets, factors, owners = _pieces(X.offsets, scale, points.shape[1], dtype)
     rows = pack_rows(points, e, work_dtype)
     cols = pack_cols(centres.T, e, work_dtype)
