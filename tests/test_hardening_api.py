@@ -399,7 +399,7 @@ def test_divergence_kernel_plain_formula_unchanged_at_ordinary_scales():
 
 
 def test_set_kernel_renyi_uses_the_stable_divergence_kernel():
-    from kernelmaps import sklearn as kms
+    kms = adapters()
 
     rng = np.random.default_rng(3)
     sets = [rng.normal(loc=c, size=(25, 2)) for c in (0, 0, 2, 2, 4)]
@@ -419,6 +419,14 @@ def test_set_kernel_renyi_uses_the_stable_divergence_kernel():
 
 
 # ------------------------------------------------------------ scikit-learn
+
+
+def adapters():
+    """`kernelmaps.sklearn`, or skip the test when scikit-learn is absent."""
+    pytest.importorskip("sklearn")
+    from kernelmaps import sklearn
+
+    return sklearn
 
 
 @pytest.mark.parametrize(("params", "error", "match"), [
@@ -442,7 +450,7 @@ def test_set_kernel_renyi_uses_the_stable_divergence_kernel():
 ])
 @pytest.mark.parametrize("kernel", ["renyi", "mean_map"])
 def test_set_kernel_validates_every_parameter_at_fit(kernel, params, error, match):
-    from kernelmaps import sklearn as kms
+    kms = adapters()
 
     rng = np.random.default_rng(0)
     sets = [rng.normal(size=(20, 2)) for _ in range(4)]
@@ -451,7 +459,7 @@ def test_set_kernel_validates_every_parameter_at_fit(kernel, params, error, matc
 
 
 def test_set_kernel_psd_square_and_0d_parameters():
-    from kernelmaps import sklearn as kms
+    kms = adapters()
 
     rng = np.random.default_rng(0)
     sets = [rng.normal(size=(20, 2)) for _ in range(4)]
@@ -462,7 +470,7 @@ def test_set_kernel_psd_square_and_0d_parameters():
 
 
 def histogram_adapters():
-    from kernelmaps import sklearn as kms
+    kms = adapters()
 
     return [kms.Chi2DirectFeatures(3), kms.Chi2ChebyshevFeatures(3),
             kms.HomogeneousKernelFeatures(order=1), kms.AnchorFeatures(n_anchors=5),
@@ -479,9 +487,8 @@ def histogram_adapters():
     np.array([[1, 2], [3, 4]], dtype="timedelta64[s]"),
 ], ids=["str", "bytes", "object-str", "list-str", "datetime64", "timedelta64"])
 def test_adapters_refuse_strings_and_datetimes(bad):
+    kms = adapters()
     from sklearn.base import clone
-
-    from kernelmaps import sklearn as kms
 
     good = np.array([[0.5, 0.25], [1.0, 2.0]])
     for est in histogram_adapters():
@@ -503,7 +510,7 @@ def test_adapters_refuse_strings_and_datetimes(bad):
     (True, TypeError), (-1, ValueError), (2**40, ValueError), ("a", ValueError),
     (1.5, ValueError)])
 def test_adapters_validate_random_state(random_state, error):
-    from kernelmaps import sklearn as kms
+    kms = adapters()
 
     X = np.random.default_rng(0).random((5, 3))
     with pytest.raises(error, match="random_state"):
@@ -511,7 +518,7 @@ def test_adapters_validate_random_state(random_state, error):
 
 
 def test_adapters_name_their_own_parameters():
-    from kernelmaps import sklearn as kms
+    kms = adapters()
 
     rng = np.random.default_rng(0)
     sets = [rng.normal(size=(5, 2)) for _ in range(3)]
