@@ -62,3 +62,38 @@ def test_every_simd_engine_follows_the_switch():
     for name, (_, rtol) in calls.items():
         assert_allclose(base[name], best[name], rtol=rtol, atol=rtol, err_msg=name)
         assert not np.array_equal(base[name], best[name]), name
+
+
+@pytest.mark.skipif("avx512" not in _engine.available_isas(),
+                    reason="no AVX-512 on this CPU")
+def test_avx512_and_avx2_give_the_same_bits():
+    """The AVX-512 path computes every lane with the operations of the AVX2
+    path (FMA on both, the same polynomials, the same order of the sums), in
+    vectors twice as wide: results do not depend on which of the two a CPU
+    runs. Odd sizes: padded lanes and the tails of both widths."""
+    rng = np.random.default_rng(1)
+    sets = [rng.normal(size=(n, 13)) for n in (7, 33, 12, 5, 70)]
+    sets32 = [s.astype(np.float32) for s in sets]
+    H = rng.dirichlet(np.ones(37), size=11)
+    calls = {
+        "rbf": lambda: km.sum_match_kernel(sets, gamma=0.3),
+        "laplacian f32": lambda: km.sum_match_kernel(sets32, kernel="laplacian"),
+        "polynomial f32": lambda: km.sum_match_kernel(sets32, kernel="polynomial"),
+        "mmd": lambda: km.mmd(sets, sets32[:2]),
+        "kNN": lambda: km.renyi_divergence(sets32, k=4, clamp=False),
+        "js": lambda: km.js_kernel(H),
+        "chi2 f32": lambda: km.additive_chi2_kernel(H.astype(np.float32)),
+        "intersection": lambda: km.intersection_kernel(H),
+        "set means": lambda: km.RandomDistributionFeatures(13, 41, rng=0)
+        .transform(sets32),
+    }
+    results = {}
+    for path in ("avx2", "avx512"):
+        previous = _engine.select_isa(path)
+        try:
+            results[path] = {name: f() for name, f in calls.items()}
+        finally:
+            _engine.select_isa(previous)
+    for name in calls:
+        np.testing.assert_array_equal(results["avx2"][name], results["avx512"][name],
+                                      err_msg=name)

@@ -11,6 +11,7 @@ ctypedef fused index_t:
 cdef extern from "km_simd.h" nogil:
     int KM_ISA_BASELINE
     int KM_ISA_AVX2
+    int KM_ISA_AVX512
     int KM_MR
     int KM_NR_D
     int KM_NR_F

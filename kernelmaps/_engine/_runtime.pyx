@@ -23,8 +23,8 @@ cdef extern from *:
     int km_num_procs() nogil
     int km_have_openmp() nogil
 
-# The code paths, by level (KM_ISA_BASELINE, KM_ISA_AVX2, ...).
-ISAS = ("baseline", "avx2")
+# The code paths, by level (KM_ISA_BASELINE, KM_ISA_AVX2, KM_ISA_AVX512).
+ISAS = ("baseline", "avx2", "avx512")
 
 isa_level = km_best_isa()
 
@@ -55,7 +55,8 @@ def available_isas():
 
 
 def simd_isa():
-    """The code path every SIMD kernel runs now: "baseline" or "avx2"."""
+    """The code path every SIMD kernel runs now: "baseline", "avx2" or
+    "avx512"."""
     return ISAS[isa_level]
 
 

@@ -30,7 +30,7 @@ enum { KM_ADD_CHI2 = 0, KM_ADD_INTERSECTION = 1, KM_ADD_PRODUCT = 2, KM_ADD_JS =
 
 #define KM_ADD_RUN 64
 
-/* km_additive_{d,f}_{base,avx2} */
+/* km_additive_{d,f}_{base,avx2,avx512} */
 #define KM_KERNEL "km_additive_kernel.h"
 #include "km_instantiate.h"
 

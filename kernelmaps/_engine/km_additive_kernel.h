@@ -1,8 +1,8 @@
 /*
  * One additive-kernel tile for one element type KM_T and one code path
  * (vectors KM_V of KM_W lanes, masks KM_M): a template of km_instantiate.h,
- * included by km_additive.h only. Register blocking: KM_MR rows x 2 vectors
- * of columns; one loop per kind (KM_ADD_LOOP), so the term is inlined into
+ * included by km_additive.h only. Register blocking: KM_MR rows x KM_NV
+ * vectors of columns; one loop per kind (KM_ADD_LOOP), so the term is inlined into
  * it.
  */
 #define KM_NAME KM_FN(km_additive)
@@ -68,27 +68,26 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, ptrdiff_t d, const KM_T *yt
     const ptrdiff_t run = sizeof(KM_T) == 8 ? d : KM_ADD_RUN;
     const KM_T tiny = KM_TINY;
 
-    for (ptrdiff_t j = 0; j < ncols; j += 2 * W) {
+    for (ptrdiff_t j = 0; j < ncols; j += KM_NV * W) {
         for (int r = 0; r < KM_MR; ++r)
-            for (int c = 0; c < 2 * W; ++c) out[r * ldo + j + c] = 0.0;
+            for (int c = 0; c < KM_NV * W; ++c) out[r * ldo + j + c] = 0.0;
         for (ptrdiff_t k0 = 0; k0 < d; k0 += run) {
             const ptrdiff_t k1 = k0 + run < d ? k0 + run : d;
-            KM_V s[KM_MR][2];
-            for (int r = 0; r < KM_MR; ++r) s[r][0] = s[r][1] = (KM_V){0};
+            KM_V s[KM_MR][KM_NV];
+            for (int r = 0; r < KM_MR; ++r)
+                for (int c = 0; c < KM_NV; ++c) s[r][c] = (KM_V){0};
 #define KM_ADD_LOOP(TERM)                                                      \
     do {                                                                       \
         const KM_T *y = yt + k0 * ldy + j;                                     \
         for (ptrdiff_t k = k0; k < k1; ++k, y += ldy) {                        \
-            KM_V b0, b1;                                                       \
-            memcpy(&b0, y, sizeof b0);                                         \
-            memcpy(&b1, y + W, sizeof b1);                                     \
-            for (int r = 0; r < KM_MR; ++r) {                              \
-                const KM_T a = x[r * d + k];                                   \
-                const KM_V av = (KM_V){0} + a;                                 \
-                KM_V b = b0;                                                   \
-                s[r][0] += (TERM);                                             \
-                b = b1;                                                        \
-                s[r][1] += (TERM);                                             \
+            KM_V bc[KM_NV];                                                    \
+            for (int c = 0; c < KM_NV; ++c) memcpy(&bc[c], y + c * W, sizeof(KM_V)); \
+            for (int r = 0; r < KM_MR; ++r) {                                  \
+                const KM_V av = (KM_V){0} + x[r * d + k];                      \
+                for (int c = 0; c < KM_NV; ++c) {                              \
+                    const KM_V b = bc[c];                                      \
+                    s[r][c] += (TERM);                                         \
+                }                                                              \
             }                                                                  \
         }                                                                      \
     } while (0)
@@ -110,7 +109,7 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, ptrdiff_t d, const KM_T *yt
             }
 #undef KM_ADD_LOOP
             for (int r = 0; r < KM_MR; ++r)
-                for (int c = 0; c < 2; ++c)
+                for (int c = 0; c < KM_NV; ++c)
                     for (int l = 0; l < W; ++l)
                         out[r * ldo + j + c * W + l] += (double)s[r][c][l];
         }

@@ -9,14 +9,20 @@
  *
  * The template is then included once for float64 and once for float32 on
  * the baseline path (16-byte vectors) and, on x86-64, on the AVX2 path
- * (32-byte vectors), with these macros defined:
+ * (32-byte vectors) and the AVX-512 path (64-byte vectors), with these
+ * macros defined:
  *
  *   KM_T          the element type, double or float
  *   KM_TC         its letter in helper names, d or f
  *   KM_IS_DOUBLE  1 for double, 0 for float (for #if)
- *   KM_ISA        the code path, KM_ISA_BASELINE or KM_ISA_AVX2 (for #if)
+ *   KM_ISA        the code path, KM_ISA_BASELINE, KM_ISA_AVX2 or
+ *                 KM_ISA_AVX512 (for #if)
  *   KM_ATTR       the code path's function attributes
- *   KM_VB         its vector bytes, 16 or 32
+ *   KM_VB         its vector bytes, 16, 32 or 64
+ *   KM_NV         vectors per column step of a tile (KM_NV * KM_W columns):
+ *                 1 on AVX-512, 2 otherwise; the 64 bytes of the tile
+ *                 padding (KM_NR_D, KM_NR_F) are one step on AVX2 and
+ *                 AVX-512, two on the baseline
  *   KM_V, KM_M    the vector and mask types of KM_T at KM_VB bytes
  *   KM_W          the lanes of KM_V
  *   KM_VEC(B), KM_MASK(B)  the vector and mask types at B bytes
@@ -44,6 +50,7 @@
 #define KM_W (KM_VB / (int)sizeof(KM_T))
 #define KM_OP(op) KM_CAT(KM_CAT(KM_PASTE(km_, op), KM_TC), KM_VB)
 #define KM_FN(name) KM_CAT(KM_CAT(name, KM_TC), KM_SFX)
+#define KM_NV (KM_VB == 64 ? 1 : 2)
 #define KM_INSTANTIATE_TYPES
 
 #define KM_SFX base
@@ -66,6 +73,16 @@
 #undef KM_ISA
 #undef KM_ATTR
 #undef KM_VB
+
+#define KM_SFX avx512
+#define KM_ISA KM_ISA_AVX512
+#define KM_ATTR KM_TARGET_AVX512
+#define KM_VB 64
+#include "km_instantiate.h"
+#undef KM_SFX
+#undef KM_ISA
+#undef KM_ATTR
+#undef KM_VB
 #endif
 
 #undef KM_INSTANTIATE_TYPES
@@ -76,6 +93,7 @@
 #undef KM_W
 #undef KM_OP
 #undef KM_FN
+#undef KM_NV
 #undef KM_KERNEL
 
 #else

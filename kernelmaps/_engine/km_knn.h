@@ -33,7 +33,7 @@
 #define KM_KW_D 4
 #define KM_KW_F 8
 
-/* km_knn_{rows,cols}_{d,f}_{base,avx2} */
+/* km_knn_{rows,cols}_{d,f}_{base,avx2,avx512} */
 #define KM_KERNEL "km_knn_kernel.h"
 #include "km_instantiate.h"
 

@@ -2,7 +2,8 @@
  * Branch-free k-smallest selection for one element type KM_T and one code
  * path: a template of km_instantiate.h, included by km_knn.h only. The lists
  * are 32-byte vectors on every path (KM_KNN_V of KM_KNN_W lanes, mask
- * KM_KNN_M); the AVX2 path takes their min and max with its instructions.
+ * KM_KNN_M); the AVX2 and AVX-512 paths take their min and max with the
+ * AVX instructions.
  */
 #define KM_KNN_V KM_VEC(32)
 #define KM_KNN_M KM_MASK(32)
@@ -11,10 +12,10 @@
 #define KM_COLS KM_FN(km_knn_cols)
 #define KM_NET KM_FN(km_knn_net)
 #define KM_LOADX KM_FN(km_knn_loadx)
-#if KM_ISA == KM_ISA_AVX2 && KM_IS_DOUBLE
+#if KM_ISA >= KM_ISA_AVX2 && KM_IS_DOUBLE
 #define KM_KNN_VMIN(a, b) __builtin_ia32_minpd256((a), (b))
 #define KM_KNN_VMAX(a, b) __builtin_ia32_maxpd256((a), (b))
-#elif KM_ISA == KM_ISA_AVX2
+#elif KM_ISA >= KM_ISA_AVX2
 #define KM_KNN_VMIN(a, b) __builtin_ia32_minps256((a), (b))
 #define KM_KNN_VMAX(a, b) __builtin_ia32_maxps256((a), (b))
 #else

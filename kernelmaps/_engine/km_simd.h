@@ -3,9 +3,9 @@
  * vector extensions, the code paths (instruction sets) and their runtime
  * dispatch, and the tile geometry.
  *
- * The helpers exist for two vector widths, 16 bytes (SSE2, NEON: the
- * baseline) and 32 bytes (AVX2), with the width in their names: km_vd_16,
- * km_exp2_d_32, ... (km_simd_impl.h is their template). A kernel is written
+ * The helpers exist for three vector widths, 16 bytes (SSE2, NEON: the
+ * baseline), 32 bytes (AVX2) and 64 bytes (AVX-512), with the width in their
+ * names: km_vd_16, km_exp2_d_32, ... (km_simd_impl.h is their template). A kernel is written
  * once, as a template header, and compiled for every element type and code
  * path by km_instantiate.h; its dispatcher (KM_DISPATCH) calls the build of
  * the code path the caller passes: the engine's one switch, `isa_level` of
@@ -31,30 +31,42 @@
 /* The code paths, by level (macros, so that templates can test them). */
 #define KM_ISA_BASELINE 0
 #define KM_ISA_AVX2 1
+#define KM_ISA_AVX512 2
 
-/* A build of every kernel for AVX2+FMA on x86-64 GCC/Clang. */
+/* Builds of every kernel for AVX2+FMA and for AVX-512 (F, DQ, VL, BW: the
+ * x86-64-v4 level) on x86-64 GCC/Clang. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(KM_NO_DISPATCH)
 #define KM_DISPATCH_X86 1
 #define KM_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define KM_TARGET_AVX512                                                       \
+    __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
 #endif
 
-/* The best code path of this CPU (and of this build). */
+/* The best code path of this CPU (and of this build). GCC's and Clang's
+ * __builtin_cpu_supports report AVX-512 only where the operating system
+ * saves the 512-bit registers. */
 static inline int km_best_isa(void)
 {
 #ifdef KM_DISPATCH_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return KM_ISA_AVX2;
-#endif
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+        return KM_ISA_BASELINE;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+        return KM_ISA_AVX512;
+    return KM_ISA_AVX2;
+#else
     return KM_ISA_BASELINE;
+#endif
 }
 
-/* KM_DISPATCH(isa, name, (args)): call name_avx2 or name_base, by the level
- * `isa` (the caller passes the engine's switch). */
+/* KM_DISPATCH(isa, name, (args)): call name_avx512, name_avx2 or name_base,
+ * by the level `isa` (the caller passes the engine's switch). */
 #ifdef KM_DISPATCH_X86
 #define KM_DISPATCH(isa, name, args)                                           \
     do {                                                                       \
-        if ((isa) >= KM_ISA_AVX2) KM_CAT(name, avx2) args;                     \
+        if ((isa) >= KM_ISA_AVX512) KM_CAT(name, avx512) args;                 \
+        else if ((isa) >= KM_ISA_AVX2) KM_CAT(name, avx2) args;                \
         else KM_CAT(name, base) args;                                          \
     } while (0)
 #else
@@ -67,8 +79,8 @@ static inline int km_best_isa(void)
 
 /* The tile geometry of the tile engines (km_tile.h, km_additive.h): a tile
  * call covers KM_MR rows, and the caller pads the columns to a multiple of
- * KM_NR_D (float64) or KM_NR_F (float32), two 32-byte vectors, which the
- * step of every code path divides. kernelmaps/_engine/layout.py packs the
+ * KM_NR_D (float64) or KM_NR_F (float32): 64 bytes, the column step of every
+ * code path (KM_NV vectors of KM_VB bytes; km_instantiate.h). kernelmaps/_engine/layout.py packs the
  * points to match. */
 #define KM_MR 4
 #define KM_NR_D 8
@@ -79,6 +91,10 @@ static inline int km_best_isa(void)
 #undef KM_VB
 
 #define KM_VB 32
+#include "km_simd_impl.h"
+#undef KM_VB
+
+#define KM_VB 64
 #include "km_simd_impl.h"
 #undef KM_VB
 

@@ -46,7 +46,7 @@ typedef struct {
     double coef0;
 } km_tile_args;
 
-/* km_tile_{d,f}_{base,avx2} and km_cos_row_{d,f}_{base,avx2}. */
+/* km_tile_{d,f}_{base,avx2,avx512} and km_cos_row_{d,f}_{base,avx2,avx512}. */
 #define KM_KERNEL "km_tile_kernel.h"
 #include "km_instantiate.h"
 

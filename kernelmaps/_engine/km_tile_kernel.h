@@ -16,75 +16,73 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
     const KM_T gl = (KM_T)(-a->gamma * 1.4426950408889634);
     const int kind = a->kind, degree = a->degree, sum_rows = a->sum_rows;
 
-    for (ptrdiff_t j = 0; j < ncols; j += 2 * KM_W) {
-        const KM_V ph0 = KM_OP(load)(phases + j), ph1 = KM_OP(load)(phases + j + KM_W);
-        KM_V rowsum0 = {0}, rowsum1 = {0};
+    for (ptrdiff_t j = 0; j < ncols; j += KM_NV * KM_W) {
+        KM_V ph[KM_NV], rowsum[KM_NV];
+        for (int c = 0; c < KM_NV; ++c) {
+            ph[c] = KM_OP(load)(phases + j + c * KM_W);
+            rowsum[c] = (KM_V){0};
+        }
         for (int r0 = 0; r0 < KM_MR; r0 += KM_PASS) {
             const KM_T *xr = x + r0 * d, *y = yt + j;
-            KM_V s[KM_PASS][2];
-            for (int r = 0; r < KM_PASS; ++r) s[r][0] = s[r][1] = (KM_V){0};
+            KM_V s[KM_PASS][KM_NV];
+            for (int r = 0; r < KM_PASS; ++r)
+                for (int c = 0; c < KM_NV; ++c) s[r][c] = (KM_V){0};
 
             if (kind == KM_LAPLACIAN) {
                 for (ptrdiff_t k = 0; k < d; ++k, y += ldy) {
-                    const KM_V b0 = KM_OP(load)(y), b1 = KM_OP(load)(y + KM_W);
-                    for (int r = 0; r < KM_PASS; ++r) {
-                        s[r][0] += KM_OP(abs)(b0 - xr[r * d + k]);
-                        s[r][1] += KM_OP(abs)(b1 - xr[r * d + k]);
-                    }
+                    KM_V b[KM_NV];
+                    for (int c = 0; c < KM_NV; ++c) b[c] = KM_OP(load)(y + c * KM_W);
+                    for (int r = 0; r < KM_PASS; ++r)
+                        for (int c = 0; c < KM_NV; ++c)
+                            s[r][c] += KM_OP(abs)(b[c] - xr[r * d + k]);
                 }
             } else if (kind == KM_RBF || kind == KM_SQEUCLIDEAN) {
                 /* Sums of squared differences, not |x|^2 + |y|^2 - 2 <x, y>:
                  * no cancellation, and exactly 0 for coincident points. */
                 for (ptrdiff_t k = 0; k < d; ++k, y += ldy) {
-                    const KM_V b0 = KM_OP(load)(y), b1 = KM_OP(load)(y + KM_W);
-                    for (int r = 0; r < KM_PASS; ++r) {
-                        const KM_V t0 = b0 - xr[r * d + k], t1 = b1 - xr[r * d + k];
-                        s[r][0] += t0 * t0;
-                        s[r][1] += t1 * t1;
-                    }
+                    KM_V b[KM_NV];
+                    for (int c = 0; c < KM_NV; ++c) b[c] = KM_OP(load)(y + c * KM_W);
+                    for (int r = 0; r < KM_PASS; ++r)
+                        for (int c = 0; c < KM_NV; ++c) {
+                            const KM_V t = b[c] - xr[r * d + k];
+                            s[r][c] += t * t;
+                        }
                 }
             } else {
                 for (ptrdiff_t k = 0; k < d; ++k, y += ldy) {
-                    const KM_V b0 = KM_OP(load)(y), b1 = KM_OP(load)(y + KM_W);
-                    for (int r = 0; r < KM_PASS; ++r) {
-                        s[r][0] += xr[r * d + k] * b0;
-                        s[r][1] += xr[r * d + k] * b1;
-                    }
+                    KM_V b[KM_NV];
+                    for (int c = 0; c < KM_NV; ++c) b[c] = KM_OP(load)(y + c * KM_W);
+                    for (int r = 0; r < KM_PASS; ++r)
+                        for (int c = 0; c < KM_NV; ++c) s[r][c] += xr[r * d + k] * b[c];
                 }
             }
 
             for (int r = 0; r < KM_PASS; ++r) {
-                KM_V v0 = s[r][0], v1 = s[r][1];
-                switch (kind) {
-                case KM_RBF:
-                case KM_LAPLACIAN:
-                    v0 = KM_OP(exp2)(gl * v0);
-                    v1 = KM_OP(exp2)(gl * v1);
-                    break;
-                case KM_POLYNOMIAL:
-                    v0 = KM_OP(powi)(g * v0 + c0, degree);
-                    v1 = KM_OP(powi)(g * v1 + c0, degree);
-                    break;
-                case KM_COS:
-                    v0 = KM_OP(cos)(v0 + ph0);
-                    v1 = KM_OP(cos)(v1 + ph1);
-                    break;
-                default: /* KM_SQEUCLIDEAN: the sums themselves */
-                    break;
-                }
-                if (sum_rows) {
-                    rowsum0 += v0;
-                    rowsum1 += v1;
-                } else {
-                    KM_OP(store)(out + (r0 + r) * ldo + j, v0);
-                    KM_OP(store)(out + (r0 + r) * ldo + j + KM_W, v1);
+                for (int c = 0; c < KM_NV; ++c) {
+                    KM_V v = s[r][c];
+                    switch (kind) {
+                    case KM_RBF:
+                    case KM_LAPLACIAN:
+                        v = KM_OP(exp2)(gl * v);
+                        break;
+                    case KM_POLYNOMIAL:
+                        v = KM_OP(powi)(g * v + c0, degree);
+                        break;
+                    case KM_COS:
+                        v = KM_OP(cos)(v + ph[c]);
+                        break;
+                    default: /* KM_SQEUCLIDEAN: the sums themselves */
+                        break;
+                    }
+                    if (sum_rows)
+                        rowsum[c] += v;
+                    else
+                        KM_OP(store)(out + (r0 + r) * ldo + j + c * KM_W, v);
                 }
             }
         }
-        if (sum_rows) {
-            KM_OP(store)(out + j, rowsum0);
-            KM_OP(store)(out + j + KM_W, rowsum1);
-        }
+        if (sum_rows)
+            for (int c = 0; c < KM_NV; ++c) KM_OP(store)(out + j + c * KM_W, rowsum[c]);
     }
 }
 
