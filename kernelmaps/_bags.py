@@ -4,7 +4,7 @@ import operator
 
 import numpy as np
 
-from ._engine.layout import row_blocks
+from ._engine.layout import COPY_BLOCK_BYTES, row_blocks
 from ._probes import as_float_array, is_dask_array, is_sparse
 
 __all__ = ["Bags"]
@@ -103,7 +103,7 @@ class Bags:
                 f"offsets must start at 0 and end at the number of points "
                 f"({points.shape[0]}), got {offsets[0]} and {offsets[-1]}"
             )
-        if np.any(np.diff(offsets) < 0):
+        if (offsets[1:] < offsets[:-1]).any():
             raise ValueError("offsets must be non-decreasing")
         if not lazy:
             points = np.ascontiguousarray(points).view()
@@ -146,7 +146,7 @@ class Bags:
     @property
     def sizes(self):
         """Number of points of each set, shape ``(n_sets,)``."""
-        return np.diff(self._offsets)
+        return self._offsets[1:] - self._offsets[:-1]
 
     @property
     def n_points(self):
@@ -256,6 +256,8 @@ def _pack(sets, name):
     dtype = np.result_type(*arrays)
     offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
     np.cumsum([a.shape[0] for a in arrays], out=offsets[1:])
+    if offsets[-1] * arrays[0].shape[1] * dtype.itemsize <= COPY_BLOCK_BYTES:
+        return Bags(np.concatenate(arrays, axis=0, dtype=dtype), offsets)
     points = np.empty((offsets[-1], arrays[0].shape[1]), dtype=dtype)
     for a, start, _ in zip(arrays, offsets[:-1], offsets[1:], strict=True):
         for i, j in row_blocks(a):  # a large set in blocks: Ctrl-C between

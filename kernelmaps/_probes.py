@@ -55,6 +55,8 @@ def as_float_array(a, name):
     (any other real dtype). A Dask array is refused, not computed: the
     caller needs the values in memory; a scipy.sparse matrix is refused
     (TypeError), not densified."""
+    if type(a) is np.ndarray and (a.dtype == np.float64 or a.dtype == np.float32):
+        return a  # the common case, first: no probe needed
     if is_dask_array(a):
         raise TypeError(
             f"{name} is a lazy Dask array; this function needs the values in "

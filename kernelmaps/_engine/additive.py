@@ -12,11 +12,11 @@ import scipy.sparse
 from . import _additive as _impl
 from .layout import (
     ADDITIVE_ROW_BLOCK,
-    TILE_COLS,
     TILE_ROWS,
     additive_panel,
     pack_cols,
     pack_rows,
+    tile_cols,
 )
 from .schedule import TASK_WORK, run_chunked, threads_for
 
@@ -92,7 +92,7 @@ def _dense(X, Y, kind, symmetric, out, n_threads):
     n, d = X.shape
     m = Y.shape[0]
     block = additive_panel(d, X.dtype)
-    items, cost = _dense_items(n, m, block, TILE_COLS[X.dtype.name], symmetric,
+    items, cost = _dense_items(n, m, block, tile_cols(X.dtype), symmetric,
                                d * _COST[kind])
     n_threads = threads_for(n_threads, cost.sum(), len(items))
     buffers = np.empty((n_threads, TILE_ROWS * block))

@@ -14,6 +14,7 @@ from ._runtime import TILE_COLS, TILE_ROWS
 __all__ = [
     "ADDITIVE_ROW_BLOCK",
     "CKSVD_BLOCK_ROWS",
+    "COPY_BLOCK_BYTES",
     "EXPECTED_BLOCK_BYTES",
     "KNN_PAIRS_PER_CALL",
     "MEANS_GEMM_DIM",
@@ -33,6 +34,7 @@ __all__ = [
     "round_up",
     "row_blocks",
     "scaled",
+    "tile_cols",
 ]
 
 # A column panel (points transposed, or histograms) of this many bytes stays
@@ -62,9 +64,14 @@ EXPECTED_BLOCK_BYTES = 1 << 26
 CKSVD_BLOCK_ROWS = 4096
 
 
+def tile_cols(dtype):
+    """The tile width (column padding) of `dtype`, float32 or float64."""
+    return TILE_COLS["float32" if dtype == np.float32 else "float64"]
+
+
 def round_up(n, dtype):
     """`n` rounded up to a multiple of the tile width of `dtype`."""
-    nr = TILE_COLS[np.dtype(dtype).name]
+    nr = tile_cols(dtype)
     return -(-int(n) // nr) * nr
 
 
@@ -77,7 +84,7 @@ def panel_points(d, dtype):
 def additive_panel(d, dtype):
     """Columns (histograms of `d` bins) per block of the additive tiles: a
     panel of PANEL_BYTES, a multiple of the tile width."""
-    nr = TILE_COLS[np.dtype(dtype).name]
+    nr = tile_cols(dtype)
     block = PANEL_BYTES // (max(d, 1) * np.dtype(dtype).itemsize)
     return max(nr, min(PANEL_MAX_POINTS, block // nr * nr))
 
@@ -117,7 +124,7 @@ def pack_cols(points, e=0, dtype=None):
     """Column points times 2**e (exact) in `dtype` (default: theirs),
     transposed and padded to a multiple of the tile width."""
     dtype = points.dtype if dtype is None else np.dtype(dtype)
-    cols = np.zeros((points.shape[1], points.shape[0] + TILE_COLS[dtype.name]),
+    cols = np.zeros((points.shape[1], points.shape[0] + tile_cols(dtype)),
                     dtype=dtype)
     for a, b in row_blocks(points):
         np.ldexp(points[a:b].T, e, out=cols[:, a:b], casting="unsafe")

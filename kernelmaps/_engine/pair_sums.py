@@ -122,13 +122,16 @@ def _run(xp, xplan, yp, yplan, jlo, jhi, e, dtype, *, rowbase, colidx, out,
     every g, as items of at most TASK_WORK each, in chunks."""
     xseg, _, xgroups = xplan
     yseg, _, ygroups = yplan
-    items, cost, pairs = _plan_items(np.diff(xseg[xgroups]), np.diff(yseg[ygroups]),
-                                     jlo, jhi, xp.shape[1] + _KERNEL_COST)
+    xbounds, ybounds = xseg[xgroups], yseg[ygroups]
+    row_points, col_points = xbounds[1:] - xbounds[:-1], ybounds[1:] - ybounds[:-1]
+    items, cost, pairs = _plan_items(row_points, col_points, jlo, jhi,
+                                     xp.shape[1] + _KERNEL_COST)
     n_threads = threads_for(n_threads, cost.sum(), len(items))
     rows, cols = pack_rows(xp, e, dtype), pack_cols(yp, e, dtype)
     phases = np.zeros(cols.shape[1], dtype=dtype)
-    ldo = round_up(np.diff(yseg[ygroups]).max(), dtype)
-    max_acc = int(np.diff(xgroups).max()) * int(np.diff(ygroups).max())
+    ldo = round_up(col_points.max(), dtype)
+    max_acc = (int((xgroups[1:] - xgroups[:-1]).max())
+               * int((ygroups[1:] - ygroups[:-1]).max()))
     tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype=dtype)
     acc_buffers = np.empty((n_threads, max_acc))
 
@@ -150,6 +153,11 @@ def _plan_items(row_points, col_points, jlo, jhi, unit):
     counts = jhi - jlo
     if counts.sum() == 0:
         return np.empty((0, 3), dtype=np.int64), np.empty(0), np.empty(0)
+    if len(counts) == 1:  # one row group (small calls): one item if it fits
+        work = float(row_points[0]) * float(col_points[jlo[0]:jhi[0]].sum()) * unit
+        if work <= TASK_WORK:
+            return (np.array([[0, jlo[0], jhi[0]]], dtype=np.int64),
+                    np.array([work]), np.array([counts[0]]))
     g = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     first = np.cumsum(counts) - counts
     h = np.arange(len(g), dtype=np.int64) - np.repeat(first - jlo, counts)

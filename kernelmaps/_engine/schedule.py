@@ -81,6 +81,9 @@ def run_chunked(run, cost, *, n_threads, n_tasks=None, progress=False, desc="",
         cum = np.cumsum(np.maximum(cost, 1.0))
     if n == 0:
         return
+    if not progress and (cum[-1] if cum is not None else n * each) <= FIRST_CHUNK_WORK:
+        run(0, n)  # small work: one chunk, no planning
+        return
     units = None if unit_cost is None else np.cumsum(unit_cost)
     total_units = n if units is None else int(units[-1])
     min_tasks = 2 * max(1, int(n_threads))
