@@ -29,7 +29,9 @@ the exp).
 of the "200x300x30" sets) beside the SciPy way (the same sample,
 ``pdist``, ``numpy.median``). `SumMatchKernelSmall` is a fast smoke
 signal (100 sets of 20 points in 5 dimensions) over the four point
-kernels, and `BagsFromList` times packing a
+kernels; `SumMatchKernelShapes` times the rbf kernel (default ``workers``)
+and the blocked baseline from a tiny call (10 sets of 10 points in 3-D)
+through many small sets to d = 256; and `BagsFromList` times packing a
 list of arrays into `kernelmaps.Bags` (which every call on a list does)
 beside ``numpy.concatenate`` and the offsets.
 
@@ -73,6 +75,9 @@ SIZES = ("200x300x30", "1000x50x30")
 DTYPES = ("float64", "float32")
 WORKERS = (1, 2)
 KERNELS = ("rbf", "laplacian", "linear", "polynomial")
+# SumMatchKernelShapes: from a tiny call to large d.
+SHAPES = ("10x10x3", "20x20x2", "100x200x30", "1000x30x10", "60x150x128",
+          "200x50x256")
 
 # The NumPy baselines do not depend on `workers`: time them once, at workers=1.
 SKIP_BASELINE = [
@@ -229,6 +234,26 @@ class SumMatchKernelSmall:
     @skip_for_params(SKIP_SMALL_BASELINE)
     def time_numpy_pairwise(self, kernel, workers):
         pairwise_sum_match_kernel(self.sets, self.gamma)
+
+
+class SumMatchKernelShapes:
+    """The shapes users meet beyond the tuned one, default ``workers``: a
+    tiny call (the Python path: validation, packing, dispatch), small sets
+    in 2-D, many small sets, and large d (where a BLAS GEMM does the dot
+    products of the NumPy baseline), beside the blocked NumPy baseline."""
+
+    params = (SHAPES, DTYPES)
+    param_names = ("size", "dtype")
+
+    def setup(self, size, dtype):
+        self.sets, d = make_sets(size, dtype)
+        self.gamma = 1.0 / d
+
+    def time_kernelmaps(self, size, dtype):
+        sum_match_kernel(self.sets, gamma=self.gamma)
+
+    def time_numpy_blocked(self, size, dtype):
+        blocked_sum_match_kernel(self.sets, self.gamma)
 
 
 class BagsFromList:
