@@ -2,6 +2,8 @@
 selects the SIMD path of every extension at once (the `simd_path` fixture
 of conftest.py runs the kernels' tests on each path through it)."""
 
+import os
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -97,3 +99,26 @@ def test_avx512_and_avx2_give_the_same_bits():
     for name in calls:
         np.testing.assert_array_equal(results["avx2"][name], results["avx512"][name],
                                       err_msg=name)
+
+
+@pytest.mark.parametrize("value", ["baseline", " AVX2 ", "avx512", "sse9", ""])
+def test_path_from_the_environment(value):
+    """KERNELMAPS_SIMD selects the path at import, in a fresh process; a path
+    this CPU lacks warns and keeps the best one."""
+    import subprocess
+    import sys
+
+    code = ("import warnings; warnings.simplefilter('error');\n"
+            "try:\n    from kernelmaps import _engine\n"
+            "except RuntimeWarning as w:\n    print('warning', w)\n"
+            "else:\n    print(_engine.simd_isa())")
+    env = {**os.environ, "KERNELMAPS_SIMD": value}
+    out = subprocess.run([sys.executable, "-P", "-c", code], env=env,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    name = value.strip().lower()
+    if not name:
+        assert out == _engine.available_isas()[-1]
+    elif name in _engine.available_isas():
+        assert out == name
+    else:
+        assert out.startswith("warning KERNELMAPS_SIMD=") and name in out

@@ -24,12 +24,16 @@ optimiser) and ``scales`` (default kernel scales).
 ``_runtime`` holds what the extensions share: the element types and the
 tile geometry (``_runtime.pxd``), the thread counts, and the one switch
 that selects the code path (instruction set) of every SIMD kernel at once:
-`select_isa`, for the tests and benchmarks of each path.
+`select_isa`, for the tests and benchmarks of each path. The environment
+variable ``KERNELMAPS_SIMD`` (``baseline``, ``avx2`` or ``avx512``) selects
+the path at import, for a whole process (an asv run, a bug report); a path
+this CPU lacks gives a RuntimeWarning and the best path it has.
 
 Importing the engine sets ``OMP_WAIT_POLICY=PASSIVE`` unless it is set.
 """
 
 import os
+import warnings
 
 # OpenMP threads sleep between parallel regions instead of spinning, unless
 # the user chose otherwise: spinning threads steal the CPUs of other
@@ -41,5 +45,23 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from ._runtime import available_isas, select_isa, simd_isa
+
+
+def _select_from_environment():
+    name = os.environ.get("KERNELMAPS_SIMD", "").strip().lower()
+    if not name:
+        return
+    if name in available_isas():
+        select_isa(name)
+    else:
+        warnings.warn(
+            f"KERNELMAPS_SIMD={name!r}: this CPU runs {available_isas()}; "
+            f"using {simd_isa()!r}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+
+_select_from_environment()
 
 __all__ = ["available_isas", "select_isa", "simd_isa"]
