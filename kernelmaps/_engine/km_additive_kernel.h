@@ -2,8 +2,8 @@
  * One additive-kernel tile for one element type KM_T and one code path
  * (vectors KM_V of KM_W lanes, masks KM_M): a template of km_instantiate.h,
  * included by km_additive.h only. Register blocking: KM_MR rows x KM_NV
- * vectors of columns; one loop per kind (KM_ADD_LOOP), so the term is inlined into
- * it.
+ * vectors of columns; one loop per kind (KM_ADD_LOOP), so the term is
+ * inlined into it.
  */
 #define KM_NAME KM_FN(km_additive)
 #define KM_H(name) KM_CAT(KM_NAME, name)
@@ -81,7 +81,8 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, ptrdiff_t d, const KM_T *yt
         const KM_T *y = yt + k0 * ldy + j;                                     \
         for (ptrdiff_t k = k0; k < k1; ++k, y += ldy) {                        \
             KM_V bc[KM_NV];                                                    \
-            for (int c = 0; c < KM_NV; ++c) memcpy(&bc[c], y + c * W, sizeof(KM_V)); \
+            for (int c = 0; c < KM_NV; ++c)                                    \
+                memcpy(&bc[c], y + c * W, sizeof(KM_V));                      \
             for (int r = 0; r < KM_MR; ++r) {                                  \
                 const KM_V av = (KM_V){0} + x[r * d + k];                      \
                 for (int c = 0; c < KM_NV; ++c) {                              \

@@ -5,11 +5,11 @@
  *
  * The helpers exist for three vector widths, 16 bytes (SSE2, NEON: the
  * baseline), 32 bytes (AVX2) and 64 bytes (AVX-512), with the width in their
- * names: km_vd_16, km_exp2_d_32, ... (km_simd_impl.h is their template). A kernel is written
- * once, as a template header, and compiled for every element type and code
- * path by km_instantiate.h; its dispatcher (KM_DISPATCH) calls the build of
- * the code path the caller passes: the engine's one switch, `isa_level` of
- * kernelmaps/_engine/_runtime.pyx.
+ * names: km_vd_16, km_exp2_d_32, ... (km_simd_impl.h is their template). A
+ * kernel is written once, as a template header, and compiled for every
+ * element type and code path by km_instantiate.h; its dispatcher
+ * (KM_DISPATCH) calls the build of the code path the caller passes: the
+ * engine's one switch, `isa_level` of kernelmaps/_engine/_runtime.pyx.
  *
  * Every helper is `static inline` and always inlined, so it is compiled for
  * the target of the kernel that uses it. No -ffast-math is needed: the
@@ -79,9 +79,10 @@ static inline int km_best_isa(void)
 
 /* The tile geometry of the tile engines (km_tile.h, km_additive.h): a tile
  * call covers KM_MR rows, and the caller pads the columns to a multiple of
- * KM_NR_D (float64) or KM_NR_F (float32): 64 bytes, the column step of every
- * code path (KM_NV vectors of KM_VB bytes; km_instantiate.h). kernelmaps/_engine/layout.py packs the
- * points to match. */
+ * KM_NR_D (float64) or KM_NR_F (float32): 64 bytes, which the column step
+ * of every code path divides (KM_NV vectors of KM_VB bytes; see
+ * km_instantiate.h). kernelmaps/_engine/layout.py packs the points to
+ * match. */
 #define KM_MR 4
 #define KM_NR_D 8
 #define KM_NR_F 16
