@@ -67,6 +67,10 @@ installed kernelmaps, storing the results under the current commit::
     python -m benchmarks.set_kernels  # the ratios and the targets
 
 (the large classes take some 20 to 40 minutes on 2 cores, mostly the baselines).
+kernelmaps runs the best SIMD path of the CPU; to time another one (AVX2 on
+an AVX-512 machine, say), set it for the whole run, ``KERNELMAPS_SIMD=avx2
+asv run ...``, and store it under another machine name (``--machine``) so
+that the two paths' results sit side by side.
 """
 
 import numpy as np
