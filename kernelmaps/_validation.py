@@ -8,6 +8,7 @@ the Cython layer trusts what it is given.
 - scalar parameters: `check_scalar`, `check_choice`, `check_bool`
 - random generators: `check_rng`
 - sizes and ranges: `check_size`, `check_fourier_range`
+- computed results that overflowed: `check_finite_output`
 """
 
 import math
@@ -29,6 +30,7 @@ from ._probes import (
 __all__ = [
     "check_bool",
     "check_choice",
+    "check_finite_output",
     "check_fourier_range",
     "check_histograms",
     "check_kernel_matrix",
@@ -297,6 +299,16 @@ def check_fourier_range(top, weight_norm, dtype, name="X"):
             f"largest column norm of W {weight_norm:.3g}); scale {name} down "
             f"or use a smaller gamma"
         )
+
+
+def check_finite_output(values, message):
+    """`values`, or a ValueError with `message` (which names the inputs and
+    what to do) if one of them is not finite: a result that overflowed
+    float64. Checked in blocks (`all_finite`): no temporary as large as the
+    result, and Ctrl-C stops between blocks."""
+    if not all_finite(values):
+        raise ValueError(message)
+    return values
 
 
 def check_kernel_matrix(K, name="K", *, square=True):

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ._engine import lapack
-from ._validation import check_choice, check_kernel_matrix
+from ._validation import check_choice, check_finite_output, check_kernel_matrix
 
 __all__ = ["PSDProjector", "project_psd"]
 
@@ -287,12 +287,11 @@ def _scale_back(A, exponent, name, method):
 
 
 def _check_result(A, name, method):
-    if not np.isfinite(A).all():
-        raise ValueError(
-            f"the {method!r} projection of {name} overflows float64 for this "
-            f"input; scale {name} down"
-        )
-    return A
+    return check_finite_output(
+        A,
+        f"the {method!r} projection of {name} overflows float64 for this "
+        f"input; scale {name} down",
+    )
 
 
 def _count_negative(K):

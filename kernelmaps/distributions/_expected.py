@@ -9,7 +9,12 @@ from .._engine.expected import rbf_full
 from .._engine.layout import EXPECTED_BLOCK_BYTES
 from .._parallel import check_progress, resolve_workers
 from .._probes import as_float_array
-from .._validation import check_choice, check_kernel_matrix, check_scalar
+from .._validation import (
+    check_choice,
+    check_finite_output,
+    check_kernel_matrix,
+    check_scalar,
+)
 
 # The engine takes the degree as a C int; larger degrees are refused.
 _MAX_DEGREE = 2**31 - 1
@@ -122,13 +127,12 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     with np.errstate(over="ignore", invalid="ignore"):  # checked below
         K = _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric,
                       n_threads, progress)
-    if not np.isfinite(K).all():
-        names = "means and covs" if symmetric else "means, covs, means2 and covs2"
-        raise ValueError(
-            f"the {kernel} expected kernel values of {names} overflow float64; "
-            f"scale them down (or use a smaller gamma or coef0)"
-        )
-    return K
+    names = "means and covs" if symmetric else "means, covs, means2 and covs2"
+    return check_finite_output(
+        K,
+        f"the {kernel} expected kernel values of {names} overflow float64; "
+        f"scale them down (or use a smaller gamma or coef0)",
+    )
 
 
 def _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric, n_threads,

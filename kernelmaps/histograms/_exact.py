@@ -8,7 +8,7 @@ import scipy.sparse
 
 from .._engine.additive import additive_sums
 from .._parallel import resolve_workers
-from .._validation import check_histograms, check_scalar
+from .._validation import check_finite_output, check_histograms, check_scalar
 
 __all__ = [
     "additive_chi2_kernel",
@@ -134,13 +134,12 @@ def chi2_distance(X, Y=None, *, workers=None):
     D, exponent = _chi2_distance(X, Y, workers)
     with np.errstate(over="ignore"):
         D = np.ldexp(D, exponent)
-    if not np.isfinite(D).all():
-        raise ValueError(
-            f"the chi2 distances between the rows of "
-            f"{'X' if Y is None else 'X and Y'} overflow float64; scale the "
-            f"histograms down"
-        )
-    return D
+    return check_finite_output(
+        D,
+        f"the chi2 distances between the rows of "
+        f"{'X' if Y is None else 'X and Y'} overflow float64; scale the "
+        f"histograms down",
+    )
 
 
 def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None):
@@ -358,12 +357,11 @@ def _additive(X, Y, kind, workers, factor=1.0):
 
 def _finite(K):
     """`K`, or a ValueError if a value overflowed float64."""
-    if not np.isfinite(K).all():
-        raise ValueError(
-            "the kernel values between the rows of X and Y overflow float64; "
-            "scale the histograms down"
-        )
-    return K
+    return check_finite_output(
+        K,
+        "the kernel values between the rows of X and Y overflow float64; "
+        "scale the histograms down",
+    )
 
 
 def _chi2_distance(X, Y, workers):

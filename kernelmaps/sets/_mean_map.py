@@ -11,6 +11,7 @@ from .._parallel import check_progress, resolve_workers
 from .._validation import (
     check_bool,
     check_choice,
+    check_finite_output,
     check_points,
     check_rng,
     check_scalar,
@@ -433,11 +434,10 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress):
 def _check_finite(K, params, symmetric):
     """K, or a ValueError naming the inputs (X, or X and Y) where their
     kernel values (or the MMD made of them) overflow float64."""
-    if not np.isfinite(K).all():
-        names = "X" if symmetric else "X and Y"
-        raise ValueError(
-            f"the {params['kernel']} kernel values of {names} overflow float64; "
-            f"scale {names} down or use smaller gamma/coef0"
-        )
-    return K
+    names = "X" if symmetric else "X and Y"
+    return check_finite_output(
+        K,
+        f"the {params['kernel']} kernel values of {names} overflow float64; "
+        f"scale {names} down or use smaller gamma/coef0",
+    )
 
