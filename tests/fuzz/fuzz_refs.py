@@ -319,32 +319,37 @@ def homogeneous_features(X, kernel, order, period):
     return out.reshape(n, d * T)
 
 
+def _anchor_dimensions(X, anchors, table, table_offsets, rank):
+    """Per dimension j of the dense X: its anchors a, its table block
+    (len(a), rank[j]), the values of X clamped to the anchor range, and the
+    output columns."""
+    A = np.asarray(anchors, dtype=np.float64)
+    col = 0
+    for j in range(X.shape[1]):
+        a = A[j]
+        r = int(rank[j])
+        block = np.asarray(table[table_offsets[j] : table_offsets[j] + len(a) * r])
+        x = np.clip(X[:, j], a[0], a[-1])
+        yield a, block.reshape(len(a), r), x, slice(col, col + r)
+        col += r
+
+
 def anchor_features(X, anchors, table, table_offsets, rank):
     """ANNFM with one neighbour (values clamped to the anchor range). Returns
     (features, alternative features): where a value lies at equal distance
     from two anchors either is right, and the second array holds the
     other choice (equal to the first elsewhere)."""
     X = dense(X, np.float64)
-    n, d = X.shape
-    A = np.asarray(anchors, dtype=np.float64)
-    width = int(np.sum(rank))
-    out = np.zeros((n, width))
-    alt = np.zeros((n, width))
-    col = 0
-    for j in range(d):
-        a = A[j]
-        r = int(rank[j])
-        block = np.asarray(table[table_offsets[j] : table_offsets[j] + len(a) * r])
-        block = block.reshape(len(a), r)
-        x = np.clip(X[:, j], a[0], a[-1])
+    out = np.zeros((X.shape[0], int(np.sum(rank))))
+    alt = np.zeros_like(out)
+    for a, block, x, cols in _anchor_dimensions(X, anchors, table, table_offsets, rank):
         dist = np.abs(x[:, None] - a[None, :])
         best = dist.min(axis=1)
         tie = np.abs(dist - best[:, None]) <= 1e-12 * max(abs(a[-1]), 1e-300)
         first = np.argmax(tie, axis=1)
         last = len(a) - 1 - np.argmax(tie[:, ::-1], axis=1)
-        out[:, col : col + r] = block[first]
-        alt[:, col : col + r] = block[last]
-        col += r
+        out[:, cols] = block[first]
+        alt[:, cols] = block[last]
     return out, alt
 
 
@@ -353,21 +358,12 @@ def anchor_interpolated(X, anchors, table, table_offsets, rank):
     interpolation between the rows of the anchors around each value
     (values clamped to the anchor range)."""
     X = dense(X, np.float64)
-    n, d = X.shape
-    A = np.asarray(anchors, dtype=np.float64)
-    out = np.zeros((n, int(np.sum(rank))))
-    col = 0
-    for j in range(d):
-        a = A[j]
-        r = int(rank[j])
-        block = np.asarray(table[table_offsets[j] : table_offsets[j] + len(a) * r])
-        block = block.reshape(len(a), r)
-        x = np.clip(X[:, j], a[0], a[-1])
+    out = np.zeros((X.shape[0], int(np.sum(rank))))
+    for a, block, x, cols in _anchor_dimensions(X, anchors, table, table_offsets, rank):
         hi = np.clip(np.searchsorted(a, x, side="right"), 1, len(a) - 1)
         lo = hi - 1
         t = (x - a[lo]) / (a[hi] - a[lo])
-        out[:, col : col + r] = (1 - t)[:, None] * block[lo] + t[:, None] * block[hi]
-        col += r
+        out[:, cols] = (1 - t)[:, None] * block[lo] + t[:, None] * block[hi]
     return out
 
 
