@@ -114,6 +114,17 @@ class Bags:
         self._offsets = offsets
 
     @classmethod
+    def _trusted(cls, points, offsets):
+        """A Bags of arrays made for it: C-contiguous float32 or float64
+        `points` and int64 `offsets` that satisfy the checks of the
+        constructor, owned by no caller (made read-only in place)."""
+        bags = cls.__new__(cls)
+        points.flags.writeable = False
+        offsets.flags.writeable = False
+        bags._points, bags._offsets = points, offsets
+        return bags
+
+    @classmethod
     def from_list(cls, sets):
         """Pack a sequence of 2-D arrays ``(n_i, d)`` with the same ``d``.
 
@@ -237,30 +248,39 @@ def _pack(sets, name):
             f"{name} must be a sequence of 2-D arrays or a Bags, got "
             f"{type(sets).__name__}"
         )
-    arrays = [as_float_array(s, f"{name}[{i}]") for i, s in enumerate(sets)]
-    if not arrays:
-        raise ValueError(f"{name} must contain at least one set")
-    for i, a in enumerate(arrays):
+    arrays, ends = [], [0]
+    for i, a in enumerate(sets):
+        if not (type(a) is np.ndarray and a.dtype in _FLOATS):  # else: as is
+            a = as_float_array(a, f"{name}[{i}]")
         if a.ndim != 2:
             hint = " (one set: wrap it in a list)" if a.ndim == 1 else ""
             raise ValueError(
                 f"{name}[{i}] must be a 2-D array (n_points, d), got shape "
                 f"{a.shape}{hint}"
             )
-        if a.shape[1] != arrays[0].shape[1]:
+        if arrays and a.shape[1] != arrays[0].shape[1]:
             raise ValueError(
                 f"all sets of {name} must have the same number of features: "
                 f"{name}[0] has {arrays[0].shape[1]}, {name}[{i}] has "
                 f"{a.shape[1]}"
             )
+        arrays.append(a)
+        ends.append(ends[-1] + a.shape[0])
+    if not arrays:
+        raise ValueError(f"{name} must contain at least one set")
     dtype = np.result_type(*arrays)
-    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
-    np.cumsum([a.shape[0] for a in arrays], out=offsets[1:])
-    if offsets[-1] * arrays[0].shape[1] * dtype.itemsize <= COPY_BLOCK_BYTES:
-        return Bags(np.concatenate(arrays, axis=0, dtype=dtype), offsets)
-    points = np.empty((offsets[-1], arrays[0].shape[1]), dtype=dtype)
-    for a, start, _ in zip(arrays, offsets[:-1], offsets[1:], strict=True):
+    offsets = np.array(ends, dtype=np.int64)
+    if ends[-1] * arrays[0].shape[1] * dtype.itemsize <= COPY_BLOCK_BYTES:
+        # (concatenate keeps the layout of its inputs: Fortran order for
+        # some strided ones)
+        points = np.ascontiguousarray(np.concatenate(arrays, axis=0, dtype=dtype))
+        return Bags._trusted(points, offsets)
+    points = np.empty((ends[-1], arrays[0].shape[1]), dtype=dtype)
+    for a, start in zip(arrays, ends[:-1], strict=True):
         for i, j in row_blocks(a):  # a large set in blocks: Ctrl-C between
             points[start + i:start + j] = a[i:j]
-    return Bags(points, offsets)
+    return Bags._trusted(points, offsets)
+
+
+_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 

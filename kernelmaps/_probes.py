@@ -91,6 +91,8 @@ _BLOCK_VALUES = 1 << 21
 
 def all_finite(a):
     """Whether every value of the array `a` is finite (no NaN or inf)."""
+    if a.size <= _BLOCK_VALUES:
+        return bool(np.isfinite(a).all())
     flat = a.reshape(-1)
     return all(np.isfinite(flat[i:i + _BLOCK_VALUES]).all()
                for i in range(0, flat.shape[0], _BLOCK_VALUES))

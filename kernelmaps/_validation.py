@@ -19,6 +19,8 @@ import numpy as np
 import scipy.sparse
 
 from ._bags import Bags, _pack
+from ._engine._gather import gather_plain
+from ._engine.layout import COPY_BLOCK_BYTES
 from ._probes import (
     all_finite,
     any_negative,
@@ -53,6 +55,12 @@ def check_sets(X, name="X", *, min_size=1):
     zero features or no set at all, and TypeError for non-numeric data and
     for lazy (Dask) points, which are never computed here.
     """
+    plain = gather_plain(X, COPY_BLOCK_BYTES)
+    if plain is not None:  # finite arrays, all with points: a fast path
+        bags = Bags._trusted(*plain)
+        if min_size <= 1:
+            return bags
+        return _check_sizes(bags, name, min_size)
     bags = _pack(X, name)
     if is_dask_array(bags.points):
         raise TypeError(
@@ -65,17 +73,23 @@ def check_sets(X, name="X", *, min_size=1):
         raise ValueError(f"{name} must contain at least one set")
     if bags.dim == 0:
         raise ValueError(f"{name}: the sets have no feature (d == 0)")
-    sizes = bags.sizes
-    small = np.flatnonzero(sizes < min_size)
-    if small.size:
-        i = small[0]
-        what = "is empty" if sizes[i] == 0 else f"has {sizes[i]} point(s)"
-        need = "" if min_size == 1 else f"; at least {min_size} are needed here"
-        raise ValueError(f"{name}[{i}] {what}{need}")
+    _check_sizes(bags, name, min_size)
     if not all_finite(bags.points):
         bad = np.flatnonzero(~np.isfinite(bags.points).all(axis=1))[0]
         i = np.searchsorted(bags.offsets, bad, side="right") - 1
         raise ValueError(f"{name}[{i}] contains NaN or infinity")
+    return bags
+
+
+def _check_sizes(bags, name, min_size):
+    """`bags`, or a ValueError naming its first set with fewer than
+    `min_size` points."""
+    sizes = bags.sizes
+    if sizes.min() < min_size:
+        i = np.flatnonzero(sizes < min_size)[0]
+        what = "is empty" if sizes[i] == 0 else f"has {sizes[i]} point(s)"
+        need = "" if min_size == 1 else f"; at least {min_size} are needed here"
+        raise ValueError(f"{name}[{i}] {what}{need}")
     return bags
 
 
@@ -166,7 +180,9 @@ def check_scalar(value, name, *, kind="real", low=None, high=None,
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]  # a 0-d array: its NumPy scalar
     if kind == "int":
-        if isinstance(value, (bool, np.bool_)) or not isinstance(
+        if type(value) is int:
+            pass  # the common case, first: no ABC checks
+        elif isinstance(value, (bool, np.bool_)) or not isinstance(
             value, numbers.Integral
         ):
             if (isinstance(value, numbers.Real)
@@ -177,7 +193,9 @@ def check_scalar(value, name, *, kind="real", low=None, high=None,
                 raise TypeError(f"{name} must be an int, got {value!r}")
         value = int(value)
     else:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(
+        if type(value) is float:
+            pass  # the common case, first: no ABC checks
+        elif isinstance(value, (bool, np.bool_)) or not isinstance(
             value, numbers.Real
         ):
             raise TypeError(f"{name} must be a real number, got {value!r}")
@@ -185,7 +203,7 @@ def check_scalar(value, name, *, kind="real", low=None, high=None,
             value = float(value)
         except OverflowError:  # an int beyond the float range
             value = math.inf if value > 0 else -math.inf
-        if not np.isfinite(value):
+        if not math.isfinite(value):
             raise ValueError(f"{name} must be finite, got {value}")
     if low is not None and (value < low or (value == low and not low_inclusive)):
         op = ">=" if low_inclusive else ">"

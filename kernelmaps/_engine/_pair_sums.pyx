@@ -12,11 +12,13 @@ plans the groups and items, and folds segment sums back into set sums.
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
+from libc.math cimport ldexp
+from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 
 import numpy as np
 
-from ._runtime cimport KM_MR, floating
+from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating
 from ._tile cimport (
     KM_LAPLACIAN,
     KM_POLYNOMIAL,
@@ -94,13 +96,20 @@ cdef void _group_pair(const km_tile_args *shared_args, const floating *x,
                       const int64_t *xseg, int64_t s0, int64_t s1,
                       const floating *yt, const floating *phases,
                       const int64_t *yseg, int64_t t0, int64_t t1,
-                      floating *buf, double *acc) noexcept nogil:
-    """acc[s - s0, t - t0] = sum of k(x, y) over x in segment s, y in t."""
+                      bint diagonal, floating *buf, double *acc) noexcept nogil:
+    """acc[s - s0, t - t0] = sum of k(x, y) over x in segment s, y in t.
+
+    `diagonal`: the two groups are the same (X against itself), and only
+    the pairs t >= s are needed: a strip of rows starting in segment s
+    computes the columns of t >= s only (the others are left 0). A column's
+    values do not depend on where the strip's columns start, so the sums
+    are bit for bit those of the whole strip.
+    """
     cdef km_tile_args args = shared_args[0]
     cdef int64_t p0 = xseg[s0], p1 = xseg[s1]
     cdef int64_t q0 = yseg[t0], q1 = yseg[t1]
     cdef ptrdiff_t n_t = t1 - t0, d = args.d, ldo = args.ldo
-    cdef int64_t r0 = p0, row, row_end, s = s0, t
+    cdef int64_t r0 = p0, row, row_end, s = s0, t, tfirst = t0, c0 = q0
     cdef double *acc_row
     cdef const floating *buf_row
 
@@ -108,17 +117,20 @@ cdef void _group_pair(const km_tile_args *shared_args, const floating *x,
     while r0 < p1:
         while xseg[s + 1] <= r0:
             s += 1
+        if diagonal:
+            tfirst = s
+            c0 = yseg[s]
         # A strip of rows in one segment needs only its column sums.
         args.sum_rows = xseg[s + 1] >= r0 + KM_MR
-        tile(&args, x + r0 * d, yt + q0, phases + q0, q1 - q0, buf)
+        tile(&args, x + r0 * d, yt + c0, phases + c0, q1 - c0, buf)
         row_end = r0 + 1 if args.sum_rows else min(r0 + KM_MR, p1)
         for row in range(r0, row_end):
             while xseg[s + 1] <= row:
                 s += 1
             acc_row = acc + (s - s0) * n_t
             buf_row = buf + (row - r0) * ldo
-            for t in range(t0, t1):
-                acc_row[t - t0] += sum_run(buf_row + (yseg[t] - q0),
+            for t in range(tfirst, t1):
+                acc_row[t - t0] += sum_run(buf_row + (yseg[t] - c0),
                                            yseg[t + 1] - yseg[t])
         r0 += KM_MR
 
@@ -172,8 +184,8 @@ def pair_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
             t0 = ygroups[h]
             t1 = ygroups[h + 1]
             _group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1, &ycols[0, 0],
-                        &phases[0], &yseg[0], t0, t1, &tile_buffers[tid, 0],
-                        acc)
+                        &phases[0], &yseg[0], t0, t1, mirror and h == g,
+                        &tile_buffers[tid, 0], acc)
             for s in range(s0, s1):
                 # With mirror, the pair (s, t) stands for (t, s) too: on the
                 # diagonal group pair, only t >= s is used (exact symmetry).
@@ -182,3 +194,62 @@ def pair_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
                     out[rowbase[s] + colidx[t]] = value
                     if mirror:
                         out[rowbase[t] + colidx[s]] = value
+
+
+def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
+              const floating[:, ::1] yp, const int64_t[::1] yseg, int e,
+              bint mirror, str kind, double gamma, double coef0, int degree):
+    """`pair_sums` of one row group against one column group, the whole of
+    a small call: the sums over segment pairs, float64 of shape
+    ``(len(xseg) - 1, len(yseg) - 1)``, bit for bit those of `pair_sums`
+    with the item (0, 0, 1), on the calling thread, with no planning.
+
+    xp, yp: the points, not packed (packed here times 2**e, as by
+    `layout.pack_rows` and `layout.pack_cols`). With `mirror` (X against
+    itself) the pairs (s, t), t < s, are those of (t, s), as in `pair_sums`.
+    """
+    cdef Py_ssize_t n_s = xseg.shape[0] - 1, n_t = yseg.shape[0] - 1
+    cdef Py_ssize_t n = xp.shape[0], m = yp.shape[0], d = xp.shape[1]
+    cdef Py_ssize_t nr = KM_NR_D if floating is double else KM_NR_F
+    cdef Py_ssize_t ldo = (m + nr - 1) // nr * nr
+    out_a = np.empty((n_s, n_t))
+    cdef double[:, ::1] out = out_a
+    cdef km_tile_args args
+    cdef Py_ssize_t i, k, s, t
+    args.d = d
+    args.ldy = m + nr
+    args.ldo = ldo
+    args.kind = KINDS[kind]
+    args.degree = degree
+    args.sum_rows = 0
+    args.gamma = gamma
+    args.coef0 = coef0
+    # One zeroed block: rows (n + KM_MR, d), columns (d, m + nr), the
+    # phases (m + nr) and the tile buffer (KM_MR, ldo).
+    cdef Py_ssize_t ldy = m + nr
+    cdef floating *rows
+    cdef floating *cols
+    cdef floating *block = <floating *>calloc(
+        (n + KM_MR) * d + (d + 1) * ldy + KM_MR * ldo, sizeof(floating))
+
+    if block == NULL:
+        raise MemoryError()
+    rows = block
+    cols = rows + (n + KM_MR) * d
+    with nogil:
+        for i in range(n):
+            for k in range(d):
+                rows[i * d + k] = ldexp(xp[i, k], e)
+        for i in range(m):
+            for k in range(d):
+                cols[k * ldy + i] = ldexp(yp[i, k], e)
+        if n_s > 0 and n_t > 0:
+            _group_pair(&args, rows, &xseg[0], 0, n_s, cols, cols + d * ldy,
+                        &yseg[0], 0, n_t, mirror, cols + (d + 1) * ldy,
+                        &out[0, 0])
+        free(block)
+        if mirror:
+            for s in range(n_s):
+                for t in range(s):
+                    out[s, t] = out[t, s]
+    return out_a

@@ -116,7 +116,7 @@ def pack_rows(points, e=0, dtype=None):
     dtype = points.dtype if dtype is None else np.dtype(dtype)
     rows = np.zeros((points.shape[0] + TILE_ROWS, points.shape[1]), dtype=dtype)
     for a, b in row_blocks(points):
-        np.ldexp(points[a:b], e, out=rows[a:b], casting="unsafe")
+        np.ldexp(points[a:b], e, out=rows[a:b], dtype=dtype, casting="unsafe")
     return rows
 
 
@@ -127,7 +127,8 @@ def pack_cols(points, e=0, dtype=None):
     cols = np.zeros((points.shape[1], points.shape[0] + tile_cols(dtype)),
                     dtype=dtype)
     for a, b in row_blocks(points):
-        np.ldexp(points[a:b].T, e, out=cols[:, a:b], casting="unsafe")
+        np.ldexp(points[a:b].T, e, out=cols[:, a:b], dtype=dtype,
+                 casting="unsafe")
     return cols
 
 
@@ -136,7 +137,7 @@ def scaled(points, e, dtype):
     or overflowing values)."""
     out = np.empty(points.shape, dtype=dtype)
     for a, b in row_blocks(points):
-        np.ldexp(points[a:b], e, out=out[a:b], casting="unsafe")
+        np.ldexp(points[a:b], e, out=out[a:b], dtype=dtype, casting="unsafe")
     return out
 
 
@@ -201,5 +202,7 @@ def max_abs(a):
     of rows (no temporary array larger than a block)."""
     if a is None or a.size == 0:
         return 0.0
+    if a.nbytes <= COPY_BLOCK_BYTES:
+        return float(np.max(np.abs(a)))
     return max(max(-float(a[i:j].min()), float(a[i:j].max()))
                for i, j in row_blocks(a))

@@ -40,6 +40,12 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     xp, yp = X.points, None if symmetric else Y.points
     e, gamma, dtype = _standardize(xp, yp, kernel, gamma)
     max_points = panel_points(X.dim, dtype)
+    if _one_group(X, max_points) and (symmetric or _one_group(Y, max_points)):
+        # A small call (a few milliseconds at most): one task, no planning.
+        Y = X if symmetric else Y
+        return _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
+                               Y.points.astype(dtype, copy=False), Y.offsets,
+                               e, symmetric, kernel, gamma, coef0, degree)
     xplan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, True)
     if symmetric:
         yp, yplan = xp, xplan
@@ -66,6 +72,11 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     S = _fold_segments(S, xplan[1], axis=0)
     S = _fold_segments(S, yplan[1], axis=1)
     return S.T.copy() if transposed else S
+
+
+def _one_group(bags, max_points):
+    """Whether `plan_segments` makes one group of the sets of `bags`."""
+    return bags.n_points <= max_points and len(bags) <= PAIR_MAX_SEGMENTS
 
 
 def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1):
