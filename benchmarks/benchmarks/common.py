@@ -3,6 +3,8 @@ results read back for the ratio tables."""
 
 import itertools
 import math
+import os
+import platform
 
 import numpy as np
 
@@ -24,6 +26,30 @@ def run_once(method):
     for name in ("timeout", "number", "repeat", "rounds", "warmup_time"):
         setattr(method, name, getattr(RunOnce, name))
     return method
+
+
+def machine():
+    """One line naming what a timing ran on: the CPU model, the SIMD path
+    kernelmaps runs (and those the CPU has), the CPUs this process may use,
+    and the NumPy version (its BLAS may use AVX-512 where kernelmaps does
+    not, or the reverse)."""
+    from kernelmaps import _engine
+
+    model = platform.processor() or "unknown CPU"
+    try:  # Linux: the model name, family and model (a VM may hide the name)
+        with open("/proc/cpuinfo") as f:
+            info = dict(line.split(":", 1) for line in f.read().split("\n\n")[0]
+                        .splitlines() if ":" in line)
+        info = {k.strip(): v.strip() for k, v in info.items()}
+        model = (f"{info['model name']} (family {info['cpu family']}, model "
+                 f"{info['model']})")
+    except (OSError, KeyError):
+        pass
+    cpus = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+            else os.cpu_count())
+    return (f"{model}; kernelmaps SIMD path {_engine.simd_isa()} (CPU has "
+            f"{', '.join(_engine.available_isas())}); {cpus} CPUs; "
+            f"NumPy {np.__version__}")
 
 
 def make_sets(size, dtype):

@@ -29,7 +29,7 @@ import scipy.spatial.distance
 
 import kernelmaps as km
 
-from .common import bag_of_words, make_sets
+from .common import bag_of_words, machine, make_sets
 from .divergence import indefinite_kernel
 from .emk import _nystroem
 from .expected import gaussians, numpy_rbf_full
@@ -264,6 +264,7 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--quick", action="store_true", help="small sizes")
     args = parser.parse_args(argv)
+    print(f"# {machine()}; workers={args.workers}")
     table = Table()
     for rows in (set_rows, histogram_rows, vector_rows, outofcore_rows):
         rows(table, args.workers, args.quick)
