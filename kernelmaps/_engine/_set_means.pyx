@@ -19,7 +19,15 @@ from libc.string cimport memset
 import numpy as np
 
 from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating
-from ._tile cimport KM_COS, KM_LAPLACIAN, KM_RBF, cos_row, km_tile_args, tile
+from ._tile cimport (
+    KM_COS,
+    KM_LAPLACIAN,
+    KM_RBF,
+    add_row,
+    cos_row,
+    km_tile_args,
+    tile,
+)
 
 KINDS = {"cos": KM_COS, "rbf": KM_RBF, "laplacian": KM_LAPLACIAN}
 
@@ -58,7 +66,6 @@ cdef void _task(const km_tile_args *args, const floating *rows,
     cdef ptrdiff_t padded = (width + nr - 1) // nr * nr
     cdef int64_t r0 = offsets[s0], end = offsets[s1], row, s = s0
     cdef double *acc_row
-    cdef const floating *buf_row
     cdef double factor
 
     a.ldo = padded
@@ -72,10 +79,7 @@ cdef void _task(const km_tile_args *args, const floating *rows,
         for row in range(r0, r0 + 1 if a.sum_rows else min(r0 + KM_MR, end)):
             while offsets[s + 1] <= row:
                 s += 1
-            acc_row = acc + (s - s0) * width
-            buf_row = buf + (row - r0) * padded
-            for c in range(width):
-                acc_row[c] += buf_row[c]
+            add_row(acc + (s - s0) * width, buf + (row - r0) * padded, width)
         r0 += KM_MR
     for s in range(s0, s1):
         factor = factors[s]

@@ -32,6 +32,8 @@ cdef extern from "km_tile.h" nogil:
                       double scale)
     void km_cos_row_f(int isa, float *v, const float *b, ptrdiff_t n,
                       float scale)
+    void km_add_row_d(int isa, double *acc, const double *v, ptrdiff_t n)
+    void km_add_row_f(int isa, double *acc, const float *v, ptrdiff_t n)
     double km_sum_d(const double *v, ptrdiff_t n)
     double km_sum_f(const float *v, ptrdiff_t n)
 
@@ -51,6 +53,15 @@ cdef inline void cos_row(floating *v, const floating *b, ptrdiff_t n,
         km_cos_row_d(isa_level, v, b, n, scale)
     else:
         km_cos_row_f(isa_level, v, b, n, scale)
+
+
+cdef inline void add_row(double *acc, const floating *v,
+                         ptrdiff_t n) noexcept nogil:
+    """acc[0:n] += v[0:n], in float64."""
+    if floating is double:
+        km_add_row_d(isa_level, acc, v, n)
+    else:
+        km_add_row_f(isa_level, acc, v, n)
 
 
 cdef inline double sum_run(const floating *v, ptrdiff_t n) noexcept nogil:

@@ -20,6 +20,8 @@
  * bandwidth_scale in layout.py). KM_COS is the random Fourier feature
  * cos(x . y + phases[j]) of column j; the other kinds ignore `phases`.
  *
+ * km_add_row_d / _f: acc[i] += v[i] for i < n, in float64.
+ *
  * km_cos_row_d / _f: v[i] = scale * cos(v[i] + b[i]) for i < n, in place:
  * the random Fourier features of rows whose products x W a BLAS GEMM
  * computed.
@@ -74,6 +76,16 @@ static inline void km_cos_row_f(int isa, float *v, const float *b, ptrdiff_t n,
                                 float scale)
 {
     KM_DISPATCH(isa, km_cos_row_f, (v, b, n, scale));
+}
+
+static inline void km_add_row_d(int isa, double *acc, const double *v, ptrdiff_t n)
+{
+    KM_DISPATCH(isa, km_add_row_d, (acc, v, n));
+}
+
+static inline void km_add_row_f(int isa, double *acc, const float *v, ptrdiff_t n)
+{
+    KM_DISPATCH(isa, km_add_row_f, (acc, v, n));
 }
 
 /* Sum of v[0:n], two vector accumulators (16-byte vectors: native everywhere). */

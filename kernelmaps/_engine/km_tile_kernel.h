@@ -103,4 +103,23 @@ KM_ATTR static void KM_FN(km_cos_row)(KM_T *v, const KM_T *b, ptrdiff_t n, KM_T 
     }
 }
 
+/* acc[i] += v[i] for i < n, in float64 (float32 values widened exactly):
+ * the per-set sums of the set means, KM_VB / 8 lanes at a time. */
+KM_ATTR static void KM_FN(km_add_row)(double *acc, const KM_T *v, ptrdiff_t n)
+{
+    typedef double km_wide __attribute__((vector_size(KM_VB)));
+    typedef KM_T km_narrow __attribute__((vector_size(KM_VB * sizeof(KM_T) / 8)));
+    const ptrdiff_t lanes = KM_VB / 8;
+    ptrdiff_t i = 0;
+    for (; i + lanes <= n; i += lanes) {
+        km_narrow x;
+        km_wide a;
+        memcpy(&x, v + i, sizeof x);
+        memcpy(&a, acc + i, sizeof a);
+        a += __builtin_convertvector(x, km_wide);
+        memcpy(acc + i, &a, sizeof a);
+    }
+    for (; i < n; ++i) acc[i] += (double)v[i];
+}
+
 #undef KM_PASS
