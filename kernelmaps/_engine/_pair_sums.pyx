@@ -211,22 +211,21 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
     cdef Py_ssize_t n_s = xseg.shape[0] - 1, n_t = yseg.shape[0] - 1
     cdef Py_ssize_t n = xp.shape[0], m = yp.shape[0], d = xp.shape[1]
     cdef Py_ssize_t nr = KM_NR_D if floating is double else KM_NR_F
-    cdef Py_ssize_t ldo = (m + nr - 1) // nr * nr
+    cdef Py_ssize_t ldo = (m + nr - 1) // nr * nr, ldy = m + nr
     out_a = np.empty((n_s, n_t))
     cdef double[:, ::1] out = out_a
     cdef km_tile_args args
     cdef Py_ssize_t i, k, s, t
     args.d = d
-    args.ldy = m + nr
+    args.ldy = ldy
     args.ldo = ldo
     args.kind = KINDS[kind]
     args.degree = degree
     args.sum_rows = 0
     args.gamma = gamma
     args.coef0 = coef0
-    # One zeroed block: rows (n + KM_MR, d), columns (d, m + nr), the
-    # phases (m + nr) and the tile buffer (KM_MR, ldo).
-    cdef Py_ssize_t ldy = m + nr
+    # One zeroed block: rows (n + KM_MR, d), columns (d, ldy), the phases
+    # (ldy) and the tile buffer (KM_MR, ldo).
     cdef floating *rows
     cdef floating *cols
     cdef floating *block = <floating *>calloc(
