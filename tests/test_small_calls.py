@@ -158,3 +158,69 @@ def test_strided_sets_are_packed_in_c_order():
     assert bags.points.flags.c_contiguous
     for f in (kernelmaps.sum_match_kernel, kernelmaps.mmd):
         np.testing.assert_array_equal(f(X, Y), f(X, [np.array(y) for y in Y]))
+
+
+# ------------------------------------------------- rbf sums from dot products
+
+
+def _reference_means(X, Y, gamma):
+    """Mean map kernel from differences of coordinates, in float64."""
+    def mean(a, b):
+        d2 = np.zeros((len(a), len(b)))
+        for k in range(a.shape[1]):
+            d2 += (a[:, k, None] - b[None, :, k]) ** 2
+        return np.exp(-gamma * d2).mean()
+
+    return np.array([[mean(a, b) for b in Y] for a in X])
+
+
+@pytest.mark.parametrize(("d", "scale"), [(40, 1.0), (64, 1e-150), (97, 1e150)])
+def test_rbf_from_products_is_exact_enough(simd_path, monkeypatch, d, scale):
+    # Sets larger and smaller than a block of BLAS products, against
+    # themselves and against others; any scale (points in units of the
+    # bandwidth first).
+    monkeypatch.setattr(pair_sums_module, "PAIR_GEMM_DIM", 32)  # whatever tuned
+    calls = _count_product_blocks(monkeypatch)
+    rng = np.random.default_rng(d)
+    X = [rng.normal(size=(n, d)) * scale for n in (1, 600, 3, 90)]
+    Y = [(rng.normal(size=(n, d)) + 0.5) * scale for n in (40, 1, 513)]
+    gamma = 1.0 / (d * scale**2)
+    for A, B in ((X, None), (X, Y)):
+        K = kernelmaps.sum_match_kernel(A, B, gamma=gamma, workers=2)
+        R = _reference_means(A, A if B is None else B, gamma)
+        np.testing.assert_allclose(K, R, rtol=1e-12, atol=0)
+        K1 = kernelmaps.sum_match_kernel(A, B, gamma=gamma, workers=1)
+        np.testing.assert_array_equal(K, K1)  # any number of threads
+    assert calls  # the products ran
+
+
+def _count_product_blocks(monkeypatch):
+    """A list that grows by one for every block of rbf sums from products."""
+    calls = []
+    impl = pair_sums_module._impl
+    original = impl.rbf_from_products
+
+    def counted(*args):
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(impl, "rbf_from_products", counted)
+    return calls
+
+
+def test_rbf_from_products_declines_points_far_from_their_centre(monkeypatch):
+    # Two clusters 1e4 bandwidths apart: the expansion would lose the small
+    # distances within each (error ~1e-7); the difference tiles run instead,
+    # bit for bit as with the products switched off.
+    rng = np.random.default_rng(7)
+    X = [rng.normal(size=(30, 70)) + (1e4 if i % 2 else -1e4) / np.sqrt(70)
+         for i in range(6)]
+    with monkeypatch.context() as m:
+        m.setattr(pair_sums_module, "PAIR_GEMM_DIM", 32)
+        calls = _count_product_blocks(m)
+        K = kernelmaps.sum_match_kernel(X, gamma=1.0)
+    assert not calls
+    monkeypatch.setattr(pair_sums_module, "PAIR_GEMM_DIM", 10**9)
+    np.testing.assert_array_equal(K, kernelmaps.sum_match_kernel(X, gamma=1.0))
+    np.testing.assert_allclose(K, _reference_means(X, X, 1.0), rtol=1e-12,
+                               atol=1e-300)

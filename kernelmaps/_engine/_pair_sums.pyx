@@ -18,12 +18,13 @@ from libc.string cimport memset
 
 import numpy as np
 
-from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating
+from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating, isa_level
 from ._tile cimport (
     KM_LAPLACIAN,
     KM_POLYNOMIAL,
     KM_RBF,
     KM_SQEUCLIDEAN,
+    km_rbf_row_d,
     km_tile_args,
     sum_run,
     tile,
@@ -252,3 +253,56 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
                 for t in range(s):
                     out[s, t] = out[t, s]
     return out_a
+
+
+cdef inline Py_ssize_t _segment_of(const int64_t *seg, Py_ssize_t n,
+                                   Py_ssize_t i) noexcept nogil:
+    """The s with seg[s] <= i < seg[s + 1] (seg increasing, n segments)."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if seg[mid] <= i:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def rbf_from_products(double[:, ::1] G, const double[::1] nx,
+                      const double[::1] ny, const int64_t[::1] xseg,
+                      const int64_t[::1] yseg, double gamma, bint diagonal,
+                      double[:, ::1] rowsums, double[:, ::1] out,
+                      int64_t s0, int64_t t0, int n_threads):
+    """Sums of the rbf kernel over segment pairs of one block pair, from the
+    dot products of its points: ``out[s0 + s, t0 + t]`` = sum over the rows
+    i of segment s and the columns j of segment t of
+    ``exp(-gamma max(nx[i] + ny[j] - 2 G[i, j], 0))``.
+
+    xseg, yseg: the segments' offsets in the rows and columns of G (from
+    0). With `diagonal` (a block against itself) only t >= s is computed.
+    G is overwritten; rowsums is a buffer of at least (rows, segments of
+    the columns). Rows in parallel, then the sums of each segment's rows in
+    order: the result does not depend on the number of threads. Empty
+    segments are not allowed.
+    """
+    cdef Py_ssize_t n_s = xseg.shape[0] - 1, n_t = yseg.shape[0] - 1
+    cdef Py_ssize_t i, s, t, tfirst, c0, n_rows = xseg[n_s]
+    cdef double gl = -gamma * 1.4426950408889634  # exp(-x) = 2**(-x log2 e)
+    cdef double total
+
+    for i in prange(n_rows, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        tfirst = 0
+        if diagonal:  # the segment of row i
+            tfirst = _segment_of(&xseg[0], n_s, i)
+        c0 = yseg[tfirst]
+        km_rbf_row_d(isa_level, &G[i, c0], &ny[c0], nx[i], gl, yseg[n_t] - c0)
+        for t in range(tfirst, n_t):
+            rowsums[i, t] = sum_run(&G[i, yseg[t]], yseg[t + 1] - yseg[t])
+    with nogil:
+        for s in range(n_s):
+            for t in range(s if diagonal else 0, n_t):
+                total = 0.0
+                for i in range(xseg[s], xseg[s + 1]):
+                    total = total + rowsums[i, t]
+                out[s0 + s, t0 + t] = total

@@ -32,6 +32,8 @@ cdef extern from "km_tile.h" nogil:
                       double scale)
     void km_cos_row_f(int isa, float *v, const float *b, ptrdiff_t n,
                       float scale)
+    void km_rbf_row_d(int isa, double *g, const double *b, double a,
+                      double gl, ptrdiff_t n)
     void km_add_row_d(int isa, double *acc, const double *v, ptrdiff_t n)
     void km_add_row_f(int isa, double *acc, const float *v, ptrdiff_t n)
     double km_sum_d(const double *v, ptrdiff_t n)

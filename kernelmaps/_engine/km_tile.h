@@ -22,6 +22,10 @@
  *
  * km_add_row_d / _f: acc[i] += v[i] for i < n, in float64.
  *
+ * km_rbf_row_d: g[j] = 2**(gl * max(a + b[j] - 2 g[j], 0)) for j < n, in
+ * place: rbf kernel values of a row from its dot products (BLAS computed
+ * them; the caller checked that the expansion is exact enough).
+ *
  * km_cos_row_d / _f: v[i] = scale * cos(v[i] + b[i]) for i < n, in place:
  * the random Fourier features of rows whose products x W a BLAS GEMM
  * computed.
@@ -76,6 +80,18 @@ static inline void km_cos_row_f(int isa, float *v, const float *b, ptrdiff_t n,
                                 float scale)
 {
     KM_DISPATCH(isa, km_cos_row_f, (v, b, n, scale));
+}
+
+static inline void km_rbf_row_d(int isa, double *g, const double *b, double a,
+                                double gl, ptrdiff_t n)
+{
+    KM_DISPATCH(isa, km_rbf_row_d, (g, b, a, gl, n));
+}
+
+static inline void km_rbf_row_f(int isa, float *g, const float *b, float a,
+                                float gl, ptrdiff_t n)
+{
+    KM_DISPATCH(isa, km_rbf_row_f, (g, b, a, gl, n));
 }
 
 static inline void km_add_row_d(int isa, double *acc, const double *v, ptrdiff_t n)

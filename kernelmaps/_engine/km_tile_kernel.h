@@ -103,6 +103,30 @@ KM_ATTR static void KM_FN(km_cos_row)(KM_T *v, const KM_T *b, ptrdiff_t n, KM_T 
     }
 }
 
+/* g[j] = 2**(gl * max(a + b[j] - 2 g[j], 0)) for j < n, in place: the rbf
+ * kernel values of one row from its dot products g with the columns, its
+ * squared norm a and theirs b (gl = -gamma log2(e)); the tail in a padded
+ * copy. */
+KM_ATTR static void KM_FN(km_rbf_row)(KM_T *g, const KM_T *b, KM_T a, KM_T gl,
+                                      ptrdiff_t n)
+{
+    KM_T tg[KM_W], tb[KM_W];
+    ptrdiff_t j = 0;
+    for (; j + KM_W <= n; j += KM_W) {
+        const KM_V z = KM_OP(pos)((KM_OP(load)(b + j) + a) - 2 * KM_OP(load)(g + j));
+        KM_OP(store)(g + j, KM_OP(exp2)(gl * z));
+    }
+    if (j < n) {
+        memset(tg, 0, sizeof tg);
+        memset(tb, 0, sizeof tb);
+        memcpy(tg, g + j, (size_t)(n - j) * sizeof(KM_T));
+        memcpy(tb, b + j, (size_t)(n - j) * sizeof(KM_T));
+        const KM_V z = KM_OP(pos)((KM_OP(load)(tb) + a) - 2 * KM_OP(load)(tg));
+        KM_OP(store)(tg, KM_OP(exp2)(gl * z));
+        memcpy(g + j, tg, (size_t)(n - j) * sizeof(KM_T));
+    }
+}
+
 /* acc[i] += v[i] for i < n, in float64 (float32 values widened exactly):
  * the per-set sums of the set means, KM_VB / 8 lanes at a time. */
 KM_ATTR static void KM_FN(km_add_row)(double *acc, const KM_T *v, ptrdiff_t n)

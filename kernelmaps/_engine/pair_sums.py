@@ -12,6 +12,8 @@ import scipy.sparse
 
 from . import _pair_sums as _impl
 from .layout import (
+    PAIR_GEMM_BLOCK,
+    PAIR_GEMM_DIM,
     PAIR_MAX_SEGMENTS,
     TILE_ROWS,
     bandwidth_scale,
@@ -19,6 +21,8 @@ from .layout import (
     pack_rows,
     panel_points,
     round_up,
+    row_blocks,
+    scaled,
 )
 from .schedule import TASK_WORK, run_chunked, threads_for
 
@@ -39,6 +43,10 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     symmetric = Y is None
     xp, yp = X.points, None if symmetric else Y.points
     e, gamma, dtype = _standardize(xp, yp, kernel, gamma)
+    if kernel == "rbf" and dtype == np.float64 and X.dim >= PAIR_GEMM_DIM:
+        S = _rbf_by_products(X, Y, e, gamma, n_threads, progress, desc)
+        if S is not None:
+            return S
     max_points = panel_points(X.dim, dtype)
     if _one_group(X, max_points) and (symmetric or _one_group(Y, max_points)):
         # A small call (a few milliseconds at most): one task, no planning.
@@ -72,6 +80,72 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     S = _fold_segments(S, xplan[1], axis=0)
     S = _fold_segments(S, yplan[1], axis=1)
     return S.T.copy() if transposed else S
+
+
+# The largest error allowed in gamma |x - y|^2 from the expansion: the
+# relative error of every kernel value is about this much.
+_EXPANSION_ERROR = 5e-13
+
+
+def _rbf_by_products(X, Y, e, gamma, n_threads, progress, desc):
+    """`pair_sums` of the rbf kernel in float64, the dot products of the
+    points by BLAS (many features: faster than the difference tiles), or
+    None where that is not exact enough.
+
+    With the points centred (c the mean of all of them) and M = gamma times
+    their largest squared norm, the error of gamma (|x|^2 + |y|^2 - 2 <x,
+    y>) computed in float64 is below 4 (d + 4) u M (u = 2**-53: the dot
+    products and norms err by at most d u |x| |y| <= d u M / gamma each,
+    the centring and the sum by a few u M more). Where that bound exceeds
+    _EXPANSION_ERROR (points farther than a few bandwidths from their
+    centre) None is returned and the exact difference tiles run.
+    """
+    symmetric = Y is None
+    xp = scaled(X.points, e, np.float64)
+    yp = xp if symmetric else scaled(Y.points, e, np.float64)
+    centre = xp.mean(axis=0) if symmetric else (
+        (xp.sum(axis=0) + yp.sum(axis=0)) / (len(xp) + len(yp)))
+    for points in (xp,) if symmetric else (xp, yp):
+        for a, b in row_blocks(points):
+            points[a:b] -= centre
+    nx = np.einsum("ij,ij->i", xp, xp)
+    ny = nx if symmetric else np.einsum("ij,ij->i", yp, yp)
+    bound = 4 * (X.dim + 4) * 2.0**-53 * gamma * max(nx.max(), ny.max())
+    if not bound <= _EXPANSION_ERROR:
+        return None
+
+    xplan = _impl.plan_segments(X.offsets, PAIR_GEMM_BLOCK, len(xp) + 1, True)
+    yplan = xplan if symmetric else _impl.plan_segments(
+        Y.offsets, PAIR_GEMM_BLOCK, len(yp) + 1, True)
+    xseg, xgroups = xplan[0], xplan[2]
+    yseg, ygroups = yplan[0], yplan[2]
+    pairs = [(g, h) for g in range(len(xgroups) - 1)
+             for h in range(g if symmetric else 0, len(ygroups) - 1)]
+    out = np.zeros((len(xplan[1]), len(yplan[1])))
+    buffer = np.empty(PAIR_GEMM_BLOCK * PAIR_GEMM_BLOCK)
+    rowsums = np.empty((PAIR_GEMM_BLOCK, PAIR_GEMM_BLOCK))
+    sizes = [(xseg[xgroups[g + 1]] - xseg[xgroups[g]])
+             * (yseg[ygroups[h + 1]] - yseg[ygroups[h]]) for g, h in pairs]
+    cost = np.array(sizes, dtype=np.float64) * (X.dim + _KERNEL_COST)
+    n_threads = threads_for(n_threads, cost.sum(), len(xp))
+
+    def run(start, stop):
+        for g, h in pairs[start:stop]:
+            s0, s1, t0, t1 = xgroups[g], xgroups[g + 1], ygroups[h], ygroups[h + 1]
+            r0, r1, c0, c1 = xseg[s0], xseg[s1], yseg[t0], yseg[t1]
+            block = buffer[:(r1 - r0) * (c1 - c0)].reshape(r1 - r0, c1 - c0)
+            np.matmul(xp[r0:r1], yp[c0:c1].T, out=block)
+            _impl.rbf_from_products(block, nx[r0:r1], ny[c0:c1],
+                                    xseg[s0:s1 + 1] - r0, yseg[t0:t1 + 1] - c0,
+                                    gamma, symmetric and g == h, rowsums, out,
+                                    s0, t0, n_threads)
+
+    run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc)
+    if symmetric:  # the pairs (s, t), t < s, are those of (t, s)
+        lower = np.tril_indices(len(out), -1)
+        out[lower] = out.T[lower]
+    S = _fold_segments(out, xplan[1], axis=0)
+    return _fold_segments(S, yplan[1], axis=1)
 
 
 def _one_group(bags, max_points):
