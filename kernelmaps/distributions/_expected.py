@@ -47,9 +47,11 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     means (the flexible SVM of [1]_ is this with per-point covariances).
 
     For ``"rbf"`` with full covariances each pair costs one factorisation of
-    :math:`I + 2\gamma S` (about :math:`d^3/3` multiply-adds, compiled and
-    threaded); without a second collection only the upper triangle is
-    computed and mirrored, so the result is exactly symmetric.
+    :math:`I + 2\gamma S` (about :math:`d^3/3` multiply-adds), with diagonal
+    or isotropic ones a product over the coordinates (about :math:`4d`
+    operations), both compiled and threaded; without a second collection
+    only the upper triangle is computed and mirrored, so the result is
+    exactly symmetric.
 
     Parameters
     ----------
@@ -67,13 +69,12 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     coef0 : float, default=1.0
         Constant of the polynomial kernel.
     workers : int, optional
-        Threads for ``"rbf"`` when either collection has full covariances
-        (the other cases are NumPy matrix products, threaded by the BLAS);
-        None or -1 means all cores. Results are bit-identical for every
-        number of threads.
+        Threads for ``"rbf"`` (the other kernels are NumPy matrix products,
+        threaded by the BLAS); None or -1 means all cores. Results are
+        bit-identical for every number of threads.
     progress : bool, default=False
-        Show a progress bar (needs tqdm) over the pairs of the full-covariance
-        ``"rbf"`` computation.
+        Show a progress bar (needs tqdm) over the pairs of the ``"rbf"``
+        computation.
 
     Returns
     -------
