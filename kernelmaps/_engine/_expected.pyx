@@ -266,9 +266,10 @@ def mirror(double[:, ::1] out, int n_threads):
 
 # Diagonal covariances: per coordinate k, t = 1 + 2 gamma (v_k + v'_k) and
 # the value is exp(-sum_k (log t_k) / 2 - gamma sum_k dm_k^2 / t_k). In
-# batches, the logs are taken of products of G factors t (each >= 1). A
-# pair whose product or sum overflows (a t or a dm_k^2 among them, or
-# their product) goes to `_diagonal_pair`, term by term.
+# batches, one log is taken per product of G factors t (each >= 1). A pair
+# whose product or sum is not finite (a t or a dm_k^2 overflowed, or the
+# product did) goes to `_diagonal_pair`, term by term; its value is then 0
+# or tiny, so the extra cost is rare.
 cdef double _LOG2 = 0.6931471805599453
 
 
