@@ -195,6 +195,92 @@ def test_full_rbf_not_positive_definite():
         gaussian_expected_kernel(np.zeros((3, 2)), covs, gamma=1e12)
 
 
+def diagonal_reference(m1, v1, m2, v2, gamma, dtype=np.float64):
+    """The diagonal expected RBF kernel from its formula, a product over the
+    coordinates, for every pair at once; with dtype np.longdouble (the x87
+    80-bit format where available) beyond the float64 range."""
+    m1, v1, m2, v2 = (np.asarray(a, dtype) for a in (m1, v1, m2, v2))
+    t = 1 + 2 * dtype(gamma) * (v1[:, None, :] + v2[None, :, :])
+    dm2 = (m1[:, None, :] - m2[None, :, :]) ** 2
+    return np.exp(-0.5 * np.log(t).sum(-1) - dtype(gamma) * (dm2 / t).sum(-1))
+
+
+@pytest.mark.parametrize("d", [1, 3, 16, 17, 40])
+@pytest.mark.parametrize(("n", "m"), [(1, 1), (7, 33), (33, 7), (1, 9), (20, 20)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_diagonal_rbf_against_reference(n, m, d, dtype):
+    # d beyond 16 (the factors per logarithm of the engine), m not a
+    # multiple of its batches, zero variances among the others.
+    rng = np.random.default_rng(100 * n + 10 * m + d)
+    m1, m2 = rng.normal(size=(n, d)), rng.normal(size=(m, d))
+    v1, v2 = rng.uniform(0, 2, size=(n, d)), rng.uniform(0, 2, size=(m, d))
+    v1[:, ::3] = 0.0
+    m1, v1, m2, v2 = (a.astype(dtype) for a in (m1, v1, m2, v2))
+    gamma = 0.7 / d
+    runs = [gaussian_expected_kernel(m1, v1, m2, v2, gamma=gamma, workers=w)
+            for w in (1, 2)]
+    assert_array_equal(runs[0], runs[1])
+    assert_allclose(runs[0], diagonal_reference(m1, v1, m2, v2, gamma), rtol=1e-12,
+                    atol=0)
+    # isotropic variances on one side
+    K = gaussian_expected_kernel(m1, v1[:, 0], m2, v2, gamma=gamma, workers=2)
+    want = diagonal_reference(m1, np.repeat(v1[:, :1], d, axis=1), m2, v2, gamma)
+    assert_allclose(K, want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("n", [1, 9, 30])
+def test_diagonal_rbf_symmetric(n):
+    rng = np.random.default_rng(n)
+    means, variances = rng.normal(size=(n, 5)), rng.uniform(0, 1, size=(n, 5))
+    runs = [gaussian_expected_kernel(means, variances, gamma=0.3, workers=w)
+            for w in (1, 2)]
+    assert_array_equal(runs[0], runs[1])
+    assert_array_equal(runs[0], runs[0].T)
+    # the upper triangle mirrored: the values of the two-collection call
+    assert_array_equal(runs[0], gaussian_expected_kernel(
+        means, variances, means, variances, gamma=0.3, workers=2))
+    assert_allclose(runs[0], diagonal_reference(means, variances, means, variances,
+                                                0.3), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e150])
+def test_diagonal_rbf_scale_invariance(scale):
+    # means times s, variances times s^2 and gamma over s^2: the same values
+    rng = np.random.default_rng(7)
+    means, variances = rng.normal(size=(11, 6)), rng.uniform(0, 1, size=(11, 6))
+    K = gaussian_expected_kernel(means * scale, variances * scale**2,
+                                 gamma=0.4 / scale**2, workers=2)
+    assert_allclose(K, gaussian_expected_kernel(means, variances, gamma=0.4),
+                    rtol=1e-12, atol=0)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).maxexp < 16384,
+                    reason="needs an extended long double")
+def test_diagonal_rbf_beyond_the_float64_range():
+    # Pairs whose product of t (2e25 in each of 16 coordinates), t itself
+    # (variances of 1e308, gamma up to 1e300) or (m1 - m2)^2 overflow
+    # float64, beside ordinary ones in the same batches: each value as in
+    # extended precision, none an error.
+    rng = np.random.default_rng(8)
+    n, d = 12, 16
+    means = rng.normal(size=(n, d))
+    variances = rng.uniform(0.1, 1, size=(n, d))
+    variances[1] = 1e25
+    variances[2] = variances[3] = 0.0
+    means[2:4] = 0.0
+    means[3, 0] = 1e200
+    variances[4, :2] = 1e308
+    means[5, 5] = -1.5e308
+    means[6, 5] = 1.5e308
+    for gamma in (1e-300, 1.0, 1e300):
+        K = gaussian_expected_kernel(means, variances, gamma=gamma, workers=2)
+        want = diagonal_reference(means, variances, means, variances, gamma,
+                                  np.longdouble)
+        assert_allclose(K, want.astype(np.float64), rtol=1e-12, atol=1e-320)
+    K = gaussian_expected_kernel(means, variances, gamma=1.0)
+    assert 0 < K[1, 1] < 1e-180
+
+
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [

@@ -1,4 +1,5 @@
-"""Expected RBF kernels between Gaussians with full covariances.
+"""Expected RBF kernels between Gaussians with full covariances, and with
+diagonal ones (`rbf_diagonal`, at the end).
 
 For a pair (i, j) the value is ``det(A)^(-1/2) exp(-gamma q)`` with
 ``A = I + 2 gamma (S_i + S'_j)`` and ``q = dm^T A^-1 dm``, ``dm = m_i - m'_j``.
@@ -28,15 +29,19 @@ same operations whatever its lane: results do not depend on the number of
 threads, bit for bit.
 """
 from cython.parallel cimport prange, threadid
-from libc.math cimport exp, log
+from libc.float cimport DBL_MAX
+from libc.math cimport exp, fabs, log, log1p
 
 import numpy as np
 
 cdef enum:
     B = 4  # pairs per batch (lanes)
     T = 64  # tile of the mirror copy
+    L = 8  # pairs per batch of rbf_diagonal (lanes)
+    G = 16  # factors t per logarithm of their product in rbf_diagonal
 
 LANES = B
+DIAGONAL_LANES = L
 
 # A pivot outside [1 / _BIG, _BIG] goes to the log sum at once; the running
 # product of the others goes there when it leaves [1 / _FLUSH, _FLUSH]. The
@@ -257,3 +262,115 @@ def mirror(double[:, ::1] out, int n_threads):
             for i in range(it * T, min(it * T + T, n)):
                 for j in range(jt * T, min(jt * T + T, i)):
                     out[i, j] = out[j, i]
+
+
+# Diagonal covariances: per coordinate k, t = 1 + 2 gamma (v_k + v'_k) and
+# the value is exp(-sum_k (log t_k) / 2 - gamma sum_k dm_k^2 / t_k). In
+# batches, one log is taken per product of G factors t (each >= 1). A pair
+# whose product or sum is not finite (a t or a dm_k^2 overflowed, or the
+# product did) goes to `_diagonal_pair`, term by term; its value is then 0
+# or tiny, so the extra cost is rare.
+cdef double _LOG2 = 0.6931471805599453
+
+
+cdef double _diagonal_pair(const double *m1, const double *v1, const double *m2,
+                           const double *v2, Py_ssize_t stride, Py_ssize_t d,
+                           double gamma) noexcept nogil:
+    """The value of one pair, each term on its own and, where t or dm^2
+    overflows, in logs: a value in [0, 1] at any finite scale. The second
+    Gaussian's entries are `stride` apart. gamma (v + v') 2 in this order:
+    2 gamma may overflow, and times a zero variance it would give NaN."""
+    cdef Py_ssize_t k
+    cdef double t, dm2, half, u, log_t, logs = 0.0, quad = 0.0
+    for k in range(d):
+        t = 1.0 + gamma * (v1[k] + v2[k * stride]) * 2.0
+        dm2 = (m1[k] - m2[k * stride]) * (m1[k] - m2[k * stride])
+        if t <= DBL_MAX and dm2 <= DBL_MAX:
+            logs += log(t)
+            quad += gamma * (dm2 / t)
+            continue
+        half = v1[k] / 2 + v2[k * stride] / 2  # (v + v') / 2, finite
+        u = gamma * half * 4
+        log_t = log1p(u) if u <= DBL_MAX else 2 * _LOG2 + log(gamma) + log(half)
+        logs += log_t
+        # gamma dm^2 / t from |dm| / 2 (log(0) = -inf gives 0)
+        quad += exp(log(gamma) + 2 * (log(fabs(m1[k] / 2 - m2[k * stride] / 2))
+                                      + _LOG2) - log_t)
+    return exp(-0.5 * logs - quad)
+
+
+cdef void _diagonal_batch(const double *m1, const double *v1, const double *M,
+                          const double *V, Py_ssize_t d, double gamma,
+                          double *out) noexcept nogil:
+    """The values of L pairs into out[0:L]: one Gaussian (m1, v1) against L
+    interleaved ones (M, V: (d, L)). Every loop over the lanes is
+    independent, for the compiler to vectorise."""
+    cdef Py_ssize_t k, k0 = 0, a
+    cdef double t, dm
+    cdef double prod[L]
+    cdef double logs[L]
+    cdef double quad[L]
+    cdef int far[L]
+    for a in range(L):
+        logs[a] = 0.0
+        quad[a] = 0.0
+        far[a] = 0
+    while k0 < d:
+        for a in range(L):
+            prod[a] = 1.0
+        for k in range(k0, min(k0 + G, d)):
+            for a in range(L):
+                t = 1.0 + gamma * (v1[k] + V[k * L + a]) * 2.0
+                dm = m1[k] - M[k * L + a]
+                prod[a] = prod[a] * t
+                quad[a] = quad[a] + dm * dm / t
+        for a in range(L):
+            far[a] = far[a] | (not prod[a] <= DBL_MAX)
+            logs[a] = logs[a] + log(prod[a])
+        k0 += G
+    for a in range(L):
+        if far[a] or not quad[a] <= DBL_MAX:
+            out[a] = _diagonal_pair(m1, v1, M + a, V + a, L, d, gamma)
+        else:
+            out[a] = exp(-0.5 * logs[a] - gamma * quad[a])
+
+
+cdef void _diagonal_row(const double *m1, const double *v1, const double *M,
+                        const double *V, Py_ssize_t d, Py_ssize_t first,
+                        Py_ssize_t m, double gamma, double *out) noexcept nogil:
+    """out[first:m]: one Gaussian against the columns first to m - 1 (M, V
+    as in `rbf_diagonal`)."""
+    cdef Py_ssize_t b, a, j
+    cdef double v[L]
+    for b in range(first // L, (m + L - 1) // L):
+        _diagonal_batch(m1, v1, M + b * d * L, V + b * d * L, d, gamma, v)
+        for a in range(L):
+            j = b * L + a
+            if first <= j < m:
+                out[j] = v[a]
+
+
+def rbf_diagonal(const double[:, ::1] m1, const double[:, ::1] v1,
+                 const double[:, :, ::1] M, const double[:, :, ::1] V,
+                 Py_ssize_t m, double gamma, bint symmetric, Py_ssize_t row_start,
+                 Py_ssize_t row_stop, double[:, ::1] out, int n_threads):
+    """Fill rows row_start..row_stop of out (n, m) with the expected RBF
+    kernel between the Gaussians (m1[i], diag v1[i]) and the m of the
+    columns, given in batches of DIAGONAL_LANES, interleaved: M[b, k, a] and
+    V[b, k, a] are coordinate k of Gaussian b DIAGONAL_LANES + a (zero past
+    the last). With `symmetric` (the same Gaussians), only the entries
+    j >= i are computed (see `mirror`)."""
+    cdef Py_ssize_t n = m1.shape[0], d = m1.shape[1], nb = M.shape[0], i
+    if (v1.shape[0] != n or v1.shape[1] != d or M.shape[1] != d
+            or M.shape[2] != L or V.shape[0] != nb or V.shape[1] != d
+            or V.shape[2] != L):
+        raise ValueError("m1, v1 must be (n, d); M, V (nb, d, DIAGONAL_LANES)")
+    if (out.shape[0] != n or out.shape[1] != m or nb * L < m
+            or (symmetric and m != n)):
+        raise ValueError("out must have shape (n, m), m <= nb DIAGONAL_LANES")
+    if not 0 <= row_start <= row_stop <= n:
+        raise ValueError("rows out of range")
+    for i in prange(row_start, row_stop, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        _diagonal_row(&m1[i, 0], &v1[i, 0], &M[0, 0, 0], &V[0, 0, 0], d,
+                      i if symmetric else 0, m, gamma, &out[i, 0])

@@ -1,13 +1,13 @@
-"""Expected kernels between Gaussians with full covariances: the driver of
-``_expected.pyx``. Inputs are validated float64 means (n, d) and covariance
-matrices (n, d, d)."""
+"""Expected kernels between Gaussians with full or diagonal covariances: the
+driver of ``_expected.pyx``. Inputs are validated float64 means (n, d) and
+covariance matrices (n, d, d) or variances (n, d)."""
 
 import numpy as np
 
 from . import _expected as _impl
 from .schedule import run_chunked, threads_for
 
-__all__ = ["rbf_full"]
+__all__ = ["rbf_diagonal", "rbf_full"]
 
 
 def rbf_full(m1, F1, m2, F2, gamma, symmetric, n_threads, progress):
@@ -48,6 +48,39 @@ def rbf_full(m1, F1, m2, F2, gamma, symmetric, n_threads, progress):
             f"semi-definite (e.g. add a small multiple of the identity) or use "
             f"a smaller gamma"
         )
+    if symmetric:
+        _impl.mirror(K, n_threads)
+    return K
+
+
+def rbf_diagonal(m1, v1, m2, v2, gamma, symmetric, n_threads, progress):
+    """The expected rbf kernel between the Gaussians (m1[i], diag v1[i]) and
+    (m2[j], diag v2[j]), a product over the coordinates (see
+    _expected.pyx); the second collection is interleaved by batches of
+    columns. Values beyond the float64 range are taken in logs, never an
+    error."""
+    n, m = len(m1), len(m2)
+    lanes = _impl.DIAGONAL_LANES
+    nb = -(-m // lanes)
+
+    def interleave(a):
+        padded = np.zeros((nb * lanes, a.shape[1]))
+        padded[:m] = a
+        return np.ascontiguousarray(padded.reshape(nb, lanes, -1).transpose(0, 2, 1))
+
+    M, V = interleave(m2), interleave(v2)
+    m1, v1 = np.ascontiguousarray(m1), np.ascontiguousarray(v1)
+    K = np.empty((n, m))
+    pairs = m - np.arange(n) if symmetric else np.full(n, m)
+    # About four element operations per coordinate (a division among them),
+    # and a logarithm and an exponential per pair.
+    cost = pairs * float(4 * m1.shape[1] + 40)
+    n_threads = threads_for(n_threads, cost.sum(), n)
+    run_chunked(
+        lambda start, stop: _impl.rbf_diagonal(m1, v1, M, V, m, gamma, symmetric,
+                                               start, stop, K, n_threads),
+        cost, n_threads=n_threads, progress=progress, desc="Gaussian pairs",
+        unit_cost=pairs)
     if symmetric:
         _impl.mirror(K, n_threads)
     return K

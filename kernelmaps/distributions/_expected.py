@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .._engine.expected import rbf_full
+from .._engine.expected import rbf_diagonal, rbf_full
 from .._engine.layout import EXPECTED_BLOCK_BYTES
 from .._parallel import check_progress, resolve_workers
 from .._probes import as_float_array
@@ -47,9 +47,11 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     means (the flexible SVM of [1]_ is this with per-point covariances).
 
     For ``"rbf"`` with full covariances each pair costs one factorisation of
-    :math:`I + 2\gamma S` (about :math:`d^3/3` multiply-adds, compiled and
-    threaded); without a second collection only the upper triangle is
-    computed and mirrored, so the result is exactly symmetric.
+    :math:`I + 2\gamma S` (about :math:`d^3/3` multiply-adds), with diagonal
+    or isotropic ones a product over the coordinates (about :math:`4d`
+    operations), both compiled and threaded; without a second collection
+    only the upper triangle is computed and mirrored, so the result is
+    exactly symmetric.
 
     Parameters
     ----------
@@ -67,13 +69,12 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     coef0 : float, default=1.0
         Constant of the polynomial kernel.
     workers : int, optional
-        Threads for ``"rbf"`` when either collection has full covariances
-        (the other cases are NumPy matrix products, threaded by the BLAS);
-        None or -1 means all cores. Results are bit-identical for every
-        number of threads.
+        Threads for ``"rbf"`` (the other kernels are NumPy matrix products,
+        threaded by the BLAS); None or -1 means all cores. Results are
+        bit-identical for every number of threads.
     progress : bool, default=False
-        Show a progress bar (needs tqdm) over the pairs of the full-covariance
-        ``"rbf"`` computation.
+        Show a progress bar (needs tqdm) over the pairs of the ``"rbf"``
+        computation.
 
     Returns
     -------
@@ -137,11 +138,11 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
 
 def _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric, n_threads,
               progress):
+    if kernel == "rbf":
+        return _rbf(m1, c1, m2, c2, gamma, symmetric, n_threads, progress)
     dot = m1 @ m2.T
     if kernel == "linear":
         return dot
-    if kernel == "rbf":
-        return _rbf(m1, c1, m2, c2, gamma, symmetric, n_threads, progress)
     d = m1.shape[1]
     F1, F2 = _full(c1, d), _full(c2, d)
     # Traces of products of d x d matrices are inner products of their
@@ -305,30 +306,6 @@ def _check_gaussians(means, covs, mname, cname):
     return m, c
 
 
-def _rbf_diagonal_terms(m1, v1, m2, v2, gamma, t, dm2, bad):
-    """log t and gamma (m1 - m2)**2 / t per coordinate (broadcast), with
-    ``t = 1 + 2 gamma (v1 + v2)``, where t or the squared difference
-    overflows float64 (`bad`) taken in logs: the expected kernel itself,
-    in [0, 1], stays computable at any scale of the means and
-    variances."""
-    with np.errstate(divide="ignore"):
-        log_t = np.log(t)
-        scaled = gamma * (dm2 / np.where(bad, 1.0, t))
-    shape = t.shape
-    a, b = np.broadcast_to(v1, shape)[bad], np.broadcast_to(v2, shape)[bad]
-    half = a / 2 + b / 2  # (v1 + v2) / 2, finite
-    with np.errstate(over="ignore", divide="ignore"):  # where() takes both
-        u = gamma * half * 4
-        log_t[bad] = np.where(np.isfinite(u), np.log1p(u),
-                              math.log(4) + math.log(gamma) + np.log(half))
-    diff = np.abs(np.broadcast_to(m1, shape)[bad] / 2
-                  - np.broadcast_to(m2, shape)[bad] / 2)  # |m1 - m2| / 2
-    with np.errstate(divide="ignore", over="ignore"):
-        scaled[bad] = np.exp(math.log(gamma) + 2 * (np.log(diff) + math.log(2))
-                             - log_t[bad])
-    return log_t, scaled
-
-
 def _full(c, d):
     """Covariances as (n, d, d) matrices."""
     if c.ndim == 3:
@@ -339,30 +316,11 @@ def _full(c, d):
 
 
 def _rbf(m1, c1, m2, c2, gamma, symmetric, n_threads, progress):
-    n, d = m1.shape
+    d = m1.shape[1]
     if c1.ndim < 3 and c2.ndim < 3:
         # Diagonal S: det and solve per coordinate.
-        K = np.empty((n, len(m2)))
         v1 = c1 if c1.ndim == 2 else c1[:, None] * np.ones(d)
         v2 = c2 if c2.ndim == 2 else c2[:, None] * np.ones(d)
-        block = max(1, EXPECTED_BLOCK_BYTES // (8 * len(m2) * d))
-        for start in range(0, n, block):
-            rows = slice(start, start + block)
-            with np.errstate(over="ignore", invalid="ignore"):
-                # gamma * (...) first: 2 * gamma may overflow, times 0
-                # variances it would give NaN
-                t = 1 + gamma * (v1[rows, None, :] + v2[None, :, :]) * 2
-                dm2 = (m1[rows, None, :] - m2[None, :, :]) ** 2
-            bad = ~(np.isfinite(t) & np.isfinite(dm2))
-            if not bad.any():
-                K[rows] = np.exp(-0.5 * np.log(t).sum(-1)
-                                 - gamma * (dm2 / t).sum(-1))
-                continue
-            log_t, scaled = _rbf_diagonal_terms(
-                m1[rows, None, :], v1[rows, None, :], m2[None, :, :],
-                v2[None, :, :], gamma, t, dm2, bad)
-            with np.errstate(over="ignore"):  # exp(-inf) = 0
-                K[rows] = np.exp(-0.5 * log_t.sum(-1) - scaled.sum(-1))
-        return K
+        return rbf_diagonal(m1, v1, m2, v2, gamma, symmetric, n_threads, progress)
     return rbf_full(m1, _full(c1, d), m2, _full(c2, d), gamma, symmetric,
                     n_threads, progress)
