@@ -28,6 +28,9 @@ CASES = {
     "sum_match_kernel": (
         "sets = [rng.normal(size=(300, 30)) for _ in range(400)]",
         "km.sum_match_kernel(sets)"),
+    "sum_match_kernel, BLAS products (d = 256)": (
+        "sets = [rng.normal(size=(100, 256)) for _ in range(400)]",
+        "km.sum_match_kernel(sets)"),
     "mmd float32": (
         "sets = [rng.normal(size=(300, 30)).astype(np.float32) for _ in range(600)]",
         "km.mmd(sets, sets[:300])"),
@@ -59,6 +62,9 @@ CASES = {
         "m = rng.normal(size=(3000, 16)); A = rng.normal(size=(3000, 16, 16))\n"
         "S = A @ A.transpose(0, 2, 1) / 16 + np.eye(16)",
         "km.gaussian_expected_kernel(m, S)"),
+    "gaussian_expected_kernel diagonal": (
+        "m = rng.normal(size=(40000, 16)); v = rng.random((40000, 16))",
+        "km.gaussian_expected_kernel(m, v)"),
     "ExpChi2Features.transform": (
         "X = rng.random((30000, 300)); X /= X.sum(axis=1, keepdims=True)\n"
         "f = km.ExpChi2Features.fit(X[:100], 4000, rng=0)",
