@@ -116,7 +116,7 @@ def _dense(X, Y, kind, symmetric, out, n_threads):
 def _js_parts(A, planes, n_threads):
     """The parts of the values of the 2-D array `A` that the "js" tiles
     read (`_additive.js_parts`): E, M, I (3 planes) or M, I (2)."""
-    parts = np.empty((planes,) + A.shape, dtype=A.dtype)
+    parts = np.empty((planes, *A.shape), dtype=A.dtype)
     n_threads = threads_for(n_threads, float(A.size) * _PARTS_COST, A.shape[0])
 
     def run(start, stop):
