@@ -11,6 +11,7 @@ one-dimensional kernel, for every pair of rows.
 Every output entry has one writer: results do not depend on the threads.
 """
 from cython.parallel cimport prange, threadid
+from libc.math cimport log1p, log2
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
 
@@ -35,7 +36,6 @@ cdef extern from "km_additive.h" nogil:
     float km_log_mantissa_f(float v)
     double km_inverse_d(double v)
     float km_inverse_f(float v)
-    double km_js_term(double x, double y)
 
 KINDS = {"chi2": KM_ADD_CHI2, "intersection": KM_ADD_INTERSECTION,
          "product": KM_ADD_PRODUCT, "js": KM_ADD_JS}
@@ -128,13 +128,21 @@ def dense(const floating[:, ::1] xrows, const floating[:, :, ::1] xparts,
 
 cdef inline double _term(int kind, double a, double b) noexcept nogil:
     """The one-dimensional kernel at two positive values."""
+    cdef double lo, hi
     if kind == KM_ADD_CHI2:
         return a * (b / (a + b))
     if kind == KM_ADD_INTERSECTION:
         return min(a, b)
     if kind == KM_ADD_PRODUCT:
         return a * b
-    return km_js_term(a, b)
+    # Jensen-Shannon, x/2 log2((x+y)/x) + y/2 log2((x+y)/y), without
+    # cancellation: lo log2(s / lo) + hi log2(1 + lo / hi), both >= 0. (The
+    # polynomial of the tiles is slower here: its longer chain of
+    # dependent operations does not overlap across the branchy loop.)
+    lo = min(a, b)
+    hi = max(a, b)
+    return 0.5 * (-lo * log2(max(lo / (lo + hi), 5e-324))
+                  + hi * log1p(lo / hi) * 1.4426950408889634)
 
 
 def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,

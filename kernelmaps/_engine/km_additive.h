@@ -10,7 +10,7 @@
  *   KM_ADD_INTERSECTION: min(x, y)
  *   KM_ADD_PRODUCT:      x y
  *   KM_ADD_JS:           x/2 log2((x + y)/x) + y/2 log2((x + y)/y)
- *                        (0 log 0 = 0; see km_js_term below)
+ *                        (0 log 0 = 0; see the form below)
  * into out (float64; KM_MR rows, leading dimension ldo). float32 input
  * is summed in float32 over runs of KM_ADD_RUN features, and the runs in
  * float64. Inputs are finite and >= 0 (the caller checks).
@@ -35,6 +35,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "km_simd.h"
 
@@ -48,11 +49,11 @@ enum { KM_ADD_CHI2 = 0, KM_ADD_INTERSECTION = 1, KM_ADD_PRODUCT = 2, KM_ADD_JS =
  *   x/2 log2((x + y)/x) + y/2 log2((x + y)/y)
  *     = a/2 (log2(b / a) + log2(1 + r)) + b/2 log2(1 + r)
  *     = a/2 (log2(b / a) + g(r)),   g(r) = (1 + r) log2(1 + r) / r,
- * both parts >= 0 (no cancellation), g in [1 / ln 2, 2]. One logarithm per
- * pair, log2(b / a): from the parts above in the tiles, by log2 of r in
- * km_js_term. g is a polynomial in u = r - 1/2 (Chebyshev fit on [0, 1],
- * mpmath: relative error 3e-17 in float64, degree 18; 5e-9 in float32,
- * degree 8), evaluated with an error below 1 ulp.
+ * both parts >= 0 (no cancellation), g in [1 / ln 2, 2]. The tiles take
+ * log2(b / a) from the parts above (no logarithm per pair), and g from a
+ * polynomial in u = r - 1/2 (Chebyshev fit on [0, 1] with mpmath: relative
+ * error 3e-17 in float64, degree 18; 5e-9 in float32, degree 8),
+ * evaluated with an error below 1 ulp.
  */
 #define KM_JS_G_DEGREE_D 18
 #define KM_JS_G_DEGREE_F 8
@@ -107,20 +108,6 @@ static inline float km_log_mantissa_f(float v)
     int e;
     return v > 0 ? (float)(log2(frexp(v, &e)) + (e - (km_exponent_bits_f(v) - 127)))
                  : 0.0f;
-}
-
-/* The term of two positive values, in float64 (the CSR path): log2(b / a)
- * as -log2(r), r rounded (an error of 1 ulp of log2(b / a) at most) and
- * kept above 0 where a / b underflows. */
-static inline double km_js_term(double x, double y)
-{
-    const double a = x < y ? x : y, b = x < y ? y : x;
-    double r = a / b;
-    r = r > 0x1p-1074 ? r : 0x1p-1074;
-    const double u = r - 0.5;
-    double g = km_js_g_d[0];
-    for (int i = 1; i <= KM_JS_G_DEGREE_D; ++i) g = g * u + km_js_g_d[i];
-    return 0.5 * a * (g - log2(r));
 }
 
 /* km_additive_{d,f}_{base,avx2,avx512} */
