@@ -25,9 +25,10 @@ input at workers=1: scikit-learn for the chi2 family
 each kernel by a few O(n^2) operations, and ``chi2_kernel``), NumPy for
 the others (``sqrt(X) @ sqrt(X).T`` for
 Hellinger; broadcasting over blocks of rows, each unordered pair once, for
-intersection and JS). `ExpChi2` times `ExpChi2Features` (fit; transform
-plus Gram) beside the exact Gram and scikit-learn's
-``AdditiveChi2Sampler`` followed by ``RBFSampler``.
+intersection and JS). `JsBesideChi2` times ``js_kernel`` beside
+``additive_chi2_kernel`` on the same data, float64 and float32. `ExpChi2`
+times `ExpChi2Features` (fit; transform plus Gram) beside the exact Gram
+and scikit-learn's ``AdditiveChi2Sampler`` followed by ``RBFSampler``.
 ``peakmem_*`` give the peak resident memory.
 
 Targets
@@ -261,6 +262,29 @@ class ExactHistogramKernels:
         if kernel in SKLEARN_PEERS:
             _need_sklearn()
         PEERS[kernel](self.X)
+
+
+class JsBesideChi2:
+    """``js_kernel`` beside ``additive_chi2_kernel`` on the same 2000 x 300
+    histograms (Y=None), float64 and float32, dense and CSR, 1 and 2
+    workers: the ratio of the two is the cost of the Jensen-Shannon term
+    (its logarithm) over the chi2 term (a division). Target: at most 2."""
+
+    params = (("float64", "float32"), FORMATS, WORKERS)
+    param_names = ("dtype", "format", "workers")
+    timeout = 300
+
+    def setup(self, dtype, fmt, workers):
+        self.X = _as(bag_of_words(2000, seed=1).astype(dtype), fmt)
+
+    def time_js(self, dtype, fmt, workers):
+        js_kernel(self.X, workers=workers)
+
+    def time_chi2(self, dtype, fmt, workers):
+        additive_chi2_kernel(self.X, workers=workers)
+
+    def peakmem_js(self, dtype, fmt, workers):
+        js_kernel(self.X, workers=workers)
 
 
 def sklearn_exp_chi2_features(chi2_sampler, rbf_sampler, X):

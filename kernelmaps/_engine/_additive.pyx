@@ -22,18 +22,49 @@ cdef extern from "km_additive.h" nogil:
     int KM_ADD_INTERSECTION
     int KM_ADD_PRODUCT
     int KM_ADD_JS
-    void km_additive_d(int isa, int kind, const double *x, ptrdiff_t d,
-                       const double *yt, ptrdiff_t ldy, ptrdiff_t ncols,
-                       double *out, ptrdiff_t ldo)
-    void km_additive_f(int isa, int kind, const float *x, ptrdiff_t d,
-                       const float *yt, ptrdiff_t ldy, ptrdiff_t ncols,
-                       double *out, ptrdiff_t ldo)
+    void km_additive_d(int isa, int kind, const double *x, const double *xp,
+                       ptrdiff_t xplane, ptrdiff_t d, const double *yt,
+                       const double *yp, ptrdiff_t yplane, ptrdiff_t ldy,
+                       ptrdiff_t ncols, double *out, ptrdiff_t ldo)
+    void km_additive_f(int isa, int kind, const float *x, const float *xp,
+                       ptrdiff_t xplane, ptrdiff_t d, const float *yt,
+                       const float *yp, ptrdiff_t yplane, ptrdiff_t ldy,
+                       ptrdiff_t ncols, double *out, ptrdiff_t ldo)
+    double km_log_exponent_d(double v)
+    float km_log_exponent_f(float v)
+    double km_log_mantissa_d(double v)
+    float km_log_mantissa_f(float v)
+    double km_inverse_d(double v)
+    float km_inverse_f(float v)
 
 KINDS = {"chi2": KM_ADD_CHI2, "intersection": KM_ADD_INTERSECTION,
          "product": KM_ADD_PRODUCT, "js": KM_ADD_JS}
 
 
-def dense(const floating[:, ::1] xrows, const floating[:, ::1] yt,
+def js_parts(const floating[:, ::1] v, floating[:, :, ::1] parts,
+             Py_ssize_t row0, Py_ssize_t row1, int n_threads):
+    """The parts (E,) M and I (km_additive.h) of the values of the rows
+    row0 <= i < row1 of `v`, into `parts` (3 or 2, *v.shape): E only when
+    it has 3 planes."""
+    cdef Py_ssize_t i, k
+    cdef Py_ssize_t m = parts.shape[0] - 2
+    for i in prange(row0, row1, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        for k in range(v.shape[1]):
+            if floating is double:
+                if m:
+                    parts[0, i, k] = km_log_exponent_d(v[i, k])
+                parts[m, i, k] = km_log_mantissa_d(v[i, k])
+                parts[m + 1, i, k] = km_inverse_d(v[i, k])
+            else:
+                if m:
+                    parts[0, i, k] = km_log_exponent_f(v[i, k])
+                parts[m, i, k] = km_log_mantissa_f(v[i, k])
+                parts[m + 1, i, k] = km_inverse_f(v[i, k])
+
+
+def dense(const floating[:, ::1] xrows, const floating[:, :, ::1] xparts,
+          const floating[:, ::1] yt, const floating[:, :, ::1] yparts,
           Py_ssize_t n, Py_ssize_t m, str kind, bint symmetric,
           Py_ssize_t row_block, Py_ssize_t col_block,
           const int64_t[:, ::1] items, double[:, ::1] out,
@@ -45,7 +76,9 @@ def dense(const floating[:, ::1] xrows, const floating[:, ::1] yt,
     tile width: only the pairs j >= i are computed, and mirrored).
 
     xrows: X padded with KM_MR - 1 zero rows; yt: Y transposed, (d,
-    ldy) with ldy >= m rounded up to the tile width (zero padding).
+    ldy) with ldy >= m rounded up to the tile width (zero padding). For
+    "js", xparts (3, rows, d): the parts E, M, I of xrows, and yparts (2,
+    d, ldy) the parts M, I of yt (`js_parts`); else empty.
     col_block: a multiple of the tile width. buffers: (n_threads,
     KM_MR * col_block).
     """
@@ -55,6 +88,10 @@ def dense(const floating[:, ::1] xrows, const floating[:, ::1] yt,
     cdef Py_ssize_t it, b, r_lo, r_hi, c_end, cb, ncols, width, r0, r, c, tid
     cdef double value
     cdef double *buf
+    cdef bint js = code == KM_ADD_JS
+    cdef const floating *xp = &xparts[0, 0, 0] if js else NULL
+    cdef const floating *yp = &yparts[0, 0, 0] if js else NULL
+    cdef Py_ssize_t xplane = xrows.shape[0] * d, yplane = d * ldy
     for it in prange(items.shape[0], nogil=True, schedule="dynamic",
                      num_threads=n_threads):
         tid = threadid()
@@ -70,10 +107,14 @@ def dense(const floating[:, ::1] xrows, const floating[:, ::1] yt,
             r0 = r_lo
             while r0 < r_hi:
                 if floating is double:
-                    km_additive_d(isa_level, code, &xrows[r0, 0], d, &yt[0, cb],
+                    km_additive_d(isa_level, code, &xrows[r0, 0],
+                                  xp + r0 * d if js else NULL, xplane, d,
+                                  &yt[0, cb], yp + cb if js else NULL, yplane,
                                   ldy, width, buf, col_block)
                 else:
-                    km_additive_f(isa_level, code, &xrows[r0, 0], d, &yt[0, cb],
+                    km_additive_f(isa_level, code, &xrows[r0, 0],
+                                  xp + r0 * d if js else NULL, xplane, d,
+                                  &yt[0, cb], yp + cb if js else NULL, yplane,
                                   ldy, width, buf, col_block)
                 for r in range(r0, min(r0 + KM_MR, r_hi)):
                     for c in range(max(cb, r) if symmetric else cb, cb + ncols):
@@ -95,7 +136,9 @@ cdef inline double _term(int kind, double a, double b) noexcept nogil:
     if kind == KM_ADD_PRODUCT:
         return a * b
     # Jensen-Shannon, x/2 log2((x+y)/x) + y/2 log2((x+y)/y), without
-    # cancellation: lo log2(s / lo) + hi log2(1 + lo / hi), both >= 0.
+    # cancellation: lo log2(s / lo) + hi log2(1 + lo / hi), both >= 0. (The
+    # polynomial of the tiles is slower here: its longer chain of
+    # dependent operations does not overlap across the branchy loop.)
     lo = min(a, b)
     hi = max(a, b)
     return 0.5 * (-lo * log2(max(lo / (lo + hi), 5e-324))

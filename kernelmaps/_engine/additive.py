@@ -61,6 +61,8 @@ def additive_sums(X, Y, kind, n_threads):
 
 # Element operations per feature of a pair of rows, by kind.
 _COST = {"chi2": 4, "intersection": 1, "product": 1, "js": 32}
+# ... and per value of its parts for the "js" tiles.
+_PARTS_COST = 20
 
 
 def _scale_exponent(X, Y):
@@ -97,12 +99,32 @@ def _dense(X, Y, kind, symmetric, out, n_threads):
     n_threads = threads_for(n_threads, cost.sum(), len(items))
     buffers = np.empty((n_threads, TILE_ROWS * block))
     rows, cols = pack_rows(X), pack_cols(Y)
+    if kind == "js":
+        row_parts = _js_parts(rows, 3, n_threads)
+        col_parts = _js_parts(cols, 2, n_threads)
+    else:
+        row_parts = col_parts = np.empty((0, 0, 0), dtype=X.dtype)
 
     def run(start, stop):
-        _impl.dense(rows, cols, n, m, kind, symmetric, ADDITIVE_ROW_BLOCK, block,
-                    items[start:stop], out, buffers, n_threads)
+        _impl.dense(rows, row_parts, cols, col_parts, n, m, kind, symmetric,
+                    ADDITIVE_ROW_BLOCK, block, items[start:stop], out, buffers,
+                    n_threads)
 
     run_chunked(run, cost, n_threads=n_threads)
+
+
+def _js_parts(A, planes, n_threads):
+    """The parts of the values of the 2-D array `A` that the "js" tiles
+    read (`_additive.js_parts`): E, M, I (3 planes) or M, I (2)."""
+    parts = np.empty((planes, *A.shape), dtype=A.dtype)
+    n_threads = threads_for(n_threads, float(A.size) * _PARTS_COST, A.shape[0])
+
+    def run(start, stop):
+        _impl.js_parts(A, parts, start, stop, n_threads)
+
+    run_chunked(run, float(A.shape[1]) * _PARTS_COST, n_tasks=A.shape[0],
+                n_threads=n_threads)
+    return parts
 
 
 def _dense_items(n, m, block, nr, symmetric, unit):
