@@ -24,6 +24,7 @@ from ._tile cimport (
     KM_LAPLACIAN,
     KM_RBF,
     add_row,
+    csr_row,
     cos_row,
     km_tile_args,
     tile,
@@ -143,3 +144,43 @@ def cos_rows(floating[:, ::1] Z, const floating[::1] phases, double scale,
     for i in prange(row0, row1, nogil=True, schedule="static",
                     num_threads=n_threads):
         cos_row(&Z[i, 0], &phases[0], Z.shape[1], <floating>scale)
+
+
+def csr_cos(const floating[::1] data, const int64_t[::1] indices,
+            const int64_t[::1] indptr, const floating[:, ::1] W,
+            const floating[::1] phases, double scale, floating[:, ::1] out,
+            double[:, ::1] acc_buffers, Py_ssize_t row0, Py_ssize_t row1,
+            Py_ssize_t rows_per_task, int n_threads):
+    """out[i] = scale * cos(X[i] @ W + phases) for the rows row0 <= i < row1
+    of the CSR matrix X (data, indices, indptr): random Fourier features of
+    sparse rows, without a sparse product or a second pass.
+
+    A task is `rows_per_task` consecutive rows; it walks the columns in
+    blocks of acc_buffers.shape[1] (W's block stays in cache across its
+    rows), sums the products of a row's nonzeros in float64 (acc_buffers:
+    one row per thread; km_csr_row), then takes the cosine in the dtype.
+    Every output entry is written by one task in a fixed order: the result
+    does not depend on the number of threads.
+    """
+    cdef Py_ssize_t t = W.shape[1], block = acc_buffers.shape[1]
+    cdef Py_ssize_t n_tasks, task, i, c0, width, j
+    cdef int64_t k
+    cdef double *acc
+    if row1 <= row0 or t == 0:
+        return
+    n_tasks = (row1 - row0 + rows_per_task - 1) // rows_per_task
+    for task in prange(n_tasks, nogil=True, schedule="dynamic",
+                       num_threads=n_threads):
+        acc = &acc_buffers[threadid(), 0]
+        c0 = 0
+        while c0 < t:
+            width = min(block, t - c0)
+            for i in range(row0 + task * rows_per_task,
+                           min(row0 + (task + 1) * rows_per_task, row1)):
+                k = indptr[i]
+                csr_row(acc, &data[k], &indices[k], indptr[i + 1] - k,
+                        &W[0, c0], t, width)
+                for j in range(width):
+                    out[i, c0 + j] = <floating>acc[j]
+                cos_row(&out[i, c0], &phases[c0], width, <floating>scale)
+            c0 = c0 + block

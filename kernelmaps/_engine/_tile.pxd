@@ -2,6 +2,7 @@
 (_pair_sums.pyx), of the kNN divergences (_knn.pyx) and of the set means
 (_set_means.pyx); every call runs the code path of the engine's switch."""
 from libc.stddef cimport ptrdiff_t
+from libc.stdint cimport int64_t
 
 from ._runtime cimport floating, isa_level
 
@@ -34,6 +35,12 @@ cdef extern from "km_tile.h" nogil:
                       float scale)
     void km_rbf_row_d(int isa, double *g, const double *b, double a,
                       double gl, ptrdiff_t n)
+    void km_csr_row_d(int isa, double *acc, const double *a,
+                      const int64_t *idx, ptrdiff_t nnz, const double *w,
+                      ptrdiff_t ldw, ptrdiff_t n)
+    void km_csr_row_f(int isa, double *acc, const float *a,
+                      const int64_t *idx, ptrdiff_t nnz, const float *w,
+                      ptrdiff_t ldw, ptrdiff_t n)
     void km_add_row_d(int isa, double *acc, const double *v, ptrdiff_t n)
     void km_add_row_f(int isa, double *acc, const float *v, ptrdiff_t n)
     double km_sum_d(const double *v, ptrdiff_t n)
@@ -64,6 +71,16 @@ cdef inline void add_row(double *acc, const floating *v,
         km_add_row_d(isa_level, acc, v, n)
     else:
         km_add_row_f(isa_level, acc, v, n)
+
+
+cdef inline void csr_row(double *acc, const floating *a, const int64_t *idx,
+                         ptrdiff_t nnz, const floating *w, ptrdiff_t ldw,
+                         ptrdiff_t n) noexcept nogil:
+    """acc[c] = sum over q < nnz of a[q] w[idx[q] * ldw + c], c < n."""
+    if floating is double:
+        km_csr_row_d(isa_level, acc, a, idx, nnz, w, ldw, n)
+    else:
+        km_csr_row_f(isa_level, acc, a, idx, nnz, w, ldw, n)
 
 
 cdef inline double sum_run(const floating *v, ptrdiff_t n) noexcept nogil:

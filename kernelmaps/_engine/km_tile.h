@@ -22,6 +22,9 @@
  *
  * km_add_row_d / _f: acc[i] += v[i] for i < n, in float64.
  *
+ * km_csr_row_d / _f: acc[c] = sum over q of a[q] w[idx[q] * ldw + c] for
+ * c < n, in float64: a sparse row times columns of a dense matrix.
+ *
  * km_rbf_row_d: g[j] = 2**(gl * max(a + b[j] - 2 g[j], 0)) for j < n, in
  * place: rbf kernel values of a row from its dot products (BLAS computed
  * them; the caller checked that the expansion is exact enough).
@@ -92,6 +95,20 @@ static inline void km_rbf_row_f(int isa, float *g, const float *b, float a,
                                 float gl, ptrdiff_t n)
 {
     KM_DISPATCH(isa, km_rbf_row_f, (g, b, a, gl, n));
+}
+
+static inline void km_csr_row_d(int isa, double *acc, const double *a,
+                                const int64_t *idx, ptrdiff_t nnz, const double *w,
+                                ptrdiff_t ldw, ptrdiff_t n)
+{
+    KM_DISPATCH(isa, km_csr_row_d, (acc, a, idx, nnz, w, ldw, n));
+}
+
+static inline void km_csr_row_f(int isa, double *acc, const float *a,
+                                const int64_t *idx, ptrdiff_t nnz, const float *w,
+                                ptrdiff_t ldw, ptrdiff_t n)
+{
+    KM_DISPATCH(isa, km_csr_row_f, (acc, a, idx, nnz, w, ldw, n));
 }
 
 static inline void km_add_row_d(int isa, double *acc, const double *v, ptrdiff_t n)

@@ -127,6 +127,87 @@ KM_ATTR static void KM_FN(km_rbf_row)(KM_T *g, const KM_T *b, KM_T a, KM_T gl,
     }
 }
 
+/* acc[c] = sum over q < nnz of a[q] * w[idx[q] * ldw + c] for c < n, in
+ * float64: a sparse row times a block of columns of a dense matrix,
+ * KM_CSR_ACC vectors of sums held in registers across the nonzeros, in the
+ * order of q (float32: in float32 over runs of KM_CSR_RUN nonzeros, then in
+ * float64). */
+#define KM_CSR_ACC 8
+#define KM_CSR_RUN 16
+#define KM_CSR_AHEAD 8
+KM_ATTR static void KM_FN(km_csr_row)(double *acc, const KM_T *a, const int64_t *idx,
+                                      ptrdiff_t nnz, const KM_T *w, ptrdiff_t ldw,
+                                      ptrdiff_t n)
+{
+    typedef double km_wide __attribute__((vector_size(KM_VB)));
+    typedef KM_T km_narrow __attribute__((vector_size(KM_VB * sizeof(KM_T) / 8)));
+    const ptrdiff_t lanes = KM_VB / 8;
+    ptrdiff_t c = 0;
+#if KM_IS_DOUBLE
+    for (; c + KM_CSR_ACC * lanes <= n; c += KM_CSR_ACC * lanes) {
+        km_wide s[KM_CSR_ACC];
+        for (int v = 0; v < KM_CSR_ACC; ++v) s[v] = (km_wide){0};
+        for (ptrdiff_t q = 0; q < nnz; ++q) {
+            const KM_T *row = w + idx[q] * ldw + c;
+            const double aq = (double)a[q];
+            if (q + KM_CSR_AHEAD < nnz) /* rows in a random order */
+                for (int line = 0; line < KM_CSR_ACC * lanes * (int)sizeof(KM_T); line += 64)
+                    __builtin_prefetch((const char *)(w + idx[q + KM_CSR_AHEAD] * ldw + c) + line);
+            for (int v = 0; v < KM_CSR_ACC; ++v) {
+                km_narrow x;
+                memcpy(&x, row + v * lanes, sizeof x);
+                s[v] += aq * __builtin_convertvector(x, km_wide);
+            }
+        }
+        memcpy(acc + c, s, sizeof s);
+    }
+#else
+    /* float32: runs of KM_CSR_RUN nonzeros summed in float32 (twice the
+     * lanes), each run's sums then added in float64. */
+    for (; c + KM_CSR_ACC * lanes <= n; c += KM_CSR_ACC * lanes) {
+        km_wide s[KM_CSR_ACC];
+        for (int v = 0; v < KM_CSR_ACC; ++v) s[v] = (km_wide){0};
+        for (ptrdiff_t q0 = 0; q0 < nnz; q0 += KM_CSR_RUN) {
+            const ptrdiff_t q1 = q0 + KM_CSR_RUN < nnz ? q0 + KM_CSR_RUN : nnz;
+            KM_V r[KM_CSR_ACC / 2];
+            for (int v = 0; v < KM_CSR_ACC / 2; ++v) r[v] = (KM_V){0};
+            for (ptrdiff_t q = q0; q < q1; ++q) {
+                const KM_T *row = w + idx[q] * ldw + c;
+                if (q + KM_CSR_AHEAD < nnz)
+                    for (int line = 0; line < KM_CSR_ACC * lanes * (int)sizeof(KM_T); line += 64)
+                        __builtin_prefetch((const char *)(w + idx[q + KM_CSR_AHEAD] * ldw + c) + line);
+                for (int v = 0; v < KM_CSR_ACC / 2; ++v)
+                    r[v] += a[q] * KM_OP(load)(row + v * KM_W);
+            }
+            for (int v = 0; v < KM_CSR_ACC / 2; ++v) {
+                km_narrow half[2];
+                memcpy(half, &r[v], sizeof half);
+                s[2 * v] += __builtin_convertvector(half[0], km_wide);
+                s[2 * v + 1] += __builtin_convertvector(half[1], km_wide);
+            }
+        }
+        memcpy(acc + c, s, sizeof s);
+    }
+#endif
+    for (; c + lanes <= n; c += lanes) {
+        km_wide s = (km_wide){0};
+        for (ptrdiff_t q = 0; q < nnz; ++q) {
+            km_narrow x;
+            memcpy(&x, w + idx[q] * ldw + c, sizeof x);
+            s += (double)a[q] * __builtin_convertvector(x, km_wide);
+        }
+        memcpy(acc + c, &s, sizeof s);
+    }
+    for (; c < n; ++c) {
+        double s = 0.0;
+        for (ptrdiff_t q = 0; q < nnz; ++q) s += (double)a[q] * (double)w[idx[q] * ldw + c];
+        acc[c] = s;
+    }
+}
+#undef KM_CSR_ACC
+#undef KM_CSR_RUN
+#undef KM_CSR_AHEAD
+
 /* acc[i] += v[i] for i < n, in float64 (float32 values widened exactly):
  * the per-set sums of the set means, KM_VB / 8 lanes at a time. */
 KM_ATTR static void KM_FN(km_add_row)(double *acc, const KM_T *v, ptrdiff_t n)

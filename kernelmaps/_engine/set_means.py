@@ -26,7 +26,7 @@ from .layout import (
 )
 from .schedule import TASK_WORK, run_chunked, threads_for
 
-__all__ = ["cos_in_place", "set_means"]
+__all__ = ["cos_in_place", "csr_cos", "set_means"]
 
 
 def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
@@ -148,3 +148,37 @@ def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
 
     run_chunked(run, float(t) * _KERNEL_COST, n_tasks=n, n_threads=n_threads)
     return Z
+
+
+# csr_cos: a task's rows, and the bytes of W's column block it keeps in cache
+# (L2).
+_CSR_TASK_ROWS = 64
+_CSR_BLOCK_BYTES = 1 << 20
+
+
+def csr_cos(X, W, phases, *, scale=1.0, n_threads=1):
+    """``scale * cos(X @ W + phases)`` for a CSR matrix `X` (n, p) and a
+    dense `W` (p, t) of its dtype (float32 or float64): the products summed
+    in float64, fused with the cosine; shape (n, t). In chunks of rows
+    (Ctrl-C stops between two)."""
+    n, (p, t) = X.shape[0], W.shape
+    dtype = X.dtype
+    W = np.ascontiguousarray(W, dtype=dtype)
+    phases = np.ascontiguousarray(phases, dtype=dtype)
+    out = np.empty((n, t), dtype=dtype)
+    # Columns per block: W's block (p x block) in about _CSR_BLOCK_BYTES.
+    block = max(64, min(t, _CSR_BLOCK_BYTES // max(1, p * dtype.itemsize))
+                // 64 * 64)
+    row_work = (X.nnz / max(n, 1) + _KERNEL_COST) * float(t)
+    n_threads = threads_for(n_threads, row_work * n, -(-n // _CSR_TASK_ROWS))
+    acc = np.empty((n_threads, block))
+    data = np.ascontiguousarray(X.data)
+    indices = X.indices.astype(np.int64)
+    indptr = X.indptr.astype(np.int64)
+
+    def run(start, stop):
+        _impl.csr_cos(data, indices, indptr, W, phases, float(scale), out, acc,
+                      start, stop, _CSR_TASK_ROWS, n_threads)
+
+    run_chunked(run, row_work, n_tasks=n, n_threads=n_threads)
+    return out

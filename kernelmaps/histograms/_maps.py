@@ -13,7 +13,7 @@ from .._dask import lazy_rows
 from .._draws import draw_fourier
 from .._engine.expand import expand
 from .._engine.layout import max_abs, row_blocks
-from .._engine.set_means import cos_in_place, set_means
+from .._engine.set_means import csr_cos, set_means
 from .._frozen import Frozen
 from .._parallel import resolve_workers
 from .._probes import as_float_array
@@ -819,8 +819,8 @@ class ExpChi2Features(Frozen):
             rows = Bags(phi, np.arange(phi.shape[0] + 1))
             return set_means(rows, self.weights, self.offsets, kind="cos",
                              scale=scale, n_threads=n_threads)
-        Z = np.ascontiguousarray(phi @ self.weights.astype(phi.dtype, copy=False))
-        return cos_in_place(Z, self.offsets, scale=scale, n_threads=n_threads)
+        return csr_cos(phi.tocsr(), self.weights, self.offsets, scale=scale,
+                       n_threads=n_threads)
 
     def __repr__(self):
         return (f"ExpChi2Features(n_components={self.n_features_out}, "
