@@ -52,7 +52,7 @@ _BOTH_WORK = 5 * TASK_WORK
 # dimensions compute their block twice, once transposed, so that both
 # directions keep one list per point: for small sets the merge of a row's
 # lane lists costs about as much as their selection, and at low dimension
-# the block costs less than either (1797 sets of 16-34 points in 2-D: 1.5x
+# the block costs less than either (1797 sets of 16-34 points in 2-D: 1.46x
 # faster).
 _FLIP_MAX_POINTS = 64
 _FLIP_MAX_DIM = 8
