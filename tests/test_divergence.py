@@ -102,6 +102,35 @@ def test_selection_paths(simd_path, k, dtype):
     assert_allclose(got, want, rtol=atol, atol=atol)
 
 
+@pytest.mark.parametrize("k", [1, 5, 9])
+@pytest.mark.parametrize(("dtype", "d"), [(np.float64, 2), (np.float32, 2),
+                                          (np.float32, 7), (np.float64, 8)])
+def test_small_sets_transposed_blocks(simd_path, monkeypatch, k, dtype, d):
+    # Pairs of small sets (Y=None, low d) take the rows' k-th distances from
+    # the transposed block (one list per row); with _FLIP_MAX_POINTS = 0,
+    # from the lane lists. Same bits, at every scale; sizes around the
+    # vector widths and the threshold (64), 1 and 2 threads.
+    rng = np.random.default_rng(k + d)
+    sizes = (k + 1, 16, 17, 33, 63, 64, 65)
+    X = [rng.normal(size=(n, d)).astype(dtype) for n in sizes]
+    got = renyi_divergence(X, alpha=[0.5, 1.5], k=k, min_dist=1e-9, clamp=False)
+    atol = 1e-10 if dtype == np.float64 else 2e-4
+    for a, alpha in enumerate([0.5, 1.5]):
+        assert_allclose(got[a], ref_renyi(X, None, alpha, k, 1e-9), rtol=atol,
+                        atol=atol)
+    # float32 at its own extremes (1e150 is beyond its range).
+    extreme = 1e150 if dtype == np.float64 else 1e30
+    for scale in (1.0, 1 / extreme, extreme):
+        sets = [x * dtype(scale) for x in X]
+        for workers in (1, 2):
+            flipped = renyi_divergence(sets, k=k, workers=workers)
+            with monkeypatch.context() as m:
+                m.setattr(knn, "_FLIP_MAX_POINTS", 0)
+                lanes = renyi_divergence(sets, k=k, workers=workers)
+            assert_array_equal(flipped, lanes)
+            assert np.isfinite(flipped).all()
+
+
 def test_few_large_sets_split_rows(method):
     # One dominant pair: with 4 threads (not 1) the blocks engine switches
     # to ordered pairs with split rows.

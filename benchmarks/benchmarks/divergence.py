@@ -21,6 +21,9 @@ and one with 5 (see `indefinite_kernel`), each method, beside a full
 ("shift" only copies the test rows), beside the NumPy way (full
 `numpy.linalg.eigh` of the training kernel, then the test rows times
 ``V diag(w >= 0) V^T``, or times the training kernel).
+`RenyiSmallSets` times ``renyi_divergence`` on 1797 sets of 16-34 points
+in 2-D (the size of the digits data as point sets) beside the mean map,
+``sum_match_kernel``, on the same sets (target: at most 1.5x its time).
 `DivergenceKernel` times ``divergence_kernel`` on a 2000 x 2000
 non-symmetric divergence matrix, power 1 and 2, beside the NumPy way
 (symmetrise, clip, median of the off-diagonal, exp). The ``peakmem_*``
@@ -49,7 +52,14 @@ import numpy as np
 from asv_runner.benchmarks.mark import skip_for_params
 from scipy.spatial.distance import cdist, pdist, squareform
 
-from kernelmaps import PSDProjector, divergence_kernel, project_psd, renyi_divergence
+from kernelmaps import (
+    Bags,
+    PSDProjector,
+    divergence_kernel,
+    project_psd,
+    renyi_divergence,
+    sum_match_kernel,
+)
 
 from .common import RunOnce, make_sets, stored_times
 from .peers import eigh_project_psd, kdtree_renyi_divergence
@@ -87,6 +97,36 @@ class RenyiDivergence(RunOnce):
     @skip_for_params(SKIP_REFERENCE)
     def peakmem_kdtree_numpy(self, size, dtype, workers):
         kdtree_renyi_divergence(self.sets, alpha=0.99, k=5, workers=workers)
+
+
+def small_sets(n_sets=1797, low=16, high=35, d=2):
+    """`n_sets` standard-normal sets of ``low`` to ``high - 1`` points in
+    `d` dimensions (the shape of the 1797 digits as point sets)."""
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal((n, d)) for n in rng.integers(low, high, n_sets)]
+
+
+class RenyiSmallSets:
+    """`renyi_divergence` (``Y=None``, k=5) on 1797 sets of 16-34 points in
+    2-D beside the mean map (`sum_match_kernel`) on the same sets: many
+    small blocks, where the per-pair costs (selection, logs) dominate.
+    Target (issue 18): at most 1.5x the mean map's time."""
+
+    params = ((1, 2),)
+    param_names = ("workers",)
+    timeout = 300
+
+    def setup(self, workers):
+        self.bags = Bags.from_list(small_sets())
+
+    def time_kernelmaps(self, workers):
+        renyi_divergence(self.bags, workers=workers)
+
+    def peakmem_kernelmaps(self, workers):
+        renyi_divergence(self.bags, workers=workers)
+
+    def time_mean_map(self, workers):
+        sum_match_kernel(self.bags, workers=workers)
 
 
 def indefinite_kernel(kind, n=2000, d=10):
@@ -218,6 +258,7 @@ def print_ratios(results_dir=".asv/results"):
         pairs = [
             ("RenyiDivergence", "time_kdtree_numpy", 1),
             ("ProjectPSD", "time_numpy_eigh", 0),
+            ("RenyiSmallSets", "time_mean_map", 0),
         ]
         for cls, base_name, drop in pairs:
             ours = times.get(f"divergence.{cls}.time_kernelmaps", {})

@@ -64,20 +64,21 @@ cdef inline int _lanes(floating *dummy) noexcept nogil:
 
 cdef void _tops(const km_tile_args *args, const floating *rows,
                 const floating *cols, const floating *zeros, int64_t r0,
-                int64_t r1, int64_t c0, int64_t c1, bint both,
-                bint exclude_self, int k, ptrdiff_t col_block, floating *buf,
-                floating *rowtop, floating *coltop,
+                int64_t r1, int64_t c0, int64_t c1, bint by_rows,
+                bint both, bint exclude_self, int k, ptrdiff_t col_block,
+                floating *buf, floating *rowtop, floating *coltop,
                 ptrdiff_t ldc) noexcept nogil:
     """The k smallest squared distances of rows [r0, r1) to the columns
-    [c0, c1) into the lane lists rowtop ((r1 - r0) x k x lanes) and, with
-    `both`, of the columns to the rows into coltop (k x ldc);
-    `exclude_self` skips row p == column p."""
+    [c0, c1) into the lane lists rowtop ((r1 - r0) x k x lanes; unless not
+    `by_rows`) and, with `both`, of the columns to the rows into coltop
+    (k x ldc); `exclude_self` skips row p == column p."""
     cdef ptrdiff_t d = args.d, ldo = args.ldo, i, n
     cdef int64_t b0 = c0, b1, r, p
-    cdef int nr, w = _lanes(rowtop)
-    n = (r1 - r0) * k * w
-    for i in range(n):
-        rowtop[i] = INFINITY
+    cdef int nr, w = _lanes(coltop if rowtop == NULL else rowtop)
+    if by_rows:
+        n = (r1 - r0) * k * w
+        for i in range(n):
+            rowtop[i] = INFINITY
     if both:
         for i in range(k * ldc):
             coltop[i] = INFINITY
@@ -92,14 +93,16 @@ cdef void _tops(const km_tile_args *args, const floating *rows,
                     if b0 <= p < b1:
                         buf[(p - r) * ldo + (p - b0)] = INFINITY
             if floating is double:
-                km_knn_rows_d(isa_level, buf, ldo, nr, b1 - b0, k,
-                              rowtop + (r - r0) * k * w)
+                if by_rows:
+                    km_knn_rows_d(isa_level, buf, ldo, nr, b1 - b0, k,
+                                  rowtop + (r - r0) * k * w)
                 if both:
                     km_knn_cols_d(isa_level, buf, ldo, nr, b1 - b0, k,
                                   coltop + (b0 - c0), ldc)
             else:
-                km_knn_rows_f(isa_level, buf, ldo, nr, b1 - b0, k,
-                              rowtop + (r - r0) * k * w)
+                if by_rows:
+                    km_knn_rows_f(isa_level, buf, ldo, nr, b1 - b0, k,
+                                  rowtop + (r - r0) * k * w)
                 if both:
                     km_knn_cols_f(isa_level, buf, ldo, nr, b1 - b0, k,
                                   coltop + (b0 - c0), ldc)
@@ -175,7 +178,7 @@ def self_kth(const floating[:, ::1] rows, const floating[:, ::1] cols,
         r0 = items[it, R0]
         r1 = items[it, R1]
         _tops(&args, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1,
-              items[it, C0], items[it, C1], False, True, k, col_block,
+              items[it, C0], items[it, C1], True, False, True, k, col_block,
               &tile_buffers[tid, 0], rowtop, NULL, 0)
         for p in range(r0, r1):
             out[p] = _row_kth(rowtop, p - r0, k)
@@ -189,7 +192,8 @@ def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
                     const double[::1] col_log_floor, const double[::1] coef,
                     double[:, ::1] out, floating[:, ::1] tile_buffers,
                     floating[:, ::1] row_buffers, floating[:, ::1] col_buffers,
-                    double[:, ::1] log_buffers, int n_threads):
+                    double[:, ::1] log_buffers, Py_ssize_t small_sets,
+                    int n_threads):
     """For every item, out[a, row_slot] = log sum_t exp(coef[a] u(t)) over
     its rows t, with u(t) = log rho(t) - max(log nu(t), row_log_floor[row
     set]) and nu(t) the k-th neighbour distance of t among the columns; for
@@ -198,13 +202,19 @@ def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
     row_log_rho / col_log_rho: log rho (floored) of the row / column points.
     col_buffers: (n_threads, k * ldc) with ldc the largest c1 - c0 of a
     `both` item plus LANES; log_buffers: (n_threads, largest r1 - r0 or c1 - c0).
+    small_sets: `both` items of at most this many rows and columns find the
+    rows' k-th distances as the columns of the transposed block (rows and
+    cols must then pack the same points, as for Y=None): one list per row,
+    in the lanes of the column selection, where the lane lists of
+    `km_knn_rows` would cost a merge per row about as much as their
+    selection; row_buffers then need k * ldc values too.
     Other arguments as in `self_kth`.
     """
     cdef km_tile_args args
     cdef Py_ssize_t it, tid, n_coef = coef.shape[0], n_slots = out.shape[1]
     cdef ptrdiff_t ldc = col_buffers.shape[1] // k
     cdef int64_t p, r0, r1, c0, c1
-    cdef bint both
+    cdef bint both, flip
     cdef double floor
     cdef floating *rowtop
     cdef floating *coltop
@@ -222,13 +232,22 @@ def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
         c0 = items[it, C0]
         c1 = items[it, C1]
         both = items[it, BOTH] != 0
+        flip = both and r1 - r0 <= small_sets and c1 - c0 <= small_sets
         _tops(&args, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1, c0, c1,
-              both, False, k, col_block, &tile_buffers[tid, 0], rowtop, coltop,
-              ldc)
+              not flip, both, False, k, col_block, &tile_buffers[tid, 0],
+              rowtop, coltop, ldc)
+        if flip:  # rows of the transposed block: columns c0.., rows r0..
+            _tops(&args, &rows[0, 0], &cols[0, 0], &zeros[0], c0, c1, r0, r1,
+                  False, True, False, k, col_block, &tile_buffers[tid, 0],
+                  NULL, rowtop, ldc)
         floor = row_log_floor[items[it, ROW_SET]]
         for p in range(r0, r1):
-            u[p - r0] = row_log_rho[p] - max(
-                0.5 * log(_row_kth(rowtop, p - r0, k)), floor)
+            if flip:
+                u[p - r0] = row_log_rho[p] - max(
+                    0.5 * log(<double>rowtop[(k - 1) * ldc + p - r0]), floor)
+            else:
+                u[p - r0] = row_log_rho[p] - max(
+                    0.5 * log(_row_kth(rowtop, p - r0, k)), floor)
         _log_sums(u, r1 - r0, &coef[0], n_coef, &out[0, items[it, ROW_SLOT]],
                   n_slots)
         if both:

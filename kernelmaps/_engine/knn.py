@@ -48,6 +48,14 @@ _QUERY_BLOCK = 8192
 _SELECT_COST = 8
 # A pair of sets is one item serving both directions only up to this work.
 _BOTH_WORK = 5 * TASK_WORK
+# Such items of sets of at most this many points in at most this many
+# dimensions compute their block twice, once transposed, so that both
+# directions keep one list per point: for small sets the merge of a row's
+# lane lists costs about as much as their selection, and at low dimension
+# the block costs less than either (1797 sets of 16-34 points in 2-D: 1.46x
+# faster).
+_FLIP_MAX_POINTS = 64
+_FLIP_MAX_DIM = 8
 
 
 def choose_method(X, Y):
@@ -237,9 +245,10 @@ def _blocks_log_sums(dtype, dim, xoff, yoff, symmetric, k, log_rho, log_floor,
     ldc = int(sy.max()) + lanes if both else 1
     max_rows = int(sx.max())
     zeros = np.zeros(cols.shape[1], dtype=dtype)
+    small_sets = _FLIP_MAX_POINTS if both and dim <= _FLIP_MAX_DIM else 0
     buffers = dict(
         tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), dtype),
-        row_buffers=np.empty((n_threads, k * lanes * max_rows), dtype),
+        row_buffers=np.empty((n_threads, k * max(lanes * max_rows, ldc)), dtype),
         col_buffers=np.empty((n_threads, k * ldc), dtype),
         log_buffers=np.empty((n_threads, max(max_rows, ldc))),
     )
@@ -272,8 +281,8 @@ def _blocks_log_sums(dtype, dim, xoff, yoff, symmetric, k, log_rho, log_floor,
             def run(start, stop, items=items, out=out):
                 _impl.divergence_sums(rows, cols, zeros, items[start:stop], k,
                                       col_block, log_rho, log_rho, log_floor,
-                                      log_floor, coef, out, n_threads=n_threads,
-                                      **buffers)
+                                      log_floor, coef, out, small_sets=small_sets,
+                                      n_threads=n_threads, **buffers)
 
             run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
             order = np.argsort(entries, kind="stable")
