@@ -109,8 +109,10 @@ def one_blas_thread():
     The count is the process's: BLAS calls of other threads meanwhile run on
     one thread too. The first call to enter sets it and the last to leave
     restores it, so that overlapping calls from several threads restore the
-    count the process had. Through threadpoolctl when it is installed, else
-    through OpenBLAS's own setter (Linux); elsewhere nothing changes."""
+    count the process had. Through threadpoolctl when it is installed (which
+    lets one Python thread control OpenBLAS: from another, nothing may
+    change), else through OpenBLAS's own setter (Linux); elsewhere nothing
+    changes."""
     with _OneThread.lock:
         if _OneThread.depth == 0:
             _OneThread.restore = _set_blas_threads(1)
