@@ -198,10 +198,12 @@ def _idle_cpus(seconds=_PROBE_SECONDS):
 
 
 def _call(func, A, kwargs, seconds):
-    if seconds < FORK_SECONDS or not _can_fork():
+    if seconds < FORK_SECONDS:
         with one_blas_thread():
             return func(A, **kwargs)
-    return _forked(func, A, kwargs)
+    if _can_fork():
+        return _forked(func, A, kwargs)
+    return func(A, **kwargs)  # no fork, no /proc/stat: the BLAS's threads
 
 
 def _can_fork():
