@@ -9,10 +9,13 @@ code serves a stream of blocks read once (`_reduce`) and the blocks of a
 Dask array reduced in parallel on a cluster (`_reduce_dask`).
 """
 
+import functools
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.lapack
 import scipy.sparse
 
 from ._bags import Bags
@@ -53,7 +56,7 @@ def _block_stats(X, y, fmaps, pcas, block_name, map_name):
     with np.errstate(over="ignore", invalid="ignore"):  # see _check_moments
         if pcas is None:
             return block_moments(Z, y)
-        projected = [p._project(z) for p, z in zip(pcas, Z, strict=True)]
+        projected = [_coordinates(p, z) for p, z in zip(pcas, Z, strict=True)]
         return block_moments([np.hstack(projected)], y)
 
 
@@ -205,8 +208,8 @@ def _reduce_dask(chunks, y, fmaps, pcas, names):
                         f"for Dask input")
     rows = Z[0].chunks[0]
     if pcas is not None:
-        Z = [da.concatenate([p._project(z) for p, z in zip(pcas, Z, strict=True)],
-                            axis=1)]
+        Z = [da.concatenate([_coordinates(p, z) for p, z in
+                             zip(pcas, Z, strict=True)], axis=1)]
     Z = [z.rechunk({0: rows, 1: -1}).to_delayed().ravel() for z in Z]
     ndim = None
     if y is None:
@@ -494,19 +497,51 @@ def rf_pca(chunks, feature_map, n_components, *, y=None, progress=False):
     return RandomFeaturePCA(maps[0], moments, n_components)
 
 
-def _ridge_weights(H, v, alpha, diagonal):
-    """``(H + alpha I)^+ v`` for symmetric PSD H, by its eigendecomposition;
-    directions with ``lambda + alpha`` below roundoff get no weight."""
-    if diagonal:
-        lam, Q = np.diag(H).copy(), None
-    else:
-        lam, Q = lapack.eigh(H)
+# H + alpha I is solved by Cholesky where LAPACK's estimate of its reciprocal
+# condition number exceeds this many times p * eps, far from the directions
+# the pseudo-inverse drops (lambda + alpha below p * eps times the largest):
+# there the two solutions agree to rounding. Below, by eigendecomposition.
+_CHOLESKY_MARGIN = 1e3
+
+
+def _ridge_weights(H, v, alpha):
+    """``(H + alpha I)^+ v`` for symmetric PSD H (p x p): by Cholesky when
+    H + alpha I is well conditioned, else by `_pseudo_solve` on the
+    eigendecomposition of H."""
+    p = H.shape[0]
+    A = H.copy()
+    A.flat[:: p + 1] += alpha
+    try:
+        factor = lapack.cho_factor(A, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:  # not numerically positive definite
+        factor = None
+    if factor is not None:
+        rcond, info = scipy.linalg.lapack.dpocon(
+            factor[0], np.abs(A).sum(axis=0).max(), uplo="L")
+        if info == 0 and rcond > _CHOLESKY_MARGIN * p * np.finfo(np.float64).eps:
+            return scipy.linalg.cho_solve(factor, v, check_finite=False)
+    return _pseudo_solve(*lapack.eigh(H), v, alpha)
+
+
+def _pseudo_solve(lam, Q, v, alpha):
+    """``(Q diag(lam) Q^T + alpha I)^+ v`` (Q None: the identity); directions
+    with ``lambda + alpha`` below roundoff get no weight."""
     lam = np.maximum(lam, 0.0) + alpha
     tol = lam.shape[0] * np.finfo(np.float64).eps * max(lam.max(), 0.0)
     inv = np.divide(1.0, lam, out=np.zeros_like(lam), where=lam > tol)
     if Q is None:
         return inv[:, None] * v
     return Q @ (inv[:, None] * (Q.T @ v))
+
+
+def _coordinates(pca, Z):
+    """The coordinates of features Z on which the joint ridge is solved:
+    their PCA projection, or Z itself (dense) for a map keeping every
+    feature (`pca` None), which ridge regression treats alike: the
+    projection on all components is a rotation."""
+    if pca is not None:
+        return pca._project(Z)
+    return Z.toarray() if scipy.sparse.issparse(Z) else Z
 
 
 class RandomFeatureRidge(Frozen):
@@ -522,36 +557,65 @@ class RandomFeatureRidge(Frozen):
     feature_maps : tuple
         The maps, in order.
     pca_ : tuple of RandomFeaturePCA
-        The principal components of each map.
+        The principal components of each map. For a map keeping all its
+        features they are not needed by the fit, and are computed when
+        first read.
     alpha : float
         The ridge penalty.
     coef_ : ndarray, shape (n_features,) or (n_features, n_targets)
         Weights on the concatenated features of all maps (1-D for 1-D `y`).
     intercept_ : float or ndarray of shape (n_targets,)
     coef_projected_ : ndarray, shape (n_components_total, n_targets)
-        The weights ``w`` on the principal components.
+        The weights ``w`` on the principal components (computed when first
+        read, as ``pca_``).
     n_samples_ : int
     """
 
-    def __init__(self, pcas, w, y_mean, alpha, n_samples, y_ndim):
-        self.feature_maps = tuple(p.feature_map for p in pcas)
-        self.pca_ = tuple(pcas)
+    def __init__(self, maps, parts, w, y_mean, alpha, n_samples, y_ndim):
+        # parts: for each map, its RandomFeaturePCA, or the moments of its
+        # features where it keeps them all (solved on unprojected features).
+        self.feature_maps = tuple(maps)
         self.alpha = alpha
         self.n_samples_ = n_samples
-        self.coef_projected_ = w
-        ranks = np.cumsum([0] + [p.n_components for p in pcas])
-        coef = np.vstack([p.components_.T @ w[a:b] for p, (a, b) in
-                          zip(pcas, itertools.pairwise(ranks), strict=True)])
-        intercept = y_mean - sum(p.mean_ @ c for p, c in
-                                 zip(pcas, self._split(coef), strict=True))
+        self._widths = tuple(_width(p) for p in parts)
+        self._parts = tuple(
+            p if isinstance(p, RandomFeaturePCA)
+            else (p.n, p.mean, p.M2, p.y_mean, p.Czy) for p in parts)
+        self._w = w
+        ranks = np.cumsum([0] + [_rank(p) for p in parts])
+        coef = np.vstack([
+            p.components_.T @ w[a:b] if isinstance(p, RandomFeaturePCA)
+            else w[a:b]
+            for p, (a, b) in zip(parts, itertools.pairwise(ranks), strict=True)])
+        intercept = y_mean - sum(_mean(p) @ c for p, c in
+                                 zip(parts, self._split(coef), strict=True))
         if y_ndim == 1:
             coef, intercept = coef[:, 0], float(intercept[0])
         self.coef_ = coef
         self.intercept_ = intercept
         self._freeze()
 
+    @functools.cached_property
+    def pca_(self):
+        return tuple(
+            p if isinstance(p, RandomFeaturePCA) else RandomFeaturePCA(
+                f, SimpleNamespace(n=p[0], mean=p[1], M2=p[2], y_mean=p[3],
+                                   Czy=p[4]), p[1].shape[0])
+            for f, p in zip(self.feature_maps, self._parts, strict=True))
+
+    @functools.cached_property
+    def coef_projected_(self):
+        ranks = np.cumsum([0] + [_rank(p) for p in self._parts])
+        w = np.vstack([
+            self._w[a:b] if isinstance(p, RandomFeaturePCA)
+            else pca.components_ @ self._w[a:b]  # all components: rotated
+            for p, pca, (a, b) in zip(self._parts, self.pca_,
+                                      itertools.pairwise(ranks), strict=True)])
+        w.flags.writeable = False
+        return w
+
     def _split(self, coef):
-        widths = np.cumsum([0] + [p.mean_.shape[0] for p in self.pca_])
+        widths = np.cumsum([0, *self._widths])
         return [coef[a:b] for a, b in itertools.pairwise(widths)]
 
     def predict(self, X):
@@ -566,8 +630,25 @@ class RandomFeatureRidge(Frozen):
 
     def __repr__(self):
         return (f"RandomFeatureRidge(n_maps={len(self.feature_maps)}, "
-                f"n_components={[p.n_components for p in self.pca_]}, "
+                f"n_components={[_rank(p) for p in self._parts]}, "
                 f"alpha={self.alpha:.6g}, n_samples={self.n_samples_})")
+
+
+def _width(part):
+    """Features of a map, from its PCA or its moments (or their tuple)."""
+    if isinstance(part, RandomFeaturePCA):
+        return part.mean_.shape[0]
+    return part[1].shape[0] if isinstance(part, tuple) else part.mean.shape[0]
+
+
+def _rank(part):
+    """Coordinates of a map in the joint ridge: its components, or all its
+    features."""
+    return part.n_components if isinstance(part, RandomFeaturePCA) else _width(part)
+
+
+def _mean(part):
+    return part.mean_ if isinstance(part, RandomFeaturePCA) else part.mean
 
 
 def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
@@ -674,22 +755,29 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
         raise ValueError("y_chunks is required")
     if len(maps) == 1:
         (moments,), ndim = _reduce(chunks, y_chunks, maps, None, names, progress)
-        pca = RandomFeaturePCA(maps[0], moments, _check_n_components(
-            n_components[0], moments.mean.shape[0], "n_components"))
+        width = moments.mean.shape[0]
+        k = _check_n_components(n_components[0], width, "n_components")
+        if k == width:  # plain ridge: one solve, no PCA needed
+            w = _ridge_weights(moments.M2, moments.Czy, alpha)
+            return RandomFeatureRidge(maps, [moments], w, moments.y_mean, alpha,
+                                      moments.n, ndim)
+        pca = RandomFeaturePCA(maps[0], moments, k)
         lam = pca.explained_variance_ * max(moments.n - 1, 1)
-        w = _ridge_weights(np.diag(lam), pca.projected_target_, alpha, True)
-        return RandomFeatureRidge([pca], w, moments.y_mean, alpha, moments.n, ndim)
+        w = _pseudo_solve(lam, None, pca.projected_target_, alpha)
+        return RandomFeatureRidge(maps, [pca], w, moments.y_mean, alpha,
+                                  moments.n, ndim)
     if not is_lazy(chunks) and iter(_blocks(chunks, "chunks")[0]) is chunks:
         raise ValueError(
             "chunks is a one-shot iterator, but several feature maps need two "
             "passes over the data: give a list (or another re-iterable)"
         )
     moments, _ = _reduce(chunks, None, maps, None, names, progress)
-    pcas = [
-        RandomFeaturePCA(f, m, _check_n_components(k, m.mean.shape[0],
-                                                   f"n_components[{i}]"))
-        for i, (f, m, k) in enumerate(zip(maps, moments, n_components, strict=True))
-    ]
+    # A map keeping all its features enters the joint ridge unprojected.
+    parts = []
+    for i, (f, m, k) in enumerate(zip(maps, moments, n_components, strict=True)):
+        k = _check_n_components(k, m.mean.shape[0], f"n_components[{i}]")
+        parts.append(m if k == m.mean.shape[0] else RandomFeaturePCA(f, m, k))
+    pcas = [p if isinstance(p, RandomFeaturePCA) else None for p in parts]
     (joint,), ndim = _reduce(chunks, y_chunks, maps, pcas, names, progress)
-    w = _ridge_weights(joint.M2, joint.Czy, alpha, False)
-    return RandomFeatureRidge(pcas, w, joint.y_mean, alpha, joint.n, ndim)
+    w = _ridge_weights(joint.M2, joint.Czy, alpha)
+    return RandomFeatureRidge(maps, parts, w, joint.y_mean, alpha, joint.n, ndim)

@@ -446,6 +446,70 @@ def test_alpha_zero_full_rank_is_least_squares():
         close(model.predict(X_TEST), DIRECT.transform(X_TEST) @ sol[:-1] + sol[-1])
 
 
+def test_all_components_need_no_eigendecomposition(monkeypatch):
+    """Plain ridge (every feature kept) is one Cholesky solve; the PCA of a
+    map keeping all its features is computed when pca_ is read, the one
+    rf_pca gives, and coef_projected_ is the weights on its components."""
+    from kernelmaps import _outofcore
+
+    def no_eigh(*args, **kwargs):
+        raise AssertionError("eigendecomposition in a plain ridge fit")
+
+    chunks = [X[:700], X[700:]]
+    monkeypatch.setattr(_outofcore.lapack, "eigh", no_eigh)
+    one = rf_ridge(chunks, Y5[:, :2], EXP, None, alpha=0.1)
+    also = rf_ridge(chunks, Y5[:, :2], EXP, 60, alpha=0.1)  # 60: all of them
+    two = rf_ridge(chunks, Y, [EXP, DIRECT], None, alpha=0.1)
+    assert repr(two).startswith("RandomFeatureRidge(n_maps=2, n_components=[60, 50]")
+    back = pickle.loads(pickle.dumps(one))  # before pca_ is read
+    monkeypatch.undo()
+    close(also.coef_, one.coef_, 1e-14)
+    Zs = [EXP.transform(X), DIRECT.transform(X)]
+    coef, intercept = plain_ridge(np.hstack(Zs), Y, 0.1)
+    close(two.coef_, coef)
+    close(two.intercept_, intercept)
+    for model, y in ((one, Y5[:, :2]), (back, Y5[:, :2]), (two, None)):
+        maps = model.feature_maps
+        want = [rf_pca(chunks, f, None, y=y) for f in maps]
+        coefs = model._split(model.coef_.reshape(model.coef_.shape[0], -1))
+        for pca, ref in zip(model.pca_, want):
+            assert_array_equal(pca.components_, ref.components_)
+            assert_array_equal(pca.explained_variance_, ref.explained_variance_)
+            if y is not None:
+                assert_array_equal(pca.projected_target_, ref.projected_target_)
+        close(model.coef_projected_,
+              np.vstack([p.components_ @ c for p, c in zip(want, coefs)]), 1e-12)
+        assert not model.coef_projected_.flags.writeable
+    with pytest.raises(AttributeError, match="immutable"):
+        one.alpha = 2.0
+
+
+@pytest.mark.parametrize("case", ["well conditioned", "near singular", "singular"])
+@pytest.mark.parametrize("alpha", [0.0, 1e-3])
+def test_ridge_weights_cholesky_or_pseudo_inverse(case, alpha):
+    """The Cholesky solve gives the pseudo-inverse's solution to rounding
+    where H + alpha I is well conditioned; elsewhere the pseudo-inverse
+    itself (the directions below roundoff get no weight)."""
+    from kernelmaps._engine import lapack
+    from kernelmaps._outofcore import _pseudo_solve, _ridge_weights
+
+    rng = np.random.default_rng(5)
+    p = 40
+    Q = np.linalg.qr(rng.normal(size=(p, p)))[0]
+    lam = {"well conditioned": np.geomspace(1, 1e-6, p),
+           "near singular": np.geomspace(1, 1e-15, p),
+           "singular": np.r_[np.geomspace(1, 1e-3, p - 5), np.zeros(5)]}[case]
+    H = (Q * lam) @ Q.T
+    H = (H + H.T) / 2
+    v = rng.normal(size=(p, 3))
+    want = _pseudo_solve(*lapack.eigh(H), v, alpha)
+    got = _ridge_weights(H, v, alpha)
+    if case == "well conditioned" or alpha > 0:
+        close(got, want, 1e-8)
+    else:  # the fallback: the same computation
+        assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("case", ["repeated columns", "fewer rows than columns"])
 def test_alpha_zero_rank_deficient_is_minimum_norm(case):
     rng = np.random.default_rng(13)

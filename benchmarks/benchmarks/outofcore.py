@@ -30,6 +30,11 @@ fitted on the first block), and times:
 The ``peakmem_*`` methods give the peak resident memory of the process
 (imports and the fitted maps included). All run once (`common.RunOnce`).
 
+`FixedCost` times ``rf_pca`` and plain ``rf_ridge`` at 4000 and 20000 rows,
+where the dense solve on the covariance is a fixed cost beside the cost per
+row, and `DenseSolves` those solves alone beside SciPy's way on all BLAS
+threads; run them also with a busy process on one core beside.
+
 Expected
 --------
 The peak memory of ``rf_pca`` and ``rf_ridge`` is that of one block of
@@ -59,6 +64,7 @@ peak memory.
 """
 
 import numpy as np
+import scipy.linalg
 from asv_runner.benchmarks.mark import SkipNotImplemented, skip_for_params
 
 from kernelmaps import ExpChi2Features, rf_pca, rf_ridge
@@ -236,6 +242,87 @@ class OutOfCore(RunOnce):
     def peakmem_sklearn_ridge(self, rows):
         _need_sklearn()
         sklearn_ridge(self.blocks, self.features)
+
+
+PCA_ROWS = (4000, 20000)
+PCA_BLOCK_ROWS = 5000
+
+
+class FixedCost:
+    """``rf_pca`` (200 components) and plain ``rf_ridge``
+    (``n_components=None``, five targets) of ExpChi2Features (t = 2000) at
+    4000 and 20000 rows, in blocks of 5000 rows (one block, four): the
+    dense solve on the 2000 x 2000 covariance is a cost fixed beside the
+    cost per row. Target: the time at 4000 rows at most 0.4 times that at
+    20000, on an idle machine and with a busy process on one core beside it
+    (``python -c "while True: pass" &``), where the eigendecomposition on
+    all BLAS threads took 24-31 s at 4000 rows against 14 s at 20000."""
+
+    params = (PCA_ROWS,)
+    param_names = ("rows",)
+    number = 1
+    repeat = 3
+    warmup_time = 0
+    timeout = 600
+
+    def setup(self, rows):
+        data = HistogramBlocks(rows, block_rows=PCA_BLOCK_ROWS)
+        self.blocks, self.targets = list(data), list(data.targets())
+        self.features = ExpChi2Features.fit(self.blocks[0][:2000], N_RANDOM, rng=0)
+
+    def time_rf_pca(self, rows):
+        rf_pca(self.blocks, self.features, N_COMPONENTS)
+
+    def time_rf_ridge_all_components(self, rows):
+        rf_ridge(self.blocks, self.targets, self.features, None)
+
+
+class DenseSolves:
+    """The dense solves alone, on the moments of 4000 rows of those features
+    (2000 x 2000): the top-200 eigendecomposition of ``rf_pca``
+    (``lapack.eigh``: in a forked child, on as many BLAS threads as CPUs are
+    idle) beside ``scipy.linalg.eigh`` on all BLAS threads; the plain ridge
+    solve of ``rf_ridge`` (a Cholesky solve) beside the eigendecomposition
+    it replaced."""
+
+    number = 1
+    repeat = 3
+    warmup_time = 0
+    timeout = 300
+
+    def setup_cache(self):
+        from kernelmaps._engine.moments import Moments
+
+        data = HistogramBlocks(PCA_ROWS[0], block_rows=PCA_ROWS[0])
+        X, y = next(iter(data)), next(data.targets())
+        features = ExpChi2Features.fit(X[:2000], N_RANDOM, rng=0)
+        m = Moments(features.transform(X), y)
+        return m.M2, m.Czy
+
+    def time_eigh_top(self, moments):
+        from kernelmaps._engine import lapack
+
+        p = moments[0].shape[0]
+        lapack.eigh(moments[0], subset_by_index=[p - N_COMPONENTS, p - 1])
+
+    def time_scipy_eigh_top(self, moments):
+        p = moments[0].shape[0]
+        scipy.linalg.eigh(moments[0], subset_by_index=[p - N_COMPONENTS, p - 1])
+
+    def time_ridge_solve(self, moments):
+        from kernelmaps import _outofcore
+
+        if not hasattr(_outofcore, "_pseudo_solve"):  # before the Cholesky
+            raise SkipNotImplemented("no Cholesky solve in this version")
+        _outofcore._ridge_weights(*moments, 1.0)
+
+    def time_ridge_solve_eigh(self, moments):
+        """The way before: ``(H + alpha I)^+ v`` by the eigendecomposition
+        of H on all BLAS threads."""
+        H, v = moments
+        lam, Q = scipy.linalg.eigh(H)
+        lam = np.maximum(lam, 0.0) + 1.0
+        Q @ ((Q.T @ v) / lam[:, None])
 
 
 OPERATIONS = {

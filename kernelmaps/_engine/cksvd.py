@@ -8,7 +8,6 @@ gives G with ``G^T G = K_ZZ^+``; `objective_and_gradient` is exposed for the
 tests' finite-difference check.
 """
 
-import contextlib
 import math
 import warnings
 
@@ -17,13 +16,9 @@ import scipy.linalg
 from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import cdist
 
+from .lapack import one_blas_thread
 from .layout import CKSVD_BLOCK_ROWS
 from .progress import progress_bar
-
-try:
-    from threadpoolctl import threadpool_limits
-except ImportError:  # optional: without it BLAS keeps its thread count
-    threadpool_limits = None
 
 __all__ = ["fit_basis", "kernel_matrix", "objective_and_gradient", "projection"]
 
@@ -113,9 +108,7 @@ def _fit_basis(X, n_basis, kernel, gamma, n_iter, batch_size, learning_rate, ini
         batch_size = max(n_basis, 256)
     batch_size = min(batch_size, train.shape[0])
     scale = _length_scale(X, kernel, gamma)
-    limits = (contextlib.nullcontext() if threadpool_limits is None
-              else threadpool_limits(1, user_api="blas"))
-    with limits:
+    with one_blas_thread():  # small matrices (see lapack)
         return _adam(X, train, monitor, basis, kernel, gamma, n_iter,
                      batch_size, learning_rate * scale, check_every, rng,
                      progress)
@@ -146,7 +139,9 @@ def kernel_matrix(X, Z, kernel, gamma):
 def projection(basis, kernel, gamma):
     """G with G^T G the pseudo-inverse of K_ZZ, the kernel matrix of the
     basis, its tiny eigenvalues dropped."""
-    w, U = np.linalg.eigh(kernel_matrix(basis, basis, kernel, gamma))
+    K = kernel_matrix(basis, basis, kernel, gamma)
+    with one_blas_thread():
+        w, U = np.linalg.eigh(K)
     keep = w > _EIG_TOL * max(w[-1], 0.0)
     scale = np.zeros_like(w)
     scale[keep] = 1.0 / np.sqrt(w[keep])

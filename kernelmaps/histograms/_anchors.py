@@ -7,6 +7,7 @@ import scipy.sparse
 
 from .._dask import lazy_rows
 from .._engine import anchors as engine
+from .._engine import lapack
 from .._frozen import Frozen
 from .._parallel import resolve_workers
 from .._probes import as_float_array
@@ -331,7 +332,8 @@ class AnchorMap(Frozen):
                 f"of shape {(d, n_anchors, n_anchors)} here; got shape {K.shape}"
             )
         K = (K + K.transpose(0, 2, 1)) / 2
-        lam, V = np.linalg.eigh(K)  # ascending, per dimension
+        with lapack.one_blas_thread():  # d small matrices (see lapack)
+            lam, V = np.linalg.eigh(K)  # ascending, per dimension
         lam, V = lam[:, ::-1], V[:, :, ::-1]
         np.maximum(lam, 0.0, out=lam)
         cum = np.cumsum(lam, axis=1)
