@@ -173,9 +173,12 @@ _OPENBLAS_NAMES = [(f"{prefix}openblas_get_num_threads{suffix}",
                                           ("scipy_", "64_"))]
 
 
-def _idle_cpus(seconds=_PROBE_SECONDS):
+def _idle_cpus(seconds=_PROBE_SECONDS, caller=None):
     """How many of the CPUs this process may use are idle, measured over
-    `seconds` from /proc/stat (at least 1; None where unknown)."""
+    `seconds` from /proc/stat (at least 1; None where unknown). The CPU
+    time of the process `caller` (a pid) counts as idle: it waits for this
+    one, and only its BLAS threads, spinning for a while after its last
+    call, keep a CPU busy."""
 
     def idle_and_total():
         with open("/proc/stat") as stat:
@@ -185,16 +188,26 @@ def _idle_cpus(seconds=_PROBE_SECONDS):
         return {int(r[0][3:]): (int(r[4]) + int(r[5]), sum(map(int, r[1:9])))
                 for r in rows if int(r[0][3:]) in mine}
 
+    def caller_ticks():  # utime + stime, in the clock ticks of /proc/stat
+        if caller is None:
+            return 0
+        with open(f"/proc/{caller}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+
     try:
         mine = os.sched_getaffinity(0)
-        before = idle_and_total()
+        before, used = idle_and_total(), caller_ticks()
+        start = time.monotonic()
         time.sleep(seconds)
-        after = idle_and_total()
+        after, used = idle_and_total(), caller_ticks() - used
+        elapsed_ticks = (time.monotonic() - start) * os.sysconf("SC_CLK_TCK")
     except (AttributeError, OSError, ValueError, IndexError):
         return None
     idle = sum((after[c][0] - before[c][0]) / max(after[c][1] - before[c][1], 1)
                for c in after.keys() & before.keys())
-    return max(1, round(idle))
+    idle += used / max(elapsed_ticks, 1.0)
+    return max(1, min(len(mine), round(idle)))
 
 
 def _call(func, A, kwargs, seconds):
@@ -226,7 +239,7 @@ def _forked(func, A, kwargs):
             os.close(read)
             # This process's own count, nothing to restore: as many
             # threads as CPUs are idle (see the module's docstring).
-            idle = _idle_cpus()
+            idle = _idle_cpus(caller=os.getppid())
             if idle is not None:
                 _set_blas_threads(idle)
             try:
