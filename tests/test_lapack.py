@@ -110,7 +110,7 @@ def test_thread_counts_are_only_lowered(two_threads):
 def test_forked_child_runs_on_the_idle_cpus(two_threads, monkeypatch, idle):
     if not lapack._can_fork():
         pytest.skip("no fork here")
-    monkeypatch.setattr(lapack, "_idle_cpus", lambda: idle)
+    monkeypatch.setattr(lapack, "_idle_cpus", lambda **kwargs: idle)
     child = lapack._forked(lambda A: counts(), np.eye(2), {})
     assert child == [min(idle, 2)] * len(counts())
     assert counts() == [2] * len(counts())  # the parent's are untouched
@@ -121,6 +121,22 @@ def test_idle_cpus():
     if idle is None:
         pytest.skip("/proc/stat cannot be read here")
     assert 1 <= idle <= len(lapack.os.sched_getaffinity(0))
+    # A process that waits for the probe counts as idle: a thread of this
+    # one spinning on a CPU is not seen as a busy CPU.
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            pass
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        counted = lapack._idle_cpus(0.2, caller=lapack.os.getpid())
+    finally:
+        stop.set()
+        spinner.join()
+    assert counted == len(lapack.os.sched_getaffinity(0)) or counted >= idle
 
 
 @pytest.mark.parametrize("forked", [False, True])
