@@ -86,3 +86,15 @@ def test_identities(dtype):
     assert_array_equal(js_kernel(Z, X), 0.0)
     assert_allclose(js_kernel(X[:4], X[4:]), js_kernel(X[4:], X[:4]).T,
                     rtol=1e-15 if dtype == np.float64 else 1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_negative_zeros_are_zeros(simd_path, dtype):
+    # A fuzz case: -0.0 bins (valid histograms) gave an overflow error.
+    X = np.array([[0.90625, -0.0, 1.0, 0.84375, -0.0],
+                  [0.703125, 0.71875, 0.484375, 0.734375, 0.0625],
+                  [1.0, -0.0, 0.765625, -0.0, 0.625]], dtype=dtype)
+    assert_array_equal(js_kernel(X), js_kernel(np.abs(X)))
+    A = np.abs(X)
+    assert_array_equal(js_kernel(X, A[:2]), js_kernel(A, A[:2]))  # in rows
+    assert_array_equal(js_kernel(A, X[:2]), js_kernel(A, A[:2]))  # in columns
