@@ -298,8 +298,8 @@ def _count_negative(K):
     """Number of negative eigenvalues of the symmetric K, by Sylvester's law
     of inertia on its LDL^T factorisation (Bunch-Kaufman: blocks of 1 x 1
     and 2 x 2), a third of the cost of a reduction to tridiagonal form."""
-    _, D, _ = lapack.ldl(K, lower=True, hermitian=True, check_finite=False)
-    diag, sub = np.diag(D), np.diag(D, -1)
+    diag, sub = lapack.ldl_blocks(K, lower=True, hermitian=True,
+                                  check_finite=False)
     starts = np.flatnonzero(sub != 0)  # 2 x 2 blocks at (i, i + 1)
     in_block = np.zeros(len(diag), dtype=bool)
     in_block[starts] = in_block[starts + 1] = True

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 import scipy.linalg
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
 from kernelmaps._engine import lapack
 
@@ -156,6 +156,9 @@ def test_factorisations_are_scipy_s(monkeypatch, forked):
     assert_allclose(np.tril(c), np.linalg.cholesky(A), rtol=1e-13, atol=1e-14)
     L, D, _ = lapack.ldl(S, lower=True)
     assert_allclose(L @ D @ L.T, S, atol=1e-12)
+    diag, sub = lapack.ldl_blocks(S, lower=True)
+    assert_array_equal(diag, np.diag(D))
+    assert_array_equal(sub, np.diag(D, -1))
     with pytest.raises(np.linalg.LinAlgError):  # raised in the parent
         lapack.cho_factor(S)
 

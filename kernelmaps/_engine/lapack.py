@@ -47,7 +47,7 @@ try:
 except ImportError:  # optional: then OpenBLAS is found directly (Linux)
     threadpoolctl = None
 
-__all__ = ["FORK_SECONDS", "cho_factor", "eigh", "ldl", "matmul",
+__all__ = ["FORK_SECONDS", "cho_factor", "eigh", "ldl", "ldl_blocks", "matmul",
            "one_blas_thread"]
 
 # Calls estimated longer than this run in a child process.
@@ -73,6 +73,18 @@ def eigh(A, **kwargs):
 def ldl(A, **kwargs):
     """`scipy.linalg.ldl(A, **kwargs)`, in a child process when long."""
     return _call(scipy.linalg.ldl, A, kwargs, _LDL_RATE * len(A) ** 3)
+
+
+def ldl_blocks(A, **kwargs):
+    """The diagonal and subdiagonal of the block-diagonal factor D of
+    `scipy.linalg.ldl(A, **kwargs)`, in a child process when long: only
+    they come back from it, not the n x n factors."""
+    return _call(_ldl_blocks, A, kwargs, _LDL_RATE * len(A) ** 3)
+
+
+def _ldl_blocks(A, **kwargs):
+    _, D, _ = scipy.linalg.ldl(A, **kwargs)
+    return np.diag(D).copy(), np.diag(D, -1).copy()
 
 
 def cho_factor(A, **kwargs):
