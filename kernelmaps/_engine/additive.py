@@ -100,9 +100,6 @@ def _dense(X, Y, kind, symmetric, out, n_threads):
     buffers = np.empty((n_threads, TILE_ROWS * block))
     rows, cols = pack_rows(X), pack_cols(Y)
     if kind == "js":
-        # -0.0 + 0.0 is +0.0: the parts of the tiles read the sign bit.
-        rows += 0.0
-        cols += 0.0
         row_parts = _js_parts(rows, 3, n_threads)
         col_parts = _js_parts(cols, 2, n_threads)
     else:

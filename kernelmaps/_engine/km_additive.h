@@ -80,13 +80,13 @@ static inline int km_exponent_bits_d(double v)
 {
     unsigned long long bits;
     memcpy(&bits, &v, sizeof bits);
-    return (int)(bits >> 52);
+    return (int)((bits >> 52) & 0x7ff); /* -0.0: 0, as +0.0 */
 }
 static inline int km_exponent_bits_f(float v)
 {
     unsigned int bits;
     memcpy(&bits, &v, sizeof bits);
-    return (int)(bits >> 23);
+    return (int)((bits >> 23) & 0xff);
 }
 static inline double km_log_exponent_d(double v) { return 0x1p52 + km_exponent_bits_d(v); }
 static inline float km_log_exponent_f(float v) { return 0x1p23f + km_exponent_bits_f(v); }

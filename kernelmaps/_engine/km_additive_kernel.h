@@ -14,6 +14,7 @@
 #define KM_JS_SCALE KM_JS_SCALE_D
 #define KM_EXP_SHIFT 52
 #define KM_EXP_BITS 0x4330000000000000LL /* 2**52 */
+#define KM_NO_SIGN 0x7fffffffffffffffLL
 #else
 #define KM_TINY FLT_MIN
 #define KM_JS_G km_js_g_f
@@ -21,6 +22,7 @@
 #define KM_JS_SCALE KM_JS_SCALE_F
 #define KM_EXP_SHIFT 23
 #define KM_EXP_BITS 0x4b000000 /* 2**23 */
+#define KM_NO_SIGN 0x7fffffff
 #endif
 
 /* where(m, a, b) by bit selection. */
@@ -30,10 +32,10 @@ KM_ATTR KM_INLINE KM_V KM_H(where)(KM_M m, KM_V a, KM_V b)
 }
 
 /* E(v) of km_additive.h: 2**52 (float32: 2**23) plus the exponent bits of
- * v >= 0 (the sign bit is 0: the arithmetic shift is a logical one). */
+ * v >= 0, the sign bit cleared first (-0.0 is 0). */
 KM_ATTR KM_INLINE KM_V KM_H(exponent)(KM_V v)
 {
-    return (KM_V)(((KM_M)v >> KM_EXP_SHIFT) | KM_EXP_BITS);
+    return (KM_V)((((KM_M)v & KM_NO_SIGN) >> KM_EXP_SHIFT) | KM_EXP_BITS);
 }
 
 /* min(a, b) (both are >= 0, never NaN). */
@@ -166,3 +168,4 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, const KM_T *xp,
 #undef KM_JS_SCALE
 #undef KM_EXP_SHIFT
 #undef KM_EXP_BITS
+#undef KM_NO_SIGN
