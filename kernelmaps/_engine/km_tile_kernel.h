@@ -135,6 +135,10 @@ KM_ATTR static void KM_FN(km_rbf_row)(KM_T *g, const KM_T *b, KM_T a, KM_T gl,
 #define KM_CSR_ACC 8
 #define KM_CSR_RUN 16
 #define KM_CSR_AHEAD 8
+/* The cache lines of a block of KM_CSR_ACC vectors of float64 columns. */
+#define KM_CSR_PREFETCH(p)                                                 \
+    for (int line = 0; line < KM_CSR_ACC * KM_VB / 8 * (int)sizeof(KM_T); line += 64) \
+        __builtin_prefetch((const char *)(p) + line)
 KM_ATTR static void KM_FN(km_csr_row)(double *acc, const KM_T *a, const int64_t *idx,
                                       ptrdiff_t nnz, const KM_T *w, ptrdiff_t ldw,
                                       ptrdiff_t n)
@@ -151,8 +155,7 @@ KM_ATTR static void KM_FN(km_csr_row)(double *acc, const KM_T *a, const int64_t 
             const KM_T *row = w + idx[q] * ldw + c;
             const double aq = (double)a[q];
             if (q + KM_CSR_AHEAD < nnz) /* rows in a random order */
-                for (int line = 0; line < KM_CSR_ACC * lanes * (int)sizeof(KM_T); line += 64)
-                    __builtin_prefetch((const char *)(w + idx[q + KM_CSR_AHEAD] * ldw + c) + line);
+                KM_CSR_PREFETCH(w + idx[q + KM_CSR_AHEAD] * ldw + c);
             for (int v = 0; v < KM_CSR_ACC; ++v) {
                 km_narrow x;
                 memcpy(&x, row + v * lanes, sizeof x);
@@ -174,8 +177,7 @@ KM_ATTR static void KM_FN(km_csr_row)(double *acc, const KM_T *a, const int64_t 
             for (ptrdiff_t q = q0; q < q1; ++q) {
                 const KM_T *row = w + idx[q] * ldw + c;
                 if (q + KM_CSR_AHEAD < nnz)
-                    for (int line = 0; line < KM_CSR_ACC * lanes * (int)sizeof(KM_T); line += 64)
-                        __builtin_prefetch((const char *)(w + idx[q + KM_CSR_AHEAD] * ldw + c) + line);
+                    KM_CSR_PREFETCH(w + idx[q + KM_CSR_AHEAD] * ldw + c);
                 for (int v = 0; v < KM_CSR_ACC / 2; ++v)
                     r[v] += a[q] * KM_OP(load)(row + v * KM_W);
             }
@@ -207,6 +209,7 @@ KM_ATTR static void KM_FN(km_csr_row)(double *acc, const KM_T *a, const int64_t 
 #undef KM_CSR_ACC
 #undef KM_CSR_RUN
 #undef KM_CSR_AHEAD
+#undef KM_CSR_PREFETCH
 
 /* acc[i] += v[i] for i < n, in float64 (float32 values widened exactly):
  * the per-set sums of the set means, KM_VB / 8 lanes at a time. */
