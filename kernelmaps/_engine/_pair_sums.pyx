@@ -270,16 +270,19 @@ cdef inline Py_ssize_t _segment_of(const int64_t *seg, Py_ssize_t n,
 
 def rbf_from_products(double[:, ::1] G, const double[::1] nx,
                       const double[::1] ny, const int64_t[::1] xseg,
-                      const int64_t[::1] yseg, double gamma, bint diagonal,
-                      double[:, ::1] rowsums, double[:, ::1] out,
-                      int64_t s0, int64_t t0, int n_threads):
+                      const int64_t[::1] yseg, double gamma, bint mirror,
+                      bint diagonal, double[:, ::1] rowsums,
+                      double[:, ::1] out, int64_t s0, int64_t t0,
+                      int n_threads):
     """Sums of the rbf kernel over segment pairs of one block pair, from the
     dot products of its points: ``out[s0 + s, t0 + t]`` = sum over the rows
     i of segment s and the columns j of segment t of
     ``exp(-gamma max(nx[i] + ny[j] - 2 G[i, j], 0))``.
 
     xseg, yseg: the segments' offsets in the rows and columns of G (from
-    0). With `diagonal` (a block against itself) only t >= s is computed.
+    0). With `mirror` (X against itself) ``out[t0 + t, s0 + s]`` gets the
+    same value, as in `pair_sums`; with `diagonal` (a block against itself)
+    only t >= s is computed.
     G is overwritten; rowsums is a buffer of at least (rows, segments of
     the columns). Rows in parallel, then the sums of each segment's rows in
     order: the result does not depend on the number of threads. Empty
@@ -306,3 +309,5 @@ def rbf_from_products(double[:, ::1] G, const double[::1] nx,
                 for i in range(xseg[s], xseg[s + 1]):
                     total = total + rowsums[i, t]
                 out[s0 + s, t0 + t] = total
+                if mirror:
+                    out[t0 + t, s0 + s] = total

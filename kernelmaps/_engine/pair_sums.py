@@ -137,13 +137,10 @@ def _rbf_by_products(X, Y, e, gamma, n_threads, progress, desc):
             np.matmul(xp[r0:r1], yp[c0:c1].T, out=block)
             _impl.rbf_from_products(block, nx[r0:r1], ny[c0:c1],
                                     xseg[s0:s1 + 1] - r0, yseg[t0:t1 + 1] - c0,
-                                    gamma, symmetric and g == h, rowsums, out,
-                                    s0, t0, n_threads)
+                                    gamma, symmetric, symmetric and g == h,
+                                    rowsums, out, s0, t0, n_threads)
 
     run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc)
-    if symmetric:  # the pairs (s, t), t < s, are those of (t, s)
-        lower = np.tril_indices(len(out), -1)
-        out[lower] = out.T[lower]
     S = _fold_segments(out, xplan[1], axis=0)
     return _fold_segments(S, yplan[1], axis=1)
 
