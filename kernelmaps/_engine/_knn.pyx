@@ -1,21 +1,25 @@
 """k-th nearest-neighbour distances between sets, for the kNN divergences.
 
-A task (an *item*) is a block of rows of one set (points of X) against all
-points of one column set. It computes the squared distances in tiles of
-KM_MR rows (km_tile.h, columns in panels that stay in cache) and keeps, in
-one pass over each tile, the k smallest along every row and, for `both`
-items, along every column (km_knn.h): one distance block per unordered pair
-of sets serves both directions. No distance matrix is ever stored.
+The squared distances between two sets are computed in tiles of KM_MR rows
+(km_tile.h, columns in panels that stay in cache), and the k smallest are
+kept along the rows and, where both directions are wanted, along the
+columns, in one pass over each tile (km_knn.h). No distance matrix is ever
+stored beyond one block of small sets.
 
 - `self_kth`: the k-th neighbour distance of every point within its own set
   (the point itself excluded): rho.
-- `divergence_sums`: for each item, the log of
-  sum_t exp(c_a (log rho(t) - log nu(t))) over its row points t (and its
-  column points, for `both` items), one value per coefficient c_a. Every
-  output slot has one writer: results do not depend on the thread count.
+- `divergence_sums`: for *items*, blocks of rows of one set of X against
+  all points of one set of Y, the log of sum_t exp(c_a (log rho(t) - log
+  nu(t))) over the item's rows t, one value per coefficient c_a.
+- `pair_sums`: the same sums in both directions from one block per pair of
+  sets (X_i's points among Y_j's and Y_j's among X_i's), for every pair of
+  a range of sets of X (with X = Y, the pairs j > i).
+
+Every output slot has one writer: results do not depend on the thread
+count.
 """
 from cython.parallel cimport prange, threadid
-from libc.math cimport INFINITY, exp, log
+from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
 
@@ -25,6 +29,7 @@ from ._tile cimport KM_SQEUCLIDEAN, km_tile_args, tile
 cdef extern from "km_knn.h" nogil:
     int KM_KW_D
     int KM_KW_F
+    int km_knn_lanes(int isa, int is_double)
     void km_knn_rows_d(int isa, const double *dist, ptrdiff_t ldd, int nrows,
                        ptrdiff_t ncols, int k, double *rowtop)
     void km_knn_rows_f(int isa, const float *dist, ptrdiff_t ldd, int nrows,
@@ -33,15 +38,26 @@ cdef extern from "km_knn.h" nogil:
                        ptrdiff_t ncols, int k, double *coltop, ptrdiff_t ldc)
     void km_knn_cols_f(int isa, const float *dist, ptrdiff_t ldd, int nrows,
                        ptrdiff_t ncols, int k, float *coltop, ptrdiff_t ldc)
+    void km_knn_block_d(int isa, const double *x, const double *yt,
+                        ptrdiff_t ldy, ptrdiff_t d, int nrows, ptrdiff_t ncols,
+                        int k, double *coltop, ptrdiff_t ldc)
+    void km_knn_block_f(int isa, const float *x, const float *yt, ptrdiff_t ldy,
+                        ptrdiff_t d, int nrows, ptrdiff_t ncols, int k,
+                        float *coltop, ptrdiff_t ldc)
     double km_knn_lanes_kth_d(const double *top, int k, int w)
     double km_knn_lanes_kth_f(const float *top, int k, int w)
+    void km_knn_logsums_d(int isa, const double *nu2, const double *log_rho,
+                          double floor, ptrdiff_t n, double *u,
+                          const double *coef, ptrdiff_t n_coef, double *out,
+                          ptrdiff_t stride)
 
-# Lanes of the row lists (km_knn.h): a row's lists take k * LANES values.
+# Lanes of the row lists at most (km_knn.h): buffers of k * LANES values
+# per row serve every code path; LANES values past the last column leave
+# room for a whole vector of a column list.
 LANES = {"float64": KM_KW_D, "float32": KM_KW_F}
 
 # Columns of the int64 item table.
-ITEM_FIELDS = ("row_set", "col_set", "r0", "r1", "c0", "c1", "both",
-               "row_slot", "col_slot")
+ITEM_FIELDS = ("row_set", "col_set", "r0", "r1", "c0", "c1", "slot")
 cdef enum:
     ROW_SET = 0
     COL_SET = 1
@@ -49,25 +65,20 @@ cdef enum:
     R1 = 3
     C0 = 4
     C1 = 5
-    BOTH = 6
-    ROW_SLOT = 7
-    COL_SLOT = 8
+    SLOT = 6
 
 
 cdef inline int _lanes(floating *dummy) noexcept nogil:
-    """Lanes of the row lists for the element type."""
-    if floating is double:
-        return KM_KW_D
-    else:
-        return KM_KW_F
+    """Lanes of the row lists on the engine's code path."""
+    return km_knn_lanes(isa_level, floating is double)
 
 
 cdef void _tops(const km_tile_args *args, const floating *rows,
                 const floating *cols, const floating *zeros, int64_t r0,
                 int64_t r1, int64_t c0, int64_t c1, bint by_rows,
-                bint both, bint exclude_self, int k, ptrdiff_t col_block,
-                floating *buf, floating *rowtop, floating *coltop,
-                ptrdiff_t ldc) noexcept nogil:
+                bint both, bint exclude_self, int k,
+                ptrdiff_t col_block, floating *buf, floating *rowtop,
+                floating *coltop, ptrdiff_t ldc) noexcept nogil:
     """The k smallest squared distances of rows [r0, r1) to the columns
     [c0, c1) into the lane lists rowtop ((r1 - r0) x k x lanes; unless not
     `by_rows`) and, with `both`, of the columns to the rows into coltop
@@ -92,22 +103,42 @@ cdef void _tops(const km_tile_args *args, const floating *rows,
                 for p in range(r, r + nr):
                     if b0 <= p < b1:
                         buf[(p - r) * ldo + (p - b0)] = INFINITY
-            if floating is double:
-                if by_rows:
-                    km_knn_rows_d(isa_level, buf, ldo, nr, b1 - b0, k,
-                                  rowtop + (r - r0) * k * w)
-                if both:
-                    km_knn_cols_d(isa_level, buf, ldo, nr, b1 - b0, k,
-                                  coltop + (b0 - c0), ldc)
-            else:
-                if by_rows:
-                    km_knn_rows_f(isa_level, buf, ldo, nr, b1 - b0, k,
-                                  rowtop + (r - r0) * k * w)
-                if both:
-                    km_knn_cols_f(isa_level, buf, ldo, nr, b1 - b0, k,
-                                  coltop + (b0 - c0), ldc)
+            if by_rows:
+                _select_rows(buf, ldo, nr, b1 - b0, k, rowtop + (r - r0) * k * w)
+            if both:
+                _select_cols(buf, ldo, nr, b1 - b0, k, coltop + (b0 - c0), ldc)
             r += KM_MR
         b0 = b1
+
+
+cdef inline void _select_rows(const floating *dist, ptrdiff_t ldd, int nrows,
+                              ptrdiff_t ncols, int k,
+                              floating *rowtop) noexcept nogil:
+    if floating is double:
+        km_knn_rows_d(isa_level, dist, ldd, nrows, ncols, k, rowtop)
+    else:
+        km_knn_rows_f(isa_level, dist, ldd, nrows, ncols, k, rowtop)
+
+
+cdef inline void _select_cols(const floating *dist, ptrdiff_t ldd, int nrows,
+                              ptrdiff_t ncols, int k, floating *coltop,
+                              ptrdiff_t ldc) noexcept nogil:
+    if floating is double:
+        km_knn_cols_d(isa_level, dist, ldd, nrows, ncols, k, coltop, ldc)
+    else:
+        km_knn_cols_f(isa_level, dist, ldd, nrows, ncols, k, coltop, ldc)
+
+
+cdef void _block_tops(const floating *x, const floating *yt, ptrdiff_t ldy,
+                      ptrdiff_t d, int64_t nrows, int64_t ncols, int k,
+                      floating *coltop, ptrdiff_t ldc) noexcept nogil:
+    """The k smallest squared distances of each of ncols columns (yt) to
+    the nrows rows (x) into coltop (k x ldc), the block computed on the
+    fly (km_knn_block)."""
+    if floating is double:
+        km_knn_block_d(isa_level, x, yt, ldy, d, <int>nrows, ncols, k, coltop, ldc)
+    else:
+        km_knn_block_f(isa_level, x, yt, ldy, d, <int>nrows, ncols, k, coltop, ldc)
 
 
 cdef inline double _row_kth(const floating *rowtop, int64_t row,
@@ -120,23 +151,27 @@ cdef inline double _row_kth(const floating *rowtop, int64_t row,
         return km_knn_lanes_kth_f(rowtop + row * k * w, k, w)
 
 
-cdef void _log_sums(const double *t, ptrdiff_t n, const double *coef,
-                    Py_ssize_t n_coef, double *out,
-                    ptrdiff_t stride) noexcept nogil:
-    """out[a * stride] = log(sum_i exp(coef[a] t[i])), without overflow."""
-    cdef double lo = t[0], hi = t[0], top, s, c
-    cdef ptrdiff_t i
-    cdef Py_ssize_t a
-    for i in range(1, n):
-        lo = min(lo, t[i])
-        hi = max(hi, t[i])
-    for a in range(n_coef):
-        c = coef[a]
-        top = c * hi if c >= 0 else c * lo
-        s = 0
-        for i in range(n):
-            s += exp(c * t[i] - top)
-        out[a * stride] = top + log(s)
+cdef void _sums(double *u, const floating *tops, bint lane_lists,
+                ptrdiff_t ldc, int k, ptrdiff_t n, const double *log_rho,
+                double floor, const double *coef, Py_ssize_t n_coef,
+                double *out, ptrdiff_t stride) noexcept nogil:
+    """out[a * stride] = log sum_p exp(coef[a] u_p) over n points, with
+    u_p = log_rho[p] - max(log nu_p, floor) and nu_p^2 the k-th smallest
+    of point p's lane lists in `tops` (`lane_lists`) or its column list
+    (value q at tops[q * ldc + p]). u: room for n + LANES values; log_rho
+    readable for LANES values past n (km_knn_logsums)."""
+    cdef ptrdiff_t p
+    cdef const double *nu2 = u
+    if lane_lists:
+        for p in range(n):
+            u[p] = _row_kth(tops, p, k)
+    elif floating is double:
+        nu2 = tops + (k - 1) * ldc
+    else:
+        for p in range(n):
+            u[p] = tops[(k - 1) * ldc + p]
+    km_knn_logsums_d(isa_level, nu2, log_rho, floor, n, u, coef, n_coef, out,
+                     stride)
 
 
 cdef void _set_args(km_tile_args *args, Py_ssize_t d, Py_ssize_t ldy,
@@ -161,7 +196,7 @@ def self_kth(const floating[:, ::1] rows, const floating[:, ::1] cols,
 
     rows / cols: the points, padded as for the tile kernels (cols
     transposed); zeros: zeros of the padded width of cols; items: rows of
-    the item table (ITEM_FIELDS; both and the slots unused). tile_buffers:
+    the item table (ITEM_FIELDS; the slot unused). tile_buffers:
     (n_threads, KM_MR * ldo), ldo >= col_block rounded up to the tile width;
     row_buffers: (n_threads, largest r1 - r0 times k * LANES).
     """
@@ -178,82 +213,118 @@ def self_kth(const floating[:, ::1] rows, const floating[:, ::1] cols,
         r0 = items[it, R0]
         r1 = items[it, R1]
         _tops(&args, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1,
-              items[it, C0], items[it, C1], True, False, True, k, col_block,
-              &tile_buffers[tid, 0], rowtop, NULL, 0)
+              items[it, C0], items[it, C1], True, False, True, k,
+              col_block, &tile_buffers[tid, 0], rowtop, NULL, 0)
         for p in range(r0, r1):
             out[p] = _row_kth(rowtop, p - r0, k)
 
 
 def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
                     const floating[::1] zeros, const int64_t[:, ::1] items,
-                    int k, Py_ssize_t col_block,
-                    const double[::1] row_log_rho, const double[::1] col_log_rho,
-                    const double[::1] row_log_floor,
-                    const double[::1] col_log_floor, const double[::1] coef,
+                    int k, Py_ssize_t col_block, const double[::1] log_rho,
+                    const double[::1] log_floor, const double[::1] coef,
                     double[:, ::1] out, floating[:, ::1] tile_buffers,
-                    floating[:, ::1] row_buffers, floating[:, ::1] col_buffers,
-                    double[:, ::1] log_buffers, Py_ssize_t small_sets,
+                    floating[:, ::1] row_buffers, double[:, ::1] log_buffers,
                     int n_threads):
-    """For every item, out[a, row_slot] = log sum_t exp(coef[a] u(t)) over
-    its rows t, with u(t) = log rho(t) - max(log nu(t), row_log_floor[row
-    set]) and nu(t) the k-th neighbour distance of t among the columns; for
-    `both` items, out[a, col_slot] likewise over its columns among the rows.
+    """For every item, out[a, slot] = log sum_t exp(coef[a] u(t)) over its
+    rows t, with u(t) = log rho(t) - max(log nu(t), log_floor[row set])
+    and nu(t) the k-th neighbour distance of t among the columns.
 
-    row_log_rho / col_log_rho: log rho (floored) of the row / column points.
-    col_buffers: (n_threads, k * ldc) with ldc the largest c1 - c0 of a
-    `both` item plus LANES; log_buffers: (n_threads, largest r1 - r0 or c1 - c0).
-    small_sets: `both` items of at most this many rows and columns find the
-    rows' k-th distances as the columns of the transposed block (rows and
-    cols must then pack the same points, as for Y=None): one list per row,
-    in the lanes of the column selection, where the lane lists of
-    `km_knn_rows` would cost a merge per row about as much as their
-    selection; row_buffers then need k * ldc values too.
-    Other arguments as in `self_kth`.
+    log_rho: log rho (floored) of the row points, padded with LANES
+    values; log_buffers: (n_threads, largest r1 - r0 plus LANES). Other
+    arguments as in `self_kth`.
     """
     cdef km_tile_args args
     cdef Py_ssize_t it, tid, n_coef = coef.shape[0], n_slots = out.shape[1]
-    cdef ptrdiff_t ldc = col_buffers.shape[1] // k
-    cdef int64_t p, r0, r1, c0, c1
-    cdef bint both, flip
-    cdef double floor
+    cdef int64_t r0, r1
     cdef floating *rowtop
-    cdef floating *coltop
-    cdef double *u
     _set_args(&args, rows.shape[1], cols.shape[1],
               tile_buffers.shape[1] // KM_MR)
     for it in prange(items.shape[0], nogil=True, schedule="dynamic",
                      num_threads=n_threads):
         tid = threadid()
         rowtop = &row_buffers[tid, 0]
-        coltop = &col_buffers[tid, 0]
-        u = &log_buffers[tid, 0]
         r0 = items[it, R0]
         r1 = items[it, R1]
-        c0 = items[it, C0]
-        c1 = items[it, C1]
-        both = items[it, BOTH] != 0
-        flip = both and r1 - r0 <= small_sets and c1 - c0 <= small_sets
-        _tops(&args, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1, c0, c1,
-              not flip, both, False, k, col_block, &tile_buffers[tid, 0],
-              rowtop, coltop, ldc)
-        if flip:  # rows of the transposed block: columns c0.., rows r0..
-            _tops(&args, &rows[0, 0], &cols[0, 0], &zeros[0], c0, c1, r0, r1,
-                  False, True, False, k, col_block, &tile_buffers[tid, 0],
-                  NULL, rowtop, ldc)
-        floor = row_log_floor[items[it, ROW_SET]]
-        for p in range(r0, r1):
-            if flip:
-                u[p - r0] = row_log_rho[p] - max(
-                    0.5 * log(<double>rowtop[(k - 1) * ldc + p - r0]), floor)
+        _tops(&args, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1,
+              items[it, C0], items[it, C1], True, False, False, k,
+              col_block, &tile_buffers[tid, 0], rowtop, NULL, 0)
+        _sums(&log_buffers[tid, 0], rowtop, True, 0, k, r1 - r0, &log_rho[r0],
+              log_floor[items[it, ROW_SET]], &coef[0], n_coef,
+              &out[0, items[it, SLOT]], n_slots)
+
+
+def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
+              const floating[:, ::1] y_rows, const floating[:, ::1] y_cols,
+              const floating[::1] zeros, const int64_t[::1] xoff,
+              const int64_t[::1] yoff, const int64_t[:, ::1] tasks,
+              int k, Py_ssize_t col_block, Py_ssize_t ldo,
+              const double[::1] x_log_rho, const double[::1] y_log_rho,
+              const double[::1] x_log_floor, const double[::1] y_log_floor,
+              const double[::1] coef, double[:, ::1] out_xy,
+              double[:, ::1] out_yx, floating[:, ::1] tile_buffers,
+              floating[:, ::1] row_buffers, floating[:, ::1] col_buffers,
+              double[:, ::1] log_buffers, Py_ssize_t small_sets,
+              int n_threads):
+    """Both directions of the pairs (i, j) of every task (i, j0, j1), j in
+    [j0, j1), from one block of distances per pair:
+
+    - out_xy[a, i * ny + j] = log sum_t exp(coef[a] u(t)) over t in X_i,
+      u(t) = log rho(t) - max(log nu(t), x_log_floor[i]), nu(t) the k-th
+      neighbour distance of t in Y_j;
+    - out_yx[a, j * nx + i] likewise over Y_j among X_i (y_log_rho,
+      y_log_floor).
+
+    x_rows / y_rows: the points packed as tile rows, x_cols / y_cols as
+    tile columns, all at one scale; zeros: zeros of the width of the wider
+    of x_cols and y_cols; with X = Y (tasks of j > i), out_xy and out_yx
+    may be one array. Pairs of at most `small_sets` points on each side
+    compute their block twice on the fly, once transposed, without tiles
+    (km_knn_block): both directions then keep one list per point, where a
+    row's lane lists would cost a merge as large as their selection. Other
+    pairs go through tiles of tile_buffers (n_threads, KM_MR * ldo), ldo at
+    least col_block rounded up to the tile width. row_buffers: (n_threads,
+    k * max(LANES * largest set of X, ldc)); col_buffers: (n_threads, k *
+    ldc), ldc the largest set of X or Y plus LANES; log_buffers:
+    (n_threads, ldc). x_log_rho and y_log_rho are padded with LANES
+    values.
+    """
+    cdef km_tile_args xy
+    cdef Py_ssize_t t, i, j, tid, n_coef = coef.shape[0]
+    cdef Py_ssize_t nx = xoff.shape[0] - 1, ny = yoff.shape[0] - 1
+    cdef ptrdiff_t d = x_rows.shape[1]
+    cdef Py_ssize_t ldc = col_buffers.shape[1] // k
+    cdef int64_t r0, r1, c0, c1
+    cdef bint flip
+    cdef floating *rowtop
+    cdef floating *coltop
+    cdef floating *buf
+    _set_args(&xy, x_rows.shape[1], y_cols.shape[1], ldo)
+    for t in prange(tasks.shape[0], nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        tid = threadid()
+        i = tasks[t, 0]
+        rowtop = &row_buffers[tid, 0]
+        coltop = &col_buffers[tid, 0]
+        buf = &tile_buffers[tid, 0]
+        r0 = xoff[i]
+        r1 = xoff[i + 1]
+        for j in range(tasks[t, 1], tasks[t, 2]):
+            c0 = yoff[j]
+            c1 = yoff[j + 1]
+            flip = r1 - r0 <= small_sets and c1 - c0 <= small_sets
+            if flip:  # the block and its transpose, computed on the fly
+                _block_tops(&x_rows[r0, 0], &y_cols[0, c0], y_cols.shape[1], d,
+                            r1 - r0, c1 - c0, k, coltop, ldc)
+                _block_tops(&y_rows[c0, 0], &x_cols[0, r0], x_cols.shape[1], d,
+                            c1 - c0, r1 - r0, k, rowtop, ldc)
             else:
-                u[p - r0] = row_log_rho[p] - max(
-                    0.5 * log(_row_kth(rowtop, p - r0, k)), floor)
-        _log_sums(u, r1 - r0, &coef[0], n_coef, &out[0, items[it, ROW_SLOT]],
-                  n_slots)
-        if both:
-            floor = col_log_floor[items[it, COL_SET]]
-            for p in range(c0, c1):
-                u[p - c0] = col_log_rho[p] - max(
-                    0.5 * log(<double>coltop[(k - 1) * ldc + p - c0]), floor)
-            _log_sums(u, c1 - c0, &coef[0], n_coef,
-                      &out[0, items[it, COL_SLOT]], n_slots)
+                _tops(&xy, &x_rows[0, 0], &y_cols[0, 0], &zeros[0], r0, r1, c0,
+                      c1, True, True, False, k, col_block, buf, rowtop, coltop,
+                      ldc)
+            _sums(&log_buffers[tid, 0], rowtop, not flip, ldc, k, r1 - r0,
+                  &x_log_rho[r0], x_log_floor[i], &coef[0], n_coef,
+                  &out_xy[0, i * ny + j], out_xy.shape[1])
+            _sums(&log_buffers[tid, 0], coltop, False, ldc, k, c1 - c0,
+                  &y_log_rho[c0], y_log_floor[j], &coef[0], n_coef,
+                  &out_yx[0, j * nx + i], out_yx.shape[1])

@@ -1,23 +1,37 @@
 /*
- * Branch-free k-smallest selection for one element type KM_T and one code
- * path: a template of km_instantiate.h, included by km_knn.h only. The lists
- * are 32-byte vectors on every path (KM_KNN_V of KM_KNN_W lanes, mask
- * KM_KNN_M); the AVX2 and AVX-512 paths take their min and max with the
- * AVX instructions.
+ * Branch-free k-smallest selection, and the log terms of the kNN
+ * estimator, for one element type KM_T and one code path: a template of
+ * km_instantiate.h, included by km_knn.h only. The lists are vectors of
+ * KM_KNN_W lanes (KM_KNN_V, mask KM_KNN_M): 64 bytes on the AVX-512 path,
+ * 32 on the others (two 16-byte halves on the baseline). The AVX2 and
+ * AVX-512 paths take their min and max with one instruction each.
  */
+#if KM_VB == 64
+#define KM_KNN_V KM_VEC(64)
+#define KM_KNN_M KM_MASK(64)
+#define KM_KNN_W (64 / (int)sizeof(KM_T))
+#else
 #define KM_KNN_V KM_VEC(32)
 #define KM_KNN_M KM_MASK(32)
 #define KM_KNN_W (32 / (int)sizeof(KM_T))
+#endif
 #define KM_ROWS KM_FN(km_knn_rows)
 #define KM_COLS KM_FN(km_knn_cols)
 #define KM_NET KM_FN(km_knn_net)
 #define KM_LOADX KM_FN(km_knn_loadx)
-#if KM_ISA >= KM_ISA_AVX2 && KM_IS_DOUBLE
-#define KM_KNN_VMIN(a, b) __builtin_ia32_minpd256((a), (b))
-#define KM_KNN_VMAX(a, b) __builtin_ia32_maxpd256((a), (b))
+#define KM_BLOCK KM_FN(km_knn_block)
+#if KM_ISA >= KM_ISA_AVX512 && KM_IS_DOUBLE
+#define KM_KNN_VMIN(a, b) ((KM_KNN_V)_mm512_min_pd((__m512d)(a), (__m512d)(b)))
+#define KM_KNN_VMAX(a, b) ((KM_KNN_V)_mm512_max_pd((__m512d)(a), (__m512d)(b)))
+#elif KM_ISA >= KM_ISA_AVX512
+#define KM_KNN_VMIN(a, b) ((KM_KNN_V)_mm512_min_ps((__m512)(a), (__m512)(b)))
+#define KM_KNN_VMAX(a, b) ((KM_KNN_V)_mm512_max_ps((__m512)(a), (__m512)(b)))
+#elif KM_ISA >= KM_ISA_AVX2 && KM_IS_DOUBLE
+#define KM_KNN_VMIN(a, b) ((KM_KNN_V)_mm256_min_pd((__m256d)(a), (__m256d)(b)))
+#define KM_KNN_VMAX(a, b) ((KM_KNN_V)_mm256_max_pd((__m256d)(a), (__m256d)(b)))
 #elif KM_ISA >= KM_ISA_AVX2
-#define KM_KNN_VMIN(a, b) __builtin_ia32_minps256((a), (b))
-#define KM_KNN_VMAX(a, b) __builtin_ia32_maxps256((a), (b))
+#define KM_KNN_VMIN(a, b) ((KM_KNN_V)_mm256_min_ps((__m256)(a), (__m256)(b)))
+#define KM_KNN_VMAX(a, b) ((KM_KNN_V)_mm256_max_ps((__m256)(a), (__m256)(b)))
 #else
 /* Portable min/max by bit selection; both arguments are never NaN. */
 #define KM_KNN_VMIN(a, b) KM_CAT(KM_NET, bsel)((a) < (b), (a), (b))
@@ -139,6 +153,139 @@ KM_ATTR static void KM_COLS(const KM_T *dist, ptrdiff_t ldd, int nrows,
     }
 }
 
+/* The columns of a block computed on the fly: the squared distances from
+ * each of ncols column points (transposed at yt, leading dimension ldy) to
+ * each of nrows row points (rows of d features at x), as sums of squared
+ * differences in the order of the tile kernel (the same bits), go through
+ * new lists for the columns (as in km_knn_cols, but filled here with +inf
+ * first) without being stored. For small
+ * sets in few dimensions, where a tile call and a pass over its output
+ * would cost more than the distances themselves. yt must be readable for
+ * a whole vector past the last column (as the packed columns are), and
+ * the lanes of the lists past the last column, up to a whole vector, are
+ * overwritten. */
+KM_ATTR KM_INLINE KM_KNN_V KM_CAT(KM_BLOCK, dist)(const KM_T *x, const KM_T *yt,
+                                          ptrdiff_t ldy, ptrdiff_t d)
+{
+    KM_KNN_V s = (KM_KNN_V){0};
+    for (ptrdiff_t f = 0; f < d; ++f) {
+        KM_KNN_V b;
+        memcpy(&b, yt + f * ldy, sizeof b);
+        const KM_KNN_V t = b - x[f];
+        s += t * t;
+    }
+    return s;
+}
+
+KM_ATTR KM_INLINE void KM_CAT(KM_BLOCK, k)(const KM_T *x, const KM_T *yt, ptrdiff_t ldy,
+                                   ptrdiff_t d, int nrows, ptrdiff_t ncols, int k,
+                                   KM_T *coltop, ptrdiff_t ldc)
+{
+    KM_KNN_V t[16];
+    for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W) {
+        for (int q = 0; q < k; ++q) t[q] = (KM_KNN_V){0} + (KM_T)INFINITY;
+        for (int r = 0; r < nrows; ++r)
+            KM_NET(t, KM_CAT(KM_BLOCK, dist)(x + r * d, yt + j, ldy, d), k);
+        for (int q = 0; q < k; ++q) memcpy(coltop + q * ldc + j, &t[q], sizeof(KM_KNN_V));
+    }
+}
+
+KM_ATTR static void KM_BLOCK(const KM_T *x, const KM_T *yt, ptrdiff_t ldy, ptrdiff_t d,
+                             int nrows, ptrdiff_t ncols, int k, KM_T *coltop,
+                             ptrdiff_t ldc)
+{
+    switch (k) {
+    case 1: KM_CAT(KM_BLOCK, k)(x, yt, ldy, d, nrows, ncols, 1, coltop, ldc); return;
+    case 2: KM_CAT(KM_BLOCK, k)(x, yt, ldy, d, nrows, ncols, 2, coltop, ldc); return;
+    case 3: KM_CAT(KM_BLOCK, k)(x, yt, ldy, d, nrows, ncols, 3, coltop, ldc); return;
+    case 4: KM_CAT(KM_BLOCK, k)(x, yt, ldy, d, nrows, ncols, 4, coltop, ldc); return;
+    case 5: KM_CAT(KM_BLOCK, k)(x, yt, ldy, d, nrows, ncols, 5, coltop, ldc); return;
+    case 6: KM_CAT(KM_BLOCK, k)(x, yt, ldy, d, nrows, ncols, 6, coltop, ldc); return;
+    case 7: KM_CAT(KM_BLOCK, k)(x, yt, ldy, d, nrows, ncols, 7, coltop, ldc); return;
+    case 8: KM_CAT(KM_BLOCK, k)(x, yt, ldy, d, nrows, ncols, 8, coltop, ldc); return;
+    default: break;
+    }
+    /* Larger k: the lists stay in memory (L1). */
+    for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W) {
+        const KM_KNN_V inf = (KM_KNN_V){0} + (KM_T)INFINITY;
+        for (int q = 0; q < k; ++q) memcpy(coltop + q * ldc + j, &inf, sizeof inf);
+        for (int r = 0; r < nrows; ++r) {
+            KM_KNN_V v = KM_CAT(KM_BLOCK, dist)(x + r * d, yt + j, ldy, d);
+            for (int q = 0; q < k; ++q) {
+                KM_KNN_V t;
+                memcpy(&t, coltop + q * ldc + j, sizeof t);
+                const KM_KNN_V lo = KM_KNN_VMIN(t, v);
+                v = KM_KNN_VMAX(t, v);
+                memcpy(coltop + q * ldc + j, &lo, sizeof lo);
+            }
+        }
+    }
+}
+
+#if KM_IS_DOUBLE
+/* The sums of the estimator over n >= 1 points: with
+ *     u_p = log_rho[p] - max(log nu_p, floor)
+ * (nu_p^2 = nu2[p] >= 0, log 0 = -inf below every floor; floor finite),
+ * out[a * stride] = log(sum_p exp(coef[a] u_p)), shifted by its largest
+ * exponent so that nothing overflows. nu2 and log_rho are read in whole
+ * vectors (up to a vector past the n-th value must be readable: those
+ * lanes are ignored); u receives the u_p (room for n rounded up to a whole
+ * vector; u may be nu2). Subnormal nu2 are scaled by 2**64 first (km_log2
+ * takes normal numbers). */
+KM_ATTR static void KM_FN(km_knn_logsums)(const double *nu2, const double *log_rho,
+                                          double floor, ptrdiff_t n, double *u,
+                                          const double *coef, ptrdiff_t n_coef,
+                                          double *out, ptrdiff_t stride)
+{
+    typedef KM_VEC(KM_VB) vd;
+    typedef KM_MASK(KM_VB) vdm;
+    enum { W = KM_VB / 8 };
+    const double half_ln2 = 0.34657359027997264, log2e = 1.4426950408889634;
+    const vd fl = (vd){0} + floor;
+    vd lane, lo = (vd){0}, hi = (vd){0};
+    for (int l = 0; l < W; ++l) lane[l] = (double)l;
+    for (ptrdiff_t p = 0; p < n; p += W) {
+        vd z, rho;
+        memcpy(&z, nu2 + p, sizeof z);
+        memcpy(&rho, log_rho + p, sizeof rho);
+        const vdm tiny = z < 0x1p-1022;
+        z = (vd)(((vdm)(z * 0x1p64) & tiny) | ((vdm)z & ~tiny));
+        const vd lg = (KM_OP(log2)(z) - (vd)((vdm)((vd){0} + 64.0) & tiny)) * half_ln2;
+        const vdm above = (lg > fl) & (z > 0.0);
+        vd t = rho - (vd)(((vdm)lg & above) | ((vdm)fl & ~above));
+        if (p + W > n) { /* lanes past n repeat lane 0: neutral for lo, hi */
+            const vdm keep = lane < (double)(n - p);
+            t = (vd)(((vdm)t & keep) | ((vdm)((vd){0} + t[0]) & ~keep));
+        }
+        memcpy(u + p, &t, sizeof t);
+        if (p == 0) lo = hi = t;
+        const vdm less = t < lo, more = t > hi;
+        lo = (vd)(((vdm)t & less) | ((vdm)lo & ~less));
+        hi = (vd)(((vdm)t & more) | ((vdm)hi & ~more));
+    }
+    double umin = lo[0], umax = hi[0];
+    for (int l = 1; l < W; ++l) {
+        umin = lo[l] < umin ? lo[l] : umin;
+        umax = hi[l] > umax ? hi[l] : umax;
+    }
+    for (ptrdiff_t a = 0; a < n_coef; ++a) {
+        const double c = coef[a], top = c >= 0 ? c * umax : c * umin;
+        vd sum = (vd){0};
+        for (ptrdiff_t p = 0; p < n; p += W) {
+            vd v;
+            memcpy(&v, u + p, sizeof v);
+            /* c u <= top exactly (rounding is monotone): exponents <= 0 */
+            vd e = KM_OP(exp2)((c * v - top) * log2e);
+            if (p + W > n) e = (vd)((vdm)e & (lane < (double)(n - p)));
+            sum += e;
+        }
+        double total = 0.0;
+        for (int l = 0; l < W; ++l) total += sum[l];
+        out[a * stride] = top + log(total);
+    }
+}
+#endif
+
 #undef KM_KNN_V
 #undef KM_KNN_M
 #undef KM_KNN_W
@@ -146,5 +293,6 @@ KM_ATTR static void KM_COLS(const KM_T *dist, ptrdiff_t ldd, int nrows,
 #undef KM_COLS
 #undef KM_NET
 #undef KM_LOADX
+#undef KM_BLOCK
 #undef KM_KNN_VMIN
 #undef KM_KNN_VMAX

@@ -105,17 +105,12 @@ KM_INLINE vd KM_N(km_log2_d)(vd z)
     /* The biased exponent as a double: its bits below those of 2**52. */
     const vdu e_bits = (bits >> 52) + (big & 1);
     const vd e = (vd)(e_bits | 0x4330000000000000ULL) - (0x1p52 + 1023.0);
-    const vd s = (m - 1.0) / (m + 1.0), s2 = s * s;
-    vd p = s2 * (1.0 / 21) + 1.0 / 19;
-    p = p * s2 + 1.0 / 17;
-    p = p * s2 + 1.0 / 15;
-    p = p * s2 + 1.0 / 13;
-    p = p * s2 + 1.0 / 11;
-    p = p * s2 + 1.0 / 9;
-    p = p * s2 + 1.0 / 7;
-    p = p * s2 + 1.0 / 5;
-    p = p * s2 + 1.0 / 3;
-    p = p * s2 + 1.0;
+    const vd s = (m - 1.0) / (m + 1.0), s2 = s * s, s4 = s2 * s2, s8 = s4 * s4;
+    /* sum_i s2**i / (2 i + 1), i <= 10, by Estrin's scheme */
+    const vd q0 = s2 * (1.0 / 3) + 1.0, q1 = s2 * (1.0 / 7) + 1.0 / 5;
+    const vd q2 = s2 * (1.0 / 11) + 1.0 / 9, q3 = s2 * (1.0 / 15) + 1.0 / 13;
+    const vd q4 = s2 * (1.0 / 19) + 1.0 / 17;
+    const vd p = (q0 + q1 * s4) + ((q2 + q3 * s4) + (q4 + s4 * (1.0 / 21)) * s8) * s8;
     return e + (s * 2.8853900817779268) * p; /* 2 / ln 2 */
 }
 KM_INLINE vf KM_N(km_log2_f)(vf z)

@@ -82,7 +82,7 @@ class NeighbourSearch:
     `_FLOAT32_MIN_DIM` dimensions are searched in float64. Distances are
     computed from differences of coordinates, exactly 0 between duplicates.
 
-    The distances within a set of X (rho) only involve that set: a set much
+    The distances within a set (rho) only involve that set: a set much
     smaller in magnitude than the largest point of X and Y (e.g. subnormal
     points beside points of magnitude 1), whose squared distances would
     underflow at the common scale, is searched for rho at its own scale
@@ -98,42 +98,24 @@ class NeighbourSearch:
             dtype = np.dtype(np.float64)
         e = distance_scale(xp, yp)
         self.exponent = -e  # distances here are those of the input * 2**-exponent
-        self.xoff = X.offsets
-        self.yoff = X.offsets if self.symmetric else Y.offsets
-        # Per point of X: how many more powers of two its set is scaled by
-        # for rho (None: no set is).
-        self.rho_shift = _own_scales(xp, yp, X.offsets, dtype)
-        rho_points = None
-        if self.rho_shift is not None:
-            rho_points = np.ldexp(xp.astype(dtype), (e + self.rho_shift)[:, None])
-        if method == "blocks":
-            # Packed once: X's rows (and columns, for rho) serve both passes.
-            self.x_rows = pack_rows(xp, e, dtype)
-            self.x_cols = pack_cols(xp, e, dtype)
-            self.y_cols = self.x_cols if self.symmetric else pack_cols(yp, e, dtype)
-            self.dtype, self.dim = dtype, X.dim
-            if rho_points is None:
-                self.rho_rows, self.rho_cols = self.x_rows, self.x_cols
-            else:
-                self.rho_rows = pack_rows(rho_points, 0, dtype)
-                self.rho_cols = pack_cols(rho_points, 0, dtype)
-        else:
-            self.xp = scaled(xp, e, np.float64)
-            self.yp = self.xp if self.symmetric else scaled(yp, e, np.float64)
-            self.rho_xp = (self.xp if rho_points is None
-                           else rho_points.astype(np.float64, copy=False))
+        self.dtype, self.dim = dtype, X.dim
+        self.x = _Side(xp, X.offsets, e, yp, method, dtype)
+        self.y = self.x if self.symmetric else _Side(yp, Y.offsets, e, xp, method,
+                                                     dtype)
 
-    def self_log_kth(self):
-        """log rho_k of every point of X, the distance to its k-th nearest
-        neighbour within its own set (itself excluded): -inf for 0."""
+    def self_log_kth(self, side="x"):
+        """log rho_k of every point of X (`side` "x") or of Y ("y"), the
+        distance to its k-th nearest neighbour within its own set (itself
+        excluded): -inf for 0."""
+        s = self.x if side == "x" else self.y
         if self.method == "kdtree":
-            log_rho = _kdtree_log_kth(self.rho_xp, self.xoff, self.k,
+            log_rho = _kdtree_log_kth(s.rho_points, s.offsets, self.k,
                                       self.n_threads)
         else:
-            log_rho = _blocks_log_kth(self.dtype, self.dim, self.xoff, self.k,
-                                      self.n_threads, self.rho_rows, self.rho_cols)
-        if self.rho_shift is not None:
-            log_rho -= self.rho_shift * math.log(2.0)
+            log_rho = _blocks_log_kth(self.dtype, self.dim, s.offsets, self.k,
+                                      self.n_threads, s.rho_rows, s.rho_cols)
+        if s.rho_shift is not None:
+            log_rho -= s.rho_shift * math.log(2.0)
         return log_rho
 
     def log_sums(self, log_rho, log_floor, coef, progress):
@@ -142,12 +124,119 @@ class NeighbourSearch:
         log_floor[i])`` and nu_k(t) the distance from t to its k-th nearest
         neighbour in Y_j; shape (len(coef), len(X), len(Y))."""
         if self.method == "kdtree":
-            return _kdtree_log_sums(self.xp, self.xoff, self.yp, self.yoff, self.k,
-                                    log_rho, log_floor, coef, self.n_threads,
-                                    progress)
-        return _blocks_log_sums(self.dtype, self.dim, self.xoff, self.yoff,
+            return _kdtree_log_sums(self.x, self.y, self.k, log_rho, log_floor,
+                                    coef, self.n_threads, progress)
+        if self.symmetric and self._pairs_fit():
+            L, _ = self._pair_sums(log_rho, log_rho, log_floor, log_floor, coef,
+                                   progress)
+            return L
+        return _blocks_log_sums(self.dtype, self.dim, self.x, self.y,
                                 self.symmetric, self.k, log_rho, log_floor, coef,
-                                self.n_threads, progress, self.x_rows, self.y_cols)
+                                self.n_threads, progress)
+
+    def log_sums_both(self, log_rho, log_floor, coef, progress):
+        """`log_sums` of X against Y and of Y against X: ``(L_xy, L_yx)``,
+        with `log_rho` and `log_floor` pairs (X's, Y's). One block of
+        distances per pair of sets serves both where the pairs are small
+        enough to balance the threads."""
+        if self.symmetric:
+            raise ValueError("log_sums_both needs Y")
+        if self.method == "blocks" and self._pairs_fit():
+            return self._pair_sums(*log_rho, *log_floor, coef, progress)
+        swapped = NeighbourSearch.__new__(NeighbourSearch)
+        swapped.__dict__.update(self.__dict__, x=self.y, y=self.x)
+        return (self.log_sums(log_rho[0], log_floor[0], coef, progress),
+                swapped.log_sums(log_rho[1], log_floor[1], coef, progress))
+
+    def _pairs_fit(self):
+        """Whether every pair of sets is one task of both directions: no
+        pair outweighs _BOTH_WORK, or, with several threads, half a
+        thread's share of the work."""
+        sx, sy = np.diff(self.x.offsets), np.diff(self.y.offsets)
+        if len(sx) == 0 or len(sy) == 0:
+            return False
+        if self.symmetric:
+            if len(sx) < 2:
+                return False
+            largest = np.sort(sx)[-2:].astype(float)
+            pair = largest[0] * largest[1]
+            total = (float(sx.sum()) ** 2 - float(np.sum(sx.astype(float) ** 2))) / 2
+        else:
+            pair = float(sx.max()) * float(sy.max())
+            total = float(sx.sum()) * float(sy.sum())
+        unit = self.dim + _SELECT_COST
+        n_threads = threads_for(self.n_threads, total * unit, len(sx))
+        return pair * unit <= _BOTH_WORK and pair <= 2 * total / n_threads
+
+    def _pair_sums(self, x_log_rho, y_log_rho, x_log_floor, y_log_floor, coef,
+                   progress):
+        """Both directions by `_impl.pair_sums`: (L_xy, L_yx), one array
+        with X = Y."""
+        x, y, k, dtype = self.x, self.y, self.k, self.dtype
+        triangle = self.symmetric
+        sx, sy = np.diff(x.offsets), np.diff(y.offsets)
+        nx, ny = len(sx), len(sy)
+        unit = self.dim + _SELECT_COST
+        tasks = _pair_tasks(sx, sy, triangle, unit)
+        pairs = (tasks[:, 2] - tasks[:, 1]).astype(np.float64)
+        work = _pair_task_work(tasks, x.offsets, y.offsets) * unit
+        n_threads = threads_for(self.n_threads, float(work.sum()), len(tasks))
+        largest = int(max(sx.max(), sy.max()))
+        small = _FLIP_MAX_POINTS if self.dim <= _FLIP_MAX_DIM else 0
+        col_block, ldo = _col_block(dtype, self.dim, largest)
+        lanes = _impl.LANES[dtype.name]
+        ldc = largest + lanes
+        buffers = dict(
+            tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), dtype),
+            row_buffers=np.empty((n_threads, k * max(lanes * int(sx.max()), ldc)),
+                                 dtype),
+            col_buffers=np.empty((n_threads, k * ldc), dtype),
+            log_buffers=np.empty((n_threads, ldc)),
+        )
+        x_log_rho, y_log_rho = _padded(x_log_rho, lanes), _padded(y_log_rho, lanes)
+        out_xy = np.full((len(coef), nx * ny), -np.inf)
+        out_yx = out_xy if triangle else np.full((len(coef), ny * nx), -np.inf)
+        zeros = np.zeros(max(x.cols.shape[1], y.cols.shape[1]), dtype=dtype)
+
+        def run(start, stop):
+            _impl.pair_sums(x.rows, x.cols, y.rows, y.cols, zeros, x.offsets,
+                            y.offsets, tasks[start:stop], k, col_block,
+                            ldo, x_log_rho, y_log_rho, x_log_floor, y_log_floor,
+                            coef, out_xy, out_yx, small_sets=small,
+                            n_threads=n_threads, **buffers)
+
+        run_chunked(run, work, n_threads=n_threads, progress=progress,
+                    desc="kNN distances", unit_cost=pairs)
+        return (out_xy.reshape(len(coef), nx, ny),
+                out_yx.reshape(len(coef), ny, nx))
+
+
+class _Side:
+    """The points of one side (X or Y) of a search, ready for `method`;
+    `others`: the points of the other side (None for X against itself),
+    for the scales of rho (`_own_scales`)."""
+
+    def __init__(self, points, offsets, e, others, method, dtype):
+        self.offsets = offsets
+        # Per point: how many more powers of two its set is scaled by for
+        # rho (None: no set is).
+        self.rho_shift = _own_scales(points, others, offsets, dtype)
+        rho = None
+        if self.rho_shift is not None:
+            rho = np.ldexp(points.astype(dtype), (e + self.rho_shift)[:, None])
+        if method == "blocks":
+            # Packed once: rows and columns serve every pass.
+            self.rows = pack_rows(points, e, dtype)
+            self.cols = pack_cols(points, e, dtype)
+            if rho is None:
+                self.rho_rows, self.rho_cols = self.rows, self.cols
+            else:
+                self.rho_rows = pack_rows(rho, 0, dtype)
+                self.rho_cols = pack_cols(rho, 0, dtype)
+        else:
+            self.points = scaled(points, e, np.float64)
+            self.rho_points = (self.points if rho is None
+                               else rho.astype(np.float64, copy=False))
 
 
 def _own_scales(xp, yp, offsets, dtype):
@@ -207,81 +296,63 @@ def _blocks_log_kth(dtype, dim, offsets, k, n_threads, rows, cols):
         return 0.5 * np.log(kth)
 
 
-def _blocks_log_sums(dtype, dim, xoff, yoff, symmetric, k, log_rho, log_floor,
-                     coef, n_threads, progress, rows, cols):
+def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
+                     n_threads, progress):
     """L[a, i, j] = log of the sum over t in X_i of exp(coef[a] u(t)), with
-    u = log rho_k(t) - log nu_k(t) (both floored), by distance blocks;
-    rows: X packed by `pack_rows`, cols: Y packed by `pack_cols`.
+    u = log rho_k(t) - log nu_k(t) (both floored), by distance blocks, one
+    direction per ordered pair of sets (j != i with X = Y), a pair's rows
+    split for balance; x, y: the `_Side` of X and of Y.
 
     The pairs are run in calls of consecutive row sets, about
     KNN_PAIRS_PER_CALL pairs each, so that memory beyond the output stays
     bounded however many pairs there are; each call in chunks.
     """
+    xoff, yoff = x.offsets, y.offsets
     nx, ny = len(xoff) - 1, len(yoff) - 1
     sx, sy = np.diff(xoff), np.diff(yoff)
     unit = dim + _SELECT_COST
     L = np.full((len(coef), nx * ny), -np.inf)
     if symmetric:
-        if nx == 1:  # only the diagonal, which is 0
-            return L.reshape(len(coef), 1, 1)
-        largest = np.sort(sx)[-2:]
-        total = (float(sx.sum()) ** 2 - float(np.sum(sx.astype(float) ** 2))) / 2
-        n_threads = threads_for(n_threads, total * unit, nx)
-        # One item per unordered pair serves both directions, unless one
-        # pair alone outweighs the threads' shares or an item's bound: then
-        # ordered pairs with their rows split, for balance.
-        pair = float(largest[0]) * float(largest[1])
-        both = pair <= 2 * total / n_threads and pair * unit <= _BOTH_WORK
-        per_row = nx - 1 - np.arange(nx) if both else np.full(nx, nx - 1)
+        total = (float(sx.sum()) ** 2 - float(np.sum(sx.astype(float) ** 2)))
     else:
-        both = False
         total = float(sx.sum()) * float(sy.sum())
-        n_threads = threads_for(n_threads, total * unit, nx * ny)
-        per_row = np.full(nx, ny)
+    n_threads = threads_for(n_threads, total * unit, nx * ny)
+    per_row = np.full(nx, ny - 1 if symmetric else ny)
     share = _share(total, n_threads, unit)
-
     col_block, ldo = _col_block(dtype, dim, int(sy.max()))
-    lanes = _impl.LANES[dtype.name]
-    ldc = int(sy.max()) + lanes if both else 1
     max_rows = int(sx.max())
-    zeros = np.zeros(cols.shape[1], dtype=dtype)
-    small_sets = _FLIP_MAX_POINTS if both and dim <= _FLIP_MAX_DIM else 0
+    zeros = np.zeros(y.cols.shape[1], dtype=dtype)
     buffers = dict(
         tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), dtype),
-        row_buffers=np.empty((n_threads, k * max(lanes * max_rows, ldc)), dtype),
-        col_buffers=np.empty((n_threads, k * ldc), dtype),
-        log_buffers=np.empty((n_threads, max(max_rows, ldc))),
+        row_buffers=np.empty((n_threads, k * _impl.LANES[dtype.name] * max_rows),
+                             dtype),
+        log_buffers=np.empty((n_threads, max_rows + _impl.LANES[dtype.name])),
     )
+    log_rho = _padded(log_rho, _impl.LANES[dtype.name])
     n_pairs = int(per_row.sum())
     per_call = KNN_PAIRS_PER_CALL
     if progress:  # about 50 steps, each with work for every thread
         per_call = min(per_call, max(n_pairs // 50, 16 * n_threads))
-    starts = _chunk_rows(per_row, per_call)
+    starts = _chunk_rows(per_row, per_call) if n_pairs else [0]
     with progress_bar(progress, n_pairs, "kNN distances") as bar:
         for i0, i1 in itertools.pairwise(starts):
             counts = per_row[i0:i1]
             i = np.repeat(np.arange(i0, i1), counts)
             j = np.arange(len(i)) - np.repeat(np.cumsum(counts) - counts, counts)
-            if both:  # j > i
-                j += i + 1
-            elif symmetric:  # j != i
+            if symmetric:  # j != i
                 j += j >= i
-            items = _row_items(i, j, xoff, yoff, sx[i] * sy[j], share, both=both)
-            # The row direction of item s writes slot s, the column
-            # direction of a both-item slot len(items) + s; slots are then
-            # folded into their entries (several when rows were split).
+            items = _row_items(i, j, xoff, yoff, sx[i] * sy[j], share)
+            # Item s writes slot s; slots are then folded into their
+            # entries (several when rows were split).
             entries = items[:, 0] * ny + items[:, 1]
-            if both:
-                entries = np.concatenate([entries, items[:, 1] * ny + items[:, 0]])
             work = _item_work(items)
             # Largest first: the dynamic schedule then balances the threads.
             items = np.ascontiguousarray(items[np.argsort(-work, kind="stable")])
             out = np.empty((len(coef), len(entries)))
 
             def run(start, stop, items=items, out=out):
-                _impl.divergence_sums(rows, cols, zeros, items[start:stop], k,
-                                      col_block, log_rho, log_rho, log_floor,
-                                      log_floor, coef, out, small_sets=small_sets,
+                _impl.divergence_sums(x.rows, y.cols, zeros, items[start:stop], k,
+                                      col_block, log_rho, log_floor, coef, out,
                                       n_threads=n_threads, **buffers)
 
             run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
@@ -291,6 +362,40 @@ def _blocks_log_sums(dtype, dim, xoff, yoff, symmetric, k, log_rho, log_floor,
                                                                axis=1)
             bar.update(int(per_row[i0:i1].sum()))
     return L.reshape(len(coef), nx, ny)
+
+
+def _pair_tasks(sx, sy, triangle, unit):
+    """The tasks of `_impl.pair_sums`: rows (i, j0, j1), the pairs of X_i
+    with the sets j0 .. j1 - 1 of Y (j > i with `triangle`). Y's sets are
+    cut into runs of consecutive sets so that a task's work stays below
+    TASK_WORK (a run holds at least one set)."""
+    nx, ny = len(sx), len(sy)
+    run_points = max(TASK_WORK / (unit * float(sx.max())), float(sy.max()))
+    cum = np.concatenate([[0], np.cumsum(sy, dtype=np.float64)])
+    cuts = [0]
+    while cuts[-1] < ny:
+        nxt = int(np.searchsorted(cum, cum[cuts[-1]] + run_points, side="right")) - 1
+        cuts.append(min(max(nxt, cuts[-1] + 1), ny))
+    cuts = np.asarray(cuts, dtype=np.int64)
+    i = np.repeat(np.arange(nx, dtype=np.int64), len(cuts) - 1)
+    j0 = np.tile(cuts[:-1], nx)
+    j1 = np.tile(cuts[1:], nx)
+    if triangle:
+        j0 = np.maximum(j0, i + 1)
+    keep = j0 < j1
+    return np.ascontiguousarray(np.stack([i[keep], j0[keep], j1[keep]], axis=1))
+
+
+def _pair_task_work(tasks, xoff, yoff):
+    """Row points x column points of every pair task."""
+    i, j0, j1 = tasks.T
+    return ((xoff[i + 1] - xoff[i]) * (yoff[j1] - yoff[j0])).astype(np.float64)
+
+
+def _padded(values, n):
+    """`values` (float64) followed by n zeros: the compiled sums read
+    whole vectors."""
+    return np.concatenate([np.asarray(values, dtype=np.float64), np.zeros(n)])
 
 
 def _share(total, n_threads, unit):
@@ -312,15 +417,12 @@ def _chunk_rows(per_row, per_call):
     return np.unique(np.concatenate([[0], cuts, [len(per_row)]]))
 
 
-def _row_items(i, j, xoff, yoff, cost, share, *, both=False):
+def _row_items(i, j, xoff, yoff, cost, share):
     """The item table for the ordered pairs (i[s], j[s]): the rows of X_i
-    against all of Y_j. Unless `both`, a pair's rows are cut into pieces of
-    at most `share` work (row points times column points)."""
+    against all of Y_j, a pair's rows cut into pieces of at most `share`
+    work (row points times column points)."""
     n_rows = xoff[i + 1] - xoff[i]
-    if both:
-        pieces = np.ones(len(i), dtype=np.int64)
-    else:
-        pieces = np.clip(np.ceil(cost / share), 1, n_rows).astype(np.int64)
+    pieces = np.clip(np.ceil(cost / share), 1, n_rows).astype(np.int64)
     pair = np.repeat(np.arange(len(i)), pieces)
     piece = np.arange(len(pair)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
     ii, jj, n, p = i[pair], j[pair], n_rows[pair], pieces[pair]
@@ -329,9 +431,7 @@ def _row_items(i, j, xoff, yoff, cost, share, *, both=False):
     items[:, 2] = xoff[ii] + n * piece // p
     items[:, 3] = xoff[ii] + n * (piece + 1) // p
     items[:, 4], items[:, 5] = yoff[jj], yoff[jj + 1]
-    items[:, 6] = both
-    items[:, 7] = np.arange(len(pair))
-    items[:, 8] = len(pair) + np.arange(len(pair)) if both else -1
+    items[:, 6] = np.arange(len(pair))
     return items
 
 
@@ -372,19 +472,18 @@ def _query(tree, points, k, n_threads):
     return out
 
 
-def _kdtree_log_sums(xp, xoff, yp, yoff, k, log_rho, log_floor, coef, n_threads,
-                     progress):
+def _kdtree_log_sums(x, y, k, log_rho, log_floor, coef, n_threads, progress):
     """As `_blocks_log_sums`, by one kd-tree per set of Y, queried with all
-    the points of X at once."""
+    the points of X at once; x, y: the `_Side` of X and of Y."""
+    xoff, yoff = x.offsets, y.offsets
     nx, ny = len(xoff) - 1, len(yoff) - 1
     sizes = np.diff(xoff)
     floor = np.repeat(log_floor, sizes)
-    queries = xp.astype(np.float64, copy=False)
     L = np.empty((len(coef), nx, ny))
     with progress_bar(progress, ny, "kd-tree queries") as bar:
         for j in range(ny):
-            tree = cKDTree(yp[yoff[j]:yoff[j + 1]].astype(np.float64, copy=False))
-            nu = _query(tree, queries, k, n_threads)
+            tree = cKDTree(y.points[yoff[j]:yoff[j + 1]])
+            nu = _query(tree, x.points, k, n_threads)
             with np.errstate(divide="ignore"):
                 u = log_rho - np.maximum(np.log(nu), floor)
             v = coef[:, None] * u

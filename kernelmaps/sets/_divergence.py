@@ -160,35 +160,54 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     return D[0] if single else D
 
 
-def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress):
-    """The estimate before clamping, shape (len(alphas), len(X), len(Y))."""
+def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=False):
+    """The estimate before clamping, shape (len(alphas), len(X), len(Y));
+    with `both` (Y given), also that of Y against X from the same search
+    (one block of distances per pair of sets serves both): a pair
+    (D_xy, D_yx)."""
     symmetric = Y is None
-    if symmetric:
-        Y = X
-    sizes_x, sizes_y = X.sizes, Y.sizes
-    search = knn.NeighbourSearch(X, None if symmetric else Y, k, method, n_threads)
-    log_rho = search.self_log_kth()
-    if min_dist is None:
-        log_floor = _relative_floors(log_rho, X.offsets)
-    elif min_dist > 0:
-        log_floor = np.full(len(X), math.log(min_dist) - search.exponent * math.log(2))
-    else:
-        log_floor = np.full(len(X), _LOG_TINY)
-    np.maximum(log_rho, np.repeat(log_floor, sizes_x), out=log_rho)
+    search = knn.NeighbourSearch(X, Y, k, method, n_threads)
+    log_rho, log_floor = [], []
+    for side, bags in [("x", X), ("y", Y)][:2 if both else 1]:
+        rho = search.self_log_kth(side)
+        if min_dist is None:
+            floor = _relative_floors(rho, bags.offsets)
+        elif min_dist > 0:
+            floor = np.full(len(bags),
+                            math.log(min_dist) - search.exponent * math.log(2))
+        else:
+            floor = np.full(len(bags), _LOG_TINY)
+        np.maximum(rho, np.repeat(floor, bags.sizes), out=rho)
+        log_rho.append(rho)
+        log_floor.append(floor)
 
     coef = X.dim * (1.0 - alphas)
-    L = search.log_sums(log_rho, log_floor, coef, progress)
-
-    a = alphas[:, None, None]
-    log_b = (2 * gammaln(k) - gammaln(k - alphas + 1) - gammaln(k + alphas - 1))
-    log_i = (log_b[:, None, None]
-             + (1 - a) * np.log((sizes_x[:, None] - 1) / sizes_y[None, :])
-             + L - np.log(sizes_x)[:, None])
-    np.maximum(log_i, math.log(np.finfo(np.float64).eps), out=log_i)
-    D = log_i / (a - 1)
+    if both:
+        L_xy, L_yx = search.log_sums_both(log_rho, log_floor, coef, progress)
+        return (_estimate(L_xy, X.sizes, Y.sizes, alphas, k),
+                _estimate(L_yx, Y.sizes, X.sizes, alphas, k))
+    L = search.log_sums(log_rho[0], log_floor[0], coef, progress)
+    D = _estimate(L, X.sizes, X.sizes if symmetric else Y.sizes, alphas, k)
     if symmetric:
         D[:, np.arange(len(X)), np.arange(len(X))] = 0.0
     return D
+
+
+def _estimate(L, sizes_x, sizes_y, alphas, k):
+    """The estimates from the log sums L of `NeighbourSearch.log_sums`,
+    computed in place: log I = log B + (1 - alpha) log((n - 1) / m) + L -
+    log n, floored at log(eps), over alpha - 1."""
+    log_b = (2 * gammaln(k) - gammaln(k - alphas + 1) - gammaln(k + alphas - 1))
+    log_nx = np.log(sizes_x.astype(np.float64))
+    log_nx1 = np.log(sizes_x.astype(np.float64) - 1)
+    log_my = np.log(sizes_y.astype(np.float64))
+    for a, alpha in enumerate(alphas):
+        La = L[a]
+        La += (log_b[a] + (1 - alpha) * log_nx1 - log_nx)[:, None]
+        La -= ((1 - alpha) * log_my)[None, :]
+        np.maximum(La, math.log(np.finfo(np.float64).eps), out=La)
+        La /= alpha - 1
+    return L
 
 
 def _check_alpha(alpha, k):
