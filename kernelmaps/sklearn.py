@@ -36,6 +36,7 @@ from .histograms import (
     HomogeneousKernelMap,
 )
 from .psd import PSDProjector
+from .sets._divergence import renyi_divergence_both
 from .sets import (
     DoublyRandomDistributionFeatures,
     EMKFeatures,
@@ -672,10 +673,9 @@ class SetKernel(TransformerMixin, BaseEstimator):
         sets = _check_test_sets(self, X)
         if self.kernel != "renyi":
             return self._pair(sets, self.train_)
-        ab = renyi_divergence(sets, self.train_, alpha=self.alpha, k=self.k,
-                              workers=self.workers)
-        ba = renyi_divergence(self.train_, sets, alpha=self.alpha, k=self.k,
-                              workers=self.workers)
+        # Both directions from one search: one block of distances per pair.
+        ab, ba = renyi_divergence_both(sets, self.train_, alpha=self.alpha,
+                                       k=self.k, workers=self.workers)
         S = np.maximum((ab + ba.T) / 2, 0.0)
         return self.psd_.transform(self._renyi_kernel(S))
 

@@ -10,6 +10,7 @@ from scipy.special import gammaln
 
 from kernelmaps import Bags, divergence_kernel, renyi_divergence
 from kernelmaps._engine import knn
+from kernelmaps.sets._divergence import renyi_divergence_both
 
 from ._helpers import random_sets
 
@@ -104,31 +105,73 @@ def test_selection_paths(simd_path, k, dtype):
 
 @pytest.mark.parametrize("k", [1, 5, 9])
 @pytest.mark.parametrize(("dtype", "d"), [(np.float64, 2), (np.float32, 2),
-                                          (np.float32, 7), (np.float64, 8)])
-def test_small_sets_transposed_blocks(simd_path, monkeypatch, k, dtype, d):
-    # Pairs of small sets (Y=None, low d) take the rows' k-th distances from
-    # the transposed block (one list per row); with _FLIP_MAX_POINTS = 0,
-    # from the lane lists. Same bits, at every scale; sizes around the
-    # vector widths and the threshold (64), 1 and 2 threads.
+                                          (np.float32, 7), (np.float64, 8),
+                                          (np.float64, 12)])
+def test_blocks_on_the_fly(simd_path, monkeypatch, k, dtype, d):
+    # Pairs of small sets (low d) compute their blocks on the fly, once
+    # transposed (one list per point, km_knn_block); with _flip_points 0,
+    # from tiles and lane lists. Same bits, at every scale, for X against
+    # itself, X against Y and both directions at once; sizes around the
+    # vector widths and the threshold (128), 1 and 2 threads.
     rng = np.random.default_rng(k + d)
-    sizes = (k + 1, 16, 17, 33, 63, 64, 65)
+    sizes = (k + 1, 16, 17, 33, 63, 64, 65, 127, 128, 129)
     X = [rng.normal(size=(n, d)).astype(dtype) for n in sizes]
+    Y = [rng.normal(size=(n, d)).astype(dtype) + 0.5 for n in (k + 1, 9 + k, 40)]
     got = renyi_divergence(X, alpha=[0.5, 1.5], k=k, min_dist=1e-9, clamp=False)
+    cross = renyi_divergence(X, Y, alpha=[0.5, 1.5], k=k, min_dist=1e-9,
+                             clamp=False)
     atol = 1e-10 if dtype == np.float64 else 2e-4
     for a, alpha in enumerate([0.5, 1.5]):
         assert_allclose(got[a], ref_renyi(X, None, alpha, k, 1e-9), rtol=atol,
+                        atol=atol)
+        assert_allclose(cross[a], ref_renyi(X, Y, alpha, k, 1e-9), rtol=atol,
                         atol=atol)
     # float32 at its own extremes (1e150 is beyond its range).
     extreme = 1e150 if dtype == np.float64 else 1e30
     for scale in (1.0, 1 / extreme, extreme):
         sets = [x * dtype(scale) for x in X]
+        others = [y * dtype(scale) for y in Y]
         for workers in (1, 2):
-            flipped = renyi_divergence(sets, k=k, workers=workers)
+            fly = [renyi_divergence(sets, k=k, workers=workers),
+                   renyi_divergence(sets, others, k=k, workers=workers),
+                   *renyi_divergence_both(sets, others, k=k, workers=workers)]
             with monkeypatch.context() as m:
-                m.setattr(knn, "_FLIP_MAX_POINTS", 0)
-                lanes = renyi_divergence(sets, k=k, workers=workers)
-            assert_array_equal(flipped, lanes)
-            assert np.isfinite(flipped).all()
+                m.setattr(knn, "_flip_points", lambda dim: 0)
+                lanes = [renyi_divergence(sets, k=k, workers=workers),
+                         renyi_divergence(sets, others, k=k, workers=workers),
+                         renyi_divergence(others, sets, k=k, workers=workers)]
+            for f, ln in zip(fly, [lanes[0], lanes[1], lanes[1], lanes[2]],
+                             strict=True):
+                assert_array_equal(f, ln)
+                assert np.isfinite(f).all()
+
+
+@pytest.mark.parametrize("d", [2, 6, 20])
+def test_both_directions_match_two_calls(method, d):
+    # renyi_divergence_both (SetKernel("renyi").transform): one search for
+    # both directions, as two calls up to rounding; 1, 2 and 4 threads, with
+    # small sets (blocks on the fly), larger ones (tiles with both lists)
+    # and, with 4 threads, one pair too large to share a block (two
+    # searches).
+    rng = np.random.default_rng(d)
+    for sx, sy in (((7, 20, 33), (9, 16, 40)), ((150, 90), (120, 200, 8)),
+                   ((700, 650), (600, 6))):
+        X = [rng.normal(size=(n, d)) for n in sx]
+        Y = [rng.normal(size=(n, d)) + 0.3 for n in sy]
+        for workers in (1, 2, 4):
+            ab, ba = renyi_divergence_both(X, Y, alpha=[0.5, 1.5], k=5,
+                                           workers=workers)
+            assert_allclose(ab, renyi_divergence(X, Y, alpha=[0.5, 1.5], k=5,
+                                                 workers=workers),
+                            rtol=1e-12, atol=1e-12)
+            assert_allclose(ba, renyi_divergence(Y, X, alpha=[0.5, 1.5], k=5,
+                                                 workers=workers),
+                            rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="Y must be given"):
+        renyi_divergence_both(X, None)
+    with pytest.raises(ValueError, match=r"Y\[1\] has 6 point"):
+        renyi_divergence_both(X, [rng.normal(size=(9, d)), rng.normal(size=(6, d))],
+                              k=6)
 
 
 def test_few_large_sets_split_rows(method):
@@ -301,3 +344,19 @@ def test_divergence_kernel_median_of_zeros():
     # More than half the off-diagonal entries are 0: the positive median.
     assert_allclose(divergence_kernel(D, power=1)[0, 1], np.exp(-1.0))
     assert_array_equal(divergence_kernel(np.zeros((3, 3))), 1.0)
+
+
+@pytest.mark.parametrize("min_dist", [None, 0.0])
+def test_tiny_sets_beside_large_ones(simd_path, min_dist):
+    # Sets 1e-160 in magnitude beside one of magnitude 1: their squared
+    # distances to each other are subnormal at the common scale (the log of
+    # the sums takes them scaled by 2**64); the estimates between them are
+    # those of the same sets scaled up alone.
+    rng = np.random.default_rng(5)
+    X = [rng.normal(size=(20, 2)), rng.normal(size=(30, 2)) * 1e-160,
+         rng.normal(size=(25, 2)) * 1e-160 + 1e-161]
+    D = renyi_divergence(X, alpha=[0.5, 1.5], min_dist=min_dist, clamp=False)
+    alone = renyi_divergence([x * 1e160 for x in X[1:]], alpha=[0.5, 1.5],
+                             min_dist=min_dist, clamp=False)
+    assert np.isfinite(D).all()
+    assert_allclose(D[:, 1:, 1:], alone, rtol=1e-10, atol=1e-10)

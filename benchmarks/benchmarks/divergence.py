@@ -24,6 +24,11 @@ and one with 5 (see `indefinite_kernel`), each method, beside a full
 `RenyiSmallSets` times ``renyi_divergence`` on 1797 sets of 16-34 points
 in 2-D (the size of the digits data as point sets) beside the mean map,
 ``sum_match_kernel``, on the same sets (target: at most 1.5x its time).
+`SetKernelRenyiTransform` times ``SetKernel("renyi").transform`` of 600
+test sets against 1197 training sets of that data, and of 150 against 300
+sets of 100 points in 5-D, with its kNN part alone (both directions of the
+divergences from one search), beside the two searches it replaced
+(``renyi_divergence(test, train)`` and ``renyi_divergence(train, test)``).
 `DivergenceKernel` times ``divergence_kernel`` on a 2000 x 2000
 non-symmetric divergence matrix, power 1 and 2, beside the NumPy way
 (symmetrise, clip, median of the off-diagonal, exp). The ``peakmem_*``
@@ -60,6 +65,7 @@ from kernelmaps import (
     renyi_divergence,
     sum_match_kernel,
 )
+from kernelmaps.sets._divergence import renyi_divergence_both
 
 from .common import RunOnce, make_sets, stored_times
 from .peers import eigh_project_psd, kdtree_renyi_divergence
@@ -127,6 +133,45 @@ class RenyiSmallSets:
 
     def time_mean_map(self, workers):
         sum_match_kernel(self.bags, workers=workers)
+
+
+class SetKernelRenyiTransform:
+    """`SetKernel("renyi").transform` of test sets against training sets:
+    both directions of the divergences from one search
+    (``time_both_directions``, its kNN part; ``time_transform``, with the
+    kernel and its PSD projection), beside two searches of one direction
+    each (``time_two_searches``, what ``transform`` ran before). Shapes:
+    "digits", 600 test and 1197 training sets of `small_sets` (16-34
+    points in 2-D); "100x5", 150 test and 300 training sets of 100
+    points in 5-D."""
+
+    params = (("digits", "100x5"), (1, 2))
+    param_names = ("shape", "workers")
+    timeout = 300
+
+    def setup(self, shape, workers):
+        try:
+            from kernelmaps.sklearn import SetKernel
+        except ImportError:  # scikit-learn not installed: skipped
+            raise NotImplementedError from None
+        if shape == "digits":
+            sets, n_train = small_sets(), 1197
+        else:
+            rng = np.random.default_rng(0)
+            sets, n_train = [rng.standard_normal((100, 5)) for _ in range(450)], 300
+        self.train = Bags.from_list(sets[:n_train])
+        self.test = Bags.from_list(sets[n_train:])
+        self.model = SetKernel("renyi", workers=workers).fit(self.train)
+
+    def time_transform(self, shape, workers):
+        self.model.transform(self.test)
+
+    def time_both_directions(self, shape, workers):
+        renyi_divergence_both(self.test, self.train, workers=workers)
+
+    def time_two_searches(self, shape, workers):
+        renyi_divergence(self.test, self.train, workers=workers)
+        renyi_divergence(self.train, self.test, workers=workers)
 
 
 def indefinite_kernel(kind, n=2000, d=10):

@@ -2,8 +2,8 @@
 results: each ratio against its target, from one run on one machine.
 
     asv run --python=same --bench "SumMatchKernelShapes|RenyiSmallSets|\\
-JsBesideChi2|GaussianExpectedKernel|ExpChi2\\.|FixedCost|DenseSolves|\\
-EMKInit|RDF\\." --set-commit-hash $(git rev-parse HEAD)
+SetKernelRenyiTransform|JsBesideChi2|GaussianExpectedKernel|ExpChi2\\.|\\
+FixedCost|DenseSolves|EMKInit|RDF\\." --set-commit-hash $(git rev-parse HEAD)
     python -m benchmarks.targets
 
 Run both from the directory of asv.conf.json. A ratio is computed only from
@@ -39,6 +39,14 @@ def _rows():
         yield (f"kNN Renyi 1797 small sets / mean map, workers={w}",
                ("divergence.RenyiSmallSets.time_kernelmaps", (w,)),
                ("divergence.RenyiSmallSets.time_mean_map", (w,)), 1.5)
+    for shape in ("digits", "100x5"):
+        for w in ("1", "2"):
+            yield (f"SetKernel renyi both directions / two searches {shape}, "
+                   f"workers={w}",
+                   ("divergence.SetKernelRenyiTransform.time_both_directions",
+                    (shape, w)),
+                   ("divergence.SetKernelRenyiTransform.time_two_searches",
+                    (shape, w)), 1.0)
     for dtype in ("float64", "float32"):
         for fmt in ("dense", "csr"):
             yield (f"js_kernel / additive_chi2_kernel {dtype} {fmt}, workers=2",

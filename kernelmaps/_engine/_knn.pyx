@@ -264,10 +264,11 @@ def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
               const double[::1] coef, double[:, ::1] out_xy,
               double[:, ::1] out_yx, floating[:, ::1] tile_buffers,
               floating[:, ::1] row_buffers, floating[:, ::1] col_buffers,
-              double[:, ::1] log_buffers, Py_ssize_t small_sets,
+              double[:, ::1] log_buffers, Py_ssize_t small_sets, bint both,
               int n_threads):
-    """Both directions of the pairs (i, j) of every task (i, j0, j1), j in
-    [j0, j1), from one block of distances per pair:
+    """Both directions (or, unless `both`, the first only) of the pairs
+    (i, j) of every task (i, j0, j1), j in [j0, j1), from one block of
+    distances per pair:
 
     - out_xy[a, i * ny + j] = log sum_t exp(coef[a] u(t)) over t in X_i,
       u(t) = log rho(t) - max(log nu(t), x_log_floor[i]), nu(t) the k-th
@@ -314,17 +315,19 @@ def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
             c1 = yoff[j + 1]
             flip = r1 - r0 <= small_sets and c1 - c0 <= small_sets
             if flip:  # the block and its transpose, computed on the fly
-                _block_tops(&x_rows[r0, 0], &y_cols[0, c0], y_cols.shape[1], d,
-                            r1 - r0, c1 - c0, k, coltop, ldc)
+                if both:
+                    _block_tops(&x_rows[r0, 0], &y_cols[0, c0], y_cols.shape[1],
+                                d, r1 - r0, c1 - c0, k, coltop, ldc)
                 _block_tops(&y_rows[c0, 0], &x_cols[0, r0], x_cols.shape[1], d,
                             c1 - c0, r1 - r0, k, rowtop, ldc)
             else:
                 _tops(&xy, &x_rows[0, 0], &y_cols[0, 0], &zeros[0], r0, r1, c0,
-                      c1, True, True, False, k, col_block, buf, rowtop, coltop,
+                      c1, True, both, False, k, col_block, buf, rowtop, coltop,
                       ldc)
             _sums(&log_buffers[tid, 0], rowtop, not flip, ldc, k, r1 - r0,
                   &x_log_rho[r0], x_log_floor[i], &coef[0], n_coef,
                   &out_xy[0, i * ny + j], out_xy.shape[1])
-            _sums(&log_buffers[tid, 0], coltop, False, ldc, k, c1 - c0,
-                  &y_log_rho[c0], y_log_floor[j], &coef[0], n_coef,
-                  &out_yx[0, j * nx + i], out_yx.shape[1])
+            if both:
+                _sums(&log_buffers[tid, 0], coltop, False, ldc, k, c1 - c0,
+                      &y_log_rho[c0], y_log_floor[j], &coef[0], n_coef,
+                      &out_yx[0, j * nx + i], out_yx.shape[1])

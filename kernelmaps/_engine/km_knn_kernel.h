@@ -228,7 +228,7 @@ KM_ATTR static void KM_BLOCK(const KM_T *x, const KM_T *yt, ptrdiff_t ldy, ptrdi
  * (nu_p^2 = nu2[p] >= 0, log 0 = -inf below every floor; floor finite),
  * out[a * stride] = log(sum_p exp(coef[a] u_p)), shifted by its largest
  * exponent so that nothing overflows. nu2 and log_rho are read in whole
- * vectors (up to a vector past the n-th value must be readable: those
+ * vectors of 8 (up to 8 values past the n-th must be readable: those
  * lanes are ignored); u receives the u_p (room for n rounded up to a whole
  * vector; u may be nu2). Subnormal nu2 are scaled by 2**64 first (km_log2
  * takes normal numbers). */
@@ -237,9 +237,11 @@ KM_ATTR static void KM_FN(km_knn_logsums)(const double *nu2, const double *log_r
                                           const double *coef, ptrdiff_t n_coef,
                                           double *out, ptrdiff_t stride)
 {
-    typedef KM_VEC(KM_VB) vd;
-    typedef KM_MASK(KM_VB) vdm;
-    enum { W = KM_VB / 8 };
+    /* 64-byte vectors on every path (two or four halves below AVX-512):
+     * the same sums in the same order, the same bits on every path. */
+    typedef km_vd_64 vd;
+    typedef km_vdm_64 vdm;
+    enum { W = 8 };
     const double half_ln2 = 0.34657359027997264, log2e = 1.4426950408889634;
     const vd fl = (vd){0} + floor;
     vd lane, lo = (vd){0}, hi = (vd){0};
@@ -250,7 +252,7 @@ KM_ATTR static void KM_FN(km_knn_logsums)(const double *nu2, const double *log_r
         memcpy(&rho, log_rho + p, sizeof rho);
         const vdm tiny = z < 0x1p-1022;
         z = (vd)(((vdm)(z * 0x1p64) & tiny) | ((vdm)z & ~tiny));
-        const vd lg = (KM_OP(log2)(z) - (vd)((vdm)((vd){0} + 64.0) & tiny)) * half_ln2;
+        const vd lg = (km_log2_d_64(z) - (vd)((vdm)((vd){0} + 64.0) & tiny)) * half_ln2;
         const vdm above = (lg > fl) & (z > 0.0);
         vd t = rho - (vd)(((vdm)lg & above) | ((vdm)fl & ~above));
         if (p + W > n) { /* lanes past n repeat lane 0: neutral for lo, hi */
@@ -275,7 +277,7 @@ KM_ATTR static void KM_FN(km_knn_logsums)(const double *nu2, const double *log_r
             vd v;
             memcpy(&v, u + p, sizeof v);
             /* c u <= top exactly (rounding is monotone): exponents <= 0 */
-            vd e = KM_OP(exp2)((c * v - top) * log2e);
+            vd e = km_exp2_d_64((c * v - top) * log2e);
             if (p + W > n) e = (vd)((vdm)e & (lane < (double)(n - p)));
             sum += e;
         }

@@ -48,14 +48,17 @@ _QUERY_BLOCK = 8192
 _SELECT_COST = 8
 # A pair of sets is one item serving both directions only up to this work.
 _BOTH_WORK = 5 * TASK_WORK
-# Such items of sets of at most this many points in at most this many
-# dimensions compute their block twice, once transposed, so that both
-# directions keep one list per point: for small sets the merge of a row's
-# lane lists costs about as much as their selection, and at low dimension
-# the block costs less than either (1797 sets of 16-34 points in 2-D: 1.46x
-# faster).
-_FLIP_MAX_POINTS = 64
-_FLIP_MAX_DIM = 8
+# Pairs of sets in at most _FLIP_ANY_DIM dimensions, or of at most
+# _FLIP_MAX_POINTS points on each side in at most _FLIP_MAX_DIM dimensions,
+# compute their block of distances on the fly, twice (once transposed), so
+# that both directions keep one list per point: the lane lists of the tiles
+# cost a merge per row, and below these sizes more than computing the
+# distances again (one thread, AVX-512; 200 sets of 100 points: 0.39x the
+# time in 2-D, 0.56x in 5-D, 0.86x in 10-D, 1.21x in 16-D; 29 sets of 400
+# points in 8-D: 1.11x).
+_FLIP_ANY_DIM = 4
+_FLIP_MAX_POINTS = 128
+_FLIP_MAX_DIM = 12
 
 
 def choose_method(X, Y):
@@ -126,9 +129,10 @@ class NeighbourSearch:
         if self.method == "kdtree":
             return _kdtree_log_sums(self.x, self.y, self.k, log_rho, log_floor,
                                     coef, self.n_threads, progress)
-        if self.symmetric and self._pairs_fit():
+        if self._pairs_fit():
+            # With X = Y, one block serves (i, j) and (j, i).
             L, _ = self._pair_sums(log_rho, log_rho, log_floor, log_floor, coef,
-                                   progress)
+                                   progress, both=self.symmetric)
             return L
         return _blocks_log_sums(self.dtype, self.dim, self.x, self.y,
                                 self.symmetric, self.k, log_rho, log_floor, coef,
@@ -169,9 +173,10 @@ class NeighbourSearch:
         return pair * unit <= _BOTH_WORK and pair <= 2 * total / n_threads
 
     def _pair_sums(self, x_log_rho, y_log_rho, x_log_floor, y_log_floor, coef,
-                   progress):
+                   progress, both=True):
         """Both directions by `_impl.pair_sums`: (L_xy, L_yx), one array
-        with X = Y."""
+        with X = Y; unless `both`, X against Y only: (L_xy, None) (the
+        arguments of Y unused)."""
         x, y, k, dtype = self.x, self.y, self.k, self.dtype
         triangle = self.symmetric
         sx, sy = np.diff(x.offsets), np.diff(y.offsets)
@@ -182,7 +187,7 @@ class NeighbourSearch:
         work = _pair_task_work(tasks, x.offsets, y.offsets) * unit
         n_threads = threads_for(self.n_threads, float(work.sum()), len(tasks))
         largest = int(max(sx.max(), sy.max()))
-        small = _FLIP_MAX_POINTS if self.dim <= _FLIP_MAX_DIM else 0
+        small = _flip_points(self.dim)
         col_block, ldo = _col_block(dtype, self.dim, largest)
         lanes = _impl.LANES[dtype.name]
         ldc = largest + lanes
@@ -195,20 +200,21 @@ class NeighbourSearch:
         )
         x_log_rho, y_log_rho = _padded(x_log_rho, lanes), _padded(y_log_rho, lanes)
         out_xy = np.full((len(coef), nx * ny), -np.inf)
-        out_yx = out_xy if triangle else np.full((len(coef), ny * nx), -np.inf)
+        out_yx = (out_xy if triangle or not both
+                  else np.full((len(coef), ny * nx), -np.inf))
         zeros = np.zeros(max(x.cols.shape[1], y.cols.shape[1]), dtype=dtype)
 
         def run(start, stop):
             _impl.pair_sums(x.rows, x.cols, y.rows, y.cols, zeros, x.offsets,
                             y.offsets, tasks[start:stop], k, col_block,
                             ldo, x_log_rho, y_log_rho, x_log_floor, y_log_floor,
-                            coef, out_xy, out_yx, small_sets=small,
+                            coef, out_xy, out_yx, small_sets=small, both=both,
                             n_threads=n_threads, **buffers)
 
         run_chunked(run, work, n_threads=n_threads, progress=progress,
                     desc="kNN distances", unit_cost=pairs)
         return (out_xy.reshape(len(coef), nx, ny),
-                out_yx.reshape(len(coef), ny, nx))
+                out_yx.reshape(len(coef), ny, nx) if both else None)
 
 
 class _Side:
@@ -390,6 +396,14 @@ def _pair_task_work(tasks, xoff, yoff):
     """Row points x column points of every pair task."""
     i, j0, j1 = tasks.T
     return ((xoff[i + 1] - xoff[i]) * (yoff[j1] - yoff[j0])).astype(np.float64)
+
+
+def _flip_points(dim):
+    """Pairs of sets of at most this many points (each) in `dim`
+    dimensions compute their blocks on the fly (`_impl.pair_sums`)."""
+    if dim <= _FLIP_ANY_DIM:
+        return MAX_K
+    return _FLIP_MAX_POINTS if dim <= _FLIP_MAX_DIM else 0
 
 
 def _padded(values, n):

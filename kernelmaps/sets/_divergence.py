@@ -142,13 +142,8 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
            [0.46, 0.32, 0.  ]])
     """
     X, Y = check_set_pair(X, Y)
-    k = check_scalar(k, "k", kind="int", low=1, high=knn.MAX_K)
-    alphas, single = _check_alpha(alpha, k)
-    if min_dist is not None:
-        min_dist = check_scalar(min_dist, "min_dist", low=0.0)
-    clamp = check_bool(clamp, "clamp")
-    progress = check_progress(progress)
-    n_threads = resolve_workers(workers)
+    k, alphas, single, min_dist, clamp, progress, n_threads = _check_args(
+        k, alpha, min_dist, clamp, progress, workers)
     _check_sizes(X, "X", k + 1, f"more than k={k}")
     if Y is not None:
         _check_sizes(Y, "Y", k, f"at least k={k}")
@@ -158,6 +153,42 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     if clamp:
         np.maximum(D, 0.0, out=D)
     return D[0] if single else D
+
+
+def renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,
+                          workers=None, progress=False):
+    """``(renyi_divergence(X, Y), renyi_divergence(Y, X))`` from one search:
+    the distances between two sets serve both directions (for
+    ``SetKernel("renyi").transform``). Every set of X and of Y needs more
+    than k points; the arguments are those of `renyi_divergence`, and so
+    are the results, up to rounding.
+    """
+    X, Y = check_set_pair(X, Y)
+    if Y is None:
+        raise TypeError("Y must be given: sets of points")
+    k, alphas, single, min_dist, clamp, progress, n_threads = _check_args(
+        k, alpha, min_dist, clamp, progress, workers)
+    _check_sizes(X, "X", k + 1, f"more than k={k}")
+    _check_sizes(Y, "Y", k + 1, f"more than k={k}")
+    method = knn.choose_method(X, Y)
+    pair = _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=True)
+    if clamp:
+        for D in pair:
+            np.maximum(D, 0.0, out=D)
+    return tuple(D[0] if single else D for D in pair)
+
+
+def _check_args(k, alpha, min_dist, clamp, progress, workers):
+    """The checked scalar arguments of the Renyi estimates: k, the alphas
+    (an array), whether alpha was one value, min_dist, clamp, progress and
+    the thread count."""
+    k = check_scalar(k, "k", kind="int", low=1, high=knn.MAX_K)
+    alphas, single = _check_alpha(alpha, k)
+    if min_dist is not None:
+        min_dist = check_scalar(min_dist, "min_dist", low=0.0)
+    clamp = check_bool(clamp, "clamp")
+    progress = check_progress(progress)
+    return k, alphas, single, min_dist, clamp, progress, resolve_workers(workers)
 
 
 def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=False):
