@@ -36,12 +36,12 @@ from .histograms import (
     HomogeneousKernelMap,
 )
 from .psd import PSDProjector
-from .sets._divergence import renyi_divergence_both
 from .sets import (
     DoublyRandomDistributionFeatures,
     EMKFeatures,
     RandomDistributionFeatures,
     RandomFourierFeatures,
+    _renyi_divergence_both,
     mmd_kernel,
     renyi_divergence,
     sum_match_kernel,
@@ -674,7 +674,7 @@ class SetKernel(TransformerMixin, BaseEstimator):
         if self.kernel != "renyi":
             return self._pair(sets, self.train_)
         # Both directions from one search: one block of distances per pair.
-        ab, ba = renyi_divergence_both(sets, self.train_, alpha=self.alpha,
+        ab, ba = _renyi_divergence_both(sets, self.train_, alpha=self.alpha,
                                        k=self.k, workers=self.workers)
         S = np.maximum((ab + ba.T) / 2, 0.0)
         return self.psd_.transform(self._renyi_kernel(S))

@@ -10,7 +10,7 @@ from scipy.special import gammaln
 
 from kernelmaps import Bags, divergence_kernel, renyi_divergence
 from kernelmaps._engine import knn
-from kernelmaps.sets._divergence import renyi_divergence_both
+from kernelmaps.sets._divergence import _renyi_divergence_both
 
 from ._helpers import random_sets
 
@@ -134,7 +134,7 @@ def test_blocks_on_the_fly(simd_path, monkeypatch, k, dtype, d):
         for workers in (1, 2):
             fly = [renyi_divergence(sets, k=k, workers=workers),
                    renyi_divergence(sets, others, k=k, workers=workers),
-                   *renyi_divergence_both(sets, others, k=k, workers=workers)]
+                   *_renyi_divergence_both(sets, others, k=k, workers=workers)]
             with monkeypatch.context() as m:
                 m.setattr(knn, "_flip_points", lambda dim: 0)
                 lanes = [renyi_divergence(sets, k=k, workers=workers),
@@ -148,7 +148,7 @@ def test_blocks_on_the_fly(simd_path, monkeypatch, k, dtype, d):
 
 @pytest.mark.parametrize("d", [2, 6, 20])
 def test_both_directions_match_two_calls(method, d):
-    # renyi_divergence_both (SetKernel("renyi").transform): one search for
+    # _renyi_divergence_both (SetKernel("renyi").transform): one search for
     # both directions, as two calls up to rounding; 1, 2 and 4 threads, with
     # small sets (blocks on the fly), larger ones (tiles with both lists)
     # and, with 4 threads, one pair too large to share a block (two
@@ -159,7 +159,7 @@ def test_both_directions_match_two_calls(method, d):
         X = [rng.normal(size=(n, d)) for n in sx]
         Y = [rng.normal(size=(n, d)) + 0.3 for n in sy]
         for workers in (1, 2, 4):
-            ab, ba = renyi_divergence_both(X, Y, alpha=[0.5, 1.5], k=5,
+            ab, ba = _renyi_divergence_both(X, Y, alpha=[0.5, 1.5], k=5,
                                            workers=workers)
             assert_allclose(ab, renyi_divergence(X, Y, alpha=[0.5, 1.5], k=5,
                                                  workers=workers),
@@ -168,9 +168,9 @@ def test_both_directions_match_two_calls(method, d):
                                                  workers=workers),
                             rtol=1e-12, atol=1e-12)
     with pytest.raises(TypeError, match="Y must be given"):
-        renyi_divergence_both(X, None)
+        _renyi_divergence_both(X, None)
     with pytest.raises(ValueError, match=r"Y\[1\] has 6 point"):
-        renyi_divergence_both(X, [rng.normal(size=(9, d)), rng.normal(size=(6, d))],
+        _renyi_divergence_both(X, [rng.normal(size=(9, d)), rng.normal(size=(6, d))],
                               k=6)
 
 

@@ -3,7 +3,11 @@ MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels)
 and explicit feature maps of sets (random Fourier features of their points,
 RDF, DRDF, EMK)."""
 
-from ._divergence import divergence_kernel, renyi_divergence
+from ._divergence import (  # noqa: F401 (_renyi_divergence_both: private)
+    _renyi_divergence_both,
+    divergence_kernel,
+    renyi_divergence,
+)
 from ._emk import EMKFeatures
 from ._mean_map import median_heuristic, mmd, mmd_kernel, sum_match_kernel
 from ._random_features import (
