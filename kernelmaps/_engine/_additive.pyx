@@ -11,7 +11,7 @@ one-dimensional kernel, for every pair of rows.
 Every output entry has one writer: results do not depend on the threads.
 """
 from cython.parallel cimport prange, threadid
-from libc.math cimport log1p, log2
+
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
 
@@ -36,6 +36,7 @@ cdef extern from "km_additive.h" nogil:
     float km_log_mantissa_f(float v)
     double km_inverse_d(double v)
     float km_inverse_f(float v)
+    double km_js_pairs_d(int isa, const double *a, const double *b, ptrdiff_t n)
 
 KINDS = {"chi2": KM_ADD_CHI2, "intersection": KM_ADD_INTERSECTION,
          "product": KM_ADD_PRODUCT, "js": KM_ADD_JS}
@@ -127,22 +128,13 @@ def dense(const floating[:, ::1] xrows, const floating[:, :, ::1] xparts,
 
 
 cdef inline double _term(int kind, double a, double b) noexcept nogil:
-    """The one-dimensional kernel at two positive values."""
-    cdef double lo, hi
+    """The one-dimensional kernel at two positive values (not for
+    Jensen-Shannon: see km_js_pairs)."""
     if kind == KM_ADD_CHI2:
         return a * (b / (a + b))
     if kind == KM_ADD_INTERSECTION:
         return min(a, b)
-    if kind == KM_ADD_PRODUCT:
-        return a * b
-    # Jensen-Shannon, x/2 log2((x+y)/x) + y/2 log2((x+y)/y), without
-    # cancellation: lo log2(s / lo) + hi log2(1 + lo / hi), both >= 0. (The
-    # polynomial of the tiles is slower here: its longer chain of
-    # dependent operations does not overlap across the branchy loop.)
-    lo = min(a, b)
-    hi = max(a, b)
-    return 0.5 * (-lo * log2(max(lo / (lo + hi), 5e-324))
-                  + hi * log1p(lo / hi) * 1.4426950408889634)
+    return a * b
 
 
 def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,
@@ -155,19 +147,27 @@ def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,
     with f as in `dense`, for the rows row0 <= i < row1.
 
     X is x_dense if it has rows (x_data etc. then unused), else the CSR
-    arrays; Y is CSR. scratch: (n_threads, d) zeros, left zero on return.
+    arrays (d = x_dense.shape[1] features either way); Y is CSR. scratch:
+    (n_threads, 3 d + 16), its first d zeros, left zero on return. The
+    Jensen-Shannon terms gather each pair's common non-zeros (branch-free)
+    into the rest of scratch and sum them in vectors (km_js_pairs), the
+    others term by term.
     """
     cdef int code = KINDS[kind]
     cdef bint x_is_dense = x_dense.shape[0] > 0
-    cdef Py_ssize_t m = out.shape[1], d = scratch.shape[1]
-    cdef Py_ssize_t i, j, k, tid
+    cdef Py_ssize_t m = out.shape[1], d = x_dense.shape[1]
+    cdef Py_ssize_t i, j, k, tid, n_common
     cdef int64_t p
     cdef double a, bv, acc
     cdef double *row
+    cdef double *pa
+    cdef double *pb
     for i in prange(row0, row1, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         tid = threadid()
         row = &scratch[tid, 0]
+        pa = row + d
+        pb = pa + d + 8
         if x_is_dense:
             for k in range(d):
                 row[k] = x_dense[i, k]
@@ -176,11 +176,22 @@ def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,
                 row[x_indices[p]] = x_data[p]
         for j in range(i if symmetric else 0, m):
             acc = 0
-            for p in range(y_indptr[j], y_indptr[j + 1]):
-                a = row[y_indices[p]]
-                bv = y_data[p]
-                if a != 0 and bv != 0:
-                    acc = acc + _term(code, a, bv)
+            if code == KM_ADD_JS:
+                n_common = 0
+                for p in range(y_indptr[j], y_indptr[j + 1]):
+                    a = row[y_indices[p]]
+                    bv = y_data[p]
+                    pa[n_common] = a
+                    pb[n_common] = bv
+                    n_common = n_common + ((a != 0) & (bv != 0))
+                if n_common > 0:
+                    acc = 0.5 * km_js_pairs_d(isa_level, pa, pb, n_common)
+            else:
+                for p in range(y_indptr[j], y_indptr[j + 1]):
+                    a = row[y_indices[p]]
+                    bv = y_data[p]
+                    if a != 0 and bv != 0:
+                        acc = acc + _term(code, a, bv)
             out[i, j] = acc
             if symmetric:
                 out[j, i] = acc

@@ -273,13 +273,13 @@ def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
     - out_xy[a, i * ny + j] = log sum_t exp(coef[a] u(t)) over t in X_i,
       u(t) = log rho(t) - max(log nu(t), x_log_floor[i]), nu(t) the k-th
       neighbour distance of t in Y_j;
-    - out_yx[a, j * nx + i] likewise over Y_j among X_i (y_log_rho,
-      y_log_floor).
+    - out_yx[a, i * ny + j] likewise over Y_j among X_i (y_log_rho,
+      y_log_floor): laid out as out_xy, so that a task writes both in
+      runs (the caller transposes).
 
     x_rows / y_rows: the points packed as tile rows, x_cols / y_cols as
     tile columns, all at one scale; zeros: zeros of the width of the wider
-    of x_cols and y_cols; with X = Y (tasks of j > i), out_xy and out_yx
-    may be one array. Pairs of at most `small_sets` points on each side
+    of x_cols and y_cols. Pairs of at most `small_sets` points on each side
     compute their block twice on the fly, once transposed, without tiles
     (km_knn_block): both directions then keep one list per point, where a
     row's lane lists would cost a merge as large as their selection. Other
@@ -292,7 +292,7 @@ def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
     """
     cdef km_tile_args xy
     cdef Py_ssize_t t, i, j, tid, n_coef = coef.shape[0]
-    cdef Py_ssize_t nx = xoff.shape[0] - 1, ny = yoff.shape[0] - 1
+    cdef Py_ssize_t ny = yoff.shape[0] - 1
     cdef ptrdiff_t d = x_rows.shape[1]
     cdef Py_ssize_t ldc = col_buffers.shape[1] // k
     cdef int64_t r0, r1, c0, c1
@@ -330,4 +330,4 @@ def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
             if both:
                 _sums(&log_buffers[tid, 0], coltop, False, ldc, k, c1 - c0,
                       &y_log_rho[c0], y_log_floor[j], &coef[0], n_coef,
-                      &out_yx[0, j * nx + i], out_yx.shape[1])
+                      &out_yx[0, i * ny + j], out_yx.shape[1])

@@ -166,7 +166,7 @@ def _sparse(X, Y, kind, symmetric, out, n_threads):
     after = Y.nnz - Y.indptr[:n] if symmetric else np.full(n, Y.nnz)
     cost = (after + X.shape[1]) * float(_COST[kind])
     n_threads = threads_for(n_threads, cost.sum(), n)
-    scratch = np.zeros((n_threads, X.shape[1]))
+    scratch = np.zeros((n_threads, 3 * X.shape[1] + 16))
 
     def run(start, stop):
         _impl.sparse(x_dense, x_data, x_indices, x_indptr, Y.data, y_indices,

@@ -124,6 +124,19 @@ static inline void km_additive_d(int isa, int kind, const double *x,
                 (kind, x, xp, xplane, d, yt, yp, yplane, ldy, ncols, out, ldo));
 }
 
+/* Twice the Jensen-Shannon sum of n pairs of positive values (km_js_pairs
+ * of km_additive_kernel.h); a and b readable for 8 values past n. */
+static inline double km_js_pairs_d(int isa, const double *a, const double *b,
+                                   ptrdiff_t n)
+{
+#ifdef KM_DISPATCH_X86
+    if (isa >= KM_ISA_AVX512) return km_js_pairs_d_avx512(a, b, n);
+    if (isa >= KM_ISA_AVX2) return km_js_pairs_d_avx2(a, b, n);
+#endif
+    (void)isa;
+    return km_js_pairs_d_base(a, b, n);
+}
+
 static inline void km_additive_f(int isa, int kind, const float *x,
                                  const float *xp, ptrdiff_t xplane, ptrdiff_t d,
                                  const float *yt, const float *yp,

@@ -3,8 +3,8 @@
  * block of distances, for the kNN divergence engine (_knn.pyx).
  *
  * Each list of k smallest values is kept sorted in vector registers, one
- * list per vector lane (KM_KNN_LANES_D/_F: 64-byte vectors on the AVX-512
- * path, 32-byte on the others), and a new vector of distances goes through it with
+ * list per vector lane (km_knn_lanes: the vectors of the code path, 64,
+ * 32 or 16 bytes), and a new vector of distances goes through it with
  * k (min, max) steps: no branch, so its cost does not depend on how often a
  * distance enters a list (in random order, k (1 + log(m / k)) times out of
  * m: far too often for a compare-and-branch filter to predict).
@@ -47,7 +47,12 @@
 /* Lanes of the lists on the code path `isa`. */
 static inline int km_knn_lanes(int isa, int is_double)
 {
-    const int bytes = isa >= KM_ISA_AVX512 ? 64 : 32;
+#ifdef KM_DISPATCH_X86
+    const int bytes = isa >= KM_ISA_AVX512 ? 64 : isa >= KM_ISA_AVX2 ? 32 : 16;
+#else
+    const int bytes = 16;
+    (void)isa;
+#endif
     return bytes / (is_double ? 8 : 4);
 }
 

@@ -2,19 +2,13 @@
  * Branch-free k-smallest selection, and the log terms of the kNN
  * estimator, for one element type KM_T and one code path: a template of
  * km_instantiate.h, included by km_knn.h only. The lists are vectors of
- * KM_KNN_W lanes (KM_KNN_V, mask KM_KNN_M): 64 bytes on the AVX-512 path,
- * 32 on the others (two 16-byte halves on the baseline). The AVX2 and
- * AVX-512 paths take their min and max with one instruction each.
+ * the path (KM_KNN_V = KM_V: 64 bytes on AVX-512, 32 on AVX2, 16 on the
+ * baseline). The AVX2 and AVX-512 paths take their min and max with one
+ * instruction each.
  */
-#if KM_VB == 64
-#define KM_KNN_V KM_VEC(64)
-#define KM_KNN_M KM_MASK(64)
-#define KM_KNN_W (64 / (int)sizeof(KM_T))
-#else
-#define KM_KNN_V KM_VEC(32)
-#define KM_KNN_M KM_MASK(32)
-#define KM_KNN_W (32 / (int)sizeof(KM_T))
-#endif
+#define KM_KNN_V KM_V
+#define KM_KNN_M KM_M
+#define KM_KNN_W KM_W
 #define KM_ROWS KM_FN(km_knn_rows)
 #define KM_COLS KM_FN(km_knn_cols)
 #define KM_NET KM_FN(km_knn_net)
@@ -227,43 +221,39 @@ KM_ATTR static void KM_BLOCK(const KM_T *x, const KM_T *yt, ptrdiff_t ldy, ptrdi
  *     u_p = log_rho[p] - max(log nu_p, floor)
  * (nu_p^2 = nu2[p] >= 0, log 0 = -inf below every floor; floor finite),
  * out[a * stride] = log(sum_p exp(coef[a] u_p)), shifted by its largest
- * exponent so that nothing overflows. nu2 and log_rho are read in whole
- * vectors of 8 (up to 8 values past the n-th must be readable: those
- * lanes are ignored); u receives the u_p (room for n rounded up to a whole
- * vector; u may be nu2). Subnormal nu2 are scaled by 2**64 first (km_log2
- * takes normal numbers). */
+ * exponent so that nothing overflows. The points go in groups of 8, each
+ * lane of a group summed on its own and the 8 sums added in order at the
+ * end, whatever the vector width: the same bits on every path with FMA.
+ * nu2 and log_rho are read in whole groups (up to 8 values past the n-th
+ * must be readable: those lanes are ignored); u receives the u_p (room
+ * for n rounded up to 8; u may be nu2). Subnormal nu2 are scaled by 2**64
+ * first (km_log2 takes normal numbers). */
 KM_ATTR static void KM_FN(km_knn_logsums)(const double *nu2, const double *log_rho,
                                           double floor, ptrdiff_t n, double *u,
                                           const double *coef, ptrdiff_t n_coef,
                                           double *out, ptrdiff_t stride)
 {
-    /* 64-byte vectors on every path (two or four halves below AVX-512):
-     * the same sums in the same order, the same bits on every path. */
-    typedef km_vd_64 vd;
-    typedef km_vdm_64 vdm;
-    enum { W = 8 };
+    enum { W = KM_W, G = 8 / KM_W };
     const double half_ln2 = 0.34657359027997264, log2e = 1.4426950408889634;
-    const vd fl = (vd){0} + floor;
-    vd lane, lo = (vd){0}, hi = (vd){0};
+    const KM_V fl = (KM_V){0} + floor;
+    KM_V lane, lo = (KM_V){0} + INFINITY, hi = (KM_V){0} - INFINITY;
     for (int l = 0; l < W; ++l) lane[l] = (double)l;
     for (ptrdiff_t p = 0; p < n; p += W) {
-        vd z, rho;
+        KM_V z, rho;
         memcpy(&z, nu2 + p, sizeof z);
         memcpy(&rho, log_rho + p, sizeof rho);
-        const vdm tiny = z < 0x1p-1022;
-        z = (vd)(((vdm)(z * 0x1p64) & tiny) | ((vdm)z & ~tiny));
-        const vd lg = (km_log2_d_64(z) - (vd)((vdm)((vd){0} + 64.0) & tiny)) * half_ln2;
-        const vdm above = (lg > fl) & (z > 0.0);
-        vd t = rho - (vd)(((vdm)lg & above) | ((vdm)fl & ~above));
-        if (p + W > n) { /* lanes past n repeat lane 0: neutral for lo, hi */
-            const vdm keep = lane < (double)(n - p);
-            t = (vd)(((vdm)t & keep) | ((vdm)((vd){0} + t[0]) & ~keep));
-        }
+        const KM_M tiny = z < 0x1p-1022;
+        z = (KM_V)(((KM_M)(z * 0x1p64) & tiny) | ((KM_M)z & ~tiny));
+        const KM_V lg = (KM_OP(log2)(z) - (KM_V)((KM_M)((KM_V){0} + 64.0) & tiny))
+                        * half_ln2;
+        const KM_M above = (lg > fl) & (z > 0.0);
+        KM_V t = rho - (KM_V)(((KM_M)lg & above) | ((KM_M)fl & ~above));
         memcpy(u + p, &t, sizeof t);
-        if (p == 0) lo = hi = t;
-        const vdm less = t < lo, more = t > hi;
-        lo = (vd)(((vdm)t & less) | ((vdm)lo & ~less));
-        hi = (vd)(((vdm)t & more) | ((vdm)hi & ~more));
+        /* lanes past n leave lo and hi as they are */
+        const KM_M keep = lane < (double)(n - p);
+        const KM_M less = (t < lo) & keep, more = (t > hi) & keep;
+        lo = (KM_V)(((KM_M)t & less) | ((KM_M)lo & ~less));
+        hi = (KM_V)(((KM_M)t & more) | ((KM_M)hi & ~more));
     }
     double umin = lo[0], umax = hi[0];
     for (int l = 1; l < W; ++l) {
@@ -272,17 +262,20 @@ KM_ATTR static void KM_FN(km_knn_logsums)(const double *nu2, const double *log_r
     }
     for (ptrdiff_t a = 0; a < n_coef; ++a) {
         const double c = coef[a], top = c >= 0 ? c * umax : c * umin;
-        vd sum = (vd){0};
-        for (ptrdiff_t p = 0; p < n; p += W) {
-            vd v;
-            memcpy(&v, u + p, sizeof v);
-            /* c u <= top exactly (rounding is monotone): exponents <= 0 */
-            vd e = km_exp2_d_64((c * v - top) * log2e);
-            if (p + W > n) e = (vd)((vdm)e & (lane < (double)(n - p)));
-            sum += e;
+        KM_V sum[G];
+        for (int g = 0; g < G; ++g) sum[g] = (KM_V){0};
+        for (ptrdiff_t p = 0; p < n; p += 8) {
+            for (int g = 0; g < G; ++g) {
+                KM_V v;
+                memcpy(&v, u + p + g * W, sizeof v);
+                /* c u <= top exactly (rounding is monotone): exponents <= 0 */
+                KM_V e = KM_OP(exp2)((c * v - top) * log2e);
+                e = (KM_V)((KM_M)e & (lane < (double)(n - p - g * W)));
+                sum[g] += e;
+            }
         }
         double total = 0.0;
-        for (int l = 0; l < W; ++l) total += sum[l];
+        for (int l = 0; l < 8; ++l) total += sum[l / W][l % W];
         out[a * stride] = top + log(total);
     }
 }

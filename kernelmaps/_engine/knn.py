@@ -200,8 +200,7 @@ class NeighbourSearch:
         )
         x_log_rho, y_log_rho = _padded(x_log_rho, lanes), _padded(y_log_rho, lanes)
         out_xy = np.full((len(coef), nx * ny), -np.inf)
-        out_yx = (out_xy if triangle or not both
-                  else np.full((len(coef), ny * nx), -np.inf))
+        out_yx = np.full((len(coef), nx * ny), -np.inf) if both else out_xy
         zeros = np.zeros(max(x.cols.shape[1], y.cols.shape[1]), dtype=dtype)
 
         def run(start, stop):
@@ -213,8 +212,15 @@ class NeighbourSearch:
 
         run_chunked(run, work, n_threads=n_threads, progress=progress,
                     desc="kNN distances", unit_cost=pairs)
-        return (out_xy.reshape(len(coef), nx, ny),
-                out_yx.reshape(len(coef), ny, nx) if both else None)
+        L_xy = out_xy.reshape(len(coef), nx, ny)
+        if not both:
+            return L_xy, None
+        # out_yx holds the value of (j, i) at (i, j).
+        L_yx = out_yx.reshape(len(coef), nx, ny).transpose(0, 2, 1)
+        if triangle:  # (i, j), i < j, in out_xy; (j, i) in out_yx
+            np.copyto(L_xy, L_yx, where=np.tri(nx, k=-1, dtype=bool))
+            return L_xy, L_xy
+        return L_xy, np.ascontiguousarray(L_yx)
 
 
 class _Side:
