@@ -5,6 +5,7 @@ of conftest.py runs the kernels' tests on each path through it)."""
 import os
 
 import numpy as np
+import scipy.sparse
 import pytest
 from numpy.testing import assert_allclose
 
@@ -84,6 +85,7 @@ def test_avx512_and_avx2_give_the_same_bits():
         "mmd": lambda: km.mmd(sets, sets32[:2]),
         "kNN": lambda: km.renyi_divergence(sets32, k=4, clamp=False),
         "js": lambda: km.js_kernel(H),
+        "js csr": lambda: km.js_kernel(scipy.sparse.csr_matrix(H * (H > 0.02))),
         "chi2 f32": lambda: km.additive_chi2_kernel(H.astype(np.float32)),
         "intersection": lambda: km.intersection_kernel(H),
         "set means": lambda: km.RandomDistributionFeatures(13, 41, rng=0)

@@ -1,5 +1,6 @@
 """The Jensen-Shannon kernel's compiled paths (dense tiles: one logarithm
-per pair from per-value parts, no division; CSR: the same polynomial)
+per pair from per-value parts, no division; CSR: the same polynomial, the
+common non-zeros of a pair gathered and summed in vectors)
 against a term-by-term NumPy reference in long double, at every scale the
 kernel accepts, on every SIMD path, float32 and float64, 1 and 2 threads."""
 
@@ -98,3 +99,18 @@ def test_negative_zeros_are_zeros(simd_path, dtype):
     A = np.abs(X)
     assert_array_equal(js_kernel(X, A[:2]), js_kernel(A, A[:2]))  # in rows
     assert_array_equal(js_kernel(A, X[:2]), js_kernel(A, A[:2]))  # in columns
+
+
+def test_csr_every_count_of_common_non_zeros(simd_path):
+    """CSR pairs with 0 to 40 common non-zeros: every tail of the groups of
+    8 in which their terms are summed."""
+    rng = np.random.default_rng(7)
+    d = 64
+    X = np.zeros((41, d))
+    for i in range(41):
+        X[i, rng.choice(d, size=i, replace=False)] = 10.0 ** rng.uniform(-8, 0, i)
+    Y = np.where(rng.random((5, d)) < 0.8, 10.0 ** rng.uniform(-8, 0, (5, d)), 0)
+    Y[0] = 10.0 ** rng.uniform(-8, 0, d)  # every bin: i common non-zeros
+    got = js_kernel(scipy.sparse.csr_matrix(X), scipy.sparse.csr_matrix(Y))
+    assert_allclose(got, reference(X, Y), rtol=1e-13, atol=0)
+    assert_array_equal(got[0], 0.0)  # X[0] is empty: no common non-zero
