@@ -1,14 +1,17 @@
 """k-th nearest-neighbour distances between sets, the search behind the kNN
-Renyi divergences: the driver of ``_knn.pyx`` (blocks of distances in tiles,
-the k smallest kept along rows and columns in one pass) and SciPy's
-`cKDTree` (one tree per set), whichever `choose_method` finds faster.
+Renyi divergences: the driver of ``_knn.pyx`` (blocks of distances, in
+tiles or, for small sets in few dimensions, computed on the fly, the k
+smallest kept along rows and columns in one pass) and SciPy's `cKDTree`
+(one tree per set), whichever `choose_method` finds faster.
 
-`NeighbourSearch` holds the points ready for either method (centred and
-scaled by a power of two, packed once for both passes); its two passes give
-``log rho_k`` of every point within its set and the log-sum-exp terms of the
-estimator between every pair of sets.
+`NeighbourSearch` holds the points ready for either method (scaled by a
+power of two, packed once for every pass); its passes give ``log rho_k``
+of every point within its set and the log-sum-exp terms of the estimator
+between every pair of sets, in one direction or in both from one block
+per pair (`NeighbourSearch.log_sums_both`).
 """
 
+import copy
 import itertools
 import math
 
@@ -46,7 +49,8 @@ _KDTREE_MIN_SET = {1: 800, 2: 900, 3: 1100, 4: 2000}
 _QUERY_BLOCK = 8192
 # Element operations of a distance beyond the features (the selection).
 _SELECT_COST = 8
-# A pair of sets is one item serving both directions only up to this work.
+# A pair of sets is computed whole (one block, both directions where wanted)
+# only up to this work; larger pairs split their rows (`_blocks_log_sums`).
 _BOTH_WORK = 5 * TASK_WORK
 # Pairs of sets in at most _FLIP_ANY_DIM dimensions, or of at most
 # _FLIP_MAX_POINTS points on each side in at most _FLIP_MAX_DIM dimensions,
@@ -147,15 +151,15 @@ class NeighbourSearch:
             raise ValueError("log_sums_both needs Y")
         if self.method == "blocks" and self._pairs_fit():
             return self._pair_sums(*log_rho, *log_floor, coef, progress)
-        swapped = NeighbourSearch.__new__(NeighbourSearch)
-        swapped.__dict__.update(self.__dict__, x=self.y, y=self.x)
+        swapped = copy.copy(self)
+        swapped.x, swapped.y = self.y, self.x
         return (self.log_sums(log_rho[0], log_floor[0], coef, progress),
                 swapped.log_sums(log_rho[1], log_floor[1], coef, progress))
 
     def _pairs_fit(self):
-        """Whether every pair of sets is one task of both directions: no
-        pair outweighs _BOTH_WORK, or, with several threads, half a
-        thread's share of the work."""
+        """Whether every pair of sets can be computed whole, in the tasks
+        of `_impl.pair_sums`: no pair outweighs _BOTH_WORK, or, with several
+        threads, half a thread's share of the work."""
         sx, sy = np.diff(self.x.offsets), np.diff(self.y.offsets)
         if len(sx) == 0 or len(sy) == 0:
             return False
