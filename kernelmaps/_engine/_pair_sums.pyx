@@ -217,6 +217,7 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
     cdef double[:, ::1] out = out_a
     cdef km_tile_args args
     cdef Py_ssize_t i, k, s, t
+    cdef double scale
     args.d = d
     args.ldy = ldy
     args.ldo = ldo
@@ -237,12 +238,21 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
     rows = block
     cols = rows + (n + KM_MR) * d
     with nogil:
-        for i in range(n):
-            for k in range(d):
-                rows[i * d + k] = ldexp(xp[i, k], e)
-        for i in range(m):
-            for k in range(d):
-                cols[k * ldy + i] = ldexp(yp[i, k], e)
+        if -1000 < e < 1000:  # 2**e a normal number: a product, exact as ldexp
+            scale = ldexp(1.0, e)
+            for i in range(n):
+                for k in range(d):
+                    rows[i * d + k] = <floating>(xp[i, k] * scale)
+            for i in range(m):
+                for k in range(d):
+                    cols[k * ldy + i] = <floating>(yp[i, k] * scale)
+        else:
+            for i in range(n):
+                for k in range(d):
+                    rows[i * d + k] = ldexp(xp[i, k], e)
+            for i in range(m):
+                for k in range(d):
+                    cols[k * ldy + i] = ldexp(yp[i, k], e)
         if n_s > 0 and n_t > 0:
             _group_pair(&args, rows, &xseg[0], 0, n_s, cols, cols + d * ldy,
                         &yseg[0], 0, n_t, mirror, cols + (d + 1) * ldy,
