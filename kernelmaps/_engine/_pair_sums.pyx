@@ -199,7 +199,8 @@ def pair_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
 
 def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
               const floating[:, ::1] yp, const int64_t[::1] yseg, int e,
-              bint mirror, str kind, double gamma, double coef0, int degree):
+              bint mirror, str kind, double gamma, double coef0, int degree,
+              bint normalize=False):
     """`pair_sums` of one row group against one column group, the whole of
     a small call: the sums over segment pairs, float64 of shape
     ``(len(xseg) - 1, len(yseg) - 1)``, bit for bit those of `pair_sums`
@@ -208,6 +209,8 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
     xp, yp: the points, not packed (packed here times 2**e, as by
     `layout.pack_rows` and `layout.pack_cols`). With `mirror` (X against
     itself) the pairs (s, t), t < s, are those of (t, s), as in `pair_sums`.
+    With `normalize`, each sum is divided by the product of the two
+    segments' sizes (in float64, as `pair_sums.pair_sums` divides).
     """
     cdef Py_ssize_t n_s = xseg.shape[0] - 1, n_t = yseg.shape[0] - 1
     cdef Py_ssize_t n = xp.shape[0], m = yp.shape[0], d = xp.shape[1]
@@ -262,6 +265,11 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
             for s in range(n_s):
                 for t in range(s):
                     out[s, t] = out[t, s]
+        if normalize:
+            for s in range(n_s):
+                for t in range(n_t):
+                    out[s, t] = out[s, t] / (<double>(xseg[s + 1] - xseg[s])
+                                             * <double>(yseg[t + 1] - yseg[t]))
     return out_a
 
 

@@ -30,7 +30,7 @@ __all__ = ["pair_sums", "self_sums", "set_sums"]
 
 
 def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
-              progress=False, desc="kernel sums"):
+              progress=False, desc="kernel sums", normalize=False):
     """``S[i, j]`` = sum of ``k(x, y)`` over ``x`` in ``X[i]``, ``y`` in
     ``Y[j]``, float64 of shape ``(len(X), len(Y))``; ``Y=None`` computes each
     unordered pair of sets once and returns the symmetric matrix.
@@ -39,6 +39,8 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     (``exp(-gamma |x-y|_1)``), "polynomial" (``(gamma <x,y> + coef0)^degree``)
     or "sqeuclidean" (``|x-y|^2``). The sums are computed in chunks of about
     50 ms (Ctrl-C stops between two), on at most `n_threads` threads.
+    With `normalize`, ``S[i, j]`` is divided by ``len(X[i]) * len(Y[j])``
+    (the mean of the kernel values).
     """
     symmetric = Y is None
     xp, yp = X.points, None if symmetric else Y.points
@@ -46,14 +48,15 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     if kernel == "rbf" and dtype == np.float64 and X.dim >= PAIR_GEMM_DIM:
         S = _rbf_by_products(X, Y, e, gamma, n_threads, progress, desc)
         if S is not None:
-            return S
+            return _means(S, X, Y) if normalize else S
     max_points = panel_points(X.dim, dtype)
     if _one_group(X, max_points) and (symmetric or _one_group(Y, max_points)):
         # A small call (a few milliseconds at most): one task, no planning.
         Y = X if symmetric else Y
         return _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
                                Y.points.astype(dtype, copy=False), Y.offsets,
-                               e, symmetric, kernel, gamma, coef0, degree)
+                               e, symmetric, kernel, gamma, coef0, degree,
+                               normalize)
     xplan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, True)
     if symmetric:
         yp, yplan = xp, xplan
@@ -79,7 +82,15 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     S = out.reshape(n_row_seg, n_col_seg)
     S = _fold_segments(S, xplan[1], axis=0)
     S = _fold_segments(S, yplan[1], axis=1)
-    return S.T.copy() if transposed else S
+    S = S.T.copy() if transposed else S
+    return _means(S, X, Y) if normalize else S
+
+
+def _means(S, X, Y):
+    """S divided, in place, by the numbers of pairs of points of the sets
+    (as `one_group` divides: by the product of the two sizes, in float64)."""
+    S /= np.multiply.outer(X.sizes.astype(np.float64), (X if Y is None else Y).sizes)
+    return S
 
 
 # The largest error allowed in gamma |x - y|^2 from the expansion: the

@@ -102,10 +102,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     normalize = check_bool(normalize, "normalize")
     n_threads = resolve_workers(workers)
     check_progress(progress)
-    K = _pair_kernel_sums(X, Y, params, n_threads, progress)
-    if normalize:
-        ny = X.sizes if Y is None else Y.sizes
-        K /= np.multiply.outer(X.sizes.astype(np.float64), ny)
+    K = _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=normalize)
     if params["kernel"] in ("rbf", "laplacian"):
         return K  # sums of values in [0, 1] of finite points: finite
     return _check_finite(K, params, Y is None)
@@ -367,15 +364,20 @@ def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1):
     return X, Y, {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
 
 
-def _pair_kernel_sums(X, Y, params, n_threads, progress):
-    """Unnormalised sums over all point pairs, shape (len(X), len(Y))."""
+def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False):
+    """Sums over all point pairs, shape (len(X), len(Y)); with `normalize`,
+    divided by the numbers of pairs (means)."""
     if params["kernel"] == "linear":
         sx = set_sums(X)
         with np.errstate(over="ignore", invalid="ignore"):  # see _check_finite
-            return sx @ (sx if Y is None else set_sums(Y)).T
+            K = sx @ (sx if Y is None else set_sums(Y)).T
+        if normalize:
+            K /= np.multiply.outer(X.sizes.astype(np.float64),
+                                   (X if Y is None else Y).sizes)
+        return K
     return pair_sums(X, Y, kernel=params["kernel"], gamma=params["gamma"],
                      coef0=params["coef0"], degree=params["degree"],
-                     n_threads=n_threads, progress=progress)
+                     n_threads=n_threads, progress=progress, normalize=normalize)
 
 
 def _self_kernel_sums(X, params, n_threads):
