@@ -46,6 +46,19 @@ KM_ATTR KM_INLINE void KM_NET(KM_KNN_V *t, KM_KNN_V x, int k)
     }
 }
 
+/* Insert the lanes of x into k sorted lane lists kept in memory (L1), list
+ * q at top + q ld: for k too large for registers. */
+KM_ATTR KM_INLINE void KM_CAT(KM_NET, mem)(KM_T *top, ptrdiff_t ld, KM_KNN_V x, int k)
+{
+    for (int q = 0; q < k; ++q) {
+        KM_KNN_V t;
+        memcpy(&t, top + q * ld, sizeof t);
+        const KM_KNN_V lo = KM_KNN_VMIN(t, x);
+        x = KM_KNN_VMAX(t, x);
+        memcpy(top + q * ld, &lo, sizeof lo);
+    }
+}
+
 /* dist[j .. j + KM_KNN_W), lanes at or past n replaced by +inf. */
 KM_ATTR KM_INLINE KM_KNN_V KM_LOADX(const KM_T *dist, ptrdiff_t j, ptrdiff_t n)
 {
@@ -93,16 +106,8 @@ KM_ATTR static void KM_ROWS(const KM_T *dist, ptrdiff_t ldd, int nrows,
     for (int r = 0; r < nrows; ++r) {
         KM_T *top = rowtop + (ptrdiff_t)r * k * KM_KNN_W;
         const KM_T *v = dist + r * ldd;
-        for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W) {
-            KM_KNN_V x = KM_LOADX(v, j, ncols);
-            for (int q = 0; q < k; ++q) {
-                KM_KNN_V t;
-                memcpy(&t, top + q * KM_KNN_W, sizeof t);
-                const KM_KNN_V lo = KM_KNN_VMIN(t, x);
-                x = KM_KNN_VMAX(t, x);
-                memcpy(top + q * KM_KNN_W, &lo, sizeof lo);
-            }
-        }
+        for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W)
+            KM_CAT(KM_NET, mem)(top, KM_KNN_W, KM_LOADX(v, j, ncols), k);
     }
 }
 
@@ -133,18 +138,9 @@ KM_ATTR static void KM_COLS(const KM_T *dist, ptrdiff_t ldd, int nrows,
     case 8: KM_CAT(KM_COLS, k)(dist, ldd, nrows, ncols, 8, coltop, ldc); return;
     default: break;
     }
-    for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W) {
-        for (int r = 0; r < nrows; ++r) {
-            KM_KNN_V x = KM_LOADX(dist + r * ldd, j, ncols);
-            for (int q = 0; q < k; ++q) {
-                KM_KNN_V t;
-                memcpy(&t, coltop + q * ldc + j, sizeof t);
-                const KM_KNN_V lo = KM_KNN_VMIN(t, x);
-                x = KM_KNN_VMAX(t, x);
-                memcpy(coltop + q * ldc + j, &lo, sizeof lo);
-            }
-        }
-    }
+    for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W)
+        for (int r = 0; r < nrows; ++r)
+            KM_CAT(KM_NET, mem)(coltop + j, ldc, KM_LOADX(dist + r * ldd, j, ncols), k);
 }
 
 /* The columns of a block computed on the fly: the squared distances from
@@ -203,16 +199,9 @@ KM_ATTR static void KM_BLOCK(const KM_T *x, const KM_T *yt, ptrdiff_t ldy, ptrdi
     for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W) {
         const KM_KNN_V inf = (KM_KNN_V){0} + (KM_T)INFINITY;
         for (int q = 0; q < k; ++q) memcpy(coltop + q * ldc + j, &inf, sizeof inf);
-        for (int r = 0; r < nrows; ++r) {
-            KM_KNN_V v = KM_CAT(KM_BLOCK, dist)(x + r * d, yt + j, ldy, d);
-            for (int q = 0; q < k; ++q) {
-                KM_KNN_V t;
-                memcpy(&t, coltop + q * ldc + j, sizeof t);
-                const KM_KNN_V lo = KM_KNN_VMIN(t, v);
-                v = KM_KNN_VMAX(t, v);
-                memcpy(coltop + q * ldc + j, &lo, sizeof lo);
-            }
-        }
+        for (int r = 0; r < nrows; ++r)
+            KM_CAT(KM_NET, mem)(coltop + j, ldc,
+                                KM_CAT(KM_BLOCK, dist)(x + r * d, yt + j, ldy, d), k);
     }
 }
 
