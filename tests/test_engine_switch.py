@@ -5,8 +5,8 @@ of conftest.py runs the kernels' tests on each path through it)."""
 import os
 
 import numpy as np
-import scipy.sparse
 import pytest
+import scipy.sparse
 from numpy.testing import assert_allclose
 
 import kernelmaps as km
