@@ -47,6 +47,9 @@ CASES = {
     "renyi_divergence": (
         "sets = [rng.normal(size=(300, 10)) for _ in range(400)]",
         "km.renyi_divergence(sets)"),
+    "renyi_divergence blocks on the fly": (
+        "sets = [rng.normal(size=(100, 3)) for _ in range(1500)]",
+        "km.renyi_divergence(sets)"),
     "renyi_divergence kd-trees": (
         "sets = [rng.normal(size=(3000, 2)) for _ in range(60)]",
         "km.renyi_divergence(sets)"),
