@@ -7,9 +7,12 @@ the arrays beyond reading their shapes: a small call spends microseconds
 here. Anything else is declined (None) and takes the full validation, which
 names what is wrong.
 """
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBuffer_Release
+from cpython.buffer cimport PyObject_GetBuffer
 from libc.math cimport isfinite
 from libc.stdint cimport int64_t
-from libc.string cimport memcpy
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, strcmp
 
 import numpy as np
 
@@ -50,40 +53,57 @@ def gather_plain(sets, Py_ssize_t max_bytes):
 
 
 cdef object _gather(sets, Py_ssize_t max_bytes, object dtype, floating zero):
-    """gather_plain for sets of one dtype (`zero`: 0 of that type)."""
+    """gather_plain for sets of one dtype (`zero`: 0 of that type). The
+    arrays are read through the buffer protocol (C-contiguous, their format
+    that of native `floating`): a few tens of nanoseconds per array."""
     cdef Py_ssize_t n = len(sets), i, j, d = -1, total = 0, size
-    cdef const floating[:, ::1] a
+    cdef Py_buffer view
+    cdef const char *fmt = b"d" if floating is double else b"f"
     cdef floating[:, ::1] points
     cdef floating *dst
     cdef bint finite = True
+    cdef const floating **data = <const floating **>malloc(
+        max(n, 1) * sizeof(floating *))
+    if data == NULL:
+        raise MemoryError()
     offsets_a = np.empty(n + 1, dtype=np.int64)
     cdef int64_t[::1] offsets = offsets_a
-
-    offsets[0] = 0
-    for i in range(n):
-        s = sets[i]
-        if type(s) is not np.ndarray or s.dtype is not dtype or s.ndim != 2:
+    try:
+        offsets[0] = 0
+        for i in range(n):
+            s = sets[i]
+            if type(s) is not np.ndarray:
+                return None
+            try:
+                PyObject_GetBuffer(s, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+            except (ValueError, BufferError):  # not C-contiguous
+                return None
+            # The list holds the array and the GIL is held throughout: its
+            # data stay where they are after the buffer is released.
+            ok = (view.ndim == 2 and view.itemsize == sizeof(floating)
+                  and view.format != NULL and strcmp(view.format, fmt) == 0
+                  and view.shape[0] > 0 and view.shape[1] > 0
+                  and (d < 0 or view.shape[1] == d))
+            data[i] = <const floating *>view.buf
+            if ok:
+                d = view.shape[1]
+                total += view.shape[0]
+                offsets[i + 1] = total
+            PyBuffer_Release(&view)
+            if not ok:
+                return None
+        if total * d * sizeof(floating) > max_bytes:
             return None
-        rows, cols = s.shape
-        if rows == 0 or cols == 0 or (d >= 0 and cols != d):
-            return None
-        d = cols
-        total += rows
-        offsets[i + 1] = total
-    if total * d * sizeof(floating) > max_bytes:
-        return None
-    points_a = np.empty((total, d), dtype=dtype)
-    points = points_a
-    for i in range(n):
-        try:
-            a = sets[i]
-        except (ValueError, BufferError):  # not C-contiguous
-            return None
-        size = a.shape[0] * d
-        dst = &points[offsets[i], 0]
-        memcpy(dst, &a[0, 0], size * sizeof(floating))
-        for j in range(size):
-            finite &= isfinite(dst[j])
-        if not finite:
-            return None
-    return points_a, offsets_a
+        points_a = np.empty((total, d), dtype=dtype)
+        points = points_a
+        for i in range(n):
+            size = (offsets[i + 1] - offsets[i]) * d
+            dst = &points[offsets[i], 0]
+            memcpy(dst, data[i], size * sizeof(floating))
+            for j in range(size):
+                finite &= isfinite(dst[j])
+            if not finite:
+                return None
+        return points_a, offsets_a
+    finally:
+        free(data)
