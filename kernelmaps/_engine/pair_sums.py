@@ -26,7 +26,7 @@ from .layout import (
 )
 from .schedule import TASK_WORK, run_chunked, threads_for
 
-__all__ = ["pair_sums", "self_sums", "set_sums"]
+__all__ = ["pair_means", "pair_sums", "self_sums", "set_sums"]
 
 
 def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
@@ -48,7 +48,7 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     if kernel == "rbf" and dtype == np.float64 and X.dim >= PAIR_GEMM_DIM:
         S = _rbf_by_products(X, Y, e, gamma, n_threads, progress, desc)
         if S is not None:
-            return _means(S, X, Y) if normalize else S
+            return pair_means(S, X, Y) if normalize else S
     max_points = panel_points(X.dim, dtype)
     if _one_group(X, max_points) and (symmetric or _one_group(Y, max_points)):
         # A small call (a few milliseconds at most): one task, no planning.
@@ -83,12 +83,13 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     S = _fold_segments(S, xplan[1], axis=0)
     S = _fold_segments(S, yplan[1], axis=1)
     S = S.T.copy() if transposed else S
-    return _means(S, X, Y) if normalize else S
+    return pair_means(S, X, Y) if normalize else S
 
 
-def _means(S, X, Y):
-    """S divided, in place, by the numbers of pairs of points of the sets
-    (as `one_group` divides: by the product of the two sizes, in float64)."""
+def pair_means(S, X, Y):
+    """Sums over the pairs of sets of X and Y (None: X) divided, in place,
+    by their numbers of pairs of points (as `one_group` divides: by the
+    product of the two sizes, in float64)."""
     S /= np.multiply.outer(X.sizes.astype(np.float64), (X if Y is None else Y).sizes)
     return S
 

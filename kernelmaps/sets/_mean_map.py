@@ -6,7 +6,7 @@ import math
 import numpy as np
 from scipy.spatial.distance import pdist
 
-from .._engine.pair_sums import pair_sums, self_sums, set_sums
+from .._engine.pair_sums import pair_means, pair_sums, self_sums, set_sums
 from .._parallel import check_progress, resolve_workers
 from .._validation import (
     check_bool,
@@ -371,10 +371,7 @@ def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False):
         sx = set_sums(X)
         with np.errstate(over="ignore", invalid="ignore"):  # see _check_finite
             K = sx @ (sx if Y is None else set_sums(Y)).T
-        if normalize:
-            K /= np.multiply.outer(X.sizes.astype(np.float64),
-                                   (X if Y is None else Y).sizes)
-        return K
+        return pair_means(K, X, Y) if normalize else K
     return pair_sums(X, Y, kernel=params["kernel"], gamma=params["gamma"],
                      coef0=params["coef0"], degree=params["degree"],
                      n_threads=n_threads, progress=progress, normalize=normalize)
