@@ -90,8 +90,8 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     References
     ----------
     .. [1] K. Muandet, K. Fukumizu, F. Dinuzzo and B. Schoelkopf, "Learning
-       from Distributions via Support Measure Machines", NIPS 2012 (seed
-       paper 003 of kernelmaps), table 1.
+       from Distributions via Support Measure Machines", Advances in Neural
+       Information Processing Systems (NIPS), 2012, table 1.
 
     Examples
     --------
@@ -215,8 +215,8 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
     References
     ----------
     .. [1] K. Muandet, K. Fukumizu, F. Dinuzzo and B. Schoelkopf, "Learning
-       from Distributions via Support Measure Machines", NIPS 2012 (seed
-       paper 003 of kernelmaps), section 4.
+       from Distributions via Support Measure Machines", Advances in Neural
+       Information Processing Systems (NIPS), 2012, section 4.
 
     Examples
     --------

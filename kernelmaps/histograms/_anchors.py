@@ -152,7 +152,8 @@ class AnchorMap(Frozen):
     References
     ----------
     .. [1] Z. Wang, X.-T. Yuan, Q. Liu and S. Yan, "Additive Nearest
-       Neighbor Feature Maps", seed paper 001 of kernelmaps, sections 3-4.
+       Neighbor Feature Maps", IEEE International Conference on Computer
+       Vision (ICCV), 2015, sections 3-4.
 
     Examples
     --------

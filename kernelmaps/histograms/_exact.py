@@ -69,8 +69,8 @@ def additive_chi2_kernel(X, Y=None, *, workers=None):
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A Linear Approximation to
-       the chi2 Kernel with Geometric Convergence", seed paper 002 of
-       kernelmaps, eq. (1).
+       the chi2 Kernel with Geometric Convergence", arXiv:1206.4074, 2012,
+       eq. (1).
     .. [2] A. Vedaldi and A. Zisserman, "Efficient Additive Kernels via
        Explicit Feature Maps", IEEE TPAMI 34(3), 2012.
 
@@ -119,8 +119,8 @@ def chi2_distance(X, Y=None, *, workers=None):
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A Linear Approximation to
-       the chi2 Kernel with Geometric Convergence", seed paper 002 of
-       kernelmaps, section 2.
+       the chi2 Kernel with Geometric Convergence", arXiv:1206.4074, 2012,
+       section 2.
 
     Examples
     --------
@@ -175,8 +175,8 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None):
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A Linear Approximation to
-       the chi2 Kernel with Geometric Convergence", seed paper 002 of
-       kernelmaps, eq. (2).
+       the chi2 Kernel with Geometric Convergence", arXiv:1206.4074, 2012,
+       eq. (2).
 
     Examples
     --------

@@ -181,8 +181,8 @@ class Chi2DirectMap(_AdditiveMap):
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A Linear Approximation to
-       the chi2 Kernel with Geometric Convergence", seed paper 002 of
-       kernelmaps, section 4, eqs. (6)-(11), Algorithms 1 and 2.
+       the chi2 Kernel with Geometric Convergence", arXiv:1206.4074, 2012,
+       section 4, eqs. (6)-(11), Algorithms 1 and 2.
 
     Examples
     --------
@@ -402,8 +402,8 @@ class Chi2ChebyshevMap(_AdditiveMap):
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A Linear Approximation to
-       the chi2 Kernel with Geometric Convergence", seed paper 002 of
-       kernelmaps, section 5.
+       the chi2 Kernel with Geometric Convergence", arXiv:1206.4074, 2012,
+       section 5.
 
     Examples
     --------
@@ -685,8 +685,8 @@ class ExpChi2Features(Frozen):
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A Linear Approximation to
-       the chi2 Kernel with Geometric Convergence", seed paper 002 of
-       kernelmaps, Algorithm 2.
+       the chi2 Kernel with Geometric Convergence", arXiv:1206.4074, 2012,
+       Algorithm 2.
     .. [2] A. Rahimi and B. Recht, "Random Features for Large-Scale Kernel
        Machines", NIPS 2007.
 

@@ -126,7 +126,8 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
        Estimation with Applications to Machine Learning on Distributions",
        UAI 2011.
     .. [2] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
-       Classification", seed paper 000 of kernelmaps, section 5.1 (NPKL).
+       Classification", European Conference on Artificial Intelligence
+       (ECAI), 2016, section 5.1 (NPKL).
 
     Examples
     --------
@@ -339,7 +340,8 @@ def divergence_kernel(D, *, gamma=None, power=2):
     References
     ----------
     .. [1] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
-       Classification", seed paper 000 of kernelmaps, section 5.1 (NPKL).
+       Classification", European Conference on Artificial Intelligence
+       (ECAI), 2016, section 5.1 (NPKL).
 
     Examples
     --------

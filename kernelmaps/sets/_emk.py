@@ -1,7 +1,7 @@
 """Efficient match kernels with a learned basis (EMK-CKSVD).
 
 The basis ``Z`` is learned by minibatch stochastic gradient on the
-constrained kernel SVD objective of Bo and Sminchisescu (seed paper 004,
+constrained kernel SVD objective of Bo and Sminchisescu (NIPS 2009,
 section 3.1); a point maps to ``G k_Z(x)`` with ``G^T G = K_ZZ^+``, a set to
 the mean over its points, and a spatial pyramid concatenates the set features
 of the grid cells of several levels (Lazebnik et al.).
@@ -110,8 +110,8 @@ class EMKFeatures(Frozen):
     References
     ----------
     .. [1] L. Bo and C. Sminchisescu, "Efficient Match Kernels between Sets
-       of Features for Visual Recognition", NIPS 2009 (seed paper 004 of
-       kernelmaps), section 3.1.
+       of Features for Visual Recognition", Advances in Neural Information
+       Processing Systems (NIPS), 2009, section 3.1.
     .. [2] S. Lazebnik, C. Schmid and J. Ponce, "Beyond Bags of Features:
        Spatial Pyramid Matching for Recognizing Natural Scene Categories",
        CVPR 2006.

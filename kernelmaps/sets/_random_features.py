@@ -237,11 +237,12 @@ class RandomDistributionFeatures(_Fourier):
 
     References
     ----------
-    .. [1] Shan and Zhang, "Randomized Distribution Feature for Image
-       Classification", seed paper 000 of kernelmaps, Section 3 and
-       Theorem 1.
+    .. [1] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
+       Classification", European Conference on Artificial Intelligence
+       (ECAI), 2016, section 3 and Theorem 1.
     .. [2] L. Bo and C. Sminchisescu, "Efficient Match Kernels between Sets
-       of Features for Visual Recognition", NIPS 2009 (seed paper 004).
+       of Features for Visual Recognition", Advances in Neural Information
+       Processing Systems (NIPS), 2009.
 
     Examples
     --------
@@ -328,8 +329,9 @@ class DoublyRandomDistributionFeatures(Frozen):
 
     References
     ----------
-    .. [1] Shan and Zhang, "Randomized Distribution Feature for Image
-       Classification", seed paper 000 of kernelmaps, Section 3.
+    .. [1] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
+       Classification", European Conference on Artificial Intelligence
+       (ECAI), 2016, section 3.
 
     Examples
     --------
