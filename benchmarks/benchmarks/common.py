@@ -85,7 +85,9 @@ def stored_times(results_dir=".asv/results"):
     skipped runs left out)."""
     from asv.results import iter_results
 
+    found = False
     for res in iter_results(results_dir):
+        found = True
         times = {}
         for key in res.get_all_result_keys():
             params = res.get_result_params(key)
@@ -100,3 +102,10 @@ def stored_times(results_dir=".asv/results"):
                 if v is not None and not math.isnan(v)
             }
         yield f"{res.commit_hash[:8]} {res.env_name}", times
+    if not found:
+        raise SystemExit(
+            f"no stored asv results in {results_dir}: from benchmarks/, run "
+            f"`asv machine --yes` once, then `asv run --python=same --quick "
+            f"--set-commit-hash $(git rev-parse HEAD)` (asv stores nothing "
+            f"without --set-commit-hash when it runs in the current environment)"
+        )
