@@ -2,89 +2,86 @@
  * Branch-free k-smallest selection, and the log terms of the kNN
  * estimator, for one element type KM_T and one code path: a template of
  * km_instantiate.h, included by km_knn.h only. The lists are vectors of
- * the path (KM_KNN_V = KM_V: 64 bytes on AVX-512, 32 on AVX2, 16 on the
+ * the path (KM_V: 64 bytes on AVX-512, 32 on AVX2, 16 on the
  * baseline). The AVX2 and AVX-512 paths take their min and max with one
  * instruction each.
  */
-#define KM_KNN_V KM_V
-#define KM_KNN_M KM_M
-#define KM_KNN_W KM_W
 #define KM_ROWS KM_FN(km_knn_rows)
 #define KM_COLS KM_FN(km_knn_cols)
 #define KM_NET KM_FN(km_knn_net)
 #define KM_LOADX KM_FN(km_knn_loadx)
 #define KM_BLOCK KM_FN(km_knn_block)
 #if KM_ISA >= KM_ISA_AVX512 && KM_IS_DOUBLE
-#define KM_KNN_VMIN(a, b) ((KM_KNN_V)_mm512_min_pd((__m512d)(a), (__m512d)(b)))
-#define KM_KNN_VMAX(a, b) ((KM_KNN_V)_mm512_max_pd((__m512d)(a), (__m512d)(b)))
+#define KM_VMIN(a, b) ((KM_V)_mm512_min_pd((__m512d)(a), (__m512d)(b)))
+#define KM_VMAX(a, b) ((KM_V)_mm512_max_pd((__m512d)(a), (__m512d)(b)))
 #elif KM_ISA >= KM_ISA_AVX512
-#define KM_KNN_VMIN(a, b) ((KM_KNN_V)_mm512_min_ps((__m512)(a), (__m512)(b)))
-#define KM_KNN_VMAX(a, b) ((KM_KNN_V)_mm512_max_ps((__m512)(a), (__m512)(b)))
+#define KM_VMIN(a, b) ((KM_V)_mm512_min_ps((__m512)(a), (__m512)(b)))
+#define KM_VMAX(a, b) ((KM_V)_mm512_max_ps((__m512)(a), (__m512)(b)))
 #elif KM_ISA >= KM_ISA_AVX2 && KM_IS_DOUBLE
-#define KM_KNN_VMIN(a, b) ((KM_KNN_V)_mm256_min_pd((__m256d)(a), (__m256d)(b)))
-#define KM_KNN_VMAX(a, b) ((KM_KNN_V)_mm256_max_pd((__m256d)(a), (__m256d)(b)))
+#define KM_VMIN(a, b) ((KM_V)_mm256_min_pd((__m256d)(a), (__m256d)(b)))
+#define KM_VMAX(a, b) ((KM_V)_mm256_max_pd((__m256d)(a), (__m256d)(b)))
 #elif KM_ISA >= KM_ISA_AVX2
-#define KM_KNN_VMIN(a, b) ((KM_KNN_V)_mm256_min_ps((__m256)(a), (__m256)(b)))
-#define KM_KNN_VMAX(a, b) ((KM_KNN_V)_mm256_max_ps((__m256)(a), (__m256)(b)))
+#define KM_VMIN(a, b) ((KM_V)_mm256_min_ps((__m256)(a), (__m256)(b)))
+#define KM_VMAX(a, b) ((KM_V)_mm256_max_ps((__m256)(a), (__m256)(b)))
 #else
 /* Portable min/max by bit selection; both arguments are never NaN. */
-#define KM_KNN_VMIN(a, b) KM_CAT(KM_NET, bsel)((a) < (b), (a), (b))
-#define KM_KNN_VMAX(a, b) KM_CAT(KM_NET, bsel)((a) < (b), (b), (a))
-KM_ATTR KM_INLINE KM_KNN_V KM_CAT(KM_NET, bsel)(KM_KNN_M m, KM_KNN_V a, KM_KNN_V b)
+#define KM_VMIN(a, b) KM_CAT(KM_NET, bsel)((a) < (b), (a), (b))
+#define KM_VMAX(a, b) KM_CAT(KM_NET, bsel)((a) < (b), (b), (a))
+KM_ATTR KM_INLINE KM_V KM_CAT(KM_NET, bsel)(KM_M m, KM_V a, KM_V b)
 {
-    return (KM_KNN_V)((m & (KM_KNN_M)a) | (~m & (KM_KNN_M)b));
+    return (KM_V)((m & (KM_M)a) | (~m & (KM_M)b));
 }
 #endif
 
 /* Insert the lanes of x into the k sorted lane lists t[0..k). */
-KM_ATTR KM_INLINE void KM_NET(KM_KNN_V *t, KM_KNN_V x, int k)
+KM_ATTR KM_INLINE void KM_NET(KM_V *t, KM_V x, int k)
 {
     for (int q = 0; q < k; ++q) {
-        const KM_KNN_V lo = KM_KNN_VMIN(t[q], x);
-        x = KM_KNN_VMAX(t[q], x);
+        const KM_V lo = KM_VMIN(t[q], x);
+        x = KM_VMAX(t[q], x);
         t[q] = lo;
     }
 }
 
 /* Insert the lanes of x into k sorted lane lists kept in memory (L1), list
  * q at top + q ld: for k too large for registers. */
-KM_ATTR KM_INLINE void KM_CAT(KM_NET, mem)(KM_T *top, ptrdiff_t ld, KM_KNN_V x, int k)
+KM_ATTR KM_INLINE void KM_CAT(KM_NET, mem)(KM_T *top, ptrdiff_t ld, KM_V x, int k)
 {
     for (int q = 0; q < k; ++q) {
-        KM_KNN_V t;
+        KM_V t;
         memcpy(&t, top + q * ld, sizeof t);
-        const KM_KNN_V lo = KM_KNN_VMIN(t, x);
-        x = KM_KNN_VMAX(t, x);
+        const KM_V lo = KM_VMIN(t, x);
+        x = KM_VMAX(t, x);
         memcpy(top + q * ld, &lo, sizeof lo);
     }
 }
 
-/* dist[j .. j + KM_KNN_W), lanes at or past n replaced by +inf. */
-KM_ATTR KM_INLINE KM_KNN_V KM_LOADX(const KM_T *dist, ptrdiff_t j, ptrdiff_t n)
+/* dist[j .. j + KM_W), lanes at or past n replaced by +inf. */
+KM_ATTR KM_INLINE KM_V KM_LOADX(const KM_T *dist, ptrdiff_t j, ptrdiff_t n)
 {
-    KM_KNN_V x;
+    KM_V x;
     memcpy(&x, dist + j, sizeof x);
-    if (j + KM_KNN_W <= n) return x;
-    KM_KNN_V lane, inf;
-    for (int l = 0; l < KM_KNN_W; ++l) {
+    if (j + KM_W <= n) return x;
+    KM_V lane, inf;
+    for (int l = 0; l < KM_W; ++l) {
         lane[l] = (KM_T)l;
         inf[l] = (KM_T)INFINITY;
     }
-    const KM_KNN_M keep = lane < (KM_T)(n - j);
-    return (KM_KNN_V)((keep & (KM_KNN_M)x) | (~keep & (KM_KNN_M)inf));
+    const KM_M keep = lane < (KM_T)(n - j);
+    return (KM_V)((keep & (KM_M)x) | (~keep & (KM_M)inf));
 }
 
 /* The rows: with k a constant after inlining, the lists live in registers. */
 KM_ATTR KM_INLINE void KM_CAT(KM_ROWS, k)(const KM_T *dist, ptrdiff_t ldd, int nrows,
                                   ptrdiff_t ncols, int k, KM_T *rowtop)
 {
-    KM_KNN_V t[16];
+    KM_V t[16];
     for (int r = 0; r < nrows; ++r) {
-        KM_T *top = rowtop + (ptrdiff_t)r * k * KM_KNN_W;
+        KM_T *top = rowtop + (ptrdiff_t)r * k * KM_W;
         const KM_T *v = dist + r * ldd;
-        for (int q = 0; q < k; ++q) memcpy(&t[q], top + q * KM_KNN_W, sizeof(KM_KNN_V));
-        for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W) KM_NET(t, KM_LOADX(v, j, ncols), k);
-        for (int q = 0; q < k; ++q) memcpy(top + q * KM_KNN_W, &t[q], sizeof(KM_KNN_V));
+        for (int q = 0; q < k; ++q) memcpy(&t[q], top + q * KM_W, sizeof(KM_V));
+        for (ptrdiff_t j = 0; j < ncols; j += KM_W) KM_NET(t, KM_LOADX(v, j, ncols), k);
+        for (int q = 0; q < k; ++q) memcpy(top + q * KM_W, &t[q], sizeof(KM_V));
     }
 }
 
@@ -104,10 +101,10 @@ KM_ATTR static void KM_ROWS(const KM_T *dist, ptrdiff_t ldd, int nrows,
     }
     /* Larger k: the lists stay in memory (L1). */
     for (int r = 0; r < nrows; ++r) {
-        KM_T *top = rowtop + (ptrdiff_t)r * k * KM_KNN_W;
+        KM_T *top = rowtop + (ptrdiff_t)r * k * KM_W;
         const KM_T *v = dist + r * ldd;
-        for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W)
-            KM_CAT(KM_NET, mem)(top, KM_KNN_W, KM_LOADX(v, j, ncols), k);
+        for (ptrdiff_t j = 0; j < ncols; j += KM_W)
+            KM_CAT(KM_NET, mem)(top, KM_W, KM_LOADX(v, j, ncols), k);
     }
 }
 
@@ -116,11 +113,11 @@ KM_ATTR KM_INLINE void KM_CAT(KM_COLS, k)(const KM_T *dist, ptrdiff_t ldd, int n
                                   ptrdiff_t ncols, int k, KM_T *coltop,
                                   ptrdiff_t ldc)
 {
-    KM_KNN_V t[16];
-    for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W) {
-        for (int q = 0; q < k; ++q) memcpy(&t[q], coltop + q * ldc + j, sizeof(KM_KNN_V));
+    KM_V t[16];
+    for (ptrdiff_t j = 0; j < ncols; j += KM_W) {
+        for (int q = 0; q < k; ++q) memcpy(&t[q], coltop + q * ldc + j, sizeof(KM_V));
         for (int r = 0; r < nrows; ++r) KM_NET(t, KM_LOADX(dist + r * ldd, j, ncols), k);
-        for (int q = 0; q < k; ++q) memcpy(coltop + q * ldc + j, &t[q], sizeof(KM_KNN_V));
+        for (int q = 0; q < k; ++q) memcpy(coltop + q * ldc + j, &t[q], sizeof(KM_V));
     }
 }
 
@@ -138,7 +135,7 @@ KM_ATTR static void KM_COLS(const KM_T *dist, ptrdiff_t ldd, int nrows,
     case 8: KM_CAT(KM_COLS, k)(dist, ldd, nrows, ncols, 8, coltop, ldc); return;
     default: break;
     }
-    for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W)
+    for (ptrdiff_t j = 0; j < ncols; j += KM_W)
         for (int r = 0; r < nrows; ++r)
             KM_CAT(KM_NET, mem)(coltop + j, ldc, KM_LOADX(dist + r * ldd, j, ncols), k);
 }
@@ -154,14 +151,14 @@ KM_ATTR static void KM_COLS(const KM_T *dist, ptrdiff_t ldd, int nrows,
  * a whole vector past the last column (as the packed columns are), and
  * the lanes of the lists past the last column, up to a whole vector, are
  * overwritten. */
-KM_ATTR KM_INLINE KM_KNN_V KM_CAT(KM_BLOCK, dist)(const KM_T *x, const KM_T *yt,
+KM_ATTR KM_INLINE KM_V KM_CAT(KM_BLOCK, dist)(const KM_T *x, const KM_T *yt,
                                           ptrdiff_t ldy, ptrdiff_t d)
 {
-    KM_KNN_V s = (KM_KNN_V){0};
+    KM_V s = (KM_V){0};
     for (ptrdiff_t f = 0; f < d; ++f) {
-        KM_KNN_V b;
+        KM_V b;
         memcpy(&b, yt + f * ldy, sizeof b);
-        const KM_KNN_V t = b - x[f];
+        const KM_V t = b - x[f];
         s += t * t;
     }
     return s;
@@ -171,12 +168,12 @@ KM_ATTR KM_INLINE void KM_CAT(KM_BLOCK, k)(const KM_T *x, const KM_T *yt, ptrdif
                                    ptrdiff_t d, int nrows, ptrdiff_t ncols, int k,
                                    KM_T *coltop, ptrdiff_t ldc)
 {
-    KM_KNN_V t[16];
-    for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W) {
-        for (int q = 0; q < k; ++q) t[q] = (KM_KNN_V){0} + (KM_T)INFINITY;
+    KM_V t[16];
+    for (ptrdiff_t j = 0; j < ncols; j += KM_W) {
+        for (int q = 0; q < k; ++q) t[q] = (KM_V){0} + (KM_T)INFINITY;
         for (int r = 0; r < nrows; ++r)
             KM_NET(t, KM_CAT(KM_BLOCK, dist)(x + r * d, yt + j, ldy, d), k);
-        for (int q = 0; q < k; ++q) memcpy(coltop + q * ldc + j, &t[q], sizeof(KM_KNN_V));
+        for (int q = 0; q < k; ++q) memcpy(coltop + q * ldc + j, &t[q], sizeof(KM_V));
     }
 }
 
@@ -196,8 +193,8 @@ KM_ATTR static void KM_BLOCK(const KM_T *x, const KM_T *yt, ptrdiff_t ldy, ptrdi
     default: break;
     }
     /* Larger k: the lists stay in memory (L1). */
-    for (ptrdiff_t j = 0; j < ncols; j += KM_KNN_W) {
-        const KM_KNN_V inf = (KM_KNN_V){0} + (KM_T)INFINITY;
+    for (ptrdiff_t j = 0; j < ncols; j += KM_W) {
+        const KM_V inf = (KM_V){0} + (KM_T)INFINITY;
         for (int q = 0; q < k; ++q) memcpy(coltop + q * ldc + j, &inf, sizeof inf);
         for (int r = 0; r < nrows; ++r)
             KM_CAT(KM_NET, mem)(coltop + j, ldc,
@@ -270,13 +267,10 @@ KM_ATTR static void KM_FN(km_knn_logsums)(const double *nu2, const double *log_r
 }
 #endif
 
-#undef KM_KNN_V
-#undef KM_KNN_M
-#undef KM_KNN_W
 #undef KM_ROWS
 #undef KM_COLS
 #undef KM_NET
 #undef KM_LOADX
 #undef KM_BLOCK
-#undef KM_KNN_VMIN
-#undef KM_KNN_VMAX
+#undef KM_VMIN
+#undef KM_VMAX

@@ -202,7 +202,8 @@ class NeighbourSearch:
             col_buffers=np.empty((n_threads, k * ldc), dtype),
             log_buffers=np.empty((n_threads, ldc)),
         )
-        x_log_rho, y_log_rho = _padded(x_log_rho, lanes), _padded(y_log_rho, lanes)
+        x_log_rho = _padded(x_log_rho, lanes)
+        y_log_rho = x_log_rho if triangle else _padded(y_log_rho, lanes)
         out_xy = np.full((len(coef), nx * ny), -np.inf)
         out_yx = np.full((len(coef), nx * ny), -np.inf) if both else out_xy
         zeros = np.zeros(max(x.cols.shape[1], y.cols.shape[1]), dtype=dtype)
