@@ -15,11 +15,16 @@ output is chunked by sets accordingly.
 
 import functools
 import inspect
+import itertools
 
 import numpy as np
+import scipy.sparse
 
 from ._bags import Bags, _pack
-from ._probes import float_dtype, is_dask_array
+from ._engine.progress import progress_bar
+from ._parallel import check_progress
+from ._probes import as_float_array, float_dtype, is_dask_array
+from ._validation import check_sets
 
 __all__ = ["is_lazy", "lazy_rows", "lazy_sets", "map_delayed"]
 
@@ -42,11 +47,14 @@ def _call(fmap, name, args, kwargs):
 
 def lazy_rows(method):
     """Decorate ``transform(self, X, **kwargs)`` of a map on rows: a Dask `X`
-    gives a lazy Dask array chunked as the rows of `X`."""
+    gives a lazy Dask array chunked as the rows of `X`, and
+    ``progress=True`` a progress bar over blocks of rows."""
 
     @functools.wraps(method)
-    def transform(self, X, *args, **kwargs):
+    def transform(self, X, *args, progress=False, **kwargs):
         if not is_dask_array(X):
+            if check_progress(progress):
+                return _in_blocks(self, method, X, args, kwargs)
             return method(self, X, *args, **kwargs)
         import dask.array as da
 
@@ -83,17 +91,76 @@ def lazy_sets(per_point=()):
         signature = inspect.signature(method)
 
         @functools.wraps(method)
-        def transform(self, sets, *args, **kwargs):
-            if not is_lazy(sets):
+        def transform(self, sets, *args, progress=False, **kwargs):
+            lazy = is_lazy(sets)
+            if not (lazy or check_progress(progress)):
                 return method(self, sets, *args, **kwargs)
             # Everything by keyword, to find the per-point arguments.
             bound = signature.bind(self, sets, *args, **kwargs).arguments
             kwargs = {k: v for k, v in list(bound.items())[2:]}
-            return _lazy_sets(self, method, sets, kwargs, per_point)
+            if lazy:
+                return _lazy_sets(self, method, sets, kwargs, per_point)
+            return _sets_in_blocks(self, method, sets, kwargs, per_point)
 
         return transform
 
     return decorate
+
+
+# A progress bar moves over about this many blocks of rows or sets.
+_PROGRESS_BLOCKS = 100
+
+
+def _in_blocks(fmap, method, X, args, kwargs, bounds=None, take=None):
+    """`method` applied to blocks of the rows of `X` (of the sets, with
+    `bounds` and ``take(X, kwargs, start, stop)`` giving a block's
+    arguments) under a progress bar, the outputs stacked: the values of one
+    call, as every row (set) is computed on its own (bit for bit for the
+    maps of rows; up to rounding for those of sets, whose sums are grouped
+    by the positions of the points)."""
+    if bounds is None:
+        X = X if scipy.sparse.issparse(X) or hasattr(X, "shape") else \
+            as_float_array(X, "X")
+        n = X.shape[0]
+        bounds = np.unique(np.linspace(0, n, min(n, _PROGRESS_BLOCKS) + 1,
+                                       dtype=np.int64))
+
+        def take(X, kwargs, start, stop):
+            return X[start:stop], kwargs
+
+    parts = []
+    with progress_bar(True, len(bounds) - 1,
+                      f"{type(fmap).__name__}.{method.__name__}") as bar:
+        for start, stop in itertools.pairwise(bounds):
+            block, block_kwargs = take(X, kwargs, start, stop)
+            parts.append(method(fmap, block, *args, **block_kwargs))
+            bar.update()
+    if scipy.sparse.issparse(parts[0]):
+        return scipy.sparse.vstack(parts, format="csr")
+    return np.concatenate(parts, axis=0)
+
+
+def _sets_in_blocks(fmap, method, sets, kwargs, per_point):
+    """`_in_blocks` over blocks of sets; the per-point arguments given as one
+    array aligned with the points are split as the points are."""
+    bags = check_sets(sets, "sets")
+    n = len(bags)
+    bounds = np.unique(np.linspace(0, n, min(n, _PROGRESS_BLOCKS) + 1,
+                                   dtype=np.int64))
+
+    def take(bags, kwargs, start, stop):
+        block_kwargs = dict(kwargs)
+        for key in per_point:
+            value = kwargs.get(key)
+            if isinstance(value, np.ndarray) and value.dtype != object and \
+                    value.ndim == 2:  # one array aligned with all the points
+                first, last = bags.offsets[start], bags.offsets[stop]
+                block_kwargs[key] = value[first:last]
+            elif value is not None:  # one item per set
+                block_kwargs[key] = value[start:stop]
+        return bags[start:stop], block_kwargs
+
+    return _in_blocks(fmap, method, bags, (), kwargs, bounds, take)
 
 
 def _lazy_sets(fmap, method, sets, kwargs, per_point):

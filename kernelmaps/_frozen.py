@@ -31,7 +31,7 @@ class Frozen:
                 view = value.view()
                 view.flags.writeable = False
                 object.__setattr__(self, name, view)
-        self._frozen = True
+        object.__setattr__(self, "_frozen", True)
 
     def __dask_tokenize__(self):
         # Immutable: the same parameters give the same Dask key.
@@ -52,3 +52,107 @@ class Frozen:
             state["weights"], state["offsets"] = state["_draw"].replay()
         object.__setattr__(self, "__dict__", state)
         self._freeze()
+
+
+class FeatureMap(Frozen):
+    """Base of the feature maps: one construction convention for all.
+
+    The constructor takes the hyperparameters (checked there) and the map
+    is then immutable; `fit` learns the data-dependent state from training
+    data, once, and returns the map; `transform` needs it. A fitted map
+    never changes: `fit` on it raises (build a new map to fit other data),
+    so a map shared with Dask workers or pickled stays what it was. Maps
+    that learn nothing (``_stateless``) are usable without `fit`, whose
+    call only checks `X`.
+
+    Subclasses implement ``_fit(X, workers, progress)``, which returns the
+    fitted attributes as a dict (set here, then frozen), and call
+    ``self._check_fitted()`` first in `transform`.
+    """
+
+    _stateless = False
+
+    @property
+    def is_fitted(self):
+        """Whether the map can transform data (stateless maps always can)."""
+        return self._stateless or getattr(self, "_fitted", False)
+
+    def fit(self, X, y=None, *, workers=None, progress=False):
+        """Learn the map's data-dependent parameters from training data.
+
+        Parameters
+        ----------
+        X : array_like
+            Training data, as `transform` takes it.
+        y : None
+            Ignored (for the scikit-learn convention).
+        workers : int, optional
+            Threads; None or -1 means all cores.
+        progress : bool, default=False
+            Show a progress bar where fitting is long (needs tqdm).
+
+        Returns
+        -------
+        self
+            The fitted map; it never changes afterwards.
+
+        Raises
+        ------
+        ValueError
+            If the map is already fitted.
+        """
+        if self._stateless:
+            self._fit(X, workers, progress)  # checks X only
+            return self
+        if getattr(self, "_fitted", False):
+            raise ValueError(
+                f"this {type(self).__name__} is already fitted, and a fitted map "
+                f"never changes: build a new one to fit other data, e.g. "
+                f"{type(self).__name__}(...).fit(X)"
+            )
+        self._set_state(self._fit(X, workers, progress))
+        return self
+
+    def fit_transform(self, X, y=None, *, workers=None, progress=False, **kwargs):
+        """`fit` the map on `X`, then `transform` `X`.
+
+        Parameters
+        ----------
+        X : array_like
+            Training data.
+        y : None
+            Ignored.
+        workers : int, optional
+            Threads; None or -1 means all cores.
+        progress : bool, default=False
+            Show progress bars (needs tqdm).
+        **kwargs
+            Further arguments of `transform`.
+
+        Returns
+        -------
+        ndarray or sparse matrix
+            ``self.fit(X).transform(X)``; the map is fitted afterwards.
+        """
+        self.fit(X, workers=workers, progress=progress)
+        return self.transform(X, workers=workers, progress=progress, **kwargs)
+
+    def _fit(self, X, workers, progress):
+        raise NotImplementedError
+
+    def _set_state(self, state):
+        """Make the map fitted with the attributes `state` (a dict)."""
+        object.__setattr__(self, "_frozen", False)
+        vars(self).update(state, _fitted=True)
+        self._freeze()
+
+    def _check_fitted(self):
+        """Raise the error that says what to call when the map is not
+        fitted."""
+        if not self.is_fitted:
+            name = type(self).__name__
+            raise ValueError(
+                f"this {name} is not fitted yet: call fit(X) with training data "
+                f"first (e.g. {name}(...).fit(X_train).transform(X)), or "
+                f"fit_transform(X)"
+            )

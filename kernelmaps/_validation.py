@@ -359,6 +359,13 @@ def check_histograms(X, name="X"):
     C-contiguous array, or a CSR matrix in canonical format (sorted indices,
     no duplicates; the input is never modified); float32 stays float32,
     other real dtypes become float64."""
+    return check_rows(X, name, nonnegative=True)
+
+
+def check_rows(X, name="X", *, nonnegative=False):
+    """`check_histograms` for vectors that may be negative (unless
+    `nonnegative`)."""
+    what = "histograms" if nonnegative else "vectors"
     if scipy.sparse.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"{name} must be 2-D, got {X.ndim} dimension(s)")
@@ -382,7 +389,7 @@ def check_histograms(X, name="X"):
         X = as_float_array(X, name)
         if X.ndim != 2:
             raise ValueError(
-                f"{name} must be a 2-D array of histograms (one per row), got "
+                f"{name} must be a 2-D array of {what} (one per row), got "
                 f"{X.ndim} dimension(s)"
             )
         X = np.ascontiguousarray(X)
@@ -391,6 +398,6 @@ def check_histograms(X, name="X"):
         raise ValueError(f"{name} is empty (shape {X.shape})")
     if not all_finite(values):
         raise ValueError(f"{name} contains NaN or infinity")
-    if any_negative(values):
+    if nonnegative and any_negative(values):
         raise ValueError(f"{name} contains negative values; histograms must be >= 0")
     return X

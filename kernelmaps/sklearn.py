@@ -25,6 +25,7 @@ from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ._engine.knn import MAX_K as _MAX_K
 from ._engine.scales import divergence_kernel_values, median_gamma, median_scale
+from ._gamma import resolve_gamma
 from ._parallel import resolve_workers
 from ._validation import check_choice, check_scalar, check_sets
 from .distributions import gaussian_expected_kernel
@@ -146,8 +147,9 @@ def _check_test_sets(estimator, X):
 
 
 class _MapTransformer(TransformerMixin, BaseEstimator):
-    """Fit builds ``map_`` from the validated training rows; transform
-    applies it. Subclasses define ``_build(X)``."""
+    """Fit builds ``map_``, the kernelmaps map of the estimator's parameters
+    (``_map()``), fitted on the validated training rows; transform applies
+    it."""
 
     _positive = True  # histogram maps need non-negative input
     _sparse = "csr"  # and take CSR input
@@ -163,17 +165,49 @@ class _MapTransformer(TransformerMixin, BaseEstimator):
         return X
 
     def fit(self, X, y=None):
-        """Build the map from the training rows `X` (``y`` is ignored)."""
-        self.map_ = self._build(self._validate(X, reset=True))
+        """Fit the map on the training rows `X` (``y`` is ignored).
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        self.map_ = self._map().fit(self._validate(X, reset=True))
         return self
 
     def transform(self, X):
-        """The features of the rows of `X`, in the dtype of `X`."""
+        """The features of the rows of `X`.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray or sparse matrix, shape (n_samples, n_features_out)
+            In the dtype of `X` (float32 or float64).
+        """
         check_is_fitted(self, "map_")
         return self.map_.transform(self._validate(X, reset=False))
 
     def get_feature_names_out(self, input_features=None):
-        """Names ``<classname><i>`` of the output features."""
+        """Names ``<classname><i>`` of the output features.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of str
+        """
         check_is_fitted(self, "map_")
         width = self.map_.n_features_out or self.n_features_in_ * self.map_.n_terms
         return _feature_names(self, width)
@@ -186,19 +220,54 @@ class _MapTransformer(TransformerMixin, BaseEstimator):
         return tags
 
 
+# The Attributes section of every adapter (numpydoc).
+_ATTRIBUTES = """
+    Attributes
+    ----------
+    map_ : kernelmaps.{map}
+        The fitted map: this estimator's ``transform`` is its ``transform``.
+    n_features_in_ : int
+        Number of features seen during `fit`{what}.
+"""
+_FEATURE_NAMES = """    feature_names_in_ : ndarray of str
+        Names of the features seen during `fit`, when `X` has feature names
+        (a pandas DataFrame).
+"""
+
+
+def _attributes(cls):
+    """Write the Attributes section into the docstring of an adapter of the
+    map named first in it, before its References."""
+    if cls.__doc__ is None:  # python -OO
+        return cls
+    rows = hasattr(cls, "_validate")  # else sets
+    text = _ATTRIBUTES.format(map=cls.__doc__.split("`")[1],
+                              what="" if rows else " (the dimension of the points)")
+    if rows:
+        text += _FEATURE_NAMES
+    cls.__doc__ = cls.__doc__.replace("\n    References\n",
+                                      text + "\n    References\n", 1)
+    return cls
+
+
+@_attributes
 class Chi2DirectFeatures(_MapTransformer):
-    """`Chi2DirectMap` as a scikit-learn transformer.
+    """`Chi2DirectMap` (chi2 features with geometric convergence) as a
+    scikit-learn transformer.
 
     Parameters
     ----------
     n_terms : int, default=5
+        Features per input feature.
     per_dimension : bool, default=False
+        Fit one parameter vector per dimension.
     n_bins : int, default=100
+        Log-spaced bins of the density estimate of the parameters' fit.
 
     References
     ----------
-    .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
-       the chi2 kernel with geometric convergence", arXiv:1206.4074, 2012.
+    .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A Linear Approximation to
+       the chi2 Kernel with Geometric Convergence", arXiv:1206.4074, 2012.
 
     Examples
     --------
@@ -214,22 +283,27 @@ class Chi2DirectFeatures(_MapTransformer):
         self.per_dimension = per_dimension
         self.n_bins = n_bins
 
-    def _build(self, X):
-        return Chi2DirectMap.fit(X, self.n_terms, per_dimension=self.per_dimension,
-                                 n_bins=self.n_bins)
+    def _map(self):
+        return Chi2DirectMap(self.n_terms, per_dimension=self.per_dimension,
+                             n_bins=self.n_bins)
 
 
+@_attributes
 class Chi2ChebyshevFeatures(_MapTransformer):
-    """`Chi2ChebyshevMap` as a scikit-learn transformer.
+    """`Chi2ChebyshevMap` (the Chebyshev series of the chi2 kernel) as a
+    scikit-learn transformer.
 
     Parameters
     ----------
     n_terms : int, default=5
+        Features per input feature.
+    scale : float or "median", default="median"
+        The series' scale; "median": the median non-zero training value.
 
     References
     ----------
-    .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
-       the chi2 kernel with geometric convergence", arXiv:1206.4074, 2012.
+    .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A Linear Approximation to
+       the chi2 Kernel with Geometric Convergence", arXiv:1206.4074, 2012.
 
     Examples
     --------
@@ -240,13 +314,15 @@ class Chi2ChebyshevFeatures(_MapTransformer):
     (20, 12)
     """
 
-    def __init__(self, n_terms=5):
+    def __init__(self, n_terms=5, *, scale="median"):
         self.n_terms = n_terms
+        self.scale = scale
 
-    def _build(self, X):
-        return Chi2ChebyshevMap.fit(X, self.n_terms)
+    def _map(self):
+        return Chi2ChebyshevMap(self.n_terms, scale=self.scale)
 
 
+@_attributes
 class HomogeneousKernelFeatures(_MapTransformer):
     """`HomogeneousKernelMap` (Vedaldi-Zisserman) as a scikit-learn
     transformer.
@@ -254,13 +330,18 @@ class HomogeneousKernelFeatures(_MapTransformer):
     Parameters
     ----------
     kernel : {"chi2", "js", "intersection", "hellinger"}, default="chi2"
+        The additive kernel approximated.
     order : int, default=2
+        ``2 * order + 1`` features per input feature.
     period : float, optional
+        Sampling period of the kernel's spectrum; None: the paper's choice
+        for the kernel and order.
 
     References
     ----------
-    .. [1] A. Vedaldi and A. Zisserman, "Efficient additive kernels via
-       explicit feature maps", IEEE TPAMI, 2012.
+    .. [1] A. Vedaldi and A. Zisserman, "Efficient Additive Kernels via
+       Explicit Feature Maps", IEEE Transactions on Pattern Analysis and
+       Machine Intelligence 34(3), 2012.
 
     Examples
     --------
@@ -276,26 +357,35 @@ class HomogeneousKernelFeatures(_MapTransformer):
         self.order = order
         self.period = period
 
-    def _build(self, X):
+    def _map(self):
         return HomogeneousKernelMap(self.kernel, self.order, period=self.period)
 
 
+@_attributes
 class AnchorFeatures(_MapTransformer):
     """`AnchorMap` (additive nearest-neighbour feature maps) as a
     scikit-learn transformer.
 
     Parameters
     ----------
-    kernel : str or callable, default="chi2"
+    kernel : {"chi2", "js", "intersection", "hellinger"} or callable, default="chi2"
+        The one-dimensional kernel.
     n_anchors : int, default=50
+        Anchors per dimension.
     anchors : {"uniform", "kmeans"}, default="uniform"
+        Placement of the anchors on the training values.
     energy : float, default=0.99
+        Share of each anchor kernel's spectrum kept.
     n_neighbors : int, default=1
+        Anchors per value (1: ANNFM, more: k-ANNFM).
     weights : {"uniform", "distance"}, default="uniform"
+        Weights of the neighbours.
 
     References
     ----------
-    .. [1] See `kernelmaps.AnchorMap`.
+    .. [1] Z. Wang, X.-T. Yuan, Q. Liu and S. Yan, "Additive Nearest
+       Neighbor Feature Maps", IEEE International Conference on Computer
+       Vision (ICCV), 2015.
 
     Examples
     --------
@@ -315,12 +405,13 @@ class AnchorFeatures(_MapTransformer):
         self.n_neighbors = n_neighbors
         self.weights = weights
 
-    def _build(self, X):
-        return AnchorMap.fit(X, self.kernel, self.n_anchors, anchors=self.anchors,
-                             energy=self.energy, n_neighbors=self.n_neighbors,
-                             weights=self.weights)
+    def _map(self):
+        return AnchorMap(self.kernel, self.n_anchors, anchors=self.anchors,
+                         energy=self.energy, n_neighbors=self.n_neighbors,
+                         weights=self.weights)
 
 
+@_attributes
 class ExpChi2Sampler(_MapTransformer):
     """`ExpChi2Features` (random features of the exp-chi2 kernel) as a
     scikit-learn transformer.
@@ -328,15 +419,19 @@ class ExpChi2Sampler(_MapTransformer):
     Parameters
     ----------
     n_components : int, default=1000
+        Number of random features.
     beta : float, default=1.0
+        Scale of the exp-chi2 kernel.
     n_terms : int, default=5
         Terms of the `Chi2DirectMap` under the random features.
-    random_state : int, RandomState or None
+    random_state : int, numpy.random.RandomState or None
+        Seed of the random map (scikit-learn's name for kernelmaps' `rng`).
 
     References
     ----------
-    .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
-       the chi2 kernel with geometric convergence", arXiv:1206.4074, 2012.
+    .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A Linear Approximation to
+       the chi2 Kernel with Geometric Convergence", arXiv:1206.4074, 2012,
+       Algorithm 2.
 
     Examples
     --------
@@ -354,28 +449,35 @@ class ExpChi2Sampler(_MapTransformer):
         self.n_terms = n_terms
         self.random_state = random_state
 
-    def _build(self, X):
-        chi2_map = Chi2DirectMap.fit(X, self.n_terms)
-        return ExpChi2Features.fit(X, self.n_components, beta=self.beta,
-                                   chi2_map=chi2_map,
-                                   rng=_seed(self.random_state))
+    def _map(self):
+        return ExpChi2Features(self.n_components, beta=self.beta,
+                               chi2_map=Chi2DirectMap(self.n_terms),
+                               rng=_seed(self.random_state))
 
 
+@_attributes
 class RFFSampler(_MapTransformer):
-    """`RandomFourierFeatures` as a scikit-learn transformer.
+    """`RandomFourierFeatures` (of the Gaussian or Laplacian kernel) as a
+    scikit-learn transformer; takes dense or CSR input, as scikit-learn's
+    ``RBFSampler``.
 
     Parameters
     ----------
     n_components : int, default=100
+        Number of random features.
     kernel : {"rbf", "laplacian"}, default="rbf"
-    gamma : float or None, default=1.0
-        None means 1 / d.
-    random_state : int, RandomState or None
+        The kernel approximated.
+    gamma : float, optional
+        Scale of the kernel; None means the median heuristic on the
+        training rows (`kernelmaps.median_heuristic`, fixed seed).
+    random_state : int, numpy.random.RandomState or None
+        Seed of the random map (scikit-learn's name for kernelmaps' `rng`).
 
     References
     ----------
-    .. [1] A. Rahimi and B. Recht, "Random features for large-scale kernel
-       machines", NIPS 2007.
+    .. [1] A. Rahimi and B. Recht, "Random Features for Large-Scale Kernel
+       Machines", Advances in Neural Information Processing Systems (NIPS),
+       2007.
 
     Examples
     --------
@@ -387,19 +489,17 @@ class RFFSampler(_MapTransformer):
     """
 
     _positive = False
-    _sparse = False
 
-    def __init__(self, n_components=100, *, kernel="rbf", gamma=1.0,
+    def __init__(self, n_components=100, *, kernel="rbf", gamma=None,
                  random_state=None):
         self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma
         self.random_state = random_state
 
-    def _build(self, X):
-        return RandomFourierFeatures(X.shape[1], self.n_components,
-                                     kernel=self.kernel, gamma=self.gamma,
-                                     rng=_seed(self.random_state))
+    def _map(self):
+        return RandomFourierFeatures(self.n_components, kernel=self.kernel,
+                                     gamma=self.gamma, rng=_seed(self.random_state))
 
 
 class _SetTransformer(TransformerMixin, BaseEstimator):
@@ -408,19 +508,51 @@ class _SetTransformer(TransformerMixin, BaseEstimator):
     per set. ``n_features_in_`` is the dimension d of the points."""
 
     def fit(self, X, y=None):
-        """Build the map for sets like `X` (``y`` is ignored)."""
+        """Fit the map on the training sets `X` (``y`` is ignored).
+
+        Parameters
+        ----------
+        X : list of array_like (n_i, d), 3-D array or Bags
+            Training sets.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
         bags = check_sets(X, "X")
         self.n_features_in_ = bags.dim
-        self.map_ = self._build(bags)
+        self.map_ = self._map().fit(bags)
         return self
 
     def transform(self, X):
-        """One feature row per set of `X`, in the dtype of the points."""
+        """One feature row per set of `X`.
+
+        Parameters
+        ----------
+        X : list of array_like (n_i, d), 3-D array or Bags
+
+        Returns
+        -------
+        ndarray, shape (len(X), n_features_out)
+            In the dtype of the points (float32 or float64).
+        """
         check_is_fitted(self, "map_")
         return self.map_.transform(_check_test_sets(self, X))
 
     def get_feature_names_out(self, input_features=None):
-        """Names ``<classname><i>`` of the output features."""
+        """Names ``<classname><i>`` of the output features.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of str
+        """
         check_is_fitted(self, "map_")
         return _feature_names(self, self.map_.n_features_out)
 
@@ -431,20 +563,28 @@ class _SetTransformer(TransformerMixin, BaseEstimator):
         return tags
 
 
+@_attributes
 class RDFSampler(_SetTransformer):
-    """`RandomDistributionFeatures` of sets as a scikit-learn transformer.
+    """`RandomDistributionFeatures` (random features of the mean map
+    kernel) of sets as a scikit-learn transformer.
 
     Parameters
     ----------
     n_components : int, default=100
+        Number of random features.
     gamma : float, optional
-        None means 1 / d.
+        Scale of the point kernel; None means the median heuristic on the
+        pooled training points (`kernelmaps.median_heuristic`, fixed seed).
     kernel : {"rbf", "laplacian"}, default="rbf"
-    random_state : int, RandomState or None
+        The point kernel.
+    random_state : int, numpy.random.RandomState or None
+        Seed of the random map (scikit-learn's name for kernelmaps' `rng`).
 
     References
     ----------
-    .. [1] See `kernelmaps.RandomDistributionFeatures`.
+    .. [1] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
+       Classification", European Conference on Artificial Intelligence
+       (ECAI), 2016.
 
     Examples
     --------
@@ -463,12 +603,13 @@ class RDFSampler(_SetTransformer):
         self.kernel = kernel
         self.random_state = random_state
 
-    def _build(self, bags):
-        return RandomDistributionFeatures(bags.dim, self.n_components,
-                                          gamma=self.gamma, kernel=self.kernel,
+    def _map(self):
+        return RandomDistributionFeatures(self.n_components, gamma=self.gamma,
+                                          kernel=self.kernel,
                                           rng=_seed(self.random_state))
 
 
+@_attributes
 class DRDFSampler(_SetTransformer):
     """`DoublyRandomDistributionFeatures` of sets (approximating the MMD
     kernel) as a scikit-learn transformer.
@@ -476,17 +617,23 @@ class DRDFSampler(_SetTransformer):
     Parameters
     ----------
     n_components : int, default=100
+        Number of first-level (RDF) features.
     n_components2 : int, default=100
+        Number of output features.
     gamma : float, optional
-        None means 1 / d.
+        Scale of the point kernel; None means the median heuristic on the
+        pooled training points.
     gamma2 : float or None, default=1.0
-        None means 1 / n_components (see
-        `kernelmaps.DoublyRandomDistributionFeatures`).
-    random_state : int, RandomState or None
+        Scale of the level-2 Gaussian kernel; None means the median
+        heuristic on the RDF features of the training sets.
+    random_state : int, numpy.random.RandomState or None
+        Seed of the random map (scikit-learn's name for kernelmaps' `rng`).
 
     References
     ----------
-    .. [1] See `kernelmaps.DoublyRandomDistributionFeatures`.
+    .. [1] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
+       Classification", European Conference on Artificial Intelligence
+       (ECAI), 2016.
 
     Examples
     --------
@@ -506,27 +653,36 @@ class DRDFSampler(_SetTransformer):
         self.gamma2 = gamma2
         self.random_state = random_state
 
-    def _build(self, bags):
+    def _map(self):
         return DoublyRandomDistributionFeatures(
-            bags.dim, self.n_components, self.n_components2, gamma=self.gamma,
+            self.n_components, self.n_components2, gamma=self.gamma,
             gamma2=self.gamma2, rng=_seed(self.random_state))
 
 
+@_attributes
 class EMKSampler(_SetTransformer):
-    """`EMKFeatures` (a basis learned on the pooled training points) as a
-    scikit-learn transformer.
+    """`EMKFeatures` (efficient match kernel features, a basis learned on
+    the pooled training points) as a scikit-learn transformer.
 
     Parameters
     ----------
     n_basis : int, default=50
+        Number of basis vectors (output features).
     kernel : {"rbf", "laplacian"}, default="rbf"
+        The point kernel.
     gamma : float, optional
+        Scale of the point kernel; None means the median heuristic on the
+        pooled training points.
     n_iter : int, default=300
-    random_state : int, RandomState or None
+        Gradient steps of the basis' fit.
+    random_state : int, numpy.random.RandomState or None
+        Seed of the random map (scikit-learn's name for kernelmaps' `rng`).
 
     References
     ----------
-    .. [1] See `kernelmaps.EMKFeatures`.
+    .. [1] L. Bo and C. Sminchisescu, "Efficient Match Kernels between Sets
+       of Features for Visual Recognition", Advances in Neural Information
+       Processing Systems (NIPS), 2009.
 
     Examples
     --------
@@ -546,10 +702,9 @@ class EMKSampler(_SetTransformer):
         self.n_iter = n_iter
         self.random_state = random_state
 
-    def _build(self, bags):
-        return EMKFeatures.fit(bags.points, self.n_basis, kernel=self.kernel,
-                               gamma=self.gamma, n_iter=self.n_iter,
-                               rng=_seed(self.random_state))
+    def _map(self):
+        return EMKFeatures(self.n_basis, kernel=self.kernel, gamma=self.gamma,
+                           n_iter=self.n_iter, rng=_seed(self.random_state))
 
 
 class SetKernel(TransformerMixin, BaseEstimator):
@@ -570,7 +725,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
         divergences, made positive semi-definite by a `PSDProjector` fitted
         on the training kernel and applied to test rows alike.
     gamma : float, optional
-        Point kernel scale ("mean_map", "mmd"; None: 1 / d), or the scale of
+        Point kernel scale ("mean_map", "mmd"; None: the median heuristic on
+        the pooled training points, kept in ``gamma_``), or the scale of
         the divergence kernel ("renyi"; None: the median heuristic of
         `divergence_kernel` on the training divergences, kept in
         ``gamma_``, with the median divergence in ``scale_``: the kernel is
@@ -584,7 +740,23 @@ class SetKernel(TransformerMixin, BaseEstimator):
     psd : {"clip", "flip", "shift", "square"}, default="clip"
         PSD projection of "renyi" (see `kernelmaps.PSDProjector`).
     workers : int, optional
+        Threads; None or -1 means all cores.
 
+    Attributes
+    ----------
+    train_ : Bags
+        The training sets.
+    gamma_ : float
+        The scale used (see `gamma`).
+    scale_ : float or None
+        "renyi" with ``gamma=None``: the median symmetrised divergence.
+    psd_ : PSDProjector
+        "renyi": the projection fitted on the training kernel.
+    n_features_in_ : int
+        Dimension of the points seen during `fit`.
+
+    Notes
+    -----
     Every parameter is validated at fit (whatever the kernel), with a
     ValueError or TypeError naming it.
 
@@ -644,7 +816,7 @@ class SetKernel(TransformerMixin, BaseEstimator):
         self.train_ = check_sets(X, "X")
         self.n_features_in_ = self.train_.dim
         if self.kernel != "renyi":
-            self.gamma_ = self.gamma
+            self.gamma_ = resolve_gamma(self.gamma, "rbf", self.train_)
             return self._pair(self.train_, None)
         D = renyi_divergence(self.train_, alpha=self.alpha, k=self.k,
                              workers=self.workers)
@@ -705,11 +877,27 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     covariance : {"full", "diag", "iso"}, default="diag"
+        The covariance's columns in each row.
     kernel : {"rbf", "linear", "polynomial"}, default="rbf"
-    gamma : float, default=1.0
+        The kernel between points whose expectation is taken.
+    gamma : float, optional
+        Kernel scale; None means the median heuristic on the training
+        means ("rbf", kept in ``gamma_``), ``1 / d`` ("polynomial").
     degree : int, default=2
+        Degree of the polynomial kernel (2 or 3).
     coef0 : float, default=1.0
+        Constant of the polynomial kernel.
     workers : int, optional
+        Threads; None or -1 means all cores.
+
+    Attributes
+    ----------
+    train_ : ndarray
+        The training distributions' rows.
+    gamma_ : float
+        The kernel scale used.
+    n_features_in_ : int
+        Number of columns seen during `fit`.
 
     References
     ----------
@@ -726,7 +914,7 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
     (2, 2)
     """
 
-    def __init__(self, covariance="diag", *, kernel="rbf", gamma=1.0, degree=2,
+    def __init__(self, covariance="diag", *, kernel="rbf", gamma=None, degree=2,
                  coef0=1.0, workers=None):
         self.covariance = covariance
         self.kernel = kernel
@@ -764,7 +952,7 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
         means2, covs2 = (None, None) if B is None else self._split(B)
         try:
             return gaussian_expected_kernel(
-                means, covs, means2, covs2, kernel=self.kernel, gamma=self.gamma,
+                means, covs, means2, covs2, kernel=self.kernel, gamma=self.gamma_,
                 degree=self.degree, coef0=self.coef0, workers=self.workers)
         except ValueError as err:
             if "overflow" not in str(err):
@@ -787,6 +975,10 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
         _check_numeric(X)
         X = validate_data(self, X, dtype=np.float64)
         self.train_ = X
+        self.gamma_ = None if self.gamma is None else check_scalar(
+            self.gamma, "gamma", low=0.0, low_inclusive=False)
+        if self.gamma_ is None and self.kernel in ("rbf", "polynomial"):
+            self.gamma_ = resolve_gamma(None, self.kernel, self._split(X)[0])
         return self._kernel(X, None)
 
     def transform(self, X):

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._engine.expected import rbf_diagonal, rbf_full
 from .._engine.layout import EXPECTED_BLOCK_BYTES
+from .._gamma import resolve_gamma
 from .._parallel import check_progress, resolve_workers
 from .._probes import as_float_array
 from .._validation import (
@@ -23,7 +24,7 @@ __all__ = ["gaussian_expected_kernel", "level2_kernel"]
 
 
 def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rbf",
-                             gamma=1.0, degree=2, coef0=1.0, workers=None,
+                             gamma=None, degree=2, coef0=1.0, workers=None,
                              progress=False):
     r"""Expected kernel between Gaussian distributions, in closed form.
 
@@ -61,8 +62,10 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     means2, covs2 : array_like, optional
         The second collection; None means the first.
     kernel : {"rbf", "linear", "polynomial"}, default="rbf"
-    gamma : float, default=1.0
-        Positive kernel parameter.
+    gamma : float, optional
+        Positive kernel parameter; None means the median heuristic on the
+        means of the second collection (the first when it is None) for
+        "rbf", ``1 / d`` for "polynomial" (see `median_heuristic`).
     degree : {2, 3}, default=2
         Degree of the polynomial kernel (an int in [1, 2**31 - 1] for the
         other kernels, which ignore it).
@@ -103,7 +106,8 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
            [0.4777, 0.5   ]])
     """
     kernel = check_choice(kernel, "kernel", ("rbf", "linear", "polynomial"))
-    gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    if gamma is not None:
+        gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
     coef0 = check_scalar(coef0, "coef0")
     degree = check_scalar(degree, "degree", kind="int", low=1, high=_MAX_DEGREE)
     if kernel == "polynomial" and degree not in (2, 3):
@@ -125,6 +129,7 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
                 f"Incompatible dimension: means has {m1.shape[1]} features while "
                 f"means2 has {m2.shape[1]}"
             )
+    gamma = resolve_gamma(gamma, kernel, m2)
     with np.errstate(over="ignore", invalid="ignore"):  # checked below
         K = _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric,
                       n_threads, progress)

@@ -6,9 +6,10 @@ import numpy as np
 import scipy.sparse
 
 from .._dask import lazy_rows
+from .._deprecation import legacy_class_fit
 from .._engine import anchors as engine
 from .._engine import lapack
-from .._frozen import Frozen
+from .._frozen import FeatureMap
 from .._parallel import resolve_workers
 from .._probes import as_float_array
 from .._validation import check_choice, check_histograms, check_scalar
@@ -91,7 +92,7 @@ def _power_of_4_scales(top):
     return scale
 
 
-class AnchorMap(Frozen):
+class AnchorMap(FeatureMap):
     r"""Additive nearest-neighbour feature map (ANNFM and k-ANNFM).
 
     For an additive kernel :math:`K(x, y) = \sum_j k(x_j, y_j)` whose
@@ -106,30 +107,43 @@ class AnchorMap(Frozen):
     the anchors cover the values (Theorem 1 of [1]_: O(eps) for an
     eps-cover, O(eps^2) with linear interpolation for a smooth k).
 
-    Build it with `fit`.
+    `fit` places the anchors and factorises their kernel matrices.
 
     Parameters
     ----------
-    kernel : str or callable
-        The one-dimensional kernel's name ("chi2", "js", "intersection",
-        "hellinger"), or a vectorised callable.
-    anchors : array_like, shape (d, n_anchors)
-        The anchors of each dimension: finite, strictly increasing along
-        each row, starting at 0 (a value of 0 takes the features of the
-        first anchor); ``n_anchors >= 2``.
-    table : array_like, shape (sum(n_anchors * rank),)
-        The anchor features of all dimensions, concatenated: dimension j's
-        ``(n_anchors, rank[j])`` block, row-major, at ``table_offsets[j]``;
-        finite.
-    rank : array_like of int, shape (d,)
-        Features kept per dimension, ``1 <= rank[j] <= n_anchors``.
-    n_neighbors : int
-        In ``[1, n_anchors]``.
-    weights : {"uniform", "distance"}
+    kernel : {"chi2", "js", "intersection", "hellinger"} or callable, default="chi2"
+        The one-dimensional kernel: ``2xy/(x+y)``, the Jensen-Shannon term,
+        ``min(x, y)``, ``sqrt(xy)``, or a vectorised ``k(x, y)`` on arrays
+        of non-negative values (a Mercer kernel).
+    n_anchors : int, default=50
+        Anchors per dimension, 2 <= N <= 65536, 0 included.
+    anchors : {"uniform", "kmeans"}, default="uniform"
+        "uniform": N equally spaced points from 0 to the largest training
+        value of the dimension. "kmeans": 0 and the N - 1 centres of the
+        optimal 1-D k-means of the dimension's non-zero training values
+        (exact dynamic programming, no random restarts).
+    energy : float, default=0.99
+        In (0, 1]: each dimension keeps the fewest eigenvalues whose sum
+        reaches this share of the trace (1.0: all positive ones, the exact
+        factorisation).
+    n_neighbors : int, default=1
+        Anchors per value: 1 is ANNFM, more is k-ANNFM.
+    weights : {"uniform", "distance"}, default="uniform"
+        Weights of the neighbours: equal (the paper's k-ANNFM), or
+        inversely proportional to the distance. With 2 neighbours,
+        "distance" takes the two anchors bracketing the value and
+        interpolates linearly between them.
 
     Attributes
     ----------
-    anchors, rank, kernel, n_neighbors, weights
+    anchors : ndarray, shape (d, n_anchors)
+        The anchors of each dimension, after `fit` (before, the option).
+    rank : ndarray of int, shape (d,)
+        Features kept per dimension.
+    table : ndarray, shape (sum(n_anchors * rank),)
+        The anchor features of all dimensions, concatenated: dimension j's
+        ``(n_anchors, rank[j])`` block, row-major, at ``table_offsets[j]``.
+    kernel, n_anchors, energy, n_neighbors, weights
     feature_offsets : ndarray of int, shape (d + 1,)
         Output columns ``feature_offsets[j]:feature_offsets[j + 1]`` hold
         the ``rank[j]`` features of input dimension j.
@@ -142,9 +156,7 @@ class AnchorMap(Frozen):
 
     Notes
     -----
-    The constructor validates and copies its arrays (the caller's arrays
-    are neither shared nor made read-only); bad ones raise a ValueError or
-    TypeError naming the argument. `fit` handles values of any magnitude:
+    `fit` handles values of any magnitude:
     for the named kernels, homogeneous of degree 1, a dimension whose
     values are beyond ``2**256`` (or below ``2**-256``) is fitted on its
     values divided by a power of 4 and its features scaled back, exactly.
@@ -162,7 +174,7 @@ class AnchorMap(Frozen):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.random((200, 16))
     >>> X /= X.sum(axis=1, keepdims=True)
-    >>> annfm = AnchorMap.fit(X, "chi2", n_anchors=50, energy=0.99)
+    >>> annfm = AnchorMap("chi2", n_anchors=50, energy=0.99).fit(X)
     >>> int(annfm.rank.max()), annfm.n_features_out
     (2, 32)
     >>> K = additive_chi2_kernel(X)
@@ -174,130 +186,23 @@ class AnchorMap(Frozen):
     uint8 0.0
     """
 
-    def __init__(self, kernel, anchors, table, rank, *, n_neighbors=1,
-                 weights="uniform"):
+    def __init__(self, kernel="chi2", n_anchors=50, *, anchors="uniform",
+                 energy=0.99, n_neighbors=1, weights="uniform"):
         self.kernel = _check_kernel(kernel)
-        # Copies: the map never shares (nor freezes) the caller's arrays.
-        anchors = np.array(as_float_array(anchors, "anchors"), dtype=np.float64,
-                           order="C", copy=True)
-        if anchors.ndim != 2 or anchors.shape[0] < 1 or anchors.shape[1] < 2:
-            raise ValueError(
-                f"anchors must be a 2-D array (d, n_anchors) with d >= 1 and "
-                f"n_anchors >= 2, got shape {anchors.shape}"
-            )
-        if not np.isfinite(anchors).all():
-            raise ValueError("anchors contains NaN or infinity")
-        if np.any(anchors[:, 0] != 0):
-            j = int(np.flatnonzero(anchors[:, 0] != 0)[0])
-            raise ValueError(
-                f"anchors must start at 0 in every dimension (0 maps to the "
-                f"features of the first anchor); anchors[{j}, 0] is "
-                f"{anchors[j, 0]!r}"
-            )
-        steps = np.diff(anchors, axis=1)
-        if np.any(steps <= 0):
-            j = int(np.flatnonzero(np.any(steps <= 0, axis=1))[0])
-            raise ValueError(
-                f"anchors must be strictly increasing along each row; "
-                f"anchors[{j}] is not"
-            )
-        d, n_anchors = anchors.shape
-        rank_in = np.asarray(rank)
-        if rank_in.dtype.kind not in "iu":
-            raise TypeError(f"rank must hold integers, got dtype {rank_in.dtype}")
-        if rank_in.shape != (d,):
-            raise ValueError(
-                f"rank must have shape ({d},), one entry per row of anchors, got "
-                f"{rank_in.shape}"
-            )
-        if np.any(rank_in < 1) or np.any(rank_in > n_anchors):
-            raise ValueError(
-                f"rank must be in [1, n_anchors={n_anchors}] in every dimension, "
-                f"got values in [{rank_in.min()}, {rank_in.max()}]"
-            )
-        rank = np.array(rank_in, dtype=np.int64, copy=True)
-        table = np.array(as_float_array(table, "table"), dtype=np.float64,
-                         order="C", copy=True)
-        size = int(n_anchors * rank.sum())
-        if table.shape != (size,):
-            raise ValueError(
-                f"table must be 1-D of length sum(n_anchors * rank) = {size} "
-                f"(the (n_anchors, rank[j]) blocks of every dimension), got "
-                f"shape {table.shape}"
-            )
-        if not np.isfinite(table).all():
-            raise ValueError("table contains NaN or infinity")
-        if callable(self.kernel):
-            _probe_kernel(self.kernel, anchors)
-        self.anchors = anchors
-        self.table = table
-        self.rank = rank
+        self.n_anchors = check_scalar(n_anchors, "n_anchors", kind="int", low=2,
+                                      high=_MAX_ANCHORS)
+        self.anchors = check_choice(anchors, "anchors", ("uniform", "kmeans"))
+        self.energy = check_scalar(energy, "energy", low=0.0, low_inclusive=False,
+                                   high=1.0)
         self.n_neighbors = check_scalar(n_neighbors, "n_neighbors", kind="int",
-                                        low=1, high=n_anchors)
+                                        low=1, high=self.n_anchors)
         self.weights = check_choice(weights, "weights", ("uniform", "distance"))
-        self.table_offsets = np.concatenate([[0], np.cumsum(n_anchors * self.rank)])
-        # Uniform grids from 0 are indexed directly, others searched.
-        step = self.anchors[:, 1] - self.anchors[:, 0]
-        with np.errstate(over="ignore"):  # a grid beyond float64: not uniform
-            grid = step[:, None] * np.arange(n_anchors)
-            uniform = (self.anchors[:, 0] == 0) & np.all(
-                np.abs(self.anchors - grid) <= 1e-12 * self.anchors[:, -1:], axis=1)
-            inv = 1.0 / step  # steps > 0: the anchors are increasing
-        # (a step so small that its inverse overflows is searched)
-        self._inv_step = np.where(uniform & np.isfinite(inv), inv, 0.0)
-        self.feature_offsets = np.concatenate([[0], np.cumsum(self.rank)])
-        # The anchor 0 (first: the data are >= 0) and whether its features
-        # are all zero (then CSR input gives CSR output).
-        self._zero_features = bool(np.all(self._rows(0) == 0))
-        self._table_max = float(np.abs(table).max()) if table.size else 0.0
+        self.rank = self.table = None
         self._freeze()
 
-    @classmethod
-    def fit(cls, X, kernel="chi2", n_anchors=50, *, anchors="uniform", energy=0.99,
-            n_neighbors=1, weights="uniform"):
-        """Anchors and anchor features for histograms like `X`.
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n, d)
-            Non-negative training histograms.
-        kernel : {"chi2", "js", "intersection", "hellinger"} or callable
-            The one-dimensional kernel: ``2xy/(x+y)``, the Jensen-Shannon
-            term, ``min(x, y)``, ``sqrt(xy)``, or a vectorised ``k(x, y)``
-            on arrays of non-negative values (a Mercer kernel).
-        n_anchors : int, default=50
-            Anchors per dimension, 2 <= N <= 65536, 0 included.
-        anchors : {"uniform", "kmeans"}, default="uniform"
-            "uniform": N equally spaced points from 0 to the largest value of
-            the dimension. "kmeans": 0 and the N - 1 centres of the optimal
-            1-D k-means of the dimension's non-zero values (exact dynamic
-            programming, no random restarts).
-        energy : float, default=0.99
-            In (0, 1]: each dimension keeps the fewest eigenvalues whose sum
-            reaches this share of the trace (1.0: all positive ones, the
-            exact factorisation).
-        n_neighbors : int, default=1
-            Anchors per value: 1 is ANNFM, more is k-ANNFM.
-        weights : {"uniform", "distance"}, default="uniform"
-            Weights of the neighbours: equal (the paper's k-ANNFM), or
-            inversely proportional to the distance. With 2 neighbours,
-            "distance" takes the two anchors bracketing the value and
-            interpolates linearly between them.
-
-        Returns
-        -------
-        AnchorMap
-        """
+    def _fit(self, X, workers, progress):
         X = check_histograms(X, "X")
-        kernel = _check_kernel(kernel)
-        n_anchors = check_scalar(n_anchors, "n_anchors", kind="int", low=2,
-                                 high=_MAX_ANCHORS)
-        anchors = check_choice(anchors, "anchors", ("uniform", "kmeans"))
-        energy = check_scalar(energy, "energy", low=0.0, low_inclusive=False,
-                              high=1.0)
-        n_neighbors = check_scalar(n_neighbors, "n_neighbors", kind="int", low=1,
-                                   high=n_anchors)
-        weights = check_choice(weights, "weights", ("uniform", "distance"))
+        kernel, n_anchors, energy = self.kernel, self.n_anchors, self.energy
 
         X = scipy.sparse.csc_matrix(X) if scipy.sparse.issparse(X) else X
         d = X.shape[1]
@@ -310,7 +215,7 @@ class AnchorMap(Frozen):
         scale = _power_of_4_scales(top) if named else np.ones(d)
         grid = np.linspace(0.0, 1.0, n_anchors)
         A = (top / scale)[:, None] * grid[None, :]
-        if anchors == "kmeans":
+        if self.anchors == "kmeans":
             for j in range(d):
                 column = (X[:, j].data if scipy.sparse.issparse(X) else X[:, j])
                 column = column[column > 0]
@@ -348,19 +253,25 @@ class AnchorMap(Frozen):
                 if scale[j] != 1:  # back to the scale of the data (exact)
                     block *= np.sqrt(scale[j])
         table = np.concatenate([block.ravel() for block in blocks])
-        return cls(kernel, final, table, rank, n_neighbors=n_neighbors,
-                   weights=weights)
+        return _anchor_state(kernel, final, table, rank, self.n_neighbors)
+
+    def _legacy_fit(cls, X, kernel="chi2", n_anchors=50, **kwargs):
+        return cls(kernel, n_anchors, **kwargs).fit(X)
+
+    fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
+                           "{name}(kernel, n_anchors, ...).fit(X)")
+
 
     @property
     def n_features_in(self):
-        return self.anchors.shape[0]
+        return None if self.rank is None else self.rank.shape[0]
 
     @property
     def n_features_out(self):
-        return int(self.feature_offsets[-1])
+        return None if self.rank is None else int(self.feature_offsets[-1])
 
     @lazy_rows
-    def transform(self, X, *, workers=None):
+    def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 
         Parameters
@@ -465,6 +376,7 @@ class AnchorMap(Frozen):
                               resolve_workers(None))
 
     def _check(self, X):
+        self._check_fitted()
         X = check_histograms(X, "X")
         if X.shape[1] != self.n_features_in:
             raise ValueError(
@@ -475,13 +387,48 @@ class AnchorMap(Frozen):
 
     def _rows(self, i):
         """Features of anchor i of every dimension, concatenated."""
-        starts = self.table_offsets[:-1] + i * self.rank
-        return np.concatenate([self.table[a : a + r]
-                               for a, r in zip(starts, self.rank, strict=True)])
+        return _anchor_rows(self.table, self.table_offsets, self.rank, i)
 
     def __repr__(self):
         kernel = self.kernel if isinstance(self.kernel, str) else "<callable>"
-        return (f"AnchorMap(kernel={kernel!r}, n_anchors={self.anchors.shape[1]}, "
+        return (f"AnchorMap(kernel={kernel!r}, n_anchors={self.n_anchors}, "
                 f"n_neighbors={self.n_neighbors}, weights={self.weights!r}, "
                 f"n_features_out={self.n_features_out})")
 
+
+
+def _anchor_rows(table, table_offsets, rank, i):
+    """Features of anchor i of every dimension, concatenated."""
+    starts = table_offsets[:-1] + i * rank
+    return np.concatenate([table[a : a + r] for a, r in zip(starts, rank, strict=True)])
+
+
+def _anchor_state(kernel, anchors, table, rank, n_neighbors):
+    """The fitted attributes of an `AnchorMap`: the anchors (d, n_anchors),
+    the concatenated anchor features and the ranks that `fit` found, and
+    what `transform` derives from them."""
+    n_anchors = anchors.shape[1]
+    if callable(kernel):
+        _probe_kernel(kernel, anchors)
+    table_offsets = np.concatenate([[0], np.cumsum(n_anchors * rank)])
+    # Uniform grids from 0 are indexed directly, others searched.
+    step = anchors[:, 1] - anchors[:, 0]
+    with np.errstate(over="ignore"):  # a grid beyond float64: not uniform
+        grid = step[:, None] * np.arange(n_anchors)
+        uniform = (anchors[:, 0] == 0) & np.all(
+            np.abs(anchors - grid) <= 1e-12 * anchors[:, -1:], axis=1)
+        inv = 1.0 / step  # steps > 0: the anchors are increasing
+    return {
+        "anchors": np.ascontiguousarray(anchors, dtype=np.float64),
+        "table": np.ascontiguousarray(table, dtype=np.float64),
+        "rank": np.asarray(rank, dtype=np.int64),
+        "table_offsets": table_offsets,
+        # (a step so small that its inverse overflows is searched)
+        "_inv_step": np.where(uniform & np.isfinite(inv), inv, 0.0),
+        "feature_offsets": np.concatenate([[0], np.cumsum(rank)]),
+        # The anchor 0 (first: the data are >= 0) and whether its features
+        # are all zero (then CSR input gives CSR output).
+        "_zero_features": bool(np.all(_anchor_rows(table, table_offsets, rank,
+                                                   0) == 0)),
+        "_table_max": float(np.abs(table).max()) if table.size else 0.0,
+    }

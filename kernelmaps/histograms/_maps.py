@@ -3,6 +3,7 @@ and Chebyshev series of Li, Lebanon and Sminchisescu, the homogeneous
 kernel map of Vedaldi and Zisserman, and random Fourier features of the
 exp-chi2 kernel on top of a chi2 map."""
 
+import copy
 import math
 
 import numpy as np
@@ -10,11 +11,12 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._dask import lazy_rows
+from .._deprecation import legacy_class_fit, warn_deprecated
 from .._draws import draw_fourier
 from .._engine.expand import expand
 from .._engine.layout import max_abs, row_blocks
 from .._engine.set_means import csr_cos, set_means
-from .._frozen import Frozen
+from .._frozen import FeatureMap
 from .._parallel import resolve_workers
 from .._probes import as_float_array
 from .._validation import (
@@ -53,11 +55,17 @@ _DIRECT_BOTTOM = 1000
 _CHEBYSHEV_WINDOW = 1000
 
 
-class _AdditiveMap(Frozen):
+class _AdditiveMap(FeatureMap):
     """Shared machinery: a map of each input value to `n_terms` features,
     output column ``j * n_terms + q`` for input column j and term q."""
 
     _kind = None
+    _stateless = True  # the subclasses that learn from data say otherwise
+
+    def _fit(self, X, workers, progress):
+        # A map that learns nothing only checks X (and its width, where the
+        # map has one).
+        self._check_width(check_histograms(X, "X"))
 
     @property
     def n_terms(self):
@@ -78,7 +86,7 @@ class _AdditiveMap(Frozen):
         return self._n_features_in * self._n_terms
 
     @lazy_rows
-    def transform(self, X, *, workers=None):
+    def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 
         Parameters
@@ -87,6 +95,8 @@ class _AdditiveMap(Frozen):
             Non-negative histograms, one per row.
         workers : int, optional
             Threads; None or -1 means all cores.
+        progress : bool, default=False
+            Show a progress bar over blocks of rows (needs tqdm).
 
         Returns
         -------
@@ -95,14 +105,18 @@ class _AdditiveMap(Frozen):
             gives zero features, so CSR input gives a CSR output with the
             same non-zeros per term. The dtype of `X` (float32 or float64).
         """
-        X = check_histograms(X, "X")
+        self._check_fitted()
+        X = self._check_width(check_histograms(X, "X"))
+        return self._expand(X, resolve_workers(workers))
+
+    def _check_width(self, X):
         d = X.shape[1]
         if self._n_features_in is not None and d != self._n_features_in:
             raise ValueError(
                 f"X has {d} features, but this map was fitted for "
                 f"{self._n_features_in}"
             )
-        return self._expand(X, resolve_workers(workers))
+        return X
 
     def _expand(self, X, n_threads):
         """The features of validated histograms (see `transform`)."""
@@ -146,19 +160,33 @@ class Chi2DirectMap(_AdditiveMap):
         \frac{2xy}{x+y} \prod_{p \le N} \frac{x - k_p}{x + k_p}
         \frac{y - k_p}{y + k_p},
 
-    geometric in N wherever some :math:`k_p` is near x. Construct it with
-    the parameters, or fit them to data with `fit` (Algorithm 1 of [1]_).
+    geometric in N wherever some :math:`k_p` is near x. `fit` chooses the
+    parameters :math:`k_q` from training data (Algorithm 1 of [1]_); or give
+    them as `k`.
 
     Parameters
     ----------
-    k : array_like, shape (n_terms,) or (d, n_terms)
-        Positive parameters: shared by all dimensions, or one row per
-        dimension (the map then takes inputs of d features only).
+    n_terms : int, default=5
+        Features per input feature, at most 65536.
+    per_dimension : bool, default=False
+        Fit one parameter vector per dimension (better when dimensions have
+        different ranges); each dimension's density is mixed with a tenth of
+        the pooled density of all dimensions, so that its parameters also
+        cover the values of the others, and a dimension without non-zero
+        training values gets the shared parameters.
+    n_bins : int, default=100
+        Log-spaced bins of the density estimate that `fit` makes (20 to
+        1000 make little difference), at most 2**24.
+    k : array_like, shape (n_terms,) or (d, n_terms), optional
+        Positive parameters, shared by all dimensions or one row per
+        dimension (the map then takes inputs of d features only): the map
+        is then fitted already.
 
     Attributes
     ----------
     k : ndarray, shape (n_terms,) or (d, n_terms)
-    n_terms, n_features_in, n_features_out
+        The parameters (None before `fit`).
+    n_terms, per_dimension, n_bins, n_features_in, n_features_out
 
     See Also
     --------
@@ -167,6 +195,12 @@ class Chi2DirectMap(_AdditiveMap):
 
     Notes
     -----
+    `fit` bins the non-zero training values on log-spaced bins from the
+    smallest to the largest; with ``b = x / (x + 1) * h`` on the bin centres
+    x and the histogram h, each step takes the centre where ``|b|`` is
+    largest as the next parameter and multiplies b by ``(x - k) / (x + k)``,
+    cancelling the largest error peak of the bound (10) of [1]_.
+
     Output column ``j * n_terms + q`` holds term q of input column j. A
     value of 0 gives zero features (no masking: the formula gives 0), so
     CSR input gives CSR output with the same non-zeros per term. Values
@@ -191,14 +225,14 @@ class Chi2DirectMap(_AdditiveMap):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.random((100, 16))
     >>> X /= X.sum(axis=1, keepdims=True)
-    >>> chi2_map = Chi2DirectMap.fit(X, n_terms=5)
+    >>> chi2_map = Chi2DirectMap(n_terms=5).fit(X)
     >>> chi2_map.k.round(3)
     array([0.101, 0.071, 0.046, 0.019, 0.131])
     >>> chi2_map.transform(X).shape
     (100, 80)
     >>> K = additive_chi2_kernel(X)
     >>> for n_terms in (2, 5, 8):
-    ...     Z = Chi2DirectMap.fit(X, n_terms).transform(X)
+    ...     Z = Chi2DirectMap(n_terms).fit_transform(X)
     ...     print(n_terms, f"{np.abs(Z @ Z.T - K).max():.0e}")
     2 3e-02
     5 2e-03
@@ -206,26 +240,28 @@ class Chi2DirectMap(_AdditiveMap):
     """
 
     _kind = "direct"
+    _stateless = False
 
-    def __init__(self, k):
-        k = np.array(as_float_array(k, "k"), dtype=np.float64)
-        if k.ndim not in (1, 2) or k.size == 0:
-            raise ValueError(
-                f"k must be a non-empty array of shape (n_terms,) or (d, n_terms), "
-                f"got shape {k.shape}"
-            )
-        if not np.isfinite(k).all() or (k <= 0).any():
-            raise ValueError("k must hold positive finite parameters")
-        if k.shape[-1] > _MAX_TERMS:
-            raise ValueError(
-                f"k has {k.shape[-1]} terms; at most {_MAX_TERMS} are supported"
-            )
-        self.k = k
-        self._n_terms = k.shape[-1]
-        self._n_features_in = k.shape[0] if k.ndim == 2 else None
-        rows = k.reshape(-1, self._n_terms)
-        self._params = np.ascontiguousarray(np.hstack([rows, 2 * np.sqrt(rows)]))
-        self._scale = 0.0
+    def __init__(self, n_terms=5, *, per_dimension=False, n_bins=100, k=None):
+        if k is None and np.ndim(n_terms) > 0:  # Chi2DirectMap(k): the old way
+            warn_deprecated("Chi2DirectMap(k) with the parameters first",
+                            "Chi2DirectMap(k=k)")
+            n_terms, k = 5, n_terms
+        self.per_dimension = check_bool(per_dimension, "per_dimension")
+        self.n_bins = check_scalar(n_bins, "n_bins", kind="int", low=1,
+                                   high=_MAX_BINS)
+        n_terms = check_scalar(n_terms, "n_terms", kind="int", low=1,
+                               high=_MAX_TERMS)
+        self.k = None
+        self._n_terms, self._n_features_in = n_terms, None
+        if k is not None:  # the fitted parameters: a fitted map
+            state = _direct_state(k)
+            if n_terms not in (5, state["_n_terms"]):
+                raise ValueError(
+                    f"n_terms={n_terms} disagrees with k, which has "
+                    f"{state['_n_terms']} terms (leave n_terms out when giving k)"
+                )
+            vars(self).update(state, _fitted=True)
         self._freeze()
 
     def _expand(self, X, n_threads):
@@ -249,42 +285,15 @@ class Chi2DirectMap(_AdditiveMap):
         rows *= 2.0**m
         return Z.astype(X.dtype, copy=False)
 
-    @classmethod
-    def fit(cls, X, n_terms=5, *, per_dimension=False, n_bins=100):
-        """Parameters fitted greedily to the values of `X` (Algorithm 1).
-
-        The non-zero values are binned on log-spaced bins from the smallest
-        to the largest; with ``b = x / (x + 1) * h`` on the bin centres x
-        and the histogram h, each step takes the centre where ``|b|`` is
-        largest as the next parameter k and multiplies b by
-        ``(x - k) / (x + k)``, cancelling the largest error peak of the
-        bound (10) of the chi2 paper.
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n, d)
-            Non-negative training histograms.
-        n_terms : int, default=5
-            Features per input feature, at most 65536.
-        per_dimension : bool, default=False
-            One parameter vector per dimension (better when dimensions have
-            different ranges); each dimension's density is mixed with a
-            tenth of the pooled density of all dimensions, so that its
-            parameters also cover the values of the others, and a dimension
-            without non-zero training values gets the shared parameters.
-        n_bins : int, default=100
-            Log-spaced bins of the density estimate (20 to 1000 make little
-            difference), at most 2**24.
-
-        Returns
-        -------
-        Chi2DirectMap
-        """
+    def _fit(self, X, workers, progress):
+        # Algorithm 1 of the chi2 paper: the non-zero values are binned on
+        # log-spaced bins from the smallest to the largest; with
+        # b = x / (x + 1) * h on the bin centres x and the histogram h, each
+        # step takes the centre where |b| is largest as the next parameter k
+        # and multiplies b by (x - k) / (x + k), cancelling the largest
+        # error peak of the bound (10).
         X = check_histograms(X, "X")
-        n_terms = check_scalar(n_terms, "n_terms", kind="int", low=1,
-                               high=_MAX_TERMS)
-        n_bins = check_scalar(n_bins, "n_bins", kind="int", low=1, high=_MAX_BINS)
-        per_dimension = check_bool(per_dimension, "per_dimension")
+        n_terms, n_bins = self._n_terms, self.n_bins
         if scipy.sparse.issparse(X):
             values, cols = X.data, X.indices
         else:
@@ -306,19 +315,49 @@ class Chi2DirectMap(_AdditiveMap):
         bins = np.clip(np.searchsorted(edges, values, side="right") - 1, 0,
                        len(centres) - 1)
         pooled = np.bincount(bins, minlength=len(centres)) / values.size
-        if not per_dimension:
-            return cls(_greedy(pooled[None, :], centres, n_terms)[0])
+        if not self.per_dimension:
+            return _direct_state(_greedy(pooled[None, :], centres, n_terms)[0])
         d = X.shape[1]
         counts = np.bincount(cols * len(centres) + bins,
                              minlength=d * len(centres)).reshape(d, len(centres))
         totals = counts.sum(axis=1, keepdims=True)
         density = counts / np.maximum(totals, 1) + _POOLED_WEIGHT * pooled
         density[totals[:, 0] == 0] = pooled
-        return cls(_greedy(density, centres, n_terms))
+        return _direct_state(_greedy(density, centres, n_terms))
+
+    def _legacy_fit(cls, X, n_terms=5, *, per_dimension=False, n_bins=100):
+        return cls(n_terms, per_dimension=per_dimension, n_bins=n_bins).fit(X)
+
+    fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
+                           "{name}(n_terms, ...).fit(X)")
 
     def __repr__(self):
+        if self.k is None:
+            return (f"Chi2DirectMap(n_terms={self.n_terms}, per_dimension="
+                    f"{self.per_dimension}, n_bins={self.n_bins})")
         shape = "x".join(str(s) for s in self.k.shape)
         return f"Chi2DirectMap(k=<{shape} parameters>, n_terms={self.n_terms})"
+
+
+def _direct_state(k):
+    """The fitted attributes of a `Chi2DirectMap` of parameters `k`."""
+    k = np.array(as_float_array(k, "k"), dtype=np.float64)
+    if k.ndim not in (1, 2) or k.size == 0:
+        raise ValueError(
+            f"k must be a non-empty array of shape (n_terms,) or (d, n_terms), "
+            f"got shape {k.shape}"
+        )
+    if not np.isfinite(k).all() or (k <= 0).any():
+        raise ValueError("k must hold positive finite parameters")
+    if k.shape[-1] > _MAX_TERMS:
+        raise ValueError(
+            f"k has {k.shape[-1]} terms; at most {_MAX_TERMS} are supported"
+        )
+    rows = k.reshape(-1, k.shape[-1])
+    return {"k": k, "_n_terms": k.shape[-1],
+            "_n_features_in": k.shape[0] if k.ndim == 2 else None,
+            "_params": np.ascontiguousarray(np.hstack([rows, 2 * np.sqrt(rows)])),
+            "_scale": 0.0}
 
 
 def _direct_exponent(values, k):
@@ -379,21 +418,26 @@ class Chi2ChebyshevMap(_AdditiveMap):
     forward recurrence is stable in float64 and float32 from 1e-30 to large
     x. The convergence is only O(1/N); a scale s, with features
     :math:`\sqrt{s}\, d_q(x/s)` (the same kernel, as it is homogeneous),
-    centres the series on the data: ``fit`` takes s as the median non-zero
-    value, which cuts the error about tenfold.
+    centres the series on the data: with ``scale="median"``, `fit` takes s
+    as the median non-zero training value, which cuts the error about
+    tenfold.
 
     Parameters
     ----------
     n_terms : int, default=5
         Features per input feature, at most 65536.
-    scale : float, default=1.0
+    scale : float or "median", default=1.0
         Positive scale s (any positive float: values whose ratio ``x / s``
         is beyond ``2**+-1000`` take their features from the same series
-        computed in logs).
+        computed in logs), or "median": `fit` sets it to the median
+        non-zero value of the training data. With a float the map learns
+        nothing and needs no `fit`.
 
     Attributes
     ----------
-    scale, n_terms, n_features_in, n_features_out
+    scale : float
+        The scale ("median" before `fit`).
+    n_terms, n_features_in, n_features_out
 
     See Also
     --------
@@ -419,8 +463,10 @@ class Chi2ChebyshevMap(_AdditiveMap):
     def __init__(self, n_terms=5, *, scale=1.0):
         self._n_terms = check_scalar(n_terms, "n_terms", kind="int", low=1,
                                      high=_MAX_TERMS)
-        self.scale = check_scalar(scale, "scale", low=0.0, low_inclusive=False)
-        self._scale = self.scale
+        self._stateless = not (isinstance(scale, str) and scale == "median")
+        self.scale = self._scale = (
+            check_scalar(scale, "scale", low=0.0, low_inclusive=False)
+            if self._stateless else "median")
         self._n_features_in = None
         self._params = np.zeros((1, 1))
         self._freeze()
@@ -446,22 +492,10 @@ class Chi2ChebyshevMap(_AdditiveMap):
             v64[far], self.scale, self._n_terms)
         return Z
 
-    @classmethod
-    def fit(cls, X, n_terms=5):
-        """The map with its scale at the median non-zero value of `X`.
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n, d)
-            Non-negative training histograms, not all zero.
-        n_terms : int, default=5
-            Features per input feature.
-
-        Returns
-        -------
-        Chi2ChebyshevMap
-        """
+    def _fit(self, X, workers, progress):
         X = check_histograms(X, "X")
+        if self._stateless:
+            return None
         values = X.data if scipy.sparse.issparse(X) else X.reshape(-1)
         values = values[values > 0]
         if values.size == 0:
@@ -470,10 +504,17 @@ class Chi2ChebyshevMap(_AdditiveMap):
             scale = float(np.median(values))
         if not math.isfinite(scale):  # the mean of the two middle values
             scale = 2 * float(np.median(values / 2))
-        return cls(n_terms, scale=scale)
+        return {"scale": scale, "_scale": scale}
+
+    def _legacy_fit(cls, X, n_terms=5):
+        return cls(n_terms, scale="median").fit(X)
+
+    fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
+                           '{name}(n_terms, scale="median").fit(X)')
 
     def __repr__(self):
-        return f"Chi2ChebyshevMap(n_terms={self.n_terms}, scale={self.scale:.6g})"
+        scale = repr(self.scale) if isinstance(self.scale, str) else f"{self.scale:.6g}"
+        return f"Chi2ChebyshevMap(n_terms={self.n_terms}, scale={scale})"
 
 
 def _chebyshev_in_logs(x, scale, n_terms):
@@ -639,7 +680,7 @@ def _check_chi2_map(chi2_map):
     return chi2_map
 
 
-class ExpChi2Features(Frozen):
+class ExpChi2Features(FeatureMap):
     r"""Random Fourier features of the exp-chi2 kernel (Algorithm 2 of
     [1]_).
 
@@ -656,26 +697,33 @@ class ExpChi2Features(Frozen):
     gives :math:`z(x) \cdot z(y) \to \exp(-\beta D(x, y))` as the number t
     of components grows (error :math:`O(t^{-1/2})`).
 
-    Use `fit` to build it: the chi2 map (fitted on the data by default) and
-    the random frequencies.
+    `fit` fits the chi2 map on the training data (unless it is fitted
+    already) and draws the random frequencies.
 
     Parameters
     ----------
-    chi2_map : Chi2DirectMap, Chi2ChebyshevMap or HomogeneousKernelMap
-        The additive chi2 map :math:`\phi`.
-    weights : array_like, shape (width of phi, t)
-        The frequencies W.
-    offsets : array_like, shape (t,)
-        The phases b.
-    beta : float
-        The scale of the exp-chi2 kernel the frequencies were drawn for.
+    n_components : int, default=1000
+        Number t of random features.
+    beta : float, default=1.0
+        Positive scale of `exp_chi2_kernel` (as scikit-learn's
+        ``chi2_kernel``: histograms that sum to 1 have chi2 distances in
+        [0, 1]).
+    chi2_map : Chi2DirectMap, Chi2ChebyshevMap or HomogeneousKernelMap, optional
+        The additive chi2 map :math:`\phi`; a copy of it is fitted on the
+        training data unless it is fitted. None means
+        ``Chi2DirectMap(n_terms=5)``.
+    rng : int or numpy.random.Generator, optional
+        Seed or generator for the frequencies and offsets.
 
     Attributes
     ----------
     chi2_map : Chi2DirectMap, Chi2ChebyshevMap or HomogeneousKernelMap
+        The fitted chi2 map (after `fit`).
     beta : float
     weights : ndarray, shape (n_features_in * chi2_map.n_terms, t)
+        The frequencies W (None before `fit`).
     offsets : ndarray, shape (t,)
+        The phases b.
     n_features_in, n_features_out
 
     See Also
@@ -697,80 +745,30 @@ class ExpChi2Features(Frozen):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.random((50, 8))
     >>> X /= X.sum(axis=1, keepdims=True)
-    >>> features = ExpChi2Features.fit(X, n_components=4000, beta=2.0, rng=0)
-    >>> Z = features.transform(X)
+    >>> features = ExpChi2Features(n_components=4000, beta=2.0, rng=0)
+    >>> Z = features.fit_transform(X)
     >>> Z.shape
     (50, 4000)
     >>> bool(np.abs(Z @ Z.T - exp_chi2_kernel(X, beta=2.0)).max() < 0.1)
     True
     """
 
-    def __init__(self, chi2_map, weights, offsets, beta, *, _draw=None):
-        self.chi2_map = _check_chi2_map(chi2_map)
-        weights = np.array(as_float_array(weights, "weights"), dtype=np.float64,
-                           copy=True)
-        offsets = np.array(as_float_array(offsets, "offsets"), dtype=np.float64,
-                           copy=True)
-        if weights.ndim != 2 or weights.shape[0] == 0 or weights.shape[1] == 0:
-            raise ValueError(
-                f"weights must be a non-empty 2-D array (width of chi2_map, t), "
-                f"got shape {weights.shape}"
-            )
-        width, n_terms = chi2_map.n_features_out, chi2_map.n_terms
-        if (weights.shape[0] != width if width is not None
-                else weights.shape[0] % n_terms):
-            raise ValueError(
-                f"weights has {weights.shape[0]} rows, but chi2_map gives "
-                + (f"{width} features" if width is not None else
-                   f"{n_terms} features per input feature")
-            )
-        if offsets.shape != (weights.shape[1],):
-            raise ValueError(
-                f"offsets must have shape ({weights.shape[1]},), one phase per "
-                f"column of weights, got {offsets.shape}"
-            )
-        if not (np.isfinite(weights).all() and np.isfinite(offsets).all()):
-            raise ValueError(
-                "weights and offsets must be finite (a beta too large makes the "
-                "random frequencies overflow)"
-            )
-        self.weights = weights
-        self.offsets = offsets
+    def __init__(self, n_components=1000, *, beta=1.0, chi2_map=None, rng=None):
+        self._n_components = check_scalar(n_components, "n_components",
+                                          kind="int", low=1)
         self.beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
-        with np.errstate(over="ignore"):
-            self._weight_norm = float(np.abs(weights).sum(axis=0).max())
-        self._draw = _draw  # how fit drew weights and offsets (for pickling)
+        self.chi2_map = None if chi2_map is None else _check_chi2_map(chi2_map)
+        self._rng = check_rng(rng)
+        self.weights = self.offsets = None
         self._freeze()
 
-    @classmethod
-    def fit(cls, X, n_components, *, beta=1.0, chi2_map=None, rng=None):
-        """Draw the random features for histograms like `X`.
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n, d)
-            Non-negative training histograms (for the chi2 map's parameters
-            and the width).
-        n_components : int
-            Number t of random features.
-        beta : float, default=1.0
-            Positive scale of `exp_chi2_kernel`.
-        chi2_map : additive chi2 map, optional
-            None fits a `Chi2DirectMap` with 5 terms on `X`.
-        rng : int or numpy.random.Generator, optional
-            Seed or generator for the frequencies and offsets.
-
-        Returns
-        -------
-        ExpChi2Features
-        """
+    def _fit(self, X, workers, progress):
         X = check_histograms(X, "X")
-        n_components = check_scalar(n_components, "n_components", kind="int", low=1)
-        beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
-        rng = check_rng(rng)
+        chi2_map = self.chi2_map
         if chi2_map is None:
-            chi2_map = Chi2DirectMap.fit(X, n_terms=5)
-        chi2_map = _check_chi2_map(chi2_map)
+            chi2_map = Chi2DirectMap(n_terms=5)
+        if not chi2_map.is_fitted:  # fit a copy: the caller's map never changes
+            chi2_map = copy.copy(chi2_map).fit(X)
         width = chi2_map.n_features_out
         if width is None:
             width = X.shape[1] * chi2_map.n_terms
@@ -779,25 +777,43 @@ class ExpChi2Features(Frozen):
                 f"X has {X.shape[1]} features, but chi2_map was fitted for "
                 f"{chi2_map.n_features_in}"
             )
-        check_size(width=width, n_components=n_components)
+        check_size(width=width, n_components=self._n_components)
         # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
-        with np.errstate(over="ignore", invalid="ignore"):  # checked in cls
-            weights, offsets, draw = draw_fourier(width, n_components, "rbf",
-                                                  beta / 2, rng)
-        return cls(chi2_map, weights, offsets, beta, _draw=draw)
+        with np.errstate(over="ignore", invalid="ignore"):
+            weights, offsets, draw = draw_fourier(width, self._n_components, "rbf",
+                                                  self.beta / 2, self._rng)
+            weight_norm = float(np.abs(weights).sum(axis=0).max())
+        if not (np.isfinite(weights).all() and np.isfinite(offsets).all()):
+            raise ValueError(
+                f"beta={self.beta!r} is too large: the random frequencies "
+                f"overflow float64"
+            )
+        return {"chi2_map": chi2_map, "weights": weights, "offsets": offsets,
+                "_draw": draw, "_weight_norm": weight_norm, "_rng": None}
+
+    def _legacy_fit(cls, X, n_components, *, beta=1.0, chi2_map=None, rng=None):
+        return cls(n_components, beta=beta, chi2_map=chi2_map, rng=rng).fit(X)
+
+    fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
+                           "{name}(n_components, ...).fit(X)")
 
     @property
     def n_features_in(self):
+        if self.weights is None:
+            return None
         return self.weights.shape[0] // self.chi2_map.n_terms
 
     @property
     def n_features_out(self):
-        return self.weights.shape[1]
+        return self._n_components
+
 
     @lazy_rows
-    def transform(self, X, *, workers=None):
+    def transform(self, X, *, workers=None, progress=False):
         """Random features of the rows of `X`, shape (n, t), in the dtype
-        of `X` (float32 or float64)."""
+        of `X` (float32 or float64); CSR input is taken as it is.
+        `progress` shows a progress bar over blocks of rows (needs tqdm)."""
+        self._check_fitted()
         X = check_histograms(X, "X")
         if X.shape[1] != self.n_features_in:
             raise ValueError(

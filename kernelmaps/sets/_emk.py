@@ -13,11 +13,12 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._dask import lazy_sets
+from .._deprecation import legacy_class_fit, warn_deprecated
 from .._engine import cksvd
 from .._engine.set_means import set_means
-from .._frozen import Frozen
+from .._frozen import FeatureMap
+from .._gamma import resolve_gamma
 from .._parallel import check_progress, resolve_workers
-from .._probes import as_float_array
 from .._validation import (
     check_choice,
     check_points,
@@ -39,7 +40,7 @@ _MAX_PYRAMID = 2**31 - 1
 # |x|^2 + |c|^2 - 2 <x, c> are safe, by dtype; beyond, they are rescaled.
 
 
-class EMKFeatures(Frozen):
+class EMKFeatures(FeatureMap):
     r"""Efficient match kernel features with a learned basis (EMK-CKSVD,
     section 3.1 of [1]_).
 
@@ -57,24 +58,48 @@ class EMKFeatures(Frozen):
     z_l)`. The feature of a set is the mean :math:`\Psi(X) = \frac{1}{|X|}
     \sum_{x \in X} \psi(x)`, so :math:`\Psi(X)^T \Psi(Y)` approximates the
     normalised sum-match kernel (`sum_match_kernel` with
-    ``normalize=True``). Use `fit` to learn the basis, or pass one.
+    ``normalize=True``). `fit` learns the basis from training points (see
+    its Notes), or give it as `basis`.
 
     Parameters
     ----------
-    basis : array_like, shape (n_basis, d)
-        The basis vectors :math:`z_j`, one per row.
+    n_basis : int, default=50
+        Number D of basis vectors, at most the number of training points.
     kernel : {"rbf", "laplacian"}, default="rbf"
         The local kernel.
     gamma : float, optional
-        Positive kernel parameter; None means ``1 / d``.
-    objective : array_like, optional
-        The training curve, stored as `objective_` (`fit` sets it; None
-        gives an empty array).
+        Positive kernel parameter; None means `median_heuristic` of the
+        training points (with its fixed seed), computed by `fit` (or of
+        `basis`, when given).
+    n_iter : int, default=300
+        Number of minibatch gradient steps of `fit` (at most 2**31 - 1); 0
+        keeps the initial basis.
+    batch_size : int, optional
+        Points per minibatch; None means ``max(n_basis, 256)`` (the paper
+        uses D), at most the number of training points.
+    learning_rate : float, default=0.05
+        Initial Adam step, in units of the length scale
+        ``s = min(data scale, kernel scale)`` per coordinate (data scale:
+        the root mean variance of the coordinates; kernel scale:
+        ``1 / sqrt(2 gamma d)`` for "rbf", ``1 / (gamma d)`` for
+        "laplacian").
+    init : {"sample", "kmeans"}, default="sample"
+        Initial basis: distinct points drawn at random, or k-means centres
+        (`scipy.cluster.vq.kmeans2` with k-means++ seeding, run on at most
+        ``max(50 * n_basis, 20000)`` random points).
+    check_every : int, default=10
+        Iterations between two evaluations of the monitor objective.
+    rng : int or numpy.random.Generator, optional
+        Seed or generator for the initial basis, the monitor sample and the
+        minibatches.
+    basis : array_like, shape (n_basis, d), optional
+        The basis vectors :math:`z_j`, one per row: the map is then fitted
+        already (and `n_basis` is their number).
 
     Attributes
     ----------
     basis : ndarray of float64, shape (n_basis, d)
-        The basis vectors.
+        The basis vectors (None before `fit`).
     kernel : str
         The local kernel.
     gamma : float
@@ -102,6 +127,62 @@ class EMKFeatures(Frozen):
 
     Notes
     -----
+    `fit` learns the basis by stochastic gradient on the CKSVD objective:
+    it minimises, over the basis :math:`Z`, eq. (11) of Bo and
+    Sminchisescu divided by the number of training points,
+
+    .. math::
+
+        R(Z) = \frac{1}{F} \sum_{i=1}^F k(x_i, x_i)
+               - k_Z(x_i)^T (K_{ZZ} + \epsilon I)^{-1} k_Z(x_i),
+
+    the mean squared distance of :math:`\phi(x_i)` to the span of the
+    :math:`\phi(z_j)`, with :math:`\epsilon = 10^{-8}` (relative to the
+    unit diagonal of :math:`K_{ZZ}`) for numerical stability.
+
+    The gradient is analytic. With :math:`A = K_{BZ}` the kernel between
+    a minibatch B (b points) and the basis, :math:`K = K_{ZZ} + \epsilon
+    I`, :math:`Q = A K^{-1}`, :math:`M = 2 Q \circ A` and :math:`N = (Q^T
+    Q) \circ K`, the gradient of :math:`f = \operatorname{tr}(A K^{-1}
+    A^T)` with respect to :math:`z_j` is, for "rbf",
+
+    .. math::
+
+        2\gamma \sum_i M_{ij} (x_i - z_j)
+        - 4\gamma \sum_l N_{jl} (z_l - z_j),
+
+    and for "laplacian" (a subgradient where a coordinate difference is
+    0) :math:`\gamma \sum_i M_{ij} \operatorname{sign}(x_i - z_j) -
+    2\gamma \sum_l N_{jl} \operatorname{sign}(z_l - z_j)`;
+    the minibatch objective is :math:`1 - f / b`. The steps are Adam's
+    (default moments 0.9 and 0.999) with the step
+    ``learning_rate * s / sqrt(1 + 10 t / n_iter)`` at iteration t.
+
+    The objective stored in `objective_` is evaluated exactly on a
+    monitor sample: 4096 random points that the minibatches and the
+    initial basis never use (held out) when there are more than 8192
+    points and at least ``4096 + 4 * n_basis``, otherwise all the
+    points. It is evaluated at the start, every `check_every` iterations
+    and at the end; when it has increased since the last check, the
+    basis goes back to the previous one, the Adam moments restart and
+    the step is halved, so `objective_` never increases.
+
+    Points of any magnitude are fitted: beyond ``2**+-400`` they are
+    scaled by a power of two (exact) to about 1, with `gamma` scaled to
+    give the same kernel values, and the basis scaled back; where the
+    kernel is then numerically constant between distinct points (the
+    scaled gamma beyond ``2**+-600``: the objective is flat) the
+    initial basis is kept.
+
+    The work is ``O(n_iter * (b D d + D^3 + b D^2))``, independent of n
+    beyond the initialisation, in float64 whatever the dtype of the
+    training points. Its matrices are small, so the iterations run the BLAS
+    on one thread (through threadpoolctl when it is installed, else
+    through OpenBLAS's own setting): a multithreaded BLAS gains nothing
+    on them and, on a loaded machine, waits for its threads (5-7 s
+    instead of 0.5 s for 100 iterations on 100000 x 30 points, 200
+    basis vectors, with one other busy core).
+
     Basis vectors closer than the kernel can resolve make :math:`K_{ZZ}`
     nearly singular; the truncation of its spectrum keeps `projection`
     finite, and the inner products are then those of the projection onto the
@@ -122,7 +203,7 @@ class EMKFeatures(Frozen):
     >>> from kernelmaps import EMKFeatures, sum_match_kernel
     >>> rng = np.random.default_rng(0)
     >>> sets = [rng.normal(size=(20, 3)) for _ in range(4)]
-    >>> emk = EMKFeatures.fit(np.vstack(sets), n_basis=40, gamma=0.5, rng=0)
+    >>> emk = EMKFeatures(n_basis=40, gamma=0.5, rng=0).fit(sets)
     >>> emk
     EMKFeatures(n_basis=40, n_features_in=3, kernel='rbf', gamma=0.5)
     >>> F = emk.transform(sets)
@@ -142,164 +223,81 @@ class EMKFeatures(Frozen):
     (4, 840)
     """
 
-    def __init__(self, basis, *, kernel="rbf", gamma=None, objective=None):
-        basis = check_points(basis, "basis").astype(np.float64)
-        kernel = check_choice(kernel, "kernel", _KERNELS)
-        d = basis.shape[1]
-        if d == 0 or basis.shape[0] == 0:
-            raise ValueError(f"basis must be non-empty, got shape {basis.shape}")
-        gamma = _check_gamma(gamma, d)
-        self.basis = basis
-        self.kernel = kernel
-        self.gamma = gamma
-        self.projection = cksvd.projection(basis, kernel, gamma)
-        if objective is None:
-            objective = np.zeros(0)
-        objective = np.array(as_float_array(objective, "objective"),
-                             dtype=np.float64).ravel()
-        if not np.isfinite(objective).all():
-            raise ValueError("objective contains NaN or infinity")
-        self.objective_ = objective
-        self._freeze()
-
-    @classmethod
-    def fit(cls, points, n_basis, *, kernel="rbf", gamma=None, n_iter=300,
-            batch_size=None, learning_rate=0.05, init="sample", check_every=10,
-            rng=None, progress=False):
-        r"""Learn the basis by stochastic gradient on the CKSVD objective.
-
-        Minimises, over the basis :math:`Z`, eq. (11) of Bo and
-        Sminchisescu divided by the number of points,
-
-        .. math::
-
-            R(Z) = \frac{1}{F} \sum_{i=1}^F k(x_i, x_i)
-                   - k_Z(x_i)^T (K_{ZZ} + \epsilon I)^{-1} k_Z(x_i),
-
-        the mean squared distance of :math:`\phi(x_i)` to the span of the
-        :math:`\phi(z_j)`, with :math:`\epsilon = 10^{-8}` (relative to the
-        unit diagonal of :math:`K_{ZZ}`) for numerical stability.
-
-        Parameters
-        ----------
-        points : array_like, shape (n, d), or a collection of sets
-            Training points (the rows of a 2-D array, or pooled from sets as
-            `transform` takes them), e.g. a random sample of local features.
-        n_basis : int
-            Number D of basis vectors, ``1 <= n_basis <= n``.
-        kernel : {"rbf", "laplacian"}, default="rbf"
-            The local kernel.
-        gamma : float, optional
-            Positive kernel parameter; None means ``1 / d``.
-        n_iter : int, default=300
-            Number of minibatch gradient steps (at most 2**31 - 1); 0 keeps
-            the initial basis.
-        batch_size : int, optional
-            Points per minibatch; None means ``max(n_basis, 256)`` (the
-            paper uses D), at most the number of training points.
-        learning_rate : float, default=0.05
-            Initial Adam step, in units of the length scale
-            ``s = min(data scale, kernel scale)`` per coordinate (data
-            scale: the root mean variance of the coordinates; kernel scale:
-            ``1 / sqrt(2 gamma d)`` for "rbf", ``1 / (gamma d)`` for
-            "laplacian").
-        init : {"sample", "kmeans"}, default="sample"
-            Initial basis: distinct points drawn at random, or k-means
-            centres (`scipy.cluster.vq.kmeans2` with k-means++ seeding, run
-            on at most ``max(50 * n_basis, 20000)`` random points).
-        check_every : int, default=10
-            Iterations between two evaluations of the monitor objective.
-        rng : int or numpy.random.Generator, optional
-            Seed or generator for the initial basis, the monitor sample and
-            the minibatches.
-        progress : bool, default=False
-            Show a progress bar over the iterations (needs tqdm).
-
-        Returns
-        -------
-        EMKFeatures
-
-        Notes
-        -----
-        The gradient is analytic. With :math:`A = K_{BZ}` the kernel between
-        a minibatch B (b points) and the basis, :math:`K = K_{ZZ} + \epsilon
-        I`, :math:`Q = A K^{-1}`, :math:`M = 2 Q \circ A` and :math:`N = (Q^T
-        Q) \circ K`, the gradient of :math:`f = \operatorname{tr}(A K^{-1}
-        A^T)` with respect to :math:`z_j` is, for "rbf",
-
-        .. math::
-
-            2\gamma \sum_i M_{ij} (x_i - z_j)
-            - 4\gamma \sum_l N_{jl} (z_l - z_j),
-
-        and for "laplacian" (a subgradient where a coordinate difference is
-        0) :math:`\gamma \sum_i M_{ij} \operatorname{sign}(x_i - z_j) -
-        2\gamma \sum_l N_{jl} \operatorname{sign}(z_l - z_j)`;
-        the minibatch objective is :math:`1 - f / b`. The steps are Adam's
-        (default moments 0.9 and 0.999) with the step
-        ``learning_rate * s / sqrt(1 + 10 t / n_iter)`` at iteration t.
-
-        The objective stored in `objective_` is evaluated exactly on a
-        monitor sample: 4096 random points that the minibatches and the
-        initial basis never use (held out) when there are more than 8192
-        points and at least ``4096 + 4 * n_basis``, otherwise all the
-        points. It is evaluated at the start, every `check_every` iterations
-        and at the end; when it has increased since the last check, the
-        basis goes back to the previous one, the Adam moments restart and
-        the step is halved, so `objective_` never increases.
-
-        Points of any magnitude are fitted: beyond ``2**+-400`` they are
-        scaled by a power of two (exact) to about 1, with `gamma` scaled to
-        give the same kernel values, and the basis scaled back; where the
-        kernel is then numerically constant between distinct points (the
-        scaled gamma beyond ``2**+-600``: the objective is flat) the
-        initial basis is kept.
-
-        The work is ``O(n_iter * (b D d + D^3 + b D^2))``, independent of n
-        beyond the initialisation, in float64 whatever the dtype of
-        `points`. Its matrices are small, so the iterations run the BLAS on
-        one thread (through threadpoolctl when it is installed, else
-        through OpenBLAS's own setting): a multithreaded BLAS gains nothing
-        on them and, on a loaded machine, waits for its threads (5-7 s
-        instead of 0.5 s for 100 iterations on 100000 x 30 points, 200
-        basis vectors, with one other busy core).
-        """
-        points = check_points(points, "points")
-        n, d = points.shape
-        if d == 0:
-            raise ValueError("points have no feature (d == 0)")
-        kernel = check_choice(kernel, "kernel", _KERNELS)
-        gamma = _check_gamma(gamma, d)
-        n_basis = check_scalar(n_basis, "n_basis", kind="int", low=1)
-        if n_basis > n:
-            raise ValueError(
-                f"n_basis={n_basis} exceeds the number of points ({n})"
-            )
-        n_iter = check_scalar(n_iter, "n_iter", kind="int", low=0, high=_MAX_ITER)
+    def __init__(self, n_basis=50, *, kernel="rbf", gamma=None, n_iter=300,
+                 batch_size=None, learning_rate=0.05, init="sample",
+                 check_every=10, rng=None, basis=None):
+        if basis is None and np.ndim(n_basis) > 0:  # EMKFeatures(basis): old
+            warn_deprecated("EMKFeatures(basis) with the basis first",
+                            "EMKFeatures(basis=basis)")
+            n_basis, basis = 50, n_basis
+        self.kernel = check_choice(kernel, "kernel", _KERNELS)
+        self.gamma = (None if gamma is None else
+                      check_scalar(gamma, "gamma", low=0.0, low_inclusive=False))
+        self.n_basis = check_scalar(n_basis, "n_basis", kind="int", low=1)
+        self.n_iter = check_scalar(n_iter, "n_iter", kind="int", low=0,
+                                   high=_MAX_ITER)
         if batch_size is not None:
             batch_size = check_scalar(batch_size, "batch_size", kind="int", low=1)
-        learning_rate = check_scalar(learning_rate, "learning_rate", low=0.0,
-                                     low_inclusive=False)
-        init = check_choice(init, "init", _INITS)
-        check_every = check_scalar(check_every, "check_every", kind="int", low=1)
-        progress = check_progress(progress)
-        rng = check_rng(rng)
+        self.batch_size = batch_size
+        self.learning_rate = check_scalar(learning_rate, "learning_rate", low=0.0,
+                                          low_inclusive=False)
+        self.init = check_choice(init, "init", _INITS)
+        self.check_every = check_scalar(check_every, "check_every", kind="int",
+                                        low=1)
+        self._rng = check_rng(rng)
+        self.basis = self.projection = None
+        self.objective_ = np.zeros(0)
+        if basis is not None:
+            basis = check_points(basis, "basis").astype(np.float64)
+            if basis.shape[1] == 0 or basis.shape[0] == 0:
+                raise ValueError(f"basis must be non-empty, got shape {basis.shape}")
+            self.n_basis = basis.shape[0]
+            vars(self).update(self._state(basis, self._gamma(basis)), _fitted=True)
+        self._freeze()
 
+    def _gamma(self, points):
+        return resolve_gamma(self.gamma, self.kernel, points)
+
+    def _state(self, basis, gamma, objective=None):
+        """The fitted attributes for the basis vectors `basis`."""
+        return {"basis": basis, "gamma": gamma, "_rng": None,
+                "projection": cksvd.projection(basis, self.kernel, gamma),
+                "objective_": np.zeros(0) if objective is None else objective}
+
+    def _fit(self, X, workers, progress):
+        points = check_points(X, "X")
+        n, d = points.shape
+        if d == 0:
+            raise ValueError("X: the points have no feature (d == 0)")
+        if self.n_basis > n:
+            raise ValueError(
+                f"n_basis={self.n_basis} exceeds the number of points of X ({n})"
+            )
+        progress = check_progress(progress)
+        gamma = self._gamma(points)
         basis, objective = cksvd.fit_basis(
-            points.astype(np.float64, copy=False), n_basis, kernel, gamma, n_iter,
-            batch_size, learning_rate, init, check_every, rng, progress)
-        return cls(basis, kernel=kernel, gamma=gamma, objective=objective)
+            points.astype(np.float64, copy=False), self.n_basis, self.kernel, gamma,
+            self.n_iter, self.batch_size, self.learning_rate, self.init,
+            self.check_every, self._rng, progress)
+        return self._state(basis, gamma, objective)
+
+    def _legacy_fit(cls, points, n_basis, *, progress=False, **kwargs):
+        return cls(n_basis, **kwargs).fit(points, progress=progress)
+
+    fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
+                           "{name}(n_basis, ...).fit(X)")
 
     @property
     def n_features_in(self):
-        return self.basis.shape[1]
+        return None if self.basis is None else self.basis.shape[1]
 
     @property
     def n_features_out(self):
-        return self.basis.shape[0]
+        return self.n_basis
 
     @lazy_sets(per_point=("positions",))
-    def transform(self, sets, positions=None, levels=0, *, workers=None):
+    def transform(self, sets, positions=None, levels=0, *, workers=None,
+                  progress=False):
         r"""Set features: the mean of :math:`G k_Z(x)` over each set, or its
         spatial pyramid.
 
@@ -318,6 +316,8 @@ class EMKFeatures(Frozen):
             transform fewer sets at a time).
         workers : int, optional
             Threads; None or -1 means all cores.
+        progress : bool, default=False
+            Show a progress bar over blocks of sets (needs tqdm).
 
         Returns
         -------
@@ -349,6 +349,7 @@ class EMKFeatures(Frozen):
         weighted by their numbers of points (exact up to rounding), so a
         pyramid costs little more than the plain feature.
         """
+        self._check_fitted()
         bags = check_sets(sets, "sets")
         if bags.dim != self.n_features_in:
             raise ValueError(
@@ -422,15 +423,10 @@ class EMKFeatures(Frozen):
         return out.reshape(n_sets, n_cells * D)
 
     def __repr__(self):
-        return (f"EMKFeatures(n_basis={self.n_features_out}, "
-                f"n_features_in={self.n_features_in}, kernel={self.kernel!r}, "
-                f"gamma={self.gamma:.6g})")
-
-
-def _check_gamma(gamma, d):
-    if gamma is None:
-        return 1.0 / d
-    return check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+        gamma = "None" if self.gamma is None else f"{self.gamma:.6g}"
+        width = "" if self.basis is None else f"n_features_in={self.n_features_in}, "
+        return (f"EMKFeatures(n_basis={self.n_features_out}, {width}"
+                f"kernel={self.kernel!r}, gamma={gamma})")
 
 
 def _check_positions(positions, bags):

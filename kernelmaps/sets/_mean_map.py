@@ -1,19 +1,16 @@
 """Exact kernels between sets of vectors: the sum-match (mean map) kernel,
 the maximum mean discrepancy, the MMD kernel, and the median heuristic."""
 
-import math
 
 import numpy as np
-from scipy.spatial.distance import pdist
 
 from .._engine.pair_sums import pair_means, pair_sums, self_sums, set_sums
+from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, point_median_gamma, resolve_gamma
 from .._parallel import check_progress, resolve_workers
 from .._validation import (
     check_bool,
     check_choice,
     check_finite_output,
-    check_points,
-    check_rng,
     check_scalar,
     check_set_pair,
 )
@@ -46,7 +43,9 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
         ``exp(-gamma ||x - y||_1)``, ``<x, y>`` or
         ``(gamma <x, y> + coef0) ** degree``.
     gamma : float, optional
-        Positive kernel parameter; None means ``1 / d``.
+        Positive kernel parameter; None means the median heuristic on `Y`
+        (`X` when `Y` is None) for "rbf" and "laplacian", ``1 / d`` for
+        "polynomial" (see `median_heuristic`).
     degree : int, default=2
         Degree of the polynomial kernel, from 1 to 2**31 - 1.
     coef0 : float, default=1.0
@@ -131,7 +130,9 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     kernel : {"rbf", "laplacian", "linear", "polynomial"}, default="rbf"
         Kernel between points, as in `sum_match_kernel`.
     gamma : float, optional
-        Positive kernel parameter; None means ``1 / d``.
+        Positive kernel parameter; None means the median heuristic on `Y`
+        (`X` when `Y` is None) for "rbf" and "laplacian", ``1 / d`` for
+        "polynomial" (see `median_heuristic`).
     degree : int, default=2
         Degree of the polynomial kernel.
     coef0 : float, default=1.0
@@ -217,7 +218,9 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     Y : sequence of array_like (m_j, d), or Bags, optional
         None means `X` (symmetric result).
     gamma : float, optional
-        Parameter of the point kernel; None means ``1 / d``.
+        Parameter of the point kernel; None means the median heuristic on
+        `Y` (`X` when `Y` is None) for "rbf" and "laplacian", ``1 / d`` for
+        "polynomial" (see `median_heuristic`).
     gamma2 : float, default=1.0
         Positive parameter of the level-2 Gaussian kernel.
     kernel : {"rbf", "laplacian", "linear", "polynomial"}, default="rbf"
@@ -272,28 +275,37 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
         return np.exp(-gamma2 * D2)
 
 
-def median_heuristic(X, *, sample=1000, rng=None):
-    r"""Gaussian kernel parameter from the median squared distance.
+def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
+    r"""Kernel parameter from the median distance between points.
 
     .. math::
 
         \gamma = 1 / \operatorname{median}_{a < b} \|x_a - x_b\|^2
+        \quad \text{("rbf")}, \qquad
+        \gamma = 1 / \operatorname{median}_{a < b} \|x_a - x_b\|_1
+        \quad \text{("laplacian")}
 
     over pairs of distinct points (indices, not values) of a sample of at most
     `sample` points, drawn without replacement. With this `gamma`, the kernel
     ``exp(-gamma ||x - y||^2)`` is ``exp(-1)`` at the median distance. (The
     other common convention, ``sigma`` = median distance in
-    ``exp(-||x - y||^2 / (2 sigma^2))``, is half this value.)
+    ``exp(-||x - y||^2 / (2 sigma^2))``, is half this value.) This is what
+    ``gamma=None`` means throughout the package, on the training data
+    (see the user guide, "Conventions").
 
     Parameters
     ----------
     X : array_like (n, d), or sequence of array_like (n_i, d), or Bags
         Points: the rows of a 2-D array, or the pooled points of all sets.
+    kernel : {"rbf", "laplacian"}, default="rbf"
+        The kernel whose distance is taken: squared Euclidean, or L1.
     sample : int or None, default=1000
         Number of points to draw (at least 2); None uses all points, with
         ``O(n^2)`` memory.
-    rng : int, numpy.random.Generator or None
-        Seed or generator for the sample; unused when every point is taken.
+    rng : int, numpy.random.Generator or None, default=0
+        Seed or generator for the sample; the fixed default seed gives the
+        same value on every call, None a fresh sample each time. Unused
+        when every point is taken.
 
     Returns
     -------
@@ -308,8 +320,11 @@ def median_heuristic(X, *, sample=1000, rng=None):
     References
     ----------
     .. [1] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
-       Classification", section 5 ("median trick").
-    .. [2] A. Gretton et al., "A Kernel Two-Sample Test", JMLR 13, 2012.
+       Classification", European Conference on Artificial Intelligence
+       (ECAI), 2016, section 5 ("median trick").
+    .. [2] A. Gretton, K. Borgwardt, M. Rasch, B. Schoelkopf and A. Smola,
+       "A Kernel Two-Sample Test", Journal of Machine Learning Research 13,
+       2012.
 
     Examples
     --------
@@ -317,37 +332,11 @@ def median_heuristic(X, *, sample=1000, rng=None):
     >>> from kernelmaps import median_heuristic
     >>> median_heuristic(np.array([[0.0], [1.0], [3.0]]))  # pairs: 1, 9, 4
     0.25
+    >>> median_heuristic(np.array([[0.0], [1.0], [3.0]]), kernel="laplacian")
+    0.5
     """
-    points = check_points(X, "X")
-    n = points.shape[0]
-    if sample is not None:
-        sample = check_scalar(sample, "sample", kind="int", low=2)
-    generator = check_rng(rng)  # checked even when every point is taken
-    if n < 2:
-        raise ValueError(f"X must hold at least 2 points, got {n}")
-    if sample is not None and n > sample:
-        points = points[np.sort(generator.choice(n, size=sample, replace=False))]
-    # Squared distances of the points scaled by a power of two (exact) to a
-    # largest magnitude of about 2**480: they neither overflow nor
-    # underflow; gamma is then scaled back.
-    top = float(np.abs(points).max())
-    exponent = 480 - math.frexp(top)[1] if top > 0 else 0
-    scaled = np.ldexp(points.astype(np.float64), exponent)
-    median = float(np.median(pdist(scaled, "sqeuclidean")))
-    if not median > 0:
-        raise ValueError(
-            "the median squared distance between points of X is 0 (most of them "
-            "coincide); choose gamma by hand"
-        )
-    with np.errstate(over="ignore", under="ignore"):
-        gamma = float(np.ldexp(1.0 / median, 2 * exponent))
-    if not np.finfo(np.float64).tiny <= gamma < math.inf:
-        raise ValueError(
-            f"gamma = 1 / median squared distance of X = 2**"
-            f"{2 * exponent - math.log2(median):.0f} is beyond the float64 range: "
-            f"scale X to magnitudes nearer 1"
-        )
-    return gamma
+    kernel = check_choice(kernel, "kernel", ("rbf", "laplacian"))
+    return point_median_gamma(X, kernel=kernel, sample=sample, rng=rng)
 
 
 def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1):
@@ -355,9 +344,7 @@ def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1):
     parameters (gamma resolved)."""
     X, Y = check_set_pair(X, Y, min_size=min_size)
     kernel = check_choice(kernel, "kernel", _KERNELS)
-    if gamma is None:
-        gamma = 1.0 / X.dim
-    gamma = check_scalar(gamma, "gamma", low=0, low_inclusive=False)
+    gamma = resolve_gamma(gamma, kernel, X if Y is None else Y)
     # The engine takes a C int; larger degrees overflow any data but 0 and 1.
     degree = check_scalar(degree, "degree", kind="int", low=1, high=2**31 - 1)
     coef0 = check_scalar(coef0, "coef0")

@@ -1,16 +1,21 @@
 """Random Fourier features of points and of sets: RFF, RDF (also EMK-Fourier)
 and DRDF."""
 
+import copy
+import functools
 import math
 
 import numpy as np
+import scipy.sparse
 
 from .._bags import Bags
 from .._dask import lazy_rows, lazy_sets
+from .._deprecation import warn_deprecated
 from .._draws import draw_fourier
 from .._engine.layout import max_abs
-from .._engine.set_means import set_means
-from .._frozen import Frozen
+from .._engine.set_means import csr_cos, set_means
+from .._frozen import FeatureMap
+from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, resolve_gamma
 from .._parallel import resolve_workers
 from .._probes import as_float_array
 from .._validation import (
@@ -18,6 +23,7 @@ from .._validation import (
     check_fourier_range,
     check_points,
     check_rng,
+    check_rows,
     check_scalar,
     check_sets,
     check_size,
@@ -40,53 +46,99 @@ def _check_width(name, width, dim):
         )
 
 
-class _Fourier(Frozen):
-    """Frequencies and phases drawn for a shift-invariant kernel."""
+class _Fourier(FeatureMap):
+    """Frequencies and phases, drawn by `fit` for a shift-invariant kernel
+    of the scale `gamma` (None: the median heuristic on the training
+    points)."""
 
-    def __init__(self, dim, n_components, *, kernel, gamma, rng):
-        dim = check_scalar(dim, "dim", kind="int", low=1)
-        n_components = check_scalar(n_components, "n_components", kind="int", low=1)
+    def __init__(self, n_components, *, kernel, gamma, rng):
+        self._n_components = check_scalar(n_components, "n_components",
+                                          kind="int", low=1)
         self.kernel = check_choice(kernel, "kernel", _KERNELS)
-        check_size(dim=dim, n_components=n_components)  # first: 1 / dim below
-        if gamma is None:
-            gamma = 1.0 / dim
-        self.gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+        self.gamma = (None if gamma is None else
+                      check_scalar(gamma, "gamma", low=0.0, low_inclusive=False))
+        self._rng = check_rng(rng)
+        self.weights = self.offsets = None
+        self._freeze()
+
+    def _legacy_init(self, dim, gamma):
+        """Fit at construction, as ``Map(dim, n_components, ...)`` did."""
+        dim = check_scalar(dim, "dim", kind="int", low=1)
+        check_size(dim=dim, n_components=self._n_components)
+        gamma = 1.0 / dim if gamma is None else check_scalar(
+            gamma, "gamma", low=0.0, low_inclusive=False)
+        self._set_state(self._draw_state(dim, gamma))
+
+    def _draw_state(self, dim, gamma=None):
+        """The fitted attributes: W and b drawn for `dim` features."""
+        gamma = self.gamma if gamma is None else gamma
+        check_size(dim=dim, n_components=self._n_components)
         with np.errstate(over="ignore", invalid="ignore"):  # checked below
-            self.weights, self.offsets, self._draw = draw_fourier(
-                dim, n_components, self.kernel, self.gamma, check_rng(rng))
-            self._weight_norm = float(np.abs(self.weights).sum(axis=0).max())
-        if not np.isfinite(self.weights).all():
+            weights, offsets, draw = draw_fourier(
+                dim, self._n_components, self.kernel, gamma, self._rng)
+            weight_norm = float(np.abs(weights).sum(axis=0).max())
+        if not np.isfinite(weights).all():
             raise ValueError(
-                f"gamma={self.gamma!r} is too large: the random frequencies "
+                f"gamma={gamma!r} is too large: the random frequencies "
                 f"overflow float64"
             )
-        self._freeze()
+        return {"gamma": gamma, "weights": weights, "offsets": offsets,
+                "_draw": draw, "_weight_norm": weight_norm, "_rng": None}
 
     @property
     def n_features_in(self):
-        """Dimension of the points, ``dim``."""
-        return self.weights.shape[0]
+        """Dimension d of the points (None before `fit`)."""
+        return None if self.weights is None else self.weights.shape[0]
 
     @property
     def n_features_out(self):
         """Number t of random features."""
-        return self.weights.shape[1]
+        return self._n_components
 
     def _means(self, bags, workers, name="X"):
         """sqrt(2/t) times the mean of cos(x W + b) over each set."""
-        top = max_abs(bags.points)
-        norm = getattr(self, "_weight_norm", None)  # None: pickled before it
-        if norm is None:
-            norm = float(np.abs(self.weights).sum(axis=0).max())
-        check_fourier_range(top, norm, bags.dtype, name)
+        check_fourier_range(max_abs(bags.points), self._norm(), bags.dtype, name)
         return set_means(bags, self.weights, self.offsets, kind="cos",
                          scale=math.sqrt(2.0 / self.n_features_out),
                          n_threads=resolve_workers(workers))
 
+    def _norm(self):
+        norm = getattr(self, "_weight_norm", None)  # None: pickled before it
+        if norm is None:
+            norm = float(np.abs(self.weights).sum(axis=0).max())
+        return norm
+
     def __repr__(self):
-        return (f"{type(self).__name__}(dim={self.n_features_in}, "
-                f"n_components={self.n_features_out}, kernel={self.kernel!r}, "
-                f"gamma={self.gamma:.6g})")
+        gamma = "None" if self.gamma is None else f"{self.gamma:.6g}"
+        dim = "" if self.weights is None else f"dim={self.n_features_in}, "
+        return (f"{type(self).__name__}({dim}n_components={self.n_features_out}, "
+                f"kernel={self.kernel!r}, gamma={gamma})")
+
+
+def _legacy_dim_first(n_old, old_gamma):
+    """Decorate ``__init__(self, n_components..., *, gamma, ...)`` of a
+    random map so that the old call with the dimension first
+    (``Map(dim, n_components, ...)``, `n_old` positional arguments, or
+    ``dim=``), which drew the map at once, still does so, with a
+    deprecation warning. `old_gamma(dim)` is the old default gamma."""
+
+    def decorate(init):
+        @functools.wraps(init)
+        def __init__(self, *args, **kwargs):
+            if len(args) < n_old and "dim" not in kwargs:
+                return init(self, *args, **kwargs)
+            dim, args = (kwargs.pop("dim"), args) if "dim" in kwargs else (
+                args[0], args[1:])
+            name = type(self).__name__
+            warn_deprecated(f"{name}(dim, n_components, ...)",
+                            f"{name}(n_components, ...).fit(X)")
+            init(self, *args, **kwargs)
+            gamma = kwargs["gamma"] if "gamma" in kwargs else old_gamma(dim)
+            self._legacy_init(dim, gamma)
+
+        return __init__
+
+    return decorate
 
 
 class RandomFourierFeatures(_Fourier):
@@ -104,27 +156,30 @@ class RandomFourierFeatures(_Fourier):
     :math:`\exp(-\gamma \|x - y\|_1)`. The error of the inner products is
     :math:`O(t^{-1/2})`.
 
+    `fit` draws W and b for the width of the training data (and, with
+    ``gamma=None``, takes the median heuristic on them).
+
     Parameters
     ----------
-    dim : int
-        Dimension d of the points.
-    n_components : int
+    n_components : int, default=100
         Number t of features.
     kernel : {"rbf", "laplacian"}, default="rbf"
-    gamma : float or None, default=1.0
-        Positive scale of the kernel; None means ``1 / dim`` (as in
-        `RandomDistributionFeatures` and `sum_match_kernel`).
+    gamma : float, optional
+        Positive scale of the kernel; None means `median_heuristic` of the
+        training points (with its fixed seed), computed by `fit`.
     rng : int or numpy.random.Generator, optional
-        Seed or generator for W and b; the same seed gives the same map.
+        Seed or generator for W and b, drawn by `fit`; the same seed gives
+        the same map.
 
     Attributes
     ----------
-    weights : ndarray, shape (dim, n_components)
-        The frequencies W (read-only).
+    weights : ndarray, shape (d, n_components)
+        The frequencies W (read-only; None before `fit`).
     offsets : ndarray, shape (n_components,)
         The phases b (read-only).
-    kernel, gamma
-    n_features_in, n_features_out
+    gamma : float
+        The scale (after `fit`, the value used).
+    kernel, n_features_in, n_features_out
 
     See Also
     --------
@@ -133,7 +188,9 @@ class RandomFourierFeatures(_Fourier):
     Notes
     -----
     `transform` computes :math:`xW + b` and the cosine in one pass over tiles
-    of points and columns (SIMD, OpenMP): float32 input stays float32.
+    of points and columns (SIMD, OpenMP): float32 input stays float32. A
+    sparse (CSR) `X` is taken as it is: its non-zeros times the rows of W,
+    summed in float64 (the output is dense).
     A `gamma` so large that the frequencies overflow float64, and points so
     large that :math:`xW` could overflow the dtype of `X`, raise a
     ValueError (as in `RandomDistributionFeatures`).
@@ -148,7 +205,7 @@ class RandomFourierFeatures(_Fourier):
     >>> import numpy as np
     >>> from kernelmaps import RandomFourierFeatures
     >>> X = np.random.default_rng(0).normal(size=(40, 3))
-    >>> rff = RandomFourierFeatures(3, 5000, gamma=0.5, rng=0)
+    >>> rff = RandomFourierFeatures(5000, gamma=0.5, rng=0).fit(X)
     >>> Z = rff.transform(X)
     >>> Z.shape
     (40, 5000)
@@ -157,32 +214,67 @@ class RandomFourierFeatures(_Fourier):
     True
     """
 
-    def __init__(self, dim, n_components, *, kernel="rbf", gamma=1.0, rng=None):
-        super().__init__(dim, n_components, kernel=kernel, gamma=gamma, rng=rng)
+    @_legacy_dim_first(2, lambda dim: 1.0)
+    def __init__(self, n_components=100, *, kernel="rbf", gamma=None, rng=None):
+        super().__init__(n_components, kernel=kernel, gamma=gamma, rng=rng)
+
+    def _fit(self, X, workers, progress):
+        X = _check_vectors(X)
+        gamma = resolve_gamma(self.gamma, self.kernel, lambda: _gamma_sample(X))
+        return self._draw_state(X.shape[1], gamma)
 
     @lazy_rows
-    def transform(self, X, *, workers=None):
+    def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 
         Parameters
         ----------
-        X : array_like, shape (n, dim)
+        X : array_like or sparse matrix, shape (n, d)
             Points, one per row.
         workers : int, optional
             Threads; None or -1 means all cores.
+        progress : bool, default=False
+            Show a progress bar over blocks of rows (needs tqdm).
 
         Returns
         -------
         Z : ndarray, shape (n, n_components)
             In the dtype of `X` (float32 or float64).
         """
-        X = as_float_array(X, "X")  # ragged or sparse X: an error naming X
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (n, dim), got shape {X.shape}")
-        points = check_points(X, "X")
-        _check_width("X", points.shape[1], self.n_features_in)
+        self._check_fitted()
+        X = _check_vectors(X)
+        _check_width("X", X.shape[1], self.n_features_in)
+        if scipy.sparse.issparse(X):
+            check_fourier_range(max_abs(X.data), self._norm(), X.dtype, "X")
+            return csr_cos(X, self.weights, self.offsets,
+                           scale=math.sqrt(2.0 / self.n_features_out),
+                           n_threads=resolve_workers(workers))
         # Each point is a set of its own.
-        return self._means(Bags(points, np.arange(points.shape[0] + 1)), workers)
+        return self._means(Bags(X, np.arange(X.shape[0] + 1)), workers)
+
+
+def _check_vectors(X):
+    """The points of `X`, a 2-D array or a sparse matrix (then CSR)."""
+    if scipy.sparse.issparse(X):
+        return check_rows(X, "X")
+    X = as_float_array(X, "X")  # ragged X: an error naming X
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n, d), got shape {X.shape}")
+    return check_points(X, "X")
+
+
+def _gamma_sample(X):
+    """Dense points for the median heuristic: `X`, or for a sparse `X` a
+    sample of its rows (the heuristic's own sample size)."""
+    if not scipy.sparse.issparse(X):
+        return X
+    rows = X.shape[0]
+    if rows > MEDIAN_SAMPLE:
+        keep = np.random.default_rng(MEDIAN_SEED).choice(rows, MEDIAN_SAMPLE,
+                                                         replace=False)
+        X = X[np.sort(keep)]
+    check_size(rows=X.shape[0], d=X.shape[1])
+    return X.toarray()
 
 
 class RandomDistributionFeatures(_Fourier):
@@ -202,26 +294,30 @@ class RandomDistributionFeatures(_Fourier):
     of the distributions the sets are drawn from ([1]_, Theorem 1) and
     :math:`O(t^{-1/2})` against the kernels of the sets themselves.
 
+    `fit` draws the frequencies for the width of the training sets (and,
+    with ``gamma=None``, takes the median heuristic on their points).
+
     Parameters
     ----------
-    dim : int
-        Dimension d of the points.
-    n_components : int
+    n_components : int, default=100
         Number t of features.
     gamma : float, optional
-        Positive scale of the point kernel; None means ``1 / dim`` (as in
-        `sum_match_kernel`).
+        Positive scale of the point kernel; None means `median_heuristic`
+        of the pooled training points (with its fixed seed), computed by
+        `fit`, as in `sum_match_kernel`.
     kernel : {"rbf", "laplacian"}, default="rbf"
         The point kernel (see `RandomFourierFeatures`).
     rng : int or numpy.random.Generator, optional
-        Seed or generator; the same seed gives the same map.
+        Seed or generator, used by `fit`; the same seed gives the same map.
 
     Attributes
     ----------
-    weights : ndarray, shape (dim, n_components)
+    weights : ndarray, shape (d, n_components)
+        The frequencies (None before `fit`).
     offsets : ndarray, shape (n_components,)
-    kernel, gamma
-    n_features_in, n_features_out
+    gamma : float
+        The scale (after `fit`, the value used).
+    kernel, n_features_in, n_features_out
 
     See Also
     --------
@@ -250,8 +346,8 @@ class RandomDistributionFeatures(_Fourier):
     >>> from kernelmaps import RandomDistributionFeatures, sum_match_kernel
     >>> rng = np.random.default_rng(0)
     >>> sets = [rng.normal(loc=i % 3, size=(50, 2)) for i in range(6)]
-    >>> rdf = RandomDistributionFeatures(2, 4000, gamma=0.5, rng=0)
-    >>> F = rdf.transform(sets)
+    >>> rdf = RandomDistributionFeatures(4000, gamma=0.5, rng=0)
+    >>> F = rdf.fit_transform(sets)
     >>> F.shape
     (6, 4000)
     >>> K = sum_match_kernel(sets, gamma=0.5)
@@ -259,31 +355,40 @@ class RandomDistributionFeatures(_Fourier):
     True
     """
 
-    def __init__(self, dim, n_components, *, gamma=None, kernel="rbf", rng=None):
-        super().__init__(dim, n_components, kernel=kernel, gamma=gamma, rng=rng)
+    @_legacy_dim_first(2, lambda dim: None)
+    def __init__(self, n_components=100, *, gamma=None, kernel="rbf", rng=None):
+        super().__init__(n_components, kernel=kernel, gamma=gamma, rng=rng)
+
+    def _fit(self, X, workers, progress):
+        bags = check_sets(X, "X")
+        return self._draw_state(bags.dim, resolve_gamma(self.gamma, self.kernel,
+                                                        bags))
 
     @lazy_sets()
-    def transform(self, X, *, workers=None):
+    def transform(self, X, *, workers=None, progress=False):
         """Features of the sets of `X`.
 
         Parameters
         ----------
-        X : sequence of array_like of shape (n_i, dim), or Bags
+        X : sequence of array_like of shape (n_i, d), or Bags
             The sets.
         workers : int, optional
             Threads; None or -1 means all cores.
+        progress : bool, default=False
+            Show a progress bar over blocks of sets (needs tqdm).
 
         Returns
         -------
         F : ndarray, shape (len(X), n_components)
             In the dtype of the points (float32 or float64).
         """
+        self._check_fitted()
         bags = check_sets(X, "X")
         _check_width("X", bags.dim, self.n_features_in)
         return self._means(bags, workers)
 
 
-class DoublyRandomDistributionFeatures(Frozen):
+class DoublyRandomDistributionFeatures(FeatureMap):
     r"""Doubly randomized distribution features (DRDF) [1]_: random Fourier
     features of the RDF vectors, approximating `mmd_kernel`.
 
@@ -297,30 +402,32 @@ class DoublyRandomDistributionFeatures(Frozen):
         \Psi(X_i) \cdot \Psi(Y_j) \approx
         \exp(-\gamma_2\, \mathrm{MMD}^2(X_i, Y_j)).
 
+    `fit` fits the first level on the training sets, then draws the second.
+
     Parameters
     ----------
-    dim : int
-        Dimension d of the points.
-    n_components : int
+    n_components : int, default=100
         Number t of first-level (RDF) features.
-    n_components2 : int
+    n_components2 : int, default=100
         Number t2 of output features.
     gamma : float, optional
-        Scale of the point kernel; None means ``1 / dim``.
+        Scale of the point kernel; None means `median_heuristic` of the
+        pooled training points (as in `RandomDistributionFeatures`).
     gamma2 : float or None, default=1.0
-        Scale of the level-2 Gaussian kernel; None means
-        ``1 / n_components``, the default of the second level, a
-        `RandomFourierFeatures` of the ``n_components`` RDF features.
+        Scale of the level-2 Gaussian kernel (as in `mmd_kernel`); None
+        means the median heuristic on the RDF features of the training
+        sets (their squared distances approximate the squared MMDs).
     rng : int or numpy.random.Generator, optional
-        Seed or generator; the first level is drawn first.
+        Seed or generator, used by `fit`; the first level is drawn first.
 
     Attributes
     ----------
     rdf : RandomDistributionFeatures
-        The first level.
+        The first level (fitted by `fit`).
     rff : RandomFourierFeatures
         The second level, of dimension ``n_components``.
-    gamma, gamma2
+    gamma, gamma2 : float
+        The scales used (after `fit`).
     n_features_in, n_features_out
 
     See Also
@@ -339,9 +446,9 @@ class DoublyRandomDistributionFeatures(Frozen):
     >>> from kernelmaps import DoublyRandomDistributionFeatures, mmd_kernel
     >>> rng = np.random.default_rng(0)
     >>> sets = [rng.normal(loc=i % 3, size=(50, 2)) for i in range(6)]
-    >>> drdf = DoublyRandomDistributionFeatures(2, 4000, 4000, gamma=0.5,
+    >>> drdf = DoublyRandomDistributionFeatures(4000, 4000, gamma=0.5,
     ...                                         gamma2=2.0, rng=0)
-    >>> F = drdf.transform(sets)
+    >>> F = drdf.fit_transform(sets)
     >>> F.shape
     (6, 4000)
     >>> K = mmd_kernel(sets, gamma=0.5, gamma2=2.0)
@@ -349,55 +456,90 @@ class DoublyRandomDistributionFeatures(Frozen):
     True
     """
 
-    def __init__(self, dim, n_components, n_components2, *, gamma=None,
+    @_legacy_dim_first(3, lambda dim: None)
+    def __init__(self, n_components=100, n_components2=100, *, gamma=None,
                  gamma2=1.0, rng=None):
         # The second level's parameters, named as here (the first level
-        # checks dim, n_components and gamma).
+        # checks n_components and gamma).
         n_components2 = check_scalar(n_components2, "n_components2", kind="int",
                                      low=1)
         if gamma2 is not None:
             gamma2 = check_scalar(gamma2, "gamma2", low=0.0, low_inclusive=False)
-        n_components = check_scalar(n_components, "n_components", kind="int",
-                                    low=1)
-        check_size(n_components=n_components, n_components2=n_components2)
         rng = check_rng(rng)
-        self.rdf = RandomDistributionFeatures(dim, n_components, gamma=gamma,
-                                              rng=rng)
-        try:
-            self.rff = RandomFourierFeatures(n_components, n_components2,
-                                             gamma=gamma2, rng=rng)
-        except ValueError:  # the only one left: frequencies that overflow
-            raise ValueError(
-                f"gamma2={gamma2!r} is too large: the random frequencies of the "
-                f"second level overflow float64"
-            ) from None
+        self.rdf = RandomDistributionFeatures(n_components, gamma=gamma, rng=rng)
+        self.rff = RandomFourierFeatures(n_components2, gamma=gamma2, rng=rng)
         self._freeze()
+
+    def _fit(self, X, workers, progress):
+        rdf = copy.copy(self.rdf).fit(X)
+        check_size(n_components=rdf.n_features_out,
+                   n_components2=self.rff.n_features_out)
+        if self.rff.gamma is None:
+            F = rdf.transform(X, workers=workers)
+            gamma2 = resolve_gamma(None, "rbf", F)
+        else:
+            gamma2 = self.rff.gamma
+        return {"rdf": rdf, "rff": _second_level(self.rff, rdf.n_features_out,
+                                                 gamma2)}
+
+    def _legacy_init(self, dim, gamma):
+        """Fit at construction, as ``Map(dim, n_components, n_components2,
+        ...)`` did (gamma2=None was ``1 / n_components`` then)."""
+        self.rdf._legacy_init(dim, gamma)
+        t = self.rdf.n_features_out
+        gamma2 = 1.0 / t if self.rff.gamma is None else self.rff.gamma
+        self._set_state({"rff": _second_level(self.rff, t, gamma2)})
 
     @property
     def gamma(self):
+        """Scale of the point kernel."""
         return self.rdf.gamma
 
     @property
     def gamma2(self):
+        """Scale of the level-2 Gaussian kernel."""
         return self.rff.gamma
 
     @property
     def n_features_in(self):
+        """Dimension d of the points (None before `fit`)."""
         return self.rdf.n_features_in
 
     @property
     def n_features_out(self):
+        """Number t2 of output features."""
         return self.rff.n_features_out
 
     @lazy_sets()
-    def transform(self, X, *, workers=None):
+    def transform(self, X, *, workers=None, progress=False):
         """Features of the sets of `X`, shape (len(X), n_components2), in
-        the dtype of the points (see `RandomDistributionFeatures.transform`)."""
+        the dtype of the points (see `RandomDistributionFeatures.transform`).
+        `progress` shows a progress bar over blocks of sets (needs tqdm)."""
+        self._check_fitted()
         return self.rff.transform(self.rdf.transform(X, workers=workers),
                                   workers=workers)
 
     def __repr__(self):
-        return (f"DoublyRandomDistributionFeatures(dim={self.n_features_in}, "
+        def number(g):
+            return "None" if g is None else f"{g:.6g}"
+
+        dim = "" if self.n_features_in is None else f"dim={self.n_features_in}, "
+        return (f"DoublyRandomDistributionFeatures({dim}"
                 f"n_components={self.rdf.n_features_out}, "
-                f"n_components2={self.n_features_out}, gamma={self.gamma:.6g}, "
-                f"gamma2={self.gamma2:.6g})")
+                f"n_components2={self.n_features_out}, gamma={number(self.gamma)}, "
+                f"gamma2={number(self.gamma2)})")
+
+
+def _second_level(rff, width, gamma2):
+    """A fitted copy of the unfitted second level `rff` of a DRDF, drawn for
+    `width` first-level features."""
+    rff = copy.copy(rff)
+    try:
+        state = rff._draw_state(width, gamma2)
+    except ValueError:  # the only one left: frequencies that overflow
+        raise ValueError(
+            f"gamma2={gamma2!r} is too large: the random frequencies of the "
+            f"second level overflow float64"
+        ) from None
+    rff._set_state(state)
+    return rff

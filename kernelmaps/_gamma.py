@@ -1,0 +1,99 @@
+"""The one rule for the default kernel scale ``gamma`` of the package.
+
+``gamma=None`` means the median heuristic with a fixed seed (`point_median_gamma`)
+on the data that define the kernel: the training data given to `fit`, for a
+map or an estimator; for a kernel function ``f(X, Y)``, the collection `Y`
+whose kernel is extended (X when Y is None), so that ``f(X_train)`` and
+``f(X_test, X_train)`` use the same value. It applies to the distance
+kernels ("rbf", "laplacian"); the scale of an inner product ("polynomial")
+stays ``1 / d``, as in scikit-learn. doc/user_guide/conventions.rst says
+this to users.
+"""
+
+import math
+
+import numpy as np
+from scipy.spatial.distance import pdist
+
+from ._validation import check_points, check_rng, check_scalar
+
+__all__ = ["MEDIAN_SAMPLE", "MEDIAN_SEED", "point_median_gamma", "resolve_gamma"]
+
+# The default sample of the median heuristic, and its fixed seed: the same
+# data give the same gamma on every call.
+MEDIAN_SAMPLE = 1000
+MEDIAN_SEED = 0
+
+# The distance each distance kernel is a function of.
+_METRICS = {"rbf": "sqeuclidean", "laplacian": "cityblock"}
+
+
+def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED,
+                 name="X", degenerate="raise"):
+    """``1 / median`` of the distances of the kernel (squared Euclidean
+    for "rbf", L1 for "laplacian") between distinct points of a sample of
+    `X` (points, or the pooled points of sets); see `median_heuristic`.
+
+    With ``degenerate="fallback"``, data where the heuristic is undefined
+    do not raise: when most sampled pairs coincide the median is over the
+    distinct pairs, and with fewer than 2 distinct points gamma is 1 (the
+    kernel is then constant on the data, whatever gamma)."""
+    fallback = degenerate == "fallback"
+    points = check_points(X, name)
+    n = points.shape[0]
+    if sample is not None:
+        sample = check_scalar(sample, "sample", kind="int", low=2)
+    generator = check_rng(rng)  # checked even when every point is taken
+    if n < 2 and fallback:
+        return 1.0
+    if n < 2:
+        raise ValueError(
+            f"{name} must hold at least 2 points for the median heuristic, "
+            f"got {n}; give gamma"
+        )
+    if sample is not None and n > sample:
+        points = points[np.sort(generator.choice(n, size=sample, replace=False))]
+    # Distances of the points scaled by a power of two (exact) to a largest
+    # magnitude of about 2**480: they neither overflow nor underflow; gamma
+    # is then scaled back (squared distances scale by its square).
+    top = float(np.abs(points).max())
+    exponent = 480 - math.frexp(top)[1] if top > 0 else 0
+    scaled = np.ldexp(points.astype(np.float64), exponent)
+    distances = pdist(scaled, _METRICS[kernel])
+    median = float(np.median(distances))
+    if not median > 0 and fallback:
+        distances = distances[distances > 0]
+        if distances.size == 0:
+            return 1.0
+        median = float(np.median(distances))
+    if not median > 0:
+        raise ValueError(
+            f"the median distance between points of {name} is 0 (most of them "
+            f"coincide); give gamma"
+        )
+    power = 2 if kernel == "rbf" else 1
+    with np.errstate(over="ignore", under="ignore"):
+        gamma = float(np.ldexp(1.0 / median, power * exponent))
+    if not np.finfo(np.float64).tiny <= gamma < math.inf:
+        raise ValueError(
+            f"gamma = 1 / median distance of {name} = 2**"
+            f"{power * exponent - math.log2(median):.0f} is beyond the float64 "
+            f"range: scale {name} to magnitudes nearer 1"
+        )
+    return gamma
+
+
+def resolve_gamma(gamma, kernel, reference, name="gamma"):
+    """`gamma` checked (positive, finite), or for None the package's
+    default: `point_median_gamma` of `reference` (points, sets or a callable
+    returning them, called only then) for "rbf" and "laplacian", and
+    ``1 / d`` for the other kernels (`reference` then gives d through
+    its ``shape[1]`` or ``dim``)."""
+    if gamma is not None:
+        return check_scalar(gamma, name, low=0, low_inclusive=False)
+    if callable(reference):
+        reference = reference()
+    if kernel in _METRICS:
+        return point_median_gamma(reference, kernel=kernel, degenerate="fallback")
+    d = reference.dim if hasattr(reference, "dim") else reference.shape[1]
+    return 1.0 / d
