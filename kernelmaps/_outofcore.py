@@ -291,7 +291,7 @@ def _features(fmap, X, width, name="X"):
 
 def _check_maps(feature_maps, name):
     if feature_maps is None or hasattr(feature_maps, "transform"):
-        return (feature_maps,)
+        return (_check_fitted(feature_maps, name),)
     try:
         maps = tuple(feature_maps)
     except TypeError:
@@ -305,7 +305,18 @@ def _check_maps(feature_maps, name):
         if not hasattr(f, "transform"):
             raise TypeError(f"{name}[{i}] has no transform method: "
                             f"{type(f).__name__}")
+        _check_fitted(f, f"{name}[{i}]")
     return maps
+
+
+def _check_fitted(feature_map, name):
+    """`feature_map`, refused when it is a kernelmaps map not fitted yet."""
+    if not getattr(feature_map, "is_fitted", True):
+        raise ValueError(
+            f"{name} is not fitted: fit it first on training rows (e.g. on the "
+            f"first block: {type(feature_map).__name__}(...).fit(X_block))"
+        )
+    return feature_map
 
 
 def _check_n_components(n_components, width, name):
@@ -478,7 +489,7 @@ def rf_pca(chunks, feature_map, n_components, *, y=None, progress=False):
     >>> from kernelmaps import ExpChi2Features, rf_pca
     >>> rng = np.random.default_rng(0)
     >>> X = rng.dirichlet(np.ones(20), size=3000)
-    >>> fmap = ExpChi2Features.fit(X[:500], 200, rng=0)
+    >>> fmap = ExpChi2Features(200, rng=0).fit(X[:500])
     >>> blocks = (X[i:i + 1000] for i in range(0, 3000, 1000))
     >>> pca = rf_pca(blocks, fmap, 10)
     >>> pca.components_.shape, pca.transform(X[:5]).shape
@@ -734,7 +745,7 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-3, 3, size=(4000, 1))
     >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=4000)
-    >>> fmap = RandomFourierFeatures(1, 100, gamma=0.5, rng=0)
+    >>> fmap = RandomFourierFeatures(100, gamma=0.5, rng=0).fit(X[:1000])
     >>> model = rf_ridge([X[:2000], X[2000:]], [y[:2000], y[2000:]], fmap, 20,
     ...                  alpha=1e-3)
     >>> grid = np.linspace(-2, 2, 5)[:, None]

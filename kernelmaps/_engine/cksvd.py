@@ -68,7 +68,7 @@ def unit_scale(X, Z, kernel, gamma):
 def fit_basis(X, n_basis, kernel, gamma, n_iter, batch_size, learning_rate, init,
               check_every, rng, progress):
     """The learned basis (n_basis, d) of the rows of X (float64) and the
-    objective at each check; the arguments are those of EMKFeatures.fit,
+    objective at each check; the arguments are those of EMKFeatures,
     validated (`rng` a Generator, `batch_size` None or an int).
 
     Points beyond ``2**+-_RANGE`` are fitted at a unit scale (`unit_scale`)
