@@ -46,7 +46,7 @@ def block(annfm, j):
 @pytest.mark.parametrize("anchors", ["uniform", "kmeans"])
 def test_exact_factorisation_at_full_energy(kernel, anchors):
     X = digits_like(100, seed=1)[:, :6]
-    annfm = AnchorMap.fit(X, kernel, n_anchors=12, anchors=anchors, energy=1.0)
+    annfm = AnchorMap(kernel, n_anchors=12, anchors=anchors, energy=1.0).fit(X)
     for j in range(6):
         a = annfm.anchors[j]
         assert a[0] == 0 and (np.diff(a) > 0).all()
@@ -61,7 +61,7 @@ def test_exact_factorisation_at_full_energy(kernel, anchors):
 
 def test_uniform_anchors_and_kmeans_optimality():
     X = digits_like(300, seed=2)
-    uniform = AnchorMap.fit(X, "chi2", n_anchors=9)
+    uniform = AnchorMap("chi2", n_anchors=9).fit(X)
     top = X.max(axis=0)
     assert_allclose(uniform.anchors, top[:, None] * np.linspace(0, 1, 9), rtol=1e-15)
     # 1-D k-means by dynamic programming: no assignment of 4 clusters to the
@@ -112,8 +112,8 @@ def reference_transform(annfm, X):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_lookup_matches_reference(anchors, n_neighbors, dtype):
     X = digits_like(40, seed=4)[:, :10]
-    annfm = AnchorMap.fit(X, "chi2", 7, anchors=anchors, n_neighbors=n_neighbors,
-                          weights="distance")
+    annfm = AnchorMap("chi2", 7, anchors=anchors, n_neighbors=n_neighbors,
+                      weights="distance").fit(X)
     Y = digits_like(15, seed=5)[:, :10] * 1.3  # some beyond the fitted range
     Y = Y.astype(dtype)
     tol = 1e-13 if dtype == np.float64 else 1e-5
@@ -130,9 +130,9 @@ def test_lookup_matches_reference(anchors, n_neighbors, dtype):
 def test_error_against_exact_kernels():
     X = digits_like(600, seed=6)
     K = additive_chi2_kernel(X)
-    nearest = AnchorMap.fit(X, "chi2", 50, energy=0.99)
-    linear = AnchorMap.fit(X, "chi2", 50, energy=0.99, n_neighbors=2,
-                           weights="distance")
+    nearest = AnchorMap("chi2", 50, energy=0.99).fit(X)
+    linear = AnchorMap("chi2", 50, energy=0.99, n_neighbors=2,
+                       weights="distance").fit(X)
     errors = [np.abs(Z @ Z.T - K).mean()
               for Z in (nearest.transform(X), linear.transform(X))]
     assert errors[0] <= 3e-3
@@ -142,8 +142,8 @@ def test_error_against_exact_kernels():
     for weights, k in (("uniform", 1), ("distance", 2)):
         sweep[k] = [
             np.abs(Z @ Z.T - K).mean()
-            for Z in (AnchorMap.fit(X, "chi2", n, energy=1.0, n_neighbors=k,
-                                    weights=weights).transform(X)
+            for Z in (AnchorMap("chi2", n, energy=1.0, n_neighbors=k,
+                                weights=weights).fit_transform(X)
                       for n in (10, 20, 40, 80))
         ]
         assert all(b < a for a, b in zip(sweep[k], sweep[k][1:], strict=False))
@@ -152,13 +152,13 @@ def test_error_against_exact_kernels():
     ratio_2 = sweep[2][0] / sweep[2][-1]
     assert ratio_2 > 2 * ratio_1
     for kernel in ("js", "intersection", "hellinger"):
-        Z = AnchorMap.fit(X, kernel, 50).transform(X)
+        Z = AnchorMap(kernel, 50).fit(X).transform(X)
         assert np.abs(Z @ Z.T - EXACT[kernel](X)).mean() < 5e-3
 
 
 def test_zeros_stay_exact_and_sparse():
     X = digits_like(50, seed=7)
-    annfm = AnchorMap.fit(X, "chi2", 20, n_neighbors=2, weights="uniform")
+    annfm = AnchorMap("chi2", 20, n_neighbors=2, weights="uniform").fit(X)
     S = scipy.sparse.csr_matrix(X)
     Z = annfm.transform(S)
     # Each non-zero value gives rank features; zeros give none.
@@ -171,22 +171,22 @@ def test_zeros_stay_exact_and_sparse():
 
 def test_callable_kernel():
     X = digits_like(80, seed=8)[:, :5]
-    annfm = AnchorMap.fit(X, lambda x, y: np.minimum(x, y), 30)
-    named = AnchorMap.fit(X, "intersection", 30)
+    annfm = AnchorMap(lambda x, y: np.minimum(x, y), 30).fit(X)
+    named = AnchorMap("intersection", 30).fit(X)
     assert_allclose(annfm.transform(X), named.transform(X), atol=1e-12)
     assert "callable" in repr(annfm)
 
 
 def test_codes_round_trip():
     X = digits_like(30, seed=9)
-    one = AnchorMap.fit(X, "chi2", 50)
+    one = AnchorMap("chi2", 50).fit(X)
     codes = one.codes(X)
     assert codes.dtype == np.uint8 and codes.shape == X.shape
     assert_array_equal(one.decode(codes), one.transform(X))
     assert_array_equal(one.codes(scipy.sparse.csr_matrix(X)), codes)
     # 1/8 of the memory of float32 features or less.
     assert codes.nbytes * 8 <= one.transform(X.astype(np.float32)).nbytes
-    two = AnchorMap.fit(X, "chi2", 300, n_neighbors=2, weights="distance")
+    two = AnchorMap("chi2", 300, n_neighbors=2, weights="distance").fit(X)
     indices, weights = two.codes(X)
     assert indices.dtype == np.uint16 and weights.dtype == np.float32
     assert indices.shape == weights.shape == (30, 64, 2)
@@ -199,7 +199,7 @@ def test_codes_round_trip():
 
 def test_immutable_and_picklable():
     X = digits_like(20, seed=10)
-    annfm = AnchorMap.fit(X, "js", 10)
+    annfm = AnchorMap("js", 10).fit(X)
     copy = pickle.loads(pickle.dumps(annfm))
     assert_array_equal(copy.transform(X), annfm.transform(X))
     with pytest.raises(AttributeError, match="immutable"):
@@ -225,15 +225,15 @@ def test_immutable_and_picklable():
 def test_bad_parameters(kwargs, error, match):
     X = digits_like(10, seed=11)
     with pytest.raises(error, match=match):
-        AnchorMap.fit(X, **kwargs)
+        AnchorMap(**kwargs).fit(X)
 
 
 @pytest.mark.parametrize("kernel", ["chi2", "js", "hellinger", "intersection"])
 def test_bad_input(kernel):
     X = digits_like(10, seed=12)
     with pytest.raises(ValueError, match="X contains negative values"):
-        AnchorMap.fit(X - 0.01, kernel)
-    annfm = AnchorMap.fit(X, kernel, 10)
+        AnchorMap(kernel).fit(X - 0.01)
+    annfm = AnchorMap(kernel, 10).fit(X)
     with pytest.raises(ValueError, match="X contains negative values"):
         annfm.transform(X - 0.01)
     with pytest.raises(ValueError, match="fitted for 64"):

@@ -41,7 +41,7 @@ def test_csr_cos_matches_numpy(simd_path, n, p, t, dtype):
 def test_exp_chi2_features_csr_equal_dense():
     rng = np.random.default_rng(3)
     X = rng.random((60, 40)) * (rng.random((60, 40)) < 0.3)
-    f = kernelmaps.ExpChi2Features.fit(X, 333, rng=0)
+    f = kernelmaps.ExpChi2Features(333, rng=0).fit(X)
     Zs = f.transform(scipy.sparse.csr_array(X))
     np.testing.assert_allclose(Zs, f.transform(X), rtol=0, atol=1e-14)
     Z32 = f.transform(scipy.sparse.csr_array(X.astype(np.float32)))

@@ -60,16 +60,16 @@ N, D = 60, 6
 X64 = histograms(N, D, 0)
 
 ROW_MAPS = {
-    "chi2_direct": lambda: km.Chi2DirectMap.fit(X64),
-    "chi2_direct_per_dim": lambda: km.Chi2DirectMap.fit(X64, per_dimension=True),
+    "chi2_direct": lambda: km.Chi2DirectMap().fit(X64),
+    "chi2_direct_per_dim": lambda: km.Chi2DirectMap(per_dimension=True).fit(X64),
     "chi2_chebyshev": lambda: km.Chi2ChebyshevMap(),
     "hkm_chi2": lambda: km.HomogeneousKernelMap("chi2"),
     "hkm_js": lambda: km.HomogeneousKernelMap("js"),
     "hkm_intersection": lambda: km.HomogeneousKernelMap("intersection"),
     "hkm_hellinger": lambda: km.HomogeneousKernelMap("hellinger"),
-    "anchor": lambda: km.AnchorMap.fit(X64),
-    "exp_chi2": lambda: km.ExpChi2Features.fit(X64, 64, rng=0),
-    "rff": lambda: km.RandomFourierFeatures(D, 64, rng=0),
+    "anchor": lambda: km.AnchorMap().fit(X64),
+    "exp_chi2": lambda: km.ExpChi2Features(64, rng=0).fit(X64),
+    "rff": lambda: km.RandomFourierFeatures(64, rng=0, gamma=1.0).fit(X64),
 }
 
 # Row chunks of the (N, D) input, several split along the columns too.
@@ -86,6 +86,8 @@ SET_OFFSETS = np.concatenate([[0], np.cumsum(SET_SIZES)])
 N_POINTS = int(SET_OFFSETS[-1])
 POINTS = np.random.default_rng(2).normal(size=(N_POINTS, 3))
 POSITIONS = np.random.default_rng(3).uniform(size=(N_POINTS, 2))
+# training sets of the set maps (their gamma is given: only the width matters)
+train = [POINTS[:10], POINTS[10:]]
 POINT_CHUNKS = [
     (17, 3),  # cuts sets
     ((5, 1, 30, 2, N_POINTS - 38), (2, 1)),  # ragged, columns split
@@ -101,15 +103,15 @@ def row_maps():
 
 @pytest.fixture(scope="module")
 def emk():
-    return km.EMKFeatures.fit(POINTS, 10, gamma=0.5, n_iter=5, rng=0)
+    return km.EMKFeatures(10, gamma=0.5, n_iter=5, rng=0).fit(POINTS)
 
 
 def set_maps(emk):
     """(name, map, kwargs of transform) of every map on sets."""
     return [
-        ("rdf", km.RandomDistributionFeatures(3, 32, gamma=0.5, rng=0), {}),
-        ("drdf", km.DoublyRandomDistributionFeatures(3, 32, 16, gamma=0.5,
-                                                     gamma2=2.0, rng=0), {}),
+        ("rdf", km.RandomDistributionFeatures(32, gamma=0.5, rng=0).fit(train), {}),
+        ("drdf", km.DoublyRandomDistributionFeatures(32, 16, gamma=0.5, gamma2=2.0,
+                                                     rng=0).fit(train), {}),
         ("emk_levels0", emk, {"levels": 0}),
         ("emk_levels2", emk, {"positions": POSITIONS, "levels": 2}),
     ]
@@ -430,11 +432,11 @@ def test_map_enters_graph_once(row_maps, emk):
 def test_map_in_graph_is_the_same_key_for_equal_maps():
     # Two equal maps (same parameters) give the same key: the graph of the
     # transform is deterministic.
-    a = km.ExpChi2Features.fit(X64, 16, rng=0)
-    b = km.ExpChi2Features.fit(X64, 16, rng=0)
+    a = km.ExpChi2Features(16, rng=0).fit(X64)
+    b = km.ExpChi2Features(16, rng=0).fit(X64)
     Xd = da.from_array(X64, chunks=20)
     assert a.transform(Xd).name == b.transform(Xd).name
-    c = km.ExpChi2Features.fit(X64, 16, rng=1)
+    c = km.ExpChi2Features(16, rng=1).fit(X64)
     assert a.transform(Xd).name != c.transform(Xd).name
 
 
@@ -450,29 +452,29 @@ def test_tokenize_deterministic(row_maps, emk):
     # the EMK map is listed twice.
     assert len(tokens) == len(maps) - 1
     pairs = [
-        (km.ExpChi2Features.fit(X64, 64, rng=0),
-         km.ExpChi2Features.fit(X64, 64, rng=1)),
-        (km.RandomFourierFeatures(D, 64, rng=0),
-         km.RandomFourierFeatures(D, 64, rng=1)),
-        (km.RandomDistributionFeatures(3, 32, rng=0),
-         km.RandomDistributionFeatures(3, 32, rng=1)),
-        (km.DoublyRandomDistributionFeatures(3, 32, 16, rng=0),
-         km.DoublyRandomDistributionFeatures(3, 32, 16, rng=1)),
-        (km.EMKFeatures.fit(POINTS, 10, n_iter=5, rng=0),
-         km.EMKFeatures.fit(POINTS, 10, n_iter=5, rng=1)),
+        (km.ExpChi2Features(64, rng=0).fit(X64),
+         km.ExpChi2Features(64, rng=1).fit(X64)),
+        (km.RandomFourierFeatures(64, rng=0, gamma=1.0).fit(X64),
+         km.RandomFourierFeatures(64, rng=1, gamma=1.0).fit(X64)),
+        (km.RandomDistributionFeatures(32, rng=0, gamma=1 / 3).fit(train),
+         km.RandomDistributionFeatures(32, rng=1, gamma=1 / 3).fit(train)),
+        (km.DoublyRandomDistributionFeatures(32, 16, rng=0, gamma=1 / 3).fit(train),
+         km.DoublyRandomDistributionFeatures(32, 16, rng=1, gamma=1 / 3).fit(train)),
+        (km.EMKFeatures(10, n_iter=5, rng=0).fit(POINTS),
+         km.EMKFeatures(10, n_iter=5, rng=1).fit(POINTS)),
     ]
     for a, b in pairs:
         assert tokenize(a) != tokenize(b), type(a).__name__
     # same seed, built twice: same token
-    assert tokenize(km.RandomFourierFeatures(D, 64, rng=7)) == tokenize(
-        km.RandomFourierFeatures(D, 64, rng=7))
+    assert tokenize(km.RandomFourierFeatures(64, rng=7, gamma=1.0).fit(np.eye(D))) == (
+        tokenize(km.RandomFourierFeatures(64, rng=7, gamma=1.0).fit(np.eye(D))))
     # same arrays, different class
-    assert tokenize(km.RandomFourierFeatures(3, 32, rng=0)) != tokenize(
-        km.RandomDistributionFeatures(3, 32, gamma=1.0, rng=0))
+    assert tokenize(km.RandomFourierFeatures(32, rng=0, gamma=1.0).fit(np.eye(3))) != (
+        tokenize(km.RandomDistributionFeatures(32, gamma=1.0, rng=0).fit([np.eye(3)])))
 
 
 def test_tokenize_same_in_another_process(tmp_path):
-    fmap = km.ExpChi2Features.fit(X64, 16, rng=0)
+    fmap = km.ExpChi2Features(16, rng=0).fit(X64)
     path = tmp_path / "map.pkl"
     path.write_bytes(pickle.dumps(fmap))
     code = (
@@ -506,7 +508,7 @@ def _assert_pca_equal(got, ref, tol=1e-10):
 
 def test_rf_pca_dask_equals_numpy():
     X, y = _regression_data()
-    fmap = km.ExpChi2Features.fit(X, 48, rng=0)
+    fmap = km.ExpChi2Features(48, rng=0).fit(X)
     ref = km.rf_pca(X, fmap, 6)
     ev = ref.explained_variance_
     assert np.all(-np.diff(ev) > 1e-3 * ev[0])  # separated: axes well defined
@@ -542,7 +544,7 @@ def test_rf_pca_dask_zero_row_chunk():
 
 
 def test_rf_pca_lazy_bags_equals_numpy():
-    rdf = km.RandomDistributionFeatures(3, 24, gamma=0.5, rng=0)
+    rdf = km.RandomDistributionFeatures(24, gamma=0.5, rng=0).fit(train)
     ref = km.rf_pca(km.Bags(POINTS, SET_OFFSETS), rdf, 4)
     lazy = km.Bags(da.from_array(POINTS, chunks=17), SET_OFFSETS)
     got = km.rf_pca(lazy, rdf, 4)
@@ -552,7 +554,7 @@ def test_rf_pca_lazy_bags_equals_numpy():
 
 def test_rf_ridge_dask_equals_numpy():
     X, y = _regression_data()
-    fmaps = [km.ExpChi2Features.fit(X, 48, rng=0), km.Chi2DirectMap.fit(X)]
+    fmaps = [km.ExpChi2Features(48, rng=0).fit(X), km.Chi2DirectMap().fit(X)]
     blocks = [X[:100], X[100:]]
     y_blocks = [y[:100], y[100:]]
     Xd = da.from_array(X, chunks=(80, 3))
@@ -577,21 +579,21 @@ def test_rf_ridge_dask_equals_numpy():
 
 def test_rf_ridge_dask_y_wrong_length():
     X, y = _regression_data()
-    fmap = km.ExpChi2Features.fit(X, 16, rng=0)
+    fmap = km.ExpChi2Features(16, rng=0).fit(X)
     Xd = da.from_array(X, chunks=80)
     for bad in (y[:-1], da.from_array(y[:-1], chunks=50),
                 da.from_array(np.vstack([y, y[:1]]), chunks=50)):
         with pytest.raises(ValueError, match="rows"):
             km.rf_ridge(Xd, bad, fmap, 4)
         with pytest.raises(ValueError, match="rows"):
-            km.rf_ridge(Xd, bad, [fmap, km.Chi2DirectMap.fit(X)], 4)
+            km.rf_ridge(Xd, bad, [fmap, km.Chi2DirectMap().fit(X)], 4)
         with pytest.raises(ValueError, match="rows"):
             km.rf_pca(Xd, fmap, 4, y=bad)
 
 
 def test_rf_ridge_predict_is_lazy():
     X, y = _regression_data()
-    fmaps = [km.ExpChi2Features.fit(X, 16, rng=0), km.Chi2DirectMap.fit(X)]
+    fmaps = [km.ExpChi2Features(16, rng=0).fit(X), km.Chi2DirectMap().fit(X)]
     counter = Counter()
     Xd = counter.array(X, [80, 80, 80])
     model = km.rf_ridge(Xd, y, fmaps, 4)
@@ -738,11 +740,11 @@ def _on_workers(client):
 def test_cluster_transform(client):
     assert _on_workers(client)
     X = histograms(200, D, 7)
-    fmap = km.ExpChi2Features.fit(X, 32, rng=0)
+    fmap = km.ExpChi2Features(32, rng=0).fit(X)
     Z = fmap.transform(da.from_array(X, chunks=(50, 3)))
     assert isinstance(Z, da.Array)
     assert_close(Z.compute(), fmap.transform(X), 1e-12)
-    rdf = km.RandomDistributionFeatures(3, 32, gamma=0.5, rng=0)
+    rdf = km.RandomDistributionFeatures(32, gamma=0.5, rng=0).fit(train)
     lazy = km.Bags(da.from_array(POINTS, chunks=40), SET_OFFSETS)
     F = rdf.transform(lazy)
     assert F.chunks[0] == expected_set_chunks(SET_OFFSETS, (40, 40, 40,
@@ -755,7 +757,7 @@ def test_cluster_transform(client):
 @UNCLOSED_SOCKET
 def test_cluster_rf_pca(client):
     X, _ = _regression_data()
-    fmap = km.ExpChi2Features.fit(X, 32, rng=0)
+    fmap = km.ExpChi2Features(32, rng=0).fit(X)
     ref = km.rf_pca(X, fmap, 5)
     got = km.rf_pca(da.from_array(X, chunks=60), fmap, 5)
     _assert_pca_equal(got, ref)
@@ -765,7 +767,7 @@ def test_cluster_rf_pca(client):
 @UNCLOSED_SOCKET
 def test_cluster_rf_ridge(client):
     X, y = _regression_data()
-    fmaps = [km.ExpChi2Features.fit(X, 32, rng=0), km.Chi2DirectMap.fit(X)]
+    fmaps = [km.ExpChi2Features(32, rng=0).fit(X), km.Chi2DirectMap().fit(X)]
     ref = km.rf_ridge([X[:120], X[120:]], [y[:120], y[120:]], fmaps, [8, 6],
                       alpha=1e-3)
     Xd = da.from_array(X, chunks=60)

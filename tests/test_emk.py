@@ -10,7 +10,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.spatial.distance import cdist
 
-from kernelmaps import Bags, EMKFeatures, sum_match_kernel
+from kernelmaps import Bags, EMKFeatures, median_heuristic, sum_match_kernel
 from kernelmaps._engine.cksvd import objective_and_gradient
 
 
@@ -34,7 +34,7 @@ def singletons(X):
 @pytest.fixture(scope="module")
 def fitted():
     X = clustered(3000, 5, seed=0)
-    return X, EMKFeatures.fit(X, 40, gamma=0.3, n_iter=200, rng=0)
+    return X, EMKFeatures(40, gamma=0.3, n_iter=200, rng=0).fit(X)
 
 
 # ---------------------------------------------------------------- gradient
@@ -78,7 +78,7 @@ def test_objective_decreases(fitted):
     # ... and ends well below its start
     assert obj[-1] < obj[0] - 0.05
     # the start is the objective of the initial basis (same seed) ...
-    start = EMKFeatures.fit(X, 40, gamma=0.3, n_iter=0, rng=0)
+    start = EMKFeatures(40, gamma=0.3, n_iter=0, rng=0).fit(X)
     assert_allclose(obj[0], start.objective_[0], rtol=1e-12)
     # ... and the end that of the returned basis on all the points (the
     # monitor sample for n <= 8192), recomputed from the features:
@@ -96,7 +96,7 @@ def test_features_reproduce_kernel_on_the_basis(fitted):
 
 def test_projection_inverts_basis_kernel():
     Z = np.random.default_rng(2).normal(size=(15, 3))
-    emk = EMKFeatures(Z, gamma=0.5)
+    emk = EMKFeatures(basis=Z, gamma=0.5)
     K = exact_kernel(Z, Z, "rbf", 0.5)
     G = emk.projection
     assert_allclose(G.T @ G @ K, np.eye(15), atol=1e-8)
@@ -108,7 +108,7 @@ def test_projection_drops_tiny_eigenvalues():
     # features still reproduce the kernel
     Z = np.random.default_rng(3).normal(size=(6, 3))
     Z = np.vstack([Z, Z[:1]])
-    emk = EMKFeatures(Z, gamma=0.5)
+    emk = EMKFeatures(basis=Z, gamma=0.5)
     assert np.isfinite(emk.projection).all()
     assert np.sum(np.all(emk.projection == 0, axis=1)) == 1
     F = emk.transform(singletons(Z))
@@ -117,26 +117,26 @@ def test_projection_drops_tiny_eigenvalues():
 
 def test_fit_deterministic_and_float32_points():
     X = clustered(600, 3, seed=4)
-    a = EMKFeatures.fit(X, 10, n_iter=30, rng=5)
-    b = EMKFeatures.fit(X, 10, n_iter=30, rng=np.random.default_rng(5))
+    a = EMKFeatures(10, n_iter=30, rng=5).fit(X)
+    b = EMKFeatures(10, n_iter=30, rng=np.random.default_rng(5)).fit(X)
     assert_array_equal(a.basis, b.basis)
     assert_array_equal(a.objective_, b.objective_)
-    c = EMKFeatures.fit(X.astype(np.float32), 10, n_iter=30, rng=5)
-    d = EMKFeatures.fit(X.astype(np.float32).astype(np.float64), 10, n_iter=30,
-                        rng=5)
+    c = EMKFeatures(10, n_iter=30, rng=5).fit(X.astype(np.float32))
+    d = EMKFeatures(10, n_iter=30, rng=5).fit(X.astype(np.float32).astype(np.float64))
     assert c.basis.dtype == np.float64
     assert_array_equal(c.basis, d.basis)
-    assert a.gamma == pytest.approx(1 / 3)  # gamma=None is 1/d
+    # gamma=None: the median heuristic of the training points.
+    assert a.gamma == median_heuristic(X)
 
 
 def test_fit_from_sets_and_kmeans_init():
     X = clustered(900, 4, seed=6)
     sets = [X[i:i + 90] for i in range(0, 900, 90)]
-    a = EMKFeatures.fit(sets, 12, gamma=0.3, n_iter=20, rng=1)
-    b = EMKFeatures.fit(X, 12, gamma=0.3, n_iter=20, rng=1)
+    a = EMKFeatures(12, gamma=0.3, n_iter=20, rng=1).fit(sets)
+    b = EMKFeatures(12, gamma=0.3, n_iter=20, rng=1).fit(X)
     assert_array_equal(a.basis, b.basis)
-    km = EMKFeatures.fit(X, 12, gamma=0.3, n_iter=0, init="kmeans", rng=1)
-    sample = EMKFeatures.fit(X, 12, gamma=0.3, n_iter=0, rng=1)
+    km = EMKFeatures(12, gamma=0.3, n_iter=0, init="kmeans", rng=1).fit(X)
+    sample = EMKFeatures(12, gamma=0.3, n_iter=0, rng=1).fit(X)
     assert km.objective_[0] < sample.objective_[0]
 
 
@@ -162,10 +162,10 @@ def test_learned_basis_beats_random_features_and_random_basis():
         F = emk.transform(singletons(test))
         return np.abs(F @ F.T - K).mean()
 
-    learned = error(EMKFeatures.fit(train, 50, gamma=gamma, rng=0))
+    learned = error(EMKFeatures(50, gamma=gamma, rng=0).fit(train))
     rff = np.mean([np.abs(rff_gram(test, gamma, 50, s) - K).mean()
                    for s in range(5)])
-    unlearned = [error(EMKFeatures.fit(train, 50, gamma=gamma, n_iter=0, rng=s))
+    unlearned = [error(EMKFeatures(50, gamma=gamma, n_iter=0, rng=s).fit(train))
                  for s in range(3)]
     # Fig. 1 of Bo & Sminchisescu: at 50 dimensions the learned basis is far
     # better than random Fourier features, and learning beats the random
@@ -184,8 +184,8 @@ def test_set_features_approximate_sum_match(kernel):
     K = sum_match_kernel(sets, others, kernel=kernel, gamma=gamma)
     errors = []
     for n_basis in (10, 40, 160):
-        emk = EMKFeatures.fit(train, n_basis, kernel=kernel, gamma=gamma,
-                              n_iter=100, rng=0)
+        emk = EMKFeatures(n_basis, kernel=kernel, gamma=gamma, n_iter=100,
+                          rng=0).fit(train)
         F, H = emk.transform(sets), emk.transform(others)
         assert F.shape == (12, n_basis)
         errors.append(np.abs(F @ H.T - K).max())
@@ -328,20 +328,20 @@ def test_fit_bad_parameters(kwargs, error, match):
     args = {"n_basis": 5, "n_iter": 2, **kwargs}
     n_basis = args.pop("n_basis")
     with pytest.raises(error, match=match):
-        EMKFeatures.fit(X, n_basis, **args)
+        EMKFeatures(n_basis, **args).fit(X)
 
 
 def test_fit_bad_points():
     X = np.random.default_rng(0).normal(size=(50, 3))
     X[7, 1] = np.nan
-    with pytest.raises(ValueError, match="points contains NaN"):
-        EMKFeatures.fit(X, 5)
+    with pytest.raises(ValueError, match="X contains NaN"):
+        EMKFeatures(5).fit(X)
     with pytest.raises(ValueError, match="distinct"):
-        EMKFeatures.fit(np.ones((50, 3)), 5)
+        EMKFeatures(5).fit(np.ones((50, 3)))
     with pytest.raises(ValueError, match="gamma"):
-        EMKFeatures(np.ones((4, 3)), gamma=-2.0)
+        EMKFeatures(basis=np.ones((4, 3)), gamma=-2.0)
     with pytest.raises(ValueError, match="kernel"):
-        EMKFeatures(np.ones((4, 3)), kernel="polynomial")
+        EMKFeatures(basis=np.ones((4, 3)), kernel="polynomial")
 
 
 def test_transform_bad_input(fitted):

@@ -30,10 +30,10 @@ def test_sparse_points_are_a_type_error_naming_the_argument(fmt):
     P = getattr(scipy.sparse, fmt)(np.arange(1.0, 13.0).reshape(6, 2))
     with pytest.raises(TypeError, match=r"^X is a scipy\.sparse .*X\.toarray\(\)"):
         km.median_heuristic(P)
-    with pytest.raises(TypeError, match=r"^points is a scipy\.sparse"):
-        km.EMKFeatures.fit(P, 2, n_iter=1, rng=0)
+    with pytest.raises(TypeError, match=r"^X is a scipy\.sparse"):
+        km.EMKFeatures(2, n_iter=1, rng=0).fit(P)
     with pytest.raises(TypeError, match=r"^basis is a scipy\.sparse"):
-        km.EMKFeatures(P)
+        km.EMKFeatures(basis=P)
     with pytest.raises(TypeError, match=r"^X is a scipy\.sparse"):
         km.sum_match_kernel(P)  # a collection of sets
     with pytest.raises(TypeError, match=r"^points is a scipy\.sparse"):
@@ -50,13 +50,24 @@ def test_bags_index_must_be_an_integer():
 
 
 @pytest.mark.parametrize("call", [
-    lambda: km.RandomFourierFeatures(10**400, 8, rng=0),
-    lambda: km.RandomFourierFeatures(2, 10**400, rng=0),
-    lambda: km.RandomDistributionFeatures(10**400, 8, rng=0),
-    lambda: km.DoublyRandomDistributionFeatures(2, 8, 10**400, rng=0),
+    lambda: km.RandomFourierFeatures(10**400, rng=0).fit(np.ones((3, 2))),
+    lambda: km.RandomDistributionFeatures(10**400, rng=0).fit(sets()),
+    lambda: km.DoublyRandomDistributionFeatures(8, 10**400, rng=0).fit(sets()),
+    lambda: km.DoublyRandomDistributionFeatures(10**400, 8, rng=0).fit(sets()),
 ])
 def test_huge_sizes_are_a_value_error_not_an_overflow_error(call):
     with pytest.raises(ValueError, match=r"about 10\*\*400 entries"):
+        call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: km.RandomFourierFeatures(10**400, 8, rng=0),
+    lambda: km.RandomDistributionFeatures(10**400, 8, rng=0),
+])
+def test_huge_dim_of_the_deprecated_spelling_is_a_value_error(call):
+    # The deprecated Map(dim, n_components) draws at once, for any dim.
+    with pytest.warns(DeprecationWarning), pytest.raises(
+            ValueError, match=r"about 10\*\*400 entries"):
         call()
 
 
@@ -92,27 +103,31 @@ def test_median_heuristic_checks_rng_even_when_unused(rng):
 
 
 def test_ragged_points_name_x():
-    fmap = km.RandomFourierFeatures(2, 8, rng=0)
+    fmap = km.RandomFourierFeatures(8, rng=0, gamma=1.0).fit(np.eye(2))
     with pytest.raises(ValueError, match=r"^X could not be made an array"):
         fmap.transform([[0.5, 0.25], [0.5]])
 
 
 def test_documented_none_defaults():
-    # RandomFourierFeatures: gamma=None is 1 / dim; DRDF: gamma2=None is
-    # 1 / n_components (the second level's default)
-    assert km.RandomFourierFeatures(4, 8, gamma=None, rng=0).gamma == 0.25
-    drdf = km.DoublyRandomDistributionFeatures(2, 8, 6, gamma2=None, rng=0)
-    assert drdf.gamma2 == 1 / 8
+    # RandomFourierFeatures: gamma=None is the median heuristic of the
+    # training points; DRDF: gamma2=None is the median heuristic of the RDF
+    # features of the training sets.
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    assert km.RandomFourierFeatures(8, gamma=None, rng=0).fit(X).gamma == (
+        km.median_heuristic(X))
+    train = sets()
+    drdf = km.DoublyRandomDistributionFeatures(8, 6, gamma2=None, rng=0).fit(train)
+    assert drdf.gamma == km.median_heuristic(train)
+    assert drdf.gamma2 == km.median_heuristic(drdf.rdf.transform(train))
 
 
 def test_anchor_map_checks_a_callable_kernel():
     H = np.random.default_rng(0).random((6, 3))
-    A = km.AnchorMap.fit(H, np.minimum, 5)
-    args = (A.anchors, A.table, A.rank)
-    assert km.AnchorMap(np.minimum, *args).n_features_out == A.n_features_out
+    A = km.AnchorMap(np.minimum, 5).fit(H)
+    assert A.n_features_out > 0
     for kernel in (lambda x, y: x * np.nan, lambda x, y: 1.0):
         with pytest.raises(ValueError, match=r"^kernel must be a vectorised callable"):
-            km.AnchorMap(kernel, *args)
+            km.AnchorMap(kernel, 5).fit(H)
 
 
 # ----------------------------------------------------- messages naming args
@@ -149,7 +164,8 @@ def test_rf_pca_errors_name_the_map_and_the_chunks():
                                          r"block 0 \(its X\): X contains negative"):
         km.rf_pca([X], km.Chi2ChebyshevMap(3), 2)
     with pytest.raises(ValueError, match=r"^feature_maps cannot transform chunks"):
-        km.rf_ridge([X], [np.zeros(10)], km.RandomFourierFeatures(5, 4, rng=0), 2)
+        km.rf_ridge([X], [np.zeros(10)],
+                    km.RandomFourierFeatures(4, rng=0, gamma=1.0).fit(np.eye(5)), 2)
     with pytest.raises(ValueError, match=r"features of chunks overflow"):
         km.rf_pca([X * 1e300], None, 2)
 
@@ -167,7 +183,7 @@ def test_rf_models_refuse_empty_input():
 
 def test_emk_kmeans_error_names_the_points():
     with pytest.raises(ValueError, match=r"n_basis=4 distinct centres in the points"):
-        km.EMKFeatures.fit(np.zeros((12, 2)), 4, n_iter=1, init="kmeans", rng=0)
+        km.EMKFeatures(4, n_iter=1, init="kmeans", rng=0).fit(np.zeros((12, 2)))
 
 
 # --------------------------------------------- no RuntimeWarning, right value
@@ -206,7 +222,7 @@ def test_median_heuristic_at_any_scale():
     for scale in (2.0**-500, 2.0**-300, 2.0**500):
         assert km.median_heuristic(X * scale) == g / scale**2  # exact scaling
     for scale in (1e300, 1e-300):  # gamma 1e-600, 1e600: beyond float64
-        with pytest.raises(ValueError, match="median squared distance of X"):
+        with pytest.raises(ValueError, match="median distance of X"):
             km.median_heuristic(X * scale)
 
 
@@ -251,7 +267,7 @@ def test_divergence_kernel_of_subnormal_divergences():
 def test_chi2_direct_map_with_parameters_spanning_the_float_range():
     X = np.random.default_rng(11).integers(0, 65, size=(4, 5)) / 64.0
     k = np.array([1e308, 0.1])
-    Z = km.Chi2DirectMap(k).transform(X)
+    Z = km.Chi2DirectMap(k=k).transform(X)
     # the exact series, term by term, in long double
     x = X.astype(np.longdouble)[..., None]
     kk = k.astype(np.longdouble)
@@ -264,15 +280,15 @@ def test_chi2_direct_map_with_parameters_spanning_the_float_range():
 
 def test_expected_rbf_kernel_in_logs_where_the_formula_overflows():
     means = np.array([[1.5e308, 0.0], [-1.5e308, 0.0]])
-    K = km.gaussian_expected_kernel(means, np.array([1e308, 1e308]))
+    K = km.gaussian_expected_kernel(means, np.array([1e308, 1e308]), gamma=1.0)
     assert_allclose(K, np.eye(2) * 2.5e-309, rtol=1e-12, atol=0)
 
 
 def test_emk_basis_far_from_the_origin():
     rng = np.random.default_rng(0)
     P = rng.normal(size=(14, 2))
-    fit = km.EMKFeatures.fit(P + 1e8, 3, n_iter=3, rng=0)
-    ref = km.EMKFeatures.fit(P, 3, n_iter=3, rng=0)
+    fit = km.EMKFeatures(3, n_iter=3, rng=0).fit(P + 1e8)
+    ref = km.EMKFeatures(3, n_iter=3, rng=0).fit(P)
     # translation-invariant kernel: the same basis, shifted
     assert_allclose(fit.basis - 1e8, ref.basis, atol=1e-6)
 
@@ -281,7 +297,7 @@ def test_emk_basis_far_from_the_origin():
                                     {"learning_rate": 1.7976931348623157e308}])
 def test_emk_fit_with_huge_parameters_without_warning(kwargs):
     P = np.random.default_rng(0).normal(size=(12, 2))
-    fmap = km.EMKFeatures.fit(P, 4, n_iter=3, rng=0, kernel="laplacian", **kwargs)
+    fmap = km.EMKFeatures(4, n_iter=3, rng=0, kernel="laplacian", **kwargs).fit(P)
     assert np.isfinite(fmap.basis).all()
 
 
@@ -289,9 +305,10 @@ def test_sklearn_expected_kernel_at_1e308():
     sk = pytest.importorskip("kernelmaps.sklearn")
     rng = np.random.default_rng(0)
     X = np.hstack([rng.uniform(-1, 1, (4, 2)), rng.uniform(0, 1, (4, 2))]) * 1e308
-    K = sk.ExpectedKernel(covariance="diag").fit_transform(X)
+    K = sk.ExpectedKernel(covariance="diag", gamma=1.0).fit_transform(X)
     assert np.isfinite(K).all() and (K >= 0).all()
-    est = sk.ExpectedKernel(covariance="diag", workers=np.array(2)).fit(X / 1e308)
+    est = sk.ExpectedKernel(covariance="diag", gamma=1.0,
+                            workers=np.array(2)).fit(X / 1e308)
     again = pickle.loads(pickle.dumps(est))
     assert_array_equal(again.transform(X / 1e308), est.transform(X / 1e308))
 
@@ -331,5 +348,5 @@ def test_expected_rbf_kernel_huge_gamma_with_zero_variances():
 def test_anchor_map_fit_near_the_float_limit():
     rng = np.random.default_rng(7)
     H = rng.integers(0, 65, size=(6, 5)) / 64.0 * 1e308
-    fmap = km.AnchorMap.fit(H, "intersection", 5, anchors="kmeans")
+    fmap = km.AnchorMap("intersection", 5, anchors="kmeans").fit(H)
     assert np.isfinite(fmap.transform(H)).all()

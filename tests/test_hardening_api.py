@@ -87,8 +87,8 @@ def test_nested_list_of_numbers_is_points():
     sets = [want[:3], want[3:]]
     assert_array_equal(check_points(sets), want)
     assert_array_equal(check_points([want]), want)
-    emk = km.EMKFeatures.fit(rows, 2, n_iter=2, rng=0)
-    same = km.EMKFeatures.fit(want, 2, n_iter=2, rng=0)
+    emk = km.EMKFeatures(2, n_iter=2, rng=0).fit(rows)
+    same = km.EMKFeatures(2, n_iter=2, rng=0).fit(want)
     assert_array_equal(emk.basis, same.basis)
 
 
@@ -144,11 +144,11 @@ def test_strided_csr_data_is_accepted_by_the_exact_kernels(f):
 
 
 @pytest.mark.parametrize("make", [
-    lambda X: km.Chi2DirectMap.fit(X),
-    lambda X: km.Chi2ChebyshevMap.fit(X),
+    lambda X: km.Chi2DirectMap().fit(X),
+    lambda X: km.Chi2ChebyshevMap(scale="median").fit(X),
     lambda X: km.HomogeneousKernelMap(),
-    lambda X: km.AnchorMap.fit(X, n_anchors=5),
-    lambda X: km.ExpChi2Features.fit(X, 8, rng=0),
+    lambda X: km.AnchorMap(n_anchors=5).fit(X),
+    lambda X: km.ExpChi2Features(8, rng=0).fit(X),
 ])
 def test_strided_csr_data_is_accepted_by_the_maps(make):
     M = strided_csr()
@@ -199,98 +199,51 @@ def test_bags_points_are_a_documented_read_only_view():
 @pytest.fixture(scope="module")
 def anchor_fit():
     H = np.random.default_rng(0).random((20, 4))
-    return H, km.AnchorMap.fit(H, n_anchors=8, n_neighbors=2)
+    return H, km.AnchorMap(n_anchors=8, n_neighbors=2).fit(H)
 
 
-def anchor_args(A, **change):
-    args = {"kernel": A.kernel, "anchors": A.anchors, "table": A.table,
-            "rank": A.rank, "n_neighbors": A.n_neighbors, "weights": A.weights}
-    args.update(change)
-    return args
+@pytest.mark.parametrize(("change", "error", "match"), [
+    ({"kernel": "rbf"}, ValueError, "kernel must be one of"),
+    ({"kernel": None}, ValueError, "kernel must be one of"),
+    ({"n_anchors": 1}, ValueError, "n_anchors must be >= 2"),
+    ({"n_anchors": 2.5}, TypeError, "n_anchors must be an int"),
+    ({"anchors": "random"}, ValueError, "anchors must be one of"),
+    ({"energy": 0.0}, ValueError, "energy must be > 0"),
+    ({"energy": 1.5}, ValueError, "energy must be <= 1"),
+    ({"n_neighbors": 9}, ValueError, "n_neighbors must be <= 8"),
+    ({"n_neighbors": True}, TypeError, "n_neighbors must be an int"),
+    ({"weights": "foo"}, ValueError, "weights must be one of"),
+])
+def test_anchor_map_constructor_validates_every_parameter(change, error, match):
+    args = {"kernel": "chi2", "n_anchors": 8, "n_neighbors": 2, **change}
+    with pytest.raises(error, match=match):
+        km.AnchorMap(**args)
 
 
-def make_anchor_map(args):
-    return km.AnchorMap(args.pop("kernel"), args.pop("anchors"), args.pop("table"),
-                        args.pop("rank"), **args)
-
-
-def bad_anchor_cases(A):
-    a = np.array(A.anchors)
-    nan_anchors = a.copy()
-    nan_anchors[1, 3] = np.nan
-    unsorted = a.copy()
-    unsorted[0, [2, 3]] = unsorted[0, [3, 2]]
-    repeated = a.copy()
-    repeated[2, 4] = repeated[2, 3]
-    shifted = a + 0.1
-    t = np.array(A.table)
-    nan_table = t.copy()
-    nan_table[5] = np.nan
-    r = np.array(A.rank)
-    return [
-        ({"rank": r[:2]}, ValueError, r"rank must have shape \(4,\)"),
-        ({"rank": r + 100}, ValueError, r"rank must be in \[1, n_anchors=8\]"),
-        ({"rank": np.zeros(4, int)}, ValueError, "rank must be in"),
-        ({"rank": r.astype(float)}, TypeError, "rank must hold integers"),
-        ({"rank": r > 0}, TypeError, "rank must hold integers"),
-        ({"anchors": nan_anchors}, ValueError, "anchors contains NaN"),
-        ({"anchors": unsorted}, ValueError, r"strictly increasing.*anchors\[0\]"),
-        ({"anchors": repeated}, ValueError, r"strictly increasing.*anchors\[2\]"),
-        ({"anchors": shifted}, ValueError, "anchors must start at 0"),
-        ({"anchors": a[:, :1]}, ValueError, "n_anchors >= 2"),
-        ({"anchors": a[0]}, ValueError, "anchors must be a 2-D array"),
-        ({"anchors": a.astype(str)}, TypeError, "anchors must hold real"),
-        ({"anchors": a[:3]}, ValueError, r"rank must have shape \(3,\)"),
-        ({"table": nan_table}, ValueError, "table contains NaN"),
-        ({"table": t[:-1]}, ValueError, "table must be 1-D of length"),
-        ({"table": t.reshape(-1, 1)}, ValueError, "table must be 1-D of length"),
-        ({"table": t.astype(complex)}, TypeError, "table must hold real"),
-        ({"kernel": "rbf"}, ValueError, "kernel must be one of"),
-        ({"kernel": None}, ValueError, "kernel must be one of"),
-        ({"n_neighbors": 9}, ValueError, "n_neighbors must be <= 8"),
-        ({"n_neighbors": True}, TypeError, "n_neighbors must be an int"),
-        ({"weights": "foo"}, ValueError, "weights must be one of"),
-    ]
-
-
-def test_anchor_map_constructor_validates_every_array(anchor_fit):
+def test_anchor_map_fit_never_freezes_the_training_data(anchor_fit):
     H, A = anchor_fit
-    for change, error, match in bad_anchor_cases(A):
-        with pytest.raises(error, match=match):
-            make_anchor_map(anchor_args(A, **change))
-    # the reproducer: a rank too short segfaulted or gave garbage
-    with pytest.raises(ValueError, match="rank must have shape"):
-        km.AnchorMap("chi2", A.anchors, A.table, A.rank[:2]).transform(H)
-
-
-def test_anchor_map_constructor_copies_and_never_freezes(anchor_fit):
-    H, A = anchor_fit
-    anchors, table, rank = (np.array(x) for x in (A.anchors, A.table, A.rank))
-    B = km.AnchorMap("chi2", anchors, table, rank, n_neighbors=2)
-    assert anchors.flags.writeable and table.flags.writeable
-    assert rank.flags.writeable
+    H = H.copy()
+    B = km.AnchorMap(n_anchors=8, n_neighbors=2).fit(H)
+    assert H.flags.writeable
     want = B.transform(H)
     assert_array_equal(want, A.transform(H))
-    anchors[:] = 0.0
-    table[:] = np.nan
-    rank[:] = 0
-    assert_array_equal(B.transform(H), want)
-    # lists and other integer dtypes work
-    C = km.AnchorMap("chi2", anchors=A.anchors.tolist(), table=list(A.table),
-                     rank=A.rank.astype(np.uint8), n_neighbors=2)
-    assert_array_equal(C.transform(H), want)
+    H[:] = np.nan  # the map keeps its own arrays
+    assert np.isfinite(B.table).all() and np.isfinite(B.anchors).all()
+    # lists and float32 work as training data
+    C = km.AnchorMap(n_anchors=8, n_neighbors=2).fit(A.anchors.T.tolist())
+    assert C.n_features_in == 4
 
 
-def test_anchor_map_callable_kernel_in_constructor(anchor_fit):
-    H, A = anchor_fit
-    B = km.AnchorMap(np.minimum, A.anchors, A.table, A.rank)
+def test_anchor_map_callable_kernel(anchor_fit):
+    H, _ = anchor_fit
+    B = km.AnchorMap(np.minimum, 8).fit(H)
     assert B.kernel is np.minimum
     assert np.isfinite(B.transform(H)).all()
 
 
 def test_anchor_decode_validates_codes(anchor_fit):
     H, A = anchor_fit
-    one = km.AnchorMap.fit(H, n_anchors=8)
+    one = km.AnchorMap(n_anchors=8).fit(H)
     codes = one.codes(H)
     Z = one.transform(H)
     for dtype in (np.uint8, np.int8, np.uint64, np.int64):
@@ -308,7 +261,7 @@ def test_anchor_decode_validates_codes(anchor_fit):
     with pytest.raises(ValueError, match="codes must come from"):
         one.decode(codes[:, :, None, None])
     # codes from another map with more anchors
-    other = km.AnchorMap.fit(H * 2, n_anchors=200)
+    other = km.AnchorMap(n_anchors=200).fit(H * 2)
     with pytest.raises(ValueError, match="out of range"):
         one.decode(other.codes(H * 2))
     indices, weights = A.codes(H)
@@ -332,8 +285,8 @@ def test_anchor_map_fit_at_any_scale(kernel, anchors, scale):
     # Homogeneous kernels: the features of s x are sqrt(s) times those of x.
     H = np.random.default_rng(1).random((30, 3))
     H[:, 0] *= 4  # dimensions of different ranges
-    ref = km.AnchorMap.fit(H, kernel, 10, anchors=anchors)
-    big = km.AnchorMap.fit(H * scale, kernel, 10, anchors=anchors)
+    ref = km.AnchorMap(kernel, 10, anchors=anchors).fit(H)
+    big = km.AnchorMap(kernel, 10, anchors=anchors).fit(H * scale)
     Z = big.transform(H * scale)
     assert np.isfinite(Z).all()
     assert_allclose(Z / np.sqrt(scale), ref.transform(H), rtol=1e-9, atol=1e-12)
@@ -342,12 +295,14 @@ def test_anchor_map_fit_at_any_scale(kernel, anchors, scale):
 
 def test_anchor_map_fit_refuses_values_too_small_for_distinct_anchors():
     with pytest.raises(ValueError, match="distinct anchors"):
-        km.AnchorMap.fit(np.full((3, 2), 5e-324), n_anchors=10)
+        km.AnchorMap(n_anchors=10).fit(np.full((3, 2), 5e-324))
 
 
 def test_anchor_map_float32_input_with_features_beyond_float32(anchor_fit):
-    H, A = anchor_fit
-    B = km.AnchorMap("chi2", A.anchors, A.table * 1e300, A.rank)
+    H, _ = anchor_fit
+    # A (Mercer) kernel whose anchor features are about 1e150.
+    B = km.AnchorMap(lambda x, y: 1e300 * np.minimum(x, y), 8).fit(H)
+    assert np.abs(B.table).max() > 1e100
     assert np.isfinite(B.transform(H)).all()
     with pytest.raises(ValueError, match="float32 range"):
         B.transform(H.astype(np.float32))
@@ -548,23 +503,26 @@ def test_adapters_name_their_own_parameters():
     ({"rng": "seed"}, TypeError, "rng must be None"),
 ])
 def test_drdf_names_its_parameters(kwargs, error, match):
-    args = {"dim": 2, "n_components": 5, "n_components2": 5}
-    args.update(kwargs)
+    args = {"n_components": 5, "n_components2": 5, **kwargs}
     with pytest.raises(error, match=match):
-        km.DoublyRandomDistributionFeatures(args.pop("dim"), args.pop("n_components"),
+        km.DoublyRandomDistributionFeatures(args.pop("n_components"),
                                             args.pop("n_components2"), **args)
 
 
-def test_drdf_gamma2_none_still_means_one_over_n_components():
-    drdf = km.DoublyRandomDistributionFeatures(2, 8, 4, gamma2=None, rng=0)
+def test_drdf_gamma2_none_is_the_median_heuristic_of_the_rdf_features():
+    sets = [np.random.default_rng(i).normal(size=(6, 2)) for i in range(5)]
+    drdf = km.DoublyRandomDistributionFeatures(8, 4, gamma2=None, rng=0).fit(sets)
+    assert drdf.gamma2 == km.median_heuristic(drdf.rdf.transform(sets))
+    # gamma2 given: kept
+    drdf = km.DoublyRandomDistributionFeatures(8, 4, gamma2=1 / 8, rng=0).fit(sets)
     assert drdf.gamma2 == 1 / 8
 
 
 @pytest.mark.parametrize("make", [
-    lambda rng: km.RandomFourierFeatures(2, 4, rng=rng),
-    lambda rng: km.RandomDistributionFeatures(2, 4, rng=rng),
-    lambda rng: km.EMKFeatures.fit(np.eye(3), 2, n_iter=1, rng=rng),
-    lambda rng: km.ExpChi2Features.fit(np.eye(3), 4, rng=rng),
+    lambda rng: km.RandomFourierFeatures(4, rng=rng),
+    lambda rng: km.RandomDistributionFeatures(4, rng=rng),
+    lambda rng: km.EMKFeatures(2, n_iter=1, rng=rng).fit(np.eye(3)),
+    lambda rng: km.ExpChi2Features(4, rng=rng).fit(np.eye(3)),
 ])
 def test_rng_is_validated_and_named(make):
     for rng, error in ((True, TypeError), (1.5, TypeError), ("a", TypeError),
@@ -579,33 +537,27 @@ def test_rng_is_validated_and_named(make):
 
 def test_exp_chi2_features_constructor_validates():
     H = np.random.default_rng(0).random((10, 3))
-    good = km.ExpChi2Features.fit(H, 6, rng=0)
-    args = (good.chi2_map, good.weights, good.offsets, good.beta)
     cases = [
-        ((("foo", *args[1:])), TypeError, "chi2_map must be a Chi2DirectMap"),
-        (((None, *args[1:])), TypeError, "chi2_map must be a Chi2DirectMap"),
-        (((km.HomogeneousKernelMap("js"), *args[1:])), ValueError,
+        ({"chi2_map": "foo"}, TypeError, "chi2_map must be a Chi2DirectMap"),
+        ({"chi2_map": km.HomogeneousKernelMap("js")}, ValueError,
          "chi2_map must approximate the chi2 kernel"),
-        ((args[0], args[1][:-1], args[2], 1.0), ValueError, "weights has 14 rows"),
-        ((args[0], args[1][0], args[2], 1.0), ValueError, "weights must be a non"),
-        ((args[0], args[1], args[2][:-1], 1.0), ValueError, "offsets must have shape"),
-        ((args[0], args[1] * np.nan, args[2], 1.0), ValueError, "must be finite"),
-        ((args[0], args[1], args[2], -1.0), ValueError, "beta must be > 0"),
-        ((args[0], args[1], args[2], True), TypeError, "beta must be a real"),
-        ((args[0], args[1].astype(str), args[2], 1.0), TypeError, "weights must hold"),
+        ({"n_components": 0}, ValueError, "n_components must be >= 1"),
+        ({"n_components": 2.5}, TypeError, "n_components must be an int"),
+        ({"beta": -1.0}, ValueError, "beta must be > 0"),
+        ({"beta": True}, TypeError, "beta must be a real"),
+        ({"rng": "seed"}, TypeError, "rng"),
     ]
-    for call, error, match in cases:
+    for kwargs, error, match in cases:
         with pytest.raises(error, match=match):
-            km.ExpChi2Features(*call)
-    with pytest.raises(TypeError, match="chi2_map must be a Chi2DirectMap"):
-        km.ExpChi2Features.fit(H, 6, chi2_map="foo")
+            km.ExpChi2Features(**{"n_components": 6, **kwargs})
     with pytest.raises(ValueError, match="chi2_map was fitted for 5"):
-        km.ExpChi2Features.fit(H, 6, chi2_map=km.Chi2DirectMap(np.ones((5, 2))))
-    # copies: the caller's arrays stay writeable and unshared
-    w, o = np.array(good.weights), np.array(good.offsets)
-    copy = km.ExpChi2Features(good.chi2_map, w, o, 1.0)
-    assert w.flags.writeable and not np.shares_memory(copy.weights, w)
-    assert_array_equal(copy.transform(H), good.transform(H))
+        km.ExpChi2Features(6, chi2_map=km.Chi2DirectMap(k=np.ones((5, 2)))).fit(H)
+    # an unfitted chi2 map given is fitted as a copy: the caller's map stays
+    # unfitted
+    chi2_map = km.Chi2DirectMap(3)
+    good = km.ExpChi2Features(6, chi2_map=chi2_map, rng=0).fit(H)
+    assert not chi2_map.is_fitted and good.chi2_map.is_fitted
+    assert_array_equal(good.chi2_map.k, km.Chi2DirectMap(3).fit(H).k)
 
 
 # ------------------------------------------------------------ PSD projection
@@ -738,7 +690,7 @@ def test_gaussian_expected_kernel_overflow_is_a_clear_error(kernel):
         # is computed, never NaN: det(I + 4e308 I)^(-1/2) on the diagonal,
         # exp(-2.25e308) = 0 off it
         means = np.array([[1.5e308, 0.0], [-1.5e308, 0.0]])
-        K = km.gaussian_expected_kernel(means, np.array([1e308, 1e308]))
+        K = km.gaussian_expected_kernel(means, np.array([1e308, 1e308]), gamma=1.0)
         assert_allclose(K, np.eye(2) * 2.5e-309, rtol=1e-12, atol=0)
         return
     with pytest.raises(ValueError, match=rf"{kernel} expected kernel values of "
@@ -792,19 +744,19 @@ def test_chi2_maps_finite_near_the_largest_float(value, sparse):
     X = np.full((2, 3), value)
     X[1, 1] = 0.5
     X = scipy.sparse.csr_matrix(X) if sparse else X
-    for fmap in (km.Chi2DirectMap.fit(H), km.Chi2DirectMap.fit(H, per_dimension=True),
-                 km.Chi2ChebyshevMap(), km.Chi2ChebyshevMap.fit(H),
+    for fmap in (km.Chi2DirectMap().fit(H), km.Chi2DirectMap(per_dimension=True).fit(H),
+                 km.Chi2ChebyshevMap(), km.Chi2ChebyshevMap(scale="median").fit(H),
                  km.HomogeneousKernelMap(), km.HomogeneousKernelMap("js"),
                  km.HomogeneousKernelMap("intersection"),
                  km.HomogeneousKernelMap("hellinger"),
-                 km.ExpChi2Features.fit(H, 16, rng=0)):
+                 km.ExpChi2Features(16, rng=0).fit(H)):
         Z = dense(fmap.transform(X))
         assert np.isfinite(Z).all(), fmap
         if isinstance(fmap, km.Chi2DirectMap):
             # |c_q(x)| <= 2 sqrt(x), and the map is homogeneous of degree 1/2
             # in (x, k): the features of x are 2**m those of (x, k) / 4**m
             assert np.abs(Z).max() <= 2 * np.sqrt(value)
-            small = km.Chi2DirectMap(fmap.k / 2.0**200)
+            small = km.Chi2DirectMap(k=fmap.k / 2.0**200)
             want = dense(small.transform(X / 2.0**200)) * 2.0**100
             assert_allclose(Z, want, rtol=1e-12)
 
@@ -817,14 +769,14 @@ def test_chi2_maps_are_homogeneous_at_any_scale(scale):
     H = np.random.default_rng(1).random((8, 4))
     H[H < 0.3] = 0
     k = np.array([0.05, 0.2, 0.6, 1.5])
-    ref = km.Chi2DirectMap(k).transform(H)
-    Z = km.Chi2DirectMap(k * scale).transform(H * scale)
+    ref = km.Chi2DirectMap(k=k).transform(H)
+    Z = km.Chi2DirectMap(k=k * scale).transform(H * scale)
     assert_allclose(Z, ref * np.sqrt(scale), rtol=1e-12, atol=1e-300)
     ref = km.Chi2ChebyshevMap(6, scale=0.3).transform(H)
     Z = km.Chi2ChebyshevMap(6, scale=0.3 * scale).transform(H * scale)
     assert_allclose(Z, ref * np.sqrt(scale), rtol=1e-12, atol=1e-300)
-    Z = km.Chi2ChebyshevMap.fit(H * scale, 6).transform(H * scale)
-    ref = km.Chi2ChebyshevMap.fit(H, 6).transform(H)
+    Z = km.Chi2ChebyshevMap(6, scale="median").fit(H * scale).transform(H * scale)
+    ref = km.Chi2ChebyshevMap(6, scale="median").fit(H).transform(H)
     assert_allclose(Z, ref * np.sqrt(scale), rtol=1e-12, atol=1e-300)
 
 
@@ -833,13 +785,13 @@ def test_chi2_direct_fit_at_any_scale(scale):
     from kernelmaps import additive_chi2_kernel
 
     H = np.random.default_rng(2).dirichlet(np.ones(6), size=40)
-    fmap = km.Chi2DirectMap.fit(H * scale, n_terms=6)
+    fmap = km.Chi2DirectMap(n_terms=6).fit(H * scale)
     assert np.isfinite(fmap.k).all() and (fmap.k > 0).all()
     Z = fmap.transform(H * scale) / np.sqrt(scale)
     assert np.isfinite(Z).all()
     K = additive_chi2_kernel(H)
     assert np.abs(Z @ Z.T - K).max() < 0.05 * K.max()
-    assert np.isfinite(km.Chi2DirectMap.fit(H * scale, per_dimension=True).k).all()
+    assert np.isfinite(km.Chi2DirectMap(per_dimension=True).fit(H * scale).k).all()
 
 
 @pytest.mark.parametrize(("x", "scale"), [
@@ -860,10 +812,10 @@ def test_chebyshev_fit_and_map_of_subnormal_scale():
     fmap = km.Chi2ChebyshevMap(scale=5e-324)  # the reproducer: NaN before
     for X in (H, H.astype(np.float32), scipy.sparse.csr_matrix(H)):
         assert np.isfinite(dense(fmap.transform(X))).all()
-    tiny = km.Chi2ChebyshevMap.fit(np.full((2, 3), 5e-324))
+    tiny = km.Chi2ChebyshevMap(scale="median").fit(np.full((2, 3), 5e-324))
     assert tiny.scale == 5e-324
     assert np.isfinite(tiny.transform(H)).all()
-    big = km.Chi2ChebyshevMap.fit(np.full((2, 3), 1.7e308))
+    big = km.Chi2ChebyshevMap(scale="median").fit(np.full((2, 3), 1.7e308))
     assert big.scale == 1.7e308  # the median overflowed to inf before
     assert np.isfinite(big.transform(H)).all()
 
@@ -874,14 +826,14 @@ def test_chebyshev_fit_and_map_of_subnormal_scale():
     (lambda: km.Chi2ChebyshevMap(scale=np.inf), ValueError, "scale must be finite"),
     (lambda: km.Chi2ChebyshevMap(scale=True), TypeError, "scale must be a real"),
     (lambda: km.Chi2ChebyshevMap(scale=-1.0), ValueError, "scale must be > 0"),
-    (lambda: km.Chi2DirectMap(np.ones(2**16 + 1)), ValueError, "at most 65536"),
-    (lambda: km.Chi2DirectMap(["a"]), TypeError, "k must hold real numbers"),
-    (lambda: km.Chi2DirectMap([1j]), TypeError, "k must hold real numbers"),
-    (lambda: km.Chi2DirectMap.fit(np.eye(3), n_terms=10**12), ValueError,
+    (lambda: km.Chi2DirectMap(k=np.ones(2**16 + 1)), ValueError, "at most 65536"),
+    (lambda: km.Chi2DirectMap(k=["a"]), TypeError, "k must hold real numbers"),
+    (lambda: km.Chi2DirectMap(k=[1j]), TypeError, "k must hold real numbers"),
+    (lambda: km.Chi2DirectMap(n_terms=10**12).fit(np.eye(3)), ValueError,
      "n_terms must be <="),
-    (lambda: km.Chi2DirectMap.fit(np.eye(3), n_bins=10**12), ValueError,
+    (lambda: km.Chi2DirectMap(n_bins=10**12).fit(np.eye(3)), ValueError,
      "n_bins must be <="),
-    (lambda: km.Chi2DirectMap.fit(np.eye(3), n_bins=2.5), TypeError,
+    (lambda: km.Chi2DirectMap(n_bins=2.5).fit(np.eye(3)), TypeError,
      "n_bins must be an int"),
     (lambda: km.HomogeneousKernelMap(order=10**12), ValueError, "order must be <="),
     (lambda: km.HomogeneousKernelMap(order=True), TypeError, "order must be an int"),
@@ -909,7 +861,7 @@ def test_chi2_map_float32_extremes():
     H = np.random.default_rng(0).random((5, 3)).astype(np.float32)
     X = np.full((2, 3), np.finfo(np.float32).max, dtype=np.float32)
     X[0, 0] = np.float32(1e-45)
-    for fmap in (km.Chi2DirectMap.fit(H), km.Chi2DirectMap(np.array([1.7e308])),
+    for fmap in (km.Chi2DirectMap().fit(H), km.Chi2DirectMap(k=np.array([1.7e308])),
                  km.Chi2ChebyshevMap(8), km.Chi2ChebyshevMap(8, scale=5e-324),
                  km.HomogeneousKernelMap()):
         Z = fmap.transform(X)
@@ -928,8 +880,8 @@ def emk_points():
 def test_emk_fit_is_scale_equivariant(emk_points, scale):
     # gamma scaled with the data: the same kernel values, the same basis
     P = emk_points
-    ref = km.EMKFeatures.fit(P, 5, gamma=0.3, n_iter=20, rng=0)
-    emk = km.EMKFeatures.fit(P * scale, 5, gamma=0.3 / scale**2, n_iter=20, rng=0)
+    ref = km.EMKFeatures(5, gamma=0.3, n_iter=20, rng=0).fit(P)
+    emk = km.EMKFeatures(5, gamma=0.3 / scale**2, n_iter=20, rng=0).fit(P * scale)
     assert_allclose(emk.basis / scale, ref.basis, rtol=1e-8, atol=1e-8)
     assert_allclose(emk.objective_, ref.objective_, rtol=1e-8)
     sets = [P[:5], P[5:40]]
@@ -941,9 +893,11 @@ def test_emk_fit_is_scale_equivariant(emk_points, scale):
 @pytest.mark.parametrize("scale", [1e-300, 1e-170, 1e160, 1e300])
 @pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
 def test_emk_default_gamma_at_extreme_scales_is_finite(emk_points, scale, kernel):
-    # the reproducer: points * 1e160 gave NaN features
+    # the reproducer: points * 1e160 gave NaN features (with gamma = 1 / d,
+    # the default then)
     P = emk_points * scale
-    emk = km.EMKFeatures.fit(P, 5, kernel=kernel, n_iter=20, rng=0)
+    emk = km.EMKFeatures(5, kernel=kernel, gamma=1 / P.shape[1], n_iter=20,
+                         rng=0).fit(P)
     assert np.isfinite(emk.basis).all() and np.isfinite(emk.projection).all()
     assert np.isfinite(emk.objective_).all()
     F = emk.transform([P[:5], P[5:40], emk.basis[:1]])
@@ -952,13 +906,22 @@ def test_emk_default_gamma_at_extreme_scales_is_finite(emk_points, scale, kernel
                  for s in (P[:5], P[5:40], emk.basis[:1])]
     F = emk.transform([P[:5], P[5:40], emk.basis[:1]], positions, levels=2)
     assert np.isfinite(F).all()
+    # gamma=None: the median heuristic, where it is within float64's range
+    # (1 / median L1 distance), else a ValueError saying so (1 / median
+    # squared distance)
+    default = km.EMKFeatures(5, kernel=kernel, n_iter=0, rng=0)
+    if kernel == "laplacian":
+        assert default.fit(P).gamma == km.median_heuristic(P, kernel=kernel)
+    else:
+        with pytest.raises(ValueError, match="beyond the float64 range"):
+            default.fit(P)
 
 
 @pytest.mark.parametrize("scale", [1e-40, 1e-25, 1e25, 1e35])
 def test_emk_float32_points_at_extreme_scales(emk_points, scale):
     P = emk_points
-    ref = km.EMKFeatures.fit(P, 5, gamma=0.3, n_iter=5, rng=0)
-    emk = km.EMKFeatures(ref.basis * scale, gamma=0.3 / scale**2)
+    ref = km.EMKFeatures(5, gamma=0.3, n_iter=5, rng=0).fit(P)
+    emk = km.EMKFeatures(basis=ref.basis * scale, gamma=0.3 / scale**2)
     sets = [(P[:5] * scale).astype(np.float32), (P[5:9] * scale).astype(np.float32)]
     F = emk.transform(sets)
     assert F.dtype == np.float32 and np.isfinite(F).all()
@@ -967,13 +930,13 @@ def test_emk_float32_points_at_extreme_scales(emk_points, scale):
 
 
 def test_emk_basis_beyond_float32_with_float32_points(emk_points):
-    emk = km.EMKFeatures(emk_points[:4] * 1e100, gamma=1e-200)
+    emk = km.EMKFeatures(basis=emk_points[:4] * 1e100, gamma=1e-200)
     F = emk.transform([emk_points[:3].astype(np.float32)])
     assert F.dtype == np.float32 and np.isfinite(F).all()
 
 
 def test_emk_levels_are_bounded(emk_points):
-    emk = km.EMKFeatures.fit(emk_points, 4, n_iter=1, rng=0)
+    emk = km.EMKFeatures(4, n_iter=1, rng=0).fit(emk_points)
     sets = [emk_points[:5]]
     positions = [np.full((5, 2), 0.5)]
     with pytest.raises(ValueError, match="levels must be <= 16"):
@@ -991,30 +954,32 @@ def test_emk_levels_are_bounded(emk_points):
 def test_random_frequencies_that_overflow_are_refused():
     for kernel in ("rbf", "laplacian"):
         with pytest.raises(ValueError, match=r"gamma=.* is too large"):
-            km.RandomFourierFeatures(3, 8, kernel=kernel, gamma=1.7e308, rng=0)
+            km.RandomFourierFeatures(8, kernel=kernel, gamma=1.7e308, rng=0).fit(
+                np.eye(3))
     with pytest.raises(ValueError, match=r"gamma2=.* is too large"):
-        km.DoublyRandomDistributionFeatures(2, 4, 4, gamma2=1.7e308, rng=0)
+        km.DoublyRandomDistributionFeatures(4, 4, gamma2=1.7e308, rng=0).fit(
+            [np.eye(2)])
     H = np.random.default_rng(0).random((4, 3))
     # frequencies of scale sqrt(beta): finite, and so are the features
-    fmap = km.ExpChi2Features.fit(H, 8, beta=1.7e308, rng=0)
+    fmap = km.ExpChi2Features(8, beta=1.7e308, rng=0).fit(H)
     assert np.isfinite(fmap.transform(H)).all()
 
 
 def test_fourier_arguments_that_overflow_are_refused():
     # x W beyond the float range: the engine's cosine of inf was garbage
-    rff = km.RandomFourierFeatures(3, 4, gamma=1e300, rng=0)
+    rff = km.RandomFourierFeatures(4, gamma=1e300, rng=0).fit(np.eye(3))
     P = np.random.default_rng(0).normal(size=(5, 3))
     assert np.isfinite(rff.transform(P)).all()
     with pytest.raises(ValueError, match="X has values too large"):
         rff.transform(P * 1e300)
-    rdf = km.RandomDistributionFeatures(3, 4, gamma=1.0, rng=0)
+    rdf = km.RandomDistributionFeatures(4, gamma=1.0, rng=0).fit([np.eye(3)])
     with pytest.raises(ValueError, match="X has values too large"):
         rdf.transform([np.full((2, 3), 1e308)])
     with pytest.raises(ValueError, match="X has values too large"):
         rdf.transform([np.full((2, 3), 3e38, dtype=np.float32)])
     H = np.random.default_rng(0).random((4, 3))
-    fmap = km.ExpChi2Features.fit(H, 8, beta=1e306, rng=0,
-                                  chi2_map=km.HomogeneousKernelMap())
+    fmap = km.ExpChi2Features(8, beta=1e306, rng=0,
+                              chi2_map=km.HomogeneousKernelMap()).fit(H)
     with pytest.raises(ValueError, match="X has values too large"):
         fmap.transform(H * 1.7e308)  # features ~ sqrt(x), frequencies ~ 1e153
     # pickled and back, the check still runs
@@ -1024,33 +989,34 @@ def test_fourier_arguments_that_overflow_are_refused():
 
 
 @pytest.mark.parametrize(("make", "match"), [
-    (lambda: km.RandomFourierFeatures(10**10, 10**10), "dim \\* n_components"),
-    (lambda: km.RandomDistributionFeatures(2, 2**63), "dim \\* n_components"),
-    (lambda: km.DoublyRandomDistributionFeatures(2, 10**10, 10**10),
+    (lambda: km.RandomFourierFeatures(10**10).fit(np.eye(3)), "dim \\* n_components"),
+    (lambda: km.RandomDistributionFeatures(2**63).fit([np.eye(2)]),
+     "dim \\* n_components"),
+    (lambda: km.DoublyRandomDistributionFeatures(10**10, 10**10).fit([np.eye(2)]),
+     "dim \\* n_components"),
+    (lambda: km.DoublyRandomDistributionFeatures(10**3, 10**15).fit([np.eye(2)]),
      "n_components \\* n_components2"),
-    (lambda: km.ExpChi2Features.fit(np.eye(3), 2**62), "width \\* n_components"),
-    (lambda: km.AnchorMap.fit(np.eye(3), n_anchors=10**30), "n_anchors must be <="),
-    (lambda: km.EMKFeatures.fit(np.eye(3), 2, n_iter=10**30), "n_iter must be <="),
+    (lambda: km.ExpChi2Features(2**62).fit(np.eye(3)), "width \\* n_components"),
+    (lambda: km.AnchorMap(n_anchors=10**30).fit(np.eye(3)), "n_anchors must be <="),
+    (lambda: km.EMKFeatures(2, n_iter=10**30).fit(np.eye(3)), "n_iter must be <="),
 ])
 def test_huge_sizes_are_named(make, match):
     with pytest.raises(ValueError, match=match):
         make()
 
 
-def test_emk_objective_is_validated():
+def test_emk_objective_is_set_by_fit_only():
+    # objective= of the old constructor is gone: fit sets objective_
     basis = np.eye(3)
-    for bad, error in ((np.nan, ValueError), ([1.0, np.inf], ValueError),
-                       ("a", TypeError), (1j, TypeError)):
-        with pytest.raises(error, match="objective"):
-            km.EMKFeatures(basis, objective=bad)
-    assert_array_equal(km.EMKFeatures(basis, objective=[2.0, 1.0]).objective_,
-                       [2.0, 1.0])
+    assert km.EMKFeatures(basis=basis).objective_.shape == (0,)
+    with pytest.raises(TypeError, match="objective"):
+        km.EMKFeatures(basis=basis, objective=[2.0, 1.0])
 
 
 def test_emk_fit_survives_absurd_learning_rates():
     P = np.random.default_rng(0).normal(size=(50, 3))
     for lr in (1e30, 1e300):  # LinAlgError from the broken kernel matrix before
-        emk = km.EMKFeatures.fit(P, 4, n_iter=25, learning_rate=lr, rng=0)
+        emk = km.EMKFeatures(4, n_iter=25, learning_rate=lr, rng=0).fit(P)
         assert np.isfinite(emk.basis).all()
         assert np.all(np.diff(emk.objective_) <= 0)
         assert len(emk.objective_) == 4  # start, after 10, 20 and 25
@@ -1079,11 +1045,12 @@ def test_outofcore_errors_name_the_block_and_overflow_is_clear():
     # a map's error names the map (feature_map) and the block (chunks)
     with pytest.raises(ValueError, match=r"feature_map cannot transform chunks "
                                          r"block 1 \(its X\): X contains NaN"):
-        km.rf_pca([H, bad], km.Chi2DirectMap.fit(H), 2)
+        km.rf_pca([H, bad], km.Chi2DirectMap().fit(H), 2)
     with pytest.raises(ValueError, match=r"feature_maps\[1\] cannot transform "
                                          r"chunks block 1"):
         km.rf_ridge([H, -H], [np.zeros(12)] * 2,  # negative: not histograms
-                    [km.RandomFourierFeatures(4, 8, rng=0), km.Chi2DirectMap.fit(H)],
+                    [km.RandomFourierFeatures(8, rng=0, gamma=1.0).fit(np.eye(4)),
+                     km.Chi2DirectMap().fit(H)],
                     2)
     with pytest.raises(ValueError, match=r"chunks block 0 must be 2-D"):
         km.rf_pca([H.ravel()], None, 2)
@@ -1117,7 +1084,7 @@ def test_frozen_maps_never_freeze_the_arrays_they_hold():
     assert a.flags.writeable and not held.a.flags.writeable
     with pytest.raises(ValueError, match="read-only"):
         held.a[0] = 1.0
-    fmap = km.Chi2DirectMap([0.5, 1.0])
+    fmap = km.Chi2DirectMap(k=[0.5, 1.0])
     back = pickle.loads(pickle.dumps(fmap))
     assert not back.k.flags.writeable and not back._params.flags.writeable
 

@@ -32,11 +32,11 @@ PARALLEL = {
     "gaussian_expected_kernel": lambda w: km.gaussian_expected_kernel(
         HIST[:, :3], np.tile(np.eye(3), (7, 1, 1)), workers=w),
     "RandomDistributionFeatures": lambda w: km.RandomDistributionFeatures(
-        4, 16, rng=0).transform(SETS, workers=w),
-    "Chi2DirectMap": lambda w: km.Chi2DirectMap.fit(HIST).transform(HIST,
+        16, rng=0, gamma=1 / 4).fit(SETS).transform(SETS, workers=w),
+    "Chi2DirectMap": lambda w: km.Chi2DirectMap().fit(HIST).transform(HIST,
                                                                     workers=w),
-    "AnchorMap": lambda w: km.AnchorMap.fit(HIST).transform(HIST, workers=w),
-    "ExpChi2Features": lambda w: km.ExpChi2Features.fit(HIST, 8, rng=0).transform(
+    "AnchorMap": lambda w: km.AnchorMap().fit(HIST).transform(HIST, workers=w),
+    "ExpChi2Features": lambda w: km.ExpChi2Features(8, rng=0).fit(HIST).transform(
         HIST, workers=w),
 }
 
@@ -197,8 +197,7 @@ def test_histogram_kernel_overflow_raises():
 def test_anchor_map_of_csr_without_stored_values(kernel, n_neighbors, weights):
     """An all-zero CSR matrix (no stored value) was read as dense input: out
     of bounds, heap corruption (found by the fuzz suite)."""
-    f = km.AnchorMap.fit(HIST, kernel, 6, n_neighbors=n_neighbors,
-                         weights=weights)
+    f = km.AnchorMap(kernel, 6, n_neighbors=n_neighbors, weights=weights).fit(HIST)
     Z = f.transform(scipy.sparse.csr_matrix(np.zeros_like(HIST)))
     assert scipy.sparse.issparse(Z) and Z.nnz == 0
     assert Z.shape == (len(HIST), f.n_features_out)

@@ -84,26 +84,28 @@ from kernelmaps import (  # noqa: E402
 @pytest.mark.parametrize(
     ("make", "error", "match"),
     [
-        (lambda: Chi2DirectMap([0.5, -1.0]), ValueError, "k must hold positive"),
-        (lambda: Chi2DirectMap([0.5, np.nan]), ValueError, "k must hold positive"),
-        (lambda: Chi2DirectMap([]), ValueError, "k must be a non-empty array"),
-        (lambda: Chi2DirectMap(np.ones((2, 2, 2))), ValueError, "k must be a non"),
-        (lambda: Chi2DirectMap.fit(GOOD, n_terms=0), ValueError, "n_terms must be"),
-        (lambda: Chi2DirectMap.fit(GOOD, n_bins=0), ValueError, "n_bins must be >= 1"),
-        (lambda: Chi2DirectMap.fit(GOOD, per_dimension=1), TypeError, "per_dimension"),
-        (lambda: Chi2DirectMap.fit(np.zeros((3, 4))), ValueError, "no non-zero value"),
-        (lambda: Chi2DirectMap.fit(-GOOD), ValueError, "X contains negative"),
+        (lambda: Chi2DirectMap(k=[0.5, -1.0]), ValueError, "k must hold positive"),
+        (lambda: Chi2DirectMap(k=[0.5, np.nan]), ValueError, "k must hold positive"),
+        (lambda: Chi2DirectMap(k=[]), ValueError, "k must be a non-empty array"),
+        (lambda: Chi2DirectMap(k=np.ones((2, 2, 2))), ValueError, "k must be a non"),
+        (lambda: Chi2DirectMap(n_terms=0).fit(GOOD), ValueError, "n_terms must be"),
+        (lambda: Chi2DirectMap(n_bins=0).fit(GOOD), ValueError, "n_bins must be >= 1"),
+        (lambda: Chi2DirectMap(per_dimension=1).fit(GOOD), TypeError, "per_dimension"),
+        (lambda: Chi2DirectMap().fit(np.zeros((3, 4))), ValueError,
+         "no non-zero value"),
+        (lambda: Chi2DirectMap().fit(-GOOD), ValueError, "X contains negative"),
         (lambda: Chi2ChebyshevMap(0), ValueError, "n_terms must be >= 1"),
         (lambda: Chi2ChebyshevMap(3, scale=0), ValueError, "scale must be > 0"),
-        (lambda: Chi2ChebyshevMap.fit(np.zeros((2, 2))), ValueError, "no non-zero"),
+        (lambda: Chi2ChebyshevMap(scale="median").fit(np.zeros((2, 2))), ValueError,
+         "no non-zero"),
         (lambda: HomogeneousKernelMap("rbf"), ValueError, "kernel must be one of"),
         (lambda: HomogeneousKernelMap("chi2", -1), ValueError, "order must be >= 0"),
         (lambda: HomogeneousKernelMap("chi2", 1.5), TypeError, "order must be an int"),
         (lambda: HomogeneousKernelMap("chi2", period=-2.0), ValueError,
          "period must be > 0"),
-        (lambda: ExpChi2Features.fit(GOOD, 0), ValueError, "n_components must be >= 1"),
-        (lambda: ExpChi2Features.fit(GOOD, 8, beta=0), ValueError, "beta must be > 0"),
-        (lambda: ExpChi2Features.fit(GOOD, 8, chi2_map="direct"), TypeError,
+        (lambda: ExpChi2Features(0).fit(GOOD), ValueError, "n_components must be >= 1"),
+        (lambda: ExpChi2Features(8, beta=0).fit(GOOD), ValueError, "beta must be > 0"),
+        (lambda: ExpChi2Features(8, chi2_map="direct").fit(GOOD), TypeError,
          "chi2_map must be"),
     ],
 )
@@ -113,11 +115,11 @@ def test_map_bad_parameters(make, error, match):
 
 
 def test_map_bad_transform_input():
-    for obj in (Chi2DirectMap([0.1, 1.0]), Chi2ChebyshevMap(3),
-                HomogeneousKernelMap("js"), ExpChi2Features.fit(GOOD, 8, rng=0)):
+    for obj in (Chi2DirectMap(k=[0.1, 1.0]), Chi2ChebyshevMap(3),
+                HomogeneousKernelMap("js"), ExpChi2Features(8, rng=0).fit(GOOD)):
         with pytest.raises(ValueError, match="X contains negative values"):
             obj.transform(with_value(-1.0))
         with pytest.raises(ValueError, match="X contains NaN"):
             obj.transform(with_value(np.nan, sparse=True))
     with pytest.raises(ValueError, match="drawn for 4"):
-        ExpChi2Features.fit(GOOD, 8, rng=0).transform(np.ones((2, 5)))
+        ExpChi2Features(8, rng=0).fit(GOOD).transform(np.ones((2, 5)))

@@ -181,8 +181,8 @@ def test_fits_run_their_small_lapack_calls_on_one_thread(two_threads, monkeypatc
     monkeypatch.setattr(scipy.linalg, "cho_factor", recorded(scipy.linalg.cho_factor))
     rng = np.random.default_rng(0)
     X = rng.dirichlet(np.ones(6), size=200)
-    AnchorMap.fit(X, "chi2", 20)
-    EMKFeatures.fit(rng.normal(size=(300, 5)), 20, n_iter=3, rng=0)
+    AnchorMap("chi2", 20).fit(X)
+    EMKFeatures(20, n_iter=3, rng=0).fit(rng.normal(size=(300, 5)))
     names = {name for name, _ in seen}
     assert names == {"eigh", "cho_factor"}
     one = (1,) * len(counts())

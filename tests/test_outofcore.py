@@ -46,8 +46,8 @@ X = histograms(N, 10, 0)
 X_TEST = histograms(50, 10, 1)
 Y5 = targets(X, 5, 2)
 Y = Y5[:, 0].copy()
-EXP = ExpChi2Features.fit(X, 60, rng=0)
-DIRECT = Chi2DirectMap.fit(X)
+EXP = ExpChi2Features(60, rng=0).fit(X)
+DIRECT = Chi2DirectMap().fit(X)
 # Each map with a number of components after which the spectrum has a gap.
 MAPS = {"exp": (EXP, 6), "direct": (DIRECT, 9), "none": (None, 5)}
 
@@ -249,7 +249,7 @@ def test_transform_and_predict_take_csr():
 def test_random_fourier_features():
     rng = np.random.default_rng(3)
     P, P_test = rng.normal(size=(N, 3)), rng.normal(size=(40, 3))
-    fmap, k = RandomFourierFeatures(3, 40, gamma=0.5, rng=0), 4
+    fmap, k = RandomFourierFeatures(40, gamma=0.5, rng=0).fit(np.eye(3)), 4
     Z = fmap.transform(P)
     blocks = [P[i : i + 333] for i in range(0, N, 333)]
     y = targets(P, 2, 4)
@@ -287,7 +287,7 @@ def test_features_with_a_large_mean_are_centred_accurately():
 @pytest.mark.parametrize("container", ["lists", "bags blocks", "whole bags"])
 def test_set_map(container):
     sets, sets_test = sets_with_random_means(600, 6), sets_with_random_means(20, 7)
-    fmap, k = RandomDistributionFeatures(2, 30, gamma=0.5, rng=0), 5
+    fmap, k = RandomDistributionFeatures(30, gamma=0.5, rng=0).fit(sets), 5
     Z = fmap.transform(sets)
     y = targets(Z, 3, 8)
     cuts = [0, 1, 150, 151, 400, 600]
@@ -326,7 +326,7 @@ def test_whole_array_is_split_into_blocks(as_csr):
 
 def test_whole_bags_is_split_into_blocks():
     sets = sets_with_random_means(2 * 8192 + 77, 11)
-    fmap = RandomDistributionFeatures(2, 30, gamma=0.5, rng=0)
+    fmap = RandomDistributionFeatures(30, gamma=0.5, rng=0).fit([np.eye(2)])
     Z = fmap.transform(sets)
     y = targets(Z, 1, 12)[:, 0]
     pca = rf_pca(Bags.from_list(sets), fmap, 5, y=y)
@@ -627,7 +627,7 @@ def test_several_maps_reject_a_one_shot_iterator():
 
 def test_peak_memory_does_not_grow_with_the_rows():
     block, dim, width = 10_000, 5, 40
-    fmap = RandomFourierFeatures(dim, width, rng=0)
+    fmap = RandomFourierFeatures(width, rng=0, gamma=1.0).fit(np.eye(dim))
 
     def stream(n_blocks):
         rng = np.random.default_rng(0)

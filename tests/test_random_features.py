@@ -132,12 +132,12 @@ def test_rff_converges_at_rate_one_over_sqrt_t(kernel):
     else:
         K = np.exp(-gamma * np.abs(diff).sum(-1))
     ratio = error_ratio(lambda t, seed: RandomFourierFeatures(
-        4, t, kernel=kernel, gamma=gamma, rng=seed).transform(X), K)
+        t, kernel=kernel, gamma=gamma, rng=seed).fit_transform(X), K)
     assert 5 < ratio < 20
 
 
 def test_rff_values():
-    rff = RandomFourierFeatures(3, 20, gamma=0.4, rng=5)
+    rff = RandomFourierFeatures(20, gamma=0.4, rng=5).fit(np.eye(3))
     X = np.random.default_rng(1).normal(size=(11, 3))
     expected = math.sqrt(2 / 20) * np.cos(X @ rff.weights + rff.offsets)
     assert_allclose(rff.transform(X), expected, rtol=0, atol=1e-15)
@@ -148,10 +148,10 @@ def test_rff_values():
 def test_rff_frequency_distributions():
     # Gaussian N(0, 2 gamma) and Cauchy of scale gamma (median |w| = gamma).
     gamma = 0.7
-    w = RandomFourierFeatures(5, 20_000, gamma=gamma, rng=0).weights
+    w = RandomFourierFeatures(20_000, gamma=gamma, rng=0).fit(np.eye(5)).weights
     assert abs(w.var() / (2 * gamma) - 1) < 0.02
-    w = RandomFourierFeatures(5, 20_000, kernel="laplacian", gamma=gamma,
-                              rng=0).weights
+    w = RandomFourierFeatures(20_000, kernel="laplacian", gamma=gamma,
+                              rng=0).fit(np.eye(5)).weights
     assert abs(np.median(np.abs(w)) / gamma - 1) < 0.02
 
 
@@ -170,7 +170,7 @@ def test_rdf_converges_to_the_sum_match_kernel():
     gamma = 0.4
     K = sum_match_kernel(sets, gamma=gamma)
     ratio = error_ratio(lambda t, seed: RandomDistributionFeatures(
-        3, t, gamma=gamma, rng=seed).transform(sets), K)
+        t, gamma=gamma, rng=seed).fit_transform(sets), K)
     assert 5 < ratio < 20
 
 
@@ -180,7 +180,7 @@ def test_rdf_distances_approximate_mmd():
     D = mmd(sets, gamma=gamma)
     errors = {}
     for t in (100, 10_000):
-        F = RandomDistributionFeatures(2, t, gamma=gamma, rng=3).transform(sets)
+        F = RandomDistributionFeatures(t, gamma=gamma, rng=3).fit_transform(sets)
         dist = np.sqrt(np.maximum(((F[:, None] - F[None]) ** 2).sum(-1), 0))
         errors[t] = np.abs(dist - D).mean()
     assert errors[10_000] < 0.02
@@ -201,7 +201,7 @@ def test_rdf_theorem_1_error_shrinks_with_set_and_feature_count():
             means, variances, sets = two_level_sets(16, size, d, seed=seed)
             K = gaussian_expected_kernel(means, variances, kernel="rbf",
                                          gamma=gamma)
-            F = RandomDistributionFeatures(d, t, gamma=gamma, rng=seed).transform(sets)
+            F = RandomDistributionFeatures(t, gamma=gamma, rng=seed).fit_transform(sets)
             squared.append(((F @ F.T - K) ** 2).mean())
         errors[size] = math.sqrt(np.mean(squared))
     assert 2.5 < errors[25] / errors[400] < 7, errors
@@ -215,15 +215,15 @@ def test_drdf_converges_to_the_mmd_kernel():
     # frequencies are t x t): about 5x less error, while t^(-1/4) gives 2.2
     # and t^(-1) 25.
     ratio = error_ratio(lambda t, seed: DoublyRandomDistributionFeatures(
-        3, t, t, gamma=gamma, gamma2=gamma2, rng=seed).transform(sets), K,
+        t, t, gamma=gamma, gamma2=gamma2, rng=seed).fit_transform(sets), K,
         ts=(64, 1600))
     assert 3 < ratio < 9
 
 
 def test_drdf_levels_compose():
     _, _, sets = two_level_sets(5, 10, 3, seed=4)
-    drdf = DoublyRandomDistributionFeatures(3, 30, 20, gamma=0.3, gamma2=1.5,
-                                            rng=7)
+    drdf = DoublyRandomDistributionFeatures(30, 20, gamma=0.3, gamma2=1.5,
+                                            rng=7).fit(sets)
     assert_array_equal(drdf.transform(sets),
                        drdf.rff.transform(drdf.rdf.transform(sets)))
     assert (drdf.gamma, drdf.gamma2) == (0.3, 1.5)
@@ -231,9 +231,10 @@ def test_drdf_levels_compose():
 
 
 @pytest.mark.parametrize("make", [
-    lambda rng: RandomFourierFeatures(3, 50, gamma=0.2, rng=rng),
-    lambda rng: RandomDistributionFeatures(3, 50, rng=rng),
-    lambda rng: DoublyRandomDistributionFeatures(3, 50, 40, rng=rng),
+    lambda rng: RandomFourierFeatures(50, gamma=0.2, rng=rng).fit(np.eye(3)),
+    lambda rng: RandomDistributionFeatures(50, rng=rng, gamma=1 / 3).fit([np.eye(3)]),
+    lambda rng: DoublyRandomDistributionFeatures(50, 40, rng=rng,
+                                                 gamma=1 / 3).fit([np.eye(3)]),
 ])
 def test_seed_and_workers_give_identical_features(make):
     sets = sets_of_sizes([1, 7, 300, 4, 2], 3, np.float64, seed=5)
@@ -248,25 +249,28 @@ def test_seed_and_workers_give_identical_features(make):
 
 def test_float32_stays_float32():
     sets = sets_of_sizes([5, 9, 1], 4, np.float32, seed=6)
-    rdf = RandomDistributionFeatures(4, 64, gamma=0.5, rng=0)
+    rdf = RandomDistributionFeatures(64, gamma=0.5, rng=0).fit([np.eye(4)])
     F32 = rdf.transform(sets)
     F64 = rdf.transform([s.astype(np.float64) for s in sets])
     assert F32.dtype == np.float32 and F64.dtype == np.float64
     assert_allclose(F32, F64, rtol=0, atol=2e-6)
-    assert RandomFourierFeatures(4, 8, rng=0).transform(sets[0]).dtype == np.float32
+    rff = RandomFourierFeatures(8, rng=0, gamma=1.0)
+    assert rff.fit_transform(sets[0]).dtype == np.float32
 
 
 def test_rdf_accepts_bags_and_lists_alike():
     sets = sets_of_sizes([3, 5], 2, np.float64, seed=7)
-    rdf = RandomDistributionFeatures(2, 16, rng=0)
+    rdf = RandomDistributionFeatures(16, rng=0, gamma=1 / 2).fit([np.eye(2)])
     assert_array_equal(rdf.transform(sets), rdf.transform(Bags.from_list(sets)))
     assert rdf.gamma == 0.5  # None: 1 / dim
 
 
 def test_immutable_picklable_repr():
-    for m in (RandomFourierFeatures(3, 8, gamma=0.25, rng=0),
-              RandomDistributionFeatures(3, 8, kernel="laplacian", rng=0),
-              DoublyRandomDistributionFeatures(3, 8, 6, rng=0)):
+    for m in (RandomFourierFeatures(8, gamma=0.25, rng=0).fit(np.eye(3)),
+              RandomDistributionFeatures(8, kernel="laplacian", rng=0,
+                                         gamma=1 / 3).fit([np.eye(3)]),
+              DoublyRandomDistributionFeatures(8, 6, rng=0,
+                                               gamma=1 / 3).fit([np.eye(3)])):
         copy = pickle.loads(pickle.dumps(m))
         sets = sets_of_sizes([2, 3], 3, np.float64, seed=8)
         data = sets[0] if isinstance(m, RandomFourierFeatures) else sets
@@ -275,8 +279,8 @@ def test_immutable_picklable_repr():
             m.gamma = 2.0
         assert type(m).__name__ in repr(m)
     with pytest.raises(ValueError, match="read-only"):
-        RandomFourierFeatures(3, 8, rng=0).weights[0, 0] = 1.0
-    assert repr(RandomFourierFeatures(3, 8, gamma=0.25, rng=0)) == (
+        RandomFourierFeatures(8, rng=0, gamma=1.0).fit(np.eye(3)).weights[0, 0] = 1.0
+    assert repr(RandomFourierFeatures(8, gamma=0.25, rng=0).fit(np.eye(3))) == (
         "RandomFourierFeatures(dim=3, n_components=8, kernel='rbf', gamma=0.25)")
 
 
@@ -284,7 +288,7 @@ def test_immutable_picklable_repr():
                                  np.random.Generator(np.random.Philox(4))])
 def test_pickles_are_small_and_draw_the_same_features(rng):
     # A map pickles the generator state that drew it, not its arrays.
-    m = RandomFourierFeatures(500, 2000, rng=rng)
+    m = RandomFourierFeatures(2000, rng=rng, gamma=1.0).fit(np.eye(500))
     data = pickle.dumps(m)
     assert len(data) < 8000 < m.weights.nbytes
     copy = pickle.loads(data)
@@ -294,42 +298,49 @@ def test_pickles_are_small_and_draw_the_same_features(rng):
     # The state was taken before the draw: the caller's generator moved on.
     if not isinstance(rng, int):
         assert not np.array_equal(
-            RandomFourierFeatures(500, 2000, rng=rng).weights, m.weights)
+            RandomFourierFeatures(2000, rng=rng, gamma=1.0).fit(np.eye(500)).weights,
+            m.weights)
 
 
 def test_unpickling_checks_the_draw():
-    m = RandomFourierFeatures(4, 8, rng=0)
+    m = RandomFourierFeatures(8, rng=0, gamma=1.0).fit(np.eye(4))
     m._draw.crc ^= 1  # as if this NumPy drew a different stream
     with pytest.raises(RuntimeError, match="differ"):
         pickle.loads(pickle.dumps(m))
 
 
+def _rff(dim):
+    return RandomFourierFeatures(5, gamma=1.0).fit(np.eye(dim))
+
+
+def _rdf(dim):
+    return RandomDistributionFeatures(5, gamma=0.5).fit([np.eye(dim)])
+
+
 @pytest.mark.parametrize(("call", "error", "match"), [
-    (lambda: RandomFourierFeatures(0, 5), ValueError, "dim"),
-    (lambda: RandomFourierFeatures(3, 0), ValueError, "n_components"),
-    (lambda: RandomFourierFeatures(3, 2.5), TypeError, "n_components"),
-    (lambda: RandomFourierFeatures(3, 5, gamma=0.0), ValueError, "gamma"),
-    (lambda: RandomFourierFeatures(3, 5, gamma=-1.0), ValueError, "gamma"),
-    (lambda: RandomFourierFeatures(3, 5, kernel="cosine"), ValueError, "kernel"),
-    (lambda: RandomDistributionFeatures(3, 5, gamma=np.nan), ValueError, "gamma"),
-    (lambda: DoublyRandomDistributionFeatures(3, 5, 0), ValueError, "n_components"),
-    (lambda: DoublyRandomDistributionFeatures(3, 5, 5, gamma2=0), ValueError,
-     "gamma"),
-    (lambda: RandomFourierFeatures(3, 5).transform(np.ones((4, 2))), ValueError,
+    (lambda: RandomFourierFeatures(5).fit(np.zeros((3, 0))), ValueError,
+     "no feature"),
+    (lambda: RandomFourierFeatures(0), ValueError, "n_components"),
+    (lambda: RandomFourierFeatures(2.5), TypeError, "n_components"),
+    (lambda: RandomFourierFeatures(5, gamma=0.0), ValueError, "gamma"),
+    (lambda: RandomFourierFeatures(5, gamma=-1.0), ValueError, "gamma"),
+    (lambda: RandomFourierFeatures(5, kernel="cosine"), ValueError, "kernel"),
+    (lambda: RandomDistributionFeatures(5, gamma=np.nan), ValueError, "gamma"),
+    (lambda: DoublyRandomDistributionFeatures(5, 0), ValueError, "n_components"),
+    (lambda: DoublyRandomDistributionFeatures(5, 5, gamma2=0), ValueError, "gamma"),
+    (lambda: _rff(3).transform(np.ones((4, 2))), ValueError,
      "X has 2 features.*dim=3"),
-    (lambda: RandomFourierFeatures(3, 5).transform(np.ones(3)), ValueError, "2-D"),
-    (lambda: RandomFourierFeatures(1, 5).transform([[np.nan]]), ValueError, "NaN"),
-    (lambda: RandomFourierFeatures(1, 5).transform([["a"]]), TypeError, "X"),
-    (lambda: RandomDistributionFeatures(3, 5).transform([np.ones((4, 2))]),
-     ValueError, "X has 2 features"),
-    (lambda: RandomDistributionFeatures(2, 5).transform([np.ones((0, 2))]),
-     ValueError, "empty"),
-    (lambda: RandomDistributionFeatures(2, 5).transform([np.ones((3, 2)) * np.inf]),
-     ValueError, "NaN or infinity"),
-    (lambda: DoublyRandomDistributionFeatures(2, 5, 4).transform([np.ones((3, 1))]),
-     ValueError, "X has 1 features"),
-    (lambda: RandomDistributionFeatures(2, 5).transform([np.ones((3, 2))], workers=0),
-     ValueError, "workers"),
+    (lambda: _rff(3).transform(np.ones(3)), ValueError, "2-D"),
+    (lambda: _rff(1).transform([[np.nan]]), ValueError, "NaN"),
+    (lambda: _rff(1).transform([["a"]]), TypeError, "X"),
+    (lambda: _rdf(3).transform([np.ones((4, 2))]), ValueError, "X has 2 features"),
+    (lambda: _rdf(2).transform([np.ones((0, 2))]), ValueError, "empty"),
+    (lambda: _rdf(2).transform([np.ones((3, 2)) * np.inf]), ValueError,
+     "NaN or infinity"),
+    (lambda: DoublyRandomDistributionFeatures(5, 4, gamma=0.5).fit(
+        [np.eye(2)]).transform([np.ones((3, 1))]), ValueError,
+     "X has 1 features"),
+    (lambda: _rdf(2).transform([np.ones((3, 2))], workers=0), ValueError, "workers"),
 ])
 def test_bad_input(call, error, match):
     with pytest.raises(error, match=match):

@@ -93,12 +93,16 @@ def test_sum_match_kernel_against_reference(simd_path, kernel, d, dtype):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_default_gamma_is_one_over_d(kernel):
+def test_default_gamma(kernel):
+    # gamma=None: the median heuristic of the points (rbf, laplacian), 1 / d
+    # for the polynomial kernel (the linear kernel has no gamma).
     rng = np.random.default_rng(0)
     X = random_sets(rng, 4, 5, np.float64)
+    gamma = (median_heuristic(X, kernel=kernel) if kernel in ("rbf", "laplacian")
+             else 0.2)
     assert_allclose(
         sum_match_kernel(X, kernel=kernel),
-        sum_match_kernel(X, kernel=kernel, gamma=0.2),
+        sum_match_kernel(X, kernel=kernel, gamma=gamma),
         rtol=1e-14,
     )
 
@@ -164,7 +168,7 @@ def test_mixed_dtypes_compute_in_float64():
     X = random_sets(rng, 5, 3, np.float32)
     Y = random_sets(rng, 4, 3, np.float64)
     R = ref_sum_match(X, Y, kernel="rbf", gamma=1 / 3)
-    assert_allclose(sum_match_kernel(X, Y), R, atol=1e-12)
+    assert_allclose(sum_match_kernel(X, Y, gamma=1 / 3), R, atol=1e-12)
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -194,16 +198,18 @@ def test_mmd_is_kernel_identity(kernel):
     rng = np.random.default_rng(7)
     X = random_sets(rng, 12, 2, np.float64)
     Y = random_sets(rng, 5, 2, np.float64)
-    K = sum_match_kernel(X, kernel=kernel)
+    # One gamma for all the calls (gamma=None would take each call's Y).
+    params = {"kernel": kernel, "gamma": 0.5}
+    K = sum_match_kernel(X, **params)
     identity = np.diag(K)[:, None] + np.diag(K)[None, :] - 2 * K
     np.fill_diagonal(identity, 0)
-    assert_allclose(mmd(X, kernel=kernel, squared=True), np.maximum(identity, 0),
+    assert_allclose(mmd(X, **params, squared=True), np.maximum(identity, 0),
                     atol=1e-12 * np.abs(K).max())
-    kxx = np.diag(sum_match_kernel(X, kernel=kernel))
-    kyy = np.diag(sum_match_kernel(Y, kernel=kernel))
-    kxy = sum_match_kernel(X, Y, kernel=kernel)
+    kxx = np.diag(sum_match_kernel(X, **params))
+    kyy = np.diag(sum_match_kernel(Y, **params))
+    kxy = sum_match_kernel(X, Y, **params)
     identity = kxx[:, None] + kyy[None, :] - 2 * kxy
-    assert_allclose(mmd(X, Y, kernel=kernel, squared=True), np.maximum(identity, 0),
+    assert_allclose(mmd(X, Y, **params, squared=True), np.maximum(identity, 0),
                     atol=1e-12 * np.abs(K).max())
 
 
@@ -257,13 +263,18 @@ def test_huge_values_stay_finite():
             big = [(x * scale).astype(dtype) for x in X]
             Kbig = sum_match_kernel(big, kernel=kernel, gamma=0.5 / scale**power)
             assert_allclose(Kbig, K, atol=1e-5 if dtype == np.float32 else 1e-12)
+    # gamma = 1 / d (the median heuristic of such points is below float64's
+    # range, a ValueError saying so).
     big = [x * 1e200 for x in X]
     for f in (sum_match_kernel, mmd, mmd_kernel):
-        assert np.isfinite(f(big)).all()
-        assert np.isfinite(f(big, [x + 1e300 for x in big])).all()
-    assert_array_equal(np.diag(mmd(big)), 0)
+        assert np.isfinite(f(big, gamma=1 / 3)).all()
+        assert np.isfinite(f(big, [x + 1e300 for x in big], gamma=1 / 3)).all()
+        with pytest.raises(ValueError, match="beyond the float64 range"):
+            f(big)
+    assert_array_equal(np.diag(mmd(big, gamma=1 / 3)), 0)
     assert_allclose(sum_match_kernel(big, gamma=1.0)[0, 1], 0)
-    assert sum_match_kernel([np.array([[1e308]]), np.array([[-1e308]])])[0, 1] == 0
+    far = [np.array([[1e308]]), np.array([[-1e308]])]
+    assert sum_match_kernel(far, gamma=1.0)[0, 1] == 0
 
 
 @pytest.mark.parametrize("kernel", ["linear", "polynomial"])
@@ -282,9 +293,9 @@ def test_non_contiguous_and_read_only_input():
     X[2].setflags(write=False)
     strided = [b[::2, ::2] for b in base]
     R = ref_sum_match(X, X, kernel="rbf", gamma=1 / 6)
-    assert_allclose(sum_match_kernel(X), R, atol=1e-12)
+    assert_allclose(sum_match_kernel(X, gamma=1 / 6), R, atol=1e-12)
     R = ref_sum_match(strided, strided, kernel="rbf", gamma=1 / 3)
-    assert_allclose(sum_match_kernel(strided), R, atol=1e-12)
+    assert_allclose(sum_match_kernel(strided, gamma=1 / 3), R, atol=1e-12)
     frozen = Bags.from_list(X)
     assert_allclose(mmd(frozen), mmd(X), atol=1e-14)
 
@@ -338,7 +349,7 @@ def test_median_heuristic():
     ("X", "kwargs", "error", "match"),
     [
         (np.ones((1, 2)), {}, ValueError, "at least 2 points"),
-        (np.zeros((5, 2)), {}, ValueError, "median squared distance"),
+        (np.zeros((5, 2)), {}, ValueError, "median distance"),
         (np.ones((5, 2)), {"sample": 1}, ValueError, "sample must be >= 2"),
         (np.ones((5, 2)), {"sample": 2.5}, TypeError, "sample must be an int"),
         (np.array([[np.nan, 1.0], [0.0, 1.0]]), {}, ValueError, "NaN"),

@@ -45,17 +45,18 @@ def test_sklearn_estimator_checks(estimator, check):
 
 
 @pytest.mark.parametrize(("estimator", "make_map"), [
-    (kms.Chi2DirectFeatures(3), lambda X: kernelmaps.Chi2DirectMap.fit(X, 3)),
-    (kms.Chi2ChebyshevFeatures(4), lambda X: kernelmaps.Chi2ChebyshevMap.fit(X, 4)),
+    (kms.Chi2DirectFeatures(3), lambda X: kernelmaps.Chi2DirectMap(3).fit(X)),
+    (kms.Chi2ChebyshevFeatures(4),
+     lambda X: kernelmaps.Chi2ChebyshevMap(4, scale="median").fit(X)),
     (kms.HomogeneousKernelFeatures("js", 1),
      lambda X: kernelmaps.HomogeneousKernelMap("js", 1)),
     (kms.AnchorFeatures(n_anchors=20),
-     lambda X: kernelmaps.AnchorMap.fit(X, "chi2", 20)),
+     lambda X: kernelmaps.AnchorMap("chi2", 20).fit(X)),
     (kms.ExpChi2Sampler(64, beta=2.0, random_state=3),
-     lambda X: kernelmaps.ExpChi2Features.fit(
-         X, 64, beta=2.0, chi2_map=kernelmaps.Chi2DirectMap.fit(X, 5), rng=3)),
+     lambda X: kernelmaps.ExpChi2Features(
+         64, beta=2.0, chi2_map=kernelmaps.Chi2DirectMap(5).fit(X), rng=3).fit(X)),
     (kms.RFFSampler(32, gamma=0.5, random_state=4),
-     lambda X: kernelmaps.RandomFourierFeatures(X.shape[1], 32, gamma=0.5, rng=4)),
+     lambda X: kernelmaps.RandomFourierFeatures(32, gamma=0.5, rng=4).fit(X)),
 ])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_same_features_as_the_map(estimator, make_map, dtype):
@@ -149,10 +150,11 @@ def two_distributions(n_sets, seed):
 
 @pytest.mark.parametrize(("estimator", "make_map"), [
     (kms.RDFSampler(32, gamma=0.5, random_state=1),
-     lambda d: kernelmaps.RandomDistributionFeatures(d, 32, gamma=0.5, rng=1)),
+     lambda d: kernelmaps.RandomDistributionFeatures(32, gamma=0.5, rng=1).fit(
+         [np.eye(d)])),
     (kms.DRDFSampler(32, 16, gamma=0.5, gamma2=2.0, random_state=2),
      lambda d: kernelmaps.DoublyRandomDistributionFeatures(
-         d, 32, 16, gamma=0.5, gamma2=2.0, rng=2)),
+         32, 16, gamma=0.5, gamma2=2.0, rng=2).fit([np.eye(d)])),
 ])
 def test_set_features_same_as_the_map(estimator, make_map):
     sets, _ = two_distributions(12, seed=3)

@@ -136,7 +136,7 @@ class RenyiSmallSets:
         renyi_divergence(self.bags, workers=workers)
 
     def time_mean_map(self, workers):
-        sum_match_kernel(self.bags, workers=workers)
+        sum_match_kernel(self.bags, gamma=0.5, workers=workers)  # 1 / d
 
 
 class SetKernelRenyiTransform:

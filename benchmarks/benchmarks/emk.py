@@ -2,9 +2,9 @@
 
 What is measured
 ----------------
-`EMKFit` times ``EMKFeatures.fit`` on 100000 standard-normal points in 30
-dimensions with 200 basis vectors and the default 300 iterations
-(``gamma = 1/d``), from a random sample and from k-means, and its peak
+`EMKFit` times ``EMKFeatures(200, gamma=1/d).fit`` on 100000
+standard-normal points in 30 dimensions with 200 basis vectors and the
+default 300 iterations, from a random sample and from k-means, and its peak
 memory, beside the fit of scikit-learn's ``Nystroem`` (200 components, a
 random sample: the basis EMK-CKSVD improves on). `EMKTransform` times
 ``transform`` of 200 sets of 300 points
@@ -45,6 +45,7 @@ except ImportError:  # scikit-learn is optional
 
 SIZE = "200x300x30"
 N_BASIS = 200
+GAMMA = 1 / 30  # 1 / d
 
 
 def _training_points(n=100000, d=30):
@@ -76,10 +77,10 @@ class EMKFit(RunOnce):
         self.X = _training_points()
 
     def time_fit(self, init):
-        EMKFeatures.fit(self.X, N_BASIS, init=init, rng=0)
+        EMKFeatures(N_BASIS, gamma=GAMMA, init=init, rng=0).fit(self.X)
 
     def peakmem_fit(self, init):
-        EMKFeatures.fit(self.X, N_BASIS, init=init, rng=0)
+        EMKFeatures(N_BASIS, gamma=GAMMA, init=init, rng=0).fit(self.X)
 
     @skip_for_params([("kmeans",)])
     def time_sklearn_nystroem_fit(self, init):
@@ -87,13 +88,13 @@ class EMKFit(RunOnce):
         _nystroem(self.X, 1.0 / self.X.shape[1])
 
     def track_objective_drop(self, init):
-        emk = EMKFeatures.fit(self.X, N_BASIS, init=init, rng=0)
+        emk = EMKFeatures(N_BASIS, gamma=GAMMA, init=init, rng=0).fit(self.X)
         return float(emk.objective_[0] - emk.objective_[-1])
 
 
 class EMKInit:
-    """The constructor ``EMKFeatures(basis)``: the eigendecomposition of the
-    basis kernel matrix (n_basis x n_basis) behind its projection, run on
+    """The constructor ``EMKFeatures(basis=basis)``: the eigendecomposition
+    of the basis kernel matrix (n_basis x n_basis) behind its projection, run on
     one BLAS thread (with a busy process on one core, on all BLAS threads
     the fits' small LAPACK calls took 7-12 s where one thread takes 0.19
     s)."""
@@ -105,7 +106,7 @@ class EMKInit:
         self.basis = _training_points(n_basis)
 
     def time_init(self, n_basis):
-        EMKFeatures(self.basis)
+        EMKFeatures(basis=self.basis, gamma=GAMMA)
 
 
 class EMKTransform:
@@ -118,7 +119,7 @@ class EMKTransform:
 
     def setup_cache(self):
         # the basis, learned once (on 20000 points) for every run
-        return EMKFeatures.fit(_training_points(20000), N_BASIS, rng=0)
+        return EMKFeatures(N_BASIS, gamma=GAMMA, rng=0).fit(_training_points(20000))
 
     def setup(self, emk, levels, workers):
         self.emk = emk

@@ -104,8 +104,8 @@ class HistogramMaps:
     def setup(self, fmt, workers):
         X = bag_of_words(20000)
         self.X = _as(X, fmt)
-        self.direct = Chi2DirectMap.fit(X, n_terms=5)
-        self.chebyshev = Chi2ChebyshevMap.fit(X, n_terms=5)
+        self.direct = Chi2DirectMap(n_terms=5).fit(X)
+        self.chebyshev = Chi2ChebyshevMap(n_terms=5, scale="median").fit(X)
         self.vz = HomogeneousKernelMap("chi2", order=2)
         if AdditiveChi2Sampler is not None:
             self.sampler = AdditiveChi2Sampler(sample_steps=3).fit(self.X)
@@ -119,11 +119,11 @@ class HistogramMaps:
 
     @skip_for_params(SKIP_WORKERS_2)
     def time_fit_direct(self, fmt, workers):
-        Chi2DirectMap.fit(self.X, n_terms=5)
+        Chi2DirectMap(n_terms=5).fit(self.X)
 
     @skip_for_params(SKIP_WORKERS_2)
     def peakmem_fit_direct(self, fmt, workers):
-        Chi2DirectMap.fit(self.X, n_terms=5)
+        Chi2DirectMap(n_terms=5).fit(self.X)
 
     def time_chebyshev(self, fmt, workers):
         self.chebyshev.transform(self.X, workers=workers)
@@ -133,7 +133,7 @@ class HistogramMaps:
 
     @skip_for_params(SKIP_WORKERS_2)
     def time_fit_chebyshev(self, fmt, workers):
-        Chi2ChebyshevMap.fit(self.X, n_terms=5)
+        Chi2ChebyshevMap(n_terms=5, scale="median").fit(self.X)
 
     def time_vz(self, fmt, workers):
         self.vz.transform(self.X, workers=workers)
@@ -307,7 +307,7 @@ class ExpChi2:
     def setup(self, n_components, workers):
         X = bag_of_words(2000, seed=3)
         self.X = scipy.sparse.csr_matrix(X)
-        self.features = ExpChi2Features.fit(X, n_components, beta=1.0, rng=0)
+        self.features = ExpChi2Features(n_components, beta=1.0, rng=0).fit(X)
         if AdditiveChi2Sampler is not None:
             self.chi2_sampler = AdditiveChi2Sampler(sample_steps=3).fit(self.X)
             self.rbf_sampler = RBFSampler(
@@ -316,11 +316,11 @@ class ExpChi2:
 
     @skip_for_params([(t, 2) for t in (500, 2000)])
     def time_fit(self, n_components, workers):
-        ExpChi2Features.fit(self.X, n_components, beta=1.0, rng=0)
+        ExpChi2Features(n_components, beta=1.0, rng=0).fit(self.X)
 
     @skip_for_params([(t, 2) for t in (500, 2000)])
     def peakmem_fit(self, n_components, workers):
-        ExpChi2Features.fit(self.X, n_components, beta=1.0, rng=0)
+        ExpChi2Features(n_components, beta=1.0, rng=0).fit(self.X)
 
     def time_features_and_gram(self, n_components, workers):
         Z = self.features.transform(self.X, workers=workers)
@@ -387,7 +387,7 @@ class AnchorMaps:
     def setup(self, kernel, n_anchors, fmt, workers):
         X = bag_of_words(20000)
         self.X = _as(X, fmt)
-        self.annfm = AnchorMap.fit(X, kernel, n_anchors)
+        self.annfm = AnchorMap(kernel, n_anchors).fit(X)
         width = self.annfm.n_features_out / X.shape[1]
         order = max(math.ceil((width - 1) / 2), 0)
         self.vz = HomogeneousKernelMap(kernel, order)
@@ -398,11 +398,11 @@ class AnchorMaps:
 
     @skip_for_params([c for c in ANCHOR_COMBOS if c[3] == 2])
     def time_fit(self, kernel, n_anchors, fmt, workers):
-        AnchorMap.fit(self.X, kernel, n_anchors)
+        AnchorMap(kernel, n_anchors).fit(self.X)
 
     @skip_for_params([c for c in ANCHOR_COMBOS if c[3] == 2])
     def peakmem_fit(self, kernel, n_anchors, fmt, workers):
-        AnchorMap.fit(self.X, kernel, n_anchors)
+        AnchorMap(kernel, n_anchors).fit(self.X)
 
     def time_transform(self, kernel, n_anchors, fmt, workers):
         self.annfm.transform(self.X, workers=workers)
@@ -491,7 +491,8 @@ def print_accuracy(n=1000):
     print(f"{'features':>8}  {'direct':>17}  {'Chebyshev':>17}  {'VZ':>17}  "
           f"{'sklearn sampler':>17}")
     for n_terms in (1, 3, 5, 7, 9):
-        maps = [Chi2DirectMap.fit(X, n_terms), Chi2ChebyshevMap.fit(X, n_terms),
+        maps = [Chi2DirectMap(n_terms).fit(X),
+                Chi2ChebyshevMap(n_terms, scale="median").fit(X),
                 HomogeneousKernelMap("chi2", order=(n_terms - 1) // 2)]
         cells = []
         for m in maps:

@@ -133,7 +133,7 @@ class HistogramBlocks:
 def fit_maps(blocks):
     """The exp-chi2 random features (t = 2000) and their chi2 direct map,
     fitted on the first block."""
-    features = ExpChi2Features.fit(next(iter(blocks)), N_RANDOM, rng=0)
+    features = ExpChi2Features(N_RANDOM, rng=0).fit(next(iter(blocks)))
     return features, features.chi2_map
 
 
@@ -268,7 +268,7 @@ class FixedCost:
     def setup(self, rows):
         data = HistogramBlocks(rows, block_rows=PCA_BLOCK_ROWS)
         self.blocks, self.targets = list(data), list(data.targets())
-        self.features = ExpChi2Features.fit(self.blocks[0][:2000], N_RANDOM, rng=0)
+        self.features = ExpChi2Features(N_RANDOM, rng=0).fit(self.blocks[0][:2000])
 
     def time_rf_pca(self, rows):
         rf_pca(self.blocks, self.features, N_COMPONENTS)
@@ -295,7 +295,7 @@ class DenseSolves:
 
         data = HistogramBlocks(PCA_ROWS[0], block_rows=PCA_ROWS[0])
         X, y = next(iter(data)), next(data.targets())
-        features = ExpChi2Features.fit(X[:2000], N_RANDOM, rng=0)
+        features = ExpChi2Features(N_RANDOM, rng=0).fit(X[:2000])
         m = Moments(features.transform(X), y)
         return m.M2, m.Czy
 

@@ -2,7 +2,7 @@
 
 What is measured
 ----------------
-`RDF` times ``RandomDistributionFeatures(d, t=1000, gamma=1/d).transform``
+`RDF` times ``RandomDistributionFeatures(t=1000, gamma=1/d).fit(sets).transform``
 on ``n_sets`` sets of ``n_points`` standard-normal points in ``d``
 dimensions ("200x300x30", and "1000x300x30" to show how the gap to the
 exact kernel grows with the number of sets), float64 and float32, 1 and 2
@@ -24,8 +24,10 @@ NumPy (set means as above, then ``cos(F @ W2 + b2)``) and two
 ``RBFSampler``; `RFF` for ``RandomFourierFeatures.transform`` on 60000
 points against NumPy and ``RBFSampler``, and the exact RBF Gram of the
 first 2000 points (``sum_match_kernel`` of one-point sets) beside the
-feature Gram of those points. The ``peakmem_*`` methods give the peak
-resident memory of the process.
+feature Gram of those points; `RFFSparse` for ``RandomFourierFeatures.transform``
+of a CSR matrix (20000 x 1000, 2% non-zeros) beside ``RBFSampler`` and
+NumPy/SciPy (``cos(X @ W + b)``) on the same CSR matrix. The ``peakmem_*``
+methods give the peak resident memory of the process.
 
 Targets
 -------
@@ -67,6 +69,9 @@ SIZES = ("200x300x30", "1000x300x30")
 DTYPES = ("float64", "float32")
 WORKERS = (1, 2)
 N_COMPONENTS = 1000
+# RFFSparse: a CSR matrix of this shape and share of non-zeros.
+SPARSE_SHAPE = (20_000, 1000)
+SPARSE_DENSITY = 0.02
 NUMPY_TARGET = 0.25
 FLOAT32_TARGET = 0.5
 EXACT_TARGET = 10.0
@@ -115,8 +120,8 @@ class RDF(RunOnce):
         sets, d = make_sets(size, dtype)
         self.bags = Bags.from_list(sets)
         self.gamma = 1.0 / d
-        self.rdf = RandomDistributionFeatures(d, N_COMPONENTS, gamma=self.gamma,
-                                              rng=0)
+        self.rdf = RandomDistributionFeatures(N_COMPONENTS, gamma=self.gamma,
+                                              rng=0).fit(self.bags)
         self.sampler = _rbf_sampler(d, N_COMPONENTS, self.gamma)
 
     def time_rdf(self, size, dtype, workers):
@@ -162,7 +167,8 @@ class DRDF(RunOnce):
         self.bags = Bags.from_list(sets)
         self.gamma = 1.0 / d
         self.drdf = DoublyRandomDistributionFeatures(
-            d, N_COMPONENTS, N_COMPONENTS, gamma=self.gamma, gamma2=1.0, rng=0)
+            N_COMPONENTS, N_COMPONENTS, gamma=self.gamma, gamma2=1.0, rng=0
+        ).fit(self.bags)
         self.sampler = _rbf_sampler(d, N_COMPONENTS, self.gamma)
         self.sampler2 = _rbf_sampler(N_COMPONENTS, N_COMPONENTS, 1.0)
 
@@ -198,7 +204,7 @@ class RFF:
     def setup(self, dtype, workers):
         rng = np.random.default_rng(0)
         self.X = rng.standard_normal((60_000, 30)).astype(dtype)
-        self.rff = RandomFourierFeatures(30, N_COMPONENTS, gamma=1 / 30, rng=0)
+        self.rff = RandomFourierFeatures(N_COMPONENTS, gamma=1 / 30, rng=0).fit(self.X)
         self.sampler = _rbf_sampler(30, N_COMPONENTS, 1 / 30)
         # the first 2000 points as one-point sets: the exact RBF Gram
         self.subset = Bags(self.X[:2000], np.arange(2001))
@@ -232,6 +238,49 @@ class RFF:
 
     def time_exact_subset(self, dtype, workers):
         sum_match_kernel(self.subset, gamma=1 / 30, workers=workers)
+
+
+class RFFSparse:
+    """RandomFourierFeatures of CSR input (its non-zeros times the rows of
+    W, in float64) beside scikit-learn's RBFSampler and NumPy/SciPy on the
+    same CSR matrix."""
+
+    params = (DTYPES, WORKERS)
+    param_names = ("dtype", "workers")
+    number = 1
+    repeat = 3
+
+    def setup(self, dtype, workers):
+        import scipy.sparse
+
+        n, d = SPARSE_SHAPE
+        self.X = scipy.sparse.random(n, d, density=SPARSE_DENSITY, format="csr",
+                                     dtype=np.float64, random_state=0).astype(dtype)
+        self.rff = RandomFourierFeatures(N_COMPONENTS, gamma=1 / d, rng=0).fit(self.X)
+        self.sampler = _rbf_sampler(d, N_COMPONENTS, 1 / d)
+
+    def time_rff_csr(self, dtype, workers):
+        self.rff.transform(self.X, workers=workers)
+
+    def peakmem_rff_csr(self, dtype, workers):
+        self.rff.transform(self.X, workers=workers)
+
+    @skip_for_params([(dt, 2) for dt in DTYPES])
+    def time_numpy_csr(self, dtype, workers):
+        W = self.rff.weights.astype(self.X.dtype)
+        np.cos(self.X @ W + self.rff.offsets.astype(self.X.dtype))
+
+    @skip_for_params([(dt, 2) for dt in DTYPES])
+    def time_sklearn_csr(self, dtype, workers):
+        if self.sampler is None:
+            raise SkipNotImplemented("scikit-learn is not installed")
+        self.sampler.transform(self.X)
+
+    @skip_for_params([(dt, 2) for dt in DTYPES])
+    def peakmem_sklearn_csr(self, dtype, workers):
+        if self.sampler is None:
+            raise SkipNotImplemented("scikit-learn is not installed")
+        self.sampler.transform(self.X)
 
 
 def print_ratios(results_dir=".asv/results"):
@@ -287,6 +336,14 @@ def print_ratios(results_dir=".asv/results"):
             if base:
                 print(f"  RFF 60000x30 {dtype} workers={workers}: {t:6.3f} s / "
                       f"NumPy {base:6.3f} s = {t / base:5.3f}")
+        csr = times.get("random_features.RFFSparse.time_rff_csr", {})
+        csr_sklearn = times.get("random_features.RFFSparse.time_sklearn_csr", {})
+        shape = "x".join(map(str, SPARSE_SHAPE))
+        for (dtype, workers), t in sorted(csr.items()):
+            base = csr_sklearn.get((dtype, "1"))
+            if base:
+                print(f"  RFF CSR {shape} {dtype} workers={workers}: {t:6.3f} s / "
+                      f"RBFSampler {base:6.3f} s = {t / base:5.3f}")
 
 
 def _rdf_gram(rdf, bags, workers):
@@ -310,7 +367,7 @@ def print_direct(size=SIZES[0], repeat=3):
     for dtype in DTYPES:
         sets, d = make_sets(size, dtype)
         bags = Bags.from_list(sets)
-        rdf = RandomDistributionFeatures(d, N_COMPONENTS, gamma=1.0 / d, rng=0)
+        rdf = RandomDistributionFeatures(N_COMPONENTS, gamma=1.0 / d, rng=0).fit(bags)
         t[dtype, "numpy"] = best(2, numpy_set_means, bags, rdf.weights, rdf.offsets)
         t[dtype] = best(repeat, rdf.transform, bags, workers=2)
         t[dtype, "gram"] = best(repeat, _rdf_gram, rdf, bags, 2)

@@ -116,7 +116,7 @@ class Table:
 
 def set_rows(table, workers, quick):
     size = "50x100x10" if quick else "200x100x10"
-    sets, d = make_sets(size, np.float64)
+    sets, _ = make_sets(size, np.float64)
     bags = km.Bags.from_list(sets)
     gamma = km.median_heuristic(bags, rng=0)
     table.row("sum_match_kernel (mean map)", size,
@@ -129,15 +129,16 @@ def set_rows(table, workers, quick):
               lambda: km.mmd_kernel(bags, gamma=gamma, workers=workers),
               peer=("NumPy blocked", lambda: numpy_mmd_kernel(sets, gamma, 1.0)))
     for t in (1000, 4000):
-        rdf = km.RandomDistributionFeatures(d, t, gamma=gamma, rng=0)
+        rdf = km.RandomDistributionFeatures(t, gamma=gamma, rng=0).fit(bags)
         table.map_row(f"RandomDistributionFeatures t={t}", size, rdf, bags,
                       workers, "sum_match_kernel (mean map)",
                       peer=("NumPy cos(XW+b)", lambda rdf=rdf: numpy_set_means(
                           bags, rdf.weights, rdf.offsets)))
-    drdf = km.DoublyRandomDistributionFeatures(d, 1000, 2000, gamma=gamma, rng=0)
+    drdf = km.DoublyRandomDistributionFeatures(1000, 2000, gamma=gamma,
+                                               rng=0).fit(bags)
     table.map_row("DoublyRandomDistributionFeatures", size, drdf, bags, workers,
                   "mmd_kernel")
-    emk = km.EMKFeatures.fit(bags.points, 200, gamma=gamma, rng=0)
+    emk = km.EMKFeatures(200, gamma=gamma, rng=0).fit(bags.points)
     table.map_row("EMKFeatures, 200 basis vectors", size, emk, bags, workers,
                   "sum_match_kernel (mean map)",
                   peer=("sklearn Nystroem + means",
@@ -145,7 +146,7 @@ def set_rows(table, workers, quick):
                             _nystroem(bags.points, gamma), bags)))
 
     size = "50x200x10" if quick else "100x200x10"
-    sets, d = make_sets(size, np.float64)
+    sets, _ = make_sets(size, np.float64)
     table.row("renyi_divergence (k=5)", size,
               lambda: km.renyi_divergence(sets, workers=workers),
               peer=("cKDTree", lambda: kdtree_renyi_divergence(
@@ -190,16 +191,17 @@ def histogram_rows(table, workers, quick):
     table.row("js_kernel", size, lambda: km.js_kernel(X, workers=workers),
               peer=("NumPy blocked", lambda: numpy_js_kernel(X)))
     chi2 = "additive_chi2_kernel, dense"
-    maps = [("Chi2DirectMap, 5 terms, CSR", km.Chi2DirectMap.fit(X, 5)),
-            ("Chi2DirectMap, 5 terms per dimension", km.Chi2DirectMap.fit(
-                X, 5, per_dimension=True)),
-            ("Chi2ChebyshevMap, 5 terms", km.Chi2ChebyshevMap.fit(X, 5)),
+    maps = [("Chi2DirectMap, 5 terms, CSR", km.Chi2DirectMap(5).fit(X)),
+            ("Chi2DirectMap, 5 terms per dimension",
+             km.Chi2DirectMap(5, per_dimension=True).fit(X)),
+            ("Chi2ChebyshevMap, 5 terms",
+             km.Chi2ChebyshevMap(5, scale="median").fit(X)),
             ("HomogeneousKernelMap (VZ), 5 terms", km.HomogeneousKernelMap("chi2", 2)),
-            ("AnchorMap, 50 anchors", km.AnchorMap.fit(X, "chi2", 50))]
+            ("AnchorMap, 50 anchors", km.AnchorMap("chi2", 50).fit(X))]
     for name, fmap in maps:
         table.map_row(name, size, fmap, csr, workers, chi2,
                       peer=("sklearn AdditiveChi2", lambda: _sklearn_chi2_sampler(csr)))
-    fmap = km.ExpChi2Features.fit(X, 2000, rng=0)
+    fmap = km.ExpChi2Features(2000, rng=0).fit(X)
     table.map_row("ExpChi2Features, t=2000", size, fmap, csr, workers,
                   "exp_chi2_kernel")
 
@@ -217,7 +219,7 @@ def vector_rows(table, workers, quick):
     gamma = 1.0 / 30
     table.row("rbf kernel (scipy cdist + exp)", f"{n}x{n}x30", lambda: np.exp(
         -gamma * scipy.spatial.distance.cdist(X, X, "sqeuclidean")))
-    rff = km.RandomFourierFeatures(30, 1000, gamma=gamma, rng=0)
+    rff = km.RandomFourierFeatures(1000, gamma=gamma, rng=0).fit(X)
     table.map_row("RandomFourierFeatures", size, rff, X, workers,
                   "rbf kernel (scipy cdist + exp)",
                   peer=("sklearn RBFSampler",
@@ -236,7 +238,7 @@ def vector_rows(table, workers, quick):
 def outofcore_rows(table, workers, quick):
     n = 4000 if quick else 20000
     X = bag_of_words(n, seed=1)
-    fmap = km.ExpChi2Features.fit(X[:2000], 2000, rng=0)
+    fmap = km.ExpChi2Features(2000, rng=0).fit(X[:2000])
     blocks = [X[i:i + 5000] for i in range(0, n, 5000)]
     size = f"{n}x300, t=2000"
     table.row("rf_pca, 200 components", size,

@@ -69,9 +69,9 @@ class _Fourier(FeatureMap):
             gamma, "gamma", low=0.0, low_inclusive=False)
         self._set_state(self._draw_state(dim, gamma))
 
-    def _draw_state(self, dim, gamma=None):
-        """The fitted attributes: W and b drawn for `dim` features."""
-        gamma = self.gamma if gamma is None else gamma
+    def _draw_state(self, dim, gamma):
+        """The fitted attributes: W and b drawn for `dim` features and the
+        scale `gamma`."""
         check_size(dim=dim, n_components=self._n_components)
         with np.errstate(over="ignore", invalid="ignore"):  # checked below
             weights, offsets, draw = draw_fourier(

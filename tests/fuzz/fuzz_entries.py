@@ -9,6 +9,7 @@ kernelmaps through the `Ctx`); the parent only reads names and mutation
 labels from `ENTRIES`.
 """
 
+import copy
 import itertools
 import math
 
@@ -101,7 +102,7 @@ class Entry:
 
 
 ENTRIES = {}
-ISOLATE = ("AnchorMap", "ExpChi2Features", "AnchorMap.decode")
+ISOLATE = ("AnchorMap.decode",)
 
 
 def register(entry):
@@ -119,6 +120,49 @@ def PROG():
 
 def RNG():
     return Arg("rng", p=P("rng"))
+
+
+def FIT_W():
+    # fit(X, workers=...) does not check workers where it uses no threads
+    # (most maps): an invalid value may be accepted there.
+    invalid = [m[0] for m in param_mutations(P("workers")) if m[3] == INVALID]
+    return Arg("workers", p=P("workers"), overrides=dict.fromkeys(invalid, EITHER))
+
+
+def fit_twice(make, X, fit_kw, *, sets=False, same=True, transformable=True):
+    """``make().fit(X, **fit_kw)`` and ``make().fit_transform(X,
+    **fit_kw)`` of a twin (`make` builds it from copies of the arguments,
+    random generators included); checks that fit returns the map, that
+    fit_transform is fit then transform, and that a second fit is refused.
+    `same`: whether two maps made alike are the same (not with rng=None);
+    `transformable`: whether `transform` takes X (EMK fits points, and
+    transforms sets). Returns the fitted map."""
+    fmap = make()
+    fitted = fmap.fit(X, **fit_kw)
+    need(fitted is fmap, "fit did not return the map")
+    if not transformable:
+        return _refit_refused(fmap, X)
+    Z = make().fit_transform(X, **fit_kw)
+    want = fmap.transform(X, **kwargs(fit_kw, ["workers"]))
+    need_shape(Z, np.shape(want))
+    if not same:
+        pass
+    elif sets:
+        need_close(Z, want, is_f32(X), rtol=1e-14, what="fit_transform ")
+    else:
+        need(np.array_equal(as_dense(Z), as_dense(want), equal_nan=True),
+             "fit_transform differs from fit then transform")
+    return _refit_refused(fmap, X)
+
+
+def _refit_refused(fmap, X):
+    try:
+        fmap.fit(X)
+    except ValueError as e:
+        need("already fitted" in str(e), f"second fit: {e}")
+    else:
+        need(False, "a second fit was accepted")
+    return fmap
 
 
 # ---------------------------------------------------------- call helpers
@@ -464,7 +508,10 @@ def _check_median(ctx, v, res):
     sample = v.get("sample", 1000)
     if sample is None or len(pts) <= sample:
         diffs = pts[:, None, :].astype(ref.LD) - pts[None, :, :]
-        d2 = (diffs**2).sum(-1)[np.triu_indices(len(pts), 1)]
+        if v.get("kernel", "rbf") == "laplacian":  # L1 distances
+            d2 = np.abs(diffs).sum(-1)[np.triu_indices(len(pts), 1)]
+        else:
+            d2 = (diffs**2).sum(-1)[np.triu_indices(len(pts), 1)]
         med = np.median(d2)
         need(med > 0, "returned a gamma although the median distance is 0")
         need_close(np.array([res]), np.array([1 / med]), is_f32(X), rtol=1e-9)
@@ -478,6 +525,8 @@ def _build_median(ctx):
     if ctx.variant % 3 == 1:
         b["sample"] = S(5, "5")
         b["rng"] = S(0, "0")
+    if ctx.variant % 2:
+        b["kernel"] = S("laplacian", "'laplacian'")
     return b
 
 
@@ -496,6 +545,7 @@ _med_args = [
         # a 3-D array is a collection of sets, a 2-D array rows of points
         overrides={"array-ndim-3": EITHER, "sets-bare-2d-array": VALID},
     ),
+    Arg("kernel", p=P("choice", choices=("rbf", "laplacian"))),
     Arg("sample", p=P("int", low=2, none_ok=True)),
     RNG(),
 ]
@@ -510,7 +560,7 @@ register(
             lambda km, v: km.median_heuristic,
             "km.median_heuristic",
             ["X"],
-            ["sample", "rng"],
+            ["kernel", "sample", "rng"],
         ),
         _check_median,
         group="sets",
@@ -939,35 +989,60 @@ def _ctor_args(names):
 
 
 FOURIER_CTOR = {
-    "RandomFourierFeatures": (["dim", "n_components"], ["kernel", "gamma", "rng"]),
-    "RandomDistributionFeatures": (["dim", "n_components"], ["gamma", "kernel", "rng"]),
+    "RandomFourierFeatures": (["n_components"], ["kernel", "gamma", "rng"]),
+    "RandomDistributionFeatures": (["n_components"], ["gamma", "kernel", "rng"]),
     "DoublyRandomDistributionFeatures": (
-        ["dim", "n_components", "n_components2"],
+        ["n_components", "n_components2"],
         ["gamma", "gamma2", "rng"],
     ),
 }
 
 
+def _fourier_train_arg(name):
+    """The training data of `fit`: points (dense or CSR) for RFF, sets for
+    RDF and DRDF."""
+    if name == "RandomFourierFeatures":
+        return Arg(
+            "X",
+            [
+                *array2d_mutations(sparse=EITHER, one_row=VALID, zeros=VALID),
+                Mut("sparse-csr", _to_csr, VALID),
+            ],
+            positional=True,
+        )
+    return Arg("X", set_mutations(), positional=True)
+
+
+def _to_csr(v, ctx):
+    A = scipy.sparse.csr_matrix(np.array(v.plain, float))
+    return S(A, f"scipy.sparse.csr_matrix({v.src})", v.plain)
+
+
 def _fourier_args(name):
     pos, kw = FOURIER_CTOR[name]
-    args = [Arg(n, p=P("int", low=1), positional=True) for n in pos]
+    args = [_fourier_train_arg(name)]
+    args += [Arg(n, p=P("int", low=1), positional=True) for n in pos]
     for n in kw:
         if n == "kernel":
             args.append(Arg("kernel", p=P("choice", choices=("rbf", "laplacian"))))
         elif n == "gamma":
-            # None: documented, 1 / dim (RandomFourierFeatures too)
+            # None: documented, the median heuristic of the training points
             args.append(Arg("gamma", p=_gamma_p()))
         elif n == "gamma2":
-            # None: documented, 1 / n_components (the second level's default)
+            # None: documented, the median heuristic of the training sets'
+            # RDF features
             args.append(Arg("gamma2", p=_gamma_p()))
         else:
             args.append(RNG())
+    args.append(FIT_W())
     return args
 
 
 def _build_fourier_ctor(name):
     def build(ctx):
-        b = {"dim": S(2, "2"), "n_components": S(8, "8"), "rng": S(0, "0")}
+        b = {"n_components": S(8, "8"), "rng": S(0, "0")}
+        b["X"] = (g_points(ctx, 5, 2) if name == "RandomFourierFeatures"
+                  else g_sets(ctx, d=2))
         if name == "DoublyRandomDistributionFeatures":
             b["n_components2"] = S(6, "6")
         if name != "DoublyRandomDistributionFeatures" and ctx.variant % 2:
@@ -996,23 +1071,44 @@ def _fourier_probe_data(fmap, name):
     return [grid(rng, (n, fmap.n_features_in)) for n in (3, 1, 4)]
 
 
+def _width(X, name):
+    if name == "RandomFourierFeatures":
+        return np.shape(X)[1]
+    return ref.set_list(X)[0].shape[1]
+
+
 def _fourier_ctor_entry(name):
+    """``Map(n_components, ...).fit(X, workers=...)``, then the transform of
+    probe data; the fitted gamma is the median heuristic of X when None."""
     pos, kw = FOURIER_CTOR[name]
 
     def call(km, v):
-        fmap = getattr(km, name)(*[v[n] for n in pos if n in v], **kwargs(v, kw))
+        def make():
+            return getattr(km, name)(*[copy.deepcopy(v[n]) for n in pos if n in v],
+                                     **copy.deepcopy(kwargs(v, kw)))
+
+        fmap = fit_twice(make, v["X"], kwargs(v, ["workers"]),
+                         sets=name != "RandomFourierFeatures",
+                         same=v.get("rng") is not None)
         X = _fourier_probe_data(fmap, name)
         return fmap, X, fmap.transform(X)
 
     def src(s):
-        return src_call(f"km.{name}", s, pos, kw) + ".transform(<probe data>)"
+        return (src_call(f"km.{name}", s, pos, kw)
+                + src_call(".fit", s, ["X"], ["workers"]) + ".transform(<probe data>)")
 
     def check(ctx, v, res):
         fmap, X, Z = res
-        dim = v.get("dim")
-        need(
-            fmap.n_features_in == int(np.asarray(dim)), "n_features_in differs from dim"
-        )
+        need(fmap.n_features_in == _width(v["X"], name),
+             "n_features_in differs from the width of X")
+        if v.get("gamma") is None:
+            if name == "RandomFourierFeatures":
+                pts = ref.dense(v["X"])
+            else:
+                pts = np.vstack(ref.set_list(v["X"]))
+            want = ref.median_gamma(pts, v.get("kernel", "rbf"))
+            need_close(np.array([fmap.gamma]), np.array([want]), False, rtol=1e-9,
+                       what="median-heuristic gamma ")
         t = fmap.n_features_out
         need_shape(Z, (len(X), t))
         need_dtype(Z, False)
@@ -1023,7 +1119,7 @@ def _fourier_ctor_entry(name):
 
     register(
         Entry(
-            name,
+            f"{name}.fit",
             _fourier_args(name),
             _build_fourier_ctor(name),
             call,
@@ -1038,6 +1134,32 @@ for _n in FOURIER_CTOR:
     _fourier_ctor_entry(_n)
 
 
+def _fitted_fourier(km, name, d, kern=None):
+    """A map fitted on training data of width d (and its source)."""
+    train = grid(np.random.default_rng(5), (6, d))
+    extra = {"kernel": kern} if kern else {}
+    ksrc = f", kernel={kern!r}" if kern else ""
+    if name == "RandomFourierFeatures":
+        data, dsrc = train, lit(train)
+    else:
+        data, dsrc = [train[:3], train[3:]], f"[{lit(train[:3])}, {lit(train[3:])}]"
+    if name == "DoublyRandomDistributionFeatures":
+        return km.DoublyRandomDistributionFeatures(8, 6, rng=0).fit(data), (
+            f"km.{name}(8, 6, rng=0).fit({dsrc})")
+    return getattr(km, name)(8, rng=0, **extra).fit(data), (
+        f"km.{name}(8, rng=0{ksrc}).fit({dsrc})")
+
+
+def _unfitted_self(make, src):
+    """The map of a transform entry, mutated to an unfitted one: refused
+    with the error that names fit."""
+    return Arg(
+        "self",
+        [Mut("unfitted", lambda v, ctx: S(make(ctx.km), src), INVALID)],
+        aliases=("fit",),
+    )
+
+
 def _fourier_transform_entry(name):
     def build(ctx):
         d = ctx.pick([2, 3, 1], 1)
@@ -1046,18 +1168,13 @@ def _fourier_transform_entry(name):
             if (ctx.variant % 2 and name != "DoublyRandomDistributionFeatures")
             else None
         )
-        extra = {"kernel": kern} if kern else {}
-        if name == "DoublyRandomDistributionFeatures":
-            fmap = getattr(ctx.km, name)(d, 8, 6, rng=0)
-            fsrc = f"km.{name}({d}, 8, 6, rng=0)"
-        else:
-            fmap = getattr(ctx.km, name)(d, 8, rng=0, **extra)
-            fsrc = f"km.{name}({d}, 8, rng=0{', kernel=' + repr(kern) if kern else ''})"
         X = g_points(ctx, 5, d) if name == "RandomFourierFeatures" else g_sets(ctx, d=d)
+        fmap, fsrc = _fitted_fourier(ctx.km, name, d, kern)
         return {"self": S(fmap, fsrc), "X": X}
 
     xmuts = (
-        array2d_mutations(sparse=EITHER, one_row=VALID)
+        [*array2d_mutations(sparse=EITHER, one_row=VALID),
+         Mut("sparse-csr", _to_csr, VALID)]
         if name == "RandomFourierFeatures"
         else set_mutations()
     )
@@ -1109,13 +1226,18 @@ def _fourier_transform_entry(name):
     register(
         Entry(
             f"{name}.transform",
-            [Arg("X", xmuts, positional=True), W()],
+            [
+                Arg("X", xmuts, positional=True),
+                W(),
+                PROG(),
+                _unfitted_self(lambda km: getattr(km, name)(8), f"km.{name}(8)"),
+            ],
             build,
             *generic(
                 lambda km, v: v["self"].transform,
                 "{self}.transform",
                 ["X"],
-                ["workers"],
+                ["workers", "progress"],
             ),
             check,
             group="sets",
@@ -1139,7 +1261,6 @@ EMK_FIT_KW = [
     "init",
     "check_every",
     "rng",
-    "progress",
 ]
 
 
@@ -1176,7 +1297,7 @@ def _check_emk_probe(fmap, sets, Z, in32=False):
 
 def _build_emk_fit(ctx):
     b = {
-        "points": g_points(ctx, 12, ctx.pick([2, 3], 1)),
+        "X": g_points(ctx, 12, ctx.pick([2, 3], 1)),
         "n_basis": S(4, "4"),
         "n_iter": S(3, "3"),
         "rng": S(0, "0"),
@@ -1189,7 +1310,25 @@ def _build_emk_fit(ctx):
 
 
 def _emk_fit_call(km, v):
-    fmap = km.EMKFeatures.fit(v["points"], v["n_basis"], **kwargs(v, EMK_FIT_KW))
+    def make():
+        return km.EMKFeatures(copy.deepcopy(v["n_basis"]),
+                              **copy.deepcopy(kwargs(v, EMK_FIT_KW)))
+
+    X = v["X"]
+    sets = (
+        isinstance(X, km.Bags)
+        or (isinstance(X, np.ndarray) and X.ndim == 3)
+        or (isinstance(X, np.ndarray) and X.dtype == object and X.ndim == 1)
+        or (isinstance(X, (list, tuple)) and all(np.ndim(x) == 2 for x in X))
+    )
+    points = not sets
+    fmap = fit_twice(make, X, kwargs(v, ["progress"]), sets=True,
+                     same=v.get("rng") is not None, transformable=sets)
+    if v.get("gamma") is None:  # the median heuristic of the training points
+        pts = ref.dense(X) if points else np.vstack(ref.set_list(X))
+        want = ref.median_gamma(pts, v.get("kernel", "rbf"))
+        need_close(np.array([fmap.gamma]), np.array([want]), False, rtol=1e-9,
+                   what="median-heuristic gamma ")
     sets = _emk_probe(fmap)
     return fmap, sets, fmap.transform(sets)
 
@@ -1209,7 +1348,7 @@ register(
         "EMKFeatures.fit",
         [
             Arg(
-                "points",
+                "X",
                 array2d_mutations(sparse=EITHER, one_row=EITHER)
                 + [
                     Mut("sets-" + m.label, _as_sets_start(m.fn), m.expect)
@@ -1225,6 +1364,7 @@ register(
                     )
                 ],
                 positional=True,
+                aliases=("points",),  # "distinct points", "the points of X"
                 overrides={"ndim-3": EITHER},
             ),
             Arg("n_basis", p=P("int", low=1, high=12), positional=True),
@@ -1241,7 +1381,8 @@ register(
         _build_emk_fit,
         _emk_fit_call,
         lambda s: (
-            src_call("km.EMKFeatures.fit", s, ["points", "n_basis"], EMK_FIT_KW)
+            src_call("km.EMKFeatures", s, ["n_basis"], EMK_FIT_KW)
+            + src_call(".fit", s, ["X"], ["progress"])
             + ".transform(<probe sets>)"
         ),
         _check_emk_fit,
@@ -1261,7 +1402,10 @@ def _build_emk_ctor(ctx):
 
 
 def _emk_ctor_call(km, v):
-    fmap = km.EMKFeatures(v["basis"], **kwargs(v, ["kernel", "gamma", "objective"]))
+    fmap = km.EMKFeatures(basis=v["basis"], **kwargs(v, ["kernel", "gamma"]))
+    if not fmap.is_fitted:  # basis=None: a map to fit (deterministically)
+        fmap = km.EMKFeatures(basis=None, rng=0, **kwargs(v, ["kernel", "gamma"]))
+        fmap.fit(grid(np.random.default_rng(3), (60, 2)))
     sets = _emk_probe(fmap)
     return fmap, sets, fmap.transform(sets)
 
@@ -1288,24 +1432,16 @@ register(
                         EITHER,
                     ),
                 ],
-                positional=True,
-                overrides={"ndim-3": EITHER},
+                # basis=None: an unfitted map (fitted by the call)
+                overrides={"ndim-3": EITHER, "None": VALID},
             ),
             Arg("kernel", p=P("choice", choices=("rbf", "laplacian"))),
             Arg("gamma", p=_gamma_p()),
-            Arg(
-                "objective",
-                [
-                    Mut("increasing", const([1.0, 2.0]), EITHER),
-                    Mut("string", const("abc"), INVALID),
-                    Mut("2-D", const([[1.0], [0.5]]), EITHER),
-                ],
-            ),
         ],
         _build_emk_ctor,
         _emk_ctor_call,
         lambda s: (
-            src_call("km.EMKFeatures", s, ["basis"], ["kernel", "gamma", "objective"])
+            src_call("km.EMKFeatures", s, [], ["basis", "kernel", "gamma"])
             + ".transform(<probe sets>)"
         ),
         _check_emk_ctor,
@@ -1354,11 +1490,11 @@ def _build_emk_transform(ctx):
     d = ctx.pick([2, 3], 1)
     pts = grid(np.random.default_rng(3), (12, d))
     kern = ctx.pick(["rbf", "laplacian"], 1)
-    fmap = ctx.km.EMKFeatures.fit(pts, 4, n_iter=3, rng=0, kernel=kern)
+    fmap = ctx.km.EMKFeatures(4, n_iter=3, rng=0, kernel=kern).fit(pts)
     sets = g_sets(ctx, d=d)
     b = {
         "self": S(
-            fmap, f"km.EMKFeatures.fit({lit(pts)}, 4, n_iter=3, rng=0, kernel={kern!r})"
+            fmap, f"km.EMKFeatures(4, n_iter=3, rng=0, kernel={kern!r}).fit({lit(pts)})"
         ),
         "sets": sets,
     }
@@ -1416,13 +1552,15 @@ register(
             Arg("positions", _positions_mutations()),
             Arg("levels", p=P("int", low=0, high=8)),
             W(),
+            PROG(),
+            _unfitted_self(lambda km: km.EMKFeatures(4), "km.EMKFeatures(4)"),
         ],
         _build_emk_transform,
         *generic(
             lambda km, v: v["self"].transform,
             "{self}.transform",
             ["sets"],
-            ["positions", "levels", "workers"],
+            ["positions", "levels", "workers", "progress"],
         ),
         _check_emk_transform,
         group="sets",
@@ -1620,6 +1758,8 @@ def _map_ctor_entry(name, args, build, pos, kw):
     def call(km, v):
         fmap = getattr(km, name)(*[v[n] for n in pos if n in v], **kwargs(v, kw))
         X = _hist_probe()
+        if not fmap.is_fitted:  # Chi2DirectMap(k=None): a map to fit
+            fmap.fit(X)
         if fmap.n_features_in is not None and fmap.n_features_in != X.shape[1]:
             X = grid(np.random.default_rng(11), (4, fmap.n_features_in), 0, 64)
         return fmap, X, fmap.transform(X)
@@ -1664,7 +1804,7 @@ def _kparam_mutations():
         c([1e308, 0.1], "huge", EITHER),
         c(np.full((3, 2), 0.1), "per-dimension-wrong-d", EITHER),
         Mut("string", const("k"), INVALID),
-        Mut("None", const(None), INVALID),
+        Mut("None", const(None), VALID),  # an unfitted map (fitted by the call)
         Mut("dtype-complex", const(np.array([0.1 + 1j])), INVALID),
         Mut("dtype-int", const(np.array([1, 2])), VALID),
         Mut("object-None", const(np.array([0.1, None], dtype=object)), INVALID),
@@ -1673,10 +1813,10 @@ def _kparam_mutations():
 
 _map_ctor_entry(
     "Chi2DirectMap",
-    [Arg("k", _kparam_mutations(), positional=True)],
+    [Arg("k", _kparam_mutations())],
     lambda ctx: {"k": S(np.array([0.05, 0.2, 0.5]), "np.array([0.05, 0.2, 0.5])")},
-    ["k"],
     [],
+    ["k"],
 )
 _map_ctor_entry(
     "Chi2ChebyshevMap",
@@ -1712,9 +1852,20 @@ _map_ctor_entry(
 )
 
 
-def _fit_entry(name, cls, args, build, pos, kw):
+def _fit_entry(name, cls, args, build, pos, kw, extra=None):
+    """``cls(<pos but X>, <kw>, <extra>).fit(X, workers=...)``: fit, and
+    fit_transform of a twin (see `fit_twice`), then the transform of the fit
+    data (densified and made valid)."""
+    extra = extra or {}
+
     def call(km, v):
-        fmap = getattr(km, cls).fit(*[v[n] for n in pos if n in v], **kwargs(v, kw))
+        def make():
+            return getattr(km, cls)(
+                *[copy.deepcopy(v[n]) for n in pos if n in v and n != "X"],
+                **copy.deepcopy(kwargs(v, kw)), **extra)
+
+        fmap = fit_twice(make, v["X"], kwargs(v, ["workers"]),
+                         same=v.get("rng", 0) is not None)
         X = np.asarray(ref.dense(v["X"], np.float64))
         if fmap.n_features_in is not None and fmap.n_features_in != X.shape[1]:
             X = grid(np.random.default_rng(11), (4, fmap.n_features_in), 0, 64)
@@ -1730,16 +1881,22 @@ def _fit_entry(name, cls, args, build, pos, kw):
             need(np.all(np.diff(fmap.anchors, axis=1) >= 0), "anchors not sorted")
         _check_hist_map_output(fmap, X, Z, False)
 
+    esrc = "".join(f", {k}={val!r}" for k, val in extra.items())
+
+    def src(s):
+        ctor = src_call(f"km.{cls}", s, [n for n in pos if n != "X"], kw)
+        if esrc:  # the extra arguments, after the others
+            ctor = ctor[:-1] + (esrc[2:] if ctor.endswith("()") else esrc) + ")"
+        return (ctor + src_call(".fit", s, ["X"], ["workers"])
+                + ".transform(<the fit data, densified>)")
+
     register(
         Entry(
             name,
-            args,
+            [*args, FIT_W()],
             build,
             call,
-            lambda s: (
-                src_call(f"km.{cls}.fit", s, pos, kw)
-                + ".transform(<the fit data, densified>)"
-            ),
+            src,
             check,
             group="histograms",
         )
@@ -1782,6 +1939,7 @@ _fit_entry(
     lambda ctx: {"X": g_hist(ctx, 6)},
     ["X"],
     ["n_terms"],
+    extra={"scale": "median"},
 )
 
 
@@ -1870,22 +2028,28 @@ def _map_arg_mutations(kind):
             "HomogeneousKernelMap",
         ),
         mk(
-            lambda km: km.Chi2DirectMap(np.full((2, 3), 0.1)),
-            "km.Chi2DirectMap(np.full((2, 3), 0.1))",
+            lambda km: km.Chi2DirectMap(k=np.full((2, 3), 0.1)),
+            "km.Chi2DirectMap(k=np.full((2, 3), 0.1))",
             INVALID,
             "per-dim-map-wrong-d",
         ),
         mk(
-            lambda km: km.RandomFourierFeatures(5, 4, rng=0),
-            "km.RandomFourierFeatures(5, 4, rng=0)",
+            lambda km: km.RandomFourierFeatures(4, gamma=1.0, rng=0).fit(np.eye(5)),
+            "km.RandomFourierFeatures(4, gamma=1.0, rng=0).fit(np.eye(5))",
             INVALID,
             "RandomFourierFeatures-dim-5",
         ),
         mk(
-            lambda km: km.RandomFourierFeatures(3, 4, rng=0),
-            "km.RandomFourierFeatures(3, 4, rng=0)",
+            lambda km: km.RandomFourierFeatures(4, gamma=1.0, rng=0).fit(np.eye(3)),
+            "km.RandomFourierFeatures(4, gamma=1.0, rng=0).fit(np.eye(3))",
             INVALID if kind == "chi2" else VALID,
             "RandomFourierFeatures-dim-3",
+        ),
+        mk(
+            lambda km: km.RandomFourierFeatures(4, rng=0),
+            "km.RandomFourierFeatures(4, rng=0)",
+            INVALID,
+            "RandomFourierFeatures-unfitted",
         ),
     ]
 
@@ -1906,198 +2070,6 @@ _fit_entry(
 )
 
 
-def _expchi2_ctor_build(ctx):
-    X = _hist_probe()
-    f = ctx.km.ExpChi2Features.fit(X, 6, rng=0)
-    s = f"km.ExpChi2Features.fit({lit(X)}, 6, rng=0)"
-    return {
-        "chi2_map": S(f.chi2_map, f"{s}.chi2_map"),
-        "weights": S(np.array(f.weights), f"{s}.weights"),
-        "offsets": S(np.array(f.offsets), f"{s}.offsets"),
-        "beta": S(1.0, "1.0"),
-    }
-
-
-_WOFF = [
-    Mut(
-        "nan",
-        _edit_plain := (lambda fn: lambda v, ctx: arr(fn(np.array(v.plain, float))))(
-            lambda a: np.where(np.arange(a.size).reshape(a.shape) == 0, np.nan, a)
-        ),
-        INVALID,
-    ),
-    Mut(
-        "inf",
-        (
-            lambda v, ctx: arr(
-                np.where(
-                    np.arange(np.size(v.plain)).reshape(np.shape(v.plain)) == 0,
-                    np.inf,
-                    np.array(v.plain, float),
-                )
-            )
-        ),
-        INVALID,
-    ),
-    Mut("one-row-short", lambda v, ctx: arr(np.array(v.plain, float)[:-1]), INVALID),
-    Mut("transposed", lambda v, ctx: arr(np.array(v.plain, float).T), INVALID),
-    Mut("ndim-3", lambda v, ctx: arr(np.array(v.plain, float)[None]), INVALID),
-    Mut("empty", lambda v, ctx: arr(np.zeros((0,))), INVALID),
-    Mut("string", const("w"), INVALID),
-    Mut(
-        "list",
-        lambda v, ctx: S(np.array(v.plain).tolist(), repr(np.array(v.plain).tolist())),
-        VALID,
-    ),
-]
-
-_map_ctor_entry(
-    "ExpChi2Features",
-    # the weights were drawn for a 5-term Chi2DirectMap of 5 bins:
-    # another map does not fit them
-    [
-        Arg(
-            "chi2_map",
-            _map_arg_mutations("chi2")[1:],
-            positional=True,
-            overrides={"Chi2ChebyshevMap": INVALID, "HomogeneousKernelMap": INVALID},
-        ),
-        Arg("weights", _WOFF, positional=True),
-        # offsets is 1-D: its transpose is itself, the valid baseline
-        Arg("offsets", _WOFF, positional=True, overrides={"transposed": VALID}),
-        Arg("beta", p=P("real", low=0, low_incl=False), positional=True),
-    ],
-    _expchi2_ctor_build,
-    ["chi2_map", "weights", "offsets", "beta"],
-    [],
-)
-
-
-# AnchorMap constructor (arrays trusted by the engine) --------------------
-
-
-def _anchor_ctor_build(ctx):
-    X = _hist_probe()
-    kern = ctx.pick(["chi2", "intersection"])
-    f = ctx.km.AnchorMap.fit(X, kern, 5)
-    s = f"km.AnchorMap.fit({lit(X)}, {kern!r}, 5)"
-    return {
-        "kernel": S(kern, repr(kern)),
-        "anchors": S(np.array(f.anchors), f"{s}.anchors"),
-        "table": S(np.array(f.table), f"{s}.table"),
-        "rank": S(np.array(f.rank), f"{s}.rank"),
-    }
-
-
-def _arr_edit(label, fn, e):
-    return Mut(label, lambda v, ctx: arr(fn(np.array(v.plain))), e)
-
-
-def _anchor_muts():
-    return [
-        _arr_edit("unsorted", lambda a: a[:, ::-1], INVALID),
-        _arr_edit("nan", lambda a: np.where(a == a.max(), np.nan, a), INVALID),
-        _arr_edit("inf", lambda a: np.where(a == a.max(), np.inf, a), INVALID),
-        _arr_edit("negative", lambda a: a - 1.0, EITHER),
-        _arr_edit("one-anchor", lambda a: a[:, :1], INVALID),
-        _arr_edit("no-anchor", lambda a: a[:, :0], INVALID),
-        _arr_edit("ndim-1", lambda a: a[0], INVALID),
-        _arr_edit("fewer-dimensions", lambda a: a[:-1], INVALID),
-        _arr_edit("more-dimensions", lambda a: np.vstack([a, a[:1]]), INVALID),
-        _arr_edit(
-            "duplicate-anchors",
-            lambda a: np.repeat(a[:, :3], [1, 1, 3], axis=1),
-            EITHER,
-        ),
-        _arr_edit("dtype-int", lambda a: np.round(a * 64).astype(np.int64), EITHER),
-        Mut("string", const("anchors"), INVALID),
-        Mut(
-            "list",
-            lambda v, ctx: S(
-                np.array(v.plain).tolist(), repr(np.array(v.plain).tolist())
-            ),
-            VALID,
-        ),
-    ]
-
-
-def _table_muts():
-    return [
-        _arr_edit("truncated-half", lambda a: a[: len(a) // 2], INVALID),
-        _arr_edit("truncated-by-one", lambda a: a[:-1], INVALID),
-        _arr_edit("empty", lambda a: a[:0], INVALID),
-        _arr_edit("longer", lambda a: np.concatenate([a, a]), EITHER),
-        _arr_edit(
-            "nan",
-            lambda a: np.where(np.arange(a.size) == a.size - 1, np.nan, a),
-            INVALID,
-        ),
-        _arr_edit(
-            "inf",
-            lambda a: np.where(np.arange(a.size) == a.size - 1, np.inf, a),
-            INVALID,
-        ),
-        _arr_edit("2-D", lambda a: a.reshape(-1, 1), EITHER),
-        Mut("string", const("table"), INVALID),
-        Mut(
-            "list",
-            lambda v, ctx: S(
-                np.array(v.plain).tolist(), repr(np.array(v.plain).tolist())
-            ),
-            VALID,
-        ),
-    ]
-
-
-def _rank_muts():
-    return [
-        _arr_edit(
-            "negative", lambda a: np.where(np.arange(a.size) == 0, -1, a), INVALID
-        ),
-        _arr_edit("zero", lambda a: np.zeros_like(a), EITHER),
-        _arr_edit("above-n_anchors", lambda a: a + 10, INVALID),
-        _arr_edit(
-            "huge", lambda a: np.where(np.arange(a.size) == 0, 2**40, a), INVALID
-        ),
-        _arr_edit("float", lambda a: a + 0.5, INVALID),
-        _arr_edit("fewer-dimensions", lambda a: a[:-1], INVALID),
-        _arr_edit("more-dimensions", lambda a: np.append(a, 1), INVALID),
-        _arr_edit("2-D", lambda a: a[None], INVALID),
-        Mut("string", const("rank"), INVALID),
-        Mut(
-            "list",
-            lambda v, ctx: S(
-                np.array(v.plain).tolist(), repr(np.array(v.plain).tolist())
-            ),
-            VALID,
-        ),
-    ]
-
-
-_map_ctor_entry(
-    "AnchorMap",
-    [
-        Arg(
-            "kernel",
-            p=P(
-                "choice",
-                choices=("chi2", "js", "intersection", "hellinger"),
-                extra=_anchor_kernel_extra(),
-            ),
-            positional=True,
-        ),
-        Arg("anchors", _anchor_muts(), positional=True),
-        Arg("table", _table_muts(), positional=True),
-        Arg("rank", _rank_muts(), positional=True),
-        Arg("n_neighbors", p=P("int", low=1, high=5)),
-        Arg("weights", p=P("choice", choices=("uniform", "distance"))),
-    ],
-    _anchor_ctor_build,
-    ["kernel", "anchors", "table", "rank"],
-    ["n_neighbors", "weights"],
-)
-
-
 # transforms of the fitted histogram maps ---------------------------------
 
 
@@ -2105,26 +2077,22 @@ def _fitted_map(ctx, cls):
     X = _hist_probe()
     if cls == "Chi2DirectMap":
         per = bool(ctx.variant % 2)
-        return ctx.km.Chi2DirectMap.fit(
-            X, 3, per_dimension=per
-        ), f"km.Chi2DirectMap.fit({lit(X)}, 3, per_dimension={per})"
+        return ctx.km.Chi2DirectMap(3, per_dimension=per).fit(X), (
+            f"km.Chi2DirectMap(3, per_dimension={per}).fit({lit(X)})")
     if cls == "Chi2ChebyshevMap":
-        return ctx.km.Chi2ChebyshevMap.fit(
-            X, 4
-        ), f"km.Chi2ChebyshevMap.fit({lit(X)}, 4)"
+        return ctx.km.Chi2ChebyshevMap(4, scale="median").fit(X), (
+            f"km.Chi2ChebyshevMap(4, scale='median').fit({lit(X)})")
     if cls == "HomogeneousKernelMap":
         k = ctx.pick(["chi2", "js", "intersection", "hellinger"])
         return ctx.km.HomogeneousKernelMap(k, 1), f"km.HomogeneousKernelMap({k!r}, 1)"
     if cls == "ExpChi2Features":
-        return ctx.km.ExpChi2Features.fit(
-            X, 8, rng=0
-        ), f"km.ExpChi2Features.fit({lit(X)}, 8, rng=0)"
+        return ctx.km.ExpChi2Features(8, rng=0).fit(X), (
+            f"km.ExpChi2Features(8, rng=0).fit({lit(X)})")
     k = ctx.pick(["chi2", "intersection", "js", "hellinger"])
     nn = ctx.pick([1, 1, 2], 1)
     w = ctx.pick(["uniform", "distance"], 2)
-    return ctx.km.AnchorMap.fit(
-        X, k, 6, n_neighbors=nn, weights=w
-    ), f"km.AnchorMap.fit({lit(X)}, {k!r}, 6, n_neighbors={nn}, weights={w!r})"
+    return ctx.km.AnchorMap(k, 6, n_neighbors=nn, weights=w).fit(X), (
+        f"km.AnchorMap({k!r}, 6, n_neighbors={nn}, weights={w!r}).fit({lit(X)})")
 
 
 def _hist_transform_entry(cls, method="transform"):
@@ -2173,21 +2141,38 @@ def _hist_transform_entry(cls, method="transform"):
             EITHER,
         ),
     ]
+    args = [Arg("X", xmuts, positional=True), W()]
+    kw = ["workers"]
+    if method == "transform":
+        args.append(PROG())
+        kw.append("progress")
+    if cls in UNFITTED:
+        args.append(_unfitted_self(lambda km: eval(UNFITTED[cls], {"km": km}),
+                                   UNFITTED[cls]))
     register(
         Entry(
             f"{cls}.{method}",
-            [Arg("X", xmuts, positional=True), W()],
+            args,
             build,
             *generic(
                 lambda km, v: getattr(v["self"], method),
                 "{self}." + method,
                 ["X"],
-                ["workers"],
+                kw,
             ),
             check,
             group="histograms",
         )
     )
+
+
+# Unfitted maps (the source of each) of the classes that learn from data.
+UNFITTED = {
+    "Chi2DirectMap": "km.Chi2DirectMap(3)",
+    "Chi2ChebyshevMap": "km.Chi2ChebyshevMap(4, scale='median')",
+    "ExpChi2Features": "km.ExpChi2Features(8, rng=0)",
+    "AnchorMap": "km.AnchorMap('chi2', 6)",
+}
 
 
 for _c in [
@@ -2255,8 +2240,8 @@ def _build_decode(ctx):
     fmap, src = _fitted_map(ctx, "AnchorMap")
     if fmap.n_neighbors != 1:
         X = _hist_probe()
-        fmap = ctx.km.AnchorMap.fit(X, "chi2", 6)
-        src = f"km.AnchorMap.fit({lit(X)}, 'chi2', 6)"
+        fmap = ctx.km.AnchorMap("chi2", 6).fit(X)
+        src = f"km.AnchorMap('chi2', 6).fit({lit(X)})"
     X = g_hist(ctx, 4, 5)
     codes = fmap.codes(X.value)
     return {"self": S(fmap, src), "codes": S(codes, f"{src}.codes({X.src})")}
@@ -2582,7 +2567,7 @@ def _check_gek(ctx, v, res):
         v.get("means2"),
         None if v.get("covs2") is None else np.asarray(v["covs2"], dtype=float),
         kernel=v.get("kernel", "rbf"),
-        gamma=float(v.get("gamma", 1.0)),
+        gamma=None if v.get("gamma") is None else float(v["gamma"]),
         degree=int(np.asarray(v.get("degree", 2))),
         coef0=float(v.get("coef0", 1.0)),
     )
@@ -2622,7 +2607,8 @@ register(
             ),
             Arg("covs2", _covs_muts()),
             Arg("kernel", p=P("choice", choices=("rbf", "linear", "polynomial"))),
-            Arg("gamma", p=_gamma_p(False)),
+            # None: the median heuristic of means2 (of means when None)
+            Arg("gamma", p=_gamma_p()),
             Arg("degree", p=P("int", low=1, extra=[("4", lambda: 4, "4", EITHER)])),
             Arg("coef0", p=P("real")),
             W(),
@@ -2807,8 +2793,8 @@ def _build_rf(ctx, ridge):
     b = {"chunks": S(blocks, "[" + ", ".join(lit(x) for x in blocks) + "]")}
     use_map = ctx.pick([True, False], 1)
     if use_map:
-        fm = ctx.km.RandomFourierFeatures(d, 6, rng=0)
-        fsrc = f"km.RandomFourierFeatures({d}, 6, rng=0)"
+        fm = ctx.km.RandomFourierFeatures(6, gamma=1.0, rng=0).fit(np.eye(d))
+        fsrc = f"km.RandomFourierFeatures(6, gamma=1.0, rng=0).fit(np.eye({d}))"
     else:
         fm, fsrc = None, "None"
     ncomp = ctx.pick([None, 2], 2) if ridge else ctx.pick([2, None], 2)
@@ -3008,11 +2994,11 @@ _ridge_map_muts = [
         "two-maps",
         lambda v, ctx: S(
             [
-                ctx.km.RandomFourierFeatures(3, 4, rng=0),
-                ctx.km.RandomFourierFeatures(3, 3, rng=1),
+                ctx.km.RandomFourierFeatures(4, gamma=1.0, rng=0).fit(np.eye(3)),
+                ctx.km.RandomFourierFeatures(3, gamma=1.0, rng=1).fit(np.eye(3)),
             ],
-            "[km.RandomFourierFeatures(3, 4, rng=0), "
-            "km.RandomFourierFeatures(3, 3, rng=1)]",
+            "[km.RandomFourierFeatures(4, gamma=1.0, rng=0).fit(np.eye(3)), "
+            "km.RandomFourierFeatures(3, gamma=1.0, rng=1).fit(np.eye(3))]",
         ),
         VALID,
     ),
@@ -3020,8 +3006,8 @@ _ridge_map_muts = [
     Mut(
         "list-with-non-map",
         lambda v, ctx: S(
-            [ctx.km.RandomFourierFeatures(3, 4, rng=0), 3],
-            "[km.RandomFourierFeatures(3, 4, rng=0), 3]",
+            [ctx.km.RandomFourierFeatures(4, gamma=1.0, rng=0).fit(np.eye(3)), 3],
+            "[km.RandomFourierFeatures(4, gamma=1.0, rng=0).fit(np.eye(3)), 3]",
         ),
         INVALID,
     ),
@@ -3208,7 +3194,7 @@ SK_PARAMS = {
     "ExpectedKernel": {
         "covariance": P("choice", choices=("full", "diag", "iso")),
         "kernel": P("choice", choices=("rbf", "linear", "polynomial")),
-        "gamma": _gamma_p(False),
+        "gamma": _gamma_p(),  # None: the median heuristic of the training means
         "degree": P("int", low=1),
         "coef0": P("real"),
         "workers": P("workers"),
@@ -3334,7 +3320,7 @@ def _sk_reference(ctx, est, name, Xfit, X, res):
             m2,
             c2,
             kernel=est.kernel,
-            gamma=float(est.gamma),
+            gamma=None if est.gamma_ is None else float(est.gamma_),
             degree=int(est.degree),
             coef0=float(est.coef0),
         )

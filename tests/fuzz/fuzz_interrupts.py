@@ -35,8 +35,8 @@ def _inputs(name, km):
         X = rng.random((3000, 3000))
         return lambda: km.js_kernel(X, workers=1)
     if kind == "rdf":
-        rdf = km.RandomDistributionFeatures(10, 4000, rng=0)
         sets = km.Bags.from_list([rng.normal(size=(24000, 10)) for _ in range(100)])
+        rdf = km.RandomDistributionFeatures(4000, rng=0, gamma=0.1).fit(sets)
         return lambda: rdf.transform(sets, workers=1)
     m = rng.normal(size=(3000, 48))
     A = rng.normal(size=(3000, 48, 48)) / 8

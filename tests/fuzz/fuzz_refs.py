@@ -117,8 +117,39 @@ def point_kernel(A, B, kernel, gamma, degree, coef0):
         return (LD(gamma) * dot + LD(coef0)) ** int(degree)
 
 
-def _gamma(gamma, d):
-    return 1.0 / d if gamma is None else float(gamma)
+def median_gamma(points, kernel="rbf", sample=1000, seed=0):
+    """The package's default gamma (the median heuristic, kernelmaps'
+    _gamma.point_median_gamma with its fallback): 1 / the median squared
+    Euclidean ("rbf") or L1 ("laplacian") distance between distinct points
+    of a sample (the package's: `sample` points drawn with the seed, in
+    order), long double; the median of the non-zero distances when it is
+    0, and 1 with fewer than 2 distinct points."""
+    P = np.asarray(points, dtype=LD)
+    n = len(P)
+    if n < 2:
+        return LD(1)
+    if sample is not None and n > sample:
+        P = P[np.sort(np.random.default_rng(seed).choice(n, sample, replace=False))]
+    i, j = np.triu_indices(len(P), 1)
+    diff = P[i] - P[j]
+    dist = (diff**2).sum(-1) if kernel == "rbf" else np.abs(diff).sum(-1)
+    med = np.median(dist)
+    if not med > 0:
+        dist = dist[dist > 0]
+        if dist.size == 0:
+            return LD(1)
+        med = np.median(dist)
+    return 1 / med
+
+
+def _gamma(gamma, kernel, sets):
+    """gamma, or the package's default for the kernel on the pooled points
+    of `sets` (the second collection of a kernel function)."""
+    if gamma is not None:
+        return float(gamma)
+    if kernel in ("rbf", "laplacian"):
+        return median_gamma(np.vstack(sets), kernel)
+    return 1.0 / sets[0].shape[1]
 
 
 def sum_match(
@@ -127,7 +158,7 @@ def sum_match(
     """The sum-match (mean map) kernel, long double."""
     X = set_list(X)
     Y = X if Y is None else set_list(Y)
-    g = _gamma(gamma, X[0].shape[1])
+    g = _gamma(gamma, kernel, Y)
     K = np.empty((len(X), len(Y)), dtype=LD)
     for i, A in enumerate(X):
         for j, B in enumerate(Y):
@@ -141,7 +172,7 @@ def mmd2(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, unbiased=F
     Y=None the diagonal is 0."""
     Xs = set_list(X)
     Ys = Xs if Y is None else set_list(Y)
-    g = _gamma(gamma, Xs[0].shape[1])
+    g = _gamma(gamma, kernel, Ys)
 
     def within(A):
         k = point_kernel(A, A, kernel, g, degree, coef0)
@@ -447,7 +478,7 @@ def gaussian_expected(
     covs2=None,
     *,
     kernel="rbf",
-    gamma=1.0,
+    gamma=None,
     degree=2,
     coef0=1.0,
 ):
@@ -460,6 +491,8 @@ def gaussian_expected(
     else:
         m2, S2 = np.asarray(means2, dtype=np.float64), _full(covs2, d)
     K = np.empty((len(m1), len(m2)))
+    if gamma is None:  # the median heuristic of the second means, 1 / d
+        gamma = median_gamma(m2) if kernel == "rbf" else 1.0 / d
     g, c = float(gamma), float(coef0)
     for i in range(len(m1)):
         for j in range(len(m2)):

@@ -1,0 +1,636 @@
+"""The construction convention of the feature maps: hyperparameters in the
+constructor, `fit` once (in place, returning the map), `transform` only when
+fitted, `fit_transform`; the deprecated spellings (same maps, bit for bit);
+the one rule for gamma=None (the median heuristic of the data that define
+the kernel); random Fourier features of CSR input; progress bars."""
+
+import pickle
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse
+from numpy.testing import assert_allclose, assert_array_equal
+
+import kernelmaps as km
+from kernelmaps._frozen import FeatureMap
+
+RNG = np.random.default_rng(0)
+HIST = RNG.random((40, 6))
+HIST /= HIST.sum(axis=1, keepdims=True)
+POINTS = RNG.normal(size=(40, 3))
+SETS = [RNG.normal(size=(n, 3)) for n in (5, 9, 3, 7, 6, 4)]
+
+# name: (an unfitted map, its training data); the set maps transform sets.
+MAPS = {
+    "Chi2DirectMap": (lambda: km.Chi2DirectMap(4), HIST),
+    "Chi2DirectMap-per-dimension": (
+        lambda: km.Chi2DirectMap(4, per_dimension=True), HIST),
+    "Chi2ChebyshevMap-median": (
+        lambda: km.Chi2ChebyshevMap(4, scale="median"), HIST),
+    "AnchorMap": (lambda: km.AnchorMap("chi2", 10), HIST),
+    "AnchorMap-kmeans-2nn": (
+        lambda: km.AnchorMap("js", 10, anchors="kmeans", n_neighbors=2,
+                             weights="distance"), HIST),
+    "ExpChi2Features": (lambda: km.ExpChi2Features(32, beta=2.0, rng=0), HIST),
+    "RandomFourierFeatures": (lambda: km.RandomFourierFeatures(32, rng=0), POINTS),
+    "RandomFourierFeatures-laplacian": (
+        lambda: km.RandomFourierFeatures(32, kernel="laplacian", rng=0), POINTS),
+    "RandomDistributionFeatures": (
+        lambda: km.RandomDistributionFeatures(32, rng=0), SETS),
+    "DoublyRandomDistributionFeatures": (
+        lambda: km.DoublyRandomDistributionFeatures(32, 16, rng=0), SETS),
+    "DoublyRandomDistributionFeatures-gamma2-None": (
+        lambda: km.DoublyRandomDistributionFeatures(32, 16, gamma2=None, rng=0),
+        SETS),
+    "EMKFeatures": (lambda: km.EMKFeatures(6, n_iter=5, rng=0), SETS),
+}
+SET_MAPS = ("RandomDistributionFeatures", "DoublyRandomDistributionFeatures",
+            "EMKFeatures")
+# Maps that learn nothing: usable without fit.
+STATELESS = {
+    "HomogeneousKernelMap": lambda: km.HomogeneousKernelMap("chi2", 2),
+    "Chi2ChebyshevMap": lambda: km.Chi2ChebyshevMap(4, scale=0.5),
+}
+
+
+def is_set_map(name):
+    return name.startswith(SET_MAPS)
+
+
+def assert_same_features(name, A, B):
+    """Row maps: bit for bit; set maps (sums over sets, in blocks that may
+    differ): to rounding, relative to the largest feature."""
+    if is_set_map(name):
+        assert_allclose(A, B, rtol=1e-14, atol=1e-14 * np.abs(B).max())
+    else:
+        assert_array_equal(A, B)
+
+
+def test_every_public_map_is_covered():
+    public = {name for name in dir(km) if isinstance(getattr(km, name), type)
+              and issubclass(getattr(km, name), FeatureMap)}
+    covered = {name.split("-")[0] for name in [*MAPS, *STATELESS]}
+    assert public == covered
+
+
+# ------------------------------------------------------------- fit, transform
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_unfitted_transform_raises_naming_fit(name):
+    make, X = MAPS[name]
+    fmap = make()
+    assert not fmap.is_fitted
+    cls = type(fmap).__name__
+    with pytest.raises(ValueError, match=rf"^this {cls} is not fitted yet: call "
+                                         r"fit\(X\) with training data first"):
+        fmap.transform(X)
+    with pytest.raises(ValueError, match=r"fit_transform\(X\)"):
+        fmap.transform(X, progress=True)
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_fit_returns_the_map_and_a_second_fit_raises(name):
+    make, X = MAPS[name]
+    fmap = make()
+    assert fmap.fit(X) is fmap
+    assert fmap.is_fitted
+    Z = fmap.transform(X)
+    cls = type(fmap).__name__
+    with pytest.raises(ValueError, match=rf"this {cls} is already fitted.*"
+                                         rf"{cls}\(\.\.\.\)\.fit\(X\)"):
+        fmap.fit(X)
+    with pytest.raises(ValueError, match="already fitted"):
+        fmap.fit_transform(X)
+    assert_array_equal(fmap.transform(X), Z)  # unchanged by the refused fits
+    with pytest.raises(AttributeError, match="immutable"):
+        fmap.anything = 1
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_fit_transform_is_fit_then_transform(name):
+    make, X = MAPS[name]
+    fitted = make().fit(X)
+    fmap = make()
+    Z = fmap.fit_transform(X)
+    assert fmap.is_fitted
+    assert_same_features(name, Z, fitted.transform(X))
+    assert_same_features(name, fmap.transform(X), fitted.transform(X))
+    # the arguments of transform pass through
+    twin = make()
+    assert_same_features(name, twin.fit_transform(X, workers=1),
+                         fitted.transform(X, workers=1))
+
+
+def test_fit_transform_passes_transform_arguments():
+    emk = km.EMKFeatures(6, n_iter=5, rng=0)
+    positions = [RNG.random((len(s), 2)) for s in SETS]
+    F = emk.fit_transform(SETS, positions=positions, levels=1)
+    assert_same_features("EMKFeatures", F, emk.transform(SETS, positions, levels=1))
+    assert F.shape == (len(SETS), 6 * 5)
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_pickle_unfitted_and_fitted(name):
+    make, X = MAPS[name]
+    unfitted = make()
+    again = pickle.loads(pickle.dumps(unfitted))
+    assert not again.is_fitted
+    assert repr(again) == repr(unfitted)
+    # the same map once fitted (the random generator travels with it)
+    want = make().fit(X).transform(X)
+    assert_same_features(name, again.fit(X).transform(X), want)
+    fitted = make().fit(X)
+    back = pickle.loads(pickle.dumps(fitted))
+    assert back.is_fitted
+    assert repr(back) == repr(fitted)
+    assert_array_equal(back.transform(X), fitted.transform(X))
+    with pytest.raises(ValueError, match="already fitted"):
+        back.fit(X)
+
+
+@pytest.mark.parametrize("name", STATELESS)
+def test_stateless_maps_need_no_fit(name):
+    fmap = STATELESS[name]()
+    assert fmap.is_fitted
+    Z = fmap.transform(HIST)
+    assert fmap.fit(HIST) is fmap
+    assert fmap.fit(HIST) is fmap  # nothing learned: fitting again is allowed
+    assert_array_equal(fmap.transform(HIST), Z)
+    assert_array_equal(fmap.fit_transform(HIST), Z)
+    with pytest.raises(ValueError, match="negative"):
+        fmap.fit(-HIST)  # fit still checks X
+    back = pickle.loads(pickle.dumps(fmap))
+    assert_array_equal(back.transform(HIST), Z)
+
+
+def test_chi2_chebyshev_median_scale():
+    fmap = km.Chi2ChebyshevMap(4, scale="median")
+    assert fmap.scale == "median"
+    fmap.fit(HIST)
+    assert fmap.scale == np.median(HIST[HIST > 0])
+    assert_array_equal(fmap.transform(HIST),
+                       km.Chi2ChebyshevMap(4, scale=fmap.scale).transform(HIST))
+    with pytest.raises(TypeError, match="scale must be a real number"):
+        km.Chi2ChebyshevMap(4, scale="mean")
+
+
+def test_chi2_direct_map_with_k_is_fitted():
+    k = np.array([0.05, 0.2, 0.5])
+    fmap = km.Chi2DirectMap(k=k)
+    assert fmap.is_fitted and fmap.n_terms == 3
+    assert_array_equal(fmap.k, k)
+    fitted = km.Chi2DirectMap(3).fit(HIST)
+    assert_array_equal(km.Chi2DirectMap(k=fitted.k).transform(HIST),
+                       fitted.transform(HIST))
+    with pytest.raises(ValueError, match="already fitted"):
+        fmap.fit(HIST)
+    # n_terms left out, or the number of terms of k
+    assert km.Chi2DirectMap(3, k=k).n_terms == 3
+    with pytest.raises(ValueError, match="n_terms=4 disagrees with k"):
+        km.Chi2DirectMap(4, k=k)
+    per_dimension = km.Chi2DirectMap(k=np.full((6, 2), 0.1))
+    assert per_dimension.n_features_in == 6 and per_dimension.n_features_out == 12
+    with pytest.raises(ValueError, match="fitted for 6"):
+        per_dimension.transform(HIST[:, :5])
+
+
+def test_emk_with_basis_is_fitted():
+    basis = POINTS[:5]
+    emk = km.EMKFeatures(basis=basis, gamma=0.5)
+    assert emk.is_fitted and emk.n_basis == 5 and emk.n_features_out == 5
+    assert emk.transform(SETS).shape == (len(SETS), 5)
+    # gamma=None: the median heuristic of the basis
+    assert km.EMKFeatures(basis=basis).gamma == km.median_heuristic(basis)
+    with pytest.raises(ValueError, match="already fitted"):
+        emk.fit(SETS)
+
+
+def test_exp_chi2_features_fits_a_copy_of_its_chi2_map():
+    chi2_map = km.Chi2DirectMap(3)
+    fmap = km.ExpChi2Features(16, chi2_map=chi2_map, rng=0).fit(HIST)
+    assert not chi2_map.is_fitted  # the caller's map never changes
+    assert fmap.chi2_map is not chi2_map and fmap.chi2_map.is_fitted
+    fitted = km.Chi2DirectMap(3).fit(HIST[:10])
+    fmap = km.ExpChi2Features(16, chi2_map=fitted, rng=0).fit(HIST)
+    assert fmap.chi2_map is fitted  # fitted: taken as it is
+
+
+# -------------------------------------------------------------------- repr
+
+
+@pytest.mark.parametrize(("make", "X", "before", "after"), [
+    (lambda: km.Chi2DirectMap(4), HIST,
+     "Chi2DirectMap(n_terms=4, per_dimension=False, n_bins=100)",
+     "Chi2DirectMap(k=<4 parameters>, n_terms=4)"),
+    (lambda: km.Chi2DirectMap(4, per_dimension=True), HIST,
+     "Chi2DirectMap(n_terms=4, per_dimension=True, n_bins=100)",
+     "Chi2DirectMap(k=<6x4 parameters>, n_terms=4)"),
+    (lambda: km.Chi2ChebyshevMap(4, scale="median"), HIST,
+     "Chi2ChebyshevMap(n_terms=4, scale='median')",
+     f"Chi2ChebyshevMap(n_terms=4, scale={np.median(HIST[HIST > 0]):.6g})"),
+    (lambda: km.AnchorMap("chi2", 10), HIST,
+     "AnchorMap(kernel='chi2', n_anchors=10, n_neighbors=1, weights='uniform', "
+     "n_features_out=None)",
+     "AnchorMap(kernel='chi2', n_anchors=10, n_neighbors=1, weights='uniform', "
+     "n_features_out="),
+    (lambda: km.RandomFourierFeatures(8, gamma=0.5, rng=0), POINTS,
+     "RandomFourierFeatures(n_components=8, kernel='rbf', gamma=0.5)",
+     "RandomFourierFeatures(dim=3, n_components=8, kernel='rbf', gamma=0.5)"),
+    (lambda: km.RandomFourierFeatures(8, rng=0), POINTS,
+     "RandomFourierFeatures(n_components=8, kernel='rbf', gamma=None)",
+     f"RandomFourierFeatures(dim=3, n_components=8, kernel='rbf', "
+     f"gamma={km.median_heuristic(POINTS):.6g})"),
+    (lambda: km.RandomDistributionFeatures(8, kernel="laplacian", rng=0), SETS,
+     "RandomDistributionFeatures(n_components=8, kernel='laplacian', gamma=None)",
+     f"RandomDistributionFeatures(dim=3, n_components=8, kernel='laplacian', "
+     f"gamma={km.median_heuristic(SETS, kernel='laplacian'):.6g})"),
+    (lambda: km.DoublyRandomDistributionFeatures(8, 4, gamma=0.5, rng=0), SETS,
+     "DoublyRandomDistributionFeatures(n_components=8, n_components2=4, "
+     "gamma=0.5, gamma2=1)",
+     "DoublyRandomDistributionFeatures(dim=3, n_components=8, n_components2=4, "
+     "gamma=0.5, gamma2=1)"),
+    (lambda: km.EMKFeatures(4, gamma=0.5, n_iter=2, rng=0), SETS,
+     "EMKFeatures(n_basis=4, kernel='rbf', gamma=0.5)",
+     "EMKFeatures(n_basis=4, n_features_in=3, kernel='rbf', gamma=0.5)"),
+    (lambda: km.EMKFeatures(4, n_iter=2, rng=0), SETS,
+     "EMKFeatures(n_basis=4, kernel='rbf', gamma=None)",
+     f"EMKFeatures(n_basis=4, n_features_in=3, kernel='rbf', "
+     f"gamma={km.median_heuristic(SETS):.6g})"),
+])
+def test_repr_before_and_after_fit(make, X, before, after):
+    fmap = make()
+    assert repr(fmap) == before
+    fmap.fit(X)
+    assert repr(fmap).startswith(after)
+    if not after.endswith("="):
+        assert repr(fmap) == after
+
+
+def test_exp_chi2_repr_names_its_chi2_map():
+    fmap = km.ExpChi2Features(8, rng=0)
+    assert "chi2_map=None" in repr(fmap)
+    assert "chi2_map=Chi2DirectMap(k=<5 parameters>" in repr(fmap.fit(HIST))
+
+
+# ---------------------------------------------------------- deprecated spellings
+
+
+DEPRECATED = r"deprecated since kernelmaps 0\.1 and will be removed in 0\.3"
+S32 = [s.astype(np.float32) for s in SETS]
+
+
+@pytest.mark.parametrize(("old", "new", "X"), [
+    (lambda: km.Chi2DirectMap.fit(HIST, 4, per_dimension=True, n_bins=50),
+     lambda: km.Chi2DirectMap(4, per_dimension=True, n_bins=50).fit(HIST), HIST),
+    (lambda: km.Chi2DirectMap.fit(HIST), lambda: km.Chi2DirectMap().fit(HIST), HIST),
+    (lambda: km.Chi2ChebyshevMap.fit(HIST, 4),
+     lambda: km.Chi2ChebyshevMap(4, scale="median").fit(HIST), HIST),
+    (lambda: km.AnchorMap.fit(HIST, "js", 12, energy=0.9, n_neighbors=2),
+     lambda: km.AnchorMap("js", 12, energy=0.9, n_neighbors=2).fit(HIST), HIST),
+    (lambda: km.ExpChi2Features.fit(HIST, 32, beta=2.0, rng=3),
+     lambda: km.ExpChi2Features(32, beta=2.0, rng=3).fit(HIST), HIST),
+    (lambda: km.EMKFeatures.fit(np.vstack(SETS), 6, gamma=0.5, n_iter=5, rng=1),
+     lambda: km.EMKFeatures(6, gamma=0.5, n_iter=5, rng=1).fit(np.vstack(SETS)),
+     SETS),
+    (lambda: km.Chi2DirectMap([0.05, 0.2, 0.5]),
+     lambda: km.Chi2DirectMap(k=[0.05, 0.2, 0.5]), HIST),
+    (lambda: km.EMKFeatures(POINTS[:5], gamma=0.5),
+     lambda: km.EMKFeatures(basis=POINTS[:5], gamma=0.5), SETS),
+    (lambda: km.RandomFourierFeatures(3, 32, gamma=0.5, rng=0),
+     lambda: km.RandomFourierFeatures(32, gamma=0.5, rng=0).fit(POINTS), POINTS),
+    (lambda: km.RandomFourierFeatures(dim=3, n_components=32, kernel="laplacian",
+                                      gamma=0.5, rng=0),
+     lambda: km.RandomFourierFeatures(32, kernel="laplacian", gamma=0.5,
+                                      rng=0).fit(POINTS), POINTS),
+    (lambda: km.RandomDistributionFeatures(3, 32, gamma=0.5, rng=0),
+     lambda: km.RandomDistributionFeatures(32, gamma=0.5, rng=0).fit(SETS), S32),
+    (lambda: km.DoublyRandomDistributionFeatures(3, 32, 16, gamma=0.5, gamma2=2.0,
+                                                 rng=0),
+     lambda: km.DoublyRandomDistributionFeatures(32, 16, gamma=0.5, gamma2=2.0,
+                                                 rng=0).fit(SETS), SETS),
+])
+def test_deprecated_spellings_warn_and_give_the_same_map(old, new, X):
+    with pytest.warns(DeprecationWarning, match=DEPRECATED):
+        a = old()
+    b = new()
+    assert type(a) is type(b) and a.is_fitted and repr(a) == repr(b)
+    for attr in ("k", "weights", "offsets", "basis", "projection", "table",
+                 "anchors", "rank", "scale", "gamma"):
+        if hasattr(b, attr):
+            assert_array_equal(getattr(a, attr), getattr(b, attr))
+    assert_array_equal(a.transform(X), b.transform(X))  # bit for bit
+
+
+@pytest.mark.parametrize(("call", "old", "new"), [
+    (lambda: km.Chi2DirectMap.fit(HIST), r"Chi2DirectMap\.fit\(X, \.\.\.\)",
+     r"Chi2DirectMap\(n_terms, \.\.\.\)\.fit\(X\)"),
+    (lambda: km.Chi2ChebyshevMap.fit(HIST), r"Chi2ChebyshevMap\.fit\(X, \.\.\.\)",
+     r'Chi2ChebyshevMap\(n_terms, scale="median"\)\.fit\(X\)'),
+    (lambda: km.AnchorMap.fit(HIST), r"AnchorMap\.fit\(X, \.\.\.\)",
+     r"AnchorMap\(kernel, n_anchors, \.\.\.\)\.fit\(X\)"),
+    (lambda: km.ExpChi2Features.fit(HIST, 8), r"ExpChi2Features\.fit\(X, \.\.\.\)",
+     r"ExpChi2Features\(n_components, \.\.\.\)\.fit\(X\)"),
+    (lambda: km.EMKFeatures.fit(POINTS, 4, n_iter=1), r"EMKFeatures\.fit\(X, \.\.\.\)",
+     r"EMKFeatures\(n_basis, \.\.\.\)\.fit\(X\)"),
+    (lambda: km.RandomFourierFeatures(3, 8),
+     r"RandomFourierFeatures\(dim, n_components, \.\.\.\)",
+     r"RandomFourierFeatures\(n_components, \.\.\.\)\.fit\(X\)"),
+    (lambda: km.Chi2DirectMap([0.5]), r"Chi2DirectMap\(k\) with the parameters first",
+     r"Chi2DirectMap\(k=k\)"),
+    (lambda: km.EMKFeatures(POINTS[:3]), r"EMKFeatures\(basis\) with the basis first",
+     r"EMKFeatures\(basis=basis\)"),
+])
+def test_deprecation_message_says_what_to_write(call, old, new):
+    with pytest.warns(DeprecationWarning,
+                      match=rf"^{old}.* is {DEPRECATED}; use {new} instead$"):
+        call()
+
+
+def test_deprecated_random_maps_keep_their_old_default_gamma():
+    with pytest.warns(DeprecationWarning, match=DEPRECATED):
+        rff = km.RandomFourierFeatures(3, 16, rng=0)
+    assert rff.gamma == 1.0
+    with pytest.warns(DeprecationWarning, match=DEPRECATED):
+        rff = km.RandomFourierFeatures(4, 16, gamma=None, rng=0)
+    assert rff.gamma == 0.25
+    with pytest.warns(DeprecationWarning, match=DEPRECATED):
+        rdf = km.RandomDistributionFeatures(3, 16, rng=0)
+    assert rdf.gamma == 1 / 3
+    assert_array_equal(rdf.weights,
+                       km.RandomDistributionFeatures(16, gamma=1 / 3, rng=0)
+                       .fit(SETS).weights)
+    with pytest.warns(DeprecationWarning, match=DEPRECATED):
+        drdf = km.DoublyRandomDistributionFeatures(3, 16, 8, rng=0)
+    assert drdf.gamma == 1 / 3 and drdf.gamma2 == 1.0
+    with pytest.warns(DeprecationWarning, match=DEPRECATED):
+        drdf = km.DoublyRandomDistributionFeatures(3, 16, 8, gamma2=None, rng=0)
+    assert drdf.gamma2 == 1 / 16
+    new = km.DoublyRandomDistributionFeatures(16, 8, gamma=1 / 3, gamma2=1 / 16,
+                                              rng=0).fit(SETS)
+    assert_array_equal(drdf.transform(SETS), new.transform(SETS))
+
+
+def test_fit_called_on_the_class_with_a_map_is_not_deprecated():
+    # Map.fit(map, X): the unbound instance method, no warning
+    fmap = km.Chi2DirectMap(3)
+    assert km.Chi2DirectMap.fit(fmap, HIST) is fmap
+    assert fmap.is_fitted
+
+
+def test_removed_constructor_arguments_are_errors():
+    with pytest.raises(TypeError):
+        km.AnchorMap("chi2", np.zeros((2, 3)), np.zeros(3), np.ones(2, int))
+    with pytest.raises(TypeError):
+        km.ExpChi2Features(km.Chi2DirectMap(3), np.zeros((3, 4)), np.zeros(4), 1.0)
+    with pytest.raises(TypeError, match="objective"):
+        km.EMKFeatures(basis=POINTS[:4], objective=[1.0])
+
+
+# ----------------------------------------------------------------- gamma=None
+
+
+def ref_median_gamma(points, kernel="rbf", sample=1000, seed=0):
+    """1 / median distance between distinct points (indices) of the sample
+    that median_heuristic draws (sorted indices, the fixed seed)."""
+    P = np.asarray(points, dtype=np.float64)
+    if sample is not None and len(P) > sample:
+        P = P[np.sort(np.random.default_rng(seed).choice(len(P), sample,
+                                                          replace=False))]
+    total = []
+    for a in range(len(P)):
+        for b in range(a + 1, len(P)):
+            diff = P[a] - P[b]
+            total.append(diff @ diff if kernel == "rbf" else np.abs(diff).sum())
+    return 1 / np.median(total)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+@pytest.mark.parametrize("n", [2, 3, 40, 1200])
+def test_median_heuristic_against_numpy(kernel, n):
+    X = np.random.default_rng(n).normal(size=(n, 4)) * 3
+    want = ref_median_gamma(X, kernel)
+    assert_allclose(km.median_heuristic(X, kernel=kernel), want, rtol=1e-13)
+    # the default seed is fixed: the same value on every call
+    assert km.median_heuristic(X, kernel=kernel) == km.median_heuristic(
+        X, kernel=kernel, rng=0)
+    sets = [X[: n // 2], X[n // 2:]] if n > 2 else [X]
+    assert_allclose(km.median_heuristic(sets, kernel=kernel), want, rtol=1e-13)
+    assert_allclose(km.median_heuristic(X, kernel=kernel, sample=None),
+                    ref_median_gamma(X, kernel, sample=None), rtol=1e-13)
+
+
+def test_median_heuristic_laplacian_small_example():
+    X = np.array([[0.0, 0.0], [1.0, 2.0], [3.0, -1.0]])  # L1: 3, 4, 5
+    assert km.median_heuristic(X, kernel="laplacian") == 1 / 4
+    assert km.median_heuristic(X) == 1 / 10  # squared: 5, 10, 13
+    with pytest.raises(ValueError, match="kernel"):
+        km.median_heuristic(X, kernel="polynomial")
+
+
+@pytest.mark.parametrize(("make", "data", "points"), [
+    (lambda k: km.RandomFourierFeatures(8, kernel=k, rng=0), POINTS, POINTS),
+    (lambda k: km.RandomDistributionFeatures(8, kernel=k, rng=0), SETS, SETS),
+    (lambda k: km.EMKFeatures(4, kernel=k, n_iter=2, rng=0), SETS, SETS),
+    (lambda k: km.EMKFeatures(4, kernel=k, n_iter=2, rng=0), POINTS, POINTS),
+])
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_fitted_gamma_is_the_median_heuristic_of_the_training_data(
+        make, data, points, kernel):
+    fmap = make(kernel).fit(data)
+    assert fmap.gamma == km.median_heuristic(points, kernel=kernel)
+
+
+def test_drdf_gammas_are_median_heuristics():
+    drdf = km.DoublyRandomDistributionFeatures(64, 8, gamma2=None, rng=0).fit(SETS)
+    assert drdf.gamma == km.median_heuristic(SETS)
+    F = drdf.rdf.transform(SETS)
+    assert drdf.gamma2 == km.median_heuristic(F)
+    assert drdf.rff.gamma == drdf.gamma2
+
+
+def test_rff_gamma_of_csr_training_data():
+    X = POINTS.copy()
+    X[np.abs(X) < 0.5] = 0
+    dense = km.RandomFourierFeatures(8, rng=0).fit(X)
+    sparse = km.RandomFourierFeatures(8, rng=0).fit(scipy.sparse.csr_matrix(X))
+    assert dense.gamma == sparse.gamma == km.median_heuristic(X)
+    assert_array_equal(dense.weights, sparse.weights)
+
+
+def test_sklearn_adapters_default_to_the_median_heuristic():
+    sk = pytest.importorskip("kernelmaps.sklearn")
+    assert sk.RFFSampler().fit(POINTS).map_.gamma == km.median_heuristic(POINTS)
+    assert sk.RDFSampler().fit(SETS).map_.gamma == km.median_heuristic(SETS)
+    est = sk.SetKernel("mean_map").fit(SETS)
+    assert est.gamma_ == km.median_heuristic(SETS)
+    means, covs = POINTS[:10], np.abs(POINTS[10:20])
+    est = sk.ExpectedKernel("diag").fit(np.hstack([means, covs]))
+    assert est.gamma_ == km.median_heuristic(means)
+    assert sk.Chi2ChebyshevFeatures().fit(HIST).map_.scale == np.median(
+        HIST[HIST > 0])
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+@pytest.mark.parametrize("func", [km.sum_match_kernel, km.mmd, km.mmd_kernel])
+def test_kernel_functions_take_the_median_heuristic_of_y(func, kernel):
+    # f(X_test, X_train) is the test-by-train block of f on all the sets
+    # with the gamma of the training sets, and f(X_train) its train block.
+    train, test = SETS[:4], [s * 1.5 + 0.5 for s in SETS[4:]]
+    gamma = km.median_heuristic(train, kernel=kernel)
+    full = func(test + train, kernel=kernel, gamma=gamma)
+    assert_allclose(func(test, train, kernel=kernel), full[:2, 2:], rtol=1e-12,
+                    atol=1e-15)
+    assert_allclose(func(train, kernel=kernel), full[2:, 2:], rtol=1e-12,
+                    atol=1e-15)
+    # not X's gamma
+    other = func(test + train, kernel=kernel,
+                 gamma=km.median_heuristic(test, kernel=kernel))
+    assert not np.allclose(func(test, train, kernel=kernel), other[:2, 2:])
+
+
+def test_gaussian_expected_kernel_takes_the_median_heuristic_of_means2():
+    means, covs = POINTS[:6], np.abs(POINTS[6:12])
+    means2, covs2 = POINTS[12:16] * 2, np.abs(POINTS[16:20])
+    gamma = km.median_heuristic(means2)
+    assert_allclose(km.gaussian_expected_kernel(means, covs, means2, covs2),
+                    km.gaussian_expected_kernel(means, covs, means2, covs2,
+                                                gamma=gamma), rtol=1e-15)
+    assert_allclose(km.gaussian_expected_kernel(means, covs),
+                    km.gaussian_expected_kernel(
+                        means, covs, gamma=km.median_heuristic(means)), rtol=1e-15)
+    # polynomial: 1 / d
+    assert_allclose(
+        km.gaussian_expected_kernel(means, covs, kernel="polynomial"),
+        km.gaussian_expected_kernel(means, covs, kernel="polynomial", gamma=1 / 3),
+        rtol=1e-15)
+
+
+@pytest.mark.parametrize("func", [km.sum_match_kernel, km.mmd, km.mmd_kernel])
+def test_polynomial_gamma_stays_one_over_d(func):
+    assert_allclose(func(SETS, kernel="polynomial"),
+                    func(SETS, kernel="polynomial", gamma=1 / 3), rtol=1e-15)
+
+
+def test_degenerate_training_data_fall_back():
+    # most pairs coincide: the median of the distinct pairs (squared
+    # distances 1, 9 and 4 -> 4)
+    X = np.array([[0.0]] * 6 + [[1.0], [3.0]])
+    with pytest.raises(ValueError, match="median distance"):
+        km.median_heuristic(X)
+    assert km.RandomFourierFeatures(8, rng=0).fit(X).gamma == 0.25
+    assert km.sum_match_kernel([X]) == km.sum_match_kernel([X], gamma=0.25)
+    # fewer than 2 distinct points: gamma 1
+    for one in (np.ones((5, 2)), np.ones((1, 2))):
+        assert km.RandomFourierFeatures(8, rng=0).fit(one).gamma == 1.0
+        assert km.RandomDistributionFeatures(8, rng=0).fit([one]).gamma == 1.0
+    assert km.DoublyRandomDistributionFeatures(8, 4, gamma2=None, rng=0).fit(
+        [np.ones((2, 2))]).gamma2 == 1.0
+
+
+# ------------------------------------------------------- RFF of CSR input
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_rff_of_csr_equals_dense(dtype, workers, kernel):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 40))
+    X[rng.random(X.shape) < 0.8] = 0
+    X[7] = 0  # an empty row
+    X = X.astype(dtype)
+    fmap = km.RandomFourierFeatures(64, kernel=kernel, gamma=0.05, rng=0).fit(X)
+    dense = fmap.transform(X, workers=workers)
+    for S in (scipy.sparse.csr_matrix(X), scipy.sparse.csr_array(X)):
+        Z = fmap.transform(S, workers=workers)
+        assert isinstance(Z, np.ndarray) and Z.dtype == dtype
+        if dtype == np.float64:
+            assert_allclose(Z, dense, rtol=1e-12, atol=1e-14)
+        else:
+            assert_allclose(Z, dense, rtol=1e-5, atol=1e-6)
+    # fitted on CSR: the same map
+    other = km.RandomFourierFeatures(64, kernel=kernel, gamma=0.05, rng=0)
+    assert_array_equal(other.fit(scipy.sparse.csr_matrix(X)).weights, fmap.weights)
+
+
+def test_rff_csr_checks_its_input():
+    fmap = km.RandomFourierFeatures(8, gamma=0.5, rng=0).fit(POINTS)
+    bad = scipy.sparse.csr_matrix(np.array([[np.nan, 0, 1.0]]))
+    with pytest.raises(ValueError, match="NaN"):
+        fmap.transform(bad)
+    with pytest.raises(ValueError, match="X has 2 features"):
+        fmap.transform(scipy.sparse.csr_matrix(POINTS[:, :2]))
+    huge = km.RandomFourierFeatures(8, gamma=1e300, rng=0).fit(POINTS)
+    assert np.isfinite(huge.transform(scipy.sparse.csr_matrix(POINTS))).all()
+    with pytest.raises(ValueError, match="X has values too large"):
+        huge.transform(scipy.sparse.csr_matrix(POINTS * 1e300))
+
+
+def test_rff_sampler_accepts_csr():
+    sk = pytest.importorskip("kernelmaps.sklearn")
+    X = POINTS.copy()
+    X[np.abs(X) < 0.5] = 0
+    S = scipy.sparse.csr_matrix(X)
+    est = sk.RFFSampler(32, random_state=0).fit(S)
+    Z = est.transform(S)
+    assert isinstance(Z, np.ndarray) and Z.shape == (40, 32)
+    assert_allclose(Z, sk.RFFSampler(32, random_state=0).fit(X).transform(X),
+                    rtol=1e-12, atol=1e-14)
+    assert_allclose(sk.RFFSampler(32, random_state=0).fit_transform(S), Z,
+                    rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------ progress bars
+
+
+@pytest.mark.parametrize("name", [*MAPS, *STATELESS])
+def test_progress_bar_on_every_map_transform(name, capsys):
+    pytest.importorskip("tqdm")
+    if name in STATELESS:
+        fmap, X = STATELESS[name](), HIST
+    else:
+        make, X = MAPS[name]
+        fmap = make().fit(X)
+    want = fmap.transform(X)
+    capsys.readouterr()
+    Z = fmap.transform(X, progress=True)
+    err = capsys.readouterr().err
+    assert "100%" in err
+    assert_same_features(name, Z, want)
+    assert_same_features(name, fmap.transform(X, progress=False), want)
+
+
+def test_progress_bar_of_emk_pyramids(capsys):
+    pytest.importorskip("tqdm")
+    emk = km.EMKFeatures(6, n_iter=5, rng=0).fit(SETS)
+    positions = [RNG.random((len(s), 2)) for s in SETS]
+    want = emk.transform(SETS, positions, levels=2)
+    capsys.readouterr()
+    got = emk.transform(SETS, positions, levels=2, progress=True)
+    assert "100%" in capsys.readouterr().err
+    assert_same_features("EMKFeatures", got, want)
+
+
+@pytest.mark.parametrize("name", [*MAPS, *STATELESS])
+def test_progress_without_tqdm_is_the_set_kernels_error(name, monkeypatch):
+    if name in STATELESS:
+        fmap, X = STATELESS[name](), HIST
+    else:
+        make, X = MAPS[name]
+        fmap = make().fit(X)
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    with pytest.raises(ImportError) as kernels_error:
+        km.sum_match_kernel(SETS, progress=True)
+    with pytest.raises(ImportError, match=r"kernelmaps\[progress\]") as map_error:
+        fmap.transform(X, progress=True)
+    assert str(map_error.value) == str(kernels_error.value)
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_progress_is_checked(name):
+    make, X = MAPS[name]
+    fmap = make().fit(X)
+    with pytest.raises((TypeError, ValueError), match="progress"):
+        fmap.transform(X, progress="yes")
