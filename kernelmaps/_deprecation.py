@@ -8,7 +8,7 @@ names the release it goes away in and the call to use instead.
 import functools
 import warnings
 
-__all__ = ["legacy_class_fit", "warn_deprecated"]
+__all__ = ["array_first", "legacy_class_fit", "warn_deprecated"]
 
 # Spellings deprecated in this release are removed in this one.
 SINCE = "0.1"
@@ -60,3 +60,23 @@ class legacy_class_fit:
             return legacy(cls, *args, **kwargs)
 
         return fit
+
+
+def array_first(keyword, old, new):
+    """Decorate ``__init__`` so that a sequence or array given as its first
+    positional argument (the old spelling `old`, ``Map(array)``) is passed
+    as ``keyword=`` instead, with a deprecation warning; a scalar there is
+    the new first argument. By keyword, nothing is translated."""
+
+    def decorate(init):
+        @functools.wraps(init)
+        def __init__(self, *args, **kwargs):
+            if args and hasattr(args[0], "__len__") and not isinstance(
+                    args[0], str) and keyword not in kwargs:
+                warn_deprecated(old, new)
+                kwargs[keyword], args = args[0], args[1:]
+            init(self, *args, **kwargs)
+
+        return __init__
+
+    return decorate

@@ -9,6 +9,8 @@ on unpickling.
 
 import numpy as np
 
+from ._parallel import check_progress, resolve_workers
+
 __all__ = ["Frozen"]
 
 
@@ -101,6 +103,7 @@ class FeatureMap(Frozen):
         ValueError
             If the map is already fitted.
         """
+        workers, progress = resolve_workers(workers), check_progress(progress)
         if self._stateless:
             self._fit(X, workers, progress)  # checks X only
             return self

@@ -83,17 +83,18 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
     return gamma
 
 
-def resolve_gamma(gamma, kernel, reference, name="gamma"):
+def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
     """`gamma` checked (positive, finite), or for None the package's
     default: `point_median_gamma` of `reference` (points, sets or a callable
-    returning them, called only then) for "rbf" and "laplacian", and
-    ``1 / d`` for the other kernels (`reference` then gives d through
-    its ``shape[1]`` or ``dim``)."""
+    returning them, called only then; named `data` in errors) for "rbf" and
+    "laplacian", and ``1 / d`` for the other kernels (`reference` then gives
+    d through its ``shape[1]`` or ``dim``)."""
     if gamma is not None:
         return check_scalar(gamma, name, low=0, low_inclusive=False)
     if callable(reference):
         reference = reference()
     if kernel in _METRICS:
-        return point_median_gamma(reference, kernel=kernel, degenerate="fallback")
+        return point_median_gamma(reference, kernel=kernel, name=data,
+                                  degenerate="fallback")
     d = reference.dim if hasattr(reference, "dim") else reference.shape[1]
     return 1.0 / d

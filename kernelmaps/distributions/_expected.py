@@ -129,7 +129,8 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
                 f"Incompatible dimension: means has {m1.shape[1]} features while "
                 f"means2 has {m2.shape[1]}"
             )
-    gamma = resolve_gamma(gamma, kernel, m2)
+    gamma = resolve_gamma(gamma, kernel, m2,
+                          data="means" if symmetric else "means2")
     with np.errstate(over="ignore", invalid="ignore"):  # checked below
         K = _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric,
                       n_threads, progress)

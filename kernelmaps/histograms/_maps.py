@@ -11,7 +11,7 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._dask import lazy_rows
-from .._deprecation import legacy_class_fit, warn_deprecated
+from .._deprecation import array_first, legacy_class_fit
 from .._draws import draw_fourier
 from .._engine.expand import expand
 from .._engine.layout import max_abs, row_blocks
@@ -242,11 +242,9 @@ class Chi2DirectMap(_AdditiveMap):
     _kind = "direct"
     _stateless = False
 
+    @array_first("k", "Chi2DirectMap(k) with the parameters first",
+                 "Chi2DirectMap(k=k)")
     def __init__(self, n_terms=5, *, per_dimension=False, n_bins=100, k=None):
-        if k is None and np.ndim(n_terms) > 0:  # Chi2DirectMap(k): the old way
-            warn_deprecated("Chi2DirectMap(k) with the parameters first",
-                            "Chi2DirectMap(k=k)")
-            n_terms, k = 5, n_terms
         self.per_dimension = check_bool(per_dimension, "per_dimension")
         self.n_bins = check_scalar(n_bins, "n_bins", kind="int", low=1,
                                    high=_MAX_BINS)

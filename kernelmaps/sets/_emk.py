@@ -13,7 +13,7 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._dask import lazy_sets
-from .._deprecation import legacy_class_fit, warn_deprecated
+from .._deprecation import array_first, legacy_class_fit
 from .._engine import cksvd
 from .._engine.set_means import set_means
 from .._frozen import FeatureMap
@@ -223,13 +223,11 @@ class EMKFeatures(FeatureMap):
     (4, 840)
     """
 
+    @array_first("basis", "EMKFeatures(basis) with the basis first",
+                 "EMKFeatures(basis=basis)")
     def __init__(self, n_basis=50, *, kernel="rbf", gamma=None, n_iter=300,
                  batch_size=None, learning_rate=0.05, init="sample",
                  check_every=10, rng=None, basis=None):
-        if basis is None and np.ndim(n_basis) > 0:  # EMKFeatures(basis): old
-            warn_deprecated("EMKFeatures(basis) with the basis first",
-                            "EMKFeatures(basis=basis)")
-            n_basis, basis = 50, n_basis
         self.kernel = check_choice(kernel, "kernel", _KERNELS)
         self.gamma = (None if gamma is None else
                       check_scalar(gamma, "gamma", low=0.0, low_inclusive=False))
@@ -252,11 +250,12 @@ class EMKFeatures(FeatureMap):
             if basis.shape[1] == 0 or basis.shape[0] == 0:
                 raise ValueError(f"basis must be non-empty, got shape {basis.shape}")
             self.n_basis = basis.shape[0]
-            vars(self).update(self._state(basis, self._gamma(basis)), _fitted=True)
+            state = self._state(basis, self._gamma(basis, "basis"))
+            vars(self).update(state, _fitted=True)
         self._freeze()
 
-    def _gamma(self, points):
-        return resolve_gamma(self.gamma, self.kernel, points)
+    def _gamma(self, points, name="X"):
+        return resolve_gamma(self.gamma, self.kernel, points, data=name)
 
     def _state(self, basis, gamma, objective=None):
         """The fitted attributes for the basis vectors `basis`."""

@@ -344,7 +344,8 @@ def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1):
     parameters (gamma resolved)."""
     X, Y = check_set_pair(X, Y, min_size=min_size)
     kernel = check_choice(kernel, "kernel", _KERNELS)
-    gamma = resolve_gamma(gamma, kernel, X if Y is None else Y)
+    gamma = resolve_gamma(gamma, kernel, X if Y is None else Y,
+                          data="X" if Y is None else "Y")
     # The engine takes a C int; larger degrees overflow any data but 0 and 1.
     degree = check_scalar(degree, "degree", kind="int", low=1, high=2**31 - 1)
     coef0 = check_scalar(coef0, "coef0")
