@@ -41,7 +41,8 @@ _PARAMETERS = """X : array_like or sparse matrix, shape (n, d)
 
 _NOTES = """float32 input (both `X` and `Y`) is computed in float32 and summed
     in float64 (over runs of 64 features); other input in float64; the
-    result is rounded to `dtype` once, at the end. Dense
+    result is rounded to `dtype` once, at the end (in float32, values
+    below 1.2e-38 lose digits or become 0; none becomes infinite). Dense
     input is computed in SIMD tiles; when `X` or `Y` is sparse, only the
     features where both are non-zero are visited (the one-dimensional
     kernel is 0 where either value is 0), without densifying."""
