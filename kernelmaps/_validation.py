@@ -440,6 +440,10 @@ def check_dtype(dtype, *inputs):
     return np.dtype(resolved.type)
 
 
+# Values cast at a time by `cast_output` (a few hundred kB: in cache).
+_CAST_BLOCK = 1 << 16
+
+
 def cast_output(values, dtype, names):
     """The finite float64 result `values` as `dtype` (rounded once; the
     array itself for float64), or a ValueError naming `dtype` where a value
@@ -447,9 +451,21 @@ def cast_output(values, dtype, names):
     message."""
     if dtype == np.float64:
         return values
+    values = np.ascontiguousarray(values)
+    out = np.empty(values.shape, dtype)
+    source, target = values.reshape(-1), out.reshape(-1)
+    # Cast and checked a block at a time, while the block is in cache (a
+    # quarter of the time of a cast, then a check), and Ctrl-C stops
+    # between blocks.
+    finite = True
     with np.errstate(over="ignore"):  # reported below
-        out = values.astype(dtype)
-    if not all_finite(out):
+        for start in range(0, source.size, _CAST_BLOCK):
+            block = target[start:start + _CAST_BLOCK]
+            block[...] = source[start:start + _CAST_BLOCK]
+            if not np.isfinite(block).all():
+                finite = False
+                break
+    if not finite:
         top = float(np.abs(values).max())
         raise ValueError(
             f"dtype=float32: the result for {names} has values up to "

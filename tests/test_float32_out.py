@@ -208,3 +208,27 @@ def test_inputs_unchanged():
     km.divergence_kernel(K, dtype=np.float64)
     assert_array_equal(X, copies[0])
     assert_array_equal(K, copies[1])
+
+
+def test_cast_checks_every_block():
+    # The cast goes a block at a time: a value beyond float32 in the last
+    # block, or just beyond its largest value, is found; the largest
+    # float32 itself is not an overflow.
+    from kernelmaps._validation import cast_output
+
+    top = float(np.finfo(np.float32).max)
+    values = np.ones((400, 500))
+    values[-1, -1] = 1e39
+    with pytest.raises(ValueError, match="dtype"):
+        cast_output(values, np.dtype(np.float32), "X")
+    values[-1, -1] = np.nextafter(top, np.inf) * (1 + 2**-24)  # rounds to inf
+    with pytest.raises(ValueError, match="dtype"):
+        cast_output(values, np.dtype(np.float32), "X")
+    values[-1, -1] = top
+    out = cast_output(values, np.dtype(np.float32), "X")
+    assert out.dtype == np.float32 and out[-1, -1] == np.float32(top)
+    assert_array_equal(out, values.astype(np.float32))
+    assert cast_output(values, np.dtype(np.float64), "X") is values
+    strided = values[::2, ::3]
+    assert_array_equal(cast_output(strided, np.dtype(np.float32), "X"),
+                       strided.astype(np.float32))
