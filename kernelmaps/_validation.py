@@ -9,6 +9,7 @@ the Cython layer trusts what it is given.
 - random generators: `check_rng`
 - sizes and ranges: `check_size`, `check_fourier_range`
 - computed results that overflowed: `check_finite_output`
+- the output dtype of the exact kernels: `check_dtype`, `cast_output`
 """
 
 import math
@@ -30,8 +31,11 @@ from ._probes import (
 )
 
 __all__ = [
+    "DTYPE_DOC",
+    "cast_output",
     "check_bool",
     "check_choice",
+    "check_dtype",
     "check_finite_output",
     "check_fourier_range",
     "check_histograms",
@@ -329,9 +333,10 @@ def check_finite_output(values, message):
     return values
 
 
-def check_kernel_matrix(K, name="K", *, square=True):
+def check_kernel_matrix(K, name="K", *, square=True, keep_float32=False):
     """Validate a kernel (or divergence) matrix: a non-empty, finite, real
-    2-D array, square unless `square` is False; returned as float64."""
+    2-D array, square unless `square` is False; returned as float64 (float32
+    kept as it is with `keep_float32`)."""
     try:
         arr = np.asarray(K)
     except (TypeError, ValueError):
@@ -347,7 +352,8 @@ def check_kernel_matrix(K, name="K", *, square=True):
         raise ValueError(f"{name} is empty (shape {arr.shape})")
     if square and arr.shape[0] != arr.shape[1]:
         raise ValueError(f"{name} must be square, got shape {arr.shape}")
-    arr = arr.astype(np.float64, copy=False)
+    if not (keep_float32 and arr.dtype == np.float32):
+        arr = arr.astype(np.float64, copy=False)
     if not all_finite(arr):
         raise ValueError(f"{name} contains NaN or infinity")
     return arr
@@ -401,3 +407,76 @@ def check_rows(X, name="X", *, nonnegative=False):
     if nonnegative and any_negative(values):
         raise ValueError(f"{name} contains negative values; histograms must be >= 0")
     return X
+
+
+# The `dtype` argument of the exact kernels, for their Parameters sections
+# (the rule of `check_dtype`, worded once).
+DTYPE_DOC = """dtype : {None, numpy.float32, numpy.float64}, optional
+        Type of the result. None means float32 when every floating input
+        is float32 (as in scikit-learn's pairwise kernels), else float64
+        (integer and other input counts as float64); float32 or float64
+        (a type, name or `numpy.dtype`) forces it. The arithmetic does not
+        depend on it (sums in float64): float32 is the float64 result
+        rounded once. A value beyond the float32 range raises a ValueError
+        (pass ``dtype=np.float64``); values below it may become subnormal
+        or 0."""
+
+
+def check_dtype(dtype, *inputs):
+    """The output dtype of an exact kernel from its `dtype` argument and
+    its validated floating `inputs` (arrays, CSR matrices or Bags, of
+    float32 or float64; None entries are skipped): float32 when `dtype` is
+    None and every input is float32, as scikit-learn's
+    ``check_pairwise_arrays`` does; else float64. `dtype` may also be
+    float32 or float64 given as a type, a name or a `numpy.dtype`; any
+    other value is a TypeError or ValueError naming `dtype`."""
+    if dtype is None:
+        float32 = all(a.dtype == np.float32 for a in inputs if a is not None)
+        return np.dtype(np.float32 if float32 else np.float64)
+    if isinstance(dtype, (bool, np.bool_)):
+        raise TypeError(f"dtype must be None, numpy.float32 or numpy.float64, "
+                        f"got {dtype!r}")
+    try:
+        resolved = np.dtype(dtype)
+    except (TypeError, ValueError, SyntaxError):
+        raise TypeError(f"dtype must be None, numpy.float32 or numpy.float64, "
+                        f"got {dtype!r}") from None
+    if resolved not in (np.float32, np.float64) or not resolved.isnative:
+        raise ValueError(f"dtype must be None, numpy.float32 or numpy.float64, "
+                         f"got {dtype!r}")
+    return np.dtype(resolved.type)
+
+
+# Values cast at a time by `cast_output` (a few hundred kB: in cache).
+_CAST_BLOCK = 1 << 16
+
+
+def cast_output(values, dtype, names):
+    """The finite float64 result `values` as `dtype` (rounded once; the
+    array itself for float64), or a ValueError naming `dtype` where a value
+    is beyond the float32 range. `names` names the inputs, for the
+    message."""
+    if dtype == np.float64:
+        return values
+    values = np.ascontiguousarray(values)
+    out = np.empty(values.shape, dtype)
+    source, target = values.reshape(-1), out.reshape(-1)
+    # Cast and checked a block at a time, while the block is in cache (a
+    # quarter of the time of a cast, then a check), and Ctrl-C stops
+    # between blocks.
+    finite = True
+    with np.errstate(over="ignore"):  # reported below
+        for start in range(0, source.size, _CAST_BLOCK):
+            block = target[start:start + _CAST_BLOCK]
+            block[...] = source[start:start + _CAST_BLOCK]
+            if not np.isfinite(block).all():
+                finite = False
+                break
+    if not finite:
+        top = float(np.abs(values).max())
+        raise ValueError(
+            f"dtype=float32: the result for {names} has values up to "
+            f"{top:.3g}, beyond the float32 range "
+            f"({float(np.finfo(np.float32).max):.3g}); pass dtype=np.float64"
+        )
+    return out

@@ -6,14 +6,21 @@ import math
 import numpy as np
 
 from ._engine import lapack
-from ._validation import check_choice, check_finite_output, check_kernel_matrix
+from ._validation import (
+    DTYPE_DOC,
+    cast_output,
+    check_choice,
+    check_dtype,
+    check_finite_output,
+    check_kernel_matrix,
+)
 
 __all__ = ["PSDProjector", "project_psd"]
 
 _METHODS = ("clip", "flip", "shift", "square")
 
 
-def project_psd(K, *, method="clip"):
+def project_psd(K, *, method="clip", dtype=None):
     r"""Positive semi-definite matrix nearest to a symmetric kernel matrix.
 
     With the eigendecomposition :math:`K = V \Lambda V^T` of the
@@ -33,11 +40,14 @@ def project_psd(K, *, method="clip"):
     K : array_like (n, n)
         Kernel matrix, symmetric up to roundoff (it is symmetrised first).
     method : {"clip", "flip", "shift", "square"}, default="clip"
+    {dtype}
+        The floating input is `K`.
 
     Returns
     -------
-    K_psd : ndarray of float64, shape (n, n)
-        Symmetric and positive semi-definite up to roundoff.
+    K_psd : ndarray of float32 or float64 (see `dtype`), shape (n, n)
+        Symmetric and positive semi-definite up to roundoff (of float64:
+        rounding to float32 keeps it symmetric).
 
     See Also
     --------
@@ -83,7 +93,7 @@ def project_psd(K, *, method="clip"):
            [0.821, 1.116, 0.821],
            [0.154, 0.821, 1.054]])
     """
-    return PSDProjector(method)._fit_transform(K, "K")
+    return PSDProjector(method)._fit_transform(K, "K", dtype)
 
 
 class PSDProjector:
@@ -156,23 +166,32 @@ class PSDProjector:
         -------
         self : PSDProjector
         """
-        self._fit(K_train, "K_train")
+        self._fit(check_kernel_matrix(K_train, "K_train"), "K_train")
         return self
 
-    def fit_transform(self, K_train):
+    def fit_transform(self, K_train, *, dtype=None):
         """Fit, and return the projected training kernel (`project_psd`).
 
         Parameters
         ----------
         K_train : array_like (n, n)
+        {dtype}
+            The floating input is `K_train`.
 
         Returns
         -------
-        K_psd : ndarray of float64, shape (n, n)
+        K_psd : ndarray of float32 or float64 (see `dtype`), shape (n, n)
         """
-        return self._fit_transform(K_train, "K_train")
+        return self._fit_transform(K_train, "K_train", dtype)
 
-    def _fit_transform(self, K_train, name):
+    def _fit_transform(self, K_train, name, dtype):
+        K = check_kernel_matrix(K_train, name, keep_float32=True)
+        out = check_dtype(dtype, K)
+        return cast_output(self._projected(K.astype(np.float64, copy=False), name),
+                           out, name)
+
+    def _projected(self, K_train, name):
+        """Fit on the validated float64 `K_train`; the projection, float64."""
         K = self._fit(K_train, name)
         if self.method == "square":
             return _scale_back(_symmetrize(lapack.matmul(self._train, self._train)),
@@ -196,14 +215,14 @@ class PSDProjector:
         return _scale_back(unit, self._exponent, name, self.method)
 
     def _fit(self, K_train, name):
-        """Fit on `K_train` (the argument `name`); return the symmetrised
-        training kernel (a new array).
+        """Fit on the validated float64 `K_train` (the argument `name`);
+        return the symmetrised training kernel (a new array).
 
         The decompositions run on the matrix scaled by a power of two to a
         largest entry in [0.5, 1) (exact), so that their results do not
         overflow or underflow at any scale of K_train."""
         method = check_choice(self.method, "method", _METHODS)
-        K = _symmetrize(check_kernel_matrix(K_train, name))
+        K = _symmetrize(K_train)
         self.n_train_ = K.shape[0]
         self._exponent = _unit_exponent(K)
         unit = np.ldexp(K, -self._exponent)
@@ -223,20 +242,29 @@ class PSDProjector:
         self.shift_ = float(-self.eigenvalues_.min()) if self.eigenvalues_.size else 0.0
         return K
 
-    def transform(self, K_test_train):
+    def transform(self, K_test_train, *, dtype=None):
         """Map test-vs-train kernel rows as the training kernel was mapped.
 
         Parameters
         ----------
         K_test_train : array_like (m, n_train)
+        {dtype}
+            The floating input is `K_test_train`.
 
         Returns
         -------
-        K_psd : ndarray of float64, shape (m, n_train)
+        K_psd : ndarray of float32 or float64 (see `dtype`), shape (m, n_train)
         """
         if not hasattr(self, "n_train_"):
             raise ValueError("this PSDProjector is not fitted yet; call fit first")
-        K = check_kernel_matrix(K_test_train, "K_test_train", square=False)
+        K = check_kernel_matrix(K_test_train, "K_test_train", square=False,
+                                keep_float32=True)
+        out = check_dtype(dtype, K)
+        return cast_output(self._transformed(K.astype(np.float64, copy=False)),
+                           out, "K_test_train")
+
+    def _transformed(self, K):
+        """`transform` of the validated float64 `K`, in float64."""
         if K.shape[1] != self.n_train_:
             raise ValueError(
                 f"K_test_train has {K.shape[1]} columns but the projector was "
@@ -256,6 +284,11 @@ class PSDProjector:
         # _fit_transform)
         unit = unit - weight * lapack.matmul(lapack.matmul(unit, V), V.T)
         return _scale_back(unit, exponent, "K_test_train", self.method)
+
+
+project_psd.__doc__ = project_psd.__doc__.replace("{dtype}", DTYPE_DOC)
+for _f in (PSDProjector.fit_transform, PSDProjector.transform):  # 4 more spaces
+    _f.__doc__ = _f.__doc__.replace("{dtype}", DTYPE_DOC.replace("\n", "\n    "))
 
 
 def _symmetrize(K):

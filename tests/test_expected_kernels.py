@@ -217,13 +217,16 @@ def test_diagonal_rbf_against_reference(n, m, d, dtype):
     v1[:, ::3] = 0.0
     m1, v1, m2, v2 = (a.astype(dtype) for a in (m1, v1, m2, v2))
     gamma = 0.7 / d
-    runs = [gaussian_expected_kernel(m1, v1, m2, v2, gamma=gamma, workers=w)
+    # dtype=np.float64: the float64 arithmetic, also of float32 input
+    runs = [gaussian_expected_kernel(m1, v1, m2, v2, gamma=gamma, workers=w,
+                                     dtype=np.float64)
             for w in (1, 2)]
     assert_array_equal(runs[0], runs[1])
     assert_allclose(runs[0], diagonal_reference(m1, v1, m2, v2, gamma), rtol=1e-12,
                     atol=0)
     # isotropic variances on one side
-    K = gaussian_expected_kernel(m1, v1[:, 0], m2, v2, gamma=gamma, workers=2)
+    K = gaussian_expected_kernel(m1, v1[:, 0], m2, v2, gamma=gamma, workers=2,
+                                 dtype=np.float64)
     want = diagonal_reference(m1, np.repeat(v1[:, :1], d, axis=1), m2, v2, gamma)
     assert_allclose(K, want, rtol=1e-12, atol=0)
 

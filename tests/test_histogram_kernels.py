@@ -61,7 +61,7 @@ def test_matches_double_loop(kind, shape, dtype, fx, fy):
     f = KERNELS[kind]
     tol = 1e-13 if dtype == np.float64 else 2e-6 * d
     got = f(as_format(X, fx), as_format(Y, fy))
-    assert got.dtype == np.float64 and got.shape == (n, m)
+    assert got.dtype == dtype and got.shape == (n, m)  # float32 in, float32 out
     assert_allclose(got, reference(kind, X, Y), rtol=tol, atol=tol)
     if fx == fy:
         sym = f(as_format(X, fx))
@@ -150,3 +150,80 @@ def test_extreme_values():
         K = f(X)
         assert np.isfinite(K).all()
         assert_allclose(K, reference(kind, X, X), rtol=1e-12)
+
+
+ALL_KERNELS = [additive_chi2_kernel, chi2_distance, exp_chi2_kernel,
+               intersection_kernel, hellinger_kernel, js_kernel]
+
+
+@pytest.mark.parametrize("f", ALL_KERNELS)
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_progress_bar(capsys, f, fmt):
+    pytest.importorskip("tqdm")
+    rng = np.random.default_rng(21)
+    X = as_format(sparse_histograms(rng, 300, 40), fmt)
+    Y = as_format(sparse_histograms(rng, 50, 40), fmt)
+    K = f(X, progress=True)
+    assert "100%" in capsys.readouterr().err
+    assert_array_equal(K, f(X))
+    assert_array_equal(f(X, Y, progress=True), f(X, Y))
+    assert "100%" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("f", ALL_KERNELS)
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_progress_moves_by_chunks(monkeypatch, f, fmt):
+    # The bar moves after each chunk of the real work (several chunks for a
+    # call of some hundred milliseconds), ends at its total and is closed;
+    # the result is bit-identical to the call without a bar.
+    from contextlib import contextmanager
+
+    from kernelmaps._engine import schedule
+
+    bars = []
+
+    class Bar:
+        def __init__(self, total):
+            self.total, self.updates, self.closed = total, [], False
+
+        def update(self, n=1):
+            self.updates.append(n)
+
+    @contextmanager
+    def recorder(progress, total, desc):
+        assert progress
+        bar = Bar(total)
+        bars.append(bar)
+        yield bar
+        bar.closed = True
+
+    rng = np.random.default_rng(22)
+    X = rng.random((1200, 64))
+    X = as_format(X, fmt)
+    want = f(X)
+    monkeypatch.setattr(schedule, "progress_bar", recorder)
+    monkeypatch.setattr(schedule, "CHUNK_SECONDS", 0.002)  # many chunks
+    got = f(X, progress=True)
+    assert_array_equal(got, want)
+    assert len(bars) == 1
+    bar = bars[0]
+    assert bar.closed and len(bar.updates) > 2
+    assert all(n > 0 for n in bar.updates)
+    assert sum(bar.updates) == bar.total
+
+
+def test_progress_without_tqdm_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    X = np.ones((2, 3))
+    for f in ALL_KERNELS:
+        with pytest.raises(ImportError, match=r"kernelmaps\[progress\]"):
+            f(X, progress=True)
+        assert_array_equal(f(X, progress=False), f(X))  # no bar, no tqdm
+
+
+@pytest.mark.parametrize("f", ALL_KERNELS)
+def test_progress_must_be_a_bool(f):
+    with pytest.raises(TypeError, match="progress"):
+        f(np.ones((2, 3)), progress="yes")

@@ -84,7 +84,7 @@ def test_sum_match_kernel_against_reference(simd_path, kernel, d, dtype):
         for normalize in (True, False):
             R = ref_sum_match(X, X, normalize=normalize, **params)
             K = sum_match_kernel(X, normalize=normalize, workers=workers, **params)
-            assert K.dtype == np.float64
+            assert K.dtype == dtype  # float32 in, float32 out
             assert_allclose(K, R, rtol=0, atol=tolerance(dtype, R))
             R = ref_sum_match(X, Y, normalize=normalize, **params)
             K = sum_match_kernel(X, Y, normalize=normalize, workers=workers, **params)

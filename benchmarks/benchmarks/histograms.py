@@ -18,7 +18,9 @@ scikit-learn's sampler; 1 and 2 worker threads.
 `ExactChi2Kernel` times ``additive_chi2_kernel`` on
 2000 x 2000 of those histograms (dense and CSR, ``Y=None``) beside
 ``sklearn.metrics.pairwise.additive_chi2_kernel`` (dense only; CSR is not
-supported there). `ExactHistogramKernels` times every exact histogram
+supported there); `ExactChi2Float32` the same on float32 input, with a
+float32 result (the default) and a float64 one (``dtype=np.float64``),
+beside the float64 input. `ExactHistogramKernels` times every exact histogram
 kernel the same way, 1 and 2 worker threads, beside its peer on dense
 input at workers=1: scikit-learn for the chi2 family
 (``additive_chi2_kernel``, which is ``-sum (x-y)^2/(x+y)``, turned into
@@ -180,6 +182,35 @@ class ExactChi2Kernel:
     def peakmem_sklearn(self, fmt, workers):
         _need_sklearn()
         sk_additive_chi2(self.X)
+
+
+class ExactChi2Float32:
+    """additive_chi2_kernel on the histograms of `ExactChi2Kernel` as
+    float32: a float32 result (the default for float32 input) beside
+    ``dtype=np.float64`` (the same arithmetic, no final cast to float32),
+    and beside the float64 input. The float32 result costs one cast of the
+    float64 result: its peak memory is that result and the float32 copy."""
+
+    params = (("float32", "float64"), FORMATS, WORKERS)
+    param_names = ("input", "format", "workers")
+    timeout = 300
+
+    def setup(self, dtype, fmt, workers):
+        self.X = _as(bag_of_words(2000, seed=1).astype(dtype), fmt)
+
+    def time_default_dtype(self, dtype, fmt, workers):
+        additive_chi2_kernel(self.X, workers=workers)
+
+    def peakmem_default_dtype(self, dtype, fmt, workers):
+        additive_chi2_kernel(self.X, workers=workers)
+
+    @skip_for_params([("float64", f, w) for f in FORMATS for w in WORKERS])
+    def time_float64_out(self, dtype, fmt, workers):
+        additive_chi2_kernel(self.X, workers=workers, dtype=np.float64)
+
+    @skip_for_params([("float64", f, w) for f in FORMATS for w in WORKERS])
+    def peakmem_float64_out(self, dtype, fmt, workers):
+        additive_chi2_kernel(self.X, workers=workers, dtype=np.float64)
 
 
 EXACT = {"chi2": additive_chi2_kernel, "js": js_kernel,

@@ -23,9 +23,12 @@ from .schedule import TASK_WORK, run_chunked, threads_for
 __all__ = ["additive_sums"]
 
 
-def additive_sums(X, Y, kind, n_threads):
+def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
     """Sum of the one-dimensional kernel `kind` over the features, for every
-    pair of rows; Y=None: X against itself (symmetric).
+    pair of rows; Y=None: X against itself (symmetric). Float64 of shape
+    ``(len(X), len(Y))``. With `progress`, a bar (`desc`) moves after every
+    chunk of the pairs (the chunks are the same without it: the result
+    does not depend on it).
 
     `kind` is "chi2" (x y / (x + y)), "intersection" (min(x, y)), "product"
     (x y) or "js" (the Jensen-Shannon term). The kernels are homogeneous
@@ -46,16 +49,17 @@ def additive_sums(X, Y, kind, n_threads):
     if e:
         X = _ldexp(X, -e)
         Y = X if symmetric else _ldexp(Y, -e)
-        out = additive_sums(X, None if symmetric else Y, kind, n_threads)
+        out = additive_sums(X, None if symmetric else Y, kind, n_threads,
+                            progress, desc)
         with np.errstate(over="ignore"):
             return np.ldexp(out, e * (2 if kind == "product" else 1))
     if scipy.sparse.issparse(X) and not scipy.sparse.issparse(Y):
         # The kernels are symmetric in x and y: dense rows against CSR.
-        return additive_sums(Y, X, kind, n_threads).T.copy()
+        return additive_sums(Y, X, kind, n_threads, progress, desc).T.copy()
     if scipy.sparse.issparse(Y):
-        _sparse(X, Y, kind, symmetric, out, n_threads)
+        _sparse(X, Y, kind, symmetric, out, n_threads, progress, desc)
     else:
-        _dense(X, Y, kind, symmetric, out, n_threads)
+        _dense(X, Y, kind, symmetric, out, n_threads, progress, desc)
     return out
 
 
@@ -90,7 +94,7 @@ def _ldexp(A, e):
     return np.ldexp(A, e).astype(A.dtype, copy=False)
 
 
-def _dense(X, Y, kind, symmetric, out, n_threads):
+def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):
     n, d = X.shape
     m = Y.shape[0]
     block = additive_panel(d, X.dtype)
@@ -110,7 +114,7 @@ def _dense(X, Y, kind, symmetric, out, n_threads):
                     ADDITIVE_ROW_BLOCK, block, items[start:stop], out, buffers,
                     n_threads)
 
-    run_chunked(run, cost, n_threads=n_threads)
+    run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc)
 
 
 def _js_parts(A, planes, n_threads):
@@ -147,7 +151,7 @@ def _dense_items(n, m, block, nr, symmetric, unit):
     return items, rows[owner] * (c1 - c0) * float(unit)
 
 
-def _sparse(X, Y, kind, symmetric, out, n_threads):
+def _sparse(X, Y, kind, symmetric, out, n_threads, progress, desc):
     index = np.int64 if Y.indices.dtype == np.int64 or (
         scipy.sparse.issparse(X) and X.indices.dtype == np.int64) else np.intc
     y_indices = Y.indices.astype(index, copy=False)
@@ -173,4 +177,4 @@ def _sparse(X, Y, kind, symmetric, out, n_threads):
                      y_indptr, kind, symmetric, start, stop, out, scratch,
                      n_threads)
 
-    run_chunked(run, cost, n_threads=n_threads)
+    run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc)

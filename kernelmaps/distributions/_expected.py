@@ -11,7 +11,10 @@ from .._gamma import resolve_gamma
 from .._parallel import check_progress, resolve_workers
 from .._probes import as_float_array
 from .._validation import (
+    DTYPE_DOC,
+    cast_output,
     check_choice,
+    check_dtype,
     check_finite_output,
     check_kernel_matrix,
     check_scalar,
@@ -25,7 +28,7 @@ __all__ = ["gaussian_expected_kernel", "level2_kernel"]
 
 def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rbf",
                              gamma=None, degree=2, coef0=1.0, workers=None,
-                             progress=False):
+                             progress=False, dtype=None):
     r"""Expected kernel between Gaussian distributions, in closed form.
 
     ``K[i, j] = E k(x, y)`` for independent :math:`x \sim N(m_i, S_i)` and
@@ -78,10 +81,12 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     progress : bool, default=False
         Show a progress bar (needs tqdm) over the pairs of the ``"rbf"``
         computation.
+    {dtype}
+        The floating inputs are `means`, `covs`, `means2` and `covs2`.
 
     Returns
     -------
-    K : ndarray of float64, shape (n, m)
+    K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
         Finite: values that overflow float64 (means or covariances too
         large for the kernel) raise a ValueError.
 
@@ -116,14 +121,15 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
         )
     progress = check_progress(progress)
     n_threads = resolve_workers(workers)
-    m1, c1 = _check_gaussians(means, covs, "means", "covs")
+    m1, c1, floats = _check_gaussians(means, covs, "means", "covs")
     symmetric = means2 is None and covs2 is None
     if symmetric:
         m2, c2 = m1, c1
     elif means2 is None or covs2 is None:
         raise ValueError("means2 and covs2 must be given together")
     else:
-        m2, c2 = _check_gaussians(means2, covs2, "means2", "covs2")
+        m2, c2, floats2 = _check_gaussians(means2, covs2, "means2", "covs2")
+        floats += floats2
         if m2.shape[1] != m1.shape[1]:
             raise ValueError(
                 f"Incompatible dimension: means has {m1.shape[1]} features while "
@@ -131,15 +137,17 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
             )
     gamma = resolve_gamma(gamma, kernel, m2,
                           data="means" if symmetric else "means2")
+    out = check_dtype(dtype, *floats)
     with np.errstate(over="ignore", invalid="ignore"):  # checked below
         K = _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric,
                       n_threads, progress)
     names = "means and covs" if symmetric else "means, covs, means2 and covs2"
-    return check_finite_output(
+    check_finite_output(
         K,
         f"the {kernel} expected kernel values of {names} overflow float64; "
         f"scale them down (or use a smaller gamma or coef0)",
     )
+    return cast_output(K, out, names)
 
 
 def _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric, n_threads,
@@ -178,7 +186,7 @@ def _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric, n_threads
 
 
 def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
-                  coef0=1.0):
+                  coef0=1.0, dtype=None):
     r"""A kernel on mean embeddings from their inner products.
 
     With ``K[i, j] = <mu_i, nu_j>``, ``diag_X[i] = <mu_i, mu_i>`` and
@@ -207,10 +215,12 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
     degree : int, default=2
         Degree of "polynomial", in [1, 2**31 - 1].
     coef0 : float, default=1.0
+    {dtype}
+        The floating inputs are `K`, `diag_X` and `diag_Y`.
 
     Returns
     -------
-    K2 : ndarray of float64, shape (n, m)
+    K2 : ndarray of float32 or float64 (see `dtype`), shape (n, m)
         Finite: a polynomial kernel whose values overflow float64 raises a
         ValueError, and the other kinds are computed without overflow.
 
@@ -234,10 +244,13 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
            [0.3679, 1.    ]])
     """
     kind = check_choice(kind, "kind", ("linear", "polynomial", "rbf", "nrbf"))
-    K = check_kernel_matrix(K, "K", square=False)
-    dx = as_float_array(diag_X, "diag_X").astype(np.float64, copy=False)
-    dy = dx if diag_Y is None else as_float_array(diag_Y, "diag_Y").astype(
-        np.float64, copy=False)
+    K = check_kernel_matrix(K, "K", square=False, keep_float32=True)
+    dx = as_float_array(diag_X, "diag_X")
+    dy = None if diag_Y is None else as_float_array(diag_Y, "diag_Y")
+    out = check_dtype(dtype, K, dx, dy)
+    K = K.astype(np.float64, copy=False)
+    dx = dx.astype(np.float64, copy=False)
+    dy = dx if dy is None else dy.astype(np.float64, copy=False)
     if dx.shape != (K.shape[0],) or dy.shape != (K.shape[1],):
         raise ValueError(
             f"diag_X and diag_Y must have shapes ({K.shape[0]},) and "
@@ -248,6 +261,12 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
     gamma2 = check_scalar(gamma2, "gamma2", low=0.0, low_inclusive=False)
     degree = check_scalar(degree, "degree", kind="int", low=1, high=_MAX_DEGREE)
     coef0 = check_scalar(coef0, "coef0")
+    return cast_output(_level2(K, dx, dy, kind, gamma2, degree, coef0), out,
+                       "K" if diag_Y is None else "K, diag_X and diag_Y")
+
+
+def _level2(K, dx, dy, kind, gamma2, degree, coef0):
+    """The level-2 kernel of validated float64 input, in float64."""
     if kind == "linear":
         return K.copy()
     if kind == "polynomial":
@@ -283,11 +302,14 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
 
 
 def _check_gaussians(means, covs, mname, cname):
-    m = as_float_array(means, mname).astype(np.float64, copy=False)
+    """The means and covariances, validated, in float64, and their arrays
+    as given (for `check_dtype`)."""
+    given = as_float_array(means, mname), as_float_array(covs, cname)
+    m = given[0].astype(np.float64, copy=False)
     if m.ndim != 2 or m.shape[0] == 0 or m.shape[1] == 0:
         raise ValueError(f"{mname} must be a non-empty 2-D array (n, d), got shape "
                          f"{m.shape}")
-    c = as_float_array(covs, cname).astype(np.float64, copy=False)
+    c = given[1].astype(np.float64, copy=False)
     n, d = m.shape
     if c.shape not in ((n, d, d), (n, d), (n,)):
         raise ValueError(
@@ -309,7 +331,11 @@ def _check_gaussians(means, covs, mname, cname):
             )
     elif (c < 0).any():
         raise ValueError(f"{cname} must be >= 0 (variances)")
-    return m, c
+    return m, c, given
+
+
+for _f in (gaussian_expected_kernel, level2_kernel):
+    _f.__doc__ = _f.__doc__.replace("{dtype}", DTYPE_DOC)
 
 
 def _full(c, d):

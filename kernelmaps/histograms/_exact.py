@@ -7,8 +7,15 @@ import numpy as np
 import scipy.sparse
 
 from .._engine.additive import additive_sums
-from .._parallel import resolve_workers
-from .._validation import check_finite_output, check_histograms, check_scalar
+from .._parallel import check_progress, resolve_workers
+from .._validation import (
+    DTYPE_DOC,
+    cast_output,
+    check_dtype,
+    check_finite_output,
+    check_histograms,
+    check_scalar,
+)
 
 __all__ = [
     "additive_chi2_kernel",
@@ -27,16 +34,21 @@ _PARAMETERS = """X : array_like or sparse matrix, shape (n, d)
         exactly symmetric result).
     workers : int, optional
         Threads; None or -1 means all cores. Results are bit-identical for
-        every number of threads."""
+        every number of threads.
+    {dtype}
+    progress : bool, default=False
+        Show a progress bar over the pairs of rows (needs tqdm)."""
 
 _NOTES = """float32 input (both `X` and `Y`) is computed in float32 and summed
-    in float64 (over runs of 64 features); other input in float64. Dense
+    in float64 (over runs of 64 features); other input in float64; the
+    result is rounded to `dtype` once, at the end (in float32, values
+    below 1.2e-38 lose digits or become 0; none becomes infinite). Dense
     input is computed in SIMD tiles; when `X` or `Y` is sparse, only the
     features where both are non-zero are visited (the one-dimensional
     kernel is 0 where either value is 0), without densifying."""
 
 
-def additive_chi2_kernel(X, Y=None, *, workers=None):
+def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Additive chi2 kernel between histograms.
 
     .. math::
@@ -55,7 +67,7 @@ def additive_chi2_kernel(X, Y=None, *, workers=None):
 
     Returns
     -------
-    K : ndarray of float64, shape (n, m)
+    K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
 
     See Also
     --------
@@ -83,10 +95,10 @@ def additive_chi2_kernel(X, Y=None, *, workers=None):
     array([[1.    , 0.6607],
            [0.6607, 1.    ]])
     """
-    return _additive(X, Y, "chi2", workers, factor=2.0)
+    return _additive(X, Y, "chi2", workers, dtype, progress, factor=2.0)
 
 
-def chi2_distance(X, Y=None, *, workers=None):
+def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""chi2 distance between histograms.
 
     .. math::
@@ -104,7 +116,7 @@ def chi2_distance(X, Y=None, *, workers=None):
 
     Returns
     -------
-    D : ndarray of float64, shape (n, m)
+    D : ndarray of float32 or float64 (see `dtype`), shape (n, m)
         Non-negative (roundoff below 0 is clipped); 0 on the diagonal for
         ``Y=None``.
 
@@ -131,18 +143,20 @@ def chi2_distance(X, Y=None, *, workers=None):
     array([[0.    , 0.3393],
            [0.3393, 0.    ]])
     """
-    D, exponent = _chi2_distance(X, Y, workers)
+    D, exponent, out = _chi2_distance(X, Y, workers, dtype, progress)
     with np.errstate(over="ignore"):
         D = np.ldexp(D, exponent)
-    return check_finite_output(
+    names = "X" if Y is None else "X and Y"
+    check_finite_output(
         D,
-        f"the chi2 distances between the rows of "
-        f"{'X' if Y is None else 'X and Y'} overflow float64; scale the "
-        f"histograms down",
+        f"the chi2 distances between the rows of {names} overflow float64; "
+        f"scale the histograms down",
     )
+    return cast_output(D, out, names)
 
 
-def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None):
+def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
+                    progress=False):
     r"""Exponential chi2 kernel between histograms.
 
     .. math::
@@ -161,7 +175,7 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None):
 
     Returns
     -------
-    K : ndarray of float64, shape (n, m)
+    K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
 
     See Also
     --------
@@ -188,14 +202,15 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None):
            [0.5073, 1.    ]])
     """
     beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
-    D, exponent = _chi2_distance(X, Y, workers)
+    D, exponent, out = _chi2_distance(X, Y, workers, dtype, progress)
     # beta * D beyond float64 (a huge beta, or distances that overflow):
     # exp(-inf) = 0, the kernel value in float64
     with np.errstate(over="ignore"):
-        return np.exp(-np.ldexp(beta * D, exponent))
+        K = np.exp(-np.ldexp(beta * D, exponent))
+    return cast_output(K, out, "X" if Y is None else "X and Y")
 
 
-def intersection_kernel(X, Y=None, *, workers=None):
+def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Histogram intersection kernel.
 
     .. math::
@@ -208,7 +223,7 @@ def intersection_kernel(X, Y=None, *, workers=None):
 
     Returns
     -------
-    K : ndarray of float64, shape (n, m)
+    K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
 
     See Also
     --------
@@ -233,10 +248,10 @@ def intersection_kernel(X, Y=None, *, workers=None):
     array([[1. , 0.5],
            [0.5, 1. ]])
     """
-    return _additive(X, Y, "intersection", workers)
+    return _additive(X, Y, "intersection", workers, dtype, progress)
 
 
-def hellinger_kernel(X, Y=None, *, workers=None):
+def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Hellinger (Bhattacharyya) kernel between histograms.
 
     .. math::
@@ -251,7 +266,7 @@ def hellinger_kernel(X, Y=None, *, workers=None):
 
     Returns
     -------
-    K : ndarray of float64, shape (n, m)
+    K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
 
     Notes
     -----
@@ -271,12 +286,13 @@ def hellinger_kernel(X, Y=None, *, workers=None):
     array([[1.    , 0.7035],
            [0.7035, 1.    ]])
     """
-    X, Y, n_threads = _check_pair(X, Y, workers)
+    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
     return _finite(additive_sums(_sqrt(X), None if Y is None else _sqrt(Y),
-                                 "product", n_threads))
+                                 "product", n_threads, progress,
+                                 "hellinger kernel"), out, Y)
 
 
-def js_kernel(X, Y=None, *, workers=None):
+def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Jensen-Shannon kernel between histograms.
 
     .. math::
@@ -293,7 +309,7 @@ def js_kernel(X, Y=None, *, workers=None):
 
     Returns
     -------
-    K : ndarray of float64, shape (n, m)
+    K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
 
     See Also
     --------
@@ -320,70 +336,78 @@ def js_kernel(X, Y=None, *, workers=None):
     array([[1.    , 0.6839],
            [0.6839, 1.    ]])
     """
-    X, Y, n_threads = _check_pair(X, Y, workers)
-    return _finite(additive_sums(X, Y, "js", n_threads))
+    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
+    return _finite(additive_sums(X, Y, "js", n_threads, progress, "js kernel"),
+                   out, Y)
 
 
 for _f in (additive_chi2_kernel, chi2_distance, exp_chi2_kernel, intersection_kernel,
            hellinger_kernel, js_kernel):
     _f.__doc__ = _f.__doc__.replace("{parameters}", _PARAMETERS).replace(
-        "{notes}", _NOTES)
+        "{notes}", _NOTES).replace("{dtype}", DTYPE_DOC)
 
 
-def _check_pair(X, Y, workers):
-    """Validated `X` and `Y` (None: `Y` is `X`), and the thread count."""
+def _check_pair(X, Y, workers, dtype, progress):
+    """Validated `X` and `Y` (None: `Y` is `X`), the thread count, the
+    output dtype and `progress`."""
     X = check_histograms(X, "X")
     if Y is None:
-        return X, None, resolve_workers(workers)
+        return (X, None, resolve_workers(workers), check_dtype(dtype, X),
+                check_progress(progress))
     Y = check_histograms(Y, "Y")
     if X.shape[1] != Y.shape[1]:
         raise ValueError(
             f"Incompatible dimension for X and Y: X has {X.shape[1]} features "
             f"while Y has {Y.shape[1]}"
         )
+    out = check_dtype(dtype, X, Y)
     if X.dtype != Y.dtype:
         X, Y = X.astype(np.float64), Y.astype(np.float64)
-    return X, Y, resolve_workers(workers)
+    return X, Y, resolve_workers(workers), out, check_progress(progress)
 
 
-def _additive(X, Y, kind, workers, factor=1.0):
-    X, Y, n_threads = _check_pair(X, Y, workers)
-    K = additive_sums(X, Y, kind, n_threads)
+def _additive(X, Y, kind, workers, dtype, progress, factor=1.0):
+    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
+    K = additive_sums(X, Y, kind, n_threads, progress, f"{kind} kernel")
     if factor != 1.0:
         with np.errstate(over="ignore"):  # reported by _finite
             K *= factor
-    return _finite(K)
+    return _finite(K, out, Y)
 
 
-def _finite(K):
-    """`K`, or a ValueError if a value overflowed float64."""
-    return check_finite_output(
+def _finite(K, out, Y):
+    """`K` as `out` (the output dtype), or a ValueError if a value
+    overflowed float64 or (for float32) the float32 range."""
+    check_finite_output(
         K,
         "the kernel values between the rows of X and Y overflow float64; "
         "scale the histograms down",
     )
+    return cast_output(K, out, "X" if Y is None else "X and Y")
 
 
-def _chi2_distance(X, Y, workers):
-    """The chi2 distances times 2**-exponent, and the exponent: 0 unless
+def _chi2_distance(X, Y, workers, dtype, progress):
+    """The chi2 distances times 2**-exponent, the exponent and the output
+    dtype. The exponent is 0 unless
     the largest value is beyond 2**_SUM_TOP, where the histograms are first
     scaled by a power of two (the distance is homogeneous of degree 1), so
     that no row sum overflows before the distance would."""
-    X, Y, n_threads = _check_pair(X, Y, workers)
+    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
     symmetric = Y is None
     top = max(_max(X), 0.0 if symmetric else _max(Y))
     exponent = max(math.frexp(top)[1] - _SUM_TOP, 0)
     if exponent:
         X = _ldexp(X, -exponent)
         Y = None if symmetric else _ldexp(Y, -exponent)
-    half = additive_sums(X, Y, "chi2", n_threads)  # K / 2
+    half = additive_sums(X, Y, "chi2", n_threads, progress,
+                         "chi2 distances")  # K / 2
     sx = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
     sy = sx if symmetric else np.asarray(Y.sum(axis=1), dtype=np.float64).ravel()
     D = 0.5 * (sx[:, None] + sy[None, :]) - 2.0 * half
     np.maximum(D, 0.0, out=D)
     if symmetric:
         np.fill_diagonal(D, 0.0)
-    return D, exponent
+    return D, exponent, out
 
 
 # Values beyond 2**_SUM_TOP are scaled down before the row sums of the chi2

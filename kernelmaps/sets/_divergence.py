@@ -10,7 +10,15 @@ from scipy.special import gammaln
 from .._engine import knn
 from .._engine.scales import divergence_kernel_values, median_scale
 from .._parallel import check_progress, resolve_workers
-from .._validation import check_bool, check_kernel_matrix, check_scalar, check_set_pair
+from .._validation import (
+    DTYPE_DOC,
+    cast_output,
+    check_bool,
+    check_dtype,
+    check_kernel_matrix,
+    check_scalar,
+    check_set_pair,
+)
 
 __all__ = ["divergence_kernel", "renyi_divergence"]
 
@@ -22,7 +30,7 @@ _LOG_TINY = math.log(np.finfo(np.float64).tiny)
 
 
 def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
-                     workers=None, progress=False):
+                     workers=None, progress=False, dtype=None):
     r"""kNN estimate of the Renyi divergence between every pair of sets.
 
     ``D[i, j]`` estimates :math:`D_\alpha(p_i \| q_j)`, the Renyi-alpha
@@ -70,10 +78,11 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
         every number of threads.
     progress : bool, default=False
         Show a progress bar (needs tqdm).
+    {dtype}
 
     Returns
     -------
-    D : ndarray of float64, shape (len(X), len(Y))
+    D : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
         Or ``(len(alpha), len(X), len(Y))`` for a sequence of alphas. Not
         symmetric.
 
@@ -148,16 +157,18 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     _check_sizes(X, "X", k + 1, f"more than k={k}")
     if Y is not None:
         _check_sizes(Y, "Y", k, f"at least k={k}")
+    out = check_dtype(dtype, X, Y)
 
     method = knn.choose_method(X, Y)
     D = _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress)
     if clamp:
         np.maximum(D, 0.0, out=D)
+    D = cast_output(D, out, "X" if Y is None else "X and Y")
     return D[0] if single else D
 
 
 def _renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,
-                          workers=None, progress=False):
+                          workers=None, progress=False, dtype=None):
     """``(renyi_divergence(X, Y), renyi_divergence(Y, X))`` from one search:
     the distances between two sets serve both directions (for
     ``SetKernel("renyi").transform``). Every set of X and of Y needs more
@@ -171,11 +182,13 @@ def _renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,
         k, alpha, min_dist, clamp, progress, workers)
     _check_sizes(X, "X", k + 1, f"more than k={k}")
     _check_sizes(Y, "Y", k + 1, f"more than k={k}")
+    out = check_dtype(dtype, X, Y)
     method = knn.choose_method(X, Y)
     pair = _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=True)
     if clamp:
         for D in pair:
             np.maximum(D, 0.0, out=D)
+    pair = [cast_output(D, out, "X and Y") for D in pair]
     return tuple(D[0] if single else D for D in pair)
 
 
@@ -296,7 +309,7 @@ def _relative_floors(log_rho, offsets):
     return floors
 
 
-def divergence_kernel(D, *, gamma=None, power=2):
+def divergence_kernel(D, *, gamma=None, power=2, dtype=None):
     r"""Kernel from a matrix of divergences between sets.
 
     .. math::
@@ -318,10 +331,12 @@ def divergence_kernel(D, *, gamma=None, power=2):
         the median is 0; 1 if none is positive).
     power : float, default=2
         Positive power of the symmetrised divergence.
+    {dtype}
+        The floating input is `D`.
 
     Returns
     -------
-    K : ndarray of float64, shape (n, n)
+    K : ndarray of float32 or float64 (see `dtype`), shape (n, n)
 
     See Also
     --------
@@ -353,10 +368,17 @@ def divergence_kernel(D, *, gamma=None, power=2):
            [0.6065, 1.    , 0.6065],
            [0.4724, 0.6065, 1.    ]])
     """
-    D = check_kernel_matrix(D, "D")
+    D = check_kernel_matrix(D, "D", keep_float32=True)
     power = check_scalar(power, "power", low=0.0, low_inclusive=False)
     if gamma is not None:
         gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    out = check_dtype(dtype, D)
+    return cast_output(_divergence_kernel(D.astype(np.float64, copy=False),
+                                          gamma, power), out, "D")
+
+
+def _divergence_kernel(D, gamma, power):
+    """`divergence_kernel` of validated float64 input, in float64."""
     top = float(np.abs(D).max())
     # Divergences in the subnormal range are first scaled up by a power of
     # two (exact), so that halving D + D.T does not round them: the kernel
@@ -375,3 +397,7 @@ def divergence_kernel(D, *, gamma=None, power=2):
             S, power, log_gamma=math.log(gamma) - exponent * power * math.log(2.0))
     return divergence_kernel_values(S, power, gamma=gamma)
 
+
+
+for _f in (renyi_divergence, divergence_kernel):
+    _f.__doc__ = _f.__doc__.replace("{dtype}", DTYPE_DOC)

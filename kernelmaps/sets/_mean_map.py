@@ -8,8 +8,11 @@ from .._engine.pair_sums import pair_means, pair_sums, self_sums, set_sums
 from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, point_median_gamma, resolve_gamma
 from .._parallel import check_progress, resolve_workers
 from .._validation import (
+    DTYPE_DOC,
+    cast_output,
     check_bool,
     check_choice,
+    check_dtype,
     check_finite_output,
     check_scalar,
     check_set_pair,
@@ -21,7 +24,7 @@ _KERNELS = ("rbf", "laplacian", "linear", "polynomial")
 
 
 def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0,
-                     normalize=True, workers=None, progress=False):
+                     normalize=True, workers=None, progress=False, dtype=None):
     r"""Sum-match kernel between sets of vectors (mean map kernel).
 
     .. math::
@@ -57,10 +60,11 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
         every number of threads.
     progress : bool, default=False
         Show a progress bar (needs tqdm).
+    {dtype}
 
     Returns
     -------
-    K : ndarray of float64, shape (len(X), len(Y))
+    K : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
 
     See Also
     --------
@@ -101,14 +105,16 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     normalize = check_bool(normalize, "normalize")
     n_threads = resolve_workers(workers)
     check_progress(progress)
+    out = check_dtype(dtype, X, Y)
     K = _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=normalize)
-    if params["kernel"] in ("rbf", "laplacian"):
-        return K  # sums of values in [0, 1] of finite points: finite
-    return _check_finite(K, params, Y is None)
+    if params["kernel"] not in ("rbf", "laplacian"):
+        # (rbf, laplacian: sums of values in [0, 1] of finite points: finite)
+        _check_finite(K, params, Y is None)
+    return cast_output(K, out, _names(Y))
 
 
 def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=False,
-        unbiased=False, workers=None, progress=False):
+        unbiased=False, workers=None, progress=False, dtype=None):
     r"""Maximum mean discrepancy between every pair of sets.
 
     The distance between the kernel mean embeddings of the sets,
@@ -148,10 +154,11 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
         Threads; None or -1 means all cores.
     progress : bool, default=False
         Show a progress bar (needs tqdm).
+    {dtype}
 
     Returns
     -------
-    D : ndarray of float64, shape (len(X), len(Y))
+    D : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
 
     See Also
     --------
@@ -196,11 +203,13 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
         )
     n_threads = resolve_workers(workers)
     check_progress(progress)
-    return _mmd(X, Y, params, squared, unbiased, n_threads, progress)
+    out = check_dtype(dtype, X, Y)
+    return cast_output(_mmd(X, Y, params, squared, unbiased, n_threads, progress),
+                       out, _names(Y))
 
 
 def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
-               coef0=1.0, workers=None, progress=False):
+               coef0=1.0, workers=None, progress=False, dtype=None):
     r"""The MMD kernel: a Gaussian kernel on the mean embeddings of sets.
 
     .. math::
@@ -233,10 +242,11 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
         Threads; None or -1 means all cores.
     progress : bool, default=False
         Show a progress bar (needs tqdm).
+    {dtype}
 
     Returns
     -------
-    K : ndarray of float64, shape (len(X), len(Y))
+    K : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
 
     See Also
     --------
@@ -270,9 +280,10 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     gamma2 = check_scalar(gamma2, "gamma2", low=0, low_inclusive=False)
     n_threads = resolve_workers(workers)
     check_progress(progress)
+    out = check_dtype(dtype, X, Y)
     D2 = _mmd(X, Y, params, True, False, n_threads, progress)
     with np.errstate(over="ignore"):  # gamma2 * D2 beyond float64: exp(-inf) = 0
-        return np.exp(-gamma2 * D2)
+        return cast_output(np.exp(-gamma2 * D2), out, _names(Y))
 
 
 def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
@@ -418,6 +429,15 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress):
         np.maximum(D2, 0.0, out=D2)
     _check_finite(D2, params, Y is None)
     return D2 if squared else np.sqrt(D2)
+
+
+def _names(Y):
+    """The inputs, for a message."""
+    return "X" if Y is None else "X and Y"
+
+
+for _f in (sum_match_kernel, mmd, mmd_kernel):
+    _f.__doc__ = _f.__doc__.replace("{dtype}", DTYPE_DOC)
 
 
 def _check_finite(K, params, symmetric):

@@ -123,10 +123,8 @@ def RNG():
 
 
 def FIT_W():
-    # fit(X, workers=...) does not check workers where it uses no threads
-    # (most maps): an invalid value may be accepted there.
-    invalid = [m[0] for m in param_mutations(P("workers")) if m[3] == INVALID]
-    return Arg("workers", p=P("workers"), overrides=dict.fromkeys(invalid, EITHER))
+    # fit(X, workers=...) checks workers as every call does.
+    return Arg("workers", p=P("workers"))
 
 
 def fit_twice(make, X, fit_kw, *, sets=False, same=True, transformable=True):
@@ -163,6 +161,39 @@ def _refit_refused(fmap, X):
     else:
         need(False, "a second fit was accepted")
     return fmap
+
+
+# The `dtype` argument of the exact kernels: float32 or float64 as a type,
+# a name or a numpy dtype; anything else is refused naming `dtype`.
+DTYPE_CANDIDATES = [
+    ("None", lambda: None, "None", VALID),
+    ("np.float32", lambda: np.float32, "np.float32", VALID),
+    ("np.float64", lambda: np.float64, "np.float64", VALID),
+    ("'float32'", lambda: "float32", "'float32'", VALID),
+    ("'f8'", lambda: "f8", "'f8'", VALID),
+    ("np.dtype('float32')", lambda: np.dtype("float32"), "np.dtype('float32')",
+     VALID),
+    ("float", lambda: float, "float", VALID),
+    ("'float'", lambda: "float", "'float'", VALID),
+    ("np.float16", lambda: np.float16, "np.float16", INVALID),
+    ("np.longdouble", lambda: np.longdouble, "np.longdouble", INVALID),
+    ("np.complex64", lambda: np.complex64, "np.complex64", INVALID),
+    ("int", lambda: int, "int", INVALID),
+    ("object", lambda: object, "object", INVALID),
+    ("'>f8'", lambda: ">f8", "'>f8'", INVALID),
+    ("'unknown'", lambda: "unknown", "'unknown'", INVALID),
+    ("''", lambda: "", "''", INVALID),
+    ("True", lambda: True, "True", INVALID),
+    ("1", lambda: 1, "1", INVALID),
+    ("1.5", lambda: 1.5, "1.5", INVALID),
+    ("[np.float32]", lambda: [np.float32], "[np.float32]", INVALID),
+    ("np.zeros(2, np.float32)", lambda: np.zeros(2, np.float32),
+     "np.zeros(2, np.float32)", INVALID),
+]
+
+
+def DT():
+    return Arg("dtype", p=P("dtype", extra=DTYPE_CANDIDATES))
 
 
 # ---------------------------------------------------------- call helpers
@@ -270,6 +301,19 @@ def need_dtype(res, in32, *, exact=False):
         )
 
 
+def need_kernel_dtype(res, v, in32):
+    """Exact kernels: float32 out where every floating input is float32
+    (`in32`), else float64; `dtype` (when given) forces it. Returns whether
+    the result carries float32 rounding (for the tolerances)."""
+    dt = np.asarray(res).dtype
+    if v.get("dtype") is None:
+        want = np.dtype(np.float32 if in32 else np.float64)
+    else:
+        want = np.dtype(v["dtype"])
+    need(dt == want, f"dtype {dt}, expected {want}")
+    return bool(in32 or want == np.float32)
+
+
 def need_close(res, expected, in32, *, scale=None, rtol=None, atol=None, what=""):
     if rtol is None:
         rtol = 1e-4 if in32 else 1e-10
@@ -342,6 +386,7 @@ def set_kernel_args(extra=()):
         *extra,
         W(),
         PROG(),
+        DT(),
     ]
 
 
@@ -376,7 +421,7 @@ def _check_sum_match(ctx, v, res):
     in32 = all_f32(X, Y)
     nx, ny = n_sets(X), n_sets(X if Y is None else Y)
     need_shape(res, (nx, ny))
-    need_dtype(res, in32, exact=True)
+    in32 = need_kernel_dtype(res, v, in32)
     if Y is None:
         need_symmetric(res)
     opts = _kernel_opts(v)
@@ -389,7 +434,7 @@ def _check_mmd(ctx, v, res):
     in32 = all_f32(X, Y)
     nx, ny = n_sets(X), n_sets(X if Y is None else Y)
     need_shape(res, (nx, ny))
-    need_dtype(res, in32, exact=True)
+    in32 = need_kernel_dtype(res, v, in32)
     R = np.asarray(res, dtype=np.float64)
     squared, unbiased = v.get("squared", False), v.get("unbiased", False)
     if Y is None:
@@ -409,7 +454,7 @@ def _check_mmd_kernel(ctx, v, res):
     in32 = all_f32(X, Y)
     nx, ny = n_sets(X), n_sets(X if Y is None else Y)
     need_shape(res, (nx, ny))
-    need_dtype(res, in32, exact=True)
+    in32 = need_kernel_dtype(res, v, in32)
     R = np.asarray(res, dtype=np.float64)
     if Y is None:
         need_symmetric(R)
@@ -646,7 +691,7 @@ def _check_renyi(ctx, v, res):
     alpha = v.get("alpha", 0.99)
     shape = (nx, ny) if np.ndim(alpha) == 0 else (len(np.ravel(alpha)), nx, ny)
     need_shape(res, shape)
-    need_dtype(res, in32, exact=True)
+    in32 = need_kernel_dtype(res, v, in32)
     R = np.asarray(res, dtype=np.float64)
     if Y is None:
         need(
@@ -684,6 +729,7 @@ _renyi_args = [
     Arg("clamp", p=P("bool")),
     W(),
     PROG(),
+    DT(),
 ]
 register(
     Entry(
@@ -694,7 +740,8 @@ register(
             lambda km, v: km.renyi_divergence,
             "km.renyi_divergence",
             ["X"],
-            ["Y", "alpha", "k", "min_dist", "clamp", "workers", "progress"],
+            ["Y", "alpha", "k", "min_dist", "clamp", "workers", "progress",
+             "dtype"],
         ),
         _check_renyi,
         group="sets",
@@ -743,12 +790,12 @@ def _build_div(ctx):
 def _check_div(ctx, v, res):
     D = ref.dense(v["D"])
     need_shape(res, D.shape)
-    need_dtype(res, False, exact=True)
+    low = need_kernel_dtype(res, v, is_f32(v["D"]))
     need_symmetric(res)
     expected = ref.divergence_kernel(
         v["D"], gamma=v.get("gamma"), power=v.get("power", 2)
     )
-    need_close(res, expected, False)
+    need_close(res, expected, low)
 
 
 register(
@@ -758,13 +805,14 @@ register(
             Arg("D", kmat_mutations(), positional=True),
             Arg("gamma", p=_gamma_p()),
             Arg("power", p=P("real", low=0, low_incl=False)),
+            DT(),
         ],
         _build_div,
         *generic(
             lambda km, v: km.divergence_kernel,
             "km.divergence_kernel",
             ["D"],
-            ["gamma", "power"],
+            ["gamma", "power", "dtype"],
         ),
         _check_div,
         group="sets",
@@ -1618,7 +1666,7 @@ def _hist_entry(name):
     ]
     if name == "exp_chi2_kernel":
         args.append(Arg("beta", p=P("real", low=0, low_incl=False)))
-    args.append(W())
+    args += [W(), PROG(), DT()]
     kw = [a.name for a in args if not a.positional]
 
     def build(ctx):
@@ -1635,7 +1683,7 @@ def _hist_entry(name):
         nx = ref.dense(X).shape[0]
         ny = nx if Y is None else ref.dense(Y).shape[0]
         need_shape(res, (nx, ny))
-        need_dtype(res, in32, exact=True)
+        in32 = need_kernel_dtype(res, v, in32)
         need(not scipy.sparse.issparse(res), "sparse output")
         if Y is None:
             need_symmetric(res)
@@ -2286,14 +2334,14 @@ def _check_project(ctx, v, res, symmetric=True):
     K = ref.dense(v["K"] if "K" in v else v["K_train"])
     method = v.get("method", "clip")
     need_shape(res, K.shape)
-    need_dtype(res, False, exact=True)
+    low = need_kernel_dtype(res, v, is_f32(v["K"] if "K" in v else v["K_train"]))
     expected = ref.project_psd(K, method)
     need(expected is not None, "K is not finite, but a value was returned")
     # The errors scale with |K| (with |K|**2 for "square", whose scale is
     # capped where its square would overflow: that product then does too).
     scale = (min(ref.scale_of(K), 1e150) ** 2 if method == "square"
              else ref.scale_of(K))
-    need_close(res, expected, False, scale=scale * len(K))
+    need_close(res, expected, low, scale=scale * len(K))
     if symmetric:
         need_symmetric(res)
     # eigenvalues at a unit scale (exact): eigvalsh of entries near 1e308
@@ -2301,7 +2349,7 @@ def _check_project(ctx, v, res, symmetric=True):
     R = np.asarray(res, dtype=np.float64)
     e = math.frexp(float(np.abs(R).max(initial=0.0)))[1]
     w = np.linalg.eigvalsh(np.ldexp(R, -e))
-    bound = 1e-10 * max(scale, 1e-300) * len(K)
+    bound = (1e-6 if low else 1e-10) * max(scale, 1e-300) * len(K)
     need(
         w.min() >= -math.ldexp(bound, -e),
         f"not PSD: smallest eigenvalue {math.ldexp(float(w.min()), e):.3g}",
@@ -2323,9 +2371,11 @@ register(
         [
             Arg("K", kmat_mutations(), positional=True),
             Arg("method", p=P("choice", choices=METHODS)),
+            DT(),
         ],
         _build_project,
-        *generic(lambda km, v: km.project_psd, "km.project_psd", ["K"], ["method"]),
+        *generic(lambda km, v: km.project_psd, "km.project_psd", ["K"],
+                 ["method", "dtype"]),
         _check_project,
         group="psd",
     )
@@ -2343,13 +2393,15 @@ register(
         [
             Arg("K_train", kmat_mutations(), positional=True),
             Arg("method", p=P("choice", choices=METHODS)),
+            DT(),
         ],
         _build_projector,
         lambda km, v: km.PSDProjector(
             *([v["method"]] if "method" in v else [])
-        ).fit_transform(v["K_train"]),
+        ).fit_transform(v["K_train"], **kwargs(v, ["dtype"])),
         lambda s: (
-            f"km.PSDProjector({s.get('method', '')}).fit_transform({s['K_train']})"
+            f"km.PSDProjector({s.get('method', '')}).fit_transform("
+            f"{s['K_train']}{', dtype=' + s['dtype'] if 'dtype' in s else ''})"
         ),
         _check_project,
         group="psd",
@@ -2380,7 +2432,7 @@ def _check_fit(ctx, v, res):
              "transform of the symmetrised K_train raised")
         return
     if method != "shift":
-        vv = dict(v, K_train=S)
+        vv = dict(v, K_train=S)  # float64
         _check_project(ctx, vv, T, symmetric=False)
 
 
@@ -2417,12 +2469,12 @@ def _check_projector_transform(ctx, v, res):
     v["self"]
     T = ref.dense(v["K_test_train"])
     need_shape(res, T.shape)
-    need_dtype(res, False, exact=True)
+    low = need_kernel_dtype(res, v, is_f32(v["K_test_train"]))
     K, method = ctx.self_plain
     expected = ref.psd_transform(K, T, method)
     if expected is not None:
         need_close(
-            res, expected, False, scale=min(ref.scale_of(K, T), 1e150) ** 2 * len(K)
+            res, expected, low, scale=min(ref.scale_of(K, T), 1e150) ** 2 * len(K)
         )
 
 
@@ -2441,11 +2493,13 @@ register(
                     )
                 ],
                 positional=True,
-            )
+            ),
+            DT(),
         ],
         _build_projector_transform,
-        lambda km, v: v["self"].transform(v["K_test_train"]),
-        lambda s: f"{s['self']}.transform({s['K_test_train']})",
+        lambda km, v: v["self"].transform(v["K_test_train"], **kwargs(v, ["dtype"])),
+        lambda s: (f"{s['self']}.transform({s['K_test_train']}"
+                   f"{', dtype=' + s['dtype'] if 'dtype' in s else ''})"),
         _check_projector_transform,
         group="psd",
     )
@@ -2537,6 +2591,7 @@ GEK_KW = [
     "coef0",
     "workers",
     "progress",
+    "dtype",
 ]
 
 
@@ -2558,7 +2613,8 @@ def _check_gek(ctx, v, res):
     m1 = ref.dense(v["means"], np.float64)
     m2 = m1 if v.get("means2") is None else ref.dense(v["means2"], np.float64)
     need_shape(res, (len(m1), len(m2)))
-    need_dtype(res, False, exact=True)
+    low = need_kernel_dtype(res, v, all_f32(v["means"], v["covs"], *(
+        [] if v.get("means2") is None else [v["means2"], v["covs2"]])))
     if v.get("means2") is None and v.get("covs2") is None:
         need_symmetric(res)
     expected = ref.gaussian_expected(
@@ -2571,7 +2627,7 @@ def _check_gek(ctx, v, res):
         degree=int(np.asarray(v.get("degree", 2))),
         coef0=float(v.get("coef0", 1.0)),
     )
-    need_close(res, expected, False, rtol=1e-9)
+    need_close(res, expected, low, rtol=1e-4 if low else 1e-9)
 
 
 def _gek_degree_judge(p, val):
@@ -2613,6 +2669,7 @@ register(
             Arg("coef0", p=P("real")),
             W(),
             PROG(),
+            DT(),
         ],
         _build_gek,
         *generic(
@@ -2643,7 +2700,7 @@ def _build_level2(ctx):
 def _check_level2(ctx, v, res):
     K = ref.dense(v["K"])
     need_shape(res, K.shape)
-    need_dtype(res, False, exact=True)
+    low = need_kernel_dtype(res, v, all_f32(v["K"], v["diag_X"], v.get("diag_Y")))
     poly = v.get("kind", "rbf") == "polynomial"
     expected = ref.level2(
         v["K"],
@@ -2660,9 +2717,10 @@ def _check_level2(ctx, v, res):
     kind = v.get("kind", "rbf")
     if kind in ("rbf", "nrbf"):
         g2 = float(v.get("gamma2", 1.0))
-        need_close(res, expected, False, rtol=1e-10 + g2 * 1e-12 * scale * 4)
+        need_close(res, expected, low, rtol=(1e-4 if low else 1e-10)
+                   + g2 * 1e-12 * scale * 4)
     else:
-        need_close(res, expected, False)
+        need_close(res, expected, low)
 
 
 register(
@@ -2684,13 +2742,14 @@ register(
             Arg("gamma2", p=_gamma_p(False)),
             Arg("degree", p=P("int", low=1)),
             Arg("coef0", p=P("real")),
+            DT(),
         ],
         _build_level2,
         *generic(
             lambda km, v: km.level2_kernel,
             "km.level2_kernel",
             ["K", "diag_X"],
-            ["diag_Y", "kind", "gamma2", "degree", "coef0"],
+            ["diag_Y", "kind", "gamma2", "degree", "coef0", "dtype"],
         ),
         _check_level2,
         group="distributions",
@@ -3399,7 +3458,9 @@ def _sk_entries(name):
         nr = n_rows(X)
         if name in ("SetKernel", "ExpectedKernel"):
             need_shape(res, (nr, fit_rows))
-            need_dtype(res, False, exact=True)
+            # the exact kernels: float32 for float32 input on both sides
+            # (the adapters may keep it or ask for float64)
+            need_dtype(res, in32 and is_f32(Xfit), exact=True)
         else:
             need(np.shape(res)[0] == nr, f"{np.shape(res)[0]} rows, expected {nr}")
             need_dtype(res, in32)
