@@ -62,6 +62,15 @@ def test_wheels_are_tested_with_the_test_extra(project, cibw):
         assert "{project}/tests" in command
 
 
+def test_musllinux_aarch64_tests_all_but_matplotlib(project, cibw):
+    (override,) = [o for o in cibw["overrides"]
+                   if o["select"] == "*-musllinux_aarch64"]
+    assert override["test-extras"] == []
+    test = project["project"]["optional-dependencies"]["test"]
+    assert override["test-requires"] == [
+        spec for spec in test if not spec.startswith("matplotlib")]
+
+
 def test_no_cpu_specific_flags():
     # A wheel runs on any CPU of its architecture: the AVX2 and AVX-512
     # paths are compiled per function (km_simd.h) and picked at run time,
