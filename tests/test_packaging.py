@@ -55,7 +55,8 @@ def test_every_supported_cpython_is_built(project, cibw):
 def test_wheels_are_tested_with_the_test_extra(project, cibw):
     assert cibw["test-extras"] == ["test"]
     assert "test" in project["project"]["optional-dependencies"]
-    commands = [cibw["test-command"], cibw["windows"]["test-command"]]
+    commands = [cibw["test-command"], cibw["macos"]["test-command"],
+                cibw["windows"]["test-command"]]
     for command in commands:
         # -P keeps the source tree off sys.path: the tests import the wheel
         assert command.startswith("python -P -m pytest ")
