@@ -55,9 +55,9 @@ FOOTNOTE = ("speed-up: time of the exact-kernel row named after 'vs' divided by 
             "this row's time;\nkernel error: this map's Gram matrix against that "
             "row's exact one.")
 QUICK_NOTE = ("--quick is a smoke run: at its sizes the exact kernels take "
-              "milliseconds, so its speed-ups\nare small (some below 1) and "
-              "its scores lower than the full run's; run without\n--quick to "
-              "see what the maps are for.")
+              "milliseconds and the training\nsets are small, so its speed-ups "
+              "(some below 1) and scores do not show what the maps\ndo at "
+              "scale; run without --quick for that.")
 # Sizes of the three sections: (sets per class, points per set),
 # (train, test histograms), (distributions, samples per distribution).
 SIZES = {"full": ((200, 100), (8000, 2000), (300, 200)),
@@ -66,6 +66,8 @@ SIZES = {"full": ((200, 100), (8000, 2000), (300, 200)),
 # not set by one noisy run: up to MAX_RUNS runs, while their total stays
 # under REPEAT_BUDGET seconds (the long exact kernels run once).
 MAX_RUNS, REPEAT_BUDGET = 5, 0.5
+# Speed-ups within 5 % of 1 are "about as fast": less than the timing noise.
+SAME_SPEED = 1.05
 
 
 def main(argv=None):
@@ -221,8 +223,12 @@ class Demo:
         """Print and record a row; `baseline` is the row (a dict) whose exact
         kernel this map approximates. Returns the new row."""
         label = string.ascii_uppercase[len(self.rows)]
-        speedup = (f"{baseline['time'] / elapsed:>8.1f}x vs {baseline['label']}"
-                   if baseline is not None else " " * 14)
+        speedup = " " * 14
+        if baseline is not None:
+            ratio = baseline["time"] / elapsed
+            # Two decimals below 1, so that 1 / ratio matches the "slower"
+            # of the conclusions.
+            speedup = f"{ratio:>8.{1 if ratio >= 1 else 2}f}x vs {baseline['label']}"
         error = (f"{error.max():>8.0e}{error.mean():>8.0e}" if error is not None
                  else " " * 16)
         self.write(f"  {label:<5}{name:<44}{elapsed:>7.3f}s{speedup}{error}"
@@ -268,16 +274,20 @@ class Demo:
 
     def conclusions(self):
         """One sentence per map row, from its numbers: faster or slower than
-        its exact row (faster only for a speed-up above 1), and its score
-        against that row's."""
+        its exact row (faster only for a speed-up of at least SAME_SPEED),
+        and its score against that row's."""
         lines = []
         for row in self.rows:
             base = row["baseline"]
             if base is None:
                 continue
             ratio = base["time"] / row["time"]
-            speed = (f"{ratio:.1f}x faster than" if ratio > 1
-                     else f"{1 / ratio:.1f}x slower than")
+            if ratio >= SAME_SPEED:
+                speed = f"{ratio:.1f}x faster than"
+            elif ratio <= 1 / SAME_SPEED:
+                speed = f"{1 / ratio:.1f}x slower than"
+            else:
+                speed = "about as fast as"
             lines.append(f"{row['label']} ({row['name'].split(' + ')[0]}): {speed} "
                          f"{base['label']} ({base['name'].split(' + ')[0]}); "
                          f"{row['kind'].compare(row['score'], base['score'])}")
