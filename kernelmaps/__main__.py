@@ -184,10 +184,12 @@ class Score:
     def compare(self, value, baseline):
         """`value` against `baseline`, in numbers."""
         if self.kind == "accuracy":
-            difference = round(100 * (value - baseline), 1)
+            # The difference of the printed values, so that the numbers of a
+            # line add up as the reader sees them.
+            difference = round(round(100 * value, 1) - round(100 * baseline, 1), 1)
             return (f"accuracy {value:.1%} vs {baseline:.1%} "
                     f"({difference + 0.0:+.1f} points)")  # + 0.0: no "-0.0"
-        difference = round(value - baseline, 3)
+        difference = round(round(value, 3) - round(baseline, 3), 3)
         return f"R^2 {value:.3f} vs {baseline:.3f} ({difference + 0.0:+.3f})"
 
 

@@ -120,16 +120,22 @@ def test_demo_conclusions_say_slower_below_one():
     exact = table.row("exact kernel + kernel ridge", 0.5, accuracy, 0.9)
     table.row("slow map + linear ridge", 2.0, accuracy, 0.8, exact)
     table.row("fast map + linear ridge", 0.1, accuracy, 0.95, exact)
-    table.row("close map + linear ridge", 0.49, accuracy, 0.9, exact)
+    table.row("close map + linear ridge", 0.49, accuracy, 0.90851, exact)
     lines = table.conclusions()
     assert lines == [
         "B (slow map): 4.0x slower than A (exact kernel); accuracy 80.0% vs "
         "90.0% (-10.0 points)",
         "C (fast map): 5.0x faster than A (exact kernel); accuracy 95.0% vs "
         "90.0% (+5.0 points)",
-        "D (close map): about as fast as A (exact kernel); accuracy 90.0% vs "
-        "90.0% (+0.0 points)",
+        "D (close map): about as fast as A (exact kernel); accuracy 90.9% vs "
+        "90.0% (+0.9 points)",
     ]
+    # Differences of the printed values (not of the unrounded ones, which
+    # would give +0.1 and -0.001 here), with no "-0.0".
+    assert (accuracy.compare(0.90949, 0.90851)
+            == "accuracy 90.9% vs 90.9% (+0.0 points)")
+    assert (demo.Score("r2", None).compare(0.9575, 0.95849)
+            == "R^2 0.958 vs 0.958 (+0.000)")
 
 
 def test_demo_quick_says_smoke_run(quick_run, monkeypatch, capsys):
