@@ -94,8 +94,8 @@ def main(argv=None):
           f"feature maps, {resolve_workers(args.workers)} threads"
           + (" (--quick: smoke run)" if args.quick else ""))
     print("time: fit and predict (kernel machine: Gram matrices and solve; map: "
-          "features and\nlinear ridge), the best of up to 5 runs (repeated while "
-          "their total is under 0.5 s)\n", flush=True)
+          f"features and\nlinear ridge), the best of up to {MAX_RUNS} runs "
+          f"(repeated while their total is under {REPEAT_BUDGET} s)\n", flush=True)
     with _progress_bar(progress, Demo.STEPS) as bar:
         demo = Demo(args.workers, args.seed, bar)
         demo.write(HEADER)

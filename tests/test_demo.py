@@ -50,6 +50,7 @@ def test_demo_quick_table(quick_run):
     maps = [row for row in rows.values() if "+ linear ridge" in row["name"]]
     assert len(exact) == 4 and len(maps) == 5, rows
     assert list(rows) == list("ABCDEFGHIJ")  # every row printed, in order
+    assert len(rows) == demo.Demo.STEPS  # the progress bar ends at 100 %
     for row in maps:  # every map row names its exact row, and has an error
         assert row["speedup"] is not None, row
         assert float(row["max"]) >= float(row["mean"]) > 0, row
