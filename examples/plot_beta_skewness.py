@@ -190,9 +190,7 @@ diag = np.diag(K)
 sq_mmd = diag[:, None] + diag[None, :] - 2 * K
 gamma2 = 1 / np.median(sq_mmd[:n_train, :n_train][np.triu_indices(n_train, k=1)])
 mmdk_pred = kernel_regression(kernelmaps.level2_kernel(K, diag, gamma2=gamma2))
-drdf = kernelmaps.DoublyRandomDistributionFeatures(
-    1, n_features, n_features, gamma=gamma, gamma2=gamma2, rng=0
-)
+drdf = kernelmaps.DoublyRandomDistributionFeatures(1, n_features, n_features, gamma=gamma, gamma2=gamma2, rng=0)  # noqa: E501
 Z = drdf.transform([s[:n_small] for s in sets])
 drdf_pred = kernelmaps.rf_ridge(Z[:n_train], y_train, None, None,
                                 alpha=alpha).predict(Z[n_train:])

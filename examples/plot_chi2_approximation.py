@@ -114,8 +114,7 @@ sweeps["ANNFM, nearest anchor"] = [
     kernelmaps.AnchorMap.fit(X_train, "chi2", 50, energy=e) for e in energies
 ]
 sweeps["ANNFM, interpolated"] = [
-    kernelmaps.AnchorMap.fit(X_train, "chi2", 50, energy=e, n_neighbors=2,
-                             weights="distance")
+    kernelmaps.AnchorMap.fit(X_train, "chi2", 50, energy=e, n_neighbors=2, weights="distance")  # noqa: E501
     for e in energies
 ]
 results = {name: np.array([kernel_error(m) for m in maps])
@@ -206,10 +205,8 @@ maps_1d = {
     "direct, 5 terms": kernelmaps.Chi2DirectMap.fit(values, 5),
     "Chebyshev, 5 terms": kernelmaps.Chi2ChebyshevMap.fit(values, 5),
     "Vedaldi-Zisserman, order 2": kernelmaps.HomogeneousKernelMap("chi2", 2),
-    "ANNFM, nearest anchor": kernelmaps.AnchorMap.fit(values, "chi2", 50,
-                                                      energy=0.9999),
-    "ANNFM, interpolated": kernelmaps.AnchorMap.fit(
-        values, "chi2", 50, energy=0.9999, n_neighbors=2, weights="distance"),
+    "ANNFM, nearest anchor": kernelmaps.AnchorMap.fit(values, "chi2", 50, energy=0.9999),  # noqa: E501
+    "ANNFM, interpolated": kernelmaps.AnchorMap.fit(values, "chi2", 50, energy=0.9999, n_neighbors=2, weights="distance"),  # noqa: E501
 }
 errors = {}
 print(f"{'1-D map':>26}  features  max |error|  mean |error|")

@@ -182,8 +182,7 @@ dims_fourier = [5, 10, 20, 50, 100, 300]
 seeds = range(5)
 cksvd = {D: kernelmaps.EMKFeatures.fit(train, D, gamma=gamma, n_iter=100, rng=0)
          for D in dims_cksvd}
-fourier = {(D, seed): kernelmaps.RandomDistributionFeatures(d, D, gamma=gamma,
-                                                            rng=seed)
+fourier = {(D, seed): kernelmaps.RandomDistributionFeatures(d, D, gamma=gamma, rng=seed)
            for D in dims_fourier for seed in seeds}
 err_cksvd, err_fourier, test_features = {}, {}, {}
 for D, feature_map in cksvd.items():
