@@ -47,6 +47,7 @@ falls with the number of points per set: the exact kernel costs
 #
 # between 0 (:math:`a = 3`) and about -0.86 (:math:`a = 20`).
 
+import math
 import timeit
 
 import matplotlib.pyplot as plt
@@ -102,10 +103,12 @@ def rdf_regression(sets):
     return model.predict(Z[n_train:])
 
 
-def best_time(pipeline, repeat=3):
-    """The fastest of `repeat` runs of `pipeline()`, in seconds: single runs
-    of a few milliseconds are mostly noise."""
-    return min(timeit.repeat(pipeline, number=1, repeat=repeat))
+def best_time(pipeline, repeat=5, min_seconds=0.02):
+    """Seconds per call of `pipeline()`: the fastest of `repeat` measurements,
+    each of enough calls to last `min_seconds` (one call of a millisecond is
+    mostly timer and scheduling noise)."""
+    number = max(1, math.ceil(min_seconds / timeit.timeit(pipeline, number=1)))
+    return min(timeit.repeat(pipeline, number=number, repeat=repeat)) / number
 
 
 rdf_pred = rdf_regression(sets)
@@ -129,7 +132,7 @@ print(f"plug-in sample skewness:          RMSE {scores(plugin_pred)[0]:.4f}, "
 # coefficients solve :math:`(K + \alpha I) c = y - \bar y` (with
 # :func:`scipy.linalg.solve`), and the prediction is :math:`K_{*} c + \bar y`.
 # Where both run, we time the two pipelines (Gram matrix or features, fit and
-# prediction), each the best of three runs (:func:`timeit.repeat`), and
+# prediction), each the best of five runs (:func:`timeit.repeat`), and
 # keep their ratio, the speed-up of RDF.
 #
 # From the same Gram matrix, :func:`kernelmaps.level2_kernel` builds the MMD
@@ -279,7 +282,7 @@ plt.show()
 measured = np.array(sorted(speedups))
 ratios = np.array([speedups[n] for n in measured])
 fig, ax = plt.subplots(figsize=(6.4, 4.4), layout="constrained")
-ax.plot(measured, ratios, "o-", label="measured (best of 3 runs each)")
+ax.plot(measured, ratios, "o-", label="measured (best of 5 runs each)")
 ax.plot(sizes, ratios[-1] * sizes / measured[-1], "k:",
         label=r"proportional to $n$")
 ax.set_xscale("log")

@@ -64,6 +64,7 @@ about as accurate as the kernel SVM and much faster (Figure 3, Table 3).
 # transform per random draw gives every t. The errors are averaged over all
 # pairs of sets and 20 draws.
 
+import math
 import timeit
 from functools import partial
 
@@ -227,9 +228,12 @@ assert np.allclose(check, K_mmd[:5, :5])
 print(f"gamma2 = {gamma2:.1f}")
 
 
-def best_time(pipeline, repeat=5):
-    """The fastest of `repeat` runs of `pipeline()`, in seconds."""
-    return min(timeit.repeat(pipeline, number=1, repeat=repeat))
+def best_time(pipeline, repeat=5, min_seconds=0.02):
+    """Seconds per call of `pipeline()`: the fastest of `repeat` measurements,
+    each of enough calls to last `min_seconds` (one call of a millisecond is
+    mostly timer and scheduling noise)."""
+    number = max(1, math.ceil(min_seconds / timeit.timeit(pipeline, number=1)))
+    return min(timeit.repeat(pipeline, number=number, repeat=repeat)) / number
 
 
 C_grid = 2.0 ** np.arange(-2, 11, 2)

@@ -53,6 +53,7 @@ training distributions, timing the three.
 # stretched along the first axis, and on :math:`\mathrm{diag}(0.05, 1)` for
 # class -1, stretched along the second.
 
+import math
 import timeit
 
 import matplotlib.pyplot as plt
@@ -323,22 +324,26 @@ plt.show()
 # Cost
 # ----
 # We time the training and the prediction of each classifier on the first
-# draw of each size, each the best of five runs (:func:`timeit.repeat`; one
-# run takes milliseconds, mostly noise), and divide by the time of the SMM.
+# draw of each size, each the best of five measurements
+# (:func:`timeit.repeat`, each of enough runs to last 20 ms: one run takes
+# milliseconds, mostly noise), and divide by the time of the SMM.
 # The ASVM solves a problem 30 times larger, and its kernel grows with the
 # square of that: its cost relative to the SMM grows with the number of
 # training distributions.
 
 
-def best_time(name, train):
-    """Fastest of 5 runs of the classifier `name`, trained on `train`."""
+def best_time(name, train, repeat=5, min_seconds=0.02):
+    """Seconds per fit and prediction of the classifier `name` on `train`:
+    the fastest of `repeat` measurements, each of enough calls to last
+    `min_seconds` (one call of a millisecond is mostly noise)."""
 
     def run():
         # A fresh generator per run, so that every run samples the same points.
         CLASSIFIERS[name](*train, test_means, test_covs, y_test,
                           np.random.default_rng(1))
 
-    return min(timeit.repeat(run, number=1, repeat=5))
+    number = max(1, math.ceil(min_seconds / timeit.timeit(run, number=1)))
+    return min(timeit.repeat(run, number=number, repeat=repeat)) / number
 
 
 cost = {name: np.array([best_time(name, draws[n]) for n in sizes])
