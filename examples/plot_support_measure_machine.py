@@ -324,30 +324,39 @@ plt.show()
 # Cost
 # ----
 # We time the training and the prediction of each classifier on the first
-# draw of each size, each the best of five measurements
-# (:func:`timeit.repeat`, each of enough runs to last 20 ms: one run takes
-# milliseconds, mostly noise), and divide by the time of the SMM.
+# draw of each size, each the best of five measurements taken in turn
+# (``best_times`` below), and divide by the time of the SMM.
 # The ASVM solves a problem 30 times larger, and its kernel grows with the
 # square of that: its cost relative to the SMM grows with the number of
 # training distributions.
 
 
-def best_time(name, train, repeat=5, min_seconds=0.02):
-    """Seconds per fit and prediction of the classifier `name` on `train`:
-    the fastest of `repeat` measurements, each of enough calls to last
-    `min_seconds` (one call of a millisecond is mostly noise)."""
+def best_times(pipelines, repeat=5, min_seconds=0.02):
+    """Seconds per call of each of `pipelines` (name: function): the fastest
+    of `repeat` measurements, each of enough calls to last `min_seconds` (one
+    call of a millisecond is mostly timer noise). The pipelines are measured
+    in turn, round after round, so that a burst of load from other programs
+    slows all of them, not one."""
+    numbers = {name: max(1, math.ceil(min_seconds / timeit.timeit(f, number=1)))
+               for name, f in pipelines.items()}
+    best = dict.fromkeys(pipelines, math.inf)
+    for _ in range(repeat):
+        for name, f in pipelines.items():
+            seconds = timeit.timeit(f, number=numbers[name]) / numbers[name]
+            best[name] = min(best[name], seconds)
+    return best
 
-    def run():
-        # A fresh generator per run, so that every run samples the same points.
-        CLASSIFIERS[name](*train, test_means, test_covs, y_test,
-                          np.random.default_rng(1))
 
-    number = max(1, math.ceil(min_seconds / timeit.timeit(run, number=1)))
-    return min(timeit.repeat(run, number=number, repeat=repeat)) / number
+def classifier_run(name, train):
+    """One fit and prediction of the classifier `name` on `train`."""
+    # A fresh generator per run, so that every run samples the same points.
+    return lambda: CLASSIFIERS[name](*train, test_means, test_covs, y_test,
+                                     np.random.default_rng(1))
 
 
-cost = {name: np.array([best_time(name, draws[n]) for n in sizes])
-        for name in names}
+runs = [best_times({name: classifier_run(name, draws[n]) for name in names})
+        for n in sizes]
+cost = {name: np.array([run[name] for run in runs]) for name in names}
 relative = {name: cost[name] / cost["SMM"] for name in names}
 for name in names:
     row = "  ".join(f"{r:.2f}" for r in relative[name])
