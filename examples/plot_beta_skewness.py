@@ -105,14 +105,15 @@ def rdf_regression(sets, workers=None):
 
 def best_times(pipelines, repeat=5, min_seconds=0.02):
     """Seconds per call of each of `pipelines` (name: function): the fastest
-    of `repeat` measurements, each of enough calls to last `min_seconds` (one
-    call of a millisecond is mostly timer noise). The pipelines are measured
-    in turn, round after round, so that a burst of load from other programs
-    slows all of them, not one."""
-    numbers = {name: max(1, math.ceil(min_seconds / timeit.timeit(f, number=1)))
-               for name, f in pipelines.items()}
-    best = dict.fromkeys(pipelines, math.inf)
-    for _ in range(repeat):
+    of `repeat` measurements, a first call and then measurements of enough
+    calls to last `min_seconds` (one call of a millisecond is mostly timer
+    noise). The pipelines are measured in turn, round after round, so that a
+    burst of load from other programs slows all of them, not one."""
+    best, numbers = {}, {}
+    for name, f in pipelines.items():
+        best[name] = timeit.timeit(f, number=1)
+        numbers[name] = max(1, math.ceil(min_seconds / best[name]))
+    for _ in range(repeat - 1):
         for name, f in pipelines.items():
             seconds = timeit.timeit(f, number=numbers[name]) / numbers[name]
             best[name] = min(best[name], seconds)
