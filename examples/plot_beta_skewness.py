@@ -103,7 +103,7 @@ def rdf_regression(sets, workers=None):
     return model.predict(Z[n_train:])
 
 
-def best_times(pipelines, repeat=5, min_seconds=0.02):
+def best_times(pipelines, repeat=3, min_seconds=0.02):
     """Seconds per call of each of `pipelines` (name: function): the fastest
     of `repeat` measurements, a first call and then measurements of enough
     calls to last `min_seconds` (one call of a millisecond is mostly timer
@@ -141,7 +141,7 @@ print(f"plug-in sample skewness:          RMSE {scores(plugin_pred)[0]:.4f}, "
 # coefficients solve :math:`(K + \alpha I) c = y - \bar y` (with
 # :func:`scipy.linalg.solve`), and the prediction is :math:`K_{*} c + \bar y`.
 # Where both run, we time the two pipelines (Gram matrix or features, fit and
-# prediction), both on one thread, each the best of five measurements taken
+# prediction), both on one thread, each the best of three measurements taken
 # in turn (``best_times``), and keep their ratio, the speed-up of RDF.
 #
 # From the same Gram matrix, :func:`kernelmaps.level2_kernel` builds the MMD
@@ -296,7 +296,7 @@ plt.show()
 measured = np.array(sorted(speedups))
 ratios = np.array([speedups[n] for n in measured])
 fig, ax = plt.subplots(figsize=(6.4, 4.4), layout="constrained")
-ax.plot(measured, ratios, "o-", label="measured (one thread, best of 5)")
+ax.plot(measured, ratios, "o-", label="measured (one thread, best of 3)")
 ax.plot(sizes, ratios[-1] * sizes / measured[-1], "k:",
         label=r"proportional to $n$")
 ax.set_xscale("log")
