@@ -92,7 +92,8 @@ def scores(prediction):
 
 gamma = kernelmaps.median_heuristic(sets[:n_train], rng=0)
 n_features, alpha = 20, 1e-3
-rdf = kernelmaps.RandomDistributionFeatures(1, n_features, gamma=gamma, rng=0)
+rdf = kernelmaps.RandomDistributionFeatures(n_features, gamma=gamma, rng=0)
+rdf.fit(sets[:n_train])
 print(rdf)
 
 
@@ -207,8 +208,9 @@ diag = np.diag(K)
 sq_mmd = diag[:, None] + diag[None, :] - 2 * K
 gamma2 = 1 / np.median(sq_mmd[:n_train, :n_train][np.triu_indices(n_train, k=1)])
 mmdk_pred = kernel_regression(kernelmaps.level2_kernel(K, diag, gamma2=gamma2))
-drdf = kernelmaps.DoublyRandomDistributionFeatures(1, n_features, n_features, gamma=gamma, gamma2=gamma2, rng=0)  # noqa: E501
-Z = drdf.transform([s[:n_small] for s in sets])
+drdf = kernelmaps.DoublyRandomDistributionFeatures(n_features, n_features, gamma=gamma,
+                                                   gamma2=gamma2, rng=0)
+Z = drdf.fit_transform([s[:n_small] for s in sets])  # gammas given: fit draws
 drdf_pred = kernelmaps.rf_ridge(Z[:n_train], y_train, None, None,
                                 alpha=alpha).predict(Z[n_train:])
 print(f"{n_small} points per set, gamma2 = {gamma2:.2f}:")

@@ -97,12 +97,13 @@ def kernel_error(feature_map):
 # its series is centred on :math:`x = 1`, far above these bin values.
 
 sweeps = {
-    "direct, shared": [kernelmaps.Chi2DirectMap.fit(X_train, n)
+    "direct, shared": [kernelmaps.Chi2DirectMap(n).fit(X_train)
                        for n in range(1, 11)],
-    "direct, per bin": [kernelmaps.Chi2DirectMap.fit(X_train, n, per_dimension=True)
+    "direct, per bin": [kernelmaps.Chi2DirectMap(n, per_dimension=True).fit(X_train)
                         for n in range(1, 11)],
-    "Chebyshev, fitted scale": [kernelmaps.Chi2ChebyshevMap.fit(X_train, n)
-                                for n in range(1, 11)],
+    "Chebyshev, fitted scale": [
+        kernelmaps.Chi2ChebyshevMap(n, scale="median").fit(X_train)
+        for n in range(1, 11)],
     "Chebyshev, s = 1": [kernelmaps.Chi2ChebyshevMap(n) for n in range(1, 11)],
     "Vedaldi-Zisserman": [kernelmaps.HomogeneousKernelMap("chi2", n)
                           for n in range(6)],
@@ -111,10 +112,11 @@ sweeps = {
 }
 energies = [0.9, 0.99, 0.999, 0.9999, 0.99999]
 sweeps["ANNFM, nearest anchor"] = [
-    kernelmaps.AnchorMap.fit(X_train, "chi2", 50, energy=e) for e in energies
+    kernelmaps.AnchorMap("chi2", 50, energy=e).fit(X_train) for e in energies
 ]
 sweeps["ANNFM, interpolated"] = [
-    kernelmaps.AnchorMap.fit(X_train, "chi2", 50, energy=e, n_neighbors=2, weights="distance")  # noqa: E501
+    kernelmaps.AnchorMap("chi2", 50, energy=e, n_neighbors=2,
+                         weights="distance").fit(X_train)
     for e in energies
 ]
 results = {name: np.array([kernel_error(m) for m in maps])
@@ -202,11 +204,13 @@ values = X_train.reshape(-1, 1)
 grid = np.linspace(0, values.max(), 401)[:, None]
 k0 = kernelmaps.additive_chi2_kernel(grid)
 maps_1d = {
-    "direct, 5 terms": kernelmaps.Chi2DirectMap.fit(values, 5),
-    "Chebyshev, 5 terms": kernelmaps.Chi2ChebyshevMap.fit(values, 5),
+    "direct, 5 terms": kernelmaps.Chi2DirectMap(5).fit(values),
+    "Chebyshev, 5 terms": kernelmaps.Chi2ChebyshevMap(5, scale="median").fit(values),
     "Vedaldi-Zisserman, order 2": kernelmaps.HomogeneousKernelMap("chi2", 2),
-    "ANNFM, nearest anchor": kernelmaps.AnchorMap.fit(values, "chi2", 50, energy=0.9999),  # noqa: E501
-    "ANNFM, interpolated": kernelmaps.AnchorMap.fit(values, "chi2", 50, energy=0.9999, n_neighbors=2, weights="distance"),  # noqa: E501
+    "ANNFM, nearest anchor": kernelmaps.AnchorMap("chi2", 50,
+                                                  energy=0.9999).fit(values),
+    "ANNFM, interpolated": kernelmaps.AnchorMap(
+        "chi2", 50, energy=0.9999, n_neighbors=2, weights="distance").fit(values),
 }
 errors = {}
 print(f"{'1-D map':>26}  features  max |error|  mean |error|")

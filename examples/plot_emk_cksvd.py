@@ -69,8 +69,9 @@ import kernelmaps
 gamma_1d = 0.5
 x_train = np.random.default_rng(0).uniform(-10, 10, size=(200, 1))
 grid = np.linspace(-10, 10, 401)[:, None]
-cksvd_1d = kernelmaps.EMKFeatures.fit(x_train, 20, gamma=gamma_1d, rng=0)
-fourier_1d = kernelmaps.RandomDistributionFeatures(1, 200, gamma=gamma_1d, rng=0)
+cksvd_1d = kernelmaps.EMKFeatures(20, gamma=gamma_1d, rng=0).fit(x_train)
+fourier_1d = kernelmaps.RandomDistributionFeatures(200, gamma=gamma_1d, rng=0)
+fourier_1d.fit(x_train[:, None, :])  # one point per set
 exact_1d = np.exp(-gamma_1d * (grid - grid.T) ** 2)
 approx_1d = {}
 for name, feature_map in [("CKSVD, D = 20", cksvd_1d),
@@ -180,10 +181,12 @@ def errors(feature_map):
 dims_cksvd = [5, 10, 20, 50, 100]
 dims_fourier = [5, 10, 20, 50, 100, 300]
 seeds = range(5)
-cksvd = {D: kernelmaps.EMKFeatures.fit(train, D, gamma=gamma, n_iter=100, rng=0)
+cksvd = {D: kernelmaps.EMKFeatures(D, gamma=gamma, n_iter=100, rng=0).fit(train)
          for D in dims_cksvd}
-fourier = {(D, seed): kernelmaps.RandomDistributionFeatures(d, D, gamma=gamma, rng=seed)
-           for D in dims_fourier for seed in seeds}
+fourier = {
+    (D, seed): kernelmaps.RandomDistributionFeatures(D, gamma=gamma,
+                                                     rng=seed).fit(train)
+    for D in dims_fourier for seed in seeds}
 err_cksvd, err_fourier, test_features = {}, {}, {}
 for D, feature_map in cksvd.items():
     err_cksvd[D], test_features["CKSVD", D] = errors(feature_map)

@@ -100,8 +100,8 @@ errors = {"sets": np.empty((len(ts), n_draws)),
           "population": np.empty((len(ts), n_draws)),
           "mmd": np.empty((len(ts), n_draws))}
 for r in range(n_draws):
-    rdf = kernelmaps.RandomDistributionFeatures(dim, t_max, gamma=gamma, rng=r)
-    F = rdf.transform(gauss_sets)
+    rdf = kernelmaps.RandomDistributionFeatures(t_max, gamma=gamma, rng=r)
+    F = rdf.fit_transform(gauss_sets)
     # Inner products of the first t columns, for every pair and every t.
     G = np.cumsum(F[rows] * F[cols], axis=1)[:, ts - 1] * (t_max / ts)
     g = np.cumsum(F**2, axis=1)[:, ts - 1] * (t_max / ts)
@@ -295,8 +295,8 @@ C_mmdk = kernel_svm("MMD kernel, exact", level2=True)
 def rdf_features(t):
     """Centred and scaled RDF features of all sets, and their median squared
     distance between training sets."""
-    rdf = kernelmaps.RandomDistributionFeatures(dim, t, gamma=gamma, rng=0)
-    Z = rdf.transform(bags, workers=1)
+    rdf = kernelmaps.RandomDistributionFeatures(t, gamma=gamma, rng=0)
+    Z = rdf.fit_transform(bags, workers=1)
     median_rdf = np.median(pdist(Z[train], "sqeuclidean"))
     return (Z - Z[train].mean(axis=0)) / np.sqrt(median_rdf), median_rdf
 
@@ -315,8 +315,9 @@ def linear_svm(name, features, C):
 
 def drdf_features(t):
     median_rdf = rdf_features(t)[1]
-    drdf = kernelmaps.DoublyRandomDistributionFeatures(dim, t, t, gamma=gamma, gamma2=1 / median_rdf, rng=0)  # noqa: E501
-    return drdf.transform(bags, workers=1)
+    drdf = kernelmaps.DoublyRandomDistributionFeatures(
+        t, t, gamma=gamma, gamma2=1 / median_rdf, rng=0)
+    return drdf.fit_transform(bags, workers=1)
 
 
 feature_counts = [16, 64, 256, 1024]
@@ -381,7 +382,7 @@ plt.show()
 # measured 4066 s for the MMK and 5.9 s for RDF (Table 3), a speed-up of
 # about 700.
 
-rdf = kernelmaps.RandomDistributionFeatures(dim, 512, gamma=gamma, rng=0)
+rdf = kernelmaps.RandomDistributionFeatures(512, gamma=gamma, rng=0).fit(bags)
 
 
 def first_sets(n):

@@ -313,7 +313,7 @@ class Demo:
             lambda X, Y=None, **kw: sum_match_kernel(X, Y, gamma=gamma, **kw),
             train, test, y, 1e-3, accuracy)
         for t in (1000, 4000):
-            rdf = RandomDistributionFeatures(5, t, gamma=gamma, rng=self.seed)
+            rdf = RandomDistributionFeatures(t, gamma=gamma, rng=self.seed).fit(train)
             self.linear_model(f"RDF, t = {t} + linear ridge", rdf, train, test, y,
                               1e-3, accuracy, K, exact)
 
@@ -336,14 +336,14 @@ class Demo:
             lambda X, Y=None, **kw: exp_chi2_kernel(X, Y, beta=beta, **kw),
             train, test, y, 1e-2, accuracy)
         self.step("ExpChi2Features")
-        features = ExpChi2Features.fit(train, 2000, beta=beta, rng=self.seed)
+        features = ExpChi2Features(2000, beta=beta, rng=self.seed).fit(train)
         self.linear_model("ExpChi2Features, t = 2000 + linear ridge", features,
                           train, test, y, 1e-2, accuracy, K, exact)
         exact, K = self.kernel_machine(
             "additive chi2 kernel + kernel ridge",
             lambda X, Y=None, **kw: additive_chi2_kernel(X, Y, **kw),
             train, test, y, 1e-2, accuracy)
-        direct = Chi2DirectMap.fit(train, 5, per_dimension=True)
+        direct = Chi2DirectMap(5, per_dimension=True).fit(train)
         self.linear_model("Chi2DirectMap, 5 terms + linear ridge", direct, train,
                           test, y, 1e-2, accuracy, K, exact)
 
@@ -366,7 +366,8 @@ class Demo:
             lambda X, Y=None, **kw: mmd_kernel(X, Y, gamma=gamma, gamma2=gamma2,
                                                **kw),
             train, test, y, 1e-4, r2)
-        drdf = DoublyRandomDistributionFeatures(1, 500, 2000, gamma=gamma, gamma2=gamma2, rng=self.seed)  # noqa: E501
+        drdf = DoublyRandomDistributionFeatures(
+            500, 2000, gamma=gamma, gamma2=gamma2, rng=self.seed).fit(train)
         self.linear_model("DRDF, t = 500, 2000 + linear ridge", drdf, train,
                           test, y, 1e-4, r2, K, exact)
 
