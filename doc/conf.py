@@ -21,6 +21,10 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.doctest",
     "sphinx.ext.mathjax",
+    # MathJax served from the build (_static/mathjax), not from a CDN, so
+    # that formulas render offline (package sphinx-mathjax-offline, in the
+    # [doc] extra; it sets mathjax_path).
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
@@ -34,6 +38,15 @@ default_role = "autolink"
 autosummary_generate = True
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
+# The class pages (_templates/autosummary/class.rst) list every public method
+# and attribute, inherited ones included (``transform`` from a private base
+# class, ``get_params`` from scikit-learn's), in tables and then in full.
+# Left out: scikit-learn's plumbing for its output containers and metadata
+# routing, whose docstrings point to labels of scikit-learn's own docs
+# (unresolvable here) and say nothing about kernelmaps.
+autosummary_context = {
+    "skip_members": ["set_output", "get_metadata_routing"],
+}
 
 # -- sphinx-gallery ------------------------------------------------------------
 

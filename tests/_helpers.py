@@ -1,10 +1,16 @@
-"""Data generators shared by the test modules.
+"""Data generators shared by the test modules, and the extraction of the
+code blocks of .rst pages (tests/test_readme.py, tests/test_user_guide.py).
 
-Each function makes exactly the random draws, in the same order, that the
+Each data generator makes exactly the random draws, in the same order, that the
 test modules made with their own copies, so the test data (and so every
 tolerance and expected value) is unchanged. Import with
 ``from ._helpers import ...``; test modules never import each other.
 """
+
+import ast
+import importlib.util
+import re
+import textwrap
 
 import numpy as np
 
@@ -76,3 +82,82 @@ def sets_with_random_means(n_sets, seed):
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 20, size=n_sets)
     return [rng.normal(loc=rng.normal(size=2), size=(s, 2)) for s in sizes]
+
+
+# ------------------------------------------------ code blocks of .rst pages
+
+def rst_code_blocks(text):
+    """The code a reader of the reStructuredText `text` would run, in order:
+    a list of ``(kind, code, line)`` with `kind` ``"python"`` (to execute)
+    or ``"doctest"`` (``>>>`` examples, to check with their output), the
+    code dedented, and the 1-based line of its first line.
+
+    Taken: ``.. code-block::`` (and ``code``, ``sourcecode``) directives in
+    Python or pycon, literal blocks after ``::`` whose text parses as
+    Python, and doctest blocks; a block whose first line starts with
+    ``>>>`` is a doctest whatever introduced it.
+    """
+    lines = text.split("\n")
+    blocks, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        directive = re.match(
+            r"\s*\.\. (?:code-block|code|sourcecode)::\s*(\S*)\s*$", line)
+        if directive:
+            body, start, i = _indented_body(lines, i + 1, indent)
+            if directive.group(1) in ("python", "py", "python3", "pycon", ""):
+                _add_block(blocks, body, start, literal=False)
+        elif stripped.startswith(">>>"):
+            start = i
+            while i < len(lines) and lines[i].strip():
+                i += 1
+            _add_block(blocks, lines[start:i], start, literal=False)
+        elif stripped.endswith("::") and not stripped.startswith(".."):
+            body, start, i = _indented_body(lines, i + 1, indent)
+            _add_block(blocks, body, start, literal=True)
+        else:
+            i += 1
+    return blocks
+
+
+def _indented_body(lines, i, indent):
+    """The lines indented deeper than `indent` from line `i` on (a
+    directive's options skipped), their first line's index, and the index
+    of the line after them."""
+    while i < len(lines) and re.match(r"\s+:[\w-]+:", lines[i]):
+        i += 1  # directive options (:caption:, :linenos:, ...)
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    start = i
+    while i < len(lines) and (not lines[i].strip()
+                              or len(lines[i]) - len(lines[i].lstrip()) > indent):
+        i += 1
+    return lines[start:i], start, i
+
+
+def _add_block(blocks, body, start, *, literal):
+    code = textwrap.dedent("\n".join(body)).strip("\n") + "\n"
+    if not code.strip():
+        return
+    if code.lstrip().startswith(">>>"):
+        blocks.append(("doctest", code, start + 1))
+        return
+    if literal:  # a literal block is code only if it is Python
+        try:
+            ast.parse(code)
+        except SyntaxError:
+            return
+    blocks.append(("python", code, start + 1))
+
+
+def missing_packages(code, packages=("sklearn", "dask", "matplotlib")):
+    """The optional packages that `code` imports (directly, or through
+    ``kernelmaps.sklearn``) and that are not installed."""
+    needs = {p for p in packages
+             if re.search(rf"^\s*(?:>>> )?(?:from|import) {p}\b", code,
+                          flags=re.MULTILINE)}
+    if re.search(r"\bkernelmaps\.sklearn\b", code):
+        needs.add("sklearn")
+    return sorted(p for p in needs if importlib.util.find_spec(p) is None)
