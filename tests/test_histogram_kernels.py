@@ -207,7 +207,7 @@ def test_progress_moves_by_chunks(monkeypatch, f, fmt):
     assert_array_equal(got, want)
     assert len(bars) == 1
     bar = bars[0]
-    assert bar.closed and len(bar.updates) > 2
+    assert bar.closed and len(bar.updates) >= 2  # moves during the call
     assert all(n > 0 for n in bar.updates)
     assert sum(bar.updates) == bar.total
 
