@@ -8,6 +8,8 @@ names the release it goes away in and the call to use instead.
 import functools
 import warnings
 
+import numpy as np
+
 __all__ = ["array_first", "legacy_class_fit", "warn_deprecated"]
 
 # Spellings deprecated in this release are removed in this one.
@@ -71,8 +73,7 @@ def array_first(keyword, old, new):
     def decorate(init):
         @functools.wraps(init)
         def __init__(self, *args, **kwargs):
-            if args and hasattr(args[0], "__len__") and not isinstance(
-                    args[0], str) and keyword not in kwargs:
+            if args and _is_array(args[0]) and keyword not in kwargs:
                 warn_deprecated(old, new)
                 kwargs[keyword], args = args[0], args[1:]
             init(self, *args, **kwargs)
@@ -80,3 +81,14 @@ def array_first(keyword, old, new):
         return __init__
 
     return decorate
+
+
+def _is_array(value):
+    """Whether `value` is a sequence or array of one or more dimensions
+    (a 0-d array and a string are not)."""
+    if isinstance(value, str):
+        return False
+    try:
+        return np.ndim(value) > 0
+    except ValueError:  # a ragged nested sequence
+        return True

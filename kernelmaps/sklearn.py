@@ -284,7 +284,7 @@ class Chi2DirectFeatures(_MapTransformer):
         self.n_bins = n_bins
 
     def _map(self):
-        return Chi2DirectMap(self.n_terms, per_dimension=self.per_dimension,
+        return Chi2DirectMap(n_terms=self.n_terms, per_dimension=self.per_dimension,
                              n_bins=self.n_bins)
 
 
@@ -451,7 +451,7 @@ class ExpChi2Sampler(_MapTransformer):
 
     def _map(self):
         return ExpChi2Features(self.n_components, beta=self.beta,
-                               chi2_map=Chi2DirectMap(self.n_terms),
+                               chi2_map=Chi2DirectMap(n_terms=self.n_terms),
                                rng=_seed(self.random_state))
 
 
@@ -703,7 +703,7 @@ class EMKSampler(_SetTransformer):
         self.random_state = random_state
 
     def _map(self):
-        return EMKFeatures(self.n_basis, kernel=self.kernel, gamma=self.gamma,
+        return EMKFeatures(n_basis=self.n_basis, kernel=self.kernel, gamma=self.gamma,
                            n_iter=self.n_iter, rng=_seed(self.random_state))
 
 

@@ -324,7 +324,8 @@ class Chi2DirectMap(_AdditiveMap):
         return _direct_state(_greedy(density, centres, n_terms))
 
     def _legacy_fit(cls, X, n_terms=5, *, per_dimension=False, n_bins=100):
-        return cls(n_terms, per_dimension=per_dimension, n_bins=n_bins).fit(X)
+        return cls(n_terms=n_terms, per_dimension=per_dimension,
+                   n_bins=n_bins).fit(X)
 
     fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
                            "{name}(n_terms, ...).fit(X)")

@@ -281,7 +281,7 @@ class EMKFeatures(FeatureMap):
         return self._state(basis, gamma, objective)
 
     def _legacy_fit(cls, points, n_basis, *, progress=False, **kwargs):
-        return cls(n_basis, **kwargs).fit(points, progress=progress)
+        return cls(n_basis=n_basis, **kwargs).fit(points, progress=progress)
 
     fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
                            "{name}(n_basis, ...).fit(X)")

@@ -1359,7 +1359,7 @@ def _build_emk_fit(ctx):
 
 def _emk_fit_call(km, v):
     def make():
-        return km.EMKFeatures(copy.deepcopy(v["n_basis"]),
+        return km.EMKFeatures(n_basis=copy.deepcopy(v["n_basis"]),
                               **copy.deepcopy(kwargs(v, EMK_FIT_KW)))
 
     X = v["X"]
