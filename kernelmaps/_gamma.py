@@ -60,12 +60,12 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
     exponent = 480 - math.frexp(top)[1] if top > 0 else 0
     scaled = np.ldexp(points.astype(np.float64), exponent)
     distances = pdist(scaled, _METRICS[kernel])
-    median = float(np.median(distances))
+    median = _median(distances)
     if not median > 0 and fallback:
         distances = distances[distances > 0]
         if distances.size == 0:
             return 1.0
-        median = float(np.median(distances))
+        median = _median(distances)
     if not median > 0:
         raise ValueError(
             f"the median distance between points of {name} is 0 (most of them "
@@ -81,6 +81,17 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
             f"range: scale {name} to magnitudes nearer 1"
         )
     return gamma
+
+
+def _median(values):
+    """``np.median`` of a 1-D float array (the same value: the middle one,
+    or the mean of the two middle ones), by a partition in place, which is
+    several times faster."""
+    k = values.size // 2
+    values.partition(k)  # one k: partitioning at [k - 1, k] is 7x slower
+    if values.size % 2:
+        return float(values[k])
+    return float((values[:k].max() + values[k]) / 2)
 
 
 def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
