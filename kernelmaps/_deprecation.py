@@ -44,9 +44,6 @@ class legacy_class_fit:
         self.legacy = legacy
         self.new = new
 
-    def __set_name__(self, owner, name):
-        self.name = name
-
     def __get__(self, obj, cls=None):
         method = self.method
         if obj is not None:
