@@ -634,3 +634,17 @@ def test_progress_is_checked(name):
     fmap = make().fit(X)
     with pytest.raises((TypeError, ValueError), match="progress"):
         fmap.transform(X, progress="yes")
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 11, 1000, 79800, 79801])
+def test_median_of_the_heuristic_is_numpy_median(n):
+    # The heuristic's median (one partition in place) is np.median's value,
+    # with ties and at extreme scales.
+    from kernelmaps._gamma import _median
+
+    rng = np.random.default_rng(n)
+    for scale in (1e-300, 1.0, 1e300):
+        x = rng.random(n) * scale
+        if n > 5:
+            x[: n // 3] = x[0]  # ties
+        assert _median(x.copy()) == np.median(x)
