@@ -42,10 +42,13 @@ __all__ = [
     "check_kernel_matrix",
     "check_points",
     "check_rng",
+    "check_rows",
     "check_scalar",
     "check_set_pair",
     "check_sets",
     "check_size",
+    "fill_docs",
+    "pair_names",
 ]
 
 
@@ -447,6 +450,25 @@ def check_dtype(dtype, *inputs):
     return np.dtype(resolved.type)
 
 
+def pair_names(Y):
+    """The inputs of a kernel of ``(X, Y)``, for a message."""
+    return "X" if Y is None else "X and Y"
+
+
+def fill_docs(functions, *, indent=0, **fields):
+    """Write ``fields[name]`` in place of ``{name}`` in the docstrings of
+    `functions` (with `indent` more spaces after each of its newlines, for
+    methods); docstrings that ``python -OO`` removed stay None."""
+    for f in functions:
+        if f.__doc__ is None:
+            continue
+        doc = f.__doc__
+        for name, text in fields.items():
+            doc = doc.replace("{" + name + "}",
+                              text.replace("\n", "\n" + " " * indent))
+        f.__doc__ = doc
+
+
 # Values cast at a time by `cast_output` (a few hundred kB: in cache).
 _CAST_BLOCK = 1 << 16
 
@@ -469,7 +491,7 @@ def cast_output(values, dtype, names):
         for start in range(0, source.size, _CAST_BLOCK):
             block = target[start:start + _CAST_BLOCK]
             block[...] = source[start:start + _CAST_BLOCK]
-            if not np.isfinite(block).all():
+            if not all_finite(block):
                 finite = False
                 break
     if not finite:

@@ -13,6 +13,7 @@ from ._validation import (
     check_dtype,
     check_finite_output,
     check_kernel_matrix,
+    fill_docs,
 )
 
 __all__ = ["PSDProjector", "project_psd"]
@@ -286,9 +287,9 @@ class PSDProjector:
         return _scale_back(unit, exponent, "K_test_train", self.method)
 
 
-project_psd.__doc__ = project_psd.__doc__.replace("{dtype}", DTYPE_DOC)
-for _f in (PSDProjector.fit_transform, PSDProjector.transform):  # 4 more spaces
-    _f.__doc__ = _f.__doc__.replace("{dtype}", DTYPE_DOC.replace("\n", "\n    "))
+fill_docs((project_psd,), dtype=DTYPE_DOC)
+fill_docs((PSDProjector.fit_transform, PSDProjector.transform), indent=4,
+          dtype=DTYPE_DOC)
 
 
 def _symmetrize(K):

@@ -39,3 +39,18 @@ def test_examples_run(obj):
         runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.failed == 0
+
+
+def test_imports_without_docstrings():
+    # Docstrings filled at import (the dtype rule, shared parameters) must
+    # not break `python -OO`, which removes them.
+    import subprocess
+    import sys
+    import tempfile
+
+    code = "import kernelmaps, kernelmaps.histograms, kernelmaps.psd; print('ok')"
+    # from another directory: the installed package, not the source tree
+    run = subprocess.run([sys.executable, "-OO", "-c", code], capture_output=True,
+                         text=True, timeout=120, cwd=tempfile.gettempdir())
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "ok"

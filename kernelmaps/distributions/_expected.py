@@ -18,6 +18,7 @@ from .._validation import (
     check_finite_output,
     check_kernel_matrix,
     check_scalar,
+    fill_docs,
 )
 
 # The engine takes the degree as a C int; larger degrees are refused.
@@ -334,8 +335,7 @@ def _check_gaussians(means, covs, mname, cname):
     return m, c, given
 
 
-for _f in (gaussian_expected_kernel, level2_kernel):
-    _f.__doc__ = _f.__doc__.replace("{dtype}", DTYPE_DOC)
+fill_docs((gaussian_expected_kernel, level2_kernel), dtype=DTYPE_DOC)
 
 
 def _full(c, d):

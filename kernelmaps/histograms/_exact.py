@@ -15,6 +15,8 @@ from .._validation import (
     check_finite_output,
     check_histograms,
     check_scalar,
+    fill_docs,
+    pair_names,
 )
 
 __all__ = [
@@ -146,7 +148,7 @@ def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
     D, exponent, out = _chi2_distance(X, Y, workers, dtype, progress)
     with np.errstate(over="ignore"):
         D = np.ldexp(D, exponent)
-    names = "X" if Y is None else "X and Y"
+    names = pair_names(Y)
     check_finite_output(
         D,
         f"the chi2 distances between the rows of {names} overflow float64; "
@@ -207,7 +209,7 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
     # exp(-inf) = 0, the kernel value in float64
     with np.errstate(over="ignore"):
         K = np.exp(-np.ldexp(beta * D, exponent))
-    return cast_output(K, out, "X" if Y is None else "X and Y")
+    return cast_output(K, out, pair_names(Y))
 
 
 def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -341,10 +343,9 @@ def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
                    out, Y)
 
 
-for _f in (additive_chi2_kernel, chi2_distance, exp_chi2_kernel, intersection_kernel,
-           hellinger_kernel, js_kernel):
-    _f.__doc__ = _f.__doc__.replace("{parameters}", _PARAMETERS).replace(
-        "{notes}", _NOTES).replace("{dtype}", DTYPE_DOC)
+fill_docs((additive_chi2_kernel, chi2_distance, exp_chi2_kernel,
+           intersection_kernel, hellinger_kernel, js_kernel),
+          parameters=_PARAMETERS, notes=_NOTES, dtype=DTYPE_DOC)
 
 
 def _check_pair(X, Y, workers, dtype, progress):
@@ -383,7 +384,7 @@ def _finite(K, out, Y):
         "the kernel values between the rows of X and Y overflow float64; "
         "scale the histograms down",
     )
-    return cast_output(K, out, "X" if Y is None else "X and Y")
+    return cast_output(K, out, pair_names(Y))
 
 
 def _chi2_distance(X, Y, workers, dtype, progress):

@@ -18,6 +18,8 @@ from .._validation import (
     check_kernel_matrix,
     check_scalar,
     check_set_pair,
+    fill_docs,
+    pair_names,
 )
 
 __all__ = ["divergence_kernel", "renyi_divergence"]
@@ -163,7 +165,7 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     D = _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress)
     if clamp:
         np.maximum(D, 0.0, out=D)
-    D = cast_output(D, out, "X" if Y is None else "X and Y")
+    D = cast_output(D, out, pair_names(Y))
     return D[0] if single else D
 
 
@@ -399,5 +401,4 @@ def _divergence_kernel(D, gamma, power):
 
 
 
-for _f in (renyi_divergence, divergence_kernel):
-    _f.__doc__ = _f.__doc__.replace("{dtype}", DTYPE_DOC)
+fill_docs((renyi_divergence, divergence_kernel), dtype=DTYPE_DOC)

@@ -16,6 +16,8 @@ from .._validation import (
     check_finite_output,
     check_scalar,
     check_set_pair,
+    fill_docs,
+    pair_names,
 )
 
 __all__ = ["median_heuristic", "mmd", "mmd_kernel", "sum_match_kernel"]
@@ -110,7 +112,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     if params["kernel"] not in ("rbf", "laplacian"):
         # (rbf, laplacian: sums of values in [0, 1] of finite points: finite)
         _check_finite(K, params, Y is None)
-    return cast_output(K, out, _names(Y))
+    return cast_output(K, out, pair_names(Y))
 
 
 def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=False,
@@ -205,7 +207,7 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
     return cast_output(_mmd(X, Y, params, squared, unbiased, n_threads, progress),
-                       out, _names(Y))
+                       out, pair_names(Y))
 
 
 def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
@@ -283,7 +285,7 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     out = check_dtype(dtype, X, Y)
     D2 = _mmd(X, Y, params, True, False, n_threads, progress)
     with np.errstate(over="ignore"):  # gamma2 * D2 beyond float64: exp(-inf) = 0
-        return cast_output(np.exp(-gamma2 * D2), out, _names(Y))
+        return cast_output(np.exp(-gamma2 * D2), out, pair_names(Y))
 
 
 def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
@@ -431,13 +433,7 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress):
     return D2 if squared else np.sqrt(D2)
 
 
-def _names(Y):
-    """The inputs, for a message."""
-    return "X" if Y is None else "X and Y"
-
-
-for _f in (sum_match_kernel, mmd, mmd_kernel):
-    _f.__doc__ = _f.__doc__.replace("{dtype}", DTYPE_DOC)
+fill_docs((sum_match_kernel, mmd, mmd_kernel), dtype=DTYPE_DOC)
 
 
 def _check_finite(K, params, symmetric):
