@@ -6,7 +6,7 @@ import zlib
 
 import numpy as np
 
-__all__ = ["FourierDraw", "draw_fourier"]
+__all__ = ["FourierDraw", "draw_fourier", "fourier_state", "weight_norm"]
 
 
 def draw_fourier(dim, n_components, kernel, gamma, rng):
@@ -21,6 +21,33 @@ def draw_fourier(dim, n_components, kernel, gamma, rng):
         draw = FourierDraw((dim, n_components, kernel, gamma), state,
                            _checksum(weights, offsets))
     return weights, offsets, draw
+
+
+def fourier_state(dim, n_components, kernel, gamma, rng, scale):
+    """The fitted attributes of a random Fourier map: `draw_fourier`'s
+    weights, offsets and draw, and ``_weight_norm`` (see `weight_norm`). A
+    ValueError naming `scale` (the argument as the user gave it, e.g.
+    ``"gamma=1e300"``) where the frequencies overflow float64."""
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below
+        weights, offsets, draw = draw_fourier(dim, n_components, kernel, gamma,
+                                              rng)
+        norm = float(np.abs(weights).sum(axis=0).max())
+    if not np.isfinite(weights).all():
+        raise ValueError(
+            f"{scale} is too large: the random frequencies overflow float64"
+        )
+    return {"weights": weights, "offsets": offsets, "_draw": draw,
+            "_weight_norm": norm}
+
+
+def weight_norm(fmap):
+    """The largest L1 norm of a column of ``fmap.weights`` (bounds |x W|
+    for `check_fourier_range`), stored at fit; computed for maps pickled by
+    versions that did not store it."""
+    norm = getattr(fmap, "_weight_norm", None)
+    if norm is None:
+        norm = float(np.abs(fmap.weights).sum(axis=0).max())
+    return norm
 
 
 def _draw(dim, n_components, kernel, gamma, rng):

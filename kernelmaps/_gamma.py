@@ -13,9 +13,10 @@ this to users.
 import math
 
 import numpy as np
+import scipy.sparse
 from scipy.spatial.distance import pdist
 
-from ._validation import check_points, check_rng, check_scalar
+from ._validation import check_points, check_rng, check_scalar, check_size
 
 __all__ = ["MEDIAN_SAMPLE", "MEDIAN_SEED", "point_median_gamma", "resolve_gamma"]
 
@@ -32,14 +33,15 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
                  name="X", degenerate="raise"):
     """``1 / median`` of the distances of the kernel (squared Euclidean
     for "rbf", L1 for "laplacian") between distinct points of a sample of
-    `X` (points, or the pooled points of sets); see `median_heuristic`.
+    `X` (points, the pooled points of sets, or the rows of a validated CSR
+    matrix: the sampled rows only are made dense); see `median_heuristic`.
 
     With ``degenerate="fallback"``, data where the heuristic is undefined
     do not raise: when most sampled pairs coincide the median is over the
     distinct pairs, and with fewer than 2 distinct points gamma is 1 (the
     kernel is then constant on the data, whatever gamma)."""
     fallback = degenerate == "fallback"
-    points = check_points(X, name)
+    points = X if scipy.sparse.issparse(X) else check_points(X, name)
     n = points.shape[0]
     if sample is not None:
         sample = check_scalar(sample, "sample", kind="int", low=2)
@@ -53,6 +55,9 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
         )
     if sample is not None and n > sample:
         points = points[np.sort(generator.choice(n, size=sample, replace=False))]
+    if scipy.sparse.issparse(points):
+        check_size(rows=points.shape[0], d=points.shape[1])
+        points = points.toarray()
     # Distances of the points scaled by a power of two (exact) to a largest
     # magnitude of about 2**480: they neither overflow nor underflow; gamma
     # is then scaled back (squared distances scale by its square).
@@ -96,14 +101,12 @@ def _median(values):
 
 def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
     """`gamma` checked (positive, finite), or for None the package's
-    default: `point_median_gamma` of `reference` (points, sets or a callable
-    returning them, called only then; named `data` in errors) for "rbf" and
-    "laplacian", and ``1 / d`` for the other kernels (`reference` then gives
-    d through its ``shape[1]`` or ``dim``)."""
+    default: `point_median_gamma` of `reference` (validated points, sets or
+    CSR rows; named `data` in errors) for "rbf" and "laplacian", and
+    ``1 / d`` for the other kernels (`reference` then gives d through its
+    ``shape[1]`` or ``dim``)."""
     if gamma is not None:
         return check_scalar(gamma, name, low=0, low_inclusive=False)
-    if callable(reference):
-        reference = reference()
     if kernel in _METRICS:
         return point_median_gamma(reference, kernel=kernel, name=data,
                                   degenerate="fallback")

@@ -12,7 +12,7 @@ import scipy.sparse
 from .._bags import Bags
 from .._dask import lazy_rows
 from .._deprecation import array_first, legacy_class_fit
-from .._draws import draw_fourier
+from .._draws import fourier_state, weight_norm
 from .._engine.expand import expand
 from .._engine.layout import max_abs, row_blocks
 from .._engine.set_means import csr_cos, set_means
@@ -252,15 +252,16 @@ class Chi2DirectMap(_AdditiveMap):
                                high=_MAX_TERMS)
         self.k = None
         self._n_terms, self._n_features_in = n_terms, None
-        if k is not None:  # the fitted parameters: a fitted map
-            state = _direct_state(k)
-            if n_terms not in (5, state["_n_terms"]):
-                raise ValueError(
-                    f"n_terms={n_terms} disagrees with k, which has "
-                    f"{state['_n_terms']} terms (leave n_terms out when giving k)"
-                )
-            vars(self).update(state, _fitted=True)
-        self._freeze()
+        if k is None:
+            self._freeze()
+            return
+        state = _direct_state(k)  # the fitted parameters: a fitted map
+        if n_terms not in (5, state["_n_terms"]):
+            raise ValueError(
+                f"n_terms={n_terms} disagrees with k, which has "
+                f"{state['_n_terms']} terms (leave n_terms out when giving k)"
+            )
+        self._set_state(state)
 
     def _expand(self, X, n_threads):
         # The map is homogeneous of degree 1/2 in (x, k) jointly: with
@@ -778,17 +779,9 @@ class ExpChi2Features(FeatureMap):
             )
         check_size(width=width, n_components=self._n_components)
         # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
-        with np.errstate(over="ignore", invalid="ignore"):
-            weights, offsets, draw = draw_fourier(width, self._n_components, "rbf",
-                                                  self.beta / 2, self._rng)
-            weight_norm = float(np.abs(weights).sum(axis=0).max())
-        if not (np.isfinite(weights).all() and np.isfinite(offsets).all()):
-            raise ValueError(
-                f"beta={self.beta!r} is too large: the random frequencies "
-                f"overflow float64"
-            )
-        return {"chi2_map": chi2_map, "weights": weights, "offsets": offsets,
-                "_draw": draw, "_weight_norm": weight_norm, "_rng": None}
+        state = fourier_state(width, self._n_components, "rbf", self.beta / 2,
+                              self._rng, f"beta={self.beta!r}")
+        return {**state, "chi2_map": chi2_map, "_rng": None}
 
     def _legacy_fit(cls, X, n_components, *, beta=1.0, chi2_map=None, rng=None):
         return cls(n_components, beta=beta, chi2_map=chi2_map, rng=rng).fit(X)
@@ -822,11 +815,7 @@ class ExpChi2Features(FeatureMap):
         n_threads = resolve_workers(workers)
         phi = self.chi2_map.transform(X, workers=n_threads)
         values = phi.data if scipy.sparse.issparse(phi) else phi
-        norm = getattr(self, "_weight_norm", None)  # None: pickled before it
-        if norm is None:
-            norm = float(np.abs(self.weights).sum(axis=0).max())
-        check_fourier_range(max_abs(values), norm,
-                            phi.dtype)
+        check_fourier_range(max_abs(values), weight_norm(self), phi.dtype)
         scale = math.sqrt(2.0 / self.n_features_out)
         if not scipy.sparse.issparse(phi):
             # Each row a set of its own: the fused product and cosine of the

@@ -245,14 +245,14 @@ class EMKFeatures(FeatureMap):
         self._rng = check_rng(rng)
         self.basis = self.projection = None
         self.objective_ = np.zeros(0)
-        if basis is not None:
-            basis = check_points(basis, "basis").astype(np.float64)
-            if basis.shape[1] == 0 or basis.shape[0] == 0:
-                raise ValueError(f"basis must be non-empty, got shape {basis.shape}")
-            self.n_basis = basis.shape[0]
-            state = self._state(basis, self._gamma(basis, "basis"))
-            vars(self).update(state, _fitted=True)
-        self._freeze()
+        if basis is None:
+            self._freeze()
+            return
+        basis = check_points(basis, "basis").astype(np.float64)
+        if basis.shape[1] == 0 or basis.shape[0] == 0:
+            raise ValueError(f"basis must be non-empty, got shape {basis.shape}")
+        self.n_basis = basis.shape[0]
+        self._set_state(self._state(basis, self._gamma(basis, "basis")))
 
     def _gamma(self, points, name="X"):
         return resolve_gamma(self.gamma, self.kernel, points, data=name)

@@ -11,11 +11,11 @@ import scipy.sparse
 from .._bags import Bags
 from .._dask import lazy_rows, lazy_sets
 from .._deprecation import warn_deprecated
-from .._draws import draw_fourier
+from .._draws import fourier_state, weight_norm
 from .._engine.layout import max_abs
 from .._engine.set_means import csr_cos, set_means
 from .._frozen import FeatureMap
-from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, resolve_gamma
+from .._gamma import resolve_gamma
 from .._parallel import resolve_workers
 from .._probes import as_float_array
 from .._validation import (
@@ -64,7 +64,6 @@ class _Fourier(FeatureMap):
     def _legacy_init(self, dim, gamma):
         """Fit at construction, as ``Map(dim, n_components, ...)`` did."""
         dim = check_scalar(dim, "dim", kind="int", low=1)
-        check_size(dim=dim, n_components=self._n_components)
         gamma = 1.0 / dim if gamma is None else check_scalar(
             gamma, "gamma", low=0.0, low_inclusive=False)
         self._set_state(self._draw_state(dim, gamma))
@@ -73,17 +72,9 @@ class _Fourier(FeatureMap):
         """The fitted attributes: W and b drawn for `dim` features and the
         scale `gamma`."""
         check_size(dim=dim, n_components=self._n_components)
-        with np.errstate(over="ignore", invalid="ignore"):  # checked below
-            weights, offsets, draw = draw_fourier(
-                dim, self._n_components, self.kernel, gamma, self._rng)
-            weight_norm = float(np.abs(weights).sum(axis=0).max())
-        if not np.isfinite(weights).all():
-            raise ValueError(
-                f"gamma={gamma!r} is too large: the random frequencies "
-                f"overflow float64"
-            )
-        return {"gamma": gamma, "weights": weights, "offsets": offsets,
-                "_draw": draw, "_weight_norm": weight_norm, "_rng": None}
+        state = fourier_state(dim, self._n_components, self.kernel, gamma,
+                              self._rng, f"gamma={gamma!r}")
+        return {**state, "gamma": gamma, "_rng": None}
 
     @property
     def n_features_in(self):
@@ -97,16 +88,11 @@ class _Fourier(FeatureMap):
 
     def _means(self, bags, workers, name="X"):
         """sqrt(2/t) times the mean of cos(x W + b) over each set."""
-        check_fourier_range(max_abs(bags.points), self._norm(), bags.dtype, name)
+        check_fourier_range(max_abs(bags.points), weight_norm(self), bags.dtype,
+                            name)
         return set_means(bags, self.weights, self.offsets, kind="cos",
                          scale=math.sqrt(2.0 / self.n_features_out),
                          n_threads=resolve_workers(workers))
-
-    def _norm(self):
-        norm = getattr(self, "_weight_norm", None)  # None: pickled before it
-        if norm is None:
-            norm = float(np.abs(self.weights).sum(axis=0).max())
-        return norm
 
     def __repr__(self):
         gamma = "None" if self.gamma is None else f"{self.gamma:.6g}"
@@ -220,7 +206,7 @@ class RandomFourierFeatures(_Fourier):
 
     def _fit(self, X, workers, progress):
         X = _check_vectors(X)
-        gamma = resolve_gamma(self.gamma, self.kernel, lambda: _gamma_sample(X))
+        gamma = resolve_gamma(self.gamma, self.kernel, X)
         return self._draw_state(X.shape[1], gamma)
 
     @lazy_rows
@@ -245,7 +231,7 @@ class RandomFourierFeatures(_Fourier):
         X = _check_vectors(X)
         _check_width("X", X.shape[1], self.n_features_in)
         if scipy.sparse.issparse(X):
-            check_fourier_range(max_abs(X.data), self._norm(), X.dtype, "X")
+            check_fourier_range(max_abs(X.data), weight_norm(self), X.dtype, "X")
             return csr_cos(X, self.weights, self.offsets,
                            scale=math.sqrt(2.0 / self.n_features_out),
                            n_threads=resolve_workers(workers))
@@ -261,20 +247,6 @@ def _check_vectors(X):
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n, d), got shape {X.shape}")
     return check_points(X, "X")
-
-
-def _gamma_sample(X):
-    """Dense points for the median heuristic: `X`, or for a sparse `X` a
-    sample of its rows (the heuristic's own sample size)."""
-    if not scipy.sparse.issparse(X):
-        return X
-    rows = X.shape[0]
-    if rows > MEDIAN_SAMPLE:
-        keep = np.random.default_rng(MEDIAN_SEED).choice(rows, MEDIAN_SAMPLE,
-                                                         replace=False)
-        X = X[np.sort(keep)]
-    check_size(rows=X.shape[0], d=X.shape[1])
-    return X.toarray()
 
 
 class RandomDistributionFeatures(_Fourier):
