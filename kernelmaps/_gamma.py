@@ -33,15 +33,14 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
                  name="X", degenerate="raise"):
     """``1 / median`` of the distances of the kernel (squared Euclidean
     for "rbf", L1 for "laplacian") between distinct points of a sample of
-    `X` (points, the pooled points of sets, or the rows of a validated CSR
-    matrix: the sampled rows only are made dense); see `median_heuristic`.
+    `X` (points, or the pooled points of sets); see `median_heuristic`.
 
     With ``degenerate="fallback"``, data where the heuristic is undefined
     do not raise: when most sampled pairs coincide the median is over the
     distinct pairs, and with fewer than 2 distinct points gamma is 1 (the
     kernel is then constant on the data, whatever gamma)."""
     fallback = degenerate == "fallback"
-    points = X if scipy.sparse.issparse(X) else check_points(X, name)
+    points = check_points(X, name)
     n = points.shape[0]
     if sample is not None:
         sample = check_scalar(sample, "sample", kind="int", low=2)
@@ -54,10 +53,7 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
             f"got {n}; give gamma"
         )
     if sample is not None and n > sample:
-        points = points[np.sort(generator.choice(n, size=sample, replace=False))]
-    if scipy.sparse.issparse(points):
-        check_size(rows=points.shape[0], d=points.shape[1])
-        points = points.toarray()
+        points = points[_sample(n, sample, generator)]
     # Distances of the points scaled by a power of two (exact) to a largest
     # magnitude of about 2**480: they neither overflow nor underflow; gamma
     # is then scaled back (squared distances scale by its square).
@@ -88,6 +84,11 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
     return gamma
 
 
+def _sample(n, size, generator):
+    """Sorted indices of `size` of `n` rows, drawn without replacement."""
+    return np.sort(generator.choice(n, size=size, replace=False))
+
+
 def _median(values):
     """``np.median`` of a 1-D float array (the same value: the middle one,
     or the mean of the two middle ones), by a partition in place, which is
@@ -102,11 +103,21 @@ def _median(values):
 def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
     """`gamma` checked (positive, finite), or for None the package's
     default: `point_median_gamma` of `reference` (validated points, sets or
-    CSR rows; named `data` in errors) for "rbf" and "laplacian", and
+    CSR rows, of which only a sample is made dense; named `data` in
+    errors) for "rbf" and "laplacian", and
     ``1 / d`` for the other kernels (`reference` then gives d through its
     ``shape[1]`` or ``dim``)."""
     if gamma is not None:
         return check_scalar(gamma, name, low=0, low_inclusive=False)
+    if scipy.sparse.issparse(reference):
+        # Only the rows the heuristic samples are made dense: the same rows
+        # as for the dense matrix (the same draw).
+        n = reference.shape[0]
+        if n > MEDIAN_SAMPLE:
+            reference = reference[_sample(n, MEDIAN_SAMPLE,
+                                          check_rng(MEDIAN_SEED))]
+        check_size(rows=reference.shape[0], d=reference.shape[1])
+        reference = reference.toarray()
     if kernel in _METRICS:
         return point_median_gamma(reference, kernel=kernel, name=data,
                                   degenerate="fallback")
