@@ -153,6 +153,16 @@ print(f"plug-in sample skewness:          RMSE {scores(plugin_pred)[0]:.4f}, "
 # is the inverse of the median squared MMD between training sets.
 
 
+def log_axes(ax):
+    """Both axes logarithmic, labelled at 1, 2 and 5 times the powers of 10."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+        axis.set_minor_formatter(NullFormatter())
+
+
 def kernel_regression(K):
     """Kernel ridge regression with the (n_sets, n_sets) Gram matrix `K`."""
     dual = scipy.linalg.solve(K[:n_train, :n_train] + alpha * np.eye(n_train),
@@ -272,12 +282,7 @@ for name, marker in [("RDF", "o"), ("exact kernel", "s"), ("plug-in", "x")]:
 sizes = np.array(feature_sizes)
 ax.plot(sizes, results["RDF"][10][0] * np.sqrt(10 / sizes), "k--", lw=1,
         label=r"slope $-1/2$")
-ax.set_xscale("log")
-ax.set_yscale("log")
-for axis in (ax.xaxis, ax.yaxis):
-    axis.set_major_locator(LogLocator(subs=(1, 2, 5)))
-    axis.set_major_formatter(FormatStrFormatter("%g"))
-    axis.set_minor_formatter(NullFormatter())
+log_axes(ax)
 ax.set_xlabel("points per set $n$")
 ax.set_ylabel("test RMSE of the skewness")
 ax.set_title(r"The error falls as $1/\sqrt{n}$, with RDF as with the exact kernel")
@@ -301,12 +306,7 @@ fig, ax = plt.subplots(figsize=(6.4, 4.4), layout="constrained")
 ax.plot(measured, ratios, "o-", label="measured (one thread, best of 3)")
 ax.plot(sizes, ratios[-1] * sizes / measured[-1], "k:",
         label=r"proportional to $n$")
-ax.set_xscale("log")
-ax.set_yscale("log")
-for axis in (ax.xaxis, ax.yaxis):
-    axis.set_major_locator(LogLocator(subs=(1, 2, 5)))
-    axis.set_major_formatter(FormatStrFormatter("%g"))
-    axis.set_minor_formatter(NullFormatter())
+log_axes(ax)
 ax.set_xlabel("points per set $n$")
 ax.set_ylabel("exact kernel time / RDF time")
 ax.set_title(f"The speed-up of RDF (t = {n_features}) grows with $n$")
