@@ -64,6 +64,7 @@ class _Fourier(FeatureMap):
     def _legacy_init(self, dim, gamma):
         """Fit at construction, as ``Map(dim, n_components, ...)`` did."""
         dim = check_scalar(dim, "dim", kind="int", low=1)
+        check_size(dim=dim, n_components=self._n_components)  # before 1 / dim
         gamma = 1.0 / dim if gamma is None else check_scalar(
             gamma, "gamma", low=0.0, low_inclusive=False)
         self._set_state(self._draw_state(dim, gamma))
