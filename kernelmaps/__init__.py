@@ -7,6 +7,9 @@ Bags                 packed collection of sets
 sum_match_kernel     sum-match / mean map kernel
 mmd                  maximum mean discrepancy
 mmd_kernel           Gaussian kernel on mean embeddings
+mmd_test             kernel two-sample tests (permutation, wild bootstrap,
+                     MMDAgg, linear-time)
+MMDTestResult        the result of mmd_test
 median_heuristic     Gaussian kernel parameter from the median distance
 renyi_divergence     kNN estimate of the Renyi divergence between sets
 divergence_kernel    kernel from a divergence matrix
@@ -66,12 +69,14 @@ from .psd import PSDProjector, project_psd
 from .sets import (
     DoublyRandomDistributionFeatures,
     EMKFeatures,
+    MMDTestResult,
     RandomDistributionFeatures,
     RandomFourierFeatures,
     divergence_kernel,
     median_heuristic,
     mmd,
     mmd_kernel,
+    mmd_test,
     renyi_divergence,
     sum_match_kernel,
 )
@@ -83,6 +88,7 @@ __all__ = [
     "Chi2DirectMap",
     "DoublyRandomDistributionFeatures",
     "EMKFeatures",
+    "MMDTestResult",
     "ExpChi2Features",
     "HomogeneousKernelMap",
     "PSDProjector",
@@ -100,6 +106,7 @@ __all__ = [
     "median_heuristic",
     "mmd",
     "mmd_kernel",
+    "mmd_test",
     "project_psd",
     "renyi_divergence",
     "rf_pca",

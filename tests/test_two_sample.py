@@ -1,38 +1,359 @@
-"""The two-sample tests (issue 20, in progress): the permutation statistics
-against the MMD of each split computed directly, and the p-value."""
+"""mmd_test: every statistic and resampled statistic against slow NumPy
+references written here, the p-values and the aggregated test's level
+correction against a direct implementation of MMDAgg, the linear test
+against Hotelling's T^2 computed directly; exactness under the null,
+invariances, float32, threads, extreme scales and bad input."""
+
+import math
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+import scipy.stats
+from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
-from kernelmaps.sets._two_sample import permutation_pvalue, permutation_statistics
+from kernelmaps.sets import _two_sample as ts
 
 
-def _rbf(Z, gamma):
-    sq = ((Z[:, None] - Z[None]) ** 2).sum(-1)
-    return np.exp(-gamma * sq)
+def _kernel(A, B, kernel, gamma):
+    diff = A[:, None, :] - B[None, :, :]
+    if kernel == "rbf":
+        return np.exp(-gamma * (diff**2).sum(-1))
+    return np.exp(-gamma * np.abs(diff).sum(-1))
 
 
+def _mmd2(X, Y, kernel, gamma, unbiased=True):
+    kxx, kyy, kxy = (_kernel(X, X, kernel, gamma), _kernel(Y, Y, kernel, gamma),
+                     _kernel(X, Y, kernel, gamma))
+    n, m = len(X), len(Y)
+    if unbiased:
+        return ((kxx.sum() - np.trace(kxx)) / (n * (n - 1))
+                + (kyy.sum() - np.trace(kyy)) / (m * (m - 1))
+                - 2 * kxy.mean())
+    return kxx.mean() + kyy.mean() - 2 * kxy.mean()
+
+
+def _h_stat(X, Y, kernel, gamma, signs):
+    """U-statistic of h with Rademacher `signs`: sum over i != j."""
+    H = (_kernel(X, X, kernel, gamma) + _kernel(Y, Y, kernel, gamma)
+         - _kernel(X, Y, kernel, gamma) - _kernel(Y, X, kernel, gamma))
+    np.fill_diagonal(H, 0)
+    n = len(X)
+    return signs @ H @ signs / (n * (n - 1))
+
+
+def _draws(seed_rng, total, n, N, method):
+    """The resamples mmd_test draws for `rng=seed_rng` (its blocks)."""
+    seeds = ts._block_seeds(np.random.default_rng(seed_rng), total)
+    return np.concatenate([ts._draw_block(s, b, i == 0, n, N, method,
+                                          np.float64)
+                           for i, (s, b) in enumerate(seeds)], axis=1)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
 @pytest.mark.parametrize("unbiased", [True, False])
 @pytest.mark.parametrize("n, m", [(2, 3), (7, 9), (40, 25)])
-def test_statistics_of_every_split_are_the_mmd(unbiased, n, m):
+def test_permutation_statistics_are_the_mmd_of_each_split(kernel, unbiased,
+                                                          n, m):
     rng = np.random.default_rng(n * 100 + m)
-    Z = rng.normal(size=(n + m, 3))
-    gamma = 0.3
-    S = np.zeros((n + m, 300))  # more than one block of permutations
-    S[:n, 0] = 1
-    for j in range(1, S.shape[1]):
-        S[rng.permutation(n + m)[:n], j] = 1
-    got = permutation_statistics(_rbf(Z, gamma), n, S, unbiased=unbiased)
-    for j in (0, 1, 257, 299):
-        a = S[:, j].astype(bool)
-        want = km.mmd([Z[a]], [Z[~a]], gamma=gamma, squared=True,
-                      unbiased=unbiased)[0, 0]
-        assert_allclose(got[j], want, rtol=1e-12, atol=1e-14)
+    X, Y = rng.normal(size=(n, 3)), rng.normal(size=(m, 3)) + 0.3
+    B = 300  # more than one block of resamples
+    res = km.mmd_test(X, Y, kernel=kernel, gamma=0.3, n_resamples=B,
+                      unbiased=unbiased, rng=5)
+    Z = np.concatenate([X, Y])
+    assert_allclose(res.statistic, _mmd2(X, Y, kernel, 0.3, unbiased),
+                    rtol=1e-12, atol=1e-15)
+    S = _draws(5, B + 1, n, n + m, "permutation").astype(bool)
+    assert S.sum(axis=0).tolist() == [n] * (B + 1)
+    assert res.null_distribution.shape == (B,)
+    for j in (1, 2, 257, 300):
+        want = _mmd2(Z[S[:, j]], Z[~S[:, j]], kernel, 0.3, unbiased)
+        assert_allclose(res.null_distribution[j - 1], want, rtol=1e-11,
+                        atol=1e-14)
+    want_p = (1 + np.sum(res.null_distribution >= res.statistic)) / (B + 1)
+    assert res.pvalue == want_p
+    assert res.reject == (res.pvalue <= 0.05)
 
 
-def test_pvalue_counts_the_observed_split():
-    null = np.array([0.1, 0.5, 0.5, 0.9])
-    assert permutation_pvalue(0.5, null) == (1 + 3) / 5
-    assert permutation_pvalue(1.0, null) == 1 / 5
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+@pytest.mark.parametrize("n", [2, 5, 33])
+def test_wild_bootstrap_statistics(kernel, n):
+    rng = np.random.default_rng(n)
+    X, Y = rng.normal(size=(n, 4)), rng.normal(size=(n, 4)) * 1.2
+    res = km.mmd_test(X, Y, kernel=kernel, gamma=0.2,
+                      method="wild_bootstrap", n_resamples=260, rng=1)
+    E = _draws(1, 261, n, 2 * n, "wild_bootstrap")
+    assert_array_equal(np.abs(E), 1)
+    assert_allclose(res.statistic, _h_stat(X, Y, kernel, 0.2, np.ones(n)),
+                    rtol=1e-12, atol=1e-15)
+    for j in (1, 100, 260):
+        assert_allclose(res.null_distribution[j - 1],
+                        _h_stat(X, Y, kernel, 0.2, E[:, j]), rtol=1e-11,
+                        atol=1e-14)
+    # A sign flip of e_i is the statistic of the samples with x_i and y_i
+    # swapped: the wild bootstrap is a randomization test.
+    flip = E[:, 7] < 0
+    Xs, Ys = np.where(flip[:, None], Y, X), np.where(flip[:, None], X, Y)
+    assert_allclose(_h_stat(Xs, Ys, kernel, 0.2, np.ones(n)),
+                    res.null_distribution[6], rtol=1e-11, atol=1e-14)
+
+
+def _mmdagg_reference(X, Y, kernels, gammas, B1, B2, alpha, seed):
+    """MMDAgg (uniform weights) written directly from the paper: every
+    statistic from its own kernel matrix, single p-values against the B1
+    resamples, and the level correction by bisection over u."""
+    n, m = len(X), len(Y)
+    wild = n == m
+    draws = _draws(seed, 1 + B1 + B2, n, n + m,
+                   "wild_bootstrap" if wild else "permutation")
+    Z = np.concatenate([X, Y])
+    stats = []
+    for kernel in kernels:
+        for g in gammas[kernel]:
+            row = []
+            for j in range(draws.shape[1]):
+                if wild:
+                    row.append(_h_stat(X, Y, kernel, g, draws[:, j]))
+                else:
+                    s = draws[:, j].astype(bool)
+                    row.append(_mmd2(Z[s], Z[~s], kernel, g))
+            stats.append(row)
+    stats = np.array(stats)
+    L = len(stats)
+    obs, M1, M2 = stats[:, 0], stats[:, 1:1 + B1], stats[:, 1 + B1:]
+
+    def single(t):
+        return (1 + (M1 >= t[:, None]).sum(1)) / (1 + B1)
+
+    p_obs = single(obs)
+    s_null = np.array([L * single(M2[:, b]).min() for b in range(B2)])
+    s_obs = L * p_obs.min()
+    pvalue = (1 + np.sum(s_null <= s_obs)) / (1 + B2)
+    lo, hi = 0.0, float(L)
+    for _ in range(60):  # the largest u with a p-value of u at most alpha
+        u = (lo + hi) / 2
+        if (1 + np.sum(s_null <= u)) / (1 + B2) <= alpha:
+            lo = u
+        else:
+            hi = u
+    reject_single = p_obs <= lo / L
+    return stats, p_obs, pvalue, reject_single
+
+
+@pytest.mark.parametrize("n, m", [(12, 12), (10, 14)])
+def test_aggregated_against_a_direct_mmdagg(n, m):
+    rng = np.random.default_rng(n + m)
+    X = rng.normal(size=(n, 2))
+    Y = rng.laplace(size=(m, 2)) / np.sqrt(2) + [0.6, 0]
+    B1, B2 = 150, 120
+    res = km.mmd_test(X, Y, method="aggregated", n_resamples=(B1, B2),
+                      rng=3, alpha=0.1)
+    gammas = {k: res.gamma[res.kernel == k] for k in ("laplacian", "rbf")}
+    assert [len(g) for g in gammas.values()] == [10, 10]
+    stats, p_obs, pvalue, reject_single = _mmdagg_reference(
+        X, Y, ("laplacian", "rbf"), gammas, B1, B2, 0.1, 3)
+    assert_allclose(res.statistic, stats[:, 0], rtol=1e-11, atol=1e-14)
+    assert_allclose(res.null_distribution, stats[:, 1:1 + B1], rtol=1e-10,
+                    atol=1e-13)
+    assert_allclose(res.pvalues, p_obs)
+    assert res.pvalue == pytest.approx(pvalue, rel=1e-12)
+    assert_array_equal(res.statistic > res.thresholds, reject_single)
+    assert res.reject == (res.pvalue <= 0.1) == reject_single.any()
+
+
+def test_aggregated_default_bandwidths_follow_the_distances():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(30, 3)), rng.normal(size=(30, 3))
+    res = km.mmd_test(X, Y, method="aggregated", n_resamples=10, rng=0)
+    Z = np.concatenate([X, Y])
+    l1 = np.abs(Z[:, None] - Z[None]).sum(-1)[np.triu_indices(60, 1)]
+    l2 = np.sqrt(((Z[:, None] - Z[None]) ** 2).sum(-1))[np.triu_indices(60, 1)]
+    for kernel, dist, power in (("laplacian", l1, 1), ("rbf", l2, 2)):
+        bw = np.geomspace(2 * dist.max(), np.quantile(dist, 0.05) / 2, 10)
+        assert_allclose(res.gamma[res.kernel == kernel], bw**-power,
+                        rtol=1e-12)
+    # gammas given: the same for each kernel, sorted
+    res = km.mmd_test(X, Y, method="aggregated", gamma=[2.0, 0.5],
+                      kernel="rbf", n_resamples=10, rng=0)
+    assert_array_equal(res.gamma, [0.5, 2.0])
+    assert_array_equal(res.kernel, ["rbf", "rbf"])
+
+
+def test_default_gamma_does_not_depend_on_the_labels():
+    """The kernel chosen from the pooled sample is a function of the pooled
+    points only (also beyond the 1000 sampled points): the permutation test
+    stays exact."""
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(2500, 3))
+    order = rng.permutation(len(Z))
+    for kernel in ("rbf", "laplacian"):
+        assert (ts._check_gamma(None, Z, kernel)
+                == ts._check_gamma(None, Z[order], kernel))
+        assert_array_equal(ts._bandwidth_gammas(Z, kernel, 10),
+                           ts._bandwidth_gammas(Z[order], kernel, 10))
+    # small samples: the median heuristic over every pair
+    small = Z[:40]
+    sq = ((small[:, None] - small[None]) ** 2).sum(-1)[np.triu_indices(40, 1)]
+    assert ts._check_gamma(None, small, "rbf") == pytest.approx(
+        1 / np.median(sq), rel=1e-14)
+
+
+@pytest.mark.parametrize("method", ["permutation", "wild_bootstrap",
+                                    "aggregated"])
+def test_exact_level_at_tiny_sizes(method):
+    """P(p <= a) <= a at every level a, for 3 + 3 points (no asymptotics):
+    over 400 null draws, the count at a = 0.1 is at most the binomial
+    bound."""
+    rng = np.random.default_rng(7)
+    pvalues = [km.mmd_test(rng.normal(size=(3, 2)), rng.normal(size=(3, 2)),
+                           method=method, n_resamples=19, rng=i).pvalue
+               for i in range(400)]
+    pvalues = np.array(pvalues)
+    for a in (0.1, 0.25, 0.5):
+        bound = scipy.stats.binom.ppf(0.999, 400, a)
+        assert np.sum(pvalues <= a) <= bound
+
+
+def _hotelling(F1, F2):
+    n, m = len(F1), len(F2)
+    S = ((n - 1) * np.cov(F1, rowvar=False) + (m - 1) * np.cov(F2, rowvar=False)
+         ) / (n + m - 2)
+    d = F1.mean(0) - F2.mean(0)
+    t2 = n * m / (n + m) * d @ np.linalg.solve(S, d)
+    p = F1.shape[1]
+    f = (n + m - p - 1) / (p * (n + m - 2)) * t2
+    return t2, scipy.stats.f.sf(f, p, n + m - p - 1)
+
+
+def test_linear_test_is_hotelling_on_the_features():
+    rng = np.random.default_rng(2)
+    X, Y = rng.normal(size=(300, 5)), rng.normal(size=(250, 5)) + 0.1
+    res = km.mmd_test(X, Y, method="linear", gamma=0.1, feature_map=7, rng=4)
+    # the same draw as the test's (its generator's first use)
+    fmap = km.RandomFourierFeatures(7, gamma=0.1, rng=4).fit(X)
+    t2, p = _hotelling(fmap.transform(X), fmap.transform(Y))
+    assert_allclose(res.statistic, t2, rtol=1e-9)
+    assert_allclose(res.pvalue, p, rtol=1e-9)
+    assert res.df == (7, 300 + 250 - 7 - 1)
+    # any map of the package, fitted here (a copy) or already
+    chi2 = km.Chi2DirectMap(n_terms=2)
+    H1, H2 = rng.random((80, 4)), rng.random((90, 4)) ** 2
+    res = km.mmd_test(H1, H2, method="linear", feature_map=chi2)
+    assert not chi2.is_fitted
+    fitted = km.Chi2DirectMap(n_terms=2).fit(np.concatenate([H1, H2]))
+    t2, p = _hotelling(fitted.transform(H1), fitted.transform(H2))
+    assert_allclose([res.statistic, res.pvalue], [t2, p], rtol=1e-9)
+    assert res.kernel == "Chi2DirectMap"
+
+
+def test_linear_test_on_dask_arrays_is_the_same():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(3)
+    X, Y = rng.normal(size=(3000, 4)), rng.normal(size=(2000, 4))
+    want = km.mmd_test(X, Y, method="linear", rng=1)
+    got = km.mmd_test(da.from_array(X, chunks=700), da.from_array(Y, chunks=900),
+                      method="linear", rng=1)
+    assert_allclose([got.statistic, got.pvalue], [want.statistic, want.pvalue],
+                    rtol=1e-9)
+    assert got.gamma == want.gamma
+
+
+@pytest.mark.parametrize("method", ["permutation", "wild_bootstrap",
+                                    "aggregated", "linear"])
+def test_threads_float32_scales_and_inputs_kept(method):
+    rng = np.random.default_rng(4)
+    X, Y = rng.normal(size=(40, 3)), rng.normal(size=(40, 3)) + 0.4
+    X0, Y0 = X.copy(), Y.copy()
+    kw = dict(method=method, rng=2)
+    if method != "linear":
+        kw["n_resamples"] = 50
+    ref = km.mmd_test(X, Y, workers=1, **kw)
+    assert_array_equal(X, X0)
+    assert_array_equal(Y, Y0)
+    two = km.mmd_test(X, Y, workers=2, **kw)
+    assert two.pvalue == ref.pvalue
+    assert_allclose(two.statistic, ref.statistic, rtol=1e-12)
+    # the same test at every scale (gamma from the data); float32 input
+    for scale in (1e-150, 1e150):
+        res = km.mmd_test(X * scale, Y * scale, **kw)
+        assert res.pvalue == pytest.approx(ref.pvalue, abs=0.03 if
+                                           method == "aggregated" else 1e-9)
+        assert np.all(np.isfinite(res.statistic))
+    res = km.mmd_test(X.astype(np.float32), Y.astype(np.float32), **kw)
+    assert abs(res.pvalue - ref.pvalue) <= 0.05
+    if method != "linear":
+        res = km.mmd_test(X, Y, dtype=np.float32, **kw)
+        assert_allclose(res.statistic, ref.statistic, rtol=1e-5, atol=1e-7)
+        assert abs(res.pvalue - ref.pvalue) <= 0.05
+
+
+def test_identical_and_constant_samples():
+    X = np.ones((5, 2))
+    for method in ("permutation", "wild_bootstrap", "aggregated", "linear"):
+        kw = {} if method == "linear" else {"n_resamples": 20}
+        res = km.mmd_test(X, X.copy(), method=method, rng=0, **kw)
+        assert res.pvalue == 1.0 and not res.reject
+        assert np.all(np.isfinite(res.statistic))
+
+
+def test_result_repr_and_fields():
+    rng = np.random.default_rng(5)
+    res = km.mmd_test(rng.normal(size=(10, 2)), rng.normal(size=(12, 2)),
+                      n_resamples=9, rng=0)
+    assert isinstance(res, km.MMDTestResult)
+    assert "pvalue=" in repr(res) and "method='permutation'" in repr(res)
+    assert res.pvalues is None and res.df is None
+    # determinism
+    again = km.mmd_test(rng.normal(size=(10, 2)), rng.normal(size=(12, 2)),
+                        n_resamples=9, rng=0)
+    assert again.method == res.method
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(Y=np.zeros((5, 4))), ValueError, "same number of features"),
+    (dict(X=np.zeros((1, 3))), ValueError, "X must hold at least 2"),
+    (dict(Y=np.zeros((1, 3))), ValueError, "Y must hold at least 2"),
+    (dict(X=np.full((4, 3), np.nan)), ValueError, "NaN"),
+    (dict(alpha=0.0), ValueError, "alpha"),
+    (dict(alpha=1.0), ValueError, "alpha"),
+    (dict(alpha=np.nan), ValueError, "alpha"),
+    (dict(n_resamples=0), ValueError, "n_resamples"),
+    (dict(n_resamples=2.5), TypeError, "n_resamples"),
+    (dict(method="bootstrap"), ValueError, "method"),
+    (dict(kernel="poly"), ValueError, "kernel"),
+    (dict(gamma=-1.0), ValueError, "gamma"),
+    (dict(method="wild_bootstrap", Y=np.zeros((5, 3))), ValueError,
+     "equal size"),
+    (dict(method="aggregated", n_resamples=(1, 2, 3)), ValueError,
+     "n_resamples"),
+    (dict(method="aggregated", kernel=["rbf", "rbf"]), ValueError, "kernel"),
+    (dict(method="linear", n_resamples=10), ValueError, "n_resamples"),
+    (dict(method="linear", feature_map=0), ValueError, "feature_map"),
+    (dict(method="linear", feature_map=km.RandomFourierFeatures), TypeError,
+     "feature_map"),
+    (dict(feature_map=5), ValueError, "feature_map"),
+    (dict(dtype=np.int32), ValueError, "dtype"),
+    (dict(rng="a"), (TypeError, ValueError), "rng"),
+    (dict(X=np.zeros((4, 3), dtype=complex)), TypeError, "X"),
+])
+def test_bad_input(kwargs, error, match):
+    args = dict(X=np.arange(12.0).reshape(4, 3),
+                Y=np.arange(12.0).reshape(4, 3) ** 0.5)
+    args.update(kwargs)
+    X, Y = args.pop("X"), args.pop("Y")
+    with pytest.raises(error, match=match):
+        km.mmd_test(X, Y, **args)
+
+
+def test_level_correction_edge_cases():
+    # one kernel, B2 resamples all below: the aggregated p-value is the
+    # single test's
+    M1 = np.arange(1.0, 100.0)[None, :]
+    obs = np.array([200.0])
+    p, pvalue, thr = ts._level_correction(obs, M1, M1[:, :19], 0.05)
+    assert p[0] == 1 / 100
+    assert pvalue <= 0.05 and obs[0] > thr[0]
+    # nothing can reach the level: no rejection, infinite thresholds
+    p, pvalue, thr = ts._level_correction(obs, M1[:, :5], M1[:, :5], 0.05)
+    assert pvalue > 0.05 and np.all(thr == np.inf)
+    assert math.isclose(p[0], 1 / 6)

@@ -1,5 +1,5 @@
 """Sets of vectors: exact kernels between sets (sum-match / mean map kernel,
-MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels)
+MMD, MMD kernel, median heuristic, MMD two-sample tests; kNN Renyi divergences and their kernels)
 and explicit feature maps of sets (random Fourier features of their points,
 RDF, DRDF, EMK)."""
 
@@ -10,6 +10,7 @@ from ._divergence import (  # noqa: F401 (_renyi_divergence_both: private)
 )
 from ._emk import EMKFeatures
 from ._mean_map import median_heuristic, mmd, mmd_kernel, sum_match_kernel
+from ._two_sample import MMDTestResult, mmd_test
 from ._random_features import (
     DoublyRandomDistributionFeatures,
     RandomDistributionFeatures,
@@ -19,12 +20,14 @@ from ._random_features import (
 __all__ = [
     "DoublyRandomDistributionFeatures",
     "EMKFeatures",
+    "MMDTestResult",
     "RandomDistributionFeatures",
     "RandomFourierFeatures",
     "divergence_kernel",
     "median_heuristic",
     "mmd",
     "mmd_kernel",
+    "mmd_test",
     "renyi_divergence",
     "sum_match_kernel",
 ]

@@ -1,60 +1,781 @@
-"""Kernel two-sample tests (issue 20, work in progress: not exported yet).
+"""Kernel two-sample tests: `mmd_test`.
 
-The permutation statistics are evaluated together, never recomputing the
-kernel: with the pooled kernel matrix K (N = n + m points) with its diagonal
-set to 0 (K0), and a permutation as the indicator s of the points it puts in
-the first sample, the within and between sums of the MMD statistic are
+Every resampled statistic comes from one kernel matrix per kernel, computed
+once by the exact engine; the resamples are evaluated together, a block of
+them per matrix product:
 
-    Sxx = s' K0 s,  Sxy = r' s - Sxx,  Syy = T - 2 r' s + Sxx,
+- Permutations. With the pooled kernel matrix K (N = n + m points) with its
+  diagonal set to 0 (K0), and a permutation given as the indicator s of the
+  points it puts in the first sample, the within and between sums of the
+  MMD statistic are
 
-with r = K0 1 and T = 1' K0 1. Only Sxx needs the matrix: for a block of
-permutations S (N x b), the column sums of S * (K0 S), one GEMM. The
-diagonal (k(x, x), 1 for the rbf and laplacian kernels) enters only the
-biased statistic, as a constant.
+      Sxx = s' K0 s,  Sxy = r' s - Sxx,  Syy = T - 2 r' s + Sxx,
+
+  with r = K0 1 and T = 1' K0 1. Only Sxx needs the matrix: for a block of
+  permutations S (N x b), the column sums of S * (K0 S), one GEMM. The
+  diagonal (k(x, x)) enters only the biased statistic.
+- Wild bootstrap (n = m). With H = Kxx + Kyy - Kxy - Kyx (n x n) with its
+  diagonal set to 0, the statistic of Rademacher signs e is e' H e /
+  (n (n - 1)). Flipping e_i swaps x_i and y_i (it changes the sign of row
+  and column i of H), so this is a randomization test too, and exact.
+
+The aggregated test (MMDAgg) shares one log-kernel matrix per kernel family
+between its bandwidths when n = m: ``exp(c log K)`` is the kernel at c
+times the smallest gamma, with no new distance computation.
 """
 
+import math
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
 import numpy as np
+import scipy.stats
 
-__all__ = ["permutation_statistics"]
+from .._bags import Bags
+from .._dask import is_dask_array
+from .._engine import lapack
+from .._engine.pair_sums import pair_sums
+from .._engine.progress import progress_bar
+from .._frozen import FeatureMap
+from .._gamma import _median
+from .._parallel import check_progress, resolve_workers
+from .._validation import (
+    check_bool,
+    check_choice,
+    check_dtype,
+    check_rng,
+    check_rows,
+    check_scalar,
+    check_size,
+)
 
-# Permutations per GEMM block: K0 @ S is (N, _BLOCK) float64.
+__all__ = ["MMDTestResult", "mmd_test"]
+
+_METHODS = ("permutation", "wild_bootstrap", "aggregated", "linear")
+_KERNELS = ("rbf", "laplacian")
+# Resamples per matrix product: K0 @ S is (N, _BLOCK).
 _BLOCK = 256
+# Points from which the default bandwidths are computed.
+_BANDWIDTH_SAMPLE = 1000
+# Rows of points mapped at a time by the linear test.
+_LINEAR_ROWS = 1 << 15
+# Defaults: resamples of the single-kernel tests, and (B1, B2) of MMDAgg;
+# bandwidths per kernel of MMDAgg; features of the linear test.
+_N_RESAMPLES = 999
+_N_RESAMPLES_AGG = (2000, 2000)
+_N_BANDWIDTHS = 10
+_N_FEATURES = 10
 
 
-def permutation_statistics(K, n, indicators, *, unbiased=True):
-    """MMD^2 of the split of the pooled sample given by each column of
-    `indicators` (N x B, 1 for the first sample's n points, 0 for the
-    others), from the pooled kernel matrix `K` (N x N, symmetric).
+@dataclass(repr=False)
+class MMDTestResult:
+    """Result of `mmd_test`.
 
-    Returns an array of B statistics: the unbiased U-statistic (default),
-    or the biased V-statistic.
+    Attributes
+    ----------
+    statistic : float or ndarray
+        The test statistic: the MMD^2 estimate (permutation and wild
+        bootstrap), the MMD^2 estimate of each kernel, shape ``(L,)``
+        (aggregated), or Hotelling's T^2 of the mean feature difference
+        (linear).
+    pvalue : float
+        The p-value. For the resampling tests it is
+        ``(1 + #{null >= statistic}) / (1 + B)``, exact at every level.
+    null_distribution : ndarray or None
+        The resampled statistics, shape ``(B,)``; for the aggregated test
+        those used for the quantiles, shape ``(L, B1)``; None for the
+        linear test.
+    reject : bool
+        Whether the test rejects the null hypothesis at level `alpha`
+        (``pvalue <= alpha``).
+    alpha : float
+        The level.
+    method : str
+        The method.
+    kernel : str or ndarray
+        The kernel (for the aggregated test, of each of its L tests; for the
+        linear test, the feature map's class name when it is not a random
+        Fourier map).
+    gamma : float or ndarray or None
+        The kernel's scale (of each test, for the aggregated test).
+    pvalues : ndarray or None
+        Aggregated test: the p-value of each single test (not corrected for
+        the multiple testing).
+    thresholds : ndarray or None
+        Aggregated test: each single test's threshold after the level
+        correction; the test rejects when some ``statistic > thresholds``.
+    df : tuple of int or None
+        Linear test: the degrees of freedom ``(p, N - p - 1)`` of the F
+        distribution of ``(N - p - 1) / (p (N - 2)) T^2`` under the null
+        (p: the rank of the features' covariance, N = n + m).
     """
+
+    statistic: object
+    pvalue: float
+    null_distribution: object
+    reject: bool
+    alpha: float
+    method: str
+    kernel: object
+    gamma: object
+    pvalues: object = None
+    thresholds: object = None
+    df: object = None
+
+    def __repr__(self):
+        shown = ["statistic", "pvalue", "reject", "method", "kernel", "gamma"]
+        if self.df is not None:
+            shown.append("df")
+        fields = ", ".join(f"{name}={_short(getattr(self, name))}"
+                           for name in shown)
+        return f"MMDTestResult({fields})"
+
+
+def _short(value):
+    if isinstance(value, np.ndarray):
+        return f"<array of shape {value.shape}>"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return repr(value)
+
+
+def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
+             n_resamples=None, alpha=0.05, unbiased=True, feature_map=None,
+             dtype=np.float64, rng=None, workers=None, progress=False):
+    r"""Kernel two-sample test: were the points `X` and `Y` drawn from the
+    same distribution?
+
+    The test statistic is the squared maximum mean discrepancy (MMD)
+    between the two samples under a characteristic kernel, which is 0
+    between equal distributions and positive between different ones
+    [1]_. Its null distribution is found by resampling (permutations of
+    the pooled sample, or a wild bootstrap), or, for the linear-time test
+    on explicit features, from Hotelling's T^2.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        The first sample, one point per row (at least 2).
+    Y : array_like, shape (m, d)
+        The second sample (at least 2 points).
+    kernel : {"rbf", "laplacian"} or sequence of them, optional
+        The point kernel, :math:`\exp(-\gamma \|x - y\|^2)` or
+        :math:`\exp(-\gamma \|x - y\|_1)`. None means "rbf", and for the
+        aggregated test both, ``("laplacian", "rbf")``, as in [3]_.
+    gamma : float or array_like, optional
+        The kernel's scale. None means the median heuristic on the pooled
+        sample (``1 / median`` of the squared Euclidean, or L1, distances
+        between the points of a sample of at most 1000 of them, chosen by
+        the points' values, not their order or sample, so that the test
+        stays exact). For the aggregated test, a 1-D array of gammas used
+        with each kernel; None means 10 per kernel from the distances
+        between the pooled points: bandwidths from half their 5 % quantile
+        to twice their largest value, spaced geometrically, as in [3]_.
+    method : {"permutation", "wild_bootstrap", "aggregated", "linear"}
+        - "permutation": the MMD^2 estimate against its values on random
+          permutations of the pooled sample.
+        - "wild_bootstrap": samples of equal size only: the U-statistic of
+          ``h = k(x_i, x_j) + k(y_i, y_j) - k(x_i, y_j) - k(y_i, x_j)``
+          against its values with Rademacher weights, which swap ``x_i``
+          and ``y_i`` [2]_. Half the flops of the permutations.
+        - "aggregated": MMDAgg [3]_: the tests of several kernels and
+          bandwidths, whose single levels are corrected together, by
+          resampling, to the level `alpha`. A wild bootstrap for samples of
+          equal size, else permutations.
+        - "linear": a test in linear time on explicit features: Hotelling's
+          T^2 of the difference of the mean features, with an F null
+          distribution (chi-squared for large samples) [4]_, [5]_. For
+          samples of millions of points, Dask arrays included.
+    n_resamples : int or (int, int), optional
+        The number of resamples B: 999 by default. For the aggregated test
+        ``(B1, B2)``, the resamples for the single tests' quantiles and for
+        the level correction (an int is used for both); (2000, 2000) by
+        default. Not used by the linear test.
+    alpha : float, optional
+        The level of the test, in (0, 1): it sets `reject`, and the level
+        correction of the aggregated test.
+    unbiased : bool, optional
+        Permutation test: the unbiased U-statistic of MMD^2 (default), or
+        the biased V-statistic. The other tests use their own statistic.
+    feature_map : int or feature map, optional
+        Linear test: the features, a map of this package (fitted, or fitted
+        here on the pooled sample, as a copy), or the width of random
+        Fourier features of `kernel` and `gamma`. None means 10 random
+        Fourier features. The test uses the rank p of the features'
+        covariance (at most ``n + m - 2``): more features than points add
+        nothing.
+    dtype : {numpy.float64, numpy.float32}, optional
+        Type of the kernel matrices of the resampling tests: float32 halves
+        their memory and the time of the products (the kernel is computed,
+        and the statistics summed, in float64).
+    rng : {None, int, numpy.random.Generator}, optional
+        The random resamples (and random features).
+    workers : int, optional
+        Threads of the kernel computation and of the matrix products (see
+        `sum_match_kernel`).
+    progress : bool, optional
+        Show a progress bar over the blocks of resamples (needs tqdm).
+
+    Returns
+    -------
+    MMDTestResult
+        With ``statistic``, ``pvalue``, ``null_distribution``, ``reject``;
+        for the aggregated test also ``pvalues`` and ``thresholds`` of each
+        single test, for the linear test ``df``.
+
+    See Also
+    --------
+    mmd : the MMD between many sets.
+    scipy.stats.permutation_test : permutation tests of any statistic.
+
+    Notes
+    -----
+    The resampling tests compute the kernel matrix of the pooled sample
+    once per kernel (8 N^2 bytes with N = n + m; 4 N^2 with float32, and
+    about 1.3 times that for the aggregated test) and evaluate the
+    resampled statistics in blocks of 256, each as one matrix product:
+    about ``2 N^2 B`` flops for the permutation test, ``2 n^2 B`` for the
+    wild bootstrap, times the number of kernels for the aggregated test.
+    The p-value counts the observed statistic as one of the resamples
+    (``(1 + #{null >= statistic}) / (1 + B)``): the test's level is at most
+    `alpha` at every sample size, not only asymptotically. The aggregated
+    test resamples the single tests' p-values by the B2 resamples (against
+    the B1 others) to find the level correction, and its p-value is that of
+    the smallest single p-value among them, so ``reject`` is ``pvalue <=
+    alpha`` (this differs from [3]_ only by counting the observed sample
+    among the B2).
+
+    References
+    ----------
+    .. [1] A. Gretton, K. M. Borgwardt, M. J. Rasch, B. Schoelkopf and
+       A. Smola, "A kernel two-sample test", Journal of Machine Learning
+       Research 13, pp. 723-773, 2012.
+    .. [2] K. Chwialkowski, D. Sejdinovic and A. Gretton, "A wild bootstrap
+       for degenerate kernel tests", Advances in Neural Information
+       Processing Systems 27, 2014.
+    .. [3] A. Schrab, I. Kim, M. Albert, B. Laurent, B. Guedj and
+       A. Gretton, "MMD aggregated two-sample test", Journal of Machine
+       Learning Research 24(194), pp. 1-81, 2023.
+    .. [4] K. Chwialkowski, A. Ramdas, D. Sejdinovic and A. Gretton, "Fast
+       two-sample testing with analytic representations of probability
+       measures", Advances in Neural Information Processing Systems 28,
+       2015.
+    .. [5] W. Jitkrittum, Z. Szabo, K. Chwialkowski and A. Gretton,
+       "Interpretable distribution features with maximum testing power",
+       Advances in Neural Information Processing Systems 29, 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kernelmaps as km
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> Y = rng.normal(size=(150, 3)) + [0.5, 0, 0]
+    >>> res = km.mmd_test(X, Y, rng=0)
+    >>> res.pvalue < 0.01, res.null_distribution.shape
+    (True, (999,))
+    >>> km.mmd_test(X, rng.normal(size=(150, 3)), rng=0).reject
+    False
+    >>> agg = km.mmd_test(X, Y, method="aggregated", n_resamples=500, rng=0)
+    >>> agg.reject, agg.statistic.shape
+    (True, (20,))
+    """
+    method = check_choice(method, "method", _METHODS)
+    X, Y = _check_samples(X, Y, lazy=method == "linear")
+    alpha = check_scalar(alpha, "alpha", low=0.0, low_inclusive=False)
+    if not alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    unbiased = check_bool(unbiased, "unbiased")
+    dtype = check_dtype(dtype)
+    generator = check_rng(rng)
+    n_threads = resolve_workers(workers)
+    progress = check_progress(progress)
+    kernels = _check_kernels(kernel, method)
+    if method == "linear":
+        if n_resamples is not None:
+            raise ValueError("n_resamples is not used by the linear test; "
+                             "leave it None")
+        return _linear(X, Y, kernels[0], gamma, feature_map, alpha,
+                       generator, n_threads, progress)
+    if feature_map is not None:
+        raise ValueError("feature_map is used by method='linear' only")
+    if method == "wild_bootstrap" and len(X) != len(Y):
+        raise ValueError(
+            f"method='wild_bootstrap' needs samples of equal size, got "
+            f"{len(X)} and {len(Y)} points; use method='permutation'"
+        )
+    Z = np.concatenate([X, Y])
+    n = len(X)
+    with lapack.blas_threads(n_threads):
+        if method == "aggregated":
+            B1, B2 = _check_resamples(n_resamples, pair=True)
+            return _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype,
+                               generator, n_threads, progress)
+        B = _check_resamples(n_resamples, pair=False)
+        gamma = _check_gamma(gamma, Z, kernels[0])
+        K = _pooled_kernel(Z, kernels[0], gamma, dtype, n_threads, progress)
+        if method == "wild_bootstrap":
+            resample = _wild_statistics(_h_matrix(K, n, dtype))
+        else:
+            resample = _permutation_statistics(K, n, unbiased)
+        del K
+        seeds = _block_seeds(generator, B + 1)
+        with progress_bar(progress, len(seeds), "mmd_test") as bar:
+            stats = _resampled(resample, seeds, bar, n, len(Z), method, dtype)
+    observed, null = stats[0], stats[1:]
+    pvalue = _pvalue(observed, null)
+    return MMDTestResult(float(observed), pvalue, null, pvalue <= alpha,
+                         alpha, method, kernels[0], gamma)
+
+
+def _check_samples(X, Y, lazy):
+    """X and Y as float arrays of at least 2 points of the same dimension
+    (Dask arrays kept as they are when `lazy`)."""
+    checked = []
+    for A, name in ((X, "X"), (Y, "Y")):
+        if lazy and is_dask_array(A):
+            if A.ndim != 2:
+                raise ValueError(f"{name} must be a 2-D array of points (one "
+                                 f"per row), got {A.ndim} dimension(s)")
+        else:
+            A = check_rows(A, name)
+            if not isinstance(A, np.ndarray):
+                raise TypeError(f"{name} must be a dense array of points, "
+                                f"got a sparse matrix")
+        if A.shape[0] < 2:
+            raise ValueError(f"{name} must hold at least 2 points, got "
+                             f"{A.shape[0]}")
+        checked.append(A)
+    X, Y = checked
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X and Y must have the same number of features, "
+                         f"got {X.shape[1]} and {Y.shape[1]}")
+    if isinstance(X, np.ndarray) and isinstance(Y, np.ndarray):
+        common = np.result_type(X.dtype, Y.dtype)
+        X, Y = X.astype(common, copy=False), Y.astype(common, copy=False)
+    return X, Y
+
+
+def _check_kernels(kernel, method):
+    if kernel is None:
+        return ("laplacian", "rbf") if method == "aggregated" else ("rbf",)
+    if isinstance(kernel, str) or method != "aggregated":
+        return (check_choice(kernel, "kernel", _KERNELS),)
+    kernels = tuple(check_choice(k, "kernel", _KERNELS) for k in kernel)
+    if not kernels or len(set(kernels)) != len(kernels):
+        raise ValueError(f"kernel must list distinct kernels among "
+                         f"{_KERNELS}, got {kernel!r}")
+    return kernels
+
+
+def _check_resamples(n_resamples, pair):
+    if n_resamples is None:
+        return _N_RESAMPLES_AGG if pair else _N_RESAMPLES
+    if pair and not np.isscalar(n_resamples):
+        values = tuple(n_resamples) if np.ndim(n_resamples) == 1 else ()
+        if len(values) != 2:
+            raise ValueError(f"n_resamples must be an int or a pair (B1, B2) "
+                             f"for the aggregated test, got {n_resamples!r}")
+        return tuple(check_scalar(b, "n_resamples", kind="int", low=1)
+                     for b in values)
+    B = check_scalar(n_resamples, "n_resamples", kind="int", low=1)
+    return (B, B) if pair else B
+
+
+def _check_gamma(gamma, Z, kernel):
+    if gamma is not None:
+        return check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    distances = _sample_distances(Z, kernel)
+    median = _median(distances)
+    if not median > 0:
+        distances = distances[distances > 0]
+        median = _median(distances) if distances.size else 1.0
+    return 1.0 / median
+
+
+def _value_sample(Z, size):
+    """At most `size` of the points of Z chosen by their values only: those
+    at evenly spaced ranks along a fixed random direction. The same points
+    for every order of the pooled sample, so that the kernel the test
+    chooses does not depend on which points were in which sample (the
+    test's exactness requires it)."""
+    if len(Z) <= size:
+        return Z
+    direction = np.random.default_rng(0).normal(size=Z.shape[1])
+    scaled = Z / np.abs(Z).max()  # no overflow in the projection
+    order = np.lexsort((scaled @ direction,))
+    return Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]]
+
+
+def _sample_distances(Z, kernel):
+    """The distances between the sampled points (squared Euclidean for
+    "rbf", L1 for "laplacian"), computed on points scaled by a power of 2
+    (exact) so that they neither overflow nor underflow, then scaled back."""
+    points = _value_sample(Z, _BANDWIDTH_SAMPLE).astype(np.float64)
+    top = float(np.abs(points).max())
+    exponent = 480 - math.frexp(top)[1] if top > 0 else 0
+    metric = "sqeuclidean" if kernel == "rbf" else "cityblock"
+    import scipy.spatial.distance as ssd
+
+    distances = ssd.pdist(np.ldexp(points, exponent), metric)
+    power = 2 * exponent if kernel == "rbf" else exponent
+    return np.ldexp(distances, -power)
+
+
+def _bandwidth_gammas(Z, kernel, count):
+    """MMDAgg's collection for `kernel`: `count` bandwidths spaced
+    geometrically from half the 5 % quantile of the (positive) distances
+    to twice the largest, as gammas (1 / bandwidth^2 for "rbf", with
+    ``exp(-|x-y|^2 / bandwidth^2)``; 1 / bandwidth for "laplacian"),
+    ascending."""
+    distances = _sample_distances(Z, kernel)
+    if kernel == "rbf":
+        distances = np.sqrt(distances)
+    distances = distances[distances > 0]
+    if distances.size == 0:  # every point the same: any kernel is constant
+        return np.ones(count)
+    low = np.quantile(distances, 0.05) / 2
+    high = distances.max() * 2
+    bandwidths = np.geomspace(high, low, count) if high > low else np.full(
+        count, high)
+    gammas = 1.0 / bandwidths**2 if kernel == "rbf" else 1.0 / bandwidths
+    if not np.all(np.isfinite(gammas) & (gammas > 0)):
+        raise ValueError(f"the distances between the points are beyond the "
+                         f"float64 range for the {kernel} bandwidths; give "
+                         f"gamma")
+    return gammas
+
+
+def _check_gammas(gamma, Z, kernel):
+    if gamma is None:
+        return _bandwidth_gammas(Z, kernel, _N_BANDWIDTHS)
+    values = np.asarray(gamma, dtype=object if np.ndim(gamma) == 0 else None)
+    values = np.atleast_1d(values).ravel()
+    return np.sort([check_scalar(g, "gamma", low=0.0, low_inclusive=False)
+                    for g in values])
+
+
+def _pooled_kernel(Z, kernel, gamma, dtype, n_threads, progress):
+    """k(z_i, z_j) of all pooled points (the exact engine, on one-point
+    sets), float64, or `dtype`."""
+    check_size(points=len(Z), points_again=len(Z))
+    bags = Bags(Z, np.arange(len(Z) + 1))
+    K = pair_sums(bags, kernel=kernel, gamma=gamma, n_threads=n_threads,
+                  progress=progress, desc="pooled kernel")
+    return K if dtype == np.float64 else K.astype(dtype)
+
+
+def _h_matrix(K, n, dtype, out=None):
+    """``H = Kxx + Kyy - Kxy - Kyx`` with a zero diagonal, from the pooled
+    matrix of 2n points."""
+    H = np.add(K[:n, :n], K[n:, n:], out=out, dtype=dtype)
+    H -= K[:n, n:]
+    H -= K[n:, :n]
+    np.fill_diagonal(H, 0.0)
+    return H
+
+
+def _block_seeds(generator, total):
+    """One seed per block of `_BLOCK` resamples (the first resample of the
+    first block is the observed sample): the blocks can be drawn again,
+    alike, for each kernel of the aggregated test."""
+    n_blocks = -(-total // _BLOCK)
+    sizes = np.full(n_blocks, _BLOCK)
+    sizes[-1] = total - _BLOCK * (n_blocks - 1)
+    return list(zip(generator.integers(2**63, size=n_blocks), sizes))
+
+
+def _draw_block(seed, size, first, n, N, method, dtype):
+    """The resamples of one block: the indicators of the first sample (N x
+    size) for permutations, Rademacher signs (n x size) for the wild
+    bootstrap; for the `first` block, column 0 is the observed sample."""
+    generator = np.random.default_rng(seed)
+    if method == "wild_bootstrap":
+        E = generator.integers(0, 2, size=(n, size), dtype=np.int8)
+        E = (2 * E - 1).astype(dtype)
+        if first:
+            E[:, 0] = 1
+        return E
+    order = generator.permuted(np.tile(np.arange(N), (size, 1)), axis=1)
+    S = np.zeros((N, size), dtype=dtype)
+    S[order[:, :n].T, np.arange(size)] = 1
+    if first:
+        S[:, 0] = 0
+        S[:n, 0] = 1
+    return S
+
+
+def _permutation_statistics(K, n, unbiased):
+    """A function of a block of indicators S (N x b) giving the MMD^2 of
+    each split; K (pooled) is changed in place (zero diagonal)."""
     N = K.shape[0]
     m = N - n
-    diag = np.diag(K).copy()
-    K0 = K.copy()
-    np.fill_diagonal(K0, 0.0)
-    r = K0.sum(axis=1)
+    diag = np.diag(K).astype(np.float64)
+    np.fill_diagonal(K, 0.0)
+    r = K.sum(axis=1, dtype=np.float64)
     total = r.sum()
-    B = indicators.shape[1]
-    out = np.empty(B)
-    for start in range(0, B, _BLOCK):
-        S = np.asarray(indicators[:, start:start + _BLOCK], dtype=np.float64)
-        sxx = np.einsum("ij,ij->j", S, K0 @ S)
-        rs = r @ S
+
+    def statistics(S):
+        sxx = _column_dots(S, K @ S)
+        rs = r @ S.astype(np.float64, copy=False)
         sxy = rs - sxx
         syy = total - 2 * rs + sxx
         if unbiased:
-            stat = sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
-        else:
-            dx = diag @ S
-            dy = diag.sum() - dx
-            stat = ((sxx + dx) / n**2 + (syy + dy) / m**2 - 2 * sxy / (n * m))
-        out[start:start + S.shape[1]] = stat
-    return out
+            return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
+        dx = diag @ S.astype(np.float64, copy=False)
+        dy = diag.sum() - dx
+        return (sxx + dx) / n**2 + (syy + dy) / m**2 - 2 * sxy / (n * m)
+
+    return statistics
 
 
-def permutation_pvalue(observed, null):
+def _wild_statistics(H):
+    """A function of a block of signs E (n x b) giving ``e' H e / (n (n -
+    1))`` for each column."""
+    n = H.shape[0]
+
+    def statistics(E):
+        return _column_dots(E, H @ E) / (n * (n - 1))
+
+    return statistics
+
+
+def _column_dots(A, B):
+    """The dot products of the columns of A and B, summed in float64."""
+    return np.einsum("ij,ij->j", A, B, dtype=np.float64)
+
+
+def _resampled(statistics, seeds, bar, n, N, method, dtype):
+    """The statistics of every resample (the observed first), a block at a
+    time (Ctrl-C stops between two); the draws in the matrix's `dtype`."""
+    out = []
+    for i, (seed, size) in enumerate(seeds):
+        block = _draw_block(seed, size, i == 0, n, N, method, dtype)
+        out.append(statistics(block))
+        bar.update(1)
+    return np.concatenate(out)
+
+
+def _pvalue(observed, null):
     """``(1 + #{null >= observed}) / (1 + B)``: exact at every level (the
-    observed split counts as one of the equally likely ones)."""
-    return (1.0 + np.count_nonzero(null >= observed)) / (1.0 + null.size)
+    observed sample counts as one of the equally likely ones)."""
+    return float((1.0 + np.count_nonzero(null >= observed)) / (1.0 + null.size))
+
+
+def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
+                n_threads, progress):
+    """MMDAgg with uniform weights: the statistics of every kernel on the
+    same B1 + B2 resamples (and the observed sample), then the level
+    correction."""
+    N = len(Z)
+    wild = 2 * n == N
+    method = "wild_bootstrap" if wild else "permutation"
+    families = [(k, _check_gammas(gamma, Z, k)) for k in kernels]
+    seeds = _block_seeds(generator, 1 + B1 + B2)
+    L = sum(len(g) for _, g in families)
+    stats = np.empty((L, 1 + B1 + B2))
+    names, gammas = [], []
+    with progress_bar(progress, L * len(seeds), "mmd_test") as bar:
+        row = 0
+        for kernel, family in families:
+            for g, K in _family_matrices(Z, n, kernel, family, wild, dtype,
+                                         n_threads, progress):
+                resample = (_wild_statistics(K) if wild
+                            else _permutation_statistics(K, n, True))
+                stats[row] = _resampled(resample, seeds, bar, n, N, method,
+                                        dtype)
+                del K, resample
+                names.append(kernel)
+                gammas.append(g)
+                row += 1
+    observed = stats[:, 0]
+    M1, M2 = stats[:, 1:1 + B1], stats[:, 1 + B1:]
+    pvalues, pvalue, thresholds = _level_correction(observed, M1, M2, alpha)
+    return MMDTestResult(observed, pvalue, M1, pvalue <= alpha, alpha,
+                         "aggregated", np.array(names), np.array(gammas),
+                         pvalues=pvalues, thresholds=thresholds)
+
+
+def _family_matrices(Z, n, kernel, gammas, wild, dtype, n_threads, progress):
+    """(gamma, matrix) for each gamma of a kernel family: H (n x n) for the
+    wild bootstrap, else the pooled matrix. For the wild bootstrap the
+    pooled matrix at the smallest gamma is computed once, and the others
+    follow from its logarithm: ``k_c = exp(c log k_1)`` for ``gamma_c = c
+    gamma_1``; for permutations each pooled matrix is computed by the
+    engine (one pooled matrix in memory at a time)."""
+    if not wild:
+        for g in gammas:
+            yield g, _pooled_kernel(Z, kernel, g, dtype, n_threads, progress)
+        return
+    logK = _pooled_kernel(Z, kernel, gammas[0], np.float64, n_threads,
+                          progress)
+    with np.errstate(divide="ignore"):  # log(0) = -inf: exp(-inf) = 0
+        np.log(logK, out=logK)
+    H = np.empty((n, n), dtype=dtype)
+    with ThreadPoolExecutor(n_threads) as pool:
+        for g in gammas:
+            c = g / gammas[0]
+            list(pool.map(lambda rows: _h_rows(logK, n, c, rows, H),
+                          _row_blocks(n)))
+            np.fill_diagonal(H, 0.0)
+            yield g, H
+
+
+def _row_blocks(n, rows=128):
+    return [slice(i, min(i + rows, n)) for i in range(0, n, rows)]
+
+
+def _h_rows(logK, n, c, rows, H):
+    """Rows `rows` of H at ``exp(c logK)``."""
+    def k(block):
+        return np.exp(c * block)
+
+    part = k(logK[rows, :n])
+    part += k(logK[n + rows.start:n + rows.stop, n:])
+    part -= k(logK[rows, n:])
+    part -= k(logK[n + rows.start:n + rows.stop, :n])
+    H[rows] = part
+
+
+def _level_correction(observed, M1, M2, alpha):
+    """MMDAgg's level correction with uniform weights 1/L.
+
+    Each statistic's single p-value is ``(1 + #{M1 >= t}) / (1 + B1)``
+    (the observed and the B2 resamples alike, against the B1). The
+    aggregated statistic is ``s = L min p``; its p-value is ``(1 + #{s_b <=
+    s}) / (1 + B2)`` over the B2 resamples, exact since the observed sample
+    and the B2 are exchangeable given the B1. The corrected single level is
+    u w = u / L for the level correction u (below); each threshold is the
+    statistic value beyond which the single p-value is below it. Returns
+    (single p-values, p-value, thresholds)."""
+    L, B1 = M1.shape
+    desc = -np.sort(-M1, axis=1)  # descending
+    ascending = desc[:, ::-1]
+
+    def single(t):
+        # #{M1 >= t} for each row, t of shape (L, k)
+        return np.stack([B1 - np.searchsorted(ascending[i], t[i], "left")
+                         for i in range(L)])
+
+    p_obs = (1.0 + single(observed[:, None])[:, 0]) / (1.0 + B1)
+    p_null = (1.0 + single(M2)) / (1.0 + B1)
+    s_obs = L * p_obs.min()
+    s_null = np.sort(L * p_null.min(axis=0))
+    B2 = s_null.size
+    pvalue = float((1.0 + np.searchsorted(s_null, s_obs, "right")) / (1.0 + B2))
+    # The level correction u is the supremum of the u whose p-value
+    # (1 + #{s_b <= u}) / (1 + B2) is at most alpha: just below s*, the
+    # smallest s_b whose p-value is not. The test rejects when s < s*, and
+    # single test l when its p-value is below s* / L: #{M1 >= t} <= k
+    # with k = s* (1 + B1) / L - 2 (s* / L is one of the p-values
+    # (1 + c) / (1 + B1)), that is when t > desc[k], the (k+1)-th largest.
+    # (The last s_b is always over: its p-value is 1. With 1 / (1 + B2) >
+    # alpha nothing can reject.)
+    over = (1.0 + np.searchsorted(s_null, s_null, "right")) / (1.0 + B2) > alpha
+    k = -1 if 1.0 / (1.0 + B2) > alpha else round(
+        s_null[over.argmax()] * (1.0 + B1) / L) - 2  # at most B1 - 1
+    thresholds = desc[:, k].copy() if k >= 0 else np.full(L, np.inf)
+    return p_obs, pvalue, thresholds
+
+
+def _linear(X, Y, kernel, gamma, feature_map, alpha, generator, n_threads,
+            progress):
+    """Hotelling's T^2 of the mean feature difference with the pooled
+    covariance, and its F null distribution."""
+    from ._random_features import RandomFourierFeatures
+
+    if feature_map is None or not isinstance(feature_map, FeatureMap):
+        width = (_N_FEATURES if feature_map is None else
+                 check_scalar(feature_map, "feature_map", kind="int", low=1))
+        if gamma is None:
+            sample = _value_sample_lazy(X, Y)
+            gamma = _check_gamma(None, sample, kernel)
+        fmap = RandomFourierFeatures(width, kernel=kernel, gamma=gamma,
+                                     rng=generator)
+        fmap.fit(_first_rows(X))
+        name = kernel
+        gamma = fmap.gamma
+    else:
+        fmap = feature_map
+        if not fmap.is_fitted:
+            import copy
+
+            fmap = copy.deepcopy(fmap)
+            fmap.fit(np.concatenate([_as_numpy(X), _as_numpy(Y)]))
+        name = type(fmap).__name__
+        gamma = getattr(fmap, "gamma", None)
+    # Moments about the features of the first points (no cancellation when
+    # the features' mean is far from 0 next to their spread).
+    shift = np.asarray(fmap.transform(_first_rows(X)),
+                       dtype=np.float64).mean(axis=0)
+    sums, grams, counts = [], [], []
+    for A in (X, Y):
+        s, G = _feature_moments(fmap, A, shift, n_threads, progress)
+        sums.append(s)
+        grams.append(G)
+        counts.append(A.shape[0])
+    n, m = counts
+    N = n + m
+    mean_x, mean_y = sums[0] / n, sums[1] / m
+    # pooled covariance: the scatter of each sample about its own mean (its
+    # rank p is at most N - 2, so the F distribution has N - p - 1 >= 1)
+    scatter = (grams[0] - n * np.outer(mean_x, mean_x)
+               + grams[1] - m * np.outer(mean_y, mean_y))
+    cov = scatter / (N - 2)
+    diff = mean_x - mean_y
+    values, vectors = np.linalg.eigh((cov + cov.T) / 2)
+    keep = values > values.max() * 1e-10 if values.max() > 0 else values > 0
+    p = int(keep.sum())
+    if p == 0:
+        # constant features: no evidence either way
+        return MMDTestResult(0.0, 1.0, None, False, alpha, "linear", name,
+                             gamma, df=(0, N - 1))
+    proj = vectors[:, keep].T @ diff
+    t2 = float(n * m / N * np.sum(proj**2 / values[keep]))
+    if not math.isfinite(t2):
+        raise ValueError("the features of X or Y are not finite (NaN or "
+                         "infinity in the points?)")
+    f = (N - p - 1) / (p * (N - 2)) * t2
+    pvalue = float(scipy.stats.f.sf(f, p, N - p - 1))
+    return MMDTestResult(t2, pvalue, None, pvalue <= alpha, alpha, "linear",
+                         name, gamma, df=(p, N - p - 1))
+
+
+def _as_numpy(A):
+    return A.compute() if is_dask_array(A) else A
+
+
+def _first_rows(A):
+    return _as_numpy(A[:2])
+
+
+def _value_sample_lazy(X, Y):
+    """The pooled points the default gamma is computed from: every point of
+    small samples; of large or lazy ones, the `_value_sample` of the first
+    few thousand points of each."""
+    head = 4 * _BANDWIDTH_SAMPLE
+    return _value_sample(np.concatenate([_as_numpy(X[:head]),
+                                         _as_numpy(Y[:head])]),
+                         _BANDWIDTH_SAMPLE)
+
+
+def _feature_moments(fmap, A, shift, n_threads, progress):
+    """Sum and Gram matrix (float64) of the features of the rows of A minus
+    `shift`, a block of rows at a time (Dask arrays: by Dask, one pass)."""
+    if is_dask_array(A):
+        import dask
+
+        F = fmap.transform(A).astype(np.float64) - shift
+        s, G = dask.compute(F.sum(axis=0), F.T @ F)
+        return np.asarray(s), np.asarray(G)
+    s = G = None
+    blocks = range(0, A.shape[0], _LINEAR_ROWS)
+    with progress_bar(progress, len(blocks), "mmd_test features") as bar:
+        for start in blocks:
+            F = np.asarray(fmap.transform(A[start:start + _LINEAR_ROWS],
+                                          workers=n_threads),
+                           dtype=np.float64) - shift
+            s = F.sum(axis=0) if s is None else s + F.sum(axis=0)
+            G = F.T @ F if G is None else G + F.T @ F
+            bar.update(1)
+    return s, G
