@@ -123,7 +123,7 @@ def _mmdagg_reference(X, Y, kernels, gammas, B1, B2, alpha, seed):
     obs, M1, M2 = stats[:, 0], stats[:, 1:1 + B1], stats[:, 1 + B1:]
 
     def single(t):
-        return (1 + (M1 >= t[:, None]).sum(1)) / (1 + B1)
+        return (1 + (t[:, None] <= M1).sum(1)) / (1 + B1)
 
     p_obs = single(obs)
     s_null = np.array([L * single(M2[:, b]).min() for b in range(B2)])

@@ -1,7 +1,7 @@
 """Sets of vectors: exact kernels between sets (sum-match / mean map kernel,
-MMD, MMD kernel, median heuristic, MMD two-sample tests; kNN Renyi divergences and their kernels)
-and explicit feature maps of sets (random Fourier features of their points,
-RDF, DRDF, EMK)."""
+MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels),
+the MMD two-sample tests, and explicit feature maps of sets (random Fourier
+features of their points, RDF, DRDF, EMK)."""
 
 from ._divergence import (  # noqa: F401 (_renyi_divergence_both: private)
     _renyi_divergence_both,
@@ -10,12 +10,12 @@ from ._divergence import (  # noqa: F401 (_renyi_divergence_both: private)
 )
 from ._emk import EMKFeatures
 from ._mean_map import median_heuristic, mmd, mmd_kernel, sum_match_kernel
-from ._two_sample import MMDTestResult, mmd_test
 from ._random_features import (
     DoublyRandomDistributionFeatures,
     RandomDistributionFeatures,
     RandomFourierFeatures,
 )
+from ._two_sample import MMDTestResult, mmd_test
 
 __all__ = [
     "DoublyRandomDistributionFeatures",

@@ -24,6 +24,7 @@ between its bandwidths when n = m: ``exp(c log K)`` is the kernel at c
 times the smallest gamma, with no new distance computation.
 """
 
+import functools
 import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -482,7 +483,8 @@ def _block_seeds(generator, total):
     n_blocks = -(-total // _BLOCK)
     sizes = np.full(n_blocks, _BLOCK)
     sizes[-1] = total - _BLOCK * (n_blocks - 1)
-    return list(zip(generator.integers(2**63, size=n_blocks), sizes))
+    return list(zip(generator.integers(2**63, size=n_blocks), sizes,
+                    strict=True))
 
 
 def _draw_block(seed, size, first, n, N, method, dtype):
@@ -615,7 +617,7 @@ def _family_matrices(Z, n, kernel, gammas, wild, dtype, n_threads, progress):
     with ThreadPoolExecutor(n_threads) as pool:
         for g in gammas:
             c = g / gammas[0]
-            list(pool.map(lambda rows: _h_rows(logK, n, c, rows, H),
+            list(pool.map(functools.partial(_h_rows, logK, n, c, H=H),
                           _row_blocks(n)))
             np.fill_diagonal(H, 0.0)
             yield g, H
@@ -625,7 +627,7 @@ def _row_blocks(n, rows=128):
     return [slice(i, min(i + rows, n)) for i in range(0, n, rows)]
 
 
-def _h_rows(logK, n, c, rows, H):
+def _h_rows(logK, n, c, rows, *, H):
     """Rows `rows` of H at ``exp(c logK)``."""
     def k(block):
         return np.exp(c * block)
@@ -672,7 +674,7 @@ def _level_correction(observed, M1, M2, alpha):
     # (The last s_b is always over: its p-value is 1. With 1 / (1 + B2) >
     # alpha nothing can reject.)
     over = (1.0 + np.searchsorted(s_null, s_null, "right")) / (1.0 + B2) > alpha
-    k = -1 if 1.0 / (1.0 + B2) > alpha else round(
+    k = -1 if alpha < 1.0 / (1.0 + B2) else round(
         s_null[over.argmax()] * (1.0 + B1) / L) - 2  # at most B1 - 1
     thresholds = desc[:, k].copy() if k >= 0 else np.full(L, np.inf)
     return p_obs, pvalue, thresholds
