@@ -81,6 +81,12 @@ CASES = {
     "rf_pca": (
         "X = rng.random((20000, 300))\nf = km.Chi2DirectMap.fit(X[:100], 8)",
         "km.rf_pca(X, f, 100)"),
+    "mmd_test permutation": (
+        "X = rng.normal(size=(3000, 10)); Y = rng.normal(size=(3000, 10))",
+        "km.mmd_test(X, Y, n_resamples=20000)"),
+    "mmd_test aggregated (wild bootstrap)": (
+        "X = rng.normal(size=(2500, 10)); Y = rng.normal(size=(2500, 10))",
+        "km.mmd_test(X, Y, method='aggregated')"),
     "Chi2DirectMap.transform": (
         "X = rng.random((20000, 2000))\nf = km.Chi2DirectMap.fit(X[:50])",
         "for _ in range(20): f.transform(X)"),

@@ -357,3 +357,17 @@ def test_level_correction_edge_cases():
     p, pvalue, thr = ts._level_correction(obs, M1[:, :5], M1[:, :5], 0.05)
     assert pvalue > 0.05 and np.all(thr == np.inf)
     assert math.isclose(p[0], 1 / 6)
+
+
+def test_huge_or_empty_arguments_are_refused():
+    X = np.arange(12.0).reshape(4, 3)
+    with pytest.raises(ValueError, match="n_resamples"):
+        km.mmd_test(X, X + 1, n_resamples=10**12)
+    with pytest.raises(ValueError, match="n_resamples"):
+        km.mmd_test(X, X + 1, method="aggregated", n_resamples=(10, 10**12))
+    with pytest.raises(ValueError, match="gamma"):
+        km.mmd_test(X, X + 1, method="aggregated", gamma=[])
+    with pytest.raises(TypeError, match="kernel"):
+        km.mmd_test(X, X + 1, method="aggregated", kernel=1)
+    with pytest.raises(ValueError, match="gamma"):
+        km.mmd_test(X * 1e300, X + 1)  # distances beyond float64

@@ -70,9 +70,10 @@ _N_FEATURES = 10
 
 @dataclass(repr=False)
 class MMDTestResult:
-    """Result of `mmd_test`.
+    """Result of `mmd_test`, in the style of SciPy's test results: its
+    parameters are its attributes.
 
-    Attributes
+    Parameters
     ----------
     statistic : float or ndarray
         The test statistic: the MMD^2 estimate (permutation and wild
@@ -109,6 +110,18 @@ class MMDTestResult:
         Linear test: the degrees of freedom ``(p, N - p - 1)`` of the F
         distribution of ``(N - p - 1) / (p (N - 2)) T^2`` under the null
         (p: the rank of the features' covariance, N = n + m).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kernelmaps as km
+    >>> rng = np.random.default_rng(0)
+    >>> res = km.mmd_test(rng.normal(size=(50, 2)), rng.normal(size=(60, 2)),
+    ...                   n_resamples=99, rng=0)
+    >>> res.null_distribution.shape, res.method, res.kernel
+    ((99,), 'permutation', 'rbf')
+    >>> bool(res.reject) == (res.pvalue <= res.alpha)
+    True
     """
 
     statistic: object
@@ -205,8 +218,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         Fourier features. The test uses the rank p of the features'
         covariance (at most ``n + m - 2``): more features than points add
         nothing.
-    dtype : {numpy.float64, numpy.float32}, optional
-        Type of the kernel matrices of the resampling tests: float32 halves
+    dtype : {None, numpy.float64, numpy.float32}, optional
+        Type of the kernel matrices of the resampling tests (None means
+        float64, also for float32 points): float32 halves
         their memory and the time of the products (the kernel is computed,
         and the statistics summed, in float64).
     rng : {None, int, numpy.random.Generator}, optional
@@ -271,7 +285,7 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     >>> import kernelmaps as km
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 3))
-    >>> Y = rng.normal(size=(150, 3)) + [0.5, 0, 0]
+    >>> Y = rng.normal(size=(150, 3)) + [1.0, 0, 0]
     >>> res = km.mmd_test(X, Y, rng=0)
     >>> res.pvalue < 0.01, res.null_distribution.shape
     (True, (999,))
@@ -287,7 +301,7 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     if not alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     unbiased = check_bool(unbiased, "unbiased")
-    dtype = check_dtype(dtype)
+    dtype = np.dtype(np.float64) if dtype is None else check_dtype(dtype)
     generator = check_rng(rng)
     n_threads = resolve_workers(workers)
     progress = check_progress(progress)
@@ -309,7 +323,8 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     n = len(X)
     with lapack.blas_threads(n_threads):
         if method == "aggregated":
-            B1, B2 = _check_resamples(n_resamples, pair=True)
+            B1, B2 = _check_resamples(n_resamples, pair=True,
+                                      n_kernels=_N_BANDWIDTHS * len(kernels))
             return _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype,
                                generator, n_threads, progress)
         B = _check_resamples(n_resamples, pair=False)
@@ -362,6 +377,9 @@ def _check_kernels(kernel, method):
         return ("laplacian", "rbf") if method == "aggregated" else ("rbf",)
     if isinstance(kernel, str) or method != "aggregated":
         return (check_choice(kernel, "kernel", _KERNELS),)
+    if not isinstance(kernel, (list, tuple, np.ndarray)):
+        raise TypeError(f"kernel must be one of {_KERNELS} or a list of "
+                        f"them, got {kernel!r}")
     kernels = tuple(check_choice(k, "kernel", _KERNELS) for k in kernel)
     if not kernels or len(set(kernels)) != len(kernels):
         raise ValueError(f"kernel must list distinct kernels among "
@@ -369,29 +387,40 @@ def _check_kernels(kernel, method):
     return kernels
 
 
-def _check_resamples(n_resamples, pair):
+def _check_resamples(n_resamples, pair, n_kernels=1):
+    """B, or (B1, B2) for the aggregated test (`pair`); their statistics
+    (n_kernels per resample) must fit in memory."""
     if n_resamples is None:
         return _N_RESAMPLES_AGG if pair else _N_RESAMPLES
-    if pair and not np.isscalar(n_resamples):
-        values = tuple(n_resamples) if np.ndim(n_resamples) == 1 else ()
-        if len(values) != 2:
+    if pair and isinstance(n_resamples, (list, tuple, np.ndarray)) and (
+            np.ndim(n_resamples) != 0):
+        if len(n_resamples) != 2:
             raise ValueError(f"n_resamples must be an int or a pair (B1, B2) "
                              f"for the aggregated test, got {n_resamples!r}")
-        return tuple(check_scalar(b, "n_resamples", kind="int", low=1)
-                     for b in values)
-    B = check_scalar(n_resamples, "n_resamples", kind="int", low=1)
-    return (B, B) if pair else B
+        values = tuple(check_scalar(b, "n_resamples", kind="int", low=1)
+                       for b in n_resamples)
+    else:
+        B = check_scalar(n_resamples, "n_resamples", kind="int", low=1)
+        values = (B, B) if pair else (B,)
+    check_size(n_resamples=sum(values) + 1, kernels=n_kernels)
+    return values if pair else values[0]
 
 
 def _check_gamma(gamma, Z, kernel):
     if gamma is not None:
         return check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
     distances = _sample_distances(Z, kernel)
-    median = _median(distances)
-    if not median > 0:
-        distances = distances[distances > 0]
-        median = _median(distances) if distances.size else 1.0
-    return 1.0 / median
+    with np.errstate(over="ignore"):  # an infinite median: refused below
+        median = _median(distances)
+        if not median > 0:
+            distances = distances[distances > 0]
+            median = _median(distances) if distances.size else 1.0
+    gamma = 1.0 / median
+    if not 0 < gamma < math.inf:
+        raise ValueError(f"the distances between the points of X and Y are "
+                         f"beyond the float64 range for the median heuristic "
+                         f"of the {kernel} kernel; give gamma")
+    return gamma
 
 
 def _value_sample(Z, size):
@@ -420,7 +449,8 @@ def _sample_distances(Z, kernel):
 
     distances = ssd.pdist(np.ldexp(points, exponent), metric)
     power = 2 * exponent if kernel == "rbf" else exponent
-    return np.ldexp(distances, -power)
+    with np.errstate(over="ignore"):  # beyond float64: inf (then refused)
+        return np.ldexp(distances, -power)
 
 
 def _bandwidth_gammas(Z, kernel, count):
@@ -435,23 +465,28 @@ def _bandwidth_gammas(Z, kernel, count):
     distances = distances[distances > 0]
     if distances.size == 0:  # every point the same: any kernel is constant
         return np.ones(count)
-    low = np.quantile(distances, 0.05) / 2
-    high = distances.max() * 2
-    bandwidths = np.geomspace(high, low, count) if high > low else np.full(
-        count, high)
-    gammas = 1.0 / bandwidths**2 if kernel == "rbf" else 1.0 / bandwidths
-    if not np.all(np.isfinite(gammas) & (gammas > 0)):
-        raise ValueError(f"the distances between the points are beyond the "
-                         f"float64 range for the {kernel} bandwidths; give "
-                         f"gamma")
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        low = np.quantile(distances, 0.05) / 2
+        high = distances.max() * 2
+        bandwidths = np.geomspace(high, low, count) if high > low else (
+            np.full(count, high))
+        gammas = 1.0 / bandwidths**2 if kernel == "rbf" else 1.0 / bandwidths
+    if not (math.isfinite(high) and np.all(np.isfinite(gammas) & (gammas > 0))):
+        raise ValueError(f"the distances between the points of X and Y are "
+                         f"beyond the float64 range for the {kernel} "
+                         f"bandwidths; give gamma")
     return gammas
 
 
 def _check_gammas(gamma, Z, kernel):
     if gamma is None:
         return _bandwidth_gammas(Z, kernel, _N_BANDWIDTHS)
-    values = np.asarray(gamma, dtype=object if np.ndim(gamma) == 0 else None)
-    values = np.atleast_1d(values).ravel()
+    if isinstance(gamma, (list, tuple, np.ndarray)):
+        values = np.asarray(gamma, dtype=object).ravel()
+        if values.size == 0:
+            raise ValueError("gamma must hold at least one value")
+    else:
+        values = [gamma]
     return np.sort([check_scalar(g, "gamma", low=0.0, low_inclusive=False)
                     for g in values])
 
@@ -580,8 +615,9 @@ def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
     with progress_bar(progress, L * len(seeds), "mmd_test") as bar:
         row = 0
         for kernel, family in families:
+            # (one bar: none for the kernel matrices)
             for g, K in _family_matrices(Z, n, kernel, family, wild, dtype,
-                                         n_threads, progress):
+                                         n_threads):
                 resample = (_wild_statistics(K) if wild
                             else _permutation_statistics(K, n, True))
                 stats[row] = _resampled(resample, seeds, bar, n, N, method,
@@ -598,7 +634,7 @@ def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
                          pvalues=pvalues, thresholds=thresholds)
 
 
-def _family_matrices(Z, n, kernel, gammas, wild, dtype, n_threads, progress):
+def _family_matrices(Z, n, kernel, gammas, wild, dtype, n_threads):
     """(gamma, matrix) for each gamma of a kernel family: H (n x n) for the
     wild bootstrap, else the pooled matrix. For the wild bootstrap the
     pooled matrix at the smallest gamma is computed once, and the others
@@ -607,10 +643,9 @@ def _family_matrices(Z, n, kernel, gammas, wild, dtype, n_threads, progress):
     engine (one pooled matrix in memory at a time)."""
     if not wild:
         for g in gammas:
-            yield g, _pooled_kernel(Z, kernel, g, dtype, n_threads, progress)
+            yield g, _pooled_kernel(Z, kernel, g, dtype, n_threads, False)
         return
-    logK = _pooled_kernel(Z, kernel, gammas[0], np.float64, n_threads,
-                          progress)
+    logK = _pooled_kernel(Z, kernel, gammas[0], np.float64, n_threads, False)
     with np.errstate(divide="ignore"):  # log(0) = -inf: exp(-inf) = 0
         np.log(logK, out=logK)
     H = np.empty((n, n), dtype=dtype)
@@ -711,8 +746,14 @@ def _linear(X, Y, kernel, gamma, feature_map, alpha, generator, n_threads,
     shift = np.asarray(fmap.transform(_first_rows(X)),
                        dtype=np.float64).mean(axis=0)
     sums, grams, counts = [], [], []
-    for A in (X, Y):
-        s, G = _feature_moments(fmap, A, shift, n_threads, progress)
+    for A, data in ((X, "X"), (Y, "Y")):
+        try:
+            s, G = _feature_moments(fmap, A, shift, n_threads, progress)
+        except ValueError as err:  # the map names its input X
+            message = str(err)
+            if data == "Y" and message.startswith("X "):
+                message = "Y " + message[2:]
+            raise ValueError(message) from None
         sums.append(s)
         grams.append(G)
         counts.append(A.shape[0])

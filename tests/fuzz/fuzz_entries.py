@@ -3637,3 +3637,112 @@ def iter_mutations(entry):
 
 
 __all__ = ["ENTRIES", "OMIT", "Wrong", "add_probes", "iter_mutations"]
+
+
+# ------------------------------------------------------- two-sample tests
+
+
+def _check_two_sample(ctx, v, res, method):
+    need(isinstance(res, ctx.km.MMDTestResult), f"returned {type(res).__name__}")
+    p = res.pvalue
+    need(isinstance(p, float) and 0 < p <= 1, f"p-value {p!r} not in (0, 1]")
+    need(np.all(np.isfinite(res.statistic)), "statistic not finite")
+    need(res.reject == (p <= v.get("alpha", 0.05)), "reject is not pvalue <= alpha")
+    if method == "linear":
+        need(res.null_distribution is None, "a null distribution for the linear test")
+        return
+    B = v.get("n_resamples")
+    B = (2000 if method == "aggregated" else 999) if B is None else int(B)
+    null = np.asarray(res.null_distribution)
+    need(null.shape[-1] == B, f"null distribution of shape {null.shape}, B={B}")
+    need(np.all(np.isfinite(null)), "null distribution not finite")
+    need(p >= 1 / (B + 1) - 1e-15, "p-value below 1 / (B + 1)")
+    if method == "aggregated":
+        return
+    gamma = v.get("gamma")
+    X, Y = v["X"], v["Y"]
+    if gamma is None or method != "permutation" or not v.get("unbiased", True):
+        return
+    # the observed statistic against the unbiased MMD^2 in long double
+    Xl, Yl = ref.dense(X), ref.dense(Y)
+    want, _ = ref.mmd2([Xl], [Yl], kernel=v.get("kernel") or "rbf",
+                       gamma=float(gamma), unbiased=True)
+    low = is_f32(X) or is_f32(Y) or (
+        v.get("dtype") is not None and np.dtype(v["dtype"]) == np.float32)
+    # kernel values are at most 1: absolute tolerances
+    need_close(np.array([res.statistic]), want.reshape(1), low,
+               atol=1e-6 if low else 1e-12, rtol=1e-5 if low else 1e-9,
+               what="statistic")
+
+
+def _build_two_sample(ctx, method):
+    b = {"X": g_points(ctx, 6, 2), "Y": g_points(ctx, 6 if method ==
+                                                  "wild_bootstrap" else 5, 2)}
+    if method != "linear":
+        b["n_resamples"] = S(19, "19")
+    if ctx.pick([False, True], 1):
+        b["gamma"] = S(0.75, "0.75")
+    kernel = ctx.pick(["rbf", "laplacian"])
+    b["kernel"] = S(kernel, repr(kernel))
+    b["rng"] = S(0, "0")
+    return b
+
+
+def _two_sample_entry(method):
+    Xm = array2d_mutations(one_row=INVALID)
+    # The work grows with n_resamples (one matrix product per block): a huge
+    # count runs long (Ctrl-C stops it), and one beyond the memory is
+    # refused (tests/test_two_sample.py).
+    B = Arg("n_resamples", p=P("int", low=1, none_ok=True, huge=False))
+    extra = {
+        "permutation": [Arg("unbiased", p=P("bool")), DT(), B],
+        "wild_bootstrap": [DT(), B],
+        "aggregated": [DT(), B],
+        "linear": [Arg("feature_map", p=P("int", low=1, none_ok=True, huge=False))],
+    }[method]
+    names = ["kernel", "gamma", "alpha", "workers", "progress", "rng",
+             *(a.name for a in extra)]
+    register(
+        Entry(
+            f"mmd_test[{method}]",
+            [
+                Arg("X", Xm, positional=True),
+                Arg("Y", Xm, positional=True),
+                # the aggregated test takes a list of kernels
+                Arg("kernel", p=P("choice", choices=("rbf", "laplacian"),
+                                  none_ok=True), overrides={"['rbf']": VALID}
+                    if method == "aggregated" else {}),
+                Arg("gamma", p=_gamma_p(), overrides={"[0.5]": VALID}
+                    if method == "aggregated" else {}),
+                Arg("alpha", p=P("real", low=0, low_incl=False, judge=_level_judge)),
+                W(),
+                PROG(),
+                RNG(),
+                *extra,
+            ],
+            lambda ctx: _build_two_sample(ctx, method),
+            lambda km, v: km.mmd_test(v["X"], v["Y"], method=method,
+                                      **kwargs(v, names)),
+            lambda s: src_call("km.mmd_test", {**s, "method": repr(method)},
+                               ["X", "Y"], ["method", *names]),
+            lambda ctx, v, res: _check_two_sample(ctx, v, res, method),
+            group="sets",
+        )
+    )
+
+
+def _level_judge(p, v):
+    """alpha: in (0, 1)."""
+    from fuzz_inputs import _judge_number
+
+    e = _judge_number(p, v)
+    try:
+        if e == VALID and float(v) >= 1.0:
+            return INVALID
+    except (TypeError, ValueError):
+        pass
+    return e
+
+
+for _method in ("permutation", "wild_bootstrap", "aggregated", "linear"):
+    _two_sample_entry(_method)
