@@ -432,7 +432,8 @@ def _value_sample(Z, size):
     if len(Z) <= size:
         return Z
     direction = np.random.default_rng(0).normal(size=Z.shape[1])
-    scaled = Z / np.abs(Z).max()  # no overflow in the projection
+    top = np.abs(Z).max()
+    scaled = Z / top if top > 0 else Z  # no overflow in the projection
     order = np.lexsort((scaled @ direction,))
     return Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]]
 
