@@ -58,6 +58,8 @@ _KERNELS = ("rbf", "laplacian")
 _BLOCK = 256
 # Points from which the default bandwidths are computed.
 _BANDWIDTH_SAMPLE = 1000
+# Flops of a block's matrix product from which it runs on several threads.
+_THREADED_FLOPS = 2e8
 # Rows of points mapped at a time by the linear test.
 _LINEAR_ROWS = 1 << 15
 # Defaults: resamples of the single-kernel tests, and (B1, B2) of MMDAgg;
@@ -191,7 +193,8 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         - "wild_bootstrap": samples of equal size only: the U-statistic of
           ``h = k(x_i, x_j) + k(y_i, y_j) - k(x_i, y_j) - k(y_i, x_j)``
           against its values with Rademacher weights, which swap ``x_i``
-          and ``y_i`` [2]_. Half the flops of the permutations.
+          and ``y_i`` [2]_. A quarter of the flops of the permutations
+          (the matrix has n rows, not n + m).
         - "aggregated": MMDAgg [3]_: the tests of several kernels and
           bandwidths, whose single levels are corrected together, by
           resampling, to the level `alpha`. A wild bootstrap for samples of
@@ -321,7 +324,14 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         )
     Z = np.concatenate([X, Y])
     n = len(X)
-    with lapack.blas_threads(n_threads):
+    # Threads from the work: a block's product (2 N^2 256 flops, rows of
+    # the matrix N, or n for the wild bootstrap) below about a millisecond
+    # of one core runs on one BLAS thread (joining threads costs more, and
+    # much more on a busy machine).
+    rows = len(X) if method == "wild_bootstrap" or (
+        method == "aggregated" and len(X) == len(Y)) else len(X) + len(Y)
+    blas = n_threads if 2.0 * rows**2 * _BLOCK >= _THREADED_FLOPS else 1
+    with lapack.blas_threads(blas):
         if method == "aggregated":
             B1, B2 = _check_resamples(n_resamples, pair=True,
                                       n_kernels=_N_BANDWIDTHS * len(kernels))
@@ -650,16 +660,21 @@ def _family_matrices(Z, n, kernel, gammas, wild, dtype, n_threads):
     with np.errstate(divide="ignore"):  # log(0) = -inf: exp(-inf) = 0
         np.log(logK, out=logK)
     H = np.empty((n, n), dtype=dtype)
-    with ThreadPoolExecutor(n_threads) as pool:
+    blocks = _row_blocks(n)
+    # threads for the exponentials of more than one block (NumPy's ufuncs
+    # release the GIL)
+    with ThreadPoolExecutor(min(n_threads, len(blocks))) as pool:
         for g in gammas:
-            c = g / gammas[0]
-            list(pool.map(functools.partial(_h_rows, logK, n, c, H=H),
-                          _row_blocks(n)))
+            rows = functools.partial(_h_rows, logK, n, g / gammas[0], H=H)
+            if len(blocks) > 1:
+                list(pool.map(rows, blocks))
+            else:
+                rows(blocks[0])
             np.fill_diagonal(H, 0.0)
             yield g, H
 
 
-def _row_blocks(n, rows=128):
+def _row_blocks(n, rows=256):
     return [slice(i, min(i + rows, n)) for i in range(0, n, rows)]
 
 
