@@ -44,6 +44,9 @@ one MMD (section 4).
 .. [5] K. Chwialkowski, A. Ramdas, D. Sejdinovic and A. Gretton, "Fast
    two-sample testing with analytic representations of probability
    measures", NIPS 2015.
+.. [6] W. Jitkrittum, Z. Szabo, K. Chwialkowski and A. Gretton,
+   "Interpretable distribution features with maximum testing power",
+   NIPS 2016.
 """
 
 # %%
@@ -63,17 +66,19 @@ one MMD (section 4).
 #
 # The observed split is one of the :math:`B + 1` equally likely ones: under
 # :math:`H_0` its rank among them is uniform, so :math:`P(p \le \alpha) \le
-# \alpha` exactly, for every sample size and every :math:`P`, not only
-# asymptotically. Leaving the observed statistic out (:math:`\# / B`, a
-# common mistake) makes :math:`p = 0` possible and the test rejects a true
-# null too often. The kernel matrix of the pooled points is computed once;
-# all the resampled statistics come from it by matrix products.
+# \alpha` for every sample size and every :math:`P`, not only
+# asymptotically: the test is exact. Leaving the observed statistic out
+# (:math:`\# / B`, a common mistake) makes :math:`p = 0` possible and the
+# test rejects a true null too often. The kernel matrix of the pooled points
+# is computed once; all the resampled statistics come from it by matrix
+# products.
 #
 # Below, :math:`X` and :math:`Y` have 100 points of a standard Gaussian in
 # two dimensions, and :math:`Y` is either from the same Gaussian or from one
 # whose mean is shifted by 0.5 along the first axis. The histograms are the
 # 999 resampled statistics (``null_distribution``); the p-value is the
-# fraction of them to the right of the observed statistic.
+# fraction of them to the right of the observed statistic (counting the
+# observed one too).
 
 import math
 import timeit
@@ -87,9 +92,10 @@ import kernelmaps
 
 rng = np.random.default_rng(0)
 X = rng.standard_normal((100, 2))
+shift = np.array([0.5, 0.0])
 samples = {
     "same distribution": rng.standard_normal((100, 2)),
-    "mean shifted by 0.5": rng.standard_normal((100, 2)) + np.array([0.5, 0.0]),
+    "mean shifted by 0.5": rng.standard_normal((100, 2)) + shift,
 }
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True,
@@ -119,13 +125,14 @@ plt.show()
 #   random sign per pair), which is again exact, on an :math:`n \times n`
 #   matrix instead of :math:`2n \times 2n`;
 # - ``"aggregated"`` (MMDAgg [4]_): the tests of 20 kernels (Gaussian and
-#   Laplace, 10 bandwidths each, from the smallest to the largest distances
-#   between the points), each run at a level corrected, by resampling, so
-#   that the test that rejects when any of them rejects has level
-#   :math:`\alpha`;
-# - ``"linear"`` [5]_: Hotelling's :math:`T^2` of the difference between the
-#   mean random Fourier features (10 of them) of the samples, with an F null
-#   distribution: no resampling, a cost linear in the number of points.
+#   Laplace, 10 bandwidths each, from half the 5 % quantile of the distances
+#   between the points to twice the largest), each run at a level
+#   corrected, by resampling, so that the test that rejects when any of them
+#   rejects has level :math:`\alpha`;
+# - ``"linear"`` [5]_ [6]_: Hotelling's :math:`T^2` of the difference
+#   between the mean random Fourier features (10 of them) of the samples,
+#   with an F null distribution: no resampling, a cost linear in the number
+#   of points.
 #
 # If the p-values are uniform, the fraction of them at most :math:`\alpha`,
 # which is the rate at which the test rejects at level :math:`\alpha`, is
@@ -193,13 +200,15 @@ plt.show()
 # - **blobs** [2]_: a 3 x 3 grid of Gaussian blobs 10 apart in the plane;
 #   in :math:`X` each blob is a standard Gaussian, in :math:`Y` its
 #   covariance has eigenvalues in the ratio 16 (the same trace) and is
-#   rotated by 45 degrees.
-#   The mean and the covariance of the whole are again the same; the
-#   difference is at the scale of a blob, ten times smaller than the
-#   distances between most points.
+#   rotated by 45 degrees. The mean and the covariance of the whole are
+#   again the same; the difference is at the scale of a blob, ten times
+#   smaller than the distances between most points.
+#
+# The figure shows 300 points of each sample (the first two coordinates).
 
 
 def mean_shift(n, alternative):
+    """X and Y of `n` points each, Y shifted if `alternative`."""
     X = rng.standard_normal((n, 2))
     Y = rng.standard_normal((n, 2))
     if alternative:
@@ -208,6 +217,8 @@ def mean_shift(n, alternative):
 
 
 def gauss_laplace(n, alternative, dim=5):
+    """X Gaussian and Y Laplace (if `alternative`, else Gaussian), with
+    independent coordinates of mean 0 and variance 1."""
     X = rng.standard_normal((n, dim))
     Y = (rng.laplace(scale=1 / np.sqrt(2), size=(n, dim)) if alternative
          else rng.standard_normal((n, dim)))
