@@ -47,8 +47,8 @@ try:
 except ImportError:  # optional: then OpenBLAS is found directly (Linux)
     threadpoolctl = None
 
-__all__ = ["FORK_SECONDS", "blas_threads", "cho_factor", "eigh", "ldl",
-           "ldl_blocks", "matmul", "one_blas_thread"]
+__all__ = ["FORK_SECONDS", "cho_factor", "eigh", "ldl", "ldl_blocks", "matmul",
+           "one_blas_thread"]
 
 # Calls estimated longer than this run in a child process.
 FORK_SECONDS = 0.25
@@ -136,19 +136,6 @@ def one_blas_thread():
             _OneThread.depth -= 1
             if _OneThread.depth == 0:
                 _OneThread.restore()
-
-
-@contextlib.contextmanager
-def blas_threads(n):
-    """Run the BLAS of NumPy and SciPy on at most `n` threads inside the
-    block (the `workers` of a function whose work is matrix products); the
-    counts are restored on leaving. Not for overlapping calls from several
-    Python threads (`one_blas_thread` is)."""
-    restore = _set_blas_threads(n)
-    try:
-        yield
-    finally:
-        restore()
 
 
 def _set_blas_threads(n):

@@ -24,6 +24,7 @@ between its bandwidths when n = m: ``exp(c log K)`` is the kernel at c
 times the smallest gamma, with no new distance computation.
 """
 
+import collections
 import functools
 import math
 from concurrent.futures import ThreadPoolExecutor
@@ -58,8 +59,9 @@ _KERNELS = ("rbf", "laplacian")
 _BLOCK = 256
 # Points from which the default bandwidths are computed.
 _BANDWIDTH_SAMPLE = 1000
-# Flops of a block's matrix product from which it runs on several threads.
-_THREADED_FLOPS = 2e8
+# Flops of a block's matrix product (about 0.3 ms) from which the blocks
+# run on several threads.
+_THREADED_FLOPS = 2e7
 # Rows of points mapped at a time by the linear test.
 _LINEAR_ROWS = 1 << 15
 # Defaults: resamples of the single-kernel tests, and (B1, B2) of MMDAgg;
@@ -222,10 +224,11 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         covariance (at most ``n + m - 2``): more features than points add
         nothing.
     dtype : {None, numpy.float64, numpy.float32}, optional
-        Type of the kernel matrices of the resampling tests (None means
-        float64, also for float32 points): float32 halves
-        their memory and the time of the products (the kernel is computed,
-        and the statistics summed, in float64).
+        Type of the kernel matrices the resampling tests multiply (None
+        means float64, also for float32 points): float32 halves the time of
+        the products, the longest part of the aggregated test. The kernel
+        is computed, and the statistics summed, in float64, so the peak
+        memory stays about that of one float64 pooled matrix.
     rng : {None, int, numpy.random.Generator}, optional
         The random resamples (and random features).
     workers : int, optional
@@ -249,8 +252,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     Notes
     -----
     The resampling tests compute the kernel matrix of the pooled sample
-    once per kernel (8 N^2 bytes with N = n + m; 4 N^2 with float32, and
-    about 1.3 times that for the aggregated test) and evaluate the
+    once per kernel, by the exact engine in float64 (8 N^2 bytes with N =
+    n + m; the peak is about 1.3 times that, 1.3 GB for the aggregated test
+    at n = m = 5000) and evaluate the
     resampled statistics in blocks of 256, each as one matrix product:
     about ``2 N^2 B`` flops for the permutation test, ``2 n^2 B`` for the
     wild bootstrap, times the number of kernels for the aggregated test.
@@ -324,30 +328,23 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         )
     Z = np.concatenate([X, Y])
     n = len(X)
-    # Threads from the work: a block's product (2 N^2 256 flops, rows of
-    # the matrix N, or n for the wild bootstrap) below about a millisecond
-    # of one core runs on one BLAS thread (joining threads costs more, and
-    # much more on a busy machine).
-    rows = len(X) if method == "wild_bootstrap" or (
-        method == "aggregated" and len(X) == len(Y)) else len(X) + len(Y)
-    blas = n_threads if 2.0 * rows**2 * _BLOCK >= _THREADED_FLOPS else 1
-    with lapack.blas_threads(blas):
-        if method == "aggregated":
-            B1, B2 = _check_resamples(n_resamples, pair=True,
-                                      n_kernels=_N_BANDWIDTHS * len(kernels))
-            return _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype,
-                               generator, n_threads, progress)
-        B = _check_resamples(n_resamples, pair=False)
-        gamma = _check_gamma(gamma, Z, kernels[0])
-        K = _pooled_kernel(Z, kernels[0], gamma, dtype, n_threads, progress)
-        if method == "wild_bootstrap":
-            resample = _wild_statistics(_h_matrix(K, n, dtype))
-        else:
-            resample = _permutation_statistics(K, n, unbiased)
-        del K
-        seeds = _block_seeds(generator, B + 1)
-        with progress_bar(progress, len(seeds), "mmd_test") as bar:
-            stats = _resampled(resample, seeds, bar, n, len(Z), method, dtype)
+    if method == "aggregated":
+        B1, B2 = _check_resamples(n_resamples, pair=True,
+                                  n_kernels=_N_BANDWIDTHS * len(kernels))
+        return _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype,
+                           generator, n_threads, progress)
+    B = _check_resamples(n_resamples, pair=False)
+    gamma = _check_gamma(gamma, Z, kernels[0])
+    K = _pooled_kernel(Z, kernels[0], gamma, dtype, n_threads, progress)
+    if method == "wild_bootstrap":
+        resample = _wild_statistics(_h_matrix(K, n, dtype))
+    else:
+        resample = _permutation_statistics(K, n, unbiased)
+    del K
+    seeds = _block_seeds(generator, B + 1)
+    with progress_bar(progress, len(seeds), "mmd_test") as bar:
+        stats = _resampled(resample, seeds, bar, n, len(Z), method, dtype,
+                           n_threads)
     observed, null = stats[0], stats[1:]
     pvalue = _pvalue(observed, null)
     return MMDTestResult(float(observed), pvalue, null, pvalue <= alpha,
@@ -593,14 +590,48 @@ def _column_dots(A, B):
     return np.einsum("ij,ij->j", A, B, dtype=np.float64)
 
 
-def _resampled(statistics, seeds, bar, n, N, method, dtype):
+def _resampled(statistics, seeds, bar, n, N, method, dtype, n_threads):
     """The statistics of every resample (the observed first), a block at a
-    time (Ctrl-C stops between two); the draws in the matrix's `dtype`."""
+    time; the draws in the matrix's `dtype`.
+
+    The blocks are independent: on `n_threads` threads, each product on
+    one BLAS thread, at most two blocks per thread in flight. (A product on
+    several BLAS threads joins them at every call, which costs more than
+    the product below about a millisecond, and much more on a machine where
+    another process holds a core.) Small products stay on the calling
+    thread. Ctrl-C stops after the blocks running; the results do not
+    depend on the number of threads."""
+    rows = n if method == "wild_bootstrap" else N
+    if 2.0 * rows**2 * _BLOCK < _THREADED_FLOPS:
+        n_threads = 1
+
+    def block(i):
+        seed, size = seeds[i]
+        return statistics(_draw_block(seed, size, i == 0, n, N, method,
+                                      dtype))
+
     out = []
-    for i, (seed, size) in enumerate(seeds):
-        block = _draw_block(seed, size, i == 0, n, N, method, dtype)
-        out.append(statistics(block))
-        bar.update(1)
+    with lapack.one_blas_thread():
+        if n_threads == 1 or len(seeds) == 1:
+            for i in range(len(seeds)):
+                out.append(block(i))
+                bar.update(1)
+            return np.concatenate(out)
+        running = collections.deque()
+        with ThreadPoolExecutor(n_threads) as pool:
+            try:
+                for i in range(len(seeds)):
+                    running.append(pool.submit(block, i))
+                    if len(running) == 2 * n_threads:
+                        out.append(running.popleft().result())
+                        bar.update(1)
+                while running:
+                    out.append(running.popleft().result())
+                    bar.update(1)
+            except BaseException:  # Ctrl-C: the queued blocks do not start
+                for future in running:
+                    future.cancel()
+                raise
     return np.concatenate(out)
 
 
@@ -632,7 +663,7 @@ def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
                 resample = (_wild_statistics(K) if wild
                             else _permutation_statistics(K, n, True))
                 stats[row] = _resampled(resample, seeds, bar, n, N, method,
-                                        dtype)
+                                        dtype, n_threads)
                 del K, resample
                 names.append(kernel)
                 gammas.append(g)
