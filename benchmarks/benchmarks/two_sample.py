@@ -43,12 +43,14 @@ installed kernelmaps::
         --set-commit-hash $(git rev-parse HEAD) --show-stderr
     python -m benchmarks.two_sample  # the ratios to the peers
 
-(hyppo's permutation test takes about 7 minutes at the realistic size on
-one core of the reference machine; the rest about a minute.)
+(hyppo's permutation test takes 5 to 7 minutes at the realistic size on
+one core of the reference machine; the whole file about 10 minutes.)
 ``two_sample_speed.py`` beside this directory gives the issue's speed
 figures (hyppo with 1 and 2 workers, MMDAgg at n = m = 5000, d = 100)
 without asv.
 """
+
+import importlib.util
 
 import numpy as np
 from asv_runner.benchmarks.mark import SkipNotImplemented, skip_for_params
@@ -59,11 +61,9 @@ from kernelmaps import mmd_test
 from .common import RunOnce, machine, stored_times
 from .peers import numpy_mmd_permutation_test
 
-try:  # hyppo, a peer where installed
-    from hyppo.ksample import MMD as HyppoMMD
-    from hyppo.ksample import MeanEmbeddingTest as HyppoMeanEmbedding
-except ImportError:
-    HyppoMMD = HyppoMeanEmbedding = None
+# hyppo, a peer where installed; imported by its benchmarks only (with numba
+# it adds some 100 MB to the process, which the peakmem_* methods would count).
+HAVE_HYPPO = importlib.util.find_spec("hyppo") is not None
 
 METHODS = ("permutation", "wild_bootstrap", "aggregated", "linear")
 WORKERS = (1, 2)
@@ -71,7 +71,7 @@ RESAMPLES = 1000
 # (n = m, d) of each method at the realistic size.
 SIZES = {"permutation": (1000, 10), "wild_bootstrap": (1000, 10),
          "aggregated": (1000, 10), "linear": (100_000, 10)}
-SMALL = (50, 5)
+SMALL = dict.fromkeys(METHODS, (50, 5))
 
 # The NumPy peer: the permutation test at workers=1; hyppo also beside the
 # linear test.
@@ -106,12 +106,14 @@ def run_mmd_test(X, Y, gamma, method, workers):
 def run_hyppo(X, Y, gamma, method):
     """hyppo's permutation test of MMD (with `RESAMPLES`), or its linear-time
     mean embedding test."""
-    if HyppoMMD is None:
+    if not HAVE_HYPPO:
         raise SkipNotImplemented("hyppo is not installed")
+    from hyppo.ksample import MMD, MeanEmbeddingTest
+
     if method == "linear":
-        return HyppoMeanEmbedding(num_randfreq=10).test(X, Y, random_state=0)
-    return HyppoMMD(gamma=gamma).test(X, Y, reps=RESAMPLES, workers=1,
-                                      auto=False, random_state=0)
+        return MeanEmbeddingTest(num_randfreq=10).test(X, Y, random_state=0)
+    return MMD(gamma=gamma).test(X, Y, reps=RESAMPLES, workers=1,
+                                 auto=False, random_state=0)
 
 
 class _TwoSample:
@@ -120,7 +122,7 @@ class _TwoSample:
     sizes = None
 
     def setup(self, method, workers):
-        n, d = self.sizes[method] if isinstance(self.sizes, dict) else self.sizes
+        n, d = self.sizes[method]
         self.X, self.Y, self.gamma = two_samples(n, d)
 
     def time_mmd_test(self, method, workers):
