@@ -172,7 +172,8 @@ def print_ratios(results_dir=".asv/results"):
             prefix = f"two_sample.{cls}."
             ours = results.get(prefix + "time_mmd_test", {})
             memory = results.get(prefix + "peakmem_mmd_test", {})
-            for combo, seconds in ours.items():
+            for combo in sorted(ours.keys() | memory.keys()):
+                seconds = ours.get(combo, np.nan)
                 line = (f"  {cls:15} {' '.join(combo):16} {seconds:9.4f} s "
                         f"{memory.get(combo, np.nan) / 2**20:7.0f} MiB")
                 for peer in ("numpy", "hyppo"):
