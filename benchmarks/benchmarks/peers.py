@@ -10,6 +10,7 @@ __all__ = [
     "blocked_sum_match_kernel",
     "eigh_project_psd",
     "kdtree_renyi_divergence",
+    "numpy_mmd_permutation_test",
     "pairwise_sum_match_kernel",
 ]
 
@@ -103,3 +104,36 @@ def blocked_additive_chi2_kernel(X, Y=None, *, block=32):
             terms = np.where(s > 0, 2 * x * Y[None, :, :] / s, 0.0)
         K[start : start + block] = terms.sum(axis=-1)
     return K
+
+
+def numpy_mmd_permutation_test(X, Y, gamma, n_resamples, rng):
+    """Permutation test of the unbiased MMD^2 (rbf kernel) as a user would
+    write it: the pooled kernel matrix once (`cdist`, then exp), then a
+    Python loop over permutations, each statistic from sums of the blocks of
+    the matrix picked by fancy indexing.
+
+    Returns ``(statistic, pvalue)``, the p-value being
+    ``(1 + #{null >= statistic}) / (1 + n_resamples)``; `rng` is anything
+    `numpy.random.default_rng` takes."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    n, m = len(X), len(Y)
+    Z = np.concatenate([X, Y])
+    K = np.exp(-gamma * cdist(Z, Z, "sqeuclidean"))
+    np.fill_diagonal(K, 0.0)  # the U-statistic leaves out the pairs (i, i)
+
+    def mmd2(ix, iy):
+        return (
+            K[np.ix_(ix, ix)].sum() / (n * (n - 1))
+            + K[np.ix_(iy, iy)].sum() / (m * (m - 1))
+            - 2 * K[np.ix_(ix, iy)].sum() / (n * m)
+        )
+
+    generator = np.random.default_rng(rng)
+    statistic = mmd2(np.arange(n), np.arange(n, n + m))
+    null = np.empty(n_resamples)
+    for b in range(n_resamples):
+        order = generator.permutation(n + m)
+        null[b] = mmd2(order[:n], order[n:])
+    pvalue = (1 + np.count_nonzero(null >= statistic)) / (1 + n_resamples)
+    return statistic, pvalue
