@@ -257,12 +257,15 @@ def run_power(args):
 
 # -- report ----------------------------------------------------------------
 
-def report(paths):
+def report(paths, summary=None):
     runs = []
     for path in paths:
         with open(path) as f:
             runs.append(json.load(f))
     out = [HEADER]
+    if summary:
+        with open(summary) as f:
+            out.append(f.read())
     calibration = [r for r in runs if r["part"] == "calibration"]
     power = [r for r in runs if r["part"] == "power"]
     if calibration:
@@ -481,9 +484,10 @@ def main(argv=None):
         p.add_argument("--out", required=True, help="JSON file of results")
     rep = sub.add_parser("report", help="markdown tables from JSON files")
     rep.add_argument("files", nargs="+")
+    rep.add_argument("--summary", help="a markdown file put after the title")
     args = parser.parse_args(argv)
     if args.part == "report":
-        print(report(args.files))
+        print(report(args.files, args.summary))
         return
     command = ("OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python "
                "benchmarks/two_sample_study.py "

@@ -93,7 +93,7 @@ def test_permutation_pvalue_exact_at_small_B(B):
 ])
 def test_power_on_a_clear_alternative(method, n, n_resamples):
     """A mean shift of 1.5 in one of 5 coordinates is rejected in more than
-    90 % of 40 repetitions (all of them, on these seeds)."""
+    90 % of 40 repetitions."""
     rejects = []
     for rep in range(40):
         rng = np.random.default_rng([11, rep])
