@@ -336,7 +336,7 @@ def power_tables(rows):
         if "singles" in cell:
             db = np.asarray(cell["singles"]["decisions"], dtype=float)
             best = int(db.mean(0).argmax())
-            line.append(f"{cell['singles']['members'][best]} #{best}")
+            line.append(member_labels(cell["singles"]["members"])[best])
         else:
             line.append("")
         accept.append("| " + " | ".join(line) + " |")
@@ -345,18 +345,22 @@ def power_tables(rows):
     return out
 
 
+def member_labels(members):
+    """lap1..lap10, rbf1..rbf10: each kernel's members, numbered from the
+    widest bandwidth."""
+    counts, labels = {}, []
+    for k in members:
+        counts[k] = counts.get(k, 0) + 1
+        labels.append(f"{k[:3]}{counts[k]}")
+    return labels
+
+
 def singles_table(cells):
     """The power of every member of the collection, one row per cell."""
     with_singles = {k: c["singles"] for k, c in cells.items() if "singles" in c}
     if not with_singles:
         return ""
-    some = next(iter(with_singles.values()))
-    members = some["members"]
-    counts = {}
-    heads = []
-    for k in members:
-        counts[k] = counts.get(k, 0) + 1
-        heads.append(f"{k[:3]}{counts[k]}")
+    heads = member_labels(next(iter(with_singles.values()))["members"])
     out = ["\nPower of each single test of the aggregated collection "
            "(members in the order of `res.kernel`, `res.gamma`: laplacian "
            "then rbf, each from the smallest gamma, i.e. the widest "
@@ -378,7 +382,7 @@ def se(d):
 
 def run_header(run):
     return (f"\n- `{run['command']}`: seed {run['seed']}, {run['wall']:.0f} s "
-            f"wall, {run['machine']}, {run['threads']}")
+            f"wall, {run['machine']}, {run['threads']}; {run['versions']}")
 
 
 HEADER = """\
@@ -400,9 +404,11 @@ in d = 2, `gauss50` standard Gaussian in d = 50 (linear test only). Sizes
 n = m = 20, 200, 2000 and n = 30, m = 50 (where the aggregated test uses
 permutations, the others by construction). Resamples B: 999 for the
 permutation test and the wild bootstrap; for the aggregated test the
-default (B1, B2) = (2000, 2000), except (500, 500) at n = m = 2000, where
-only `gauss5` was run (500 repetitions of one test there take 36 min on
-one core); the linear test (10 random Fourier features, F null) has none.
+default (B1, B2) = (2000, 2000), and the plan's (500, 500) at n = m =
+2000 on `gauss5` only (500 repetitions there take 36 min on an idle core:
+not run for this report, see the summary); the linear test (10 random
+Fourier features, F null) has none. Rows marked "(seed 21)" rerun a cell
+on a new block of seeds.
 Columns: rejection rate at alpha = 0.05 over R repetitions; the exact
 binomial 95 % interval around 0.05 (`scipy.stats.binom.interval(0.95, R,
 0.05) / R`) and whether the rate is inside it; the Kolmogorov-Smirnov
