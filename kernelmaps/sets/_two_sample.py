@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.stats
+from scipy.spatial.distance import pdist
 
 from .._bags import Bags
 from .._dask import is_dask_array
@@ -441,7 +442,7 @@ def _value_sample(Z, size):
     direction = np.random.default_rng(0).normal(size=Z.shape[1])
     top = np.abs(Z).max()
     scaled = Z / top if top > 0 else Z  # no overflow in the projection
-    order = np.lexsort((scaled @ direction,))
+    order = np.argsort(scaled @ direction, kind="stable")
     return Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]]
 
 
@@ -453,9 +454,7 @@ def _sample_distances(Z, kernel):
     top = float(np.abs(points).max())
     exponent = 480 - math.frexp(top)[1] if top > 0 else 0
     metric = "sqeuclidean" if kernel == "rbf" else "cityblock"
-    import scipy.spatial.distance as ssd
-
-    distances = ssd.pdist(np.ldexp(points, exponent), metric)
+    distances = pdist(np.ldexp(points, exponent), metric)
     power = 2 * exponent if kernel == "rbf" else exponent
     with np.errstate(over="ignore"):  # beyond float64: inf (then refused)
         return np.ldexp(distances, -power)
@@ -509,10 +508,10 @@ def _pooled_kernel(Z, kernel, gamma, dtype, n_threads, progress):
     return K if dtype == np.float64 else K.astype(dtype)
 
 
-def _h_matrix(K, n, dtype, out=None):
+def _h_matrix(K, n, dtype):
     """``H = Kxx + Kyy - Kxy - Kyx`` with a zero diagonal, from the pooled
     matrix of 2n points."""
-    H = np.add(K[:n, :n], K[n:, n:], out=out, dtype=dtype)
+    H = np.add(K[:n, :n], K[n:, n:], dtype=dtype)
     H -= K[:n, n:]
     H -= K[n:, :n]
     np.fill_diagonal(H, 0.0)
