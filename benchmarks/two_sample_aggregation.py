@@ -5,12 +5,12 @@ other collection sizes (issue 20's criterion "aggregated >= best single -
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
         python benchmarks/two_sample_aggregation.py shift 100 --reps 200 \
-        [--per-kernel 5] [--kernel rbf] [--mmdagg PATH/np.py]
+        [--per-kernel 5] [--kernel rbf] [--mmdagg FILE]
 
 The alternatives are those of two_sample_study.py. Each single member (its
 `kernel` and `gamma` from the aggregated result) runs alone as a wild
 bootstrap test with 999 resamples; `--mmdagg` also runs the authors'
-NumPy MMDAgg (github.com/antoninschrab/mmdagg, file mmdagg/np.py, not part
+NumPy MMDAgg (github.com/antoninschrab/mmdagg, its module mmdagg.np, not part
 of this project) on the same data, with its defaults.
 """
 
@@ -38,7 +38,7 @@ def main(argv=None):
     parser.add_argument("--per-kernel", type=int, default=10,
                         help="bandwidths per kernel (the default is 10)")
     parser.add_argument("--kernel", default=None, help="rbf or laplacian only")
-    parser.add_argument("--mmdagg", help="path of the authors' mmdagg/np.py")
+    parser.add_argument("--mmdagg", help="file of the authors' module mmdagg.np")
     parser.add_argument("--seed", type=int, default=99)
     args = parser.parse_args(argv)
     # the collection's size is a private constant: set here for the study
