@@ -54,13 +54,7 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
         )
     if sample is not None and n > sample:
         points = points[_sample(n, sample, generator)]
-    # Distances of the points scaled by a power of two (exact) to a largest
-    # magnitude of about 2**480: they neither overflow nor underflow; gamma
-    # is then scaled back (squared distances scale by its square).
-    top = float(np.abs(points).max())
-    exponent = 480 - math.frexp(top)[1] if top > 0 else 0
-    scaled = np.ldexp(points.astype(np.float64), exponent)
-    distances = pdist(scaled, _METRICS[kernel])
+    distances, exponent = scaled_distances(points, kernel)
     median = _median(distances)
     if not median > 0 and fallback:
         distances = distances[distances > 0]
@@ -72,16 +66,41 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
             f"the median distance between points of {name} is 0 (most of them "
             f"coincide); give gamma"
         )
+    return float(unscaled_gammas(1.0 / median, kernel, exponent,
+                                 f"median distance of {name}", name)[0])
+
+
+def scaled_distances(points, kernel):
+    """The distances of `kernel` (squared Euclidean for "rbf", L1 for
+    "laplacian") between the rows of `points`, and the exponent e they are
+    computed at: on the points times 2**e (exact), for a largest magnitude
+    of about 2**480, so that they neither overflow nor underflow. The
+    gammas found from them are scaled back by `unscaled_gammas`."""
+    top = float(np.abs(points).max())
+    exponent = 480 - math.frexp(top)[1] if top > 0 else 0
+    scaled = np.ldexp(np.asarray(points, dtype=np.float64), exponent)
+    return pdist(scaled, _METRICS[kernel]), exponent
+
+
+def unscaled_gammas(gammas, kernel, exponent, what, name):
+    """`gammas` for the distances of `scaled_distances` (at `exponent`)
+    made gammas of the points themselves (times 2**(2e) for "rbf", whose
+    distances are squared, 2**e for "laplacian"), as a float64 array; a
+    ValueError when one is beyond the float64 range ("gamma = 1 / `what`
+    ...: scale `name` ...")."""
+    gammas = np.atleast_1d(np.asarray(gammas, dtype=np.float64))
     power = 2 if kernel == "rbf" else 1
     with np.errstate(over="ignore", under="ignore"):
-        gamma = float(np.ldexp(1.0 / median, power * exponent))
-    if not np.finfo(np.float64).tiny <= gamma < math.inf:
+        out = np.ldexp(gammas, power * exponent)
+    if not np.all((np.finfo(np.float64).tiny <= out) & (out < math.inf)):
+        bad = float(gammas[~((np.finfo(np.float64).tiny <= out)
+                             & (out < math.inf))][0])
         raise ValueError(
-            f"gamma = 1 / median distance of {name} = 2**"
-            f"{power * exponent - math.log2(median):.0f} is beyond the float64 "
+            f"gamma = 1 / {what} = 2**"
+            f"{power * exponent + math.log2(bad):.0f} is beyond the float64 "
             f"range: scale {name} to magnitudes nearer 1"
         )
-    return gamma
+    return out
 
 
 def _sample(n, size, generator):

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.stats
-from scipy.spatial.distance import pdist
 
 from .._bags import Bags
 from .._dask import is_dask_array
@@ -40,7 +39,7 @@ from .._engine import lapack
 from .._engine.pair_sums import pair_sums
 from .._engine.progress import progress_bar
 from .._frozen import FeatureMap
-from .._gamma import _median
+from .._gamma import point_median_gamma, scaled_distances, unscaled_gammas
 from .._parallel import check_progress, resolve_workers
 from .._validation import (
     check_bool,
@@ -415,20 +414,13 @@ def _check_resamples(n_resamples, pair, n_kernels=1):
 
 
 def _check_gamma(gamma, Z, kernel):
+    """`gamma` checked, or the median heuristic on the `_value_sample` of
+    the pooled points."""
     if gamma is not None:
         return check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
-    distances = _sample_distances(Z, kernel)
-    with np.errstate(over="ignore"):  # an infinite median: refused below
-        median = _median(distances)
-        if not median > 0:
-            distances = distances[distances > 0]
-            median = _median(distances) if distances.size else 1.0
-    gamma = 1.0 / median
-    if not 0 < gamma < math.inf:
-        raise ValueError(f"the distances between the points of X and Y are "
-                         f"beyond the float64 range for the median heuristic "
-                         f"of the {kernel} kernel; give gamma")
-    return gamma
+    return point_median_gamma(_value_sample(Z, _BANDWIDTH_SAMPLE),
+                              kernel=kernel, sample=None, name="X and Y",
+                              degenerate="fallback")
 
 
 def _value_sample(Z, size):
@@ -446,43 +438,27 @@ def _value_sample(Z, size):
     return Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]]
 
 
-def _sample_distances(Z, kernel):
-    """The distances between the sampled points (squared Euclidean for
-    "rbf", L1 for "laplacian"), computed on points scaled by a power of 2
-    (exact) so that they neither overflow nor underflow, then scaled back."""
-    points = _value_sample(Z, _BANDWIDTH_SAMPLE).astype(np.float64)
-    top = float(np.abs(points).max())
-    exponent = 480 - math.frexp(top)[1] if top > 0 else 0
-    metric = "sqeuclidean" if kernel == "rbf" else "cityblock"
-    distances = pdist(np.ldexp(points, exponent), metric)
-    power = 2 * exponent if kernel == "rbf" else exponent
-    with np.errstate(over="ignore"):  # beyond float64: inf (then refused)
-        return np.ldexp(distances, -power)
-
-
 def _bandwidth_gammas(Z, kernel, count):
     """MMDAgg's collection for `kernel`: `count` bandwidths spaced
     geometrically from half the 5 % quantile of the (positive) distances
-    to twice the largest, as gammas (1 / bandwidth^2 for "rbf", with
-    ``exp(-|x-y|^2 / bandwidth^2)``; 1 / bandwidth for "laplacian"),
-    ascending."""
-    distances = _sample_distances(Z, kernel)
+    between the `_value_sample` points to twice the largest, as gammas
+    (1 / bandwidth^2 for "rbf", with ``exp(-|x-y|^2 / bandwidth^2)``;
+    1 / bandwidth for "laplacian"), ascending. Found at the scale of
+    `scaled_distances` (no overflow), then scaled back."""
+    distances, exponent = scaled_distances(
+        _value_sample(Z, _BANDWIDTH_SAMPLE), kernel)
     if kernel == "rbf":
         distances = np.sqrt(distances)
     distances = distances[distances > 0]
     if distances.size == 0:  # every point the same: any kernel is constant
         return np.ones(count)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        low = np.quantile(distances, 0.05) / 2
-        high = distances.max() * 2
-        bandwidths = np.geomspace(high, low, count) if high > low else (
-            np.full(count, high))
-        gammas = 1.0 / bandwidths**2 if kernel == "rbf" else 1.0 / bandwidths
-    if not (math.isfinite(high) and np.all(np.isfinite(gammas) & (gammas > 0))):
-        raise ValueError(f"the distances between the points of X and Y are "
-                         f"beyond the float64 range for the {kernel} "
-                         f"bandwidths; give gamma")
-    return gammas
+    low = np.quantile(distances, 0.05) / 2
+    high = distances.max() * 2
+    bandwidths = (np.geomspace(high, low, count) if high > low
+                  else np.full(count, high))
+    power = 2 if kernel == "rbf" else 1
+    return unscaled_gammas(bandwidths**-power, kernel, exponent,
+                           f"{kernel} bandwidth of X and Y", "X and Y")
 
 
 def _check_gammas(gamma, Z, kernel):
@@ -501,7 +477,7 @@ def _check_gammas(gamma, Z, kernel):
 def _pooled_kernel(Z, kernel, gamma, dtype, n_threads, progress):
     """k(z_i, z_j) of all pooled points (the exact engine, on one-point
     sets), float64, or `dtype`."""
-    check_size(points=len(Z), points_again=len(Z))
+    check_size(pooled_rows=len(Z), pooled_columns=len(Z))
     bags = Bags(Z, np.arange(len(Z) + 1))
     K = pair_sums(bags, kernel=kernel, gamma=gamma, n_threads=n_threads,
                   progress=progress, desc="pooled kernel")
@@ -710,13 +686,11 @@ def _row_blocks(n, rows=256):
 
 def _h_rows(logK, n, c, rows, *, H):
     """Rows `rows` of H at ``exp(c logK)``."""
-    def k(block):
-        return np.exp(c * block)
-
-    part = k(logK[rows, :n])
-    part += k(logK[n + rows.start:n + rows.stop, n:])
-    part -= k(logK[rows, n:])
-    part -= k(logK[n + rows.start:n + rows.stop, :n])
+    low = slice(n + rows.start, n + rows.stop)
+    part = np.exp(c * logK[rows, :n])
+    part += np.exp(c * logK[low, n:])
+    part -= np.exp(c * logK[rows, n:])
+    part -= np.exp(c * logK[low, :n])
     H[rows] = part
 
 
