@@ -371,3 +371,17 @@ def test_huge_or_empty_arguments_are_refused():
         km.mmd_test(X, X + 1, method="aggregated", kernel=1)
     with pytest.raises(ValueError, match="gamma"):
         km.mmd_test(X * 1e300, X + 1)  # distances beyond float64
+
+
+@pytest.mark.parametrize("n, m", [(12, 12), (10, 14)])
+def test_aggregated_draws_kept_or_drawn_again_alike(n, m, monkeypatch):
+    """The aggregated test keeps its resamples for all kernels when they are
+    small, else draws them again for each kernel: the same test."""
+    rng = np.random.default_rng(n * m)
+    X, Y = rng.normal(size=(n, 2)), rng.normal(size=(m, 2)) + 0.5
+    kept = km.mmd_test(X, Y, method="aggregated", n_resamples=300, rng=4)
+    monkeypatch.setattr(ts, "_DRAWS_KEPT", 0)
+    again = km.mmd_test(X, Y, method="aggregated", n_resamples=300, rng=4)
+    assert_array_equal(again.statistic, kept.statistic)
+    assert_array_equal(again.null_distribution, kept.null_distribution)
+    assert again.pvalue == kept.pvalue

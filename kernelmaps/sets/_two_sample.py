@@ -57,6 +57,8 @@ _METHODS = ("permutation", "wild_bootstrap", "aggregated", "linear")
 _KERNELS = ("rbf", "laplacian")
 # Resamples per matrix product: K0 @ S is (N, _BLOCK).
 _BLOCK = 256
+# Bytes of resampling draws the aggregated test keeps for all its kernels.
+_DRAWS_KEPT = 1 << 28
 # Points from which the default bandwidths are computed.
 _BANDWIDTH_SAMPLE = 1000
 # Flops of a block's matrix product (about 0.3 ms) from which the blocks
@@ -343,8 +345,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     del K
     seeds = _block_seeds(generator, B + 1)
     with progress_bar(progress, len(seeds), "mmd_test") as bar:
-        stats = _resampled(resample, seeds, bar, n, len(Z), method, dtype,
-                           n_threads)
+        stats = _resampled(resample, _drawer(seeds, n, len(Z), method, dtype),
+                           len(seeds), bar, n if method == "wild_bootstrap"
+                           else len(Z), n_threads)
     observed, null = stats[0], stats[1:]
     pvalue = _pvalue(observed, null)
     return MMDTestResult(float(observed), pvalue, null, pvalue <= alpha,
@@ -565,9 +568,19 @@ def _column_dots(A, B):
     return np.einsum("ij,ij->j", A, B, dtype=np.float64)
 
 
-def _resampled(statistics, seeds, bar, n, N, method, dtype, n_threads):
+def _drawer(seeds, n, N, method, dtype):
+    """A function of i giving the draws of block i (see `_draw_block`)."""
+    def draw(i):
+        seed, size = seeds[i]
+        return _draw_block(seed, size, i == 0, n, N, method, dtype)
+
+    return draw
+
+
+def _resampled(statistics, draw, n_blocks, bar, rows, n_threads):
     """The statistics of every resample (the observed first), a block at a
-    time; the draws in the matrix's `dtype`.
+    time: ``statistics(draw(i))`` for the `n_blocks` blocks of draws of a
+    matrix of `rows` rows.
 
     The blocks are independent: on `n_threads` threads, each product on
     one BLAS thread, at most two blocks per thread in flight. (A product on
@@ -576,26 +589,23 @@ def _resampled(statistics, seeds, bar, n, N, method, dtype, n_threads):
     another process holds a core.) Small products stay on the calling
     thread. Ctrl-C stops after the blocks running; the results do not
     depend on the number of threads."""
-    rows = n if method == "wild_bootstrap" else N
     if 2.0 * rows**2 * _BLOCK < _THREADED_FLOPS:
         n_threads = 1
 
     def block(i):
-        seed, size = seeds[i]
-        return statistics(_draw_block(seed, size, i == 0, n, N, method,
-                                      dtype))
+        return statistics(draw(i))
 
     out = []
     with lapack.one_blas_thread():
-        if n_threads == 1 or len(seeds) == 1:
-            for i in range(len(seeds)):
+        if n_threads == 1 or n_blocks == 1:
+            for i in range(n_blocks):
                 out.append(block(i))
                 bar.update(1)
             return np.concatenate(out)
         running = collections.deque()
         with ThreadPoolExecutor(n_threads) as pool:
             try:
-                for i in range(len(seeds)):
+                for i in range(n_blocks):
                     running.append(pool.submit(block, i))
                     if len(running) == 2 * n_threads:
                         out.append(running.popleft().result())
@@ -626,6 +636,18 @@ def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
     method = "wild_bootstrap" if wild else "permutation"
     families = [(k, _check_gammas(gamma, Z, k)) for k in kernels]
     seeds = _block_seeds(generator, 1 + B1 + B2)
+    rows = n if wild else N
+    # The same resamples for every kernel: drawn once (1 byte an entry) and
+    # cast for each, unless they would take much memory (then drawn again
+    # for each kernel, alike).
+    draw = _drawer(seeds, n, N, method, dtype)
+    if rows * (1 + B1 + B2) <= _DRAWS_KEPT:
+        kept = [_drawer(seeds, n, N, method, np.int8)(i)
+                for i in range(len(seeds))]
+
+        def draw(i):
+            return kept[i].astype(dtype)
+
     L = sum(len(g) for _, g in families)
     stats = np.empty((L, 1 + B1 + B2))
     names, gammas = [], []
@@ -637,8 +659,8 @@ def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
                                          n_threads):
                 resample = (_wild_statistics(K) if wild
                             else _permutation_statistics(K, n, True))
-                stats[row] = _resampled(resample, seeds, bar, n, N, method,
-                                        dtype, n_threads)
+                stats[row] = _resampled(resample, draw, len(seeds), bar,
+                                        rows, n_threads)
                 del K, resample
                 names.append(kernel)
                 gammas.append(g)
