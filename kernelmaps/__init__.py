@@ -42,6 +42,10 @@ Out of core
 rf_pca               PCA of random features, one block of rows at a time
 rf_ridge             ridge regression on them (several maps: two passes)
 
+Any kernel of the package
+-------------------------
+NystroemMap          Nystroem features of any exact kernel (or a callable)
+
 Kernel matrices
 ---------------
 project_psd          nearest positive semi-definite matrix
@@ -49,6 +53,7 @@ PSDProjector         the same projection, applied to test rows too
 """
 
 from ._bags import Bags
+from ._nystroem import NystroemMap
 from ._outofcore import rf_pca, rf_ridge
 from ._version import __version__  # noqa: F401  (written by meson)
 from .distributions import gaussian_expected_kernel, level2_kernel
@@ -91,6 +96,7 @@ __all__ = [
     "ExpChi2Features",
     "HomogeneousKernelMap",
     "MMDTestResult",
+    "NystroemMap",
     "PSDProjector",
     "RandomDistributionFeatures",
     "RandomFourierFeatures",

@@ -64,8 +64,8 @@ def lazy_rows(method):
             raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
         X = X.rechunk({1: -1})
         # The output width and dtype: the map applied to one row of zeros.
-        probe = method(self, np.zeros((1, X.shape[1]), float_dtype(X.dtype)),
-                       *args, **kwargs)
+        probe = _probe(self, method, np.zeros((1, X.shape[1]),
+                                              float_dtype(X.dtype)), args, kwargs)
         return da.map_blocks(
             _rows_block, X, map_delayed(self), method.__name__, args, kwargs,
             probe[:0], chunks=(X.chunks[0], (probe.shape[1],)),
@@ -73,6 +73,16 @@ def lazy_rows(method):
         )
 
     return transform
+
+
+def _probe(fmap, method, sample, args, kwargs):
+    """The output of the map on a one-row (one-point set) `sample`, for its
+    width and dtype; a map that cannot transform such a sample (the kNN
+    divergences need more points) gives them as ``_lazy_output(dtype)``."""
+    if hasattr(fmap, "_lazy_output"):
+        width, dtype = fmap._lazy_output(float_dtype(np.asarray(sample[0]).dtype))
+        return np.zeros((0, width), dtype)
+    return method(fmap, sample, *args, **kwargs)
 
 
 def _rows_block(block, fmap, name, args, kwargs, empty):
@@ -197,8 +207,9 @@ def _lazy_sets(fmap, method, sets, kwargs, per_point):
     probe_kwargs = dict(kwargs)
     for key in extra:
         probe_kwargs[key] = np.zeros((1, *kwargs[key].shape[1:]))
-    probe = method(fmap, [np.zeros((1, bags.dim), float_dtype(bags.dtype))],
-                   **probe_kwargs)
+    probe = _probe(fmap, method,
+                   [np.zeros((1, bags.dim), float_dtype(bags.dtype))], (),
+                   probe_kwargs)
     fmap_key = map_delayed(fmap)
     blocks = points.to_delayed().reshape(-1)
     parts = []

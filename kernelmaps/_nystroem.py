@@ -1,0 +1,634 @@
+"""Nystroem features of any exact kernel of the package: `NystroemMap`.
+
+The map keeps m landmark objects L chosen from the training collection and
+the matrix ``N = K_LL^{-1/2}`` (the inverse square root of the clipped
+spectrum); the features of x are ``k(x, L) N``. Each kernel is named by a
+`_Kernel`: the input it takes (sets, histograms, Gaussians, or anything for
+a callable), how to check and index that input, the exact block
+``k(A, B)`` (the public kernel function of its unit) and a cheap embedding
+for k-means++ landmarks.
+"""
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse
+
+from ._bags import Bags
+from ._dask import is_lazy, lazy_rows, lazy_sets
+from ._engine.scales import divergence_kernel_values, median_scale
+from ._frozen import FeatureMap
+from ._gamma import resolve_gamma
+from ._parallel import resolve_workers
+from ._probes import as_float_array
+from ._validation import (
+    check_choice,
+    check_histograms,
+    check_rng,
+    check_scalar,
+    check_sets,
+)
+from .distributions import gaussian_expected_kernel
+from .histograms import (
+    additive_chi2_kernel,
+    exp_chi2_kernel,
+    hellinger_kernel,
+    intersection_kernel,
+    js_kernel,
+)
+from .sets import (
+    RandomDistributionFeatures,
+    _renyi_divergence_both,
+    mmd_kernel,
+    renyi_divergence,
+    sum_match_kernel,
+)
+
+__all__ = ["NystroemMap"]
+
+_LANDMARKS = ("uniform", "kmeans++", "leverage")
+# Objects per block when the diagonal of a kernel is taken from its
+# symmetric blocks (leverage scores of kernels without a cheap diagonal).
+_DIAGONAL_BLOCK = 32
+# Width of the random distribution features that embed sets for k-means++.
+_SET_EMBEDDING = 128
+
+
+# -- the kernels ------------------------------------------------------------
+
+
+class _Kernel:
+    """A kernel of the package as `NystroemMap` uses it: the input it takes
+    (`kind`: "sets", "rows" or "gaussians"), its parameters (the keyword
+    arguments of its function) and the exact block ``k(A, B)``."""
+
+    def __init__(self, name, kind, function, params):
+        self.name, self.kind, self.function = name, kind, function
+        self.params = params
+
+    def check(self, X, name="X"):
+        """`X` validated: a Bags, the rows of a 2-D array or CSR matrix, or
+        a tuple (means, covariances)."""
+        if self.kind == "sets":
+            return check_sets(X, name)
+        if self.kind == "rows":
+            return check_histograms(X, name)
+        return _check_gaussians(X, name)
+
+    def resolve(self, params, X):
+        """`params` with the data-dependent defaults fixed on the training
+        data `X` (the point kernel's gamma: the median heuristic)."""
+        params = dict(params)
+        if "gamma" in self.params and self.name != "renyi":
+            point = params.get("kernel", "rbf")
+            reference = X[0] if self.kind == "gaussians" else X
+            params["gamma"] = resolve_gamma(params.get("gamma"), point, reference)
+        return params
+
+    def block(self, A, B, params, workers):
+        """k(A, B) (B None: the symmetric k(A, A)), float64 or float32."""
+        if self.kind == "gaussians":
+            B = (None, None) if B is None else B
+            return self.function(*A, *B, **params, workers=workers)
+        return self.function(A, B, **params, workers=workers)
+
+
+class _Renyi(_Kernel):
+    """`divergence_kernel` of the symmetrised kNN Renyi divergences; its
+    scale (gamma None) is the median heuristic on the landmarks' block."""
+
+    _DIVERGENCE = ("alpha", "k", "min_dist", "clamp")
+
+    def __init__(self):
+        super().__init__("renyi", "sets", None,
+                         ("alpha", "k", "min_dist", "clamp", "gamma", "power"))
+
+    def _split(self, params):
+        divergence = {k: v for k, v in params.items() if k in self._DIVERGENCE}
+        power = check_scalar(params.get("power", 2), "power", low=0.0,
+                             low_inclusive=False)
+        return divergence, power
+
+    def block(self, A, B, params, workers):
+        divergence, power = self._split(params)
+        if B is None:
+            D = renyi_divergence(A, **divergence, workers=workers)
+            S = (D + D.T) / 2
+        else:
+            ab, ba = _renyi_divergence_both(A, B, **divergence, workers=workers)
+            S = (ab + ba.T) / 2
+        np.maximum(S, 0.0, out=S)
+        return self._values(S, power, params)
+
+    def landmark_block(self, L, params, workers):
+        """The landmarks' kernel, and `params` with the median scale fixed
+        on it where gamma is None."""
+        divergence, power = self._split(params)
+        D = renyi_divergence(L, **divergence, workers=workers)
+        S = np.maximum((D + D.T) / 2, 0.0)
+        params = dict(params)
+        if params.get("gamma") is None:
+            params["gamma"] = None
+            if params.get("scale") is None:
+                params["scale"] = median_scale(S)
+        else:
+            params["gamma"] = check_scalar(params["gamma"], "gamma", low=0.0,
+                                           low_inclusive=False)
+        return self._values(S, power, params), params
+
+    @staticmethod
+    def _values(S, power, params):
+        if params.get("scale") is not None:
+            return divergence_kernel_values(S, power, scale=params["scale"])
+        return divergence_kernel_values(S, power, gamma=params["gamma"])
+
+
+_POINT = ("kernel", "gamma", "degree", "coef0")
+KERNELS = {
+    "mean_map": _Kernel("mean_map", "sets", sum_match_kernel,
+                        (*_POINT, "normalize")),
+    "mmd": _Kernel("mmd", "sets", mmd_kernel, (*_POINT, "gamma2")),
+    "renyi": _Renyi(),
+    "chi2": _Kernel("chi2", "rows", additive_chi2_kernel, ()),
+    "intersection": _Kernel("intersection", "rows", intersection_kernel, ()),
+    "hellinger": _Kernel("hellinger", "rows", hellinger_kernel, ()),
+    "js": _Kernel("js", "rows", js_kernel, ()),
+    "exp_chi2": _Kernel("exp_chi2", "rows", exp_chi2_kernel, ("beta",)),
+    "expected": _Kernel("expected", "gaussians", gaussian_expected_kernel,
+                        _POINT),
+}
+
+
+class _Callable(_Kernel):
+    """A user's ``kernel(A, B)``: A and B are subsets of the input, indexed
+    as it is (rows of an array or sparse matrix, items of a sequence, sets
+    of a Bags)."""
+
+    def __init__(self, function):
+        super().__init__(getattr(function, "__name__", "kernel"), "any",
+                         function, None)
+
+    def check(self, X, name="X"):
+        if isinstance(X, Bags) or scipy.sparse.issparse(X) or \
+                isinstance(X, np.ndarray):
+            return X
+        if isinstance(X, (str, bytes)) or not hasattr(X, "__len__"):
+            raise TypeError(f"{name} must be a sequence or an array of objects "
+                            f"(for a callable kernel), got {type(X).__name__}")
+        return list(X)
+
+    def resolve(self, params, X):
+        return dict(params)
+
+    def block(self, A, B, params, workers):
+        K = self.function(A, A if B is None else B, **params)
+        shape = (_count(A), _count(A if B is None else B))
+        try:
+            K = as_float_array(K, "the kernel's value")
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"kernel (a callable) must return a real array of shape "
+                f"{shape}, got {type(K).__name__}"
+            ) from None
+        if K.shape != shape:
+            raise ValueError(f"kernel (a callable) returned shape {K.shape} for "
+                             f"{shape[0]} x {shape[1]} objects")
+        if not np.isfinite(K).all():
+            raise ValueError("kernel (a callable) returned NaN or infinite values")
+        return K
+
+
+def _check_gaussians(X, name):
+    """(means (n, d), covariances (n, d) diagonal, (n, d, d) full, or (n,)
+    isotropic) from a pair, checked as `gaussian_expected_kernel` does."""
+    if not (isinstance(X, tuple) and len(X) == 2):
+        raise TypeError(
+            f"{name} must be a pair (means, covs) of Gaussians for the expected "
+            f"kernel, got {type(X).__name__}"
+        )
+    means = as_float_array(X[0], f"{name}[0] (means)")
+    covs = as_float_array(X[1], f"{name}[1] (covs)")
+    if means.ndim != 2:
+        raise ValueError(f"{name}[0] (means) must be 2-D (n, d), got shape "
+                         f"{means.shape}")
+    if covs.shape[:1] != means.shape[:1]:
+        raise ValueError(f"{name}[1] (covs) must hold one covariance per mean "
+                         f"({means.shape[0]}), got shape {covs.shape}")
+    return means, covs
+
+
+def _count(X):
+    """Number of objects of checked input."""
+    if isinstance(X, tuple):
+        return X[0].shape[0]
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def _width(X):
+    """Dimension of the objects of checked input (None where it has none)."""
+    if isinstance(X, Bags):
+        return X.dim
+    if isinstance(X, tuple):
+        return X[0].shape[1]
+    if hasattr(X, "shape") and len(X.shape) > 1:
+        return X.shape[1]
+    return None
+
+
+def _output_dtype(X):
+    """float32 for float32 sets or rows, else float64."""
+    dtype = getattr(X, "dtype", None)
+    return np.dtype(np.float32 if dtype == np.float32 else np.float64)
+
+
+def _take(X, index):
+    """The objects `index` (sorted integers) of checked input."""
+    if isinstance(X, Bags):
+        offsets = X.offsets
+        sizes = offsets[index + 1] - offsets[index]
+        starts = np.repeat(offsets[index] - np.cumsum(sizes) + sizes, sizes)
+        rows = starts + np.arange(sizes.sum())
+        return Bags(X.points[rows], np.concatenate(([0], np.cumsum(sizes))))
+    if isinstance(X, tuple):
+        return tuple(a[index] for a in X)
+    if isinstance(X, list):
+        return [X[i] for i in index]
+    return X[index]
+
+
+# -- landmarks --------------------------------------------------------------
+
+
+def _embedding(kernel, X, params, rng):
+    """Vectors whose Euclidean distances follow the kernel's (for k-means++):
+    random distribution features of sets, square roots of histograms, and
+    (mean, standard deviations) of Gaussians (the 2-Wasserstein distance of
+    diagonal ones)."""
+    if kernel.kind == "sets":
+        gamma = params.get("gamma") if kernel.name != "renyi" else None
+        point = params.get("kernel", "rbf")
+        rdf = RandomDistributionFeatures(
+            _SET_EMBEDDING, gamma=gamma,
+            kernel=point if point in ("rbf", "laplacian") else "rbf", rng=rng)
+        return rdf.fit_transform(X)
+    if kernel.kind == "rows":
+        return X.sqrt() if scipy.sparse.issparse(X) else np.sqrt(X)
+    means, covs = X
+    if covs.ndim == 3:
+        covs = np.diagonal(covs, axis1=1, axis2=2)
+    spread = np.sqrt(covs if covs.ndim == 2 else covs[:, None])
+    return np.hstack([means, spread])
+
+
+def _kmeans_plusplus(E, m, rng):
+    """m row indices of E by k-means++ seeding (D^2 sampling; Arthur and
+    Vassilvitskii 2007). Dense or CSR `E`."""
+    n = E.shape[0]
+    sparse = scipy.sparse.issparse(E)
+    sq = np.asarray(E.multiply(E).sum(axis=1)).ravel() if sparse else \
+        np.einsum("ij,ij->i", E, E)
+    chosen = np.zeros(n, dtype=bool)
+    first = int(rng.integers(n))
+    chosen[first] = True
+    d2 = np.full(n, np.inf)
+    centre = first
+    for _ in range(m - 1):
+        row = E[centre]
+        dots = np.asarray(E @ row.T).ravel() if sparse else E @ row
+        np.minimum(d2, np.maximum(sq + sq[centre] - 2 * dots, 0.0), out=d2)
+        weights = np.where(chosen, 0.0, d2)
+        total = weights.sum()
+        if not total > 0:  # every object left duplicates a landmark
+            weights = (~chosen).astype(np.float64)
+            total = weights.sum()
+        centre = int(rng.choice(n, p=weights / total))
+        chosen[centre] = True
+    return np.flatnonzero(chosen)
+
+
+def _diagonal(kernel, X, params, workers):
+    """k(x, x) of every object, from symmetric blocks of a few objects."""
+    n = _count(X)
+    parts = []
+    for start in range(0, n, _DIAGONAL_BLOCK):
+        block = _take(X, np.arange(start, min(start + _DIAGONAL_BLOCK, n)))
+        parts.append(np.diagonal(kernel.block(block, None, params, workers)))
+    return np.concatenate(parts).astype(np.float64)
+
+
+def _leverage(kernel, X, m, params, rng, workers):
+    """m indices sampled without replacement in proportion to approximate
+    ridge leverage scores (one step of the recursive scheme of Musco and
+    Musco, 2017): scores from the Nystroem approximation on m uniform
+    landmarks, at the ridge that leaves the spectrum's tail beyond m / 2."""
+    n = _count(X)
+    first = np.sort(rng.choice(n, m, replace=False))
+    S = _take(X, first)
+    K_SS, params = _symmetric_block(kernel, S, params, workers)
+    K_nS = kernel.block(X, S, params, workers).astype(np.float64)
+    diag = _diagonal(kernel, X, params, workers)
+    values, vectors = _eigh(K_SS)
+    keep = values > _cutoff(values)
+    # Eigenvalues of the Nystroem approximation K_nS K_SS^+ K_Sn.
+    B = K_nS @ (vectors[:, keep] / np.sqrt(values[keep]))
+    top = np.sort(np.linalg.eigvalsh(B.T @ B))[::-1]
+    k = max(1, m // 2)
+    ridge = max((diag.sum() - top[:k].sum()) / k, _cutoff(values), 1e-300)
+    # k_ii - k_iS (K_SS + ridge I)^{-1} k_Si, through the eigenvectors.
+    C = K_nS @ (vectors / np.sqrt(np.maximum(values, 0.0) + ridge))
+    scores = np.maximum(diag - np.einsum("ij,ij->i", C, C), 0.0) / ridge
+    # A floor keeps every object possible (and m of them always positive).
+    p = scores + 1e-3 * scores.mean() + np.finfo(np.float64).tiny
+    return np.sort(rng.choice(n, m, replace=False, p=p / p.sum()))
+
+
+def _eigh(K):
+    """Eigenvalues (ascending) and eigenvectors of the symmetric part of K."""
+    K = np.asarray(K, dtype=np.float64)
+    return scipy.linalg.eigh((K + K.T) / 2, check_finite=False)
+
+
+def _cutoff(values):
+    """Eigenvalues at or below this are zero (numpy.linalg.pinv's rule)."""
+    return max(values[-1], 0.0) * len(values) * np.finfo(np.float64).eps
+
+
+def _symmetric_block(kernel, L, params, workers):
+    """k(L, L) and the parameters (the Renyi kernel fixes its scale here)."""
+    if isinstance(kernel, _Renyi):
+        return kernel.landmark_block(L, params, workers)
+    return kernel.block(L, None, params, workers), params
+
+
+# -- the map ----------------------------------------------------------------
+
+
+class NystroemMap(FeatureMap):
+    r"""Nystroem features of any exact kernel of the package [1]_, [2]_.
+
+    With m landmarks :math:`L = (l_1, \dots, l_m)` chosen among the
+    training objects and :math:`K_{LL} = U \Lambda U^\top`,
+
+    .. math::
+
+        z(x) = k(x, L)\, U \Lambda_+^{-1/2} U^\top, \qquad
+        z(x) \cdot z(y) = k(x, L)\, K_{LL}^{+}\, k(L, y) \approx k(x, y)
+
+    where :math:`\Lambda_+^{-1/2}` inverts the positive eigenvalues and
+    drops the others (the pseudo-inverse of the clipped spectrum). The
+    inner products are the kernel projected on the span of the landmarks:
+    exact between landmarks, and for every training object when all of
+    them are landmarks. For an indefinite kernel (the Renyi divergence
+    kernel) this is the clip projection of `PSDProjector`, applied to the
+    landmarks and, through the same eigenvectors, to every other object.
+
+    `fit` chooses the landmarks, computes their kernel with the exact
+    engine and its inverse square root; `transform` computes the kernel
+    between its objects and the landmarks, then applies it.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+        Number m of landmarks, at most the number of training objects; the
+        width of the features.
+    kernel : str or callable, default="mean_map"
+        The kernel, and the input it takes:
+
+        - sets of points (as `Bags` or a sequence of ``(n_i, d)`` arrays):
+          ``"mean_map"`` (`sum_match_kernel`), ``"mmd"`` (`mmd_kernel`),
+          ``"renyi"`` (`divergence_kernel` of the symmetrised
+          `renyi_divergence`, ``(D + D.T) / 2``);
+        - histograms (rows of a 2-D array or CSR matrix): ``"chi2"``
+          (`additive_chi2_kernel`), ``"intersection"``, ``"hellinger"``,
+          ``"js"``, ``"exp_chi2"`` (the ``*_kernel`` functions);
+        - Gaussians, given as a pair ``(means, covs)``: ``"expected"``
+          (`gaussian_expected_kernel`);
+        - a callable ``kernel(A, B, **kernel_params)`` returning the
+          ``(len(A), len(B))`` kernel matrix, where A and B are subsets of
+          the input indexed as it is (rows of an array or sparse matrix,
+          items of a sequence, sets of a `Bags`).
+    kernel_params : dict, optional
+        Keyword arguments of the kernel's function (e.g. ``gamma``,
+        ``gamma2``, ``beta``; for "renyi" those of `renyi_divergence` and
+        `divergence_kernel`: ``alpha``, ``k``, ``gamma``, ``power``). A
+        ``gamma`` left out (or None) is fixed by `fit`: the median
+        heuristic on the training points, as the function's default, or
+        for "renyi" on the landmarks' divergences.
+    landmarks : {"uniform", "kmeans++", "leverage"} or array of int, default="uniform"
+        How `fit` chooses the landmarks: uniformly without replacement;
+        k-means++ seeding [3]_ on a cheap embedding (random distribution
+        features of sets, square roots of histograms, means and standard
+        deviations of Gaussians; not for callables); approximate ridge
+        leverage scores [4]_ (costs about one more `transform` of the
+        training data); or the indices of the training objects to use.
+    rng : int or numpy.random.Generator, optional
+        Seed or generator for the landmarks (and the embedding).
+
+    Attributes
+    ----------
+    components : Bags, ndarray, sparse matrix, tuple or list
+        The landmarks (None before `fit`).
+    component_indices : ndarray of int
+        Their indices in the training collection.
+    normalization : ndarray, shape (m, m)
+        :math:`U \Lambda_+^{-1/2} U^\top`.
+    eigenvalues : ndarray, shape (m,)
+        The spectrum of :math:`K_{LL}`, ascending (negative values are
+        those the projection clips).
+    params : dict
+        The kernel's parameters used (with the defaults fixed by `fit`).
+    n_features_in, n_features_out
+
+    See Also
+    --------
+    RandomDistributionFeatures : Random features of the mean map kernel.
+    PSDProjector : The clip projection of an indefinite kernel matrix.
+
+    Notes
+    -----
+    The cost of `transform` is that of the exact kernel between its n
+    objects and the m landmarks, plus an n x m x m product; `fit` computes
+    the m x m landmark kernel and its eigendecomposition. Dask input to
+    `transform` (sets with Dask points, or Dask histograms) gives a lazy
+    result computed block by block.
+
+    References
+    ----------
+    .. [1] C. K. I. Williams and M. Seeger, "Using the Nystroem Method to
+       Speed Up Kernel Machines", Advances in Neural Information Processing
+       Systems (NIPS), 2001.
+    .. [2] T. Yang, Y.-F. Li, M. Mahdavi, R. Jin and Z.-H. Zhou, "Nystroem
+       Method vs Random Fourier Features: A Theoretical and Empirical
+       Comparison", NIPS 2012.
+    .. [3] D. Arthur and S. Vassilvitskii, "k-means++: The Advantages of
+       Careful Seeding", ACM-SIAM Symposium on Discrete Algorithms (SODA),
+       2007.
+    .. [4] C. Musco and C. Musco, "Recursive Sampling for the Nystroem
+       Method", NIPS 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import NystroemMap, sum_match_kernel
+    >>> rng = np.random.default_rng(0)
+    >>> sets = [rng.normal(loc=i % 3, size=(30, 2)) for i in range(40)]
+    >>> nys = NystroemMap(20, kernel="mean_map", kernel_params={"gamma": 0.5},
+    ...                   rng=0)
+    >>> F = nys.fit_transform(sets)
+    >>> F.shape
+    (40, 20)
+    >>> K = sum_match_kernel(sets, gamma=0.5)
+    >>> bool(np.abs(F @ F.T - K).max() < 1e-3)
+    True
+    """
+
+    def __init__(self, n_components=100, *, kernel="mean_map", kernel_params=None,
+                 landmarks="uniform", rng=None):
+        self._n_components = check_scalar(n_components, "n_components",
+                                          kind="int", low=1)
+        if callable(kernel):
+            self.kernel = _Callable(kernel)
+        else:
+            if not isinstance(kernel, str):
+                raise TypeError(f"kernel must be a name or a callable, got "
+                                f"{type(kernel).__name__}")
+            self.kernel = KERNELS[check_choice(kernel, "kernel", tuple(KERNELS))]
+        self.kernel_params = _check_params(kernel_params, self.kernel)
+        self.landmarks = _check_landmarks(landmarks, self.kernel)
+        self._rng = check_rng(rng)
+        self.components = self.component_indices = self.normalization = None
+        self.eigenvalues = self.params = None
+        self._freeze()
+
+    def _fit(self, X, workers, progress):
+        kernel = self.kernel
+        X = kernel.check(X)
+        n, m = _count(X), self._n_components
+        if m > n:
+            raise ValueError(f"n_components={m} landmarks, but X has only {n} "
+                             f"objects")
+        rng = np.random.default_rng(self._rng)
+        params = kernel.resolve(self.kernel_params, X)
+        if isinstance(self.landmarks, np.ndarray):
+            index = self.landmarks
+            if index.size != m or (index.size and index.max() >= n):
+                raise ValueError(
+                    f"landmarks must hold n_components={m} distinct indices "
+                    f"below {n}, got {index.size} up to {index.max()}"
+                )
+        elif self.landmarks == "uniform":
+            index = np.sort(rng.choice(n, m, replace=False))
+        elif self.landmarks == "kmeans++":
+            index = _kmeans_plusplus(_embedding(kernel, X, params, rng), m, rng)
+        else:
+            index = _leverage(kernel, X, m, params, rng, workers)
+        L = _take(X, index)
+        K, params = _symmetric_block(kernel, L, params, workers)
+        values, vectors = _eigh(K)
+        keep = values > _cutoff(values)
+        U = vectors[:, keep]
+        normalization = (U / np.sqrt(values[keep])) @ U.T
+        return {"components": L, "component_indices": index,
+                "normalization": normalization, "eigenvalues": values,
+                "params": params, "_rng": None}
+
+    @property
+    def n_features_in(self):
+        """Dimension of the objects (d of the points, bins of the
+        histograms; None before `fit` or for a callable on objects
+        without one)."""
+        return None if self.components is None else _width(self.components)
+
+    @property
+    def n_features_out(self):
+        """Number m of features (of landmarks)."""
+        return self._n_components
+
+    def transform(self, X, *, workers=None, progress=False):
+        """Nystroem features of the objects of `X`.
+
+        Parameters
+        ----------
+        X : sets, histograms, (means, covs) or objects
+            As `fit` took them (see `kernel`); Dask sets or histograms give
+            a lazy Dask array.
+        workers : int, optional
+            Threads; None or -1 means all cores.
+        progress : bool, default=False
+            Show a progress bar over blocks of objects (needs tqdm; sets
+            and histograms).
+
+        Returns
+        -------
+        Z : ndarray, shape (n, n_components)
+            float32 for float32 sets or histograms, else float64 (computed
+            in float64).
+        """
+        self._check_fitted()
+        if self.kernel.kind == "sets" and (is_lazy(X) or progress):
+            return self._transform_sets(X, workers=workers, progress=progress)
+        if self.kernel.kind == "rows" and (is_lazy(X) or progress):
+            return self._transform_rows(X, workers=workers, progress=progress)
+        return self._transform(X, workers=workers)
+
+    def _transform(self, X, *, workers=None):
+        X = self.kernel.check(X)
+        width = _width(X)
+        if width != self.n_features_in:
+            raise ValueError(f"X has {width} features, but the landmarks have "
+                             f"{self.n_features_in}")
+        K = self.kernel.block(X, self.components, self.params,
+                              resolve_workers(workers))
+        Z = np.asarray(K, dtype=np.float64) @ self.normalization
+        return Z.astype(_output_dtype(X), copy=False)
+
+    def _lazy_output(self, dtype):
+        """Width and dtype of the features of input of `dtype` (for Dask)."""
+        return self.n_features_out, _output_dtype(np.zeros(0, dtype))
+
+    _transform_sets = lazy_sets()(_transform)
+    _transform_rows = lazy_rows(_transform)
+
+    def __repr__(self):
+        dim = "" if self.n_features_in is None else f"dim={self.n_features_in}, "
+        landmarks = (self.landmarks if isinstance(self.landmarks, str)
+                     else "indices")
+        return (f"NystroemMap({dim}n_components={self.n_features_out}, "
+                f"kernel={self.kernel.name!r}, landmarks={landmarks!r})")
+
+
+def _check_params(params, kernel):
+    """`kernel_params` as a dict of the kernel's keyword arguments."""
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise TypeError(f"kernel_params must be a dict, got {type(params).__name__}")
+    if kernel.params is not None:
+        unknown = sorted(set(params) - set(kernel.params))
+        if unknown:
+            allowed = ", ".join(kernel.params) or "none"
+            raise ValueError(
+                f"kernel_params has {unknown[0]!r}, which the {kernel.name!r} "
+                f"kernel does not take (it takes: {allowed})"
+            )
+    return dict(params)
+
+
+def _check_landmarks(landmarks, kernel):
+    """The landmark rule, or sorted distinct non-negative indices."""
+    if isinstance(landmarks, str):
+        check_choice(landmarks, "landmarks", _LANDMARKS)
+        if landmarks == "kmeans++" and kernel.kind == "any":
+            raise ValueError(
+                "landmarks='kmeans++' needs an embedding of the objects, which "
+                "a callable kernel does not give: use 'uniform' or 'leverage'"
+            )
+        return landmarks
+    index = np.asarray(landmarks)
+    if index.ndim != 1 or not (index.dtype.kind in "iu" or index.size == 0):
+        raise TypeError("landmarks must be 'uniform', 'kmeans++', 'leverage' or "
+                        "a 1-D array of integer indices")
+    index = np.unique(index.astype(np.int64))
+    if index.size != np.asarray(landmarks).size or (index.size and index[0] < 0):
+        raise ValueError("landmarks must hold distinct non-negative indices")
+    return index
+
