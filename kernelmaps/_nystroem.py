@@ -293,7 +293,7 @@ def _kmeans_plusplus(E, m, rng):
     centre = first
     for _ in range(m - 1):
         row = E[centre]
-        dots = np.asarray(E @ row.T).ravel() if sparse else E @ row
+        dots = (E @ row.T).toarray().ravel() if sparse else E @ row
         np.minimum(d2, np.maximum(sq + sq[centre] - 2 * dots, 0.0), out=d2)
         weights = np.where(chosen, 0.0, d2)
         total = weights.sum()
@@ -318,8 +318,9 @@ def _diagonal(kernel, X, params, workers):
 def _leverage(kernel, X, m, params, rng, workers):
     """m indices sampled without replacement in proportion to approximate
     ridge leverage scores (one step of the recursive scheme of Musco and
-    Musco, 2017): scores from the Nystroem approximation on m uniform
-    landmarks, at the ridge that leaves the spectrum's tail beyond m / 2."""
+    Musco, 2017): the scores of the Nystroem approximation on m uniform
+    landmarks, at their ridge for rank m / 2 (the spectrum's tail beyond
+    it, over m / 2)."""
     n = _count(X)
     first = np.sort(rng.choice(n, m, replace=False))
     S = _take(X, first)
@@ -328,14 +329,16 @@ def _leverage(kernel, X, m, params, rng, workers):
     diag = _diagonal(kernel, X, params, workers)
     values, vectors = _eigh(K_SS)
     keep = values > _cutoff(values)
-    # Eigenvalues of the Nystroem approximation K_nS K_SS^+ K_Sn.
-    B = K_nS @ (vectors[:, keep] / np.sqrt(values[keep]))
-    top = np.sort(np.linalg.eigvalsh(B.T @ B))[::-1]
-    k = max(1, m // 2)
-    ridge = max((diag.sum() - top[:k].sum()) / k, _cutoff(values), 1e-300)
+    P = K_nS @ vectors
+    # The eigenvalues of the Nystroem approximation K_nS K_SS^+ K_Sn.
+    B = P[:, keep] / np.sqrt(values[keep])
+    top = np.linalg.eigvalsh(B.T @ B)[::-1]
+    rank = max(1, m // 2)
+    ridge = max((diag.sum() - top[:rank].sum()) / rank, _cutoff(values),
+                np.finfo(np.float64).tiny)
     # k_ii - k_iS (K_SS + ridge I)^{-1} k_Si, through the eigenvectors.
-    C = K_nS @ (vectors / np.sqrt(np.maximum(values, 0.0) + ridge))
-    scores = np.maximum(diag - np.einsum("ij,ij->i", C, C), 0.0) / ridge
+    scores = diag - ((P * P) / (np.maximum(values, 0.0) + ridge)).sum(axis=1)
+    scores = np.maximum(scores, 0.0)
     # A floor keeps every object possible (and m of them always positive).
     p = scores + 1e-3 * scores.mean() + np.finfo(np.float64).tiny
     return np.sort(rng.choice(n, m, replace=False, p=p / p.sum()))

@@ -26,6 +26,7 @@ from sklearn.utils.validation import validate_data as _sk_validate_data
 from ._engine.knn import MAX_K as _MAX_K
 from ._engine.scales import divergence_kernel_values, median_gamma, median_scale
 from ._gamma import resolve_gamma
+from ._nystroem import NystroemMap
 from ._parallel import resolve_workers
 from ._validation import check_choice, check_scalar, check_sets
 from .distributions import gaussian_expected_kernel
@@ -57,6 +58,7 @@ __all__ = [
     "ExpChi2Sampler",
     "ExpectedKernel",
     "HomogeneousKernelFeatures",
+    "NystroemFeatures",
     "RDFSampler",
     "RFFSampler",
     "SetKernel",
@@ -705,6 +707,88 @@ class EMKSampler(_SetTransformer):
     def _map(self):
         return EMKFeatures(n_basis=self.n_basis, kernel=self.kernel, gamma=self.gamma,
                            n_iter=self.n_iter, rng=_seed(self.random_state))
+
+
+@_attributes
+class NystroemFeatures(_SetTransformer):
+    """`NystroemMap` (Nystroem features of an exact kernel of kernelmaps)
+    as a scikit-learn transformer.
+
+    `X` is a list of sets (as for `RDFSampler`) for the set kernels, and
+    the rows of a 2-D array or CSR matrix of histograms for the histogram
+    kernels. Gaussians and callable kernels: use `kernelmaps.NystroemMap`.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+        Number of landmarks (of features).
+    kernel : {"mean_map", "mmd", "renyi", "chi2", "intersection", \
+"hellinger", "js", "exp_chi2"}, default="mean_map"
+        The kernel (see `kernelmaps.NystroemMap`).
+    kernel_params : dict, optional
+        Keyword arguments of the kernel's function (e.g. ``gamma``).
+    landmarks : {"uniform", "kmeans++", "leverage"}, default="uniform"
+        How the landmarks are chosen.
+    random_state : int, numpy.random.RandomState or None
+        Seed of the landmarks (scikit-learn's name for kernelmaps' `rng`).
+
+    References
+    ----------
+    .. [1] C. K. I. Williams and M. Seeger, "Using the Nystroem Method to
+       Speed Up Kernel Machines", NIPS 2001; see `kernelmaps.NystroemMap`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sklearn import NystroemFeatures
+    >>> rng = np.random.default_rng(0)
+    >>> sets = [rng.normal(size=(n, 3)) for n in (5, 8, 2, 6)]
+    >>> NystroemFeatures(n_components=3, random_state=0).fit_transform(sets).shape
+    (4, 3)
+    >>> H = rng.random((6, 4))
+    >>> NystroemFeatures(4, kernel="chi2").fit_transform(H).shape
+    (6, 4)
+    """
+
+    def __init__(self, n_components=100, *, kernel="mean_map", kernel_params=None,
+                 landmarks="uniform", random_state=None):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.landmarks = landmarks
+        self.random_state = random_state
+
+    def _map(self):
+        if callable(self.kernel) or self.kernel == "expected":
+            raise ValueError(
+                f"kernel={self.kernel!r}: NystroemFeatures takes sets or "
+                f"histograms; use kernelmaps.NystroemMap for Gaussians and "
+                f"callable kernels"
+            )
+        return NystroemMap(self.n_components, kernel=self.kernel,
+                           kernel_params=self.kernel_params,
+                           landmarks=self.landmarks, rng=_seed(self.random_state))
+
+    def _rows(self, X, reset):
+        """Validated histogram rows (the checks of the histogram maps)."""
+        return _MapTransformer._validate(self, X, reset)
+
+    _positive, _sparse = True, "csr"
+
+    def fit(self, X, y=None):
+        """Fit the map on the training sets or histograms `X`."""
+        fmap = self._map()
+        if fmap.kernel.kind == "sets":
+            return super().fit(X)
+        self.map_ = fmap.fit(self._rows(X, reset=True))
+        return self
+
+    def transform(self, X):
+        """The features of the sets or histograms of `X`."""
+        check_is_fitted(self, "map_")
+        if self.map_.kernel.kind == "sets":
+            return super().transform(X)
+        return self.map_.transform(self._rows(X, reset=False))
 
 
 class SetKernel(TransformerMixin, BaseEstimator):

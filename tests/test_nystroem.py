@@ -1,0 +1,360 @@
+"""NystroemMap: Nystroem features of every exact kernel of the package,
+against a NumPy Nystroem of NumPy kernels, the kernels it approximates, and
+the clip projection of indefinite ones."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse
+from numpy.testing import assert_allclose, assert_array_equal
+
+import kernelmaps as km
+from kernelmaps import Bags, NystroemMap
+
+from ._helpers import random_sets, sets_of_sizes
+
+# -- NumPy references --------------------------------------------------------
+
+
+def mean_map_reference(A, B, gamma):
+    """Normalised sum-match kernel of rbf points, by broadcasting."""
+    K = np.empty((len(A), len(B)))
+    for i, x in enumerate(A):
+        for j, y in enumerate(B):
+            d2 = ((x[:, None, :].astype(np.float64) - y[None]) ** 2).sum(-1)
+            K[i, j] = np.exp(-gamma * d2).mean()
+    return K
+
+
+def chi2_reference(A, B):
+    """sum_k 2 x_k y_k / (x_k + y_k), 0 where both are 0."""
+    A, B = np.asarray(A, np.float64), np.asarray(B, np.float64)
+    num = 2 * A[:, None, :] * B[None]
+    den = A[:, None, :] + B[None]
+    return np.where(den > 0, num / np.where(den > 0, den, 1), 0).sum(-1)
+
+
+def nystroem_reference(K_nm, K_mm):
+    """K_nm K_mm^+ K_mn with K_mm's negative eigenvalues clipped."""
+    w, U = np.linalg.eigh((K_mm + K_mm.T) / 2)
+    keep = w > w.max() * len(w) * np.finfo(float).eps
+    P = (U[:, keep] / w[keep]) @ U[:, keep].T
+    return K_nm @ P @ K_nm.T
+
+
+def histograms(n, d, seed, dtype=np.float64):
+    H = np.random.default_rng(seed).random((n, d)) ** 3
+    return (H / H.sum(1, keepdims=True)).astype(dtype)
+
+
+def renyi_kernel(A, B, nys):
+    """The map's Renyi divergence kernel between A and B, unprojected."""
+    if B is None:
+        D = km.renyi_divergence(A)
+        S = (D + D.T) / 2
+    else:
+        S = (km.renyi_divergence(A, B) + km.renyi_divergence(B, A).T) / 2
+    return np.exp(-(np.maximum(S, 0) / nys.params["scale"]) ** 2)
+
+
+# -- against the references ------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_mean_map_features_are_the_numpy_nystroem(dtype, workers):
+    sets = sets_of_sizes([3, 7, 1, 12, 5, 9, 4, 11, 2, 6, 13], 3, dtype, seed=1)
+    index = np.array([1, 4, 6, 9])
+    nys = NystroemMap(4, kernel="mean_map", kernel_params={"gamma": 0.3},
+                      landmarks=index).fit(sets, workers=workers)
+    Z = nys.transform(sets, workers=workers)
+    assert Z.dtype == dtype and Z.shape == (11, 4)
+    K = mean_map_reference(sets, [sets[i] for i in index], 0.3)
+    expected = nystroem_reference(K, K[index])
+    tol = 1e-10 if dtype == np.float64 else 1e-4
+    assert_allclose(Z.astype(np.float64) @ Z.T.astype(np.float64), expected,
+                    atol=tol)
+    assert_array_equal(nys.component_indices, index)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_chi2_features_are_the_numpy_nystroem(sparse):
+    H = histograms(23, 7, seed=2)
+    H[3, :4] = 0
+    X = scipy.sparse.csr_matrix(H) if sparse else H
+    nys = NystroemMap(9, kernel="chi2", rng=0).fit(X)
+    index = nys.component_indices
+    assert len(np.unique(index)) == 9
+    Z = nys.transform(X)
+    K = chi2_reference(H, H[index])
+    assert_allclose(Z @ Z.T, nystroem_reference(K, K[index]), atol=1e-12)
+
+
+KERNELS = ["mean_map", "mmd", "renyi", "chi2", "intersection", "hellinger",
+           "js", "exp_chi2", "expected"]
+
+
+def data_for(kernel, n, seed):
+    rng = np.random.default_rng(seed)
+    if kernel in ("mean_map", "mmd", "renyi"):
+        return [rng.normal(loc=i % 3, scale=1 + i % 2, size=(15 + i % 4, 2))
+                for i in range(n)]
+    if kernel == "expected":
+        return rng.normal(size=(n, 3)), rng.random((n, 3))
+    return histograms(n, 6, seed)
+
+
+def exact(kernel, X, nys):
+    """The exact (for "renyi": projected) training kernel of `kernel`."""
+    p = nys.params
+    if kernel == "mean_map":
+        return km.sum_match_kernel(X, gamma=p["gamma"])
+    if kernel == "mmd":
+        return km.mmd_kernel(X, gamma=p["gamma"])
+    if kernel == "renyi":
+        return km.project_psd(renyi_kernel(X, None, nys))
+    if kernel == "expected":
+        return km.gaussian_expected_kernel(*X, gamma=p["gamma"])
+    name = {"chi2": "additive_chi2_kernel"}.get(kernel, kernel + "_kernel")
+    return getattr(km, name)(X)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_every_object_a_landmark_reproduces_the_training_kernel(kernel):
+    X = data_for(kernel, 31, seed=3)
+    nys = NystroemMap(31, kernel=kernel, rng=0).fit(X)
+    Z = nys.transform(X)
+    assert_allclose(Z @ Z.T, exact(kernel, X, nys), atol=1e-10)
+
+
+def test_renyi_test_rows_go_through_the_landmarks_eigenvectors():
+    train, test = data_for("renyi", 40, seed=4), data_for("renyi", 9, seed=5)
+    nys = NystroemMap(40, kernel="renyi", rng=0).fit(train)
+    assert nys.eigenvalues[0] < 0  # indefinite: the projection matters
+    K_LL = renyi_kernel(train, None, nys)
+    K_tL = renyi_kernel(test, train, nys)
+    projector = km.PSDProjector("clip").fit(K_LL)
+    assert_allclose(nys.transform(test) @ nys.transform(train).T,
+                    projector.transform(K_tL), atol=1e-10)
+
+
+def test_gaussians_full_diagonal_and_isotropic():
+    rng = np.random.default_rng(6)
+    means = rng.normal(size=(12, 2))
+    variances = rng.random((12, 2))
+    full = np.stack([np.diag(v) for v in variances])
+    features = [NystroemMap(12, kernel="expected", kernel_params={"gamma": 0.7},
+                            rng=0).fit_transform((means, c))
+                for c in (variances, full)]
+    assert_allclose(features[0], features[1], atol=1e-12)
+    iso = NystroemMap(12, kernel="expected").fit((means, variances[:, 0]))
+    Z = iso.transform((means, variances[:, 0]))
+    assert_allclose(Z @ Z.T, km.gaussian_expected_kernel(
+        means, variances[:, 0], gamma=iso.params["gamma"]), atol=1e-10)
+
+
+def test_a_callable_kernel_on_objects_of_any_kind():
+    words = ["kernel", "kernels", "colonel", "maps", "map", "mop", "nystroem",
+             "nystrom", "sets"]
+
+    def bigrams(a, b):
+        """Inner products of bigram counts: a positive definite kernel."""
+        def counts(w):
+            c = {}
+            for i in range(len(w) - 1):
+                c[w[i:i + 2]] = c.get(w[i:i + 2], 0) + 1
+            return c
+        ca, cb = [counts(w) for w in a], [counts(w) for w in b]
+        return np.array([[sum(x[g] * y.get(g, 0) for g in x) for y in cb]
+                         for x in ca], dtype=float)
+
+    nys = NystroemMap(len(words), kernel=bigrams, landmarks="leverage",
+                      rng=0).fit(words)
+    Z = nys.transform(words)
+    assert_allclose(Z @ Z.T, bigrams(words, words), atol=1e-10)
+    assert nys.transform(["mapsets"]).shape == (1, len(words))
+
+
+# -- what the map promises --------------------------------------------------
+
+
+def mean_error(kernel, X, m, landmarks, seed):
+    nys = NystroemMap(m, kernel=kernel, landmarks=landmarks, rng=seed).fit(X)
+    Z = nys.transform(X)
+    return np.abs(Z @ Z.T - exact(kernel, X, nys)).mean()
+
+
+@pytest.mark.parametrize("kernel", ["mean_map", "renyi", "chi2"])
+def test_error_falls_with_the_number_of_landmarks(kernel):
+    X = data_for(kernel, 120, seed=7)
+    errors = [np.mean([mean_error(kernel, X, m, "uniform", s) for s in range(3)])
+              for m in (5, 20, 80)]
+    assert errors[0] > 1.5 * errors[1] > 2.25 * errors[2], errors
+
+
+def clustered_histograms(seed):
+    """Histograms around 3 centres, 90 % of them around the first."""
+    rng = np.random.default_rng(seed)
+    centres = rng.random((3, 8)) ** 4
+    which = np.r_[np.zeros(108, int), np.ones(6, int), np.full(6, 2)]
+    H = centres[which] + 0.02 * rng.random((120, 8))
+    return H / H.sum(1, keepdims=True)
+
+
+@pytest.mark.parametrize("landmarks", ["kmeans++", "leverage"])
+def test_landmark_rules_beat_uniform_on_clustered_data(landmarks):
+    H = clustered_histograms(8)
+    uniform = [mean_error("chi2", H, 10, "uniform", s) for s in range(8)]
+    other = [mean_error("chi2", H, 10, landmarks, s) for s in range(8)]
+    assert np.mean(other) < 0.5 * np.mean(uniform), (other, uniform)
+
+
+def test_kmeans_plus_plus_takes_every_cluster_of_sparse_histograms():
+    H = scipy.sparse.csr_matrix(clustered_histograms(9))
+    for seed in range(5):
+        nys = NystroemMap(3, kernel="chi2", landmarks="kmeans++", rng=seed).fit(H)
+        assert sorted(nys.component_indices // 6 >= 18) == [False, True, True]
+
+
+def test_reproducible_picklable_and_never_changes():
+    X = data_for("mean_map", 30, seed=10)
+    a = NystroemMap(8, landmarks="kmeans++", rng=3).fit(X)
+    b = NystroemMap(8, landmarks="kmeans++", rng=3).fit(X)
+    assert_array_equal(a.transform(X), b.transform(X))
+    c = pickle.loads(pickle.dumps(a))
+    assert_array_equal(c.transform(X), a.transform(X))
+    with pytest.raises(ValueError, match="already fitted"):
+        a.fit(X)
+    with pytest.raises(AttributeError):
+        a.normalization = None
+
+
+def test_input_is_not_changed_and_bags_subsets_are_the_sets():
+    sets = random_sets(np.random.default_rng(11), 17, 3, np.float64)
+    copies = [s.copy() for s in sets]
+    index = np.array([0, 5, 6, 16])
+    nys = NystroemMap(4, landmarks=index, kernel_params={"gamma": 1.0}).fit(
+        Bags.from_list(sets))
+    for i, j in enumerate(index):
+        assert_array_equal(nys.components[i], sets[j])
+    for s, c in zip(sets, copies):
+        assert_array_equal(s, c)
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e150])
+def test_extreme_scales(scale):
+    H = histograms(20, 5, seed=12)
+    Z = NystroemMap(20, kernel="chi2", rng=0).fit_transform(H * scale)
+    assert_allclose(Z @ Z.T, km.additive_chi2_kernel(H * scale),
+                    rtol=1e-10, atol=1e-10 * scale)
+    # The median heuristic follows the scale: the same features.
+    sets = data_for("mean_map", 12, seed=13)
+    a = NystroemMap(6, rng=0).fit_transform(sets)
+    b = NystroemMap(6, rng=0).fit_transform([s * scale for s in sets])
+    assert_allclose(a, b, atol=1e-10)
+
+
+def test_dask_input_maps_blockwise():
+    da = pytest.importorskip("dask.array")
+    sets = data_for("renyi", 25, seed=14)
+    bags = Bags.from_list(sets)
+    for kernel in ("mean_map", "renyi"):
+        nys = NystroemMap(10, kernel=kernel, rng=0).fit(bags)
+        lazy = nys.transform(Bags(da.from_array(bags.points, chunks=90),
+                                  bags.offsets))
+        assert_allclose(lazy.compute(), nys.transform(bags), atol=1e-12)
+    H = histograms(40, 6, seed=15)
+    nys = NystroemMap(10, kernel="chi2", rng=0).fit(H)
+    lazy = nys.transform(da.from_array(H, chunks=(7, 6)))
+    assert_allclose(lazy.compute(), nys.transform(H), atol=1e-14)
+
+
+def test_progress_bar_gives_the_same_features():
+    pytest.importorskip("tqdm")
+    sets = data_for("mean_map", 20, seed=16)
+    nys = NystroemMap(5, rng=0).fit(sets)
+    assert_allclose(nys.transform(sets, progress=True), nys.transform(sets),
+                    atol=1e-12)
+
+
+# -- bad input ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"kernel": "gaussian"}, ValueError, "kernel"),
+    ({"kernel": 3}, TypeError, "kernel"),
+    ({"n_components": 0}, ValueError, "n_components"),
+    ({"kernel_params": {"beta": 1.0}}, ValueError, "kernel_params"),
+    ({"kernel_params": [1]}, TypeError, "kernel_params"),
+    ({"landmarks": "random"}, ValueError, "landmarks"),
+    ({"landmarks": [1, 1, 2]}, ValueError, "landmarks"),
+    ({"landmarks": [-1, 2]}, ValueError, "landmarks"),
+    ({"landmarks": [0.5]}, TypeError, "landmarks"),
+    ({"kernel": lambda a, b: a @ b.T, "landmarks": "kmeans++"}, ValueError,
+     "landmarks"),
+])
+def test_bad_parameters(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        NystroemMap(**kwargs)
+
+
+def test_bad_input():
+    sets = data_for("mean_map", 10, seed=17)
+    with pytest.raises(ValueError, match="n_components=11"):
+        NystroemMap(11).fit(sets)
+    with pytest.raises(ValueError, match="landmarks"):
+        NystroemMap(3, landmarks=[0, 1, 10]).fit(sets)
+    with pytest.raises(ValueError, match="landmarks"):
+        NystroemMap(3, landmarks=[0, 1]).fit(sets)
+    with pytest.raises(ValueError, match="not fitted"):
+        NystroemMap(3).transform(sets)
+    nys = NystroemMap(3, rng=0).fit(sets)
+    with pytest.raises(ValueError, match="X has 3 features"):
+        nys.transform([np.zeros((4, 3))])
+    bad = [s.copy() for s in sets]
+    bad[2][0, 0] = np.nan
+    with pytest.raises(ValueError, match="X"):
+        nys.transform(bad)
+    with pytest.raises(ValueError, match="negative|X"):
+        NystroemMap(3, kernel="chi2").fit(-histograms(5, 3, seed=0))
+    with pytest.raises(TypeError, match="means, covs"):
+        NystroemMap(3, kernel="expected").fit(np.zeros((5, 3)))
+    with pytest.raises(ValueError, match="kernel_params|gamma"):
+        NystroemMap(3, kernel_params={"gamma": -1.0}).fit(sets)
+
+
+@pytest.mark.parametrize(("result", "match"), [
+    (lambda a, b: np.zeros((2, 2)), "shape"),
+    (lambda a, b: np.full((len(a), len(b)), np.nan), "NaN"),
+    (lambda a, b: "no", "real array"),
+])
+def test_a_callable_that_returns_nonsense_is_named(result, match):
+    X = np.random.default_rng(0).random((6, 2))
+    with pytest.raises((TypeError, ValueError), match=match):
+        NystroemMap(3, kernel=result, rng=0).fit(X)
+
+
+# -- the scikit-learn adapter -----------------------------------------------
+
+
+def test_sklearn_adapter_gives_the_maps_features():
+    pytest.importorskip("sklearn")
+    from sklearn.base import clone
+
+    from kernelmaps.sklearn import NystroemFeatures
+
+    sets = data_for("mmd", 20, seed=18)
+    est = NystroemFeatures(6, kernel="mmd", landmarks="leverage", random_state=2)
+    fmap = NystroemMap(6, kernel="mmd", landmarks="leverage", rng=2).fit(sets)
+    assert_allclose(clone(est).fit(sets).transform(sets), fmap.transform(sets))
+    H = histograms(15, 4, seed=19)
+    rows = NystroemFeatures(5, kernel="exp_chi2", kernel_params={"beta": 2.0},
+                            random_state=0).fit(H)
+    assert_allclose(rows.transform(H), NystroemMap(
+        5, kernel="exp_chi2", kernel_params={"beta": 2.0}, rng=0).fit_transform(H))
+    assert rows.n_features_in_ == 4
+    with pytest.raises(ValueError, match="Negative"):
+        rows.transform(-H)
+    with pytest.raises(ValueError, match="NystroemMap"):
+        NystroemFeatures(kernel="expected").fit(H)
