@@ -284,6 +284,9 @@ def _kmeans_plusplus(E, m, rng):
     Vassilvitskii 2007). Dense or CSR `E`."""
     n = E.shape[0]
     sparse = scipy.sparse.issparse(E)
+    # D^2 sampling does not depend on the scale of E: at unit scale, the
+    # squared norms neither overflow nor underflow.
+    E = _at_unit_scale(E, np.abs(E.data if sparse else E).max(initial=0.0))[0]
     sq = np.asarray(E.multiply(E).sum(axis=1)).ravel() if sparse else \
         np.einsum("ij,ij->i", E, E)
     chosen = np.zeros(n, dtype=bool)
@@ -327,6 +330,10 @@ def _leverage(kernel, X, m, params, rng, workers):
     K_SS, params = _symmetric_block(kernel, S, params, workers)
     K_nS = kernel.block(X, S, params, workers).astype(np.float64)
     diag = _diagonal(kernel, X, params, workers)
+    # The probabilities do not depend on the kernel's scale: at unit scale,
+    # the squares below neither overflow nor underflow.
+    top = max(np.abs(K_nS).max(), np.abs(diag).max())
+    K_SS, K_nS, diag = (_at_unit_scale(A, top)[0] for A in (K_SS, K_nS, diag))
     values, vectors = _eigh(K_SS)
     keep = values > _cutoff(values)
     P = K_nS @ vectors
@@ -348,6 +355,34 @@ def _eigh(K):
     """Eigenvalues (ascending) and eigenvectors of the symmetric part of K."""
     K = np.asarray(K, dtype=np.float64)
     return scipy.linalg.eigh((K + K.T) / 2, check_finite=False)
+
+
+def _at_unit_scale(A, top):
+    """``A / 2**e`` and e, with ``2**e`` the power of 2 at or above `top`
+    (exact: only the exponents change); A itself where `top` is 0."""
+    if not top > 0:
+        return np.asarray(A, dtype=np.float64) if not scipy.sparse.issparse(A) \
+            else A, 0
+    e = int(np.frexp(top)[1])
+    if scipy.sparse.issparse(A):
+        A = A.astype(np.float64)
+        A.data = np.ldexp(A.data, -e)
+        return A, e
+    return np.ldexp(np.asarray(A, dtype=np.float64), -e), e
+
+
+def _normalization(K):
+    """Eigenvalues of K (ascending) and ``U Lambda_+^{-1/2} U^T``, computed
+    at unit scale: right for kernels of any magnitude."""
+    unit, e = _at_unit_scale(K, np.abs(K).max(initial=0.0))
+    values, vectors = _eigh(unit)
+    keep = values > _cutoff(values)
+    U = vectors[:, keep]
+    # 2**(-e/2) in two steps: e may be odd.
+    N = np.ldexp((U / np.sqrt(values[keep])) @ U.T, -(e // 2))
+    if e % 2:
+        N /= np.sqrt(2.0)
+    return np.ldexp(values, e), N
 
 
 def _cutoff(values):
@@ -526,10 +561,7 @@ class NystroemMap(FeatureMap):
             index = _leverage(kernel, X, m, params, rng, workers)
         L = _take(X, index)
         K, params = _symmetric_block(kernel, L, params, workers)
-        values, vectors = _eigh(K)
-        keep = values > _cutoff(values)
-        U = vectors[:, keep]
-        normalization = (U / np.sqrt(values[keep])) @ U.T
+        values, normalization = _normalization(K)
         return {"components": L, "component_indices": index,
                 "normalization": normalization, "eigenvalues": values,
                 "params": params, "_rng": None}

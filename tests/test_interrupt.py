@@ -87,6 +87,12 @@ CASES = {
     "mmd_test aggregated (wild bootstrap)": (
         "X = rng.normal(size=(2500, 10)); Y = rng.normal(size=(2500, 10))",
         "km.mmd_test(X, Y, method='aggregated')"),
+    "NystroemMap.fit, leverage landmarks": (
+        "sets = [rng.normal(size=(300, 30)) for _ in range(1500)]",
+        "km.NystroemMap(400, landmarks='leverage', rng=0).fit(sets)"),
+    "NystroemMap.fit, k-means++ landmarks": (
+        "X = rng.random((100000, 50))",
+        "km.NystroemMap(3000, kernel='chi2', landmarks='kmeans++', rng=0).fit(X)"),
     "Chi2DirectMap.transform": (
         "X = rng.random((20000, 2000))\nf = km.Chi2DirectMap.fit(X[:50])",
         "for _ in range(20): f.transform(X)"),

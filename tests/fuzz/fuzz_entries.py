@@ -3746,3 +3746,103 @@ def _level_judge(p, v):
 
 for _method in ("permutation", "wild_bootstrap", "aggregated", "linear"):
     _two_sample_entry(_method)
+
+
+# ------------------------------------------------------- Nystroem features
+
+NYSTROEM_KERNELS = {"mean_map": "sum_match_kernel", "renyi": None,
+                    "chi2": "additive_chi2_kernel"}
+
+
+def _build_nystroem(ctx, kernel):
+    if kernel == "chi2":
+        X, T = g_hist(ctx, 5), g_hist(ctx, 3)
+    else:
+        lo, hi = (5, 7) if kernel == "renyi" else (2, 4)
+        d = ctx.pick([2, 1, 3], 1)
+        X, T = g_sets(ctx, 5, lo, hi, d), g_sets(ctx, 2, lo, hi, d)
+    b = {"X": X, "T": T, "n_components": S(3, "3"), "rng": S(0, "0")}
+    landmarks = ctx.pick(["uniform", "kmeans++", "leverage"])
+    b["landmarks"] = S(landmarks, repr(landmarks))
+    if kernel == "renyi":
+        b["kernel_params"] = S({"k": 2}, "{'k': 2}")
+    return b
+
+
+def _check_nystroem(ctx, v, res, kernel):
+    fmap, Z = res
+    X, T = v["X"], v["T"]
+    m = int(v.get("n_components", 100))
+    n = ref.dense(T).shape[0] if kernel == "chi2" else n_sets(T)
+    need_shape(Z, (n, m))
+    need(np.all(np.isfinite(Z)), "features not finite")
+    if kernel == "renyi":
+        return
+    # Between landmarks the features reproduce the exact kernel.
+    L = fmap.components
+    F = fmap.transform(L)
+    params = {} if kernel == "chi2" else {"gamma": fmap.params["gamma"]}
+    K = np.asarray(getattr(ctx.km, NYSTROEM_KERNELS[kernel])(L, **params),
+                   dtype=np.float64)
+    top = max(float(np.abs(K).max()), np.finfo(np.float64).tiny)
+    low = is_f32(X) or (kernel != "chi2" and is_f32(ref.set_list(X)[0]))
+    err = float(np.abs(F.astype(np.float64) @ F.T.astype(np.float64) - K).max())
+    need(err <= (1e-3 if low else 1e-8) * top,
+         f"landmark kernel reproduced to {err:.3g} of {top:.3g}")
+
+
+def _nystroem_entry(kernel):
+    # One object is fewer than the 3 landmarks of the baseline: refused.
+    data = (hist_mutations(one_row=INVALID) if kernel == "chi2"
+            else set_mutations(min_points=6 if kernel == "renyi" else 1,
+                               one_point=INVALID if kernel == "renyi" else EITHER))
+    # T, transformed by the map fitted on X: any number of objects (one
+    # included), and never None.
+    test = [m for m in (hist_mutations(is_y=True) if kernel == "chi2" else
+                        set_mutations(min_points=6 if kernel == "renyi" else 1,
+                                      one_point=INVALID if kernel == "renyi"
+                                      else EITHER, is_y=True))
+            if m.label != "None"]
+    args = [
+        Arg("X", data, positional=True),
+        Arg("T", test, aliases=("X",)),  # transform(X) names it X
+        Arg("n_components", p=P("int", low=1, huge=False)),
+        Arg("landmarks", p=P("choice", choices=("uniform", "kmeans++",
+                                                 "leverage"))),
+        W(),
+        RNG(),
+    ]
+
+    def call(km, v):
+        fmap = km.NystroemMap(
+            v.get("n_components", 100), kernel=kernel,
+            **{k: v[k] for k in ("kernel_params", "landmarks", "rng") if k in v})
+        fmap.fit(v["X"], **({"workers": v["workers"]} if "workers" in v else {}))
+        return fmap, fmap.transform(v["T"])
+
+    def src(s):
+        ctor = {k: s[k] for k in ("n_components", "kernel_params", "landmarks",
+                                  "rng") if k in s}
+        fit = {k: s[k] for k in ("workers",) if k in s}
+        return (src_call("km.NystroemMap", {**ctor, "kernel": repr(kernel)}, (),
+                         ["n_components", "kernel", "kernel_params", "landmarks",
+                          "rng"])
+                + ".fit(" + s["X"]
+                + "".join(f", {k}={val}" for k, val in fit.items())
+                + f").transform({s['T']})")
+
+    register(
+        Entry(
+            f"NystroemMap[{kernel}]",
+            args,
+            lambda ctx: _build_nystroem(ctx, kernel),
+            call,
+            src,
+            lambda ctx, v, res: _check_nystroem(ctx, v, res, kernel),
+            group="histograms" if kernel == "chi2" else "sets",
+        )
+    )
+
+
+for _kernel in NYSTROEM_KERNELS:
+    _nystroem_entry(_kernel)
