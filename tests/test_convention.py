@@ -44,9 +44,15 @@ MAPS = {
         lambda: km.DoublyRandomDistributionFeatures(32, 16, gamma2=None, rng=0),
         SETS),
     "EMKFeatures": (lambda: km.EMKFeatures(6, n_iter=5, rng=0), SETS),
+    "NystroemMap": (lambda: km.NystroemMap(4, rng=0), SETS),
+    "NystroemMap-chi2-leverage": (
+        lambda: km.NystroemMap(8, kernel="chi2", landmarks="leverage", rng=0),
+        HIST),
 }
+# Maps whose features may differ in the last bits between blocks of rows
+# (sums over sets; Nystroem's matrix product with the normalization).
 SET_MAPS = ("RandomDistributionFeatures", "DoublyRandomDistributionFeatures",
-            "EMKFeatures")
+            "EMKFeatures", "NystroemMap")
 # Maps that learn nothing: usable without fit.
 STATELESS = {
     "HomogeneousKernelMap": lambda: km.HomogeneousKernelMap("chi2", 2),

@@ -316,11 +316,11 @@ def test_bad_input():
     bad[2][0, 0] = np.nan
     with pytest.raises(ValueError, match="X"):
         nys.transform(bad)
-    with pytest.raises(ValueError, match="negative|X"):
+    with pytest.raises(ValueError, match="X"):
         NystroemMap(3, kernel="chi2").fit(-histograms(5, 3, seed=0))
     with pytest.raises(TypeError, match="means, covs"):
         NystroemMap(3, kernel="expected").fit(np.zeros((5, 3)))
-    with pytest.raises(ValueError, match="kernel_params|gamma"):
+    with pytest.raises(ValueError, match="gamma"):
         NystroemMap(3, kernel_params={"gamma": -1.0}).fit(sets)
 
 
