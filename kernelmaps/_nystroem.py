@@ -10,11 +10,11 @@ for k-means++ landmarks.
 """
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse
 
 from ._bags import Bags
 from ._dask import is_lazy, lazy_rows, lazy_sets
+from ._engine import lapack
 from ._engine.scales import divergence_kernel_values, median_scale
 from ._frozen import FeatureMap
 from ._gamma import resolve_gamma
@@ -104,6 +104,8 @@ class _Renyi(_Kernel):
 
     def _split(self, params):
         divergence = {k: v for k, v in params.items() if k in self._DIVERGENCE}
+        if "alpha" in divergence:  # one order: renyi_divergence takes several
+            divergence["alpha"] = check_scalar(divergence["alpha"], "alpha")
         power = check_scalar(params.get("power", 2), "power", low=0.0,
                              low_inclusive=False)
         return divergence, power
@@ -336,7 +338,7 @@ def _leverage(kernel, X, m, params, rng, workers):
     K_SS, K_nS, diag = (_at_unit_scale(A, top)[0] for A in (K_SS, K_nS, diag))
     values, vectors = _eigh(K_SS)
     keep = values > _cutoff(values)
-    P = K_nS @ vectors
+    P = lapack.matmul(K_nS, vectors)
     # The eigenvalues of the Nystroem approximation K_nS K_SS^+ K_Sn.
     B = P[:, keep] / np.sqrt(values[keep])
     top = np.linalg.eigvalsh(B.T @ B)[::-1]
@@ -354,7 +356,8 @@ def _leverage(kernel, X, m, params, rng, workers):
 def _eigh(K):
     """Eigenvalues (ascending) and eigenvectors of the symmetric part of K."""
     K = np.asarray(K, dtype=np.float64)
-    return scipy.linalg.eigh((K + K.T) / 2, check_finite=False)
+    # Ctrl-C stops a long one (lapack.eigh runs it in a child process).
+    return lapack.eigh((K + K.T) / 2, check_finite=False)
 
 
 def _at_unit_scale(A, top):
@@ -523,22 +526,28 @@ class NystroemMap(FeatureMap):
                  landmarks="uniform", rng=None):
         self._n_components = check_scalar(n_components, "n_components",
                                           kind="int", low=1)
-        if callable(kernel):
-            self.kernel = _Callable(kernel)
-        else:
-            if not isinstance(kernel, str):
-                raise TypeError(f"kernel must be a name or a callable, got "
-                                f"{type(kernel).__name__}")
-            self.kernel = KERNELS[check_choice(kernel, "kernel", tuple(KERNELS))]
-        self.kernel_params = _check_params(kernel_params, self.kernel)
-        self.landmarks = _check_landmarks(landmarks, self.kernel)
+        if not (callable(kernel) or isinstance(kernel, str)):
+            raise TypeError(f"kernel must be a name or a callable, got "
+                            f"{type(kernel).__name__}")
+        if not callable(kernel):
+            check_choice(kernel, "kernel", tuple(KERNELS))
+        # The name (or the callable) as given: what pickles and prints.
+        self.kernel = kernel
+        self.kernel_params = _check_params(kernel_params, self._spec)
+        self.landmarks = _check_landmarks(landmarks, self._spec)
         self._rng = check_rng(rng)
         self.components = self.component_indices = self.normalization = None
         self.eigenvalues = self.params = None
         self._freeze()
 
+    @property
+    def _spec(self):
+        """The `_Kernel` of `kernel`."""
+        return _Callable(self.kernel) if callable(self.kernel) else \
+            KERNELS[self.kernel]
+
     def _fit(self, X, workers, progress):
-        kernel = self.kernel
+        kernel = self._spec
         X = kernel.check(X)
         n, m = _count(X), self._n_components
         if m > n:
@@ -599,21 +608,23 @@ class NystroemMap(FeatureMap):
             in float64).
         """
         self._check_fitted()
-        if self.kernel.kind == "sets" and (is_lazy(X) or progress):
+        kind = self._spec.kind
+        if kind == "sets" and (is_lazy(X) or progress):
             return self._transform_sets(X, workers=workers, progress=progress)
-        if self.kernel.kind == "rows" and (is_lazy(X) or progress):
+        if kind == "rows" and (is_lazy(X) or progress):
             return self._transform_rows(X, workers=workers, progress=progress)
         return self._transform(X, workers=workers)
 
     def _transform(self, X, *, workers=None):
-        X = self.kernel.check(X)
+        kernel = self._spec
+        X = kernel.check(X)
         width = _width(X)
         if width != self.n_features_in:
             raise ValueError(f"X has {width} features, but the landmarks have "
                              f"{self.n_features_in}")
-        K = self.kernel.block(X, self.components, self.params,
-                              resolve_workers(workers))
-        Z = np.asarray(K, dtype=np.float64) @ self.normalization
+        K = kernel.block(X, self.components, self.params,
+                         resolve_workers(workers))
+        Z = lapack.matmul(np.asarray(K, dtype=np.float64), self.normalization)
         return Z.astype(_output_dtype(X), copy=False)
 
     def _lazy_output(self, dtype):
@@ -628,7 +639,7 @@ class NystroemMap(FeatureMap):
         landmarks = (self.landmarks if isinstance(self.landmarks, str)
                      else "indices")
         return (f"NystroemMap({dim}n_components={self.n_features_out}, "
-                f"kernel={self.kernel.name!r}, landmarks={landmarks!r})")
+                f"kernel={self._spec.name!r}, landmarks={landmarks!r})")
 
 
 def _check_params(params, kernel):

@@ -709,6 +709,9 @@ class EMKSampler(_SetTransformer):
                            n_iter=self.n_iter, rng=_seed(self.random_state))
 
 
+_SET_KERNELS = ("mean_map", "mmd", "renyi")
+
+
 @_attributes
 class NystroemFeatures(_SetTransformer):
     """`NystroemMap` (Nystroem features of an exact kernel of kernelmaps)
@@ -778,7 +781,7 @@ class NystroemFeatures(_SetTransformer):
     def fit(self, X, y=None):
         """Fit the map on the training sets or histograms `X`."""
         fmap = self._map()
-        if fmap.kernel.kind == "sets":
+        if self.kernel in _SET_KERNELS:
             return super().fit(X)
         self.map_ = fmap.fit(self._rows(X, reset=True))
         return self
@@ -786,7 +789,7 @@ class NystroemFeatures(_SetTransformer):
     def transform(self, X):
         """The features of the sets or histograms of `X`."""
         check_is_fitted(self, "map_")
-        if self.map_.kernel.kind == "sets":
+        if self.kernel in _SET_KERNELS:
             return super().transform(X)
         return self.map_.transform(self._rows(X, reset=False))
 

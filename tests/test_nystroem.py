@@ -76,6 +76,9 @@ def test_mean_map_features_are_the_numpy_nystroem(dtype, workers):
     assert_allclose(Z.astype(np.float64) @ Z.T.astype(np.float64), expected,
                     atol=tol)
     assert_array_equal(nys.component_indices, index)
+    assert nys.kernel == "mean_map"
+    assert repr(nys) == ("NystroemMap(dim=3, n_components=4, kernel='mean_map', "
+                         "landmarks='indices')")
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -322,6 +325,9 @@ def test_bad_input():
         NystroemMap(3, kernel="expected").fit(np.zeros((5, 3)))
     with pytest.raises(ValueError, match="gamma"):
         NystroemMap(3, kernel_params={"gamma": -1.0}).fit(sets)
+    with pytest.raises(TypeError, match="alpha"):  # one order, not several
+        NystroemMap(3, kernel="renyi",
+                    kernel_params={"alpha": [0.5, 0.9]}).fit(sets)
 
 
 @pytest.mark.parametrize(("result", "match"), [
