@@ -3250,6 +3250,12 @@ SK_PARAMS = {
         "psd": P("choice", choices=("clip", "flip", "shift")),
         "workers": P("workers"),
     },
+    "NystroemFeatures": {
+        "n_components": P("int", low=1, huge=False),
+        "kernel": P("choice", choices=("mean_map", "mmd")),
+        "landmarks": P("choice", choices=("uniform", "kmeans++", "leverage")),
+        "random_state": P("sk_rng"),
+    },
     "ExpectedKernel": {
         "covariance": P("choice", choices=("full", "diag", "iso")),
         "kernel": P("choice", choices=("rbf", "linear", "polynomial")),
@@ -3270,11 +3276,13 @@ SK_BASE = {
     "DRDFSampler": {"n_components": 8, "n_components2": 6, "random_state": 0},
     "EMKSampler": {"n_basis": 3, "n_iter": 3, "random_state": 0},
     "SetKernel": {"k": 2},
+    "NystroemFeatures": {"n_components": 3, "random_state": 0},
     "ExpectedKernel": {},
 }
 # scikit-learn's own validation names the data "array", "input" or "data"
 SK_X_ALIASES = ("array", "input", "data", "points")
-SK_SETS = ("RDFSampler", "DRDFSampler", "EMKSampler", "SetKernel")
+SK_SETS = ("RDFSampler", "DRDFSampler", "EMKSampler", "SetKernel",
+           "NystroemFeatures")
 SK_HIST = (
     "Chi2DirectFeatures",
     "Chi2ChebyshevFeatures",
@@ -3399,6 +3407,9 @@ def _sk_reference(ctx, est, name, Xfit, X, res):
     elif name == "DRDFSampler":
         expected, big = _fourier_ref_of(fmap, X, "DoublyRandomDistributionFeatures")
         _fourier_check(res, expected, big, is_f32(X), fmap.n_features_out)
+    elif name == "NystroemFeatures":
+        need_shape(res, (n_sets(X), fmap.n_features_out))
+        need(np.all(np.isfinite(res)), "features not finite")
 
 
 def _sk_renyi_reference(est, Xfit, X, res):
