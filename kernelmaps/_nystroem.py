@@ -102,31 +102,35 @@ class _Renyi(_Kernel):
         super().__init__("renyi", "sets", None,
                          ("alpha", "k", "min_dist", "clamp", "gamma", "power"))
 
-    def _split(self, params):
+    def _symmetrised(self, A, B, params, workers):
+        """``max((D(A, B) + D(B, A).T) / 2, 0)`` (B None: A with itself)."""
         divergence = {k: v for k, v in params.items() if k in self._DIVERGENCE}
         if "alpha" in divergence:  # one order: renyi_divergence takes several
             divergence["alpha"] = check_scalar(divergence["alpha"], "alpha")
-        power = check_scalar(params.get("power", 2), "power", low=0.0,
-                             low_inclusive=False)
-        return divergence, power
-
-    def block(self, A, B, params, workers):
-        divergence, power = self._split(params)
         if B is None:
             D = renyi_divergence(A, **divergence, workers=workers)
             S = (D + D.T) / 2
         else:
             ab, ba = _renyi_divergence_both(A, B, **divergence, workers=workers)
             S = (ab + ba.T) / 2
-        np.maximum(S, 0.0, out=S)
-        return self._values(S, power, params)
+        return np.maximum(S, 0.0, out=S)
+
+    @staticmethod
+    def _values(S, params):
+        """``exp(-gamma S^power)``, from the scale where gamma is None."""
+        power = check_scalar(params.get("power", 2), "power", low=0.0,
+                             low_inclusive=False)
+        if params.get("scale") is not None:
+            return divergence_kernel_values(S, power, scale=params["scale"])
+        return divergence_kernel_values(S, power, gamma=params["gamma"])
+
+    def block(self, A, B, params, workers):
+        return self._values(self._symmetrised(A, B, params, workers), params)
 
     def landmark_block(self, L, params, workers):
         """The landmarks' kernel, and `params` with the median scale fixed
-        on it where gamma is None."""
-        divergence, power = self._split(params)
-        D = renyi_divergence(L, **divergence, workers=workers)
-        S = np.maximum((D + D.T) / 2, 0.0)
+        on it where gamma is None (and not fixed yet)."""
+        S = self._symmetrised(L, None, params, workers)
         params = dict(params)
         if params.get("gamma") is None:
             params["gamma"] = None
@@ -135,13 +139,7 @@ class _Renyi(_Kernel):
         else:
             params["gamma"] = check_scalar(params["gamma"], "gamma", low=0.0,
                                            low_inclusive=False)
-        return self._values(S, power, params), params
-
-    @staticmethod
-    def _values(S, power, params):
-        if params.get("scale") is not None:
-            return divergence_kernel_values(S, power, scale=params["scale"])
-        return divergence_kernel_values(S, power, gamma=params["gamma"])
+        return self._values(S, params), params
 
 
 _POINT = ("kernel", "gamma", "degree", "coef0")
