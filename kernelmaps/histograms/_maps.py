@@ -12,7 +12,7 @@ import scipy.sparse
 from .._bags import Bags
 from .._dask import lazy_rows
 from .._deprecation import array_first, legacy_class_fit
-from .._draws import fourier_state, weight_norm
+from .._draws import check_draw, fourier_state, resolve_draw, weight_norm
 from .._engine.expand import expand
 from .._engine.layout import max_abs, row_blocks
 from .._engine.set_means import csr_cos, set_means
@@ -753,11 +753,16 @@ class ExpChi2Features(FeatureMap):
     True
     """
 
-    def __init__(self, n_components=1000, *, beta=1.0, chi2_map=None, rng=None):
+    # What maps pickled before `draw` and `form` existed drew.
+    draw, form = "iid", "offset"
+
+    def __init__(self, n_components=1000, *, beta=1.0, chi2_map=None, draw=None,
+                 form="sincos", rng=None):
         self._n_components = check_scalar(n_components, "n_components",
                                           kind="int", low=1)
         self.beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
         self.chi2_map = None if chi2_map is None else _check_chi2_map(chi2_map)
+        self.draw, self.form = check_draw(draw, form, "rbf")
         self._rng = check_rng(rng)
         self.weights = self.offsets = None
         self._freeze()
@@ -779,9 +784,10 @@ class ExpChi2Features(FeatureMap):
             )
         check_size(width=width, n_components=self._n_components)
         # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
+        draw = resolve_draw(self.draw, "rbf", width)
         state = fourier_state(width, self._n_components, "rbf", self.beta / 2,
-                              self._rng, f"beta={self.beta!r}")
-        return {**state, "chi2_map": chi2_map, "_rng": None}
+                              self._rng, f"beta={self.beta!r}", draw, self.form)
+        return {**state, "chi2_map": chi2_map, "draw": draw, "_rng": None}
 
     def _legacy_fit(cls, X, n_components, *, beta=1.0, chi2_map=None, rng=None):
         return cls(n_components, beta=beta, chi2_map=chi2_map, rng=rng).fit(X)
@@ -828,4 +834,5 @@ class ExpChi2Features(FeatureMap):
 
     def __repr__(self):
         return (f"ExpChi2Features(n_components={self.n_features_out}, "
-                f"beta={self.beta:.6g}, chi2_map={self.chi2_map!r})")
+                f"beta={self.beta:.6g}, chi2_map={self.chi2_map!r}, "
+                f"draw={self.draw!r}, form={self.form!r})")

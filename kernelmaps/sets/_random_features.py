@@ -11,7 +11,7 @@ import scipy.sparse
 from .._bags import Bags
 from .._dask import lazy_rows, lazy_sets
 from .._deprecation import warn_deprecated
-from .._draws import fourier_state, weight_norm
+from .._draws import check_draw, fourier_state, resolve_draw, weight_norm
 from .._engine.layout import max_abs
 from .._engine.set_means import csr_cos, set_means
 from .._frozen import FeatureMap
@@ -49,14 +49,19 @@ def _check_width(name, width, dim):
 class _Fourier(FeatureMap):
     """Frequencies and phases, drawn by `fit` for a shift-invariant kernel
     of the scale `gamma` (None: the median heuristic on the training
-    points)."""
+    points), by the method `draw` (None: chosen by the dimension of the
+    points, see `_draws.resolve_draw`) for the feature `form`."""
 
-    def __init__(self, n_components, *, kernel, gamma, rng):
+    # What maps pickled before `draw` and `form` existed drew.
+    draw, form = "iid", "offset"
+
+    def __init__(self, n_components, *, kernel, gamma, draw, form, rng):
         self._n_components = check_scalar(n_components, "n_components",
                                           kind="int", low=1)
         self.kernel = check_choice(kernel, "kernel", _KERNELS)
         self.gamma = (None if gamma is None else
                       check_scalar(gamma, "gamma", low=0.0, low_inclusive=False))
+        self.draw, self.form = check_draw(draw, form, self.kernel)
         self._rng = check_rng(rng)
         self.weights = self.offsets = None
         self._freeze()
@@ -71,11 +76,12 @@ class _Fourier(FeatureMap):
 
     def _draw_state(self, dim, gamma):
         """The fitted attributes: W and b drawn for `dim` features and the
-        scale `gamma`."""
+        scale `gamma`, and the draw used."""
         check_size(dim=dim, n_components=self._n_components)
+        draw = resolve_draw(self.draw, self.kernel, dim)
         state = fourier_state(dim, self._n_components, self.kernel, gamma,
-                              self._rng, f"gamma={gamma!r}")
-        return {**state, "gamma": gamma, "_rng": None}
+                              self._rng, f"gamma={gamma!r}", draw, self.form)
+        return {**state, "gamma": gamma, "draw": draw, "_rng": None}
 
     @property
     def n_features_in(self):
@@ -99,7 +105,8 @@ class _Fourier(FeatureMap):
         gamma = "None" if self.gamma is None else f"{self.gamma:.6g}"
         dim = "" if self.weights is None else f"dim={self.n_features_in}, "
         return (f"{type(self).__name__}({dim}n_components={self.n_features_out}, "
-                f"kernel={self.kernel!r}, gamma={gamma})")
+                f"kernel={self.kernel!r}, gamma={gamma}, draw={self.draw!r}, "
+                f"form={self.form!r})")
 
 
 def _legacy_dim_first(n_old, old_gamma):
@@ -202,8 +209,10 @@ class RandomFourierFeatures(_Fourier):
     """
 
     @_legacy_dim_first(2, lambda dim: 1.0)
-    def __init__(self, n_components=100, *, kernel="rbf", gamma=None, rng=None):
-        super().__init__(n_components, kernel=kernel, gamma=gamma, rng=rng)
+    def __init__(self, n_components=100, *, kernel="rbf", gamma=None, draw=None,
+                 form="sincos", rng=None):
+        super().__init__(n_components, kernel=kernel, gamma=gamma, draw=draw,
+                         form=form, rng=rng)
 
     def _fit(self, X, workers, progress):
         X = _check_vectors(X)
@@ -329,8 +338,10 @@ class RandomDistributionFeatures(_Fourier):
     """
 
     @_legacy_dim_first(2, lambda dim: None)
-    def __init__(self, n_components=100, *, gamma=None, kernel="rbf", rng=None):
-        super().__init__(n_components, kernel=kernel, gamma=gamma, rng=rng)
+    def __init__(self, n_components=100, *, gamma=None, kernel="rbf", draw=None,
+                 form="sincos", rng=None):
+        super().__init__(n_components, kernel=kernel, gamma=gamma, draw=draw,
+                         form=form, rng=rng)
 
     def _fit(self, X, workers, progress):
         bags = check_sets(X, "X")
@@ -431,7 +442,7 @@ class DoublyRandomDistributionFeatures(FeatureMap):
 
     @_legacy_dim_first(3, lambda dim: None)
     def __init__(self, n_components=100, n_components2=100, *, gamma=None,
-                 gamma2=1.0, rng=None):
+                 gamma2=1.0, draw=None, form="sincos", rng=None):
         # The second level's parameters, named as here (the first level
         # checks n_components and gamma).
         n_components2 = check_scalar(n_components2, "n_components2", kind="int",
@@ -439,8 +450,10 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         if gamma2 is not None:
             gamma2 = check_scalar(gamma2, "gamma2", low=0.0, low_inclusive=False)
         rng = check_rng(rng)
-        self.rdf = RandomDistributionFeatures(n_components, gamma=gamma, rng=rng)
-        self.rff = RandomFourierFeatures(n_components2, gamma=gamma2, rng=rng)
+        self.rdf = RandomDistributionFeatures(n_components, gamma=gamma, draw=draw,
+                                              form=form, rng=rng)
+        self.rff = RandomFourierFeatures(n_components2, gamma=gamma2, draw=draw,
+                                         form=form, rng=rng)
         self._freeze()
 
     def _fit(self, X, workers, progress):
@@ -474,6 +487,23 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         return self.rff.gamma
 
     @property
+    def draw(self):
+        """The frequency draw of the first level (after `fit`, the one
+        used; the second level's is `draw2`)."""
+        return self.rdf.draw
+
+    @property
+    def draw2(self):
+        """The frequency draw of the second level (after `fit`, the one
+        used)."""
+        return self.rff.draw
+
+    @property
+    def form(self):
+        """The feature form of both levels."""
+        return self.rdf.form
+
+    @property
     def n_features_in(self):
         """Dimension d of the points (None before `fit`)."""
         return self.rdf.n_features_in
@@ -500,7 +530,8 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         return (f"DoublyRandomDistributionFeatures({dim}"
                 f"n_components={self.rdf.n_features_out}, "
                 f"n_components2={self.n_features_out}, gamma={number(self.gamma)}, "
-                f"gamma2={number(self.gamma2)})")
+                f"gamma2={number(self.gamma2)}, draw={self.draw!r}, "
+                f"draw2={self.draw2!r}, form={self.form!r})")
 
 
 def _second_level(rff, width, gamma2):
