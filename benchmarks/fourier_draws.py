@@ -135,8 +135,9 @@ def print_summary(kernel, table, dims, widths):
             print(f"sincos / offset, d={d}, {draw}: " + " ".join(
                 f"{r:.3f}" for r in ratio))
     for d in (d for d in dims if d <= 8):
-        print(f"QMC slope, d={d}: sincos {slope(widths, table[d, 'qmc', 'sincos'][0]):+.2f}"
-              f", offset {slope(widths, table[d, 'qmc', 'offset'][0]):+.2f}")
+        slopes = {form: slope(widths, table[d, "qmc", form][0]) for form in FORMS}
+        print(f"QMC slope, d={d}: sincos {slopes['sincos']:+.2f}, offset "
+              f"{slopes['offset']:+.2f}")
     print("best draw (sincos) per d and t, and its error relative to the "
           "next best:")
     for d in dims:

@@ -182,9 +182,9 @@ def _sobol(n, dim, rng):
     the kernel estimate stays unbiased."""
     if dim > qmc.Sobol.MAXDIM:
         raise ValueError(
-            f"draw='qmc' supports points of at most {qmc.Sobol.MAXDIM - 1} "
-            f"dimensions (SciPy's Sobol sequence), got {dim - 1}; use "
-            f"draw='orthogonal' or 'iid'"
+            f"draw='qmc' needs Sobol points of {dim} coordinates (the point "
+            f"dimension, plus one for random phases), more than SciPy's "
+            f"{qmc.Sobol.MAXDIM}; use draw='orthogonal' or 'iid'"
         )
     # The scrambling gets a generator of its own, seeded from `rng`: SciPy
     # may derive one from a generator's seed sequence, which a generator
