@@ -713,18 +713,10 @@ class ExpChi2Features(FeatureMap):
         training data unless it is fitted. None means
         ``Chi2DirectMap(n_terms=5)``.
     draw : {"iid", "orthogonal", "qmc"} or None, default=None
-        How the frequencies are drawn: independently (``"iid"``); in
-        blocks of orthogonal directions with chi-distributed norms
-        (``"orthogonal"``, [4]_); or as scrambled Sobol
-        points through the inverse CDF of the spectrum (``"qmc"``, [5]_).
-        None chooses by the width d of the chi2 features (the
-        dimension of the Gaussian kernel's input): ``"qmc"`` for d <= 8,
-        else ``"orthogonal"``: the least kernel error measured at equal t
-        (see `RandomFourierFeatures`).
+        The frequency draw [4]_ [5]_ of `RandomFourierFeatures`
+        (None: chosen by the width of the chi2 features).
     form : {"sincos", "offset"}, default="sincos"
-        ``"sincos"``: the cosine and the sine of t // 2 frequencies (and
-        for odd t one cosine with a random phase) [3]_; ``"offset"``:
-        :math:`\cos(x w_j + b_j)` of t frequencies with random phases.
+        The feature form [3]_ of `RandomFourierFeatures`.
     rng : int or numpy.random.Generator, optional
         Seed or generator for the frequencies and offsets.
 

@@ -334,18 +334,10 @@ class RandomDistributionFeatures(_Fourier):
     kernel : {"rbf", "laplacian"}, default="rbf"
         The point kernel (see `RandomFourierFeatures`).
     draw : {"iid", "orthogonal", "qmc"} or None, default=None
-        How the frequencies are drawn: independently (``"iid"``); in
-        blocks of orthogonal directions with chi-distributed norms
-        (``"orthogonal"``, [4]_; ``"rbf"`` only); or as scrambled Sobol
-        points through the inverse CDF of the spectrum (``"qmc"``, [5]_).
-        None chooses by the dimension d of the points: ``"qmc"`` for
-        d <= 8 (``"rbf"``) or d <= 64 (``"laplacian"``), else
-        ``"orthogonal"`` (``"rbf"``) or ``"iid"`` (``"laplacian"``): the
-        least kernel error measured at equal t (see Notes).
+        The frequency draw [4]_ [5]_ of `RandomFourierFeatures`
+        (None: chosen by the dimension of the points).
     form : {"sincos", "offset"}, default="sincos"
-        ``"sincos"``: the cosine and the sine of t // 2 frequencies (and
-        for odd t one cosine with a random phase) [3]_; ``"offset"``:
-        :math:`\cos(x w_j + b_j)` of t frequencies with random phases.
+        The feature form [3]_ of `RandomFourierFeatures`.
     rng : int or numpy.random.Generator, optional
         Seed or generator, used by `fit`; the same seed gives the same map.
 
@@ -376,26 +368,10 @@ class RandomDistributionFeatures(_Fourier):
     kernel [2]_ (`EMKFeatures` is its learned-basis mode, EMK-CKSVD, which
     draws no frequencies).
 
-    **Draws and forms.** Every draw gives frequencies each marginally
-    distributed as the kernel's spectrum, and every form scales its t
-    features by :math:`\sqrt{2/t}`, so :math:`z(x) \cdot z(y)` is an
-    unbiased estimate of :math:`k(x, y)` in all six combinations. The
-    sine of a pair is computed as :math:`\cos(x w + 3\pi/2)`: `weights`
-    holds each frequency of a pair twice and `offsets` the phases 0 and
-    :math:`3\pi/2`. ``"sincos"`` has less variance than ``"offset"`` for
-    the Gaussian kernel [3]_. The orthogonal draw takes blocks of d
-    directions from the QR of a Gaussian matrix (signs fixed: uniform
-    rotations), each scaled by an independent :math:`\chi(d)` norm [4]_;
-    for t < d one d x t QR. The QMC draw takes the first points of a
-    scrambled Sobol sequence (``random_base2`` of `scipy.stats.qmc`, cut to
-    length: no warning for any t; Sobol, not Halton, because at widths
-    that are not powers of 2 both gave the same error and at powers of 2
-    Sobol's was lower), with the phases as one more coordinate [5]_.
-    Measured (``benchmarks/fourier_draws.py``, 300 points of
-    :math:`N(0, I_d)`): orthogonal draws about halve the error of iid ones
-    at d >= 16 in the sincos form (15 % less in the offset form), and the
-    QMC error falls as :math:`t^{-1.04}` at d = 2, :math:`t^{-0.87}` at
-    d = 4 and :math:`t^{-0.8}` at d = 8 (Monte Carlo: :math:`t^{-1/2}`).
+    **Draws and forms** are those of `RandomFourierFeatures` (all
+    unbiased; see its Notes for the measured errors): the set means of
+    orthogonal or QMC frequencies, in the sincos form, approximate the
+    kernel with less error at equal t [3]_ [4]_ [5]_.
 
     References
     ----------
@@ -494,17 +470,11 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         means the median heuristic on the RDF features of the training
         sets (their squared distances approximate the squared MMDs).
     draw : {"iid", "orthogonal", "qmc"} or None, default=None
-        How the frequencies of both levels are drawn: independently
-        (``"iid"``); in blocks of orthogonal directions with chi-distributed
-        norms (``"orthogonal"``, [3]_); or as scrambled Sobol points through
-        the inverse CDF of the spectrum (``"qmc"``, [4]_). None chooses by
-        the input dimension of each level (d, then t):
-        ``"qmc"`` up to 8, else ``"orthogonal"``: the least kernel error
-        measured at equal t (see Notes).
+        The frequency draw [3]_ [4]_ of `RandomFourierFeatures`
+        of both levels (the first chosen by the dimension of the points,
+        the second by t when None).
     form : {"sincos", "offset"}, default="sincos"
-        ``"sincos"``: the cosine and the sine of t // 2 frequencies (and
-        for odd t one cosine with a random phase) [2]_; ``"offset"``:
-        :math:`\cos(x w_j + b_j)` of t frequencies with random phases.
+        The feature form [2]_ of `RandomFourierFeatures`.
     rng : int or numpy.random.Generator, optional
         Seed or generator, used by `fit`; the first level is drawn first.
 
