@@ -22,6 +22,7 @@ import scipy.special
 from scipy.stats import qmc
 
 from ._engine import lapack
+from ._validation import check_choice
 
 __all__ = ["DRAWS", "FORMS", "FourierDraw", "check_draw", "draw_fourier",
            "fourier_state", "resolve_draw", "weight_norm"]
@@ -32,7 +33,7 @@ FORMS = ("sincos", "offset")
 # for the Gaussian kernel and "iid" for the Laplacian (whose spectrum, a
 # product of Cauchy laws, is not rotation-invariant). Measured with the
 # package's maps by benchmarks/fourier_draws.py (300 points, t = 64 to
-# 1024; the table is in the notes of issue 21): for "rbf" QMC has the
+# 1024; a table in the user guide, doc/user_guide/sets.rst): for "rbf" QMC has the
 # least error at d <= 8 (its error falls about as t^-1 at d = 2), the
 # orthogonal draw from d = 16 on (d = 12: mixed); for "laplacian" QMC beats
 # iid at every t up to d = 64 (by 4 to 68 %), and from d = 128 on loses to
@@ -55,9 +56,7 @@ _QMC_SEED = ("rng" if "rng" in inspect.signature(qmc.Sobol).parameters
 def check_draw(draw, form, kernel):
     """Validate `draw` (None or one of `DRAWS`) and `form` (one of `FORMS`)
     for `kernel` ("rbf" or "laplacian"): ValueErrors naming the argument.
-    Returns them, as str (draw: or None)."""
-    from ._validation import check_choice
-
+    Returns them as str (draw may be None)."""
     if draw is not None:
         draw = check_choice(draw, "draw", DRAWS)
     form = check_choice(form, "form", FORMS)
