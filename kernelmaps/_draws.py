@@ -33,10 +33,10 @@ FORMS = ("sincos", "offset")
 # for the Gaussian kernel and "iid" for the Laplacian (whose spectrum, a
 # product of Cauchy laws, is not rotation-invariant). Measured with the
 # package's maps by benchmarks/fourier_draws.py (300 points, t = 64 to
-# 1024; a table in the user guide, doc/user_guide/sets.rst): for "rbf" QMC has the
-# least error at d <= 8 (its error falls about as t^-1 at d = 2), the
+# 1024; a table in doc/user_guide/sets.rst): for "rbf" QMC has the least
+# error at d <= 8 (its error falls about as t^-1 at d = 2), the
 # orthogonal draw from d = 16 on (d = 12: mixed); for "laplacian" QMC beats
-# iid at every t up to d = 64 (by 4 to 68 %), and from d = 128 on loses to
+# iid at every t up to d = 64 (by 1 to 68 %), and from d = 128 on loses to
 # it by up to 6 % at t <= 128.
 QMC_MAX_DIM = {"rbf": 8, "laplacian": 64}
 # The phase that turns the cosine into the sine: cos(u + 3 pi / 2) = sin(u).
