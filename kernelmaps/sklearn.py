@@ -426,6 +426,12 @@ class ExpChi2Sampler(_MapTransformer):
         Scale of the exp-chi2 kernel.
     n_terms : int, default=5
         Terms of the `Chi2DirectMap` under the random features.
+    draw : {"iid", "orthogonal", "qmc"} or None, default=None
+        How the random frequencies are drawn; None: the measured best for
+        the kernel and dimension (see `kernelmaps.ExpChi2Features`).
+    form : {"sincos", "offset"}, default="sincos"
+        Cosine and sine of each frequency, or the cosine with a random
+        phase.
     random_state : int, numpy.random.RandomState or None
         Seed of the random map (scikit-learn's name for kernelmaps' `rng`).
 
@@ -444,16 +450,19 @@ class ExpChi2Sampler(_MapTransformer):
     (20, 50)
     """
 
-    def __init__(self, n_components=1000, *, beta=1.0, n_terms=5,
-                 random_state=None):
+    def __init__(self, n_components=1000, *, beta=1.0, n_terms=5, draw=None,
+                 form="sincos", random_state=None):
         self.n_components = n_components
         self.beta = beta
         self.n_terms = n_terms
+        self.draw = draw
+        self.form = form
         self.random_state = random_state
 
     def _map(self):
         return ExpChi2Features(self.n_components, beta=self.beta,
                                chi2_map=Chi2DirectMap(n_terms=self.n_terms),
+                               draw=self.draw, form=self.form,
                                rng=_seed(self.random_state))
 
 
@@ -472,6 +481,12 @@ class RFFSampler(_MapTransformer):
     gamma : float, optional
         Scale of the kernel; None means the median heuristic on the
         training rows (`kernelmaps.median_heuristic`, fixed seed).
+    draw : {"iid", "orthogonal", "qmc"} or None, default=None
+        How the random frequencies are drawn; None: the measured best for
+        the kernel and dimension (see `kernelmaps.RandomFourierFeatures`).
+    form : {"sincos", "offset"}, default="sincos"
+        Cosine and sine of each frequency, or the cosine with a random
+        phase.
     random_state : int, numpy.random.RandomState or None
         Seed of the random map (scikit-learn's name for kernelmaps' `rng`).
 
@@ -492,16 +507,19 @@ class RFFSampler(_MapTransformer):
 
     _positive = False
 
-    def __init__(self, n_components=100, *, kernel="rbf", gamma=None,
-                 random_state=None):
+    def __init__(self, n_components=100, *, kernel="rbf", gamma=None, draw=None,
+                 form="sincos", random_state=None):
         self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma
+        self.draw = draw
+        self.form = form
         self.random_state = random_state
 
     def _map(self):
         return RandomFourierFeatures(self.n_components, kernel=self.kernel,
-                                     gamma=self.gamma, rng=_seed(self.random_state))
+                                     gamma=self.gamma, draw=self.draw,
+                                     form=self.form, rng=_seed(self.random_state))
 
 
 class _SetTransformer(TransformerMixin, BaseEstimator):
@@ -579,6 +597,12 @@ class RDFSampler(_SetTransformer):
         pooled training points (`kernelmaps.median_heuristic`, fixed seed).
     kernel : {"rbf", "laplacian"}, default="rbf"
         The point kernel.
+    draw : {"iid", "orthogonal", "qmc"} or None, default=None
+        How the random frequencies are drawn; None: the measured best for
+        the kernel and dimension (see `kernelmaps.RandomDistributionFeatures`).
+    form : {"sincos", "offset"}, default="sincos"
+        Cosine and sine of each frequency, or the cosine with a random
+        phase.
     random_state : int, numpy.random.RandomState or None
         Seed of the random map (scikit-learn's name for kernelmaps' `rng`).
 
@@ -598,16 +622,19 @@ class RDFSampler(_SetTransformer):
     (3, 16)
     """
 
-    def __init__(self, n_components=100, *, gamma=None, kernel="rbf",
-                 random_state=None):
+    def __init__(self, n_components=100, *, gamma=None, kernel="rbf", draw=None,
+                 form="sincos", random_state=None):
         self.n_components = n_components
         self.gamma = gamma
         self.kernel = kernel
+        self.draw = draw
+        self.form = form
         self.random_state = random_state
 
     def _map(self):
         return RandomDistributionFeatures(self.n_components, gamma=self.gamma,
-                                          kernel=self.kernel,
+                                          kernel=self.kernel, draw=self.draw,
+                                          form=self.form,
                                           rng=_seed(self.random_state))
 
 
@@ -628,6 +655,12 @@ class DRDFSampler(_SetTransformer):
     gamma2 : float or None, default=1.0
         Scale of the level-2 Gaussian kernel; None means the median
         heuristic on the RDF features of the training sets.
+    draw : {"iid", "orthogonal", "qmc"} or None, default=None
+        How the random frequencies are drawn; None: the measured best for
+        the kernel and dimension (see `kernelmaps.DoublyRandomDistributionFeatures`).
+    form : {"sincos", "offset"}, default="sincos"
+        Cosine and sine of each frequency, or the cosine with a random
+        phase.
     random_state : int, numpy.random.RandomState or None
         Seed of the random map (scikit-learn's name for kernelmaps' `rng`).
 
@@ -648,17 +681,20 @@ class DRDFSampler(_SetTransformer):
     """
 
     def __init__(self, n_components=100, n_components2=100, *, gamma=None,
-                 gamma2=1.0, random_state=None):
+                 gamma2=1.0, draw=None, form="sincos", random_state=None):
         self.n_components = n_components
         self.n_components2 = n_components2
         self.gamma = gamma
         self.gamma2 = gamma2
+        self.draw = draw
+        self.form = form
         self.random_state = random_state
 
     def _map(self):
         return DoublyRandomDistributionFeatures(
             self.n_components, self.n_components2, gamma=self.gamma,
-            gamma2=self.gamma2, rng=_seed(self.random_state))
+            gamma2=self.gamma2, draw=self.draw, form=self.form,
+            rng=_seed(self.random_state))
 
 
 @_attributes

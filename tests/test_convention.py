@@ -242,21 +242,26 @@ def test_exp_chi2_features_fits_a_copy_of_its_chi2_map():
      "AnchorMap(kernel='chi2', n_anchors=10, n_neighbors=1, weights='uniform', "
      "n_features_out="),
     (lambda: km.RandomFourierFeatures(8, gamma=0.5, rng=0), POINTS,
-     "RandomFourierFeatures(n_components=8, kernel='rbf', gamma=0.5)",
-     "RandomFourierFeatures(dim=3, n_components=8, kernel='rbf', gamma=0.5)"),
-    (lambda: km.RandomFourierFeatures(8, rng=0), POINTS,
-     "RandomFourierFeatures(n_components=8, kernel='rbf', gamma=None)",
+     "RandomFourierFeatures(n_components=8, kernel='rbf', gamma=0.5, draw=None, "
+     "form='sincos')",
+     "RandomFourierFeatures(dim=3, n_components=8, kernel='rbf', gamma=0.5, "
+     "draw='qmc', form='sincos')"),
+    (lambda: km.RandomFourierFeatures(8, draw="iid", form="offset", rng=0), POINTS,
+     "RandomFourierFeatures(n_components=8, kernel='rbf', gamma=None, "
+     "draw='iid', form='offset')",
      f"RandomFourierFeatures(dim=3, n_components=8, kernel='rbf', "
-     f"gamma={km.median_heuristic(POINTS):.6g})"),
+     f"gamma={km.median_heuristic(POINTS):.6g}, draw='iid', form='offset')"),
     (lambda: km.RandomDistributionFeatures(8, kernel="laplacian", rng=0), SETS,
-     "RandomDistributionFeatures(n_components=8, kernel='laplacian', gamma=None)",
+     "RandomDistributionFeatures(n_components=8, kernel='laplacian', gamma=None, "
+     "draw=None, form='sincos')",
      f"RandomDistributionFeatures(dim=3, n_components=8, kernel='laplacian', "
-     f"gamma={km.median_heuristic(SETS, kernel='laplacian'):.6g})"),
+     f"gamma={km.median_heuristic(SETS, kernel='laplacian'):.6g}, draw='qmc', "
+     f"form='sincos')"),
     (lambda: km.DoublyRandomDistributionFeatures(8, 4, gamma=0.5, rng=0), SETS,
      "DoublyRandomDistributionFeatures(n_components=8, n_components2=4, "
-     "gamma=0.5, gamma2=1)",
+     "gamma=0.5, gamma2=1, draw=None, draw2=None, form='sincos')",
      "DoublyRandomDistributionFeatures(dim=3, n_components=8, n_components2=4, "
-     "gamma=0.5, gamma2=1)"),
+     "gamma=0.5, gamma2=1, draw='qmc', draw2='qmc', form='sincos')"),
     (lambda: km.EMKFeatures(4, gamma=0.5, n_iter=2, rng=0), SETS,
      "EMKFeatures(n_basis=4, kernel='rbf', gamma=0.5)",
      "EMKFeatures(n_basis=4, n_features_in=3, kernel='rbf', gamma=0.5)"),

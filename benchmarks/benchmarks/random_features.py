@@ -29,6 +29,13 @@ of a CSR matrix (20000 x 1000, 2% non-zeros) beside ``RBFSampler`` and
 NumPy/SciPy (``cos(X @ W + b)``) on the same CSR matrix. The ``peakmem_*``
 methods give the peak resident memory of the process.
 
+`Draws` times ``fit`` and ``transform`` of ``RandomFourierFeatures`` (20000
+points) and ``RandomDistributionFeatures`` (200x300x30) for each frequency
+draw ("iid", "orthogonal", "qmc"; sincos form, t = 1000, gamma given, one
+worker), and ``time_fit_wide`` the fit of RFF at d = 2000 (where the
+orthogonal draw's QR factorisations cost most); ``transform`` should not
+depend on the draw.
+
 Targets
 -------
 On the 2-core reference machine, at 200x300x30 and t = 1000: RDF at most
@@ -281,6 +288,39 @@ class RFFSparse:
         if self.sampler is None:
             raise SkipNotImplemented("scikit-learn is not installed")
         self.sampler.transform(self.X)
+
+
+FOURIER_DRAWS = ("iid", "orthogonal", "qmc")
+DRAW_MAPS = ("RFF", "RDF")
+
+
+class Draws:
+    params = (DRAW_MAPS, FOURIER_DRAWS)
+    param_names = ("map", "draw")
+    number = 1
+    repeat = 3
+
+    def setup(self, name, draw):
+        if name == "RFF":
+            self.X = np.random.default_rng(0).standard_normal((20_000, 30))
+            self.make = RandomFourierFeatures
+        else:
+            self.X = Bags.from_list(make_sets(SIZES[0], "float64")[0])
+            self.make = RandomDistributionFeatures
+        self.fmap = self.make(N_COMPONENTS, gamma=1 / 30, draw=draw,
+                              rng=0).fit(self.X)
+        self.wide = np.zeros((2, 2000))
+
+    def time_fit(self, name, draw):
+        self.make(N_COMPONENTS, gamma=1 / 30, draw=draw, rng=0).fit(self.X)
+
+    def time_transform(self, name, draw):
+        self.fmap.transform(self.X, workers=1)
+
+    @skip_for_params([("RDF", d) for d in FOURIER_DRAWS])
+    def time_fit_wide(self, name, draw):
+        RandomFourierFeatures(N_COMPONENTS, gamma=1 / 2000, draw=draw,
+                              rng=0).fit(self.wide)
 
 
 def print_ratios(results_dir=".asv/results"):

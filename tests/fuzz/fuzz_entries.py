@@ -1037,13 +1037,39 @@ def _ctor_args(names):
 
 
 FOURIER_CTOR = {
-    "RandomFourierFeatures": (["n_components"], ["kernel", "gamma", "rng"]),
-    "RandomDistributionFeatures": (["n_components"], ["gamma", "kernel", "rng"]),
+    "RandomFourierFeatures": (["n_components"],
+                              ["kernel", "gamma", "draw", "form", "rng"]),
+    "RandomDistributionFeatures": (["n_components"],
+                                   ["gamma", "kernel", "draw", "form", "rng"]),
     "DoublyRandomDistributionFeatures": (
         ["n_components", "n_components2"],
-        ["gamma", "gamma2", "rng"],
+        ["gamma", "gamma2", "draw", "form", "rng"],
     ),
 }
+FOURIER_DRAWS = ("iid", "orthogonal", "qmc")
+FOURIER_FORMS = ("sincos", "offset")
+
+
+def _draw_arg(kernels=True):
+    """`draw` of a random Fourier map (None: documented, chosen by the
+    dimension); "orthogonal" is refused, naming draw, where a baseline has
+    kernel="laplacian" (`kernels`)."""
+    return Arg("draw", p=P("choice", choices=FOURIER_DRAWS, none_ok=True),
+               overrides={"'orthogonal'": EITHER} if kernels else None)
+
+
+def _form_arg():
+    return Arg("form", p=P("choice", choices=FOURIER_FORMS))
+
+
+def _draw_baseline(ctx, laplacian=False):
+    """The draw and form of a baseline, by variant (every draw and form
+    over the variants; "orthogonal" only for the Gaussian kernel)."""
+    draw = (None, "qmc", "iid", "orthogonal")[ctx.variant % 4]
+    if draw == "orthogonal" and laplacian:
+        draw = "qmc"
+    form = "offset" if ctx.variant % 5 in (1, 3) else "sincos"
+    return {"draw": S(draw, repr(draw)), "form": S(form, repr(form))}
 
 
 def _fourier_train_arg(name):
@@ -1080,6 +1106,10 @@ def _fourier_args(name):
             # None: documented, the median heuristic of the training sets'
             # RDF features
             args.append(Arg("gamma2", p=_gamma_p()))
+        elif n == "draw":
+            args.append(_draw_arg(name != "DoublyRandomDistributionFeatures"))
+        elif n == "form":
+            args.append(_form_arg())
         else:
             args.append(RNG())
     args.append(FIT_W())
@@ -1093,10 +1123,12 @@ def _build_fourier_ctor(name):
                   else g_sets(ctx, d=2))
         if name == "DoublyRandomDistributionFeatures":
             b["n_components2"] = S(6, "6")
-        if name != "DoublyRandomDistributionFeatures" and ctx.variant % 2:
+        laplacian = name != "DoublyRandomDistributionFeatures" and ctx.variant % 2
+        if laplacian:
             b["kernel"] = S("laplacian", "'laplacian'")
         if ctx.variant % 3 == 1:
             b["gamma"] = S(0.5, "0.5")
+        b.update(_draw_baseline(ctx, laplacian))
         return b
 
     return build
@@ -2048,6 +2080,7 @@ def _expchi2_fit_build(ctx):
         "n_components": S(8, "8"),
         "rng": S(0, "0"),
         **({"beta": S(2.0, "2.0")} if ctx.variant % 2 else {}),
+        **_draw_baseline(ctx),
     }
 
 
@@ -2110,11 +2143,13 @@ _fit_entry(
         Arg("n_components", p=P("int", low=1), positional=True),
         Arg("beta", p=P("real", low=0, low_incl=False)),
         Arg("chi2_map", _map_arg_mutations("chi2")),
+        _draw_arg(kernels=False),
+        _form_arg(),
         RNG(),
     ],
     _expchi2_fit_build,
     ["X", "n_components"],
-    ["beta", "chi2_map", "rng"],
+    ["beta", "chi2_map", "draw", "form", "rng"],
 )
 
 
@@ -3212,18 +3247,25 @@ SK_PARAMS = {
         "n_components": P("int", low=1),
         "beta": _gamma_p(False),
         "n_terms": P("int", low=1),
+        "draw": P("choice", choices=FOURIER_DRAWS, none_ok=True),
+        "form": P("choice", choices=FOURIER_FORMS),
         "random_state": P("sk_rng"),
     },
     "RFFSampler": {
         "n_components": P("int", low=1),
         "kernel": P("choice", choices=("rbf", "laplacian")),
         "gamma": _gamma_p(),  # None: documented, 1 / d
+        # the baseline's kernel is "rbf": every draw is valid
+        "draw": P("choice", choices=FOURIER_DRAWS, none_ok=True),
+        "form": P("choice", choices=FOURIER_FORMS),
         "random_state": P("sk_rng"),
     },
     "RDFSampler": {
         "n_components": P("int", low=1),
         "gamma": _gamma_p(),
         "kernel": P("choice", choices=("rbf", "laplacian")),
+        "draw": P("choice", choices=FOURIER_DRAWS, none_ok=True),
+        "form": P("choice", choices=FOURIER_FORMS),
         "random_state": P("sk_rng"),
     },
     "DRDFSampler": {
@@ -3231,6 +3273,8 @@ SK_PARAMS = {
         "n_components2": P("int", low=1),
         "gamma": _gamma_p(),
         "gamma2": _gamma_p(),  # None: documented, 1 / n_components
+        "draw": P("choice", choices=FOURIER_DRAWS, none_ok=True),
+        "form": P("choice", choices=FOURIER_FORMS),
         "random_state": P("sk_rng"),
     },
     "EMKSampler": {
