@@ -44,10 +44,13 @@ _SINE_PHASE = 1.5 * math.pi
 # Uniform QMC coordinates are kept this far from 0 and 1, where the inverse
 # CDFs are infinite (scrambled Sobol points are multiples of 2^-30).
 _QMC_EPS = 2.0**-32
-# Seconds per dim * m^2 of the QR of a (dim, m) block on one BLAS thread
-# (0.74 s at 5000 x 1000 on the reference machine): larger QRs run where
-# Ctrl-C can stop them (see `lapack`).
-_QR_RATE = 1.5e-10
+# draw=None takes "orthogonal" (for "rbf", above QMC_MAX_DIM) only where
+# it gains and costs little: at least dim / 4 frequencies (with fewer, the
+# blocks are short and the error is 0.8 to 0.96 of iid's: measured at
+# d = 64 to 256), and QRs of at most this many dim * m^2 in all (about 3 s:
+# 0.74 s at 5000 x 1000 on one thread); "iid" otherwise, whose draw is
+# linear in dim * t. Every unpickling draws again, so the cost recurs.
+_ORTHOGONAL_MAX_WORK = 2e10
 # SciPy 1.15 renamed the seed argument of the QMC engines `rng`.
 _QMC_SEED = ("rng" if "rng" in inspect.signature(qmc.Sobol).parameters
              else "seed")
@@ -68,14 +71,21 @@ def check_draw(draw, form, kernel):
     return draw, form
 
 
-def resolve_draw(draw, kernel, dim):
-    """The draw used for `draw` (None: the measured best for the `kernel`
-    and the point dimension `dim`, see `QMC_MAX_DIM`)."""
+def resolve_draw(draw, kernel, dim, n_components, form):
+    """The draw used for `draw` (None: the measured best for the `kernel`,
+    the point dimension `dim` and the number of frequencies of
+    `n_components` features of the `form`, see `QMC_MAX_DIM` and
+    `_ORTHOGONAL_MAX_WORK`)."""
     if draw is not None:
         return draw
     if dim <= QMC_MAX_DIM[kernel]:
         return "qmc"
-    return "orthogonal" if kernel == "rbf" else "iid"
+    n_freq = n_components - n_components // 2 if form == "sincos" else \
+        n_components
+    work = dim * n_freq * min(dim, n_freq)  # sum of dim * m^2 over blocks
+    if kernel == "rbf" and 4 * n_freq >= dim and work <= _ORTHOGONAL_MAX_WORK:
+        return "orthogonal"
+    return "iid"
 
 
 def draw_fourier(dim, n_components, kernel, gamma, rng, draw="iid",
@@ -163,11 +173,7 @@ def _orthogonal(dim, n, rng):
     for start in range(0, n, dim):
         m = min(dim, n - start)
         gaussian = rng.standard_normal((dim, m))
-        # lapack has no QR of its own yet: its runner of LAPACK calls
-        # (one BLAS thread when short, a child process Ctrl-C can stop when
-        # long).
-        q, r = lapack._call(np.linalg.qr, gaussian, {},
-                            _QR_RATE * dim * m * m)
+        q, r = lapack.qr(gaussian)  # Ctrl-C stops a long one
         q *= np.where(np.diagonal(r) < 0, -1.0, 1.0)
         q *= np.sqrt(rng.chisquare(dim, size=m))
         out[:, start:start + m] = q

@@ -111,13 +111,13 @@ def test_orthogonal_blocks_and_their_norms():
 
 def test_orthogonal_never_factors_more_columns_than_needed(monkeypatch):
     shapes = []
-    call = draws.lapack._call
+    qr = draws.lapack.qr
 
-    def record(func, A, kwargs, seconds):
+    def record(A, **kwargs):
         shapes.append(A.shape)
-        return call(func, A, kwargs, seconds)
+        return qr(A, **kwargs)
 
-    monkeypatch.setattr(draws.lapack, "_call", record)
+    monkeypatch.setattr(draws.lapack, "qr", record)
     RandomFourierFeatures(14, gamma=0.1, draw="orthogonal", form="sincos",
                           rng=0).fit(np.zeros((2, 500)))
     RandomFourierFeatures(11, gamma=0.1, draw="orthogonal", form="offset",
@@ -230,6 +230,15 @@ def test_default_draw_is_chosen_by_dimension_and_recorded(kernel, d, expected):
     assert rff.fit(np.eye(d)).draw == expected
     given = RandomFourierFeatures(8, kernel=kernel, gamma=1.0, draw="iid", rng=0)
     assert given.fit(np.eye(d)).draw == "iid"
+
+
+@pytest.mark.parametrize(("d", "t", "form", "expected"), [
+    (40, 20, "sincos", "orthogonal"), (41, 20, "sincos", "iid"),
+    (41, 20, "offset", "orthogonal"), (6000, 3000, "sincos", "orthogonal"),
+    (12000, 6000, "sincos", "iid")])  # QR work 12000 * 3000^2: above the cap
+def test_default_orthogonal_only_where_it_gains_and_costs_little(d, t, form,
+                                                                  expected):
+    assert draws.resolve_draw(None, "rbf", d, t, form) == expected
 
 
 def test_default_draw_of_drdf_levels_and_exp_chi2():

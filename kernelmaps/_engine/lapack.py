@@ -5,7 +5,7 @@ A LAPACK or BLAS routine runs to its end once called: Python raises a
 pending KeyboardInterrupt only when it returns, seconds or minutes later for
 a large matrix. Here:
 
-- `eigh`, `ldl` and `cho_factor` run a factorisation estimated to take more
+- `eigh`, `ldl`, `qr` and `cho_factor` run a factorisation estimated to take more
   than `FORK_SECONDS` in a forked child process (on Linux): the parent waits
   on a pipe in short waits and, on Ctrl-C, kills the child and raises at
   once. The child reads the matrix copy-on-write and sends the result back.
@@ -48,7 +48,7 @@ except ImportError:  # optional: then OpenBLAS is found directly (Linux)
     threadpoolctl = None
 
 __all__ = ["FORK_SECONDS", "cho_factor", "eigh", "ldl", "ldl_blocks", "matmul",
-           "one_blas_thread"]
+           "one_blas_thread", "qr"]
 
 # Calls estimated longer than this run in a child process.
 FORK_SECONDS = 0.25
@@ -58,6 +58,9 @@ FORK_SECONDS = 0.25
 _EIGH_RATE = 1.5e-10
 _LDL_RATE = 4e-11
 _CHOLESKY_RATE = 1e-11
+# Seconds per n * m**2 of the QR of a tall (n, m) matrix (0.74 s at
+# 5000 x 1000).
+_QR_RATE = 1.5e-10
 # A forked child measures over this long how many CPUs are idle, and runs
 # LAPACK on as many BLAS threads.
 _PROBE_SECONDS = 0.03
@@ -85,6 +88,13 @@ def ldl_blocks(A, **kwargs):
 def _ldl_blocks(A, **kwargs):
     _, D, _ = scipy.linalg.ldl(A, **kwargs)
     return np.diag(D).copy(), np.diag(D, -1).copy()
+
+
+def qr(A, **kwargs):
+    """`numpy.linalg.qr(A, **kwargs)` of a tall (n, m) matrix, in a child
+    process when long."""
+    n, m = A.shape
+    return _call(np.linalg.qr, A, kwargs, _QR_RATE * n * m * m)
 
 
 def cho_factor(A, **kwargs):

@@ -807,7 +807,8 @@ class ExpChi2Features(FeatureMap):
             )
         check_size(width=width, n_components=self._n_components)
         # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
-        draw = resolve_draw(self.draw, "rbf", width)
+        draw = resolve_draw(self.draw, "rbf", width, self._n_components,
+                            self.form)
         state = fourier_state(width, self._n_components, "rbf", self.beta / 2,
                               self._rng, f"beta={self.beta!r}", draw, self.form)
         return {**state, "chi2_map": chi2_map, "draw": draw, "_rng": None}

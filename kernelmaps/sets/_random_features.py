@@ -78,7 +78,8 @@ class _Fourier(FeatureMap):
         """The fitted attributes: W and b drawn for `dim` features and the
         scale `gamma`, and the draw used."""
         check_size(dim=dim, n_components=self._n_components)
-        draw = resolve_draw(self.draw, self.kernel, dim)
+        draw = resolve_draw(self.draw, self.kernel, dim, self._n_components,
+                            self.form)
         state = fourier_state(dim, self._n_components, self.kernel, gamma,
                               self._rng, f"gamma={gamma!r}", draw, self.form)
         return {**state, "gamma": gamma, "draw": draw, "_rng": None}
@@ -169,7 +170,10 @@ class RandomFourierFeatures(_Fourier):
         None chooses by the dimension d of the points: ``"qmc"`` for
         d <= 8 (``"rbf"``) or d <= 64 (``"laplacian"``), else
         ``"orthogonal"`` (``"rbf"``) or ``"iid"`` (``"laplacian"``): the
-        least kernel error measured at equal t (see Notes).
+        least kernel error measured at equal t (see Notes); ``"rbf"``
+        takes ``"iid"`` too with fewer than d / 4 frequencies (where the
+        orthogonal draw gains little) or where its QRs would take more
+        than a few seconds.
     form : {"sincos", "offset"}, default="sincos"
         ``"sincos"``: the cosine and the sine of t // 2 frequencies (and
         for odd t one cosine with a random phase) [2]_; ``"offset"``:
