@@ -51,6 +51,15 @@ _LANDMARKS = ("uniform", "kmeans++", "leverage")
 _DIAGONAL_BLOCK = 32
 # Width of the random distribution features that embed sets for k-means++.
 _SET_EMBEDDING = 128
+# An indefinite kernel: where a landmark eigenvalue is small beside the
+# negative ones, the kernel's values against the other objects are not
+# bound by it (as they are for a positive semi-definite kernel), and
+# dividing by its root blows their features up. Positive eigenvalues below
+# this fraction of the largest negative one's magnitude are dropped
+# (measured on the Renyi kernel: NystroemMap's Notes; 0.125 and 0.5 gave
+# larger errors on held-out sets or on the training sets). For a positive
+# semi-definite kernel this drops nothing beyond rounding.
+_INDEFINITE_FLOOR = 0.25
 
 
 # -- the kernels ------------------------------------------------------------
@@ -100,7 +109,8 @@ class _Renyi(_Kernel):
 
     def __init__(self):
         super().__init__("renyi", "sets", None,
-                         ("alpha", "k", "min_dist", "clamp", "gamma", "power"))
+                         ("alpha", "k", "min_dist", "clamp", "gamma", "power",
+                          "scale"))
 
     def _symmetrised(self, A, B, params, workers):
         """``max((D(A, B) + D(B, A).T) / 2, 0)`` (B None: A with itself)."""
@@ -134,11 +144,13 @@ class _Renyi(_Kernel):
         params = dict(params)
         if params.get("gamma") is None:
             params["gamma"] = None
-            if params.get("scale") is None:
-                params["scale"] = median_scale(S)
-        else:
+            params["scale"] = (median_scale(S) if params.get("scale") is None
+                               else check_scalar(params["scale"], "scale",
+                                                 low=0.0, low_inclusive=False))
+        else:  # gamma, given, takes precedence over a scale
             params["gamma"] = check_scalar(params["gamma"], "gamma", low=0.0,
                                            low_inclusive=False)
+            params["scale"] = None
         return self._values(S, params), params
 
 
@@ -387,8 +399,11 @@ def _normalization(K):
 
 
 def _cutoff(values):
-    """Eigenvalues at or below this are zero (numpy.linalg.pinv's rule)."""
-    return max(values[-1], 0.0) * len(values) * np.finfo(np.float64).eps
+    """Eigenvalues (ascending) at or below this are dropped: zero by
+    numpy.linalg.pinv's rule, and for an indefinite kernel those under
+    `_INDEFINITE_FLOOR` times the largest negative one's magnitude."""
+    return max(max(values[-1], 0.0) * len(values) * np.finfo(np.float64).eps,
+               _INDEFINITE_FLOOR * max(-values[0], 0.0))
 
 
 def _symmetric_block(kernel, L, params, workers):
@@ -416,9 +431,16 @@ class NystroemMap(FeatureMap):
     drops the others (the pseudo-inverse of the clipped spectrum). The
     inner products are the kernel projected on the span of the landmarks:
     exact between landmarks, and for every training object when all of
-    them are landmarks. For an indefinite kernel (the Renyi divergence
-    kernel) this is the clip projection of `PSDProjector`, applied to the
-    landmarks and, through the same eigenvectors, to every other object.
+    them are landmarks.
+
+    For an indefinite kernel (the Renyi divergence kernel) the landmarks'
+    spectrum is clipped, and every other object goes through the same
+    eigenvectors (as `PSDProjector` maps test rows). The positive
+    eigenvalues below a quarter of the largest negative one's magnitude
+    are dropped too: the values of an indefinite kernel against the other
+    objects are not bound by them, and dividing by their roots would blow
+    the features up (see Notes). The features of the landmarks then give
+    the kernel with that spectrum, :math:`U \Lambda_c U^\top`.
 
     `fit` chooses the landmarks, computes their kernel with the exact
     engine and its inverse square root; `transform` computes the kernel
@@ -448,10 +470,12 @@ class NystroemMap(FeatureMap):
     kernel_params : dict, optional
         Keyword arguments of the kernel's function (e.g. ``gamma``,
         ``gamma2``, ``beta``; for "renyi" those of `renyi_divergence` and
-        `divergence_kernel`: ``alpha``, ``k``, ``gamma``, ``power``). A
-        ``gamma`` left out (or None) is fixed by `fit`: the median
-        heuristic on the training points, as the function's default, or
-        for "renyi" on the landmarks' divergences.
+        `divergence_kernel`: ``alpha``, ``k``, ``gamma``, ``power``, and
+        ``scale``, the median divergence with ``gamma = 1 / scale **
+        power``). A ``gamma`` left out (or None) is fixed by `fit`: the
+        median heuristic on the training points, as the function's
+        default, or for "renyi" the scale of the landmarks' divergences;
+        `params` holds the values used, and can be given again.
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int, default="uniform"
         How `fit` chooses the landmarks: uniformly without replacement;
         k-means++ seeding [3]_ on a cheap embedding (random distribution
@@ -489,6 +513,18 @@ class NystroemMap(FeatureMap):
     the m x m landmark kernel and its eigendecomposition. Dask input to
     `transform` (sets with Dask points, or Dask histograms) gives a lazy
     result computed block by block.
+
+    The floor of an indefinite spectrum: on the Renyi divergence kernel of
+    300 sets of 50 points (160 of its 300 eigenvalues negative), keeping
+    every positive eigenvalue of the landmarks gave a mean error against
+    the clipped kernel of 0.39, 1.04, 0.30, 0.19 and 0.08 at 10, 25, 50,
+    100 and 200 landmarks, and features of held-out sets whose squared
+    norms reached 7 times the largest kernel value; with the floor the
+    error falls at every step (0.17, 0.12, 0.09, 0.06, 0.04; 0.03 with all
+    300 sets as landmarks) and the norms stay at the kernel's size. With
+    all training objects as landmarks, their features give the kernel with
+    the positive spectrum above the floor (not the plain clip projection,
+    whose features of held-out objects blow up the same way).
 
     References
     ----------
