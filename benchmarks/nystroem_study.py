@@ -238,7 +238,7 @@ def part_meanmap(sizes):
         best = min(np.mean(errors[label, t]) for label, _ in variants)
         verdicts.append(worst < best)
         print(f"- t = {t}: worst Nystroem rule {worst:.2e} vs best RDF {best:.2e} "
-              f"(ratio {worst / best:.3f}): {'below' if worst < best else 'NOT below'}")
+              f"(ratio {worst / best:.1e}): {'below' if worst < best else 'NOT below'}")
     print(f"\nAcceptance (Nystroem below RDF at every width): "
           f"{'met' if all(verdicts) else 'NOT met'}")
     return {t: (errors["Nystroem uniform", t], errors["Nystroem leverage", t])
@@ -306,7 +306,7 @@ def part_renyi(sizes, power=2):
     print(f"{n} training and {sizes.n_test} held-out sets of "
           f"{int(0.6 * sizes.set_points)}-{int(1.4 * sizes.set_points)} points "
           f"in 2-D, 4 classes of equal mean and variance (Gaussian, uniform, "
-          f"Laplace, mixture); alpha = 0.99, k = 5, power {power}. Error = mean "
+          f"Laplace, mixture); alpha = 0.99, k = 5, power {power:g}. Error = mean "
           f"|z(x) . z(y) - P(x, y)| over the {n} x {n} training pairs, P = "
           f"project_psd of the exact kernel.\n")
     divergence = {"alpha": 0.99, "k": 5}

@@ -39,7 +39,7 @@ Running
 -------
 From the ``benchmarks`` directory::
 
-    asv run --python=same --bench nystroem \\
+    asv run --python=same --bench "^nystroem\\." \\
         --set-commit-hash $(git rev-parse HEAD) --show-stderr
     python -m benchmarks.nystroem  # the ratios
 """
