@@ -44,13 +44,11 @@ seconds)::
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/nystroem_study.py
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/nystroem_study.py --quick
 
-RDF's ``draw`` ({"iid", "orthogonal", "qmc"}) and ``form`` ({"sincos",
-"offset"}) are used where the installed constructor takes them; otherwise
-the table shows the one RDF there is, "iid, cos+offset".
+RDF is shown with each ``draw`` ({"iid", "orthogonal", "qmc"}) and
+``form`` ({"sincos", "offset"}).
 """
 
 import argparse
-import inspect
 import itertools
 import subprocess
 import sys
@@ -145,19 +143,9 @@ def mean_abs_error(Z, K):
 # -- the maps ---------------------------------------------------------------
 
 def rdf_variants():
-    """(label, keyword arguments) of every RDF the installed constructor
-    can make: each draw and form where it takes ``draw`` and ``form``."""
-    parameters = inspect.signature(km.RandomDistributionFeatures).parameters
-    draws = DRAWS if "draw" in parameters else (None,)
-    forms = FORMS if "form" in parameters else (None,)
-    variants = []
-    for draw in draws:
-        for form in forms:
-            kwargs = {k: v for k, v in (("draw", draw), ("form", form))
-                      if v is not None}
-            label = f"{draw or 'iid'}, {FORM_LABELS[form or 'offset']}"
-            variants.append((f"RDF {label}", kwargs))
-    return variants
+    """(label, keyword arguments) of RDF with each draw and form."""
+    return [(f"RDF {draw}, {FORM_LABELS[form]}", {"draw": draw, "form": form})
+            for draw in DRAWS for form in FORMS]
 
 
 def nystroem_features(kernel, params, train, test, widths, rng):
