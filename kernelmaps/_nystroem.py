@@ -225,6 +225,13 @@ def _check_gaussians(X, name):
     if covs.shape[:1] != means.shape[:1]:
         raise ValueError(f"{name}[1] (covs) must hold one covariance per mean "
                          f"({means.shape[0]}), got shape {covs.shape}")
+    # Checked here too (the kernel checks them again): the landmark rules
+    # use them before any kernel value.
+    if not (np.isfinite(means).all() and np.isfinite(covs).all()):
+        raise ValueError(f"{name} holds NaN or infinite means or covariances")
+    variances = np.diagonal(covs, axis1=1, axis2=2) if covs.ndim == 3 else covs
+    if np.any(variances < 0):
+        raise ValueError(f"{name}[1] (covs) has negative variances")
     return means, covs
 
 

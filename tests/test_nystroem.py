@@ -347,6 +347,14 @@ def test_bad_input():
         NystroemMap(3, kernel="chi2").fit(-histograms(5, 3, seed=0))
     with pytest.raises(TypeError, match="means, covs"):
         NystroemMap(3, kernel="expected").fit(np.zeros((5, 3)))
+    means, variances = np.zeros((5, 2)), np.ones((5, 2))
+    variances[1, 0] = -1.0
+    with pytest.raises(ValueError, match="covs"):
+        NystroemMap(3, kernel="expected", landmarks="kmeans++").fit(
+            (means, variances))
+    means[2, 1] = np.nan
+    with pytest.raises(ValueError, match="X holds NaN"):
+        NystroemMap(3, kernel="expected").fit((means, np.ones((5, 2))))
     with pytest.raises(ValueError, match="gamma"):
         NystroemMap(3, kernel_params={"gamma": -1.0}).fit(sets)
     with pytest.raises(TypeError, match="alpha"):  # one order, not several
