@@ -85,9 +85,10 @@ class _Kernel:
 
     def resolve(self, params, X):
         """`params` with the data-dependent defaults fixed on the training
-        data `X` (the point kernel's gamma: the median heuristic)."""
+        data `X`: the gamma of a point kernel (the kernels with a
+        ``kernel`` parameter), by the median heuristic."""
         params = dict(params)
-        if "gamma" in self.params and self.name != "renyi":
+        if "kernel" in self.params:
             point = params.get("kernel", "rbf")
             reference = X[0] if self.kind == "gaussians" else X
             params["gamma"] = resolve_gamma(params.get("gamma"), point, reference)
@@ -99,6 +100,11 @@ class _Kernel:
             B = (None, None) if B is None else B
             return self.function(*A, *B, **params, workers=workers)
         return self.function(A, B, **params, workers=workers)
+
+    def landmark_block(self, L, params, workers):
+        """k(L, L), and the parameters, with any default that depends on
+        the landmarks fixed (none here; see `_Renyi`)."""
+        return self.block(L, None, params, workers), params
 
 
 class _Renyi(_Kernel):
@@ -283,7 +289,9 @@ def _embedding(kernel, X, params, rng):
     (mean, standard deviations) of Gaussians (the 2-Wasserstein distance of
     diagonal ones)."""
     if kernel.kind == "sets":
-        gamma = params.get("gamma") if kernel.name != "renyi" else None
+        # The point kernel's scale; the Renyi kernel has none: the median
+        # heuristic of the embedding.
+        gamma = params.get("gamma") if "kernel" in kernel.params else None
         point = params.get("kernel", "rbf")
         rdf = RandomDistributionFeatures(
             _SET_EMBEDDING, gamma=gamma,
@@ -346,7 +354,7 @@ def _leverage(kernel, X, m, params, rng, workers):
     n = _count(X)
     first = np.sort(rng.choice(n, m, replace=False))
     S = _take(X, first)
-    K_SS, params = _symmetric_block(kernel, S, params, workers)
+    K_SS, params = kernel.landmark_block(S, params, workers)
     K_nS = kernel.block(X, S, params, workers).astype(np.float64)
     diag = _diagonal(kernel, X, params, workers)
     # The probabilities do not depend on the kernel's scale: at unit scale,
@@ -419,13 +427,6 @@ def _cutoff(values):
     `_INDEFINITE_FLOOR` times the largest negative one's magnitude."""
     return max(max(values[-1], 0.0) * len(values) * np.finfo(np.float64).eps,
                _INDEFINITE_FLOOR * max(-values[0], 0.0))
-
-
-def _symmetric_block(kernel, L, params, workers):
-    """k(L, L) and the parameters (the Renyi kernel fixes its scale here)."""
-    if isinstance(kernel, _Renyi):
-        return kernel.landmark_block(L, params, workers)
-    return kernel.block(L, None, params, workers), params
 
 
 # -- the map ----------------------------------------------------------------
@@ -622,7 +623,7 @@ class NystroemMap(FeatureMap):
         else:
             index = _leverage(kernel, X, m, params, rng, workers)
         L = _take(X, index)
-        K, params = _symmetric_block(kernel, L, params, workers)
+        K, params = kernel.landmark_block(L, params, workers)
         values, normalization = _normalization(K)
         return {"components": L, "component_indices": index,
                 "normalization": normalization, "eigenvalues": values,
