@@ -27,7 +27,7 @@ from ._validation import (
     check_scalar,
     check_sets,
 )
-from .distributions import gaussian_expected_kernel
+from .distributions import _check_gaussians, gaussian_expected_kernel
 from .histograms import (
     additive_chi2_kernel,
     exp_chi2_kernel,
@@ -81,7 +81,7 @@ class _Kernel:
             return check_sets(X, name)
         if self.kind == "rows":
             return check_histograms(X, name)
-        return _check_gaussians(X, name)
+        return _gaussians(X, name)
 
     def resolve(self, params, X):
         """`params` with the data-dependent defaults fixed on the training
@@ -215,29 +215,17 @@ class _Callable(_Kernel):
         return K
 
 
-def _check_gaussians(X, name):
-    """(means (n, d), covariances (n, d) diagonal, (n, d, d) full, or (n,)
-    isotropic) from a pair, checked as `gaussian_expected_kernel` does."""
+def _gaussians(X, name):
+    """(means, covariances) in float64 from a pair, checked by the
+    distributions unit (shapes, finite values, covariances positive
+    semi-definite): the landmark rules use them before any kernel value."""
     if not (isinstance(X, tuple) and len(X) == 2):
         raise TypeError(
             f"{name} must be a pair (means, covs) of Gaussians for the expected "
             f"kernel, got {type(X).__name__}"
         )
-    means = as_float_array(X[0], f"{name}[0] (means)")
-    covs = as_float_array(X[1], f"{name}[1] (covs)")
-    if means.ndim != 2:
-        raise ValueError(f"{name}[0] (means) must be 2-D (n, d), got shape "
-                         f"{means.shape}")
-    if covs.shape[:1] != means.shape[:1]:
-        raise ValueError(f"{name}[1] (covs) must hold one covariance per mean "
-                         f"({means.shape[0]}), got shape {covs.shape}")
-    # Checked here too (the kernel checks them again): the landmark rules
-    # use them before any kernel value.
-    if not (np.isfinite(means).all() and np.isfinite(covs).all()):
-        raise ValueError(f"{name} holds NaN or infinite means or covariances")
-    variances = np.diagonal(covs, axis1=1, axis2=2) if covs.ndim == 3 else covs
-    if np.any(variances < 0):
-        raise ValueError(f"{name}[1] (covs) has negative variances")
+    means, covs, _ = _check_gaussians(X[0], X[1], f"{name}[0] (means)",
+                                      f"{name}[1] (covs)")
     return means, covs
 
 
