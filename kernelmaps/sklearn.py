@@ -148,6 +148,19 @@ def _check_test_sets(estimator, X):
     return bags
 
 
+def _validate_rows(estimator, X, reset, *, positive=True, sparse="csr"):
+    """The rows of `X` validated for `estimator` (float32 or float64; CSR
+    where `sparse`; non-negative where `positive`)."""
+    _check_numeric(X)
+    X = validate_data(estimator, X, accept_sparse=sparse,
+                      dtype=[np.float64, np.float32], reset=reset)
+    if positive:
+        values = X.data if scipy.sparse.issparse(X) else X
+        if np.any(values < 0):
+            raise ValueError("Negative values in data passed to X")
+    return X
+
+
 class _MapTransformer(TransformerMixin, BaseEstimator):
     """Fit builds ``map_``, the kernelmaps map of the estimator's parameters
     (``_map()``), fitted on the validated training rows; transform applies
@@ -157,14 +170,8 @@ class _MapTransformer(TransformerMixin, BaseEstimator):
     _sparse = "csr"  # and take CSR input
 
     def _validate(self, X, reset):
-        _check_numeric(X)
-        X = validate_data(self, X, accept_sparse=self._sparse,
-                          dtype=[np.float64, np.float32], reset=reset)
-        if self._positive:
-            values = X.data if scipy.sparse.issparse(X) else X
-            if np.any(values < 0):
-                raise ValueError("Negative values in data passed to X")
-        return X
+        return _validate_rows(self, X, reset, positive=self._positive,
+                              sparse=self._sparse)
 
     def fit(self, X, y=None):
         """Fit the map on the training rows `X` (``y`` is ignored).
@@ -808,18 +815,12 @@ class NystroemFeatures(_SetTransformer):
                            kernel_params=self.kernel_params,
                            landmarks=self.landmarks, rng=_seed(self.random_state))
 
-    def _rows(self, X, reset):
-        """Validated histogram rows (the checks of the histogram maps)."""
-        return _MapTransformer._validate(self, X, reset)
-
-    _positive, _sparse = True, "csr"
-
     def fit(self, X, y=None):
         """Fit the map on the training sets or histograms `X`."""
         fmap = self._map()
         if self.kernel in _SET_KERNELS:
             return super().fit(X)
-        self.map_ = fmap.fit(self._rows(X, reset=True))
+        self.map_ = fmap.fit(_validate_rows(self, X, reset=True))
         return self
 
     def transform(self, X):
@@ -827,7 +828,7 @@ class NystroemFeatures(_SetTransformer):
         check_is_fitted(self, "map_")
         if self.kernel in _SET_KERNELS:
             return super().transform(X)
-        return self.map_.transform(self._rows(X, reset=False))
+        return self.map_.transform(_validate_rows(self, X, reset=False))
 
 
 class SetKernel(TransformerMixin, BaseEstimator):
