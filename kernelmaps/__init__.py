@@ -50,12 +50,19 @@ Kernel matrices
 ---------------
 project_psd          nearest positive semi-definite matrix
 PSDProjector         the same projection, applied to test rows too
+
+Warnings
+--------
+DegenerateWarning    an exact result that carries no information (a kernel
+                     that is the identity or a constant on the data, a test
+                     that cannot reject)
 """
 
 from ._bags import Bags
 from ._nystroem import NystroemMap
 from ._outofcore import rf_pca, rf_ridge
 from ._version import __version__  # noqa: F401  (written by meson)
+from ._warnings import DegenerateWarning
 from .distributions import gaussian_expected_kernel, level2_kernel
 from .histograms import (
     AnchorMap,
@@ -91,6 +98,7 @@ __all__ = [
     "Bags",
     "Chi2ChebyshevMap",
     "Chi2DirectMap",
+    "DegenerateWarning",
     "DoublyRandomDistributionFeatures",
     "EMKFeatures",
     "ExpChi2Features",

@@ -230,6 +230,15 @@ def _pack(sets, name):
             f"collection of sets is a sequence of dense 2-D arrays (n_i, d) "
             f"or a Bags"
         )
+    if hasattr(sets, "columns") and len(getattr(sets, "shape", ())) == 2:
+        # a DataFrame: iterating it would give its column names
+        raise TypeError(
+            f"{name} is a {type(sets).__name__} of {sets.shape[0]} rows, not a "
+            f"collection of sets: pass one set of points as a list of one array "
+            f"([{name}.to_numpy()]), and the sets of a long table as one array "
+            f"per set (e.g. [group.to_numpy() for _, group in "
+            f"{name}.groupby(set_column)], without that column)"
+        )
     if is_dask_array(sets) or (isinstance(sets, np.ndarray)
                                and sets.dtype != object):
         if sets.ndim != 3:

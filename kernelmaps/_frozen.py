@@ -7,6 +7,9 @@ to disk in a few hundred bytes, and the arrays are drawn again, and checked,
 on unpickling.
 """
 
+import functools
+import inspect
+
 import numpy as np
 
 from ._parallel import check_progress, resolve_workers
@@ -64,15 +67,23 @@ class FeatureMap(Frozen):
     data, once, and returns the map; `transform` needs it. A fitted map
     never changes: `fit` on it raises (build a new map to fit other data),
     so a map shared with Dask workers or pickled stays what it was. Maps
-    that learn nothing (``_stateless``) are usable without `fit`, whose
-    call only checks `X`.
+    that learn nothing (``_stateless``) are usable without `fit`, and take
+    inputs of any width until `fit` records one.
 
     Subclasses implement ``_fit(X, workers, progress)``, which returns the
-    fitted attributes as a dict (set here, then frozen), and call
-    ``self._check_fitted()`` first in `transform`.
+    fitted attributes as a dict (set here, then frozen) and among them what
+    makes ``n_features_in`` the width of `X`; in `transform` they call
+    ``self._check_fitted()`` first, then ``self._check_width`` on the width
+    of the input.
     """
 
     _stateless = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and "rng" in inspect.signature(init).parameters:
+            cls.__init__ = _naming_rng(init)
 
     @property
     def is_fitted(self):
@@ -104,9 +115,6 @@ class FeatureMap(Frozen):
             If the map is already fitted.
         """
         workers, progress = resolve_workers(workers), check_progress(progress)
-        if self._stateless:
-            self._fit(X, workers, progress)  # checks X only
-            return self
         if getattr(self, "_fitted", False):
             raise ValueError(
                 f"this {type(self).__name__} is already fitted, and a fitted map "
@@ -149,6 +157,16 @@ class FeatureMap(Frozen):
         vars(self).update(state, _fitted=True)
         self._freeze()
 
+    def _check_width(self, width, name="X"):
+        """Raise the ValueError of an input `name` of `width` features (per
+        point, bin or row) where the map was fitted on another width."""
+        expected = self.n_features_in
+        if expected is not None and width != expected:
+            raise ValueError(
+                f"{name} has {width} features, but this map was fitted on data "
+                f"with {expected} features"
+            )
+
     def _check_fitted(self):
         """Raise the error that says what to call when the map is not
         fitted."""
@@ -159,3 +177,22 @@ class FeatureMap(Frozen):
                 f"first (e.g. {name}(...).fit(X_train).transform(X)), or "
                 f"fit_transform(X)"
             )
+
+
+def _naming_rng(init):
+    """`init`, which takes the seed as `rng`, with a TypeError that says so
+    for scikit-learn's name, `random_state` (instead of Python's
+    "unexpected keyword argument")."""
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        if "random_state" in kwargs:
+            raise TypeError(
+                f"{type(self).__name__} takes the seed as rng (an int or a "
+                f"numpy.random.Generator, as in SciPy): write "
+                f"rng={kwargs['random_state']!r}; random_state is the name "
+                f"of the scikit-learn adapters (kernelmaps.sklearn)"
+            )
+        init(self, *args, **kwargs)
+
+    return __init__

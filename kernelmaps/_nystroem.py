@@ -15,7 +15,7 @@ import scipy.sparse
 from ._bags import Bags
 from ._dask import is_lazy, lazy_rows, lazy_sets
 from ._engine import lapack
-from ._engine.scales import divergence_kernel_values, median_scale
+from ._engine.scales import divergence_kernel_matrix
 from ._frozen import FeatureMap
 from ._gamma import resolve_gamma
 from ._parallel import resolve_workers
@@ -118,46 +118,47 @@ class _Renyi(_Kernel):
                          ("alpha", "k", "min_dist", "clamp", "gamma", "power",
                           "scale"))
 
-    def _symmetrised(self, A, B, params, workers):
-        """``max((D(A, B) + D(B, A).T) / 2, 0)`` (B None: A with itself)."""
+    def _divergences(self, A, B, params, workers):
+        """``(D(A, B), D(B, A))``, or ``(D(A, A), None)`` for B None."""
         divergence = {k: v for k, v in params.items() if k in self._DIVERGENCE}
         if "alpha" in divergence:  # one order: renyi_divergence takes several
             divergence["alpha"] = check_scalar(divergence["alpha"], "alpha")
         if B is None:
-            D = renyi_divergence(A, **divergence, workers=workers)
-            S = (D + D.T) / 2
-        else:
-            ab, ba = _renyi_divergence_both(A, B, **divergence, workers=workers)
-            S = (ab + ba.T) / 2
-        return np.maximum(S, 0.0, out=S)
+            return renyi_divergence(A, **divergence, workers=workers,
+                                    dtype=np.float64), None
+        return _renyi_divergence_both(A, B, **divergence, workers=workers,
+                                      dtype=np.float64)
 
     @staticmethod
-    def _values(S, params):
-        """``exp(-gamma S^power)``, from the scale where gamma is None."""
-        power = check_scalar(params.get("power", 2), "power", low=0.0,
-                             low_inclusive=False)
-        if params.get("scale") is not None:
-            return divergence_kernel_values(S, power, scale=params["scale"])
-        return divergence_kernel_values(S, power, gamma=params["gamma"])
+    def _power(params):
+        return check_scalar(params.get("power", 2), "power", low=0.0,
+                            low_inclusive=False)
 
     def block(self, A, B, params, workers):
-        return self._values(self._symmetrised(A, B, params, workers), params)
+        K, _ = divergence_kernel_matrix(
+            *self._divergences(A, B, params, workers), power=self._power(params),
+            gamma=params["gamma"], scale=params["scale"])
+        return K
 
     def landmark_block(self, L, params, workers):
         """The landmarks' kernel, and `params` with the median scale fixed
         on it where gamma is None (and not fixed yet)."""
-        S = self._symmetrised(L, None, params, workers)
         params = dict(params)
-        if params.get("gamma") is None:
-            params["gamma"] = None
-            params["scale"] = (median_scale(S) if params.get("scale") is None
-                               else check_scalar(params["scale"], "scale",
-                                                 low=0.0, low_inclusive=False))
-        else:  # gamma, given, takes precedence over a scale
+        if params.get("gamma") is not None:  # gamma, given, takes precedence
             params["gamma"] = check_scalar(params["gamma"], "gamma", low=0.0,
                                            low_inclusive=False)
             params["scale"] = None
-        return self._values(S, params), params
+        else:
+            params["gamma"] = None
+            if params.get("scale") is not None:
+                params["scale"] = check_scalar(params["scale"], "scale", low=0.0,
+                                               low_inclusive=False)
+        K, scale = divergence_kernel_matrix(
+            *self._divergences(L, None, params, workers), power=self._power(params),
+            gamma=params["gamma"], scale=params.get("scale"))
+        if params["gamma"] is None:
+            params["scale"] = scale
+        return K, params
 
 
 _POINT = ("kernel", "gamma", "degree", "coef0")
@@ -471,6 +472,12 @@ class NystroemMap(FeatureMap):
           ``(len(A), len(B))`` kernel matrix, where A and B are subsets of
           the input indexed as it is (rows of an array or sparse matrix,
           items of a sequence, sets of a `Bags`).
+    gamma, degree, coef0 : float, int, float, optional
+        The point kernel's parameters, as in `sum_match_kernel`, for the
+        kernels that take them ("mean_map", "mmd", "expected"; ``gamma``
+        also for "renyi") and for a callable; the same as giving them in
+        `kernel_params` (as scikit-learn's ``Nystroem`` takes them), which
+        must not give them too.
     kernel_params : dict, optional
         Keyword arguments of the kernel's function (e.g. ``gamma``,
         ``gamma2``, ``beta``; for "renyi" those of `renyi_divergence` and
@@ -554,8 +561,7 @@ class NystroemMap(FeatureMap):
     >>> from kernelmaps import NystroemMap, sum_match_kernel
     >>> rng = np.random.default_rng(0)
     >>> sets = [rng.normal(loc=i % 3, size=(30, 2)) for i in range(40)]
-    >>> nys = NystroemMap(20, kernel="mean_map", kernel_params={"gamma": 0.5},
-    ...                   rng=0)
+    >>> nys = NystroemMap(20, kernel="mean_map", gamma=0.5, rng=0)
     >>> F = nys.fit_transform(sets)
     >>> F.shape
     (40, 20)
@@ -564,8 +570,9 @@ class NystroemMap(FeatureMap):
     True
     """
 
-    def __init__(self, n_components=100, *, kernel="mean_map", kernel_params=None,
-                 landmarks="uniform", rng=None):
+    def __init__(self, n_components=100, *, kernel="mean_map", gamma=None,
+                 degree=None, coef0=None, kernel_params=None, landmarks="uniform",
+                 rng=None):
         self._n_components = check_scalar(n_components, "n_components",
                                           kind="int", low=1)
         if not (callable(kernel) or isinstance(kernel, str)):
@@ -575,7 +582,13 @@ class NystroemMap(FeatureMap):
             check_choice(kernel, "kernel", tuple(KERNELS))
         # The name (or the callable) as given: what pickles and prints.
         self.kernel = kernel
+        self.gamma, self.degree, self.coef0 = gamma, degree, coef0
         self.kernel_params = _check_params(kernel_params, self._spec)
+        # What the kernel's function is given: kernel_params and the point
+        # kernel's parameters given on their own.
+        self._kernel_params = _with_point_params(
+            self.kernel_params, self._spec,
+            {"gamma": gamma, "degree": degree, "coef0": coef0})
         self.landmarks = _check_landmarks(landmarks, self._spec)
         self._rng = check_rng(rng)
         self.components = self.component_indices = self.normalization = None
@@ -596,7 +609,7 @@ class NystroemMap(FeatureMap):
             raise ValueError(f"n_components={m} landmarks, but X has only {n} "
                              f"objects")
         rng = np.random.default_rng(self._rng)
-        params = kernel.resolve(self.kernel_params, X)
+        params = kernel.resolve(self._kernel_params, X)
         if isinstance(self.landmarks, np.ndarray):
             index = self.landmarks
             if index.size != m or (index.size and index.max() >= n):
@@ -660,10 +673,7 @@ class NystroemMap(FeatureMap):
     def _transform(self, X, *, workers=None):
         kernel = self._spec
         X = kernel.check(X)
-        width = _width(X)
-        if width != self.n_features_in:
-            raise ValueError(f"X has {width} features, but the landmarks have "
-                             f"{self.n_features_in}")
+        self._check_width(_width(X))
         K = kernel.block(X, self.components, self.params,
                          resolve_workers(workers))
         Z = lapack.matmul(np.asarray(K, dtype=np.float64), self.normalization)
@@ -699,6 +709,37 @@ def _check_params(params, kernel):
                 f"kernel does not take (it takes: {allowed})"
             )
     return dict(params)
+
+
+_POINT_CHECKS = {
+    "gamma": lambda v: check_scalar(v, "gamma", low=0.0, low_inclusive=False),
+    "degree": lambda v: check_scalar(v, "degree", kind="int", low=1),
+    "coef0": lambda v: check_scalar(v, "coef0"),
+}
+
+
+def _with_point_params(params, kernel, given):
+    """`params` (checked `kernel_params`) with the parameters of `given`
+    that are not None (gamma, degree, coef0, given as arguments of their
+    own), each checked and taken by the kernel, and not in `params`."""
+    params = dict(params)
+    for name, value in given.items():
+        if value is None:
+            continue
+        if name in params:
+            raise ValueError(
+                f"{name} is given twice, as {name}={value!r} and in "
+                f"kernel_params: give it once"
+            )
+        if kernel.params is not None:  # a named kernel: checked here
+            if name not in kernel.params:
+                raise ValueError(
+                    f"{name}={value!r}: the {kernel.name!r} kernel takes no "
+                    f"{name}"
+                )
+            value = _POINT_CHECKS[name](value)
+        params[name] = value
+    return params
 
 
 def _check_landmarks(landmarks, kernel):

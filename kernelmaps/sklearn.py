@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ._engine.knn import MAX_K as _MAX_K
-from ._engine.scales import divergence_kernel_values, median_gamma, median_scale
+from ._engine.scales import divergence_kernel_matrix, scale_gamma
 from ._gamma import resolve_gamma
 from ._nystroem import NystroemMap
 from ._parallel import resolve_workers
@@ -771,8 +771,12 @@ class NystroemFeatures(_SetTransformer):
     kernel : {"mean_map", "mmd", "renyi", "chi2", "intersection", \
 "hellinger", "js", "exp_chi2"}, default="mean_map"
         The kernel (see `kernelmaps.NystroemMap`).
+    gamma, degree, coef0 : float, int, float, optional
+        The point kernel's parameters ("mean_map", "mmd"; ``gamma`` also
+        "renyi"), as in scikit-learn's ``Nystroem``.
     kernel_params : dict, optional
-        Keyword arguments of the kernel's function (e.g. ``gamma``).
+        Other keyword arguments of the kernel's function (e.g.
+        ``gamma2``).
     landmarks : {"uniform", "kmeans++", "leverage"}, default="uniform"
         How the landmarks are chosen.
     random_state : int, numpy.random.RandomState or None
@@ -796,10 +800,14 @@ class NystroemFeatures(_SetTransformer):
     (6, 4)
     """
 
-    def __init__(self, n_components=100, *, kernel="mean_map", kernel_params=None,
-                 landmarks="uniform", random_state=None):
+    def __init__(self, n_components=100, *, kernel="mean_map", gamma=None,
+                 degree=None, coef0=None, kernel_params=None, landmarks="uniform",
+                 random_state=None):
         self.n_components = n_components
         self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
         self.kernel_params = kernel_params
         self.landmarks = landmarks
         self.random_state = random_state
@@ -811,7 +819,8 @@ class NystroemFeatures(_SetTransformer):
                 f"histograms; use kernelmaps.NystroemMap for Gaussians and "
                 f"callable kernels"
             )
-        return NystroemMap(self.n_components, kernel=self.kernel,
+        return NystroemMap(self.n_components, kernel=self.kernel, gamma=self.gamma,
+                           degree=self.degree, coef0=self.coef0,
                            kernel_params=self.kernel_params,
                            landmarks=self.landmarks, rng=_seed(self.random_state))
 
@@ -943,25 +952,13 @@ class SetKernel(TransformerMixin, BaseEstimator):
             self.gamma_ = resolve_gamma(self.gamma, "rbf", self.train_)
             return self._pair(self.train_, None)
         D = renyi_divergence(self.train_, alpha=self.alpha, k=self.k,
-                             workers=self.workers)
-        S = np.maximum((D + D.T) / 2, 0.0)
+                             workers=self.workers, dtype=np.float64)
         power = check_scalar(self.power, "power")
-        if self.gamma is None:
-            self.gamma_ = median_gamma(S, power)
-            self.scale_ = median_scale(S)
-        else:
-            self.gamma_ = check_scalar(self.gamma, "gamma")
-            self.scale_ = None
+        gamma = None if self.gamma is None else check_scalar(self.gamma, "gamma")
+        K, self.scale_ = divergence_kernel_matrix(D, power=power, gamma=gamma)
+        self.gamma_ = scale_gamma(self.scale_, power) if gamma is None else gamma
         self.psd_ = PSDProjector(self.psd)
-        return self.psd_.fit_transform(self._renyi_kernel(S))
-
-    def _renyi_kernel(self, S):
-        """`divergence_kernel` of the symmetrised divergences S, stably."""
-        power = check_scalar(self.power, "power")
-        scale = getattr(self, "scale_", None)
-        if scale is not None:
-            return divergence_kernel_values(S, power, scale=scale)
-        return divergence_kernel_values(S, power, gamma=self.gamma_)
+        return self.psd_.fit_transform(K)
 
     def transform(self, X):
         """The kernel between the sets of `X` and the training sets."""
@@ -971,9 +968,13 @@ class SetKernel(TransformerMixin, BaseEstimator):
             return self._pair(sets, self.train_)
         # Both directions from one search: one block of distances per pair.
         ab, ba = _renyi_divergence_both(sets, self.train_, alpha=self.alpha,
-                                       k=self.k, workers=self.workers)
-        S = np.maximum((ab + ba.T) / 2, 0.0)
-        return self.psd_.transform(self._renyi_kernel(S))
+                                       k=self.k, workers=self.workers,
+                                       dtype=np.float64)
+        gamma = None if self.scale_ is not None else self.gamma_
+        K, _ = divergence_kernel_matrix(ab, ba, power=check_scalar(self.power,
+                                                                   "power"),
+                                        gamma=gamma, scale=self.scale_)
+        return self.psd_.transform(K)
 
     def _pair(self, X, Y):
         if self.kernel == "mean_map":

@@ -236,5 +236,5 @@ def test_bad_input(kernel):
     annfm = AnchorMap(kernel, 10).fit(X)
     with pytest.raises(ValueError, match="X contains negative values"):
         annfm.transform(X - 0.01)
-    with pytest.raises(ValueError, match="fitted for 64"):
+    with pytest.raises(ValueError, match="fitted on data with 64 features"):
         annfm.transform(X[:, :10])

@@ -4,6 +4,7 @@ fitted, `fit_transform`; the deprecated spellings (same maps, bit for bit);
 the one rule for gamma=None (the median heuristic of the data that define
 the kernel); random Fourier features of CSR input; progress bars."""
 
+import inspect
 import pickle
 import sys
 
@@ -159,16 +160,58 @@ def test_pickle_unfitted_and_fitted(name):
 @pytest.mark.parametrize("name", STATELESS)
 def test_stateless_maps_need_no_fit(name):
     fmap = STATELESS[name]()
-    assert fmap.is_fitted
+    assert fmap.is_fitted and fmap.n_features_in is None
     Z = fmap.transform(HIST)
-    assert fmap.fit(HIST) is fmap
-    assert fmap.fit(HIST) is fmap  # nothing learned: fitting again is allowed
-    assert_array_equal(fmap.transform(HIST), Z)
-    assert_array_equal(fmap.fit_transform(HIST), Z)
+    assert fmap.transform(HIST[:, :4]).shape == (len(HIST), 4 * fmap.n_terms)
     with pytest.raises(ValueError, match="negative"):
-        fmap.fit(-HIST)  # fit still checks X
+        fmap.fit(-HIST)  # fit checks X
+    assert fmap.fit(HIST) is fmap  # and records its width
+    assert fmap.n_features_in == HIST.shape[1]
+    with pytest.raises(ValueError, match="already fitted"):
+        fmap.fit(HIST)
+    assert_array_equal(fmap.transform(HIST), Z)
+    assert_array_equal(STATELESS[name]().fit_transform(HIST), Z)
     back = pickle.loads(pickle.dumps(fmap))
     assert_array_equal(back.transform(HIST), Z)
+    assert back.n_features_in == HIST.shape[1]
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_random_state_is_called_rng(name):
+    """Every map that takes a seed takes it as rng (as SciPy); scikit-learn's
+    name gets a TypeError that says so (the adapters take random_state)."""
+    make, _ = MAPS[name]
+    cls = type(make())
+    if "rng" not in inspect.signature(cls).parameters:
+        return
+    with pytest.raises(TypeError, match=rf"^{cls.__name__} takes the seed as rng "
+                                        rf".*write rng=0"):
+        cls(random_state=0)
+
+
+def _narrower(X):
+    """`X` with one feature less (the last column of the histograms or
+    points, or of the points of every set)."""
+    if isinstance(X, list):
+        return [x[:, :-1] for x in X]
+    return X[:, :-1]
+
+
+@pytest.mark.parametrize("name", [*MAPS, *STATELESS])
+def test_fitted_maps_know_their_widths_and_refuse_others(name):
+    """Every map records the width of X at fit: n_features_in and
+    n_features_out are set, and transform refuses another width, naming X
+    and both widths (before: Chi2DirectMap(5).fit(H) took any width)."""
+    make, X = MAPS[name] if name in MAPS else (STATELESS[name], HIST)
+    fmap = make().fit(X)
+    width = (X[0] if isinstance(X, list) else X).shape[1]
+    assert fmap.n_features_in == width
+    assert fmap.n_features_out == fmap.transform(X).shape[1]
+    argument = "sets" if name == "EMKFeatures" else "X"
+    with pytest.raises(ValueError, match=rf"^{argument} has {width - 1} features, "
+                                         rf"but this map was fitted on data "
+                                         rf"with {width} features"):
+        fmap.transform(_narrower(X))
 
 
 def test_chi2_chebyshev_median_scale():
@@ -198,7 +241,7 @@ def test_chi2_direct_map_with_k_is_fitted():
         km.Chi2DirectMap(4, k=k)
     per_dimension = km.Chi2DirectMap(k=np.full((6, 2), 0.1))
     assert per_dimension.n_features_in == 6 and per_dimension.n_features_out == 12
-    with pytest.raises(ValueError, match="fitted for 6"):
+    with pytest.raises(ValueError, match="fitted on data with 6 features"):
         per_dimension.transform(HIST[:, :5])
 
 

@@ -360,3 +360,71 @@ def test_tiny_sets_beside_large_ones(simd_path, min_dist):
                              min_dist=min_dist, clamp=False)
     assert np.isfinite(D).all()
     assert_allclose(D[:, 1:, 1:], alone, rtol=1e-10, atol=1e-10)
+
+
+# -- one kernel of the divergences, for every entry point --------------------
+
+
+def kernel_of_divergences(ab, ba, scale):
+    """exp(-(S / scale)^2) of S = max((ab + ba.T) / 2, 0), in float64 of
+    divergences in the normal range (the reference)."""
+    S = np.maximum((ab + ba.T) / 2, 0.0)
+    return np.exp(-((S / scale) ** 2))
+
+
+@pytest.mark.parametrize("top", [1e-310, 1e-300, 1e300, 1.5e308])
+def test_one_renyi_kernel_at_the_ends_of_the_float_range(monkeypatch, top):
+    """divergence_kernel, NystroemMap("renyi") and SetKernel("renyi") make
+    one kernel of the same divergences, through one function: divergences
+    scaled so that the largest is `top` (subnormal ones at 1e-310, sums
+    beyond the float range at 1.5e308) give the kernel of the same values
+    brought back near 1 by a power of two (exact), whose median scale
+    follows them. (The two others used to symmetrise them on their own:
+    rounded subnormals, an infinite S.)"""
+    import kernelmaps as km
+
+    rng = np.random.default_rng(21)
+    train = [rng.normal(loc=i % 3, size=(20 + i % 5, 2)) for i in range(24)]
+    test = [rng.normal(loc=i % 3, size=(18, 2)) for i in range(5)]
+    factor = top / max(renyi_divergence(train).max(),
+                       *(R.max() for R in _renyi_divergence_both(test, train)))
+
+    def scaled(*args, **kwargs):
+        return factor * renyi_divergence(*args, **kwargs)
+
+    def scaled_both(*args, **kwargs):
+        return tuple(factor * R for R in _renyi_divergence_both(*args, **kwargs))
+
+    # The reference: the same values times 2**e, near 1, in plain float64.
+    e = -np.frexp(top)[1]
+    D, ab, ba = scaled(train), *scaled_both(test, train)
+    Dn, abn, ban = (np.ldexp(R, e) for R in (D, ab, ba))
+    off = np.maximum((Dn + Dn.T) / 2, 0)[~np.eye(len(D), dtype=bool)]
+    scale = np.ldexp(np.median(off), -e)
+    K = kernel_of_divergences(Dn, Dn, np.median(off))
+    K_test = kernel_of_divergences(abn, ban, np.median(off))
+
+    assert_allclose(divergence_kernel(D), K, rtol=1e-12, atol=1e-300)
+
+    # The others compute the divergences themselves: scaled here.
+    import kernelmaps._nystroem as nystroem_module
+    monkeypatch.setattr(nystroem_module, "renyi_divergence", scaled)
+    monkeypatch.setattr(nystroem_module, "_renyi_divergence_both", scaled_both)
+    nys = km.NystroemMap(len(train), kernel="renyi",
+                         landmarks=np.arange(len(train))).fit(train)
+    assert nys.params["scale"] == pytest.approx(scale, rel=1e-12)
+    assert_allclose(nys.eigenvalues, np.linalg.eigvalsh(K), atol=1e-10)
+    # U Lambda^-1/2 U^T of the landmarks, applied to their kernel rows
+    assert_allclose(nys.transform(test), K_test @ nys.normalization, atol=1e-10)
+
+    try:
+        import kernelmaps.sklearn as adapters
+    except ImportError:  # scikit-learn: its part runs where it is installed
+        return
+    monkeypatch.setattr(adapters, "renyi_divergence", scaled)
+    monkeypatch.setattr(adapters, "_renyi_divergence_both", scaled_both)
+    est = adapters.SetKernel("renyi", psd="flip")
+    projector = km.PSDProjector("flip").fit(K)
+    assert_allclose(est.fit_transform(train), projector.transform(K), atol=1e-10)
+    assert est.scale_ == pytest.approx(scale, rel=1e-12)
+    assert_allclose(est.transform(test), projector.transform(K_test), atol=1e-10)

@@ -349,7 +349,7 @@ def test_transform_bad_input(fitted):
     rng = np.random.default_rng(0)
     sets = [rng.normal(size=(4, 5)), rng.normal(size=(3, 5))]
     positions = [rng.random((4, 2)), rng.random((3, 2))]
-    with pytest.raises(ValueError, match="learned for 5"):
+    with pytest.raises(ValueError, match="fitted on data with 5 features"):
         emk.transform([rng.normal(size=(4, 3))])
     bad = [s.copy() for s in sets]
     bad[1][0, 0] = np.nan

@@ -121,5 +121,5 @@ def test_map_bad_transform_input():
             obj.transform(with_value(-1.0))
         with pytest.raises(ValueError, match="X contains NaN"):
             obj.transform(with_value(np.nan, sparse=True))
-    with pytest.raises(ValueError, match="drawn for 4"):
+    with pytest.raises(ValueError, match="fitted on data with 4 features"):
         ExpChi2Features(8, rng=0).fit(GOOD).transform(np.ones((2, 5)))

@@ -40,6 +40,7 @@ BASE = {
     "kernelmaps._frozen",
     "kernelmaps._gamma",
     "kernelmaps._parallel",
+    "kernelmaps._warnings",
     "kernelmaps._probes",
     "kernelmaps._validation",
     "kernelmaps._version",

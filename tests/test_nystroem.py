@@ -305,6 +305,43 @@ def test_progress_bar_gives_the_same_features():
                     atol=1e-12)
 
 
+def test_point_kernel_parameters_on_their_own():
+    """gamma, degree and coef0 as arguments of their own, as scikit-learn's
+    Nystroem takes them: the same map as with kernel_params; given twice or
+    to a kernel that takes none, a ValueError naming them."""
+    sets = data_for("mean_map", 12, seed=22)
+    given = NystroemMap(5, gamma=0.5, rng=0).fit(sets)
+    assert given.params["gamma"] == 0.5 and given.gamma == 0.5
+    assert_array_equal(given.transform(sets), NystroemMap(
+        5, kernel_params={"gamma": 0.5}, rng=0).fit(sets).transform(sets))
+    poly = NystroemMap(5, kernel="mmd", degree=3, coef0=0.5, gamma=0.2,
+                       kernel_params={"kernel": "polynomial"}, rng=0).fit(sets)
+    assert_array_equal(poly.transform(sets), NystroemMap(
+        5, kernel="mmd", kernel_params={"kernel": "polynomial", "degree": 3,
+                                        "coef0": 0.5, "gamma": 0.2},
+        rng=0).fit(sets).transform(sets))
+    renyi = NystroemMap(5, kernel="renyi", gamma=2.0, rng=0).fit(sets)
+    assert renyi.params["gamma"] == 2.0
+    words = ["ab", "abc", "b", "bc", "c"]
+
+    def overlap(A, B, gamma=1.0):
+        return np.array([[gamma * len(set(a) & set(b)) for b in B] for a in A])
+
+    assert_allclose(NystroemMap(3, kernel=overlap, gamma=2.0, rng=0)
+                    .fit_transform(words) ** 2,
+                    2 * NystroemMap(3, kernel=overlap, rng=0)
+                    .fit_transform(words) ** 2, atol=1e-12)
+    with pytest.raises(ValueError, match="gamma is given twice"):
+        NystroemMap(5, gamma=0.5, kernel_params={"gamma": 0.5})
+    with pytest.raises(ValueError, match=r"gamma=0\.5: the 'chi2' kernel takes "
+                                         r"no gamma"):
+        NystroemMap(5, kernel="chi2", gamma=0.5)
+    with pytest.raises(ValueError, match="gamma"):
+        NystroemMap(5, gamma=-1.0)
+    with pytest.raises(ValueError, match="degree"):
+        NystroemMap(5, degree=0)
+
+
 # -- bad input ---------------------------------------------------------------
 
 
@@ -393,6 +430,10 @@ def test_sklearn_adapter_gives_the_maps_features():
     assert_allclose(rows.transform(H), NystroemMap(
         5, kernel="exp_chi2", kernel_params={"beta": 2.0}, rng=0).fit_transform(H))
     assert rows.n_features_in_ == 4
+    # gamma on its own, as scikit-learn's Nystroem takes it
+    assert_allclose(NystroemFeatures(6, gamma=0.3, random_state=2)
+                    .fit_transform(sets),
+                    NystroemMap(6, gamma=0.3, rng=2).fit_transform(sets))
     with pytest.raises(ValueError, match="Negative"):
         rows.transform(-H)
     with pytest.raises(ValueError, match="NystroemMap"):

@@ -334,7 +334,7 @@ def _rdf(dim):
     (lambda: DoublyRandomDistributionFeatures(5, 0), ValueError, "n_components"),
     (lambda: DoublyRandomDistributionFeatures(5, 5, gamma2=0), ValueError, "gamma"),
     (lambda: _rff(3).transform(np.ones((4, 2))), ValueError,
-     "X has 2 features.*dim=3"),
+     "X has 2 features, but this map was fitted on data with 3 features"),
     (lambda: _rff(3).transform(np.ones(3)), ValueError, "2-D"),
     (lambda: _rff(1).transform([[np.nan]]), ValueError, "NaN"),
     (lambda: _rff(1).transform([["a"]]), TypeError, "X"),

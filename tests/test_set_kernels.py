@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from kernelmaps import Bags, median_heuristic, mmd, mmd_kernel, sum_match_kernel
+from kernelmaps import (
+    Bags,
+    DegenerateWarning,
+    median_heuristic,
+    mmd,
+    mmd_kernel,
+    sum_match_kernel,
+)
 
 from ._helpers import random_sets
 
@@ -253,6 +260,12 @@ def test_mmd_kernel_values():
     assert ((K > 0) & (K <= 1)).all()
 
 
+def degenerate():
+    """The warning of a point kernel that is 0 between all points of
+    different sets."""
+    return pytest.warns(DegenerateWarning, match="is 0 between all")
+
+
 def test_huge_values_stay_finite():
     rng = np.random.default_rng(11)
     X = random_sets(rng, 6, 3, np.float64)
@@ -265,16 +278,22 @@ def test_huge_values_stay_finite():
             assert_allclose(Kbig, K, atol=1e-5 if dtype == np.float32 else 1e-12)
     # gamma = 1 / d (the median heuristic of such points is below float64's
     # range, a ValueError saying so).
+    # (the kernel is then 0 between all points: a DegenerateWarning says so)
     big = [x * 1e200 for x in X]
     for f in (sum_match_kernel, mmd, mmd_kernel):
-        assert np.isfinite(f(big, gamma=1 / 3)).all()
-        assert np.isfinite(f(big, [x + 1e300 for x in big], gamma=1 / 3)).all()
+        with degenerate():
+            assert np.isfinite(f(big, gamma=1 / 3)).all()
+        with degenerate():
+            assert np.isfinite(f(big, [x + 1e300 for x in big], gamma=1 / 3)).all()
         with pytest.raises(ValueError, match="beyond the float64 range"):
             f(big)
-    assert_array_equal(np.diag(mmd(big, gamma=1 / 3)), 0)
-    assert_allclose(sum_match_kernel(big, gamma=1.0)[0, 1], 0)
+    with degenerate():
+        assert_array_equal(np.diag(mmd(big, gamma=1 / 3)), 0)
+    with degenerate():
+        assert_allclose(sum_match_kernel(big, gamma=1.0)[0, 1], 0)
     far = [np.array([[1e308]]), np.array([[-1e308]])]
-    assert sum_match_kernel(far, gamma=1.0)[0, 1] == 0
+    with degenerate():
+        assert sum_match_kernel(far, gamma=1.0)[0, 1] == 0
 
 
 @pytest.mark.parametrize("kernel", ["linear", "polynomial"])
@@ -360,3 +379,42 @@ def test_median_heuristic():
 def test_median_heuristic_bad_input(X, kwargs, error, match):
     with pytest.raises(error, match=match):
         median_heuristic(X, **kwargs)
+
+
+# -- a point kernel that is the identity or a constant: DegenerateWarning -----
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_degenerate_point_kernels_warn(kernel, dtype):
+    """A gamma so large that the point kernel underflows between all points
+    of different sets (exactly 0 off the diagonal, 1 / n_i on it) or so
+    small that it rounds to 1 everywhere gives the exact values with a
+    DegenerateWarning that says so, pointing at the caller's line; a
+    sensible gamma, a single set, and kernels with some information left
+    give none (warnings are errors in this suite)."""
+    rng = np.random.default_rng(4)
+    sets = [rng.normal(size=(n, 3)).astype(dtype) for n in (5, 8, 3)]
+    for f in (sum_match_kernel, mmd, mmd_kernel):
+        with pytest.warns(DegenerateWarning, match="is 0 between all points of "
+                          "different sets: gamma is far too large") as caught:
+            f(sets, kernel=kernel, gamma=1e10)
+        assert caught[0].filename == __file__
+        with pytest.warns(DegenerateWarning, match="is 0 between all points"):
+            f(sets[:1], sets[1:], kernel=kernel, gamma=1e10)
+        with pytest.warns(DegenerateWarning, match="is 1 between all points: "
+                          "gamma is far too small"):
+            f(sets, kernel=kernel, gamma=1e-20)
+        f(sets, kernel=kernel)  # the median heuristic: no warning
+        f(sets[:1], kernel=kernel, gamma=1e10)  # nothing off the diagonal
+    with pytest.warns(DegenerateWarning):
+        K = sum_match_kernel(sets, kernel=kernel, gamma=1e10)
+    assert_allclose(K, np.diag([1 / 5, 1 / 8, 1 / 3]), rtol=1e-6)
+    with pytest.warns(DegenerateWarning):
+        assert_array_equal(sum_match_kernel(sets, kernel=kernel, gamma=1e-20,
+                                            normalize=False),
+                           np.multiply.outer([5, 8, 3], [5, 8, 3]))
+    # Two points of different sets closer than the others: not degenerate.
+    close = [*sets, sets[0][:1] + 1e-12]
+    K = sum_match_kernel(close, kernel=kernel, gamma=1e10)
+    assert K[0, 3] > 0

@@ -113,3 +113,34 @@ def test_integer_degree_given_as_float_is_accepted():
     a = sum_match_kernel(GOOD, kernel="polynomial", degree=3)
     b = sum_match_kernel(GOOD, kernel="polynomial", degree=3.0)
     np.testing.assert_array_equal(a, b)
+
+
+class _Table:
+    """What the sets functions see of a pandas DataFrame: a 2-D shape,
+    columns, and iteration over the column names."""
+
+    def __init__(self, values, columns):
+        self.values, self.columns = np.asarray(values), list(columns)
+        self.shape = self.values.shape
+
+    def __iter__(self):
+        return iter(self.columns)
+
+    def to_numpy(self):
+        return self.values
+
+
+@pytest.mark.parametrize("f", FUNCTIONS)
+def test_a_table_is_told_how_to_make_sets(f):
+    """A long-format table of points used to give "X[0] must hold real
+    numbers, got an array of dtype <U1" (its column names)."""
+    table = _Table([[0, 1.0, 2.0], [0, 1.5, 2.5], [1, 3.0, 4.0]], "sxy")
+    pattern = (r"X is a _Table of 3 rows, not a collection of sets: .*"
+               r"\[X.to_numpy\(\)\].*groupby")
+    with pytest.raises(TypeError, match=pattern):
+        f(table)
+    with pytest.raises(TypeError, match=pattern.replace("X", "Y")):
+        f(GOOD, table)
+    pandas = pytest.importorskip("pandas")
+    with pytest.raises(TypeError, match="X is a DataFrame of 3 rows"):
+        f(pandas.DataFrame(table.values, columns=table.columns))

@@ -70,6 +70,8 @@ def test_symmetric_call_gives_the_bits_of_the_full_one(simd_path, shape, kernel,
     np.testing.assert_array_equal(sym, sym.T)
 
 
+# (the kernel of these sets is the identity: a DegenerateWarning says so)
+@pytest.mark.filterwarnings("ignore::kernelmaps.DegenerateWarning")
 def test_float32_points_computed_in_float64_are_scaled_in_float64():
     # gamma far beyond float32 with points near 1e30: the points are packed
     # times 2**e in float64 (in float32 they overflowed, and every kernel

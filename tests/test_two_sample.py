@@ -4,6 +4,8 @@ correction against a direct implementation of MMDAgg, the linear test
 against Hotelling's T^2 computed directly; exactness under the null,
 invariances, float32, threads, extreme scales and bad input."""
 
+import contextlib
+import functools
 import math
 
 import numpy as np
@@ -164,7 +166,7 @@ def test_aggregated_against_a_direct_mmdagg(n, m):
 def test_aggregated_default_bandwidths_follow_the_distances():
     rng = np.random.default_rng(0)
     X, Y = rng.normal(size=(30, 3)), rng.normal(size=(30, 3))
-    res = km.mmd_test(X, Y, method="aggregated", n_resamples=10, rng=0)
+    res = km.mmd_test(X, Y, method="aggregated", n_resamples=20, rng=0)
     Z = np.concatenate([X, Y])
     l1 = np.abs(Z[:, None] - Z[None]).sum(-1)[np.triu_indices(60, 1)]
     l2 = np.sqrt(((Z[:, None] - Z[None]) ** 2).sum(-1))[np.triu_indices(60, 1)]
@@ -174,7 +176,7 @@ def test_aggregated_default_bandwidths_follow_the_distances():
                         rtol=1e-12)
     # gammas given: the same for each kernel, sorted
     res = km.mmd_test(X, Y, method="aggregated", gamma=[2.0, 0.5],
-                      kernel="rbf", n_resamples=10, rng=0)
+                      kernel="rbf", n_resamples=20, rng=0)
     assert_array_equal(res.gamma, [0.5, 2.0])
     assert_array_equal(res.kernel, ["rbf", "rbf"])
 
@@ -291,7 +293,11 @@ def test_identical_and_constant_samples():
     X = np.ones((5, 2))
     for method in ("permutation", "wild_bootstrap", "aggregated", "linear"):
         kw = {} if method == "linear" else {"n_resamples": 20}
-        res = km.mmd_test(X, X.copy(), method=method, rng=0, **kw)
+        # one point: the kernel is 1 between all points (the linear test
+        # has no kernel matrix)
+        with (contextlib.nullcontext() if method == "linear" else
+              pytest.warns(km.DegenerateWarning, match="is 1 between all")):
+            res = km.mmd_test(X, X.copy(), method=method, rng=0, **kw)
         assert res.pvalue == 1.0 and not res.reject
         assert np.all(np.isfinite(res.statistic))
 
@@ -299,13 +305,13 @@ def test_identical_and_constant_samples():
 def test_result_repr_and_fields():
     rng = np.random.default_rng(5)
     res = km.mmd_test(rng.normal(size=(10, 2)), rng.normal(size=(12, 2)),
-                      n_resamples=9, rng=0)
+                      n_resamples=19, rng=0)
     assert isinstance(res, km.MMDTestResult)
     assert "pvalue=" in repr(res) and "method='permutation'" in repr(res)
     assert res.pvalues is None and res.df is None
     # determinism
     again = km.mmd_test(rng.normal(size=(10, 2)), rng.normal(size=(12, 2)),
-                        n_resamples=9, rng=0)
+                        n_resamples=19, rng=0)
     assert again.method == res.method
 
 
@@ -385,3 +391,135 @@ def test_aggregated_draws_kept_or_drawn_again_alike(n, m, monkeypatch):
     assert_array_equal(again.statistic, kept.statistic)
     assert_array_equal(again.null_distribution, kept.null_distribution)
     assert again.pvalue == kept.pvalue
+
+
+# -- tests that carry no information: DegenerateWarning ------------------------
+
+
+def test_a_degenerate_kernel_is_said():
+    """gamma = 1e10 on N(0, 1) points: the pooled kernel is the identity,
+    and a shift of three standard deviations gives statistic 0 and p = 1,
+    the exact values of that kernel, with a DegenerateWarning; 1e-20 makes
+    it a constant."""
+    rng = np.random.default_rng(9)
+    X, Y = rng.normal(size=(40, 2)), rng.normal(size=(40, 2)) + 3
+    for method in ("permutation", "wild_bootstrap"):
+        with pytest.warns(km.DegenerateWarning,
+                          match="is 0 between all distinct points of X and Y"):
+            res = km.mmd_test(X, Y, gamma=1e10, method=method, rng=0)
+        assert res.statistic == 0 and res.pvalue == 1
+        with pytest.warns(km.DegenerateWarning, match="is 1 between all points"):
+            km.mmd_test(X, Y, gamma=1e-20, method=method, rng=0)
+    km.mmd_test(X, Y, rng=0)  # the default kernel: no warning
+    # The aggregated test names the kernels that carry nothing, for samples
+    # of equal size (wild bootstrap, from one log-kernel) and not.
+    for Y_ in (Y, Y[:30]):
+        with pytest.warns(km.DegenerateWarning,
+                          match=r"2 of the 3 kernels of the aggregated test.*"
+                                r"gamma=1e-20 is 1 between all.*gamma=1e\+10 is "
+                                r"0 between all distinct points"):
+            res = km.mmd_test(X, Y_, method="aggregated", kernel="rbf",
+                              gamma=[1e-20, 0.5, 1e10], n_resamples=50, rng=0)
+        assert res.reject  # the informative kernel still finds the shift
+
+
+@pytest.mark.parametrize(("method", "n_resamples", "alpha", "warns"), [
+    ("permutation", 9, 0.01, True),
+    ("permutation", 99, 0.01, False),
+    ("permutation", 18, 0.05, True),
+    ("permutation", 19, 0.05, False),
+    ("wild_bootstrap", 9, 0.05, True),
+    ("aggregated", 1, 0.05, True),
+    ("aggregated", (500, 10), 0.05, True),
+    ("aggregated", (10, 19), 0.05, False),
+])
+def test_a_test_that_can_never_reject_is_said(method, n_resamples, alpha, warns):
+    """The smallest p-value of B resamples is 1 / (B + 1) (B2 for the
+    aggregated test): above alpha the test can never reject."""
+    rng = np.random.default_rng(10)
+    X, Y = rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + 5
+    call = functools.partial(km.mmd_test, X, Y, method=method, alpha=alpha,
+                             n_resamples=n_resamples, rng=0)
+    if not warns:  # (warnings are errors in this suite)
+        res = call()
+        assert res.pvalue <= alpha or method == "aggregated"
+        return
+    with pytest.warns(km.DegenerateWarning, match="can never reject; use at "
+                      f"least {math.ceil(1 / alpha) - 1} resamples"):
+        res = call()
+    assert not res.reject and res.pvalue > alpha
+
+
+def test_collections_of_sets_are_told_how_to_pool():
+    rng = np.random.default_rng(11)
+    A = [rng.normal(size=(n, 2)) for n in (5, 6, 7)]
+    B = [rng.normal(size=(n, 2)) for n in (4, 8)]
+    for X, Y, name in ((A, B, "X"), (A[0], B, "Y"), (km.Bags.from_list(A), B[0],
+                                                        "X"),
+                       (np.stack([A[0][:4], B[0]]), B[1], "X")):
+        with pytest.raises(TypeError, match=rf"mmd_test compares two samples of "
+                           rf"points.*{name} is a collection of \d sets.*"
+                           rf"np.concatenate"):
+            km.mmd_test(X, Y)
+    # their points pooled: a test
+    res = km.mmd_test(np.concatenate(A), np.concatenate(B), rng=0)
+    assert 0 < res.pvalue <= 1
+
+
+def test_the_wild_bootstrap_statistic_leaves_out_the_paired_terms():
+    """As documented: the wild bootstrap's MMD^2 is the permutation test's
+    unbiased one without the n terms k(x_i, y_i) in the cross sum."""
+    rng = np.random.default_rng(12)
+    X, Y = rng.normal(size=(15, 2)), rng.normal(size=(15, 2)) + 0.3
+    gamma, n = 0.7, 15
+    wild = km.mmd_test(X, Y, gamma=gamma, method="wild_bootstrap",
+                       n_resamples=19, rng=0).statistic
+    perm = km.mmd_test(X, Y, gamma=gamma, n_resamples=19, rng=0).statistic
+    paired = np.exp(-gamma * ((X - Y) ** 2).sum(1)).sum()
+    cross = np.exp(-gamma * ((X[:, None] - Y[None]) ** 2).sum(-1)).sum()
+    # perm's cross term is -2 cross / n^2; wild's -2 (cross - paired) / (n (n-1))
+    assert wild != pytest.approx(perm, rel=1e-3)
+    assert wild - perm == pytest.approx(
+        2 * cross / n**2 - 2 * (cross - paired) / (n * (n - 1)), rel=1e-10)
+    assert "leaves out the n terms ``k(x_i, y_i)``" in km.mmd_test.__doc__
+
+
+def test_default_bandwidths_are_split_invariant_not_the_authors_rule():
+    """As documented: the default bandwidths of the aggregated test depend
+    on the pooled points only (the same for X and Y swapped or their
+    points exchanged); the authors' rule (distances between the first 500
+    points of X and of Y) does not."""
+    rng = np.random.default_rng(13)
+    X, Y = rng.normal(size=(30, 2)), rng.normal(size=(40, 2)) * 3
+    Z = np.concatenate([X, Y])
+    swapped = Z[rng.permutation(70)]
+
+    def gammas(A, B):
+        return km.mmd_test(A, B, method="aggregated", n_resamples=20,
+                           rng=0).gamma
+
+    assert_allclose(gammas(X, Y), gammas(swapped[:30], swapped[30:]), rtol=1e-14)
+
+    def authors_widest(A, B):  # twice the largest distance of X and Y
+        d = np.sqrt(((A[:, None] - B[None]) ** 2).sum(-1))
+        return 2 * d.max()
+
+    assert authors_widest(X, Y) != pytest.approx(
+        authors_widest(swapped[:30], swapped[30:]), rel=1e-3)
+    assert "split-invariant" in km.mmd_test.__doc__
+    assert "not the rule of the authors' code" in km.mmd_test.__doc__
+
+
+def test_aggregated_wild_bootstrap_over_a_wide_range_of_gammas():
+    """The kernel at c gamma from the log-kernel at gamma, for c up to 1e4
+    only: at gamma = 1e-12 the kernel is 1 - O(1e-12) and its log holds
+    four digits; the statistic at 1.0 is computed anew (it was off by
+    about 1e-4 when taken from it)."""
+    rng = np.random.default_rng(14)
+    X, Y = rng.normal(size=(25, 2)), rng.normal(size=(25, 2)) + 0.5
+    agg = km.mmd_test(X, Y, method="aggregated", kernel="rbf",
+                      gamma=[1e-12, 1e-9, 1.0], n_resamples=20, rng=0)
+    for g, stat in zip(agg.gamma, agg.statistic):
+        single = km.mmd_test(X, Y, method="wild_bootstrap", gamma=g,
+                             n_resamples=19, rng=0).statistic
+        assert stat == pytest.approx(single, rel=1e-9, abs=1e-12)  # k ~ 1

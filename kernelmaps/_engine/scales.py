@@ -5,14 +5,16 @@ import math
 
 import numpy as np
 
-__all__ = ["divergence_kernel_values", "median_gamma", "median_scale"]
+__all__ = ["divergence_kernel_matrix", "divergence_kernel_values", "scale_gamma"]
 
 _TINY = np.finfo(np.float64).tiny
+_SMALLEST = math.ulp(0.0)  # the smallest positive (subnormal) float64
 
 
 def _median_scale(S):
-    """The median of the off-diagonal entries of `S` (the median of the
-    positive ones if that is 0; 1.0 if none is positive)."""
+    """The default scale of the kernel of divergences: the median of the
+    off-diagonal entries of `S` (the median of the positive ones if that is
+    0; 1.0 if none is positive). Its ``gamma`` is ``1 / scale ** power``."""
     off = S[~np.eye(len(S), dtype=bool)]
     scale = _median(off) if off.size else 0.0
     if scale == 0 and np.any(off > 0):
@@ -27,26 +29,59 @@ def _median(values):
     return median if np.isfinite(median) else 2 * float(np.median(values / 2))
 
 
-def median_log_gamma(S, power):
-    """log of `divergence_kernel`'s default scale ``1 / median(off-diagonal
-    S) ** power`` (the median of the positive entries if that is 0; 1 if
-    none is positive), finite for any finite non-negative `S`."""
-    return -power * math.log(_median_scale(S))
-
-
-def median_scale(S):
-    """`divergence_kernel`'s default scale: the median of the off-diagonal
-    entries of `S` (the median of the positive ones if that is 0; 1.0 if
-    none is positive). Its ``gamma`` is ``1 / scale ** power``."""
-    return _median_scale(S)
-
-
-def median_gamma(S, power):
-    """``1 / median_scale(S) ** power`` as a float (``inf`` or ``0.0``
-    beyond the float range: the kernel then needs the scale, see
+def scale_gamma(scale, power):
+    """``1 / scale ** power`` as a float (``inf`` or ``0.0`` beyond the
+    float range: the kernel then needs the scale, see
     `divergence_kernel_values`)."""
     with np.errstate(over="ignore", under="ignore", divide="ignore"):
-        return float(1.0 / np.float64(_median_scale(S)) ** power)
+        return float(1.0 / np.float64(scale) ** power)
+
+
+def divergence_kernel_matrix(D, D_reverse=None, *, power, gamma=None, scale=None):
+    """The kernel ``exp(-gamma S ** power)`` of the symmetrised divergences
+    ``S = max((D + D_reverse.T) / 2, 0)``, and its scale: the one function
+    behind every kernel of divergences between sets.
+
+    `D` (a, b) and `D_reverse` (b, a) are the divergences in both
+    directions (`D_reverse` None: `D` is square and both); finite float64.
+    The scale is `gamma` (positive, finite), or `scale` with ``gamma = 1 /
+    scale ** power`` (positive, finite; its gamma may be beyond the float
+    range), or, with both None, the median scale of `S` (`_median_scale`).
+    Returns ``(K, scale)``: the scale used, in the units of `D` (a
+    subnormal median holds fewer digits there: 13 at 1e-310, 3 at
+    1e-320), or None for a given gamma.
+
+    Exact at any magnitude of `D`, `gamma` and `scale`: divergences in the
+    subnormal range are first scaled up by a power of two (exact), so that
+    halving ``D + D_reverse.T`` does not round them, and the scale with
+    them; ``D + D_reverse.T`` that would overflow is halved first; the
+    kernel values come from `divergence_kernel_values`. ``S == 0`` gives
+    exactly 1, and the result is never NaN.
+    """
+    D_reverse = D if D_reverse is None else D_reverse
+    top = max(float(np.abs(D).max(initial=0.0)),
+              float(np.abs(D_reverse).max(initial=0.0)))
+    exponent = -math.frexp(top)[1] if 0 < top < 2.0**-900 else 0
+    if exponent:
+        D, D_reverse = np.ldexp(D, exponent), np.ldexp(D_reverse, exponent)
+    with np.errstate(over="ignore"):
+        S = (D / 2 + D_reverse.T / 2 if top > 2.0**1020
+             else (D + D_reverse.T) / 2)
+    np.maximum(S, 0.0, out=S)
+    if gamma is None and scale is None:
+        scaled = _median_scale(S)
+        # back in the units of D, never rounded to 0
+        scale = max(math.ldexp(scaled, -exponent), _SMALLEST)
+        return divergence_kernel_values(S, power, scale=scaled), scale
+    if scale is not None:
+        with np.errstate(over="ignore"):  # inf: every S / scale is 0
+            scaled = float(np.ldexp(np.float64(scale), exponent))
+        return divergence_kernel_values(S, power, scale=scaled), scale
+    if exponent:
+        return divergence_kernel_values(
+            S, power, log_gamma=math.log(gamma) - exponent * power * math.log(2.0)
+        ), None
+    return divergence_kernel_values(S, power, gamma=gamma), None
 
 
 def divergence_kernel_values(S, power, *, gamma=None, scale=None,

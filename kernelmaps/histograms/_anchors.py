@@ -378,11 +378,7 @@ class AnchorMap(FeatureMap):
     def _check(self, X):
         self._check_fitted()
         X = check_histograms(X, "X")
-        if X.shape[1] != self.n_features_in:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but this AnchorMap was fitted "
-                f"for {self.n_features_in}"
-            )
+        self._check_width(X.shape[1])
         return X
 
     def _rows(self, i):

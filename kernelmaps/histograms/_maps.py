@@ -63,9 +63,8 @@ class _AdditiveMap(FeatureMap):
     _stateless = True  # the subclasses that learn from data say otherwise
 
     def _fit(self, X, workers, progress):
-        # A map that learns nothing only checks X (and its width, where the
-        # map has one).
-        self._check_width(check_histograms(X, "X"))
+        # A map that learns nothing records the width of X.
+        return {"_n_features_in": check_histograms(X, "X").shape[1]}
 
     @property
     def n_terms(self):
@@ -74,7 +73,9 @@ class _AdditiveMap(FeatureMap):
 
     @property
     def n_features_in(self):
-        """Input width the map was fitted for; None: any width."""
+        """Input width the map was fitted on (or given parameters for);
+        None: any width (a map not fitted that needs no fit, or given
+        parameters shared by all dimensions)."""
         return self._n_features_in
 
     @property
@@ -106,17 +107,9 @@ class _AdditiveMap(FeatureMap):
             same non-zeros per term. The dtype of `X` (float32 or float64).
         """
         self._check_fitted()
-        X = self._check_width(check_histograms(X, "X"))
+        X = check_histograms(X, "X")
+        self._check_width(X.shape[1])
         return self._expand(X, resolve_workers(workers))
-
-    def _check_width(self, X):
-        d = X.shape[1]
-        if self._n_features_in is not None and d != self._n_features_in:
-            raise ValueError(
-                f"X has {d} features, but this map was fitted for "
-                f"{self._n_features_in}"
-            )
-        return X
 
     def _expand(self, X, n_threads):
         """The features of validated histograms (see `transform`)."""
@@ -315,7 +308,8 @@ class Chi2DirectMap(_AdditiveMap):
                        len(centres) - 1)
         pooled = np.bincount(bins, minlength=len(centres)) / values.size
         if not self.per_dimension:
-            return _direct_state(_greedy(pooled[None, :], centres, n_terms)[0])
+            state = _direct_state(_greedy(pooled[None, :], centres, n_terms)[0])
+            return {**state, "_n_features_in": X.shape[1]}
         d = X.shape[1]
         counts = np.bincount(cols * len(centres) + bins,
                              minlength=d * len(centres)).reshape(d, len(centres))
@@ -495,7 +489,7 @@ class Chi2ChebyshevMap(_AdditiveMap):
     def _fit(self, X, workers, progress):
         X = check_histograms(X, "X")
         if self._stateless:
-            return None
+            return {"_n_features_in": X.shape[1]}
         values = X.data if scipy.sparse.issparse(X) else X.reshape(-1)
         values = values[values > 0]
         if values.size == 0:
@@ -504,7 +498,7 @@ class Chi2ChebyshevMap(_AdditiveMap):
             scale = float(np.median(values))
         if not math.isfinite(scale):  # the mean of the two middle values
             scale = 2 * float(np.median(values / 2))
-        return {"scale": scale, "_scale": scale}
+        return {"scale": scale, "_scale": scale, "_n_features_in": X.shape[1]}
 
     def _legacy_fit(cls, X, n_terms=5):
         return cls(n_terms, scale="median").fit(X)
@@ -837,11 +831,7 @@ class ExpChi2Features(FeatureMap):
         `progress` shows a progress bar over blocks of rows (needs tqdm)."""
         self._check_fitted()
         X = check_histograms(X, "X")
-        if X.shape[1] != self.n_features_in:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but these features were drawn "
-                f"for {self.n_features_in}"
-            )
+        self._check_width(X.shape[1])
         n_threads = resolve_workers(workers)
         phi = self.chi2_map.transform(X, workers=n_threads)
         values = phi.data if scipy.sparse.issparse(phi) else phi

@@ -8,7 +8,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from .._engine import knn
-from .._engine.scales import divergence_kernel_values, median_scale
+from .._engine.scales import divergence_kernel_matrix
 from .._parallel import check_progress, resolve_workers
 from .._validation import (
     DTYPE_DOC,
@@ -375,30 +375,9 @@ def divergence_kernel(D, *, gamma=None, power=2, dtype=None):
     if gamma is not None:
         gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
     out = check_dtype(dtype, D)
-    return cast_output(_divergence_kernel(D.astype(np.float64, copy=False),
-                                          gamma, power), out, "D")
-
-
-def _divergence_kernel(D, gamma, power):
-    """`divergence_kernel` of validated float64 input, in float64."""
-    top = float(np.abs(D).max())
-    # Divergences in the subnormal range are first scaled up by a power of
-    # two (exact), so that halving D + D.T does not round them: the kernel
-    # of the median scale is unchanged by it; a given gamma is applied to
-    # log S in the units of D.
-    exponent = -math.frexp(top)[1] if 0 < top < 2.0**-900 else 0
-    if exponent:
-        D = np.ldexp(D, exponent)
-    with np.errstate(over="ignore"):  # (D + D.T) / 2 without overflow:
-        S = D / 2 + D.T / 2 if top > 2.0**1020 else (D + D.T) / 2
-    np.maximum(S, 0.0, out=S)
-    if gamma is None:
-        return divergence_kernel_values(S, power, scale=median_scale(S))
-    if exponent:
-        return divergence_kernel_values(
-            S, power, log_gamma=math.log(gamma) - exponent * power * math.log(2.0))
-    return divergence_kernel_values(S, power, gamma=gamma)
-
+    K, _ = divergence_kernel_matrix(D.astype(np.float64, copy=False),
+                                    power=power, gamma=gamma)
+    return cast_output(K, out, "D")
 
 
 fill_docs((renyi_divergence, divergence_kernel), dtype=DTYPE_DOC)

@@ -350,11 +350,7 @@ class EMKFeatures(FeatureMap):
         """
         self._check_fitted()
         bags = check_sets(sets, "sets")
-        if bags.dim != self.n_features_in:
-            raise ValueError(
-                f"sets have {bags.dim} features, but the basis was learned for "
-                f"{self.n_features_in}"
-            )
+        self._check_width(bags.dim, "sets")
         levels = check_scalar(levels, "levels", kind="int", low=0, high=_MAX_LEVELS)
         n_threads = resolve_workers(workers)
         if levels > 0:

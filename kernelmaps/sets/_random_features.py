@@ -38,14 +38,6 @@ __all__ = [
 _KERNELS = ("rbf", "laplacian")
 
 
-def _check_width(name, width, dim):
-    if width != dim:
-        raise ValueError(
-            f"{name} has {width} features, but these features were drawn for "
-            f"dim={dim}"
-        )
-
-
 class _Fourier(FeatureMap):
     """Frequencies and phases, drawn by `fit` for a shift-invariant kernel
     of the scale `gamma` (None: the median heuristic on the training
@@ -287,7 +279,7 @@ class RandomFourierFeatures(_Fourier):
         """
         self._check_fitted()
         X = _check_vectors(X)
-        _check_width("X", X.shape[1], self.n_features_in)
+        self._check_width(X.shape[1])
         if scipy.sparse.issparse(X):
             check_fourier_range(max_abs(X.data), weight_norm(self), X.dtype, "X")
             return csr_cos(X, self.weights, self.offsets,
@@ -440,7 +432,7 @@ class RandomDistributionFeatures(_Fourier):
         """
         self._check_fitted()
         bags = check_sets(X, "X")
-        _check_width("X", bags.dim, self.n_features_in)
+        self._check_width(bags.dim)
         return self._means(bags, workers)
 
 

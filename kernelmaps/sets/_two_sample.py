@@ -50,6 +50,8 @@ from .._validation import (
     check_scalar,
     check_size,
 )
+from .._warnings import warn_degenerate
+from ._mean_map import degenerate, degenerate_message
 
 __all__ = ["MMDTestResult", "mmd_test"]
 
@@ -66,6 +68,11 @@ _BANDWIDTH_SAMPLE = 1000
 _THREADED_FLOPS = 2e7
 # Rows of points mapped at a time by the linear test.
 _LINEAR_ROWS = 1 << 15
+# The wild bootstrap of the aggregated test takes the kernel at c gamma from
+# the log of the kernel at gamma, ``exp(c log k)``, for c up to this ratio,
+# and computes the kernel anew beyond: a value of k that rounds to 1 (gamma
+# d^2 < 1.1e-16) gives k^c with an error of at most c * 1.1e-16.
+_LOG_KERNEL_REACH = 1e4
 # Defaults: resamples of the single-kernel tests, and (B1, B2) of MMDAgg;
 # bandwidths per kernel of MMDAgg; features of the linear test.
 _N_RESAMPLES = 999
@@ -82,10 +89,12 @@ class MMDTestResult:
     Parameters
     ----------
     statistic : float or ndarray
-        The test statistic: the MMD^2 estimate (permutation and wild
-        bootstrap), the MMD^2 estimate of each kernel, shape ``(L,)``
-        (aggregated), or Hotelling's T^2 of the mean feature difference
-        (linear).
+        The test statistic: the MMD^2 estimate (permutation: unbiased or
+        biased; wild bootstrap: the U-statistic over pairs ``i != j``,
+        without the terms ``k(x_i, y_i)``, see `mmd_test`), the MMD^2
+        estimate of each kernel, shape ``(L,)`` (aggregated: the wild
+        bootstrap's for samples of equal size, else the unbiased one), or
+        Hotelling's T^2 of the mean feature difference (linear).
     pvalue : float
         The p-value. For the resampling tests it is
         ``(1 + #{null >= statistic}) / (1 + B)``, exact at every level.
@@ -188,17 +197,30 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         between the points of a sample of at most 1000 of them, chosen by
         the points' values, not their order or sample, so that the test
         stays exact). For the aggregated test, a 1-D array of gammas used
-        with each kernel; None means 10 per kernel from the distances
-        between the pooled points: bandwidths from half their 5 % quantile
-        to twice their largest value, spaced geometrically, as in [3]_.
+        with each kernel; None means 10 per kernel, bandwidths spaced
+        geometrically from half the 5 % quantile to twice the largest of
+        the distances between the points of that same sample of the pooled
+        points. This is not the rule of the authors' code for [3]_, which
+        takes the distances between the first 500 points of X and the
+        first 500 of Y (from half their minimum, or their 5 % quantile, to
+        twice their maximum): those depend on which points are in which
+        sample, and so does the kernel, which the resampled statistics
+        then share with the observed one. The rule here depends on the
+        pooled points' values only (split-invariant), so the test stays
+        exact.
     method : {"permutation", "wild_bootstrap", "aggregated", "linear"}
         - "permutation": the MMD^2 estimate against its values on random
           permutations of the pooled sample.
         - "wild_bootstrap": samples of equal size only: the U-statistic of
           ``h = k(x_i, x_j) + k(y_i, y_j) - k(x_i, y_j) - k(y_i, x_j)``
-          against its values with Rademacher weights, which swap ``x_i``
-          and ``y_i`` [2]_. A quarter of the flops of the permutations
-          (the matrix has n rows, not n + m).
+          over the pairs ``i != j`` against its values with Rademacher
+          weights, which swap ``x_i`` and ``y_i`` [2]_. A quarter of the
+          flops of the permutations (the matrix has n rows, not n + m).
+          This statistic is another estimator of MMD^2 than the
+          permutation test's: it leaves out the n terms ``k(x_i, y_i)``
+          of the paired points (the unbiased MMD^2 averages
+          ``k(x_i, y_j)`` over all i and j), so the two differ by
+          O(1/n) on the same data.
         - "aggregated": MMDAgg [3]_: the tests of several kernels and
           bandwidths, whose single levels are corrected together, by
           resampling, to the level `alpha`. A wild bootstrap for samples of
@@ -333,11 +355,17 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     if method == "aggregated":
         B1, B2 = _check_resamples(n_resamples, pair=True,
                                   n_kernels=_N_BANDWIDTHS * len(kernels))
+        _warn_never_rejects(B2, alpha, "the second of n_resamples (B2)")
         return _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype,
                            generator, n_threads, progress)
     B = _check_resamples(n_resamples, pair=False)
+    _warn_never_rejects(B, alpha, "n_resamples")
     gamma = _check_gamma(gamma, Z, kernels[0])
     K = _pooled_kernel(Z, kernels[0], gamma, dtype, n_threads, progress)
+    kind = degenerate(K, symmetric=True)
+    if kind is not None:
+        warn_degenerate(degenerate_message(kind, kernels[0], gamma,
+                                           "distinct points of X and Y"))
     if method == "wild_bootstrap":
         resample = _wild_statistics(_h_matrix(K, n, dtype))
     else:
@@ -359,6 +387,7 @@ def _check_samples(X, Y, lazy):
     (Dask arrays kept as they are when `lazy`)."""
     checked = []
     for A, name in ((X, "X"), (Y, "Y")):
+        _refuse_sets(A, name)
         if lazy and is_dask_array(A):
             if A.ndim != 2:
                 raise ValueError(f"{name} must be a 2-D array of points (one "
@@ -380,6 +409,26 @@ def _check_samples(X, Y, lazy):
         common = np.result_type(X.dtype, Y.dtype)
         X, Y = X.astype(common, copy=False), Y.astype(common, copy=False)
     return X, Y
+
+
+def _refuse_sets(A, name):
+    """A TypeError that says how to test sets, where `A` is a collection of
+    sets (a Bags, a 3-D array or a sequence of 2-D arrays) instead of a
+    sample of points."""
+    if isinstance(A, np.ndarray):
+        if A.ndim != 3:
+            return
+    elif not isinstance(A, Bags) and not (
+            isinstance(A, (list, tuple)) and len(A) > 0 and np.ndim(A[0]) == 2):
+        return
+    n_sets = len(A)
+    raise TypeError(
+        f"mmd_test compares two samples of points, X (n, d) and Y (m, d); "
+        f"{name} is a collection of {n_sets} sets. To test whether two sets "
+        f"come from the same distribution, pass them (mmd_test(X[i], Y[j])); "
+        f"to pool the points of all the sets of a collection, pass "
+        f"np.concatenate(list(X)) (of a Bags: X.points)"
+    )
 
 
 def _check_kernels(kernel, method):
@@ -414,6 +463,20 @@ def _check_resamples(n_resamples, pair, n_kernels=1):
         values = (B, B) if pair else (B,)
     check_size(n_resamples=sum(values) + 1, kernels=n_kernels)
     return values if pair else values[0]
+
+
+def _warn_never_rejects(B, alpha, name):
+    """A `DegenerateWarning` where B resamples cannot give a p-value of at
+    most `alpha`: the smallest is ``1 / (B + 1)``."""
+    smallest = 1.0 / (B + 1)
+    if smallest > alpha:
+        need = math.ceil(1.0 / alpha) - 1
+        need += 1.0 / (need + 1) > alpha  # (rounding of 1 / alpha)
+        warn_degenerate(
+            f"{name}={B}: the smallest p-value of {B} resamples is 1 / "
+            f"({B} + 1) = {smallest:.3g}, above alpha={alpha:g}, so the "
+            f"test can never reject; use at least {need} resamples"
+        )
 
 
 def _check_gamma(gamma, Z, kernel):
@@ -650,13 +713,16 @@ def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
 
     L = sum(len(g) for _, g in families)
     stats = np.empty((L, 1 + B1 + B2))
-    names, gammas = [], []
+    names, gammas, degenerates = [], [], []
     with progress_bar(progress, L * len(seeds), "mmd_test") as bar:
         row = 0
         for kernel, family in families:
             # (one bar: none for the kernel matrices)
-            for g, K in _family_matrices(Z, n, kernel, family, wild, dtype,
-                                         n_threads):
+            for g, K, kind in _family_matrices(Z, n, kernel, family, wild, dtype,
+                                               n_threads):
+                if kind is not None:
+                    degenerates.append(degenerate_message(
+                        kind, kernel, g, "distinct points of X and Y"))
                 resample = (_wild_statistics(K) if wild
                             else _permutation_statistics(K, n, True))
                 stats[row] = _resampled(resample, draw, len(seeds), bar,
@@ -665,6 +731,10 @@ def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
                 names.append(kernel)
                 gammas.append(g)
                 row += 1
+    if degenerates:
+        warn_degenerate(f"{len(degenerates)} of the {L} kernels of the "
+                        f"aggregated test carry no information: "
+                        + "; ".join(degenerates))
     observed = stats[:, 0]
     M1, M2 = stats[:, 1:1 + B1], stats[:, 1 + B1:]
     pvalues, pvalue, thresholds = _level_correction(observed, M1, M2, alpha)
@@ -674,32 +744,54 @@ def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
 
 
 def _family_matrices(Z, n, kernel, gammas, wild, dtype, n_threads):
-    """(gamma, matrix) for each gamma of a kernel family: H (n x n) for the
-    wild bootstrap, else the pooled matrix. For the wild bootstrap the
-    pooled matrix at the smallest gamma is computed once, and the others
-    follow from its logarithm: ``k_c = exp(c log k_1)`` for ``gamma_c = c
-    gamma_1``; for permutations each pooled matrix is computed by the
-    engine (one pooled matrix in memory at a time)."""
+    """(gamma, matrix, how the kernel is degenerate: see `degenerate`) for
+    each gamma of a kernel family: H (n x n) for the wild bootstrap, else
+    the pooled matrix. For the wild bootstrap the pooled matrix at the
+    smallest gamma is computed, and the others follow from its logarithm:
+    ``k_c = exp(c log k_1)`` for ``gamma_c = c gamma_1``, up to c =
+    `_LOG_KERNEL_REACH` (the next gamma beyond is computed anew, and so
+    on); for permutations each pooled matrix is computed by the engine (one
+    pooled matrix in memory at a time)."""
     if not wild:
         for g in gammas:
-            yield g, _pooled_kernel(Z, kernel, g, dtype, n_threads, False)
+            K = _pooled_kernel(Z, kernel, g, dtype, n_threads, False)
+            yield g, K, degenerate(K, symmetric=True)
         return
-    logK = _pooled_kernel(Z, kernel, gammas[0], np.float64, n_threads, False)
-    with np.errstate(divide="ignore"):  # log(0) = -inf: exp(-inf) = 0
-        np.log(logK, out=logK)
     H = np.empty((n, n), dtype=dtype)
     blocks = _row_blocks(n)
+    base = logK = None
     # threads for the exponentials of more than one block (NumPy's ufuncs
     # release the GIL)
     with ThreadPoolExecutor(min(n_threads, len(blocks))) as pool:
-        for g in gammas:
-            rows = functools.partial(_h_rows, logK, n, g / gammas[0], H=H)
+        for g in gammas:  # ascending
+            if base is None or g > _LOG_KERNEL_REACH * base:
+                base = g
+                logK = None  # (one pooled matrix in memory at a time)
+                logK, closest, farthest = _log_kernel(Z, kernel, base, n_threads)
+            c = g / base
+            rows = functools.partial(_h_rows, logK, n, c, H=H)
             if len(blocks) > 1:
                 list(pool.map(rows, blocks))
             else:
                 rows(blocks[0])
             np.fill_diagonal(H, 0.0)
-            yield g, H
+            kind = ("zero" if np.exp(c * closest) == 0 else
+                    "one" if np.exp(c * farthest) == 1 else None)
+            yield g, H, kind
+
+
+def _log_kernel(Z, kernel, gamma, n_threads):
+    """The log of the pooled kernel matrix at `gamma` (-inf where it is 0),
+    its largest off-diagonal entry and its smallest entry: the kernel at c
+    gamma (c >= 1) is 0 between all distinct points where ``exp(c *
+    largest)`` is 0, and 1 everywhere where ``exp(c * smallest)`` is 1."""
+    logK = _pooled_kernel(Z, kernel, gamma, np.float64, n_threads, False)
+    with np.errstate(divide="ignore"):  # log(0) = -inf: exp(-inf) = 0
+        np.log(logK, out=logK)
+    np.fill_diagonal(logK, -np.inf)
+    closest = logK.max()
+    np.fill_diagonal(logK, 0.0)
+    return logK, closest, logK.min()
 
 
 def _row_blocks(n, rows=256):
