@@ -143,6 +143,12 @@ def _best_time(f):
     return result, min(times)
 
 
+def _significant(ratio):
+    """`ratio` (rounded to 3 significant digits) as printed: no exponent,
+    no trailing zeros ("39.2", "0.0255", "1230")."""
+    return np.format_float_positional(ratio, trim="-")
+
+
 def _one_vs_all(labels):
     """Targets +1 for the class, -1 otherwise: one column per class."""
     return np.where(labels[:, None] == np.unique(labels), 1.0, -1.0)
@@ -225,18 +231,19 @@ class Demo:
         """Print and record a row; `baseline` is the row (a dict) whose exact
         kernel this map approximates. Returns the new row."""
         label = string.ascii_uppercase[len(self.rows)]
-        speedup = " " * 14
+        speedup, ratio = " " * 14, None
         if baseline is not None:
-            ratio = baseline["time"] / elapsed
-            # Two decimals below 1, so that 1 / ratio matches the "slower"
-            # of the conclusions.
-            speedup = f"{ratio:>8.{1 if ratio >= 1 else 2}f}x vs {baseline['label']}"
+            # Three significant digits; the conclusions are computed from
+            # this printed number.
+            ratio = float(f"{baseline['time'] / elapsed:.3g}")
+            speedup = f"{_significant(ratio):>8}x vs {baseline['label']}"
         error = (f"{error.max():>8.0e}{error.mean():>8.0e}" if error is not None
                  else " " * 16)
         self.write(f"  {label:<5}{name:<44}{elapsed:>7.3f}s{speedup}{error}"
                    f"{score.format(value)}")
         record = {"label": label, "name": name, "time": elapsed,
-                  "baseline": baseline, "score": value, "kind": score}
+                  "baseline": baseline, "speedup": ratio, "score": value,
+                  "kind": score}
         self.rows.append(record)
         self.done()
         return record
@@ -275,15 +282,15 @@ class Demo:
                  np.abs(Z @ Z.T - K))
 
     def conclusions(self):
-        """One sentence per map row, from its numbers: faster or slower than
-        its exact row (faster only for a speed-up of at least SAME_SPEED),
-        and its score against that row's."""
+        """One sentence per map row, from the numbers of its row as printed:
+        faster or slower than its exact row (faster only for a speed-up of
+        at least SAME_SPEED), and its score against that row's."""
         lines = []
         for row in self.rows:
             base = row["baseline"]
             if base is None:
                 continue
-            ratio = base["time"] / row["time"]
+            ratio = row["speedup"]
             if ratio >= SAME_SPEED:
                 speed = f"{ratio:.1f}x faster than"
             elif ratio <= 1 / SAME_SPEED:

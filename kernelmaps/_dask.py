@@ -42,6 +42,11 @@ def map_delayed(obj):
 
 
 def _call(fmap, name, args, kwargs):
+    """The map's method on one block: a Dask task, on one thread unless
+    `workers` was given (Dask runs the blocks in parallel, and a team of
+    threads per block would only compete for the same cores)."""
+    if kwargs.get("workers") is None:
+        kwargs = {**kwargs, "workers": 1}
     return getattr(fmap, name)(*args, **kwargs)
 
 

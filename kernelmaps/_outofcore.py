@@ -227,7 +227,7 @@ def _reduce_dask(chunks, y, fmaps, pcas, names):
         check = dask.delayed(_check_y, pure=True)
         blocks = y.to_delayed().ravel()
         ys = [check(b, n, y_name) for b, n in zip(blocks, rows, strict=True)]
-    stats = dask.delayed(block_moments, pure=True)
+    stats = dask.delayed(_block_moments_one_thread, pure=True)
     parts = [stats(list(zs), yk)
              for zs, yk in zip(zip(*Z, strict=True), ys, strict=True)]
     moments = reduce_tree(parts, dask.delayed(add_all, pure=True)).compute()
@@ -235,6 +235,13 @@ def _reduce_dask(chunks, y, fmaps, pcas, names):
         raise ValueError(f"{name} holds no data")
     _check_moments(moments, name, y_name if y is not None else None)
     return moments, ndim
+
+
+def _block_moments_one_thread(Z, y):
+    """`block_moments` in a Dask task: on one BLAS thread (Dask runs the
+    blocks in parallel)."""
+    with lapack.one_blas_thread():
+        return block_moments(Z, y)
 
 
 def _check_moments(moments, name="chunks", y_name=None):

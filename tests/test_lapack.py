@@ -3,6 +3,7 @@ process and in a forked child, small calls run on one BLAS thread, a child
 on as many as CPUs are idle, and the thread counts are restored, with and
 without threadpoolctl."""
 
+import io
 import threading
 
 import numpy as np
@@ -121,22 +122,38 @@ def test_idle_cpus():
     if idle is None:
         pytest.skip("/proc/stat cannot be read here")
     assert 1 <= idle <= len(lapack.os.sched_getaffinity(0))
-    # A process that waits for the probe counts as idle: a thread of this
-    # one spinning on a CPU is not seen as a busy CPU.
-    stop = threading.Event()
 
-    def spin():
-        while not stop.is_set():
-            pass
 
-    spinner = threading.Thread(target=spin)
-    spinner.start()
-    try:
-        counted = lapack._idle_cpus(0.2, caller=lapack.os.getpid())
-    finally:
-        stop.set()
-        spinner.join()
-    assert counted == len(lapack.os.sched_getaffinity(0)) or counted >= idle
+def test_idle_cpus_count_the_caller_as_idle(monkeypatch):
+    """From /proc/stat over the probe: CPU 0 idle, CPU 1 busy all along,
+    with the caller's one thread spinning on it (another CPU, 3, is not
+    this process's): one CPU idle, two when the caller's time counts as
+    idle. (Read from fixed /proc contents: the machine's load does not
+    matter.)"""
+    ticks = 100  # the probe's length, in clock ticks
+    cpu = {0: [0, 0], 1: [0, 0], 3: [0, 0]}  # [busy, idle] ticks
+    caller = [0]
+    files = {"/proc/stat": lambda: "cpu  1 2 3 4 5 6 7 8\n" + "".join(
+                 f"cpu{c} {busy} 0 0 {idle} 0 0 0 0 0 0\n"
+                 for c, (busy, idle) in cpu.items()),
+             "/proc/42/stat": lambda: f"42 (py thon) R 1 2 3 4 5 6 7 8 9 10 "
+                                      f"{caller[0]} 0 0 0\n"}
+
+    def sleep(seconds):  # the probe: what the CPUs did meanwhile
+        cpu[0][1] += ticks
+        cpu[1][0] += ticks
+        cpu[3][0] += ticks
+        caller[0] += ticks
+        clock[0] += ticks / lapack.os.sysconf("SC_CLK_TCK")
+
+    clock = [0.0]
+    monkeypatch.setattr(lapack, "open", lambda path: io.StringIO(files[path]()),
+                        raising=False)
+    monkeypatch.setattr(lapack.time, "sleep", sleep)
+    monkeypatch.setattr(lapack.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(lapack.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert lapack._idle_cpus(0.03) == 1
+    assert lapack._idle_cpus(0.03, caller=42) == 2
 
 
 @pytest.mark.parametrize("forked", [False, True])

@@ -66,6 +66,9 @@ _BANDWIDTH_SAMPLE = 1000
 # Flops of a block's matrix product (about 0.3 ms) from which the blocks
 # run on several threads.
 _THREADED_FLOPS = 2e7
+# Flops of one task of a block's product (rows of the matrix times the
+# block): about 10 to 20 ms on one core, the latency of Ctrl-C.
+_TASK_FLOPS = 5e8
 # Rows of points mapped at a time by the linear test.
 _LINEAR_ROWS = 1 << 15
 # The wild bootstrap of the aggregated test takes the kernel at c gamma from
@@ -374,8 +377,7 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     seeds = _block_seeds(generator, B + 1)
     with progress_bar(progress, len(seeds), "mmd_test") as bar:
         stats = _resampled(resample, _drawer(seeds, n, len(Z), method, dtype),
-                           len(seeds), bar, n if method == "wild_bootstrap"
-                           else len(Z), n_threads)
+                           len(seeds), bar, n_threads)
     observed, null = stats[0], stats[1:]
     pvalue = _pvalue(observed, null)
     return MMDTestResult(float(observed), pvalue, null, pvalue <= alpha,
@@ -592,8 +594,10 @@ def _draw_block(seed, size, first, n, N, method, dtype):
 
 
 def _permutation_statistics(K, n, unbiased):
-    """A function of a block of indicators S (N x b) giving the MMD^2 of
-    each split; K (pooled) is changed in place (zero diagonal)."""
+    """The permutation test's MMD^2 as a quadratic form: ``(K0, finish)``,
+    with K0 the pooled K with its diagonal set to 0 (in place) and
+    ``finish(S, sxx)`` the MMD^2 of each split of a block of indicators S
+    (N x b) from ``sxx = diag(S' K0 S)``."""
     N = K.shape[0]
     m = N - n
     diag = np.diag(K).astype(np.float64)
@@ -601,8 +605,7 @@ def _permutation_statistics(K, n, unbiased):
     r = K.sum(axis=1, dtype=np.float64)
     total = r.sum()
 
-    def statistics(S):
-        sxx = _column_dots(S, K @ S)
+    def finish(S, sxx):
         rs = r @ S.astype(np.float64, copy=False)
         sxy = rs - sxx
         syy = total - 2 * rs + sxx
@@ -612,18 +615,15 @@ def _permutation_statistics(K, n, unbiased):
         dy = diag.sum() - dx
         return (sxx + dx) / n**2 + (syy + dy) / m**2 - 2 * sxy / (n * m)
 
-    return statistics
+    return K, finish
 
 
 def _wild_statistics(H):
-    """A function of a block of signs E (n x b) giving ``e' H e / (n (n -
-    1))`` for each column."""
+    """The wild bootstrap's statistic as a quadratic form: ``(H, finish)``,
+    ``e' H e / (n (n - 1))`` for each column of a block of signs E (n x
+    b)."""
     n = H.shape[0]
-
-    def statistics(E):
-        return _column_dots(E, H @ E) / (n * (n - 1))
-
-    return statistics
+    return H, lambda E, quadratic: quadratic / (n * (n - 1))
 
 
 def _column_dots(A, B):
@@ -640,44 +640,74 @@ def _drawer(seeds, n, N, method, dtype):
     return draw
 
 
-def _resampled(statistics, draw, n_blocks, bar, rows, n_threads):
-    """The statistics of every resample (the observed first), a block at a
-    time: ``statistics(draw(i))`` for the `n_blocks` blocks of draws of a
-    matrix of `rows` rows.
+def _resampled(form, draw, n_blocks, bar, n_threads):
+    """The statistics of every resample (the observed first), a block of
+    draws at a time: for ``form = (M, finish)``, ``finish(S, diag(S' M
+    S))`` for the `n_blocks` blocks ``S = draw(i)``.
 
-    The blocks are independent: on `n_threads` threads, each product on
-    one BLAS thread, at most two blocks per thread in flight. (A product on
-    several BLAS threads joins them at every call, which costs more than
-    the product below about a millisecond, and much more on a machine where
-    another process holds a core.) Small products stay on the calling
-    thread. Ctrl-C stops after the blocks running; the results do not
-    depend on the number of threads."""
+    The product ``M S`` of a block is cut into tasks of rows of M of about
+    `_TASK_FLOPS` each (tens of milliseconds; each task's columns of ``S'
+    M S`` are added in the order of its rows, whatever the threads). The
+    tasks run on `n_threads` threads, each product on one BLAS thread, at
+    most two tasks per thread in flight. (A product on several BLAS threads
+    joins them at every call, which costs more than the product below about
+    a millisecond, and much more on a machine where another process holds a
+    core.) Small products stay on the calling thread. Ctrl-C stops after
+    the tasks running, each short; the results do not depend on the number
+    of threads."""
+    M, finish = form
+    rows = M.shape[0]
     if 2.0 * rows**2 * _BLOCK < _THREADED_FLOPS:
         n_threads = 1
+    step = max(1, int(_TASK_FLOPS // (2.0 * rows * _BLOCK)))
+    starts = range(0, rows, step)
 
-    def block(i):
-        return statistics(draw(i))
+    def part(S, start):
+        """diag(S' M S) of the rows start:start + step of M."""
+        end = start + step
+        return _column_dots(S[start:end], M[start:end] @ S)
 
-    out = []
+    def tasks(pool=None):
+        """(block, first row) of each task, the blocks drawn one ahead on
+        the `pool` (in turn, without one)."""
+        upcoming = None if pool is None else pool.submit(draw, 0)
+        for i in range(n_blocks):
+            if pool is None:
+                S = draw(i)
+            else:
+                S = upcoming.result()
+                if i + 1 < n_blocks:
+                    upcoming = pool.submit(draw, i + 1)
+            for start in starts:
+                yield S, start
+
+    out, total = [], None
+
+    def collect(S, start, quadratic):
+        nonlocal total
+        total = quadratic if start == 0 else total + quadratic
+        if start == starts[-1]:  # the block is complete
+            out.append(finish(S, total))
+            bar.update(1)
+
     with lapack.one_blas_thread():
-        if n_threads == 1 or n_blocks == 1:
-            for i in range(n_blocks):
-                out.append(block(i))
-                bar.update(1)
+        if n_threads == 1:
+            for S, start in tasks():
+                collect(S, start, part(S, start))
             return np.concatenate(out)
         running = collections.deque()
         with ThreadPoolExecutor(n_threads) as pool:
             try:
-                for i in range(n_blocks):
-                    running.append(pool.submit(block, i))
+                for S, start in tasks(pool):
+                    running.append((S, start, pool.submit(part, S, start)))
                     if len(running) == 2 * n_threads:
-                        out.append(running.popleft().result())
-                        bar.update(1)
+                        S_, start_, future = running.popleft()
+                        collect(S_, start_, future.result())
                 while running:
-                    out.append(running.popleft().result())
-                    bar.update(1)
-            except BaseException:  # Ctrl-C: the queued blocks do not start
-                for future in running:
+                    S_, start_, future = running.popleft()
+                    collect(S_, start_, future.result())
+            except BaseException:  # Ctrl-C: the queued tasks do not start
+                for *_, future in running:
                     future.cancel()
                 raise
     return np.concatenate(out)
@@ -726,7 +756,7 @@ def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
                 resample = (_wild_statistics(K) if wild
                             else _permutation_statistics(K, n, True))
                 stats[row] = _resampled(resample, draw, len(seeds), bar,
-                                        rows, n_threads)
+                                        n_threads)
                 del K, resample
                 names.append(kernel)
                 gammas.append(g)
