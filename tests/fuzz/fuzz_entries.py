@@ -3297,6 +3297,7 @@ SK_PARAMS = {
     "NystroemFeatures": {
         "n_components": P("int", low=1, huge=False),
         "kernel": P("choice", choices=("mean_map", "mmd")),
+        "gamma": _gamma_p(),
         "landmarks": P("choice", choices=("uniform", "kmeans++", "leverage")),
         "random_state": P("sk_rng"),
     },
@@ -3864,24 +3865,25 @@ def _nystroem_entry(kernel):
         Arg("n_components", p=P("int", low=1, huge=False)),
         Arg("landmarks", p=P("choice", choices=("uniform", "kmeans++",
                                                  "leverage"))),
+        # the point kernel's (the divergence kernel's) scale, on its own
+        *([Arg("gamma", p=_gamma_p())] if kernel != "chi2" else []),
         W(),
         RNG(),
     ]
+    given = ("kernel_params", "landmarks", "gamma", "rng")
 
     def call(km, v):
         fmap = km.NystroemMap(
             v.get("n_components", 100), kernel=kernel,
-            **{k: v[k] for k in ("kernel_params", "landmarks", "rng") if k in v})
+            **{k: v[k] for k in given if k in v})
         fmap.fit(v["X"], **({"workers": v["workers"]} if "workers" in v else {}))
         return fmap, fmap.transform(v["T"])
 
     def src(s):
-        ctor = {k: s[k] for k in ("n_components", "kernel_params", "landmarks",
-                                  "rng") if k in s}
+        ctor = {k: s[k] for k in ("n_components", *given) if k in s}
         fit = {k: s[k] for k in ("workers",) if k in s}
         return (src_call("km.NystroemMap", {**ctor, "kernel": repr(kernel)}, (),
-                         ["n_components", "kernel", "kernel_params", "landmarks",
-                          "rng"])
+                         ["n_components", "kernel", *given])
                 + ".fit(" + s["X"]
                 + "".join(f", {k}={val}" for k, val in fit.items())
                 + f").transform({s['T']})")
