@@ -470,6 +470,7 @@ def _direct_weights(X, grid, per_dimension):
     None). In blocks of about 2**17 values (temporaries of about 1 MB)."""
     low, top, h, n_points = grid
     log_top = math.log(top)
+    low = np.float64(low)  # compared in float64 with float32 values too
     csr = scipy.sparse.issparse(X)
     n, d = X.shape
     pooled = np.zeros(n_points)
@@ -481,28 +482,31 @@ def _direct_weights(X, grid, per_dimension):
         if csr:
             p, q = X.indptr[a], X.indptr[b]
             x, cols = X.data[p:q], X.indices[p:q].astype(np.intp)
-            rows = np.repeat(np.arange(b - a) * n_points, np.diff(X.indptr[a:b + 1]))
-        else:  # zeros included: their shares are 0
-            x, cols = X[a:b], np.arange(d)[None, :]
-            rows = (np.arange(b - a) * n_points)[:, None]
+            rows = np.repeat(np.arange(b - a), np.diff(X.indptr[a:b + 1]))
+            keep = np.flatnonzero(x >= low)
+            x, cols, rows = x[keep], cols[keep], rows[keep]
+        else:
+            keep = np.flatnonzero(X[a:b] >= low)
+            x = X[a:b].reshape(-1)[keep]
+            rows, cols = np.divmod(keep, d)
         x = np.asarray(x, dtype=np.float64)
-        x = np.where(x >= low, x, 0.0)  # a copy, changed below
-        u = np.log(np.maximum(x, low))
+        u = np.log(x)
         u -= log_top
         u *= -1 / h  # 0 at top, n_points - 1 at low
         i0 = np.minimum(u.astype(np.intp), max(n_points - 2, 0))
         i1 = np.minimum(i0 + 1, n_points - 1)
         u -= i0
-        x /= top  # in units of the largest value: sums cannot overflow
         share1 = np.clip(u, 0.0, 1.0, out=u)
-        share1 *= x
-        share0 = x - share1
+        share1 *= x / top  # in units of the largest value: no overflow
+        share0 = x / top - share1
         if per_dimension:
-            np.maximum.at(own, (cols * n_points + i0).ravel(), share0.ravel())
-            np.maximum.at(own, (cols * n_points + i1).ravel(), share1.ravel())
+            cols *= n_points
+            np.maximum.at(own, cols + i0, share0)
+            np.maximum.at(own, cols + i1, share1)
         size = (b - a) * n_points
-        block = (np.bincount((rows + i0).ravel(), share0.ravel(), minlength=size)
-                 + np.bincount((rows + i1).ravel(), share1.ravel(), minlength=size))
+        rows *= n_points
+        block = (np.bincount(rows + i0, share0, minlength=size)
+                 + np.bincount(rows + i1, share1, minlength=size))
         np.maximum(pooled, block.reshape(b - a, n_points).max(axis=0), out=pooled)
     return pooled, (own.reshape(d, n_points) if per_dimension else None)
 
