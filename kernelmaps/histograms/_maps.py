@@ -237,19 +237,20 @@ class Chi2DirectMap(_AdditiveMap):
     :math:`2^{-60}` of its start, the remaining terms repeat the
     parameters. Algorithm 1 of [1]_ instead places each parameter at the
     peak of the count density of the values times the bound (10): on
-    sparse histograms, whose values reach 1e-300, it spent the parameters
-    on the tiny values and stopped converging.
+    sparse histograms, whose values span a hundred decades or more, it
+    spent the parameters on the tiny values and stopped converging.
 
     The largest error then falls geometrically with N until the float64
     limit. Measured (relative to the largest kernel value, 200 histograms
     fitted and compared; ``tests/test_histogram_maps.py``): on 100-bin
     dense, skewed (one or two bins holding 95 % or 98 %) and multi-scale
     (rows or bins scaled by 1e-6 to 1e6) histograms and on 300-bin sparse
-    Dirichlet histograms (:math:`\alpha` = 0.02 or 0.05, values down to
-    1e-300), every 4 more terms divide it by about 5 or more (sparse and
-    multi-scale: 4.9 to 50; dense and skewed: 10 to 200) until it is below
-    1e-6, within 22 terms; the rate slows as the error reaches values
-    spread over more decades.
+    Dirichlet histograms (:math:`\alpha` = 0.02 or 0.05, values spanning
+    100 to 270 decades), every 4 more terms divide it by at least 6
+    (sparse and multi-scale) or 18 (dense and skewed) until it is below
+    1e-6, within 22 terms (seeds 0 to 5,
+    ``benchmarks/chi2_direct_study.md``); the rate slows as the error
+    reaches values spread over more decades.
 
     Output column ``j * n_terms + q`` holds term q of input column j. A
     value of 0 gives zero features (no masking: the formula gives 0), so
