@@ -234,13 +234,18 @@ def test_direct_fit_degenerate_grids_and_many_terms():
     assert_array_equal(chi2_map.k, 1.0)
     Z = chi2_map.transform(B)
     assert_allclose(Z @ Z.T, additive_chi2_kernel(B), rtol=1e-14)
-    # grids of one and two points: parameters near the largest values
-    # only, converging more slowly (measured: 0.41 -> 0.097 and 0.036 -> 1e-4)
-    for n_bins in (1, 2):
-        e = [np.abs(Z @ Z.T - K).max()
-             for Z in (Chi2DirectMap(t, n_bins=n_bins).fit_transform(X)
-                       for t in (4, 12))]
-        assert e[1] < 0.5 * e[0], (n_bins, e)
+    # grids of one and two points (a factor e apart at most, from the
+    # largest value down): still converging (measured, 4 -> 12 terms:
+    # digits 0.067 -> 0.011 and 0.013 -> 0.0012; sparse 0.45 -> 0.20 and
+    # 0.22 -> 0.082, where points spread over the whole range gave 1.0)
+    S = direct_histograms("sparse-0.02")
+    for data in (X, S):
+        Kd = additive_chi2_kernel(data)
+        for n_bins in (1, 2):
+            e = [np.abs(Z @ Z.T - Kd).max()
+                 for Z in (Chi2DirectMap(t, n_bins=n_bins).fit_transform(data)
+                           for t in (4, 12))]
+            assert e[1] < min(0.5 * e[0], 0.3), (n_bins, e)
     # many terms: those beyond the float64 limit repeat the first ones
     chi2_map = Chi2DirectMap(200).fit(X)
     assert np.isfinite(chi2_map.k).all() and (chi2_map.k > 0).all()

@@ -53,6 +53,9 @@ _MAX_BINS = 2**10
 # refine them.
 _DIRECT_WINDOW = 60
 _DIRECT_PASSES = 3
+# ... and its points are at most this far apart in log (a factor e): a grid
+# of fewer points than the window needs covers its top part only.
+_DIRECT_STEP = 1.0
 # The range of positive float64 numbers, for parameters computed in logs.
 _LOG_MAX = math.log(np.finfo(np.float64).max)
 _SMALLEST = math.ldexp(1.0, -1074)
@@ -191,7 +194,8 @@ class Chi2DirectMap(_AdditiveMap):
     n_bins : int, default=100
         Points of the log-spaced grid on which `fit` weighs the training
         values and places the parameters (see Notes; 50 to 400 make little
-        difference), at most 1024.
+        difference), at most 1024. They are at most a factor e apart: 42
+        or fewer may cover only the top of the range of the values.
     k : array_like, shape (n_terms,) or (d, n_terms), optional
         Positive parameters, shared by all dimensions or one row per
         dimension (the map then takes inputs of d features only): the map
@@ -225,7 +229,8 @@ class Chi2DirectMap(_AdditiveMap):
     that carry the kernel, however few, not the many tiny ones. `fit` lays
     `n_bins` log-spaced points from the largest non-zero training value
     down to the smallest, but not below :math:`2^{-60}` times the largest
-    (a value x changes any kernel value by at most 2x), shares each value
+    (a value x changes any kernel value by at most 2x) and not more than a
+    factor e apart, shares each value
     between its two nearest points (linearly in log x), and weighs each
     point by the largest share one row puts on it: the sum over the points
     of the weight times the product above bounds :math:`e(X)` for every
@@ -452,13 +457,18 @@ def _direct_grid(X, n_bins):
     points log(top) - b h, b = 0, ..., n_bins - 1, from the largest non-zero
     value `top` of the validated histograms `X` down to `low`, the smallest
     value or 2**-_DIRECT_WINDOW times `top`, whichever is larger (h = 0
-    when that is `top`)."""
+    when that is `top`); with h at most _DIRECT_STEP, `low` raised to the
+    grid's last point (one step below `top` for a single point)."""
     smallest, top = _positive_range(_values(X))
     if top == 0:
         raise ValueError("X has no non-zero value to fit the parameters to")
     low = max(smallest, math.ldexp(top, -_DIRECT_WINDOW))
     span = math.log(top) - math.log(low)
-    return low, top, span / max(n_bins - 1, 1), n_bins
+    h = span / max(n_bins - 1, 1)
+    if h > _DIRECT_STEP:
+        h = _DIRECT_STEP
+        low = max(low, top * math.exp(-max(n_bins - 1, 1) * h))
+    return low, top, h, n_bins
 
 
 def _direct_weights(X, grid, per_dimension):
