@@ -271,7 +271,8 @@ class Chi2DirectFeatures(_MapTransformer):
     per_dimension : bool, default=False
         Fit one parameter vector per dimension.
     n_bins : int, default=100
-        Log-spaced bins of the density estimate of the parameters' fit.
+        Points of the log-spaced grid on which the parameters are fitted,
+        at most 1024.
 
     References
     ----------
