@@ -119,6 +119,9 @@ SCRIPT = """
 import gc, json, os, signal, sys, threading, time
 {setup}
 TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+# Python's own Ctrl-C handler, also where this process was started with
+# SIGINT ignored (a background job of a shell without job control).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def thread_cpu():
