@@ -432,6 +432,7 @@ def test_a_degenerate_kernel_is_said():
     ("aggregated", 1, 0.05, True),
     ("aggregated", (500, 10), 0.05, True),
     ("aggregated", (10, 19), 0.05, False),
+    ("permutation", 19, 5e-324, True),  # 1 / alpha is infinite
 ])
 def test_a_test_that_can_never_reject_is_said(method, n_resamples, alpha, warns):
     """The smallest p-value of B resamples is 1 / (B + 1) (B2 for the
@@ -444,8 +445,9 @@ def test_a_test_that_can_never_reject_is_said(method, n_resamples, alpha, warns)
         res = call()
         assert res.pvalue <= alpha or method == "aggregated"
         return
-    with pytest.warns(km.DegenerateWarning, match="can never reject; use at "
-                      f"least {math.ceil(1 / alpha) - 1} resamples"):
+    advice = ("no number of resamples reaches it" if alpha < 1e-300 else
+              f"use at least {math.ceil(1 / alpha) - 1} resamples")
+    with pytest.warns(km.DegenerateWarning, match=f"can never reject; {advice}"):
         res = call()
     assert not res.reject and res.pvalue > alpha
 

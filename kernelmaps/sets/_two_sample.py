@@ -472,12 +472,17 @@ def _warn_never_rejects(B, alpha, name):
     most `alpha`: the smallest is ``1 / (B + 1)``."""
     smallest = 1.0 / (B + 1)
     if smallest > alpha:
-        need = math.ceil(1.0 / alpha) - 1
-        need += 1.0 / (need + 1) > alpha  # (rounding of 1 / alpha)
+        inverse = 1.0 / alpha  # (inf for a subnormal alpha)
+        if inverse < 2.0**53:
+            need = math.ceil(inverse) - 1
+            need += 1.0 / (need + 1) > alpha  # (rounding of 1 / alpha)
+            advice = f"use at least {need} resamples"
+        else:
+            advice = "no number of resamples reaches it"
         warn_degenerate(
             f"{name}={B}: the smallest p-value of {B} resamples is 1 / "
             f"({B} + 1) = {smallest:.3g}, above alpha={alpha:g}, so the "
-            f"test can never reject; use at least {need} resamples"
+            f"test can never reject; {advice}"
         )
 
 
