@@ -26,7 +26,7 @@ Parts:
    ``sample_interval`` among 25 log-spaced values from 0.05 to 2 (chosen
    on the same error it is judged by: the most favourable setting).
 2. The same on the other kinds of histograms of the tests
-   (``tests/test_histogram_maps.py``, ``direct_histograms``): dense,
+   (``kernelmaps._data.chi2_histograms``, which the tests use): dense,
    skewed and multi-scale, 200 rows.
 3. Convergence factors: for each kind and seeds 0-5, the error with 2, 6,
    10, ..., 30 terms (until it is at most 1e-6 of the largest kernel
@@ -50,6 +50,7 @@ from benchmarks.common import bag_of_words  # the asv suite's data
 
 import kernelmaps
 from kernelmaps import Chi2DirectMap, additive_chi2_kernel
+from kernelmaps._data import CHI2_KINDS, chi2_histograms
 
 try:
     import sklearn
@@ -58,8 +59,6 @@ except ImportError:  # scikit-learn is optional: its column is left out
     sklearn = AdditiveChi2Sampler = None
 
 TERMS = (3, 5, 8, 12, 20)
-KINDS = ("sparse-0.02", "sparse-0.05", "dense-uniform", "dense-dirichlet",
-         "skewed-one", "skewed-two", "multiscale-rows", "multiscale-bins")
 
 
 def machine():
@@ -139,31 +138,6 @@ def old_fit(X, n_terms, per_dimension=False, n_bins=100):
 
 # -- data ----------------------------------------------------------------------
 
-
-def direct_histograms(kind, seed=0, n=200):
-    """The histograms of ``tests/test_histogram_maps.py`` (the same
-    generator): sparse Dirichlet over 300 bins, dense, skewed and
-    multi-scale over 100 bins."""
-    rng = np.random.default_rng(seed)
-    d = 100
-    if kind.startswith("sparse"):
-        alpha = float(kind.split("-")[1])
-        return rng.dirichlet(np.full(300, alpha), size=n)
-    if kind == "dense-uniform":
-        X = rng.random((n, d))
-        return X / X.sum(axis=1, keepdims=True)
-    if kind == "dense-dirichlet":
-        return rng.dirichlet(np.ones(d), size=n)
-    if kind in ("skewed-one", "skewed-two"):
-        shares = [0.95] if kind == "skewed-one" else [0.6, 0.38]
-        X = (1 - sum(shares)) * rng.dirichlet(np.ones(d), size=n)
-        for share in shares:
-            X[np.arange(n), rng.integers(0, d, n)] += share
-        return X
-    X = rng.dirichlet(np.full(d, 0.3), size=n)
-    if kind == "multiscale-rows":
-        return X * 10.0 ** rng.uniform(-6, 6, (n, 1))
-    return X * np.logspace(-6, 6, d)
 
 
 def describe(X):
@@ -255,7 +229,7 @@ def factor_rows(cases, seeds):
     for variant, kind in cases:
         factors, reached, first = [], [], None
         for seed in seeds:
-            X = direct_histograms(kind, seed)
+            X = chi2_histograms(kind, seed)
             kwargs = {"per_dimension": variant == "per_dimension"}
             if variant == "float32":
                 X = X.astype(np.float32)
@@ -334,8 +308,8 @@ def main():
 
     print("## 2. Other histograms: max abs kernel error / largest kernel "
           "value\n")
-    for kind in KINDS[2:]:
-        X = direct_histograms(kind)
+    for kind in CHI2_KINDS[2:]:
+        X = chi2_histograms(kind)
         print(f"{kind}: {describe(X)}\n")
         print(markdown(table_header(), error_table(X, intervals)) + "\n")
 
@@ -346,7 +320,7 @@ def main():
           "next while that is above 1e-6, per seed; terms: the most terms "
           "any seed needed to reach 1e-6.\n")
     header = ["data", "errors, seed 0", "factor per seed", "smallest", "terms"]
-    rows = factor_rows([(None, kind) for kind in KINDS], seeds)
+    rows = factor_rows([(None, kind) for kind in CHI2_KINDS], seeds)
     print(markdown(header, rows) + "\n")
     print(markdown(header, factor_rows(VARIANTS, seeds)) + "\n")
 

@@ -21,6 +21,7 @@ from kernelmaps import (
     exp_chi2_kernel,
     hellinger_kernel,
 )
+from kernelmaps._data import chi2_histograms
 
 from ._helpers import digits_like
 
@@ -92,34 +93,6 @@ def test_direct_per_dimension():
         per_dim.transform(X[:, :5])
 
 
-def direct_histograms(kind, seed=0):
-    """Histograms of the kinds on which the direct map must converge:
-    sparse (Dirichlet 0.02 and 0.05 over 300 bins: 72 % and 47 % of the
-    values below 1e-8, down to about 1e-250 and 1e-110, and zeros), dense,
-    skewed (one or two dominant bins) and multi-scale (rows or bins scaled
-    by 1e-6..1e6)."""
-    rng = np.random.default_rng(seed)
-    n, d = 200, 100
-    if kind.startswith("sparse"):
-        alpha = float(kind.split("-")[1])
-        return rng.dirichlet(np.full(300, alpha), size=n)
-    if kind == "dense-uniform":
-        X = rng.random((n, d))
-        return X / X.sum(axis=1, keepdims=True)
-    if kind == "dense-dirichlet":
-        return rng.dirichlet(np.ones(d), size=n)
-    if kind in ("skewed-one", "skewed-two"):
-        shares = [0.95] if kind == "skewed-one" else [0.6, 0.38]
-        X = (1 - sum(shares)) * rng.dirichlet(np.ones(d), size=n)
-        for share in shares:
-            X[np.arange(n), rng.integers(0, d, n)] += share
-        return X
-    X = rng.dirichlet(np.full(d, 0.3), size=n)
-    if kind == "multiscale-rows":
-        return X * 10.0 ** rng.uniform(-6, 6, (n, 1))
-    assert kind == "multiscale-bins"
-    return X * np.logspace(-6, 6, d)
-
 
 def direct_errors(X, tol=1e-6, **kwargs):
     """The max abs error over all pairs of Z Z^T against the exact kernel,
@@ -165,7 +138,7 @@ GEOMETRIC = [
 
 @pytest.mark.parametrize(("kind", "factor"), GEOMETRIC)
 def test_direct_converges_geometrically_on_any_histograms(kind, factor):
-    assert_geometric(direct_errors(direct_histograms(kind)), factor)
+    assert_geometric(direct_errors(chi2_histograms(kind)), factor)
 
 
 @pytest.mark.parametrize(("variant", "kind", "factor"), [
@@ -177,7 +150,7 @@ def test_direct_converges_geometrically_on_any_histograms(kind, factor):
 ])
 def test_direct_converges_geometrically_float32_csr_per_dimension(variant, kind,
                                                                   factor):
-    X = direct_histograms(kind)
+    X = chi2_histograms(kind)
     kwargs = {"per_dimension": variant == "per_dimension"}
     if variant == "float32":
         X = X.astype(np.float32)
@@ -189,7 +162,7 @@ def test_direct_converges_geometrically_float32_csr_per_dimension(variant, kind,
 
 
 def test_direct_fit_same_on_csr_and_dense():
-    X = direct_histograms("sparse-0.05")
+    X = chi2_histograms("sparse-0.05")
     X[X < 1e-6] = 0  # stored zeros too: they are not values
     S = scipy.sparse.csr_matrix(X)
     S.data[::7] = 0.0
@@ -238,7 +211,7 @@ def test_direct_fit_degenerate_grids_and_many_terms():
     # largest value down): still converging (measured, 4 -> 12 terms:
     # digits 0.067 -> 0.011 and 0.013 -> 0.0012; sparse 0.45 -> 0.20 and
     # 0.22 -> 0.082, where points spread over the whole range gave 1.0)
-    S = direct_histograms("sparse-0.02")
+    S = chi2_histograms("sparse-0.02")
     for data in (X, S):
         Kd = additive_chi2_kernel(data)
         for n_bins in (1, 2):
