@@ -1,5 +1,6 @@
 """Test configuration: fail a run in which no test passed, show what is
-under test, and share the SIMD code-path fixture."""
+under test, run the BLAS on one thread, and share the SIMD code-path
+fixture."""
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ from kernelmaps._engine._runtime import ISAS
 
 import kernelmaps
 from kernelmaps import _engine
+from kernelmaps._engine import lapack
 
 settings.register_profile("default", max_examples=40, deadline=None)
 settings.register_profile("thorough", max_examples=1000, deadline=None)
@@ -29,6 +31,19 @@ def pytest_sessionfinish(session, exitstatus):
     passed = len(reporter.stats.get("passed", [])) if reporter is not None else 0
     if exitstatus == pytest.ExitCode.OK and passed == 0:
         session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_blas_thread():
+    """NumPy's and SciPy's BLAS on one thread for the session: on a machine
+    busy with other work, a multi-threaded level-2 BLAS call (the SVDs and
+    small products of the tests' references) waits for a descheduled
+    thread at every call (a test of 0.03 s took 3 s beside two CPU-bound
+    processes). What the tests compute does not change; tests of the
+    thread counts set their own (``tests/test_lapack.py``)."""
+    restore = lapack._set_blas_threads(1)
+    yield
+    restore()
 
 
 @pytest.fixture(params=ISAS)

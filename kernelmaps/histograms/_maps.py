@@ -13,6 +13,7 @@ from .._bags import Bags
 from .._dask import lazy_rows
 from .._deprecation import array_first, legacy_class_fit
 from .._draws import check_draw, fourier_state, resolve_draw, weight_norm
+from .._engine import lapack
 from .._engine.expand import expand
 from .._engine.layout import max_abs, row_blocks
 from .._engine.set_means import csr_cos, set_means
@@ -367,7 +368,8 @@ class Chi2DirectMap(_AdditiveMap):
             totals = own.sum(axis=1, keepdims=True)
             weights = own / np.where(totals > 0, totals, 1) + _POOLED_WEIGHT * pooled
             weights[totals[:, 0] == 0] = pooled
-        offsets = _direct_choice(weights, h, n_terms)
+        with lapack.one_blas_thread():  # small products, many of them
+            offsets = _direct_choice(weights, h, n_terms)
         # the grid is relative to the largest value: the parameters, kept
         # within the positive finite floats
         with np.errstate(over="ignore", under="ignore"):
