@@ -67,8 +67,9 @@ _BANDWIDTH_SAMPLE = 1000
 # run on several threads.
 _THREADED_FLOPS = 2e7
 # Flops of one task of a block's product (rows of the matrix times the
-# block): about 10 to 20 ms on one core, the latency of Ctrl-C.
-_TASK_FLOPS = 5e8
+# block): about 20 ms on one core, the latency of Ctrl-C (5e8 cost 5 % on
+# one thread at 6000 points; 1e9 as fast as one product per block).
+_TASK_FLOPS = 1e9
 # Rows of points mapped at a time by the linear test.
 _LINEAR_ROWS = 1 << 15
 # The wild bootstrap of the aggregated test takes the kernel at c gamma from
