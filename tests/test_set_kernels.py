@@ -418,3 +418,121 @@ def test_degenerate_point_kernels_warn(kernel, dtype):
     close = [*sets, sets[0][:1] + 1e-12]
     K = sum_match_kernel(close, kernel=kernel, gamma=1e10)
     assert K[0, 3] > 0
+
+
+# ------------------------------- descriptors: d = 512 and 2048, from products
+
+
+def long_double_sum_match(X, Y, gamma, kernel="rbf", degree=2, coef0=1.0):
+    """Mean map kernel in long double: squared distances from differences
+    of coordinates (rbf) or dot products (polynomial)."""
+    K = np.empty((len(X), len(Y)))
+    for i, a in enumerate(X):
+        a = np.asarray(a, dtype=np.longdouble)
+        for j, b in enumerate(Y):
+            b = np.asarray(b, dtype=np.longdouble)
+            if kernel == "rbf":
+                d2 = ((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=-1)
+                k = np.exp(-np.longdouble(gamma) * d2)
+            else:
+                k = (np.longdouble(gamma) * (a @ b.T) + coef0) ** degree
+            K[i, j] = float(k.mean())
+    return K
+
+
+def descriptor_sets(rng, d, dtype, sizes, offset=0.0):
+    """Sets of N(offset, 1) points."""
+    return [(rng.standard_normal((n, d)) + offset).astype(dtype) for n in sizes]
+
+
+@pytest.fixture
+def small_groups(monkeypatch):
+    """Groups of 48 points for the products: small sets split across
+    groups, as large ones are."""
+    from kernelmaps._engine import pair_sums
+
+    monkeypatch.setattr(pair_sums, "PAIR_GEMM_BLOCK", 48)
+
+
+@pytest.mark.parametrize("d", [512, 2048])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("offset", [0.0, 4.0])  # centred, or far from 0
+def test_high_dimensional_rbf_against_long_double(simd_path, small_groups, d,
+                                                  dtype, offset):
+    # The descriptors users bring (SIFT: 128, deep features: 512 to 2048):
+    # the products path, sets against themselves and against others, sets
+    # split across groups; float64 to 1e-12, float32 to 1e-5; any threads.
+    rng = np.random.default_rng(d)
+    X = descriptor_sets(rng, d, dtype, (1, 70, 7, 40), offset)
+    Y = descriptor_sets(rng, d, dtype, (3, 60), offset)
+    gamma = 1.0 / (2 * d)
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    for A, B in ((X, None), (X, Y)):
+        R = long_double_sum_match(A, A if B is None else B, gamma)
+        K = sum_match_kernel(A, B, gamma=gamma, workers=2)
+        assert_allclose(K, R, rtol=rtol, atol=0)
+        assert_array_equal(K, sum_match_kernel(A, B, gamma=gamma, workers=1))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_high_dimensional_polynomial_against_long_double(small_groups, dtype):
+    rng = np.random.default_rng(5)
+    X = descriptor_sets(rng, 512, dtype, (4, 60, 9))
+    gamma = 1.0 / 512
+    R = long_double_sum_match(X, X, gamma, "polynomial", degree=3, coef0=1.0)
+    K = sum_match_kernel(X, kernel="polynomial", gamma=gamma, degree=3,
+                         coef0=1.0, workers=2)
+    assert_allclose(K, R, rtol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("scale", [1e-150, 1e150])
+def test_high_dimensional_rbf_at_extreme_scales(small_groups, dtype, scale):
+    # float64 points at 1e+-150 (float32: at 1e+-30), in units of the
+    # bandwidth before the products.
+    scale = scale if dtype == np.float64 else scale ** 0.2
+    rng = np.random.default_rng(1)
+    X = [s * scale for s in descriptor_sets(rng, 512, np.float64, (5, 70, 30))]
+    gamma = 1.0 / (1024 * scale**2)
+    R = long_double_sum_match([x / scale for x in X], [x / scale for x in X],
+                              1.0 / 1024)
+    K = sum_match_kernel([x.astype(dtype) for x in X], gamma=gamma)
+    assert_allclose(K, R, rtol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+def test_high_dimensional_clusters_take_the_exact_form_where_needed(
+        small_groups, monkeypatch):
+    # A set far (1e3 bandwidths) from the others: the group pairs that hold
+    # it cannot certify their products, uncentred or centred, and take the
+    # difference tiles, the others the products; every value stays exact.
+    from kernelmaps._engine import pair_sums
+
+    calls = []
+    original = pair_sums._impl.product_sums
+
+    def counted(*args):
+        calls.append(args[12][:, 2].copy())  # the items
+        return original(*args)
+
+    monkeypatch.setattr(pair_sums._impl, "product_sums", counted)
+    rng = np.random.default_rng(2)
+    d = 256
+    X = [rng.standard_normal((40, d)) + (1e3 if i == 5 else 0.0) / np.sqrt(d)
+         for i in range(6)]
+    R = long_double_sum_match(X, X, 1.0 / d)
+    assert_allclose(sum_match_kernel(X, gamma=1.0 / d), R, rtol=1e-12,
+                    atol=1e-300)
+    forms = np.concatenate(calls)
+    assert set(forms) == {pair_sums._impl.PRODUCTS, pair_sums._impl.EXACT}
+
+
+def test_high_dimensional_mmd_and_mmd_kernel(small_groups):
+    rng = np.random.default_rng(3)
+    X = descriptor_sets(rng, 512, np.float64, (20, 54, 33))
+    gamma = 1.0 / 1024
+    K = long_double_sum_match(X, X, gamma)
+    d = np.diag(K)
+    M2 = np.maximum(d[:, None] + d[None, :] - 2 * K, 0)
+    assert_allclose(mmd(X, gamma=gamma) ** 2, M2, rtol=1e-9, atol=1e-15)
+    assert_allclose(mmd_kernel(X, gamma=gamma, gamma2=2.0), np.exp(-2.0 * M2),
+                    rtol=1e-9)

@@ -181,7 +181,7 @@ def test_rbf_from_products_is_exact_enough(simd_path, monkeypatch, d, scale):
     # Sets larger and smaller than a block of BLAS products, against
     # themselves and against others; any scale (points in units of the
     # bandwidth first).
-    monkeypatch.setattr(pair_sums_module, "PAIR_GEMM_DIM", 32)  # whatever tuned
+    _products_from(monkeypatch, 32)  # whatever tuned
     calls = _count_product_blocks(monkeypatch)
     rng = np.random.default_rng(d)
     X = [rng.normal(size=(n, d)) * scale for n in (1, 600, 3, 90)]
@@ -196,17 +196,25 @@ def test_rbf_from_products_is_exact_enough(simd_path, monkeypatch, d, scale):
     assert calls  # the products ran
 
 
+def _products_from(monkeypatch, d):
+    """The products path from `d` features on, in float32 and float64."""
+    monkeypatch.setattr(pair_sums_module, "PAIR_GEMM_DIM",
+                        dict.fromkeys(map(np.dtype, ("float32", "float64")), d))
+
+
 def _count_product_blocks(monkeypatch):
-    """A list that grows by one for every block of rbf sums from products."""
+    """A list that grows by one for every group pair summed from products
+    (not by the difference tiles)."""
     calls = []
     impl = pair_sums_module._impl
-    original = impl.rbf_from_products
+    original = impl.product_sums
 
     def counted(*args):
-        calls.append(1)
+        items = args[12]
+        calls.extend([1] * int(np.count_nonzero(items[:, 2] != impl.EXACT)))
         return original(*args)
 
-    monkeypatch.setattr(impl, "rbf_from_products", counted)
+    monkeypatch.setattr(impl, "product_sums", counted)
     return calls
 
 
@@ -218,11 +226,11 @@ def test_rbf_from_products_declines_points_far_from_their_centre(monkeypatch):
     X = [rng.normal(size=(30, 70)) + (1e4 if i % 2 else -1e4) / np.sqrt(70)
          for i in range(6)]
     with monkeypatch.context() as m:
-        m.setattr(pair_sums_module, "PAIR_GEMM_DIM", 32)
+        _products_from(m, 32)
         calls = _count_product_blocks(m)
         K = kernelmaps.sum_match_kernel(X, gamma=1.0)
     assert not calls
-    monkeypatch.setattr(pair_sums_module, "PAIR_GEMM_DIM", 10**9)
+    _products_from(monkeypatch, 10**9)
     np.testing.assert_array_equal(K, kernelmaps.sum_match_kernel(X, gamma=1.0))
     np.testing.assert_allclose(K, _reference_means(X, X, 1.0), rtol=1e-12,
                                atol=1e-300)

@@ -9,11 +9,12 @@ Every entry of `out` is written by exactly one task, so results do not
 depend on the number of threads, bit for bit. The driver (pair_sums.py)
 plans the groups and items, and folds segment sums back into set sums.
 """
-from cython.parallel cimport prange, threadid
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+from cython.parallel cimport parallel, prange, threadid
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
 from libc.math cimport ldexp
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
 import numpy as np
@@ -24,6 +25,8 @@ from ._tile cimport (
     KM_POLYNOMIAL,
     KM_RBF,
     KM_SQEUCLIDEAN,
+    add_row,
+    km_poly_row_d,
     km_rbf_row_d,
     km_tile_args,
     sum_run,
@@ -273,59 +276,278 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
     return out_a
 
 
-cdef inline Py_ssize_t _segment_of(const int64_t *seg, Py_ssize_t n,
-                                   Py_ssize_t i) noexcept nogil:
-    """The s with seg[s] <= i < seg[s + 1] (seg increasing, n segments)."""
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if seg[mid] <= i:
-            lo = mid
+# How `product_sums` computes the sums of a group pair (C and Python names).
+cdef enum:
+    FORM_PRODUCTS = 0
+    FORM_EXACT = 1
+    FORM_CENTRED = 2
+PRODUCTS, EXACT, CENTRED = FORM_PRODUCTS, FORM_EXACT, FORM_CENTRED
+
+# The BLAS matrix products of SciPy (scipy.linalg.cython_blas), called
+# from the engine's threads: Fortran order, 32-bit integers.
+ctypedef void (*dgemm_t)(char *transa, char *transb, int *m, int *n, int *k,
+                         double *alpha, const double *a, int *lda,
+                         const double *b, int *ldb, double *beta, double *c,
+                         int *ldc) noexcept nogil
+ctypedef void (*sgemm_t)(char *transa, char *transb, int *m, int *n, int *k,
+                         float *alpha, const float *a, int *lda,
+                         const float *b, int *ldb, float *beta, float *c,
+                         int *ldc) noexcept nogil
+
+
+cdef void *_blas_function(str name) except NULL:
+    from scipy.linalg import cython_blas
+    capsule = cython_blas.__pyx_capi__[name]
+    return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+cdef dgemm_t _dgemm = <dgemm_t>_blas_function("dgemm")
+cdef sgemm_t _sgemm = <sgemm_t>_blas_function("sgemm")
+
+ctypedef void (*dsyrk_t)(char *uplo, char *trans, int *n, int *k,
+                         double *alpha, const double *a, int *lda,
+                         double *beta, double *c, int *ldc) noexcept nogil
+ctypedef void (*ssyrk_t)(char *uplo, char *trans, int *n, int *k,
+                         float *alpha, const float *a, int *lda,
+                         float *beta, float *c, int *ldc) noexcept nogil
+
+cdef dsyrk_t _dsyrk = <dsyrk_t>_blas_function("dsyrk")
+cdef ssyrk_t _ssyrk = <ssyrk_t>_blas_function("ssyrk")
+
+
+cdef void _products(const floating *x, const floating *y, int d, int n,
+                    int m, bint same, int chunk, double *G, int ldg,
+                    floating *C) noexcept nogil:
+    """G[i * ldg + j] = <x_i, y_j> for i < n, j < m (x, y: rows of d
+    features), summed over the features in chunks of `chunk`: each chunk
+    one BLAS product, the chunks added in float64 (float32 products go
+    through C, a buffer of n * m). With `same` (y is x, m = n) only j >= i
+    is computed (a symmetric rank-k update)."""
+    cdef char trans = b'T', notrans = b'N', lower = b'L'
+    cdef int k0 = 0, kk, i, j0
+    cdef double one = 1.0, beta
+    cdef float fone = 1.0, fzero = 0.0
+    while k0 < d:
+        kk = min(chunk, d - k0)
+        # Column-major: G^T (m x n) = y (d x m)^T x (d x n); its lower
+        # triangle is the upper one of G.
+        if floating is double:
+            beta = 0.0 if k0 == 0 else 1.0
+            if same:
+                _dsyrk(&lower, &trans, &n, &kk, &one, x + k0, &d, &beta, G, &ldg)
+            else:
+                _dgemm(&trans, &notrans, &m, &n, &kk, &one, y + k0, &d, x + k0,
+                       &d, &beta, G, &ldg)
         else:
-            hi = mid
-    return lo
+            if same:
+                _ssyrk(&lower, &trans, &n, &kk, &fone, x + k0, &d, &fzero, C, &m)
+            else:
+                _sgemm(&trans, &notrans, &m, &n, &kk, &fone, y + k0, &d, x + k0,
+                       &d, &fzero, C, &m)
+            for i in range(n):
+                j0 = i if same else 0
+                if k0 == 0:
+                    memset(G + i * ldg + j0, 0, (m - j0) * sizeof(double))
+                add_row(G + i * ldg + j0, C + i * m + j0, m - j0)
+        k0 += kk
 
 
-def rbf_from_products(double[:, ::1] G, const double[::1] nx,
-                      const double[::1] ny, const int64_t[::1] xseg,
-                      const int64_t[::1] yseg, double gamma, bint mirror,
-                      bint diagonal, double[:, ::1] rowsums,
-                      double[:, ::1] out, int64_t s0, int64_t t0,
-                      int n_threads):
-    """Sums of the rbf kernel over segment pairs of one block pair, from the
-    dot products of its points: ``out[s0 + s, t0 + t]`` = sum over the rows
-    i of segment s and the columns j of segment t of
-    ``exp(-gamma max(nx[i] + ny[j] - 2 G[i, j], 0))``.
+cdef void _product_pair(const floating *xa, const double *xn,
+                        const int64_t *xseg, int64_t s0, int64_t s1,
+                        const floating *ya, const double *yn,
+                        const int64_t *yseg, int64_t t0, int64_t t1,
+                        int d, bint diagonal, int kind, double gamma,
+                        double coef0, int degree, int chunk, double *G,
+                        floating *C, double *acc) noexcept nogil:
+    """acc[s - s0, t - t0] = sum of k(x, y) over x in segment s, y in t, from
+    the dot products of the points of the two groups (`_products`, one
+    matrix G) and the kernel applied to them row by row (rbf: from the
+    squared norms xn, yn too).
 
-    xseg, yseg: the segments' offsets in the rows and columns of G (from
-    0). With `mirror` (X against itself) ``out[t0 + t, s0 + s]`` gets the
-    same value, as in `pair_sums`; with `diagonal` (a block against itself)
-    only t >= s is computed.
-    G is overwritten; rowsums is a buffer of at least (rows, segments of
-    the columns). Rows in parallel, then the sums of each segment's rows in
-    order: the result does not depend on the number of threads. Empty
-    segments are not allowed.
+    `diagonal`: the groups are the same, and only the pairs t >= s are
+    needed, as in `_group_pair`: the products of j >= i are computed, and
+    those of each segment with itself completed by symmetry. Each row's
+    values are summed over each column segment, and those sums over the
+    rows of each segment, in the order of the rows: the result does not
+    depend on the threads.
     """
-    cdef Py_ssize_t n_s = xseg.shape[0] - 1, n_t = yseg.shape[0] - 1
-    cdef Py_ssize_t i, s, t, tfirst, c0, n_rows = xseg[n_s]
+    cdef int64_t p0 = xseg[s0], p1 = xseg[s1], q0 = yseg[t0], q1 = yseg[t1]
+    cdef int64_t n_t = t1 - t0, ncols = q1 - q0
+    cdef int64_t row, srow, t, c0, j
     cdef double gl = -gamma * 1.4426950408889634  # exp(-x) = 2**(-x log2 e)
-    cdef double total
+    cdef double *g
+    cdef double *acc_row
 
-    for i in prange(n_rows, nogil=True, schedule="static",
-                    num_threads=n_threads):
-        tfirst = 0
-        if diagonal:  # the segment of row i
-            tfirst = _segment_of(&xseg[0], n_s, i)
-        c0 = yseg[tfirst]
-        km_rbf_row_d(isa_level, &G[i, c0], &ny[c0], nx[i], gl, yseg[n_t] - c0)
-        for t in range(tfirst, n_t):
-            rowsums[i, t] = sum_run(&G[i, yseg[t]], yseg[t + 1] - yseg[t])
-    with nogil:
-        for s in range(n_s):
-            for t in range(s if diagonal else 0, n_t):
-                total = 0.0
-                for i in range(xseg[s], xseg[s + 1]):
-                    total = total + rowsums[i, t]
-                out[s0 + s, t0 + t] = total
-                if mirror:
-                    out[t0 + t, s0 + s] = total
+    memset(acc, 0, (s1 - s0) * n_t * sizeof(double))
+    _products(xa + p0 * d, ya + q0 * d, d, <int>(p1 - p0), <int>ncols,
+              diagonal, chunk, G, <int>ncols, C)
+    if diagonal:  # each segment with itself: below the diagonal, by symmetry
+        srow = s0
+        for row in range(p0, p1):
+            while xseg[srow + 1] <= row:
+                srow += 1
+            for j in range(yseg[srow] - q0, row - p0):
+                G[(row - p0) * ncols + j] = G[j * ncols + (row - p0)]
+    srow = s0
+    for row in range(p0, p1):
+        while xseg[srow + 1] <= row:
+            srow += 1
+        g = G + (row - p0) * ncols
+        # The columns of the segments t >= srow on the diagonal, else all.
+        c0 = yseg[srow] - q0 if diagonal else 0
+        if kind == KM_RBF:
+            km_rbf_row_d(isa_level, g + c0, yn + q0 + c0, xn[row], gl,
+                         ncols - c0)
+        else:
+            km_poly_row_d(isa_level, g + c0, gamma, coef0, degree, ncols - c0)
+        acc_row = acc + (srow - s0) * n_t
+        for t in range(srow if diagonal else t0, t1):
+            acc_row[t - t0] += sum_run(g + (yseg[t] - q0), yseg[t + 1] - yseg[t])
+
+
+def product_sums(const floating[:, ::1] xa, const double[::1] xn,
+                 const floating[:, ::1] xc, const double[::1] xcn,
+                 const int64_t[::1] xseg, const int64_t[::1] xgroups,
+                 const floating[:, ::1] ya, const double[::1] yn,
+                 const floating[:, ::1] yc, const double[::1] ycn,
+                 const int64_t[::1] yseg, const int64_t[::1] ygroups,
+                 const int64_t[:, ::1] items, double[:, ::1] out, bint mirror,
+                 const floating[:, ::1] xrows, const floating[:, ::1] ycols,
+                 const floating[::1] phases, str kind, double gamma,
+                 double tile_gamma, double coef0, int degree, int chunk,
+                 int n_threads):
+    """Sums over segment pairs for the items (g, h, form): row group g
+    against column group h, ``out[s, t]`` = the sum of k(x, y) over x in
+    segment s, y in t; with `mirror` (X against itself, h >= g)
+    ``out[t, s]`` too.
+
+    Items of form PRODUCTS take the products (`_product_pair`) of xa and
+    ya, the points, with xn, yn their squared norms in float64, and
+    `gamma`; of form CENTRED, those of xc and yc, the points centred (rbf),
+    with xcn, ycn (empty when no item needs them). Items of form EXACT
+    take the difference tiles (`_group_pair`): xrows, ycols the points packed for them (empty
+    when no item needs them), phases zeros of the padded width, with
+    `tile_gamma` (the points of the tiles are in units of the bandwidth). Every entry of
+    `out` belongs to one item. The BLAS must run on one thread (the
+    caller's): the items run in parallel, one per thread.
+    """
+    cdef Py_ssize_t n_items = items.shape[0], it
+    cdef int64_t max_rows = 0, max_cols = 0, max_segs = 0, g, h, s, t
+    cdef int64_t s0, s1, t0, t1, ldo
+    cdef int d = xa.shape[1], kind_code = KINDS[kind]
+    cdef Py_ssize_t nr = KM_NR_D if floating is double else KM_NR_F
+    cdef bint any_exact = False, diagonal
+    cdef int failed = 0
+    cdef int *failed_at = &failed  # shared: the threads' own variables are private
+    cdef double value
+    cdef double *G
+    cdef double *acc
+    cdef floating *C
+    cdef floating *tilebuf
+    cdef km_tile_args args
+
+    for it in range(n_items):
+        g, h = items[it, 0], items[it, 1]
+        max_rows = max(max_rows, xseg[xgroups[g + 1]] - xseg[xgroups[g]])
+        max_cols = max(max_cols, yseg[ygroups[h + 1]] - yseg[ygroups[h]])
+        max_segs = max(max_segs, (xgroups[g + 1] - xgroups[g])
+                       * (ygroups[h + 1] - ygroups[h]))
+        any_exact = any_exact or items[it, 2] == FORM_EXACT
+    ldo = (max_cols + nr - 1) // nr * nr
+    args.d = d
+    args.ldy = ycols.shape[1]
+    args.ldo = ldo
+    args.kind = kind_code
+    args.degree = degree
+    args.sum_rows = 0
+    args.gamma = tile_gamma
+    args.coef0 = coef0
+
+    with nogil, parallel(num_threads=n_threads):
+        G = <double *>malloc(max_rows * max_cols * sizeof(double))
+        acc = <double *>malloc(max_segs * sizeof(double))
+        C = <floating *>malloc((max_rows * max_cols if floating is float else 1)
+                               * sizeof(floating))
+        tilebuf = <floating *>malloc((KM_MR * ldo if any_exact else 1)
+                                     * sizeof(floating))
+        # Every thread takes part in the loop (a work-sharing construct).
+        for it in prange(n_items, schedule="dynamic"):
+            if G == NULL or acc == NULL or C == NULL or tilebuf == NULL:
+                failed_at[0] = 1
+            else:
+                g = items[it, 0]
+                h = items[it, 1]
+                s0 = xgroups[g]
+                s1 = xgroups[g + 1]
+                t0 = ygroups[h]
+                t1 = ygroups[h + 1]
+                diagonal = mirror and g == h
+                if items[it, 2] == FORM_EXACT:
+                    _group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1,
+                                &ycols[0, 0], &phases[0], &yseg[0], t0, t1,
+                                diagonal, tilebuf, acc)
+                elif items[it, 2] == FORM_CENTRED:
+                    _product_pair(&xc[0, 0], &xcn[0], &xseg[0], s0, s1,
+                                  &yc[0, 0], &ycn[0], &yseg[0], t0, t1, d,
+                                  diagonal, kind_code, gamma, coef0, degree,
+                                  chunk, G, C, acc)
+                else:
+                    _product_pair(&xa[0, 0], &xn[0], &xseg[0], s0, s1,
+                                  &ya[0, 0], &yn[0], &yseg[0], t0, t1, d,
+                                  diagonal, kind_code, gamma, coef0, degree,
+                                  chunk, G, C, acc)
+                for s in range(s0, s1):
+                    for t in range(s if diagonal else t0, t1):
+                        value = acc[(s - s0) * (t1 - t0) + (t - t0)]
+                        out[s, t] = value
+                        if mirror:
+                            out[t, s] = value
+        free(G)
+        free(acc)
+        free(C)
+        free(tilebuf)
+    if failed:
+        raise MemoryError()
+
+
+def prepare_points(const floating[:, ::1] x, double scale,
+                   const double[::1] centre, floating[:, ::1] out,
+                   double[::1] norms, int chunk, int n_threads):
+    """For `_by_products`: with `centre` non-empty, ``out = x * scale -
+    centre`` (in float64, rounded to the element type); then ``norms`` =
+    the squared norms of the rows of `out` (or of `x` when `centre` is
+    empty), in float64, summed over chunks of `chunk` features (four
+    running sums in each; the chunks' sums added in order)."""
+    cdef Py_ssize_t n = x.shape[0], d = x.shape[1], i, k, k0, k1
+    cdef bint centring = centre.shape[0] > 0
+    cdef const floating *row
+    cdef double total, s0, s1, s2, s3, v
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+        if centring:
+            for k in range(d):
+                out[i, k] = <floating>(x[i, k] * scale - centre[k])
+            row = &out[i, 0]
+        else:
+            row = &x[i, 0]
+        total = 0.0
+        k0 = 0
+        while k0 < d:
+            k1 = min(k0 + chunk, d)
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            k = k0
+            while k + 4 <= k1:
+                s0 = s0 + <double>row[k] * row[k]
+                s1 = s1 + <double>row[k + 1] * row[k + 1]
+                s2 = s2 + <double>row[k + 2] * row[k + 2]
+                s3 = s3 + <double>row[k + 3] * row[k + 3]
+                k = k + 4
+            while k < k1:
+                v = row[k]
+                s0 = s0 + v * v
+                k = k + 1
+            total = total + ((s0 + s1) + (s2 + s3))
+            k0 = k1
+        norms[i] = total

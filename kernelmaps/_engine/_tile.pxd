@@ -35,6 +35,8 @@ cdef extern from "km_tile.h" nogil:
                       float scale)
     void km_rbf_row_d(int isa, double *g, const double *b, double a,
                       double gl, ptrdiff_t n)
+    void km_poly_row_d(int isa, double *g, double gamma, double coef0,
+                       int degree, ptrdiff_t n)
     void km_csr_row_d(int isa, double *acc, const double *a,
                       const int64_t *idx, ptrdiff_t nnz, const double *w,
                       ptrdiff_t ldw, ptrdiff_t n)

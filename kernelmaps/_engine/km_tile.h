@@ -28,6 +28,8 @@
  * km_rbf_row_d: g[j] = 2**(gl * max(a + b[j] - 2 g[j], 0)) for j < n, in
  * place: rbf kernel values of a row from its dot products (BLAS computed
  * them; the caller checked that the expansion is exact enough).
+ * km_poly_row_d: g[j] = (gamma g[j] + coef0)**degree for j < n, in place:
+ * polynomial kernel values of a row from its dot products.
  *
  * km_cos_row_d / _f: v[i] = scale * cos(v[i] + b[i]) for i < n, in place:
  * the random Fourier features of rows whose products x W a BLAS GEMM
@@ -89,6 +91,12 @@ static inline void km_rbf_row_d(int isa, double *g, const double *b, double a,
                                 double gl, ptrdiff_t n)
 {
     KM_DISPATCH(isa, km_rbf_row_d, (g, b, a, gl, n));
+}
+
+static inline void km_poly_row_d(int isa, double *g, double gamma, double coef0,
+                                 int degree, ptrdiff_t n)
+{
+    KM_DISPATCH(isa, km_poly_row_d, (g, gamma, coef0, degree, n));
 }
 
 static inline void km_rbf_row_f(int isa, float *g, const float *b, float a,

@@ -127,6 +127,24 @@ KM_ATTR static void KM_FN(km_rbf_row)(KM_T *g, const KM_T *b, KM_T a, KM_T gl,
     }
 }
 
+/* g[j] = (gamma g[j] + coef0) ** degree for j < n, in place: polynomial
+ * kernel values of one row from its dot products g; the tail in a padded
+ * copy. */
+KM_ATTR static void KM_FN(km_poly_row)(KM_T *g, KM_T gamma, KM_T coef0, int degree,
+                                       ptrdiff_t n)
+{
+    KM_T tg[KM_W];
+    ptrdiff_t j = 0;
+    for (; j + KM_W <= n; j += KM_W)
+        KM_OP(store)(g + j, KM_OP(powi)(gamma * KM_OP(load)(g + j) + coef0, degree));
+    if (j < n) {
+        memset(tg, 0, sizeof tg);
+        memcpy(tg, g + j, (size_t)(n - j) * sizeof(KM_T));
+        KM_OP(store)(tg, KM_OP(powi)(gamma * KM_OP(load)(tg) + coef0, degree));
+        memcpy(g + j, tg, (size_t)(n - j) * sizeof(KM_T));
+    }
+}
+
 /* acc[c] = sum over q < nnz of a[q] * w[idx[q] * ldw + c] for c < n, in
  * float64: a sparse row times a block of columns of a dense matrix,
  * KM_CSR_ACC vectors of sums held in registers across the nonzeros, in the

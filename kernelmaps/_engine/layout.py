@@ -23,6 +23,7 @@ __all__ = [
     "PAIR_GEMM_BLOCK",
     "PAIR_GEMM_DIM",
     "PAIR_MAX_SEGMENTS",
+    "PRODUCT_CHUNK",
     "TILE_COLS",
     "TILE_ROWS",
     "additive_panel",
@@ -48,14 +49,13 @@ PANEL_MIN_POINTS = 64
 PANEL_MAX_POINTS = 1024
 # Pair sums: segments per group, at most.
 PAIR_MAX_SEGMENTS = 128
-# Pair sums of the rbf kernel in float64 with at least this many features:
-# BLAS computes the dot products (in blocks of PAIR_GEMM_BLOCK points) where
-# the expansion |x|^2 + |y|^2 - 2 <x, y> is exact enough (pair_sums.py). On
-# the reference machine (2 cores, AVX-512), against the difference tiles,
-# the whole sum took 1.34x the time at d = 64, 1.0x at d = 96, 0.79x at
-# d = 128 and 0.55x at d = 256.
-PAIR_GEMM_DIM = 128
+# Pair sums of the rbf and polynomial kernels with at least this many
+# features: BLAS computes the dot products (in groups of PAIR_GEMM_BLOCK
+# points, over chunks of PRODUCT_CHUNK features), where the expansion
+# |x|^2 + |y|^2 - 2 <x, y> is exact enough (pair_sums.py).
+PAIR_GEMM_DIM = {np.dtype(np.float64): 128, np.dtype(np.float32): 128}
 PAIR_GEMM_BLOCK = 512
+PRODUCT_CHUNK = {np.dtype(np.float64): 512, np.dtype(np.float32): 256}
 # kNN search: pairs of sets per engine call (memory per call).
 KNN_PAIRS_PER_CALL = 1 << 15
 # Set means: a task's group of whole sets holds up to this many points (more

@@ -7,14 +7,18 @@ back into set sums. Inputs are validated `Bags` (anything with ``points``,
 ``offsets`` and ``dim``).
 """
 
+import math
+
 import numpy as np
 import scipy.sparse
 
 from . import _pair_sums as _impl
+from .lapack import one_blas_thread
 from .layout import (
     PAIR_GEMM_BLOCK,
     PAIR_GEMM_DIM,
     PAIR_MAX_SEGMENTS,
+    PRODUCT_CHUNK,
     TILE_ROWS,
     bandwidth_scale,
     pack_cols,
@@ -45,10 +49,10 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     symmetric = Y is None
     xp, yp = X.points, None if symmetric else Y.points
     e, gamma, dtype = _standardize(xp, yp, kernel, gamma)
-    if kernel == "rbf" and dtype == np.float64 and X.dim >= PAIR_GEMM_DIM:
-        S = _rbf_by_products(X, Y, e, gamma, n_threads, progress, desc)
-        if S is not None:
-            return pair_means(S, X, Y) if normalize else S
+    if kernel in ("rbf", "polynomial") and X.dim >= PAIR_GEMM_DIM[np.dtype(dtype)]:
+        S = _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype,
+                         n_threads, progress, desc)
+        return pair_means(S, X, Y) if normalize else S
     max_points = panel_points(X.dim, dtype)
     if _one_group(X, max_points) and (symmetric or _one_group(Y, max_points)):
         # A small call (a few milliseconds at most): one task, no planning.
@@ -94,67 +98,149 @@ def pair_means(S, X, Y):
     return S
 
 
-# The largest error allowed in gamma |x - y|^2 from the expansion: the
-# relative error of every kernel value is about this much.
-_EXPANSION_ERROR = 5e-13
+# Bounds on the relative error of each kernel value computed from dot
+# products (`_by_products`); a group pair whose bound is larger takes the
+# difference tiles. The contracts are 1e-12 (float64) and 1e-5 (float32);
+# the sums and exp add a few units of 2**-53 more.
+_PRODUCT_ERROR = {np.dtype(np.float64): 5e-13, np.dtype(np.float32): 9e-6}
+# The probabilistic bound on a float32 dot product of k terms, lambda
+# sqrt(k) u times the sum of the terms' magnitudes (Higham and Mary,
+# SIAM J. Sci. Comput. 41(5), 2019: it holds with probability at least
+# 1 - 2k exp(-lambda**2 / 2) for rounding errors that are independent and
+# of mean zero; the worst case, k u, is never met in practice). With
+# lambda = 6 that is 1 - 3e-6 for k = 128.
+_LAMBDA = 6.0
 
 
-def _rbf_by_products(X, Y, e, gamma, n_threads, progress, desc):
-    """`pair_sums` of the rbf kernel in float64, the dot products of the
-    points by BLAS (many features: faster than the difference tiles), or
-    None where that is not exact enough.
+def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
+                 progress, desc):
+    """`pair_sums` of the rbf or polynomial kernel from the dot products
+    of the points, computed by BLAS in groups of PAIR_GEMM_BLOCK points, the
+    kernel then applied to the products of each group pair (`_impl.product_sums`).
 
-    With the points centred (c the mean of all of them) and M = gamma times
-    their largest squared norm, the error of gamma (|x|^2 + |y|^2 - 2 <x,
-    y>) computed in float64 is below 4 (d + 4) u M (u = 2**-53: the dot
-    products and norms err by at most d u |x| |y| <= d u M / gamma each,
-    the centring and the sum by a few u M more). Where that bound exceeds
-    _EXPANSION_ERROR (points farther than a few bandwidths from their
-    centre) None is returned and the exact difference tiles run.
+    The rbf kernel uses the expansion |x - y|^2 = |x|^2 + |y|^2 - 2 <x,
+    y>, of the points as they are where that is exact enough, else of the
+    points centred (c the mean of them all). Its rounding error is bounded
+    for each pair of groups from their radii r_g, r_h (the largest |x - c|
+    of each; c = 0 uncentred): in float64, the products and norms summed
+    over chunks of k features (PRODUCT_CHUNK) err by at most (k + d / k +
+    1) u |x - c| |y - c| and (...) |x - c|^2, the centring and the
+    expansion add 5 u (r_g + r_h)^2: the relative error of a kernel value
+    is at most gamma (k + d / k + 6) u (r_g + r_h)^2. In float32 the
+    chunks' products err by the probabilistic bound above (their sums, the
+    norms and the expansion are float64), and the points, centred in
+    float32, move by u32 |x - c| each. A group pair whose bound exceeds
+    _PRODUCT_ERROR even centred (points several bandwidths from their
+    centre) takes the exact difference tiles, as the other kernels. The
+    polynomial kernel takes the products as they are: the tiles compute the
+    same dot products.
     """
     symmetric = Y is None
-    xp = scaled(X.points, e, np.float64)
-    yp = xp if symmetric else scaled(Y.points, e, np.float64)
-    centre = xp.mean(axis=0) if symmetric else (
-        (xp.sum(axis=0) + yp.sum(axis=0)) / (len(xp) + len(yp)))
-    for points in (xp,) if symmetric else (xp, yp):
-        for a, b in row_blocks(points):
-            points[a:b] -= centre
-    nx = np.einsum("ij,ij->i", xp, xp)
-    ny = nx if symmetric else np.einsum("ij,ij->i", yp, yp)
-    bound = 4 * (X.dim + 4) * 2.0**-53 * gamma * max(nx.max(), ny.max())
-    if not bound <= _EXPANSION_ERROR:
-        return None
+    rbf = kernel == "rbf"
+    dtype = np.dtype(dtype)
+    d = X.dim
+    chunk = PRODUCT_CHUNK[dtype]
+    points = [X.points] if symmetric else [X.points, Y.points]
+    if rbf and not _in_range(e, dtype):
+        # Points at extreme scales: in units of the bandwidth (2**e, exact).
+        prepared = [scaled(p, e, dtype) for p in points]
+        product_gamma = gamma
+    else:
+        prepared = [np.ascontiguousarray(p, dtype=dtype) for p in points]
+        product_gamma = math.ldexp(gamma, 2 * e) if rbf else gamma
+    norms = [np.zeros(len(p)) for p in prepared]
+    for p, n in zip(prepared, norms):  # the norms only (no centre, no output)
+        _impl.prepare_points(p, 1.0, np.zeros(0), np.zeros((0, 0), dtype),
+                             n, chunk, n_threads)
 
-    xplan = _impl.plan_segments(X.offsets, PAIR_GEMM_BLOCK, len(xp) + 1, True)
+    xplan = _impl.plan_segments(X.offsets, PAIR_GEMM_BLOCK, PAIR_GEMM_BLOCK, True)
     yplan = xplan if symmetric else _impl.plan_segments(
-        Y.offsets, PAIR_GEMM_BLOCK, len(yp) + 1, True)
+        Y.offsets, PAIR_GEMM_BLOCK, PAIR_GEMM_BLOCK, True)
     xseg, xgroups = xplan[0], xplan[2]
     yseg, ygroups = yplan[0], yplan[2]
-    pairs = [(g, h) for g in range(len(xgroups) - 1)
-             for h in range(g if symmetric else 0, len(ygroups) - 1)]
+    n_g, n_h = len(xgroups) - 1, len(ygroups) - 1
+    g, h = (np.triu_indices(n_g) if symmetric
+            else np.indices((n_g, n_h)).reshape(2, -1))
+    form = np.full(len(g), _impl.PRODUCTS)
+    centred, centred_norms = [np.zeros((1, 1), dtype=dtype)], [np.zeros(1)]
+    if rbf:
+        form[_uncertified(norms, xplan, yplan, g, h, product_gamma, d,
+                          dtype)] = _impl.EXACT
+    if (form == _impl.EXACT).any():  # the pairs left, centred
+        total = sum(p.sum(axis=0, dtype=np.float64) for p in prepared)
+        centre = total / sum(len(p) for p in prepared)
+        centred = [np.empty_like(p) for p in prepared]
+        centred_norms = [np.zeros(len(p)) for p in prepared]
+        for p, c, n in zip(prepared, centred, centred_norms):
+            _impl.prepare_points(p, 1.0, centre, c, n, chunk, n_threads)
+        certified = ~_uncertified(centred_norms, xplan, yplan, g, h,
+                                  product_gamma, d, dtype)
+        form[(form == _impl.EXACT) & certified] = _impl.CENTRED
+    exact = form == _impl.EXACT
+    rows = np.diff(xseg[xgroups])[g].astype(np.float64)
+    cols = np.diff(yseg[ygroups])[h]
+    cost = rows * cols * (d + _KERNEL_COST)
+    if symmetric:
+        cost[g == h] /= 2
+    # The largest first: the threads end together.
+    order = np.argsort(-cost, kind="stable")
+    items = np.ascontiguousarray(np.stack([g, h, form]).T[order], dtype=np.int64)
+    cost = cost[order]
+    xa, ya = prepared[0], prepared[-1]
+    xn, yn = norms[0], norms[-1]
+    xc, yc = centred[0], centred[-1]
+    xcn, ycn = centred_norms[0], centred_norms[-1]
+
+    if exact.any():
+        xrows = pack_rows(X.points, e, dtype)
+        ycols = pack_cols(X.points if symmetric else Y.points, e, dtype)
+    else:
+        xrows = ycols = np.zeros((1, 1), dtype=dtype)
+    phases = np.zeros(ycols.shape[1], dtype=dtype)
     out = np.zeros((len(xplan[1]), len(yplan[1])))
-    buffer = np.empty(PAIR_GEMM_BLOCK * PAIR_GEMM_BLOCK)
-    rowsums = np.empty((PAIR_GEMM_BLOCK, PAIR_GEMM_BLOCK))
-    sizes = [(xseg[xgroups[g + 1]] - xseg[xgroups[g]])
-             * (yseg[ygroups[h + 1]] - yseg[ygroups[h]]) for g, h in pairs]
-    cost = np.array(sizes, dtype=np.float64) * (X.dim + _KERNEL_COST)
-    n_threads = threads_for(n_threads, cost.sum(), len(xp))
+    n_threads = threads_for(n_threads, cost.sum(), len(items))
 
     def run(start, stop):
-        for g, h in pairs[start:stop]:
-            s0, s1, t0, t1 = xgroups[g], xgroups[g + 1], ygroups[h], ygroups[h + 1]
-            r0, r1, c0, c1 = xseg[s0], xseg[s1], yseg[t0], yseg[t1]
-            block = buffer[:(r1 - r0) * (c1 - c0)].reshape(r1 - r0, c1 - c0)
-            np.matmul(xp[r0:r1], yp[c0:c1].T, out=block)
-            _impl.rbf_from_products(block, nx[r0:r1], ny[c0:c1],
-                                    xseg[s0:s1 + 1] - r0, yseg[t0:t1 + 1] - c0,
-                                    gamma, symmetric, symmetric and g == h,
-                                    rowsums, out, s0, t0, n_threads)
+        _impl.product_sums(xa, xn, xc, xcn, xseg, xgroups, ya, yn, yc, ycn,
+                           yseg, ygroups,
+                           items[start:stop], out, symmetric, xrows, ycols,
+                           phases, kernel, float(product_gamma), float(gamma),
+                           float(coef0), int(degree), chunk, n_threads)
 
-    run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc)
+    with one_blas_thread():
+        run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc)
     S = _fold_segments(out, xplan[1], axis=0)
     return _fold_segments(S, yplan[1], axis=1)
+
+
+def _in_range(e, dtype):
+    """Whether points of `dtype` that 2**e takes to units of the bandwidth
+    can be multiplied as they are (gamma taking the scale): their squared
+    norms neither overflow nor lose the largest terms to underflow."""
+    limit = 300 if dtype == np.float64 else 30
+    return abs(e) <= limit
+
+
+def _uncertified(norms, xplan, yplan, g, h, gamma, d, dtype):
+    """Which group pairs (g, h) the bound of `_by_products` does not
+    certify, from the squared norms of the points as prepared."""
+    radius = [np.sqrt(np.maximum.reduceat(n, plan[0][plan[2][:-1]]))
+              for n, plan in zip((norms[0], norms[-1]), (xplan, yplan))]
+    return _product_error(radius[0][g], radius[1][h], gamma, d,
+                          dtype) > _PRODUCT_ERROR[dtype]
+
+
+def _product_error(rg, rh, gamma, d, dtype):
+    """The bound of `_by_products` on the relative error of the rbf kernel
+    values between groups of radii rg and rh (arrays)."""
+    u = 2.0**-53
+    k = min(PRODUCT_CHUNK[np.dtype(np.float64)], d)
+    if dtype == np.float64:
+        return gamma * (k + math.ceil(d / k) + 6) * u * (rg + rh) ** 2
+    u32 = 2.0**-24
+    k32 = min(PRODUCT_CHUNK[dtype], d)
+    return gamma * (2 * _LAMBDA * math.sqrt(k32) * u32 * rg * rh
+                    + (2 * u32 + (k + math.ceil(d / k32) + 6) * u) * (rg + rh) ** 2)
 
 
 def _one_group(bags, max_points):
