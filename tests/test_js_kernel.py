@@ -115,3 +115,35 @@ def test_csr_every_count_of_common_non_zeros(simd_path):
     got = js_kernel(scipy.sparse.csr_matrix(X), scipy.sparse.csr_matrix(Y))
     assert_allclose(got, reference(X, Y), rtol=1e-13, atol=0)
     assert_array_equal(got[0], 0.0)  # X[0] is empty: no common non-zero
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
+@pytest.mark.parametrize("density", [0.05, 0.25, 0.6])
+def test_dense_rows_with_few_non_zeros_take_their_common_non_zeros(
+        simd_path, monkeypatch, dtype, rtol, density):
+    # A term is 0 where either value is: dense rows with few non-zeros (bags
+    # of words) go through the common non-zeros, the others the tiles; the
+    # same values either way.
+    from kernelmaps._engine import additive
+
+    taken = []
+    for name in ("_dense", "_sparse"):
+        original = getattr(additive, name)
+
+        def counted(*args, _original=original, _name=name):
+            taken.append(_name)
+            return _original(*args)
+
+        monkeypatch.setattr(additive, name, counted)
+    rng = np.random.default_rng(int(density * 100))
+    X = rng.random((40, 70)) * (rng.random((40, 70)) < density)
+    X[:, 0] += 0.1  # no empty row
+    X = (X / X.sum(axis=1, keepdims=True)).astype(dtype)
+    Y = X[:9] * 0.5
+    for A, B in ((X, None), (X, Y)):
+        taken.clear()
+        K = js_kernel(A, B, workers=2)
+        assert_allclose(K, reference(A, A if B is None else B), rtol=rtol,
+                        atol=0)
+        assert taken == ["_sparse" if density < 0.3 else "_dense"]
+        assert_array_equal(K, js_kernel(A, B, workers=1))
