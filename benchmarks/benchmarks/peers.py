@@ -28,39 +28,52 @@ def pairwise_sum_match_kernel(sets, gamma):
     return K
 
 
-def blocked_sum_match_kernel(sets, gamma, *, block_points=2048):
+def blocked_sum_match_kernel(sets, gamma, Y=None, *, block_points=2048,
+                             products_only=False):
     """Mean map kernel, vectorised: sets stacked into blocks of about
-    `block_points` points, one matrix product per unordered pair of blocks for
-    the squared distances, then exp and sums per pair of sets."""
-    sizes = np.array([len(s) for s in sets])
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    points = np.concatenate(sets)
-    norms = np.einsum("ij,ij->i", points, points)
-    # Blocks of whole sets.
-    cuts = [0]
-    for i in range(1, len(sets)):
-        if starts[i] - starts[cuts[-1]] >= block_points:
-            cuts.append(i)
-    cuts.append(len(sets))
-    K = np.empty((len(sets), len(sets)))
-    for a in range(len(cuts) - 1):
-        ia = slice(cuts[a], cuts[a + 1])
-        pa = slice(starts[cuts[a]], starts[cuts[a + 1]])
-        for b in range(a, len(cuts) - 1):
-            ib = slice(cuts[b], cuts[b + 1])
-            pb = slice(starts[cuts[b]], starts[cuts[b + 1]])
-            D = points[pa] @ points[pb].T
+    `block_points` points, one matrix product per pair of blocks (unordered
+    when `Y` is None) for the squared distances, then exp and sums per pair
+    of sets. With `products_only`, only the matrix products of those
+    blocks (the GEMM-only reference of the set-kernel benchmarks; NumPy
+    computes a block against itself with SYRK, half the products)."""
+    symmetric = Y is None
+    sides = []
+    for side in (sets,) if symmetric else (sets, Y):
+        sizes = np.array([len(s) for s in side])
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        points = np.concatenate(side)
+        # Blocks of whole sets.
+        cuts = [0]
+        for i in range(1, len(side)):
+            if starts[i] - starts[cuts[-1]] >= block_points:
+                cuts.append(i)
+        cuts.append(len(side))
+        sides.append((sizes, starts, points, np.einsum("ij,ij->i", points, points),
+                      cuts))
+    (xsizes, xstarts, xpoints, xnorms, xcuts) = sides[0]
+    (ysizes, ystarts, ypoints, ynorms, ycuts) = sides[-1]
+    K = np.empty((len(xsizes), len(ysizes)))
+    for a in range(len(xcuts) - 1):
+        ia = slice(xcuts[a], xcuts[a + 1])
+        pa = slice(xstarts[xcuts[a]], xstarts[xcuts[a + 1]])
+        for b in range(a if symmetric else 0, len(ycuts) - 1):
+            ib = slice(ycuts[b], ycuts[b + 1])
+            pb = slice(ystarts[ycuts[b]], ystarts[ycuts[b + 1]])
+            D = xpoints[pa] @ ypoints[pb].T
+            if products_only:
+                continue
             D *= -2
-            D += norms[pa, None]
-            D += norms[None, pb]
+            D += xnorms[pa, None]
+            D += ynorms[None, pb]
             np.maximum(D, 0, out=D)
             D *= -gamma
             np.exp(D, out=D)
-            S = np.add.reduceat(D, starts[ib] - starts[cuts[b]], axis=1)
-            S = np.add.reduceat(S, starts[ia] - starts[cuts[a]], axis=0)
+            S = np.add.reduceat(D, ystarts[ib] - ystarts[ycuts[b]], axis=1)
+            S = np.add.reduceat(S, xstarts[ia] - xstarts[xcuts[a]], axis=0)
             K[ia, ib] = S
-            K[ib, ia] = S.T
-    return K / np.multiply.outer(sizes, sizes)
+            if symmetric:
+                K[ib, ia] = S.T
+    return K / np.multiply.outer(xsizes, ysizes)
 
 
 def kdtree_renyi_divergence(sets, *, alpha=0.99, k=5, workers=-1):

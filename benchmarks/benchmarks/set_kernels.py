@@ -77,7 +77,15 @@ import numpy as np
 from asv_runner.benchmarks.mark import SkipNotImplemented, skip_for_params
 from scipy.spatial.distance import pdist
 
-from kernelmaps import Bags, median_heuristic, mmd, mmd_kernel, sum_match_kernel
+from kernelmaps import (
+    Bags,
+    NystroemMap,
+    median_heuristic,
+    mmd,
+    mmd_kernel,
+    sum_match_kernel,
+)
+from kernelmaps.sets._two_sample import _pooled_kernel
 
 from .common import RunOnce, make_sets, stored_times
 from .peers import blocked_sum_match_kernel, pairwise_sum_match_kernel
@@ -198,6 +206,111 @@ class MMDKernel(_Large):
     @skip_for_params(SKIP_MMD)
     def peakmem_mmd(self, size, dtype, workers):
         mmd(self.sets, gamma=self.gamma, workers=workers)
+
+
+# Descriptors: bags of SIFT/HOG (d = 128) to deep-network features (2048,
+# 4096), and d = 64 where the difference tiles still run.
+DESCRIPTORS = ("60x150x64", "60x150x128", "40x150x256", "30x150x512",
+               "16x150x2048", "8x150x4096")
+
+
+class _BlasThreads:
+    """The NumPy baselines' BLAS on `workers` threads (threadpoolctl), so
+    that each ratio compares the same number of cores."""
+
+    def setup_blas(self, workers):
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            raise SkipNotImplemented("threadpoolctl is not installed") from None
+        self._limits = threadpool_limits(workers, user_api="blas")
+
+    def teardown(self, *params):
+        limits = getattr(self, "_limits", None)
+        if limits is not None:
+            limits.restore_original_limits()
+
+
+class Descriptors(RunOnce, _BlasThreads):
+    """`sum_match_kernel` (rbf, gamma = 1/(2d), ``Y=None``) on sets of
+    descriptors, beside the blocked NumPy baseline and the time of its
+    matrix products alone (``time_gemm_only``: the same blocks, no exp, no
+    sums; NumPy's OpenBLAS), all on `workers` cores (the baselines' BLAS
+    limited to as many threads). Target (issue 30): at most 1.25x the
+    GEMM-only time and 0.9x the NumPy baseline in float64, 0.9x the NumPy
+    baseline in float32."""
+
+    number = 1
+    repeat = 3
+    params = (DESCRIPTORS, DTYPES, WORKERS)
+    param_names = ("size", "dtype", "workers")
+
+    def setup(self, size, dtype, workers):
+        self.setup_blas(workers)
+        self.sets, d = make_sets(size, dtype)
+        self.gamma = 1.0 / (2 * d)
+
+    def time_kernelmaps(self, size, dtype, workers):
+        sum_match_kernel(self.sets, gamma=self.gamma, workers=workers)
+
+    def peakmem_kernelmaps(self, size, dtype, workers):
+        sum_match_kernel(self.sets, gamma=self.gamma, workers=workers)
+
+    def time_numpy_blocked(self, size, dtype, workers):
+        blocked_sum_match_kernel(self.sets, self.gamma)
+
+    def time_gemm_only(self, size, dtype, workers):
+        blocked_sum_match_kernel(self.sets, self.gamma, products_only=True)
+
+
+class DescriptorsOther(RunOnce, _BlasThreads):
+    """The other exact kernels on products, at "30x150x512": the cross
+    kernel ``K(X, Y)`` (the first 10 sets against the other 20),
+    `mmd_kernel`, `NystroemMap.transform` of all sets against 10 landmark
+    sets, and the pooled matrix of `mmd_test` (the kernel between the 4500
+    points, ``_pooled_kernel``), each beside its GEMM-only reference (the
+    products of the same blocks, NumPy's OpenBLAS)."""
+
+    number = 1
+    repeat = 3
+    params = (DTYPES, WORKERS)
+    param_names = ("dtype", "workers")
+
+    def setup(self, dtype, workers):
+        self.setup_blas(workers)
+        self.sets, d = make_sets("30x150x512", dtype)
+        self.gamma = 1.0 / (2 * d)
+        self.points = np.concatenate(self.sets)
+        self.pooled = [p[None] for p in self.points]
+        self.map = NystroemMap(10, kernel="mean_map", gamma=self.gamma,
+                               rng=0).fit(self.sets[:10])
+
+    def time_cross(self, dtype, workers):
+        sum_match_kernel(self.sets[:10], self.sets[10:], gamma=self.gamma,
+                         workers=workers)
+
+    def time_cross_gemm_only(self, dtype, workers):
+        blocked_sum_match_kernel(self.sets[:10], self.gamma, self.sets[10:],
+                                 products_only=True)
+
+    def time_mmd_kernel(self, dtype, workers):
+        mmd_kernel(self.sets, gamma=self.gamma, gamma2=1.0, workers=workers)
+
+    def time_nystroem_transform(self, dtype, workers):
+        self.map.transform(self.sets, workers=workers)
+
+    def time_nystroem_gemm_only(self, dtype, workers):
+        blocked_sum_match_kernel(self.sets, self.gamma, self.sets[:10],
+                                 products_only=True)
+
+    def time_pooled_matrix(self, dtype, workers):
+        _pooled_kernel(self.points, "rbf", self.gamma, np.float64, workers, False)
+
+    def time_pooled_gemm_only(self, dtype, workers):
+        blocked_sum_match_kernel(self.pooled, self.gamma, products_only=True)
+
+    def time_gemm_only(self, dtype, workers):
+        blocked_sum_match_kernel(self.sets, self.gamma, products_only=True)
 
 
 class MedianHeuristic:

@@ -1,6 +1,7 @@
 """One table of every exact kernel and feature map, from one run.
 
     cd benchmarks && python -m benchmarks.table [--workers N] [--quick]
+        [--rows NAME ...]
 
 For each operation: its size, its wall time (the best of several runs for
 operations under a second, else one run), its time as a ratio to the exact
@@ -47,9 +48,19 @@ from .set_kernels import numpy_mmd_kernel
 HAVE_SKLEARN = importlib.util.find_spec("sklearn") is not None
 
 
+# How long OpenBLAS's threads spin after a call, at most (measured: a
+# multi-threaded kernelmaps call right after a NumPy product took 1.2x to
+# 1.5x its time).
+_BLAS_SPIN_SECONDS = 0.3
+
+
 def best_time(f):
     """Result and wall time of ``f()``: one run if it takes a second or
-    more, else the best of as many runs as fit in about a second (3 to 50)."""
+    more, else the best of as many runs as fit in about a second (3 to 50).
+    It waits first for the BLAS threads of the row before to go to sleep
+    (OpenBLAS's spin for tens of milliseconds after a call, on the cores
+    the next call would use)."""
+    time.sleep(_BLAS_SPIN_SECONDS)
     start = time.perf_counter()
     result = f()
     best = time.perf_counter() - start
@@ -166,6 +177,28 @@ def _numpy_mmd(sets, gamma):
     return np.sqrt(np.maximum(diag[:, None] + diag - 2 * K, 0))
 
 
+def descriptor_rows(table, workers, quick):
+    """The set kernels on descriptors (d = 128 to 2048), beside the blocked
+    NumPy baseline and beside its matrix products alone (GEMM only)."""
+    for size in ("8x100x512",) if quick else ("60x150x128", "30x150x512",
+                                               "16x150x2048"):
+        for dtype in (np.float64, np.float32):
+            sets, d = make_sets(size, dtype)
+            gamma = 1.0 / (2 * d)
+            name = f"sum_match_kernel, {np.dtype(dtype).name}"
+
+            def ours(sets=sets, gamma=gamma):
+                return km.sum_match_kernel(sets, gamma=gamma, workers=workers)
+
+            table.row(name, size, ours, peer=(
+                "NumPy blocked",
+                lambda sets=sets, gamma=gamma: blocked_sum_match_kernel(sets, gamma)))
+            table.row(f"{name} (GEMM)", size, ours, error=None, peer=(
+                "NumPy GEMM only",
+                lambda sets=sets, gamma=gamma: blocked_sum_match_kernel(
+                    sets, gamma, products_only=True)))
+
+
 def histogram_rows(table, workers, quick):
     n = 500 if quick else 2000
     X = bag_of_words(n)
@@ -265,11 +298,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--quick", action="store_true", help="small sizes")
+    parser.add_argument("--rows", nargs="+", choices=sorted(ROWS),
+                        default=list(ROWS), help="which rows (default: all)")
     args = parser.parse_args(argv)
     print(f"# {machine()}; workers={args.workers}")
     table = Table()
-    for rows in (set_rows, histogram_rows, vector_rows, outofcore_rows):
-        rows(table, args.workers, args.quick)
+    for name in args.rows:
+        ROWS[name](table, args.workers, args.quick)
+
+
+ROWS = {"sets": set_rows, "descriptors": descriptor_rows,
+        "histograms": histogram_rows, "vectors": vector_rows,
+        "outofcore": outofcore_rows}
 
 
 if __name__ == "__main__":

@@ -424,12 +424,13 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
     Items of form PRODUCTS take the products (`_product_pair`) of xa and
     ya, the points, with xn, yn their squared norms in float64, and
     `gamma`; of form CENTRED, those of xc and yc, the points centred (rbf),
-    with xcn, ycn (empty when no item needs them). Items of form EXACT
-    take the difference tiles (`_group_pair`): xrows, ycols the points packed for them (empty
-    when no item needs them), phases zeros of the padded width, with
-    `tile_gamma` (the points of the tiles are in units of the bandwidth). Every entry of
-    `out` belongs to one item. The BLAS must run on one thread (the
-    caller's): the items run in parallel, one per thread.
+    with xcn, ycn (empty when no item needs them). Items of form EXACT take
+    the difference tiles (`_group_pair`): xrows, ycols the points packed
+    for them (empty when no item needs them), phases zeros of the padded
+    width, with `tile_gamma` (the tiles' points are in units of the
+    bandwidth). Every entry of `out` belongs to one item. The BLAS must run
+    on one thread (the caller's): the items run in parallel, one per
+    thread.
     """
     cdef Py_ssize_t n_items = items.shape[0], it
     cdef int64_t max_rows = 0, max_cols = 0, max_segs = 0, g, h, s, t

@@ -1,8 +1,9 @@
 """Additive kernels between histograms, for every pair of rows: the driver
-of ``_additive.pyx``. Dense rows go through the SIMD tiles, CSR rows through
-their common non-zeros (as do dense rows of the Jensen-Shannon kernel with
-few non-zeros: its term is 0 where either value is). Inputs are validated (`check_histograms`): finite,
-non-negative, float32 or float64, dense C-contiguous or canonical CSR.
+of ``_additive.pyx``. Dense rows go through the SIMD tiles, CSR rows
+through their common non-zeros (as do dense rows of the Jensen-Shannon
+kernel with few non-zeros: its term is 0 where either value is). Inputs
+are validated (`check_histograms`): finite, non-negative, float32 or
+float64, dense C-contiguous or canonical CSR.
 """
 
 import math

@@ -21,11 +21,11 @@ from .layout import (
     PRODUCT_CHUNK,
     TILE_ROWS,
     bandwidth_scale,
+    max_abs,
     pack_cols,
     pack_rows,
     panel_points,
     round_up,
-    row_blocks,
     scaled,
 )
 from .schedule import TASK_WORK, run_chunked, threads_for
@@ -52,7 +52,8 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     if kernel in ("rbf", "polynomial") and X.dim >= PAIR_GEMM_DIM[np.dtype(dtype)]:
         S = _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype,
                          n_threads, progress, desc)
-        return pair_means(S, X, Y) if normalize else S
+        if S is not None:
+            return pair_means(S, X, Y) if normalize else S
     max_points = panel_points(X.dim, dtype)
     if _one_group(X, max_points) and (symmetric or _one_group(Y, max_points)):
         # A small call (a few milliseconds at most): one task, no planning.
@@ -103,6 +104,11 @@ def pair_means(S, X, Y):
 # difference tiles. The contracts are 1e-12 (float64) and 1e-5 (float32);
 # the sums and exp add a few units of 2**-53 more.
 _PRODUCT_ERROR = {np.dtype(np.float64): 5e-13, np.dtype(np.float32): 9e-6}
+# Points whose largest magnitude is within 2**(+-this) are multiplied as
+# they are (their squares and sums neither overflow nor lose their largest
+# terms to underflow); others in units of the bandwidth, if that brings them
+# within it, else not from products.
+_PRODUCT_RANGE = {np.dtype(np.float64): 300, np.dtype(np.float32): 30}
 # The probabilistic bound on a float32 dot product of k terms, lambda
 # sqrt(k) u times the sum of the terms' magnitudes (Higham and Mary,
 # SIAM J. Sci. Comput. 41(5), 2019: it holds with probability at least
@@ -133,7 +139,8 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
     _PRODUCT_ERROR even centred (points several bandwidths from their
     centre) takes the exact difference tiles, as the other kernels. The
     polynomial kernel takes the products as they are: the tiles compute the
-    same dot products.
+    same dot products. Returns None where the points are too far from 0
+    for products (thousands of bandwidths): the tiles run.
     """
     symmetric = Y is None
     rbf = kernel == "rbf"
@@ -141,15 +148,19 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
     d = X.dim
     chunk = PRODUCT_CHUNK[dtype]
     points = [X.points] if symmetric else [X.points, Y.points]
-    if rbf and not _in_range(e, dtype):
+    top = max(max_abs(p) for p in points)
+    limit = _PRODUCT_RANGE[dtype]
+    if not rbf or top == 0 or -limit <= math.frexp(top)[1] <= limit:
+        prepared = [np.ascontiguousarray(p, dtype=dtype) for p in points]
+        product_gamma = math.ldexp(gamma, 2 * e) if rbf else gamma
+    elif math.frexp(top)[1] + e <= limit:
         # Points at extreme scales: in units of the bandwidth (2**e, exact).
         prepared = [scaled(p, e, dtype) for p in points]
         product_gamma = gamma
-    else:
-        prepared = [np.ascontiguousarray(p, dtype=dtype) for p in points]
-        product_gamma = math.ldexp(gamma, 2 * e) if rbf else gamma
+    else:  # thousands of bandwidths from 0: the products would overflow
+        return None
     norms = [np.zeros(len(p)) for p in prepared]
-    for p, n in zip(prepared, norms):  # the norms only (no centre, no output)
+    for p, n in zip(prepared, norms, strict=True):  # norms (no centre, no copy)
         _impl.prepare_points(p, 1.0, np.zeros(0), np.zeros((0, 0), dtype),
                              n, chunk, n_threads)
 
@@ -171,7 +182,7 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
         centre = total / sum(len(p) for p in prepared)
         centred = [np.empty_like(p) for p in prepared]
         centred_norms = [np.zeros(len(p)) for p in prepared]
-        for p, c, n in zip(prepared, centred, centred_norms):
+        for p, c, n in zip(prepared, centred, centred_norms, strict=True):
             _impl.prepare_points(p, 1.0, centre, c, n, chunk, n_threads)
         certified = ~_uncertified(centred_norms, xplan, yplan, g, h,
                                   product_gamma, d, dtype)
@@ -213,19 +224,12 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
     return _fold_segments(S, yplan[1], axis=1)
 
 
-def _in_range(e, dtype):
-    """Whether points of `dtype` that 2**e takes to units of the bandwidth
-    can be multiplied as they are (gamma taking the scale): their squared
-    norms neither overflow nor lose the largest terms to underflow."""
-    limit = 300 if dtype == np.float64 else 30
-    return abs(e) <= limit
-
-
 def _uncertified(norms, xplan, yplan, g, h, gamma, d, dtype):
     """Which group pairs (g, h) the bound of `_by_products` does not
     certify, from the squared norms of the points as prepared."""
     radius = [np.sqrt(np.maximum.reduceat(n, plan[0][plan[2][:-1]]))
-              for n, plan in zip((norms[0], norms[-1]), (xplan, yplan))]
+              for n, plan in zip((norms[0], norms[-1]), (xplan, yplan),
+                                 strict=True)]
     return _product_error(radius[0][g], radius[1][h], gamma, d,
                           dtype) > _PRODUCT_ERROR[dtype]
 
