@@ -428,3 +428,61 @@ def test_one_renyi_kernel_at_the_ends_of_the_float_range(monkeypatch, top):
     assert_allclose(est.fit_transform(train), projector.transform(K), atol=1e-10)
     assert est.scale_ == pytest.approx(scale, rel=1e-12)
     assert_allclose(est.transform(test), projector.transform(K_test), atol=1e-10)
+
+
+@pytest.fixture
+def products_from(monkeypatch):
+    """The kNN products path from `d` features on (the blocks method)."""
+    monkeypatch.setattr(knn, "choose_method", lambda X, Y: "blocks")
+
+    def set_to(d):
+        monkeypatch.setattr(knn, "KNN_GEMM_DIM",
+                            dict.fromkeys(map(np.dtype, ("float32", "float64")), d))
+
+    return set_to
+
+
+@pytest.mark.parametrize("d", [3, 30, 200])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_products_path_matches_reference(simd_path, products_from, d, dtype):
+    # Squared distances from BLAS products of the centred points, every list
+    # checked against the rounding bound; sets against themselves, against
+    # others, and a pair large enough to split its rows.
+    products_from(1)
+    rng = np.random.default_rng(d)
+    X = ragged_sets(rng, 6, d, dtype, shift=2.0)
+    Y = ragged_sets(rng, 3, d, dtype, low=4, shift=2.5)
+    atol = 1e-8 if dtype == np.float64 else 2e-4
+    for A, B in ((X, None), (X, Y)):
+        got = renyi_divergence(A, B, alpha=[0.5, 0.99], k=4, min_dist=1e-9,
+                               clamp=False, workers=2)
+        for a, alpha in enumerate((0.5, 0.99)):
+            assert_allclose(got[a], ref_renyi(A, B, alpha, 4, 1e-9), rtol=atol,
+                            atol=atol * d)
+        assert_array_equal(got, renyi_divergence(A, B, alpha=[0.5, 0.99], k=4,
+                                                 min_dist=1e-9, clamp=False,
+                                                 workers=1))
+    big = [rng.normal(size=(300, d)).astype(dtype),
+           rng.normal(size=(260, d)).astype(dtype) + 0.3]
+    got = renyi_divergence(big, min_dist=1e-9, clamp=False, workers=4)
+    assert_allclose(got, ref_renyi(big, None, 0.99, 5, 1e-9), rtol=atol,
+                    atol=atol * d)
+
+
+def test_products_path_recomputes_what_it_cannot_certify(products_from):
+    # Two clusters of points 1e-3 apart, 1e3 from the centre of all: the
+    # expansion cannot resolve the distances within a cluster (it would
+    # lose about 12 digits), so those lists are computed again by the
+    # tiles: the entries of two sets of one cluster are the tiles' own, bit
+    # for bit; across clusters the products are certified.
+    rng = np.random.default_rng(9)
+    far = np.full(150, 1e3)
+    X = [rng.normal(size=(40, 150)) * 1e-3 + (far if i % 2 else -far)
+         for i in range(4)]
+    products_from(10**9)
+    tiles = renyi_divergence(X, min_dist=1e-12, clamp=False)
+    products_from(1)
+    got = renyi_divergence(X, min_dist=1e-12, clamp=False)
+    same = np.equal.outer(np.arange(4) % 2, np.arange(4) % 2)
+    assert_array_equal(got[same], tiles[same])
+    assert_allclose(got[~same], tiles[~same], rtol=1e-12)

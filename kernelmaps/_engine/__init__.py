@@ -22,7 +22,9 @@ for the tiles, every panel and block size), ``progress`` (progress bars),
 optimiser) and ``scales`` (default kernel scales).
 
 ``_runtime`` holds what the extensions share: the element types and the
-tile geometry (``_runtime.pxd``), the thread counts, and the one switch
+tile geometry (``_runtime.pxd``), SciPy's BLAS products (for
+``_products.pxd``, which the set kernels and the kNN search use from many
+features on), the thread counts, and the one switch
 that selects the code path (instruction set) of every SIMD kernel at once:
 `select_isa`, for the tests and benchmarks of each path. The environment
 variable ``KERNELMAPS_SIMD`` (``baseline``, ``avx2`` or ``avx512``) selects

@@ -15,14 +15,24 @@ stored beyond one block of small sets.
   sets (X_i's points among Y_j's and Y_j's among X_i's), for every pair of
   a range of sets of X (with X = Y, the pairs j > i).
 
+With many features the distances come from dot products instead
+(`products`, BLAS): |x - c|^2 + |y - c|^2 - 2 <x - c, y - c> of the points
+centred, a strip of rows against a panel of columns per product, and the
+same selection. Every list is then checked: a row (a column) whose k-th
+distance nu^2 the rounding bound of the expansion does not certify, c1 r R
++ c2 (r + R)^2 <= tol nu^2 with r its radius and R the largest of the other
+side, is computed again by the tiles (`ProductArgs`).
+
 Every output slot has one writer: results do not depend on the thread
 count.
 """
 from cython.parallel cimport prange, threadid
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, sqrt
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
+from libc.stdlib cimport free, malloc
 
+from ._products cimport products
 from ._runtime cimport KM_MR, floating, isa_level
 from ._tile cimport KM_SQEUCLIDEAN, km_tile_args, tile
 
@@ -73,19 +83,115 @@ cdef inline int _lanes(floating *dummy) noexcept nogil:
     return km_knn_lanes(isa_level, floating is double)
 
 
-cdef void _tops(const km_tile_args *args, const floating *rows,
-                const floating *cols, const floating *zeros, int64_t r0,
-                int64_t r1, int64_t c0, int64_t c1, bint by_rows,
-                bint both, bint exclude_self, int k,
+# Rows of a strip and columns of a panel of the products path.
+cdef enum:
+    STRIP_ROWS = 256
+    PANEL_COLS = 512
+    # Values past the end of a row of a products block: room for a vector.
+    PAD = 16
+
+# float64 values of a thread's buffer for the products path: the products
+# (G), the float32 products of a chunk (C) and the squared distances (D).
+PRODUCT_BUFFER = 3 * STRIP_ROWS * (PANEL_COLS + PAD)
+
+
+ctypedef struct ProductArgs:
+    const void *x       # row points, centred, row-major (NULL: tiles only)
+    const double *xn    # their squared norms
+    const void *y       # column points, likewise
+    const double *yn
+    int chunk           # features per product (`products`)
+    double c1, c2, tol  # the bound of the expansion (module docstring)
+
+
+cdef inline bint _certified(const ProductArgs *pa, double r, double R,
+                            double nu2) noexcept nogil:
+    return pa.c1 * r * R + pa.c2 * (r + R) * (r + R) <= pa.tol * nu2
+
+
+cdef void _product_lists(const ProductArgs *pa, ptrdiff_t d, int64_t r0,
+                         int64_t r1, int64_t c0, int64_t c1, bint by_rows,
+                         bint both, bint exclude_self, int k, int w,
+                         floating *rowtop, floating *coltop, ptrdiff_t ldc,
+                         double *buffer) noexcept nogil:
+    """The lists of `_tops` from products of strips of rows and panels of
+    columns (lists already filled with +inf); buffer: PRODUCT_BUFFER
+    values."""
+    cdef const floating *x = <const floating *>pa.x
+    cdef const floating *y = <const floating *>pa.y
+    cdef int64_t a0, a1, b0, b1, i, j, p
+    cdef ptrdiff_t ldd = PANEL_COLS + PAD
+    cdef double v
+    cdef double *G = buffer
+    cdef floating *C = <floating *>(buffer + STRIP_ROWS * ldd)
+    cdef floating *D = <floating *>(buffer + 2 * STRIP_ROWS * ldd)
+    a0 = r0
+    while a0 < r1:
+        a1 = min(a0 + STRIP_ROWS, r1)
+        b0 = c0
+        while b0 < c1:
+            b1 = min(b0 + PANEL_COLS, c1)
+            products(x + a0 * d, y + b0 * d, <int>d, <int>(a1 - a0),
+                     <int>(b1 - b0), False, pa.chunk, G, <int>(b1 - b0), C)
+            for i in range(a1 - a0):
+                for j in range(b1 - b0):
+                    v = pa.xn[a0 + i] + pa.yn[b0 + j] - 2.0 * G[i * (b1 - b0) + j]
+                    D[i * ldd + j] = <floating>(v if v > 0.0 else 0.0)
+            if exclude_self:
+                for p in range(max(a0, b0), min(a1, b1)):
+                    D[(p - a0) * ldd + (p - b0)] = INFINITY
+            if by_rows:
+                _select_rows(D, ldd, <int>(a1 - a0), b1 - b0, k,
+                             rowtop + (a0 - r0) * k * w)
+            if both:
+                _select_cols(D, ldd, <int>(a1 - a0), b1 - b0, k,
+                             coltop + (b0 - c0), ldc)
+            b0 = b1
+        a0 = a1
+
+
+cdef void _redo_column(const km_tile_args *args, const floating *rows,
+                       const floating *cols, const floating *zeros,
+                       int64_t r0, int64_t r1, int64_t q, bint exclude_self,
+                       int k, floating *buf, floating *tmp,
+                       floating *coltop, ptrdiff_t ldc) noexcept nogil:
+    """Column q's list of `_tops` (at coltop, stride ldc) again, by the
+    tiles; tmp: room for k * PAD values."""
+    cdef ptrdiff_t d = args.d, ldo = args.ldo, i
+    cdef int64_t r
+    cdef int nr
+    for i in range(k * PAD):
+        tmp[i] = INFINITY
+    r = r0
+    while r < r1:
+        nr = <int>min(<int64_t>KM_MR, r1 - r)
+        tile(args, rows + r * d, cols + q, zeros, 1, buf)
+        if exclude_self and r <= q < r + nr:
+            buf[(q - r) * ldo] = INFINITY
+        _select_cols(buf, ldo, nr, 1, k, tmp, PAD)
+        r += KM_MR
+    for i in range(k):
+        coltop[i * ldc] = tmp[i * PAD]
+
+
+cdef void _tops(const km_tile_args *args, const ProductArgs *pa,
+                const floating *rows, const floating *cols,
+                const floating *zeros, int64_t r0, int64_t r1, int64_t c0,
+                int64_t c1, bint by_rows, bint both, bint exclude_self, int k,
                 ptrdiff_t col_block, floating *buf, floating *rowtop,
-                floating *coltop, ptrdiff_t ldc) noexcept nogil:
+                floating *coltop, ptrdiff_t ldc,
+                double *product_buffer) noexcept nogil:
     """The k smallest squared distances of rows [r0, r1) to the columns
     [c0, c1) into the lane lists rowtop ((r1 - r0) x k x lanes; unless not
     `by_rows`) and, with `both`, of the columns to the rows into coltop
-    (k x ldc); `exclude_self` skips row p == column p."""
+    (k x ldc); `exclude_self` skips row p == column p. From products where
+    `pa.x` is set (the lists the bound does not certify again by the
+    tiles), else by the tiles."""
     cdef ptrdiff_t d = args.d, ldo = args.ldo, i, n
-    cdef int64_t b0 = c0, b1, r, p
+    cdef int64_t b0 = c0, b1, r, p, q
     cdef int nr, w = _lanes(coltop if rowtop == NULL else rowtop)
+    cdef double rmax = 0.0, cmax = 0.0
+    cdef floating *tmp
     if by_rows:
         n = (r1 - r0) * k * w
         for i in range(n):
@@ -93,6 +199,35 @@ cdef void _tops(const km_tile_args *args, const floating *rows,
     if both:
         for i in range(k * ldc):
             coltop[i] = INFINITY
+    if pa != NULL and pa.x != NULL:
+        _product_lists(pa, d, r0, r1, c0, c1, by_rows, both, exclude_self, k,
+                       w, rowtop, coltop, ldc, product_buffer)
+        for p in range(r0, r1):
+            rmax = max(rmax, pa.xn[p])
+        for q in range(c0, c1):
+            cmax = max(cmax, pa.yn[q])
+        rmax = sqrt(rmax)
+        cmax = sqrt(cmax)
+        if by_rows:
+            for p in range(r0, r1):
+                if not _certified(pa, sqrt(pa.xn[p]), cmax,
+                                  _row_kth(rowtop, p - r0, k)):
+                    _tops(args, NULL, rows, cols, zeros, p, p + 1, c0, c1,
+                          True, False, exclude_self, k, col_block, buf,
+                          rowtop + (p - r0) * k * w, NULL, 0, NULL)
+        if both:
+            tmp = NULL
+            for q in range(c0, c1):
+                if not _certified(pa, rmax, sqrt(pa.yn[q]),
+                                  coltop[(k - 1) * ldc + (q - c0)]):
+                    if tmp == NULL:
+                        tmp = <floating *>malloc(k * PAD * sizeof(floating))
+                    if tmp != NULL:
+                        _redo_column(args, rows, cols, zeros, r0, r1, q,
+                                     exclude_self, k, buf, tmp,
+                                     coltop + (q - c0), ldc)
+            free(tmp)
+        return
     while b0 < c1:
         b1 = min(b0 + col_block, c1)
         r = r0
@@ -174,6 +309,21 @@ cdef void _sums(double *u, const floating *tops, bint lane_lists,
                      stride)
 
 
+cdef void _set_products(ProductArgs *pa, const floating[:, ::1] x,
+                        const double[::1] xn, const floating[:, ::1] y,
+                        const double[::1] yn, tuple bound) noexcept:
+    """`pa` for the products path of the points x (norms xn) against y, or
+    the tiles only where x is empty. bound: (chunk, c1, c2, tol)."""
+    pa.x = NULL
+    if x.shape[0] > 0:
+        pa.x = &x[0, 0]
+        pa.xn = &xn[0]
+        pa.y = &y[0, 0]
+        pa.yn = &yn[0]
+        pa.chunk = bound[0]
+        pa.c1, pa.c2, pa.tol = bound[1], bound[2], bound[3]
+
+
 cdef void _set_args(km_tile_args *args, Py_ssize_t d, Py_ssize_t ldy,
                     Py_ssize_t ldo) noexcept:
     args.d = d
@@ -190,7 +340,8 @@ def self_kth(const floating[:, ::1] rows, const floating[:, ::1] cols,
              const floating[::1] zeros, const int64_t[:, ::1] items, int k,
              Py_ssize_t col_block, double[::1] out,
              floating[:, ::1] tile_buffers, floating[:, ::1] row_buffers,
-             int n_threads):
+             const floating[:, ::1] centred, const double[::1] norms,
+             tuple bound, double[:, ::1] product_buffers, int n_threads):
     """out[p] = squared distance from point p to its k-th nearest neighbour
     in its own set, the point itself excluded, for the rows of every item.
 
@@ -198,23 +349,28 @@ def self_kth(const floating[:, ::1] rows, const floating[:, ::1] cols,
     transposed); zeros: zeros of the padded width of cols; items: rows of
     the item table (ITEM_FIELDS; the slot unused). tile_buffers:
     (n_threads, KM_MR * ldo), ldo >= col_block rounded up to the tile width;
-    row_buffers: (n_threads, largest r1 - r0 times k * LANES).
+    row_buffers: (n_threads, largest r1 - r0 times k * LANES). centred,
+    norms, bound: the products path (`_set_products`; no rows: the tiles
+    only).
     """
     cdef km_tile_args args
+    cdef ProductArgs pa
     cdef Py_ssize_t it, tid
     cdef int64_t p, r0, r1
     cdef floating *rowtop
     _set_args(&args, rows.shape[1], cols.shape[1],
               tile_buffers.shape[1] // KM_MR)
+    _set_products(&pa, centred, norms, centred, norms, bound)
     for it in prange(items.shape[0], nogil=True, schedule="dynamic",
                      num_threads=n_threads):
         tid = threadid()
         rowtop = &row_buffers[tid, 0]
         r0 = items[it, R0]
         r1 = items[it, R1]
-        _tops(&args, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1,
+        _tops(&args, &pa, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1,
               items[it, C0], items[it, C1], True, False, True, k,
-              col_block, &tile_buffers[tid, 0], rowtop, NULL, 0)
+              col_block, &tile_buffers[tid, 0], rowtop, NULL, 0,
+              &product_buffers[tid, 0])
         for p in range(r0, r1):
             out[p] = _row_kth(rowtop, p - r0, k)
 
@@ -225,30 +381,38 @@ def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
                     const double[::1] log_floor, const double[::1] coef,
                     double[:, ::1] out, floating[:, ::1] tile_buffers,
                     floating[:, ::1] row_buffers, double[:, ::1] log_buffers,
-                    int n_threads):
+                    const floating[:, ::1] x_centred,
+                    const double[::1] x_norms,
+                    const floating[:, ::1] y_centred,
+                    const double[::1] y_norms, tuple bound,
+                    double[:, ::1] product_buffers, int n_threads):
     """For every item, out[a, slot] = log sum_t exp(coef[a] u(t)) over its
     rows t, with u(t) = log rho(t) - max(log nu(t), log_floor[row set])
     and nu(t) the k-th neighbour distance of t among the columns.
 
     log_rho: log rho (floored) of the row points, padded with LANES
-    values; log_buffers: (n_threads, largest r1 - r0 plus LANES). Other
-    arguments as in `self_kth`.
+    values; log_buffers: (n_threads, largest r1 - r0 plus LANES);
+    x_centred, x_norms (the rows), y_centred, y_norms (the columns), bound:
+    the products path (`_set_products`). Other arguments as in `self_kth`.
     """
     cdef km_tile_args args
+    cdef ProductArgs pa
     cdef Py_ssize_t it, tid, n_coef = coef.shape[0], n_slots = out.shape[1]
     cdef int64_t r0, r1
     cdef floating *rowtop
     _set_args(&args, rows.shape[1], cols.shape[1],
               tile_buffers.shape[1] // KM_MR)
+    _set_products(&pa, x_centred, x_norms, y_centred, y_norms, bound)
     for it in prange(items.shape[0], nogil=True, schedule="dynamic",
                      num_threads=n_threads):
         tid = threadid()
         rowtop = &row_buffers[tid, 0]
         r0 = items[it, R0]
         r1 = items[it, R1]
-        _tops(&args, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1,
+        _tops(&args, &pa, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1,
               items[it, C0], items[it, C1], True, False, False, k,
-              col_block, &tile_buffers[tid, 0], rowtop, NULL, 0)
+              col_block, &tile_buffers[tid, 0], rowtop, NULL, 0,
+              &product_buffers[tid, 0])
         _sums(&log_buffers[tid, 0], rowtop, True, 0, k, r1 - r0, &log_rho[r0],
               log_floor[items[it, ROW_SET]], &coef[0], n_coef,
               &out[0, items[it, SLOT]], n_slots)
@@ -265,7 +429,9 @@ def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
               double[:, ::1] out_yx, floating[:, ::1] tile_buffers,
               floating[:, ::1] row_buffers, floating[:, ::1] col_buffers,
               double[:, ::1] log_buffers, Py_ssize_t small_sets, bint both,
-              int n_threads):
+              const floating[:, ::1] x_centred, const double[::1] x_norms,
+              const floating[:, ::1] y_centred, const double[::1] y_norms,
+              tuple bound, double[:, ::1] product_buffers, int n_threads):
     """Both directions (or, unless `both`, the first only) of the pairs
     (i, j) of every task (i, j0, j1), j in [j0, j1), from one block of
     distances per pair:
@@ -288,9 +454,11 @@ def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
     k * max(LANES * largest set of X, ldc)); col_buffers: (n_threads, k *
     ldc), ldc the largest set of X or Y plus LANES; log_buffers:
     (n_threads, ldc). x_log_rho and y_log_rho are padded with LANES
-    values.
+    values. x_centred, x_norms, y_centred, y_norms, bound: the products
+    path for the pairs that go through tiles (`_set_products`).
     """
     cdef km_tile_args xy
+    cdef ProductArgs pa
     cdef Py_ssize_t t, i, j, tid, n_coef = coef.shape[0]
     cdef Py_ssize_t ny = yoff.shape[0] - 1
     cdef ptrdiff_t d = x_rows.shape[1]
@@ -301,6 +469,7 @@ def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
     cdef floating *coltop
     cdef floating *buf
     _set_args(&xy, x_rows.shape[1], y_cols.shape[1], ldo)
+    _set_products(&pa, x_centred, x_norms, y_centred, y_norms, bound)
     for t in prange(tasks.shape[0], nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         tid = threadid()
@@ -321,9 +490,9 @@ def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
                 _block_tops(&y_rows[c0, 0], &x_cols[0, r0], x_cols.shape[1], d,
                             c1 - c0, r1 - r0, k, rowtop, ldc)
             else:
-                _tops(&xy, &x_rows[0, 0], &y_cols[0, 0], &zeros[0], r0, r1, c0,
-                      c1, True, both, False, k, col_block, buf, rowtop, coltop,
-                      ldc)
+                _tops(&xy, &pa, &x_rows[0, 0], &y_cols[0, 0], &zeros[0], r0,
+                      r1, c0, c1, True, both, False, k, col_block, buf, rowtop,
+                      coltop, ldc, &product_buffers[tid, 0])
             _sums(&log_buffers[tid, 0], rowtop, not flip, ldc, k, r1 - r0,
                   &x_log_rho[r0], x_log_floor[i], &coef[0], n_coef,
                   &out_xy[0, i * ny + j], out_xy.shape[1])

@@ -9,7 +9,6 @@ Every entry of `out` is written by exactly one task, so results do not
 depend on the number of threads, bit for bit. The driver (pair_sums.py)
 plans the groups and items, and folds segment sums back into set sums.
 """
-from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cython.parallel cimport parallel, prange, threadid
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
@@ -19,13 +18,13 @@ from libc.string cimport memset
 
 import numpy as np
 
+from ._products cimport products
 from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating, isa_level
 from ._tile cimport (
     KM_LAPLACIAN,
     KM_POLYNOMIAL,
     KM_RBF,
     KM_SQEUCLIDEAN,
-    add_row,
     km_poly_row_d,
     km_rbf_row_d,
     km_tile_args,
@@ -283,75 +282,6 @@ cdef enum:
     FORM_CENTRED = 2
 PRODUCTS, EXACT, CENTRED = FORM_PRODUCTS, FORM_EXACT, FORM_CENTRED
 
-# The BLAS matrix products of SciPy (scipy.linalg.cython_blas), called
-# from the engine's threads: Fortran order, 32-bit integers.
-ctypedef void (*dgemm_t)(char *transa, char *transb, int *m, int *n, int *k,
-                         double *alpha, const double *a, int *lda,
-                         const double *b, int *ldb, double *beta, double *c,
-                         int *ldc) noexcept nogil
-ctypedef void (*sgemm_t)(char *transa, char *transb, int *m, int *n, int *k,
-                         float *alpha, const float *a, int *lda,
-                         const float *b, int *ldb, float *beta, float *c,
-                         int *ldc) noexcept nogil
-
-
-cdef void *_blas_function(str name) except NULL:
-    from scipy.linalg import cython_blas
-    capsule = cython_blas.__pyx_capi__[name]
-    return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
-
-
-cdef dgemm_t _dgemm = <dgemm_t>_blas_function("dgemm")
-cdef sgemm_t _sgemm = <sgemm_t>_blas_function("sgemm")
-
-ctypedef void (*dsyrk_t)(char *uplo, char *trans, int *n, int *k,
-                         double *alpha, const double *a, int *lda,
-                         double *beta, double *c, int *ldc) noexcept nogil
-ctypedef void (*ssyrk_t)(char *uplo, char *trans, int *n, int *k,
-                         float *alpha, const float *a, int *lda,
-                         float *beta, float *c, int *ldc) noexcept nogil
-
-cdef dsyrk_t _dsyrk = <dsyrk_t>_blas_function("dsyrk")
-cdef ssyrk_t _ssyrk = <ssyrk_t>_blas_function("ssyrk")
-
-
-cdef void _products(const floating *x, const floating *y, int d, int n,
-                    int m, bint same, int chunk, double *G, int ldg,
-                    floating *C) noexcept nogil:
-    """G[i * ldg + j] = <x_i, y_j> for i < n, j < m (x, y: rows of d
-    features), summed over the features in chunks of `chunk`: each chunk
-    one BLAS product, the chunks added in float64 (float32 products go
-    through C, a buffer of n * m). With `same` (y is x, m = n) only j >= i
-    is computed (a symmetric rank-k update)."""
-    cdef char trans = b'T', notrans = b'N', lower = b'L'
-    cdef int k0 = 0, kk, i, j0
-    cdef double one = 1.0, beta
-    cdef float fone = 1.0, fzero = 0.0
-    while k0 < d:
-        kk = min(chunk, d - k0)
-        # Column-major: G^T (m x n) = y (d x m)^T x (d x n); its lower
-        # triangle is the upper one of G.
-        if floating is double:
-            beta = 0.0 if k0 == 0 else 1.0
-            if same:
-                _dsyrk(&lower, &trans, &n, &kk, &one, x + k0, &d, &beta, G, &ldg)
-            else:
-                _dgemm(&trans, &notrans, &m, &n, &kk, &one, y + k0, &d, x + k0,
-                       &d, &beta, G, &ldg)
-        else:
-            if same:
-                _ssyrk(&lower, &trans, &n, &kk, &fone, x + k0, &d, &fzero, C, &m)
-            else:
-                _sgemm(&trans, &notrans, &m, &n, &kk, &fone, y + k0, &d, x + k0,
-                       &d, &fzero, C, &m)
-            for i in range(n):
-                j0 = i if same else 0
-                if k0 == 0:
-                    memset(G + i * ldg + j0, 0, (m - j0) * sizeof(double))
-                add_row(G + i * ldg + j0, C + i * m + j0, m - j0)
-        k0 += kk
-
-
 cdef void _product_pair(const floating *xa, const double *xn,
                         const int64_t *xseg, int64_t s0, int64_t s1,
                         const floating *ya, const double *yn,
@@ -360,7 +290,7 @@ cdef void _product_pair(const floating *xa, const double *xn,
                         double coef0, int degree, int chunk, double *G,
                         floating *C, double *acc) noexcept nogil:
     """acc[s - s0, t - t0] = sum of k(x, y) over x in segment s, y in t, from
-    the dot products of the points of the two groups (`_products`, one
+    the dot products of the points of the two groups (`products`, one
     matrix G) and the kernel applied to them row by row (rbf: from the
     squared norms xn, yn too).
 
@@ -379,8 +309,8 @@ cdef void _product_pair(const floating *xa, const double *xn,
     cdef double *acc_row
 
     memset(acc, 0, (s1 - s0) * n_t * sizeof(double))
-    _products(xa + p0 * d, ya + q0 * d, d, <int>(p1 - p0), <int>ncols,
-              diagonal, chunk, G, <int>ncols, C)
+    products(xa + p0 * d, ya + q0 * d, d, <int>(p1 - p0), <int>ncols,
+             diagonal, chunk, G, <int>ncols, C)
     if diagonal:  # each segment with itself: below the diagonal, by symmetry
         srow = s0
         for row in range(p0, p1):

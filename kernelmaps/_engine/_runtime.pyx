@@ -1,10 +1,13 @@
 """What the machine offers the engines: threads (OpenMP), the code path of
-the SIMD kernels, and the tile geometry the packing must match.
+the SIMD kernels, the tile geometry the packing must match, and SciPy's
+BLAS products (for `_products.pxd`).
 
 The code path is one switch for every extension of the engine: `isa_level`
 (declared in _runtime.pxd), which the engines pass to their SIMD
 dispatchers. `select_isa` changes it; the tests run every path this CPU has.
 """
+
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
 cdef extern from *:
     """
@@ -22,6 +25,18 @@ cdef extern from *:
     int km_max_threads() nogil
     int km_num_procs() nogil
     int km_have_openmp() nogil
+
+
+cdef void *_blas_function(str name) except NULL:
+    from scipy.linalg import cython_blas
+    capsule = cython_blas.__pyx_capi__[name]
+    return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+blas_dgemm = <dgemm_t>_blas_function("dgemm")
+blas_sgemm = <sgemm_t>_blas_function("sgemm")
+blas_dsyrk = <dsyrk_t>_blas_function("dsyrk")
+blas_ssyrk = <ssyrk_t>_blas_function("ssyrk")
 
 # The code paths, by level (KM_ISA_BASELINE, KM_ISA_AVX2, KM_ISA_AVX512).
 ISAS = ("baseline", "avx2", "avx512")

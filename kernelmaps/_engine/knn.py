@@ -19,8 +19,12 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from . import _knn as _impl
+from ._pair_sums import prepare_points
+from .lapack import one_blas_thread
 from .layout import (
+    KNN_GEMM_DIM,
     KNN_PAIRS_PER_CALL,
+    PRODUCT_CHUNK,
     TILE_ROWS,
     distance_scale,
     max_abs,
@@ -49,6 +53,13 @@ _KDTREE_MIN_SET = {1: 800, 2: 900, 3: 1100, 4: 2000}
 _QUERY_BLOCK = 8192
 # Element operations of a distance beyond the features (the selection).
 _SELECT_COST = 8
+# The products path (`_knn.pyx`) certifies a list where its bound on the
+# error of the k-th squared distance is at most this many times the worst
+# case of the tiles it replaces, d u (d squared differences summed).
+_PRODUCT_TOLERANCE = 4.0
+# The probabilistic bound of a float32 product of k terms, lambda sqrt(k) u
+# (see pair_sums.py).
+_LAMBDA = 6.0
 # A pair of sets is computed whole (one block, both directions where wanted)
 # only up to this work; larger pairs split their rows (`_blocks_log_sums`).
 _BOTH_WORK = 5 * TASK_WORK
@@ -109,6 +120,44 @@ class NeighbourSearch:
         self.x = _Side(xp, X.offsets, e, yp, method, dtype)
         self.y = self.x if self.symmetric else _Side(yp, Y.offsets, e, xp, method,
                                                      dtype)
+        self.bound = (0, 0.0, 0.0, 0.0)
+        sides = (self.x,) if self.symmetric else (self.x, self.y)
+        for s in sides:  # the tiles only, unless the products path below
+            s.centred, s.norms = np.zeros((0, X.dim), dtype), np.zeros(0)
+        if (method == "blocks" and X.dim >= KNN_GEMM_DIM[dtype]
+                and all(s.rho_shift is None for s in sides)):
+            self._prepare_products(sides)
+
+    def _prepare_products(self, sides):
+        """Centred copies of the points (c the mean of X and Y together)
+        and their squared norms, for the products path of `_knn.pyx`, and
+        its bound ``(chunk, c1, c2, tol)``: a list is certified where
+        ``c1 r R + c2 (r + R)^2 <= tol nu^2`` (r, R the radii of the two
+        sides, nu^2 the k-th squared distance). float64: the products and
+        norms summed in chunks of k features err by (k + d / k + 1) u r R
+        and (...) r^2, the centring and the expansion by a few u (r + R)^2
+        more; float32: the products by the probabilistic bound, lambda
+        sqrt(k) u32 r R, the centring by u32 (r + R)^2 (the norms and the
+        expansion are float64). tol: `_PRODUCT_TOLERANCE` d u, in units of
+        the working precision."""
+        dtype, d = self.dtype, self.dim
+        n = [int(s.offsets[-1]) for s in sides]
+        centre = sum(s.rows[:m].sum(axis=0, dtype=np.float64)
+                     for s, m in zip(sides, n, strict=True)) / max(sum(n), 1)
+        chunk = PRODUCT_CHUNK[dtype]
+        for s, m in zip(sides, n, strict=True):
+            s.centred, s.norms = np.empty((m, d), dtype), np.zeros(m)
+            prepare_points(s.rows[:m], 1.0, centre, s.centred, s.norms, chunk,
+                           self.n_threads)
+        u, k = 2.0**-53, min(PRODUCT_CHUNK[np.dtype(np.float64)], d)
+        if dtype == np.float64:
+            self.bound = (chunk, 0.0, (k + math.ceil(d / k) + 6) * u,
+                          _PRODUCT_TOLERANCE * d * u)
+        else:
+            u32, k32 = 2.0**-24, min(chunk, d)
+            self.bound = (chunk, 2 * _LAMBDA * math.sqrt(k32) * u32,
+                          2 * u32 + (k + math.ceil(d / k32) + 6) * u,
+                          _PRODUCT_TOLERANCE * d * u32)
 
     def self_log_kth(self, side="x"):
         """log rho_k of every point of X (`side` "x") or of Y ("y"), the
@@ -120,7 +169,8 @@ class NeighbourSearch:
                                       self.n_threads)
         else:
             log_rho = _blocks_log_kth(self.dtype, self.dim, s.offsets, self.k,
-                                      self.n_threads, s.rho_rows, s.rho_cols)
+                                      self.n_threads, s.rho_rows, s.rho_cols,
+                                      (s.centred, s.norms, self.bound))
         if s.rho_shift is not None:
             log_rho -= s.rho_shift * math.log(2.0)
         return log_rho
@@ -140,7 +190,7 @@ class NeighbourSearch:
             return L
         return _blocks_log_sums(self.dtype, self.dim, self.x, self.y,
                                 self.symmetric, self.k, log_rho, log_floor, coef,
-                                self.n_threads, progress)
+                                self.n_threads, progress, self.bound)
 
     def log_sums_both(self, log_rho, log_floor, coef, progress):
         """`log_sums` of X against Y and of Y against X: ``(L_xy, L_yx)``,
@@ -213,10 +263,15 @@ class NeighbourSearch:
                             y.offsets, tasks[start:stop], k, col_block,
                             ldo, x_log_rho, y_log_rho, x_log_floor, y_log_floor,
                             coef, out_xy, out_yx, small_sets=small, both=both,
-                            n_threads=n_threads, **buffers)
+                            x_centred=x.centred, x_norms=x.norms,
+                            y_centred=y.centred, y_norms=y.norms,
+                            bound=self.bound, n_threads=n_threads,
+                            product_buffers=_product_buffers(x.centred, n_threads),
+                            **buffers)
 
-        run_chunked(run, work, n_threads=n_threads, progress=progress,
-                    desc="kNN distances", unit_cost=pairs)
+        with one_blas_thread():
+            run_chunked(run, work, n_threads=n_threads, progress=progress,
+                        desc="kNN distances", unit_cost=pairs)
         L_xy = out_xy.reshape(len(coef), nx, ny)
         if not both:
             return L_xy, None
@@ -286,10 +341,11 @@ def _own_scales(xp, yp, offsets, dtype):
 # -- distance blocks (Cython) ------------------------------------------------
 
 
-def _blocks_log_kth(dtype, dim, offsets, k, n_threads, rows, cols):
+def _blocks_log_kth(dtype, dim, offsets, k, n_threads, rows, cols, products):
     """log rho_k of every point within its set (-inf for 0); rows and
     cols: the points (of `dim` features, in `dtype`) packed by `pack_rows`
-    and `pack_cols`."""
+    and `pack_cols`; products: (centred points, norms, bound) of the
+    products path (no points: the tiles)."""
     sizes = np.diff(offsets)
     owners = np.arange(len(sizes))
     unit = dim + _SELECT_COST
@@ -306,15 +362,17 @@ def _blocks_log_kth(dtype, dim, offsets, k, n_threads, rows, cols):
 
     def run(start, stop):
         _impl.self_kth(rows, cols, zeros, items[start:stop], k, col_block, kth,
-                       tile_buffers, row_buffers, n_threads)
+                       tile_buffers, row_buffers, *products,
+                       _product_buffers(products[0], n_threads), n_threads)
 
-    run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
+    with one_blas_thread():
+        run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
     with np.errstate(divide="ignore"):
         return 0.5 * np.log(kth)
 
 
 def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
-                     n_threads, progress):
+                     n_threads, progress, bound):
     """L[a, i, j] = log of the sum over t in X_i of exp(coef[a] u(t)), with
     u = log rho_k(t) - log nu_k(t) (both floored), by distance blocks, one
     direction per ordered pair of sets (j != i with X = Y), a pair's rows
@@ -370,15 +428,26 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
             def run(start, stop, items=items, out=out):
                 _impl.divergence_sums(x.rows, y.cols, zeros, items[start:stop], k,
                                       col_block, log_rho, log_floor, coef, out,
-                                      n_threads=n_threads, **buffers)
+                                      x_centred=x.centred, x_norms=x.norms,
+                                      y_centred=y.centred, y_norms=y.norms,
+                                      bound=bound, n_threads=n_threads,
+                                      product_buffers=_product_buffers(
+                                          x.centred, n_threads), **buffers)
 
-            run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
+            with one_blas_thread():
+                run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
             order = np.argsort(entries, kind="stable")
             first = np.flatnonzero(np.diff(entries[order], prepend=-1))
             L[:, entries[order][first]] = np.logaddexp.reduceat(out[:, order], first,
                                                                axis=1)
             bar.update(int(per_row[i0:i1].sum()))
     return L.reshape(len(coef), nx, ny)
+
+
+def _product_buffers(centred, n_threads):
+    """The threads' buffers of the products path (none without points)."""
+    size = _impl.PRODUCT_BUFFER if len(centred) else 1
+    return np.empty((n_threads, size))
 
 
 def _pair_tasks(sx, sy, triangle, unit):
