@@ -399,23 +399,28 @@ def _can_rerun(entry, values):
     )
 
 
-# The set kernels take their dot products from BLAS from PAIR_GEMM_DIM
-# features on; the fuzz sets have 1 to 3. Some cases run them through
-# that path (its certification, its centring, its exact fallback) all the
-# same, as their reproducers say (half the cases, by their ids).
+# The set kernels and the kNN search take their dot products from BLAS
+# from PAIR_GEMM_DIM / KNN_GEMM_DIM features on; the fuzz sets have 1 to 3.
+# Some cases run them through that path (its certification, its centring,
+# its exact fallback) all the same, as their reproducers say (half the
+# cases, by their ids).
 _PRODUCTS_FROM_ANY_WIDTH = (
-    "import kernelmaps._engine.pair_sums as ps; "
+    "import kernelmaps._engine.pair_sums as ps, kernelmaps._engine.knn as kn; "
     "ps.PAIR_GEMM_DIM = dict.fromkeys(ps.PAIR_GEMM_DIM, 1); "
+    "kn.KNN_GEMM_DIM = dict.fromkeys(kn.KNN_GEMM_DIM, 1); "
 )
 
 
 def _products_path(on):
-    from kernelmaps._engine import pair_sums
+    from kernelmaps._engine import knn, pair_sums
 
-    if not hasattr(_products_path, "default"):
-        _products_path.default = dict(pair_sums.PAIR_GEMM_DIM)
-    pair_sums.PAIR_GEMM_DIM = (dict.fromkeys(_products_path.default, 1) if on
-                               else dict(_products_path.default))
+    for module, name in ((pair_sums, "PAIR_GEMM_DIM"), (knn, "KNN_GEMM_DIM")):
+        default = _products_path.defaults.setdefault(
+            name, dict(getattr(module, name)))
+        setattr(module, name, dict.fromkeys(default, 1) if on else dict(default))
+
+
+_products_path.defaults = {}
 
 
 def run_case(req, km, sk, tmpdir, proto):
