@@ -20,6 +20,26 @@ class RunOnce:
     warmup_time = 0
 
 
+class BlasThreads:
+    """For classes whose NumPy baselines use BLAS: ``setup_blas(workers)``
+    limits the BLAS to `workers` threads (threadpoolctl) until teardown, so
+    that each ratio compares the same number of cores."""
+
+    def setup_blas(self, workers):
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            from asv_runner.benchmarks.mark import SkipNotImplemented
+
+            raise SkipNotImplemented("threadpoolctl is not installed") from None
+        self._limits = threadpool_limits(workers, user_api="blas")
+
+    def teardown(self, *params):
+        limits = getattr(self, "_limits", None)
+        if limits is not None:
+            limits.restore_original_limits()
+
+
 def run_once(method):
     """The settings of `RunOnce` for one benchmark method of a class that
     does not have them (put it above ``skip_for_params``)."""

@@ -71,8 +71,12 @@ from kernelmaps import (
 )
 from kernelmaps.sets._divergence import _renyi_divergence_both
 
-from .common import RunOnce, make_sets, stored_times
-from .peers import eigh_project_psd, kdtree_renyi_divergence
+from .common import BlasThreads, RunOnce, make_sets, stored_times
+from .peers import (
+    eigh_project_psd,
+    kdtree_renyi_divergence,
+    naive_renyi_divergence,
+)
 
 SIZES = ("100x500x30", "200x100x3")
 DTYPES = ("float64", "float32")
@@ -107,6 +111,32 @@ class RenyiDivergence(RunOnce):
     @skip_for_params(SKIP_REFERENCE)
     def peakmem_kdtree_numpy(self, size, dtype, workers):
         kdtree_renyi_divergence(self.sets, alpha=0.99, k=5, workers=workers)
+
+
+class RenyiDescriptors(RunOnce, BlasThreads):
+    """`renyi_divergence` (``Y=None``, k=5) on sets of descriptors,
+    "40x200x128" and "20x200x512" (float64 and float32, 1 and 2 workers),
+    beside the naive NumPy loop (`peers.naive_renyi_divergence`, its BLAS
+    limited to `workers` threads). Target (issue 30): at most 0.3x the
+    loop's time."""
+
+    number = 1
+    repeat = 3
+    params = (("40x200x128", "20x200x512"), DTYPES, WORKERS)
+    param_names = ("size", "dtype", "workers")
+
+    def setup(self, size, dtype, workers):
+        self.setup_blas(workers)
+        self.sets, _ = make_sets(size, dtype)
+
+    def time_kernelmaps(self, size, dtype, workers):
+        renyi_divergence(self.sets, alpha=0.99, k=5, workers=workers)
+
+    def peakmem_kernelmaps(self, size, dtype, workers):
+        renyi_divergence(self.sets, alpha=0.99, k=5, workers=workers)
+
+    def time_numpy_loop(self, size, dtype, workers):
+        naive_renyi_divergence(self.sets, alpha=0.99, k=5)
 
 
 def small_sets(n_sets=1797, low=16, high=35, d=2):

@@ -87,7 +87,7 @@ from kernelmaps import (
 )
 from kernelmaps.sets._two_sample import _pooled_kernel
 
-from .common import RunOnce, make_sets, stored_times
+from .common import BlasThreads, RunOnce, make_sets, stored_times
 from .peers import blocked_sum_match_kernel, pairwise_sum_match_kernel
 
 try:  # the mmd package, a peer where installed (see the module docstring)
@@ -214,24 +214,7 @@ DESCRIPTORS = ("60x150x64", "60x150x128", "40x150x256", "30x150x512",
                "16x150x2048", "8x150x4096")
 
 
-class _BlasThreads:
-    """The NumPy baselines' BLAS on `workers` threads (threadpoolctl), so
-    that each ratio compares the same number of cores."""
-
-    def setup_blas(self, workers):
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:
-            raise SkipNotImplemented("threadpoolctl is not installed") from None
-        self._limits = threadpool_limits(workers, user_api="blas")
-
-    def teardown(self, *params):
-        limits = getattr(self, "_limits", None)
-        if limits is not None:
-            limits.restore_original_limits()
-
-
-class Descriptors(RunOnce, _BlasThreads):
+class Descriptors(RunOnce, BlasThreads):
     """`sum_match_kernel` (rbf, gamma = 1/(2d), ``Y=None``) on sets of
     descriptors, beside the blocked NumPy baseline and the time of its
     matrix products alone (``time_gemm_only``: the same blocks, no exp, no
@@ -263,7 +246,7 @@ class Descriptors(RunOnce, _BlasThreads):
         blocked_sum_match_kernel(self.sets, self.gamma, products_only=True)
 
 
-class DescriptorsOther(RunOnce, _BlasThreads):
+class DescriptorsOther(RunOnce, BlasThreads):
     """The other exact kernels on products, at "30x150x512": the cross
     kernel ``K(X, Y)`` (the first 10 sets against the other 20),
     `mmd_kernel`, `NystroemMap.transform` of all sets against 10 landmark
