@@ -442,7 +442,7 @@ def products_from(monkeypatch):
     return set_to
 
 
-@pytest.mark.parametrize("d", [3, 30, 200])
+@pytest.mark.parametrize("d", [3, 30, 200, 512])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_products_path_matches_reference(simd_path, products_from, d, dtype):
     # Squared distances from BLAS products of the centred points, every list
