@@ -179,18 +179,19 @@ cdef void _tops(const km_tile_args *args, const ProductArgs *pa,
                 const floating *zeros, int64_t r0, int64_t r1, int64_t c0,
                 int64_t c1, bint by_rows, bint both, bint exclude_self, int k,
                 ptrdiff_t col_block, floating *buf, floating *rowtop,
-                floating *coltop, ptrdiff_t ldc,
-                double *product_buffer) noexcept nogil:
+                floating *coltop, ptrdiff_t ldc, double *product_buffer,
+                double *row_kth) noexcept nogil:
     """The k smallest squared distances of rows [r0, r1) to the columns
     [c0, c1) into the lane lists rowtop ((r1 - r0) x k x lanes; unless not
     `by_rows`) and, with `both`, of the columns to the rows into coltop
     (k x ldc); `exclude_self` skips row p == column p. From products where
     `pa.x` is set (the lists the bound does not certify again by the
-    tiles), else by the tiles."""
+    tiles), else by the tiles. With `row_kth` (and `by_rows`), the k-th
+    smallest of each row there too."""
     cdef ptrdiff_t d = args.d, ldo = args.ldo, i, n
     cdef int64_t b0 = c0, b1, r, p, q
     cdef int nr, w = _lanes(coltop if rowtop == NULL else rowtop)
-    cdef double rmax = 0.0, cmax = 0.0
+    cdef double rmax = 0.0, cmax = 0.0, kth
     cdef floating *tmp
     if by_rows:
         n = (r1 - r0) * k * w
@@ -210,11 +211,13 @@ cdef void _tops(const km_tile_args *args, const ProductArgs *pa,
         cmax = sqrt(cmax)
         if by_rows:
             for p in range(r0, r1):
-                if not _certified(pa, sqrt(pa.xn[p]), cmax,
-                                  _row_kth(rowtop, p - r0, k)):
+                kth = _row_kth(rowtop, p - r0, k)
+                if not _certified(pa, sqrt(pa.xn[p]), cmax, kth):
                     _tops(args, NULL, rows, cols, zeros, p, p + 1, c0, c1,
                           True, False, exclude_self, k, col_block, buf,
-                          rowtop + (p - r0) * k * w, NULL, 0, NULL)
+                          rowtop + (p - r0) * k * w, NULL, 0, NULL, &kth)
+                if row_kth != NULL:
+                    row_kth[p - r0] = kth
         if both:
             tmp = NULL
             for q in range(c0, c1):
@@ -244,6 +247,9 @@ cdef void _tops(const km_tile_args *args, const ProductArgs *pa,
                 _select_cols(buf, ldo, nr, b1 - b0, k, coltop + (b0 - c0), ldc)
             r += KM_MR
         b0 = b1
+    if by_rows and row_kth != NULL:
+        for p in range(r0, r1):
+            row_kth[p - r0] = _row_kth(rowtop, p - r0, k)
 
 
 cdef inline void _select_rows(const floating *dist, ptrdiff_t ldd, int nrows,
@@ -293,11 +299,14 @@ cdef void _sums(double *u, const floating *tops, bint lane_lists,
     """out[a * stride] = log sum_p exp(coef[a] u_p) over n points, with
     u_p = log_rho[p] - max(log nu_p, floor) and nu_p^2 the k-th smallest
     of point p's lane lists in `tops` (`lane_lists`) or its column list
-    (value q at tops[q * ldc + p]). u: room for n + LANES values; log_rho
-    readable for LANES values past n (km_knn_logsums)."""
+    (value q at tops[q * ldc + p]), or already in u (`tops` NULL). u: room
+    for n + LANES values; log_rho readable for LANES values past n
+    (km_knn_logsums)."""
     cdef ptrdiff_t p
     cdef const double *nu2 = u
-    if lane_lists:
+    if tops == NULL:
+        pass
+    elif lane_lists:
         for p in range(n):
             u[p] = _row_kth(tops, p, k)
     elif floating is double:
@@ -356,7 +365,7 @@ def self_kth(const floating[:, ::1] rows, const floating[:, ::1] cols,
     cdef km_tile_args args
     cdef ProductArgs pa
     cdef Py_ssize_t it, tid
-    cdef int64_t p, r0, r1
+    cdef int64_t r0, r1
     cdef floating *rowtop
     _set_args(&args, rows.shape[1], cols.shape[1],
               tile_buffers.shape[1] // KM_MR)
@@ -370,9 +379,7 @@ def self_kth(const floating[:, ::1] rows, const floating[:, ::1] cols,
         _tops(&args, &pa, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1,
               items[it, C0], items[it, C1], True, False, True, k,
               col_block, &tile_buffers[tid, 0], rowtop, NULL, 0,
-              &product_buffers[tid, 0])
-        for p in range(r0, r1):
-            out[p] = _row_kth(rowtop, p - r0, k)
+              &product_buffers[tid, 0], &out[r0])
 
 
 def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
@@ -412,9 +419,9 @@ def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
         _tops(&args, &pa, &rows[0, 0], &cols[0, 0], &zeros[0], r0, r1,
               items[it, C0], items[it, C1], True, False, False, k,
               col_block, &tile_buffers[tid, 0], rowtop, NULL, 0,
-              &product_buffers[tid, 0])
-        _sums(&log_buffers[tid, 0], rowtop, True, 0, k, r1 - r0, &log_rho[r0],
-              log_floor[items[it, ROW_SET]], &coef[0], n_coef,
+              &product_buffers[tid, 0], &log_buffers[tid, 0])
+        _sums(&log_buffers[tid, 0], <floating *>NULL, True, 0, k, r1 - r0,
+              &log_rho[r0], log_floor[items[it, ROW_SET]], &coef[0], n_coef,
               &out[0, items[it, SLOT]], n_slots)
 
 
@@ -492,10 +499,12 @@ def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
             else:
                 _tops(&xy, &pa, &x_rows[0, 0], &y_cols[0, 0], &zeros[0], r0,
                       r1, c0, c1, True, both, False, k, col_block, buf, rowtop,
-                      coltop, ldc, &product_buffers[tid, 0])
-            _sums(&log_buffers[tid, 0], rowtop, not flip, ldc, k, r1 - r0,
-                  &x_log_rho[r0], x_log_floor[i], &coef[0], n_coef,
-                  &out_xy[0, i * ny + j], out_xy.shape[1])
+                      coltop, ldc, &product_buffers[tid, 0],
+                      &log_buffers[tid, 0])
+            # Flipped, rowtop holds column lists; else the k-th are in u.
+            _sums(&log_buffers[tid, 0], rowtop if flip else <floating *>NULL,
+                  False, ldc, k, r1 - r0, &x_log_rho[r0], x_log_floor[i],
+                  &coef[0], n_coef, &out_xy[0, i * ny + j], out_xy.shape[1])
             if both:
                 _sums(&log_buffers[tid, 0], coltop, False, ldc, k, c1 - c0,
                       &y_log_rho[c0], y_log_floor[j], &coef[0], n_coef,
