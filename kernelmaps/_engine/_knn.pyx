@@ -150,30 +150,6 @@ cdef void _product_lists(const ProductArgs *pa, ptrdiff_t d, int64_t r0,
         a0 = a1
 
 
-cdef void _redo_column(const km_tile_args *args, const floating *rows,
-                       const floating *cols, const floating *zeros,
-                       int64_t r0, int64_t r1, int64_t q, bint exclude_self,
-                       int k, floating *buf, floating *tmp,
-                       floating *coltop, ptrdiff_t ldc) noexcept nogil:
-    """Column q's list of `_tops` (at coltop, stride ldc) again, by the
-    tiles; tmp: room for k * PAD values."""
-    cdef ptrdiff_t d = args.d, ldo = args.ldo, i
-    cdef int64_t r
-    cdef int nr
-    for i in range(k * PAD):
-        tmp[i] = INFINITY
-    r = r0
-    while r < r1:
-        nr = <int>min(<int64_t>KM_MR, r1 - r)
-        tile(args, rows + r * d, cols + q, zeros, 1, buf)
-        if exclude_self and r <= q < r + nr:
-            buf[(q - r) * ldo] = INFINITY
-        _select_cols(buf, ldo, nr, 1, k, tmp, PAD)
-        r += KM_MR
-    for i in range(k):
-        coltop[i * ldc] = tmp[i * PAD]
-
-
 cdef void _tops(const km_tile_args *args, const ProductArgs *pa,
                 const floating *rows, const floating *cols,
                 const floating *zeros, int64_t r0, int64_t r1, int64_t c0,
@@ -225,10 +201,12 @@ cdef void _tops(const km_tile_args *args, const ProductArgs *pa,
                                   coltop[(k - 1) * ldc + (q - c0)]):
                     if tmp == NULL:
                         tmp = <floating *>malloc(k * PAD * sizeof(floating))
-                    if tmp != NULL:
-                        _redo_column(args, rows, cols, zeros, r0, r1, q,
-                                     exclude_self, k, buf, tmp,
-                                     coltop + (q - c0), ldc)
+                    if tmp != NULL:  # column q alone, by the tiles
+                        _tops(args, NULL, rows, cols, zeros, r0, r1, q, q + 1,
+                              False, True, exclude_self, k, col_block, buf,
+                              NULL, tmp, PAD, NULL, NULL)
+                        for i in range(k):
+                            coltop[i * ldc + (q - c0)] = tmp[i * PAD]
             free(tmp)
         return
     while b0 < c1:

@@ -441,14 +441,14 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
         raise MemoryError()
 
 
-def prepare_points(const floating[:, ::1] x, double scale,
-                   const double[::1] centre, floating[:, ::1] out,
-                   double[::1] norms, int chunk, int n_threads):
-    """For `_by_products`: with `centre` non-empty, ``out = x * scale -
-    centre`` (in float64, rounded to the element type); then ``norms`` =
-    the squared norms of the rows of `out` (or of `x` when `centre` is
-    empty), in float64, summed over chunks of `chunk` features (four
-    running sums in each; the chunks' sums added in order)."""
+def prepare_points(const floating[:, ::1] x, const double[::1] centre,
+                   floating[:, ::1] out, double[::1] norms, int chunk,
+                   int n_threads):
+    """For the products of `_products.pxd`: with `centre` non-empty,
+    ``out = x - centre`` (in float64, rounded to the element type); then
+    ``norms`` = the squared norms of the rows of `out` (or of `x` when
+    `centre` is empty), in float64, summed over chunks of `chunk` features
+    (four running sums in each; the chunks' sums added in order)."""
     cdef Py_ssize_t n = x.shape[0], d = x.shape[1], i, k, k0, k1
     cdef bint centring = centre.shape[0] > 0
     cdef const floating *row
@@ -456,7 +456,7 @@ def prepare_points(const floating[:, ::1] x, double scale,
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
         if centring:
             for k in range(d):
-                out[i, k] = <floating>(x[i, k] * scale - centre[k])
+                out[i, k] = <floating>(x[i, k] - centre[k])
             row = &out[i, 0]
         else:
             row = &x[i, 0]

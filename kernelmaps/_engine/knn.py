@@ -35,6 +35,7 @@ from .layout import (
     row_blocks,
     scaled,
 )
+from .pair_sums import expansion_bound
 from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, threads_for
 
@@ -57,9 +58,6 @@ _SELECT_COST = 8
 # error of the k-th squared distance is at most this many times the worst
 # case of the tiles it replaces, d u (d squared differences summed).
 _PRODUCT_TOLERANCE = 4.0
-# The probabilistic bound of a float32 product of k terms, lambda sqrt(k) u
-# (see pair_sums.py).
-_LAMBDA = 6.0
 # A pair of sets is computed whole (one block, both directions where wanted)
 # only up to this work; larger pairs split their rows (`_blocks_log_sums`).
 _BOTH_WORK = 5 * TASK_WORK
@@ -133,13 +131,9 @@ class NeighbourSearch:
         and their squared norms, for the products path of `_knn.pyx`, and
         its bound ``(chunk, c1, c2, tol)``: a list is certified where
         ``c1 r R + c2 (r + R)^2 <= tol nu^2`` (r, R the radii of the two
-        sides, nu^2 the k-th squared distance). float64: the products and
-        norms summed in chunks of k features err by (k + d / k + 1) u r R
-        and (...) r^2, the centring and the expansion by a few u (r + R)^2
-        more; float32: the products by the probabilistic bound, lambda
-        sqrt(k) u32 r R, the centring by u32 (r + R)^2 (the norms and the
-        expansion are float64). tol: `_PRODUCT_TOLERANCE` d u, in units of
-        the working precision."""
+        sides, nu^2 the k-th squared distance; c1, c2 from
+        `pair_sums.expansion_bound`), tol `_PRODUCT_TOLERANCE` d u in the
+        working precision."""
         dtype, d = self.dtype, self.dim
         n = [int(s.offsets[-1]) for s in sides]
         centre = sum(s.rows[:m].sum(axis=0, dtype=np.float64)
@@ -147,17 +141,10 @@ class NeighbourSearch:
         chunk = PRODUCT_CHUNK[dtype]
         for s, m in zip(sides, n, strict=True):
             s.centred, s.norms = np.empty((m, d), dtype), np.zeros(m)
-            prepare_points(s.rows[:m], 1.0, centre, s.centred, s.norms, chunk,
+            prepare_points(s.rows[:m], centre, s.centred, s.norms, chunk,
                            self.n_threads)
-        u, k = 2.0**-53, min(PRODUCT_CHUNK[np.dtype(np.float64)], d)
-        if dtype == np.float64:
-            self.bound = (chunk, 0.0, (k + math.ceil(d / k) + 6) * u,
-                          _PRODUCT_TOLERANCE * d * u)
-        else:
-            u32, k32 = 2.0**-24, min(chunk, d)
-            self.bound = (chunk, 2 * _LAMBDA * math.sqrt(k32) * u32,
-                          2 * u32 + (k + math.ceil(d / k32) + 6) * u,
-                          _PRODUCT_TOLERANCE * d * u32)
+        c1, c2 = expansion_bound(d, dtype)
+        self.bound = (chunk, c1, c2, _PRODUCT_TOLERANCE * d * np.finfo(dtype).eps / 2)
 
     def self_log_kth(self, side="x"):
         """log rho_k of every point of X (`side` "x") or of Y ("y"), the
@@ -251,6 +238,7 @@ class NeighbourSearch:
                                  dtype),
             col_buffers=np.empty((n_threads, k * ldc), dtype),
             log_buffers=np.empty((n_threads, ldc)),
+            product_buffers=_product_buffers(x.centred, n_threads),
         )
         x_log_rho = _padded(x_log_rho, lanes)
         y_log_rho = x_log_rho if triangle else _padded(y_log_rho, lanes)
@@ -265,9 +253,7 @@ class NeighbourSearch:
                             coef, out_xy, out_yx, small_sets=small, both=both,
                             x_centred=x.centred, x_norms=x.norms,
                             y_centred=y.centred, y_norms=y.norms,
-                            bound=self.bound, n_threads=n_threads,
-                            product_buffers=_product_buffers(x.centred, n_threads),
-                            **buffers)
+                            bound=self.bound, n_threads=n_threads, **buffers)
 
         with one_blas_thread():
             run_chunked(run, work, n_threads=n_threads, progress=progress,
@@ -360,10 +346,12 @@ def _blocks_log_kth(dtype, dim, offsets, k, n_threads, rows, cols, products):
     row_buffers = np.empty((n_threads, k * _impl.LANES[dtype.name]
                             * _max_rows(items)), dtype)
 
+    product_buffers = _product_buffers(products[0], n_threads)
+
     def run(start, stop):
         _impl.self_kth(rows, cols, zeros, items[start:stop], k, col_block, kth,
-                       tile_buffers, row_buffers, *products,
-                       _product_buffers(products[0], n_threads), n_threads)
+                       tile_buffers, row_buffers, *products, product_buffers,
+                       n_threads)
 
     with one_blas_thread():
         run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
@@ -402,6 +390,7 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
         row_buffers=np.empty((n_threads, k * _impl.LANES[dtype.name] * max_rows),
                              dtype),
         log_buffers=np.empty((n_threads, max_rows + _impl.LANES[dtype.name])),
+        product_buffers=_product_buffers(x.centred, n_threads),
     )
     log_rho = _padded(log_rho, _impl.LANES[dtype.name])
     n_pairs = int(per_row.sum())
@@ -431,8 +420,7 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
                                       x_centred=x.centred, x_norms=x.norms,
                                       y_centred=y.centred, y_norms=y.norms,
                                       bound=bound, n_threads=n_threads,
-                                      product_buffers=_product_buffers(
-                                          x.centred, n_threads), **buffers)
+                                      **buffers)
 
             with one_blas_thread():
                 run_chunked(run, _item_work(items) * unit, n_threads=n_threads)

@@ -30,7 +30,7 @@ from .layout import (
 )
 from .schedule import TASK_WORK, run_chunked, threads_for
 
-__all__ = ["pair_means", "pair_sums", "self_sums", "set_sums"]
+__all__ = ["expansion_bound", "pair_means", "pair_sums", "self_sums", "set_sums"]
 
 
 def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
@@ -164,8 +164,8 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
         return None
     norms = [np.zeros(len(p)) for p in prepared]
     for p, n in zip(prepared, norms, strict=True):  # norms (no centre, no copy)
-        _impl.prepare_points(p, 1.0, np.zeros(0), np.zeros((0, 0), dtype),
-                             n, chunk, n_threads)
+        _impl.prepare_points(p, np.zeros(0), np.zeros((0, 0), dtype), n, chunk,
+                             n_threads)
 
     xplan = _impl.plan_segments(X.offsets, PAIR_GEMM_BLOCK, PAIR_GEMM_BLOCK, True)
     yplan = xplan if symmetric else _impl.plan_segments(
@@ -186,7 +186,7 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
         centred = [np.empty_like(p) for p in prepared]
         centred_norms = [np.zeros(len(p)) for p in prepared]
         for p, c, n in zip(prepared, centred, centred_norms, strict=True):
-            _impl.prepare_points(p, 1.0, centre, c, n, chunk, n_threads)
+            _impl.prepare_points(p, centre, c, n, chunk, n_threads)
         certified = ~_uncertified(centred_norms, xplan, yplan, g, h,
                                   product_gamma, d, dtype)
         form[(form == _impl.EXACT) & certified] = _impl.CENTRED
@@ -240,14 +240,28 @@ def _uncertified(norms, xplan, yplan, g, h, gamma, d, dtype):
 def _product_error(rg, rh, gamma, d, dtype):
     """The bound of `_by_products` on the relative error of the rbf kernel
     values between groups of radii rg and rh (arrays)."""
+    c1, c2 = expansion_bound(d, dtype)
+    return gamma * (c1 * rg * rh + c2 * (rg + rh) ** 2)
+
+
+def expansion_bound(d, dtype):
+    """(c1, c2): the error of |x - c|^2 + |y - c|^2 - 2 <x - c, y - c> for
+    points of `d` features in `dtype`, prepared by `_impl.prepare_points`
+    and multiplied by `products` in chunks of PRODUCT_CHUNK features, is at
+    most ``c1 r R + c2 (r + R)^2`` with r = |x - c|, R = |y - c|. float64:
+    the products and norms err by (k + d / k + 1) u r R and (...) r^2, the
+    centring and the expansion by 5 u (r + R)^2 more; float32: the chunks'
+    products by the probabilistic bound, lambda sqrt(k) u32 r R (their
+    sums, the norms and the expansion are float64), the points centred in
+    float32 by u32 (r + R)^2. Shared by the set kernels and the kNN
+    search."""
     u = 2.0**-53
     k = min(PRODUCT_CHUNK[np.dtype(np.float64)], d)
     if dtype == np.float64:
-        return gamma * (k + math.ceil(d / k) + 6) * u * (rg + rh) ** 2
-    u32 = 2.0**-24
-    k32 = min(PRODUCT_CHUNK[dtype], d)
-    return gamma * (2 * _LAMBDA * math.sqrt(k32) * u32 * rg * rh
-                    + (2 * u32 + (k + math.ceil(d / k32) + 6) * u) * (rg + rh) ** 2)
+        return 0.0, (k + math.ceil(d / k) + 6) * u
+    u32, k32 = 2.0**-24, min(PRODUCT_CHUNK[np.dtype(dtype)], d)
+    return (2 * _LAMBDA * math.sqrt(k32) * u32,
+            2 * u32 + (k + math.ceil(d / k32) + 6) * u)
 
 
 def _one_group(bags, max_points):
