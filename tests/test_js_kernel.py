@@ -119,10 +119,11 @@ def test_csr_every_count_of_common_non_zeros(simd_path):
 
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
 @pytest.mark.parametrize("density", [0.05, 0.25, 0.6])
-def test_dense_rows_with_few_non_zeros_take_their_common_non_zeros(
+def test_dense_rows_with_few_non_zeros(
         simd_path, monkeypatch, dtype, rtol, density):
-    # A term is 0 where either value is: dense rows with few non-zeros (bags
-    # of words) go through the common non-zeros, the others the tiles; the
+    # A term is 0 where either value is: dense float64 rows with few
+    # non-zeros (bags of words) go through the common non-zeros, the others
+    # the tiles (which skip the features that are 0 in all their rows); the
     # same values either way.
     from kernelmaps._engine import additive
 
@@ -145,5 +146,34 @@ def test_dense_rows_with_few_non_zeros_take_their_common_non_zeros(
         K = js_kernel(A, B, workers=2)
         assert_allclose(K, reference(A, A if B is None else B), rtol=rtol,
                         atol=0)
-        assert taken == ["_sparse" if density < 0.3 else "_dense"]
+        sparse = density < 0.3 and dtype == np.float64
+        assert taken == ["_sparse" if sparse else "_dense"]
         assert_array_equal(K, js_kernel(A, B, workers=1))
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
+def test_every_ratio_of_a_pair(simd_path, dtype, rtol):
+    # One feature: each value is a single term, whose ratio r = min / max
+    # sweeps (0, 1] (the range of the polynomial for g(r)) densely, both
+    # ends and both orders included; no sum to average its error away.
+    r = np.concatenate([np.linspace(0, 1, 4001)[1:], 10.0 ** -np.arange(1, 30)])
+    X = np.array([[1.0], [0.25]], dtype=dtype)
+    Y = np.concatenate([r, 1 / r[r > 1e-5]])[:, None].astype(dtype)
+    assert_allclose(js_kernel(X, Y), reference(X, Y), rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
+def test_features_zero_in_a_whole_tile_of_rows(simd_path, dtype, rtol):
+    # The tiles skip a feature that is 0 in all the rows they hold: the
+    # features zero in the first 8 rows (whole tiles) but not in the others
+    # nor in Y, and a feature zero in all but one row of a tile.
+    rng = np.random.default_rng(7)
+    X = rng.random((19, 41)) + 0.01
+    X[:8, ::3] = 0
+    X[:8, 1] = 0
+    X[5, 1] = 0.3
+    Y = rng.random((11, 41)) + 0.01
+    X, Y = X.astype(dtype), Y.astype(dtype)
+    for B in (None, Y):
+        expected = reference(X, X if B is None else B)
+        assert_allclose(js_kernel(X, B, workers=2), expected, rtol=rtol, atol=0)

@@ -1,7 +1,8 @@
 """Additive kernels between histograms, for every pair of rows: the driver
 of ``_additive.pyx``. Dense rows go through the SIMD tiles, CSR rows
-through their common non-zeros (as do dense rows of the Jensen-Shannon
-kernel with few non-zeros: its term is 0 where either value is). Inputs
+through their common non-zeros (as do dense float64 rows of the
+Jensen-Shannon kernel with few non-zeros: its term is 0 where either value
+is). Inputs
 are validated (`check_histograms`): finite, non-negative, float32 or
 float64, dense C-contiguous or canonical CSR.
 """
@@ -59,9 +60,10 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
     if scipy.sparse.issparse(X) and not scipy.sparse.issparse(Y):
         # The kernels are symmetric in x and y: dense rows against CSR.
         return additive_sums(Y, X, kind, n_threads, progress, desc).T.copy()
-    if kind == "js" and not scipy.sparse.issparse(Y) and (
-            np.count_nonzero(Y) <= JS_SPARSE_DENSITY * Y.size):
-        # A term is 0 where either value is: the common non-zeros only.
+    if (kind == "js" and Y.dtype == np.float64 and not scipy.sparse.issparse(Y)
+            and np.count_nonzero(Y) <= JS_SPARSE_DENSITY * Y.size):
+        # A term is 0 where either value is: the common non-zeros only
+        # (float32 tiles, twice as wide, stay ahead: see JS_SPARSE_DENSITY).
         Y = scipy.sparse.csr_array(Y)
     if scipy.sparse.issparse(Y):
         _sparse(X, Y, kind, symmetric, out, n_threads, progress, desc)

@@ -77,11 +77,14 @@ MEANS_PANEL_BYTES = 1024
 MEANS_GEMM_DIM = 256
 # Additive histogram tiles: rows per parallel task.
 ADDITIVE_ROW_BLOCK = 64
-# The Jensen-Shannon kernel of dense histograms with at most this share of
-# non-zero values runs through their common non-zeros (CSR), not the tiles:
-# on 1500 x 300 histograms (AMD Zen 4, one thread) that took 0.74x the time
-# of the tiles at a density of 0.3 and 0.98x at 0.4 (AVX-512 path), 0.41x
-# and 0.60x (AVX2 path); at 0.135 (bags of words) 0.3x and 0.2x.
+# The Jensen-Shannon kernel of dense float64 histograms with at most this
+# share of non-zero values runs through their common non-zeros (CSR), not
+# the tiles (which skip a feature that is 0 in all the rows of a tile). On
+# 2000 x 300 bags of words (`benchmarks.common.bag_of_words`, AMD Zen 4, one
+# thread) the CSR path took 0.52x the time of the tiles at a density of
+# 0.05, 0.60x at 0.135 and 0.88x at 0.29 on the AVX-512 path, 0.47x, 0.75x
+# and 0.97x on the AVX2 path; 1.2x and 1.8x at 0.44. Float32 tiles take
+# 0.4x to 0.25x the time of the CSR path at every density: they stay.
 JS_SPARSE_DENSITY = 0.3
 # Expected kernels: bytes of output per chunk of rows (progress bar steps).
 EXPECTED_BLOCK_BYTES = 1 << 26
