@@ -79,9 +79,9 @@ KM_ATTR KM_INLINE void KM_CAT(KM_ROWS, k)(const KM_T *dist, ptrdiff_t ldd, int n
     for (int r = 0; r < nrows; ++r) {
         KM_T *top = rowtop + (ptrdiff_t)r * k * KM_W;
         const KM_T *v = dist + r * ldd;
-        for (int q = 0; q < k; ++q) memcpy(&t[q], top + q * KM_W, sizeof(KM_V));
+        for (int q = 0; q < k; ++q) t[q] = KM_OP(load)(top + q * KM_W);
         for (ptrdiff_t j = 0; j < ncols; j += KM_W) KM_NET(t, KM_LOADX(v, j, ncols), k);
-        for (int q = 0; q < k; ++q) memcpy(top + q * KM_W, &t[q], sizeof(KM_V));
+        for (int q = 0; q < k; ++q) KM_OP(store)(top + q * KM_W, t[q]);
     }
 }
 
@@ -115,9 +115,9 @@ KM_ATTR KM_INLINE void KM_CAT(KM_COLS, k)(const KM_T *dist, ptrdiff_t ldd, int n
 {
     KM_V t[16];
     for (ptrdiff_t j = 0; j < ncols; j += KM_W) {
-        for (int q = 0; q < k; ++q) memcpy(&t[q], coltop + q * ldc + j, sizeof(KM_V));
+        for (int q = 0; q < k; ++q) t[q] = KM_OP(load)(coltop + q * ldc + j);
         for (int r = 0; r < nrows; ++r) KM_NET(t, KM_LOADX(dist + r * ldd, j, ncols), k);
-        for (int q = 0; q < k; ++q) memcpy(coltop + q * ldc + j, &t[q], sizeof(KM_V));
+        for (int q = 0; q < k; ++q) KM_OP(store)(coltop + q * ldc + j, t[q]);
     }
 }
 
@@ -173,7 +173,7 @@ KM_ATTR KM_INLINE void KM_CAT(KM_BLOCK, k)(const KM_T *x, const KM_T *yt, ptrdif
         for (int q = 0; q < k; ++q) t[q] = (KM_V){0} + (KM_T)INFINITY;
         for (int r = 0; r < nrows; ++r)
             KM_NET(t, KM_CAT(KM_BLOCK, dist)(x + r * d, yt + j, ldy, d), k);
-        for (int q = 0; q < k; ++q) memcpy(coltop + q * ldc + j, &t[q], sizeof(KM_V));
+        for (int q = 0; q < k; ++q) KM_OP(store)(coltop + q * ldc + j, t[q]);
     }
 }
 
