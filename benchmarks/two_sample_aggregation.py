@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import two_sample_study as study
 
 import kernelmaps as km
-from kernelmaps.sets import _two_sample
+from kernelmaps._composite import _two_sample
 
 
 def main(argv=None):

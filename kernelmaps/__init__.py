@@ -59,7 +59,7 @@ DegenerateWarning    an exact result that carries no information (a kernel
 """
 
 from ._bags import Bags
-from ._nystroem import NystroemMap
+from ._composite import MMDTestResult, NystroemMap, mmd_test
 from ._outofcore import rf_pca, rf_ridge
 from ._version import __version__  # noqa: F401  (written by meson)
 from ._warnings import DegenerateWarning
@@ -81,14 +81,12 @@ from .psd import PSDProjector, project_psd
 from .sets import (
     DoublyRandomDistributionFeatures,
     EMKFeatures,
-    MMDTestResult,
     RandomDistributionFeatures,
     RandomFourierFeatures,
     divergence_kernel,
     median_heuristic,
     mmd,
     mmd_kernel,
-    mmd_test,
     renyi_divergence,
     sum_match_kernel,
 )

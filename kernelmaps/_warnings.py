@@ -1,11 +1,16 @@
-"""The package's warning, `DegenerateWarning`, and the one function that
-issues it, pointing at the user's call."""
+"""The package's warning, `DegenerateWarning`, the one function that
+issues it, pointing at the user's call, and the test of a point kernel's
+matrix for it (`degenerate`, `degenerate_message`), shared by the kernels
+and the two-sample tests."""
 
 import os
 import sys
 import warnings
 
-__all__ = ["DegenerateWarning", "warn_degenerate"]
+import numpy as np
+
+__all__ = ["DegenerateWarning", "degenerate", "degenerate_message",
+           "warn_degenerate"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -52,3 +57,39 @@ def warn_degenerate(message):
         frame = frame.f_back
         level += 1
     warnings.warn(message, DegenerateWarning, stacklevel=level)
+
+
+def degenerate(K, symmetric, pairs=None):
+    """How a point kernel with values in [0, 1] is degenerate on the data,
+    from `K`, its means over pairs of points (or its sums over `pairs`
+    pairs, an array shaped as `K`): "zero" where it is 0 between all points
+    of different sets (the off-diagonal entries are 0 where `symmetric`,
+    else every entry), "one" where it is 1 between all points (every entry
+    is 1), else None. One entry tells most calls apart; the whole matrix
+    is read only where that entry is degenerate."""
+    n = K.shape[0]
+    if symmetric and n < 2:
+        return None
+    corner = (0, 1) if symmetric else (0, 0)
+    if K[corner] == 0 and (np.count_nonzero(K) == n if symmetric
+                           else not K.any()):
+        return "zero"
+    # K of a kernel that is 1 everywhere (a view)
+    ones = np.broadcast_to(1.0 if pairs is None else pairs, K.shape)
+    if K[corner] == ones[corner] and np.array_equal(K, ones):
+        return "one"
+    return None
+
+
+def degenerate_message(kind, kernel, gamma, between="points"):
+    """What a `DegenerateWarning` of a point kernel says (`kind` from
+    `degenerate`)."""
+    if kind == "zero":
+        return (f"the {kernel} kernel with gamma={gamma:.3g} is 0 between all "
+                f"{between}: gamma is far too large for the distances between "
+                f"them, and the kernel matrix carries no information (use a "
+                f"smaller gamma; gamma=None is the median heuristic)")
+    return (f"the {kernel} kernel with gamma={gamma:.3g} is 1 between all "
+            f"points: gamma is far too small for the distances between them, "
+            f"and the kernel matrix, constant, carries no information (use a "
+            f"larger gamma; gamma=None is the median heuristic)")

@@ -23,10 +23,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
+from ._composite import NystroemMap
 from ._engine.knn import MAX_K as _MAX_K
 from ._engine.scales import divergence_kernel_matrix, scale_gamma
 from ._gamma import resolve_gamma
-from ._nystroem import NystroemMap
 from ._parallel import resolve_workers
 from ._validation import check_choice, check_scalar, check_sets
 from .distributions import gaussian_expected_kernel

@@ -14,7 +14,7 @@ import scipy.stats
 from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
-from kernelmaps.sets import _two_sample as ts
+from kernelmaps._composite import _two_sample as ts
 
 
 def _kernel(A, B, kernel, gamma):

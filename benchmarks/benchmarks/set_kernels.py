@@ -85,7 +85,7 @@ from kernelmaps import (
     mmd_kernel,
     sum_match_kernel,
 )
-from kernelmaps.sets._two_sample import _pooled_kernel
+from kernelmaps._composite._two_sample import _pooled_kernel
 
 from .common import BlasThreads, RunOnce, make_sets, stored_times
 from .peers import blocked_sum_match_kernel, pairwise_sum_match_kernel

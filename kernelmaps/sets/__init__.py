@@ -1,7 +1,8 @@
 """Sets of vectors: exact kernels between sets (sum-match / mean map kernel,
-MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels),
-the MMD two-sample tests, and explicit feature maps of sets (random Fourier
-features of their points, RDF, DRDF, EMK)."""
+MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels)
+and explicit feature maps of sets (random Fourier features of their points,
+RDF, DRDF, EMK). The two-sample tests, on sets and every other kind of
+object, are in ``kernelmaps._composite``."""
 
 from ._divergence import (  # noqa: F401 (_renyi_divergence_both: private)
     _renyi_divergence_both,
@@ -15,19 +16,16 @@ from ._random_features import (
     RandomDistributionFeatures,
     RandomFourierFeatures,
 )
-from ._two_sample import MMDTestResult, mmd_test
 
 __all__ = [
     "DoublyRandomDistributionFeatures",
     "EMKFeatures",
-    "MMDTestResult",
     "RandomDistributionFeatures",
     "RandomFourierFeatures",
     "divergence_kernel",
     "median_heuristic",
     "mmd",
     "mmd_kernel",
-    "mmd_test",
     "renyi_divergence",
     "sum_match_kernel",
 ]

@@ -19,7 +19,7 @@ from .._validation import (
     fill_docs,
     pair_names,
 )
-from .._warnings import warn_degenerate
+from .._warnings import degenerate, degenerate_message, warn_degenerate
 
 __all__ = ["median_heuristic", "mmd", "mmd_kernel", "sum_match_kernel"]
 
@@ -387,42 +387,6 @@ def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False):
                 kind, params["kernel"], params["gamma"],
                 "points of different sets"))
     return K
-
-
-def degenerate(K, symmetric, pairs=None):
-    """How a point kernel with values in [0, 1] is degenerate on the data,
-    from `K`, its means over pairs of points (or its sums over `pairs`
-    pairs, an array shaped as `K`): "zero" where it is 0 between all points
-    of different sets (the off-diagonal entries are 0 where `symmetric`,
-    else every entry), "one" where it is 1 between all points (every entry
-    is 1), else None. One entry tells most calls apart; the whole matrix
-    is read only where that entry is degenerate."""
-    n = K.shape[0]
-    if symmetric and n < 2:
-        return None
-    corner = (0, 1) if symmetric else (0, 0)
-    if K[corner] == 0 and (np.count_nonzero(K) == n if symmetric
-                           else not K.any()):
-        return "zero"
-    # K of a kernel that is 1 everywhere (a view)
-    ones = np.broadcast_to(1.0 if pairs is None else pairs, K.shape)
-    if K[corner] == ones[corner] and np.array_equal(K, ones):
-        return "one"
-    return None
-
-
-def degenerate_message(kind, kernel, gamma, between="points"):
-    """What a `DegenerateWarning` of a point kernel says (`kind` from
-    `degenerate`)."""
-    if kind == "zero":
-        return (f"the {kernel} kernel with gamma={gamma:.3g} is 0 between all "
-                f"{between}: gamma is far too large for the distances between "
-                f"them, and the kernel matrix carries no information (use a "
-                f"smaller gamma; gamma=None is the median heuristic)")
-    return (f"the {kernel} kernel with gamma={gamma:.3g} is 1 between all "
-            f"points: gamma is far too small for the distances between them, "
-            f"and the kernel matrix, constant, carries no information (use a "
-            f"larger gamma; gamma=None is the median heuristic)")
 
 
 def _self_kernel_sums(X, params, n_threads):

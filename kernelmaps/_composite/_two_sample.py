@@ -50,8 +50,7 @@ from .._validation import (
     check_scalar,
     check_size,
 )
-from .._warnings import warn_degenerate
-from ._mean_map import degenerate, degenerate_message
+from .._warnings import degenerate, degenerate_message, warn_degenerate
 
 __all__ = ["MMDTestResult", "mmd_test"]
 
@@ -889,7 +888,7 @@ def _linear(X, Y, kernel, gamma, feature_map, alpha, generator, n_threads,
             progress):
     """Hotelling's T^2 of the mean feature difference with the pooled
     covariance, and its F null distribution."""
-    from ._random_features import RandomFourierFeatures
+    from ..sets import RandomFourierFeatures
 
     if feature_map is None or not isinstance(feature_map, FeatureMap):
         width = (_N_FEATURES if feature_map is None else
