@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import two_sample_study as study
 
 import kernelmaps as km
-from kernelmaps._composite import _two_sample
+from kernelmaps._composite import _families
 
 
 def main(argv=None):
@@ -42,7 +42,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=99)
     args = parser.parse_args(argv)
     # the collection's size is a private constant: set here for the study
-    _two_sample._N_BANDWIDTHS = args.per_kernel
+    _families.N_BANDWIDTHS = args.per_kernel
     reference = None
     if args.mmdagg:
         spec = importlib.util.spec_from_file_location("mmdagg_np", args.mmdagg)

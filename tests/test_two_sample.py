@@ -14,6 +14,7 @@ import scipy.stats
 from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
+from kernelmaps._composite import _families as fam
 from kernelmaps._composite import _two_sample as ts
 
 
@@ -189,14 +190,14 @@ def test_default_gamma_does_not_depend_on_the_labels():
     Z = rng.normal(size=(2500, 3))
     order = rng.permutation(len(Z))
     for kernel in ("rbf", "laplacian"):
-        assert (ts._check_gamma(None, Z, kernel)
-                == ts._check_gamma(None, Z[order], kernel))
-        assert_array_equal(ts._bandwidth_gammas(Z, kernel, 10),
-                           ts._bandwidth_gammas(Z[order], kernel, 10))
+        assert (fam.point_gamma(None, Z, kernel)
+                == fam.point_gamma(None, Z[order], kernel))
+        assert_array_equal(fam.point_grid(Z, kernel, 10),
+                           fam.point_grid(Z[order], kernel, 10))
     # small samples: the median heuristic over every pair
     small = Z[:40]
     sq = ((small[:, None] - small[None]) ** 2).sum(-1)[np.triu_indices(40, 1)]
-    assert ts._check_gamma(None, small, "rbf") == pytest.approx(
+    assert fam.point_gamma(None, small, "rbf") == pytest.approx(
         1 / np.median(sq), rel=1e-14)
 
 
@@ -452,20 +453,27 @@ def test_a_test_that_can_never_reject_is_said(method, n_resamples, alpha, warns)
     assert not res.reject and res.pvalue > alpha
 
 
-def test_collections_of_sets_are_told_how_to_pool():
+def test_collections_of_sets_and_point_kernels():
     rng = np.random.default_rng(11)
     A = [rng.normal(size=(n, 2)) for n in (5, 6, 7)]
     B = [rng.normal(size=(n, 2)) for n in (4, 8)]
+    # a point kernel given for sets: told to use a kernel between sets
     for X, Y, name in ((A, B, "X"), (A[0], B, "Y"), (km.Bags.from_list(A), B[0],
                                                         "X"),
                        (np.stack([A[0][:4], B[0]]), B[1], "X")):
-        with pytest.raises(TypeError, match=rf"mmd_test compares two samples of "
-                           rf"points.*{name} is a collection of \d sets.*"
-                           rf"np.concatenate"):
-            km.mmd_test(X, Y)
-    # their points pooled: a test
+        with pytest.raises(TypeError, match=rf"{name} is a collection of \d "
+                           rf"sets, and the kernel is a kernel between points"
+                           rf".*kernel='mean_map'"):
+            km.mmd_test(X, Y, kernel="rbf")
+    # sets against points: the kernel between sets refuses Y
+    with pytest.raises((TypeError, ValueError), match="Y"):
+        km.mmd_test(A, B[0])
+    # by default, collections of sets are compared by the mean map kernel
+    res = km.mmd_test(A, B, n_resamples=19, rng=0)
+    assert res.kernel == "mean_map" and 0 < res.pvalue <= 1
+    # and their points pooled: a test of points
     res = km.mmd_test(np.concatenate(A), np.concatenate(B), rng=0)
-    assert 0 < res.pvalue <= 1
+    assert 0 < res.pvalue <= 1 and res.kernel == "rbf"
 
 
 def test_the_wild_bootstrap_statistic_leaves_out_the_paired_terms():

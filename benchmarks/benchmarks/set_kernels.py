@@ -85,7 +85,7 @@ from kernelmaps import (
     mmd_kernel,
     sum_match_kernel,
 )
-from kernelmaps._composite._two_sample import _pooled_kernel
+from kernelmaps._composite._families import pooled_point_kernel
 
 from .common import BlasThreads, RunOnce, make_sets, stored_times
 from .peers import blocked_sum_match_kernel, pairwise_sum_match_kernel
@@ -251,7 +251,7 @@ class DescriptorsOther(RunOnce, BlasThreads):
     kernel ``K(X, Y)`` (the first 10 sets against the other 20),
     `mmd_kernel`, `NystroemMap.transform` of all sets against 10 landmark
     sets, and the pooled matrix of `mmd_test` (the kernel between the 4500
-    points, ``_pooled_kernel``), each beside its GEMM-only reference (the
+    points, ``pooled_point_kernel``), each beside its GEMM-only reference (the
     products of the same blocks, NumPy's OpenBLAS)."""
 
     number = 1
@@ -287,7 +287,7 @@ class DescriptorsOther(RunOnce, BlasThreads):
                                  products_only=True)
 
     def time_pooled_matrix(self, dtype, workers):
-        _pooled_kernel(self.points, "rbf", self.gamma, np.float64, workers, False)
+        pooled_point_kernel(self.points, "rbf", self.gamma, workers)
 
     def time_pooled_gemm_only(self, dtype, workers):
         blocked_sum_match_kernel(self.pooled, self.gamma, products_only=True)

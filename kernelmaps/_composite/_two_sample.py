@@ -33,13 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.stats
 
-from .._bags import Bags
 from .._dask import is_dask_array
 from .._engine import lapack
-from .._engine.pair_sums import pair_sums
 from .._engine.progress import progress_bar
 from .._frozen import FeatureMap
-from .._gamma import point_median_gamma, scaled_distances, unscaled_gammas
 from .._parallel import check_progress, resolve_workers
 from .._validation import (
     check_bool,
@@ -51,17 +48,30 @@ from .._validation import (
     check_size,
 )
 from .._warnings import degenerate, degenerate_message, warn_degenerate
+from ._families import (
+    BANDWIDTH_SAMPLE,
+    POINT_KERNELS,
+    check_precomputed,
+    families,
+    labels_order,
+    object_kind,
+    point_family,
+    point_gamma,
+    pooled,
+    pooled_point_kernel,
+    precomputed_families,
+    scale_report,
+    value_sample,
+)
+from ._kernels import KERNELS, Callable, count
 
 __all__ = ["MMDTestResult", "mmd_test"]
 
 _METHODS = ("permutation", "wild_bootstrap", "aggregated", "linear")
-_KERNELS = ("rbf", "laplacian")
 # Resamples per matrix product: K0 @ S is (N, _BLOCK).
 _BLOCK = 256
 # Bytes of resampling draws the aggregated test keeps for all its kernels.
 _DRAWS_KEPT = 1 << 28
-# Points from which the default bandwidths are computed.
-_BANDWIDTH_SAMPLE = 1000
 # Flops of a block's matrix product (about 0.3 ms) from which the blocks
 # run on several threads.
 _THREADED_FLOPS = 2e7
@@ -77,11 +87,13 @@ _LINEAR_ROWS = 1 << 15
 # d^2 < 1.1e-16) gives k^c with an error of at most c * 1.1e-16.
 _LOG_KERNEL_REACH = 1e4
 # Defaults: resamples of the single-kernel tests, and (B1, B2) of MMDAgg;
-# bandwidths per kernel of MMDAgg; features of the linear test.
+# features of the linear test.
 _N_RESAMPLES = 999
 _N_RESAMPLES_AGG = (2000, 2000)
-_N_BANDWIDTHS = 10
 _N_FEATURES = 10
+# kernel_params that name the scale the test's gamma gives, by kernel.
+_SCALE_PARAMS = {"mean_map": "gamma", "expected": "gamma", "mmd": "gamma2",
+                 "exp_chi2": "beta", "renyi": "gamma"}
 
 
 @dataclass(repr=False)
@@ -173,7 +185,8 @@ def _short(value):
 
 def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
              n_resamples=None, alpha=0.05, unbiased=True, feature_map=None,
-             dtype=np.float64, rng=None, workers=None, progress=False):
+             kernel_params=None, dtype=np.float64, rng=None, workers=None,
+             progress=False):
     r"""Kernel two-sample test: were the points `X` and `Y` drawn from the
     same distribution?
 
@@ -330,7 +343,6 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     (True, (20,))
     """
     method = check_choice(method, "method", _METHODS)
-    X, Y = _check_samples(X, Y, lazy=method == "linear")
     alpha = check_scalar(alpha, "alpha", low=0.0, low_inclusive=False)
     if not alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
@@ -339,49 +351,87 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     generator = check_rng(rng)
     n_threads = resolve_workers(workers)
     progress = check_progress(progress)
-    kernels = _check_kernels(kernel, method)
+    aggregated = method == "aggregated"
+    kernels, kind = _check_kernels(kernel, method, X)
+    params = _check_kernel_params(kernel_params, kernels, kind)
     if method == "linear":
         if n_resamples is not None:
             raise ValueError("n_resamples is not used by the linear test; "
                              "leave it None")
+        if kind != "points":
+            return _linear_objects(X, Y, feature_map, alpha, n_threads)
+        X, Y = _check_samples(X, Y, lazy=True)
         return _linear(X, Y, kernels[0], gamma, feature_map, alpha,
                        generator, n_threads, progress)
     if feature_map is not None:
         raise ValueError("feature_map is used by method='linear' only")
-    if method == "wild_bootstrap" and len(X) != len(Y):
+    if kind == "points":
+        X, Y = _check_samples(X, Y, lazy=False)
+        Z, n = np.concatenate([X, Y]), len(X)
+        N = len(Z)
+        fams = [point_family(Z, k, gamma, aggregated, n_threads, None)
+                for k in kernels]
+        if aggregated:
+            for f in fams:
+                f.fast = functools.partial(_point_matrices, Z, f.name, f.gammas,
+                                           n_threads=n_threads)
+    elif kind == "precomputed":
+        if gamma is not None:
+            raise ValueError("gamma is not used with kernel='precomputed' (the "
+                             "matrix is given); leave it None")
+        K = check_precomputed(X)
+        if len(K) > 1 and not aggregated:
+            raise ValueError(f"X holds {len(K)} kernel matrices: only "
+                             f"method='aggregated' takes several")
+        N = K.shape[1]
+        order, n = labels_order(Y, N)
+        fams = precomputed_families(K[:, order][:, :, order])
+    else:
+        spec = Callable(kernels[0]) if kind == "any" else KERNELS[kernels[0]]
+        X, Y = spec.check(X, "X"), spec.check(Y, "Y")
+        for A, name in ((X, "X"), (Y, "Y")):
+            if count(A) < 2:
+                raise ValueError(f"{name} must hold at least 2 objects, got "
+                                 f"{count(A)}")
+        if kind != "any" and (gamma is not None and spec.name in
+                              ("chi2", "intersection", "hellinger", "js")):
+            raise ValueError(f"the {spec.name!r} kernel has no scale: leave "
+                             f"gamma None")
+        n, N = count(X), count(X) + count(Y)
+        check_size(pooled_rows=N, pooled_columns=N)
+        Z = pooled(kind, X, Y)
+        fams = families(kernels, Z, gamma, params, aggregated, n_threads)
+    if method == "wild_bootstrap" and 2 * n != N:
         raise ValueError(
             f"method='wild_bootstrap' needs samples of equal size, got "
-            f"{len(X)} and {len(Y)} points; use method='permutation'"
+            f"{n} and {N - n} objects; use method='permutation'"
         )
-    Z = np.concatenate([X, Y])
-    n = len(X)
-    if method == "aggregated":
-        B1, B2 = _check_resamples(n_resamples, pair=True,
-                                  n_kernels=_N_BANDWIDTHS * len(kernels))
+    if aggregated:
+        L = sum(len(f.gammas) for f in fams)
+        B1, B2 = _check_resamples(n_resamples, pair=True, n_kernels=L)
         _warn_never_rejects(B2, alpha, "the second of n_resamples (B2)")
-        return _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype,
-                           generator, n_threads, progress)
+        return _aggregated(fams, n, N, B1, B2, alpha, dtype, generator,
+                           n_threads, progress)
     B = _check_resamples(n_resamples, pair=False)
     _warn_never_rejects(B, alpha, "n_resamples")
-    gamma = _check_gamma(gamma, Z, kernels[0])
-    K = _pooled_kernel(Z, kernels[0], gamma, dtype, n_threads, progress)
-    kind = degenerate(K, symmetric=True)
-    if kind is not None:
-        warn_degenerate(degenerate_message(kind, kernels[0], gamma,
-                                           "distinct points of X and Y"))
-    if method == "wild_bootstrap":
-        resample = _wild_statistics(_h_matrix(K, n, dtype))
-    else:
-        resample = _permutation_statistics(K, n, unbiased)
-    del K
+    family = fams[0]
+    wild = method == "wild_bootstrap"
+    g, M, kind_ = next(family.matrices(n, wild, dtype))
+    g = scale_report(family, g)
+    if kind_ is not None:
+        warn_degenerate(degenerate_message(kind_, family.name, g,
+                                           family.between))
+    resample = (_wild_statistics(M) if wild
+                else _permutation_statistics(M, n, unbiased))
+    del M
     seeds = _block_seeds(generator, B + 1)
     with progress_bar(progress, len(seeds), "mmd_test") as bar:
-        stats = _resampled(resample, _drawer(seeds, n, len(Z), method, dtype),
+        stats = _resampled(resample, _drawer(seeds, n, N, method, dtype),
                            len(seeds), bar, n_threads)
     observed, null = stats[0], stats[1:]
     pvalue = _pvalue(observed, null)
     return MMDTestResult(float(observed), pvalue, null, pvalue <= alpha,
-                         alpha, method, kernels[0], gamma)
+                         alpha, method, family.name, g)
 
 
 def _check_samples(X, Y, lazy):
@@ -415,37 +465,83 @@ def _check_samples(X, Y, lazy):
 
 def _refuse_sets(A, name):
     """A TypeError that says how to test sets, where `A` is a collection of
-    sets (a Bags, a 3-D array or a sequence of 2-D arrays) instead of a
-    sample of points."""
-    if isinstance(A, np.ndarray):
-        if A.ndim != 3:
-            return
-    elif not isinstance(A, Bags) and not (
-            isinstance(A, (list, tuple)) and len(A) > 0 and np.ndim(A[0]) == 2):
+    sets (a Bags, a 3-D array or a sequence of 2-D arrays) given to a point
+    kernel."""
+    if object_kind(A) != "sets":
         return
-    n_sets = len(A)
     raise TypeError(
-        f"mmd_test compares two samples of points, X (n, d) and Y (m, d); "
-        f"{name} is a collection of {n_sets} sets. To test whether two sets "
-        f"come from the same distribution, pass them (mmd_test(X[i], Y[j])); "
-        f"to pool the points of all the sets of a collection, pass "
-        f"np.concatenate(list(X)) (of a Bags: X.points)"
+        f"{name} is a collection of {len(A)} sets, and the kernel is a kernel "
+        f"between points. To test whether two collections of sets come from "
+        f"the same population, use a kernel between sets (kernel='mean_map', "
+        f"'mmd' or 'renyi'; None means 'mean_map'); to test whether two sets "
+        f"come from the same distribution, pass them (mmd_test(X[i], Y[j]))"
     )
 
 
-def _check_kernels(kernel, method):
+# The kind of objects each kernel takes.
+_KINDS = {**{k: "points" for k in POINT_KERNELS},
+          **{name: spec.kind for name, spec in KERNELS.items()}}
+
+
+def _check_kernels(kernel, method, X):
+    """The kernels as a tuple of names (or one callable) and the kind of
+    objects they take: "points", "sets", "rows", "gaussians",
+    "precomputed" or "any" (a callable). None means "rbf" (the aggregated
+    test: "laplacian" and "rbf"), or "mean_map" where X is a collection of
+    sets."""
     if kernel is None:
-        return ("laplacian", "rbf") if method == "aggregated" else ("rbf",)
-    if isinstance(kernel, str) or method != "aggregated":
-        return (check_choice(kernel, "kernel", _KERNELS),)
-    if not isinstance(kernel, (list, tuple, np.ndarray)):
-        raise TypeError(f"kernel must be one of {_KERNELS} or a list of "
-                        f"them, got {kernel!r}")
-    kernels = tuple(check_choice(k, "kernel", _KERNELS) for k in kernel)
+        if object_kind(X) == "sets":
+            return ("mean_map",), "sets"
+        return (("laplacian", "rbf") if method == "aggregated" else ("rbf",),
+                "points")
+    if callable(kernel):
+        return (kernel,), "any"
+    names = (*_KINDS, "precomputed")
+    if isinstance(kernel, str):
+        name = check_choice(kernel, "kernel", names)
+        return (name,), _KINDS.get(name, "precomputed")
+    if method != "aggregated" or not isinstance(kernel, (list, tuple,
+                                                         np.ndarray)):
+        raise TypeError(f"kernel must be one of {names} or a callable (a list "
+                        f"of names for method='aggregated'), got {kernel!r}")
+    kernels = tuple(check_choice(k, "kernel", tuple(_KINDS)) for k in kernel)
     if not kernels or len(set(kernels)) != len(kernels):
-        raise ValueError(f"kernel must list distinct kernels among "
-                         f"{_KERNELS}, got {kernel!r}")
-    return kernels
+        raise ValueError(f"kernel must list distinct kernels, got {kernel!r}")
+    kinds = {_KINDS[k] for k in kernels}
+    if len(kinds) > 1:
+        raise ValueError(f"kernel must list kernels of one kind of object, got "
+                         f"{kernel!r} (kernels of {sorted(kinds)})")
+    return kernels, kinds.pop()
+
+
+def _check_kernel_params(params, kernels, kind):
+    """`kernel_params` as a dict of the kernels' other keyword arguments
+    (the scale is `gamma`; a callable takes any)."""
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise TypeError(f"kernel_params must be a dict, got "
+                        f"{type(params).__name__}")
+    if kind == "any":
+        return dict(params)
+    if kind in ("points", "precomputed"):
+        if params:
+            raise ValueError(f"kernel_params is not used by the {kernels[0]!r} "
+                             f"kernel; leave it None")
+        return {}
+    for name in kernels:
+        allowed = set(KERNELS[name].params) - {"scale"}
+        scale = _SCALE_PARAMS.get(name)
+        for key in params:
+            if key == scale and not (name == "mmd" and key == "gamma"):
+                raise ValueError(f"kernel_params has {key!r}, the {name!r} "
+                                 f"kernel's scale: give it as gamma")
+            if key not in allowed:
+                raise ValueError(
+                    f"kernel_params has {key!r}, which the {name!r} kernel "
+                    f"does not take (it takes: "
+                    f"{', '.join(sorted(allowed - {scale})) or 'none'})")
+    return dict(params)
 
 
 def _check_resamples(n_resamples, pair, n_kernels=1):
@@ -484,87 +580,6 @@ def _warn_never_rejects(B, alpha, name):
             f"({B} + 1) = {smallest:.3g}, above alpha={alpha:g}, so the "
             f"test can never reject; {advice}"
         )
-
-
-def _check_gamma(gamma, Z, kernel):
-    """`gamma` checked, or the median heuristic on the `_value_sample` of
-    the pooled points."""
-    if gamma is not None:
-        return check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
-    return point_median_gamma(_value_sample(Z, _BANDWIDTH_SAMPLE),
-                              kernel=kernel, sample=None, name="X and Y",
-                              degenerate="fallback")
-
-
-def _value_sample(Z, size):
-    """At most `size` of the points of Z chosen by their values only: those
-    at evenly spaced ranks along a fixed random direction. The same points
-    for every order of the pooled sample, so that the kernel the test
-    chooses does not depend on which points were in which sample (the
-    test's exactness requires it)."""
-    if len(Z) <= size:
-        return Z
-    direction = np.random.default_rng(0).normal(size=Z.shape[1])
-    top = np.abs(Z).max()
-    scaled = Z / top if top > 0 else Z  # no overflow in the projection
-    order = np.argsort(scaled @ direction, kind="stable")
-    return Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]]
-
-
-def _bandwidth_gammas(Z, kernel, count):
-    """MMDAgg's collection for `kernel`: `count` bandwidths spaced
-    geometrically from half the 5 % quantile of the (positive) distances
-    between the `_value_sample` points to twice the largest, as gammas
-    (1 / bandwidth^2 for "rbf", with ``exp(-|x-y|^2 / bandwidth^2)``;
-    1 / bandwidth for "laplacian"), ascending. Found at the scale of
-    `scaled_distances` (no overflow), then scaled back."""
-    distances, exponent = scaled_distances(
-        _value_sample(Z, _BANDWIDTH_SAMPLE), kernel)
-    if kernel == "rbf":
-        distances = np.sqrt(distances)
-    distances = distances[distances > 0]
-    if distances.size == 0:  # every point the same: any kernel is constant
-        return np.ones(count)
-    low = np.quantile(distances, 0.05) / 2
-    high = distances.max() * 2
-    bandwidths = (np.geomspace(high, low, count) if high > low
-                  else np.full(count, high))
-    power = 2 if kernel == "rbf" else 1
-    return unscaled_gammas(bandwidths**-power, kernel, exponent,
-                           f"{kernel} bandwidth of X and Y", "X and Y")
-
-
-def _check_gammas(gamma, Z, kernel):
-    if gamma is None:
-        return _bandwidth_gammas(Z, kernel, _N_BANDWIDTHS)
-    if isinstance(gamma, (list, tuple, np.ndarray)):
-        values = np.asarray(gamma, dtype=object).ravel()
-        if values.size == 0:
-            raise ValueError("gamma must hold at least one value")
-    else:
-        values = [gamma]
-    return np.sort([check_scalar(g, "gamma", low=0.0, low_inclusive=False)
-                    for g in values])
-
-
-def _pooled_kernel(Z, kernel, gamma, dtype, n_threads, progress):
-    """k(z_i, z_j) of all pooled points (the exact engine, on one-point
-    sets), float64, or `dtype`."""
-    check_size(pooled_rows=len(Z), pooled_columns=len(Z))
-    bags = Bags(Z, np.arange(len(Z) + 1))
-    K = pair_sums(bags, kernel=kernel, gamma=gamma, n_threads=n_threads,
-                  progress=progress, desc="pooled kernel")
-    return K if dtype == np.float64 else K.astype(dtype)
-
-
-def _h_matrix(K, n, dtype):
-    """``H = Kxx + Kyy - Kxy - Kyx`` with a zero diagonal, from the pooled
-    matrix of 2n points."""
-    H = np.add(K[:n, :n], K[n:, n:], dtype=dtype)
-    H -= K[:n, n:]
-    H -= K[n:, :n]
-    np.fill_diagonal(H, 0.0)
-    return H
 
 
 def _block_seeds(generator, total):
@@ -724,15 +739,13 @@ def _pvalue(observed, null):
     return float((1.0 + np.count_nonzero(null >= observed)) / (1.0 + null.size))
 
 
-def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
-                n_threads, progress):
+def _aggregated(fams, n, N, B1, B2, alpha, dtype, generator, n_threads,
+                progress):
     """MMDAgg with uniform weights: the statistics of every kernel on the
     same B1 + B2 resamples (and the observed sample), then the level
     correction."""
-    N = len(Z)
     wild = 2 * n == N
     method = "wild_bootstrap" if wild else "permutation"
-    families = [(k, _check_gammas(gamma, Z, k)) for k in kernels]
     seeds = _block_seeds(generator, 1 + B1 + B2)
     rows = n if wild else N
     # The same resamples for every kernel: drawn once (1 byte an entry) and
@@ -746,24 +759,24 @@ def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
         def draw(i):
             return kept[i].astype(dtype)
 
-    L = sum(len(g) for _, g in families)
+    L = sum(len(f.gammas) for f in fams)
     stats = np.empty((L, 1 + B1 + B2))
     names, gammas, degenerates = [], [], []
     with progress_bar(progress, L * len(seeds), "mmd_test") as bar:
         row = 0
-        for kernel, family in families:
+        for family in fams:
             # (one bar: none for the kernel matrices)
-            for g, K, kind in _family_matrices(Z, n, kernel, family, wild, dtype,
-                                               n_threads):
+            for g, K, kind in family.matrices(n, wild, dtype):
+                g = scale_report(family, g)
                 if kind is not None:
                     degenerates.append(degenerate_message(
-                        kind, kernel, g, "distinct points of X and Y"))
+                        kind, family.name, g, family.between))
                 resample = (_wild_statistics(K) if wild
                             else _permutation_statistics(K, n, True))
                 stats[row] = _resampled(resample, draw, len(seeds), bar,
                                         n_threads)
                 del K, resample
-                names.append(kernel)
+                names.append(family.name)
                 gammas.append(g)
                 row += 1
     if degenerates:
@@ -773,12 +786,13 @@ def _aggregated(Z, n, kernels, gamma, B1, B2, alpha, dtype, generator,
     observed = stats[:, 0]
     M1, M2 = stats[:, 1:1 + B1], stats[:, 1 + B1:]
     pvalues, pvalue, thresholds = _level_correction(observed, M1, M2, alpha)
+    gammas = np.array(gammas, dtype=object if None in gammas else np.float64)
     return MMDTestResult(observed, pvalue, M1, pvalue <= alpha, alpha,
-                         "aggregated", np.array(names), np.array(gammas),
+                         "aggregated", np.array(names), gammas,
                          pvalues=pvalues, thresholds=thresholds)
 
 
-def _family_matrices(Z, n, kernel, gammas, wild, dtype, n_threads):
+def _point_matrices(Z, kernel, gammas, n, wild, dtype, *, n_threads):
     """(gamma, matrix, how the kernel is degenerate: see `degenerate`) for
     each gamma of a kernel family: H (n x n) for the wild bootstrap, else
     the pooled matrix. For the wild bootstrap the pooled matrix at the
@@ -789,8 +803,8 @@ def _family_matrices(Z, n, kernel, gammas, wild, dtype, n_threads):
     pooled matrix in memory at a time)."""
     if not wild:
         for g in gammas:
-            K = _pooled_kernel(Z, kernel, g, dtype, n_threads, False)
-            yield g, K, degenerate(K, symmetric=True)
+            K = pooled_point_kernel(Z, kernel, g, n_threads)
+            yield g, K.astype(dtype, copy=False), degenerate(K, symmetric=True)
         return
     H = np.empty((n, n), dtype=dtype)
     blocks = _row_blocks(n)
@@ -820,7 +834,7 @@ def _log_kernel(Z, kernel, gamma, n_threads):
     its largest off-diagonal entry and its smallest entry: the kernel at c
     gamma (c >= 1) is 0 between all distinct points where ``exp(c *
     largest)`` is 0, and 1 everywhere where ``exp(c * smallest)`` is 1."""
-    logK = _pooled_kernel(Z, kernel, gamma, np.float64, n_threads, False)
+    logK = pooled_point_kernel(Z, kernel, gamma, n_threads)
     with np.errstate(divide="ignore"):  # log(0) = -inf: exp(-inf) = 0
         np.log(logK, out=logK)
     np.fill_diagonal(logK, -np.inf)
@@ -895,7 +909,7 @@ def _linear(X, Y, kernel, gamma, feature_map, alpha, generator, n_threads,
                  check_scalar(feature_map, "feature_map", kind="int", low=1))
         if gamma is None:
             sample = _value_sample_lazy(X, Y)
-            gamma = _check_gamma(None, sample, kernel)
+            gamma = point_gamma(None, sample, kernel)
         fmap = RandomFourierFeatures(width, kernel=kernel, gamma=gamma,
                                      rng=generator)
         fmap.fit(_first_rows(X))
@@ -914,7 +928,7 @@ def _linear(X, Y, kernel, gamma, feature_map, alpha, generator, n_threads,
     # the features' mean is far from 0 next to their spread).
     shift = np.asarray(fmap.transform(_first_rows(X)),
                        dtype=np.float64).mean(axis=0)
-    sums, grams, counts = [], [], []
+    moments = []
     for A, data in ((X, "X"), (Y, "Y")):
         try:
             s, G = _feature_moments(fmap, A, shift, n_threads, progress)
@@ -923,10 +937,51 @@ def _linear(X, Y, kernel, gamma, feature_map, alpha, generator, n_threads,
             if data == "Y" and message.startswith("X "):
                 message = "Y " + message[2:]
             raise ValueError(message) from None
-        sums.append(s)
-        grams.append(G)
-        counts.append(A.shape[0])
-    n, m = counts
+        moments.append((s, G, A.shape[0]))
+    return _hotelling(*moments, alpha, name, gamma)
+
+
+def _linear_objects(X, Y, feature_map, alpha, n_threads):
+    """The linear test of two collections of objects (sets, histograms,
+    ...) through `feature_map`, a map of this package that takes them
+    (fitted here, as a copy, on the pooled objects where it is not)."""
+    if not isinstance(feature_map, FeatureMap):
+        raise TypeError(
+            "method='linear' on objects other than points needs feature_map, "
+            "a feature map of this package that takes them (e.g. "
+            "RandomDistributionFeatures for sets, Chi2DirectMap for "
+            "histograms)")
+    fmap = feature_map
+    if not fmap.is_fitted:
+        import copy
+
+        fmap = copy.deepcopy(fmap)
+        fmap.fit(pooled("any", X, Y))
+    moments, shift = [], None
+    for A, data in ((X, "X"), (Y, "Y")):
+        try:
+            F = np.asarray(fmap.transform(A, workers=n_threads), dtype=np.float64)
+        except ValueError as err:  # the map names its input X
+            message = str(err)
+            if data == "Y" and message.startswith("X "):
+                message = "Y " + message[2:]
+            raise ValueError(message) from None
+        if len(F) < 2:
+            raise ValueError(f"{data} must hold at least 2 objects, got "
+                             f"{len(F)}")
+        shift = F[:2].mean(axis=0) if shift is None else shift
+        F -= shift
+        moments.append((F.sum(axis=0), F.T @ F, len(F)))
+    return _hotelling(*moments, alpha, type(fmap).__name__,
+                      getattr(fmap, "gamma", None))
+
+
+def _hotelling(moments_x, moments_y, alpha, name, gamma):
+    """Hotelling's T^2 of the mean feature difference from each sample's
+    (sum, Gram matrix, count) of its (shifted) features, and its F null
+    distribution."""
+    (sx, Gx, n), (sy, Gy, m) = moments_x, moments_y
+    sums, grams = (sx, sy), (Gx, Gy)
     N = n + m
     mean_x, mean_y = sums[0] / n, sums[1] / m
     # pooled covariance: the scatter of each sample about its own mean (its
@@ -963,12 +1018,12 @@ def _first_rows(A):
 
 def _value_sample_lazy(X, Y):
     """The pooled points the default gamma is computed from: every point of
-    small samples; of large or lazy ones, the `_value_sample` of the first
+    small samples; of large or lazy ones, the `value_sample` of the first
     few thousand points of each."""
-    head = 4 * _BANDWIDTH_SAMPLE
-    return _value_sample(np.concatenate([_as_numpy(X[:head]),
-                                         _as_numpy(Y[:head])]),
-                         _BANDWIDTH_SAMPLE)
+    head = 4 * BANDWIDTH_SAMPLE
+    return value_sample(np.concatenate([_as_numpy(X[:head]),
+                                        _as_numpy(Y[:head])]),
+                        BANDWIDTH_SAMPLE)
 
 
 def _feature_moments(fmap, A, shift, n_threads, progress):

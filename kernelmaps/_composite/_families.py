@@ -1,0 +1,458 @@
+"""The kernels a two-sample test resamples (`mmd_test`): for each kernel,
+its scale values and the kernel matrix of the pooled sample at each.
+
+A `Family` is one kernel on the pooled objects (the n objects of X, then
+the m of Y) with the values of its scale the test uses: one for a single
+test, a grid for the aggregated one, ``[None]`` for a kernel without a
+scale. What the scale is, per kernel:
+
+==============================  ===========  ==================================
+kernel                          objects      scale (``gamma`` of `mmd_test`)
+==============================  ===========  ==================================
+"rbf", "laplacian"              points       the point kernel's gamma
+"mean_map", "expected"          sets,        the point kernel's gamma
+                                Gaussians
+"mmd"                           sets         gamma2 of `mmd_kernel`
+"exp_chi2"                      histograms   beta of `exp_chi2_kernel`
+"renyi"                         sets         gamma of `divergence_kernel`
+"chi2", "intersection",         histograms   none
+"hellinger", "js"
+"precomputed", a callable       any          none
+==============================  ===========  ==================================
+
+Every default depends on the values of the pooled objects only, never on
+which sample an object is in, so that the test stays exact: a point
+kernel's gamma is the median heuristic on a sample of the pooled points
+chosen by their values (`value_sample`); the scale of a kernel ``exp(-gamma
+S)`` of a distance S between objects (MMD^2, chi2) is ``1 / median`` of S
+over the pairs of pooled objects, and the divergence kernel's is its own
+median rule (`divergence_kernel`). The aggregated test's grid is MMDAgg's
+rule applied to the kernel's distance: 10 bandwidths spaced geometrically
+from half the 5 % quantile of the (positive) distances to twice the
+largest (Schrab et al., 2023).
+
+For the kernels of a distance (mmd, exp_chi2, renyi) the distances are
+computed once and every scale of the grid is one exponential of them; each
+matrix is the one the unit's public function gives for the same
+parameters, bit for bit, so that a kernel given by name and the same
+matrix given as ``"precomputed"`` give the same test.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse
+
+from .._bags import Bags
+from .._engine.pair_sums import pair_sums
+from .._engine.scales import divergence_kernel_matrix
+from .._gamma import point_median_gamma, scaled_distances, unscaled_gammas
+from .._validation import check_scalar, check_size
+from .._warnings import degenerate
+from ..histograms import chi2_distance
+from ..sets import mmd, renyi_divergence
+from ._kernels import KERNELS, Callable
+
+__all__ = ["POINT_KERNELS", "Family", "families", "value_sample"]
+
+POINT_KERNELS = ("rbf", "laplacian")
+# Points from which the default bandwidths are computed.
+BANDWIDTH_SAMPLE = 1000
+# Scale values of each kernel in the aggregated test.
+N_BANDWIDTHS = 10
+
+
+@dataclass
+class Family:
+    """One kernel of the test.
+
+    `name` is the kernel as the result reports it; `gammas` its scale
+    values; ``matrix(gamma)`` the pooled kernel matrix (float64, N x N);
+    `between` what its degenerate warning names; `point` the point kernel
+    the warning names (None: `name`). `fast`, where set, is ``fast(n,
+    wild, dtype)``, a generator of `matrices` that shares work between the
+    scales; `report`, where set, gives the scale to report for a gamma of
+    None (found when the matrix was computed).
+    """
+
+    name: str
+    gammas: list
+    matrix: object
+    scaled: bool = True
+    between: str = "distinct points of X and Y"
+    point: str = None
+    fast: object = field(default=None, repr=False)
+    report: object = field(default=None, repr=False)
+
+    def matrices(self, n, wild, dtype):
+        """(gamma, M, how the kernel is degenerate) for each scale: M is
+        H (n x n, see `h_matrix`) for the wild bootstrap, else the pooled
+        matrix in `dtype`; the kind is None unless the kernel has a scale
+        and is 0 between all distinct objects or 1 between all."""
+        if self.fast is not None:
+            yield from self.fast(n, wild, dtype)
+            return
+        for g in self.gammas:
+            # C order, as every matrix of the engine: a product's rounding
+            # depends on the layout, and the same matrix given otherwise
+            # ("precomputed") must give the same test
+            K = np.ascontiguousarray(self.matrix(g), dtype=np.float64)
+            kind = degenerate(K, symmetric=True) if self.scaled else None
+            yield g, (h_matrix(K, n, dtype) if wild else
+                      K.astype(dtype, copy=False)), kind
+
+
+def h_matrix(K, n, dtype):
+    """``H = Kxx + Kyy - Kxy - Kyx`` with a zero diagonal, from the pooled
+    matrix of 2n points."""
+    H = np.add(K[:n, :n], K[n:, n:], dtype=dtype)
+    H -= K[:n, n:]
+    H -= K[n:, :n]
+    np.fill_diagonal(H, 0.0)
+    return H
+
+
+def value_sample(Z, size):
+    """At most `size` of the points of Z chosen by their values only: those
+    at evenly spaced ranks along a fixed random direction. The same points
+    for every order of the pooled sample, so that the kernel the test
+    chooses does not depend on which points were in which sample (the
+    test's exactness requires it)."""
+    if len(Z) <= size:
+        return Z
+    direction = np.random.default_rng(0).normal(size=Z.shape[1])
+    top = np.abs(Z).max()
+    scaled = Z / top if top > 0 else Z  # no overflow in the projection
+    order = np.argsort(scaled @ direction, kind="stable")
+    return Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]]
+
+
+def point_gamma(gamma, Z, kernel):
+    """`gamma` checked, or the median heuristic on the `value_sample` of
+    the pooled points Z."""
+    if gamma is not None:
+        return check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    return point_median_gamma(value_sample(Z, BANDWIDTH_SAMPLE),
+                              kernel=kernel, sample=None, name="X and Y",
+                              degenerate="fallback")
+
+
+def point_grid(Z, kernel, count):
+    """MMDAgg's collection for the point kernel `kernel`: `count`
+    bandwidths spaced geometrically from half the 5 % quantile of the
+    (positive) distances between the `value_sample` points to twice the
+    largest, as gammas (1 / bandwidth^2 for "rbf", with ``exp(-|x-y|^2 /
+    bandwidth^2)``; 1 / bandwidth for "laplacian"), ascending. Found at the
+    scale of `scaled_distances` (no overflow), then scaled back."""
+    distances, exponent = scaled_distances(
+        value_sample(Z, BANDWIDTH_SAMPLE), kernel)
+    if kernel == "rbf":
+        distances = np.sqrt(distances)
+    bandwidths = _bandwidths(distances, count)
+    if bandwidths is None:  # every point the same: any kernel is constant
+        return np.ones(count)
+    power = 2 if kernel == "rbf" else 1
+    return unscaled_gammas(bandwidths**-power, kernel, exponent,
+                           f"{kernel} bandwidth of X and Y", "X and Y")
+
+
+def _bandwidths(distances, count):
+    """`count` bandwidths spaced geometrically from half the 5 % quantile
+    of the positive `distances` to twice the largest, descending (None if
+    none is positive)."""
+    distances = distances[distances > 0]
+    if distances.size == 0:
+        return None
+    low = np.quantile(distances, 0.05) / 2
+    high = distances.max() * 2
+    return np.geomspace(high, low, count) if high > low else np.full(count, high)
+
+
+def given_gammas(gamma, default, grid, aggregated):
+    """The scale values of a kernel: `gamma` checked (a 1-D sequence for
+    the aggregated test), else ``[default()]`` or, for the aggregated test,
+    ``grid()``."""
+    if gamma is None:
+        return list(grid()) if aggregated else [default()]
+    if aggregated and isinstance(gamma, (list, tuple, np.ndarray)):
+        values = np.asarray(gamma, dtype=object).ravel()
+        if values.size == 0:
+            raise ValueError("gamma must hold at least one value")
+    elif isinstance(gamma, (list, tuple, np.ndarray)):
+        raise TypeError("gamma must be a positive number (a sequence of them "
+                        "for method='aggregated' only)")
+    else:
+        values = [gamma]
+    return sorted(check_scalar(g, "gamma", low=0.0, low_inclusive=False)
+                  for g in values)
+
+
+# -- the kernels of objects --------------------------------------------------
+
+
+def _distance_family(name, S, gamma, aggregated, matrix, between):
+    """A kernel ``exp(-gamma S)`` of a distance-like matrix S (MMD^2 between
+    sets, chi2 distances): default ``1 / median`` of S over the pairs, grid
+    MMDAgg's on ``sqrt(S)`` (S is a squared distance: bandwidth b, gamma
+    ``1 / b^2``)."""
+    off = S[~np.eye(len(S), dtype=bool)]
+
+    def default():
+        positive = off[off > 0]
+        median = float(np.median(off)) if off.size else 0.0
+        if median == 0.0 and positive.size:
+            median = float(np.median(positive))
+        return 1.0 / median if median > 0 else 1.0
+
+    def grid():
+        b = _bandwidths(np.sqrt(off), N_BANDWIDTHS)
+        return np.ones(N_BANDWIDTHS) if b is None else np.sort(b**-2.0)
+
+    return Family(name, given_gammas(gamma, default, grid, aggregated), matrix,
+                  between=between)
+
+
+def _set_points(Z):
+    """The pooled points of the pooled sets (for the point kernels'
+    defaults)."""
+    return Z.points.astype(np.float64, copy=False)
+
+
+def _object_family(spec, Z, gamma, params, aggregated, n_threads):
+    """The `Family` of the package's kernel `spec` on the pooled objects."""
+    name = spec.name
+    between = "distinct objects of X and Y"
+    point = params.get("kernel", "rbf")
+    if name in ("mean_map", "expected"):
+        reference = _set_points(Z) if name == "mean_map" else Z[0]
+        rest = {k: v for k, v in params.items() if k != "gamma"}
+        if point not in POINT_KERNELS:  # linear, polynomial: no median rule
+            gammas = given_gammas(gamma, lambda: None, lambda: [None], aggregated)
+            return Family(name, gammas, lambda g: _as64(spec.block(
+                Z, None, {**rest, "gamma": g}, n_threads)), scaled=False)
+        gammas = given_gammas(gamma, lambda: point_gamma(None, reference, point),
+                              lambda: point_grid(reference, point, N_BANDWIDTHS),
+                              aggregated)
+        return Family(name, gammas, lambda g: _as64(spec.block(
+            Z, None, {**rest, "gamma": g}, n_threads)), between=between)
+    if name == "mmd":
+        inner = params.get("gamma")
+        if inner is None and point in POINT_KERNELS:
+            inner = point_gamma(None, _set_points(Z), point)
+        rest = {k: v for k, v in params.items() if k not in ("gamma", "gamma2")}
+        D2 = _as64(mmd(Z, **rest, gamma=inner, squared=True, workers=n_threads))
+
+        def matrix(g2):
+            with np.errstate(over="ignore"):  # as mmd_kernel: exp(-inf) = 0
+                return np.exp(-g2 * D2)
+
+        return _distance_family(name, D2, gamma, aggregated, matrix, between)
+    if name == "exp_chi2":
+        S = _as64(chi2_distance(Z, workers=n_threads))
+
+        def matrix(beta):
+            with np.errstate(over="ignore"):  # as exp_chi2_kernel
+                return np.exp(-(beta * S))
+
+        return _distance_family(name, S, gamma, aggregated, matrix, between)
+    if name == "renyi":
+        return _renyi_family(Z, gamma, params, aggregated, n_threads, between)
+    # chi2, intersection, hellinger, js: no scale
+    return Family(name, [None], lambda g: _as64(spec.block(Z, None, params,
+                                                           n_threads)),
+                  scaled=False)
+
+
+def _renyi_family(Z, gamma, params, aggregated, n_threads, between):
+    """`divergence_kernel` of the kNN Renyi divergences of the pooled sets,
+    computed once: its default scale is its median rule; the grid is
+    MMDAgg's on ``S ** (power / 2)``, S the symmetrised divergences."""
+    divergence = {k: params[k] for k in ("alpha", "k", "min_dist", "clamp")
+                  if k in params}
+    if "alpha" in divergence:
+        divergence["alpha"] = check_scalar(divergence["alpha"], "alpha")
+    power = check_scalar(params.get("power", 2), "power", low=0.0,
+                         low_inclusive=False)
+    D = renyi_divergence(Z, **divergence, workers=n_threads, dtype=np.float64)
+    scales = {}
+
+    def matrix(g):
+        K, scale = divergence_kernel_matrix(D, power=power, gamma=g)
+        if g is None:
+            scales["median"] = scale
+        return K
+
+    if gamma is None and not aggregated:
+        return Family("renyi", [None], matrix, between=between,
+                      report=lambda: scales["median"] ** -power)
+
+    def grid():
+        S = np.maximum((D + D.T) / 2, 0.0)
+        with np.errstate(over="ignore", under="ignore"):
+            T = S[~np.eye(len(S), dtype=bool)] ** (power / 2)
+        b = _bandwidths(T[np.isfinite(T)], N_BANDWIDTHS)
+        return np.ones(N_BANDWIDTHS) if b is None else np.sort(b**-2.0)
+
+    return Family("renyi", given_gammas(gamma, None, grid, aggregated), matrix,
+                  between=between)
+
+
+def _as64(K):
+    return np.asarray(K, dtype=np.float64)
+
+
+# -- pooling -----------------------------------------------------------------
+
+
+def pooled(kind, X, Y):
+    """The objects of X then those of Y, checked, as one collection of
+    `kind` ("sets", "rows", "gaussians" or "any")."""
+    if kind == "sets":
+        dtype = np.result_type(X.points.dtype, Y.points.dtype)
+        return Bags(np.concatenate([X.points, Y.points]).astype(dtype, copy=False),
+                    np.concatenate([X.offsets, X.offsets[-1] + Y.offsets[1:]]))
+    if kind == "gaussians":
+        (mx, cx), (my, cy) = X, Y
+        if mx.shape[1] != my.shape[1]:
+            raise ValueError(f"X and Y must hold Gaussians of the same "
+                             f"dimension, got {mx.shape[1]} and {my.shape[1]}")
+        if cx.ndim != cy.ndim:  # one covariance form for both
+            cx, cy = _full_covariances(cx, mx.shape[1]), _full_covariances(
+                cy, my.shape[1])
+        return np.concatenate([mx, my]), np.concatenate([cx, cy])
+    if scipy.sparse.issparse(X) or scipy.sparse.issparse(Y):
+        return scipy.sparse.vstack([scipy.sparse.csr_array(X),
+                                    scipy.sparse.csr_array(Y)], format="csr")
+    if isinstance(X, Bags) and isinstance(Y, Bags):
+        return pooled("sets", X, Y)
+    if isinstance(X, np.ndarray) and isinstance(Y, np.ndarray):
+        if X.shape[1:] != Y.shape[1:]:
+            raise ValueError(f"X and Y must hold objects of the same shape, "
+                             f"got {X.shape[1:]} and {Y.shape[1:]}")
+        return np.concatenate([X, Y])
+    return list(X) + list(Y)
+
+
+def _full_covariances(c, d):
+    """Covariances of any form of `gaussian_expected_kernel` as (n, d, d)."""
+    if c.ndim == 3:
+        return c
+    if c.ndim == 2:  # diagonal
+        return c[:, :, None] * np.eye(d)
+    return c[:, None, None] * np.eye(d)  # isotropic
+
+
+def families(spec_names, Z, gamma, params, aggregated, n_threads):
+    """The families of the kernels `spec_names` (names of the package's
+    kernels on objects, or one callable) on the pooled objects Z."""
+    out = []
+    for name in spec_names:
+        if callable(name):
+            spec = Callable(name)
+            out.append(Family(spec.name, [None], lambda g, s=spec: s.block(
+                Z, None, params, n_threads), scaled=False))
+        else:
+            out.append(_object_family(KERNELS[name], Z, gamma, params,
+                                      aggregated, n_threads))
+    return out
+
+
+def point_family(Z, kernel, gamma, aggregated, n_threads, fast):
+    """The family of the point kernel `kernel` on the pooled points Z."""
+    gammas = given_gammas(gamma, lambda: point_gamma(None, Z, kernel),
+                          lambda: point_grid(Z, kernel, N_BANDWIDTHS), aggregated)
+    return Family(kernel, gammas,
+                  lambda g: pooled_point_kernel(Z, kernel, g, n_threads),
+                  point=kernel, fast=fast)
+
+
+def pooled_point_kernel(Z, kernel, gamma, n_threads, progress=False):
+    """k(z_i, z_j) of all pooled points (the exact engine, on one-point
+    sets), float64."""
+    check_size(pooled_rows=len(Z), pooled_columns=len(Z))
+    bags = Bags(Z, np.arange(len(Z) + 1))
+    return pair_sums(bags, kernel=kernel, gamma=gamma, n_threads=n_threads,
+                     progress=progress, desc="pooled kernel")
+
+
+def precomputed_families(K):
+    """One family per kernel matrix of the checked K (L, N, N)."""
+    return [Family("precomputed", [None], lambda g, M=M: M, scaled=False)
+            for M in K]
+
+
+def labels_order(labels, N):
+    """The order that puts the rows labelled 0 (or False: the first
+    sample) first, then those labelled 1 (True), and n, the size of the
+    first sample; ValueError unless `labels` is a 1-D array of N such
+    values, at least 2 of each."""
+    try:
+        y = np.asarray(labels)
+    except (TypeError, ValueError):
+        raise TypeError("Y must be the sample label (0 or 1) of each row of "
+                        "the precomputed matrix X") from None
+    if y.ndim != 1 or y.shape[0] != N:
+        raise ValueError(f"Y must hold the label (0 or 1) of each of the {N} "
+                         f"rows of the precomputed matrix X, got shape "
+                         f"{y.shape}")
+    if y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
+        raise ValueError("Y (the labels of the precomputed matrix's rows) "
+                         "must be boolean or 0/1")
+    first = np.flatnonzero(y == 0)
+    second = np.flatnonzero(y == 1)
+    if len(first) < 2 or len(second) < 2:
+        raise ValueError(f"Y must label at least 2 rows of each sample, got "
+                         f"{len(first)} and {len(second)}")
+    return np.concatenate([first, second]), len(first)
+
+
+def check_precomputed(X):
+    """The precomputed kernel matrix X (N, N), or matrices (L, N, N) for
+    the aggregated test: finite, square, symmetric (to 1e-12 of its
+    largest value: then made exactly symmetric); float64, shape (L, N,
+    N)."""
+    try:
+        K = np.asarray(X)
+    except (TypeError, ValueError):
+        raise TypeError("X must be a precomputed kernel matrix (N, N) for "
+                        "kernel='precomputed'") from None
+    if K.dtype.kind not in "biuf":
+        raise TypeError(f"X must be a real kernel matrix for "
+                        f"kernel='precomputed', got dtype {K.dtype}")
+    if K.ndim == 2:
+        K = K[None]
+    if K.ndim != 3 or K.shape[1] != K.shape[2] or K.shape[1] == 0:
+        raise ValueError(f"X must be a square kernel matrix (N, N) (or (L, N, "
+                         f"N) for the aggregated test) for kernel='precomputed', "
+                         f"got shape {np.shape(X)}")
+    K = K.astype(np.float64)
+    if not np.isfinite(K).all():
+        raise ValueError("X (the precomputed kernel matrix) holds NaN or "
+                         "infinite values")
+    top = np.abs(K).max()
+    asym = np.abs(K - K.transpose(0, 2, 1)).max()
+    if asym > 1e-12 * top:
+        raise ValueError(f"X (the precomputed kernel matrix) must be symmetric; "
+                         f"its largest asymmetry is {asym:.3g} (its largest "
+                         f"value {top:.3g})")
+    if asym > 0:
+        K = (K + K.transpose(0, 2, 1)) / 2
+    return K
+
+
+def object_kind(X):
+    """"sets" where X looks like a collection of sets (a Bags, a 3-D array
+    or a non-empty sequence of 2-D arrays), else None."""
+    if isinstance(X, Bags):
+        return "sets"
+    if isinstance(X, np.ndarray):
+        return "sets" if X.ndim == 3 else None
+    if isinstance(X, (list, tuple)) and len(X) > 0 and np.ndim(X[0]) == 2:
+        return "sets"
+    return None
+
+
+def scale_report(family, g):
+    """The scale the result reports for `g` (the renyi kernel's median
+    rule, found when its matrix was computed)."""
+    return family.report() if (g is None and family.report) else g
