@@ -152,7 +152,9 @@ def point_grid(Z, kernel, count):
     if bandwidths is None:  # every point the same: any kernel is constant
         return np.ones(count)
     power = 2 if kernel == "rbf" else 1
-    return unscaled_gammas(bandwidths**-power, kernel, exponent,
+    with np.errstate(over="ignore"):  # beyond float64: refused below
+        gammas = bandwidths**-power
+    return unscaled_gammas(gammas, kernel, exponent,
                            f"{kernel} bandwidth of X and Y", "X and Y")
 
 
@@ -199,17 +201,39 @@ def _distance_family(name, S, gamma, aggregated, matrix, between):
 
     def default():
         positive = off[off > 0]
-        median = float(np.median(off)) if off.size else 0.0
+        median = _median(off)
         if median == 0.0 and positive.size:
-            median = float(np.median(positive))
-        return 1.0 / median if median > 0 else 1.0
+            median = _median(positive)
+        with np.errstate(over="ignore"):  # a subnormal median: gamma inf
+            return 1.0 / median if median > 0 else 1.0
 
     def grid():
         b = _bandwidths(np.sqrt(off), N_BANDWIDTHS)
-        return np.ones(N_BANDWIDTHS) if b is None else np.sort(b**-2.0)
+        with np.errstate(over="ignore"):
+            return np.ones(N_BANDWIDTHS) if b is None else np.sort(b**-2.0)
 
     return Family(name, given_gammas(gamma, default, grid, aggregated), matrix,
                   between=between)
+
+
+def _median(values):
+    """The median of `values` (0 for none), without overflow: the mean of
+    the two middle values is taken as the sum of their halves."""
+    if values.size == 0:
+        return 0.0
+    k = values.size // 2
+    part = np.partition(values, [k - 1, k] if values.size > 1 else [k])
+    if values.size % 2:
+        return float(part[k])
+    return float(part[k - 1] / 2 + part[k] / 2)
+
+
+def _exp_minus(gamma, S):
+    """``exp(-gamma S)`` as the unit's kernels compute it (bit for bit for
+    a finite gamma), with ``gamma S`` of 0 where S is 0 (an infinite gamma:
+    the identity, not NaN) and ``exp(-inf) = 0`` where it overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.exp(-np.where(S > 0, gamma * S, 0.0))
 
 
 def _set_points(Z):
@@ -242,17 +266,15 @@ def _object_family(spec, Z, gamma, params, aggregated, n_threads):
         rest = {k: v for k, v in params.items() if k not in ("gamma", "gamma2")}
         D2 = _as64(mmd(Z, **rest, gamma=inner, squared=True, workers=n_threads))
 
-        def matrix(g2):
-            with np.errstate(over="ignore"):  # as mmd_kernel: exp(-inf) = 0
-                return np.exp(-g2 * D2)
+        def matrix(g2):  # as mmd_kernel
+            return _exp_minus(g2, D2)
 
         return _distance_family(name, D2, gamma, aggregated, matrix, between)
     if name == "exp_chi2":
         S = _as64(chi2_distance(Z, workers=n_threads))
 
-        def matrix(beta):
-            with np.errstate(over="ignore"):  # as exp_chi2_kernel
-                return np.exp(-(beta * S))
+        def matrix(beta):  # as exp_chi2_kernel
+            return _exp_minus(beta, S)
 
         return _distance_family(name, S, gamma, aggregated, matrix, between)
     if name == "renyi":
@@ -308,6 +330,9 @@ def pooled(kind, X, Y):
     """The objects of X then those of Y, checked, as one collection of
     `kind` ("sets", "rows", "gaussians" or "any")."""
     if kind == "sets":
+        if X.dim != Y.dim:
+            raise ValueError(f"X and Y must hold sets of points of the same "
+                             f"dimension, got {X.dim} and {Y.dim}")
         dtype = np.result_type(X.points.dtype, Y.points.dtype)
         return Bags(np.concatenate([X.points, Y.points]).astype(dtype, copy=False),
                     np.concatenate([X.offsets, X.offsets[-1] + Y.offsets[1:]]))
@@ -320,6 +345,9 @@ def pooled(kind, X, Y):
             cx, cy = _full_covariances(cx, mx.shape[1]), _full_covariances(
                 cy, my.shape[1])
         return np.concatenate([mx, my]), np.concatenate([cx, cy])
+    if kind == "rows" and X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X and Y must hold histograms of the same number of "
+                         f"bins, got {X.shape[1]} and {Y.shape[1]}")
     if scipy.sparse.issparse(X) or scipy.sparse.issparse(Y):
         return scipy.sparse.vstack([scipy.sparse.csr_array(X),
                                     scipy.sparse.csr_array(Y)], format="csr")

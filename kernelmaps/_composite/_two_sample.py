@@ -393,6 +393,8 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
             if count(A) < 2:
                 raise ValueError(f"{name} must hold at least 2 objects, got "
                                  f"{count(A)}")
+        if spec.name == "renyi":
+            _check_renyi_sizes(X, Y, params)
         if kind != "any" and (gamma is not None and spec.name in
                               ("chi2", "intersection", "hellinger", "js")):
             raise ValueError(f"the {spec.name!r} kernel has no scale: leave "
@@ -512,6 +514,21 @@ def _check_kernels(kernel, method, X):
         raise ValueError(f"kernel must list kernels of one kind of object, got "
                          f"{kernel!r} (kernels of {sorted(kinds)})")
     return kernels, kinds.pop()
+
+
+def _check_renyi_sizes(X, Y, params):
+    """The kNN estimator needs more than k points in every set (checked per
+    sample, before the sets are pooled, so that the error names it)."""
+    k = params.get("k", 5)
+    for A, name in ((X, "X"), (Y, "Y")):
+        sizes = np.diff(A.offsets)
+        small = (np.flatnonzero(sizes <= k) if isinstance(k, (int, np.integer))
+                 else [])
+        if len(small):
+            i = int(small[0])
+            raise ValueError(f"{name}[{i}] has {sizes[i]} point(s); the kNN "
+                             f"estimator needs more than k={k} points in every "
+                             f"set of {name}")
 
 
 def _check_kernel_params(params, kernels, kind):

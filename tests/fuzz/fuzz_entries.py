@@ -3804,6 +3804,198 @@ for _method in ("permutation", "wild_bootstrap", "aggregated", "linear"):
     _two_sample_entry(_method)
 
 
+# ----------------------------------------- two-sample tests on objects
+
+# kernel -> the kind of its objects; each with the permutation test, and
+# mean_map and js with the aggregated one too.
+_OBJECT_TESTS = {"mean_map": "sets", "renyi": "sets", "js": "histograms",
+                 "exp_chi2": "histograms"}
+
+
+def _unbiased_mmd2(K, n):
+    """The unbiased MMD^2 of the pooled matrix K (X's n rows first), long
+    double."""
+    K = np.asarray(K, dtype=ref.LD)
+    m = K.shape[0] - n
+    Kxx, Kyy, Kxy = K[:n, :n], K[n:, n:], K[:n, n:]
+    return ((Kxx.sum() - np.trace(Kxx)) / (n * (n - 1))
+            + (Kyy.sum() - np.trace(Kyy)) / (m * (m - 1)) - 2 * Kxy.mean())
+
+
+def _check_result(v, res, method):
+    need(isinstance(res.pvalue, float) and 0 < res.pvalue <= 1,
+         f"p-value {res.pvalue!r} not in (0, 1]")
+    need(np.all(np.isfinite(res.statistic)), "statistic not finite")
+    need(res.reject == (res.pvalue <= v.get("alpha", 0.05)),
+         "reject is not pvalue <= alpha")
+    B = v.get("n_resamples")
+    B = (2000 if method == "aggregated" else 999) if B is None else int(B)
+    null = np.asarray(res.null_distribution)
+    need(null.shape[-1] == B and np.all(np.isfinite(null)),
+         f"null distribution of shape {null.shape} (B={B}) or not finite")
+
+
+def _build_object_test(ctx, kernel):
+    if _OBJECT_TESTS[kernel] == "sets":
+        lo, hi = (6, 8) if kernel == "renyi" else (2, 4)
+        d = ctx.pick([2, 1, 3], 1)
+        X, Y = g_sets(ctx, 5, lo, hi, d), g_sets(ctx, 4, lo, hi, d)
+    else:
+        X, Y = g_hist(ctx, 5), g_hist(ctx, 4)
+    b = {"X": X, "Y": Y, "n_resamples": S(19, "19"), "rng": S(0, "0")}
+    if kernel == "renyi":
+        b["kernel_params"] = S({"k": 2}, "{'k': 2}")
+    return b
+
+
+def _check_object_test(ctx, v, res, kernel, method):
+    _check_result(v, res, method)
+    if method != "permutation" or kernel not in ("mean_map", "js"):
+        return
+    # the observed statistic: the unbiased MMD^2 of the unit's kernel on the
+    # pooled objects, in long double
+    X, Y = v["X"], v["Y"]
+    if kernel == "mean_map":
+        Z = [np.asarray(s, dtype=np.float64) for s in ref.set_list(X)
+             + ref.set_list(Y)]
+        K = ctx.km.sum_match_kernel(Z, gamma=res.gamma)
+        n = n_sets(X)
+    else:
+        Z = np.vstack([ref.dense(X, np.float64), ref.dense(Y, np.float64)])
+        K = ctx.km.js_kernel(Z)
+        n = ref.dense(X).shape[0]
+    want = _unbiased_mmd2(K, n)
+    low = is_f32(X) or is_f32(Y)
+    need_close(np.array([res.statistic]), np.array([want]), low,
+               atol=(1e-5 if low else 1e-12) * float(np.abs(K).max()),
+               what="statistic")
+
+
+def _object_test_entry(kernel, method):
+    kind = _OBJECT_TESTS[kernel]
+    if kind == "sets":
+        points = dict(min_points=6 if kernel == "renyi" else 1,
+                      one_point=INVALID if kernel == "renyi" else EITHER)
+        data = set_mutations(**points)
+        other = [m for m in set_mutations(**points, is_y=True)
+                 if m.label != "None"]
+    else:
+        data = hist_mutations(one_row=INVALID)
+        other = [m for m in hist_mutations(is_y=True, one_row=INVALID)
+                 if m.label != "None"]
+    # a test needs at least 2 objects in each sample
+    two = {"one-set": INVALID}
+    args = [
+        Arg("X", data, positional=True, overrides=two),
+        Arg("Y", other, positional=True, overrides=two),
+        Arg("alpha", p=P("real", low=0, low_incl=False, judge=_level_judge)),
+        Arg("n_resamples", p=P("int", low=1, none_ok=True, huge=False)),
+        W(),
+        RNG(),
+    ]
+    if kernel == "exp_chi2":
+        args.append(Arg("gamma", p=_gamma_p()))
+    names = ["kernel_params", "alpha", "n_resamples", "gamma", "workers", "rng"]
+    register(
+        Entry(
+            f"mmd_test[{kernel}, {method}]",
+            args,
+            lambda ctx: _build_object_test(ctx, kernel),
+            lambda km, v: km.mmd_test(v["X"], v["Y"], kernel=kernel,
+                                      method=method, **kwargs(v, names)),
+            lambda s: src_call("km.mmd_test", {**s, "kernel": repr(kernel),
+                                               "method": repr(method)},
+                               ["X", "Y"], ["kernel", "method", *names]),
+            lambda ctx, v, res: _check_object_test(ctx, v, res, kernel, method),
+            group="histograms" if kind == "histograms" else "sets",
+        )
+    )
+
+
+for _kernel in _OBJECT_TESTS:
+    _object_test_entry(_kernel, "permutation")
+_object_test_entry("mean_map", "aggregated")
+_object_test_entry("js", "aggregated")
+
+
+def _matrix_mutations():
+    """Mutations of a precomputed kernel matrix (6 x 6, symmetric)."""
+    def edit(f, label, expect):
+        return Mut(label, lambda v, ctx: arr(f(np.array(v.plain, float))), expect)
+
+    def asymmetric(K):
+        K[0, 1] += 1.0
+        return K
+
+    def nan(K):
+        K[0, 0] = np.nan
+        return K
+
+    return [
+        edit(nan, "nan", INVALID),
+        edit(lambda K: K * np.inf, "inf", INVALID),
+        edit(asymmetric, "asymmetric", INVALID),
+        edit(lambda K: K[:, :5], "not-square", INVALID),
+        edit(lambda K: K[0], "1-d", INVALID),
+        edit(lambda K: np.stack([K, K]), "two-matrices", INVALID),
+        edit(lambda K: K.astype(np.float32), "float32", VALID),
+        edit(lambda K: np.zeros_like(K), "zeros", VALID),
+        Mut("nested-lists", lambda v, ctx: S(np.asarray(v.plain).tolist(),
+                                             lit(np.asarray(v.plain)) + ".tolist()",
+                                             v.plain), VALID),
+        Mut("string", const("K"), INVALID),
+    ]
+
+
+def _label_mutations():
+    def edit(f, label, expect):
+        return Mut(label, lambda v, ctx: arr(f(np.array(v.plain))), expect)
+
+    return [
+        edit(lambda y: y[:5], "short", INVALID),
+        edit(lambda y: y * 2, "values-0-2", INVALID),
+        edit(lambda y: np.r_[0, np.ones(5)], "one-of-a-sample", INVALID),
+        edit(lambda y: y.astype(bool), "bool", VALID),
+        edit(lambda y: y.astype(float), "float", VALID),
+        edit(lambda y: y[::-1].copy(), "reversed", VALID),
+        edit(lambda y: y[None], "2-d", INVALID),
+        Mut("None", const(None), INVALID),
+    ]
+
+
+def _check_precomputed(ctx, v, res):
+    _check_result(v, res, "permutation")
+    y = np.asarray(v["Y"]).astype(int)
+    order = np.r_[np.flatnonzero(y == 0), np.flatnonzero(y == 1)]
+    K = np.asarray(v["X"], dtype=np.float64)[order][:, order]
+    want = _unbiased_mmd2(K, int((y == 0).sum()))
+    low = is_f32(v["X"])
+    need_close(np.array([res.statistic]), np.array([want]), low,
+               atol=(1e-5 if low else 1e-12) * max(float(np.abs(K).max()), 1.0),
+               what="statistic")
+
+
+register(
+    Entry(
+        "mmd_test[precomputed]",
+        [
+            Arg("X", _matrix_mutations(), positional=True),
+            Arg("Y", _label_mutations(), positional=True),
+            Arg("n_resamples", p=P("int", low=1, none_ok=True, huge=False)),
+            RNG(),
+        ],
+        lambda ctx: {"X": g_kmat(ctx, 6), "Y": arr(np.array([0, 1, 0, 1, 1, 0])),
+                     "n_resamples": S(19, "19"), "rng": S(0, "0")},
+        lambda km, v: km.mmd_test(v["X"], v["Y"], kernel="precomputed",
+                                  **kwargs(v, ["n_resamples", "rng"])),
+        lambda s: src_call("km.mmd_test", {**s, "kernel": "'precomputed'"},
+                           ["X", "Y"], ["kernel", "n_resamples", "rng"]),
+        _check_precomputed,
+        group="sets",
+    )
+)
+
+
 # ------------------------------------------------------- Nystroem features
 
 NYSTROEM_KERNELS = {"mean_map": "sum_match_kernel", "renyi": None,
