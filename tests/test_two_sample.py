@@ -101,14 +101,28 @@ def test_wild_bootstrap_statistics(kernel, n):
                     res.null_distribution[6], rtol=1e-11, atol=1e-14)
 
 
-def _mmdagg_reference(X, Y, kernels, gammas, B1, B2, alpha, seed):
+def _swapped(X, Y, signs):
+    """X and Y with x_i and y_i exchanged where signs[i] < 0 (i < min(n,
+    m)); the points beyond the pairs stay where they are."""
+    X, Y = X.copy(), Y.copy()
+    swap = np.flatnonzero(signs < 0)
+    X[swap], Y[swap] = Y[swap], X[swap].copy()
+    return X, Y
+
+
+def _mmdagg_reference(X, Y, kernels, gammas, B1, B2, alpha, seed,
+                      swaps=True):
     """MMDAgg (uniform weights) written directly from the paper: every
     statistic from its own kernel matrix, single p-values against the B1
-    resamples, and the level correction by bisection over u."""
+    resamples, and the level correction by bisection over u. Samples of
+    equal size: the wild bootstrap; unequal: swaps of the pairs (x_i, y_i)
+    (`swaps`) or permutations, each statistic the unbiased MMD^2 of the
+    resampled split, computed anew."""
     n, m = len(X), len(Y)
     wild = n == m
-    draws = _draws(seed, 1 + B1 + B2, n, n + m,
-                   "wild_bootstrap" if wild else "permutation")
+    method = "wild_bootstrap" if wild or swaps else "permutation"
+    draws = _draws(seed, 1 + B1 + B2, min(n, m) if method == "wild_bootstrap"
+                   else n, n + m, method)
     Z = np.concatenate([X, Y])
     stats = []
     for kernel in kernels:
@@ -117,6 +131,8 @@ def _mmdagg_reference(X, Y, kernels, gammas, B1, B2, alpha, seed):
             for j in range(draws.shape[1]):
                 if wild:
                     row.append(_h_stat(X, Y, kernel, g, draws[:, j]))
+                elif swaps:
+                    row.append(_mmd2(*_swapped(X, Y, draws[:, j]), kernel, g))
                 else:
                     s = draws[:, j].astype(bool)
                     row.append(_mmd2(Z[s], Z[~s], kernel, g))
@@ -143,8 +159,11 @@ def _mmdagg_reference(X, Y, kernels, gammas, B1, B2, alpha, seed):
     return stats, p_obs, pvalue, reject_single
 
 
-@pytest.mark.parametrize("n, m", [(12, 12), (10, 14)])
-def test_aggregated_against_a_direct_mmdagg(n, m):
+@pytest.mark.parametrize("n, m, swaps", [(12, 12, True), (10, 14, True),
+                                         (15, 9, True), (10, 14, False)])
+def test_aggregated_against_a_direct_mmdagg(monkeypatch, n, m, swaps):
+    # unequal sizes: swaps of paired points (the default), or permutations
+    monkeypatch.setattr(ts, "SWAP_UNEQUAL", swaps)
     rng = np.random.default_rng(n + m)
     X = rng.normal(size=(n, 2))
     Y = rng.laplace(size=(m, 2)) / np.sqrt(2) + [0.6, 0]
@@ -154,7 +173,7 @@ def test_aggregated_against_a_direct_mmdagg(n, m):
     gammas = {k: res.gamma[res.kernel == k] for k in ("laplacian", "rbf")}
     assert [len(g) for g in gammas.values()] == [10, 10]
     stats, p_obs, pvalue, reject_single = _mmdagg_reference(
-        X, Y, ("laplacian", "rbf"), gammas, B1, B2, 0.1, 3)
+        X, Y, ("laplacian", "rbf"), gammas, B1, B2, 0.1, 3, swaps)
     assert_allclose(res.statistic, stats[:, 0], rtol=1e-11, atol=1e-14)
     assert_allclose(res.null_distribution, stats[:, 1:1 + B1], rtol=1e-10,
                     atol=1e-13)
@@ -533,3 +552,22 @@ def test_aggregated_wild_bootstrap_over_a_wide_range_of_gammas():
         single = km.mmd_test(X, Y, method="wild_bootstrap", gamma=g,
                              n_resamples=19, rng=0).statistic
         assert stat == pytest.approx(single, rel=1e-9, abs=1e-12)  # k ~ 1
+
+
+@pytest.mark.parametrize("n, m", [(9, 13), (13, 9)])
+def test_swaps_of_a_precomputed_stack_match_the_points(n, m):
+    # the swaps' form from whole kernel matrices (objects, precomputed) and
+    # from the log of the pooled matrix (points) agree
+    rng = np.random.default_rng(n * m)
+    X, Y = rng.normal(size=(n, 2)), rng.normal(size=(m, 2)) + 0.4
+    res = km.mmd_test(X, Y, method="aggregated", kernel="rbf",
+                      n_resamples=(99, 99), rng=1)
+    Z = np.concatenate([X, Y])
+    sq = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    K = np.stack([np.exp(-g * sq) for g in res.gamma])
+    given = km.mmd_test(K, np.repeat([0, 1], [n, m]), kernel="precomputed",
+                        method="aggregated", n_resamples=(99, 99), rng=1)
+    assert_allclose(given.statistic, res.statistic, rtol=1e-12, atol=1e-15)
+    assert_allclose(given.null_distribution, res.null_distribution,
+                    rtol=1e-10, atol=1e-14)
+    assert given.pvalue == res.pvalue

@@ -70,8 +70,9 @@ class Family:
     values; ``matrix(gamma)`` the pooled kernel matrix (float64, N x N);
     `between` what its degenerate warning names; `point` the point kernel
     the warning names (None: `name`). `fast`, where set, is ``fast(n,
-    wild, dtype)``, a generator of `matrices` that shares work between the
-    scales; `report`, where set, gives the scale to report for a gamma of
+    mode, dtype)``, a generator of `matrices` that shares work between the
+    scales (mode "permutation", "wild", or "swap": the two-sample module's
+    forms); `report`, where set, gives the scale to report for a gamma of
     None (found when the matrix was computed).
     """
 
@@ -90,7 +91,7 @@ class Family:
         matrix in `dtype`; the kind is None unless the kernel has a scale
         and is 0 between all distinct objects or 1 between all."""
         if self.fast is not None:
-            yield from self.fast(n, wild, dtype)
+            yield from self.fast(n, "wild" if wild else "permutation", dtype)
             return
         for g in self.gammas:
             # C order, as every matrix of the engine: a product's rounding

@@ -18,10 +18,18 @@ them per matrix product:
   diagonal set to 0, the statistic of Rademacher signs e is e' H e /
   (n (n - 1)). Flipping e_i swaps x_i and y_i (it changes the sign of row
   and column i of H), so this is a randomization test too, and exact.
+- Swaps of paired points (the aggregated test, n != m). The same group of
+  permutations as the wild bootstrap, over the min(n, m) pairs (x_i, y_i),
+  the points beyond them staying in their sample: the unbiased MMD^2 of
+  each swapped split is a constant, a linear form and the quadratic form
+  of the pairs' H in the signs (`_swap_form`), so unequal sizes cost what
+  equal ones do, not the (n + m)^2 products of permutations.
 
-The aggregated test (MMDAgg) shares one log-kernel matrix per kernel family
-between its bandwidths when n = m: ``exp(c log K)`` is the kernel at c
-times the smallest gamma, with no new distance computation.
+The aggregated test (MMDAgg) shares one log-kernel matrix per point kernel
+family between its bandwidths: ``exp(c log K)`` is the kernel at c times
+the smallest gamma, with no new distance computation; the kernels of a
+distance between objects (MMD^2, chi2, divergences) compute the distances
+once (`_families`).
 """
 
 import collections
@@ -91,6 +99,10 @@ _LOG_KERNEL_REACH = 1e4
 _N_RESAMPLES = 999
 _N_RESAMPLES_AGG = (2000, 2000)
 _N_FEATURES = 10
+# The aggregated test of samples of unequal sizes resamples swaps of paired
+# points (`_swap_form`); False: permutations of the pooled sample (for the
+# study of the two, benchmarks/two_sample_unequal_study.py).
+SWAP_UNEQUAL = True
 # kernel_params that name the scale the test's gamma gives, by kernel.
 _SCALE_PARAMS = {"mean_map": "gamma", "expected": "gamma", "mmd": "gamma2",
                  "exp_chi2": "beta", "renyi": "gamma"}
@@ -187,43 +199,80 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
              n_resamples=None, alpha=0.05, unbiased=True, feature_map=None,
              kernel_params=None, dtype=np.float64, rng=None, workers=None,
              progress=False):
-    r"""Kernel two-sample test: were the points `X` and `Y` drawn from the
+    r"""Kernel two-sample test: were the samples `X` and `Y` drawn from the
     same distribution?
 
-    The test statistic is the squared maximum mean discrepancy (MMD)
-    between the two samples under a characteristic kernel, which is 0
-    between equal distributions and positive between different ones
-    [1]_. Its null distribution is found by resampling (permutations of
-    the pooled sample, or a wild bootstrap), or, for the linear-time test
-    on explicit features, from Hotelling's T^2.
+    The samples hold points, or objects of any kind this package has a
+    kernel for: sets of points (point clouds, bags of descriptors),
+    histograms, Gaussians, or anything a callable kernel takes; or the test
+    is given the kernel matrix of the pooled sample. The test statistic is
+    the squared maximum mean discrepancy (MMD) between the two samples
+    under the kernel, which is 0 between equal distributions and positive
+    between different ones for a characteristic kernel [1]_. Its null
+    distribution is found by resampling (permutations of the pooled
+    sample, or a wild bootstrap), or, for the linear-time test on explicit
+    features, from Hotelling's T^2. A permutation test is exact for any
+    kernel, positive definite or not.
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-        The first sample, one point per row (at least 2).
-    Y : array_like, shape (m, d)
-        The second sample (at least 2 points).
-    kernel : {"rbf", "laplacian"} or sequence of them, optional
-        The point kernel, :math:`\exp(-\gamma \|x - y\|^2)` or
-        :math:`\exp(-\gamma \|x - y\|_1)`. None means "rbf", and for the
-        aggregated test both, ``("laplacian", "rbf")``, as in [3]_.
+    X : array_like (n, d), sets, histograms, (means, covs), objects, or a matrix
+        The first sample (at least 2 objects), of the kind `kernel` takes:
+        points, one per row; a collection of sets (a `Bags`, a sequence of
+        ``(n_i, d)`` arrays or a 3-D array); histograms, the rows of a 2-D
+        array or a `scipy.sparse` matrix; Gaussians as a pair ``(means,
+        covs)`` (as `gaussian_expected_kernel` takes them); a sequence of
+        any objects for a callable kernel. For ``kernel="precomputed"``:
+        the kernel matrix of the pooled sample, (N, N) (for the aggregated
+        test also (L, N, N), one matrix per kernel).
+    Y : same as X, or array_like (N,)
+        The second sample, of the same kind; for ``kernel="precomputed"``
+        the sample of each row of `X`: 0 (or False) for the first, 1 (or
+        True) for the second, as R's ``maotai::mmd2test(K, label)``.
+    kernel : str, callable or sequence of str, optional
+        The kernel, and the objects it takes:
+
+        - points: ``"rbf"`` (:math:`\exp(-\gamma \|x - y\|^2)`),
+          ``"laplacian"`` (:math:`\exp(-\gamma \|x - y\|_1)`);
+        - sets: ``"mean_map"`` (`sum_match_kernel`), ``"mmd"``
+          (`mmd_kernel`), ``"renyi"`` (`divergence_kernel` of the kNN
+          `renyi_divergence`);
+        - histograms: ``"chi2"`` (`additive_chi2_kernel`), ``"exp_chi2"``,
+          ``"intersection"``, ``"hellinger"``, ``"js"`` (the ``*_kernel``
+          functions);
+        - Gaussians: ``"expected"`` (`gaussian_expected_kernel`);
+        - ``"precomputed"``: `X` is the pooled kernel matrix, `Y` the
+          labels;
+        - a callable ``kernel(A, B, **kernel_params)`` returning the matrix
+          between the objects of two sequences (the pooled sample against
+          itself: called once).
+
+        None means "rbf" (the aggregated test: ``("laplacian", "rbf")``, as
+        in [3]_), or "mean_map" where `X` is a collection of sets. The
+        aggregated test takes a list of kernels of one kind of object.
     gamma : float or array_like, optional
-        The kernel's scale. None means the median heuristic on the pooled
-        sample (``1 / median`` of the squared Euclidean, or L1, distances
-        between the points of a sample of at most 1000 of them, chosen by
-        the points' values, not their order or sample, so that the test
-        stays exact). For the aggregated test, a 1-D array of gammas used
-        with each kernel; None means 10 per kernel, bandwidths spaced
-        geometrically from half the 5 % quantile to twice the largest of
-        the distances between the points of that same sample of the pooled
-        points. This is not the rule of the authors' code for [3]_, which
-        takes the distances between the first 500 points of X and the
-        first 500 of Y (from half their minimum, or their 5 % quantile, to
-        twice their maximum): those depend on which points are in which
-        sample, and so does the kernel, which the resampled statistics
-        then share with the observed one. The rule here depends on the
-        pooled points' values only (split-invariant), so the test stays
-        exact.
+        The kernel's scale: the point kernel's gamma ("rbf", "laplacian",
+        "mean_map", "expected"), ``gamma2`` of "mmd", ``beta`` of
+        "exp_chi2", gamma of the divergence kernel ("renyi"); the other
+        kernels have none (leave it None). None means a rule on the pooled
+        sample that does not depend on which object is in which sample, so
+        that the test stays exact: for a point kernel the median heuristic
+        (``1 / median`` of the squared Euclidean, or L1, distances between
+        the points of a sample of at most 1000 of them, chosen by the
+        points' values, not their order or sample); for "mmd" and
+        "exp_chi2" ``1 / median`` of the MMD^2 or chi2 distances between
+        the pooled objects; for "renyi" the divergence kernel's own median
+        rule. For the aggregated test, a 1-D array of scales used with each
+        kernel; None means 10 per kernel, MMDAgg's rule applied to the
+        kernel's distance: bandwidths spaced geometrically from half the
+        5 % quantile to twice the largest of the distances (of that sample
+        of the pooled points; of the pooled objects for "mmd", "exp_chi2"
+        and "renyi"). This is not the rule of the authors' code for [3]_,
+        which takes the distances between the first 500 points of X and
+        the first 500 of Y: those depend on which points are in which
+        sample, and so does the kernel, which the resampled statistics then
+        share with the observed one. The rule here depends on the pooled
+        values only (split-invariant), so the test stays exact.
     method : {"permutation", "wild_bootstrap", "aggregated", "linear"}
         - "permutation": the MMD^2 estimate against its values on random
           permutations of the pooled sample.
@@ -240,7 +289,11 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         - "aggregated": MMDAgg [3]_: the tests of several kernels and
           bandwidths, whose single levels are corrected together, by
           resampling, to the level `alpha`. A wild bootstrap for samples of
-          equal size, else permutations.
+          equal size; for unequal sizes, random swaps of the paired points
+          (x_i, y_i), i < min(n, m), the other points staying in their
+          sample: a randomization over a group of permutations, exact as
+          the permutation test, at the wild bootstrap's cost (the
+          statistic is the unbiased MMD^2 of each swapped split).
         - "linear": a test in linear time on explicit features: Hotelling's
           T^2 of the difference of the mean features, with an F null
           distribution (chi-squared for large samples) [4]_, [5]_. For
@@ -259,10 +312,18 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     feature_map : int or feature map, optional
         Linear test: the features, a map of this package (fitted, or fitted
         here on the pooled sample, as a copy), or the width of random
-        Fourier features of `kernel` and `gamma`. None means 10 random
-        Fourier features. The test uses the rank p of the features'
-        covariance (at most ``n + m - 2``): more features than points add
-        nothing.
+        Fourier features of `kernel` and `gamma` (points only). None means
+        10 random Fourier features of points; objects other than points
+        need a map that takes them (e.g. `RandomDistributionFeatures` for
+        sets, `Chi2DirectMap` for histograms). The test uses the rank p of
+        the features' covariance (at most ``n + m - 2``): more features
+        than objects add nothing.
+    kernel_params : dict, optional
+        The kernel's other parameters: the keyword arguments of its
+        function other than its scale (e.g. ``{"kernel": "laplacian"}``
+        for the point kernel of "mean_map", ``{"gamma": 0.5}`` for the
+        point kernel of "mmd", ``{"k": 3, "alpha": 0.9}`` for "renyi"), or
+        those of a callable.
     dtype : {None, numpy.float64, numpy.float32}, optional
         Type of the kernel matrices the resampling tests multiply (None
         means float64, also for float32 points): float32 halves the time of
@@ -297,7 +358,8 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     at n = m = 5000) and evaluate the
     resampled statistics in blocks of 256, each as one matrix product:
     about ``2 N^2 B`` flops for the permutation test, ``2 n^2 B`` for the
-    wild bootstrap, times the number of kernels for the aggregated test.
+    wild bootstrap and ``2 min(n, m)^2 B`` for the swaps of the aggregated
+    test, times the number of kernels for the aggregated test.
     The p-value counts the observed statistic as one of the resamples
     (``(1 + #{null >= statistic}) / (1 + B)``): the test's level is at most
     `alpha` at every sample size, not only asymptotically. The aggregated
@@ -341,6 +403,22 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     >>> agg = km.mmd_test(X, Y, method="aggregated", n_resamples=500, rng=0)
     >>> agg.reject, agg.statistic.shape
     (True, (20,))
+
+    Two groups of point clouds (30 and 40 sets of 20 points), whose second
+    group is slightly more spread out, by the mean map kernel:
+
+    >>> A = [rng.normal(size=(20, 2)) for _ in range(30)]
+    >>> B = [1.3 * rng.normal(size=(20, 2)) for _ in range(40)]
+    >>> res = km.mmd_test(A, B, kernel="mean_map", rng=0)
+    >>> res.kernel, res.reject
+    ('mean_map', True)
+
+    The same test from the kernel matrix of the pooled sets:
+
+    >>> K = km.sum_match_kernel(A + B, gamma=res.gamma)
+    >>> labels = np.repeat([0, 1], [30, 40])
+    >>> km.mmd_test(K, labels, kernel="precomputed", rng=0).pvalue == res.pvalue
+    True
     """
     method = check_choice(method, "method", _METHODS)
     alpha = check_scalar(alpha, "alpha", low=0.0, low_inclusive=False)
@@ -762,15 +840,18 @@ def _aggregated(fams, n, N, B1, B2, alpha, dtype, generator, n_threads,
     same B1 + B2 resamples (and the observed sample), then the level
     correction."""
     wild = 2 * n == N
-    method = "wild_bootstrap" if wild else "permutation"
+    mode = "wild" if wild else "swap" if SWAP_UNEQUAL else "permutation"
+    method = "permutation" if mode == "permutation" else "wild_bootstrap"
     seeds = _block_seeds(generator, 1 + B1 + B2)
-    rows = n if wild else N
+    # signs of the min(n, m) pairs (wild, swap), or indicators of N points
+    rows = min(n, N - n) if method == "wild_bootstrap" else N
     # The same resamples for every kernel: drawn once (1 byte an entry) and
     # cast for each, unless they would take much memory (then drawn again
     # for each kernel, alike).
-    draw = _drawer(seeds, n, N, method, dtype)
+    size = rows if method == "wild_bootstrap" else n  # (see `_draw_block`)
+    draw = _drawer(seeds, size, N, method, dtype)
     if rows * (1 + B1 + B2) <= _DRAWS_KEPT:
-        kept = [_drawer(seeds, n, N, method, np.int8)(i)
+        kept = [_drawer(seeds, size, N, method, np.int8)(i)
                 for i in range(len(seeds))]
 
         def draw(i):
@@ -783,16 +864,15 @@ def _aggregated(fams, n, N, B1, B2, alpha, dtype, generator, n_threads,
         row = 0
         for family in fams:
             # (one bar: none for the kernel matrices)
-            for g, K, kind in family.matrices(n, wild, dtype):
+            for g, resample, kind in _forms(family, n, N, mode, dtype,
+                                            n_threads):
                 g = scale_report(family, g)
                 if kind is not None:
                     degenerates.append(degenerate_message(
                         kind, family.name, g, family.between))
-                resample = (_wild_statistics(K) if wild
-                            else _permutation_statistics(K, n, True))
                 stats[row] = _resampled(resample, draw, len(seeds), bar,
                                         n_threads)
-                del K, resample
+                del resample
                 names.append(family.name)
                 gammas.append(g)
                 row += 1
@@ -809,7 +889,94 @@ def _aggregated(fams, n, N, B1, B2, alpha, dtype, generator, n_threads,
                          pvalues=pvalues, thresholds=thresholds)
 
 
-def _point_matrices(Z, kernel, gammas, n, wild, dtype, *, n_threads):
+def _forms(family, n, N, mode, dtype, n_threads):
+    """(gamma, the quadratic form of the resampled statistic, how the kernel
+    is degenerate) for each scale of `family`, for the `mode` of the
+    aggregated test: "wild" (n = m), "swap" (n != m: `_swap_form`) or
+    "permutation"."""
+    if mode == "swap" and family.fast is not None:
+        yield from family.fast(n, "swap", dtype)
+    elif mode == "swap":
+        for g, K, kind in family.matrices(n, False, np.float64):
+            np.fill_diagonal(K, 0.0)
+            yield g, _swap_form(lambda rows, K=K: K[rows], n, N - n, dtype,
+                                1), kind
+    else:
+        wild = mode == "wild"
+        for g, M, kind in family.matrices(n, wild, dtype):
+            yield g, (_wild_statistics(M) if wild
+                      else _permutation_statistics(M, n, True)), kind
+
+
+def _swap_form(rows_of, n, m, dtype, n_threads):
+    """The unbiased MMD^2 under swaps of paired points, for samples of
+    unequal sizes, as a quadratic form ``(H, finish)`` of p x p, p = min(n,
+    m): a randomization over a group of permutations, exact as the
+    permutation test, at the cost of the wild bootstrap.
+
+    The pooled points are X (n) then Y (m); x_i and y_i (i < p) form pair
+    i, and a sign e_i = -1 swaps them; the |n - m| points of the larger
+    sample beyond the pairs stay in it. With s the indicator of the first
+    sample, ``s = c + P e / 2`` (c: 1/2 on the paired points, 1 or 0 on the
+    others; column i of P: +1 at x_i, -1 at y_i), so that for the pooled K0
+    (its diagonal 0) ``s' K0 s = c' K0 c + w' e + (e' H e + tr D) / 4``
+    with ``w = P' K0 c``, H the wild bootstrap's matrix of the pairs and tr
+    D = -2 sum k(x_i, y_i), and ``r' s = r' c + (P' r)' e / 2`` for r = K0
+    1: the sums of the statistic (see the module's docstring) cost one
+    quadratic form of p x p and two dot products of p per resample.
+    ``rows_of(rows)`` gives the rows of K0 (float64); they are read once,
+    a block at a time (on `n_threads` threads)."""
+    N, p = n + m, min(n, m)
+    c = np.full(N, 0.5)
+    if n > m:
+        c[p:n] = 1.0
+    else:
+        c[n + p:] = 0.0
+    H = np.empty((p, p), dtype=dtype)
+    w, q = np.empty(p), np.empty(p)
+
+    def pair_rows(block):
+        """The pairs' rows of the block: H's rows, w, q and their shares
+        of T = 1' K0 1, c' K0 c, r' c and tr D."""
+        a = rows_of(block)
+        b = rows_of(slice(n + block.start, n + block.stop))
+        ra, rb = a.sum(axis=1), b.sum(axis=1)
+        ac, bc = a @ c, b @ c
+        g = a - b
+        H[block] = g[:, :p] - g[:, n:n + p]
+        w[block], q[block] = ac - bc, ra - rb
+        i = np.arange(block.stop - block.start)
+        return (ra.sum() + rb.sum(), 0.5 * (ac.sum() + bc.sum()),
+                0.5 * (ra.sum() + rb.sum()),
+                -2.0 * a[i, n + block.start + i].sum())
+
+    def other_rows(block):
+        """The shares of the unpaired points' rows (weight c: 1 or 0)."""
+        e = rows_of(block)
+        r = e.sum(axis=1)
+        return r.sum(), c[block] @ (e @ c), c[block] @ r, 0.0
+
+    extra = slice(p, n) if n > m else slice(n + p, N)
+    blocks = [(pair_rows, b) for b in _row_blocks(p)] + [
+        (other_rows, slice(extra.start + b.start, extra.start + b.stop))
+        for b in _row_blocks(extra.stop - extra.start)]
+    with ThreadPoolExecutor(max(1, min(n_threads, len(blocks)))) as pool:
+        shares = list(pool.map(lambda job: job[0](job[1]), blocks))
+    T, cKc, rc, trD = (math.fsum(v) for v in zip(*shares, strict=True))
+    np.fill_diagonal(H, 0.0)
+
+    def finish(E, quadratic):
+        E = E.astype(np.float64, copy=False)
+        sxx = cKc + w @ E + (quadratic + trD) / 4
+        rs = rc + 0.5 * (q @ E)
+        sxy = rs - sxx
+        syy = T - 2 * rs + sxx
+        return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
+
+    return H, finish
+
+
+def _point_matrices(Z, kernel, gammas, n, mode, dtype, *, n_threads):
     """(gamma, matrix, how the kernel is degenerate: see `degenerate`) for
     each gamma of a kernel family: H (n x n) for the wild bootstrap, else
     the pooled matrix. For the wild bootstrap the pooled matrix at the
@@ -818,10 +985,13 @@ def _point_matrices(Z, kernel, gammas, n, wild, dtype, *, n_threads):
     `_LOG_KERNEL_REACH` (the next gamma beyond is computed anew, and so
     on); for permutations each pooled matrix is computed by the engine (one
     pooled matrix in memory at a time)."""
-    if not wild:
+    if mode == "permutation":
         for g in gammas:
             K = pooled_point_kernel(Z, kernel, g, n_threads)
             yield g, K.astype(dtype, copy=False), degenerate(K, symmetric=True)
+        return
+    if mode == "swap":
+        yield from _point_swap_forms(Z, kernel, gammas, n, dtype, n_threads)
         return
     H = np.empty((n, n), dtype=dtype)
     blocks = _row_blocks(n)
@@ -844,6 +1014,29 @@ def _point_matrices(Z, kernel, gammas, n, wild, dtype, *, n_threads):
             kind = ("zero" if np.exp(c * closest) == 0 else
                     "one" if np.exp(c * farthest) == 1 else None)
             yield g, H, kind
+
+
+def _point_swap_forms(Z, kernel, gammas, n, dtype, n_threads):
+    """`_swap_form` of each gamma of a point kernel family, its rows from
+    the log of the pooled kernel matrix at the smallest gamma, as for the
+    wild bootstrap (`_point_matrices`)."""
+    base = logK = None
+    for g in gammas:  # ascending
+        if base is None or g > _LOG_KERNEL_REACH * base:
+            base = g
+            logK = None  # (one pooled matrix in memory at a time)
+            logK, closest, farthest = _log_kernel(Z, kernel, base, n_threads)
+        c = g / base
+
+        def rows_of(rows, logK=logK, c=c):
+            K = np.exp(c * logK[rows])
+            K[np.arange(rows.stop - rows.start), np.arange(rows.start,
+                                                          rows.stop)] = 0.0
+            return K
+
+        kind = ("zero" if np.exp(c * closest) == 0 else
+                "one" if np.exp(c * farthest) == 1 else None)
+        yield g, _swap_form(rows_of, n, len(Z) - n, dtype, n_threads), kind
 
 
 def _log_kernel(Z, kernel, gamma, n_threads):
