@@ -66,7 +66,7 @@ def public_matrix(kernel, Z, gamma):
 @pytest.mark.parametrize("kernel", sorted(KERNEL_OBJECTS))
 @pytest.mark.parametrize("method, sizes", [
     ("permutation", (12, 17)), ("wild_bootstrap", (14, 14)),
-    ("aggregated", (12, 17)), ("aggregated", (14, 14)),
+    ("aggregated", (12, 17)), ("aggregated", (14, 14)), ("fuse", (12, 17)),
 ])
 def test_a_kernel_by_name_is_its_matrix_precomputed(kernel, method, sizes):
     rng = np.random.default_rng(len(kernel) + sizes[1])
@@ -76,19 +76,22 @@ def test_a_kernel_by_name_is_its_matrix_precomputed(kernel, method, sizes):
                         kernel_params=PARAMS.get(kernel), rng=4)
     Z = pool(kind, X, Y)
     gammas = np.atleast_1d(named.gamma)
-    if kernel == "renyi" and method != "aggregated":  # its own median rule
+    if kernel == "renyi" and method not in ("aggregated", "fuse"):  # median
         K = km.divergence_kernel(km.renyi_divergence(Z))
     else:
         K = np.stack([public_matrix(kernel, Z, g) for g in gammas])
     labels = np.repeat([0, 1], sizes)
-    given = km.mmd_test(K if method == "aggregated" else K.reshape(K.shape[-2:]),
+    grid = method in ("aggregated", "fuse")
+    given = km.mmd_test(K if grid else K.reshape(K.shape[-2:]),
                         labels.astype(bool), kernel="precomputed", method=method,
                         n_resamples=59, rng=4)
     assert_array_equal(named.statistic, given.statistic)
     assert named.pvalue == given.pvalue
     assert_array_equal(named.null_distribution, given.null_distribution)
-    assert named.kernel.tolist() == [kernel] * len(gammas) if method == \
-        "aggregated" else named.kernel == kernel
+    if grid:
+        assert named.kernel.tolist() == [kernel] * len(gammas)
+    else:
+        assert named.kernel == kernel
 
 
 @pytest.mark.parametrize("kernel", ["mean_map", "mmd", "renyi", "exp_chi2",

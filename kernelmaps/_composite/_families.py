@@ -38,6 +38,7 @@ parameters, bit for bit, so that a kernel given by name and the same
 matrix given as ``"precomputed"`` give the same test.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -138,52 +139,72 @@ def point_gamma(gamma, Z, kernel):
                               degenerate="fallback")
 
 
-def point_grid(Z, kernel, count):
-    """MMDAgg's collection for the point kernel `kernel`: `count`
-    bandwidths spaced geometrically from half the 5 % quantile of the
-    (positive) distances between the `value_sample` points to twice the
-    largest, as gammas (1 / bandwidth^2 for "rbf", with ``exp(-|x-y|^2 /
-    bandwidth^2)``; 1 / bandwidth for "laplacian"), ascending. Found at the
-    scale of `scaled_distances` (no overflow), then scaled back."""
+def point_grid(Z, kernel, count, rule="mmdagg"):
+    """The aggregated test's collection for the point kernel `kernel`:
+    `count` bandwidths b from the distances between the `value_sample`
+    points (`_bandwidths`, by `rule`), as gammas, ascending. MMDAgg's:
+    ``exp(-|x-y|^2 / b^2)`` ("rbf"), ``exp(-|x-y|_1 / b)`` ("laplacian");
+    MMD-FUSE's: ``exp(-|x-y|^2 / (2 b^2))``, ``exp(-sqrt(2) |x-y|_1 /
+    b)``. Found at the scale of `scaled_distances` (no overflow), then
+    scaled back."""
     distances, exponent = scaled_distances(
         value_sample(Z, BANDWIDTH_SAMPLE), kernel)
     if kernel == "rbf":
         distances = np.sqrt(distances)
-    bandwidths = _bandwidths(distances, count)
+    bandwidths = _bandwidths(distances, count, rule)
     if bandwidths is None:  # every point the same: any kernel is constant
         return np.ones(count)
     power = 2 if kernel == "rbf" else 1
+    factor = 1.0 if rule == "mmdagg" else 0.5 if kernel == "rbf" else math.sqrt(2)
     with np.errstate(over="ignore"):  # beyond float64: refused below
-        gammas = bandwidths**-power
-    return unscaled_gammas(gammas, kernel, exponent,
-                           f"{kernel} bandwidth of X and Y", "X and Y")
+        gammas = factor * bandwidths**-power
+    return np.sort(unscaled_gammas(gammas, kernel, exponent,
+                                   f"{kernel} bandwidth of X and Y", "X and Y"))
 
 
-def _bandwidths(distances, count):
-    """`count` bandwidths spaced geometrically from half the 5 % quantile
-    of the positive `distances` to twice the largest, descending (None if
-    none is positive)."""
+def _bandwidths(distances, count, rule):
+    """`count` bandwidths from the positive `distances` (None if none is
+    positive): MMDAgg's ("mmdagg"), spaced geometrically from half their
+    5 % quantile to twice the largest; MMD-FUSE's ("fuse"), spaced
+    linearly from half their 5 % to twice their 95 % order statistic (the
+    authors' code takes the sorted distances at ``floor(0.05 len)`` and
+    ``floor(0.95 len)``)."""
     distances = distances[distances > 0]
     if distances.size == 0:
         return None
+    if rule == "fuse":
+        ordered = np.sort(distances)
+        low = ordered[int(0.05 * ordered.size)] / 2
+        high = ordered[int(0.95 * ordered.size)] * 2
+        return np.linspace(low, high, count)
     low = np.quantile(distances, 0.05) / 2
     high = distances.max() * 2
     return np.geomspace(high, low, count) if high > low else np.full(count, high)
 
 
-def given_gammas(gamma, default, grid, aggregated):
+def _distance_grid(T, rule):
+    """Gammas of ``exp(-gamma T^2)`` for the distances T between objects,
+    ascending: ``1 / b^2`` (MMDAgg), ``1 / (2 b^2)`` (MMD-FUSE)."""
+    b = _bandwidths(T, N_BANDWIDTHS, rule)
+    if b is None:
+        return np.ones(N_BANDWIDTHS)
+    with np.errstate(over="ignore"):
+        return np.sort((1.0 if rule == "mmdagg" else 0.5) * b**-2.0)
+
+
+def given_gammas(gamma, default, grid, rule):
     """The scale values of a kernel: `gamma` checked (a 1-D sequence for
-    the aggregated test), else ``[default()]`` or, for the aggregated test,
-    ``grid()``."""
+    the tests over a grid, `rule` "mmdagg" or "fuse"), else ``[default()]``
+    or, for those, ``grid()``."""
     if gamma is None:
-        return list(grid()) if aggregated else [default()]
-    if aggregated and isinstance(gamma, (list, tuple, np.ndarray)):
+        return list(grid()) if rule else [default()]
+    if rule and isinstance(gamma, (list, tuple, np.ndarray)):
         values = np.asarray(gamma, dtype=object).ravel()
         if values.size == 0:
             raise ValueError("gamma must hold at least one value")
     elif isinstance(gamma, (list, tuple, np.ndarray)):
         raise TypeError("gamma must be a positive number (a sequence of them "
-                        "for method='aggregated' only)")
+                        "for method='aggregated' or 'fuse' only)")
     else:
         values = [gamma]
     return sorted(check_scalar(g, "gamma", low=0.0, low_inclusive=False)
@@ -193,7 +214,7 @@ def given_gammas(gamma, default, grid, aggregated):
 # -- the kernels of objects --------------------------------------------------
 
 
-def _distance_family(name, S, gamma, aggregated, matrix, between):
+def _distance_family(name, S, gamma, grid, matrix, between):
     """A kernel ``exp(-gamma S)`` of a distance-like matrix S (MMD^2 between
     sets, chi2 distances): default ``1 / median`` of S over the pairs, grid
     MMDAgg's on ``sqrt(S)`` (S is a squared distance: bandwidth b, gamma
@@ -206,15 +227,23 @@ def _distance_family(name, S, gamma, aggregated, matrix, between):
         if median == 0.0 and positive.size:
             median = _median(positive)
         with np.errstate(over="ignore"):  # a subnormal median: gamma inf
-            return 1.0 / median if median > 0 else 1.0
+            return _finite_scales(np.array([1.0 / median if median > 0
+                                            else 1.0]), name)[0]
 
-    def grid():
-        b = _bandwidths(np.sqrt(off), N_BANDWIDTHS)
-        with np.errstate(over="ignore"):
-            return np.ones(N_BANDWIDTHS) if b is None else np.sort(b**-2.0)
+    return Family(name, given_gammas(
+        gamma, default, lambda: _finite_scales(_distance_grid(np.sqrt(off), grid),
+                                               name), grid), matrix,
+        between=between)
 
-    return Family(name, given_gammas(gamma, default, grid, aggregated), matrix,
-                  between=between)
+
+def _finite_scales(gammas, name):
+    """`gammas`, or a ValueError where one is beyond the float64 range (the
+    distances between the objects are subnormal)."""
+    if not np.all(np.isfinite(gammas)):
+        raise ValueError(f"the {name} kernel's scale for the distances between "
+                         f"the objects of X and Y is beyond the float64 range: "
+                         f"scale X and Y to magnitudes nearer 1")
+    return gammas
 
 
 def _median(values):
@@ -243,7 +272,7 @@ def _set_points(Z):
     return Z.points.astype(np.float64, copy=False)
 
 
-def _object_family(spec, Z, gamma, params, aggregated, n_threads):
+def _object_family(spec, Z, gamma, params, grid, n_threads):
     """The `Family` of the package's kernel `spec` on the pooled objects."""
     name = spec.name
     between = "distinct objects of X and Y"
@@ -252,12 +281,12 @@ def _object_family(spec, Z, gamma, params, aggregated, n_threads):
         reference = _set_points(Z) if name == "mean_map" else Z[0]
         rest = {k: v for k, v in params.items() if k != "gamma"}
         if point not in POINT_KERNELS:  # linear, polynomial: no median rule
-            gammas = given_gammas(gamma, lambda: None, lambda: [None], aggregated)
+            gammas = given_gammas(gamma, lambda: None, lambda: [None], grid)
             return Family(name, gammas, lambda g: _as64(spec.block(
                 Z, None, {**rest, "gamma": g}, n_threads)), scaled=False)
         gammas = given_gammas(gamma, lambda: point_gamma(None, reference, point),
-                              lambda: point_grid(reference, point, N_BANDWIDTHS),
-                              aggregated)
+                              lambda: point_grid(reference, point, N_BANDWIDTHS,
+                                                 grid), grid)
         return Family(name, gammas, lambda g: _as64(spec.block(
             Z, None, {**rest, "gamma": g}, n_threads)), between=between)
     if name == "mmd":
@@ -270,23 +299,23 @@ def _object_family(spec, Z, gamma, params, aggregated, n_threads):
         def matrix(g2):  # as mmd_kernel
             return _exp_minus(g2, D2)
 
-        return _distance_family(name, D2, gamma, aggregated, matrix, between)
+        return _distance_family(name, D2, gamma, grid, matrix, between)
     if name == "exp_chi2":
         S = _as64(chi2_distance(Z, workers=n_threads))
 
         def matrix(beta):  # as exp_chi2_kernel
             return _exp_minus(beta, S)
 
-        return _distance_family(name, S, gamma, aggregated, matrix, between)
+        return _distance_family(name, S, gamma, grid, matrix, between)
     if name == "renyi":
-        return _renyi_family(Z, gamma, params, aggregated, n_threads, between)
+        return _renyi_family(Z, gamma, params, grid, n_threads, between)
     # chi2, intersection, hellinger, js: no scale
     return Family(name, [None], lambda g: _as64(spec.block(Z, None, params,
                                                            n_threads)),
                   scaled=False)
 
 
-def _renyi_family(Z, gamma, params, aggregated, n_threads, between):
+def _renyi_family(Z, gamma, params, grid, n_threads, between):
     """`divergence_kernel` of the kNN Renyi divergences of the pooled sets,
     computed once: its default scale is its median rule; the grid is
     MMDAgg's on ``S ** (power / 2)``, S the symmetrised divergences."""
@@ -305,18 +334,17 @@ def _renyi_family(Z, gamma, params, aggregated, n_threads, between):
             scales["median"] = scale
         return K
 
-    if gamma is None and not aggregated:
+    if gamma is None and not grid:
         return Family("renyi", [None], matrix, between=between,
                       report=lambda: scales["median"] ** -power)
 
-    def grid():
+    def grid_gammas():
         S = np.maximum((D + D.T) / 2, 0.0)
         with np.errstate(over="ignore", under="ignore"):
             T = S[~np.eye(len(S), dtype=bool)] ** (power / 2)
-        b = _bandwidths(T[np.isfinite(T)], N_BANDWIDTHS)
-        return np.ones(N_BANDWIDTHS) if b is None else np.sort(b**-2.0)
+        return _distance_grid(T[np.isfinite(T)], grid)
 
-    return Family("renyi", given_gammas(gamma, None, grid, aggregated), matrix,
+    return Family("renyi", given_gammas(gamma, None, grid_gammas, grid), matrix,
                   between=between)
 
 
@@ -371,7 +399,7 @@ def _full_covariances(c, d):
     return c[:, None, None] * np.eye(d)  # isotropic
 
 
-def families(spec_names, Z, gamma, params, aggregated, n_threads):
+def families(spec_names, Z, gamma, params, grid, n_threads):
     """The families of the kernels `spec_names` (names of the package's
     kernels on objects, or one callable) on the pooled objects Z."""
     out = []
@@ -381,15 +409,15 @@ def families(spec_names, Z, gamma, params, aggregated, n_threads):
             out.append(Family(spec.name, [None], lambda g, s=spec: s.block(
                 Z, None, params, n_threads), scaled=False))
         else:
-            out.append(_object_family(KERNELS[name], Z, gamma, params,
-                                      aggregated, n_threads))
+            out.append(_object_family(KERNELS[name], Z, gamma, params, grid,
+                                      n_threads))
     return out
 
 
-def point_family(Z, kernel, gamma, aggregated, n_threads, fast):
+def point_family(Z, kernel, gamma, grid, n_threads, fast):
     """The family of the point kernel `kernel` on the pooled points Z."""
     gammas = given_gammas(gamma, lambda: point_gamma(None, Z, kernel),
-                          lambda: point_grid(Z, kernel, N_BANDWIDTHS), aggregated)
+                          lambda: point_grid(Z, kernel, N_BANDWIDTHS, grid), grid)
     return Family(kernel, gammas,
                   lambda g: pooled_point_kernel(Z, kernel, g, n_threads),
                   point=kernel, fast=fast)

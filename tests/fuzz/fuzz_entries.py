@@ -3708,12 +3708,12 @@ def _check_two_sample(ctx, v, res, method):
         need(res.null_distribution is None, "a null distribution for the linear test")
         return
     B = v.get("n_resamples")
-    B = (2000 if method == "aggregated" else 999) if B is None else int(B)
+    B = (2000 if method in ("aggregated", "fuse") else 999) if B is None else int(B)
     null = np.asarray(res.null_distribution)
     need(null.shape[-1] == B, f"null distribution of shape {null.shape}, B={B}")
     need(np.all(np.isfinite(null)), "null distribution not finite")
     need(p >= 1 / (B + 1) - 1e-15, "p-value below 1 / (B + 1)")
-    if method == "aggregated":
+    if method in ("aggregated", "fuse"):
         return
     gamma = v.get("gamma")
     X, Y = v["X"], v["Y"]
@@ -3754,6 +3754,7 @@ def _two_sample_entry(method):
         "permutation": [Arg("unbiased", p=P("bool")), DT(), B],
         "wild_bootstrap": [DT(), B],
         "aggregated": [DT(), B],
+        "fuse": [DT(), B],
         "linear": [Arg("feature_map", p=P("int", low=1, none_ok=True, huge=False))],
     }[method]
     names = ["kernel", "gamma", "alpha", "workers", "progress", "rng",
@@ -3767,9 +3768,9 @@ def _two_sample_entry(method):
                 # the aggregated test takes a list of kernels
                 Arg("kernel", p=P("choice", choices=("rbf", "laplacian"),
                                   none_ok=True), overrides={"['rbf']": VALID}
-                    if method == "aggregated" else {}),
+                    if method in ("aggregated", "fuse") else {}),
                 Arg("gamma", p=_gamma_p(), overrides={"[0.5]": VALID}
-                    if method == "aggregated" else {}),
+                    if method in ("aggregated", "fuse") else {}),
                 Arg("alpha", p=P("real", low=0, low_incl=False, judge=_level_judge)),
                 W(),
                 PROG(),
@@ -3800,7 +3801,7 @@ def _level_judge(p, v):
     return e
 
 
-for _method in ("permutation", "wild_bootstrap", "aggregated", "linear"):
+for _method in ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear"):
     _two_sample_entry(_method)
 
 
@@ -3829,7 +3830,7 @@ def _check_result(v, res, method):
     need(res.reject == (res.pvalue <= v.get("alpha", 0.05)),
          "reject is not pvalue <= alpha")
     B = v.get("n_resamples")
-    B = (2000 if method == "aggregated" else 999) if B is None else int(B)
+    B = (2000 if method in ("aggregated", "fuse") else 999) if B is None else int(B)
     null = np.asarray(res.null_distribution)
     need(null.shape[-1] == B and np.all(np.isfinite(null)),
          f"null distribution of shape {null.shape} (B={B}) or not finite")
@@ -3893,8 +3894,9 @@ def _object_test_entry(kernel, method):
         W(),
         RNG(),
     ]
-    if kernel == "exp_chi2":
-        args.append(Arg("gamma", p=_gamma_p()))
+    if kernel == "exp_chi2":  # a list of scales: the tests over a grid
+        args.append(Arg("gamma", p=_gamma_p(), overrides={"[0.5]": VALID}
+                        if method in ("aggregated", "fuse") else {}))
     names = ["kernel_params", "alpha", "n_resamples", "gamma", "workers", "rng"]
     register(
         Entry(
@@ -3916,6 +3918,8 @@ for _kernel in _OBJECT_TESTS:
     _object_test_entry(_kernel, "permutation")
 _object_test_entry("mean_map", "aggregated")
 _object_test_entry("js", "aggregated")
+_object_test_entry("renyi", "fuse")
+_object_test_entry("exp_chi2", "fuse")
 
 
 def _matrix_mutations():
