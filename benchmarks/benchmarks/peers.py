@@ -13,6 +13,7 @@ __all__ = [
     "kdtree_renyi_divergence",
     "naive_renyi_divergence",
     "numpy_mmd_permutation_test",
+    "numpy_precomputed_permutation_test",
     "pairwise_sum_match_kernel",
 ]
 
@@ -146,19 +147,27 @@ def blocked_additive_chi2_kernel(X, Y=None, *, block=32):
 
 def numpy_mmd_permutation_test(X, Y, gamma, n_resamples, rng):
     """Permutation test of the unbiased MMD^2 (rbf kernel) as a user would
-    write it: the pooled kernel matrix once (`cdist`, then exp), then a
-    Python loop over permutations, each statistic from sums of the blocks of
-    the matrix picked by fancy indexing.
+    write it: the pooled kernel matrix once (`cdist`, then exp), then
+    `numpy_precomputed_permutation_test`.
 
     Returns ``(statistic, pvalue)``, the p-value being
     ``(1 + #{null >= statistic}) / (1 + n_resamples)``; `rng` is anything
     `numpy.random.default_rng` takes."""
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
-    n, m = len(X), len(Y)
     Z = np.concatenate([X, Y])
     K = np.exp(-gamma * cdist(Z, Z, "sqeuclidean"))
+    return numpy_precomputed_permutation_test(K, len(X), n_resamples, rng)
+
+
+def numpy_precomputed_permutation_test(K, n, n_resamples, rng):
+    """Permutation test of the unbiased MMD^2 of the pooled kernel matrix K
+    (its first n rows the first sample) as a user would write it: a Python
+    loop over permutations, each statistic from sums of the blocks of the
+    matrix picked by fancy indexing. Returns ``(statistic, pvalue)``."""
+    K = np.array(K, dtype=np.float64)
     np.fill_diagonal(K, 0.0)  # the U-statistic leaves out the pairs (i, i)
+    m = len(K) - n
 
     def mmd2(ix, iy):
         return (

@@ -30,6 +30,14 @@ processes), the peers:
 
 `TwoSampleSmall` does the same at n = m = 50, d = 5 (1000 resamples;
 MMDAgg with its defaults), the fixed costs of a test on a small sample.
+`TwoSampleObjects` times ``mmd_test`` on 200 against 250 objects of every
+kind it takes (sets by the mean map, MMD and Renyi kernels, histograms by
+chi2 and JS, Gaussians by the expected kernel, a precomputed matrix, a
+callable kernel on strings), by the permutation (1000 resamples),
+aggregated and fused tests (their defaults), beside the NumPy permutation
+test of the pooled matrix that the unit's public function computes.
+`AggregatedUnequal` times the aggregated test of 1500 against 1550 points
+beside 1525 against 1525.
 The ``peakmem_*`` methods give the peak resident memory of the process, the
 input data included. `TwoSample` calls each function once (``number =
 repeat = rounds = 1``, no warmup): hyppo takes minutes there.
@@ -59,7 +67,10 @@ from scipy.spatial.distance import pdist
 from kernelmaps import mmd_test
 
 from .common import RunOnce, machine, stored_times
-from .peers import numpy_mmd_permutation_test
+from .peers import (
+    numpy_mmd_permutation_test,
+    numpy_precomputed_permutation_test,
+)
 
 # hyppo, a peer where installed; imported by its benchmarks only (with numba
 # it adds some 100 MB to the process, which the peakmem_* methods would count).
@@ -154,6 +165,144 @@ class TwoSampleSmall(_TwoSample):
     """n = m = 50, d = 5: the fixed costs."""
 
     sizes = SMALL
+
+
+# Samples of objects: sets, histograms, Gaussians, a precomputed matrix, a
+# callable.
+
+OBJECTS = ("sets mean_map", "sets mmd", "sets renyi", "histograms chi2",
+           "histograms js", "gaussians expected", "precomputed", "callable")
+OBJECT_METHODS = ("permutation", "aggregated", "fuse")
+# Objects in the two samples (unequal sizes: the aggregated test's swaps).
+OBJECT_SIZES = (200, 250)
+
+
+def two_object_samples(kind, seed=0):
+    """The samples of `kind`: sets of 30 to 60 points in 2-D (the second
+    sample's spread 1.1 times larger); bag-of-words histograms of 300 words
+    (`common.bag_of_words`, the second from other words' frequencies);
+    Gaussians in 5-D (means shifted by 0.2); for "precomputed" the pooled
+    mean map matrix of the sets and the labels; for "callable" lists of
+    strings and a kernel on their letter counts."""
+    from .common import bag_of_words
+
+    rng = np.random.default_rng(seed)
+    n, m = OBJECT_SIZES
+    family = kind.split()[0]
+    if family in ("sets", "precomputed"):
+        X = [rng.normal(size=(int(rng.integers(30, 61)), 2)) for _ in range(n)]
+        Y = [1.1 * rng.normal(size=(int(rng.integers(30, 61)), 2))
+             for _ in range(m)]
+        if family == "precomputed":
+            from kernelmaps import sum_match_kernel
+
+            return (sum_match_kernel(X + Y, gamma=0.25),
+                    np.repeat([0, 1], [n, m]))
+        return X, Y
+    if family == "histograms":
+        H = bag_of_words(n + m, seed=seed)
+        return H[:n], H[n:, ::-1].copy()
+    if family == "gaussians":
+        return ((rng.normal(size=(n, 5)), np.full(n, 0.5)),
+                (rng.normal(size=(m, 5)) + 0.2, np.full(m, 0.5)))
+    words = ["".join(rng.choice(list("abcd"), size=8)) for _ in range(n)]
+    other = ["".join(rng.choice(list("abcdd"), size=8)) for _ in range(m)]
+    return words, other
+
+
+def letter_kernel(A, B):
+    """A kernel on strings: the Gaussian kernel of their letter counts."""
+    def counts(words):
+        return np.array([[w.count(c) for c in "abcd"] for w in words], float)
+
+    a, b = counts(A), counts(B)
+    return np.exp(-((a[:, None] - b[None]) ** 2).sum(-1) / 8)
+
+
+def run_object_test(kind, X, Y, method, workers):
+    kernel = {"precomputed": "precomputed", "callable": letter_kernel}.get(
+        kind, kind.split()[-1])
+    resamples = 1000 if method == "permutation" else None
+    return mmd_test(X, Y, kernel=kernel, method=method, n_resamples=resamples,
+                    rng=0, workers=workers)
+
+
+def numpy_object_test(kind, X, Y):
+    """The peer: the pooled kernel matrix by the unit's public function,
+    then the plain NumPy permutation test on it (1000 permutations)."""
+    import kernelmaps as km
+
+    if kind == "precomputed":
+        K, labels = X, Y
+        return numpy_precomputed_permutation_test(K, int((labels == 0).sum()),
+                                                  RESAMPLES, 0)
+    if kind == "callable":
+        Z = X + Y
+        K = letter_kernel(Z, Z)
+    elif kind.startswith("sets"):
+        Z = X + Y
+        K = {"mean_map": km.sum_match_kernel, "mmd": km.mmd_kernel,
+             "renyi": lambda S: km.divergence_kernel(km.renyi_divergence(S))}[
+                 kind.split()[-1]](Z)
+    elif kind.startswith("histograms"):
+        Z = np.concatenate([X, Y])
+        K = {"chi2": km.additive_chi2_kernel, "js": km.js_kernel}[
+            kind.split()[-1]](Z)
+    else:
+        K = km.gaussian_expected_kernel(np.concatenate([X[0], Y[0]]),
+                                        np.concatenate([X[1], Y[1]]))
+    return numpy_precomputed_permutation_test(K, OBJECT_SIZES[0], RESAMPLES, 0)
+
+
+class TwoSampleObjects:
+    """mmd_test on 200 against 250 objects of each kind, by each of the
+    methods over kernels and scales (the permutation test at 1000
+    resamples), 1 and 2 workers; beside it, at workers=1, the NumPy
+    permutation test of the pooled matrix (computed by the unit's public
+    function, and timed with it)."""
+
+    params = (OBJECTS, OBJECT_METHODS, WORKERS)
+    param_names = ("objects", "method", "workers")
+    timeout = 300
+
+    def setup(self, kind, method, workers):
+        if kind in ("precomputed", "callable") and method != "permutation":
+            raise SkipNotImplemented("one kernel: the permutation test only")
+        self.X, self.Y = two_object_samples(kind)
+
+    def time_mmd_test(self, kind, method, workers):
+        run_object_test(kind, self.X, self.Y, method, workers)
+
+    def peakmem_mmd_test(self, kind, method, workers):
+        run_object_test(kind, self.X, self.Y, method, workers)
+
+    def time_numpy(self, kind, method, workers):
+        if method != "permutation" or workers != 1:
+            raise SkipNotImplemented("the peer: permutation, workers=1")
+        numpy_object_test(kind, self.X, self.Y)
+
+
+class AggregatedUnequal(RunOnce):
+    """The aggregated test (its defaults) of 1500 against 1550 points in
+    3-D (swaps of paired points) beside 1525 against 1525 (the wild
+    bootstrap), 1 and 2 workers: unequal sizes should cost what equal ones
+    do."""
+
+    params = (("1525x1525", "1500x1550"), WORKERS)
+    param_names = ("sizes", "workers")
+
+    def setup(self, sizes, workers):
+        n, m = (int(v) for v in sizes.split("x"))
+        rng = np.random.default_rng(0)
+        self.X = rng.normal(size=(n, 3))
+        self.Y = rng.normal(size=(m, 3))
+        self.Y[:, 0] += 0.05
+
+    def time_mmd_test(self, sizes, workers):
+        mmd_test(self.X, self.Y, method="aggregated", rng=0, workers=workers)
+
+    def peakmem_mmd_test(self, sizes, workers):
+        mmd_test(self.X, self.Y, method="aggregated", rng=0, workers=workers)
 
 
 # Ratios to the peers, read from the stored asv results.
