@@ -877,48 +877,18 @@ def _aggregated(fams, n, N, B1, B2, alpha, dtype, generator, n_threads,
     seeds = _block_seeds(generator, 1 + B1 + B2)
     # signs of the min(n, m) pairs (wild, swap), or indicators of N points
     rows = min(n, N - n) if method == "wild_bootstrap" else N
-    # The same resamples for every kernel: drawn once (1 byte an entry) and
-    # cast for each, unless they would take much memory (then drawn again
-    # for each kernel, alike).
     size = rows if method == "wild_bootstrap" else n  # (see `_draw_block`)
-    draw = _drawer(seeds, size, N, method, dtype)
-    if rows * (1 + B1 + B2) <= _DRAWS_KEPT:
-        kept = [_drawer(seeds, size, N, method, np.int8)(i)
-                for i in range(len(seeds))]
-
-        def draw(i):
-            return kept[i].astype(dtype)
-
-    L = sum(len(f.gammas) for f in fams)
-    stats = np.empty((L, 1 + B1 + B2))
-    names, gammas, degenerates = [], [], []
-    with progress_bar(progress, L * len(seeds), "mmd_test") as bar:
-        row = 0
-        for family in fams:
-            # (one bar: none for the kernel matrices)
-            for g, resample, kind in _forms(family, n, N, mode, dtype,
-                                            n_threads):
-                g = scale_report(family, g)
-                if kind is not None:
-                    degenerates.append(degenerate_message(
-                        kind, family.name, g, family.between))
-                stats[row] = _resampled(resample, draw, len(seeds), bar,
-                                        n_threads)
-                del resample
-                names.append(family.name)
-                gammas.append(g)
-                row += 1
-    if degenerates:
-        warn_degenerate(f"{len(degenerates)} of the {L} kernels of the "
-                        f"aggregated test carry no information: "
-                        + "; ".join(degenerates))
+    draw = _shared_draws(seeds, size, N, method, dtype, rows)
+    stats, names, gammas = _every_kernel(
+        fams, lambda f: ((*form, 1.0) for form in _forms(f, n, N, mode, dtype,
+                                                         n_threads)),
+        draw, seeds, "aggregated", progress, n_threads)
     observed = stats[:, 0]
     M1, M2 = stats[:, 1:1 + B1], stats[:, 1 + B1:]
     pvalues, pvalue, thresholds = _level_correction(observed, M1, M2, alpha)
-    gammas = np.array(gammas, dtype=object if None in gammas else np.float64)
     return MMDTestResult(observed, pvalue, M1, pvalue <= alpha, alpha,
-                         "aggregated", np.array(names), gammas,
-                         pvalues=pvalues, thresholds=thresholds)
+                         "aggregated", names, gammas, pvalues=pvalues,
+                         thresholds=thresholds)
 
 
 def _fuse(fams, n, N, B, alpha, dtype, generator, n_threads, progress):
@@ -926,54 +896,73 @@ def _fuse(fams, n, N, B, alpha, dtype, generator, n_threads, progress):
     permutations (the observed sample first), each normalised, fused by a
     log-sum-exp with weights 1/L, as in the authors' code (Biggs, Schrab and
     Gretton, 2023; the function mmdfuse of github.com/antoninschrab/mmdfuse):
-    with p = min(n, m), kernel l's
-    statistic is ``p (p - 1) sqrt(p (p - 1)) MMD^2_l / ||K0_l||_F``, K0_l
-    the pooled matrix with its diagonal set to 0, and the fused one
-    ``log((1 / L) sum_l exp(statistic_l))`` (their lambda_multiplier of 1).
-    No multiplicity correction: the p-value is the permutation test's of
-    the fused statistic."""
+    with p = min(n, m), kernel l's statistic is ``p (p - 1) sqrt(p (p - 1))
+    MMD^2_l / ||K0_l||_F``, K0_l the pooled matrix with its diagonal set to
+    0, and the fused one ``log((1 / L) sum_l exp(statistic_l))`` (their
+    lambda_multiplier of 1). No multiplicity correction: the p-value is the
+    permutation test's of the fused statistic."""
     seeds = _block_seeds(generator, 1 + B)
-    draw = _drawer(seeds, n, N, "permutation", dtype)
-    if N * (1 + B) <= _DRAWS_KEPT:  # drawn once for every kernel
-        kept = [_drawer(seeds, n, N, "permutation", np.int8)(i)
-                for i in range(len(seeds))]
-
-        def draw(i):
-            return kept[i].astype(dtype)
-
-    L = sum(len(f.gammas) for f in fams)
+    draw = _shared_draws(seeds, n, N, "permutation", dtype, N)
     p = min(n, N - n)
     scale = p * (p - 1) * math.sqrt(p * (p - 1))
-    stats = np.empty((L, 1 + B))
+
+    def forms(family):
+        for g, K, kind in family.matrices(n, False, dtype):
+            form = _permutation_statistics(K, n, True)  # K0, in place
+            norm = math.sqrt(np.einsum("ij,ij->", K, K, dtype=np.float64))
+            # (a kernel 0 between all distinct points: no information)
+            yield g, form, kind, scale / norm if norm > 0 else 0.0
+
+    stats, names, gammas = _every_kernel(fams, forms, draw, seeds, "fused",
+                                         progress, n_threads)
+    fused = scipy.special.logsumexp(stats, axis=0, b=1.0 / len(stats))
+    observed, null = float(fused[0]), fused[1:]
+    pvalue = _pvalue(observed, null)
+    return MMDTestResult(observed, pvalue, null, pvalue <= alpha, alpha,
+                         "fuse", names, gammas)
+
+
+def _shared_draws(seeds, size, N, method, dtype, rows):
+    """A function of i giving the draws of block i (`_draw_block`), the same
+    for every kernel: drawn once (1 byte an entry, `rows` of them per
+    resample) and cast for each, unless they would take much memory (then
+    drawn again for each kernel, alike)."""
+    if rows * sum(b for _, b in seeds) > _DRAWS_KEPT:
+        return _drawer(seeds, size, N, method, dtype)
+    kept = [_drawer(seeds, size, N, method, np.int8)(i)
+            for i in range(len(seeds))]
+    return lambda i: kept[i].astype(dtype)
+
+
+def _every_kernel(fams, forms, draw, seeds, test, progress, n_threads):
+    """The resampled statistics of every kernel of `fams` on the same
+    blocks of draws: ``(stats, names, gammas)``, stats of shape (L,
+    resamples). ``forms(family)`` yields (gamma, the form of `_resampled`,
+    how the kernel is degenerate, a factor of its statistics); one warning
+    names the degenerate kernels of the `test`."""
+    L = sum(len(f.gammas) for f in fams)
+    stats = np.empty((L, sum(b for _, b in seeds)))
     names, gammas, degenerates = [], [], []
     with progress_bar(progress, L * len(seeds), "mmd_test") as bar:
-        row = 0
         for family in fams:
-            for g, K, kind in family.matrices(n, False, dtype):
+            # (one bar: none for the kernel matrices)
+            for g, form, kind, factor in forms(family):
                 g = scale_report(family, g)
                 if kind is not None:
                     degenerates.append(degenerate_message(
                         kind, family.name, g, family.between))
-                resample = _permutation_statistics(K, n, True)  # K0, in place
-                norm = math.sqrt(np.einsum("ij,ij->", K, K, dtype=np.float64))
-                stats[row] = _resampled(resample, draw, len(seeds), bar,
-                                        n_threads)
-                # a kernel 0 between all distinct points: no information
-                stats[row] *= scale / norm if norm > 0 else 0.0
-                del K, resample
+                row = len(names)
+                stats[row] = _resampled(form, draw, len(seeds), bar, n_threads)
+                stats[row] *= factor
+                del form
                 names.append(family.name)
                 gammas.append(g)
-                row += 1
     if degenerates:
         warn_degenerate(f"{len(degenerates)} of the {L} kernels of the "
-                        f"fused test carry no information: "
+                        f"{test} test carry no information: "
                         + "; ".join(degenerates))
-    fused = scipy.special.logsumexp(stats, axis=0, b=1.0 / L)
-    observed, null = float(fused[0]), fused[1:]
-    pvalue = _pvalue(observed, null)
-    gammas = np.array(gammas, dtype=object if None in gammas else np.float64)
-    return MMDTestResult(observed, pvalue, null, pvalue <= alpha, alpha,
-                         "fuse", np.array(names), gammas, pvalues=None)
+    return (stats, np.array(names),
+            np.array(gammas, dtype=object if None in gammas else np.float64))
 
 
 def _forms(family, n, N, mode, dtype, n_threads):
@@ -1082,38 +1071,24 @@ def _point_matrices(Z, kernel, gammas, n, mode, dtype, *, n_threads):
         return
     H = np.empty((n, n), dtype=dtype)
     blocks = _row_blocks(n)
-    base = logK = None
     # threads for the exponentials of more than one block (NumPy's ufuncs
     # release the GIL)
     with ThreadPoolExecutor(min(n_threads, len(blocks))) as pool:
-        for g in gammas:  # ascending
-            if base is None or g > _LOG_KERNEL_REACH * base:
-                base = g
-                logK = None  # (one pooled matrix in memory at a time)
-                logK, closest, farthest = _log_kernel(Z, kernel, base, n_threads)
-            c = g / base
+        for g, logK, c, kind in _log_kernels(Z, kernel, gammas, n_threads):
             rows = functools.partial(_h_rows, logK, n, c, H=H)
             if len(blocks) > 1:
                 list(pool.map(rows, blocks))
             else:
                 rows(blocks[0])
             np.fill_diagonal(H, 0.0)
-            kind = ("zero" if np.exp(c * closest) == 0 else
-                    "one" if np.exp(c * farthest) == 1 else None)
             yield g, H, kind
 
 
 def _point_swap_forms(Z, kernel, gammas, n, dtype, n_threads):
     """`_swap_form` of each gamma of a point kernel family, its rows from
-    the log of the pooled kernel matrix at the smallest gamma, as for the
-    wild bootstrap (`_point_matrices`)."""
-    base = logK = None
-    for g in gammas:  # ascending
-        if base is None or g > _LOG_KERNEL_REACH * base:
-            base = g
-            logK = None  # (one pooled matrix in memory at a time)
-            logK, closest, farthest = _log_kernel(Z, kernel, base, n_threads)
-        c = g / base
+    the log of the pooled kernel matrix (`_log_kernels`), as for the wild
+    bootstrap (`_point_matrices`)."""
+    for g, logK, c, kind in _log_kernels(Z, kernel, gammas, n_threads):
 
         def rows_of(rows, logK=logK, c=c):
             K = np.exp(c * logK[rows])
@@ -1121,9 +1096,25 @@ def _point_swap_forms(Z, kernel, gammas, n, dtype, n_threads):
                                                           rows.stop)] = 0.0
             return K
 
+        yield g, _swap_form(rows_of, n, len(Z) - n, dtype, n_threads), kind
+
+
+def _log_kernels(Z, kernel, gammas, n_threads):
+    """(gamma, logK, c, how the kernel is degenerate) for each of the
+    ascending `gammas`: the kernel at gamma is ``exp(c logK)``, logK the
+    log of the pooled kernel matrix at the smallest gamma, up to c =
+    `_LOG_KERNEL_REACH` (the next gamma beyond is computed anew, and so on;
+    one pooled matrix in memory at a time)."""
+    base = logK = None
+    for g in gammas:
+        if base is None or g > _LOG_KERNEL_REACH * base:
+            base = g
+            logK = None  # (freed before the next is computed)
+            logK, closest, farthest = _log_kernel(Z, kernel, base, n_threads)
+        c = g / base
         kind = ("zero" if np.exp(c * closest) == 0 else
                 "one" if np.exp(c * farthest) == 1 else None)
-        yield g, _swap_form(rows_of, n, len(Z) - n, dtype, n_threads), kind
+        yield g, logK, c, kind
 
 
 def _log_kernel(Z, kernel, gamma, n_threads):
