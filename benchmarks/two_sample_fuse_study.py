@@ -28,7 +28,6 @@ Usage::
 import argparse
 import itertools
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,9 @@ import time
 import numpy as np
 
 import kernelmaps as km
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchmarks.common import machine  # (the asv package beside)
 
 ALPHA = 0.05
 B = 2000
@@ -223,9 +225,7 @@ def main():
     lines = [
         "# MMD-FUSE: kernelmaps against the authors' code, and power",
         "",
-        f"Machine: {platform.processor() or platform.machine()}, "
-        f"kernelmaps {km.__version__}, NumPy {np.__version__}, Python "
-        f"{sys.version.split()[0]}.",
+        f"Machine: {machine()}; kernelmaps {km.__version__}.",
         "",
     ]
     if args.jax_python and args.mmdfuse:

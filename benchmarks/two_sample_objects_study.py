@@ -14,7 +14,8 @@ the Gaussians' means), and the table gives the power. The results go to
 """
 
 import argparse
-import platform
+import os
+import sys
 import time
 import zlib
 
@@ -22,6 +23,9 @@ import numpy as np
 import scipy.stats
 
 import kernelmaps as km
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchmarks.common import machine  # (the asv package beside)
 
 ALPHA = 0.05
 
@@ -88,8 +92,7 @@ def main():
         f"(binomial 95 % interval of the rate: [{lo:.3f}, {hi:.3f}]), "
         f"{args.power_reps} under the alternative.",
         "",
-        f"Machine: {platform.processor() or platform.machine()}, "
-        f"kernelmaps {km.__version__}, NumPy {np.__version__}.",
+        f"Machine: {machine()}; kernelmaps {km.__version__}.",
         "",
         "| objects, kernel | n, m | level | inside | power | seconds |",
         "|---|---|---|---|---|---|",

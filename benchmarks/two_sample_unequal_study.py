@@ -13,13 +13,18 @@ per resample, the permutations one of (n + m)^2. Results go to
 """
 
 import argparse
-import platform
+import os
+import sys
 import time
 
 import numpy as np
 import scipy.stats
 
 import kernelmaps as km
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchmarks.common import machine  # (the asv package beside)
+
 from kernelmaps._composite import _two_sample
 
 ALPHA = 0.05
@@ -54,8 +59,7 @@ def main():
         f"[{lo:.3f}, {hi:.3f}]); power: {args.power_reps} per alternative "
         f"(the second sample from it).",
         "",
-        f"Machine: {platform.processor() or platform.machine()}, "
-        f"kernelmaps {km.__version__}, NumPy {np.__version__}.",
+        f"Machine: {machine()}; kernelmaps {km.__version__}.",
         "",
         "| n, m | data | swaps | permutations | seconds (swaps / perms) |",
         "|---|---|---|---|---|",
