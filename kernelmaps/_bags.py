@@ -7,7 +7,7 @@ import numpy as np
 from ._engine.layout import COPY_BLOCK_BYTES, row_blocks
 from ._probes import as_float_array, is_dask_array, is_sparse
 
-__all__ = ["Bags"]
+__all__ = ["Bags", "pack_sets"]
 
 
 class Bags:
@@ -137,7 +137,7 @@ class Bags:
         >>> Bags.from_list([[[0.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]]])
         Bags(n_sets=2, dim=2, n_points=3, dtype=float64)
         """
-        return _pack(sets, "sets")
+        return pack_sets(sets, "sets")
 
     @property
     def points(self):
@@ -215,7 +215,7 @@ class Bags:
                        np.array(self._offsets)))
 
 
-def _pack(sets, name):
+def pack_sets(sets, name):
     """Pack the collection of sets `sets` (argument `name`) into a Bags.
 
     Nothing is computed: a Bags with Dask points is returned as it is, and a

@@ -20,7 +20,7 @@ import itertools
 import numpy as np
 import scipy.sparse
 
-from ._bags import Bags, _pack
+from ._bags import Bags, pack_sets
 from ._engine.progress import progress_bar
 from ._parallel import check_progress
 from ._probes import as_float_array, float_dtype, is_dask_array
@@ -182,7 +182,7 @@ def _lazy_sets(fmap, method, sets, kwargs, per_point):
     import dask
     import dask.array as da
 
-    bags = _pack(sets, "sets")
+    bags = pack_sets(sets, "sets")
     offsets = bags.offsets
     sizes = np.diff(offsets)
     if len(bags) == 0:

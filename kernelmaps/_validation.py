@@ -19,7 +19,7 @@ import os
 import numpy as np
 import scipy.sparse
 
-from ._bags import Bags, _pack
+from ._bags import Bags, pack_sets
 from ._engine._gather import gather_plain
 from ._engine.layout import COPY_BLOCK_BYTES
 from ._probes import (
@@ -68,7 +68,7 @@ def check_sets(X, name="X", *, min_size=1):
         if min_size <= 1:
             return bags
         return _check_sizes(bags, name, min_size)
-    bags = _pack(X, name)
+    bags = pack_sets(X, name)
     if is_dask_array(bags.points):
         raise TypeError(
             f"{name} holds lazy Dask points; this function needs them in "
@@ -502,3 +502,49 @@ def cast_output(values, dtype, names):
             f"({float(np.finfo(np.float32).max):.3g}); pass dtype=np.float64"
         )
     return out
+
+
+def check_gaussians(means, covs, mname, cname):
+    """Gaussians given by their means (n, d) and covariances ((n, d, d)
+    matrices, (n, d) diagonals or (n,) isotropic variances), validated
+    (finite, symmetric positive semi-definite covariances, non-negative
+    variances): ``(means, covs, given)``, the first two in float64, `given`
+    the arrays as given (for `check_dtype`); `mname` and `cname` name them
+    in the errors."""
+    given = as_float_array(means, mname), as_float_array(covs, cname)
+    m = given[0].astype(np.float64, copy=False)
+    if m.ndim != 2 or m.shape[0] == 0 or m.shape[1] == 0:
+        raise ValueError(f"{mname} must be a non-empty 2-D array (n, d), got shape "
+                         f"{m.shape}")
+    c = given[1].astype(np.float64, copy=False)
+    n, d = m.shape
+    if c.shape not in ((n, d, d), (n, d), (n,)):
+        raise ValueError(
+            f"{cname} must have shape ({n}, {d}, {d}), ({n}, {d}) or ({n},) for "
+            f"{mname} of shape {m.shape}; got {c.shape}"
+        )
+    if not (np.isfinite(m).all() and np.isfinite(c).all()):
+        raise ValueError(f"{mname} and {cname} must be finite")
+    if c.ndim == 3:
+        if not np.allclose(c, c.transpose(0, 2, 1), rtol=1e-10, atol=1e-12):
+            raise ValueError(f"{cname} must hold symmetric matrices")
+        low = np.linalg.eigvalsh(c)[:, 0]
+        scale = np.abs(c).max(axis=(1, 2))
+        bad = np.flatnonzero(low < -1e-10 * np.maximum(scale, 1e-300))
+        if bad.size:
+            raise ValueError(
+                f"{cname}[{bad[0]}] is not positive semi-definite (smallest "
+                f"eigenvalue {low[bad[0]]:.3g})"
+            )
+    elif (c < 0).any():
+        raise ValueError(f"{cname} must be >= 0 (variances)")
+    return m, c, given
+
+
+def full_covariances(c, d):
+    """Covariances of any form of `check_gaussians` as (n, d, d) matrices."""
+    if c.ndim == 3:
+        return c
+    if c.ndim == 2:
+        return c[:, :, None] * np.eye(d)
+    return c[:, None, None] * np.eye(d)

@@ -43,9 +43,9 @@ from .sets import (
     EMKFeatures,
     RandomDistributionFeatures,
     RandomFourierFeatures,
-    _renyi_divergence_both,
     mmd_kernel,
     renyi_divergence,
+    renyi_divergence_both,
     sum_match_kernel,
 )
 
@@ -968,7 +968,7 @@ class SetKernel(TransformerMixin, BaseEstimator):
         if self.kernel != "renyi":
             return self._pair(sets, self.train_)
         # Both directions from one search: one block of distances per pair.
-        ab, ba = _renyi_divergence_both(sets, self.train_, alpha=self.alpha,
+        ab, ba = renyi_divergence_both(sets, self.train_, alpha=self.alpha,
                                        k=self.k, workers=self.workers,
                                        dtype=np.float64)
         gamma = None if self.scale_ is not None else self.gamma_

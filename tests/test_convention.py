@@ -1,6 +1,6 @@
 """The construction convention of the feature maps: hyperparameters in the
 constructor, `fit` once (in place, returning the map), `transform` only when
-fitted, `fit_transform`; the deprecated spellings (same maps, bit for bit);
+fitted, `fit_transform`; the spellings of the development are errors;
 the one rule for gamma=None (the median heuristic of the data that define
 the kernel); random Fourier features of CSR input; progress bars."""
 
@@ -328,109 +328,24 @@ def test_exp_chi2_repr_names_its_chi2_map():
     assert "chi2_map=Chi2DirectMap(k=<5 parameters>" in repr(fmap.fit(HIST))
 
 
-# ---------------------------------------------------------- deprecated spellings
+# ------------------------------------------ spellings of the development
 
 
-DEPRECATED = r"deprecated since kernelmaps 0\.1 and will be removed in 0\.3"
-S32 = [s.astype(np.float32) for s in SETS]
-
-
-@pytest.mark.parametrize(("old", "new", "X"), [
-    (lambda: km.Chi2DirectMap.fit(HIST, 4, per_dimension=True, n_bins=50),
-     lambda: km.Chi2DirectMap(4, per_dimension=True, n_bins=50).fit(HIST), HIST),
-    (lambda: km.Chi2DirectMap.fit(HIST), lambda: km.Chi2DirectMap().fit(HIST), HIST),
-    (lambda: km.Chi2ChebyshevMap.fit(HIST, 4),
-     lambda: km.Chi2ChebyshevMap(4, scale="median").fit(HIST), HIST),
-    (lambda: km.AnchorMap.fit(HIST, "js", 12, energy=0.9, n_neighbors=2),
-     lambda: km.AnchorMap("js", 12, energy=0.9, n_neighbors=2).fit(HIST), HIST),
-    (lambda: km.ExpChi2Features.fit(HIST, 32, beta=2.0, rng=3),
-     lambda: km.ExpChi2Features(32, beta=2.0, rng=3).fit(HIST), HIST),
-    (lambda: km.EMKFeatures.fit(np.vstack(SETS), 6, gamma=0.5, n_iter=5, rng=1),
-     lambda: km.EMKFeatures(6, gamma=0.5, n_iter=5, rng=1).fit(np.vstack(SETS)),
-     SETS),
-    (lambda: km.Chi2DirectMap([0.05, 0.2, 0.5]),
-     lambda: km.Chi2DirectMap(k=[0.05, 0.2, 0.5]), HIST),
-    (lambda: km.EMKFeatures(POINTS[:5], gamma=0.5),
-     lambda: km.EMKFeatures(basis=POINTS[:5], gamma=0.5), SETS),
-    (lambda: km.RandomFourierFeatures(3, 32, gamma=0.5, rng=0),
-     lambda: km.RandomFourierFeatures(32, gamma=0.5, rng=0).fit(POINTS), POINTS),
-    (lambda: km.RandomFourierFeatures(dim=3, n_components=32, kernel="laplacian",
-                                      gamma=0.5, rng=0),
-     lambda: km.RandomFourierFeatures(32, kernel="laplacian", gamma=0.5,
-                                      rng=0).fit(POINTS), POINTS),
-    (lambda: km.RandomDistributionFeatures(3, 32, gamma=0.5, rng=0),
-     lambda: km.RandomDistributionFeatures(32, gamma=0.5, rng=0).fit(SETS), S32),
-    (lambda: km.DoublyRandomDistributionFeatures(3, 32, 16, gamma=0.5, gamma2=2.0,
-                                                 rng=0),
-     lambda: km.DoublyRandomDistributionFeatures(32, 16, gamma=0.5, gamma2=2.0,
-                                                 rng=0).fit(SETS), SETS),
-])
-def test_deprecated_spellings_warn_and_give_the_same_map(old, new, X):
-    with pytest.warns(DeprecationWarning, match=DEPRECATED):
-        a = old()
-    b = new()
-    assert type(a) is type(b) and a.is_fitted and repr(a) == repr(b)
-    for attr in ("k", "weights", "offsets", "basis", "projection", "table",
-                 "anchors", "rank", "scale", "gamma"):
-        if hasattr(b, attr):
-            assert_array_equal(getattr(a, attr), getattr(b, attr))
-    assert_array_equal(a.transform(X), b.transform(X))  # bit for bit
-
-
-@pytest.mark.parametrize(("call", "old", "new"), [
-    (lambda: km.Chi2DirectMap.fit(HIST), r"Chi2DirectMap\.fit\(X, \.\.\.\)",
-     r"Chi2DirectMap\(n_terms, \.\.\.\)\.fit\(X\)"),
-    (lambda: km.Chi2ChebyshevMap.fit(HIST), r"Chi2ChebyshevMap\.fit\(X, \.\.\.\)",
-     r'Chi2ChebyshevMap\(n_terms, scale="median"\)\.fit\(X\)'),
-    (lambda: km.AnchorMap.fit(HIST), r"AnchorMap\.fit\(X, \.\.\.\)",
-     r"AnchorMap\(kernel, n_anchors, \.\.\.\)\.fit\(X\)"),
-    (lambda: km.ExpChi2Features.fit(HIST, 8), r"ExpChi2Features\.fit\(X, \.\.\.\)",
-     r"ExpChi2Features\(n_components, \.\.\.\)\.fit\(X\)"),
-    (lambda: km.EMKFeatures.fit(POINTS, 4, n_iter=1), r"EMKFeatures\.fit\(X, \.\.\.\)",
-     r"EMKFeatures\(n_basis, \.\.\.\)\.fit\(X\)"),
-    (lambda: km.RandomFourierFeatures(3, 8),
-     r"RandomFourierFeatures\(dim, n_components, \.\.\.\)",
-     r"RandomFourierFeatures\(n_components, \.\.\.\)\.fit\(X\)"),
-    (lambda: km.Chi2DirectMap([0.5]), r"Chi2DirectMap\(k\) with the parameters first",
-     r"Chi2DirectMap\(k=k\)"),
-    (lambda: km.EMKFeatures(POINTS[:3]), r"EMKFeatures\(basis\) with the basis first",
-     r"EMKFeatures\(basis=basis\)"),
-])
-def test_deprecation_message_says_what_to_write(call, old, new):
-    with pytest.warns(DeprecationWarning,
-                      match=rf"^{old}.* is {DEPRECATED}; use {new} instead$"):
-        call()
-
-
-def test_deprecated_random_maps_keep_their_old_default_gamma():
-    with pytest.warns(DeprecationWarning, match=DEPRECATED):
-        rff = km.RandomFourierFeatures(3, 16, rng=0)
-    assert rff.gamma == 1.0
-    with pytest.warns(DeprecationWarning, match=DEPRECATED):
-        rff = km.RandomFourierFeatures(4, 16, gamma=None, rng=0)
-    assert rff.gamma == 0.25
-    with pytest.warns(DeprecationWarning, match=DEPRECATED):
-        rdf = km.RandomDistributionFeatures(3, 16, rng=0)
-    assert rdf.gamma == 1 / 3
-    assert_array_equal(rdf.weights,
-                       km.RandomDistributionFeatures(16, gamma=1 / 3, rng=0)
-                       .fit(SETS).weights)
-    with pytest.warns(DeprecationWarning, match=DEPRECATED):
-        drdf = km.DoublyRandomDistributionFeatures(3, 16, 8, rng=0)
-    assert drdf.gamma == 1 / 3 and drdf.gamma2 == 1.0
-    with pytest.warns(DeprecationWarning, match=DEPRECATED):
-        drdf = km.DoublyRandomDistributionFeatures(3, 16, 8, gamma2=None, rng=0)
-    assert drdf.gamma2 == 1 / 16
-    new = km.DoublyRandomDistributionFeatures(16, 8, gamma=1 / 3, gamma2=1 / 16,
-                                              rng=0).fit(SETS)
-    assert_array_equal(drdf.transform(SETS), new.transform(SETS))
-
-
-def test_fit_called_on_the_class_with_a_map_is_not_deprecated():
-    # Map.fit(map, X): the unbound instance method, no warning
+def test_removed_spellings_are_errors():
+    # the spellings changed before the first release are gone, not
+    # deprecated: a map takes its parameters first, and is fitted by fit
+    for call, error in [
+        (lambda: km.RandomFourierFeatures(3, 32), TypeError),
+        (lambda: km.DoublyRandomDistributionFeatures(3, 32, 16), TypeError),
+        (lambda: km.Chi2DirectMap([0.05, 0.2, 0.5]), TypeError),
+        (lambda: km.EMKFeatures(POINTS[:5]), TypeError),
+    ]:
+        with pytest.raises(error):
+            call()
+    with pytest.raises((TypeError, AttributeError)):
+        km.Chi2DirectMap.fit(HIST)  # fit is an instance method
     fmap = km.Chi2DirectMap(3)
-    assert km.Chi2DirectMap.fit(fmap, HIST) is fmap
-    assert fmap.is_fitted
+    assert km.Chi2DirectMap.fit(fmap, HIST) is fmap and fmap.is_fitted
 
 
 def test_removed_constructor_arguments_are_errors():

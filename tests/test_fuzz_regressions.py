@@ -60,17 +60,6 @@ def test_huge_sizes_are_a_value_error_not_an_overflow_error(call):
         call()
 
 
-@pytest.mark.parametrize("call", [
-    lambda: km.RandomFourierFeatures(10**400, 8, rng=0),
-    lambda: km.RandomDistributionFeatures(10**400, 8, rng=0),
-])
-def test_huge_dim_of_the_deprecated_spelling_is_a_value_error(call):
-    # The deprecated Map(dim, n_components) draws at once, for any dim.
-    with pytest.warns(DeprecationWarning), pytest.raises(
-            ValueError, match=r"about 10\*\*400 entries"):
-        call()
-
-
 def test_huge_k_is_refused_naming_k():
     X = sets(n_sets=2, d=1)
     for k in (2**31, 10**12, 10**400):

@@ -1,23 +1,15 @@
 """The layout rules of CONTRIBUTING.rst, enforced on the source tree.
 
 Every module under ``kernelmaps/`` (``.py``, ``.pyx``, ``.pxd``) belongs to
-a layer and imports only from layers below its own, or from its own unit:
-
-====  =========================================================  ==============
-0     ``_engine``: the compiled engines and their drivers        one unit
-1     base modules (`BASE`): Bags, validation, workers, ...      any other base
-2     public units (`PUBLIC`): ``sets``, ``histograms``,         own unit only
-      ``distributions``, ``psd``, ``_outofcore``
-3     units over several public units (`COMPOSITE`):             public faces
-      ``_composite``
-4     ``kernelmaps`` itself (its ``__init__``): the public names
-5     users of the public API (`USERS`): ``sklearn``, the demo  public faces
-====  =========================================================  ==============
-
-A module of layer 3 or 5 reaches a public unit only through its face (the
-package ``__init__``, or the module itself), never its private modules. There is no
-import cycle. The tests parse the source tree next to this directory (the
-package under test is the installed one; this reads files only).
+a layer and imports only from layers below its own, or from its own unit.
+The layers are read from the one table of them, in CONTRIBUTING.rst
+("Layers"): a module that table does not name fails here, so the table and
+the tree cannot drift apart. A module of layer 3 or 5 reaches a public unit
+only through its face (the package ``__init__``, or the module itself),
+never its private modules; no module imports another unit's private name
+(``_x``); there is no import cycle. The tests parse the source tree next to
+this directory (the package under test is the installed one; this reads
+files only).
 """
 
 import ast
@@ -30,34 +22,47 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "kernelmaps"
 
+CONTRIBUTING = ROOT / "CONTRIBUTING.rst"
+
+
+def layer_table(path=CONTRIBUTING):
+    """{layer: [module names]} from the table of CONTRIBUTING.rst whose
+    header is "layer  modules  may import": the names in double backquotes
+    of its "modules" column, rows without a layer number continuing the
+    row above."""
+    lines = path.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines)
+                 if line.split()[:2] == ["layer", "modules"])
+    rule = lines[start - 1]
+    columns = [m.span() for m in re.finditer(r"=+", rule)]
+    table, layer = {}, None
+    for line in lines[start + 2:]:
+        if line.startswith("="):
+            break
+        first = line[:columns[0][1]].strip()
+        if first:
+            layer = int(first)
+        cell = line[columns[1][0]:columns[1][1]]
+        table.setdefault(layer, []).extend(re.findall(r"``([\w./]+)``", cell))
+    return table
+
+
+def _modules(names):
+    return {"kernelmaps" if name == "kernelmaps/__init__.py"
+            else "kernelmaps." + name for name in names}
+
+
+_TABLE = layer_table() if CONTRIBUTING.exists() else {}
 ENGINE = "kernelmaps._engine"
-BASE = {
-    "kernelmaps._bags",
-    "kernelmaps._dask",
-    "kernelmaps._data",
-    "kernelmaps._deprecation",
-    "kernelmaps._draws",
-    "kernelmaps._frozen",
-    "kernelmaps._gamma",
-    "kernelmaps._parallel",
-    "kernelmaps._warnings",
-    "kernelmaps._probes",
-    "kernelmaps._validation",
-    "kernelmaps._version",
-}
-PUBLIC = {
-    "kernelmaps.sets",
-    "kernelmaps.histograms",
-    "kernelmaps.distributions",
-    "kernelmaps.psd",
-    "kernelmaps._outofcore",
-}
-COMPOSITE = {"kernelmaps._composite"}
+BASE = _modules(_TABLE.get(1, []))
+PUBLIC = _modules(_TABLE.get(2, []))
+COMPOSITE = _modules(_TABLE.get(3, []))
 TOP = "kernelmaps"
-USERS = {"kernelmaps.sklearn", "kernelmaps.__main__"}
+USERS = _modules(_TABLE.get(5, []))
 
 pytestmark = pytest.mark.skipif(
-    not (SOURCE / "__init__.py").exists(), reason="no source tree next to the tests"
+    not (SOURCE / "__init__.py").exists() or not CONTRIBUTING.exists(),
+    reason="no source tree next to the tests"
 )
 
 
@@ -198,7 +203,32 @@ def violations(modules):
             elif other_layer == 2 and layer in (3, 5) and target != other:
                 found.append(f"{module} imports {target}: a private module of "
                              f"{other}; use its public names")
+    found += private_names(modules)
     found += [f"import cycle: {' -> '.join(c)}" for c in cycles(graph)]
+    return found
+
+
+def private_names(modules):
+    """Every private name (``_x``) a module imports from another unit: a
+    unit's private names are its own (shared code moves down, or becomes
+    a public name of its unit's face)."""
+    found = []
+    for module, (source, is_package, kind) in sorted(modules.items()):
+        where = unit(module)
+        for level, target, names in raw_imports(source, kind):
+            for name in names:
+                if not name.startswith("_") or name.startswith("__"):
+                    continue
+                reached = resolve(module, is_package, level, target, [name],
+                                  modules)
+                for other in reached:
+                    there = unit(other)
+                    # a submodule reached by its name is an import of it
+                    if other.endswith("." + name) or there is None or (
+                            where is not None and there[1] == where[1]):
+                        continue
+                    found.append(f"{module} imports {name} from {other}: a "
+                                 f"private name of unit {there[1]}")
     return found
 
 
@@ -242,6 +272,13 @@ def tree():
     return read_tree()
 
 
+def test_the_table_names_each_layer():
+    table = layer_table()
+    assert _modules(table[0]) == {ENGINE} and _modules(table[4]) == {TOP}
+    assert "kernelmaps._bags" in BASE and "kernelmaps.sets" in PUBLIC
+    assert "kernelmaps._composite" in COMPOSITE and "kernelmaps.sklearn" in USERS
+
+
 def test_layers_hold(tree):
     assert violations(tree) == []
 
@@ -275,6 +312,12 @@ def test_every_layer_is_populated(tree):
      "upward (layer 3 -> 5)"),
     ("kernelmaps.sets._extra", "from .._composite import NystroemMap\n",
      "upward (layer 2 -> 3)"),
+    # a private name of another unit, even through its face
+    ("kernelmaps._composite._extra", "from ..sets import _renyi\n",
+     "imports _renyi from kernelmaps.sets: a private name of unit "
+     "kernelmaps.sets"),
+    ("kernelmaps.histograms._extra", "from .._engine.layout import _X\n",
+     "a private name of unit kernelmaps._engine"),
 ])
 def test_a_break_of_the_rule_is_found(tree, module, source, expected):
     kind = "cython" if "cimport" in source else "python"

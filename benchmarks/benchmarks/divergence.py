@@ -69,7 +69,7 @@ from kernelmaps import (
     renyi_divergence,
     sum_match_kernel,
 )
-from kernelmaps.sets._divergence import _renyi_divergence_both
+from kernelmaps.sets import renyi_divergence_both
 
 from .common import BlasThreads, RunOnce, make_sets, stored_times
 from .peers import (
@@ -201,7 +201,7 @@ class SetKernelRenyiTransform:
         self.model.transform(self.test)
 
     def time_both_directions(self, shape, workers):
-        _renyi_divergence_both(self.test, self.train, workers=workers)
+        renyi_divergence_both(self.test, self.train, workers=workers)
 
     def time_two_searches(self, shape, workers):
         renyi_divergence(self.test, self.train, workers=workers)

@@ -48,7 +48,7 @@ from .._bags import Bags
 from .._engine.pair_sums import pair_sums
 from .._engine.scales import divergence_kernel_matrix
 from .._gamma import point_median_gamma, scaled_distances, unscaled_gammas
-from .._validation import check_scalar, check_size
+from .._validation import check_scalar, check_size, full_covariances
 from .._warnings import degenerate
 from ..histograms import chi2_distance
 from ..sets import mmd, renyi_divergence
@@ -371,7 +371,7 @@ def pooled(kind, X, Y):
             raise ValueError(f"X and Y must hold Gaussians of the same "
                              f"dimension, got {mx.shape[1]} and {my.shape[1]}")
         if cx.ndim != cy.ndim:  # one covariance form for both
-            cx, cy = _full_covariances(cx, mx.shape[1]), _full_covariances(
+            cx, cy = full_covariances(cx, mx.shape[1]), full_covariances(
                 cy, my.shape[1])
         return np.concatenate([mx, my]), np.concatenate([cx, cy])
     if kind == "rows" and X.shape[1] != Y.shape[1]:
@@ -388,15 +388,6 @@ def pooled(kind, X, Y):
                              f"got {X.shape[1:]} and {Y.shape[1:]}")
         return np.concatenate([X, Y])
     return list(X) + list(Y)
-
-
-def _full_covariances(c, d):
-    """Covariances of any form of `gaussian_expected_kernel` as (n, d, d)."""
-    if c.ndim == 3:
-        return c
-    if c.ndim == 2:  # diagonal
-        return c[:, :, None] * np.eye(d)
-    return c[:, None, None] * np.eye(d)  # isotropic
 
 
 def families(spec_names, Z, gamma, params, grid, n_threads):

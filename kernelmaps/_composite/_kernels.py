@@ -12,8 +12,13 @@ from .._bags import Bags
 from .._engine.scales import divergence_kernel_matrix
 from .._gamma import resolve_gamma
 from .._probes import as_float_array
-from .._validation import check_histograms, check_scalar, check_sets
-from ..distributions import _check_gaussians, gaussian_expected_kernel
+from .._validation import (
+    check_gaussians,
+    check_histograms,
+    check_scalar,
+    check_sets,
+)
+from ..distributions import gaussian_expected_kernel
 from ..histograms import (
     additive_chi2_kernel,
     exp_chi2_kernel,
@@ -22,9 +27,9 @@ from ..histograms import (
     js_kernel,
 )
 from ..sets import (
-    _renyi_divergence_both,
     mmd_kernel,
     renyi_divergence,
+    renyi_divergence_both,
     sum_match_kernel,
 )
 
@@ -93,7 +98,7 @@ class _Renyi(Kernel):
         if B is None:
             return renyi_divergence(A, **divergence, workers=workers,
                                     dtype=np.float64), None
-        return _renyi_divergence_both(A, B, **divergence, workers=workers,
+        return renyi_divergence_both(A, B, **divergence, workers=workers,
                                       dtype=np.float64)
 
     @staticmethod
@@ -192,7 +197,7 @@ def _gaussians(X, name):
             f"{name} must be a pair (means, covs) of Gaussians for the expected "
             f"kernel, got {type(X).__name__}"
         )
-    means, covs, _ = _check_gaussians(X[0], X[1], f"{name}[0] (means)",
+    means, covs, _ = check_gaussians(X[0], X[1], f"{name}[0] (means)",
                                       f"{name}[1] (covs)")
     return means, covs
 

@@ -16,9 +16,11 @@ from .._validation import (
     check_choice,
     check_dtype,
     check_finite_output,
+    check_gaussians,
     check_kernel_matrix,
     check_scalar,
     fill_docs,
+    full_covariances,
 )
 
 # The engine takes the degree as a C int; larger degrees are refused.
@@ -122,14 +124,14 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
         )
     progress = check_progress(progress)
     n_threads = resolve_workers(workers)
-    m1, c1, floats = _check_gaussians(means, covs, "means", "covs")
+    m1, c1, floats = check_gaussians(means, covs, "means", "covs")
     symmetric = means2 is None and covs2 is None
     if symmetric:
         m2, c2 = m1, c1
     elif means2 is None or covs2 is None:
         raise ValueError("means2 and covs2 must be given together")
     else:
-        m2, c2, floats2 = _check_gaussians(means2, covs2, "means2", "covs2")
+        m2, c2, floats2 = check_gaussians(means2, covs2, "means2", "covs2")
         floats += floats2
         if m2.shape[1] != m1.shape[1]:
             raise ValueError(
@@ -159,7 +161,7 @@ def _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric, n_threads
     if kernel == "linear":
         return dot
     d = m1.shape[1]
-    F1, F2 = _full(c1, d), _full(c2, d)
+    F1, F2 = full_covariances(c1, d), full_covariances(c2, d)
     # Traces of products of d x d matrices are inner products of their
     # flattened forms: matrix products of (n, d^2) arrays.
     A1 = (F1 + m1[:, :, None] * m1[:, None, :]).reshape(len(m1), d * d)
@@ -302,49 +304,7 @@ def _level2(K, dx, dy, kind, gamma2, degree, coef0):
         return np.exp(-gamma2 * np.maximum(2.0 - 2.0 * cosine, 0.0))
 
 
-def _check_gaussians(means, covs, mname, cname):
-    """The means and covariances, validated, in float64, and their arrays
-    as given (for `check_dtype`)."""
-    given = as_float_array(means, mname), as_float_array(covs, cname)
-    m = given[0].astype(np.float64, copy=False)
-    if m.ndim != 2 or m.shape[0] == 0 or m.shape[1] == 0:
-        raise ValueError(f"{mname} must be a non-empty 2-D array (n, d), got shape "
-                         f"{m.shape}")
-    c = given[1].astype(np.float64, copy=False)
-    n, d = m.shape
-    if c.shape not in ((n, d, d), (n, d), (n,)):
-        raise ValueError(
-            f"{cname} must have shape ({n}, {d}, {d}), ({n}, {d}) or ({n},) for "
-            f"{mname} of shape {m.shape}; got {c.shape}"
-        )
-    if not (np.isfinite(m).all() and np.isfinite(c).all()):
-        raise ValueError(f"{mname} and {cname} must be finite")
-    if c.ndim == 3:
-        if not np.allclose(c, c.transpose(0, 2, 1), rtol=1e-10, atol=1e-12):
-            raise ValueError(f"{cname} must hold symmetric matrices")
-        low = np.linalg.eigvalsh(c)[:, 0]
-        scale = np.abs(c).max(axis=(1, 2))
-        bad = np.flatnonzero(low < -1e-10 * np.maximum(scale, 1e-300))
-        if bad.size:
-            raise ValueError(
-                f"{cname}[{bad[0]}] is not positive semi-definite (smallest "
-                f"eigenvalue {low[bad[0]]:.3g})"
-            )
-    elif (c < 0).any():
-        raise ValueError(f"{cname} must be >= 0 (variances)")
-    return m, c, given
-
-
 fill_docs((gaussian_expected_kernel, level2_kernel), dtype=DTYPE_DOC)
-
-
-def _full(c, d):
-    """Covariances as (n, d, d) matrices."""
-    if c.ndim == 3:
-        return c
-    if c.ndim == 2:
-        return c[:, :, None] * np.eye(d)
-    return c[:, None, None] * np.eye(d)
 
 
 def _rbf(m1, c1, m2, c2, gamma, symmetric, n_threads, progress):
@@ -354,5 +314,5 @@ def _rbf(m1, c1, m2, c2, gamma, symmetric, n_threads, progress):
         v1 = c1 if c1.ndim == 2 else c1[:, None] * np.ones(d)
         v2 = c2 if c2.ndim == 2 else c2[:, None] * np.ones(d)
         return rbf_diagonal(m1, v1, m2, v2, gamma, symmetric, n_threads, progress)
-    return rbf_full(m1, _full(c1, d), m2, _full(c2, d), gamma, symmetric,
-                    n_threads, progress)
+    return rbf_full(m1, full_covariances(c1, d), m2, full_covariances(c2, d),
+                    gamma, symmetric, n_threads, progress)

@@ -6,7 +6,6 @@ import numpy as np
 import scipy.sparse
 
 from .._dask import lazy_rows
-from .._deprecation import legacy_class_fit
 from .._engine import anchors as engine
 from .._engine import lapack
 from .._frozen import FeatureMap
@@ -254,12 +253,6 @@ class AnchorMap(FeatureMap):
                     block *= np.sqrt(scale[j])
         table = np.concatenate([block.ravel() for block in blocks])
         return _anchor_state(kernel, final, table, rank, self.n_neighbors)
-
-    def _legacy_fit(cls, X, kernel="chi2", n_anchors=50, **kwargs):
-        return cls(kernel, n_anchors, **kwargs).fit(X)
-
-    fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
-                           "{name}(kernel, n_anchors, ...).fit(X)")
 
 
     @property

@@ -11,7 +11,6 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._dask import lazy_rows
-from .._deprecation import array_first, legacy_class_fit
 from .._draws import check_draw, fourier_state, resolve_draw, weight_norm
 from .._engine import lapack
 from .._engine.expand import expand
@@ -305,8 +304,6 @@ class Chi2DirectMap(_AdditiveMap):
     _kind = "direct"
     _stateless = False
 
-    @array_first("k", "Chi2DirectMap(k) with the parameters first",
-                 "Chi2DirectMap(k=k)")
     def __init__(self, n_terms=5, *, per_dimension=False, n_bins=100, k=None):
         self.per_dimension = check_bool(per_dimension, "per_dimension")
         self.n_bins = check_scalar(n_bins, "n_bins", kind="int", low=1,
@@ -376,13 +373,6 @@ class Chi2DirectMap(_AdditiveMap):
             k = np.exp(np.minimum(math.log(top) + offsets, _LOG_MAX))
         k = np.maximum(k, _SMALLEST)
         return {**_direct_state(k.reshape(shape)), "_n_features_in": X.shape[1]}
-
-    def _legacy_fit(cls, X, n_terms=5, *, per_dimension=False, n_bins=100):
-        return cls(n_terms=n_terms, per_dimension=per_dimension,
-                   n_bins=n_bins).fit(X)
-
-    fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
-                           "{name}(n_terms, ...).fit(X)")
 
     def __repr__(self):
         if self.k is None:
@@ -682,12 +672,6 @@ class Chi2ChebyshevMap(_AdditiveMap):
         if not math.isfinite(scale):  # the mean of the two middle values
             scale = 2 * float(np.median(values / 2))
         return {"scale": scale, "_scale": scale, "_n_features_in": X.shape[1]}
-
-    def _legacy_fit(cls, X, n_terms=5):
-        return cls(n_terms, scale="median").fit(X)
-
-    fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
-                           '{name}(n_terms, scale="median").fit(X)')
 
     def __repr__(self):
         scale = repr(self.scale) if isinstance(self.scale, str) else f"{self.scale:.6g}"
@@ -989,12 +973,6 @@ class ExpChi2Features(FeatureMap):
         state = fourier_state(width, self._n_components, "rbf", self.beta / 2,
                               self._rng, f"beta={self.beta!r}", draw, self.form)
         return {**state, "chi2_map": chi2_map, "draw": draw, "_rng": None}
-
-    def _legacy_fit(cls, X, n_components, *, beta=1.0, chi2_map=None, rng=None):
-        return cls(n_components, beta=beta, chi2_map=chi2_map, rng=rng).fit(X)
-
-    fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
-                           "{name}(n_components, ...).fit(X)")
 
     @property
     def n_features_in(self):

@@ -4,10 +4,10 @@ and explicit feature maps of sets (random Fourier features of their points,
 RDF, DRDF, EMK). The two-sample tests, on sets and every other kind of
 object, are in ``kernelmaps._composite``."""
 
-from ._divergence import (  # noqa: F401 (_renyi_divergence_both: private)
-    _renyi_divergence_both,
+from ._divergence import (
     divergence_kernel,
     renyi_divergence,
+    renyi_divergence_both,
 )
 from ._emk import EMKFeatures
 from ._mean_map import median_heuristic, mmd, mmd_kernel, sum_match_kernel
@@ -27,5 +27,6 @@ __all__ = [
     "mmd",
     "mmd_kernel",
     "renyi_divergence",
+    "renyi_divergence_both",
     "sum_match_kernel",
 ]

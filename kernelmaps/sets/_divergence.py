@@ -169,7 +169,7 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     return D[0] if single else D
 
 
-def _renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,
+def renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,
                           workers=None, progress=False, dtype=None):
     """``(renyi_divergence(X, Y), renyi_divergence(Y, X))`` from one search:
     the distances between two sets serve both directions (for

@@ -13,7 +13,6 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._dask import lazy_sets
-from .._deprecation import array_first, legacy_class_fit
 from .._engine import cksvd
 from .._engine.set_means import set_means
 from .._frozen import FeatureMap
@@ -223,8 +222,6 @@ class EMKFeatures(FeatureMap):
     (4, 840)
     """
 
-    @array_first("basis", "EMKFeatures(basis) with the basis first",
-                 "EMKFeatures(basis=basis)")
     def __init__(self, n_basis=50, *, kernel="rbf", gamma=None, n_iter=300,
                  batch_size=None, learning_rate=0.05, init="sample",
                  check_every=10, rng=None, basis=None):
@@ -279,12 +276,6 @@ class EMKFeatures(FeatureMap):
             self.n_iter, self.batch_size, self.learning_rate, self.init,
             self.check_every, self._rng, progress)
         return self._state(basis, gamma, objective)
-
-    def _legacy_fit(cls, points, n_basis, *, progress=False, **kwargs):
-        return cls(n_basis=n_basis, **kwargs).fit(points, progress=progress)
-
-    fit = legacy_class_fit(FeatureMap.fit, _legacy_fit,
-                           "{name}(n_basis, ...).fit(X)")
 
     @property
     def n_features_in(self):

@@ -2,7 +2,6 @@
 and DRDF."""
 
 import copy
-import functools
 import math
 
 import numpy as np
@@ -10,7 +9,6 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._dask import lazy_rows, lazy_sets
-from .._deprecation import warn_deprecated
 from .._draws import check_draw, fourier_state, resolve_draw, weight_norm
 from .._engine.layout import max_abs
 from .._engine.set_means import csr_cos, set_means
@@ -58,14 +56,6 @@ class _Fourier(FeatureMap):
         self.weights = self.offsets = None
         self._freeze()
 
-    def _legacy_init(self, dim, gamma):
-        """Fit at construction, as ``Map(dim, n_components, ...)`` did."""
-        dim = check_scalar(dim, "dim", kind="int", low=1)
-        check_size(dim=dim, n_components=self._n_components)  # before 1 / dim
-        gamma = 1.0 / dim if gamma is None else check_scalar(
-            gamma, "gamma", low=0.0, low_inclusive=False)
-        self._set_state(self._draw_state(dim, gamma))
-
     def _draw_state(self, dim, gamma):
         """The fitted attributes: W and b drawn for `dim` features and the
         scale `gamma`, and the draw used."""
@@ -102,30 +92,6 @@ class _Fourier(FeatureMap):
                 f"form={self.form!r})")
 
 
-def _legacy_dim_first(n_old, old_gamma):
-    """Decorate ``__init__(self, n_components..., *, gamma, ...)`` of a
-    random map so that the old call with the dimension first
-    (``Map(dim, n_components, ...)``, `n_old` positional arguments, or
-    ``dim=``), which drew the map at once, still does so, with a
-    deprecation warning. `old_gamma(dim)` is the old default gamma."""
-
-    def decorate(init):
-        @functools.wraps(init)
-        def __init__(self, *args, **kwargs):
-            if len(args) < n_old and "dim" not in kwargs:
-                return init(self, *args, **kwargs)
-            dim, args = (kwargs.pop("dim"), args) if "dim" in kwargs else (
-                args[0], args[1:])
-            name = type(self).__name__
-            warn_deprecated(f"{name}(dim, n_components, ...)",
-                            f"{name}(n_components, ...).fit(X)")
-            init(self, *args, **kwargs)
-            gamma = kwargs["gamma"] if "gamma" in kwargs else old_gamma(dim)
-            self._legacy_init(dim, gamma)
-
-        return __init__
-
-    return decorate
 
 
 class RandomFourierFeatures(_Fourier):
@@ -248,7 +214,6 @@ class RandomFourierFeatures(_Fourier):
     True
     """
 
-    @_legacy_dim_first(2, lambda dim: 1.0)
     def __init__(self, n_components=100, *, kernel="rbf", gamma=None, draw=None,
                  form="sincos", rng=None):
         super().__init__(n_components, kernel=kernel, gamma=gamma, draw=draw,
@@ -401,7 +366,6 @@ class RandomDistributionFeatures(_Fourier):
     True
     """
 
-    @_legacy_dim_first(2, lambda dim: None)
     def __init__(self, n_components=100, *, gamma=None, kernel="rbf", draw=None,
                  form="sincos", rng=None):
         super().__init__(n_components, kernel=kernel, gamma=gamma, draw=draw,
@@ -529,7 +493,6 @@ class DoublyRandomDistributionFeatures(FeatureMap):
     True
     """
 
-    @_legacy_dim_first(3, lambda dim: None)
     def __init__(self, n_components=100, n_components2=100, *, gamma=None,
                  gamma2=1.0, draw=None, form="sincos", rng=None):
         # The second level's parameters, named as here (the first level
@@ -556,14 +519,6 @@ class DoublyRandomDistributionFeatures(FeatureMap):
             gamma2 = self.rff.gamma
         return {"rdf": rdf, "rff": _second_level(self.rff, rdf.n_features_out,
                                                  gamma2)}
-
-    def _legacy_init(self, dim, gamma):
-        """Fit at construction, as ``Map(dim, n_components, n_components2,
-        ...)`` did (gamma2=None was ``1 / n_components`` then)."""
-        self.rdf._legacy_init(dim, gamma)
-        t = self.rdf.n_features_out
-        gamma2 = 1.0 / t if self.rff.gamma is None else self.rff.gamma
-        self._set_state({"rff": _second_level(self.rff, t, gamma2)})
 
     @property
     def gamma(self):
