@@ -146,7 +146,7 @@ print(f"exp_chi2 over 10 scales, MMD-FUSE: p-value {fused.pvalue:.4f}")
 # a sixteenth of the cells, harder to see than above. 60 experiments of 20
 # against 30 clouds for each of three methods, with fewer resamples than
 # the defaults (99; for the aggregated test (200, 200)) to keep this page
-# quick: the study ``benchmarks/two_sample_objects_study.py`` runs 1000
+# quick: the study ``studies/two_sample_objects/study.py`` runs 1000
 # experiments per case.
 
 methods = {"permutation": 99, "aggregated": (200, 200), "fuse": 200}
@@ -181,7 +181,7 @@ plt.show()
 # map kernel between clouds has large values between all clouds (their
 # embeddings overlap), which the MMD^2 cancels but the norm does not.
 #
-# On points, the study ``benchmarks/two_sample_fuse_study.py`` finds
+# On points, the study ``studies/two_sample_fuse/study.py`` finds
 # p-values within Monte Carlo error of the authors' JAX implementation of
 # MMD-FUSE (28 data sets, none outside the bound), and these rejection
 # rates at level 0.05 (100 data sets each, n = m = 200, the defaults of

@@ -32,7 +32,7 @@ FORMS = ("sincos", "offset")
 # draw=None: "qmc" up to these point dimensions, above them "orthogonal"
 # for the Gaussian kernel and "iid" for the Laplacian (whose spectrum, a
 # product of Cauchy laws, is not rotation-invariant). Measured with the
-# package's maps by benchmarks/fourier_draws.py (300 points, t = 64 to
+# package's maps by studies/fourier_draws/study.py (300 points, t = 64 to
 # 1024; a table in doc/user_guide/sets.rst): for "rbf" QMC has the least
 # error at d <= 8 (its error falls about as t^-1 at d = 2), the
 # orthogonal draw from d = 16 on (d = 12: mixed); for "laplacian" QMC beats

@@ -131,7 +131,7 @@ def test_orthogonal_never_factors_more_columns_than_needed(monkeypatch):
 @pytest.mark.parametrize("d", [16, 32])
 @pytest.mark.parametrize(("form", "bound"), [("sincos", 0.85), ("offset", 0.95)])
 def test_orthogonal_error_below_iid(d, form, bound):
-    # Measured (benchmarks/fourier_draws.py, 300 points): orthogonal / iid
+    # Measured (studies/fourier_draws/study.py, 300 points): orthogonal / iid
     # about 0.54 in the sincos form and 0.85 in the offset form at d >= 16.
     # Here, 12 seeds each: at least 15 % less error in the sincos form, 5 %
     # in the offset form.

@@ -121,7 +121,7 @@ def assert_geometric(errors, factor, tol=1e-6):
 
 # The factor by which 4 more terms divide the max error, at least: the
 # smallest ratio of an error to the next (while that is above 1e-6)
-# measured over seeds 0-5 (benchmarks/chi2_direct_study.md, part 3),
+# measured over seeds 0-5 (studies/chi2_direct/results.md, part 3),
 # divided by a margin of at least 1.5. main's fit (Algorithm 1) stalls on
 # the sparse and multi-scale kinds.
 GEOMETRIC = [

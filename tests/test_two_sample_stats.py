@@ -2,7 +2,7 @@
 rejection rate at alpha = 0.05 lies within the 99.9 % binomial bound and its
 p-values lie on the grid 1 / (1 + B) and are uniform; a clear alternative is
 rejected. (The full calibration and power study, at 500 repetitions and
-sizes to 2000, is benchmarks/two_sample_study.py.)"""
+sizes to 2000, is studies/two_sample/study.py.)"""
 
 import numpy as np
 import pytest

@@ -53,7 +53,7 @@ installed kernelmaps::
 
 (hyppo's permutation test takes 5 to 7 minutes at the realistic size on
 one core of the reference machine; the whole file about 10 minutes.)
-``two_sample_speed.py`` beside this directory gives the issue's speed
+``studies/two_sample/speed.py`` gives the issue's speed
 figures (hyppo with 1 and 2 workers, MMDAgg at n = m = 5000, d = 100)
 without asv.
 """

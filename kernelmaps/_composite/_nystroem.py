@@ -138,7 +138,7 @@ def _leverage(kernel, X, m, params, rng, workers):
     # error over all pairs 1.05 to 1.15 times uniform landmarks' at 100 to
     # 400 landmarks); half uniform, 0.99 to 1.03 times it, and still 0.63
     # to 0.88 times on the rare clusters and 0.69 to 0.94 times in spectral
-    # norm (benchmarks/nystroem_study.md). It keeps every object possible.
+    # norm (studies/nystroem/results.md). It keeps every object possible.
     total = scores.sum()
     p = np.full(n, 0.5 / n)
     p += 0.5 * scores / total if total > 0 else 0.5 / n

@@ -103,7 +103,7 @@ _N_RESAMPLES_FUSE = 2000
 _N_FEATURES = 10
 # The aggregated test of samples of unequal sizes resamples swaps of paired
 # points (`_swap_form`); False: permutations of the pooled sample (for the
-# study of the two, benchmarks/two_sample_unequal_study.py).
+# study of the two, studies/two_sample_unequal/study.py).
 SWAP_UNEQUAL = True
 # kernel_params that name the scale the test's gamma gives, by kernel.
 _SCALE_PARAMS = {"mean_map": "gamma", "expected": "gamma", "mmd": "gamma2",

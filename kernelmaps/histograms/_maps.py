@@ -247,7 +247,7 @@ class Chi2DirectMap(_AdditiveMap):
     100 to 270 decades), every 4 more terms divide it by at least 6
     (sparse and multi-scale) or 18 (dense and skewed) until it is below
     1e-6, within 22 terms (seeds 0 to 5,
-    ``benchmarks/chi2_direct_study.md``); the rate slows as the error
+    ``studies/chi2_direct/results.md``); the rate slows as the error
     reaches values spread over more decades.
 
     Output column ``j * n_terms + q`` holds term q of input column j. A

@@ -181,7 +181,7 @@ class RandomFourierFeatures(_Fourier):
     length: no warning for any t; Sobol, not Halton, because at widths
     that are not powers of 2 both gave the same error and at powers of 2
     Sobol's was lower), with the phases as one more coordinate [4]_.
-    Measured (``benchmarks/fourier_draws.py``, 300 points of
+    Measured (``studies/fourier_draws/study.py``, 300 points of
     :math:`N(0, I_d)`): orthogonal draws about halve the error of iid ones
     at d >= 16 in the sincos form (15 % less in the offset form), and the
     QMC error falls as :math:`t^{-1.04}` at d = 2, :math:`t^{-0.87}` at

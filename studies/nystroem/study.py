@@ -1,7 +1,7 @@
 """Acceptance study of `kernelmaps.NystroemMap` (issue 21, part 1).
 
 Three parts, each printed as markdown tables (with the CPU and the SIMD
-path kernelmaps runs) for ``benchmarks/nystroem_study.md``:
+path kernelmaps runs) for ``studies/nystroem/results.md``:
 
 - ``meanmap`` (a): the mean map kernel (`sum_match_kernel`, rbf, gamma by
   the median heuristic on the training sets) of 500 training sets of 100
@@ -41,8 +41,8 @@ seed])``); the tables give the mean +- the standard error over the seeds.
 Run on one thread (about 10 minutes; ``--quick``: a smoke run of
 seconds)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/nystroem_study.py
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/nystroem_study.py --quick
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python studies/nystroem/study.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python studies/nystroem/study.py --quick
 
 RDF is shown with each ``draw`` ({"iid", "orthogonal", "qmc"}) and
 ``form`` ({"sincos", "offset"}).

@@ -2,7 +2,7 @@
 
 Two parts, each run writes its results (every p-value or decision) to a JSON
 file, and ``report`` turns the JSON files into the markdown tables of
-``benchmarks/two_sample_study.md``:
+``studies/two_sample/results.md``:
 
 - ``calibration``: both samples from the same distribution; for every
   method, distribution and pair of sizes, the rejection rate at alpha =
@@ -17,12 +17,12 @@ file, and ``report`` turns the JSON files into the markdown tables of
 
 Run on one thread, e.g.::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/two_sample_study.py \\
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python studies/two_sample/study.py \\
         calibration --reps 500 --out calibration.json
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/two_sample_study.py \\
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python studies/two_sample/study.py \\
         power --reps 200 --out power.json
-    python benchmarks/two_sample_study.py report calibration.json power.json \\
-        > benchmarks/two_sample_study.md
+    python studies/two_sample/study.py report calibration.json power.json \\
+        > studies/two_sample/results.md
 
 Every repetition's data come from ``numpy.random.default_rng([seed, cell,
 rep])`` (``cell`` a CRC-32 of the distribution and sizes, so every method
@@ -388,7 +388,7 @@ def run_header(run):
 HEADER = """\
 # `kernelmaps.mmd_test`: calibration and power (issue 20)
 
-Produced by `benchmarks/two_sample_study.py` (its docstring says how); the
+Produced by `studies/two_sample/study.py` (its docstring says how); the
 commands, machine and wall time of each run are listed above its table.
 Every test ran on one thread (`workers=1`, `OMP_NUM_THREADS=1
 OPENBLAS_NUM_THREADS=1`), at most two runs at a time on the 2-core machine.
@@ -454,7 +454,8 @@ one standard error): the comparison favours it.
 # -- main ------------------------------------------------------------------
 
 def machine():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "benchmarks"))
     from benchmarks.common import machine as describe
 
     return describe()
@@ -496,7 +497,7 @@ def main(argv=None):
         print(report(args.files, args.summary))
         return
     command = ("OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python "
-               "benchmarks/two_sample_study.py "
+               "studies/two_sample/study.py "
                + " ".join(shlex.quote(a) for a in sys.argv[1:]))
     threads = (f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
                f"OPENBLAS_NUM_THREADS="

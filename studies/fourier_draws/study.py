@@ -3,7 +3,7 @@ for each frequency draw ("iid", "orthogonal", "qmc") and feature form
 ("sincos", "offset"): the measurements behind the defaults of
 `RandomFourierFeatures` and the maps built like it (issue 21).
 
-    python benchmarks/fourier_draws.py [--dims 2 4 8 12 16 32] [--seeds 20]
+    python studies/fourier_draws/study.py [--dims 2 4 8 12 16 32] [--seeds 20]
         [--kernels rbf laplacian] [--no-fit-time] [--qmc-engines]
 
 For each kernel and point dimension d, the features of 300 points of

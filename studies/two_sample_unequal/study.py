@@ -9,7 +9,7 @@ sample, so both are exact; the swaps cost a quadratic form of min(n, m)^2
 per resample, the permutations one of (n + m)^2. Results go to
 ``two_sample_unequal_study.md``::
 
-    python benchmarks/two_sample_unequal_study.py
+    python studies/two_sample_unequal/study.py
 """
 
 import argparse
@@ -22,7 +22,9 @@ import scipy.stats
 
 import kernelmaps as km
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the asv package (benchmarks/benchmarks) beside the studies
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "benchmarks"))
 from benchmarks.common import machine  # (the asv package beside)
 
 from kernelmaps._composite import _two_sample

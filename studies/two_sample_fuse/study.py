@@ -21,8 +21,8 @@ and the power of fuse, aggregated and permutation.
 
 Usage::
 
-    python benchmarks/two_sample_fuse_study.py --jax-python /path/to/python \\
-        --mmdfuse /path/to/mmdfuse --out benchmarks/two_sample_fuse_study.md
+    python studies/two_sample_fuse/study.py --jax-python /path/to/python \\
+        --mmdfuse /path/to/mmdfuse --out studies/two_sample_fuse/results.md
 """
 
 import argparse
@@ -37,7 +37,9 @@ import numpy as np
 
 import kernelmaps as km
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the asv package (benchmarks/benchmarks) beside the studies
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "benchmarks"))
 from benchmarks.common import machine  # (the asv package beside)
 
 ALPHA = 0.05

@@ -9,8 +9,8 @@ interval of 0.05. Under the alternative the second sample differs clearly
 the Gaussians' means), and the table gives the power. The results go to
 ``two_sample_objects_study.md``::
 
-    python benchmarks/two_sample_objects_study.py            # R = 1000
-    python benchmarks/two_sample_objects_study.py --reps 100 # a quick look
+    python studies/two_sample_objects/study.py            # R = 1000
+    python studies/two_sample_objects/study.py --reps 100 # a quick look
 """
 
 import argparse
@@ -24,7 +24,9 @@ import scipy.stats
 
 import kernelmaps as km
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the asv package (benchmarks/benchmarks) beside the studies
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "benchmarks"))
 from benchmarks.common import machine  # (the asv package beside)
 
 ALPHA = 0.05

@@ -4,10 +4,10 @@ old fit (Algorithm 1 of the chi2 paper, reimplemented here as ``main`` had
 it) and of the new one, beside scikit-learn's ``AdditiveChi2Sampler``; the
 convergence factors the tests rely on; the fit time before and after.
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/chi2_direct_study.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python studies/chi2_direct/study.py
 
 (about 1 to 2 minutes on 2 cores; ``--quick``: fewer seeds and intervals).
-It prints markdown, saved as ``benchmarks/chi2_direct_study.md``.
+It prints markdown, saved as ``studies/chi2_direct/results.md``.
 
 The error is the largest absolute error over all pairs of the 300 (or 200)
 training histograms, ``max |Z Z^T - additive_chi2_kernel(H)|``, the map

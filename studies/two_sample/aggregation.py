@@ -4,7 +4,7 @@ other collection sizes (issue 20's criterion "aggregated >= best single -
 0.05").
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
-        python benchmarks/two_sample_aggregation.py shift 100 --reps 200 \
+        python studies/two_sample/aggregation.py shift 100 --reps 200 \
         [--per-kernel 5] [--kernel rbf] [--mmdagg FILE]
 
 The alternatives are those of two_sample_study.py. Each single member (its
@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import two_sample_study as study
+import study
 
 import kernelmaps as km
 from kernelmaps._composite import _families

@@ -39,7 +39,9 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the asv package (benchmarks/benchmarks) beside the studies
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "benchmarks"))
 
 from benchmarks.common import machine
 from benchmarks.peers import numpy_mmd_permutation_test
