@@ -50,22 +50,22 @@ from .sets import (
 )
 
 __all__ = [
-    "AnchorFeatures",
-    "Chi2ChebyshevFeatures",
-    "Chi2DirectFeatures",
+    "AnchorSampler",
+    "Chi2ChebyshevSampler",
+    "Chi2DirectSampler",
     "DRDFSampler",
     "EMKSampler",
     "ExpChi2Sampler",
     "ExpectedKernel",
-    "HomogeneousKernelFeatures",
-    "NystroemFeatures",
+    "HomogeneousKernelSampler",
+    "NystroemSampler",
     "RDFSampler",
     "RFFSampler",
     "SetKernel",
 ]
 
-VECTOR_INPUT = ("AnchorFeatures", "Chi2ChebyshevFeatures", "Chi2DirectFeatures",
-                "ExpChi2Sampler", "HomogeneousKernelFeatures", "RFFSampler")
+VECTOR_INPUT = ("AnchorSampler", "Chi2ChebyshevSampler", "Chi2DirectSampler",
+                "ExpChi2Sampler", "HomogeneousKernelSampler", "RFFSampler")
 
 
 def _seed(random_state):
@@ -260,7 +260,7 @@ def _attributes(cls):
 
 
 @_attributes
-class Chi2DirectFeatures(_MapTransformer):
+class Chi2DirectSampler(_MapTransformer):
     """`Chi2DirectMap` (chi2 features with geometric convergence) as a
     scikit-learn transformer.
 
@@ -282,9 +282,9 @@ class Chi2DirectFeatures(_MapTransformer):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.sklearn import Chi2DirectFeatures
+    >>> from kernelmaps.sklearn import Chi2DirectSampler
     >>> X = np.random.default_rng(0).random((20, 4))
-    >>> Chi2DirectFeatures(n_terms=3).fit_transform(X).shape
+    >>> Chi2DirectSampler(n_terms=3).fit_transform(X).shape
     (20, 12)
     """
 
@@ -299,7 +299,7 @@ class Chi2DirectFeatures(_MapTransformer):
 
 
 @_attributes
-class Chi2ChebyshevFeatures(_MapTransformer):
+class Chi2ChebyshevSampler(_MapTransformer):
     """`Chi2ChebyshevMap` (the Chebyshev series of the chi2 kernel) as a
     scikit-learn transformer.
 
@@ -318,9 +318,9 @@ class Chi2ChebyshevFeatures(_MapTransformer):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.sklearn import Chi2ChebyshevFeatures
+    >>> from kernelmaps.sklearn import Chi2ChebyshevSampler
     >>> X = np.random.default_rng(0).random((20, 4))
-    >>> Chi2ChebyshevFeatures(n_terms=3).fit_transform(X).shape
+    >>> Chi2ChebyshevSampler(n_terms=3).fit_transform(X).shape
     (20, 12)
     """
 
@@ -333,7 +333,7 @@ class Chi2ChebyshevFeatures(_MapTransformer):
 
 
 @_attributes
-class HomogeneousKernelFeatures(_MapTransformer):
+class HomogeneousKernelSampler(_MapTransformer):
     """`HomogeneousKernelMap` (Vedaldi-Zisserman) as a scikit-learn
     transformer.
 
@@ -356,9 +356,9 @@ class HomogeneousKernelFeatures(_MapTransformer):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.sklearn import HomogeneousKernelFeatures
+    >>> from kernelmaps.sklearn import HomogeneousKernelSampler
     >>> X = np.random.default_rng(0).random((20, 4))
-    >>> HomogeneousKernelFeatures(order=1).fit_transform(X).shape
+    >>> HomogeneousKernelSampler(order=1).fit_transform(X).shape
     (20, 12)
     """
 
@@ -372,7 +372,7 @@ class HomogeneousKernelFeatures(_MapTransformer):
 
 
 @_attributes
-class AnchorFeatures(_MapTransformer):
+class AnchorSampler(_MapTransformer):
     """`AnchorMap` (additive nearest-neighbour feature maps) as a
     scikit-learn transformer.
 
@@ -400,9 +400,9 @@ class AnchorFeatures(_MapTransformer):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.sklearn import AnchorFeatures
+    >>> from kernelmaps.sklearn import AnchorSampler
     >>> X = np.random.default_rng(0).random((20, 4))
-    >>> AnchorFeatures(n_anchors=10).fit_transform(X).shape[0]
+    >>> AnchorSampler(n_anchors=10).fit_transform(X).shape[0]
     20
     """
 
@@ -757,7 +757,7 @@ _SET_KERNELS = ("mean_map", "mmd", "renyi")
 
 
 @_attributes
-class NystroemFeatures(_SetTransformer):
+class NystroemSampler(_SetTransformer):
     """`NystroemMap` (Nystroem features of an exact kernel of kernelmaps)
     as a scikit-learn transformer.
 
@@ -791,13 +791,13 @@ class NystroemFeatures(_SetTransformer):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.sklearn import NystroemFeatures
+    >>> from kernelmaps.sklearn import NystroemSampler
     >>> rng = np.random.default_rng(0)
     >>> sets = [rng.normal(size=(n, 3)) for n in (5, 8, 2, 6)]
-    >>> NystroemFeatures(n_components=3, random_state=0).fit_transform(sets).shape
+    >>> NystroemSampler(n_components=3, random_state=0).fit_transform(sets).shape
     (4, 3)
     >>> H = rng.random((6, 4))
-    >>> NystroemFeatures(4, kernel="chi2").fit_transform(H).shape
+    >>> NystroemSampler(4, kernel="chi2").fit_transform(H).shape
     (6, 4)
     """
 
@@ -816,7 +816,7 @@ class NystroemFeatures(_SetTransformer):
     def _map(self):
         if callable(self.kernel) or self.kernel == "expected":
             raise ValueError(
-                f"kernel={self.kernel!r}: NystroemFeatures takes sets or "
+                f"kernel={self.kernel!r}: NystroemSampler takes sets or "
                 f"histograms; use kernelmaps.NystroemMap for Gaussians and "
                 f"callable kernels"
             )

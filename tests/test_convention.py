@@ -437,7 +437,7 @@ def test_sklearn_adapters_default_to_the_median_heuristic():
     means, covs = POINTS[:10], np.abs(POINTS[10:20])
     est = sk.ExpectedKernel("diag").fit(np.hstack([means, covs]))
     assert est.gamma_ == km.median_heuristic(means)
-    assert sk.Chi2ChebyshevFeatures().fit(HIST).map_.scale == np.median(
+    assert sk.Chi2ChebyshevSampler().fit(HIST).map_.scale == np.median(
         HIST[HIST > 0])
 
 

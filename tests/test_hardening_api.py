@@ -427,8 +427,8 @@ def test_set_kernel_psd_square_and_0d_parameters():
 def histogram_adapters():
     kms = adapters()
 
-    return [kms.Chi2DirectFeatures(3), kms.Chi2ChebyshevFeatures(3),
-            kms.HomogeneousKernelFeatures(order=1), kms.AnchorFeatures(n_anchors=5),
+    return [kms.Chi2DirectSampler(3), kms.Chi2ChebyshevSampler(3),
+            kms.HomogeneousKernelSampler(order=1), kms.AnchorSampler(n_anchors=5),
             kms.ExpChi2Sampler(8, random_state=0), kms.RFFSampler(8, random_state=0)]
 
 

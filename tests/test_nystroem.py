@@ -418,23 +418,23 @@ def test_sklearn_adapter_gives_the_maps_features():
     pytest.importorskip("sklearn")
     from sklearn.base import clone
 
-    from kernelmaps.sklearn import NystroemFeatures
+    from kernelmaps.sklearn import NystroemSampler
 
     sets = data_for("mmd", 20, seed=18)
-    est = NystroemFeatures(6, kernel="mmd", landmarks="leverage", random_state=2)
+    est = NystroemSampler(6, kernel="mmd", landmarks="leverage", random_state=2)
     fmap = NystroemMap(6, kernel="mmd", landmarks="leverage", rng=2).fit(sets)
     assert_allclose(clone(est).fit(sets).transform(sets), fmap.transform(sets))
     H = histograms(15, 4, seed=19)
-    rows = NystroemFeatures(5, kernel="exp_chi2", kernel_params={"beta": 2.0},
+    rows = NystroemSampler(5, kernel="exp_chi2", kernel_params={"beta": 2.0},
                             random_state=0).fit(H)
     assert_allclose(rows.transform(H), NystroemMap(
         5, kernel="exp_chi2", kernel_params={"beta": 2.0}, rng=0).fit_transform(H))
     assert rows.n_features_in_ == 4
     # gamma on its own, as scikit-learn's Nystroem takes it
-    assert_allclose(NystroemFeatures(6, gamma=0.3, random_state=2)
+    assert_allclose(NystroemSampler(6, gamma=0.3, random_state=2)
                     .fit_transform(sets),
                     NystroemMap(6, gamma=0.3, rng=2).fit_transform(sets))
     with pytest.raises(ValueError, match="Negative"):
         rows.transform(-H)
     with pytest.raises(ValueError, match="NystroemMap"):
-        NystroemFeatures(kernel="expected").fit(H)
+        NystroemSampler(kernel="expected").fit(H)

@@ -45,12 +45,12 @@ def test_sklearn_estimator_checks(estimator, check):
 
 
 @pytest.mark.parametrize(("estimator", "make_map"), [
-    (kms.Chi2DirectFeatures(3), lambda X: kernelmaps.Chi2DirectMap(3).fit(X)),
-    (kms.Chi2ChebyshevFeatures(4),
+    (kms.Chi2DirectSampler(3), lambda X: kernelmaps.Chi2DirectMap(3).fit(X)),
+    (kms.Chi2ChebyshevSampler(4),
      lambda X: kernelmaps.Chi2ChebyshevMap(4, scale="median").fit(X)),
-    (kms.HomogeneousKernelFeatures("js", 1),
+    (kms.HomogeneousKernelSampler("js", 1),
      lambda X: kernelmaps.HomogeneousKernelMap("js", 1)),
-    (kms.AnchorFeatures(n_anchors=20),
+    (kms.AnchorSampler(n_anchors=20),
      lambda X: kernelmaps.AnchorMap("chi2", 20).fit(X)),
     (kms.ExpChi2Sampler(64, beta=2.0, random_state=3),
      lambda X: kernelmaps.ExpChi2Features(
@@ -97,7 +97,7 @@ def test_pipeline_grid_search_and_pickle():
 
 def test_negative_input_is_rejected():
     with pytest.raises(ValueError, match="Negative values"):
-        kms.Chi2DirectFeatures().fit(-np.ones((3, 2)))
+        kms.Chi2DirectSampler().fit(-np.ones((3, 2)))
 
 
 def test_docstring_examples_run():

@@ -3223,19 +3223,19 @@ _rf_result_entry("rf_ridge().predict", True)
 
 
 SK_PARAMS = {
-    "Chi2DirectFeatures": {
+    "Chi2DirectSampler": {
         "n_terms": P("int", low=1),
         "per_dimension": P("bool"),
         "n_bins": P("int", low=1),
     },
-    "Chi2ChebyshevFeatures": {"n_terms": P("int", low=1)},
-    "HomogeneousKernelFeatures": {
+    "Chi2ChebyshevSampler": {"n_terms": P("int", low=1)},
+    "HomogeneousKernelSampler": {
         "kernel": P("choice", choices=("chi2", "js", "intersection", "hellinger")),
         "order": P("int", low=0),
         "period": P("real", low=0, low_incl=False, none_ok=True,
                     judge=_period_judge),
     },
-    "AnchorFeatures": {
+    "AnchorSampler": {
         "kernel": P("choice", choices=("chi2", "js", "intersection", "hellinger")),
         "n_anchors": P("int", low=2),
         "anchors": P("choice", choices=("uniform", "kmeans")),
@@ -3294,7 +3294,7 @@ SK_PARAMS = {
         "psd": P("choice", choices=("clip", "flip", "shift")),
         "workers": P("workers"),
     },
-    "NystroemFeatures": {
+    "NystroemSampler": {
         "n_components": P("int", low=1, huge=False),
         "kernel": P("choice", choices=("mean_map", "mmd")),
         "gamma": _gamma_p(),
@@ -3311,28 +3311,28 @@ SK_PARAMS = {
     },
 }
 SK_BASE = {
-    "Chi2DirectFeatures": {"n_terms": 3},
-    "Chi2ChebyshevFeatures": {"n_terms": 3},
-    "HomogeneousKernelFeatures": {"order": 1},
-    "AnchorFeatures": {"n_anchors": 5},
+    "Chi2DirectSampler": {"n_terms": 3},
+    "Chi2ChebyshevSampler": {"n_terms": 3},
+    "HomogeneousKernelSampler": {"order": 1},
+    "AnchorSampler": {"n_anchors": 5},
     "ExpChi2Sampler": {"n_components": 8, "random_state": 0},
     "RFFSampler": {"n_components": 8, "random_state": 0},
     "RDFSampler": {"n_components": 8, "random_state": 0},
     "DRDFSampler": {"n_components": 8, "n_components2": 6, "random_state": 0},
     "EMKSampler": {"n_basis": 3, "n_iter": 3, "random_state": 0},
     "SetKernel": {"k": 2},
-    "NystroemFeatures": {"n_components": 3, "random_state": 0},
+    "NystroemSampler": {"n_components": 3, "random_state": 0},
     "ExpectedKernel": {},
 }
 # scikit-learn's own validation names the data "array", "input" or "data"
 SK_X_ALIASES = ("array", "input", "data", "points")
 SK_SETS = ("RDFSampler", "DRDFSampler", "EMKSampler", "SetKernel",
-           "NystroemFeatures")
+           "NystroemSampler")
 SK_HIST = (
-    "Chi2DirectFeatures",
-    "Chi2ChebyshevFeatures",
-    "HomogeneousKernelFeatures",
-    "AnchorFeatures",
+    "Chi2DirectSampler",
+    "Chi2ChebyshevSampler",
+    "HomogeneousKernelSampler",
+    "AnchorSampler",
     "ExpChi2Sampler",
 )
 
@@ -3452,7 +3452,7 @@ def _sk_reference(ctx, est, name, Xfit, X, res):
     elif name == "DRDFSampler":
         expected, big = _fourier_ref_of(fmap, X, "DoublyRandomDistributionFeatures")
         _fourier_check(res, expected, big, is_f32(X), fmap.n_features_out)
-    elif name == "NystroemFeatures":
+    elif name == "NystroemSampler":
         need_shape(res, (n_sets(X), fmap.n_features_out))
         need(np.all(np.isfinite(res)), "features not finite")
 
