@@ -11,7 +11,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.spatial.distance import cdist
 
 from kernelmaps import Bags, EMKFeatures, median_heuristic, sum_match_kernel
-from kernelmaps._engine.cksvd import objective_and_gradient
+from kernelmaps.sets._cksvd import objective_and_gradient
 
 
 def clustered(n, d, seed, n_clusters=8):

@@ -18,8 +18,8 @@ kernels from the ``km_*.h`` headers) and its Python driver ``<name>.py``
 
 Beside them, in Python: ``layout`` (the tile geometry, the packing of points
 for the tiles, every panel and block size), ``progress`` (progress bars),
-``moments`` (streaming moments, out of core), ``cksvd`` (the EMK basis
-optimiser) and ``scales`` (default kernel scales).
+``moments`` (streaming moments, out of core) and ``scales`` (default
+kernel scales).
 
 ``_runtime`` holds what the extensions share: the element types and the
 tile geometry (``_runtime.pxd``), SciPy's BLAS products (for

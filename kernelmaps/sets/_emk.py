@@ -13,7 +13,6 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._dask import lazy_sets
-from .._engine import cksvd
 from .._engine.set_means import set_means
 from .._frozen import FeatureMap
 from .._gamma import resolve_gamma
@@ -25,6 +24,7 @@ from .._validation import (
     check_scalar,
     check_sets,
 )
+from . import _cksvd as cksvd
 
 __all__ = ["EMKFeatures"]
 

@@ -16,9 +16,9 @@ import scipy.linalg
 from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import cdist
 
-from .lapack import one_blas_thread
-from .layout import CKSVD_BLOCK_ROWS
-from .progress import progress_bar
+from .._engine.lapack import one_blas_thread
+from .._engine.layout import CKSVD_BLOCK_ROWS
+from .._engine.progress import progress_bar
 
 __all__ = ["fit_basis", "kernel_matrix", "objective_and_gradient", "projection"]
 
