@@ -41,6 +41,8 @@ Out of core
 -----------
 rf_pca               PCA of random features, one block of rows at a time
 rf_ridge             ridge regression on them (several maps: two passes)
+RandomFeaturePCA     the result of rf_pca
+RandomFeatureRidge   the result of rf_ridge
 
 Any kernel of the package
 -------------------------
@@ -60,7 +62,7 @@ DegenerateWarning    an exact result that carries no information (a kernel
 
 from ._bags import Bags
 from ._composite import MMDTestResult, NystroemMap, mmd_test
-from ._outofcore import rf_pca, rf_ridge
+from ._outofcore import RandomFeaturePCA, RandomFeatureRidge, rf_pca, rf_ridge
 from ._version import __version__  # noqa: F401  (written by meson)
 from ._warnings import DegenerateWarning
 from .distributions import gaussian_expected_kernel, level2_kernel
@@ -105,6 +107,8 @@ __all__ = [
     "NystroemMap",
     "PSDProjector",
     "RandomDistributionFeatures",
+    "RandomFeaturePCA",
+    "RandomFeatureRidge",
     "RandomFourierFeatures",
     "additive_chi2_kernel",
     "chi2_distance",

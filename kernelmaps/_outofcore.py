@@ -340,7 +340,13 @@ def _check_n_components(n_components, width, name):
 
 class RandomFeaturePCA(Frozen):
     """Principal components of features computed out of core; made by
-    `rf_pca`.
+    `rf_pca`, which returns it (not constructed directly).
+
+    Parameters
+    ----------
+    feature_map, moments, n_components
+        Given by `rf_pca`: the map, the streaming moments of its features
+        and the number of components.
 
     Attributes
     ----------
@@ -363,6 +369,20 @@ class RandomFeaturePCA(Frozen):
     projected_target_ : ndarray of shape (n_components, n_targets), or None
         ``components_ @ Zc^T yc``: the centred cross-product of the projected
         features and the targets (``v'`` of Algorithm 4), when given `y`.
+
+    See Also
+    --------
+    rf_pca : Makes it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import RandomFourierFeatures, rf_pca
+    >>> X = np.random.default_rng(0).normal(size=(600, 3))
+    >>> fmap = RandomFourierFeatures(50, gamma=0.5, rng=0).fit(X)
+    >>> pca = rf_pca([X[:300], X[300:]], fmap, 5)
+    >>> type(pca).__name__, pca.n_samples_, pca.transform(X[:4]).shape
+    ('RandomFeaturePCA', 600, (4, 5))
     """
 
     def __init__(self, feature_map, moments, n_components):
@@ -564,11 +584,17 @@ def _coordinates(pca, Z):
 
 class RandomFeatureRidge(Frozen):
     """Ridge regression on the principal components of random features,
-    computed out of core; made by `rf_ridge`.
+    computed out of core; made by `rf_ridge`, which returns it (not
+    constructed directly).
 
     The weights act on the unprojected features: ``predict(X)`` is
     ``sum_l feature_maps[l].transform(X) @ coef_[l] + intercept_``, with no
     projection at test time.
+
+    Parameters
+    ----------
+    maps, parts, w, y_mean, alpha, n_samples, y_ndim
+        Given by `rf_ridge`.
 
     Attributes
     ----------
@@ -587,6 +613,23 @@ class RandomFeatureRidge(Frozen):
         The weights ``w`` on the principal components (computed when first
         read, as ``pca_``).
     n_samples_ : int
+
+    See Also
+    --------
+    rf_ridge : Makes it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import RandomFourierFeatures, rf_ridge
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(800, 1))
+    >>> y = np.sin(X[:, 0])
+    >>> fmap = RandomFourierFeatures(40, gamma=0.5, rng=0).fit(X)
+    >>> model = rf_ridge([X[:400], X[400:]], [y[:400], y[400:]], fmap, 20,
+    ...                  alpha=1e-3)
+    >>> type(model).__name__, model.predict(X[:3]).shape
+    ('RandomFeatureRidge', (3,))
     """
 
     def __init__(self, maps, parts, w, y_mean, alpha, n_samples, y_ndim):
