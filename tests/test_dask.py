@@ -704,7 +704,7 @@ def test_import_does_not_import_dask():
         "assert 'dask' not in sys.modules\n"
         "X = np.full((3, 4), 0.25)\n"
         "kernelmaps.HomogeneousKernelMap('chi2').transform(X)\n"
-        "kernelmaps.RandomDistributionFeatures(4, 8, rng=0).transform([X])\n"
+        "kernelmaps.RandomDistributionFeatures(8, rng=0).fit([X]).transform([X])\n"
         "kernelmaps.rf_pca(X, None, 2)\n"
         "assert 'dask' not in sys.modules, sorted(sys.modules)\n"
     )

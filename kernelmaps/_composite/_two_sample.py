@@ -37,6 +37,7 @@ import functools
 import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.special
@@ -59,6 +60,7 @@ from .._validation import (
 from .._warnings import degenerate, degenerate_message, warn_degenerate
 from ._families import (
     BANDWIDTH_SAMPLE,
+    N_BANDWIDTHS,
     POINT_KERNELS,
     check_precomputed,
     families,
@@ -437,112 +439,147 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     >>> km.mmd_test(K, labels, kernel="precomputed", rng=0).pvalue == res.pvalue
     True
     """
-    method = check_choice(method, "method", _METHODS)
-    alpha = check_scalar(alpha, "alpha", low=0.0, low_inclusive=False)
-    if not alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    unbiased = check_bool(unbiased, "unbiased")
-    dtype = np.dtype(np.float64) if dtype is None else check_dtype(dtype)
-    generator = check_rng(rng)
-    n_threads = resolve_workers(workers)
-    progress = check_progress(progress)
-    aggregated = method == "aggregated"
-    # the tests over a grid of scales, and the grid's rule
-    grid = {"aggregated": "mmdagg", "fuse": "fuse"}.get(method)
-    kernels, kind = _check_kernels(kernel, method, X)
-    params = _check_kernel_params(kernel_params, kernels, kind)
+    iv = _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha,
+                      unbiased, feature_map, kernel_params, dtype, rng, workers,
+                      progress)
+    method, alpha, n, N = iv.method, iv.alpha, iv.n, iv.N
     if method == "linear":
-        if n_resamples is not None:
-            raise ValueError("n_resamples is not used by the linear test; "
-                             "leave it None")
-        if kind != "points":
-            return _linear_objects(X, Y, feature_map, alpha, n_threads)
-        X, Y = _check_samples(X, Y, lazy=True)
-        return _linear(X, Y, kernels[0], gamma, feature_map, alpha,
-                       generator, n_threads, progress)
-    if feature_map is not None:
-        raise ValueError("feature_map is used by method='linear' only")
-    if kind == "points":
-        X, Y = _check_samples(X, Y, lazy=False)
-        Z, n = np.concatenate([X, Y]), len(X)
-        N = len(Z)
-        fams = [point_family(Z, k, gamma, grid, n_threads, None)
-                for k in kernels]
-        if aggregated:
-            for f in fams:
-                f.fast = functools.partial(_point_matrices, Z, f.name, f.gammas,
-                                           n_threads=n_threads)
-    elif kind == "precomputed":
-        if gamma is not None:
-            raise ValueError("gamma is not used with kernel='precomputed' (the "
-                             "matrix is given); leave it None")
-        K = check_precomputed(X)
-        if len(K) > 1 and not grid:
-            raise ValueError(f"X holds {len(K)} kernel matrices: only "
-                             f"method='aggregated' or 'fuse' takes several")
-        N = K.shape[1]
-        order, n = labels_order(Y, N)
-        fams = precomputed_families(K[:, order][:, :, order])
-    else:
-        spec = Callable(kernels[0]) if kind == "any" else KERNELS[kernels[0]]
-        X, Y = spec.check(X, "X"), spec.check(Y, "Y")
-        for A, name in ((X, "X"), (Y, "Y")):
-            if count(A) < 2:
-                raise ValueError(f"{name} must hold at least 2 objects, got "
-                                 f"{count(A)}")
-        if spec.name == "renyi":
-            _check_renyi_sizes(X, Y, params)
-        if kind != "any" and (gamma is not None and spec.name in
-                              ("chi2", "intersection", "hellinger", "js")):
-            raise ValueError(f"the {spec.name!r} kernel has no scale: leave "
-                             f"gamma None")
-        n, N = count(X), count(X) + count(Y)
-        check_size(pooled_rows=N, pooled_columns=N)
-        Z = pooled(kind, X, Y)
-        try:
-            fams = families(kernels, Z, gamma, params, grid, n_threads)
-        except ValueError as err:  # the unit's function names its input X
-            message = str(err)
-            if " X" in message and " Y" not in message:
-                message += " (X here: X and Y pooled)"
-            raise ValueError(message) from None
-    if method == "wild_bootstrap" and 2 * n != N:
-        raise ValueError(
-            f"method='wild_bootstrap' needs samples of equal size, got "
-            f"{n} and {N - n} objects; use method='permutation'"
-        )
+        if iv.kind != "points":
+            return _linear_objects(iv.X, iv.Y, feature_map, alpha, iv.n_threads)
+        return _linear(iv.X, iv.Y, iv.kernels[0], gamma, feature_map, alpha,
+                       iv.generator, iv.n_threads, iv.progress)
+    fams = _families_of(iv, gamma)
     if method == "fuse":
-        B = _check_resamples(n_resamples, pair=False, default=_N_RESAMPLES_FUSE,
-                             n_kernels=sum(len(f.gammas) for f in fams))
-        _warn_never_rejects(B, alpha, "n_resamples")
-        return _fuse(fams, n, N, B, alpha, dtype, generator, n_threads,
-                     progress)
-    if aggregated:
-        L = sum(len(f.gammas) for f in fams)
-        B1, B2 = _check_resamples(n_resamples, pair=True, n_kernels=L)
-        _warn_never_rejects(B2, alpha, "the second of n_resamples (B2)")
-        return _aggregated(fams, n, N, B1, B2, alpha, dtype, generator,
-                           n_threads, progress)
-    B = _check_resamples(n_resamples, pair=False)
-    _warn_never_rejects(B, alpha, "n_resamples")
+        return _fuse(fams, n, N, iv.B, alpha, iv.dtype, iv.generator,
+                     iv.n_threads, iv.progress)
+    if method == "aggregated":
+        B1, B2 = iv.B
+        return _aggregated(fams, n, N, B1, B2, alpha, iv.dtype, iv.generator,
+                           iv.n_threads, iv.progress)
     family = fams[0]
     wild = method == "wild_bootstrap"
-    g, M, kind_ = next(family.matrices(n, wild, dtype))
+    g, M, kind = next(family.matrices(n, wild, iv.dtype))
     g = scale_report(family, g)
-    if kind_ is not None:
-        warn_degenerate(degenerate_message(kind_, family.name, g,
+    if kind is not None:
+        warn_degenerate(degenerate_message(kind, family.name, g,
                                            family.between))
     resample = (_wild_statistics(M) if wild
-                else _permutation_statistics(M, n, unbiased))
+                else _permutation_statistics(M, n, iv.unbiased))
     del M
-    seeds = _block_seeds(generator, B + 1)
-    with progress_bar(progress, len(seeds), "mmd_test") as bar:
-        stats = _resampled(resample, _drawer(seeds, n, N, method, dtype),
-                           len(seeds), bar, n_threads)
+    seeds = _block_seeds(iv.generator, iv.B + 1)
+    with progress_bar(iv.progress, len(seeds), "mmd_test") as bar:
+        stats = _resampled(resample, _drawer(seeds, n, N, method, iv.dtype),
+                           len(seeds), bar, iv.n_threads)
     observed, null = stats[0], stats[1:]
     pvalue = _pvalue(observed, null)
     return MMDTestResult(float(observed), pvalue, null, pvalue <= alpha,
                          alpha, method, family.name, g)
+
+
+def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
+                 feature_map, kernel_params, dtype, rng, workers, progress):
+    """Every input check of `mmd_test`, in one place (as SciPy's
+    ``_permutation_test_iv``): a namespace of the validated arguments, the
+    kernels and the kind of objects they take, the samples (X and Y
+    checked; Z, the pooled objects, or K, the precomputed matrices in the
+    order of the samples), their sizes n and N, and the resamples B (an
+    int, or (B1, B2) for the aggregated test; None for the linear one)."""
+    method = check_choice(method, "method", _METHODS)
+    alpha = check_scalar(alpha, "alpha", low=0.0, low_inclusive=False)
+    if not alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    iv = SimpleNamespace(
+        method=method, alpha=alpha, unbiased=check_bool(unbiased, "unbiased"),
+        dtype=np.dtype(np.float64) if dtype is None else check_dtype(dtype),
+        generator=check_rng(rng), n_threads=resolve_workers(workers),
+        progress=check_progress(progress),
+        # the tests over a grid of scales, and the grid's rule
+        grid={"aggregated": "mmdagg", "fuse": "fuse"}.get(method),
+        X=X, Y=Y, Z=None, K=None, n=None, N=None, B=None)
+    iv.kernels, iv.kind = _check_kernels(kernel, method, X)
+    iv.params = _check_kernel_params(kernel_params, iv.kernels, iv.kind)
+    if method == "linear":
+        if n_resamples is not None:
+            raise ValueError("n_resamples is not used by the linear test; "
+                             "leave it None")
+        if iv.kind == "points":
+            iv.X, iv.Y = _check_samples(X, Y, lazy=True)
+        return iv  # objects: the feature map checks them
+    if feature_map is not None:
+        raise ValueError("feature_map is used by method='linear' only")
+    n_kernels = len(iv.kernels)
+    if iv.kind == "points":
+        iv.X, iv.Y = _check_samples(X, Y, lazy=False)
+        iv.Z, iv.n = np.concatenate([iv.X, iv.Y]), len(iv.X)
+        iv.N = len(iv.Z)
+    elif iv.kind == "precomputed":
+        if gamma is not None:
+            raise ValueError("gamma is not used with kernel='precomputed' (the "
+                             "matrix is given); leave it None")
+        K = check_precomputed(X)
+        if len(K) > 1 and not iv.grid:
+            raise ValueError(f"X holds {len(K)} kernel matrices: only "
+                             f"method='aggregated' or 'fuse' takes several")
+        iv.N = K.shape[1]
+        order, iv.n = labels_order(Y, iv.N)
+        iv.K, n_kernels = K[:, order][:, :, order], len(K)
+    else:
+        spec = Callable(iv.kernels[0]) if iv.kind == "any" else \
+            KERNELS[iv.kernels[0]]
+        iv.X, iv.Y = spec.check(X, "X"), spec.check(Y, "Y")
+        for A, name in ((iv.X, "X"), (iv.Y, "Y")):
+            if count(A) < 2:
+                raise ValueError(f"{name} must hold at least 2 objects, got "
+                                 f"{count(A)}")
+        if spec.name == "renyi":
+            _check_renyi_sizes(iv.X, iv.Y, iv.params)
+        if iv.kind != "any" and (gamma is not None and spec.name in
+                                 ("chi2", "intersection", "hellinger", "js")):
+            raise ValueError(f"the {spec.name!r} kernel has no scale: leave "
+                             f"gamma None")
+        iv.n, iv.N = count(iv.X), count(iv.X) + count(iv.Y)
+        check_size(pooled_rows=iv.N, pooled_columns=iv.N)
+        iv.Z = pooled(iv.kind, iv.X, iv.Y)
+    if method == "wild_bootstrap" and 2 * iv.n != iv.N:
+        raise ValueError(
+            f"method='wild_bootstrap' needs samples of equal size, got "
+            f"{iv.n} and {iv.N - iv.n} objects; use method='permutation'"
+        )
+    if iv.grid and iv.kind != "precomputed":  # every kernel's scales
+        given = np.size(gamma) if gamma is not None else N_BANDWIDTHS
+        n_kernels *= given
+    if method == "aggregated":
+        iv.B = _check_resamples(n_resamples, pair=True, n_kernels=n_kernels)
+        _warn_never_rejects(iv.B[1], alpha, "the second of n_resamples (B2)")
+    else:
+        iv.B = _check_resamples(n_resamples, pair=False, n_kernels=n_kernels,
+                                default=_N_RESAMPLES_FUSE if method == "fuse"
+                                else _N_RESAMPLES)
+        _warn_never_rejects(iv.B, alpha, "n_resamples")
+    return iv
+
+
+def _families_of(iv, gamma):
+    """The `Family` of each kernel of the validated test `iv` (the pooled
+    distances of the kernels of objects computed here)."""
+    if iv.kind == "points":
+        fams = [point_family(iv.Z, k, gamma, iv.grid, iv.n_threads, None)
+                for k in iv.kernels]
+        if iv.method == "aggregated":  # the log-kernel shared by the scales
+            for f in fams:
+                f.fast = functools.partial(_point_matrices, iv.Z, f.name,
+                                           f.gammas, n_threads=iv.n_threads)
+        return fams
+    if iv.kind == "precomputed":
+        return precomputed_families(iv.K)
+    try:
+        return families(iv.kernels, iv.Z, gamma, iv.params, iv.grid,
+                        iv.n_threads)
+    except ValueError as err:  # the unit's function names its input X
+        message = str(err)
+        if " X" in message and " Y" not in message:
+            message += " (X here: X and Y pooled)"
+        raise ValueError(message) from None
 
 
 def _check_samples(X, Y, lazy):
