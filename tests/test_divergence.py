@@ -10,7 +10,7 @@ from scipy.special import gammaln
 
 from kernelmaps import Bags, divergence_kernel, renyi_divergence
 from kernelmaps._engine import knn
-from kernelmaps.sets._divergence import _renyi_divergence_both
+from kernelmaps.sets import renyi_divergence_both
 
 from ._helpers import random_sets
 
@@ -134,7 +134,7 @@ def test_blocks_on_the_fly(simd_path, monkeypatch, k, dtype, d):
         for workers in (1, 2):
             fly = [renyi_divergence(sets, k=k, workers=workers),
                    renyi_divergence(sets, others, k=k, workers=workers),
-                   *_renyi_divergence_both(sets, others, k=k, workers=workers)]
+                   *renyi_divergence_both(sets, others, k=k, workers=workers)]
             with monkeypatch.context() as m:
                 m.setattr(knn, "_flip_points", lambda dim: 0)
                 lanes = [renyi_divergence(sets, k=k, workers=workers),
@@ -148,7 +148,7 @@ def test_blocks_on_the_fly(simd_path, monkeypatch, k, dtype, d):
 
 @pytest.mark.parametrize("d", [2, 6, 20])
 def test_both_directions_match_two_calls(method, d):
-    # _renyi_divergence_both (SetKernel("renyi").transform): one search for
+    # renyi_divergence_both (SetKernel("renyi").transform): one search for
     # both directions, as two calls up to rounding; 1, 2 and 4 threads, with
     # small sets (blocks on the fly), larger ones (tiles with both lists)
     # and, with 4 threads, one pair too large to share a block (two
@@ -159,7 +159,7 @@ def test_both_directions_match_two_calls(method, d):
         X = [rng.normal(size=(n, d)) for n in sx]
         Y = [rng.normal(size=(n, d)) + 0.3 for n in sy]
         for workers in (1, 2, 4):
-            ab, ba = _renyi_divergence_both(X, Y, alpha=[0.5, 1.5], k=5,
+            ab, ba = renyi_divergence_both(X, Y, alpha=[0.5, 1.5], k=5,
                                            workers=workers)
             assert_allclose(ab, renyi_divergence(X, Y, alpha=[0.5, 1.5], k=5,
                                                  workers=workers),
@@ -168,9 +168,9 @@ def test_both_directions_match_two_calls(method, d):
                                                  workers=workers),
                             rtol=1e-12, atol=1e-12)
     with pytest.raises(TypeError, match="Y must be given"):
-        _renyi_divergence_both(X, None)
+        renyi_divergence_both(X, None)
     with pytest.raises(ValueError, match=r"Y\[1\] has 6 point"):
-        _renyi_divergence_both(X, [rng.normal(size=(9, d)), rng.normal(size=(6, d))],
+        renyi_divergence_both(X, [rng.normal(size=(9, d)), rng.normal(size=(6, d))],
                               k=6)
 
 
@@ -387,13 +387,13 @@ def test_one_renyi_kernel_at_the_ends_of_the_float_range(monkeypatch, top):
     train = [rng.normal(loc=i % 3, size=(20 + i % 5, 2)) for i in range(24)]
     test = [rng.normal(loc=i % 3, size=(18, 2)) for i in range(5)]
     factor = top / max(renyi_divergence(train).max(),
-                       *(R.max() for R in _renyi_divergence_both(test, train)))
+                       *(R.max() for R in renyi_divergence_both(test, train)))
 
     def scaled(*args, **kwargs):
         return factor * renyi_divergence(*args, **kwargs)
 
     def scaled_both(*args, **kwargs):
-        return tuple(factor * R for R in _renyi_divergence_both(*args, **kwargs))
+        return tuple(factor * R for R in renyi_divergence_both(*args, **kwargs))
 
     # The reference: the same values times 2**e, near 1, in plain float64.
     e = -np.frexp(top)[1]
@@ -409,7 +409,7 @@ def test_one_renyi_kernel_at_the_ends_of_the_float_range(monkeypatch, top):
     # The others compute the divergences themselves: scaled here.
     import kernelmaps._composite._kernels as nystroem_module
     monkeypatch.setattr(nystroem_module, "renyi_divergence", scaled)
-    monkeypatch.setattr(nystroem_module, "_renyi_divergence_both", scaled_both)
+    monkeypatch.setattr(nystroem_module, "renyi_divergence_both", scaled_both)
     nys = km.NystroemMap(len(train), kernel="renyi",
                          landmarks=np.arange(len(train))).fit(train)
     assert nys.params["scale"] == pytest.approx(scale, rel=1e-12)
@@ -422,7 +422,7 @@ def test_one_renyi_kernel_at_the_ends_of_the_float_range(monkeypatch, top):
     except ImportError:  # scikit-learn: its part runs where it is installed
         return
     monkeypatch.setattr(adapters, "renyi_divergence", scaled)
-    monkeypatch.setattr(adapters, "_renyi_divergence_both", scaled_both)
+    monkeypatch.setattr(adapters, "renyi_divergence_both", scaled_both)
     est = adapters.SetKernel("renyi", psd="flip")
     projector = km.PSDProjector("flip").fit(K)
     assert_allclose(est.fit_transform(train), projector.transform(K), atol=1e-10)

@@ -11,7 +11,7 @@ stored beyond one block of small sets.
 - `divergence_sums`: for *items*, blocks of rows of one set of X against
   all points of one set of Y, the log of sum_t exp(c_a (log rho(t) - log
   nu(t))) over the item's rows t, one value per coefficient c_a.
-- `pair_sums`: the same sums in both directions from one block per pair of
+- `pair_log_sums`: the same sums in both directions from one block per pair of
   sets (X_i's points among Y_j's and Y_j's among X_i's), for every pair of
   a range of sets of X (with X = Y, the pairs j > i).
 
@@ -403,7 +403,7 @@ def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
               &out[0, items[it, SLOT]], n_slots)
 
 
-def pair_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
+def pair_log_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
               const floating[:, ::1] y_rows, const floating[:, ::1] y_cols,
               const floating[::1] zeros, const int64_t[::1] xoff,
               const int64_t[::1] yoff, const int64_t[:, ::1] tasks,

@@ -138,7 +138,7 @@ cdef void _group_pair(const km_tile_args *shared_args, const floating *x,
         r0 += KM_MR
 
 
-def pair_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
+def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
               const int64_t[::1] xgroups, const floating[:, ::1] ycols,
               const floating[::1] phases, const int64_t[::1] yseg,
               const int64_t[::1] ygroups, const int64_t[:, ::1] items,
@@ -203,14 +203,14 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
               const floating[:, ::1] yp, const int64_t[::1] yseg, int e,
               bint mirror, str kind, double gamma, double coef0, int degree,
               bint normalize=False):
-    """`pair_sums` of one row group against one column group, the whole of
+    """`tile_sums` of one row group against one column group, the whole of
     a small call: the sums over segment pairs, float64 of shape
-    ``(len(xseg) - 1, len(yseg) - 1)``, bit for bit those of `pair_sums`
+    ``(len(xseg) - 1, len(yseg) - 1)``, bit for bit those of `tile_sums`
     with the item (0, 0, 1), on the calling thread, with no planning.
 
     xp, yp: the points, not packed (packed here times 2**e, as by
     `layout.pack_rows` and `layout.pack_cols`). With `mirror` (X against
-    itself) the pairs (s, t), t < s, are those of (t, s), as in `pair_sums`.
+    itself) the pairs (s, t), t < s, are those of (t, s), as in `tile_sums`.
     With `normalize`, each sum is divided by the product of the two
     segments' sizes (in float64, as `pair_sums.pair_sums` divides).
     """

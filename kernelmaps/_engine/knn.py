@@ -172,7 +172,7 @@ class NeighbourSearch:
                                     coef, self.n_threads, progress)
         if self._pairs_fit():
             # With X = Y, one block serves (i, j) and (j, i).
-            L, _ = self._pair_sums(log_rho, log_rho, log_floor, log_floor, coef,
+            L, _ = self._pair_log_sums(log_rho, log_rho, log_floor, log_floor, coef,
                                    progress, both=self.symmetric)
             return L
         return _blocks_log_sums(self.dtype, self.dim, self.x, self.y,
@@ -187,7 +187,7 @@ class NeighbourSearch:
         if self.symmetric:
             raise ValueError("log_sums_both needs Y")
         if self.method == "blocks" and self._pairs_fit():
-            return self._pair_sums(*log_rho, *log_floor, coef, progress)
+            return self._pair_log_sums(*log_rho, *log_floor, coef, progress)
         swapped = copy.copy(self)
         swapped.x, swapped.y = self.y, self.x
         return (self.log_sums(log_rho[0], log_floor[0], coef, progress),
@@ -195,7 +195,7 @@ class NeighbourSearch:
 
     def _pairs_fit(self):
         """Whether every pair of sets can be computed whole, in the tasks
-        of `_impl.pair_sums`: no pair outweighs _BOTH_WORK, or, with several
+        of `_impl.pair_log_sums`: no pair outweighs _BOTH_WORK, or, with several
         threads, half a thread's share of the work."""
         sx, sy = np.diff(self.x.offsets), np.diff(self.y.offsets)
         if len(sx) == 0 or len(sy) == 0:
@@ -213,9 +213,9 @@ class NeighbourSearch:
         n_threads = threads_for(self.n_threads, total * unit, len(sx))
         return pair * unit <= _BOTH_WORK and pair <= 2 * total / n_threads
 
-    def _pair_sums(self, x_log_rho, y_log_rho, x_log_floor, y_log_floor, coef,
+    def _pair_log_sums(self, x_log_rho, y_log_rho, x_log_floor, y_log_floor, coef,
                    progress, both=True):
-        """Both directions by `_impl.pair_sums`: (L_xy, L_yx), one array
+        """Both directions by `_impl.pair_log_sums`: (L_xy, L_yx), one array
         with X = Y; unless `both`, X against Y only: (L_xy, None) (the
         arguments of Y unused)."""
         x, y, k, dtype = self.x, self.y, self.k, self.dtype
@@ -247,7 +247,7 @@ class NeighbourSearch:
         zeros = np.zeros(max(x.cols.shape[1], y.cols.shape[1]), dtype=dtype)
 
         def run(start, stop):
-            _impl.pair_sums(x.rows, x.cols, y.rows, y.cols, zeros, x.offsets,
+            _impl.pair_log_sums(x.rows, x.cols, y.rows, y.cols, zeros, x.offsets,
                             y.offsets, tasks[start:stop], k, col_block,
                             ldo, x_log_rho, y_log_rho, x_log_floor, y_log_floor,
                             coef, out_xy, out_yx, small_sets=small, both=both,
@@ -439,7 +439,7 @@ def _product_buffers(centred, n_threads):
 
 
 def _pair_tasks(sx, sy, triangle, unit):
-    """The tasks of `_impl.pair_sums`: rows (i, j0, j1), the pairs of X_i
+    """The tasks of `_impl.pair_log_sums`: rows (i, j0, j1), the pairs of X_i
     with the sets j0 .. j1 - 1 of Y (j > i with `triangle`). Y's sets are
     cut into runs of consecutive sets so that a task's work stays below
     TASK_WORK (a run holds at least one set)."""
@@ -468,7 +468,7 @@ def _pair_task_work(tasks, xoff, yoff):
 
 def _flip_points(dim):
     """Pairs of sets of at most this many points (each) in `dim`
-    dimensions compute their blocks on the fly (`_impl.pair_sums`)."""
+    dimensions compute their blocks on the fly (`_impl.pair_log_sums`)."""
     if dim <= _FLIP_ANY_DIM:
         return MAX_K
     return _FLIP_MAX_POINTS if dim <= _FLIP_MAX_DIM else 0

@@ -337,7 +337,7 @@ def _run(xp, xplan, yp, yplan, jlo, jhi, e, dtype, *, rowbase, colidx, out,
     acc_buffers = np.empty((n_threads, max_acc))
 
     def run(start, stop):
-        _impl.pair_sums(rows, xseg, xgroups, cols, phases, yseg, ygroups,
+        _impl.tile_sums(rows, xseg, xgroups, cols, phases, yseg, ygroups,
                         items[start:stop], rowbase, colidx, out, mirror,
                         tile_buffers, acc_buffers, kernel, float(gamma),
                         float(coef0), int(degree), n_threads)
