@@ -16,6 +16,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 import kernelmaps as km
 from kernelmaps._frozen import FeatureMap
 
+from ._references import median_gamma
+
 RNG = np.random.default_rng(0)
 HIST = RNG.random((40, 6))
 HIST /= HIST.sum(axis=1, keepdims=True)
@@ -360,26 +362,11 @@ def test_removed_constructor_arguments_are_errors():
 # ----------------------------------------------------------------- gamma=None
 
 
-def ref_median_gamma(points, kernel="rbf", sample=1000, seed=0):
-    """1 / median distance between distinct points (indices) of the sample
-    that median_heuristic draws (sorted indices, the fixed seed)."""
-    P = np.asarray(points, dtype=np.float64)
-    if sample is not None and len(P) > sample:
-        P = P[np.sort(np.random.default_rng(seed).choice(len(P), sample,
-                                                          replace=False))]
-    total = []
-    for a in range(len(P)):
-        for b in range(a + 1, len(P)):
-            diff = P[a] - P[b]
-            total.append(diff @ diff if kernel == "rbf" else np.abs(diff).sum())
-    return 1 / np.median(total)
-
-
 @pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
 @pytest.mark.parametrize("n", [2, 3, 40, 1200])
 def test_median_heuristic_against_numpy(kernel, n):
     X = np.random.default_rng(n).normal(size=(n, 4)) * 3
-    want = ref_median_gamma(X, kernel)
+    want = median_gamma(X, kernel)
     assert_allclose(km.median_heuristic(X, kernel=kernel), want, rtol=1e-13)
     # the default seed is fixed: the same value on every call
     assert km.median_heuristic(X, kernel=kernel) == km.median_heuristic(
@@ -387,7 +374,7 @@ def test_median_heuristic_against_numpy(kernel, n):
     sets = [X[: n // 2], X[n // 2:]] if n > 2 else [X]
     assert_allclose(km.median_heuristic(sets, kernel=kernel), want, rtol=1e-13)
     assert_allclose(km.median_heuristic(X, kernel=kernel, sample=None),
-                    ref_median_gamma(X, kernel, sample=None), rtol=1e-13)
+                    median_gamma(X, kernel, sample=None), rtol=1e-13)
 
 
 def test_median_heuristic_laplacian_small_example():

@@ -7,6 +7,13 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from kernelmaps import gaussian_expected_kernel, level2_kernel, sum_match_kernel
 
+from ._references import (
+    full_covariances,
+    gaussian_expected,
+    kernel_values,
+    point_kernel,
+)
+
 FORMS = ["full", "diagonal", "isotropic"]
 
 
@@ -23,21 +30,6 @@ def gaussians(n, d, form, seed):
     return means, covs
 
 
-def full(covs, d):
-    if covs.ndim == 3:
-        return covs
-    if covs.ndim == 2:
-        return np.array([np.diag(c) for c in covs])
-    return covs[:, None, None] * np.eye(d)
-
-
-def point_kernel(x, y, kernel, gamma, degree, coef0):
-    if kernel == "rbf":
-        return np.exp(-gamma * ((x - y) ** 2).sum(-1))
-    dot = (x * y).sum(-1)
-    return dot if kernel == "linear" else (gamma * dot + coef0) ** degree
-
-
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize(("kernel", "degree"), [("rbf", 2), ("linear", 2),
                                                 ("polynomial", 2), ("polynomial", 3)])
@@ -49,12 +41,12 @@ def test_against_monte_carlo(form, kernel, degree):
     K = gaussian_expected_kernel(m1, c1, m2, c2, kernel=kernel, gamma=gamma,
                                  degree=degree, coef0=coef0)
     rng = np.random.default_rng(3)
-    F1, F2 = full(c1, d), full(c2, d)
+    F1, F2 = full_covariances(c1, d), full_covariances(c2, d)
     for i in range(2):
         for j in range(2):
             x = rng.multivariate_normal(m1[i], F1[i], n_samples)
             y = rng.multivariate_normal(m2[j], F2[j], n_samples)
-            values = point_kernel(x, y, kernel, gamma, degree, coef0)
+            values = kernel_values(x, y, kernel, gamma, degree, coef0)
             se = values.std() / np.sqrt(n_samples)
             assert abs(K[i, j] - values.mean()) < 4 * se + 1e-12
 
@@ -64,7 +56,7 @@ def test_against_monte_carlo(form, kernel, degree):
 def test_zero_covariance_is_the_plain_kernel(kernel, degree):
     rng = np.random.default_rng(4)
     X, Y = rng.normal(size=(5, 4)), rng.normal(size=(3, 4))
-    want = point_kernel(X[:, None], Y[None], kernel, 0.3, degree, 1.5)
+    want = point_kernel(X, Y, kernel, 0.3, degree, 1.5)
     for zeros in (np.zeros((5, 4, 4)), np.zeros((5, 4)), np.zeros(5)):
         zeros2 = zeros[:3]
         got = gaussian_expected_kernel(X, zeros, Y, zeros2, kernel=kernel,
@@ -76,7 +68,8 @@ def test_forms_agree_and_symmetry():
     m, c = gaussians(6, 3, "diagonal", seed=5)
     for kernel in ("rbf", "polynomial"):
         a = gaussian_expected_kernel(m, c, kernel=kernel, degree=3)
-        b = gaussian_expected_kernel(m, full(c, 3), kernel=kernel, degree=3)
+        b = gaussian_expected_kernel(m, full_covariances(c, 3), kernel=kernel,
+                                       degree=3)
         assert_allclose(a, b, rtol=1e-12)
         assert_allclose(a, a.T, rtol=1e-12)
 
@@ -100,20 +93,6 @@ def test_level2_against_definitions():
     assert R.shape == (2, 6)
 
 
-def rbf_reference(m1, c1, m2, c2, gamma):
-    """The expected RBF kernel pair by pair, from its formula with
-    np.linalg.det and np.linalg.solve."""
-    d = m1.shape[1]
-    K = np.empty((len(m1), len(m2)))
-    for i in range(len(m1)):
-        for j in range(len(m2)):
-            A = np.eye(d) + 2 * gamma * (c1[i] + c2[j])
-            dm = m1[i] - m2[j]
-            K[i, j] = np.exp(-gamma * dm @ np.linalg.solve(A, dm)) / np.sqrt(
-                np.linalg.det(A))
-    return K
-
-
 def random_psd(n, d, rng, rank=None):
     """Random covariances, of rank `rank` (default full), with spread-out
     scales."""
@@ -130,8 +109,8 @@ def test_full_rbf_against_reference(n, m, d):
     gamma = 0.7 / d
     runs = [gaussian_expected_kernel(m1, c1, m2, c2, gamma=gamma, workers=w)
             for w in (1, 2)]
-    assert_allclose(runs[0], rbf_reference(m1, c1, m2, c2, gamma), rtol=1e-11,
-                    atol=1e-300)
+    assert_allclose(runs[0], gaussian_expected(m1, c1, m2, c2, gamma=gamma),
+                    rtol=1e-11, atol=1e-300)
     assert_array_equal(runs[0], runs[1])
 
 
@@ -144,7 +123,7 @@ def test_full_rbf_symmetric(n, d):
     runs = [gaussian_expected_kernel(means, covs, gamma=gamma, workers=w)
             for w in (1, 2)]
     K = runs[0]
-    assert_allclose(K, rbf_reference(means, covs, means, covs, gamma),
+    assert_allclose(K, gaussian_expected(means, covs, gamma=gamma),
                     rtol=1e-11, atol=1e-300)
     assert_array_equal(K, K.T)
     assert_array_equal(K, runs[1])
@@ -162,7 +141,7 @@ def test_full_rbf_mixed_forms_and_progress():
     m1, c1 = rng.normal(size=(40, 3)), random_psd(40, 3, rng)
     m2, v2 = rng.normal(size=(9, 3)), rng.uniform(0.1, 1.0, size=(9, 3))
     K = gaussian_expected_kernel(m1, c1, m2, v2, gamma=0.4, progress=True)
-    assert_allclose(K, rbf_reference(m1, c1, m2, full(v2, 3), 0.4), rtol=1e-11)
+    assert_allclose(K, gaussian_expected(m1, c1, m2, v2, gamma=0.4), rtol=1e-11)
     S = gaussian_expected_kernel(m1, c1, gamma=0.4, workers=2, progress=True)
     assert_array_equal(S, gaussian_expected_kernel(m1, c1, gamma=0.4, workers=1))
 

@@ -1,7 +1,7 @@
 """The frequency draws ("iid", "orthogonal", "qmc") and feature forms
 ("sincos", "offset") of the random Fourier maps (RFF, RDF, DRDF,
-ExpChi2Features): against the exact Gaussian and Laplacian kernels computed
-here in NumPy, their record for pickling, and their parameters."""
+ExpChi2Features): against the exact Gaussian and Laplacian kernels (NumPy
+references), their record for pickling, and their parameters."""
 
 import math
 import pickle
@@ -20,23 +20,13 @@ from kernelmaps import (
     RandomFourierFeatures,
 )
 
+from ._references import point_kernel
+
 DRAWS = ("iid", "orthogonal", "qmc")
 FORMS = ("sincos", "offset")
 ALLOWED = [(draw, form, kernel) for draw in DRAWS for form in FORMS
            for kernel in ("rbf", "laplacian")
            if not (draw == "orthogonal" and kernel == "laplacian")]
-
-
-def exact_kernel(X, kernel, gamma):
-    """exp(-gamma |x - y|^2) or exp(-gamma |x - y|_1), pair by pair."""
-    n = len(X)
-    K = np.empty((n, n))
-    for i in range(n):
-        for j in range(n):
-            diff = X[i] - X[j]
-            distance = diff @ diff if kernel == "rbf" else np.abs(diff).sum()
-            K[i, j] = math.exp(-gamma * distance)
-    return K
 
 
 def points(n, d, seed):
@@ -69,7 +59,7 @@ def test_every_draw_and_form_is_unbiased(draw, form, kernel, d, t):
     # many.
     X = points(25, d, seed=d)
     gamma = 1.0 / (2 * d) if kernel == "rbf" else 1.0 / d
-    K = exact_kernel(X, kernel, gamma)
+    K = point_kernel(X, X, kernel, gamma)
     _, signed = gram_errors(X, K, t, range(40), kernel=kernel, gamma=gamma,
                             draw=draw, form=form)
     standard_error = signed.std(ddof=1) / math.sqrt(len(signed))
@@ -137,7 +127,7 @@ def test_orthogonal_error_below_iid(d, form, bound):
     # in the offset form.
     X = points(80, d, seed=d)
     gamma = 1.0 / (2 * d)
-    K = exact_kernel(X, "rbf", gamma)
+    K = point_kernel(X, X, "rbf", gamma)
     error = {draw: gram_errors(X, K, 256, range(12), gamma=gamma, draw=draw,
                                form=form)[0].mean()
              for draw in ("iid", "orthogonal")}
@@ -158,7 +148,7 @@ def test_qmc_error_falls_faster_than_monte_carlo(kernel, d, bound, form):
     # for rbf, -0.7 at d = 2 for laplacian).
     X = points(60, d, seed=d)
     gamma = 1.0 / (2 * d) if kernel == "rbf" else 1.0 / d
-    K = exact_kernel(X, kernel, gamma)
+    K = point_kernel(X, X, kernel, gamma)
     slope = fitted_slope(X, K, [64, 128, 256, 512, 1024], range(6),
                          kernel=kernel, gamma=gamma, draw="qmc", form=form)
     assert slope < bound, slope
@@ -171,7 +161,7 @@ def test_sincos_error_below_offset(draw):
     d = 4
     X = points(60, d, seed=3)
     gamma = 1.0 / (2 * d)
-    K = exact_kernel(X, "rbf", gamma)
+    K = point_kernel(X, X, "rbf", gamma)
     error = {form: gram_errors(X, K, 128, range(30), gamma=gamma, draw=draw,
                                form=form)[0].mean() for form in FORMS}
     assert error["sincos"] < error["offset"], error

@@ -2,8 +2,6 @@
 set kernels at every scale, the Jensen-Shannon kernel without cancellation,
 histogram kernels at the edges of the floating-point range."""
 
-import math
-
 import numpy as np
 import pytest
 import scipy.sparse
@@ -11,6 +9,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
 from kernelmaps._parallel import available_cpus, resolve_workers
+
+from ._references import additive_kernel, sum_match
 
 RNG = np.random.default_rng(42)
 SETS = [RNG.normal(size=(n, 4)) for n in (3, 17, 9, 30)]
@@ -72,18 +72,6 @@ def test_workers_out_of_range(workers):
 # -- rbf and laplacian set kernels -----------------------------------------
 
 
-def mean_map_reference(X, Y, kernel, gamma):
-    """The mean map kernel from coordinate differences, in float64."""
-    K = np.empty((len(X), len(Y)))
-    for i, x in enumerate(X):
-        for j, y in enumerate(Y):
-            diff = x[:, None, :].astype(np.float64) - y[None, :, :]
-            z = (np.square(diff).sum(-1) if kernel == "rbf"
-                 else np.abs(diff).sum(-1))
-            K[i, j] = np.exp(-gamma * z).mean()
-    return K
-
-
 # (gamma = 1e3 / scale**power makes the kernel the identity on these sets:
 # exact all the same, with a DegenerateWarning)
 @pytest.mark.filterwarnings("ignore::kernelmaps.DegenerateWarning")
@@ -106,7 +94,7 @@ def test_set_kernels_exact_at_every_scale(simd_path, kernel, dtype, scales, rtol
         for gamma in (1e-3 / scale**power, 1.0 / scale**power,
                       1e3 / scale**power):
             K = km.sum_match_kernel(sets, kernel=kernel, gamma=gamma)
-            ref = mean_map_reference(sets, sets, kernel, gamma)
+            ref = sum_match(sets, sets, kernel, gamma)
             assert_allclose(K, ref, rtol=rtol, atol=atol,
                             err_msg=f"scale={scale} gamma={gamma}")
 
@@ -153,19 +141,6 @@ def test_degree_beyond_a_c_int():
 # -- histograms -------------------------------------------------------------
 
 
-def js_reference(X, Y):
-    """The Jensen-Shannon kernel term by term, in float64 with log1p."""
-    K = np.zeros((len(X), len(Y)))
-    for i, x in enumerate(np.asarray(X, dtype=np.float64)):
-        for j, y in enumerate(np.asarray(Y, dtype=np.float64)):
-            for a, b in zip(x, y):
-                lo, hi = min(a, b), max(a, b)
-                if lo > 0:
-                    K[i, j] += (lo / 2 * (math.log2(lo + hi) - math.log2(lo))
-                                + hi / 2 * math.log1p(lo / hi) / math.log(2))
-    return K
-
-
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-6)])
 @pytest.mark.parametrize("ratio", [1.0, 1e6, 1e12, 1e16, 1e-30])
 @pytest.mark.parametrize("sparse", [False, True])
@@ -176,7 +151,7 @@ def test_js_kernel_without_cancellation(simd_path, dtype, rtol, ratio, sparse):
     X = rng.dirichlet(np.ones(21), size=5).astype(dtype)
     Y = (rng.dirichlet(np.ones(21), size=4) * ratio).astype(dtype)
     got = km.js_kernel(scipy.sparse.csr_matrix(X) if sparse else X, Y)
-    assert_allclose(got, js_reference(X, Y), rtol=rtol, atol=0)
+    assert_allclose(got, additive_kernel("js", X, Y), rtol=rtol, atol=0)
 
 
 @pytest.mark.parametrize("name", ["additive_chi2_kernel", "intersection_kernel",

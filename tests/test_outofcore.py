@@ -24,6 +24,7 @@ from kernelmaps import (
 from kernelmaps._outofcore import RandomFeaturePCA, RandomFeatureRidge
 
 from ._helpers import dirichlet_histograms, sets_with_random_means
+from ._references import ridge
 
 TOL = 1e-8
 # Relative gap (to the top eigenvalue) required after the last kept component,
@@ -100,15 +101,6 @@ def reference_ridge(Zs, y, ks, alpha):
 
 def reference_predict(ref, Zs_test):
     return sum(dense(Z) @ c for Z, c in zip(Zs_test, ref.coefs)) + ref.intercept
-
-
-def plain_ridge(Z, y, alpha):
-    """Ridge regression with an unpenalised intercept, closed form."""
-    z_mean, y_mean = Z.mean(axis=0), y.mean(axis=0)
-    Zc = Z - z_mean
-    coef = np.linalg.solve(Zc.T @ Zc + alpha * np.eye(Z.shape[1]),
-                           Zc.T @ (y - y_mean))
-    return coef, y_mean - z_mean @ coef
 
 
 def close(got, want, tol=TOL):
@@ -428,7 +420,7 @@ def test_all_components_is_plain_ridge(alpha):
     Z = EXP.transform(X)
     model = rf_ridge([X[:700], X[700:]], Y5[:, :2], EXP, None, alpha=alpha)
     assert model.pca_[0].n_components == 60
-    coef, intercept = plain_ridge(Z, Y5[:, :2], alpha)
+    coef, intercept = ridge(Z, Y5[:, :2], alpha)
     close(model.coef_, coef)
     close(model.intercept_, intercept)
     close(model.predict(X_TEST), EXP.transform(X_TEST) @ coef + intercept)
@@ -465,7 +457,7 @@ def test_all_components_need_no_eigendecomposition(monkeypatch):
     monkeypatch.undo()
     close(also.coef_, one.coef_, 1e-14)
     Zs = [EXP.transform(X), DIRECT.transform(X)]
-    coef, intercept = plain_ridge(np.hstack(Zs), Y, 0.1)
+    coef, intercept = ridge(np.hstack(Zs), Y, 0.1)
     close(two.coef_, coef)
     close(two.intercept_, intercept)
     for model, y in ((one, Y5[:, :2]), (back, Y5[:, :2]), (two, None)):
@@ -595,7 +587,7 @@ def test_several_maps_one_int_and_none():
     assert_ridge(model, reference_ridge(Zs, Y, [9, 9], 0.5), X_TEST, Zs_test)
     # None: joint plain ridge on all features of both maps.
     full = rf_ridge(chunks, Y, [EXP, DIRECT], None, alpha=0.5)
-    coef, intercept = plain_ridge(np.hstack(Zs), Y, 0.5)
+    coef, intercept = ridge(np.hstack(Zs), Y, 0.5)
     close(full.coef_, coef)
     close(full.intercept_, intercept)
     close(full.predict(X_TEST), np.hstack(Zs_test) @ coef + intercept)

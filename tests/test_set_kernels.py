@@ -1,4 +1,4 @@
-"""Exact set kernels against slow NumPy double loops written here."""
+"""Exact set kernels against the slow NumPy references of _references.py."""
 
 import numpy as np
 import pytest
@@ -14,63 +14,9 @@ from kernelmaps import (
 )
 
 from ._helpers import random_sets
+from ._references import mmd2, point_kernel, sum_match
 
 KERNELS = ["rbf", "laplacian", "linear", "polynomial"]
-
-
-def point_kernel(a, b, kernel, gamma, degree=2, coef0=1.0):
-    """k(a_p, b_q) for all p, q, in float64, straight from the definitions."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    diff = a[:, None, :] - b[None, :, :]
-    if kernel == "rbf":
-        return np.exp(-gamma * (diff**2).sum(axis=-1))
-    if kernel == "laplacian":
-        return np.exp(-gamma * np.abs(diff).sum(axis=-1))
-    dot = (a[:, None, :] * b[None, :, :]).sum(axis=-1)
-    if kernel == "linear":
-        return dot
-    return (gamma * dot + coef0) ** degree
-
-
-def ref_sum_match(X, Y, *, normalize=True, **kw):
-    K = np.empty((len(X), len(Y)))
-    for i, a in enumerate(X):
-        for j, b in enumerate(Y):
-            k = point_kernel(a, b, **kw)
-            K[i, j] = k.mean() if normalize else k.sum()
-    return K
-
-
-def ref_mmd2(X, Y, **kw):
-    """Biased MMD^2 from the definition: mean of k over each pair of samples."""
-    D = np.empty((len(X), len(Y)))
-    for i, a in enumerate(X):
-        for j, b in enumerate(Y):
-            D[i, j] = (
-                point_kernel(a, a, **kw).mean()
-                + point_kernel(b, b, **kw).mean()
-                - 2 * point_kernel(a, b, **kw).mean()
-            )
-    return D
-
-
-def ref_mmd2_unbiased(X, Y, **kw):
-    """The U-statistic (Gretton et al. 2012, eq. 3): off-diagonal means."""
-
-    def off_diagonal_mean(k):
-        n = k.shape[0]
-        return (k.sum() - np.trace(k)) / (n * (n - 1))
-
-    D = np.empty((len(X), len(Y)))
-    for i, a in enumerate(X):
-        for j, b in enumerate(Y):
-            D[i, j] = (
-                off_diagonal_mean(point_kernel(a, a, **kw))
-                + off_diagonal_mean(point_kernel(b, b, **kw))
-                - 2 * point_kernel(a, b, **kw).mean()
-            )
-    return D
 
 
 def tolerance(dtype, reference):
@@ -89,11 +35,11 @@ def test_sum_match_kernel_against_reference(simd_path, kernel, d, dtype):
     params = {"kernel": kernel, "gamma": 0.7 / d, "degree": 3, "coef0": 0.5}
     for workers in (1, 2):
         for normalize in (True, False):
-            R = ref_sum_match(X, X, normalize=normalize, **params)
+            R = sum_match(X, X, normalize=normalize, **params)
             K = sum_match_kernel(X, normalize=normalize, workers=workers, **params)
             assert K.dtype == dtype  # float32 in, float32 out
             assert_allclose(K, R, rtol=0, atol=tolerance(dtype, R))
-            R = ref_sum_match(X, Y, normalize=normalize, **params)
+            R = sum_match(X, Y, normalize=normalize, **params)
             K = sum_match_kernel(X, Y, normalize=normalize, workers=workers, **params)
             assert K.shape == (11, 6)
             assert_allclose(K, R, rtol=0, atol=tolerance(dtype, R))
@@ -125,16 +71,16 @@ def test_large_sets_are_split_across_tasks(kernel, dtype):
     X = [x.astype(dtype) for x in X]
     Y = [rng.normal(size=(1100, 2)).astype(dtype), X[5]]
     params = {"kernel": kernel, "gamma": 0.3}
-    R = ref_sum_match(X, Y, **params)
+    R = sum_match(X, Y, **params)
     for workers in (1, 2):
         atol = tolerance(dtype, R)
         assert_allclose(sum_match_kernel(X, Y, workers=workers, **params), R, atol=atol)
         KT = sum_match_kernel(Y, X, workers=workers, **params)
         assert_allclose(KT, R.T, atol=atol)
-    R = ref_sum_match(X[:4], X[:4], **params)
+    R = sum_match(X[:4], X[:4], **params)
     assert_allclose(sum_match_kernel(X[:4], **params), R, atol=tolerance(dtype, R))
     D = mmd(X[:4], Y, squared=True, **params)
-    assert_allclose(D, ref_mmd2(X[:4], Y, **params), atol=10 * tolerance(dtype, R))
+    assert_allclose(D, mmd2(X[:4], Y, **params), atol=10 * tolerance(dtype, R))
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -174,7 +120,7 @@ def test_mixed_dtypes_compute_in_float64():
     rng = np.random.default_rng(5)
     X = random_sets(rng, 5, 3, np.float32)
     Y = random_sets(rng, 4, 3, np.float64)
-    R = ref_sum_match(X, Y, kernel="rbf", gamma=1 / 3)
+    R = sum_match(X, Y, kernel="rbf", gamma=1 / 3)
     assert_allclose(sum_match_kernel(X, Y, gamma=1 / 3), R, atol=1e-12)
 
 
@@ -185,14 +131,14 @@ def test_mmd_against_reference(kernel, dtype):
     X = random_sets(rng, 9, 3, dtype)
     Y = random_sets(rng, 5, 3, dtype, shift=0.3)
     params = {"kernel": kernel, "gamma": 0.4, "degree": 2, "coef0": 1.0}
-    R = ref_mmd2(X, Y, **params)
+    R = mmd2(X, Y, **params)
     atol = 10 * tolerance(dtype, R)
     for workers in (1, 2):
         assert_allclose(mmd(X, Y, squared=True, workers=workers, **params),
                         np.maximum(R, 0), atol=atol)
         D = mmd(X, Y, workers=workers, **params)
         assert_allclose(D**2, np.maximum(R, 0), atol=atol)
-    RX = ref_mmd2(X, X, **params)
+    RX = mmd2(X, X, **params)
     D2 = mmd(X, squared=True, **params)
     assert_allclose(D2, np.maximum(RX, 0), atol=atol)
     assert_array_equal(np.diag(D2), 0)
@@ -227,13 +173,13 @@ def test_unbiased_mmd_against_u_statistic(kernel, dtype):
     X = random_sets(rng, 7, 3, dtype, low=2, high=30)
     Y = random_sets(rng, 4, 3, dtype, low=2, high=30)
     params = {"kernel": kernel, "gamma": 0.5, "degree": 3, "coef0": 1.0}
-    R = ref_mmd2_unbiased(X, Y, **params)
+    R = mmd2(X, Y, unbiased=True, **params)
     D = mmd(X, Y, squared=True, unbiased=True, **params)
     scale = max(np.abs(point_kernel(s, s, **params)).max() for s in X + Y)
     atol = (1e-12 if dtype == np.float64 else 2e-5) * scale
     assert_allclose(D, R, atol=atol)
     assert (D < 0).any() or kernel != "rbf"  # the U-statistic can be negative
-    R = ref_mmd2_unbiased(X, X, **params)
+    R = mmd2(X, X, unbiased=True, **params)
     np.fill_diagonal(R, 0)
     assert_allclose(mmd(X, squared=True, unbiased=True, **params), R, atol=atol)
 
@@ -252,7 +198,7 @@ def test_mmd_kernel_values():
     rng = np.random.default_rng(10)
     X = random_sets(rng, 10, 3, np.float64)
     Y = random_sets(rng, 3, 3, np.float64)
-    D2 = ref_mmd2(X, Y, kernel="rbf", gamma=0.25)
+    D2 = mmd2(X, Y, kernel="rbf", gamma=0.25)
     assert_allclose(mmd_kernel(X, Y, gamma=0.25, gamma2=2.0),
                     np.exp(-2.0 * np.maximum(D2, 0)), rtol=1e-12)
     K = mmd_kernel(X)
@@ -311,9 +257,9 @@ def test_non_contiguous_and_read_only_input():
     X = [np.asfortranarray(b) for b in base[:2]] + [base[2]]
     X[2].setflags(write=False)
     strided = [b[::2, ::2] for b in base]
-    R = ref_sum_match(X, X, kernel="rbf", gamma=1 / 6)
+    R = sum_match(X, X, kernel="rbf", gamma=1 / 6)
     assert_allclose(sum_match_kernel(X, gamma=1 / 6), R, atol=1e-12)
-    R = ref_sum_match(strided, strided, kernel="rbf", gamma=1 / 3)
+    R = sum_match(strided, strided, kernel="rbf", gamma=1 / 3)
     assert_allclose(sum_match_kernel(strided, gamma=1 / 3), R, atol=1e-12)
     frozen = Bags.from_list(X)
     assert_allclose(mmd(frozen), mmd(X), atol=1e-14)
@@ -423,23 +369,6 @@ def test_degenerate_point_kernels_warn(kernel, dtype):
 # ------------------------------- descriptors: d = 512 and 2048, from products
 
 
-def long_double_sum_match(X, Y, gamma, kernel="rbf", degree=2, coef0=1.0):
-    """Mean map kernel in long double: squared distances from differences
-    of coordinates (rbf) or dot products (polynomial)."""
-    K = np.empty((len(X), len(Y)))
-    for i, a in enumerate(X):
-        a = np.asarray(a, dtype=np.longdouble)
-        for j, b in enumerate(Y):
-            b = np.asarray(b, dtype=np.longdouble)
-            if kernel == "rbf":
-                d2 = ((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=-1)
-                k = np.exp(-np.longdouble(gamma) * d2)
-            else:
-                k = (np.longdouble(gamma) * (a @ b.T) + coef0) ** degree
-            K[i, j] = float(k.mean())
-    return K
-
-
 def descriptor_sets(rng, d, dtype, sizes, offset=0.0):
     """Sets of N(offset, 1) points."""
     return [(rng.standard_normal((n, d)) + offset).astype(dtype) for n in sizes]
@@ -468,7 +397,7 @@ def test_high_dimensional_rbf_against_long_double(simd_path, small_groups, d,
     gamma = 1.0 / (2 * d)
     rtol = 1e-12 if dtype == np.float64 else 1e-5
     for A, B in ((X, None), (X, Y)):
-        R = long_double_sum_match(A, A if B is None else B, gamma)
+        R = sum_match(A, A if B is None else B, "rbf", gamma, dtype=np.longdouble)
         K = sum_match_kernel(A, B, gamma=gamma, workers=2)
         assert_allclose(K, R, rtol=rtol, atol=0)
         assert_array_equal(K, sum_match_kernel(A, B, gamma=gamma, workers=1))
@@ -479,7 +408,8 @@ def test_high_dimensional_polynomial_against_long_double(small_groups, dtype):
     rng = np.random.default_rng(5)
     X = descriptor_sets(rng, 512, dtype, (4, 60, 9))
     gamma = 1.0 / 512
-    R = long_double_sum_match(X, X, gamma, "polynomial", degree=3, coef0=1.0)
+    R = sum_match(X, X, "polynomial", gamma, degree=3, coef0=1.0,
+                  dtype=np.longdouble)
     K = sum_match_kernel(X, kernel="polynomial", gamma=gamma, degree=3,
                          coef0=1.0, workers=2)
     assert_allclose(K, R, rtol=1e-12 if dtype == np.float64 else 1e-5)
@@ -494,8 +424,8 @@ def test_high_dimensional_rbf_at_extreme_scales(small_groups, dtype, scale):
     rng = np.random.default_rng(1)
     X = [s * scale for s in descriptor_sets(rng, 512, np.float64, (5, 70, 30))]
     gamma = 1.0 / (1024 * scale**2)
-    R = long_double_sum_match([x / scale for x in X], [x / scale for x in X],
-                              1.0 / 1024)
+    R = sum_match([x / scale for x in X], [x / scale for x in X], "rbf",
+                  1.0 / 1024, dtype=np.longdouble)
     K = sum_match_kernel([x.astype(dtype) for x in X], gamma=gamma)
     assert_allclose(K, R, rtol=1e-12 if dtype == np.float64 else 1e-5)
 
@@ -519,7 +449,7 @@ def test_high_dimensional_clusters_take_the_exact_form_where_needed(
     d = 256
     X = [rng.standard_normal((40, d)) + (1e3 if i == 5 else 0.0) / np.sqrt(d)
          for i in range(6)]
-    R = long_double_sum_match(X, X, 1.0 / d)
+    R = sum_match(X, X, "rbf", 1.0 / d, dtype=np.longdouble)
     assert_allclose(sum_match_kernel(X, gamma=1.0 / d), R, rtol=1e-12,
                     atol=1e-300)
     forms = np.concatenate(calls)
@@ -530,7 +460,7 @@ def test_high_dimensional_mmd_and_mmd_kernel(small_groups):
     rng = np.random.default_rng(3)
     X = descriptor_sets(rng, 512, np.float64, (20, 54, 33))
     gamma = 1.0 / 1024
-    K = long_double_sum_match(X, X, gamma)
+    K = sum_match(X, X, "rbf", gamma, dtype=np.longdouble)
     d = np.diag(K)
     M2 = np.maximum(d[:, None] + d[None, :] - 2 * K, 0)
     assert_allclose(mmd(X, gamma=gamma) ** 2, M2, rtol=1e-9, atol=1e-15)

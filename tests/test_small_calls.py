@@ -14,6 +14,7 @@ from kernelmaps._engine import pair_sums as pair_sums_module
 from kernelmaps._validation import check_sets
 
 from ._helpers import random_sets
+from ._references import sum_match
 
 KERNELS = ("rbf", "laplacian", "polynomial")
 
@@ -38,19 +39,9 @@ def test_one_group_gives_the_bits_of_the_planned_path(simd_path, monkeypatch,
         np.testing.assert_array_equal(fast, planned)
         # Against an independent reference too, not only the engine itself.
         Ys = X if args[1] is None else args[1]
-        ref = np.array([[_reference_sum(a, b, kernel, 0.3) for b in Ys] for a in X])
+        ref = sum_match(X, Ys, kernel, 0.3, normalize=False)
         rtol = 1e-4 if dtype == np.float32 else 1e-12
         np.testing.assert_allclose(fast, ref, rtol=rtol)
-
-
-def _reference_sum(a, b, kernel, gamma):
-    a, b = a.astype(np.float64), b.astype(np.float64)
-    diff = a[:, None, :] - b[None, :, :]
-    if kernel == "rbf":
-        return np.exp(-gamma * (diff**2).sum(-1)).sum()
-    if kernel == "laplacian":
-        return np.exp(-gamma * np.abs(diff).sum(-1)).sum()
-    return ((gamma * a @ b.T + 1.0) ** 2).sum()
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -165,17 +156,6 @@ def test_strided_sets_are_packed_in_c_order():
 # ------------------------------------------------- rbf sums from dot products
 
 
-def _reference_means(X, Y, gamma):
-    """Mean map kernel from differences of coordinates, in float64."""
-    def mean(a, b):
-        d2 = np.zeros((len(a), len(b)))
-        for k in range(a.shape[1]):
-            d2 += (a[:, k, None] - b[None, :, k]) ** 2
-        return np.exp(-gamma * d2).mean()
-
-    return np.array([[mean(a, b) for b in Y] for a in X])
-
-
 @pytest.mark.parametrize(("d", "scale"), [(40, 1.0), (64, 1e-150), (97, 1e150)])
 def test_rbf_from_products_is_exact_enough(simd_path, monkeypatch, d, scale):
     # Sets larger and smaller than a block of BLAS products, against
@@ -189,7 +169,7 @@ def test_rbf_from_products_is_exact_enough(simd_path, monkeypatch, d, scale):
     gamma = 1.0 / (d * scale**2)
     for A, B in ((X, None), (X, Y)):
         K = kernelmaps.sum_match_kernel(A, B, gamma=gamma, workers=2)
-        R = _reference_means(A, A if B is None else B, gamma)
+        R = sum_match(A, A if B is None else B, "rbf", gamma)
         np.testing.assert_allclose(K, R, rtol=1e-12, atol=0)
         K1 = kernelmaps.sum_match_kernel(A, B, gamma=gamma, workers=1)
         np.testing.assert_array_equal(K, K1)  # any number of threads
@@ -232,5 +212,5 @@ def test_rbf_from_products_declines_points_far_from_their_centre(monkeypatch):
     assert not calls
     _products_from(monkeypatch, 10**9)
     np.testing.assert_array_equal(K, kernelmaps.sum_match_kernel(X, gamma=1.0))
-    np.testing.assert_allclose(K, _reference_means(X, X, 1.0), rtol=1e-12,
+    np.testing.assert_allclose(K, sum_match(X, X, "rbf", 1.0), rtol=1e-12,
                                atol=1e-300)

@@ -1,5 +1,5 @@
-"""mmd_test: every statistic and resampled statistic against slow NumPy
-references written here, the p-values and the aggregated test's level
+"""mmd_test: every statistic and resampled statistic against the slow NumPy
+references of _references.py, the p-values and the aggregated test's level
 correction against a direct implementation of MMDAgg, the linear test
 against Hotelling's T^2 computed directly; exactness under the null,
 invariances, float32, threads, extreme scales and bad input."""
@@ -18,29 +18,13 @@ import kernelmaps as km
 from kernelmaps._composite import _families as fam
 from kernelmaps._composite import _two_sample as ts
 
-
-def _kernel(A, B, kernel, gamma):
-    diff = A[:, None, :] - B[None, :, :]
-    if kernel == "rbf":
-        return np.exp(-gamma * (diff**2).sum(-1))
-    return np.exp(-gamma * np.abs(diff).sum(-1))
-
-
-def _mmd2(X, Y, kernel, gamma, unbiased=True):
-    kxx, kyy, kxy = (_kernel(X, X, kernel, gamma), _kernel(Y, Y, kernel, gamma),
-                     _kernel(X, Y, kernel, gamma))
-    n, m = len(X), len(Y)
-    if unbiased:
-        return ((kxx.sum() - np.trace(kxx)) / (n * (n - 1))
-                + (kyy.sum() - np.trace(kyy)) / (m * (m - 1))
-                - 2 * kxy.mean())
-    return kxx.mean() + kyy.mean() - 2 * kxy.mean()
+from ._references import kernel_values, mmd2_samples, point_kernel
 
 
 def _h_stat(X, Y, kernel, gamma, signs):
     """U-statistic of h with Rademacher `signs`: sum over i != j."""
-    H = (_kernel(X, X, kernel, gamma) + _kernel(Y, Y, kernel, gamma)
-         - _kernel(X, Y, kernel, gamma) - _kernel(Y, X, kernel, gamma))
+    H = (point_kernel(X, X, kernel, gamma) + point_kernel(Y, Y, kernel, gamma)
+         - point_kernel(X, Y, kernel, gamma) - point_kernel(Y, X, kernel, gamma))
     np.fill_diagonal(H, 0)
     n = len(X)
     return signs @ H @ signs / (n * (n - 1))
@@ -65,13 +49,14 @@ def test_permutation_statistics_are_the_mmd_of_each_split(kernel, unbiased,
     res = km.mmd_test(X, Y, kernel=kernel, gamma=0.3, n_resamples=B,
                       unbiased=unbiased, rng=5)
     Z = np.concatenate([X, Y])
-    assert_allclose(res.statistic, _mmd2(X, Y, kernel, 0.3, unbiased),
+    assert_allclose(res.statistic, mmd2_samples(X, Y, kernel, 0.3, unbiased=unbiased),
                     rtol=1e-12, atol=1e-15)
     S = _draws(5, B + 1, n, n + m, "permutation").astype(bool)
     assert S.sum(axis=0).tolist() == [n] * (B + 1)
     assert res.null_distribution.shape == (B,)
     for j in (1, 2, 257, 300):
-        want = _mmd2(Z[S[:, j]], Z[~S[:, j]], kernel, 0.3, unbiased)
+        want = mmd2_samples(Z[S[:, j]], Z[~S[:, j]], kernel, 0.3,
+                            unbiased=unbiased)
         assert_allclose(res.null_distribution[j - 1], want, rtol=1e-11,
                         atol=1e-14)
     want_p = (1 + np.sum(res.null_distribution >= res.statistic)) / (B + 1)
@@ -133,10 +118,11 @@ def _mmdagg_reference(X, Y, kernels, gammas, B1, B2, alpha, seed,
                 if wild:
                     row.append(_h_stat(X, Y, kernel, g, draws[:, j]))
                 elif swaps:
-                    row.append(_mmd2(*_swapped(X, Y, draws[:, j]), kernel, g))
+                    row.append(mmd2_samples(*_swapped(X, Y, draws[:, j]), kernel, g,
+                                            unbiased=True))
                 else:
                     s = draws[:, j].astype(bool)
-                    row.append(_mmd2(Z[s], Z[~s], kernel, g))
+                    row.append(mmd2_samples(Z[s], Z[~s], kernel, g, unbiased=True))
             stats.append(row)
     stats = np.array(stats)
     L = len(stats)
@@ -505,8 +491,8 @@ def test_the_wild_bootstrap_statistic_leaves_out_the_paired_terms():
     wild = km.mmd_test(X, Y, gamma=gamma, method="wild_bootstrap",
                        n_resamples=19, rng=0).statistic
     perm = km.mmd_test(X, Y, gamma=gamma, n_resamples=19, rng=0).statistic
-    paired = np.exp(-gamma * ((X - Y) ** 2).sum(1)).sum()
-    cross = np.exp(-gamma * ((X[:, None] - Y[None]) ** 2).sum(-1)).sum()
+    paired = kernel_values(X, Y, "rbf", gamma).sum()
+    cross = point_kernel(X, Y, "rbf", gamma).sum()
     # perm's cross term is -2 cross / n^2; wild's -2 (cross - paired) / (n (n-1))
     assert wild != pytest.approx(perm, rel=1e-3)
     assert wild - perm == pytest.approx(
@@ -587,10 +573,11 @@ def _fuse_reference(X, Y, kernels, gammas, B, seed):
     rows = []
     for kernel in kernels:
         for g in gammas[kernel]:
-            K0 = _kernel(Z, Z, kernel, g)
+            K0 = point_kernel(Z, Z, kernel, g)
             np.fill_diagonal(K0, 0.0)
             norm = np.sqrt((K0**2).sum())
-            rows.append([_mmd2(Z[s], Z[~s], kernel, g) * p * (p - 1)
+            rows.append([mmd2_samples(Z[s], Z[~s], kernel, g, unbiased=True)
+                         * p * (p - 1)
                          * np.sqrt(p * (p - 1)) / norm for s in draws.T])
     fused = scipy.special.logsumexp(np.array(rows), axis=0,
                                     b=1.0 / len(rows))

@@ -11,14 +11,27 @@ that overflows float64 shows as inf after ``to_float64``. Linear algebra
 This module never imports kernelmaps: the references must not share code
 with what they check. The feature-map references take the map's public
 parameters (``weights``, ``k``, ``table``, ...), never its ``transform``.
+The references the tests share (point and set kernels, histogram kernels,
+expected kernels, ridge) are those of ``tests/_references.py``, here in
+long double.
 """
 
+import functools
 import itertools
 import math
+import os
+import sys
 
 import numpy as np
 import scipy.sparse
 from scipy.special import gammaln
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)
+
+import _references as shared  # noqa: E402
+from _references import gaussian_expected as gaussian_expected  # noqa: E402
 
 LD = np.longdouble
 TINY = 1e-300  # absolute floor of every tolerance
@@ -104,42 +117,9 @@ def scale_of(*arrays):
 # -------------------------------------------------------------- set kernels
 
 
-def point_kernel(A, B, kernel, gamma, degree, coef0):
-    A, B = np.asarray(A, LD), np.asarray(B, LD)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        if kernel == "rbf":
-            return np.exp(-LD(gamma) * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
-        if kernel == "laplacian":
-            return np.exp(-LD(gamma) * np.abs(A[:, None, :] - B[None, :, :]).sum(-1))
-        dot = (A[:, None, :] * B[None, :, :]).sum(-1)
-        if kernel == "linear":
-            return dot
-        return (LD(gamma) * dot + LD(coef0)) ** int(degree)
-
-
-def median_gamma(points, kernel="rbf", sample=1000, seed=0):
-    """The package's default gamma (the median heuristic, kernelmaps'
-    _gamma.point_median_gamma with its fallback): 1 / the median squared
-    Euclidean ("rbf") or L1 ("laplacian") distance between distinct points
-    of a sample (the package's: `sample` points drawn with the seed, in
-    order), long double; the median of the non-zero distances when it is
-    0, and 1 with fewer than 2 distinct points."""
-    P = np.asarray(points, dtype=LD)
-    n = len(P)
-    if n < 2:
-        return LD(1)
-    if sample is not None and n > sample:
-        P = P[np.sort(np.random.default_rng(seed).choice(n, sample, replace=False))]
-    i, j = np.triu_indices(len(P), 1)
-    diff = P[i] - P[j]
-    dist = (diff**2).sum(-1) if kernel == "rbf" else np.abs(diff).sum(-1)
-    med = np.median(dist)
-    if not med > 0:
-        dist = dist[dist > 0]
-        if dist.size == 0:
-            return LD(1)
-        med = np.median(dist)
-    return 1 / med
+# the references shared with the tests, in long double
+point_kernel = functools.partial(shared.point_kernel, dtype=LD)
+median_gamma = functools.partial(shared.median_gamma, dtype=LD)
 
 
 def _gamma(gamma, kernel, sets):
@@ -159,12 +139,8 @@ def sum_match(
     X = set_list(X)
     Y = X if Y is None else set_list(Y)
     g = _gamma(gamma, kernel, Y)
-    K = np.empty((len(X), len(Y)), dtype=LD)
-    for i, A in enumerate(X):
-        for j, B in enumerate(Y):
-            s = point_kernel(A, B, kernel, g, degree, coef0).sum()
-            K[i, j] = s / (len(A) * len(B)) if normalize else s
-    return K
+    return shared.sum_match(X, Y, kernel, g, degree, coef0, normalize=normalize,
+                            dtype=LD)
 
 
 def mmd2(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, unbiased=False):
@@ -172,18 +148,16 @@ def mmd2(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, unbiased=F
     Y=None the diagonal is 0."""
     Xs = set_list(X)
     Ys = Xs if Y is None else set_list(Y)
-    g = _gamma(gamma, kernel, Ys)
+    kw = {"kernel": kernel, "gamma": _gamma(gamma, kernel, Ys), "degree": degree,
+          "coef0": coef0, "dtype": LD}
 
-    def within(A):
-        k = point_kernel(A, A, kernel, g, degree, coef0)
-        n = len(A)
-        if unbiased:
-            return (k.sum() - np.trace(k)) / (n * (n - 1))
-        return k.sum() / (n * n)
+    def within(sets):
+        return np.array([shared.self_term(A, unbiased=unbiased, **kw) for A in sets],
+                        dtype=LD)
 
-    kx = np.array([within(A) for A in Xs], dtype=LD)
-    ky = kx if Y is None else np.array([within(B) for B in Ys], dtype=LD)
-    kxy = sum_match(Xs, Ys, kernel=kernel, gamma=g, degree=degree, coef0=coef0)
+    kx = within(Xs)
+    ky = kx if Y is None else within(Ys)
+    kxy = shared.sum_match(Xs, Ys, **kw)
     D2 = kx[:, None] + ky[None, :] - 2 * kxy
     if Y is None:
         np.fill_diagonal(D2, 0)
@@ -254,39 +228,23 @@ def divergence_kernel(D, *, gamma=None, power=2):
 # ---------------------------------------------------------- histograms
 
 
-def _pairs(X, Y):
-    X = dense(X)
-    Y = X if Y is None else dense(Y)
-    return X[:, None, :], Y[None, :, :]
-
-
 def hist_kernel(name, X, Y=None, *, beta=1.0):
     """The six histogram kernels of the API, long double."""
-    x, y = _pairs(X, Y)
-    with np.errstate(all="ignore"):
-        s = x + y
-        if name in ("additive_chi2_kernel", "chi2_distance", "exp_chi2_kernel"):
-            if name == "additive_chi2_kernel":
-                t = np.where(s > 0, 2 * x * y / np.where(s > 0, s, 1), 0)
-                return t.sum(-1)
+    symmetric = Y is None
+    X = dense(X)
+    Y = X if symmetric else dense(Y)
+    if name in ("chi2_distance", "exp_chi2_kernel"):
+        x, y = X[:, None, :], Y[None, :, :]
+        with np.errstate(all="ignore"):
+            s = x + y
             t = np.where(s > 0, (x - y) ** 2 / np.where(s > 0, s, 1), 0)
             D = t.sum(-1) / 2
-            if Y is None:
+            if symmetric:
                 np.fill_diagonal(D, 0)
             return D if name == "chi2_distance" else np.exp(-LD(beta) * D)
-        if name == "intersection_kernel":
-            return np.minimum(x, y).sum(-1)
-        if name == "hellinger_kernel":
-            return (np.sqrt(x) * np.sqrt(y)).sum(-1)
-        if name == "js_kernel":
-            # log2((x + y) / x) as log1p(y / x) / log(2): (x + y) / x rounds
-            # to 1 when y << x (even in long double), which loses the term
-            # x / 2 log2(1 + y / x) ~ y / (2 log 2) of the large value x
-            ln2 = np.log(LD(2))
-            tx = np.where(x > 0, x / 2 * np.log1p(y / np.where(x > 0, x, 1)), 0)
-            ty = np.where(y > 0, y / 2 * np.log1p(x / np.where(y > 0, y, 1)), 0)
-            return (tx + ty).sum(-1) / ln2
-    raise KeyError(name)
+    kind = {"additive_chi2_kernel": "chi2", "intersection_kernel": "intersection",
+            "hellinger_kernel": "hellinger", "js_kernel": "js"}[name]
+    return shared.additive_kernel(kind, X, Y, dtype=LD)
 
 
 def chi2_direct_features(X, k):
@@ -462,73 +420,6 @@ def emk_pyramid(sets, positions, levels, basis, projection, kernel, gamma):
 # --------------------------------------------------- distributions, PSD
 
 
-def _full(c, d):
-    c = np.asarray(c, dtype=np.float64)
-    if c.ndim == 3:
-        return c
-    if c.ndim == 2:
-        return np.array([np.diag(v) for v in c])
-    return np.array([v * np.eye(d) for v in c])
-
-
-def gaussian_expected(
-    means,
-    covs,
-    means2=None,
-    covs2=None,
-    *,
-    kernel="rbf",
-    gamma=None,
-    degree=2,
-    coef0=1.0,
-):
-    """E k(x, y) for x ~ N(m_i, S_i), y ~ N(m'_j, S'_j), pair by pair."""
-    m1 = np.asarray(means, dtype=np.float64)
-    d = m1.shape[1]
-    S1 = _full(covs, d)
-    if means2 is None:
-        m2, S2 = m1, S1
-    else:
-        m2, S2 = np.asarray(means2, dtype=np.float64), _full(covs2, d)
-    K = np.empty((len(m1), len(m2)))
-    if gamma is None:  # the median heuristic of the second means, 1 / d
-        gamma = median_gamma(m2) if kernel == "rbf" else 1.0 / d
-    g, c = float(gamma), float(coef0)
-    for i in range(len(m1)):
-        for j in range(len(m2)):
-            a = float(m1[i] @ m2[j])
-            if kernel == "linear":
-                K[i, j] = a
-            elif kernel == "rbf":
-                M = np.eye(d) + 2 * g * (S1[i] + S2[j])
-                delta = m1[i] - m2[j]
-                _, logdet = np.linalg.slogdet(M)
-                K[i, j] = math.exp(
-                    -0.5 * logdet - g * delta @ np.linalg.solve(M, delta)
-                )
-            else:
-                A1 = S1[i] + np.outer(m1[i], m1[i])
-                A2 = S2[j] + np.outer(m2[j], m2[j])
-                eu2 = float(np.trace(A1 @ A2))
-                if degree == 2:
-                    K[i, j] = g * g * eu2 + 2 * g * c * a + c * c
-                else:
-                    # E u^3 with u = x.y: conditionally on y, u ~ N(m.y, y'S y).
-                    v = m1[i] @ S2[j] @ m1[i]
-                    w = m2[j] @ S1[i] @ m2[j]
-                    eu3 = (
-                        a**3
-                        + 3 * a * v
-                        + 3 * a * w
-                        + 3 * a * np.trace(S1[i] @ S2[j])
-                        + 6 * m1[i] @ S2[j] @ S1[i] @ m2[j]
-                    )
-                    K[i, j] = (
-                        g**3 * eu3 + 3 * g * g * c * eu2 + 3 * g * c * c * a + c**3
-                    )
-    return K
-
-
 def level2(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2, coef0=1.0):
     K = dense(K)
     dx = np.asarray(diag_X, dtype=LD)
@@ -609,9 +500,5 @@ def pca(Z, n_components):
 
 def ridge_predict(Z, y, alpha, Z_test):
     """Ridge with an unpenalised intercept on all features."""
-    Z = np.asarray(dense(Z, np.float64))
-    y = np.asarray(y, dtype=np.float64)
-    zm, ym = Z.mean(axis=0), y.mean(axis=0)
-    Zc = Z - zm
-    w = np.linalg.solve(Zc.T @ Zc + alpha * np.eye(Z.shape[1]), Zc.T @ (y - ym))
-    return (np.asarray(dense(Z_test, np.float64)) - zm) @ w + ym
+    coef, intercept = shared.ridge(dense(Z, np.float64), y, alpha)
+    return np.asarray(dense(Z_test, np.float64)) @ coef + intercept
