@@ -404,19 +404,19 @@ def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
 
 
 def pair_log_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
-              const floating[:, ::1] y_rows, const floating[:, ::1] y_cols,
-              const floating[::1] zeros, const int64_t[::1] xoff,
-              const int64_t[::1] yoff, const int64_t[:, ::1] tasks,
-              int k, Py_ssize_t col_block, Py_ssize_t ldo,
-              const double[::1] x_log_rho, const double[::1] y_log_rho,
-              const double[::1] x_log_floor, const double[::1] y_log_floor,
-              const double[::1] coef, double[:, ::1] out_xy,
-              double[:, ::1] out_yx, floating[:, ::1] tile_buffers,
-              floating[:, ::1] row_buffers, floating[:, ::1] col_buffers,
-              double[:, ::1] log_buffers, Py_ssize_t small_sets, bint both,
-              const floating[:, ::1] x_centred, const double[::1] x_norms,
-              const floating[:, ::1] y_centred, const double[::1] y_norms,
-              tuple bound, double[:, ::1] product_buffers, int n_threads):
+                  const floating[:, ::1] y_rows, const floating[:, ::1] y_cols,
+                  const floating[::1] zeros, const int64_t[::1] xoff,
+                  const int64_t[::1] yoff, const int64_t[:, ::1] tasks,
+                  int k, Py_ssize_t col_block, Py_ssize_t ldo,
+                  const double[::1] x_log_rho, const double[::1] y_log_rho,
+                  const double[::1] x_log_floor, const double[::1] y_log_floor,
+                  const double[::1] coef, double[:, ::1] out_xy,
+                  double[:, ::1] out_yx, floating[:, ::1] tile_buffers,
+                  floating[:, ::1] row_buffers, floating[:, ::1] col_buffers,
+                  double[:, ::1] log_buffers, Py_ssize_t small_sets, bint both,
+                  const floating[:, ::1] x_centred, const double[::1] x_norms,
+                  const floating[:, ::1] y_centred, const double[::1] y_norms,
+                  tuple bound, double[:, ::1] product_buffers, int n_threads):
     """Both directions (or, unless `both`, the first only) of the pairs
     (i, j) of every task (i, j0, j1), j in [j0, j1), from one block of
     distances per pair:

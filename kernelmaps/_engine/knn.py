@@ -247,13 +247,13 @@ class NeighbourSearch:
         zeros = np.zeros(max(x.cols.shape[1], y.cols.shape[1]), dtype=dtype)
 
         def run(start, stop):
-            _impl.pair_log_sums(x.rows, x.cols, y.rows, y.cols, zeros, x.offsets,
-                            y.offsets, tasks[start:stop], k, col_block,
-                            ldo, x_log_rho, y_log_rho, x_log_floor, y_log_floor,
-                            coef, out_xy, out_yx, small_sets=small, both=both,
-                            x_centred=x.centred, x_norms=x.norms,
-                            y_centred=y.centred, y_norms=y.norms,
-                            bound=self.bound, n_threads=n_threads, **buffers)
+            _impl.pair_log_sums(
+                x.rows, x.cols, y.rows, y.cols, zeros, x.offsets, y.offsets,
+                tasks[start:stop], k, col_block, ldo, x_log_rho, y_log_rho,
+                x_log_floor, y_log_floor, coef, out_xy, out_yx,
+                small_sets=small, both=both, x_centred=x.centred,
+                x_norms=x.norms, y_centred=y.centred, y_norms=y.norms,
+                bound=self.bound, n_threads=n_threads, **buffers)
 
         with one_blas_thread():
             run_chunked(run, work, n_threads=n_threads, progress=progress,
