@@ -304,7 +304,8 @@ cdef void _product_pair(const floating *xa, const double *xn,
     cdef int64_t p0 = xseg[s0], p1 = xseg[s1], q0 = yseg[t0], q1 = yseg[t1]
     cdef int64_t n_t = t1 - t0, ncols = q1 - q0
     cdef int64_t row, srow, t, c0, j
-    cdef double gl = -gamma * 1.4426950408889634  # exp(-x) = 2**(-x log2 e)
+    # exp(-x) = 2**(-x log2 e)
+    cdef double exp2_scale = -gamma * 1.4426950408889634
     cdef double *g
     cdef double *acc_row
 
@@ -326,7 +327,7 @@ cdef void _product_pair(const floating *xa, const double *xn,
         # The columns of the segments t >= srow on the diagonal, else all.
         c0 = yseg[srow] - q0 if diagonal else 0
         if kind == KM_RBF:
-            km_rbf_row_d(isa_level, g + c0, yn + q0 + c0, xn[row], gl,
+            km_rbf_row_d(isa_level, g + c0, yn + q0 + c0, xn[row], exp2_scale,
                          ncols - c0)
         else:
             km_poly_row_d(isa_level, g + c0, gamma, coef0, degree, ncols - c0)

@@ -34,7 +34,7 @@ cdef extern from "km_tile.h" nogil:
     void km_cos_row_f(int isa, float *v, const float *b, ptrdiff_t n,
                       float scale)
     void km_rbf_row_d(int isa, double *g, const double *b, double a,
-                      double gl, ptrdiff_t n)
+                      double exp2_scale, ptrdiff_t n)
     void km_poly_row_d(int isa, double *g, double gamma, double coef0,
                        int degree, ptrdiff_t n)
     void km_csr_row_d(int isa, double *acc, const double *a,

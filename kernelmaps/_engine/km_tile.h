@@ -25,9 +25,10 @@
  * km_csr_row_d / _f: acc[c] = sum over q of a[q] w[idx[q] * ldw + c] for
  * c < n, in float64: a sparse row times columns of a dense matrix.
  *
- * km_rbf_row_d: g[j] = 2**(gl * max(a + b[j] - 2 g[j], 0)) for j < n, in
- * place: rbf kernel values of a row from its dot products (BLAS computed
- * them; the caller checked that the expansion is exact enough).
+ * km_rbf_row_d: g[j] = 2**(exp2_scale * max(a + b[j] - 2 g[j], 0)) for
+ * j < n, in place (exp2_scale = -gamma log2(e)): rbf kernel values of a
+ * row from its dot products (BLAS computed them; the caller checked that
+ * the expansion is exact enough).
  * km_poly_row_d: g[j] = (gamma g[j] + coef0)**degree for j < n, in place:
  * polynomial kernel values of a row from its dot products.
  *
@@ -88,9 +89,9 @@ static inline void km_cos_row_f(int isa, float *v, const float *b, ptrdiff_t n,
 }
 
 static inline void km_rbf_row_d(int isa, double *g, const double *b, double a,
-                                double gl, ptrdiff_t n)
+                                double exp2_scale, ptrdiff_t n)
 {
-    KM_DISPATCH(isa, km_rbf_row_d, (g, b, a, gl, n));
+    KM_DISPATCH(isa, km_rbf_row_d, (g, b, a, exp2_scale, n));
 }
 
 static inline void km_poly_row_d(int isa, double *g, double gamma, double coef0,
@@ -100,9 +101,9 @@ static inline void km_poly_row_d(int isa, double *g, double gamma, double coef0,
 }
 
 static inline void km_rbf_row_f(int isa, float *g, const float *b, float a,
-                                float gl, ptrdiff_t n)
+                                float exp2_scale, ptrdiff_t n)
 {
-    KM_DISPATCH(isa, km_rbf_row_f, (g, b, a, gl, n));
+    KM_DISPATCH(isa, km_rbf_row_f, (g, b, a, exp2_scale, n));
 }
 
 static inline void km_csr_row_d(int isa, double *acc, const double *a,

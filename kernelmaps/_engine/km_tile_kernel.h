@@ -12,8 +12,8 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
 {
     const ptrdiff_t d = a->d, ldy = a->ldy, ldo = a->ldo;
     const KM_T g = (KM_T)a->gamma, c0 = (KM_T)a->coef0;
-    /* exp(-gamma z) = 2**(gl z) */
-    const KM_T gl = (KM_T)(-a->gamma * 1.4426950408889634);
+    /* exp(-gamma z) = 2**(exp2_scale z) */
+    const KM_T exp2_scale = (KM_T)(-a->gamma * 1.4426950408889634);
     const int kind = a->kind, degree = a->degree, sum_rows = a->sum_rows;
 
     for (ptrdiff_t j = 0; j < ncols; j += KM_NV * KM_W) {
@@ -63,7 +63,7 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
                     switch (kind) {
                     case KM_RBF:
                     case KM_LAPLACIAN:
-                        v = KM_OP(exp2)(gl * v);
+                        v = KM_OP(exp2)(exp2_scale * v);
                         break;
                     case KM_POLYNOMIAL:
                         v = KM_OP(powi)(g * v + c0, degree);
@@ -103,18 +103,18 @@ KM_ATTR static void KM_FN(km_cos_row)(KM_T *v, const KM_T *b, ptrdiff_t n, KM_T 
     }
 }
 
-/* g[j] = 2**(gl * max(a + b[j] - 2 g[j], 0)) for j < n, in place: the rbf
+/* g[j] = 2**(exp2_scale * max(a + b[j] - 2 g[j], 0)) for j < n, in place: the rbf
  * kernel values of one row from its dot products g with the columns, its
- * squared norm a and theirs b (gl = -gamma log2(e)); the tail in a padded
+ * squared norm a and theirs b (exp2_scale = -gamma log2(e)); the tail in a padded
  * copy. */
-KM_ATTR static void KM_FN(km_rbf_row)(KM_T *g, const KM_T *b, KM_T a, KM_T gl,
+KM_ATTR static void KM_FN(km_rbf_row)(KM_T *g, const KM_T *b, KM_T a, KM_T exp2_scale,
                                       ptrdiff_t n)
 {
     KM_T tg[KM_W], tb[KM_W];
     ptrdiff_t j = 0;
     for (; j + KM_W <= n; j += KM_W) {
         const KM_V z = KM_OP(pos)((KM_OP(load)(b + j) + a) - 2 * KM_OP(load)(g + j));
-        KM_OP(store)(g + j, KM_OP(exp2)(gl * z));
+        KM_OP(store)(g + j, KM_OP(exp2)(exp2_scale * z));
     }
     if (j < n) {
         memset(tg, 0, sizeof tg);
@@ -122,7 +122,7 @@ KM_ATTR static void KM_FN(km_rbf_row)(KM_T *g, const KM_T *b, KM_T a, KM_T gl,
         memcpy(tg, g + j, (size_t)(n - j) * sizeof(KM_T));
         memcpy(tb, b + j, (size_t)(n - j) * sizeof(KM_T));
         const KM_V z = KM_OP(pos)((KM_OP(load)(tb) + a) - 2 * KM_OP(load)(tg));
-        KM_OP(store)(tg, KM_OP(exp2)(gl * z));
+        KM_OP(store)(tg, KM_OP(exp2)(exp2_scale * z));
         memcpy(g + j, tg, (size_t)(n - j) * sizeof(KM_T));
     }
 }

@@ -77,11 +77,11 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
 
     n_row_seg, n_col_seg = len(xplan[1]), len(yplan[1])
     n_row_groups, n_col_groups = len(xplan[2]) - 1, len(yplan[2]) - 1
-    jlo = (np.arange(n_row_groups, dtype=np.int64) if symmetric
+    col_first = (np.arange(n_row_groups, dtype=np.int64) if symmetric
            else np.zeros(n_row_groups, dtype=np.int64))
-    jhi = np.full(n_row_groups, n_col_groups, dtype=np.int64)
+    col_stop = np.full(n_row_groups, n_col_groups, dtype=np.int64)
     out = np.empty(n_row_seg * n_col_seg)
-    _run(xp, xplan, yp, yplan, jlo, jhi, e, dtype,
+    _run(xp, xplan, yp, yplan, col_first, col_stop, e, dtype,
          rowbase=np.arange(n_row_seg, dtype=np.int64) * n_col_seg,
          colidx=np.arange(n_col_seg, dtype=np.int64),
          out=out, mirror=symmetric, kernel=kernel, gamma=gamma, coef0=coef0,
@@ -286,8 +286,8 @@ def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1):
     local = np.arange(len(seg_set), dtype=np.int64) - first[seg_set]
     out = np.empty(base[-1])
     _run(xp, plan, xp, plan,
-         e=e, dtype=dtype, jlo=np.arange(len(seg_set), dtype=np.int64),
-         jhi=(first + pieces)[seg_set],
+         e=e, dtype=dtype, col_first=np.arange(len(seg_set), dtype=np.int64),
+         col_stop=(first + pieces)[seg_set],
          rowbase=base[seg_set] + local * pieces[seg_set], colidx=local,
          out=out, mirror=True, kernel=kernel, gamma=gamma, coef0=coef0,
          degree=degree, n_threads=n_threads, progress=False, desc="")
@@ -317,15 +317,15 @@ def _standardize(x, y, kernel, gamma):
 _KERNEL_COST = 8
 
 
-def _run(xp, xplan, yp, yplan, jlo, jhi, e, dtype, *, rowbase, colidx, out,
+def _run(xp, xplan, yp, yplan, col_first, col_stop, e, dtype, *, rowbase, colidx, out,
          mirror, kernel, gamma, coef0, degree, n_threads, progress, desc):
-    """Run row group g against the column groups jlo[g] <= h < jhi[g], for
+    """Run row group g against the column groups col_first[g] <= h < col_stop[g], for
     every g, as items of at most TASK_WORK each, in chunks."""
     xseg, _, xgroups = xplan
     yseg, _, ygroups = yplan
     xbounds, ybounds = xseg[xgroups], yseg[ygroups]
     row_points, col_points = xbounds[1:] - xbounds[:-1], ybounds[1:] - ybounds[:-1]
-    items, cost, pairs = _plan_items(row_points, col_points, jlo, jhi,
+    items, cost, pairs = _plan_items(row_points, col_points, col_first, col_stop,
                                      xp.shape[1] + _KERNEL_COST)
     n_threads = threads_for(n_threads, cost.sum(), len(items))
     rows, cols = pack_rows(xp, e, dtype), pack_cols(yp, e, dtype)
@@ -346,22 +346,23 @@ def _run(xp, xplan, yp, yplan, jlo, jhi, e, dtype, *, rowbase, colidx, out,
                 unit_cost=pairs)
 
 
-def _plan_items(row_points, col_points, jlo, jhi, unit):
+def _plan_items(row_points, col_points, col_first, col_stop, unit):
     """Items (g, h0, h1): row group g against the column groups h0 <= h < h1,
-    consecutive column groups of the range jlo[g] <= h < jhi[g] gathered up
+    consecutive column groups of the range col_first[g] <= h < col_stop[g] gathered up
     to TASK_WORK (row points x column points x `unit`). Returns the items,
     their work and their numbers of group pairs."""
-    counts = jhi - jlo
+    counts = col_stop - col_first
     if counts.sum() == 0:
         return np.empty((0, 3), dtype=np.int64), np.empty(0), np.empty(0)
     if len(counts) == 1:  # one row group (small calls): one item if it fits
-        work = float(row_points[0]) * float(col_points[jlo[0]:jhi[0]].sum()) * unit
+        columns = col_points[col_first[0]:col_stop[0]]
+        work = float(row_points[0]) * float(columns.sum()) * unit
         if work <= TASK_WORK:
-            return (np.array([[0, jlo[0], jhi[0]]], dtype=np.int64),
+            return (np.array([[0, col_first[0], col_stop[0]]], dtype=np.int64),
                     np.array([work]), np.array([counts[0]]))
     g = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     first = np.cumsum(counts) - counts
-    h = np.arange(len(g), dtype=np.int64) - np.repeat(first - jlo, counts)
+    h = np.arange(len(g), dtype=np.int64) - np.repeat(first - col_first, counts)
     work = row_points[g].astype(np.float64) * col_points[h] * unit
     cum = np.cumsum(work)
     before = np.repeat(cum[first[counts > 0]] - work[first[counts > 0]],
