@@ -13,6 +13,7 @@ import re
 import textwrap
 
 import numpy as np
+import scipy.sparse
 
 # ---------------------------------------------------------------- histograms
 
@@ -57,6 +58,24 @@ def digits_like(n, seed=0):
     return X / X.sum(axis=1, keepdims=True)
 
 
+def with_value(value, sparse=False):
+    """A 3 x 4 matrix of ones with `value` at [1, 2], as CSR if `sparse`."""
+    A = np.ones((3, 4))
+    A[1, 2] = value
+    return scipy.sparse.csr_matrix(A) if sparse else A
+
+
+def strided_csr():
+    """A 2 x 4 CSR matrix whose data array is a strided view (not
+    C-contiguous)."""
+    data2 = np.arange(1.0, 13.0)
+    indices = np.array([0, 1, 2, 0, 2, 3])
+    indptr = np.array([0, 3, 6])
+    M = scipy.sparse.csr_matrix((data2[::2], indices, indptr), shape=(2, 4))
+    assert not M.data.flags.c_contiguous
+    return M
+
+
 # ---------------------------------------------------------------- ragged sets
 
 
@@ -82,6 +101,23 @@ def sets_with_random_means(n_sets, seed):
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 20, size=n_sets)
     return [rng.normal(loc=rng.normal(size=2), size=(s, 2)) for s in sizes]
+
+
+def sets(seed=0, n_sets=3, d=2, scale=1.0):
+    """`n_sets` sets of standard normal `d`-dimensional points times
+    `scale`, each of 3 to 5 points."""
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=(int(rng.integers(3, 6)), d)) * scale
+            for _ in range(n_sets)]
+
+
+def sets_and_histograms():
+    """The data of the engine's hardening tests: 4 sets of 4-D standard
+    normal points (3, 17, 9 and 30 points), then 7 Dirichlet(1) histograms
+    of 12 bins, from seed 42."""
+    rng = np.random.default_rng(42)
+    points = [rng.normal(size=(n, 4)) for n in (3, 17, 9, 30)]
+    return points, rng.dirichlet(np.ones(12), size=7)
 
 
 # ------------------------------------------------ code blocks of .rst pages

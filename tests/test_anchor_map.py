@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse
 from numpy.testing import assert_allclose, assert_array_equal
 
+import kernelmaps as km
 from kernelmaps import (
     AnchorMap,
     additive_chi2_kernel,
@@ -17,7 +18,7 @@ from kernelmaps import (
     js_kernel,
 )
 
-from ._helpers import digits_like
+from ._helpers import digits_like, sets_and_histograms
 from ._references import additive_terms
 
 EXACT = {"chi2": additive_chi2_kernel, "js": js_kernel,
@@ -226,3 +227,151 @@ def test_bad_input(kernel):
         annfm.transform(X - 0.01)
     with pytest.raises(ValueError, match="fitted on data with 64 features"):
         annfm.transform(X[:, :10])
+
+
+# -- input: parameters, callables, training data, codes, empty CSR -----------
+
+
+@pytest.fixture(scope="module")
+def anchor_fit():
+    H = np.random.default_rng(0).random((20, 4))
+    return H, km.AnchorMap(n_anchors=8, n_neighbors=2).fit(H)
+
+
+@pytest.mark.parametrize(("change", "error", "match"), [
+    ({"kernel": "rbf"}, ValueError, "kernel must be one of"),
+    ({"kernel": None}, ValueError, "kernel must be one of"),
+    ({"n_anchors": 1}, ValueError, "n_anchors must be >= 2"),
+    ({"n_anchors": 2.5}, TypeError, "n_anchors must be an int"),
+    ({"anchors": "random"}, ValueError, "anchors must be one of"),
+    ({"energy": 0.0}, ValueError, "energy must be > 0"),
+    ({"energy": 1.5}, ValueError, "energy must be <= 1"),
+    ({"n_neighbors": 9}, ValueError, "n_neighbors must be <= 8"),
+    ({"n_neighbors": True}, TypeError, "n_neighbors must be an int"),
+    ({"weights": "foo"}, ValueError, "weights must be one of"),
+])
+def test_anchor_map_constructor_validates_every_parameter(change, error, match):
+    args = {"kernel": "chi2", "n_anchors": 8, "n_neighbors": 2, **change}
+    with pytest.raises(error, match=match):
+        km.AnchorMap(**args)
+
+
+def test_anchor_map_checks_a_callable_kernel():
+    H = np.random.default_rng(0).random((6, 3))
+    A = km.AnchorMap(np.minimum, 5).fit(H)
+    assert A.n_features_out > 0
+    for kernel in (lambda x, y: x * np.nan, lambda x, y: 1.0):
+        with pytest.raises(ValueError, match=r"^kernel must be a vectorised callable"):
+            km.AnchorMap(kernel, 5).fit(H)
+
+
+def test_anchor_map_callable_kernel(anchor_fit):
+    H, _ = anchor_fit
+    B = km.AnchorMap(np.minimum, 8).fit(H)
+    assert B.kernel is np.minimum
+    assert np.isfinite(B.transform(H)).all()
+
+
+def test_anchor_map_fit_never_freezes_the_training_data(anchor_fit):
+    H, A = anchor_fit
+    H = H.copy()
+    B = km.AnchorMap(n_anchors=8, n_neighbors=2).fit(H)
+    assert H.flags.writeable
+    want = B.transform(H)
+    assert_array_equal(want, A.transform(H))
+    H[:] = np.nan  # the map keeps its own arrays
+    assert np.isfinite(B.table).all() and np.isfinite(B.anchors).all()
+    # lists and float32 work as training data
+    C = km.AnchorMap(n_anchors=8, n_neighbors=2).fit(A.anchors.T.tolist())
+    assert C.n_features_in == 4
+
+
+def test_anchor_decode_validates_codes(anchor_fit):
+    H, A = anchor_fit
+    one = km.AnchorMap(n_anchors=8).fit(H)
+    codes = one.codes(H)
+    Z = one.transform(H)
+    for dtype in (np.uint8, np.int8, np.uint64, np.int64):
+        assert_array_equal(one.decode(codes.astype(dtype)), Z)
+    with pytest.raises(TypeError, match="integer anchor indices"):
+        one.decode(codes.astype(float))
+    nan_codes = codes.astype(float)
+    nan_codes[0, 0] = np.nan
+    with pytest.raises(TypeError, match="integer anchor indices"):
+        one.decode(nan_codes)  # NaN indices read out of bounds before
+    with pytest.raises(TypeError, match="integer anchor indices"):
+        one.decode(codes > 0)
+    with pytest.raises(ValueError, match="codes must come from"):
+        one.decode(codes[0])  # 1-D: an IndexError before
+    with pytest.raises(ValueError, match="codes must come from"):
+        one.decode(codes[:, :, None, None])
+    # codes from another map with more anchors
+    other = km.AnchorMap(n_anchors=200).fit(H * 2)
+    with pytest.raises(ValueError, match="out of range"):
+        one.decode(other.codes(H * 2))
+    indices, weights = A.codes(H)
+    assert_allclose(A.decode((indices, weights)), A.transform(H), atol=1e-6)
+    bad = weights.copy()
+    bad[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="weights contain NaN"):
+        A.decode((indices, bad))
+    with pytest.raises(TypeError, match="codes weights must hold real"):
+        A.decode((indices, weights.astype(str)))
+    with pytest.raises(ValueError, match="codes must come from"):
+        A.decode((indices, weights, weights))
+    with pytest.raises(ValueError, match="codes must come from"):
+        A.decode((indices, weights[:, :, :1]))
+
+
+HIST = sets_and_histograms()[1]
+
+
+@pytest.mark.parametrize("kernel", ["chi2", "js", "intersection", "hellinger"])
+@pytest.mark.parametrize("n_neighbors, weights", [(1, "uniform"), (3, "distance")])
+def test_anchor_map_of_csr_without_stored_values(kernel, n_neighbors, weights):
+    """An all-zero CSR matrix (no stored value) was read as dense input: out
+    of bounds, heap corruption (found by the fuzz suite)."""
+    f = km.AnchorMap(kernel, 6, n_neighbors=n_neighbors, weights=weights).fit(HIST)
+    Z = f.transform(scipy.sparse.csr_matrix(np.zeros_like(HIST)))
+    assert scipy.sparse.issparse(Z) and Z.nnz == 0
+    assert Z.shape == (len(HIST), f.n_features_out)
+
+
+# -- the ends of the float range ---------------------------------------------
+
+
+@pytest.mark.parametrize("kernel", ["chi2", "js", "intersection", "hellinger"])
+@pytest.mark.parametrize("anchors", ["uniform", "kmeans"])
+@pytest.mark.parametrize("scale", [2.0**-600, 1e-300, 1e300, 1.7e308 / 4])
+def test_anchor_map_fit_at_any_scale(kernel, anchors, scale):
+    # Homogeneous kernels: the features of s x are sqrt(s) times those of x.
+    H = np.random.default_rng(1).random((30, 3))
+    H[:, 0] *= 4  # dimensions of different ranges
+    ref = km.AnchorMap(kernel, 10, anchors=anchors).fit(H)
+    big = km.AnchorMap(kernel, 10, anchors=anchors).fit(H * scale)
+    Z = big.transform(H * scale)
+    assert np.isfinite(Z).all()
+    assert_allclose(Z / np.sqrt(scale), ref.transform(H), rtol=1e-9, atol=1e-12)
+    assert_allclose(big.anchors / scale, ref.anchors, rtol=1e-12)
+
+
+def test_anchor_map_fit_refuses_values_too_small_for_distinct_anchors():
+    with pytest.raises(ValueError, match="distinct anchors"):
+        km.AnchorMap(n_anchors=10).fit(np.full((3, 2), 5e-324))
+
+
+def test_anchor_map_float32_input_with_features_beyond_float32(anchor_fit):
+    H, _ = anchor_fit
+    # A (Mercer) kernel whose anchor features are about 1e150.
+    B = km.AnchorMap(lambda x, y: 1e300 * np.minimum(x, y), 8).fit(H)
+    assert np.abs(B.table).max() > 1e100
+    assert np.isfinite(B.transform(H)).all()
+    with pytest.raises(ValueError, match="float32 range"):
+        B.transform(H.astype(np.float32))
+
+
+def test_anchor_map_fit_near_the_float_limit():
+    rng = np.random.default_rng(7)
+    H = rng.integers(0, 65, size=(6, 5)) / 64.0 * 1e308
+    fmap = km.AnchorMap("intersection", 5, anchors="kmeans").fit(H)
+    assert np.isfinite(fmap.transform(H)).all()

@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
+import kernelmaps as km
 from kernelmaps import Bags
+
+from ._helpers import sets
 
 
 def test_from_list_packs_points_and_offsets():
@@ -76,6 +79,31 @@ def test_non_contiguous_points_are_copied_contiguous():
     assert_array_equal(bags.points, pts)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_bags_offsets_are_copied(dtype):
+    points = np.arange(12.0).reshape(6, 2)
+    offsets = np.array([0, 2, 6], dtype=dtype)
+    bags = km.Bags(points, offsets)
+    offsets[1] = 5  # the caller edits its array: the Bags keeps its sets
+    assert_array_equal(bags.offsets, [0, 2, 6])
+    assert not np.shares_memory(bags.offsets, offsets)
+    assert not bags.offsets.flags.writeable
+    assert offsets.flags.writeable  # the caller's array is not frozen
+    assert_array_equal(bags.sizes, [2, 4])
+
+
+def test_bags_points_are_a_documented_read_only_view():
+    # Notes of the Bags docstring: C-contiguous float points are not copied;
+    # the caller's array stays writeable and the Bags sees its changes.
+    points = np.arange(12.0).reshape(6, 2)
+    bags = km.Bags(points, [0, 2, 6])
+    assert np.shares_memory(bags.points, points)
+    assert points.flags.writeable and not bags.points.flags.writeable
+    points[0, 0] = -1.0
+    assert bags[0][0, 0] == -1.0
+    assert "copy the points first" in km.Bags.__doc__
+
+
 def test_empty_sets_are_allowed_in_the_container():
     bags = Bags(np.ones((2, 1)), [0, 0, 2])
     assert_array_equal(bags.sizes, [0, 2])
@@ -122,6 +150,15 @@ def test_bad_index(index):
     bags = Bags.from_list([np.ones((2, 2)), np.ones((1, 2))])
     with pytest.raises(TypeError, match="integers or slices"):
         bags[index]
+
+
+def test_bags_index_must_be_an_integer():
+    bags = km.Bags.from_list(sets())
+    for index in ("0", b"0", 0.0, True, np.array([0])):
+        with pytest.raises(TypeError, match="Bags indices must be integers"):
+            bags[index]
+    assert_array_equal(bags[np.int64(1)], bags[1])
+    assert_array_equal(bags[np.array(2)], bags[-1])
 
 
 def test_index_out_of_range():

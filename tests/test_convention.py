@@ -2,7 +2,9 @@
 constructor, `fit` once (in place, returning the map), `transform` only when
 fitted, `fit_transform`; the spellings of the development are errors;
 the one rule for gamma=None (the median heuristic of the data that define
-the kernel); random Fourier features of CSR input; progress bars."""
+the kernel); random Fourier features of CSR input; progress bars; the checks
+of arguments and arrays common to every function (numbers, choices, rng,
+sizes; points, histograms, kernel matrices)."""
 
 import inspect
 import pickle
@@ -15,7 +17,9 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
 from kernelmaps._frozen import FeatureMap
+from kernelmaps._validation import check_histograms, check_points, check_scalar
 
+from ._helpers import strided_csr
 from ._references import median_gamma
 
 RNG = np.random.default_rng(0)
@@ -604,3 +608,192 @@ def test_median_of_the_heuristic_is_numpy_median(n):
         if n > 5:
             x[: n // 3] = x[0]  # ties
         assert _median(x.copy()) == np.median(x)
+
+
+# ------------------------------------ arguments: numbers, choices, rng, sizes
+
+
+@pytest.mark.parametrize("value", [np.array(0.5), np.float32(0.5), np.float64(0.5),
+                                   0.5, np.array(0.5, dtype=np.float32)])
+def test_check_scalar_takes_numpy_scalars_and_0d_arrays(value):
+    out = check_scalar(value, "a")
+    assert type(out) is float and out == 0.5
+
+
+@pytest.mark.parametrize("value", [np.array(3), np.int8(3), np.uint64(3), 3, 3.0,
+                                   np.array(3.0)])
+def test_check_scalar_int_takes_numpy_scalars_and_0d_arrays(value):
+    out = check_scalar(value, "n", kind="int")
+    assert type(out) is int and out == 3
+
+
+@pytest.mark.parametrize("kind", ["real", "int"])
+@pytest.mark.parametrize("value", [True, np.bool_(False), np.array(True), "1",
+                                   None, 1j, np.array([1.0]), [1.0]])
+def test_check_scalar_refuses_non_numbers(kind, value):
+    with pytest.raises(TypeError, match=r"^a must be"):
+        check_scalar(value, "a", kind=kind)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, np.array(np.nan),
+                                   10**400, -(10**400)],
+                         ids=["nan", "inf", "-inf", "0d-nan", "1e400", "-1e400"])
+def test_check_scalar_refuses_non_finite(value):
+    with pytest.raises(ValueError, match="a must be finite"):
+        check_scalar(value, "a")
+
+
+def test_check_scalar_int_refuses_non_finite_and_fractions():
+    for value in (np.nan, np.inf, 1e400, 0.5):
+        with pytest.raises(TypeError, match="n must be an int"):
+            check_scalar(value, "n", kind="int")
+
+
+def test_0d_arrays_for_choices_and_bools():
+    from kernelmaps._validation import check_bool, check_choice
+
+    assert check_choice(np.array("clip"), "method", ("clip", "flip")) == "clip"
+    assert type(check_choice(np.str_("flip"), "method", ("clip", "flip"))) is str
+    assert check_bool(np.array(True), "clamp") is True
+    with pytest.raises(TypeError, match="clamp must be True or False"):
+        check_bool(np.array(1), "clamp")
+    with pytest.raises(ValueError, match="method must be one of"):
+        check_choice(np.array(["clip"]), "method", ("clip",))
+
+
+@pytest.mark.parametrize("make", [
+    lambda rng: km.RandomFourierFeatures(4, rng=rng),
+    lambda rng: km.RandomDistributionFeatures(4, rng=rng),
+    lambda rng: km.EMKFeatures(2, n_iter=1, rng=rng).fit(np.eye(3)),
+    lambda rng: km.ExpChi2Features(4, rng=rng).fit(np.eye(3)),
+])
+def test_rng_is_validated_and_named(make):
+    for rng, error in ((True, TypeError), (1.5, TypeError), ("a", TypeError),
+                       (-3, ValueError)):
+        with pytest.raises(error, match="rng"):
+            make(rng)
+    assert make(np.array(3)) is not None  # a 0-d array seed
+
+
+@pytest.mark.parametrize(("make", "match"), [
+    (lambda: km.RandomFourierFeatures(10**10).fit(np.eye(3)), "dim \\* n_components"),
+    (lambda: km.RandomDistributionFeatures(2**63).fit([np.eye(2)]),
+     "dim \\* n_components"),
+    (lambda: km.DoublyRandomDistributionFeatures(10**10, 10**10).fit([np.eye(2)]),
+     "dim \\* n_components"),
+    (lambda: km.DoublyRandomDistributionFeatures(10**3, 10**15).fit([np.eye(2)]),
+     "n_components \\* n_components2"),
+    (lambda: km.ExpChi2Features(2**62).fit(np.eye(3)), "width \\* n_components"),
+    (lambda: km.AnchorMap(n_anchors=10**30).fit(np.eye(3)), "n_anchors must be <="),
+    (lambda: km.EMKFeatures(2, n_iter=10**30).fit(np.eye(3)), "n_iter must be <="),
+])
+def test_huge_sizes_are_named(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+# -------------------------------- arrays: points, histograms, kernel matrices
+
+
+def test_nested_list_of_numbers_is_points():
+    rows = [[0.0, 1.0], [1.0, 3.0], [3.0, 0.0], [2.0, 2.0]]
+    want = np.array(rows)
+    assert_array_equal(check_points(rows), want)
+    assert_array_equal(check_points(tuple(map(tuple, rows))), want)
+    assert_array_equal(check_points([np.array(r) for r in rows]), want)
+    assert km.median_heuristic(rows) == km.median_heuristic(want)
+    assert km.median_heuristic([[0.0], [1.0], [3.0]]) == 0.25
+    # integers too
+    assert_array_equal(check_points([[0, 1], [2, 3]]), [[0.0, 1.0], [2.0, 3.0]])
+    # a list of 2-D arrays stays a list of sets (pooled)
+    sets = [want[:3], want[3:]]
+    assert_array_equal(check_points(sets), want)
+    assert_array_equal(check_points([want]), want)
+    emk = km.EMKFeatures(2, n_iter=2, rng=0).fit(rows)
+    same = km.EMKFeatures(2, n_iter=2, rng=0).fit(want)
+    assert_array_equal(emk.basis, same.basis)
+
+
+@pytest.mark.parametrize(("X", "error", "match"), [
+    ([[0.0, 1.0], [1.0]], ValueError, "rows of equal length"),
+    ([[0.0, 1.0], np.ones((2, 2))], ValueError, "rows of equal length"),
+    ([["a", "b"]], TypeError, "must hold real numbers"),
+    ([[0.0, np.nan]], ValueError, "NaN or infinity"),
+    ([[], []], ValueError, "no feature"),
+    (np.zeros((3, 0)), ValueError, "no feature"),
+    ([[1 + 1j, 0.0]], TypeError, "must hold real numbers"),
+])
+def test_bad_points(X, error, match):
+    with pytest.raises(error, match=match):
+        check_points(X, "X")
+
+
+def test_python_ints_beyond_float_range_are_a_value_error():
+    with pytest.raises(ValueError, match="X holds a number too large"):
+        check_points([[10**400, 0]], "X")
+    with pytest.raises(ValueError, match="X holds a number too large"):
+        km.additive_chi2_kernel(np.array([[10**400, 1]], dtype=object))
+
+
+def test_dask_points_are_refused_not_computed():
+    da = pytest.importorskip("dask.array")
+    with pytest.raises(TypeError, match="lazy Dask"):
+        check_points(da.ones((4, 2), chunks=2), "points")
+
+
+SPARSE_POINTS = ["coo_matrix", "coo_array", "dia_matrix", "dia_array", "bsr_matrix",
+                 "bsr_array", "csr_matrix", "csc_array", "lil_matrix", "dok_array"]
+
+
+@pytest.mark.parametrize("fmt", SPARSE_POINTS)
+def test_sparse_points_are_a_type_error_naming_the_argument(fmt):
+    P = getattr(scipy.sparse, fmt)(np.arange(1.0, 13.0).reshape(6, 2))
+    with pytest.raises(TypeError, match=r"^X is a scipy\.sparse .*X\.toarray\(\)"):
+        km.median_heuristic(P)
+    with pytest.raises(TypeError, match=r"^X is a scipy\.sparse"):
+        km.EMKFeatures(2, n_iter=1, rng=0).fit(P)
+    with pytest.raises(TypeError, match=r"^basis is a scipy\.sparse"):
+        km.EMKFeatures(basis=P)
+    with pytest.raises(TypeError, match=r"^X is a scipy\.sparse"):
+        km.sum_match_kernel(P)  # a collection of sets
+    with pytest.raises(TypeError, match=r"^points is a scipy\.sparse"):
+        km.Bags(P, [0, 6])
+
+
+def test_check_histograms_copies_only_when_needed():
+    M = scipy.sparse.csr_matrix(np.eye(4))
+    out = check_histograms(M)
+    assert np.shares_memory(out.data, M.data)
+    out = check_histograms(strided_csr())
+    assert all(a.flags.c_contiguous for a in (out.data, out.indices, out.indptr))
+
+
+@pytest.mark.parametrize("dtype", ["m8[s]", "M8[s]", "U8", "S8", "c16", "O"])
+def test_kernel_matrices_refuse_non_real_dtypes(dtype):
+    K = np.eye(3).astype("i8").astype(dtype)
+    if dtype == "O":
+        K[0, 0] = None
+    for call, name in [(lambda: km.project_psd(K), "K"),
+                       (lambda: km.PSDProjector().fit(K), "K_train"),
+                       (lambda: km.divergence_kernel(K), "D"),
+                       (lambda: km.level2_kernel(K, np.ones(3)), "K")]:
+        with pytest.raises(TypeError, match=rf"^{name} must be a 2-D array of real"):
+            call()
+
+
+def test_frozen_maps_never_freeze_the_arrays_they_hold():
+    from kernelmaps._frozen import Frozen
+
+    class Holder(Frozen):
+        def __init__(self, a):
+            self.a = a  # not copied: the guard of _freeze
+            self._freeze()
+
+    a = np.arange(3.0)
+    held = Holder(a)
+    assert a.flags.writeable and not held.a.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        held.a[0] = 1.0
+    fmap = km.Chi2DirectMap(k=[0.5, 1.0])
+    back = pickle.loads(pickle.dumps(fmap))
+    assert not back.k.flags.writeable and not back._params.flags.writeable

@@ -2,17 +2,19 @@
 references written here (brute-force distances, full sorts)."""
 
 import functools
+import math
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import gammaln
 
+import kernelmaps as km
 from kernelmaps import Bags, divergence_kernel, renyi_divergence
 from kernelmaps._engine import knn
 from kernelmaps.sets import renyi_divergence_both
 
-from ._helpers import random_sets
+from ._helpers import random_sets, sets
 
 
 @pytest.fixture(params=["blocks", "kdtree"])
@@ -486,3 +488,172 @@ def test_products_path_recomputes_what_it_cannot_certify(products_from):
     same = np.equal.outer(np.arange(4) % 2, np.arange(4) % 2)
     assert_array_equal(got[same], tiles[same])
     assert_allclose(got[~same], tiles[~same], rtol=1e-12)
+
+
+# -- bad input: a clear TypeError or ValueError naming the argument ----------
+
+
+rng = np.random.default_rng(0)
+SETS = [rng.normal(size=(8, 3)), rng.normal(size=(6, 3))]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"k": 6}, ValueError, r"X\[1\] has 6 point\(s\).*more than k=6"),
+        ({"k": 0}, ValueError, "k must be >= 1"),
+        ({"k": 2.5}, TypeError, "k must be an int"),
+        ({"alpha": 1.0}, ValueError, "alpha must not be 1"),
+        ({"alpha": 0.0}, ValueError, "alpha must be > 0"),
+        ({"alpha": -0.5}, ValueError, "alpha must be > 0"),
+        ({"alpha": np.nan}, ValueError, "alpha must be finite"),
+        ({"alpha": [0.5, 1.0]}, ValueError, "alpha must not be 1"),
+        ({"alpha": []}, ValueError, "alpha must not be empty"),
+        ({"alpha": "0.5"}, TypeError, "alpha must be a real number"),
+        ({"alpha": 7.0, "k": 5}, ValueError, r"\|alpha - 1\| < k=5.*k - alpha \+ 1"),
+        ({"alpha": 2.0, "k": 1}, ValueError, r"\|alpha - 1\| < k=1"),
+        ({"min_dist": -1.0}, ValueError, "min_dist must be >= 0"),
+        ({"min_dist": np.inf}, ValueError, "min_dist must be finite"),
+        ({"clamp": 1}, TypeError, "clamp must be True or False"),
+        ({"workers": 0}, ValueError, "workers"),
+    ],
+)
+def test_renyi_bad_parameters(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        renyi_divergence(SETS, **kwargs)
+
+
+def test_renyi_bad_sets():
+    with pytest.raises(ValueError, match=r"Y\[0\] has 2 point\(s\).*at least k=3"):
+        renyi_divergence(SETS, [np.ones((2, 3))], k=3)
+    # k neighbours in Y are enough: m_j = k is fine.
+    assert renyi_divergence(SETS, [rng.normal(size=(3, 3))], k=3).shape == (2, 1)
+    with pytest.raises(ValueError, match="Incompatible dimension"):
+        renyi_divergence(SETS, [np.ones((9, 2))])
+    bad = rng.normal(size=(8, 3))
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match=r"X\[1\] contains NaN"):
+        renyi_divergence([SETS[0], bad])
+
+
+def test_alpha_as_0d_array_and_numpy_scalar():
+    rng = np.random.default_rng(0)
+    sets = [rng.normal(size=(20, 2)) for _ in range(3)]
+    want = km.renyi_divergence(sets, alpha=0.5)
+    assert_array_equal(km.renyi_divergence(sets, alpha=np.array(0.5)), want)
+    assert_array_equal(km.renyi_divergence(sets, alpha=np.float32(0.5)), want)
+    assert_array_equal(km.renyi_divergence(sets, alpha=0.5, k=np.array(5)), want)
+    with pytest.raises(TypeError, match="alpha"):
+        km.renyi_divergence(sets, alpha=np.bool_(True))
+    with pytest.raises(TypeError, match="k must be an int"):
+        km.renyi_divergence(sets, k=np.array(True))
+
+
+def test_huge_k_is_refused_naming_k():
+    X = sets(n_sets=2, d=1)
+    for k in (2**31, 10**12, 10**400):
+        with pytest.raises(ValueError, match=r"^k must be <= 2147483647"):
+            km.renyi_divergence(X, k=k)
+    sk = pytest.importorskip("kernelmaps.sklearn")
+    with pytest.raises(ValueError, match=r"^k must be <= 2147483647"):
+        sk.SetKernel("mean_map", k=2**63).fit(X)
+
+
+@pytest.mark.parametrize(
+    ("D", "kwargs", "error", "match"),
+    [
+        (np.ones((2, 3)), {}, ValueError, "D must be square"),
+        (np.ones(3), {}, ValueError, "D must be 2-D"),
+        (np.ones((0, 0)), {}, ValueError, "D is empty"),
+        (np.array([[0, np.nan], [1, 0]]), {}, ValueError, "D contains NaN"),
+        (np.array([["a"]]), {}, TypeError, "D must be a 2-D array of real"),
+        (np.eye(2) * 1j, {}, TypeError, "D must be a 2-D array of real"),
+        (np.eye(2), {"gamma": 0.0}, ValueError, "gamma must be > 0"),
+        (np.eye(2), {"gamma": "1"}, TypeError, "gamma must be a real number"),
+        (np.eye(2), {"power": -1}, ValueError, "power must be > 0"),
+    ],
+)
+def test_divergence_kernel_bad_input(D, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        divergence_kernel(D, **kwargs)
+
+
+# -- the ends of the float range ---------------------------------------------
+
+
+def test_renyi_of_subnormal_sets_against_normal_ones():
+    # rho_k within the subnormal sets underflowed in squared distances at
+    # the common scale (set by Y ~ 1): now at their own scale. Reference:
+    # the estimator in logs, the subnormals as integers times 2**-1074.
+    rng = np.random.default_rng(0)
+    units = [rng.choice(np.arange(-300, 300), size=7, replace=False)[:, None]
+             for _ in range(3)]
+    X = [np.ldexp(u.astype(float), -1074) for u in units]
+    Y = sets(1, n_sets=2, d=1)
+    k, alpha = 2, 1.5
+    got = km.renyi_divergence(X, Y, k=k, alpha=alpha, clamp=False)
+    log_b = 2 * gammaln(k) - gammaln(k - alpha + 1) - gammaln(k + alpha - 1)
+    for i, u in enumerate(units):
+        du = np.abs(u - u.T).astype(float)
+        np.fill_diagonal(du, np.inf)
+        log_rho = np.log(np.sort(du, axis=1)[:, k - 1]) - 1074 * math.log(2)
+        log_floor = math.log(1e-3) + np.median(log_rho)  # an odd count here
+        log_rho = np.maximum(log_rho, log_floor)
+        for j, y in enumerate(Y):
+            log_nu = np.log(np.sort(np.abs(X[i] - y.T), axis=1)[:, k - 1])
+            u_t = (1 - alpha) * (log_rho - np.maximum(log_nu, log_floor))
+            log_i = (log_b + (1 - alpha) * math.log((len(u) - 1) / len(y))
+                     + np.logaddexp.reduce(u_t) - math.log(len(u)))
+            assert got[i, j] == pytest.approx(log_i / (alpha - 1), rel=1e-12)
+
+
+def divergences(n=6, seed=0):
+    rng = np.random.default_rng(seed)
+    D = rng.uniform(0.1, 3.0, size=(n, n))
+    np.fill_diagonal(D, 0.0)
+    return D
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-170, 2.0**-600, 1e160, 1e300,
+                                   1.7e308 / 3])
+@pytest.mark.parametrize("power", [1, 2, 0.5, 3.5])
+def test_divergence_kernel_default_scale_at_any_magnitude(scale, power):
+    # The default gamma makes the kernel invariant to the scale of D.
+    D = divergences()
+    K = km.divergence_kernel(D * scale, power=power)
+    assert np.isfinite(K).all()
+    assert_allclose(K, km.divergence_kernel(D, power=power), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize(("scale", "gamma"), [(1e160, 1e-320), (1e160, 1e-300),
+                                              (1e-170, 1e300), (1e-300, 1e-10),
+                                              (1e300, 1e-300), (1.0, 1e-320)])
+def test_divergence_kernel_given_gamma_at_any_magnitude(scale, gamma):
+    D = divergences()
+    K = km.divergence_kernel(D * scale, gamma=gamma, power=2)
+    assert np.isfinite(K).all()
+    S = (D + D.T) / 2
+    # exact value, in logs: gamma (scale S)^2
+    want = np.exp(-np.exp(np.log(gamma) + 2 * (np.log(scale) + np.log(S + (S == 0)))))
+    want[S == 0] = 1.0
+    assert_allclose(K, want, rtol=1e-12, atol=1e-300)
+
+
+def test_divergence_kernel_plain_formula_unchanged_at_ordinary_scales():
+    D = divergences()
+    S = (D + D.T) / 2
+    assert_array_equal(km.divergence_kernel(D, gamma=0.7, power=1.5),
+                       np.exp(-0.7 * S**1.5))
+    off = S[~np.eye(len(S), dtype=bool)]
+    assert_array_equal(km.divergence_kernel(D),
+                       np.exp(-(1.0 / np.median(off) ** 2) * S**2))
+
+
+def test_divergence_kernel_of_subnormal_divergences():
+    D = np.array([[0.0, 49, 59, 57], [49, 0, 64, 50], [59, 64, 0, 33],
+                  [57, 50, 33, 0]]) * 5e-324
+    K = km.divergence_kernel(D)
+    assert_allclose(K, km.divergence_kernel(np.ldexp(D, 1074)), rtol=1e-14)
+    K = km.divergence_kernel(D, gamma=1e290, power=0.9)
+    want = km.divergence_kernel(D * 2.0**1000, gamma=1e290 * 2.0**-900, power=0.9)
+    assert_allclose(K, want, rtol=1e-12)

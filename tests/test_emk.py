@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+import kernelmaps as km
 from kernelmaps import Bags, EMKFeatures, median_heuristic, sum_match_kernel
 from kernelmaps.sets._cksvd import objective_and_gradient
 
@@ -369,3 +370,122 @@ def test_transform_bad_input(fitted):
         emk.transform(sets, np.full((7, 2), np.nan), levels=1)
     with pytest.raises(TypeError, match="levels"):
         emk.transform(sets, positions, levels=1.5)
+
+
+def test_emk_kmeans_error_names_the_points():
+    with pytest.raises(ValueError, match=r"n_basis=4 distinct centres in the points"):
+        km.EMKFeatures(4, n_iter=1, init="kmeans", rng=0).fit(np.zeros((12, 2)))
+
+
+def test_emk_objective_is_set_by_fit_only():
+    # objective= of the old constructor is gone: fit sets objective_
+    basis = np.eye(3)
+    assert km.EMKFeatures(basis=basis).objective_.shape == (0,)
+    with pytest.raises(TypeError, match="objective"):
+        km.EMKFeatures(basis=basis, objective=[2.0, 1.0])
+
+
+# ---------------------------------------------- extreme scales and parameters
+
+
+@pytest.fixture(scope="module")
+def emk_points():
+    return np.random.default_rng(0).normal(size=(300, 3))
+
+
+@pytest.mark.parametrize("scale", [2.0**-500, 1e-150, 2.0**500, 1e150])
+def test_emk_fit_is_scale_equivariant(emk_points, scale):
+    # gamma scaled with the data: the same kernel values, the same basis
+    P = emk_points
+    ref = km.EMKFeatures(5, gamma=0.3, n_iter=20, rng=0).fit(P)
+    emk = km.EMKFeatures(5, gamma=0.3 / scale**2, n_iter=20, rng=0).fit(P * scale)
+    assert_allclose(emk.basis / scale, ref.basis, rtol=1e-8, atol=1e-8)
+    assert_allclose(emk.objective_, ref.objective_, rtol=1e-8)
+    sets = [P[:5], P[5:40]]
+    F = emk.transform([s * scale for s in sets])
+    assert_allclose(F, ref.transform(sets), atol=1e-8)
+    assert_allclose(emk.projection, ref.projection, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-170, 1e160, 1e300])
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_emk_default_gamma_at_extreme_scales_is_finite(emk_points, scale, kernel):
+    # the reproducer: points * 1e160 gave NaN features (with gamma = 1 / d,
+    # the default then)
+    P = emk_points * scale
+    emk = km.EMKFeatures(5, kernel=kernel, gamma=1 / P.shape[1], n_iter=20,
+                         rng=0).fit(P)
+    assert np.isfinite(emk.basis).all() and np.isfinite(emk.projection).all()
+    assert np.isfinite(emk.objective_).all()
+    F = emk.transform([P[:5], P[5:40], emk.basis[:1]])
+    assert np.isfinite(F).all()
+    positions = [np.random.default_rng(1).random((len(s), 2))
+                 for s in (P[:5], P[5:40], emk.basis[:1])]
+    F = emk.transform([P[:5], P[5:40], emk.basis[:1]], positions, levels=2)
+    assert np.isfinite(F).all()
+    # gamma=None: the median heuristic, where it is within float64's range
+    # (1 / median L1 distance), else a ValueError saying so (1 / median
+    # squared distance)
+    default = km.EMKFeatures(5, kernel=kernel, n_iter=0, rng=0)
+    if kernel == "laplacian":
+        assert default.fit(P).gamma == km.median_heuristic(P, kernel=kernel)
+    else:
+        with pytest.raises(ValueError, match="beyond the float64 range"):
+            default.fit(P)
+
+
+@pytest.mark.parametrize("scale", [1e-40, 1e-25, 1e25, 1e35])
+def test_emk_float32_points_at_extreme_scales(emk_points, scale):
+    P = emk_points
+    ref = km.EMKFeatures(5, gamma=0.3, n_iter=5, rng=0).fit(P)
+    emk = km.EMKFeatures(basis=ref.basis * scale, gamma=0.3 / scale**2)
+    sets = [(P[:5] * scale).astype(np.float32), (P[5:9] * scale).astype(np.float32)]
+    F = emk.transform(sets)
+    assert F.dtype == np.float32 and np.isfinite(F).all()
+    want = ref.transform([P[:5].astype(np.float32), P[5:9].astype(np.float32)])
+    assert_allclose(F, want, atol=1e-5 if scale > 1e-39 else 1e-3)
+
+
+def test_emk_basis_beyond_float32_with_float32_points(emk_points):
+    emk = km.EMKFeatures(basis=emk_points[:4] * 1e100, gamma=1e-200)
+    F = emk.transform([emk_points[:3].astype(np.float32)])
+    assert F.dtype == np.float32 and np.isfinite(F).all()
+
+
+def test_emk_levels_are_bounded(emk_points):
+    emk = km.EMKFeatures(4, n_iter=1, rng=0).fit(emk_points)
+    sets = [emk_points[:5]]
+    positions = [np.full((5, 2), 0.5)]
+    with pytest.raises(ValueError, match="levels must be <= 16"):
+        emk.transform(sets, positions, levels=10**12)  # hung before
+    with pytest.raises(ValueError, match="output entries"):
+        emk.transform(sets, positions, levels=15)
+    with pytest.raises(TypeError, match="levels must be an int"):
+        emk.transform(sets, positions, levels=True)
+    assert emk.transform(sets, positions, levels=np.int64(1)).shape == (1, 20)
+
+
+def test_emk_fit_survives_absurd_learning_rates():
+    P = np.random.default_rng(0).normal(size=(50, 3))
+    for lr in (1e30, 1e300):  # LinAlgError from the broken kernel matrix before
+        emk = km.EMKFeatures(4, n_iter=25, learning_rate=lr, rng=0).fit(P)
+        assert np.isfinite(emk.basis).all()
+        assert np.all(np.diff(emk.objective_) <= 0)
+        assert len(emk.objective_) == 4  # start, after 10, 20 and 25
+
+
+def test_emk_basis_far_from_the_origin():
+    rng = np.random.default_rng(0)
+    P = rng.normal(size=(14, 2))
+    fit = km.EMKFeatures(3, n_iter=3, rng=0).fit(P + 1e8)
+    ref = km.EMKFeatures(3, n_iter=3, rng=0).fit(P)
+    # translation-invariant kernel: the same basis, shifted
+    assert_allclose(fit.basis - 1e8, ref.basis, atol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", [{"gamma": 1.7976931348623157e308},
+                                    {"learning_rate": 1.7976931348623157e308}])
+def test_emk_fit_with_huge_parameters_without_warning(kwargs):
+    P = np.random.default_rng(0).normal(size=(12, 2))
+    fmap = km.EMKFeatures(4, n_iter=3, rng=0, kernel="laplacian", **kwargs).fit(P)
+    assert np.isfinite(fmap.basis).all()

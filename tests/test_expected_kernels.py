@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+import kernelmaps as km
 from kernelmaps import gaussian_expected_kernel, level2_kernel, sum_match_kernel
 
 from ._references import (
@@ -309,3 +310,116 @@ def test_diagonal_rbf_beyond_the_float64_range():
 def test_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# -- arguments named, overflow named, the ends of the float range ------------
+
+
+@pytest.mark.parametrize("bad", ["means", "covs", "means2", "covs2"])
+@pytest.mark.parametrize("kind", ["complex", "str"])
+def test_gaussian_expected_kernel_refuses_complex_and_strings(bad, kind):
+    args = {"means": np.zeros((2, 2)), "covs": np.ones(2),
+            "means2": np.zeros((3, 2)), "covs2": np.ones(3)}
+    args[bad] = (args[bad] + 1j) if kind == "complex" else args[bad].astype(str)
+    with pytest.raises(TypeError, match=f"{bad} must hold real numbers"):
+        km.gaussian_expected_kernel(**args)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "polynomial"])
+@pytest.mark.parametrize(("degree", "error"), [
+    (10**12, ValueError), (2**31, ValueError), (10**30, ValueError),
+    (0, ValueError), (-2, ValueError), (True, TypeError), (2.5, TypeError),
+    ("2", TypeError)])
+def test_degree_is_bounded_and_named(kernel, degree, error):
+    with pytest.raises(error, match="degree"):
+        km.gaussian_expected_kernel(np.zeros((2, 2)), np.ones(2), kernel=kernel,
+                                    degree=degree)
+    kind = "rbf" if kernel == "linear" else kernel
+    with pytest.raises(error, match="degree"):
+        km.level2_kernel(np.eye(2), np.ones(2), kind=kind, degree=degree)
+
+
+def test_degree_as_numpy_int_and_0d_array():
+    m, c = np.ones((2, 2)), np.ones(2)
+    want = km.gaussian_expected_kernel(m, c, kernel="polynomial", degree=3)
+    for degree in (np.int64(3), np.array(3), 3.0):
+        assert_array_equal(km.gaussian_expected_kernel(
+            m, c, kernel="polynomial", degree=degree), want)
+
+
+@pytest.mark.parametrize("kind", ["gamma", "coef0"])
+def test_gaussian_polynomial_huge_parameters_are_a_value_error(kind):
+    kwargs = {"gamma": 1.0, "coef0": 1.0, kind: 1e308}
+    with pytest.raises(ValueError, match="polynomial expected kernel values of "
+                                         "means and covs overflow"):
+        km.gaussian_expected_kernel(np.ones((2, 2)), np.ones(2), kernel="polynomial",
+                                    **kwargs)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "polynomial", "rbf"])
+def test_gaussian_expected_kernel_overflow_is_a_clear_error(kernel):
+    means = np.array([[1e200, 0.0], [0.0, 1e200]])
+    if kernel == "rbf":  # bounded: a value where the formula allows one
+        K = km.gaussian_expected_kernel(means, np.ones(2), gamma=1.0)
+        assert_allclose(K, np.eye(2) / 5, rtol=1e-15)  # det(I + 4 I)^(-1/2)
+        # inf / inf in the plain formula: taken in logs, the value (in [0, 1])
+        # is computed, never NaN: det(I + 4e308 I)^(-1/2) on the diagonal,
+        # exp(-2.25e308) = 0 off it
+        means = np.array([[1.5e308, 0.0], [-1.5e308, 0.0]])
+        K = km.gaussian_expected_kernel(means, np.array([1e308, 1e308]), gamma=1.0)
+        assert_allclose(K, np.eye(2) * 2.5e-309, rtol=1e-12, atol=0)
+        return
+    with pytest.raises(ValueError, match=rf"{kernel} expected kernel values of "
+                                         r"means and covs overflow"):
+        km.gaussian_expected_kernel(means, np.ones(2), kernel=kernel)
+
+
+def test_gaussian_expected_kernel_overflow_names_covs():
+    means = np.zeros((3, 2))
+    covs = np.full((3, 2), 1e300)
+    with pytest.raises(ValueError, match="of means and covs overflow"):
+        km.gaussian_expected_kernel(means, covs, kernel="polynomial")
+    with pytest.raises(ValueError, match="of means, covs, means2 and covs2 overflow"):
+        km.gaussian_expected_kernel(means, covs, means, covs, kernel="polynomial")
+
+
+def test_expected_rbf_kernel_in_logs_where_the_formula_overflows():
+    means = np.array([[1.5e308, 0.0], [-1.5e308, 0.0]])
+    K = km.gaussian_expected_kernel(means, np.array([1e308, 1e308]), gamma=1.0)
+    assert_allclose(K, np.eye(2) * 2.5e-309, rtol=1e-12, atol=0)
+
+
+def test_expected_rbf_kernel_huge_gamma_with_zero_variances():
+    means = np.array([[0.0, 0.5], [0.25, 0.5]])
+    covs = np.array([[0.0, 0.5], [0.0, 0.25]])  # a zero variance per row
+    K = km.gaussian_expected_kernel(means, covs, gamma=1.7976931348623157e308)
+    assert np.isfinite(K).all() and (K >= 0).all() and (K <= 1).all()
+
+
+@pytest.mark.parametrize("kind", ["polynomial"])
+def test_level2_polynomial_overflow_is_a_clear_error(kind):
+    K = np.array([[1e200, 1.0], [1.0, 1e200]])
+    with pytest.raises(ValueError, match=r"polynomial.*overflow"):
+        km.level2_kernel(K, np.diag(K), kind=kind)
+    with pytest.raises(ValueError, match=r"polynomial.*overflow"):
+        km.level2_kernel(np.full((2, 2), 10.0), np.ones(2), kind=kind, degree=400)
+    # large degrees are fine where the base is at most 1 in absolute value
+    K = np.array([[0.5, -0.25], [-0.25, 0.5]])
+    out = km.level2_kernel(K, np.diag(K), kind=kind, coef0=0.0, degree=2**31 - 1)
+    assert np.isfinite(out).all()
+
+
+def test_level2_rbf_and_nrbf_at_extreme_scales():
+    rng = np.random.default_rng(0)
+    F = rng.normal(size=(4, 3))
+    K = F @ F.T
+    d = np.diag(K)
+    for scale in (1e-300, 1e-170, 1e170, 1e300, 1.7e308 / np.abs(K).max() / 4):
+        R = km.level2_kernel(K * scale, d * scale, kind="rbf", gamma2=1.0 / scale)
+        assert_allclose(R, km.level2_kernel(K, d, kind="rbf"), rtol=1e-10)
+        N = km.level2_kernel(K * scale, d * scale, kind="nrbf")
+        assert_allclose(N, km.level2_kernel(K, d, kind="nrbf"), rtol=1e-10)
+    with pytest.raises(TypeError, match="diag_X must hold real numbers"):
+        km.level2_kernel(K, d.astype(complex))
+    with pytest.raises(TypeError, match="diag_Y must hold real numbers"):
+        km.level2_kernel(K, d, ["1", "2", "3", "4"])

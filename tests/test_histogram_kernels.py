@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse
 from numpy.testing import assert_allclose, assert_array_equal
 
+import kernelmaps as km
 from kernelmaps import (
     additive_chi2_kernel,
     chi2_distance,
@@ -15,7 +16,7 @@ from kernelmaps import (
     js_kernel,
 )
 
-from ._helpers import sparse_histograms
+from ._helpers import sets_and_histograms, sparse_histograms, strided_csr, with_value
 from ._references import additive_kernel
 
 KERNELS = {
@@ -209,3 +210,112 @@ def test_progress_without_tqdm_names_the_extra(monkeypatch):
 def test_progress_must_be_a_bool(f):
     with pytest.raises(TypeError, match="progress"):
         f(np.ones((2, 3)), progress="yes")
+
+
+# -- bad input: a clear TypeError or ValueError naming the argument ----------
+
+
+GOOD = np.ones((3, 4))
+
+
+@pytest.mark.parametrize("f", ALL_KERNELS)
+@pytest.mark.parametrize(
+    ("X", "error", "match"),
+    [
+        (with_value(-0.5), ValueError, "X contains negative values"),
+        (with_value(-0.5, sparse=True), ValueError, "X contains negative values"),
+        (with_value(np.nan), ValueError, "X contains NaN or infinity"),
+        (with_value(np.inf, sparse=True), ValueError, "X contains NaN or infinity"),
+        (np.ones(4), ValueError, "X must be a 2-D array"),
+        (np.ones((2, 2, 2)), ValueError, "X must be a 2-D array"),
+        (np.ones((0, 4)), ValueError, "X is empty"),
+        (np.ones((3, 0)), ValueError, "X is empty"),
+        (np.array([["a", "b"]]), TypeError, "X must hold real numbers"),
+        (np.ones((2, 2)) * 1j, TypeError, "X must hold real numbers"),
+        ([[1, 2], [3]], ValueError, "X could not be made an array"),
+    ],
+)
+def test_exact_bad_x(f, X, error, match):
+    with pytest.raises(error, match=match):
+        f(X)
+
+
+@pytest.mark.parametrize("f", ALL_KERNELS)
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [(-1.0, "Y contains negative values"), (np.nan, "Y contains NaN or infinity")],
+)
+def test_exact_bad_y(f, sparse, value, match):
+    with pytest.raises(ValueError, match=match):
+        f(GOOD, with_value(value, sparse))
+
+
+@pytest.mark.parametrize("f", ALL_KERNELS)
+def test_exact_dimension_mismatch(f):
+    with pytest.raises(ValueError, match=r"Incompatible dimension.*X has 4.*Y has 5"):
+        f(GOOD, np.ones((2, 5)))
+    with pytest.raises(ValueError, match="workers"):
+        f(GOOD, workers=0)
+
+
+def test_exp_chi2_beta():
+    with pytest.raises(ValueError, match="beta must be > 0"):
+        exp_chi2_kernel(GOOD, beta=0.0)
+    with pytest.raises(TypeError, match="beta must be a real number"):
+        exp_chi2_kernel(GOOD, beta="1")
+
+
+@pytest.mark.parametrize("f", [km.additive_chi2_kernel, km.chi2_distance,
+                               km.exp_chi2_kernel, km.intersection_kernel,
+                               km.hellinger_kernel, km.js_kernel])
+def test_strided_csr_data_is_accepted_by_the_exact_kernels(f):
+    M = strided_csr()
+    before = M.data.copy()
+    assert_allclose(f(M), f(M.toarray()), rtol=1e-12)
+    assert_allclose(f(M, M), f(M.toarray()), rtol=1e-12)
+    assert_array_equal(M.data, before)
+    assert not M.data.flags.c_contiguous  # the caller's matrix is untouched
+
+
+# -- the ends of the float range ---------------------------------------------
+
+
+HIST = sets_and_histograms()[1]
+
+
+@pytest.mark.parametrize("name", ["additive_chi2_kernel", "intersection_kernel",
+                                  "js_kernel", "hellinger_kernel"])
+@pytest.mark.parametrize("scale", [1e-300, 1e-150, 1e150, 1e300])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_histogram_kernels_are_homogeneous(name, scale, sparse):
+    """The kernels are homogeneous of degree 1: scaled inputs give scaled
+    results, with no sum overflowing or underflowing on the way."""
+    f = getattr(km, name)
+    X = HIST * scale
+    got = f(scipy.sparse.csr_matrix(X) if sparse else X)
+    assert np.isfinite(got).all()
+    assert_allclose(got, f(HIST) * scale, rtol=1e-12)
+
+
+def test_histogram_kernel_overflow_raises():
+    X = np.full((2, 3), 1.5e308)
+    with pytest.raises(ValueError, match="overflow"):
+        km.additive_chi2_kernel(X)
+
+
+def test_exact_histogram_kernels_at_1e308_without_warning():
+    rng = np.random.default_rng(0)
+    H = rng.random((4, 5))
+    big = H / H.sum(axis=1, keepdims=True) * 1e308
+    # the row sums of 0.5 * 1e308-scale values overflow, the distances do not
+    D = km.chi2_distance(big, H)
+    assert np.isfinite(D).all()
+    assert_allclose(D, km.chi2_distance(big / 2**60, H / 2**60) * 2**60, rtol=1e-12)
+    assert_allclose(km.exp_chi2_kernel(big, H), 0.0)
+    assert_allclose(km.exp_chi2_kernel(H, beta=1.7976931348623157e308),
+                    np.eye(4))
+    with pytest.raises(ValueError, match="rows of X overflow"):
+        km.chi2_distance(np.vstack([np.full(5, 1e308), np.zeros(5)]))  # 2.5e308
+    with pytest.raises(ValueError, match="overflow float64"):
+        km.additive_chi2_kernel(np.full((2, 5), 1e308))

@@ -12,6 +12,7 @@ import scipy.integrate
 import scipy.sparse
 from numpy.testing import assert_allclose, assert_array_equal
 
+import kernelmaps as km
 from kernelmaps import (
     Chi2ChebyshevMap,
     Chi2DirectMap,
@@ -23,7 +24,7 @@ from kernelmaps import (
 )
 from kernelmaps._data import chi2_histograms
 
-from ._helpers import digits_like
+from ._helpers import digits_like, strided_csr, with_value
 from ._references import additive_terms
 
 # -- direct series -----------------------------------------------------------
@@ -419,3 +420,263 @@ def test_immutable_picklable_repr():
     assert len(pickle.dumps(big)) < 4000 < big.weights.nbytes
     assert_array_equal(pickle.loads(pickle.dumps(big)).transform(X),
                        big.transform(X))
+
+
+# -- bad input ---------------------------------------------------------------
+
+
+GOOD = np.ones((3, 4))
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda: Chi2DirectMap(k=[0.5, -1.0]), ValueError, "k must hold positive"),
+        (lambda: Chi2DirectMap(k=[0.5, np.nan]), ValueError, "k must hold positive"),
+        (lambda: Chi2DirectMap(k=[]), ValueError, "k must be a non-empty array"),
+        (lambda: Chi2DirectMap(k=np.ones((2, 2, 2))), ValueError, "k must be a non"),
+        (lambda: Chi2DirectMap(n_terms=0).fit(GOOD), ValueError, "n_terms must be"),
+        (lambda: Chi2DirectMap(n_bins=0).fit(GOOD), ValueError, "n_bins must be >= 1"),
+        (lambda: Chi2DirectMap(per_dimension=1).fit(GOOD), TypeError, "per_dimension"),
+        (lambda: Chi2DirectMap().fit(np.zeros((3, 4))), ValueError,
+         "no non-zero value"),
+        (lambda: Chi2DirectMap().fit(-GOOD), ValueError, "X contains negative"),
+        (lambda: Chi2ChebyshevMap(0), ValueError, "n_terms must be >= 1"),
+        (lambda: Chi2ChebyshevMap(3, scale=0), ValueError, "scale must be > 0"),
+        (lambda: Chi2ChebyshevMap(scale="median").fit(np.zeros((2, 2))), ValueError,
+         "no non-zero"),
+        (lambda: HomogeneousKernelMap("rbf"), ValueError, "kernel must be one of"),
+        (lambda: HomogeneousKernelMap("chi2", -1), ValueError, "order must be >= 0"),
+        (lambda: HomogeneousKernelMap("chi2", 1.5), TypeError, "order must be an int"),
+        (lambda: HomogeneousKernelMap("chi2", period=-2.0), ValueError,
+         "period must be > 0"),
+        (lambda: ExpChi2Features(0).fit(GOOD), ValueError, "n_components must be >= 1"),
+        (lambda: ExpChi2Features(8, beta=0).fit(GOOD), ValueError, "beta must be > 0"),
+        (lambda: ExpChi2Features(8, chi2_map="direct").fit(GOOD), TypeError,
+         "chi2_map must be"),
+    ],
+)
+def test_map_bad_parameters(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+@pytest.mark.parametrize(("make", "error", "match"), [
+    (lambda: km.Chi2ChebyshevMap(n_terms=10**12), ValueError, "n_terms must be <="),
+    (lambda: km.Chi2ChebyshevMap(n_terms=True), TypeError, "n_terms must be an int"),
+    (lambda: km.Chi2ChebyshevMap(scale=np.inf), ValueError, "scale must be finite"),
+    (lambda: km.Chi2ChebyshevMap(scale=True), TypeError, "scale must be a real"),
+    (lambda: km.Chi2ChebyshevMap(scale=-1.0), ValueError, "scale must be > 0"),
+    (lambda: km.Chi2DirectMap(k=np.ones(2**16 + 1)), ValueError, "at most 65536"),
+    (lambda: km.Chi2DirectMap(k=["a"]), TypeError, "k must hold real numbers"),
+    (lambda: km.Chi2DirectMap(k=[1j]), TypeError, "k must hold real numbers"),
+    (lambda: km.Chi2DirectMap(n_terms=10**12).fit(np.eye(3)), ValueError,
+     "n_terms must be <="),
+    (lambda: km.Chi2DirectMap(n_bins=10**12).fit(np.eye(3)), ValueError,
+     "n_bins must be <="),
+    (lambda: km.Chi2DirectMap(n_bins=2.5).fit(np.eye(3)), TypeError,
+     "n_bins must be an int"),
+    (lambda: km.HomogeneousKernelMap(order=10**12), ValueError, "order must be <="),
+    (lambda: km.HomogeneousKernelMap(order=True), TypeError, "order must be an int"),
+    (lambda: km.HomogeneousKernelMap(period=1e-310), ValueError, "period must be >="),
+    (lambda: km.HomogeneousKernelMap(period=1e-100), ValueError, "period must be >="),
+    (lambda: km.HomogeneousKernelMap(period=np.nan), ValueError,
+     "period must be finite"),
+    (lambda: km.HomogeneousKernelMap(kernel=None), ValueError, "kernel must be one"),
+])
+def test_chi2_map_parameters(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+def test_exp_chi2_features_constructor_validates():
+    H = np.random.default_rng(0).random((10, 3))
+    cases = [
+        ({"chi2_map": "foo"}, TypeError, "chi2_map must be a Chi2DirectMap"),
+        ({"chi2_map": km.HomogeneousKernelMap("js")}, ValueError,
+         "chi2_map must approximate the chi2 kernel"),
+        ({"n_components": 0}, ValueError, "n_components must be >= 1"),
+        ({"n_components": 2.5}, TypeError, "n_components must be an int"),
+        ({"beta": -1.0}, ValueError, "beta must be > 0"),
+        ({"beta": True}, TypeError, "beta must be a real"),
+        ({"rng": "seed"}, TypeError, "rng"),
+    ]
+    for kwargs, error, match in cases:
+        with pytest.raises(error, match=match):
+            km.ExpChi2Features(**{"n_components": 6, **kwargs})
+    with pytest.raises(ValueError, match="chi2_map was fitted for 5"):
+        km.ExpChi2Features(6, chi2_map=km.Chi2DirectMap(k=np.ones((5, 2)))).fit(H)
+    # an unfitted chi2 map given is fitted as a copy: the caller's map stays
+    # unfitted
+    chi2_map = km.Chi2DirectMap(3)
+    good = km.ExpChi2Features(6, chi2_map=chi2_map, rng=0).fit(H)
+    assert not chi2_map.is_fitted and good.chi2_map.is_fitted
+    assert_array_equal(good.chi2_map.k, km.Chi2DirectMap(3).fit(H).k)
+
+
+def test_map_bad_transform_input():
+    for obj in (Chi2DirectMap(k=[0.1, 1.0]), Chi2ChebyshevMap(3),
+                HomogeneousKernelMap("js"), ExpChi2Features(8, rng=0).fit(GOOD)):
+        with pytest.raises(ValueError, match="X contains negative values"):
+            obj.transform(with_value(-1.0))
+        with pytest.raises(ValueError, match="X contains NaN"):
+            obj.transform(with_value(np.nan, sparse=True))
+    with pytest.raises(ValueError, match="fitted on data with 4 features"):
+        ExpChi2Features(8, rng=0).fit(GOOD).transform(np.ones((2, 5)))
+
+
+def dense(Z):
+    return Z.toarray() if scipy.sparse.issparse(Z) else np.asarray(Z)
+
+
+@pytest.mark.parametrize("make", [
+    lambda X: km.Chi2DirectMap().fit(X),
+    lambda X: km.Chi2ChebyshevMap(scale="median").fit(X),
+    lambda X: km.HomogeneousKernelMap(),
+    lambda X: km.AnchorMap(n_anchors=5).fit(X),
+    lambda X: km.ExpChi2Features(8, rng=0).fit(X),
+])
+def test_strided_csr_data_is_accepted_by_the_maps(make):
+    M = strided_csr()
+    fmap = make(M)
+    assert_allclose(dense(fmap.transform(M)), dense(fmap.transform(M.toarray())),
+                    rtol=1e-12)
+
+
+# -- the ends of the float range ---------------------------------------------
+
+
+HUGE = [1e300, 1.7e308, np.finfo(np.float64).max]
+
+
+def chebyshev_reference(x, scale, n_terms):
+    """sqrt(s) d_q(x / s) in 60-digit decimal arithmetic (no overflow)."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 60
+        pi = Decimal("3.14159265358979323846264338327950288419716939937510582097")
+        z = Decimal(float(x)) / Decimal(float(scale))
+        a = z.ln() / pi
+        d = [2 * z / (z + 1)]
+        if n_terms > 1:
+            d.append(Decimal(2).sqrt() * a * d[0])
+        for q in range(2, n_terms):
+            d.append((2 * a * d[q - 1] - (q - 2) * d[q - 2]) / q)
+        root = Decimal(float(scale)).sqrt()
+        return np.array([float(root * v) for v in d])
+
+
+@pytest.mark.parametrize("value", HUGE)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_chi2_maps_finite_near_the_largest_float(value, sparse):
+    H = np.random.default_rng(0).random((6, 3))
+    X = np.full((2, 3), value)
+    X[1, 1] = 0.5
+    X = scipy.sparse.csr_matrix(X) if sparse else X
+    for fmap in (km.Chi2DirectMap().fit(H), km.Chi2DirectMap(per_dimension=True).fit(H),
+                 km.Chi2ChebyshevMap(), km.Chi2ChebyshevMap(scale="median").fit(H),
+                 km.HomogeneousKernelMap(), km.HomogeneousKernelMap("js"),
+                 km.HomogeneousKernelMap("intersection"),
+                 km.HomogeneousKernelMap("hellinger"),
+                 km.ExpChi2Features(16, rng=0).fit(H)):
+        Z = dense(fmap.transform(X))
+        assert np.isfinite(Z).all(), fmap
+        if isinstance(fmap, km.Chi2DirectMap):
+            # |c_q(x)| <= 2 sqrt(x), and the map is homogeneous of degree 1/2
+            # in (x, k): the features of x are 2**m those of (x, k) / 4**m
+            assert np.abs(Z).max() <= 2 * np.sqrt(value)
+            small = km.Chi2DirectMap(k=fmap.k / 2.0**200)
+            want = dense(small.transform(X / 2.0**200)) * 2.0**100
+            assert_allclose(Z, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [2.0**-1000, 1e-300, 1e-150, 1e150, 1e300,
+                                   2.0**1000])
+def test_chi2_maps_are_homogeneous_at_any_scale(scale):
+    # The chi2 kernel is homogeneous of degree 1: a map with its parameters
+    # scaled gives sqrt(scale) times the features of the scaled data.
+    H = np.random.default_rng(1).random((8, 4))
+    H[H < 0.3] = 0
+    k = np.array([0.05, 0.2, 0.6, 1.5])
+    ref = km.Chi2DirectMap(k=k).transform(H)
+    Z = km.Chi2DirectMap(k=k * scale).transform(H * scale)
+    assert_allclose(Z, ref * np.sqrt(scale), rtol=1e-12, atol=1e-300)
+    ref = km.Chi2ChebyshevMap(6, scale=0.3).transform(H)
+    Z = km.Chi2ChebyshevMap(6, scale=0.3 * scale).transform(H * scale)
+    assert_allclose(Z, ref * np.sqrt(scale), rtol=1e-12, atol=1e-300)
+    Z = km.Chi2ChebyshevMap(6, scale="median").fit(H * scale).transform(H * scale)
+    ref = km.Chi2ChebyshevMap(6, scale="median").fit(H).transform(H)
+    assert_allclose(Z, ref * np.sqrt(scale), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e200, 1.7e308 / 2])
+def test_chi2_direct_fit_at_any_scale(scale):
+    H = np.random.default_rng(2).dirichlet(np.ones(6), size=40)
+    fmap = km.Chi2DirectMap(n_terms=6).fit(H * scale)
+    assert np.isfinite(fmap.k).all() and (fmap.k > 0).all()
+    Z = fmap.transform(H * scale) / np.sqrt(scale)
+    assert np.isfinite(Z).all()
+    K = additive_chi2_kernel(H)
+    assert np.abs(Z @ Z.T - K).max() < 0.05 * K.max()
+    assert np.isfinite(km.Chi2DirectMap(per_dimension=True).fit(H * scale).k).all()
+
+
+def test_chi2_direct_map_with_parameters_spanning_the_float_range():
+    X = np.random.default_rng(11).integers(0, 65, size=(4, 5)) / 64.0
+    k = np.array([1e308, 0.1])
+    Z = km.Chi2DirectMap(k=k).transform(X)
+    # the exact series, term by term, in long double
+    x = X.astype(np.longdouble)[..., None]
+    kk = k.astype(np.longdouble)
+    c0 = 2 * np.sqrt(kk[0]) * x[..., 0] / (x[..., 0] + kk[0])
+    c1 = ((x[..., 0] - kk[0]) / (x[..., 0] + kk[0])
+          * 2 * np.sqrt(kk[1]) * x[..., 0] / (x[..., 0] + kk[1]))
+    want = np.stack([c0, c1], axis=-1).reshape(4, 10).astype(np.float64)
+    assert_allclose(Z, want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize(("x", "scale"), [
+    (1e-10, 5e-324), (0.5, 5e-324), (1.7e308, 5e-324), (1.7e308, 1e-30),
+    (5e-324, 1e10), (5e-324, 1.7e308), (1e-300, 1e300), (2.0**-1000, 1.0),
+    (2.0**1000, 1.0), (0.3, 1.0)])
+@pytest.mark.parametrize("n_terms", [1, 2, 7])
+def test_chebyshev_map_extreme_ratios_match_the_exact_series(x, scale, n_terms):
+    Z = km.Chi2ChebyshevMap(n_terms, scale=scale).transform(np.array([[x, 0.0]]))
+    assert np.isfinite(Z).all()
+    assert_array_equal(Z[0, n_terms:], 0.0)
+    want = chebyshev_reference(x, scale, n_terms)
+    assert_allclose(Z[0, :n_terms], want, rtol=1e-10, atol=1e-300)
+
+
+def test_chebyshev_fit_and_map_of_subnormal_scale():
+    H = np.random.default_rng(0).random((5, 3))
+    fmap = km.Chi2ChebyshevMap(scale=5e-324)  # the reproducer: NaN before
+    for X in (H, H.astype(np.float32), scipy.sparse.csr_matrix(H)):
+        assert np.isfinite(dense(fmap.transform(X))).all()
+    tiny = km.Chi2ChebyshevMap(scale="median").fit(np.full((2, 3), 5e-324))
+    assert tiny.scale == 5e-324
+    assert np.isfinite(tiny.transform(H)).all()
+    big = km.Chi2ChebyshevMap(scale="median").fit(np.full((2, 3), 1.7e308))
+    assert big.scale == 1.7e308  # the median overflowed to inf before
+    assert np.isfinite(big.transform(H)).all()
+
+
+def test_homogeneous_map_extreme_periods_stay_finite():
+    x = np.array([[3.4e38, 1e-30, 0.0]], dtype=np.float32)
+    for period in (2 * np.pi / 2.0**100, 1e300):
+        for kernel in ("chi2", "js", "intersection"):
+            fmap = km.HomogeneousKernelMap(kernel, order=3, period=period)
+            assert np.isfinite(fmap.transform(x)).all()
+            assert np.isfinite(fmap.transform(x.astype(np.float64) * 5e269)).all()
+
+
+def test_chi2_map_float32_extremes():
+    H = np.random.default_rng(0).random((5, 3)).astype(np.float32)
+    X = np.full((2, 3), np.finfo(np.float32).max, dtype=np.float32)
+    X[0, 0] = np.float32(1e-45)
+    for fmap in (km.Chi2DirectMap().fit(H), km.Chi2DirectMap(k=np.array([1.7e308])),
+                 km.Chi2ChebyshevMap(8), km.Chi2ChebyshevMap(8, scale=5e-324),
+                 km.HomogeneousKernelMap()):
+        Z = fmap.transform(X)
+        assert Z.dtype == np.float32 and np.isfinite(Z).all()

@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse
 from numpy.testing import assert_allclose, assert_array_equal
 
+import kernelmaps as km
 from kernelmaps import (
     Bags,
     Chi2DirectMap,
@@ -766,6 +767,69 @@ def test_target_blocks_of_different_widths(widths):
         rf_pca(chunks, None, 2, y=y)
     with pytest.raises(ValueError, match="y_chunks"):
         rf_ridge(chunks, y, None, 2)
+
+
+def test_outofcore_blocks_that_are_not_arrays():
+    for call in (lambda: km.rf_pca([1.0], None, 1),
+                 lambda: km.rf_ridge([1.0], [np.zeros(1)], None, 1)):
+        with pytest.raises(TypeError, match=r"chunks block 0 must be an array"):
+            call()
+
+
+def test_outofcore_errors_name_the_block_and_overflow_is_clear():
+    H = np.random.default_rng(0).random((12, 4))
+    bad = H.copy()
+    bad[3, 1] = np.nan
+    # a map's error names the map (feature_map) and the block (chunks)
+    with pytest.raises(ValueError, match=r"feature_map cannot transform chunks "
+                                         r"block 1 \(its X\): X contains NaN"):
+        km.rf_pca([H, bad], km.Chi2DirectMap().fit(H), 2)
+    with pytest.raises(ValueError, match=r"feature_maps\[1\] cannot transform "
+                                         r"chunks block 1"):
+        km.rf_ridge([H, -H], [np.zeros(12)] * 2,  # negative: not histograms
+                    [km.RandomFourierFeatures(8, rng=0, gamma=1.0).fit(np.eye(4)),
+                     km.Chi2DirectMap().fit(H)],
+                    2)
+    with pytest.raises(ValueError, match=r"chunks block 0 must be 2-D"):
+        km.rf_pca([H.ravel()], None, 2)
+    with pytest.raises(TypeError, match=r"chunks block 0 must hold real numbers"):
+        km.rf_pca([H.astype(str)], None, 2)  # strings were parsed as numbers
+    with pytest.raises(ValueError, match="features of chunks overflow float64"):
+        km.rf_pca(H * 1e308, None, 2)  # eigh's "must not contain infs" before
+    with pytest.raises(ValueError, match="of chunks \\(or of them and y_chunks\\) "
+                                         "overflow float64"):
+        km.rf_ridge(H, np.full(12, 1e308), None, 2)
+
+    class Identity:
+        def transform(self, X):
+            return X
+
+    with pytest.raises(ValueError, match="overflow float64"):
+        km.rf_ridge([H * 1e200, H], [np.zeros(12), np.zeros(12)],
+                    [Identity(), Identity()], 2)
+
+
+def test_rf_pca_errors_name_the_map_and_the_chunks():
+    X = np.random.default_rng(0).normal(size=(10, 3))
+    with pytest.raises(ValueError, match=r"^feature_map cannot transform chunks "
+                                         r"block 0 \(its X\): X contains negative"):
+        km.rf_pca([X], km.Chi2ChebyshevMap(3), 2)
+    with pytest.raises(ValueError, match=r"^feature_maps cannot transform chunks"):
+        km.rf_ridge([X], [np.zeros(10)],
+                    km.RandomFourierFeatures(4, rng=0, gamma=1.0).fit(np.eye(5)), 2)
+    with pytest.raises(ValueError, match=r"features of chunks overflow"):
+        km.rf_pca([X * 1e300], None, 2)
+
+
+def test_rf_models_refuse_empty_input():
+    X = np.random.default_rng(0).normal(size=(10, 3))
+    pca = km.rf_pca([X], None, 2)
+    ridge = km.rf_ridge([X], [X[:, 0]], None, None)
+    for call in (pca.transform, ridge.predict):
+        with pytest.raises(ValueError, match=r"^X is empty"):
+            call(X[:0])
+        with pytest.raises(ValueError, match=r"^X is empty"):
+            call(scipy.sparse.csr_matrix(X[:0]))
 
 
 # --- 8: the fitted objects ------------------------------------------------------------

@@ -1,9 +1,12 @@
 """PSD projection against NumPy eigh references written here."""
 
+import math
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+import kernelmaps as km
 from kernelmaps import PSDProjector, project_psd
 
 METHODS = ["clip", "flip", "shift", "square"]
@@ -134,3 +137,134 @@ def test_many_negative_eigenvalues():
     atol = 1e-10 * np.linalg.norm(K)
     assert_allclose(project_psd(K), reference(K, "clip"), atol=atol)
     assert_allclose(project_psd(K, method="flip"), reference(K, "flip"), atol=atol)
+
+
+# -- bad input: a clear TypeError or ValueError naming the argument ----------
+
+
+@pytest.mark.parametrize(
+    ("K", "error", "match"),
+    [
+        (np.ones((2, 3)), ValueError, "{} must be square"),
+        (np.ones((2, 2, 2)), ValueError, "{} must be 2-D"),
+        (np.array([[1.0, np.inf], [0, 1]]), ValueError, "{} contains NaN"),
+        ([[1, "x"], [0, 1]], TypeError, "{} must be a 2-D array of real"),
+    ],
+)
+def test_psd_bad_matrix(K, error, match):
+    """The errors name the argument: K of project_psd, K_train of fit."""
+    with pytest.raises(error, match=match.format("K")):
+        project_psd(K)
+    with pytest.raises(error, match=match.format("K_train")):
+        PSDProjector().fit(K)
+
+
+def test_psd_bad_method_and_test_rows():
+    with pytest.raises(ValueError, match="method must be one of 'clip'"):
+        project_psd(np.eye(3), method="nearest")
+    with pytest.raises(ValueError, match="method must be one of"):
+        PSDProjector(method=None).fit(np.eye(3))
+    with pytest.raises(ValueError, match="not fitted"):
+        PSDProjector().transform(np.eye(3))
+    projector = PSDProjector().fit(np.eye(3))
+    with pytest.raises(ValueError, match="3 training sets"):
+        projector.transform(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="K_test_train contains NaN"):
+        projector.transform(np.full((1, 3), np.nan))
+
+
+# -- the ends of the float range ---------------------------------------------
+
+
+def indefinite_matrix(n=7, seed=0, n_negative=2):
+    rng = np.random.default_rng(seed)
+    V, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    w = rng.uniform(0.1, 2.0, size=n)
+    w[:n_negative] *= -1
+    return (V * w) @ V.T
+
+
+PSD_SCALES = [1e-300, 1e-200, 1e-170, 1e-100, 1.0, 1e100, 1e170, 1e200, 1e300]
+
+
+@pytest.mark.parametrize("method", ["clip", "flip", "shift", "square"])
+@pytest.mark.parametrize("scale", PSD_SCALES)
+@pytest.mark.parametrize("K", [np.array([[0.0, 1.0], [1.0, 0.0]]),
+                               indefinite_matrix()], ids=["2x2", "7x7"])
+def test_project_psd_at_any_scale(K, scale, method):
+    if method == "square" and not 1e-150 < scale < 1e150:
+        with pytest.raises(ValueError, match=r"'square' projection of K "
+                                             r"(overflows|underflows) float64"):
+            km.project_psd(K * scale, method=method)
+        return
+    P = km.project_psd(K * scale, method=method)
+    assert np.isfinite(P).all()
+    assert_array_equal(P, P.T)
+    unit = P / np.abs(P).max()
+    assert np.linalg.eigvalsh(unit).min() > -1e-12  # PSD
+    want = km.project_psd(K, method=method) * (scale if method != "square"
+                                               else scale**2)
+    assert_allclose(P, want, rtol=1e-10, atol=1e-12 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("method", ["clip", "flip", "shift", "square"])
+@pytest.mark.parametrize("scale", [1e-300, 1e-170, 1e-100, 1e100, 1e170, 1e300])
+def test_psd_projector_at_any_scale(scale, method):
+    K = indefinite_matrix(9, seed=1, n_negative=3)
+    K_test = np.random.default_rng(2).normal(size=(4, 9))
+    ref = km.PSDProjector(method).fit(K)
+    proj = km.PSDProjector(method)
+    if method == "square" and not 1e-150 < scale < 1e150:
+        with pytest.raises(ValueError, match=r"overflows|underflows"):
+            proj.fit_transform(K * scale)
+        return
+    proj.fit(K * scale)
+    assert_allclose(proj.eigenvalues_, ref.eigenvalues_ * scale, rtol=1e-10)
+    assert_allclose(proj.shift_, ref.shift_ * scale, rtol=1e-10)
+    factor = scale**2 if method == "square" else scale
+    got = proj.transform(K_test * scale)
+    assert np.isfinite(got).all()
+    assert_allclose(got, ref.transform(K_test) * factor, rtol=1e-10,
+                    atol=1e-12 * factor)
+
+
+def test_project_psd_of_the_reproducer_is_psd():
+    # the inertia count underflowed: the indefinite input came back unchanged
+    P = km.project_psd(np.array([[0.0, 1.0], [1.0, 0.0]]) * 1e-170)
+    assert_allclose(P, np.full((2, 2), 0.5e-170), rtol=1e-12)
+
+
+def test_project_psd_near_the_largest_float():
+    K = np.array([[1.0, -1.0], [-1.0, 1.0]]) * 1.5e308  # PSD: unchanged
+    assert_array_equal(km.project_psd(K), K)
+    K = np.array([[0.0, 1.0], [1.0, 0.0]]) * 1.7e308
+    assert_allclose(km.project_psd(K), np.full((2, 2), 0.85e308), rtol=1e-12)
+    K = np.full((3, 3), 1e308)
+    np.fill_diagonal(K, -1e308)  # eigenvalues -2e308 (twice) and 1e308
+    with pytest.raises(ValueError, match="overflows float64"):
+        km.project_psd(K, method="flip")
+
+
+def test_project_psd_near_the_float_limit():
+    rng = np.random.default_rng(0)
+    A = rng.uniform(-1, 1, (5, 5))
+    K = (A + A.T) / 2
+    big = K / np.abs(K).max() * 1e308
+    P = km.project_psd(big, method="clip")
+    want = km.project_psd(K / np.abs(K).max(), method="clip") * 1e308
+    assert_allclose(P, want, rtol=1e-10, atol=1e-12 * 1e308)
+    assert math.isfinite(float(np.abs(P).max()))
+
+
+@pytest.mark.parametrize("method", ["clip", "flip"])
+def test_psd_projection_subtracts_at_the_unit_scale(method):
+    # the flip correction 2 V l V^T alone exceeds float64 here; K minus it
+    # does not (found with --seed 1)
+    K = np.array([[80.3921568627451, 59.80392156862745, -3.92156862745098],
+                  [59.80392156862745, 100.0, 57.84313725490197],
+                  [-3.92156862745098, 57.84313725490197, -96.07843137254902]]) * 1e306
+    P = km.project_psd(K, method=method)
+    want = km.project_psd(K / 2.0**60, method=method) * 2.0**60
+    assert_allclose(P, want, rtol=1e-12, atol=0)
+    assert_allclose(km.PSDProjector(method).fit(K).transform(K), P, rtol=1e-12,
+                    atol=1e-12 * 1e308)

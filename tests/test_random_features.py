@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+import kernelmaps as km
 from kernelmaps import (
     Bags,
     DoublyRandomDistributionFeatures,
@@ -21,7 +22,7 @@ from kernelmaps import (
 )
 from kernelmaps._engine.set_means import set_means
 
-from ._helpers import sets_of_sizes
+from ._helpers import sets, sets_of_sizes
 from ._references import point_kernel
 
 
@@ -345,3 +346,103 @@ def _rdf(dim):
 def test_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# -- arguments named, huge values refused ------------------------------------
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"gamma2": -1}, ValueError, "gamma2 must be > 0"),
+    ({"gamma2": 0.0}, ValueError, "gamma2 must be > 0"),
+    ({"gamma2": np.inf}, ValueError, "gamma2 must be finite"),
+    ({"gamma2": "1"}, TypeError, "gamma2 must be a real number"),
+    ({"n_components2": 0}, ValueError, "n_components2 must be >= 1"),
+    ({"n_components2": True}, TypeError, "n_components2 must be an int"),
+    ({"n_components2": 2.5}, TypeError, "n_components2 must be an int"),
+    ({"gamma": -1}, ValueError, r"^gamma must be > 0"),
+    ({"n_components": 0}, ValueError, r"^n_components must be >= 1"),
+    ({"rng": True}, TypeError, "rng must be None"),
+    ({"rng": -1}, ValueError, "rng"),
+    ({"rng": "seed"}, TypeError, "rng must be None"),
+])
+def test_drdf_names_its_parameters(kwargs, error, match):
+    args = {"n_components": 5, "n_components2": 5, **kwargs}
+    with pytest.raises(error, match=match):
+        km.DoublyRandomDistributionFeatures(args.pop("n_components"),
+                                            args.pop("n_components2"), **args)
+
+
+def test_ragged_points_name_x():
+    fmap = km.RandomFourierFeatures(8, rng=0, gamma=1.0).fit(np.eye(2))
+    with pytest.raises(ValueError, match=r"^X could not be made an array"):
+        fmap.transform([[0.5, 0.25], [0.5]])
+
+
+def test_documented_none_defaults():
+    # RandomFourierFeatures: gamma=None is the median heuristic of the
+    # training points; DRDF: gamma2=None is the median heuristic of the RDF
+    # features of the training sets.
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    assert km.RandomFourierFeatures(8, gamma=None, rng=0).fit(X).gamma == (
+        km.median_heuristic(X))
+    train = sets()
+    drdf = km.DoublyRandomDistributionFeatures(8, 6, gamma2=None, rng=0).fit(train)
+    assert drdf.gamma == km.median_heuristic(train)
+    assert drdf.gamma2 == km.median_heuristic(drdf.rdf.transform(train))
+
+
+def test_drdf_gamma2_none_is_the_median_heuristic_of_the_rdf_features():
+    sets = [np.random.default_rng(i).normal(size=(6, 2)) for i in range(5)]
+    drdf = km.DoublyRandomDistributionFeatures(8, 4, gamma2=None, rng=0).fit(sets)
+    assert drdf.gamma2 == km.median_heuristic(drdf.rdf.transform(sets))
+    # gamma2 given: kept
+    drdf = km.DoublyRandomDistributionFeatures(8, 4, gamma2=1 / 8, rng=0).fit(sets)
+    assert drdf.gamma2 == 1 / 8
+
+
+@pytest.mark.parametrize("call", [
+    lambda: km.RandomFourierFeatures(10**400, rng=0).fit(np.ones((3, 2))),
+    lambda: km.RandomDistributionFeatures(10**400, rng=0).fit(sets()),
+    lambda: km.DoublyRandomDistributionFeatures(8, 10**400, rng=0).fit(sets()),
+    lambda: km.DoublyRandomDistributionFeatures(10**400, 8, rng=0).fit(sets()),
+])
+def test_huge_sizes_are_a_value_error_not_an_overflow_error(call):
+    with pytest.raises(ValueError, match=r"about 10\*\*400 entries"):
+        call()
+
+
+def test_random_frequencies_that_overflow_are_refused():
+    for kernel in ("rbf", "laplacian"):
+        with pytest.raises(ValueError, match=r"gamma=.* is too large"):
+            km.RandomFourierFeatures(8, kernel=kernel, gamma=1.7e308, rng=0).fit(
+                np.eye(3))
+    with pytest.raises(ValueError, match=r"gamma2=.* is too large"):
+        km.DoublyRandomDistributionFeatures(4, 4, gamma2=1.7e308, rng=0).fit(
+            [np.eye(2)])
+    H = np.random.default_rng(0).random((4, 3))
+    # frequencies of scale sqrt(beta): finite, and so are the features
+    fmap = km.ExpChi2Features(8, beta=1.7e308, rng=0).fit(H)
+    assert np.isfinite(fmap.transform(H)).all()
+
+
+def test_fourier_arguments_that_overflow_are_refused():
+    # x W beyond the float range: the engine's cosine of inf was garbage
+    rff = km.RandomFourierFeatures(4, gamma=1e300, rng=0).fit(np.eye(3))
+    P = np.random.default_rng(0).normal(size=(5, 3))
+    assert np.isfinite(rff.transform(P)).all()
+    with pytest.raises(ValueError, match="X has values too large"):
+        rff.transform(P * 1e300)
+    rdf = km.RandomDistributionFeatures(4, gamma=1.0, rng=0).fit([np.eye(3)])
+    with pytest.raises(ValueError, match="X has values too large"):
+        rdf.transform([np.full((2, 3), 1e308)])
+    with pytest.raises(ValueError, match="X has values too large"):
+        rdf.transform([np.full((2, 3), 3e38, dtype=np.float32)])
+    H = np.random.default_rng(0).random((4, 3))
+    fmap = km.ExpChi2Features(8, beta=1e306, rng=0,
+                              chi2_map=km.HomogeneousKernelMap()).fit(H)
+    with pytest.raises(ValueError, match="X has values too large"):
+        fmap.transform(H * 1.7e308)  # features ~ sqrt(x), frequencies ~ 1e153
+    # pickled and back, the check still runs
+    back = pickle.loads(pickle.dumps(rff))
+    with pytest.raises(ValueError, match="X has values too large"):
+        back.transform(P * 1e300)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+import kernelmaps as km
 from kernelmaps import (
     Bags,
     DegenerateWarning,
@@ -13,7 +14,7 @@ from kernelmaps import (
     sum_match_kernel,
 )
 
-from ._helpers import random_sets
+from ._helpers import random_sets, sets, sets_and_histograms
 from ._references import mmd2, point_kernel, sum_match
 
 KERNELS = ["rbf", "laplacian", "linear", "polynomial"]
@@ -327,6 +328,24 @@ def test_median_heuristic_bad_input(X, kwargs, error, match):
         median_heuristic(X, **kwargs)
 
 
+@pytest.mark.parametrize("rng", ["seed", -1, 1.5, True])
+def test_median_heuristic_checks_rng_even_when_unused(rng):
+    X = np.arange(8.0).reshape(4, 2)  # fewer points than sample: rng unused
+    with pytest.raises((TypeError, ValueError), match=r"\brng\b"):
+        km.median_heuristic(X, rng=rng)
+    assert km.median_heuristic(X, sample=3, rng=np.array(5)) > 0
+
+
+def test_median_heuristic_at_any_scale():
+    X = np.random.default_rng(0).normal(size=(8, 2))
+    g = km.median_heuristic(X)
+    for scale in (2.0**-500, 2.0**-300, 2.0**500):
+        assert km.median_heuristic(X * scale) == g / scale**2  # exact scaling
+    for scale in (1e300, 1e-300):  # gamma 1e-600, 1e600: beyond float64
+        with pytest.raises(ValueError, match="median distance of X"):
+            km.median_heuristic(X * scale)
+
+
 # -- a point kernel that is the identity or a constant: DegenerateWarning -----
 
 
@@ -466,3 +485,246 @@ def test_high_dimensional_mmd_and_mmd_kernel(small_groups):
     assert_allclose(mmd(X, gamma=gamma) ** 2, M2, rtol=1e-9, atol=1e-15)
     assert_allclose(mmd_kernel(X, gamma=gamma, gamma2=2.0), np.exp(-2.0 * M2),
                     rtol=1e-9)
+
+
+# -- bad input: a clear TypeError or ValueError naming the argument ----------
+
+
+FUNCTIONS = [sum_match_kernel, mmd, mmd_kernel]
+GOOD = [np.ones((3, 2)), np.zeros((2, 2))]
+
+
+def with_nan():
+    a = np.ones((3, 2))
+    a[1, 0] = np.nan
+    return a
+
+
+def with_inf(dtype=np.float64):
+    a = np.ones((3, 2), dtype=dtype)
+    a[2, 1] = -np.inf
+    return a
+
+
+@pytest.mark.parametrize("f", FUNCTIONS)
+@pytest.mark.parametrize(
+    ("X", "error", "match"),
+    [
+        ([np.ones((2, 2)), with_nan()], ValueError, r"X\[1\] contains NaN"),
+        ([with_inf()], ValueError, r"X\[0\] contains NaN or infinity"),
+        ([with_inf(np.float32)], ValueError, r"X\[0\] contains NaN or infinity"),
+        ([np.ones((2, 2)), np.ones((0, 2))], ValueError, r"X\[1\] is empty"),
+        ([np.ones((2, 2)), np.ones((2, 3))], ValueError, "same number of features"),
+        ([np.ones(3)], ValueError, r"X\[0\] must be a 2-D array"),
+        ([np.ones((2, 2, 2))], ValueError, r"X\[0\] must be a 2-D array"),
+        (np.ones((4, 2)), ValueError, "wrap it in a list"),
+        (np.ones((2, 2, 2, 2)), ValueError, "shape"),
+        ([], ValueError, "X must contain at least one set"),
+        ([np.ones((2, 0))], ValueError, "no feature"),
+        ([np.array([["a", "b"]], dtype=object)], TypeError, r"X\[0\] must hold real"),
+        ([np.array([[None, 1.0]], dtype=object)], TypeError, r"X\[0\] must hold real"),
+        ([np.ones((2, 2), dtype=complex)], TypeError, r"X\[0\] must hold real"),
+        ([[[1.0, 2.0], [3.0]]], ValueError, r"X\[0\] could not be made an array"),
+        (3.0, TypeError, "X must be a sequence of 2-D arrays"),
+        ("sets", TypeError, "X must be a sequence of 2-D arrays"),
+    ],
+)
+def test_bad_sets(f, X, error, match):
+    with pytest.raises(error, match=match):
+        f(X)
+
+
+@pytest.mark.parametrize("f", FUNCTIONS)
+def test_bad_y(f):
+    with pytest.raises(ValueError, match=r"Y\[0\] contains NaN"):
+        f(GOOD, [with_nan()])
+    with pytest.raises(ValueError, match="Incompatible dimension for X and Y"):
+        f(GOOD, [np.ones((2, 3))])
+    with pytest.raises(ValueError, match=r"Y\[0\] is empty"):
+        f(GOOD, [np.ones((0, 2))])
+
+
+@pytest.mark.parametrize("f", FUNCTIONS)
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"kernel": "gaussian"}, ValueError, "kernel must be one of 'rbf'"),
+        ({"kernel": None}, ValueError, "kernel must be one of"),
+        ({"gamma": 0.0}, ValueError, "gamma must be > 0"),
+        ({"gamma": -1.0}, ValueError, "gamma must be > 0"),
+        ({"gamma": np.nan}, ValueError, "gamma must be finite"),
+        ({"gamma": np.inf}, ValueError, "gamma must be finite"),
+        ({"gamma": "1"}, TypeError, "gamma must be a real number"),
+        ({"gamma": [1.0]}, TypeError, "gamma must be a real number"),
+        ({"degree": 0}, ValueError, "degree must be >= 1"),
+        ({"degree": 1.5}, TypeError, "degree must be an int"),
+        ({"coef0": np.nan}, ValueError, "coef0 must be finite"),
+        ({"workers": 0}, ValueError, "workers must be a positive int"),
+        ({"workers": 1.5}, TypeError, "workers must be an int or None"),
+        ({"workers": -1000}, ValueError, "leaves no thread"),
+        ({"progress": "yes"}, TypeError, "progress must be True or False"),
+    ],
+)
+def test_bad_parameters(f, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        f(GOOD, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("f", "kwargs", "error", "match"),
+    [
+        (sum_match_kernel, {"normalize": "yes"}, TypeError, "normalize must be"),
+        (mmd, {"squared": 1}, TypeError, "squared must be"),
+        (mmd, {"unbiased": None}, TypeError, "unbiased must be"),
+        (mmd, {"unbiased": True}, ValueError, "pass squared=True"),
+        (mmd_kernel, {"gamma2": 0.0}, ValueError, "gamma2 must be > 0"),
+        (mmd_kernel, {"gamma2": np.inf}, ValueError, "gamma2 must be finite"),
+    ],
+)
+def test_bad_function_options(f, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        f([np.ones((3, 2)), np.zeros((2, 2))], **kwargs)
+
+
+def test_unbiased_needs_two_points_per_set():
+    with pytest.raises(ValueError, match=r"X\[1\] has 1 point\(s\); at least 2"):
+        mmd([np.ones((3, 2)), np.zeros((1, 2))], squared=True, unbiased=True)
+    with pytest.raises(ValueError, match=r"Y\[0\] has 1 point"):
+        mmd([np.ones((3, 2))], [np.zeros((1, 2))], squared=True, unbiased=True)
+
+
+def test_integer_degree_given_as_float_is_accepted():
+    a = sum_match_kernel(GOOD, kernel="polynomial", degree=3)
+    b = sum_match_kernel(GOOD, kernel="polynomial", degree=3.0)
+    np.testing.assert_array_equal(a, b)
+
+
+class _Table:
+    """What the sets functions see of a pandas DataFrame: a 2-D shape,
+    columns, and iteration over the column names."""
+
+    def __init__(self, values, columns):
+        self.values, self.columns = np.asarray(values), list(columns)
+        self.shape = self.values.shape
+
+    def __iter__(self):
+        return iter(self.columns)
+
+    def to_numpy(self):
+        return self.values
+
+
+@pytest.mark.parametrize("f", FUNCTIONS)
+def test_a_table_is_told_how_to_make_sets(f):
+    """A long-format table of points used to give "X[0] must hold real
+    numbers, got an array of dtype <U1" (its column names)."""
+    table = _Table([[0, 1.0, 2.0], [0, 1.5, 2.5], [1, 3.0, 4.0]], "sxy")
+    pattern = (r"X is a _Table of 3 rows, not a collection of sets: .*"
+               r"\[X.to_numpy\(\)\].*groupby")
+    with pytest.raises(TypeError, match=pattern):
+        f(table)
+    with pytest.raises(TypeError, match=pattern.replace("X", "Y")):
+        f(GOOD, table)
+    pandas = pytest.importorskip("pandas")
+    with pytest.raises(TypeError, match="X is a DataFrame of 3 rows"):
+        f(pandas.DataFrame(table.values, columns=table.columns))
+
+
+SETS = sets_and_histograms()[0]
+
+
+def test_degree_beyond_a_c_int():
+    with pytest.raises(ValueError, match="degree"):
+        km.sum_match_kernel(SETS, kernel="polynomial", degree=10**12)
+
+
+# -- every scale, overflow named, no RuntimeWarning --------------------------
+
+
+# (gamma = 1e3 / scale**power makes the kernel the identity on these sets:
+# exact all the same, with a DegenerateWarning)
+@pytest.mark.filterwarnings("ignore::kernelmaps.DegenerateWarning")
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+@pytest.mark.parametrize("dtype, scales, rtol, atol", [
+    (np.float64, [1e-150, 1e-50, 1.0, 1e3, 1e50, 1e150], 1e-12, 0.0),
+    # float32 kernel values below its range (about 1e-37) are 0
+    (np.float32, [1e-30, 1e-10, 1.0, 1e3, 1e10, 1e30], 1e-5, 1e-37),
+])
+def test_set_kernels_exact_at_every_scale(simd_path, kernel, dtype, scales, rtol,
+                                          atol):
+    """Used to lose the self terms through |x|^2 + |y|^2 - 2 <x, y>: 8 % off
+    for float32 points of spread 1e3 at gamma=1 (issue 17, defect 3)."""
+    rng = np.random.default_rng(1)
+    for scale in scales:
+        # Far from the origin (offset 100 spreads) and spread `scale`.
+        sets = [((rng.normal(size=(n, 3)) + 100) * scale).astype(dtype)
+                for n in (20, 7, 13)]
+        power = 2 if kernel == "rbf" else 1
+        for gamma in (1e-3 / scale**power, 1.0 / scale**power,
+                      1e3 / scale**power):
+            K = km.sum_match_kernel(sets, kernel=kernel, gamma=gamma)
+            ref = sum_match(sets, sets, kernel, gamma)
+            assert_allclose(K, ref, rtol=rtol, atol=atol,
+                            err_msg=f"scale={scale} gamma={gamma}")
+
+
+def test_the_issue_example():
+    rng = np.random.default_rng(0)
+    X = [(rng.normal(size=(20, 3)) * 1e3).astype(np.float32) for _ in range(3)]
+    # Every cross term underflows: the diagonal is the self terms, 1 / 20
+    # (a kernel that is the identity, which a DegenerateWarning says).
+    with pytest.warns(km.DegenerateWarning, match="is 0 between all points"):
+        K = km.sum_match_kernel(X, gamma=1.0)
+    assert_allclose(np.diag(K), 0.05, rtol=1e-7)
+    with pytest.warns(km.DegenerateWarning, match="is 0 between all points"):
+        D2 = km.mmd(X, gamma=1.0, unbiased=True, squared=True)
+    assert_array_equal(D2, 0.0)
+
+
+def test_a_pair_does_not_depend_on_the_other_sets():
+    """Used to give 0.0 for mmd([A, 1e300 A], [B])[0, 0] (0.733 alone)."""
+    rng = np.random.default_rng(3)
+    A, B = rng.normal(size=(15, 2)), rng.normal(size=(11, 2)) + 0.5
+    alone = km.mmd([A], [B])[0, 0]
+    assert alone > 0.1
+    for other in (1e300 * A, 1e-300 * A, A + 1e200):
+        assert_allclose(km.mmd([A, other], [B])[0, 0], alone, rtol=1e-13)
+        assert_allclose(km.sum_match_kernel([other, A], [B])[1, 0],
+                        km.sum_match_kernel([A], [B])[0, 0], rtol=1e-13)
+
+
+def test_huge_gamma_for_huge_points():
+    # Computable: the points in bandwidth units stay finite.
+    assert_array_equal(km.sum_match_kernel([np.array([[1e300, 0.0]])],
+                                           gamma=1e300), [[1.0]])
+    # Not computable in float64: gamma * |x|^2 is beyond its range.
+    with pytest.raises(ValueError, match="gamma"):
+        km.sum_match_kernel([np.array([[1.7e308, 0.0]])], gamma=1e308)
+
+
+@pytest.mark.parametrize("func", [km.sum_match_kernel, km.mmd, km.mmd_kernel])
+def test_set_kernel_overflow_names_x_and_y(func):
+    X, Y = sets(0), sets(1, n_sets=2)
+    big = [x * 1e150 for x in X]
+    with pytest.raises(ValueError, match="polynomial kernel values of X overflow"):
+        func(big, kernel="polynomial", degree=3)
+    with pytest.raises(ValueError, match="of X and Y overflow"):
+        func(X, [y * 1e150 for y in Y], kernel="polynomial", degree=3)
+
+
+def test_unbiased_mmd_overflow_is_an_error_without_warning():
+    X, Y = sets(0), sets(1, n_sets=2)
+    with pytest.raises(ValueError, match="linear kernel values of X and Y overflow"):
+        km.mmd([x * 1e300 for x in X], Y, kernel="linear", squared=True,
+               unbiased=True)
+
+
+def test_huge_gamma2_gives_zero_without_warning():
+    X = sets(0, d=1)
+    K = km.mmd_kernel(X, kernel="laplacian", gamma2=1.7976931348623157e308)
+    assert_array_equal(K, np.eye(3))
+    rng = np.random.default_rng(0)
+    F = rng.normal(size=(3, 2))
+    G = F @ F.T
+    L = km.level2_kernel(G, np.diag(G), kind="rbf", gamma2=1.7976931348623157e308)
+    assert_array_equal(L, np.eye(3))

@@ -6,7 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
-from numpy.testing import assert_array_equal
+from numpy.testing import assert_allclose, assert_array_equal
 
 sklearn = pytest.importorskip("sklearn")
 
@@ -98,6 +98,58 @@ def test_pipeline_grid_search_and_pickle():
 def test_negative_input_is_rejected():
     with pytest.raises(ValueError, match="Negative values"):
         kms.Chi2DirectSampler().fit(-np.ones((3, 2)))
+
+
+def histogram_adapters():
+    return [kms.Chi2DirectSampler(3), kms.Chi2ChebyshevSampler(3),
+            kms.HomogeneousKernelSampler(order=1), kms.AnchorSampler(n_anchors=5),
+            kms.ExpChi2Sampler(8, random_state=0), kms.RFFSampler(8, random_state=0)]
+
+
+@pytest.mark.parametrize("bad", [
+    np.array([["0.5", "0.25"], ["1", "2"]]),
+    np.array([[b"0.5", b"0.25"], [b"1", b"2"]]),
+    np.array([["0.5", "0.25"], ["1", "2"]], dtype=object),
+    [["0.5", "0.25"], ["1", "2"]],
+    np.array([["2020-01-01", "2020-01-02"], ["2020-01-03", "2020-01-04"]],
+             dtype="datetime64[D]"),
+    np.array([[1, 2], [3, 4]], dtype="timedelta64[s]"),
+], ids=["str", "bytes", "object-str", "list-str", "datetime64", "timedelta64"])
+def test_adapters_refuse_strings_and_datetimes(bad):
+    good = np.array([[0.5, 0.25], [1.0, 2.0]])
+    for est in histogram_adapters():
+        with pytest.raises(TypeError, match="X must hold real numbers"):
+            clone(est).fit(bad)
+        fitted = clone(est).fit(good)
+        with pytest.raises(TypeError, match="X must hold real numbers"):
+            fitted.transform(bad)
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        kms.ExpectedKernel("iso").fit(bad)
+    fitted = kms.ExpectedKernel("iso").fit(good)
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        fitted.transform(bad)
+    with pytest.raises(TypeError, match="must hold real numbers"):
+        kms.RDFSampler(4).fit([bad, bad])
+
+
+@pytest.mark.parametrize(("random_state", "error"), [
+    (True, TypeError), (-1, ValueError), (2**40, ValueError), ("a", ValueError),
+    (1.5, ValueError)])
+def test_adapters_validate_random_state(random_state, error):
+    X = np.random.default_rng(0).random((5, 3))
+    with pytest.raises(error, match="random_state"):
+        kms.RFFSampler(4, random_state=random_state).fit(X)
+
+
+def test_adapters_name_their_own_parameters():
+    rng = np.random.default_rng(0)
+    sets = [rng.normal(size=(5, 2)) for _ in range(3)]
+    with pytest.raises(ValueError, match="gamma2 must be > 0"):
+        kms.DRDFSampler(8, 8, gamma2=-1.0).fit(sets)
+    with pytest.raises(ValueError, match="n_components2 must be >= 1"):
+        kms.DRDFSampler(8, 0).fit(sets)
+    with pytest.raises(TypeError, match="n_components must be an int"):
+        kms.DRDFSampler(True, 8).fit(sets)
 
 
 def test_docstring_examples_run():
@@ -247,6 +299,60 @@ def test_set_kernel_bad_input():
         est.transform([s[:, :1] for s in sets])
 
 
+@pytest.mark.parametrize(("params", "error", "match"), [
+    ({"gamma": -1}, ValueError, "gamma must be > 0"),
+    ({"gamma": 0}, ValueError, "gamma must be > 0"),
+    ({"gamma": True}, TypeError, "gamma must be a real number"),
+    ({"gamma": np.nan}, ValueError, "gamma must be finite"),
+    ({"power": -1}, ValueError, "power must be > 0"),
+    ({"power": 0}, ValueError, "power must be > 0"),
+    ({"power": [0.5]}, TypeError, "power must be a real number"),
+    ({"power": "2"}, TypeError, "power must be a real number"),
+    ({"psd": ""}, ValueError, "psd must be one of"),
+    ({"psd": None}, ValueError, "psd must be one of"),
+    ({"alpha": 1.0}, ValueError, "alpha must not be 1"),
+    ({"alpha": [0.5, 2.0]}, TypeError, "alpha must be a real number"),
+    ({"k": 0}, ValueError, "k must be >= 1"),
+    ({"k": 2.5}, TypeError, "k must be an int"),
+    ({"gamma2": 0}, ValueError, "gamma2 must be > 0"),
+    ({"workers": 0}, ValueError, "workers"),
+    ({"workers": True}, TypeError, "workers"),
+])
+@pytest.mark.parametrize("kernel", ["renyi", "mean_map"])
+def test_set_kernel_validates_every_parameter_at_fit(kernel, params, error, match):
+    rng = np.random.default_rng(0)
+    sets = [rng.normal(size=(20, 2)) for _ in range(4)]
+    with pytest.raises(error, match=match):
+        kms.SetKernel(kernel, **params).fit(sets)
+
+
+def test_set_kernel_psd_square_and_0d_parameters():
+    rng = np.random.default_rng(0)
+    sets = [rng.normal(size=(20, 2)) for _ in range(4)]
+    a = kms.SetKernel("renyi", power=np.array(2.0), k=np.int64(5)).fit_transform(sets)
+    assert_array_equal(a, kms.SetKernel("renyi").fit_transform(sets))
+    assert np.isfinite(kms.SetKernel("renyi", psd="square").fit(sets)
+                       .transform(sets)).all()
+
+
+def test_set_kernel_renyi_uses_the_stable_divergence_kernel():
+    rng = np.random.default_rng(3)
+    sets = [rng.normal(loc=c, size=(25, 2)) for c in (0, 0, 2, 2, 4)]
+    est = kms.SetKernel("renyi", gamma=1e-320)  # subnormal gamma: K = 1
+    K = est.fit_transform(sets)
+    assert np.isfinite(K).all()
+    assert np.isfinite(est.transform(sets)).all()
+    D = kernelmaps.renyi_divergence(sets)
+    want = kernelmaps.project_psd(kernelmaps.divergence_kernel(D, power=2))
+    assert_allclose(kms.SetKernel("renyi").fit_transform(sets), want, atol=1e-12)
+    # a default gamma beyond the float range (median ** -2000): NaN before
+    est = kms.SetKernel("renyi", power=2000)
+    K = est.fit_transform(sets)
+    assert np.isfinite(K).all() and np.isfinite(est.transform(sets)).all()
+    want = kernelmaps.project_psd(kernelmaps.divergence_kernel(D, power=2000))
+    assert_allclose(K, want, atol=1e-12)
+
+
 @pytest.mark.parametrize("covariance", ["full", "diag", "iso"])
 def test_expected_kernel_rows_are_the_closed_form(covariance):
     rng = np.random.default_rng(9)
@@ -277,6 +383,18 @@ def test_expected_kernel_bad_input():
         kms.ExpectedKernel("diag").fit(np.array([[0.0, -1.0]]))
     with pytest.raises(ValueError, match="covariance"):
         kms.ExpectedKernel("nope").fit(np.ones((3, 4)))
+
+
+def test_sklearn_expected_kernel_at_1e308():
+    sk = pytest.importorskip("kernelmaps.sklearn")
+    rng = np.random.default_rng(0)
+    X = np.hstack([rng.uniform(-1, 1, (4, 2)), rng.uniform(0, 1, (4, 2))]) * 1e308
+    K = sk.ExpectedKernel(covariance="diag", gamma=1.0).fit_transform(X)
+    assert np.isfinite(K).all() and (K >= 0).all()
+    est = sk.ExpectedKernel(covariance="diag", gamma=1.0,
+                            workers=np.array(2)).fit(X / 1e308)
+    again = pickle.loads(pickle.dumps(est))
+    assert_array_equal(again.transform(X / 1e308), est.transform(X / 1e308))
 
 
 def test_support_measure_machine_uses_the_spread():
