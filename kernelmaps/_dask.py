@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse
 
 from ._bags import Bags, pack_sets
+from ._engine.layout import PROGRESS_BLOCKS
 from ._engine.progress import progress_bar
 from ._parallel import check_progress
 from ._probes import as_float_array, float_dtype, is_dask_array
@@ -122,8 +123,6 @@ def lazy_sets(per_point=()):
     return decorate
 
 
-# A progress bar moves over about this many blocks of rows or sets.
-_PROGRESS_BLOCKS = 100
 
 
 def _in_blocks(fmap, method, X, args, kwargs, bounds=None, take=None):
@@ -137,7 +136,7 @@ def _in_blocks(fmap, method, X, args, kwargs, bounds=None, take=None):
         X = X if scipy.sparse.issparse(X) or hasattr(X, "shape") else \
             as_float_array(X, "X")
         n = X.shape[0]
-        bounds = np.unique(np.linspace(0, n, min(n, _PROGRESS_BLOCKS) + 1,
+        bounds = np.unique(np.linspace(0, n, min(n, PROGRESS_BLOCKS) + 1,
                                        dtype=np.int64))
 
         def take(X, kwargs, start, stop):
@@ -160,7 +159,7 @@ def _sets_in_blocks(fmap, method, sets, kwargs, per_point):
     array aligned with the points are split as the points are."""
     bags = check_sets(sets, "sets")
     n = len(bags)
-    bounds = np.unique(np.linspace(0, n, min(n, _PROGRESS_BLOCKS) + 1,
+    bounds = np.unique(np.linspace(0, n, min(n, PROGRESS_BLOCKS) + 1,
                                    dtype=np.int64))
 
     def take(bags, kwargs, start, stop):

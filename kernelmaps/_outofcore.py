@@ -21,6 +21,7 @@ import scipy.sparse
 from ._bags import Bags
 from ._dask import is_lazy
 from ._engine import lapack
+from ._engine.layout import OUTOFCORE_BLOCK_ROWS
 from ._engine.moments import add_all, block_moments, reduce_tree
 from ._engine.progress import progress_bar
 from ._frozen import Frozen
@@ -30,8 +31,6 @@ from ._validation import check_scalar
 
 __all__ = ["RandomFeaturePCA", "RandomFeatureRidge", "rf_pca", "rf_ridge"]
 
-# Rows (or sets) per block when one in-memory data set is given.
-_BLOCK_ROWS = 8192
 
 
 def _block_stats(X, y, fmaps, pcas, block_name, map_name):
@@ -96,8 +95,8 @@ def _blocks(chunks, name):
     if isinstance(chunks, (np.ndarray, Bags)) or scipy.sparse.issparse(chunks):
         if scipy.sparse.issparse(chunks):
             chunks = scipy.sparse.csr_matrix(chunks)
-        starts = range(0, _n_rows(chunks), _BLOCK_ROWS)
-        return (chunks[i : i + _BLOCK_ROWS] for i in starts), len(starts)
+        starts = range(0, _n_rows(chunks), OUTOFCORE_BLOCK_ROWS)
+        return (chunks[i : i + OUTOFCORE_BLOCK_ROWS] for i in starts), len(starts)
     if isinstance(chunks, (str, bytes)) or not hasattr(chunks, "__iter__"):
         raise TypeError(
             f"{name} must be an iterable of blocks of rows, an array or a Dask "

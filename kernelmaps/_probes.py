@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 
+from ._engine.layout import PROBE_BLOCK_VALUES
+
 __all__ = [
     "all_finite",
     "any_negative",
@@ -84,22 +86,19 @@ def as_float_array(a, name):
     )
 
 
-# Whole-array checks go in blocks of about this many values: no temporary
-# array is larger, and Ctrl-C stops between two blocks.
-_BLOCK_VALUES = 1 << 21
 
 
 def all_finite(a):
     """Whether every value of the array `a` is finite (no NaN or inf)."""
-    if a.size <= _BLOCK_VALUES:
+    if a.size <= PROBE_BLOCK_VALUES:
         return bool(np.isfinite(a).all())
     flat = a.reshape(-1)
-    return all(np.isfinite(flat[i:i + _BLOCK_VALUES]).all()
-               for i in range(0, flat.shape[0], _BLOCK_VALUES))
+    return all(np.isfinite(flat[i:i + PROBE_BLOCK_VALUES]).all()
+               for i in range(0, flat.shape[0], PROBE_BLOCK_VALUES))
 
 
 def any_negative(a):
     """Whether some value of the array `a` is negative."""
     flat = a.reshape(-1)
-    return any((flat[i:i + _BLOCK_VALUES] < 0).any()
-               for i in range(0, flat.shape[0], _BLOCK_VALUES))
+    return any((flat[i:i + PROBE_BLOCK_VALUES] < 0).any()
+               for i in range(0, flat.shape[0], PROBE_BLOCK_VALUES))

@@ -21,7 +21,7 @@ import scipy.sparse
 
 from ._bags import Bags, pack_sets
 from ._engine._gather import gather_plain
-from ._engine.layout import COPY_BLOCK_BYTES
+from ._engine.layout import CAST_BLOCK_VALUES, COPY_BLOCK_BYTES
 from ._probes import (
     all_finite,
     any_negative,
@@ -469,8 +469,6 @@ def fill_docs(functions, *, indent=0, **fields):
         f.__doc__ = doc
 
 
-# Values cast at a time by `cast_output` (a few hundred kB: in cache).
-_CAST_BLOCK = 1 << 16
 
 
 def cast_output(values, dtype, names):
@@ -488,9 +486,9 @@ def cast_output(values, dtype, names):
     # between blocks.
     finite = True
     with np.errstate(over="ignore"):  # reported below
-        for start in range(0, source.size, _CAST_BLOCK):
-            block = target[start:start + _CAST_BLOCK]
-            block[...] = source[start:start + _CAST_BLOCK]
+        for start in range(0, source.size, CAST_BLOCK_VALUES):
+            block = target[start:start + CAST_BLOCK_VALUES]
+            block[...] = source[start:start + CAST_BLOCK_VALUES]
             if not all_finite(block):
                 finite = False
                 break

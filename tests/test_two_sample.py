@@ -393,7 +393,7 @@ def test_aggregated_draws_kept_or_drawn_again_alike(n, m, monkeypatch):
     rng = np.random.default_rng(n * m)
     X, Y = rng.normal(size=(n, 2)), rng.normal(size=(m, 2)) + 0.5
     kept = km.mmd_test(X, Y, method="aggregated", n_resamples=300, rng=4)
-    monkeypatch.setattr(ts, "_DRAWS_KEPT", 0)
+    monkeypatch.setattr(ts, "RESAMPLE_DRAWS_KEPT", 0)
     again = km.mmd_test(X, Y, method="aggregated", n_resamples=300, rng=4)
     assert_array_equal(again.statistic, kept.statistic)
     assert_array_equal(again.null_distribution, kept.null_distribution)

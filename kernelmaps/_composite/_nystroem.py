@@ -14,6 +14,7 @@ import scipy.sparse
 
 from .._dask import is_lazy, lazy_rows, lazy_sets
 from .._engine import lapack
+from .._engine.layout import NYSTROEM_DIAGONAL_BLOCK
 from .._frozen import FeatureMap
 from .._parallel import resolve_workers
 from .._validation import check_choice, check_rng, check_scalar
@@ -23,9 +24,6 @@ from ._kernels import KERNELS, Callable, count, output_dtype, take, width
 __all__ = ["NystroemMap"]
 
 _LANDMARKS = ("uniform", "kmeans++", "leverage")
-# Objects per block when the diagonal of a kernel is taken from its
-# symmetric blocks (leverage scores of kernels without a cheap diagonal).
-_DIAGONAL_BLOCK = 32
 # Width of the random distribution features that embed sets for k-means++.
 _SET_EMBEDDING = 128
 # An indefinite kernel: where a landmark eigenvalue is small beside the
@@ -98,8 +96,8 @@ def _diagonal(kernel, X, params, workers):
     """k(x, x) of every object, from symmetric blocks of a few objects."""
     n = count(X)
     parts = []
-    for start in range(0, n, _DIAGONAL_BLOCK):
-        block = take(X, np.arange(start, min(start + _DIAGONAL_BLOCK, n)))
+    for start in range(0, n, NYSTROEM_DIAGONAL_BLOCK):
+        block = take(X, np.arange(start, min(start + NYSTROEM_DIAGONAL_BLOCK, n)))
         parts.append(np.diagonal(kernel.block(block, None, params, workers)))
     return np.concatenate(parts).astype(np.float64)
 

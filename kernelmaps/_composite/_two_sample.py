@@ -45,6 +45,13 @@ import scipy.stats
 
 from .._dask import is_dask_array
 from .._engine import lapack
+from .._engine.layout import (
+    LINEAR_TEST_ROWS,
+    RESAMPLE_BLOCK,
+    RESAMPLE_DRAWS_KEPT,
+    RESAMPLE_TASK_FLOPS,
+    RESAMPLE_THREADED_FLOPS,
+)
 from .._engine.progress import progress_bar
 from .._frozen import FeatureMap
 from .._parallel import check_progress, resolve_workers
@@ -79,19 +86,6 @@ from ._kernels import KERNELS, Callable, count
 __all__ = ["MMDTestResult", "mmd_test"]
 
 _METHODS = ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear")
-# Resamples per matrix product: K0 @ S is (N, _BLOCK).
-_BLOCK = 256
-# Bytes of resampling draws the aggregated test keeps for all its kernels.
-_DRAWS_KEPT = 1 << 28
-# Flops of a block's matrix product (about 0.3 ms) from which the blocks
-# run on several threads.
-_THREADED_FLOPS = 2e7
-# Flops of one task of a block's product (rows of the matrix times the
-# block): about 20 ms on one core, the latency of Ctrl-C (5e8 cost 5 % on
-# one thread at 6000 points; 1e9 as fast as one product per block).
-_TASK_FLOPS = 1e9
-# Rows of points mapped at a time by the linear test.
-_LINEAR_ROWS = 1 << 15
 # The wild bootstrap of the aggregated test takes the kernel at c gamma from
 # the log of the kernel at gamma, ``exp(c log k)``, for c up to this ratio,
 # and computes the kernel anew beyond: a value of k that rounds to 1 (gamma
@@ -747,12 +741,12 @@ def _warn_never_rejects(B, alpha, name):
 
 
 def _block_seeds(generator, total):
-    """One seed per block of `_BLOCK` resamples (the first resample of the
+    """One seed per block of `RESAMPLE_BLOCK` resamples (the first resample of the
     first block is the observed sample): the blocks can be drawn again,
     alike, for each kernel of the aggregated test."""
-    n_blocks = -(-total // _BLOCK)
-    sizes = np.full(n_blocks, _BLOCK)
-    sizes[-1] = total - _BLOCK * (n_blocks - 1)
+    n_blocks = -(-total // RESAMPLE_BLOCK)
+    sizes = np.full(n_blocks, RESAMPLE_BLOCK)
+    sizes[-1] = total - RESAMPLE_BLOCK * (n_blocks - 1)
     return list(zip(generator.integers(2**63, size=n_blocks), sizes,
                     strict=True))
 
@@ -830,7 +824,7 @@ def _resampled(form, draw, n_blocks, bar, n_threads):
     S))`` for the `n_blocks` blocks ``S = draw(i)``.
 
     The product ``M S`` of a block is cut into tasks of rows of M of about
-    `_TASK_FLOPS` each (tens of milliseconds; each task's columns of ``S'
+    `RESAMPLE_TASK_FLOPS` each (tens of milliseconds; each task's columns of ``S'
     M S`` are added in the order of its rows, whatever the threads). The
     tasks run on `n_threads` threads, each product on one BLAS thread, at
     most two tasks per thread in flight. (A product on several BLAS threads
@@ -841,9 +835,9 @@ def _resampled(form, draw, n_blocks, bar, n_threads):
     of threads."""
     M, finish = form
     rows = M.shape[0]
-    if 2.0 * rows**2 * _BLOCK < _THREADED_FLOPS:
+    if 2.0 * rows**2 * RESAMPLE_BLOCK < RESAMPLE_THREADED_FLOPS:
         n_threads = 1
-    step = max(1, int(_TASK_FLOPS // (2.0 * rows * _BLOCK)))
+    step = max(1, int(RESAMPLE_TASK_FLOPS // (2.0 * rows * RESAMPLE_BLOCK)))
     starts = range(0, rows, step)
 
     def part(S, start):
@@ -964,7 +958,7 @@ def _shared_draws(seeds, size, N, method, dtype, rows):
     for every kernel: drawn once (1 byte an entry, `rows` of them per
     resample) and cast for each, unless they would take much memory (then
     drawn again for each kernel, alike)."""
-    if rows * sum(b for _, b in seeds) > _DRAWS_KEPT:
+    if rows * sum(b for _, b in seeds) > RESAMPLE_DRAWS_KEPT:
         return _drawer(seeds, size, N, method, dtype)
     kept = [_drawer(seeds, size, N, method, np.int8)(i)
             for i in range(len(seeds))]
@@ -1361,10 +1355,10 @@ def _feature_moments(fmap, A, shift, n_threads, progress):
         s, G = dask.compute(F.sum(axis=0), F.T @ F)
         return np.asarray(s), np.asarray(G)
     s = G = None
-    blocks = range(0, A.shape[0], _LINEAR_ROWS)
+    blocks = range(0, A.shape[0], LINEAR_TEST_ROWS)
     with progress_bar(progress, len(blocks), "mmd_test features") as bar:
         for start in blocks:
-            F = np.asarray(fmap.transform(A[start:start + _LINEAR_ROWS],
+            F = np.asarray(fmap.transform(A[start:start + LINEAR_TEST_ROWS],
                                           workers=n_threads),
                            dtype=np.float64) - shift
             s = F.sum(axis=0) if s is None else s + F.sum(axis=0)

@@ -22,6 +22,7 @@ from . import _knn as _impl
 from ._pair_sums import prepare_points
 from .lapack import one_blas_thread
 from .layout import (
+    KDTREE_QUERY_BLOCK,
     KNN_GEMM_DIM,
     KNN_PAIRS_PER_CALL,
     PRODUCT_CHUNK,
@@ -50,8 +51,6 @@ _FLOAT32_MIN_DIM = 5
 # Column sets at least this large (on average), by dimension, are faster
 # with kd-trees than with distance blocks: see choose_method.
 _KDTREE_MIN_SET = {1: 800, 2: 900, 3: 1100, 4: 2000}
-# Points per kd-tree query (a few milliseconds; Ctrl-C stops between two).
-_QUERY_BLOCK = 8192
 # Element operations of a distance beyond the features (the selection).
 _SELECT_COST = 8
 # The products path (`_knn.pyx`) certifies a list where its bound on the
@@ -544,10 +543,10 @@ def _kdtree_log_kth(xp, offsets, k, n_threads):
 
 def _query(tree, points, k, n_threads):
     """Distance of every point to its k-th neighbour in the tree, in blocks
-    of _QUERY_BLOCK points (Ctrl-C stops between two)."""
+    of KDTREE_QUERY_BLOCK points (Ctrl-C stops between two)."""
     out = np.empty(len(points))
-    for a in range(0, len(points), _QUERY_BLOCK):
-        block = points[a:a + _QUERY_BLOCK]
+    for a in range(0, len(points), KDTREE_QUERY_BLOCK):
+        block = points[a:a + KDTREE_QUERY_BLOCK]
         dist, _ = tree.query(block, k=[k], workers=threads_for(
             n_threads, float(len(block)) * 64 * points.shape[1], len(block)))
         out[a:a + len(block)] = dist[:, 0]

@@ -42,6 +42,8 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from .layout import MATMUL_BLOCK_FLOPS
+
 try:
     import threadpoolctl
 except ImportError:  # optional: then OpenBLAS is found directly (Linux)
@@ -64,8 +66,6 @@ _QR_RATE = 1.5e-10
 # A forked child measures over this long how many CPUs are idle, and runs
 # LAPACK on as many BLAS threads.
 _PROBE_SECONDS = 0.03
-# Floating-point operations of one block of `matmul` (tens of milliseconds).
-_MATMUL_BLOCK_FLOPS = 5e8
 
 
 def eigh(A, **kwargs):
@@ -105,7 +105,7 @@ def cho_factor(A, **kwargs):
 def matmul(A, B):
     """``A @ B`` for 2-D arrays, in blocks of rows of A."""
     rows = A.shape[0]
-    step = max(1, int(_MATMUL_BLOCK_FLOPS // max(2.0 * A.shape[1] * B.shape[1],
+    step = max(1, int(MATMUL_BLOCK_FLOPS // max(2.0 * A.shape[1] * B.shape[1],
                                                  1.0)))
     if step >= rows:
         return A @ B

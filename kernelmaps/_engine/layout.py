@@ -13,19 +13,34 @@ from ._runtime import TILE_COLS, TILE_ROWS
 
 __all__ = [
     "ADDITIVE_ROW_BLOCK",
+    "CAST_BLOCK_VALUES",
     "CKSVD_BLOCK_ROWS",
     "COPY_BLOCK_BYTES",
+    "CSR_MEANS_BLOCK_BYTES",
+    "CSR_MEANS_TASK_ROWS",
     "EXPECTED_BLOCK_BYTES",
     "JS_SPARSE_DENSITY",
+    "KDTREE_QUERY_BLOCK",
     "KNN_GEMM_DIM",
     "KNN_PAIRS_PER_CALL",
+    "LINEAR_TEST_ROWS",
+    "MATMUL_BLOCK_FLOPS",
     "MEANS_GEMM_DIM",
     "MEANS_GROUP_POINTS",
     "MEANS_GROUP_SETS",
+    "MOMENTS_GRAM_FLOPS",
+    "NYSTROEM_DIAGONAL_BLOCK",
+    "OUTOFCORE_BLOCK_ROWS",
     "PAIR_GEMM_BLOCK",
     "PAIR_GEMM_DIM",
     "PAIR_MAX_SEGMENTS",
+    "PROBE_BLOCK_VALUES",
     "PRODUCT_CHUNK",
+    "PROGRESS_BLOCKS",
+    "RESAMPLE_BLOCK",
+    "RESAMPLE_DRAWS_KEPT",
+    "RESAMPLE_TASK_FLOPS",
+    "RESAMPLE_THREADED_FLOPS",
     "TILE_COLS",
     "TILE_ROWS",
     "additive_panel",
@@ -90,6 +105,60 @@ JS_SPARSE_DENSITY = 0.3
 EXPECTED_BLOCK_BYTES = 1 << 26
 # CKSVD objective: rows of the data per block of kernel values.
 CKSVD_BLOCK_ROWS = 4096
+
+
+# -- the blocks of the layers above the engine, and of the engine's
+# drivers in Python, each named for where it is used ---------------------
+# (_dask.py)
+# A progress bar moves over about this many blocks of rows or sets.
+PROGRESS_BLOCKS = 100
+# (_validation.py)
+# Values cast at a time by `cast_output` (a few hundred kB: in cache).
+CAST_BLOCK_VALUES = 1 << 16
+# (_composite/_nystroem.py)
+# Objects per block when the diagonal of a kernel is taken from its
+# symmetric blocks (leverage scores of kernels without a cheap diagonal).
+NYSTROEM_DIAGONAL_BLOCK = 32
+# (_composite/_two_sample.py)
+# Resamples per matrix product: K0 @ S is (N, RESAMPLE_BLOCK).
+RESAMPLE_BLOCK = 256
+# (_composite/_two_sample.py)
+# Bytes of resampling draws the aggregated test keeps for all its kernels.
+RESAMPLE_DRAWS_KEPT = 1 << 28
+# (_composite/_two_sample.py)
+# Flops of a block's matrix product (about 0.3 ms) from which the blocks
+# run on several threads.
+RESAMPLE_THREADED_FLOPS = 2e7
+# (_composite/_two_sample.py)
+# Flops of one task of a block's product (rows of the matrix times the
+# block): about 20 ms on one core, the latency of Ctrl-C (5e8 cost 5 % on
+# one thread at 6000 points; 1e9 as fast as one product per block).
+RESAMPLE_TASK_FLOPS = 1e9
+# (_composite/_two_sample.py)
+# Rows of points mapped at a time by the linear test.
+LINEAR_TEST_ROWS = 1 << 15
+# (_probes.py)
+# Whole-array checks go in blocks of about this many values: no temporary
+# array is larger, and Ctrl-C stops between two blocks.
+PROBE_BLOCK_VALUES = 1 << 21
+# (_outofcore.py)
+# Rows (or sets) per block when one in-memory data set is given.
+OUTOFCORE_BLOCK_ROWS = 8192
+# (_engine/knn.py)
+# Points per kd-tree query (a few milliseconds; Ctrl-C stops between two).
+KDTREE_QUERY_BLOCK = 8192
+# (_engine/moments.py)
+# Floating-point operations of one product of `_gram` (a tenth of a second).
+MOMENTS_GRAM_FLOPS = 2e9
+# (_engine/set_means.py)
+# csr_cos: a task's rows, and the bytes of W's column block it keeps in cache
+# (L2).
+CSR_MEANS_TASK_ROWS = 64
+# (_engine/set_means.py)
+CSR_MEANS_BLOCK_BYTES = 1 << 20
+# (_engine/lapack.py)
+# Floating-point operations of one block of `matmul` (tens of milliseconds).
+MATMUL_BLOCK_FLOPS = 5e8
 
 
 def tile_cols(dtype):

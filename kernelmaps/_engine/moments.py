@@ -13,6 +13,8 @@ would cancel.
 import numpy as np
 import scipy.sparse
 
+from .layout import MOMENTS_GRAM_FLOPS
+
 __all__ = ["Moments", "add_all", "block_moments", "reduce_tree"]
 
 
@@ -91,15 +93,13 @@ def reduce_tree(parts, combine):
     return parts[0]
 
 
-# Floating-point operations of one product of `_gram` (a tenth of a second).
-_GRAM_FLOPS = 2e9
 
 
 def _gram(Z):
     """``Z^T Z``, summed over blocks of rows: each a BLAS call (syrk) short
     enough that Ctrl-C stops between two."""
     n, p = Z.shape
-    step = max(1, int(_GRAM_FLOPS // max(2.0 * p * p, 1.0)))
+    step = max(1, int(MOMENTS_GRAM_FLOPS // max(2.0 * p * p, 1.0)))
     if step >= n:
         return Z.T @ Z
     out = np.zeros((p, p))

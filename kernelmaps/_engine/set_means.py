@@ -15,6 +15,8 @@ import numpy as np
 
 from . import _set_means as _impl
 from .layout import (
+    CSR_MEANS_BLOCK_BYTES,
+    CSR_MEANS_TASK_ROWS,
     MEANS_GEMM_DIM,
     MEANS_GROUP_POINTS,
     MEANS_GROUP_SETS,
@@ -150,10 +152,6 @@ def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
     return Z
 
 
-# csr_cos: a task's rows, and the bytes of W's column block it keeps in cache
-# (L2).
-_CSR_TASK_ROWS = 64
-_CSR_BLOCK_BYTES = 1 << 20
 
 
 def csr_cos(X, W, phases, *, scale=1.0, n_threads=1):
@@ -166,11 +164,11 @@ def csr_cos(X, W, phases, *, scale=1.0, n_threads=1):
     W = np.ascontiguousarray(W, dtype=dtype)
     phases = np.ascontiguousarray(phases, dtype=dtype)
     out = np.empty((n, t), dtype=dtype)
-    # Columns per block: W's block (p x block) in about _CSR_BLOCK_BYTES.
-    block = max(64, min(t, _CSR_BLOCK_BYTES // max(1, p * dtype.itemsize))
+    # Columns per block: W's block (p x block) in about CSR_MEANS_BLOCK_BYTES.
+    block = max(64, min(t, CSR_MEANS_BLOCK_BYTES // max(1, p * dtype.itemsize))
                 // 64 * 64)
     row_work = (X.nnz / max(n, 1) + _KERNEL_COST) * float(t)
-    n_threads = threads_for(n_threads, row_work * n, -(-n // _CSR_TASK_ROWS))
+    n_threads = threads_for(n_threads, row_work * n, -(-n // CSR_MEANS_TASK_ROWS))
     acc = np.empty((n_threads, block))
     data = np.ascontiguousarray(X.data)
     indices = X.indices.astype(np.int64)
@@ -178,7 +176,7 @@ def csr_cos(X, W, phases, *, scale=1.0, n_threads=1):
 
     def run(start, stop):
         _impl.csr_cos(data, indices, indptr, W, phases, float(scale), out, acc,
-                      start, stop, _CSR_TASK_ROWS, n_threads)
+                      start, stop, CSR_MEANS_TASK_ROWS, n_threads)
 
     run_chunked(run, row_work, n_tasks=n, n_threads=n_threads)
     return out
