@@ -69,12 +69,12 @@ class Family:
 
     `name` is the kernel as the result reports it; `gammas` its scale
     values; ``matrix(gamma)`` the pooled kernel matrix (float64, N x N);
-    `between` what its degenerate warning names; `point` the point kernel
-    the warning names (None: `name`). `fast`, where set, is ``fast(n,
-    mode, dtype)``, a generator of `matrices` that shares work between the
-    scales (mode "permutation", "wild", or "swap": the two-sample module's
-    forms); `report`, where set, gives the scale to report for a gamma of
-    None (found when the matrix was computed).
+    `scaled`: whether it has a scale (then it is tested for degeneracy);
+    `between` what its degenerate warning names. `fast`, where set, is
+    ``fast(n, mode, dtype)``, a generator of `matrices` that shares work
+    between the scales (mode "permutation", "wild", or "swap": the
+    two-sample module's forms); `report`, where set, gives the scale to
+    report for a gamma of None (found when the matrix was computed).
     """
 
     name: str
@@ -82,7 +82,6 @@ class Family:
     matrix: object
     scaled: bool = True
     between: str = "distinct points of X and Y"
-    point: str = None
     fast: object = field(default=None, repr=False)
     report: object = field(default=None, repr=False)
 
@@ -411,7 +410,7 @@ def point_family(Z, kernel, gamma, grid, n_threads, fast):
                           lambda: point_grid(Z, kernel, N_BANDWIDTHS, grid), grid)
     return Family(kernel, gammas,
                   lambda g: pooled_point_kernel(Z, kernel, g, n_threads),
-                  point=kernel, fast=fast)
+                  fast=fast)
 
 
 def pooled_point_kernel(Z, kernel, gamma, n_threads, progress=False):
