@@ -46,9 +46,14 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._engine.pair_sums import pair_sums
-from .._engine.scales import divergence_kernel_matrix
+from .._engine.scales import divergence_kernel_matrix, median_scale
 from .._gamma import point_median_gamma, scaled_distances, unscaled_gammas
-from .._validation import check_scalar, check_size, full_covariances
+from .._validation import (
+    check_kernel_matrix,
+    check_scalar,
+    check_size,
+    full_covariances,
+)
 from .._warnings import degenerate
 from ..histograms import chi2_distance
 from ..sets import mmd, renyi_divergence
@@ -215,19 +220,15 @@ def given_gammas(gamma, default, grid, rule):
 
 def _distance_family(name, S, gamma, grid, matrix, between):
     """A kernel ``exp(-gamma S)`` of a distance-like matrix S (MMD^2 between
-    sets, chi2 distances): default ``1 / median`` of S over the pairs, grid
+    sets, chi2 distances): default ``1 / median`` of S over the pairs (the
+    divergence kernels' rule, `median_scale`), grid
     MMDAgg's on ``sqrt(S)`` (S is a squared distance: bandwidth b, gamma
     ``1 / b^2``)."""
     off = S[~np.eye(len(S), dtype=bool)]
 
-    def default():
-        positive = off[off > 0]
-        median = _median(off)
-        if median == 0.0 and positive.size:
-            median = _median(positive)
+    def default():  # the median rule of the divergence kernels
         with np.errstate(over="ignore"):  # a subnormal median: gamma inf
-            return _finite_scales(np.array([1.0 / median if median > 0
-                                            else 1.0]), name)[0]
+            return _finite_scales(np.array([1.0 / median_scale(S)]), name)[0]
 
     return Family(name, given_gammas(
         gamma, default, lambda: _finite_scales(_distance_grid(np.sqrt(off), grid),
@@ -243,18 +244,6 @@ def _finite_scales(gammas, name):
                          f"the objects of X and Y is beyond the float64 range: "
                          f"scale X and Y to magnitudes nearer 1")
     return gammas
-
-
-def _median(values):
-    """The median of `values` (0 for none), without overflow: the mean of
-    the two middle values is taken as the sum of their halves."""
-    if values.size == 0:
-        return 0.0
-    k = values.size // 2
-    part = np.partition(values, [k - 1, k] if values.size > 1 else [k])
-    if values.size % 2:
-        return float(part[k])
-    return float(part[k - 1] / 2 + part[k] / 2)
 
 
 def _exp_minus(gamma, S):
@@ -455,27 +444,18 @@ def labels_order(labels, N):
 
 def check_precomputed(X):
     """The precomputed kernel matrix X (N, N), or matrices (L, N, N) for
-    the aggregated test: finite, square, symmetric (to 1e-12 of its
-    largest value: then made exactly symmetric); float64, shape (L, N,
-    N)."""
+    the tests over a grid, each checked by `check_kernel_matrix` (real,
+    finite, square) and symmetric (to 1e-12 of its largest value: then made
+    exactly symmetric); float64, shape (L, N, N)."""
     try:
-        K = np.asarray(X)
+        stacked = np.ndim(X) == 3
     except (TypeError, ValueError):
-        raise TypeError("X must be a precomputed kernel matrix (N, N) for "
-                        "kernel='precomputed'") from None
-    if K.dtype.kind not in "biuf":
-        raise TypeError(f"X must be a real kernel matrix for "
-                        f"kernel='precomputed', got dtype {K.dtype}")
-    if K.ndim == 2:
-        K = K[None]
-    if K.ndim != 3 or K.shape[1] != K.shape[2] or K.shape[1] == 0:
-        raise ValueError(f"X must be a square kernel matrix (N, N) (or (L, N, "
-                         f"N) for the aggregated test) for kernel='precomputed', "
-                         f"got shape {np.shape(X)}")
-    K = K.astype(np.float64)
-    if not np.isfinite(K).all():
-        raise ValueError("X (the precomputed kernel matrix) holds NaN or "
-                         "infinite values")
+        stacked = False  # (ragged: check_kernel_matrix says what is wrong)
+    mats = ([check_kernel_matrix(M, f"X[{i}]") for i, M in enumerate(X)]
+            if stacked else [check_kernel_matrix(X, "X")])
+    if len({M.shape for M in mats}) > 1:
+        raise ValueError("X must hold kernel matrices of one shape (N, N)")
+    K = np.stack(mats)
     top = np.abs(K).max()
     asym = np.abs(K - K.transpose(0, 2, 1)).max()
     if asym > 1e-12 * top:

@@ -33,6 +33,8 @@ once (`_families`).
 """
 
 import collections
+import contextlib
+import copy
 import functools
 import math
 from concurrent.futures import ThreadPoolExecutor
@@ -1235,12 +1237,8 @@ def _linear(X, Y, kernel, gamma, feature_map, alpha, generator, n_threads,
         name = kernel
         gamma = fmap.gamma
     else:
-        fmap = feature_map
-        if not fmap.is_fitted:
-            import copy
-
-            fmap = copy.deepcopy(fmap)
-            fmap.fit(np.concatenate([_as_numpy(X), _as_numpy(Y)]))
+        fmap = _fitted(feature_map, lambda: np.concatenate([_as_numpy(X),
+                                                             _as_numpy(Y)]))
         name = type(fmap).__name__
         gamma = getattr(fmap, "gamma", None)
     # Moments about the features of the first points (no cancellation when
@@ -1249,13 +1247,8 @@ def _linear(X, Y, kernel, gamma, feature_map, alpha, generator, n_threads,
                        dtype=np.float64).mean(axis=0)
     moments = []
     for A, data in ((X, "X"), (Y, "Y")):
-        try:
+        with _as_sample(data):
             s, G = _feature_moments(fmap, A, shift, n_threads, progress)
-        except ValueError as err:  # the map names its input X
-            message = str(err)
-            if data == "Y" and message.startswith("X "):
-                message = "Y " + message[2:]
-            raise ValueError(message) from None
         moments.append((s, G, A.shape[0]))
     return _hotelling(*moments, alpha, name, gamma)
 
@@ -1270,21 +1263,11 @@ def _linear_objects(X, Y, feature_map, alpha, n_threads):
             "a feature map of this package that takes them (e.g. "
             "RandomDistributionFeatures for sets, Chi2DirectMap for "
             "histograms)")
-    fmap = feature_map
-    if not fmap.is_fitted:
-        import copy
-
-        fmap = copy.deepcopy(fmap)
-        fmap.fit(pooled("any", X, Y))
+    fmap = _fitted(feature_map, lambda: pooled("any", X, Y))
     moments, shift = [], None
     for A, data in ((X, "X"), (Y, "Y")):
-        try:
+        with _as_sample(data):
             F = np.asarray(fmap.transform(A, workers=n_threads), dtype=np.float64)
-        except ValueError as err:  # the map names its input X
-            message = str(err)
-            if data == "Y" and message.startswith("X "):
-                message = "Y " + message[2:]
-            raise ValueError(message) from None
         if len(F) < 2:
             raise ValueError(f"{data} must hold at least 2 objects, got "
                              f"{len(F)}")
@@ -1293,6 +1276,28 @@ def _linear_objects(X, Y, feature_map, alpha, n_threads):
         moments.append((F.sum(axis=0), F.T @ F, len(F)))
     return _hotelling(*moments, alpha, type(fmap).__name__,
                       getattr(fmap, "gamma", None))
+
+
+def _fitted(fmap, pooled_data):
+    """`fmap`, or where it is not fitted a copy fitted on ``pooled_data()``
+    (the user's map stays as it is)."""
+    if fmap.is_fitted:
+        return fmap
+    fmap = copy.deepcopy(fmap)
+    return fmap.fit(pooled_data())
+
+
+@contextlib.contextmanager
+def _as_sample(name):
+    """A map's ValueError about its input, which it calls X, said of the
+    sample `name`."""
+    try:
+        yield
+    except ValueError as err:
+        message = str(err)
+        if name == "Y" and message.startswith("X "):
+            message = "Y " + message[2:]
+        raise ValueError(message) from None
 
 
 def _hotelling(moments_x, moments_y, alpha, name, gamma):

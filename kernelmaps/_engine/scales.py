@@ -5,13 +5,14 @@ import math
 
 import numpy as np
 
-__all__ = ["divergence_kernel_matrix", "divergence_kernel_values", "scale_gamma"]
+__all__ = ["divergence_kernel_matrix", "divergence_kernel_values", "median_scale",
+           "scale_gamma"]
 
 _TINY = np.finfo(np.float64).tiny
 _SMALLEST = math.ulp(0.0)  # the smallest positive (subnormal) float64
 
 
-def _median_scale(S):
+def median_scale(S):
     """The default scale of the kernel of divergences: the median of the
     off-diagonal entries of `S` (the median of the positive ones if that is
     0; 1.0 if none is positive). Its ``gamma`` is ``1 / scale ** power``."""
@@ -46,7 +47,7 @@ def divergence_kernel_matrix(D, D_reverse=None, *, power, gamma=None, scale=None
     directions (`D_reverse` None: `D` is square and both); finite float64.
     The scale is `gamma` (positive, finite), or `scale` with ``gamma = 1 /
     scale ** power`` (positive, finite; its gamma may be beyond the float
-    range), or, with both None, the median scale of `S` (`_median_scale`).
+    range), or, with both None, the median scale of `S` (`median_scale`).
     Returns ``(K, scale)``: the scale used, in the units of `D` (a
     subnormal median holds fewer digits there: 13 at 1e-310, 3 at
     1e-320), or None for a given gamma.
@@ -69,7 +70,7 @@ def divergence_kernel_matrix(D, D_reverse=None, *, power, gamma=None, scale=None
              else (D + D_reverse.T) / 2)
     np.maximum(S, 0.0, out=S)
     if gamma is None and scale is None:
-        scaled = _median_scale(S)
+        scaled = median_scale(S)
         # back in the units of D, never rounded to 0
         scale = max(math.ldexp(scaled, -exponent), _SMALLEST)
         return divergence_kernel_values(S, power, scale=scaled), scale
