@@ -25,7 +25,6 @@ pipeline being computed and disappears when the table is complete.
 """
 
 import argparse
-import contextlib
 import string
 import sys
 import time
@@ -46,6 +45,7 @@ from kernelmaps import (
     sum_match_kernel,
 )
 from kernelmaps._data import SHAPES, beta_sets, class_histograms, shaped_sets
+from kernelmaps._engine.progress import progress_bar
 from kernelmaps._parallel import resolve_workers
 
 HEADER = (f"  {'row':<5}{'method':<44}{'time':>8}{'speed-up':>14}"
@@ -96,8 +96,11 @@ def main(argv=None):
     print("time: fit and predict (kernel machine: Gram matrices and solve; map: "
           f"features and\nlinear ridge), the best of up to {MAX_RUNS} runs "
           f"(repeated while their total is under {REPEAT_BUDGET} s)\n", flush=True)
-    with _progress_bar(progress, Demo.STEPS) as bar:
-        demo = Demo(args.workers, args.seed, bar)
+    # The bar over the pipelines clears itself when closed: only the table
+    # stays on the screen.
+    with progress_bar(progress, Demo.STEPS, "demo", unit="pipeline",
+                      leave=False) as bar:
+        demo = Demo(args.workers, args.seed, bar if progress else None)
         demo.write(HEADER)
         demo.write(SUBHEADER)
         demo.sets(*sets_size)
@@ -115,20 +118,6 @@ def main(argv=None):
     if not progress and not args.no_progress:
         print("\n(progress bar: pip install tqdm)")
     return 0
-
-
-@contextlib.contextmanager
-def _progress_bar(progress, total):
-    """A tqdm bar over the pipelines that clears itself when closed
-    (``leave=False``), so that only the table stays on the screen; None
-    without progress."""
-    if not progress:
-        yield None
-        return
-    from tqdm.auto import tqdm
-
-    with tqdm(total=total, desc="demo", unit="pipeline", leave=False) as bar:
-        yield bar
 
 
 def _best_time(f):

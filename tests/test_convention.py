@@ -573,6 +573,27 @@ def test_progress_bar_of_emk_pyramids(capsys):
     assert_same_features("EMKFeatures", got, want)
 
 
+@pytest.mark.parametrize("kind", ["rows", "sets"])
+def test_progress_over_many_blocks_is_repeatable(kind, monkeypatch):
+    # Blocks of fixed size (not of the chunks, which follow the clock): the
+    # same features on every run, those of one call up to rounding.
+    pytest.importorskip("tqdm")
+    from kernelmaps._engine import schedule
+
+    monkeypatch.setattr(schedule, "CHUNK_SECONDS", 1e-4)  # many chunks
+    rng = np.random.default_rng(5)
+    if kind == "rows":
+        X = rng.normal(size=(5001, 40))
+        fmap = km.RandomFourierFeatures(64, gamma=0.1, rng=0).fit(X)
+    else:
+        X = km.Bags.from_list([rng.normal(size=(k, 40)) for k in
+                               rng.integers(1, 30, size=500)])
+        fmap = km.RandomDistributionFeatures(64, gamma=0.1, rng=0).fit(X)
+    once = fmap.transform(X, progress=True)
+    assert_array_equal(fmap.transform(X, progress=True), once)
+    assert_allclose(once, fmap.transform(X), rtol=1e-13, atol=1e-15)
+
+
 @pytest.mark.parametrize("name", [*MAPS, *STATELESS])
 def test_progress_without_tqdm_is_the_set_kernels_error(name, monkeypatch):
     if name in STATELESS:

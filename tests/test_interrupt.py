@@ -77,6 +77,10 @@ CASES = {
         "sets = [rng.random((2000, 30)) for _ in range(400)]\n"
         "rdf = km.RandomDistributionFeatures(4000, gamma=1.0, rng=0).fit(sets[:2])",
         "rdf.transform(sets)"),
+    "RandomFourierFeatures.transform, progress bar": (
+        "X = rng.normal(size=(100000, 64))\n"
+        "f = km.RandomFourierFeatures(2000, gamma=0.1, rng=0).fit(X[:10])",
+        "f.transform(X, progress=True)"),
     "EMKFeatures.transform, one large set": (
         "emk = km.EMKFeatures(400, n_iter=0, rng=0).fit(rng.random((500, 20)))\n"
         "sets = [rng.random((2000000, 20))]",

@@ -443,13 +443,13 @@ def test_all_components_need_no_eigendecomposition(monkeypatch):
     """Plain ridge (every feature kept) is one Cholesky solve; the PCA of a
     map keeping all its features is computed when pca_ is read, the one
     rf_pca gives, and coef_projected_ is the weights on its components."""
-    from kernelmaps import _outofcore
+    from kernelmaps._outofcore import _models
 
     def no_eigh(*args, **kwargs):
         raise AssertionError("eigendecomposition in a plain ridge fit")
 
     chunks = [X[:700], X[700:]]
-    monkeypatch.setattr(_outofcore.lapack, "eigh", no_eigh)
+    monkeypatch.setattr(_models.lapack, "eigh", no_eigh)
     one = rf_ridge(chunks, Y5[:, :2], EXP, None, alpha=0.1)
     also = rf_ridge(chunks, Y5[:, :2], EXP, 60, alpha=0.1)  # 60: all of them
     two = rf_ridge(chunks, Y, [EXP, DIRECT], None, alpha=0.1)
@@ -484,7 +484,7 @@ def test_ridge_weights_cholesky_or_pseudo_inverse(case, alpha):
     where H + alpha I is well conditioned; elsewhere the pseudo-inverse
     itself (the directions below roundoff get no weight)."""
     from kernelmaps._engine import lapack
-    from kernelmaps._outofcore import _pseudo_solve, _ridge_weights
+    from kernelmaps._outofcore._models import _pseudo_solve, _ridge_weights
 
     rng = np.random.default_rng(5)
     p = 40

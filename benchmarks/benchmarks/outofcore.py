@@ -291,7 +291,10 @@ class DenseSolves:
     timeout = 300
 
     def setup_cache(self):
-        from kernelmaps._engine.moments import Moments
+        try:
+            from kernelmaps._outofcore._moments import Moments
+        except ImportError:  # before the moments moved to their unit
+            from kernelmaps._engine.moments import Moments
 
         data = HistogramBlocks(PCA_ROWS[0], block_rows=PCA_ROWS[0])
         X, y = next(iter(data)), next(data.targets())
@@ -312,9 +315,10 @@ class DenseSolves:
     def time_ridge_solve(self, moments):
         from kernelmaps import _outofcore
 
-        if not hasattr(_outofcore, "_pseudo_solve"):  # before the Cholesky
+        models = getattr(_outofcore, "_models", _outofcore)  # a package now
+        if not hasattr(models, "_pseudo_solve"):  # before the Cholesky
             raise SkipNotImplemented("no Cholesky solve in this version")
-        _outofcore._ridge_weights(*moments, 1.0)
+        models._ridge_weights(*moments, 1.0)
 
     def time_ridge_solve_eigh(self, moments):
         """The way before: ``(H + alpha I)^+ v`` by the eigendecomposition

@@ -12,11 +12,11 @@ for k-means++ landmarks.
 import numpy as np
 import scipy.sparse
 
-from .._dask import is_lazy, lazy_rows, lazy_sets
 from .._engine import lapack
 from .._engine.layout import NYSTROEM_DIAGONAL_BLOCK
 from .._frozen import FeatureMap
 from .._parallel import resolve_workers
+from .._transforms import blocked_rows, blocked_sets, is_lazy
 from .._validation import check_choice, check_rng, check_scalar
 from ..sets import RandomDistributionFeatures
 from ._kernels import KERNELS, Callable, count, output_dtype, take, width
@@ -451,8 +451,8 @@ class NystroemMap(FeatureMap):
         """Width and dtype of the features of input of `dtype` (for Dask)."""
         return self.n_features_out, output_dtype(np.zeros(0, dtype))
 
-    _transform_sets = lazy_sets()(_transform)
-    _transform_rows = lazy_rows(_transform)
+    _transform_sets = blocked_sets()(_transform)
+    _transform_rows = blocked_rows(_transform)
 
     def __repr__(self):
         dim = "" if self.n_features_in is None else f"dim={self.n_features_in}, "

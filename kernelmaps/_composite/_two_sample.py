@@ -32,12 +32,10 @@ distance between objects (MMD^2, chi2, divergences) compute the distances
 once (`_families`).
 """
 
-import collections
 import contextlib
 import copy
 import functools
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -45,7 +43,6 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
-from .._dask import is_dask_array
 from .._engine import lapack
 from .._engine.layout import (
     LINEAR_TEST_ROWS,
@@ -53,10 +50,13 @@ from .._engine.layout import (
     RESAMPLE_DRAWS_KEPT,
     RESAMPLE_TASK_FLOPS,
     RESAMPLE_THREADED_FLOPS,
+    TEST_MATRIX_ROWS,
 )
 from .._engine.progress import progress_bar
+from .._engine.schedule import MAP_VALUE_WORK, run_chunked, thread_map
 from .._frozen import FeatureMap
 from .._parallel import check_progress, resolve_workers
+from .._probes import is_dask_array
 from .._validation import (
     check_bool,
     check_choice,
@@ -847,49 +847,21 @@ def _resampled(form, draw, n_blocks, bar, n_threads):
         end = start + step
         return _column_dots(S[start:end], M[start:end] @ S)
 
-    def tasks(pool=None):
-        """(block, first row) of each task, the blocks drawn one ahead on
-        the `pool` (in turn, without one)."""
-        upcoming = None if pool is None else pool.submit(draw, 0)
-        for i in range(n_blocks):
-            if pool is None:
-                S = draw(i)
-            else:
-                S = upcoming.result()
-                if i + 1 < n_blocks:
-                    upcoming = pool.submit(draw, i + 1)
+    def tasks():
+        """(block, first row) of each task, the next block drawn on a
+        thread of its own while the tasks of one run."""
+        for S in thread_map(draw, range(n_blocks), min(n_threads, 2), in_flight=2):
             for start in starts:
                 yield S, start
 
     out, total = [], None
-
-    def collect(S, start, quadratic):
-        nonlocal total
-        total = quadratic if start == 0 else total + quadratic
-        if start == starts[-1]:  # the block is complete
-            out.append(finish(S, total))
-            bar.update(1)
-
     with lapack.one_blas_thread():
-        if n_threads == 1:
-            for S, start in tasks():
-                collect(S, start, part(S, start))
-            return np.concatenate(out)
-        running = collections.deque()
-        with ThreadPoolExecutor(n_threads) as pool:
-            try:
-                for S, start in tasks(pool):
-                    running.append((S, start, pool.submit(part, S, start)))
-                    if len(running) == 2 * n_threads:
-                        S_, start_, future = running.popleft()
-                        collect(S_, start_, future.result())
-                while running:
-                    S_, start_, future = running.popleft()
-                    collect(S_, start_, future.result())
-            except BaseException:  # Ctrl-C: the queued tasks do not start
-                for *_, future in running:
-                    future.cancel()
-                raise
+        for S, start, quadratic in thread_map(
+                lambda task: (*task, part(*task)), tasks(), n_threads):
+            total = quadratic if start == 0 else total + quadratic
+            if start == starts[-1]:  # the block is complete
+                out.append(finish(S, total))
+                bar.update(1)
     return np.concatenate(out)
 
 
@@ -1069,8 +1041,8 @@ def _swap_form(rows_of, n, m, dtype, n_threads):
     blocks = [(pair_rows, b) for b in _row_blocks(p)] + [
         (other_rows, slice(extra.start + b.start, extra.start + b.stop))
         for b in _row_blocks(extra.stop - extra.start)]
-    with ThreadPoolExecutor(max(1, min(n_threads, len(blocks)))) as pool:
-        shares = list(pool.map(lambda job: job[0](job[1]), blocks))
+    shares = list(thread_map(lambda job: job[0](job[1]), blocks,
+                             min(n_threads, len(blocks))))
     T, cKc, rc, trD = (math.fsum(v) for v in zip(*shares, strict=True))
     np.fill_diagonal(H, 0.0)
 
@@ -1104,17 +1076,14 @@ def _point_matrices(Z, kernel, gammas, n, mode, dtype, *, n_threads):
         return
     H = np.empty((n, n), dtype=dtype)
     blocks = _row_blocks(n)
-    # threads for the exponentials of more than one block (NumPy's ufuncs
-    # release the GIL)
-    with ThreadPoolExecutor(min(n_threads, len(blocks))) as pool:
-        for g, logK, c, kind in _log_kernels(Z, kernel, gammas, n_threads):
-            rows = functools.partial(_h_rows, logK, n, c, H=H)
-            if len(blocks) > 1:
-                list(pool.map(rows, blocks))
-            else:
-                rows(blocks[0])
-            np.fill_diagonal(H, 0.0)
-            yield g, H, kind
+    # threads for the exponentials of the blocks (NumPy's ufuncs release
+    # the GIL)
+    for g, logK, c, kind in _log_kernels(Z, kernel, gammas, n_threads):
+        rows = functools.partial(_h_rows, logK, n, c, H=H)
+        for _ in thread_map(rows, blocks, min(n_threads, len(blocks))):
+            pass  # each call fills its rows of H
+        np.fill_diagonal(H, 0.0)
+        yield g, H, kind
 
 
 def _point_swap_forms(Z, kernel, gammas, n, dtype, n_threads):
@@ -1164,8 +1133,10 @@ def _log_kernel(Z, kernel, gamma, n_threads):
     return logK, closest, logK.min()
 
 
-def _row_blocks(n, rows=256):
-    return [slice(i, min(i + rows, n)) for i in range(0, n, rows)]
+def _row_blocks(n):
+    """Slices of `TEST_MATRIX_ROWS` rows covering ``0 .. n``."""
+    return [slice(i, min(i + TEST_MATRIX_ROWS, n))
+            for i in range(0, n, TEST_MATRIX_ROWS)]
 
 
 def _h_rows(logK, n, c, rows, *, H):
@@ -1360,13 +1331,18 @@ def _feature_moments(fmap, A, shift, n_threads, progress):
         s, G = dask.compute(F.sum(axis=0), F.T @ F)
         return np.asarray(s), np.asarray(G)
     s = G = None
-    blocks = range(0, A.shape[0], LINEAR_TEST_ROWS)
-    with progress_bar(progress, len(blocks), "mmd_test features") as bar:
-        for start in blocks:
+    starts = range(0, A.shape[0], LINEAR_TEST_ROWS)
+
+    def run(first, stop):
+        nonlocal s, G
+        for start in starts[first:stop]:
             F = np.asarray(fmap.transform(A[start:start + LINEAR_TEST_ROWS],
                                           workers=n_threads),
                            dtype=np.float64) - shift
             s = F.sum(axis=0) if s is None else s + F.sum(axis=0)
             G = F.T @ F if G is None else G + F.T @ F
-            bar.update(1)
+
+    run_chunked(run, float(LINEAR_TEST_ROWS) * A.shape[1] * MAP_VALUE_WORK,
+                n_tasks=len(starts), n_threads=1, progress=progress,
+                desc="mmd_test features")
     return s, G

@@ -17,9 +17,9 @@ kernels from the ``km_*.h`` headers) and its Python driver ``<name>.py``
 - ``expected``: expected kernels between Gaussians.
 
 Beside them, in Python: ``layout`` (the tile geometry, the packing of points
-for the tiles, every panel and block size), ``progress`` (progress bars),
-``moments`` (streaming moments, out of core) and ``scales`` (default
-kernel scales).
+for the tiles, every panel and block size), ``schedule`` (the threads and
+chunks of every long loop of the package), ``progress`` (progress bars)
+and ``scales`` (default kernel scales).
 
 ``_runtime`` holds what the extensions share: the element types and the
 tile geometry (``_runtime.pxd``), SciPy's BLAS products (for

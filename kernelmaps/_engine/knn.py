@@ -22,7 +22,6 @@ from . import _knn as _impl
 from ._pair_sums import prepare_points
 from .lapack import one_blas_thread
 from .layout import (
-    KDTREE_QUERY_BLOCK,
     KNN_GEMM_DIM,
     KNN_PAIRS_PER_CALL,
     PRODUCT_CHUNK,
@@ -38,7 +37,7 @@ from .layout import (
 )
 from .pair_sums import expansion_bound
 from .progress import progress_bar
-from .schedule import TASK_WORK, run_chunked, threads_for
+from .schedule import TASK_WORK, run_chunked, thread_map, threads_for
 
 __all__ = ["MAX_K", "NeighbourSearch", "choose_method"]
 
@@ -53,6 +52,9 @@ _FLOAT32_MIN_DIM = 5
 _KDTREE_MIN_SET = {1: 800, 2: 900, 3: 1100, 4: 2000}
 # Element operations of a distance beyond the features (the selection).
 _SELECT_COST = 8
+# Element operations of one kd-tree query per feature, as timed (k = 5,
+# 3000 points, 1 to 4 features: 1900 to 2500).
+_QUERY_COST = 2000
 # The products path (`_knn.pyx`) certifies a list where its bound on the
 # error of the k-th squared distance is at most this many times the worst
 # case of the tiles it replaces, d u (d squared differences summed).
@@ -367,7 +369,8 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
 
     The pairs are run in calls of consecutive row sets, about
     KNN_PAIRS_PER_CALL pairs each, so that memory beyond the output stays
-    bounded however many pairs there are; each call in chunks.
+    bounded however many pairs there are; each call in the chunks of
+    `run_chunked`, which move the bar.
     """
     xoff, yoff = x.offsets, y.offsets
     nx, ny = len(xoff) - 1, len(yoff) - 1
@@ -393,10 +396,7 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
     )
     log_rho = _padded(log_rho, _impl.LANES[dtype.name])
     n_pairs = int(per_row.sum())
-    per_call = KNN_PAIRS_PER_CALL
-    if progress:  # about 50 steps, each with work for every thread
-        per_call = min(per_call, max(n_pairs // 50, 16 * n_threads))
-    starts = _chunk_rows(per_row, per_call) if n_pairs else [0]
+    starts = _chunk_rows(per_row, KNN_PAIRS_PER_CALL) if n_pairs else [0]
     with progress_bar(progress, n_pairs, "kNN distances") as bar:
         for i0, i1 in itertools.pairwise(starts):
             counts = per_row[i0:i1]
@@ -405,12 +405,14 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
             if symmetric:  # j != i
                 j += j >= i
             items = _row_items(i, j, xoff, yoff, sx[i] * sy[j], share)
-            # Item s writes slot s; slots are then folded into their
-            # entries (several when rows were split).
-            entries = items[:, 0] * ny + items[:, 1]
-            work = _item_work(items)
             # Largest first: the dynamic schedule then balances the threads.
-            items = np.ascontiguousarray(items[np.argsort(-work, kind="stable")])
+            items = np.ascontiguousarray(
+                items[np.argsort(-_item_work(items), kind="stable")])
+            # Item s writes slot s; slots are then folded into their
+            # entries (several when rows were split), each a pair of the bar.
+            entries = items[:, 0] * ny + items[:, 1]
+            _, slot_entry, pieces = np.unique(entries, return_inverse=True,
+                                              return_counts=True)
             out = np.empty((len(coef), len(entries)))
 
             def run(start, stop, items=items, out=out):
@@ -422,12 +424,12 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
                                       **buffers)
 
             with one_blas_thread():
-                run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
+                run_chunked(run, _item_work(items) * unit, n_threads=n_threads,
+                            progress=bar, unit_cost=1.0 / pieces[slot_entry])
             order = np.argsort(entries, kind="stable")
             first = np.flatnonzero(np.diff(entries[order], prepend=-1))
             L[:, entries[order][first]] = np.logaddexp.reduceat(out[:, order], first,
                                                                axis=1)
-            bar.update(int(per_row[i0:i1].sum()))
     return L.reshape(len(coef), nx, ny)
 
 
@@ -542,14 +544,25 @@ def _kdtree_log_kth(xp, offsets, k, n_threads):
 
 
 def _query(tree, points, k, n_threads):
-    """Distance of every point to its k-th neighbour in the tree, in blocks
-    of KDTREE_QUERY_BLOCK points (Ctrl-C stops between two)."""
+    """Distance of every point to its k-th neighbour in the tree, in the
+    chunks of `run_chunked` (Ctrl-C stops between two), each split among
+    the threads of `thread_map`. (SciPy's own ``workers`` joins its
+    threads from Python: a Ctrl-C there leaves them writing to freed
+    memory.)"""
     out = np.empty(len(points))
-    for a in range(0, len(points), KDTREE_QUERY_BLOCK):
-        block = points[a:a + KDTREE_QUERY_BLOCK]
-        dist, _ = tree.query(block, k=[k], workers=threads_for(
-            n_threads, float(len(block)) * 64 * points.shape[1], len(block)))
-        out[a:a + len(block)] = dist[:, 0]
+    unit = _QUERY_COST * points.shape[1]
+
+    def query(rows):
+        out[rows] = tree.query(points[rows], k=[k])[0][:, 0]
+
+    def run(start, stop):
+        n = threads_for(n_threads, float(stop - start) * unit, stop - start)
+        cuts = np.linspace(start, stop, n + 1).astype(np.int64)
+        for _ in thread_map(query, [slice(a, b) for a, b in
+                                    itertools.pairwise(cuts)], n):
+            pass
+
+    run_chunked(run, unit, n_tasks=len(points), n_threads=n_threads)
     return out
 
 
@@ -561,8 +574,9 @@ def _kdtree_log_sums(x, y, k, log_rho, log_floor, coef, n_threads, progress):
     sizes = np.diff(xoff)
     floor = np.repeat(log_floor, sizes)
     L = np.empty((len(coef), nx, ny))
-    with progress_bar(progress, ny, "kd-tree queries") as bar:
-        for j in range(ny):
+
+    def run(start, stop):
+        for j in range(start, stop):
             tree = cKDTree(y.points[yoff[j]:yoff[j + 1]])
             nu = _query(tree, x.points, k, n_threads)
             with np.errstate(divide="ignore"):
@@ -572,5 +586,7 @@ def _kdtree_log_sums(x, y, k, log_rho, log_floor, coef, n_threads, progress):
             total = np.add.reduceat(np.exp(v - np.repeat(top, sizes, axis=1)),
                                     xoff[:-1], axis=1)
             L[:, :, j] = top + np.log(total)
-            bar.update(1)
+
+    run_chunked(run, float(xoff[-1]) * _QUERY_COST * x.points.shape[1],
+                n_tasks=ny, n_threads=1, progress=progress, desc="kd-tree queries")
     return L

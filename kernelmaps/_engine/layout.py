@@ -20,7 +20,6 @@ __all__ = [
     "CSR_MEANS_TASK_ROWS",
     "EXPECTED_BLOCK_BYTES",
     "JS_SPARSE_DENSITY",
-    "KDTREE_QUERY_BLOCK",
     "KNN_GEMM_DIM",
     "KNN_PAIRS_PER_CALL",
     "LINEAR_TEST_ROWS",
@@ -36,13 +35,14 @@ __all__ = [
     "PAIR_MAX_SEGMENTS",
     "PROBE_BLOCK_VALUES",
     "PRODUCT_CHUNK",
-    "PROGRESS_BLOCKS",
     "RESAMPLE_BLOCK",
     "RESAMPLE_DRAWS_KEPT",
     "RESAMPLE_TASK_FLOPS",
     "RESAMPLE_THREADED_FLOPS",
+    "TEST_MATRIX_ROWS",
     "TILE_COLS",
     "TILE_ROWS",
+    "TRANSFORM_BLOCK_VALUES",
     "additive_panel",
     "bandwidth_scale",
     "distance_scale",
@@ -109,9 +109,12 @@ CKSVD_BLOCK_ROWS = 4096
 
 # -- the blocks of the layers above the engine, and of the engine's
 # drivers in Python, each named for where it is used ---------------------
-# (_dask.py)
-# A progress bar moves over about this many blocks of rows or sets.
-PROGRESS_BLOCKS = 100
+# (_transforms.py)
+# A map's transform under a progress bar runs on blocks of rows (whole
+# sets) of about this many input values, the same whatever the machine's
+# speed (a row's features may depend on the rows it is computed with, by
+# a few units in the last place, as BLAS products do).
+TRANSFORM_BLOCK_VALUES = 1 << 16
 # (_validation.py)
 # Values cast at a time by `cast_output` (a few hundred kB: in cache).
 CAST_BLOCK_VALUES = 1 << 16
@@ -135,19 +138,20 @@ RESAMPLE_THREADED_FLOPS = 2e7
 # one thread at 6000 points; 1e9 as fast as one product per block).
 RESAMPLE_TASK_FLOPS = 1e9
 # (_composite/_two_sample.py)
+# Rows of a kernel matrix per task of the two-sample tests' preparation
+# (exponentials of its logarithm, row sums of the pairs).
+TEST_MATRIX_ROWS = 256
+# (_composite/_two_sample.py)
 # Rows of points mapped at a time by the linear test.
 LINEAR_TEST_ROWS = 1 << 15
 # (_probes.py)
 # Whole-array checks go in blocks of about this many values: no temporary
 # array is larger, and Ctrl-C stops between two blocks.
 PROBE_BLOCK_VALUES = 1 << 21
-# (_outofcore.py)
+# (_outofcore/_models.py)
 # Rows (or sets) per block when one in-memory data set is given.
 OUTOFCORE_BLOCK_ROWS = 8192
-# (_engine/knn.py)
-# Points per kd-tree query (a few milliseconds; Ctrl-C stops between two).
-KDTREE_QUERY_BLOCK = 8192
-# (_engine/moments.py)
+# (_outofcore/_moments.py)
 # Floating-point operations of one product of `_gram` (a tenth of a second).
 MOMENTS_GRAM_FLOPS = 2e9
 # (_engine/set_means.py)

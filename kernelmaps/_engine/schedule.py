@@ -1,6 +1,10 @@
-"""How the engines run their work: how many threads a call uses, and the
+"""How kernelmaps runs long work: how many threads a call uses, and the
 chunks it runs in, so that a progress bar moves and Ctrl-C stops the call
-within a fraction of a second.
+within a fraction of a second. Every long loop of the package goes through
+this module: `run_chunked` for work cut into tasks (compiled calls on a
+range of tasks, or Python calls on a range of fixed blocks), `thread_map`
+for NumPy and BLAS calls run on Python threads, and the bar of
+`progress.progress_bar` that both move.
 
 A compiled call holds no Python frame while its threads work: Python can
 raise a KeyboardInterrupt only when the call returns. `run_chunked` runs a
@@ -17,17 +21,22 @@ of one feature of one pair of points, or its equivalent: on the reference
 machines one core does about 5e9 of them per second in the SIMD tiles.
 """
 
+import collections
+import contextlib
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .progress import progress_bar
+from .progress import NoBar, progress_bar
 
 __all__ = [
     "CHUNK_SECONDS",
+    "MAP_VALUE_WORK",
     "SERIAL_WORK",
     "TASK_WORK",
     "run_chunked",
+    "thread_map",
     "threads_for",
 ]
 
@@ -36,6 +45,10 @@ CHUNK_SECONDS = 0.05
 # The first chunk, before any throughput is measured, does this much work
 # (a few milliseconds).
 FIRST_CHUNK_WORK = 2e7
+# Work of a feature map on one value of its input, about twice the width of
+# its output: the first chunk of a loop over blocks of a map's input is
+# sized from it (the chunks after from their measured time).
+MAP_VALUE_WORK = 1e3
 # Below this much work (about 0.2 ms on one core) a call runs on one
 # thread: starting and joining a thread team costs more than it saves, and
 # on a loaded machine (or inside Dask or joblib workers) it waits for busy
@@ -65,10 +78,17 @@ def run_chunked(run, cost, *, n_threads, n_tasks=None, progress=False, desc="",
 
     `cost` holds the work of each task (element operations), or is one
     number, the work of every one of `n_tasks` tasks. A chunk holds at
-    least one task, and at least ``2 * n_threads`` when that much is left,
-    so that every thread has work. With `progress`, a bar over the tasks
-    (or over `unit_cost`, the units the bar counts for each task) moves
-    after every chunk.
+    least one task, and on several threads at least ``2 * n_threads`` when
+    that much is left, so that every thread has work. Where the chunks
+    fall depends on the time the chunks before took: a task's result must
+    not depend on the tasks it runs with (work whose sums would, such as a
+    BLAS product of many rows, is cut into fixed blocks, the tasks, which
+    ``run`` computes one by one).
+
+    `progress`: False, True for a bar of its own, or an open bar of
+    `progress_bar` (a computation in several calls) that the chunks move.
+    The bar counts tasks, or `unit_cost` units for each task (fractions
+    allowed: the bar moves by the rounded running total).
     """
     if np.ndim(cost) == 0:
         if n_tasks is None:
@@ -81,14 +101,21 @@ def run_chunked(run, cost, *, n_threads, n_tasks=None, progress=False, desc="",
         cum = np.cumsum(np.maximum(cost, 1.0))
     if n == 0:
         return
-    if not progress and (cum[-1] if cum is not None else n * each) <= FIRST_CHUNK_WORK:
+    shown = not (progress is False or isinstance(progress, NoBar))
+    if not shown and (cum[-1] if cum is not None else n * each) <= FIRST_CHUNK_WORK:
         run(0, n)  # small work: one chunk, no planning
         return
-    units = None if unit_cost is None else np.cumsum(unit_cost)
-    total_units = n if units is None else int(units[-1])
-    min_tasks = 2 * max(1, int(n_threads))
+    if unit_cost is None:
+        def done(stop):  # the units of the tasks before `stop`
+            return stop
+    else:
+        units = np.cumsum(unit_cost)
+
+        def done(stop):
+            return round(units[stop - 1]) if stop else 0
+    min_tasks = 2 * int(n_threads) if n_threads > 1 else 1
     target = FIRST_CHUNK_WORK
-    with progress_bar(progress, total_units, desc) as bar:
+    with _open_bar(progress, done(n), desc) as bar:
         start = 0
         while start < n:
             if cum is None:
@@ -105,8 +132,43 @@ def run_chunked(run, cost, *, n_threads, n_tasks=None, progress=False, desc="",
             # (work per second), growing at most twofold per chunk.
             target = min(work / max(elapsed, 1e-6) * CHUNK_SECONDS,
                          2 * max(target, 1.0))
-            if units is None:
-                bar.update(stop - start)
-            else:
-                bar.update(int(units[stop - 1] - (units[start - 1] if start else 0)))
+            bar.update(done(stop) - done(start))
             start = stop
+
+
+def _open_bar(progress, total, desc):
+    """`progress_bar` for a bool, else the open bar given, left open."""
+    if isinstance(progress, (bool, np.bool_)):
+        return progress_bar(bool(progress), total, desc)
+    return contextlib.nullcontext(progress)
+
+
+def thread_map(fn, items, n_threads, in_flight=None):
+    """``fn(item)`` for each of `items` (read one at a time, as the calls
+    run), yielded in order; on `n_threads` Python threads when more than
+    one, for NumPy and BLAS calls (which release the GIL), each short (a
+    few tens of milliseconds: the latency of Ctrl-C).
+
+    At most `in_flight` calls (two per thread by default) run or wait
+    beyond the one whose result is yielded, so an iterable that makes its
+    items (draws, blocks) runs that far ahead of the threads and no
+    further. Ctrl-C, or an error, cancels the queued calls; the running
+    ones finish, and it is raised when they have.
+    """
+    if n_threads <= 1:
+        for item in items:
+            yield fn(item)
+        return
+    in_flight = 2 * n_threads if in_flight is None else in_flight
+    running = collections.deque()
+    with ThreadPoolExecutor(n_threads) as pool:
+        try:
+            for item in items:
+                running.append(pool.submit(fn, item))
+                if len(running) == in_flight:
+                    yield running.popleft().result()
+            while running:
+                yield running.popleft().result()
+        finally:
+            for future in running:
+                future.cancel()

@@ -5,12 +5,12 @@ lookup."""
 import numpy as np
 import scipy.sparse
 
-from .._dask import lazy_rows
 from .._engine import anchors as engine
 from .._engine import lapack
 from .._frozen import FeatureMap
 from .._parallel import resolve_workers
 from .._probes import as_float_array
+from .._transforms import blocked_rows
 from .._validation import check_choice, check_histograms, check_scalar
 
 __all__ = ["AnchorMap"]
@@ -263,7 +263,7 @@ class AnchorMap(FeatureMap):
     def n_features_out(self):
         return None if self.rank is None else int(self.feature_offsets[-1])
 
-    @lazy_rows
+    @blocked_rows
     def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 

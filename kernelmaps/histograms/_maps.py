@@ -10,7 +10,6 @@ import numpy as np
 import scipy.sparse
 
 from .._bags import Bags
-from .._dask import lazy_rows
 from .._draws import check_draw, fourier_state, resolve_draw, weight_norm
 from .._engine import lapack
 from .._engine.expand import expand
@@ -19,6 +18,7 @@ from .._engine.set_means import csr_cos, set_means
 from .._frozen import FeatureMap
 from .._parallel import resolve_workers
 from .._probes import as_float_array
+from .._transforms import blocked_rows
 from .._validation import (
     check_bool,
     check_choice,
@@ -101,7 +101,7 @@ class _AdditiveMap(FeatureMap):
             return None
         return self._n_features_in * self._n_terms
 
-    @lazy_rows
+    @blocked_rows
     def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 
@@ -985,7 +985,7 @@ class ExpChi2Features(FeatureMap):
         return self._n_components
 
 
-    @lazy_rows
+    @blocked_rows
     def transform(self, X, *, workers=None, progress=False):
         """Random features of the rows of `X`, shape (n, t), in the dtype
         of `X` (float32 or float64); CSR input is taken as it is.

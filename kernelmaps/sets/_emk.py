@@ -12,11 +12,11 @@ import numpy as np
 import scipy.sparse
 
 from .._bags import Bags
-from .._dask import lazy_sets
 from .._engine.set_means import set_means
 from .._frozen import FeatureMap
 from .._gamma import resolve_gamma
 from .._parallel import check_progress, resolve_workers
+from .._transforms import blocked_sets
 from .._validation import (
     check_choice,
     check_points,
@@ -285,7 +285,7 @@ class EMKFeatures(FeatureMap):
     def n_features_out(self):
         return self.n_basis
 
-    @lazy_sets(per_point=("positions",))
+    @blocked_sets(per_point=("positions",))
     def transform(self, sets, positions=None, levels=0, *, workers=None,
                   progress=False):
         r"""Set features: the mean of :math:`G k_Z(x)` over each set, or its

@@ -8,7 +8,6 @@ import numpy as np
 import scipy.sparse
 
 from .._bags import Bags
-from .._dask import lazy_rows, lazy_sets
 from .._draws import check_draw, fourier_state, resolve_draw, weight_norm
 from .._engine.layout import max_abs
 from .._engine.set_means import csr_cos, set_means
@@ -16,6 +15,7 @@ from .._frozen import FeatureMap
 from .._gamma import resolve_gamma
 from .._parallel import resolve_workers
 from .._probes import as_float_array
+from .._transforms import blocked_rows, blocked_sets
 from .._validation import (
     check_choice,
     check_fourier_range,
@@ -224,7 +224,7 @@ class RandomFourierFeatures(_Fourier):
         gamma = resolve_gamma(self.gamma, self.kernel, X)
         return self._draw_state(X.shape[1], gamma)
 
-    @lazy_rows
+    @blocked_rows
     def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 
@@ -376,7 +376,7 @@ class RandomDistributionFeatures(_Fourier):
         return self._draw_state(bags.dim, resolve_gamma(self.gamma, self.kernel,
                                                         bags))
 
-    @lazy_sets()
+    @blocked_sets()
     def transform(self, X, *, workers=None, progress=False):
         """Features of the sets of `X`.
 
@@ -557,7 +557,7 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         """Number t2 of output features."""
         return self.rff.n_features_out
 
-    @lazy_sets()
+    @blocked_sets()
     def transform(self, X, *, workers=None, progress=False):
         """Features of the sets of `X`, shape (len(X), n_components2), in
         the dtype of the points (see `RandomDistributionFeatures.transform`).

@@ -1,4 +1,4 @@
-"""Streaming moments of feature blocks: the engine of rf_pca and rf_ridge.
+"""Streaming moments of feature blocks: what rf_pca and rf_ridge reduce to.
 
 Each block of features is reduced to float64 moments (count, means, centred
 cross-products with themselves and with the targets) and dropped. Moments
@@ -13,7 +13,7 @@ would cancel.
 import numpy as np
 import scipy.sparse
 
-from .layout import MOMENTS_GRAM_FLOPS
+from .._engine.layout import MOMENTS_GRAM_FLOPS
 
 __all__ = ["Moments", "add_all", "block_moments", "reduce_tree"]
 

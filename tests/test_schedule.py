@@ -1,6 +1,9 @@
-"""Regression tests of the engine's hardening: thread counts (the workers
-argument of every entry point). The tests of one function's values at the
-edges of the floating-point range are in that function's test module."""
+"""How work runs (kernelmaps._engine.schedule): the thread counts of the
+workers argument of every entry point, the chunks of `run_chunked` and the
+bars they move, the Python threads of `thread_map`. Ctrl-C is tested in
+test_interrupt.py."""
+
+import itertools
 
 import numpy as np
 import pytest
@@ -8,6 +11,7 @@ import scipy.sparse
 from numpy.testing import assert_array_equal
 
 import kernelmaps as km
+from kernelmaps._engine import schedule
 from kernelmaps._parallel import available_cpus, resolve_workers
 
 from ._helpers import sets_and_histograms
@@ -65,3 +69,62 @@ def test_workers_of_the_wrong_type(workers):
 def test_workers_out_of_range(workers):
     with pytest.raises(ValueError, match="workers"):
         km.additive_chi2_kernel(HIST, workers=workers)
+
+
+class _Bar:
+    def __init__(self):
+        self.updates = []
+
+    def update(self, n=1):
+        self.updates.append(n)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_run_chunked_runs_every_task_once_and_moves_an_open_bar(monkeypatch,
+                                                                 n_threads):
+    # Chunks cover 0 .. n in order; an open bar given by the caller moves by
+    # the rounded running total of fractional units (the kNN search counts
+    # a pair split into 3 items as 1/3 each) and ends at their sum.
+    monkeypatch.setattr(schedule, "CHUNK_SECONDS", 1e-5)  # many chunks
+    rng = np.random.default_rng(0)
+    pieces = rng.integers(1, 4, size=50)
+    units = np.repeat(1.0 / pieces, pieces)
+    calls, bar = [], _Bar()
+    schedule.run_chunked(lambda a, b: calls.append((a, b)),
+                         rng.uniform(1e6, 1e7, size=len(units)),
+                         n_threads=n_threads, progress=bar, unit_cost=units)
+    assert calls[0][0] == 0 and calls[-1][1] == len(units) and len(calls) > 3
+    assert all(b0 == a1 for (_, b0), (a1, _) in itertools.pairwise(calls))
+    assert all(n >= 0 for n in bar.updates) and sum(bar.updates) == 50
+    assert len(bar.updates) == len(calls)
+
+
+def test_thread_map_keeps_the_order_and_reads_ahead_boundedly():
+    read = []
+
+    def items():
+        for i in range(40):
+            read.append(i)
+            yield i
+
+    def square(i):
+        assert len(read) <= i + 1 + 2 * 2  # at most two per thread in flight
+        return i * i
+
+    assert list(schedule.thread_map(square, items(), 2)) == [
+        i * i for i in range(40)]
+    assert list(schedule.thread_map(abs, [-3, 4], 1)) == [3, 4]
+
+
+def test_thread_map_cancels_the_queued_calls_on_an_error():
+    done = []
+
+    def work(i):
+        if i == 3:
+            raise KeyboardInterrupt
+        done.append(i)
+        return i
+
+    with pytest.raises(KeyboardInterrupt):
+        list(schedule.thread_map(work, range(1000), 2))
+    assert len(done) < 20  # the queued ones did not start

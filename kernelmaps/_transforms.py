@@ -1,10 +1,14 @@
-"""Lazy transforms of Dask arrays; Dask stays an optional dependency.
+"""The feature maps' ``transform`` in blocks: lazily on Dask input (Dask
+stays an optional dependency), or under a progress bar on input in memory.
 
-The feature maps' ``transform`` is decorated with `lazy_rows` (one sample
-per row) or `lazy_sets` (one sample per set). Given a Dask input they return
-a lazy Dask array built from one task per block, each calling the map on its
+A map's ``transform`` is decorated with `blocked_rows` (one sample per row)
+or `blocked_sets` (one sample per set). Given a Dask input they return a
+lazy Dask array built from one task per block, each calling the map on its
 block; the map enters the task graph once, as a single key that the
-distributed scheduler ships to each worker once.
+distributed scheduler ships to each worker once. Given ``progress=True``
+and input in memory, they call the map on fixed blocks of about
+`TRANSFORM_BLOCK_VALUES` input values, run in the chunks of
+`schedule.run_chunked` that move the bar.
 
 Sets are given as a `Bags` whose ``points`` is a Dask array (the offsets, one
 integer per set, are in memory), or as a 3-D Dask array
@@ -15,19 +19,18 @@ output is chunked by sets accordingly.
 
 import functools
 import inspect
-import itertools
 
 import numpy as np
 import scipy.sparse
 
 from ._bags import Bags, pack_sets
-from ._engine.layout import PROGRESS_BLOCKS
-from ._engine.progress import progress_bar
+from ._engine.layout import TRANSFORM_BLOCK_VALUES
+from ._engine.schedule import MAP_VALUE_WORK, run_chunked
 from ._parallel import check_progress
 from ._probes import as_float_array, float_dtype, is_dask_array
 from ._validation import check_sets
 
-__all__ = ["is_lazy", "lazy_rows", "lazy_sets", "map_delayed"]
+__all__ = ["blocked_rows", "blocked_sets", "is_lazy", "map_delayed"]
 
 
 def is_lazy(x):
@@ -51,7 +54,7 @@ def _call(fmap, name, args, kwargs):
     return getattr(fmap, name)(*args, **kwargs)
 
 
-def lazy_rows(method):
+def blocked_rows(method):
     """Decorate ``transform(self, X, **kwargs)`` of a map on rows: a Dask `X`
     gives a lazy Dask array chunked as the rows of `X`, and
     ``progress=True`` a progress bar over blocks of rows."""
@@ -97,7 +100,7 @@ def _rows_block(block, fmap, name, args, kwargs, empty):
     return _call(fmap, name, (block, *args), kwargs)
 
 
-def lazy_sets(per_point=()):
+def blocked_sets(per_point=()):
     """Decorate ``transform(self, sets, ...)`` of a map on sets: a lazy
     `sets` gives a lazy Dask array chunked by sets. Keyword arguments named
     in `per_point` hold one row per point (a NumPy or Dask array aligned with
@@ -126,41 +129,51 @@ def lazy_sets(per_point=()):
 
 
 def _in_blocks(fmap, method, X, args, kwargs, bounds=None, take=None):
-    """`method` applied to blocks of the rows of `X` (of the sets, with
-    `bounds` and ``take(X, kwargs, start, stop)`` giving a block's
-    arguments) under a progress bar, the outputs stacked: the values of one
-    call, as every row (set) is computed on its own (bit for bit for the
-    maps of rows; up to rounding for those of sets, whose sums are grouped
-    by the positions of the points)."""
+    """`method` applied to the blocks ``bounds[b]:bounds[b + 1]`` of the rows
+    of `X` (of the sets, with ``take(X, kwargs, start, stop)`` giving a
+    block's arguments) under a progress bar, the outputs stacked: the
+    values of one call up to rounding (a block's rows may be computed
+    together, by a BLAS product), the same on every run. Without `bounds`,
+    blocks of about `TRANSFORM_BLOCK_VALUES` values of `X`."""
     if bounds is None:
         X = X if scipy.sparse.issparse(X) or hasattr(X, "shape") else \
             as_float_array(X, "X")
-        n = X.shape[0]
-        bounds = np.unique(np.linspace(0, n, min(n, PROGRESS_BLOCKS) + 1,
-                                       dtype=np.int64))
+        n, width = X.shape[0], max(1, int(np.prod(X.shape[1:])))
+        bounds = np.append(np.arange(0, n, max(1, TRANSFORM_BLOCK_VALUES // width)),
+                           n)
 
         def take(X, kwargs, start, stop):
             return X[start:stop], kwargs
 
+        values = np.diff(bounds) * width
+    else:
+        values = np.diff(X.offsets[bounds]) * X.dim
     parts = []
-    with progress_bar(True, len(bounds) - 1,
-                      f"{type(fmap).__name__}.{method.__name__}") as bar:
-        for start, stop in itertools.pairwise(bounds):
-            block, block_kwargs = take(X, kwargs, start, stop)
+
+    def run(first, stop):
+        for start, end in zip(bounds[first:stop], bounds[first + 1:stop + 1],
+                              strict=True):
+            block, block_kwargs = take(X, kwargs, start, end)
             parts.append(method(fmap, block, *args, **block_kwargs))
-            bar.update()
+
+    run_chunked(run, values * MAP_VALUE_WORK, n_threads=1, progress=True,
+                desc=f"{type(fmap).__name__}.{method.__name__}")
     if scipy.sparse.issparse(parts[0]):
         return scipy.sparse.vstack(parts, format="csr")
     return np.concatenate(parts, axis=0)
 
 
 def _sets_in_blocks(fmap, method, sets, kwargs, per_point):
-    """`_in_blocks` over blocks of sets; the per-point arguments given as one
-    array aligned with the points are split as the points are."""
+    """`_in_blocks` over blocks of whole sets of about
+    `TRANSFORM_BLOCK_VALUES` values (a set at least); the per-point
+    arguments given as one array aligned with the points are split as the
+    points are."""
     bags = check_sets(sets, "sets")
     n = len(bags)
-    bounds = np.unique(np.linspace(0, n, min(n, PROGRESS_BLOCKS) + 1,
-                                   dtype=np.int64))
+    values = bags.offsets * bags.dim
+    bounds = np.unique(np.append(np.searchsorted(
+        values, np.arange(0, values[-1], TRANSFORM_BLOCK_VALUES), side="right") - 1,
+        n))
 
     def take(bags, kwargs, start, stop):
         block_kwargs = dict(kwargs)

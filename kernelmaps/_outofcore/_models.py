@@ -3,7 +3,7 @@ Sminchisescu, section 6, Algorithms 3-5).
 
 The data are read one block of rows at a time; each block is mapped, its
 features reduced to float64 moments (count, means, centred cross-products
-with themselves and with the targets; kernelmaps._engine.moments) and
+with themselves and with the targets; `_moments`) and
 dropped. Moments of two blocks combine exactly, in any order, so the same
 code serves a stream of blocks read once (`_reduce`) and the blocks of a
 Dask array reduced in parallel on a cluster (`_reduce_dask`).
@@ -18,16 +18,16 @@ import scipy.linalg
 import scipy.linalg.lapack
 import scipy.sparse
 
-from ._bags import Bags
-from ._dask import is_lazy
-from ._engine import lapack
-from ._engine.layout import OUTOFCORE_BLOCK_ROWS
-from ._engine.moments import add_all, block_moments, reduce_tree
-from ._engine.progress import progress_bar
-from ._frozen import Frozen
-from ._parallel import check_progress
-from ._probes import as_float_array, is_dask_array
-from ._validation import check_scalar
+from .._bags import Bags
+from .._engine import lapack
+from .._engine.layout import OUTOFCORE_BLOCK_ROWS
+from .._engine.progress import progress_bar
+from .._frozen import Frozen
+from .._parallel import check_progress
+from .._probes import as_float_array, is_dask_array
+from .._transforms import is_lazy
+from .._validation import check_scalar
+from ._moments import add_all, block_moments, reduce_tree
 
 __all__ = ["RandomFeaturePCA", "RandomFeatureRidge", "rf_pca", "rf_ridge"]
 
