@@ -86,8 +86,6 @@ def as_float_array(a, name):
     )
 
 
-
-
 def all_finite(a):
     """Whether every value of the array `a` is finite (no NaN or inf)."""
     if a.size <= PROBE_BLOCK_VALUES:

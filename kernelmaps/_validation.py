@@ -469,8 +469,6 @@ def fill_docs(functions, *, indent=0, **fields):
         f.__doc__ = doc
 
 
-
-
 def cast_output(values, dtype, names):
     """The finite float64 result `values` as `dtype` (rounded once; the
     array itself for float64), or a ValueError naming `dtype` where a value

@@ -99,7 +99,7 @@ class _Renyi(Kernel):
             return renyi_divergence(A, **divergence, workers=workers,
                                     dtype=np.float64), None
         return renyi_divergence_both(A, B, **divergence, workers=workers,
-                                      dtype=np.float64)
+                                     dtype=np.float64)
 
     @staticmethod
     def _power(params):
@@ -136,7 +136,7 @@ class _Renyi(Kernel):
 _POINT = ("kernel", "gamma", "degree", "coef0")
 KERNELS = {
     "mean_map": Kernel("mean_map", "sets", sum_match_kernel,
-                        (*_POINT, "normalize")),
+                       (*_POINT, "normalize")),
     "mmd": Kernel("mmd", "sets", mmd_kernel, (*_POINT, "gamma2")),
     "renyi": _Renyi(),
     "chi2": Kernel("chi2", "rows", additive_chi2_kernel, ()),
@@ -145,7 +145,7 @@ KERNELS = {
     "js": Kernel("js", "rows", js_kernel, ()),
     "exp_chi2": Kernel("exp_chi2", "rows", exp_chi2_kernel, ("beta",)),
     "expected": Kernel("expected", "gaussians", gaussian_expected_kernel,
-                        _POINT),
+                       _POINT),
 }
 
 
@@ -198,7 +198,7 @@ def _gaussians(X, name):
             f"kernel, got {type(X).__name__}"
         )
     means, covs, _ = check_gaussians(X[0], X[1], f"{name}[0] (means)",
-                                      f"{name}[1] (covs)")
+                                     f"{name}[1] (covs)")
     return means, covs
 
 

@@ -173,8 +173,8 @@ class NeighbourSearch:
                                     coef, self.n_threads, progress)
         if self._pairs_fit():
             # With X = Y, one block serves (i, j) and (j, i).
-            L, _ = self._pair_log_sums(log_rho, log_rho, log_floor, log_floor, coef,
-                                   progress, both=self.symmetric)
+            L, _ = self._pair_log_sums(log_rho, log_rho, log_floor, log_floor,
+                                       coef, progress, both=self.symmetric)
             return L
         return _blocks_log_sums(self.dtype, self.dim, self.x, self.y,
                                 self.symmetric, self.k, log_rho, log_floor, coef,
@@ -214,8 +214,8 @@ class NeighbourSearch:
         n_threads = threads_for(self.n_threads, total * unit, len(sx))
         return pair * unit <= _BOTH_WORK and pair <= 2 * total / n_threads
 
-    def _pair_log_sums(self, x_log_rho, y_log_rho, x_log_floor, y_log_floor, coef,
-                   progress, both=True):
+    def _pair_log_sums(self, x_log_rho, y_log_rho, x_log_floor, y_log_floor,
+                       coef, progress, both=True):
         """Both directions by `_impl.pair_log_sums`: (L_xy, L_yx), one array
         with X = Y; unless `both`, X against Y only: (L_xy, None) (the
         arguments of Y unused)."""
@@ -409,10 +409,14 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
             items = np.ascontiguousarray(
                 items[np.argsort(-_item_work(items), kind="stable")])
             # Item s writes slot s; slots are then folded into their
-            # entries (several when rows were split), each a pair of the bar.
+            # entries (several when rows were split), each a pair of the
+            # bar: a slot counts 1 / (the slots of its entry).
             entries = items[:, 0] * ny + items[:, 1]
-            _, slot_entry, pieces = np.unique(entries, return_inverse=True,
-                                              return_counts=True)
+            order = np.argsort(entries, kind="stable")
+            first = np.flatnonzero(np.diff(entries[order], prepend=-1))
+            pieces = np.diff(first, append=len(entries))
+            share_of_pair = np.empty(len(entries))
+            share_of_pair[order] = np.repeat(1.0 / pieces, pieces)
             out = np.empty((len(coef), len(entries)))
 
             def run(start, stop, items=items, out=out):
@@ -425,11 +429,9 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
 
             with one_blas_thread():
                 run_chunked(run, _item_work(items) * unit, n_threads=n_threads,
-                            progress=bar, unit_cost=1.0 / pieces[slot_entry])
-            order = np.argsort(entries, kind="stable")
-            first = np.flatnonzero(np.diff(entries[order], prepend=-1))
-            L[:, entries[order][first]] = np.logaddexp.reduceat(out[:, order], first,
-                                                               axis=1)
+                            progress=bar, unit_cost=share_of_pair)
+            L[:, entries[order][first]] = np.logaddexp.reduceat(out[:, order],
+                                                                first, axis=1)
     return L.reshape(len(coef), nx, ny)
 
 

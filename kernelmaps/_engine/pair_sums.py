@@ -78,7 +78,7 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     n_row_seg, n_col_seg = len(xplan[1]), len(yplan[1])
     n_row_groups, n_col_groups = len(xplan[2]) - 1, len(yplan[2]) - 1
     col_first = (np.arange(n_row_groups, dtype=np.int64) if symmetric
-           else np.zeros(n_row_groups, dtype=np.int64))
+                 else np.zeros(n_row_groups, dtype=np.int64))
     col_stop = np.full(n_row_groups, n_col_groups, dtype=np.int64)
     out = np.empty(n_row_seg * n_col_seg)
     _run(xp, xplan, yp, yplan, col_first, col_stop, e, dtype,

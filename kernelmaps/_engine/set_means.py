@@ -152,8 +152,6 @@ def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
     return Z
 
 
-
-
 def csr_cos(X, W, phases, *, scale=1.0, n_threads=1):
     """``scale * cos(X @ W + phases)`` for a CSR matrix `X` (n, p) and a
     dense `W` (p, t) of its dtype (float32 or float64): the products summed

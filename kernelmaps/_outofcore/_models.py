@@ -32,7 +32,6 @@ from ._moments import add_all, block_moments, reduce_tree
 __all__ = ["RandomFeaturePCA", "RandomFeatureRidge", "rf_pca", "rf_ridge"]
 
 
-
 def _block_stats(X, y, fmaps, pcas, block_name, map_name):
     """Moments of one block: of each map's features (with `y` if given) when
     `pcas` is None, else of the PCA projections of all maps side by side.

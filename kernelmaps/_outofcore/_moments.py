@@ -93,8 +93,6 @@ def reduce_tree(parts, combine):
     return parts[0]
 
 
-
-
 def _gram(Z):
     """``Z^T Z``, summed over blocks of rows: each a BLAS call (syrk) short
     enough that Ctrl-C stops between two."""

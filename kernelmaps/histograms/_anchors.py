@@ -254,7 +254,6 @@ class AnchorMap(FeatureMap):
         table = np.concatenate([block.ravel() for block in blocks])
         return _anchor_state(kernel, final, table, rank, self.n_neighbors)
 
-
     @property
     def n_features_in(self):
         return None if self.rank is None else self.rank.shape[0]
@@ -383,7 +382,6 @@ class AnchorMap(FeatureMap):
         return (f"AnchorMap(kernel={kernel!r}, n_anchors={self.n_anchors}, "
                 f"n_neighbors={self.n_neighbors}, weights={self.weights!r}, "
                 f"n_features_out={self.n_features_out})")
-
 
 
 def _anchor_rows(table, table_offsets, rank, i):

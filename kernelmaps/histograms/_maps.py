@@ -984,7 +984,6 @@ class ExpChi2Features(FeatureMap):
     def n_features_out(self):
         return self._n_components
 
-
     @blocked_rows
     def transform(self, X, *, workers=None, progress=False):
         """Random features of the rows of `X`, shape (n, t), in the dtype

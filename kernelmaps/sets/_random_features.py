@@ -92,8 +92,6 @@ class _Fourier(FeatureMap):
                 f"form={self.form!r})")
 
 
-
-
 class RandomFourierFeatures(_Fourier):
     r"""Random Fourier features of the Gaussian or Laplacian kernel [1]_.
 
