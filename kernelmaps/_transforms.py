@@ -63,7 +63,7 @@ def blocked_rows(method):
     def transform(self, X, *args, progress=False, **kwargs):
         if not is_dask_array(X):
             if check_progress(progress):
-                return _in_blocks(self, method, X, args, kwargs)
+                return _rows_in_blocks(self, method, X, args, kwargs)
             return method(self, X, *args, **kwargs)
         import dask.array as da
 
@@ -108,6 +108,7 @@ def blocked_sets(per_point=()):
 
     def decorate(method):
         signature = inspect.signature(method)
+        name = list(signature.parameters)[1]  # of the sets, for the errors
 
         @functools.wraps(method)
         def transform(self, sets, *args, progress=False, **kwargs):
@@ -118,36 +119,33 @@ def blocked_sets(per_point=()):
             bound = signature.bind(self, sets, *args, **kwargs).arguments
             kwargs = {k: v for k, v in list(bound.items())[2:]}
             if lazy:
-                return _lazy_sets(self, method, sets, kwargs, per_point)
-            return _sets_in_blocks(self, method, sets, kwargs, per_point)
+                return _lazy_sets(self, method, sets, kwargs, per_point, name)
+            return _sets_in_blocks(self, method, sets, kwargs, per_point, name)
 
         return transform
 
     return decorate
 
 
+def _block_bounds(cum_values):
+    """Block boundaries over items whose input values end at `cum_values`
+    (``cum_values[i]``: the values before item i, ``n + 1`` entries): a
+    boundary every `TRANSFORM_BLOCK_VALUES` values, moved back to the item
+    it falls in (a block holds at least one item)."""
+    cuts = np.arange(0, cum_values[-1], TRANSFORM_BLOCK_VALUES)
+    return np.unique(np.append(
+        np.searchsorted(cum_values, cuts, side="right") - 1, len(cum_values) - 1))
 
 
-def _in_blocks(fmap, method, X, args, kwargs, bounds=None, take=None):
-    """`method` applied to the blocks ``bounds[b]:bounds[b + 1]`` of the rows
-    of `X` (of the sets, with ``take(X, kwargs, start, stop)`` giving a
-    block's arguments) under a progress bar, the outputs stacked: the
-    values of one call up to rounding (a block's rows may be computed
-    together, by a BLAS product), the same on every run. Without `bounds`,
-    blocks of about `TRANSFORM_BLOCK_VALUES` values of `X`."""
-    if bounds is None:
-        X = X if scipy.sparse.issparse(X) or hasattr(X, "shape") else \
-            as_float_array(X, "X")
-        n, width = X.shape[0], max(1, int(np.prod(X.shape[1:])))
-        bounds = np.append(np.arange(0, n, max(1, TRANSFORM_BLOCK_VALUES // width)),
-                           n)
-
-        def take(X, kwargs, start, stop):
-            return X[start:stop], kwargs
-
-        values = np.diff(bounds) * width
-    else:
-        values = np.diff(X.offsets[bounds]) * X.dim
+def _in_blocks(fmap, method, X, args, kwargs, bounds, values, take):
+    """`method` applied to the blocks ``bounds[b]:bounds[b + 1]`` of the
+    items (rows or sets) of `X`, ``take(X, kwargs, start, stop)`` giving a
+    block's arguments and `values` its input values, under a progress bar,
+    the outputs stacked: the values of one call up to rounding (a block's
+    rows may be computed together, by a BLAS product), the same on every
+    run. Without items, one call (the map's own error or empty output)."""
+    if len(bounds) < 2:
+        return method(fmap, X, *args, **kwargs)
     parts = []
 
     def run(first, stop):
@@ -163,17 +161,29 @@ def _in_blocks(fmap, method, X, args, kwargs, bounds=None, take=None):
     return np.concatenate(parts, axis=0)
 
 
-def _sets_in_blocks(fmap, method, sets, kwargs, per_point):
+def _rows_in_blocks(fmap, method, X, args, kwargs):
+    """`_in_blocks` over blocks of rows of about `TRANSFORM_BLOCK_VALUES`
+    values (a row at least)."""
+    X = X if scipy.sparse.issparse(X) or hasattr(X, "shape") else \
+        as_float_array(X, "X")
+    width = max(1, int(np.prod(X.shape[1:])))
+    bounds = _block_bounds(np.arange(X.shape[0] + 1) * width)
+
+    def take(X, kwargs, start, stop):
+        return X[start:stop], kwargs
+
+    return _in_blocks(fmap, method, X, args, kwargs, bounds,
+                      np.diff(bounds) * width, take)
+
+
+def _sets_in_blocks(fmap, method, sets, kwargs, per_point, name):
     """`_in_blocks` over blocks of whole sets of about
     `TRANSFORM_BLOCK_VALUES` values (a set at least); the per-point
     arguments given as one array aligned with the points are split as the
-    points are."""
-    bags = check_sets(sets, "sets")
-    n = len(bags)
-    values = bags.offsets * bags.dim
-    bounds = np.unique(np.append(np.searchsorted(
-        values, np.arange(0, values[-1], TRANSFORM_BLOCK_VALUES), side="right") - 1,
-        n))
+    points are; `name` names `sets` in the errors."""
+    bags = check_sets(sets, name)
+    cum_values = bags.offsets * bags.dim
+    bounds = _block_bounds(cum_values)
 
     def take(bags, kwargs, start, stop):
         block_kwargs = dict(kwargs)
@@ -187,20 +197,21 @@ def _sets_in_blocks(fmap, method, sets, kwargs, per_point):
                 block_kwargs[key] = value[start:stop]
         return bags[start:stop], block_kwargs
 
-    return _in_blocks(fmap, method, bags, (), kwargs, bounds, take)
+    return _in_blocks(fmap, method, bags, (), kwargs, bounds,
+                      np.diff(cum_values[bounds]), take)
 
 
-def _lazy_sets(fmap, method, sets, kwargs, per_point):
+def _lazy_sets(fmap, method, sets, kwargs, per_point, name):
     import dask
     import dask.array as da
 
-    bags = pack_sets(sets, "sets")
+    bags = pack_sets(sets, name)
     offsets = bags.offsets
     sizes = np.diff(offsets)
     if len(bags) == 0:
-        raise ValueError("sets must contain at least one set")
+        raise ValueError(f"{name} must contain at least one set")
     if np.any(sizes == 0):
-        raise ValueError(f"sets[{int(np.argmin(sizes))}] is empty")
+        raise ValueError(f"{name}[{int(np.argmin(sizes))}] is empty")
     points = bags.points.rechunk({1: -1})
     # Block boundaries: the first set starting at or after each row chunk
     # boundary of the points.

@@ -573,6 +573,21 @@ def test_progress_bar_of_emk_pyramids(capsys):
     assert_same_features("EMKFeatures", got, want)
 
 
+@pytest.mark.parametrize("name", [*MAPS, *STATELESS])
+def test_progress_on_empty_input_is_the_maps_error(name):
+    pytest.importorskip("tqdm")
+    if name in STATELESS:
+        fmap, X = STATELESS[name](), HIST
+    else:
+        make, X = MAPS[name]
+        fmap = make().fit(X)
+    with pytest.raises(ValueError) as plain:
+        fmap.transform(X[:0])
+    with pytest.raises(ValueError) as shown:
+        fmap.transform(X[:0], progress=True)
+    assert str(shown.value) == str(plain.value)
+
+
 @pytest.mark.parametrize("kind", ["rows", "sets"])
 def test_progress_over_many_blocks_is_repeatable(kind, monkeypatch):
     # Blocks of fixed size (not of the chunks, which follow the clock): the
