@@ -146,19 +146,24 @@ def _in_blocks(fmap, method, X, args, kwargs, bounds, values, take):
     run. Without items, one call (the map's own error or empty output)."""
     if len(bounds) < 2:
         return method(fmap, X, *args, **kwargs)
-    parts = []
+    out, parts = None, []  # dense output: written in place; CSR: stacked
 
     def run(first, stop):
+        nonlocal out
         for start, end in zip(bounds[first:stop], bounds[first + 1:stop + 1],
                               strict=True):
             block, block_kwargs = take(X, kwargs, start, end)
-            parts.append(method(fmap, block, *args, **block_kwargs))
+            part = method(fmap, block, *args, **block_kwargs)
+            if scipy.sparse.issparse(part):
+                parts.append(part)
+                continue
+            if out is None:
+                out = np.empty((bounds[-1], *part.shape[1:]), part.dtype)
+            out[start:end] = part
 
     run_chunked(run, values * MAP_VALUE_WORK, n_threads=1, progress=True,
                 desc=f"{type(fmap).__name__}.{method.__name__}")
-    if scipy.sparse.issparse(parts[0]):
-        return scipy.sparse.vstack(parts, format="csr")
-    return np.concatenate(parts, axis=0)
+    return scipy.sparse.vstack(parts, format="csr") if parts else out
 
 
 def _rows_in_blocks(fmap, method, X, args, kwargs):

@@ -598,11 +598,11 @@ def test_progress_over_many_blocks_is_repeatable(kind, monkeypatch):
     monkeypatch.setattr(schedule, "CHUNK_SECONDS", 1e-4)  # many chunks
     rng = np.random.default_rng(5)
     if kind == "rows":
-        X = rng.normal(size=(5001, 40))
+        X = rng.normal(size=(20001, 40))
         fmap = km.RandomFourierFeatures(64, gamma=0.1, rng=0).fit(X)
     else:
         X = km.Bags.from_list([rng.normal(size=(k, 40)) for k in
-                               rng.integers(1, 30, size=500)])
+                               rng.integers(1, 30, size=2000)])
         fmap = km.RandomDistributionFeatures(64, gamma=0.1, rng=0).fit(X)
     once = fmap.transform(X, progress=True)
     assert_array_equal(fmap.transform(X, progress=True), once)
