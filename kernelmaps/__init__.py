@@ -53,6 +53,12 @@ Kernel matrices
 project_psd          nearest positive semi-definite matrix
 PSDProjector         the same projection, applied to test rows too
 
+Settings
+--------
+set_config           the working-memory budget (MiB) of the tools over objects
+get_config           the settings
+config_context       settings changed within a with block
+
 Warnings
 --------
 DegenerateWarning    an exact result that carries no information (a kernel
@@ -61,6 +67,7 @@ DegenerateWarning    an exact result that carries no information (a kernel
 """
 
 from ._bags import Bags
+from ._config import config_context, get_config, set_config
 from ._composite import MMDTestResult, NystroemMap, mmd_test
 from ._outofcore import RandomFeaturePCA, RandomFeatureRidge, rf_pca, rf_ridge
 from ._version import __version__  # noqa: F401  (written by meson)
@@ -112,9 +119,11 @@ __all__ = [
     "RandomFourierFeatures",
     "additive_chi2_kernel",
     "chi2_distance",
+    "config_context",
     "divergence_kernel",
     "exp_chi2_kernel",
     "gaussian_expected_kernel",
+    "get_config",
     "hellinger_kernel",
     "intersection_kernel",
     "js_kernel",
@@ -127,5 +136,6 @@ __all__ = [
     "renyi_divergence",
     "rf_pca",
     "rf_ridge",
+    "set_config",
     "sum_match_kernel",
 ]
