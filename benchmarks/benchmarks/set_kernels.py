@@ -85,7 +85,14 @@ from kernelmaps import (
     mmd_kernel,
     sum_match_kernel,
 )
-from kernelmaps._composite._families import pooled_point_kernel
+
+try:  # the pooled matrix of mmd_test: its kernel spec (older: a function)
+    from kernelmaps._composite._specs import PointSpec
+
+    def pooled_point_kernel(points, kernel, gamma, workers):
+        return PointSpec(kernel).matrix(points, None, gamma, workers)
+except ImportError:
+    from kernelmaps._composite._families import pooled_point_kernel
 
 from .common import BlasThreads, RunOnce, make_sets, stored_times
 from .peers import blocked_sum_match_kernel, pairwise_sum_match_kernel

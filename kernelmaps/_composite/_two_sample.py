@@ -34,7 +34,6 @@ once (`_families`).
 
 import contextlib
 import copy
-import functools
 import math
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -43,6 +42,7 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
+from .._config import working_memory_bytes
 from .._engine import lapack
 from .._engine.layout import (
     LINEAR_TEST_ROWS,
@@ -67,32 +67,31 @@ from .._validation import (
     check_size,
 )
 from .._warnings import degenerate, degenerate_message, warn_degenerate
-from ._families import (
+from ._blocked import (
+    Layout,
+    degenerate_kinds,
+    pooled_vectors,
+    quad_total,
+    run_blocks,
+    scalar_total,
+)
+from ._specs import (
     BANDWIDTH_SAMPLE,
+    KINDS,
     N_BANDWIDTHS,
-    POINT_KERNELS,
+    SPECS,
+    PrecomputedSpec,
     check_precomputed,
-    families,
-    labels_order,
     object_kind,
-    point_family,
     point_gamma,
-    pooled,
-    pooled_point_kernel,
-    precomputed_families,
-    scale_report,
+    pool_any,
+    spec_for,
     value_sample,
 )
-from ._kernels import KERNELS, Callable, count
 
 __all__ = ["MMDTestResult", "mmd_test"]
 
 _METHODS = ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear")
-# The wild bootstrap of the aggregated test takes the kernel at c gamma from
-# the log of the kernel at gamma, ``exp(c log k)``, for c up to this ratio,
-# and computes the kernel anew beyond: a value of k that rounds to 1 (gamma
-# d^2 < 1.1e-16) gives k^c with an error of at most c * 1.1e-16.
-_LOG_KERNEL_REACH = 1e4
 # Defaults: resamples of the single-kernel tests, (B1, B2) of MMDAgg, B of
 # MMD-FUSE (as in the authors' code); features of the linear test.
 _N_RESAMPLES = 999
@@ -103,10 +102,6 @@ _N_FEATURES = 10
 # points (`_swap_form`); False: permutations of the pooled sample (for the
 # study of the two, studies/two_sample_unequal/study.py).
 SWAP_UNEQUAL = True
-# kernel_params that name the scale the test's gamma gives, by kernel.
-_SCALE_PARAMS = {"mean_map": "gamma", "expected": "gamma", "mmd": "gamma2",
-                 "exp_chi2": "beta", "renyi": "gamma"}
-
 
 @dataclass(repr=False)
 class MMDTestResult:
@@ -200,7 +195,7 @@ def _short(value):
 def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
              n_resamples=None, alpha=0.05, unbiased=True, feature_map=None,
              kernel_params=None, dtype=np.float64, rng=None, workers=None,
-             progress=False):
+             progress=False, working_memory=None):
     r"""Kernel two-sample test: were the samples `X` and `Y` drawn from the
     same distribution?
 
@@ -437,49 +432,39 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     """
     iv = _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha,
                       unbiased, feature_map, kernel_params, dtype, rng, workers,
-                      progress)
-    method, alpha, n, N = iv.method, iv.alpha, iv.n, iv.N
+                      progress, working_memory)
+    method, alpha = iv.method, iv.alpha
     if method == "linear":
         if iv.kind != "points":
             return _linear_objects(iv.X, iv.Y, feature_map, alpha, iv.n_threads)
         return _linear(iv.X, iv.Y, iv.kernels[0], gamma, feature_map, alpha,
                        iv.generator, iv.n_threads, iv.progress)
-    fams = _families_of(iv, gamma)
     if method == "fuse":
-        return _fuse(fams, n, N, iv.B, alpha, iv.dtype, iv.generator,
-                     iv.n_threads, iv.progress)
+        return _fuse(iv)
     if method == "aggregated":
-        B1, B2 = iv.B
-        return _aggregated(fams, n, N, B1, B2, alpha, iv.dtype, iv.generator,
-                           iv.n_threads, iv.progress)
-    family = fams[0]
-    wild = method == "wild_bootstrap"
-    g, M, kind = next(family.matrices(n, wild, iv.dtype))
-    g = scale_report(family, g)
-    if kind is not None:
-        warn_degenerate(degenerate_message(kind, family.name, g,
-                                           family.between))
-    resample = (_wild_statistics(M) if wild
-                else _permutation_statistics(M, n, iv.unbiased))
-    del M
-    seeds = _block_seeds(iv.generator, iv.B + 1)
-    with progress_bar(iv.progress, len(seeds), "mmd_test") as bar:
-        stats = _resampled(resample, _drawer(seeds, n, N, method, iv.dtype),
-                           len(seeds), bar, iv.n_threads)
-    observed, null = stats[0], stats[1:]
+        return _aggregated(iv)
+    mode = "wild" if method == "wild_bootstrap" else "permutation"
+    stats, names, gammas, kinds, _ = _statistics(iv, mode, iv.B + 1)
+    if kinds[0] is not None:
+        warn_degenerate(degenerate_message(kinds[0], names[0], gammas[0],
+                                           iv.specs[0].between))
+    observed, null = stats[0, 0], stats[0, 1:]
     pvalue = _pvalue(observed, null)
+    g = gammas[0]
     return MMDTestResult(float(observed), pvalue, null, pvalue <= alpha,
-                         alpha, method, family.name, g)
+                         alpha, method, str(names[0]),
+                         None if g is None else float(g))
 
 
 def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
-                 feature_map, kernel_params, dtype, rng, workers, progress):
+                 feature_map, kernel_params, dtype, rng, workers, progress,
+                 working_memory):
     """Every input check of `mmd_test`, in one place (as SciPy's
     ``_permutation_test_iv``): a namespace of the validated arguments, the
-    kernels and the kind of objects they take, the samples (X and Y
-    checked; Z, the pooled objects, or K, the precomputed matrices in the
-    order of the samples), their sizes n and N, and the resamples B (an
-    int, or (B1, B2) for the aggregated test; None for the linear one)."""
+    kernels' specs and the kind of objects they take, the samples (X and Y
+    checked; Z, the pooled objects), their sizes n and N, the resamples B
+    (an int, or (B1, B2) for the aggregated test; None for the linear one)
+    and the working-memory budget in bytes."""
     method = check_choice(method, "method", _METHODS)
     alpha = check_scalar(alpha, "alpha", low=0.0, low_inclusive=False)
     if not alpha < 1:
@@ -488,10 +473,11 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
         method=method, alpha=alpha, unbiased=check_bool(unbiased, "unbiased"),
         dtype=np.dtype(np.float64) if dtype is None else check_dtype(dtype),
         generator=check_rng(rng), n_threads=resolve_workers(workers),
-        progress=check_progress(progress),
+        progress=check_progress(progress), gamma=gamma,
+        budget=working_memory_bytes(working_memory),
         # the tests over a grid of scales, and the grid's rule
         grid={"aggregated": "mmdagg", "fuse": "fuse"}.get(method),
-        X=X, Y=Y, Z=None, K=None, n=None, N=None, B=None)
+        X=X, Y=Y, Z=None, n=None, N=None, B=None, specs=None)
     iv.kernels, iv.kind = _check_kernels(kernel, method, X)
     iv.params = _check_kernel_params(kernel_params, iv.kernels, iv.kind)
     if method == "linear":
@@ -503,12 +489,7 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
         return iv  # objects: the feature map checks them
     if feature_map is not None:
         raise ValueError("feature_map is used by method='linear' only")
-    n_kernels = len(iv.kernels)
-    if iv.kind == "points":
-        iv.X, iv.Y = _check_samples(X, Y, lazy=False)
-        iv.Z, iv.n = np.concatenate([iv.X, iv.Y]), len(iv.X)
-        iv.N = len(iv.Z)
-    elif iv.kind == "precomputed":
+    if iv.kind == "precomputed":
         if gamma is not None:
             raise ValueError("gamma is not used with kernel='precomputed' (the "
                              "matrix is given); leave it None")
@@ -518,32 +499,33 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
                              f"method='aggregated' or 'fuse' takes several")
         iv.N = K.shape[1]
         order, iv.n = labels_order(Y, iv.N)
-        iv.K, n_kernels = K[:, order][:, :, order], len(K)
+        iv.specs = [PrecomputedSpec(K[:, order][:, :, order])]
+        iv.Z = np.arange(iv.N)
     else:
-        spec = Callable(iv.kernels[0]) if iv.kind == "any" else \
-            KERNELS[iv.kernels[0]]
-        iv.X, iv.Y = spec.check(X, "X"), spec.check(Y, "Y")
-        for A, name in ((iv.X, "X"), (iv.Y, "Y")):
-            if count(A) < 2:
-                raise ValueError(f"{name} must hold at least 2 objects, got "
-                                 f"{count(A)}")
-        if spec.name == "renyi":
-            _check_renyi_sizes(iv.X, iv.Y, iv.params)
-        if iv.kind != "any" and (gamma is not None and spec.name in
-                                 ("chi2", "intersection", "hellinger", "js")):
-            raise ValueError(f"the {spec.name!r} kernel has no scale: leave "
-                             f"gamma None")
-        iv.n, iv.N = count(iv.X), count(iv.X) + count(iv.Y)
-        check_size(pooled_rows=iv.N, pooled_columns=iv.N)
-        iv.Z = pooled(iv.kind, iv.X, iv.Y)
+        iv.specs = [spec_for(k, iv.params) for k in iv.kernels]
+        spec = iv.specs[0]
+        if iv.kind == "points":
+            iv.X, iv.Y = _check_samples(X, Y, lazy=False)
+        else:
+            iv.X, iv.Y = spec.check(X, "X"), spec.check(Y, "Y")
+            for A, name in ((iv.X, "X"), (iv.Y, "Y")):
+                if spec.count(A) < 2:
+                    raise ValueError(f"{name} must hold at least 2 objects, "
+                                     f"got {spec.count(A)}")
+            if gamma is not None and spec.scale is None and iv.kind != "any":
+                raise ValueError(f"the {spec.name!r} kernel has no scale: leave "
+                                 f"gamma None")
+        iv.n = spec.count(iv.X)
+        iv.N = iv.n + spec.count(iv.Y)
+        iv.Z = spec.pool(iv.X, iv.Y)
     if method == "wild_bootstrap" and 2 * iv.n != iv.N:
         raise ValueError(
             f"method='wild_bootstrap' needs samples of equal size, got "
             f"{iv.n} and {iv.N - iv.n} objects; use method='permutation'"
         )
+    n_kernels = len(iv.specs[0].K) if iv.kind == "precomputed" else len(iv.specs)
     if iv.grid and iv.kind != "precomputed":  # every kernel's scales
-        given = np.size(gamma) if gamma is not None else N_BANDWIDTHS
-        n_kernels *= given
+        n_kernels *= np.size(gamma) if gamma is not None else N_BANDWIDTHS
     if method == "aggregated":
         iv.B = _check_resamples(n_resamples, pair=True, n_kernels=n_kernels)
         _warn_never_rejects(iv.B[1], alpha, "the second of n_resamples (B2)")
@@ -555,27 +537,247 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
     return iv
 
 
-def _families_of(iv, gamma):
-    """The `Family` of each kernel of the validated test `iv` (the pooled
-    distances of the kernels of objects computed here)."""
-    if iv.kind == "points":
-        fams = [point_family(iv.Z, k, gamma, iv.grid, iv.n_threads, None)
-                for k in iv.kernels]
-        if iv.method == "aggregated":  # the log-kernel shared by the scales
-            for f in fams:
-                f.fast = functools.partial(_point_matrices, iv.Z, f.name,
-                                           f.gammas, n_threads=iv.n_threads)
-        return fams
-    if iv.kind == "precomputed":
-        return precomputed_families(iv.K)
+def _statistics(iv, mode, total, norms=False):
+    """The resampled statistics of every kernel and scale of the validated
+    test `iv`, on `total` resamples (the observed sample first), in `mode`
+    ("permutation", "wild" or "swap"): ``(stats, names, scales, kinds,
+    norms)``, stats of shape (L, total) for the L kernels and scales, the
+    names and reported scales of each, how each is degenerate (see
+    `degenerate`; None where it is not) and, with `norms`, the Frobenius
+    norm of each pooled matrix with its diagonal 0 (else None).
+
+    The kernel matrices are computed whole where they fit in the working
+    memory (`_in_memory`), else a block at a time (`_on_blocks`); the same
+    draws either way (`_block_seeds`), so the same p-values."""
+    seeds = _block_seeds(iv.generator, total)
+    scales = [spec.scales(iv.Z, iv.gamma, iv.grid, iv.n_threads)
+              for spec in iv.specs]
+    L = sum(len(s) for s in scales)
+    plan = _plan(iv, mode, L, total)
+    stats = np.empty((L, total))
+    names, reported, kinds, fro = [], [], [], []
+    steps = (len(iv.specs) * plan.tasks * len(plan.batches) if plan.blocks
+             else sum(1 + len(s) * len(seeds) for s in scales))
+    with progress_bar(iv.progress, steps, "mmd_test") as bar:
+        row = 0
+        for spec, values in zip(iv.specs, scales, strict=True):
+            run = _on_blocks if plan.blocks else _in_memory
+            out = run(iv, spec, values, mode, seeds, plan, bar)
+            for value, (statistics, kind, norm) in zip(values, out, strict=True):
+                stats[row] = statistics
+                names.append(spec.name)
+                reported.append(spec.report(value))
+                kinds.append(kind if spec.degenerate_scale else None)
+                fro.append(norm)
+                row += 1
+    gammas = np.array(reported, dtype=object if None in reported else np.float64)
+    return stats, np.array(names), gammas, kinds, (np.array(fro) if norms
+                                                   else None)
+
+
+def _in_memory(iv, spec, scales, mode, seeds, plan, bar):
+    """(statistics, degenerate kind, norm) of each scale from the whole
+    pooled matrix, computed once per scale; the resamples a block at a
+    time, each block one matrix product (`_resampled`)."""
+    n, N = iv.n, iv.N
+    rows = N if mode == "permutation" else min(n, N - n)
+    draw = _shared_draws(seeds, n if mode == "permutation" else rows, N,
+                         "permutation" if mode == "permutation"
+                         else "wild_bootstrap", iv.dtype, rows)
+    out = []
+    matrices = spec.blocks(iv.Z, None, scales, iv.n_threads)
+    bar.update(1)
+    for K in matrices:
+        K = np.ascontiguousarray(K, dtype=np.float64)
+        kind = degenerate(K, symmetric=True)
+        diag = np.diag(K).copy()
+        np.fill_diagonal(K, 0.0)
+        norm = math.sqrt(np.einsum("ij,ij->", K, K, dtype=np.float64))
+        if mode == "permutation":
+            form = (K.astype(iv.dtype, copy=False),
+                    _permutation_finish(K.sum(axis=1, dtype=np.float64), diag,
+                                        n, N - n, iv.unbiased))
+        elif mode == "wild":
+            form = (_h_matrix(K, n, iv.dtype), _wild_finish(n))
+        else:
+            form = _swap_form(lambda r, K=K: K[r], n, N - n, iv.dtype,
+                              iv.n_threads)
+        del K
+        out.append((_resampled(form, draw, len(seeds), bar, iv.n_threads),
+                    kind, norm))
+        del form
+    return out
+
+
+def _h_matrix(K0, n, dtype):
+    """``H = Kxx + Kyy - Kxy - Kyx`` with a zero diagonal, from the pooled
+    matrix (its diagonal 0) of 2n objects."""
+    H = np.add(K0[:n, :n], K0[n:, n:], dtype=dtype)
+    H -= K0[:n, n:]
+    H -= K0[n:, :n]
+    np.fill_diagonal(H, 0.0)
+    return H
+
+
+def _on_blocks(iv, spec, scales, mode, seeds, plan, bar):
+    """(statistics, degenerate kind, norm) of each scale from blocks of
+    the kernel (`_blocked.run_blocks`), one pass per batch of resamples:
+    memory for the draws of a batch and a few blocks, not the pooled
+    matrix."""
+    n, N, m = iv.n, iv.N, iv.N - iv.n
+    p = min(n, m)
+    layout = Layout("pooled" if mode == "permutation" else "pairs", n, N,
+                    plan.size, linear=mode == "swap")
+    method = "permutation" if mode == "permutation" else "wild_bootstrap"
+    draw = _drawer(seeds, n if mode == "permutation" else p, N, method,
+                   np.int8)
+    L = len(scales)
+    statistics = np.empty((L, sum(b for _, b in seeds)))
+    kinds = norms = finishes = None
+    for batch in plan.batches:
+        draws = np.concatenate([draw(i) for i in batch], axis=1)
+        totals = run_blocks(spec, iv.Z, scales, layout, draws, iv.n_threads, bar)
+        quad = quad_total(totals, len(layout.ranges))
+        if finishes is None:
+            kinds = degenerate_kinds(totals[("flags",)])
+            finishes, norms = _block_finish(totals, layout, mode, L, n, m,
+                                            iv.unbiased)
+        column = sum(seeds[i][1] for i in range(batch[0]))
+        width = draws.shape[1]
+        for k, finish in enumerate(finishes):
+            statistics[k, column:column + width] = finish(draws, quad[k])
+        del draws, totals
+    return list(zip(statistics, kinds, norms, strict=True))
+
+
+def _block_finish(totals, layout, mode, L, n, m, unbiased):
+    """The ``finish(draws, quad)`` of each scale (its statistics on a batch
+    of int8 `draws`, from their quadratic forms), and the Frobenius norms,
+    from the totals of a pass."""
+    if mode == "wild":
+        return [_wild_finish(n)] * L, [None] * L
+    if mode == "permutation":
+        count = len(layout.ranges)
+        r = pooled_vectors(totals, "r", count)
+        diag = pooled_vectors(totals, "diag", count)
+        norms = np.sqrt(np.maximum(scalar_total(totals, "fro", count), 0.0))
+        return ([_permutation_finish(r[k], diag[k], n, m, unbiased)
+                 for k in range(L)], list(norms))
+    trd = scalar_total(totals, "trd", len(layout.ranges))
+    pairs, extra = len(layout.ranges), len(layout.unpaired)
+    rPx, rPy = (pooled_vectors(totals, name, pairs) for name in ("rPx", "rPy"))
+    rUx, rUy, rPu, rUu = (
+        pooled_vectors(totals, name, count) if count else np.zeros((L, size))
+        for name, count, size in (("rUx", extra and pairs, rPx.shape[1]),
+                                  ("rUy", extra and pairs, rPx.shape[1]),
+                                  ("rPu", extra, 0), ("rUu", extra, 0)))
+    c_u = 1.0 if n > m else 0.0  # c of the unpaired objects
+    finishes = []
+    for k in range(L):
+        r = (rPx[k] + rUx[k], rPy[k] + rUy[k], rPu[k] + rUu[k])
+        u = (0.5 * rPx[k] + c_u * rUx[k], 0.5 * rPy[k] + c_u * rUy[k],
+             0.5 * rPu[k] + c_u * rUu[k])
+        T = math.fsum(math.fsum(v) for v in r)
+        cKc = 0.5 * (math.fsum(u[0]) + math.fsum(u[1])) + c_u * math.fsum(u[2])
+        rc = 0.5 * (math.fsum(r[0]) + math.fsum(r[1])) + c_u * math.fsum(r[2])
+        finishes.append(_swap_finish(u[0] - u[1], r[0] - r[1],
+                                     (T, cKc, rc, float(trd[k])), n, m))
+    return finishes, [None] * L
+
+
+def _plan(iv, mode, L, total):
+    """How the statistics are computed within the working memory: whole
+    matrices, or blocks of `size` objects with the resamples in `batches`
+    (lists of blocks of `_block_seeds`); a ValueError in the user's terms
+    where even blocks do not fit."""
+    n, N = iv.n, iv.N
+    p = min(n, N - n)
+    rows = N if mode == "permutation" else p
+    n_threads = iv.n_threads
+    seeds_count = -(-total // RESAMPLE_BLOCK)
+    draws_in_flight = (3 + 2 * n_threads) * rows * RESAMPLE_BLOCK * 8
+    kept = rows * total if rows * total <= RESAMPLE_DRAWS_KEPT else 0
+    matrix = 8.0 * N * N
+    extra = {"permutation": 0.0, "wild": 8.0 * n * n, "swap": 8.0 * p * p}[mode]
+    in_memory = 2 * matrix + extra + draws_in_flight + kept
+    if iv.dtype == np.float32:
+        in_memory += 4.0 * N * N
+    if in_memory <= iv.budget:
+        return SimpleNamespace(blocks=False, batches=[list(range(seeds_count))],
+                               tasks=0, size=None)
+    # blocks: the draws of a batch (int8), the finishing of one block of
+    # resamples (float64 rows), and the tasks in flight
+    alive = 3 * n_threads + 1
+    kernel_blocks = 4 if mode == "permutation" else 13
+    for per_batch in range(seeds_count, 0, -1):
+        width = min(total, per_batch * RESAMPLE_BLOCK)
+        fixed = rows * width + 16.0 * rows * RESAMPLE_BLOCK
+        left = (iv.budget - fixed) / alive
+        # a task: the kernel blocks, the draws of its ranges as float64 and
+        # one product (3 b width), the contributions (L width)
+        a, b, c = 8.0 * kernel_blocks, 24.0 * width, 8.0 * L * width - left
+        if c < 0:
+            size = int((-b + math.sqrt(b * b - 4 * a * c)) / (2 * a))
+            if size >= _MIN_BLOCK or (size >= rows and rows > 0):
+                break
+    else:
+        need = 17.0 * rows * RESAMPLE_BLOCK + alive * (
+            8.0 * kernel_blocks * _MIN_BLOCK**2
+            + 8.0 * (3 * _MIN_BLOCK + L) * RESAMPLE_BLOCK)
+        raise ValueError(_budget_message(iv, need))
+    # tasks of about RESAMPLE_TASK_FLOPS each, where memory allows
+    work = math.sqrt(RESAMPLE_TASK_FLOPS / max(1.0, L * width))
+    size = int(max(_MIN_BLOCK, min(size, work, rows)))
+    batches = [list(range(a, min(a + per_batch, seeds_count)))
+               for a in range(0, seeds_count, per_batch)]
+    layout = Layout("pooled" if mode == "permutation" else "pairs", n, N, size,
+                    linear=mode == "swap")
+    return SimpleNamespace(blocks=True, batches=batches, size=size,
+                           tasks=len(layout.tasks))
+
+
+# Objects per range of a block pass, at least (below, the tasks' overhead
+# outweighs their products).
+_MIN_BLOCK = 32
+
+
+def _budget_message(iv, need):
+    """What a test that cannot run within the working memory says."""
+    return (
+        f"mmd_test needs about {need / 2**30:.3g} GiB of working memory for "
+        f"X and Y of n={iv.n} and m={iv.N - iv.n} objects with "
+        f"method={iv.method!r} (the resampling draws of 256 resamples, and "
+        f"blocks of {_MIN_BLOCK} objects), more than the budget of "
+        f"{iv.budget / 2**20:.3g} MiB: give a larger one (working_memory=..., "
+        f"in MiB, or kernelmaps.set_config(working_memory=...)), use "
+        f"method='linear' with feature_map (a linear-time test on explicit "
+        f"features), or test a random subsample of X and Y"
+    )
+
+
+def labels_order(labels, N):
+    """The order that puts the rows labelled 0 (or False: the first
+    sample) first, then those labelled 1 (True), and n, the size of the
+    first sample; ValueError unless `labels` is a 1-D array of N such
+    values, at least 2 of each."""
     try:
-        return families(iv.kernels, iv.Z, gamma, iv.params, iv.grid,
-                        iv.n_threads)
-    except ValueError as err:  # the unit's function names its input X
-        message = str(err)
-        if " X" in message and " Y" not in message:
-            message += " (X here: X and Y pooled)"
-        raise ValueError(message) from None
+        y = np.asarray(labels)
+    except (TypeError, ValueError):
+        raise TypeError("Y must be the sample label (0 or 1) of each row of "
+                        "the precomputed matrix X") from None
+    if y.ndim != 1 or y.shape[0] != N:
+        raise ValueError(f"Y must hold the label (0 or 1) of each of the {N} "
+                         f"rows of the precomputed matrix X, got shape "
+                         f"{y.shape}")
+    if y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
+        raise ValueError("Y (the labels of the precomputed matrix's rows) "
+                         "must be boolean or 0/1")
+    first = np.flatnonzero(y == 0)
+    second = np.flatnonzero(y == 1)
+    if len(first) < 2 or len(second) < 2:
+        raise ValueError(f"Y must label at least 2 rows of each sample, got "
+                         f"{len(first)} and {len(second)}")
+    return np.concatenate([first, second]), len(first)
 
 
 def _check_samples(X, Y, lazy):
@@ -622,11 +824,6 @@ def _refuse_sets(A, name):
     )
 
 
-# The kind of objects each kernel takes.
-_KINDS = {**{k: "points" for k in POINT_KERNELS},
-          **{name: spec.kind for name, spec in KERNELS.items()}}
-
-
 def _check_kernels(kernel, method, X):
     """The kernels as a tuple of names (or one callable) and the kind of
     objects they take: "points", "sets", "rows", "gaussians",
@@ -640,38 +837,23 @@ def _check_kernels(kernel, method, X):
                 else ("rbf",), "points")
     if callable(kernel):
         return (kernel,), "any"
-    names = (*_KINDS, "precomputed")
+    names = (*KINDS, "precomputed")
     if isinstance(kernel, str):
         name = check_choice(kernel, "kernel", names)
-        return (name,), _KINDS.get(name, "precomputed")
+        return (name,), KINDS.get(name, "precomputed")
     if method not in ("aggregated", "fuse") or not isinstance(
             kernel, (list, tuple, np.ndarray)):
         raise TypeError(f"kernel must be one of {names} or a callable (a list "
                         f"of names for method='aggregated' or 'fuse'), got "
                         f"{kernel!r}")
-    kernels = tuple(check_choice(k, "kernel", tuple(_KINDS)) for k in kernel)
+    kernels = tuple(check_choice(k, "kernel", tuple(KINDS)) for k in kernel)
     if not kernels or len(set(kernels)) != len(kernels):
         raise ValueError(f"kernel must list distinct kernels, got {kernel!r}")
-    kinds = {_KINDS[k] for k in kernels}
+    kinds = {KINDS[k] for k in kernels}
     if len(kinds) > 1:
         raise ValueError(f"kernel must list kernels of one kind of object, got "
                          f"{kernel!r} (kernels of {sorted(kinds)})")
     return kernels, kinds.pop()
-
-
-def _check_renyi_sizes(X, Y, params):
-    """The kNN estimator needs more than k points in every set (checked per
-    sample, before the sets are pooled, so that the error names it)."""
-    k = params.get("k", 5)
-    for A, name in ((X, "X"), (Y, "Y")):
-        sizes = np.diff(A.offsets)
-        small = (np.flatnonzero(sizes <= k) if isinstance(k, (int, np.integer))
-                 else [])
-        if len(small):
-            i = int(small[0])
-            raise ValueError(f"{name}[{i}] has {sizes[i]} point(s); the kNN "
-                             f"estimator needs more than k={k} points in every "
-                             f"set of {name}")
 
 
 def _check_kernel_params(params, kernels, kind):
@@ -690,8 +872,8 @@ def _check_kernel_params(params, kernels, kind):
                              f"kernel; leave it None")
         return {}
     for name in kernels:
-        allowed = set(KERNELS[name].params) - {"scale"}
-        scale = _SCALE_PARAMS.get(name)
+        allowed = set(SPECS[name].takes) - {"scale"}
+        scale = SPECS[name].scale
         for key in params:
             if key == scale and not (name == "mmd" and key == "gamma"):
                 raise ValueError(f"kernel_params has {key!r}, the {name!r} "
@@ -773,39 +955,6 @@ def _draw_block(seed, size, first, n, N, method, dtype):
     return S
 
 
-def _permutation_statistics(K, n, unbiased):
-    """The permutation test's MMD^2 as a quadratic form: ``(K0, finish)``,
-    with K0 the pooled K with its diagonal set to 0 (in place) and
-    ``finish(S, sxx)`` the MMD^2 of each split of a block of indicators S
-    (N x b) from ``sxx = diag(S' K0 S)``."""
-    N = K.shape[0]
-    m = N - n
-    diag = np.diag(K).astype(np.float64)
-    np.fill_diagonal(K, 0.0)
-    r = K.sum(axis=1, dtype=np.float64)
-    total = r.sum()
-
-    def finish(S, sxx):
-        rs = r @ S.astype(np.float64, copy=False)
-        sxy = rs - sxx
-        syy = total - 2 * rs + sxx
-        if unbiased:
-            return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
-        dx = diag @ S.astype(np.float64, copy=False)
-        dy = diag.sum() - dx
-        return (sxx + dx) / n**2 + (syy + dy) / m**2 - 2 * sxy / (n * m)
-
-    return K, finish
-
-
-def _wild_statistics(H):
-    """The wild bootstrap's statistic as a quadratic form: ``(H, finish)``,
-    ``e' H e / (n (n - 1))`` for each column of a block of signs E (n x
-    b)."""
-    n = H.shape[0]
-    return H, lambda E, quadratic: quadratic / (n * (n - 1))
-
-
 def _column_dots(A, B):
     """The dot products of the columns of A and B, summed in float64."""
     return np.einsum("ij,ij->j", A, B, dtype=np.float64)
@@ -871,32 +1020,82 @@ def _pvalue(observed, null):
     return float((1.0 + np.count_nonzero(null >= observed)) / (1.0 + null.size))
 
 
-def _aggregated(fams, n, N, B1, B2, alpha, dtype, generator, n_threads,
-                progress):
+def _permutation_finish(r, diag, n, m, unbiased):
+    """``finish(S, sxx)``: the permutation test's MMD^2 of each split of a
+    block of indicators S (N x b, float or int8) from ``sxx = diag(S' K0
+    S)``, K0 the pooled matrix with its diagonal 0, r = K0 1 its row sums
+    and `diag` the diagonal of the pooled matrix: ``Sxy = r' s - Sxx`` and
+    ``Syy = T - 2 r' s + Sxx`` with T = 1' K0 1."""
+    total = math.fsum(r)
+    diag_total = math.fsum(diag)
+
+    def finish(S, sxx):
+        rs, dx = _projections(np.stack([r, diag]), S)
+        sxy = rs - sxx
+        syy = total - 2 * rs + sxx
+        if unbiased:
+            return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
+        dy = diag_total - dx
+        return (sxx + dx) / n**2 + (syy + dy) / m**2 - 2 * sxy / (n * m)
+
+    return finish
+
+
+def _projections(V, S):
+    """``V @ S`` (float64) for vectors V (k x N) and draws S (N x b, float
+    or int8), in blocks of rows of S."""
+    out = np.zeros((V.shape[0], S.shape[1]))
+    step = max(1, CAST_ROWS)
+    for a in range(0, S.shape[0], step):
+        out += V[:, a:a + step] @ S[a:a + step].astype(np.float64, copy=False)
+    return out
+
+
+# Rows of int8 draws cast to float64 at a time (a few MB).
+CAST_ROWS = 4096
+
+
+def _wild_finish(n):
+    """The wild bootstrap's statistic ``e' H e / (n (n - 1))`` of each
+    column of a block of signs, from its quadratic forms."""
+    return lambda E, quadratic: quadratic / (n * (n - 1))
+
+
+def _swap_finish(w, q, constants, n, m):
+    """``finish(E, quadratic)``: the unbiased MMD^2 of each swapped split of
+    a block of signs E (p x b) from ``e' H e``, with the vectors w and q
+    and the constants (T, c' K0 c, r' c, tr D) of `_swap_form`."""
+    T, cKc, rc, trD = constants
+
+    def finish(E, quadratic):
+        we, qe = _projections(np.stack([w, q]), E)
+        sxx = cKc + we + (quadratic + trD) / 4
+        rs = rc + 0.5 * qe
+        sxy = rs - sxx
+        syy = T - 2 * rs + sxx
+        return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
+
+    return finish
+
+
+def _aggregated(iv):
     """MMDAgg with uniform weights: the statistics of every kernel on the
     same B1 + B2 resamples (and the observed sample), then the level
     correction."""
-    wild = 2 * n == N
-    mode = "wild" if wild else "swap" if SWAP_UNEQUAL else "permutation"
-    method = "permutation" if mode == "permutation" else "wild_bootstrap"
-    seeds = _block_seeds(generator, 1 + B1 + B2)
-    # signs of the min(n, m) pairs (wild, swap), or indicators of N points
-    rows = min(n, N - n) if method == "wild_bootstrap" else N
-    size = rows if method == "wild_bootstrap" else n  # (see `_draw_block`)
-    draw = _shared_draws(seeds, size, N, method, dtype, rows)
-    stats, names, gammas = _every_kernel(
-        fams, lambda f: ((*form, 1.0) for form in _forms(f, n, N, mode, dtype,
-                                                         n_threads)),
-        draw, seeds, "aggregated", progress, n_threads)
+    n, N, (B1, B2) = iv.n, iv.N, iv.B
+    mode = ("wild" if 2 * n == N else "swap" if SWAP_UNEQUAL
+            else "permutation")
+    stats, names, gammas, kinds, _ = _statistics(iv, mode, 1 + B1 + B2)
+    _warn_degenerates(iv, names, gammas, kinds, "aggregated")
     observed = stats[:, 0]
     M1, M2 = stats[:, 1:1 + B1], stats[:, 1 + B1:]
-    pvalues, pvalue, thresholds = _level_correction(observed, M1, M2, alpha)
-    return MMDTestResult(observed, pvalue, M1, pvalue <= alpha, alpha,
+    pvalues, pvalue, thresholds = _level_correction(observed, M1, M2, iv.alpha)
+    return MMDTestResult(observed, pvalue, M1, pvalue <= iv.alpha, iv.alpha,
                          "aggregated", names, gammas, pvalues=pvalues,
                          thresholds=thresholds)
 
 
-def _fuse(fams, n, N, B, alpha, dtype, generator, n_threads, progress):
+def _fuse(iv):
     """MMD-FUSE: the unbiased MMD^2 of every kernel on the same B + 1
     permutations (the observed sample first), each normalised, fused by a
     log-sum-exp with weights 1/L, as in the authors' code (Biggs, Schrab and
@@ -906,25 +1105,33 @@ def _fuse(fams, n, N, B, alpha, dtype, generator, n_threads, progress):
     0, and the fused one ``log((1 / L) sum_l exp(statistic_l))`` (their
     lambda_multiplier of 1). No multiplicity correction: the p-value is the
     permutation test's of the fused statistic."""
-    seeds = _block_seeds(generator, 1 + B)
-    draw = _shared_draws(seeds, n, N, "permutation", dtype, N)
-    p = min(n, N - n)
+    iv.unbiased = True
+    stats, names, gammas, kinds, norms = _statistics(iv, "permutation",
+                                                     1 + iv.B, norms=True)
+    _warn_degenerates(iv, names, gammas, kinds, "fused")
+    p = min(iv.n, iv.N - iv.n)
     scale = p * (p - 1) * math.sqrt(p * (p - 1))
-
-    def forms(family):
-        for g, K, kind in family.matrices(n, False, dtype):
-            form = _permutation_statistics(K, n, True)  # K0, in place
-            norm = math.sqrt(np.einsum("ij,ij->", K, K, dtype=np.float64))
-            # (a kernel 0 between all distinct points: no information)
-            yield g, form, kind, scale / norm if norm > 0 else 0.0
-
-    stats, names, gammas = _every_kernel(fams, forms, draw, seeds, "fused",
-                                         progress, n_threads)
+    # (a kernel 0 between all distinct points: no information)
+    factors = np.where(norms > 0, scale / np.where(norms > 0, norms, 1.0), 0.0)
+    stats *= factors[:, None]
     fused = scipy.special.logsumexp(stats, axis=0, b=1.0 / len(stats))
     observed, null = float(fused[0]), fused[1:]
     pvalue = _pvalue(observed, null)
-    return MMDTestResult(observed, pvalue, null, pvalue <= alpha, alpha,
+    return MMDTestResult(observed, pvalue, null, pvalue <= iv.alpha, iv.alpha,
                          "fuse", names, gammas)
+
+
+def _warn_degenerates(iv, names, gammas, kinds, test):
+    """One warning that names the degenerate kernels of a test over a
+    grid."""
+    between = {spec.name: spec.between for spec in iv.specs}
+    messages = [degenerate_message(kind, name, g, between[name])
+                for name, g, kind in zip(names, gammas, kinds, strict=True)
+                if kind is not None]
+    if messages:
+        warn_degenerate(f"{len(messages)} of the {len(names)} kernels of the "
+                        f"{test} test carry no information: "
+                        + "; ".join(messages))
 
 
 def _shared_draws(seeds, size, N, method, dtype, rows):
@@ -937,56 +1144,6 @@ def _shared_draws(seeds, size, N, method, dtype, rows):
     kept = [_drawer(seeds, size, N, method, np.int8)(i)
             for i in range(len(seeds))]
     return lambda i: kept[i].astype(dtype)
-
-
-def _every_kernel(fams, forms, draw, seeds, test, progress, n_threads):
-    """The resampled statistics of every kernel of `fams` on the same
-    blocks of draws: ``(stats, names, gammas)``, stats of shape (L,
-    resamples). ``forms(family)`` yields (gamma, the form of `_resampled`,
-    how the kernel is degenerate, a factor of its statistics); one warning
-    names the degenerate kernels of the `test`."""
-    L = sum(len(f.gammas) for f in fams)
-    stats = np.empty((L, sum(b for _, b in seeds)))
-    names, gammas, degenerates = [], [], []
-    with progress_bar(progress, L * len(seeds), "mmd_test") as bar:
-        for family in fams:
-            # (one bar: none for the kernel matrices)
-            for g, form, kind, factor in forms(family):
-                g = scale_report(family, g)
-                if kind is not None:
-                    degenerates.append(degenerate_message(
-                        kind, family.name, g, family.between))
-                row = len(names)
-                stats[row] = _resampled(form, draw, len(seeds), bar, n_threads)
-                stats[row] *= factor
-                del form
-                names.append(family.name)
-                gammas.append(g)
-    if degenerates:
-        warn_degenerate(f"{len(degenerates)} of the {L} kernels of the "
-                        f"{test} test carry no information: "
-                        + "; ".join(degenerates))
-    return (stats, np.array(names),
-            np.array(gammas, dtype=object if None in gammas else np.float64))
-
-
-def _forms(family, n, N, mode, dtype, n_threads):
-    """(gamma, the quadratic form of the resampled statistic, how the kernel
-    is degenerate) for each scale of `family`, for the `mode` of the
-    aggregated test: "wild" (n = m), "swap" (n != m: `_swap_form`) or
-    "permutation"."""
-    if mode == "swap" and family.fast is not None:
-        yield from family.fast(n, "swap", dtype)
-    elif mode == "swap":
-        for g, K, kind in family.matrices(n, False, np.float64):
-            np.fill_diagonal(K, 0.0)
-            yield g, _swap_form(lambda rows, K=K: K[rows], n, N - n, dtype,
-                                1), kind
-    else:
-        wild = mode == "wild"
-        for g, M, kind in family.matrices(n, wild, dtype):
-            yield g, (_wild_statistics(M) if wild
-                      else _permutation_statistics(M, n, True)), kind
 
 
 def _swap_form(rows_of, n, m, dtype, n_threads):
@@ -1004,9 +1161,9 @@ def _swap_form(rows_of, n, m, dtype, n_threads):
     with ``w = P' K0 c``, H the wild bootstrap's matrix of the pairs and tr
     D = -2 sum k(x_i, y_i), and ``r' s = r' c + (P' r)' e / 2`` for r = K0
     1: the sums of the statistic (see the module's docstring) cost one
-    quadratic form of p x p and two dot products of p per resample.
-    ``rows_of(rows)`` gives the rows of K0 (float64); they are read once,
-    a block at a time (on `n_threads` threads)."""
+    quadratic form of p x p and two dot products of p per resample
+    (`_swap_finish`). ``rows_of(rows)`` gives the rows of K0 (float64);
+    they are read once, a block at a time (on `n_threads` threads)."""
     N, p = n + m, min(n, m)
     c = np.full(N, 0.5)
     if n > m:
@@ -1043,110 +1200,15 @@ def _swap_form(rows_of, n, m, dtype, n_threads):
         for b in _row_blocks(extra.stop - extra.start)]
     shares = list(thread_map(lambda job: job[0](job[1]), blocks,
                              min(n_threads, len(blocks))))
-    T, cKc, rc, trD = (math.fsum(v) for v in zip(*shares, strict=True))
+    constants = tuple(math.fsum(v) for v in zip(*shares, strict=True))
     np.fill_diagonal(H, 0.0)
-
-    def finish(E, quadratic):
-        E = E.astype(np.float64, copy=False)
-        sxx = cKc + w @ E + (quadratic + trD) / 4
-        rs = rc + 0.5 * (q @ E)
-        sxy = rs - sxx
-        syy = T - 2 * rs + sxx
-        return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
-
-    return H, finish
-
-
-def _point_matrices(Z, kernel, gammas, n, mode, dtype, *, n_threads):
-    """(gamma, matrix, how the kernel is degenerate: see `degenerate`) for
-    each gamma of a kernel family: H (n x n) for the wild bootstrap, else
-    the pooled matrix. For the wild bootstrap the pooled matrix at the
-    smallest gamma is computed, and the others follow from its logarithm:
-    ``k_c = exp(c log k_1)`` for ``gamma_c = c gamma_1``, up to c =
-    `_LOG_KERNEL_REACH` (the next gamma beyond is computed anew, and so
-    on); for permutations each pooled matrix is computed by the engine (one
-    pooled matrix in memory at a time)."""
-    if mode == "permutation":
-        for g in gammas:
-            K = pooled_point_kernel(Z, kernel, g, n_threads)
-            yield g, K.astype(dtype, copy=False), degenerate(K, symmetric=True)
-        return
-    if mode == "swap":
-        yield from _point_swap_forms(Z, kernel, gammas, n, dtype, n_threads)
-        return
-    H = np.empty((n, n), dtype=dtype)
-    blocks = _row_blocks(n)
-    # threads for the exponentials of the blocks (NumPy's ufuncs release
-    # the GIL)
-    for g, logK, c, kind in _log_kernels(Z, kernel, gammas, n_threads):
-        rows = functools.partial(_h_rows, logK, n, c, H=H)
-        for _ in thread_map(rows, blocks, min(n_threads, len(blocks))):
-            pass  # each call fills its rows of H
-        np.fill_diagonal(H, 0.0)
-        yield g, H, kind
-
-
-def _point_swap_forms(Z, kernel, gammas, n, dtype, n_threads):
-    """`_swap_form` of each gamma of a point kernel family, its rows from
-    the log of the pooled kernel matrix (`_log_kernels`), as for the wild
-    bootstrap (`_point_matrices`)."""
-    for g, logK, c, kind in _log_kernels(Z, kernel, gammas, n_threads):
-
-        def rows_of(rows, logK=logK, c=c):
-            K = np.exp(c * logK[rows])
-            K[np.arange(rows.stop - rows.start), np.arange(rows.start,
-                                                          rows.stop)] = 0.0
-            return K
-
-        yield g, _swap_form(rows_of, n, len(Z) - n, dtype, n_threads), kind
-
-
-def _log_kernels(Z, kernel, gammas, n_threads):
-    """(gamma, logK, c, how the kernel is degenerate) for each of the
-    ascending `gammas`: the kernel at gamma is ``exp(c logK)``, logK the
-    log of the pooled kernel matrix at the smallest gamma, up to c =
-    `_LOG_KERNEL_REACH` (the next gamma beyond is computed anew, and so on;
-    one pooled matrix in memory at a time)."""
-    base = logK = None
-    for g in gammas:
-        if base is None or g > _LOG_KERNEL_REACH * base:
-            base = g
-            logK = None  # (freed before the next is computed)
-            logK, closest, farthest = _log_kernel(Z, kernel, base, n_threads)
-        c = g / base
-        kind = ("zero" if np.exp(c * closest) == 0 else
-                "one" if np.exp(c * farthest) == 1 else None)
-        yield g, logK, c, kind
-
-
-def _log_kernel(Z, kernel, gamma, n_threads):
-    """The log of the pooled kernel matrix at `gamma` (-inf where it is 0),
-    its largest off-diagonal entry and its smallest entry: the kernel at c
-    gamma (c >= 1) is 0 between all distinct points where ``exp(c *
-    largest)`` is 0, and 1 everywhere where ``exp(c * smallest)`` is 1."""
-    logK = pooled_point_kernel(Z, kernel, gamma, n_threads)
-    with np.errstate(divide="ignore"):  # log(0) = -inf: exp(-inf) = 0
-        np.log(logK, out=logK)
-    np.fill_diagonal(logK, -np.inf)
-    closest = logK.max()
-    np.fill_diagonal(logK, 0.0)
-    return logK, closest, logK.min()
+    return H, _swap_finish(w, q, constants, n, m)
 
 
 def _row_blocks(n):
     """Slices of `TEST_MATRIX_ROWS` rows covering ``0 .. n``."""
     return [slice(i, min(i + TEST_MATRIX_ROWS, n))
             for i in range(0, n, TEST_MATRIX_ROWS)]
-
-
-def _h_rows(logK, n, c, rows, *, H):
-    """Rows `rows` of H at ``exp(c logK)``."""
-    low = slice(n + rows.start, n + rows.stop)
-    part = np.exp(c * logK[rows, :n])
-    part += np.exp(c * logK[low, n:])
-    part -= np.exp(c * logK[rows, n:])
-    part -= np.exp(c * logK[low, :n])
-    H[rows] = part
 
 
 def _level_correction(observed, M1, M2, alpha):
@@ -1234,7 +1296,7 @@ def _linear_objects(X, Y, feature_map, alpha, n_threads):
             "a feature map of this package that takes them (e.g. "
             "RandomDistributionFeatures for sets, Chi2DirectMap for "
             "histograms)")
-    fmap = _fitted(feature_map, lambda: pooled("any", X, Y))
+    fmap = _fitted(feature_map, lambda: pool_any(X, Y))
     moments, shift = [], None
     for A, data in ((X, "X"), (Y, "Y")):
         with _as_sample(data):

@@ -2,6 +2,7 @@
 Jensen-Shannon, exp-chi2) and explicit feature maps for them."""
 
 from ._anchors import AnchorMap
+from ._blocks import additive_block, chi2_distance_block
 from ._exact import (
     additive_chi2_kernel,
     chi2_distance,
@@ -23,8 +24,10 @@ __all__ = [
     "Chi2DirectMap",
     "ExpChi2Features",
     "HomogeneousKernelMap",
+    "additive_block",
     "additive_chi2_kernel",
     "chi2_distance",
+    "chi2_distance_block",
     "exp_chi2_kernel",
     "hellinger_kernel",
     "intersection_kernel",

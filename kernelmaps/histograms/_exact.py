@@ -394,6 +394,12 @@ def _chi2_distance(X, Y, workers, dtype, progress):
     scaled by a power of two (the distance is homogeneous of degree 1), so
     that no row sum overflows before the distance would."""
     X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
+    return (*chi2_distance_scaled(X, Y, n_threads, progress), out)
+
+
+def chi2_distance_scaled(X, Y, n_threads, progress=False):
+    """The chi2 distances between checked histograms times 2**-exponent,
+    and the exponent (see `_chi2_distance`)."""
     symmetric = Y is None
     top = max(_max(X), 0.0 if symmetric else _max(Y))
     exponent = max(math.frexp(top)[1] - _SUM_TOP, 0)
@@ -408,7 +414,7 @@ def _chi2_distance(X, Y, workers, dtype, progress):
     np.maximum(D, 0.0, out=D)
     if symmetric:
         np.fill_diagonal(D, 0.0)
-    return D, exponent, out
+    return D, exponent
 
 
 # Values beyond 2**_SUM_TOP are scaled down before the row sums of the chi2

@@ -4,6 +4,7 @@ and explicit feature maps of sets (random Fourier features of their points,
 RDF, DRDF, EMK). The two-sample tests, on sets and every other kind of
 object, are in ``kernelmaps._composite``."""
 
+from ._blocks import mean_map_block, mean_map_self, renyi_block
 from ._divergence import (
     divergence_kernel,
     renyi_divergence,
@@ -23,9 +24,12 @@ __all__ = [
     "RandomDistributionFeatures",
     "RandomFourierFeatures",
     "divergence_kernel",
+    "mean_map_block",
+    "mean_map_self",
     "median_heuristic",
     "mmd",
     "mmd_kernel",
+    "renyi_block",
     "renyi_divergence",
     "renyi_divergence_both",
     "sum_match_kernel",

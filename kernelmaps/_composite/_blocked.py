@@ -1,0 +1,284 @@
+"""The resampled statistics of the two-sample tests from blocks of the
+kernel: memory proportional to the number of objects times the resamples,
+not to its square.
+
+The pooled objects (X then Y) are cut into ranges of `size` objects; a
+*task* is one pair of ranges (i <= j: each unordered pair once, a kernel
+being symmetric) and one batch of resamples. It computes the kernel's
+block at every scale (the work shared between the scales done once, by
+the kernel's spec) and returns its *contributions*: for each resample of
+the batch, the block's part of the quadratic form of the statistic (a
+product of the block with the batch's draws), and its row and column sums.
+Every contribution goes to a key (a quantity and a range of rows), and the
+contributions to a key are added in the order of the tasks, so that the
+result does not depend on how the tasks ran: on threads here
+(`run_blocks`), or as Dask tasks (the same functions).
+
+Two layouts:
+
+- "pooled" (permutations): ranges of the N pooled objects; the quadratic
+  form ``s' K0 s`` of the indicators s of the first sample (K0: the pooled
+  matrix with its diagonal 0), the row sums r of K0 and its diagonal.
+- "pairs" (the wild bootstrap, and the swaps of paired points of the
+  aggregated test): ranges of the p = min(n, m) pairs (x_a, y_a), x_a the
+  object a of X and y_a the object a of Y; the quadratic form ``e' H e`` of
+  the signs e, ``H = Kxx + Kyy - Kxy - Kyx`` with its diagonal 0, from the
+  four blocks of a pair of ranges. For samples of unequal sizes, the row
+  sums of K0 over the paired and the unpaired columns too, from the blocks
+  between pairs and unpaired objects, and between unpaired objects (no
+  product: they enter the statistic linearly).
+"""
+
+import numpy as np
+
+from .._engine import lapack
+from .._engine.schedule import thread_map
+
+__all__ = ["Layout", "block_task", "run_blocks"]
+
+
+class Layout:
+    """The tasks of one pass: the ranges of objects, the pairs of ranges
+    and, for each task, the ranges of the draws it multiplies.
+
+    `mode` is "pooled" or "pairs" (see the module's docstring); n and N
+    the sizes of the first sample and of the pooled one; `size` the
+    objects per range; `linear` whether the pairs layout needs the row
+    sums (samples of unequal sizes)."""
+
+    def __init__(self, mode, n, N, size, linear=False):
+        self.mode, self.n, self.N, self.size = mode, n, N, int(size)
+        self.p = min(n, N - n)
+        self.linear = linear
+        count = N if mode == "pooled" else self.p
+        self.ranges = _ranges(0, count, self.size)
+        extra = (self.p, n) if n > N - n else (n + self.p, N)
+        self.unpaired = (_ranges(*extra, self.size)
+                         if mode == "pairs" and linear else [])
+        self.tasks = [("pp", i, j) for i in range(len(self.ranges))
+                      for j in range(i, len(self.ranges))]
+        if self.unpaired:
+            self.tasks += [("pu", i, v) for i in range(len(self.ranges))
+                           for v in range(len(self.unpaired))]
+            self.tasks += [("uu", v, w) for v in range(len(self.unpaired))
+                           for w in range(v, len(self.unpaired))]
+
+    def objects(self, task):
+        """The ranges of pooled objects a task reads: (rows, cols) for
+        "pooled", else the pairs' x and y ranges and the unpaired ones."""
+        kind, i, j = task
+        if self.mode == "pooled":
+            return self.ranges[i], self.ranges[j]
+        if kind == "uu":
+            return self.unpaired[i], self.unpaired[j]
+        rows = self.ranges[i]
+        cols = self.ranges[j] if kind == "pp" else self.unpaired[j]
+        return rows, cols
+
+    def draw_rows(self, task):
+        """The rows of the draws a task multiplies: (rows, cols), or None
+        for a task without a product."""
+        kind, i, j = task
+        if kind != "pp":
+            return None
+        return self.ranges[i], self.ranges[j]
+
+
+def _ranges(start, stop, size):
+    return [slice(a, min(a + size, stop)) for a in range(start, stop, size)]
+
+
+def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads):
+    """The contributions of one task: a list of (key, value), in a fixed
+    order. `draws_i` and `draws_j` are the rows of the batch's draws (int8)
+    of the task's two ranges (None where it multiplies none)."""
+    kind, i, j = task
+    rows, cols = layout.objects(task)
+    same = kind != "pu" and i == j
+    take = spec.take
+    out = []
+    if layout.mode == "pooled" or kind == "uu":
+        A = take(Z, rows)
+        B = None if same else take(Z, cols)
+        blocks = spec.blocks(A, B, scales, n_threads)
+        parts = [_pooled_part(K, same, draws_i, draws_j, layout.mode == "pooled")
+                 for K in blocks]
+        tag = "r" if layout.mode == "pooled" else "rUu"
+        out.append((("flags",), _flags(parts)))
+        if layout.mode == "pooled":
+            out.append((("quad", i), np.stack([p["quad"] for p in parts])))
+            if same:
+                out.append((("diag", i), np.stack([p["diag"] for p in parts])))
+            out.append((("fro", i), np.array([p["fro"] for p in parts])))
+        out.append(((tag, i), np.stack([p["rows"] for p in parts])))
+        if not same:
+            out.append(((tag, j), np.stack([p["cols"] for p in parts])))
+        return out
+    n = layout.n
+    xi = take(Z, rows)
+    yi = take(Z, slice(n + rows.start, n + rows.stop))
+    if kind == "pu":
+        U = take(Z, cols)
+        kx = spec.blocks(xi, U, scales, n_threads)
+        ky = spec.blocks(yi, U, scales, n_threads)
+        flags, rxu, ryu, ru = [], [], [], []
+        for a, b in zip(kx, ky, strict=True):
+            flags.append({"one": bool((a == 1).all() and (b == 1).all()),
+                          "nonzero": bool(a.any() or b.any())})
+            rxu.append(a.sum(axis=1))
+            ryu.append(b.sum(axis=1))
+            ru.append(a.sum(axis=0) + b.sum(axis=0))
+        return [(("flags",), _flags(flags)),
+                (("rUx", i), np.stack(rxu)), (("rUy", i), np.stack(ryu)),
+                (("rPu", j), np.stack(ru))]
+    xj = None if same else take(Z, cols)
+    yj = None if same else take(Z, slice(n + cols.start, n + cols.stop))
+    kxx = spec.blocks(xi, xj, scales, n_threads)
+    kyy = spec.blocks(yi, yj, scales, n_threads)
+    kxy = spec.blocks(xi, take(Z, slice(n + cols.start, n + cols.stop)),
+                      scales, n_threads)
+    kyx = None if same else spec.blocks(yi, xj, scales, n_threads)
+    parts = []
+    for a, b, c in zip(kxx, kyy, kxy, strict=True):
+        d = c.T if same else next(kyx)
+        parts.append(_pairs_part(a, b, c, d, same, draws_i, draws_j,
+                                 layout.linear))
+    out.append((("flags",), _flags(parts)))
+    out.append((("quad", i), np.stack([p["quad"] for p in parts])))
+    if same:
+        out.append((("trd", i), np.array([p["trd"] for p in parts])))
+    if layout.linear:
+        out.append((("rPx", i), np.stack([p["rx"] for p in parts])))
+        out.append((("rPy", i), np.stack([p["ry"] for p in parts])))
+        if not same:
+            out.append((("rPx", j), np.stack([p["cx"] for p in parts])))
+            out.append((("rPy", j), np.stack([p["cy"] for p in parts])))
+    return out
+
+
+def _column_dots(A, B):
+    """The dot products of the columns of A and B, summed in float64."""
+    return np.einsum("ij,ij->j", A, B, dtype=np.float64)
+
+
+def _quadratic(M, draws_i, draws_j, same):
+    """``diag(E_i' M E_j)`` for each resample (twice for a block off the
+    diagonal: its mirror adds the same)."""
+    Ei = draws_i.astype(np.float64)
+    Ej = Ei if same else draws_j.astype(np.float64)
+    q = _column_dots(Ei, M @ Ej)
+    return q if same else 2.0 * q
+
+
+def _pooled_part(K, same, draws_i, draws_j, resampled):
+    """One scale's share of a pooled task (K is changed: its diagonal set
+    to 0 on a diagonal block)."""
+    part = {"one": bool((K == 1).all())}
+    if same:
+        part["diag"] = np.diag(K).copy()
+        np.fill_diagonal(K, 0.0)
+    part["nonzero"] = bool(K.any())
+    part["rows"] = K.sum(axis=1)
+    if not same:
+        part["cols"] = K.sum(axis=0)
+    if resampled:
+        part["quad"] = _quadratic(K, draws_i, draws_j, same)
+        part["fro"] = np.einsum("ij,ij->", K, K) * (1.0 if same else 2.0)
+    return part
+
+
+def _pairs_part(kxx, kyy, kxy, kyx, same, draws_i, draws_j, linear):
+    """One scale's share of a task of pairs: H's quadratic form, the
+    trace of the paired blocks and, with `linear`, the row sums."""
+    part = {"one": bool((kxx == 1).all() and (kyy == 1).all()
+                        and (kxy == 1).all() and (same or (kyx == 1).all()))}
+    if same:
+        part["trd"] = -2.0 * np.trace(kxy)
+        np.fill_diagonal(kxx, 0.0)
+        np.fill_diagonal(kyy, 0.0)
+    part["nonzero"] = bool(kxx.any() or kyy.any() or kxy.any()
+                           or (not same and kyx.any()))
+    if linear:
+        part["rx"] = kxx.sum(axis=1) + kxy.sum(axis=1)
+        part["ry"] = kyx.sum(axis=1) + kyy.sum(axis=1)
+        if not same:
+            part["cx"] = kxx.sum(axis=0) + kyx.sum(axis=0)
+            part["cy"] = kxy.sum(axis=0) + kyy.sum(axis=0)
+    H = kxx + kyy
+    H -= kxy
+    H -= kyx
+    if same:
+        np.fill_diagonal(H, 0.0)
+    part["quad"] = _quadratic(H, draws_i, draws_j, same)
+    return part
+
+
+def _flags(parts):
+    """(one, nonzero) of each scale: whether its kernel was 1 everywhere in
+    the block, and whether it was non-zero somewhere between distinct
+    objects."""
+    return np.array([[p["one"], p["nonzero"]] for p in parts], dtype=bool)
+
+
+def add_contribution(totals, key, value):
+    """Add one contribution to `totals` (a dict), in the order given."""
+    if key not in totals:
+        totals[key] = value.copy() if key != ("flags",) else value
+    elif key == ("flags",):
+        totals[key] = np.stack([totals[key][:, 0] & value[:, 0],
+                                totals[key][:, 1] | value[:, 1]], axis=1)
+    else:
+        totals[key] = totals[key] + value
+
+
+def run_blocks(spec, Z, scales, layout, draws, n_threads, bar):
+    """The totals of one pass (a dict by key), its tasks on `n_threads`
+    threads (each on one engine and one BLAS thread), their contributions
+    added in the order of the tasks. `draws` are the batch's draws (int8:
+    a row per pooled object, or per pair), or None."""
+
+    def run(task):
+        rows = layout.draw_rows(task)
+        di = dj = None
+        if rows is not None and draws is not None:
+            di, dj = draws[rows[0]], draws[rows[1]]
+        return block_task(spec, Z, scales, layout, task, di, dj, 1)
+
+    totals = {}
+    with lapack.one_blas_thread():
+        for contributions in thread_map(run, layout.tasks, n_threads):
+            for key, value in contributions:
+                add_contribution(totals, key, value)
+            bar.update(1)
+    return totals
+
+
+def pooled_vectors(totals, name, count):
+    """The vectors of `name` ("r", "diag", ...) of the `count` ranges of a
+    pass, end to end: shape (scales, objects)."""
+    return np.concatenate([totals[(name, i)] for i in range(count)], axis=1)
+
+
+def degenerate_kinds(flags):
+    """How each scale's kernel is degenerate ("one", "zero" or None) from
+    the flags of a pass."""
+    return ["one" if one else "zero" if not nonzero else None
+            for one, nonzero in flags]
+
+
+def quad_total(totals, n_ranges):
+    """The quadratic forms of a pass (scales, resamples), the ranges'
+    parts added in their order."""
+    total = totals[("quad", 0)].copy()
+    for i in range(1, n_ranges):
+        total += totals[("quad", i)]
+    return total
+
+
+def scalar_total(totals, name, n_ranges):
+    """A per-range scalar quantity ("fro", "trd") added over the ranges in
+    their order, per scale."""
+    total = totals[(name, 0)].copy()
+    for i in range(1, n_ranges):
+        total += totals[(name, i)]
+    return total

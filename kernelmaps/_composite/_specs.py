@@ -1,0 +1,801 @@
+"""One spec per kernel over objects: what the composite tools (`mmd_test`,
+`NystroemMap`) know of a kernel, in one place.
+
+A `Spec` holds the kernel's checked parameters and knows how to check its
+objects once (`check`), pool two samples of them (`pool`), take a range of
+them (`take`), resolve its data-dependent scales on pooled objects
+(`scales`: one value for a single test, a grid for the aggregated and
+fused tests, ``[None]`` for a kernel without one), and compute any block of
+its kernel between two collections of checked objects at every scale
+(`blocks`: the work shared between the scales, a distance block, done
+once). Everything below `check` trusts its input: the units' ``*_block``
+functions compute, nothing re-validates.
+
+==============================  ===========  ==================================
+kernel                          objects      scale (``gamma`` of `mmd_test`)
+==============================  ===========  ==================================
+"rbf", "laplacian"              points       the point kernel's gamma
+"mean_map", "expected"          sets,        the point kernel's gamma
+                                Gaussians
+"mmd"                           sets         gamma2 of `mmd_kernel`
+"exp_chi2"                      histograms   beta of `exp_chi2_kernel`
+"renyi"                         sets         gamma of `divergence_kernel`
+"chi2", "intersection",         histograms   none
+"hellinger", "js"
+"precomputed", a callable       any          none
+==============================  ===========  ==================================
+
+Every default depends on the values of the pooled objects only, never on
+which sample an object is in, so that a test stays exact, and on at most
+`BANDWIDTH_SAMPLE` of them, so that it costs no pass over all pairs: a
+point kernel's gamma is the median heuristic on the `value_sample` of the
+pooled points; the scale of a kernel ``exp(-gamma S)`` of a distance S
+between objects (MMD^2, chi2) is ``1 / median`` of S over the pairs of the
+`object_sample`, and the divergence kernel's is its own median rule on the
+same pairs. The aggregated test's grid is MMDAgg's rule applied to the
+kernel's distance on the same samples: 10 bandwidths spaced geometrically
+from half the 5 % quantile of the (positive) distances to twice the
+largest (Schrab et al., 2023); MMD-FUSE's, linearly from half the 5 % to
+twice the 95 % order statistic (Biggs et al., 2023).
+"""
+
+import math
+
+import numpy as np
+import scipy.sparse
+
+from .._bags import Bags
+from .._engine.pair_sums import pair_sums
+from .._engine.scales import divergence_kernel_matrix, median_scale
+from .._gamma import point_median_gamma, scaled_distances, unscaled_gammas
+from .._probes import as_float_array
+from .._validation import (
+    check_gaussians,
+    check_histograms,
+    check_kernel_matrix,
+    check_scalar,
+    check_sets,
+    full_covariances,
+)
+from ..distributions import expected_block
+from ..histograms import additive_block, chi2_distance_block
+from ..sets import mean_map_block, mean_map_self, renyi_block
+
+__all__ = ["BANDWIDTH_SAMPLE", "KINDS", "N_BANDWIDTHS", "SPECS", "Spec",
+           "check_precomputed", "given_gammas", "object_kind", "pool_any",
+           "spec_for", "value_sample"]
+
+# Points (objects) from which the default scales are computed.
+BANDWIDTH_SAMPLE = 1000
+# Scale values of each kernel in the aggregated and fused tests.
+N_BANDWIDTHS = 10
+# The kernel at c gamma from the log of the kernel at gamma, ``exp(c log
+# k)``, for c up to this ratio, and computed anew beyond: a value of k that
+# rounds to 1 (gamma d^2 < 1.1e-16) gives k^c with an error of at most c *
+# 1.1e-16.
+LOG_KERNEL_REACH = 1e4
+_POINT = ("kernel", "gamma", "degree", "coef0")
+
+
+class Spec:
+    """A kernel over objects (see the module's docstring).
+
+    `name` is the kernel as results report it, `kind` the objects it takes
+    ("points", "sets", "rows", "gaussians", "any", "precomputed"),
+    `takes` the keyword parameters of its function (None: any), `scale`
+    the parameter `mmd_test`'s gamma stands for (None: it has none),
+    `between` what its degenerate warning names. `params` are checked
+    once, at construction."""
+
+    name = kind = scale = None
+    takes = ()
+    between = "distinct objects of X and Y"
+
+    def __init__(self, name, params=None):
+        self.name = name
+        self.params = dict(params or {})
+
+    @property
+    def degenerate_scale(self):
+        """Whether the kernel's scale can make it degenerate (the identity
+        or a constant on the data: `DegenerateWarning`)."""
+        return self.scale is not None
+
+    # -- the objects --------------------------------------------------------
+
+    def check(self, X, name="X"):
+        """`X` validated as this kernel's objects."""
+        raise NotImplementedError
+
+    def count(self, X):
+        """The number of checked objects."""
+        return X.shape[0] if hasattr(X, "shape") else len(X)
+
+    def pool(self, X, Y):
+        """The checked objects of X, then those of Y, as one collection."""
+        raise NotImplementedError
+
+    def take(self, Z, index):
+        """The objects `index` (a slice, or sorted integers) of checked
+        objects."""
+        return Z[index]
+
+    def value_keys(self, Z):
+        """Keys (one row per object) that order the objects by their values
+        only (`object_sample`), or None for a kernel without a scale."""
+        return None
+
+    # -- the kernel ---------------------------------------------------------
+
+    def scales(self, Z, gamma, grid, n_threads):
+        """The scale values on the pooled objects Z: `gamma` checked, or the
+        default (a grid, by the rule `grid`: "mmdagg" or "fuse")."""
+        if gamma is not None:
+            raise ValueError(f"the {self.name!r} kernel has no scale: leave "
+                             f"gamma None")
+        return [None]
+
+    def report(self, value):
+        """The scale a result reports for a scale value."""
+        return value
+
+    def blocks(self, A, B, scales, n_threads):
+        """k(A, B) at each scale, float64 (B None: the symmetric k(A, A)),
+        one array at a time."""
+        raise NotImplementedError
+
+    def matrix(self, A, B, scale, n_threads):
+        """k(A, B) at one scale."""
+        return next(iter(self.blocks(A, B, [scale], n_threads)))
+
+
+# -- points ----------------------------------------------------------------
+
+
+class PointSpec(Spec):
+    """The rbf or laplacian kernel of points (rows of a float array)."""
+
+    kind = "points"
+    scale = "gamma"
+    between = "distinct points of X and Y"
+
+    def check(self, X, name="X"):
+        return X  # (mmd_test's _check_samples)
+
+    def pool(self, X, Y):
+        return np.concatenate([X, Y])
+
+    def value_keys(self, Z):
+        return Z
+
+    def scales(self, Z, gamma, grid, n_threads):
+        return given_gammas(
+            gamma, lambda: point_gamma(None, Z, self.name),
+            lambda: point_grid(Z, self.name, N_BANDWIDTHS, grid), grid)
+
+    def blocks(self, A, B, scales, n_threads):
+        """The engine's kernel at the first of each run of scales within
+        `LOG_KERNEL_REACH` of it, the others from its logarithm."""
+        a = Bags(A, np.arange(len(A) + 1))
+        b = None if B is None else Bags(B, np.arange(len(B) + 1))
+        base = log_k = None
+        for i, g in enumerate(scales):
+            if base is None or g > LOG_KERNEL_REACH * base:
+                base = g
+                K = pair_sums(a, b, kernel=self.name, gamma=g,
+                              n_threads=n_threads)
+                following = scales[i + 1] if i + 1 < len(scales) else math.inf
+                log_k = None
+                if following <= LOG_KERNEL_REACH * g:
+                    # (before K is yielded: its user may change it)
+                    with np.errstate(divide="ignore"):  # exp(log 0) = 0
+                        log_k = np.log(K)
+                yield K
+            else:
+                yield np.exp((g / base) * log_k)
+
+
+def value_sample(Z, size):
+    """At most `size` of the points of Z chosen by their values only: those
+    at evenly spaced ranks along a fixed random direction. The same points
+    for every order of the pooled sample, so that the kernel the test
+    chooses does not depend on which points were in which sample (the
+    test's exactness requires it)."""
+    if len(Z) <= size:
+        return Z
+    direction = np.random.default_rng(0).normal(size=Z.shape[1])
+    top = np.abs(Z).max()
+    scaled = Z / top if top > 0 else Z  # no overflow in the projection
+    order = np.argsort(scaled @ direction, kind="stable")
+    return Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]]
+
+
+def _value_ranks(keys, size):
+    """The sorted indices of `size` rows of `keys` (dense or sparse) at
+    evenly spaced ranks of their projections on fixed random directions
+    (the first, ties broken by the second)."""
+    directions = np.random.default_rng(0).normal(size=(keys.shape[1], 2))
+    top = abs(keys).max()
+    if top > 0:  # no overflow in the projection
+        keys = keys.multiply(1.0 / top) if scipy.sparse.issparse(keys) \
+            else keys / top
+    projections = np.asarray(keys @ directions)
+    order = np.lexsort((projections[:, 1], projections[:, 0]))
+    return np.sort(order[np.linspace(0, len(order) - 1, size).astype(np.int64)])
+
+
+def point_gamma(gamma, Z, kernel):
+    """`gamma` checked, or the median heuristic on the `value_sample` of
+    the pooled points Z."""
+    if gamma is not None:
+        return check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    return point_median_gamma(value_sample(Z, BANDWIDTH_SAMPLE),
+                              kernel=kernel, sample=None, name="X and Y",
+                              degenerate="fallback")
+
+
+def point_grid(Z, kernel, count, rule="mmdagg"):
+    """The aggregated test's collection for the point kernel `kernel`:
+    `count` bandwidths b from the distances between the `value_sample`
+    points (`_bandwidths`, by `rule`), as gammas, ascending. MMDAgg's:
+    ``exp(-|x-y|^2 / b^2)`` ("rbf"), ``exp(-|x-y|_1 / b)`` ("laplacian");
+    MMD-FUSE's: ``exp(-|x-y|^2 / (2 b^2))``, ``exp(-sqrt(2) |x-y|_1 /
+    b)``. Found at the scale of `scaled_distances` (no overflow), then
+    scaled back."""
+    distances, exponent = scaled_distances(
+        value_sample(Z, BANDWIDTH_SAMPLE), kernel)
+    if kernel == "rbf":
+        distances = np.sqrt(distances)
+    bandwidths = _bandwidths(distances, count, rule)
+    if bandwidths is None:  # every point the same: any kernel is constant
+        return np.ones(count)
+    power = 2 if kernel == "rbf" else 1
+    factor = 1.0 if rule == "mmdagg" else 0.5 if kernel == "rbf" else math.sqrt(2)
+    with np.errstate(over="ignore"):  # beyond float64: refused below
+        gammas = factor * bandwidths**-power
+    return np.sort(unscaled_gammas(gammas, kernel, exponent,
+                                   f"{kernel} bandwidth of X and Y", "X and Y"))
+
+
+def _bandwidths(distances, count, rule):
+    """`count` bandwidths from the positive `distances` (None if none is
+    positive): MMDAgg's ("mmdagg"), spaced geometrically from half their
+    5 % quantile to twice the largest; MMD-FUSE's ("fuse"), spaced
+    linearly from half their 5 % to twice their 95 % order statistic (the
+    authors' code takes the sorted distances at ``floor(0.05 len)`` and
+    ``floor(0.95 len)``)."""
+    distances = distances[distances > 0]
+    if distances.size == 0:
+        return None
+    if rule == "fuse":
+        ordered = np.sort(distances)
+        low = ordered[int(0.05 * ordered.size)] / 2
+        high = ordered[int(0.95 * ordered.size)] * 2
+        return np.linspace(low, high, count)
+    low = np.quantile(distances, 0.05) / 2
+    high = distances.max() * 2
+    return np.geomspace(high, low, count) if high > low else np.full(count, high)
+
+
+def given_gammas(gamma, default, grid, rule):
+    """The scale values of a kernel: `gamma` checked (a 1-D sequence for
+    the tests over a grid, `rule` "mmdagg" or "fuse"), else ``[default()]``
+    or, for those, ``grid()``."""
+    if gamma is None:
+        return list(grid()) if rule else [default()]
+    if rule and isinstance(gamma, (list, tuple, np.ndarray)):
+        values = np.asarray(gamma, dtype=object).ravel()
+        if values.size == 0:
+            raise ValueError("gamma must hold at least one value")
+    elif isinstance(gamma, (list, tuple, np.ndarray)):
+        raise TypeError("gamma must be a positive number (a sequence of them "
+                        "for method='aggregated' or 'fuse' only)")
+    else:
+        values = [gamma]
+    return sorted(check_scalar(g, "gamma", low=0.0, low_inclusive=False)
+                  for g in values)
+
+
+# -- objects ----------------------------------------------------------------
+
+
+def object_sample(spec, Z):
+    """At most `BANDWIDTH_SAMPLE` of the pooled objects Z chosen by their
+    values only (`_value_ranks` of their `value_keys`), in their order;
+    all of them when there are no more."""
+    n = spec.count(Z)
+    if n <= BANDWIDTH_SAMPLE:
+        return Z
+    return spec.take(Z, _value_ranks(spec.value_keys(Z), BANDWIDTH_SAMPLE))
+
+
+class _DistanceSpec(Spec):
+    """A kernel ``exp(-gamma S)`` of a distance S between objects (MMD^2
+    between sets, chi2 between histograms): S computed once for all the
+    scales. Default scale ``1 / median`` of S over the pairs of the
+    `object_sample` (the divergence kernels' rule, `median_scale`); grid:
+    MMDAgg's (MMD-FUSE's) on ``sqrt(S)`` (S is a squared distance: bandwidth
+    b, gamma ``1 / b^2``, ``1 / (2 b^2)``)."""
+
+    def distances(self, A, B, n_threads):
+        raise NotImplementedError
+
+    def scales(self, Z, gamma, grid, n_threads):
+        if gamma is not None:
+            return given_gammas(gamma, None, None, grid)
+        S = self.distances(object_sample(self, Z), None, n_threads)
+        if not grid:
+            with np.errstate(over="ignore"):  # a subnormal median: gamma inf
+                return list(self._finite(np.array([1.0 / median_scale(S)])))
+        off = S[~np.eye(len(S), dtype=bool)]
+        return list(self._finite(_distance_grid(np.sqrt(off), grid)))
+
+    def _finite(self, gammas):
+        """`gammas`, or a ValueError where one is beyond the float64 range
+        (the distances between the objects are subnormal)."""
+        if not np.all(np.isfinite(gammas)):
+            raise ValueError(f"the {self.name} kernel's scale for the distances "
+                             f"between the objects of X and Y is beyond the "
+                             f"float64 range: scale X and Y to magnitudes "
+                             f"nearer 1")
+        return gammas
+
+    def blocks(self, A, B, scales, n_threads):
+        S = self.distances(A, B, n_threads)
+        for g in scales:
+            yield exp_minus(g, S)
+
+
+def _distance_grid(T, rule):
+    """Gammas of ``exp(-gamma T^2)`` for the distances T between objects,
+    ascending: ``1 / b^2`` (MMDAgg), ``1 / (2 b^2)`` (MMD-FUSE)."""
+    b = _bandwidths(T, N_BANDWIDTHS, rule)
+    if b is None:
+        return np.ones(N_BANDWIDTHS)
+    with np.errstate(over="ignore"):
+        return np.sort((1.0 if rule == "mmdagg" else 0.5) * b**-2.0)
+
+
+def exp_minus(gamma, S):
+    """``exp(-gamma S)`` as the units' kernels compute it (bit for bit for
+    a finite gamma), with ``gamma S`` of 0 where S is 0 (an infinite gamma:
+    the identity, not NaN) and ``exp(-inf) = 0`` where it overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.exp(-np.where(S > 0, gamma * S, 0.0))
+
+
+class _SetSpec(Spec):
+    """A kernel of sets of points (a `Bags`)."""
+
+    kind = "sets"
+
+    def check(self, X, name="X"):
+        return check_sets(X, name)
+
+    def count(self, X):
+        return len(X)
+
+    def pool(self, X, Y):
+        if X.dim != Y.dim:
+            raise ValueError(f"X and Y must hold sets of points of the same "
+                             f"dimension, got {X.dim} and {Y.dim}")
+        dtype = np.result_type(X.points.dtype, Y.points.dtype)
+        return Bags(np.concatenate([X.points, Y.points]).astype(dtype, copy=False),
+                    np.concatenate([X.offsets, X.offsets[-1] + Y.offsets[1:]]))
+
+    def take(self, Z, index):
+        offsets = Z.offsets
+        if isinstance(index, slice):
+            start, stop, _ = index.indices(len(Z))
+            first, last = offsets[start], offsets[stop]
+            return Bags(Z.points[first:last], offsets[start:stop + 1] - first)
+        sizes = offsets[index + 1] - offsets[index]
+        starts = np.repeat(offsets[index] - np.cumsum(sizes) + sizes, sizes)
+        rows = starts + np.arange(sizes.sum())
+        return Bags(Z.points[rows], np.concatenate(([0], np.cumsum(sizes))))
+
+    def value_keys(self, Z):
+        """Each set's mean, mean square and size (ties of the first broken
+        by the others)."""
+        points = Z.points.astype(np.float64, copy=False)
+        top = np.abs(points).max(initial=0.0)
+        unit = points / top if top > 0 else points
+        sizes = Z.sizes.astype(np.float64)
+        mean = np.add.reduceat(unit, Z.offsets[:-1], axis=0) / sizes[:, None]
+        square = np.add.reduceat(unit**2, Z.offsets[:-1], axis=0) / sizes[:, None]
+        return np.hstack([mean, square, sizes[:, None] / sizes.max()])
+
+    def resolved_point(self, Z):
+        """The point kernel's parameters, with gamma None fixed by the
+        median heuristic on the `value_sample` of Z's points (rbf,
+        laplacian) or ``1 / d`` (polynomial)."""
+        params = {"kernel": "rbf", "degree": 2, "coef0": 1.0,
+                  **{k: v for k, v in self.params.items() if k in _POINT}}
+        if params.get("gamma") is None:
+            point = params["kernel"]
+            params["gamma"] = (point_gamma(None, _points(Z), point)
+                               if point in ("rbf", "laplacian")
+                               else 1.0 / Z.dim)
+        return params
+
+
+def _points(Z):
+    return Z.points.astype(np.float64, copy=False)
+
+
+class MeanMapSpec(_SetSpec):
+    """`sum_match_kernel`: the mean of a point kernel over the pairs of
+    points; its scale is the point kernel's gamma."""
+
+    takes = (*_POINT, "normalize")
+    scale = "gamma"
+
+    def scales(self, Z, gamma, grid, n_threads):
+        point = self.params.get("kernel", "rbf")
+        if point not in ("rbf", "laplacian"):  # linear, polynomial: no rule
+            return given_gammas(gamma, lambda: self.resolved_point(Z)["gamma"],
+                                lambda: [self.resolved_point(Z)["gamma"]], grid)
+        return given_gammas(gamma, lambda: point_gamma(None, _points(Z), point),
+                            lambda: point_grid(_points(Z), point, N_BANDWIDTHS,
+                                               grid), grid)
+
+    @property
+    def degenerate_scale(self):
+        return self.params.get("kernel", "rbf") in ("rbf", "laplacian")
+
+    def blocks(self, A, B, scales, n_threads):
+        params = {"kernel": "rbf", "degree": 2, "coef0": 1.0,
+                  **{k: v for k, v in self.params.items() if k in _POINT}}
+        normalize = self.params.get("normalize", True)
+        for g in scales:
+            yield mean_map_block(A, B, {**params, "gamma": g}, n_threads,
+                                 normalize=normalize)
+
+
+class MMDSpec(_DistanceSpec, _SetSpec):
+    """`mmd_kernel`: ``exp(-gamma2 MMD^2)``; its scale is gamma2, the
+    point kernel's gamma is in `params` (None: fixed on the pooled
+    points)."""
+
+    takes = (*_POINT, "gamma2")
+    scale = "gamma2"
+
+    def scales(self, Z, gamma, grid, n_threads):
+        self.params = {**self.params, **self.resolved_point(Z)}
+        return super().scales(Z, gamma, grid, n_threads)
+
+    def distances(self, A, B, n_threads):
+        """The biased MMD^2 between the sets of A and B, as `mmd`."""
+        K = mean_map_block(A, B, self.params, n_threads)
+        with np.errstate(over="ignore", invalid="ignore"):
+            ka = np.diag(K).copy() if B is None else mean_map_self(
+                A, self.params, n_threads)
+            kb = ka if B is None else mean_map_self(B, self.params, n_threads)
+            D2 = np.add.outer(ka, kb)
+            D2 -= 2 * K
+        if B is None:
+            np.fill_diagonal(D2, 0.0)
+        return np.maximum(D2, 0.0, out=D2)
+
+
+class RenyiSpec(_SetSpec):
+    """`divergence_kernel` of the symmetrised kNN Renyi divergences
+    (`renyi_divergence` with `alpha`, `k`, `min_dist`), ``exp(-gamma
+    S**power)``; its default scale is the median rule of the divergence
+    kernel, a ("scale", s) value: gamma ``s ** -power``."""
+
+    takes = ("alpha", "k", "min_dist", "clamp", "gamma", "power", "scale")
+    scale = "gamma"
+
+    def __init__(self, name, params=None):
+        super().__init__(name, params)
+        p = self.params
+        self.alpha = check_scalar(p.get("alpha", 0.99), "alpha")
+        self.k = check_scalar(p.get("k", 5), "k", kind="int", low=1)
+        self.min_dist = (None if p.get("min_dist") is None else
+                         check_scalar(p["min_dist"], "min_dist", low=0.0))
+        self.power = check_scalar(p.get("power", 2), "power", low=0.0,
+                                  low_inclusive=False)
+
+    def check(self, X, name="X"):
+        X = check_sets(X, name)
+        sizes = np.diff(X.offsets)
+        small = np.flatnonzero(sizes <= self.k)
+        if len(small):
+            i = int(small[0])
+            raise ValueError(f"{name}[{i}] has {sizes[i]} point(s); the kNN "
+                             f"estimator needs more than k={self.k} points in "
+                             f"every set of {name}")
+        return X
+
+    def divergences(self, A, B, n_threads):
+        return renyi_block(A, B, self.alpha, self.k, self.min_dist, n_threads)
+
+    def scales(self, Z, gamma, grid, n_threads):
+        if gamma is not None:
+            return given_gammas(gamma, None, None, grid)
+        D = self.divergences(object_sample(self, Z), None, n_threads)
+        if not grid:
+            _, scale = divergence_kernel_matrix(D, power=self.power)
+            return [("scale", scale)]
+        S = np.maximum((D + D.T) / 2, 0.0)
+        with np.errstate(over="ignore", under="ignore"):
+            T = S[~np.eye(len(S), dtype=bool)] ** (self.power / 2)
+        return list(_distance_grid(T[np.isfinite(T)], grid))
+
+    def report(self, value):
+        if isinstance(value, tuple):
+            return value[1] ** -self.power
+        return value
+
+    def blocks(self, A, B, scales, n_threads):
+        pair = self.divergences(A, B, n_threads)
+        D, D_reverse = (pair, None) if B is None else pair
+        for value in scales:
+            given = ({"scale": value[1]} if isinstance(value, tuple)
+                     else {"gamma": value})
+            yield divergence_kernel_matrix(D, D_reverse, power=self.power,
+                                           **given)[0]
+
+
+# -- histograms -------------------------------------------------------------
+
+
+class _RowSpec(Spec):
+    """A kernel of histograms (the rows of a dense array or CSR matrix)."""
+
+    kind = "rows"
+
+    def check(self, X, name="X"):
+        return check_histograms(X, name)
+
+    def pool(self, X, Y):
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(f"X and Y must hold histograms of the same number "
+                             f"of bins, got {X.shape[1]} and {Y.shape[1]}")
+        if scipy.sparse.issparse(X) or scipy.sparse.issparse(Y):
+            return scipy.sparse.vstack([scipy.sparse.csr_array(X),
+                                        scipy.sparse.csr_array(Y)],
+                                       format="csr")
+        return np.concatenate([X, Y])
+
+    def value_keys(self, Z):
+        return Z
+
+
+class AdditiveSpec(_RowSpec):
+    """The additive kernels "chi2", "intersection", "hellinger", "js"."""
+
+    def blocks(self, A, B, scales, n_threads):
+        yield additive_block(A, B, self.name, n_threads)
+
+
+class ExpChi2Spec(_DistanceSpec, _RowSpec):
+    """`exp_chi2_kernel`: ``exp(-beta chi2_distance)``; its scale is
+    beta."""
+
+    takes = ("beta",)
+    scale = "beta"
+
+    def distances(self, A, B, n_threads):
+        return chi2_distance_block(A, B, n_threads)
+
+
+# -- Gaussians --------------------------------------------------------------
+
+
+class ExpectedSpec(Spec):
+    """`gaussian_expected_kernel` of Gaussians ``(means, covs)``; its scale
+    is the point kernel's gamma."""
+
+    kind = "gaussians"
+    takes = _POINT
+    scale = "gamma"
+
+    def check(self, X, name="X"):
+        if not (isinstance(X, tuple) and len(X) == 2):
+            raise TypeError(
+                f"{name} must be a pair (means, covs) of Gaussians for the "
+                f"expected kernel, got {type(X).__name__}")
+        means, covs, _ = check_gaussians(X[0], X[1], f"{name}[0] (means)",
+                                         f"{name}[1] (covs)")
+        return means, covs
+
+    def count(self, X):
+        return X[0].shape[0]
+
+    def pool(self, X, Y):
+        (mx, cx), (my, cy) = X, Y
+        if mx.shape[1] != my.shape[1]:
+            raise ValueError(f"X and Y must hold Gaussians of the same "
+                             f"dimension, got {mx.shape[1]} and {my.shape[1]}")
+        if cx.ndim != cy.ndim:  # one covariance form for both
+            cx, cy = (full_covariances(cx, mx.shape[1]),
+                      full_covariances(cy, my.shape[1]))
+        return np.concatenate([mx, my]), np.concatenate([cx, cy])
+
+    def take(self, Z, index):
+        return tuple(a[index] for a in Z)
+
+    def value_keys(self, Z):
+        means, covs = Z
+        return np.hstack([means, covs.reshape(len(covs), -1)])
+
+    @property
+    def degenerate_scale(self):
+        return self.params.get("kernel", "rbf") == "rbf"
+
+    def scales(self, Z, gamma, grid, n_threads):
+        point = self.params.get("kernel", "rbf")
+        if point != "rbf":
+            default = (1.0 / Z[0].shape[1]) if point == "polynomial" else None
+            return given_gammas(gamma, lambda: default, lambda: [default], grid)
+        return given_gammas(gamma, lambda: point_gamma(None, Z[0], point),
+                            lambda: point_grid(Z[0], point, N_BANDWIDTHS, grid),
+                            grid)
+
+    def blocks(self, A, B, scales, n_threads):
+        params = {"kernel": "rbf", "degree": 2, "coef0": 1.0,
+                  **{k: v for k, v in self.params.items() if k in _POINT}}
+        for g in scales:
+            yield expected_block(A, B, {**params, "gamma": g}, n_threads)
+
+
+# -- anything ---------------------------------------------------------------
+
+
+class CallableSpec(Spec):
+    """A user's ``kernel(A, B, **params)``: A and B are ranges of the
+    input, indexed as it is (rows of an array or sparse matrix, items of a
+    sequence, sets of a Bags)."""
+
+    kind = "any"
+    takes = None
+
+    def __init__(self, function, params=None):
+        super().__init__(getattr(function, "__name__", "kernel"), params)
+        self.function = function
+
+    def check(self, X, name="X"):
+        if isinstance(X, Bags) or scipy.sparse.issparse(X) or \
+                isinstance(X, np.ndarray):
+            return X
+        if isinstance(X, (str, bytes)) or not hasattr(X, "__len__"):
+            raise TypeError(f"{name} must be a sequence or an array of objects "
+                            f"(for a callable kernel), got {type(X).__name__}")
+        return list(X)
+
+    def count(self, X):
+        return len(X) if isinstance(X, (list, Bags)) else X.shape[0]
+
+    def pool(self, X, Y):
+        return pool_any(X, Y)
+
+    def take(self, Z, index):
+        if isinstance(Z, Bags):
+            return MeanMapSpec("mean_map").take(Z, index)
+        if isinstance(Z, list):
+            if isinstance(index, slice):
+                return Z[index]
+            return [Z[i] for i in index]
+        return Z[index]
+
+    def blocks(self, A, B, scales, n_threads):
+        K = self.function(A, A if B is None else B, **self.params)
+        shape = (self.count(A), self.count(A if B is None else B))
+        try:
+            K = as_float_array(K, "the kernel's value")
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"kernel (a callable) must return a real array of shape "
+                f"{shape}, got {type(K).__name__}"
+            ) from None
+        if K.shape != shape:
+            raise ValueError(f"kernel (a callable) returned shape {K.shape} for "
+                             f"{shape[0]} x {shape[1]} objects")
+        if not np.isfinite(K).all():
+            raise ValueError("kernel (a callable) returned NaN or infinite "
+                             "values")
+        yield np.asarray(K, dtype=np.float64)
+
+
+class PrecomputedSpec(Spec):
+    """Kernel matrices given: the objects are the indices of their rows
+    (in the order of the samples), the scales the matrices (L, N, N)."""
+
+    kind = "precomputed"
+
+    def __init__(self, K):
+        super().__init__("precomputed")
+        self.K = K
+
+    def count(self, X):
+        return len(X)
+
+    def take(self, Z, index):
+        return Z[index]
+
+    def scales(self, Z, gamma, grid, n_threads):
+        return list(range(len(self.K)))
+
+    def report(self, value):
+        return None
+
+    def blocks(self, A, B, scales, n_threads):
+        for index in scales:
+            M = self.K[index]
+            yield (M[np.ix_(A, A)] if B is None else M[np.ix_(A, B)])
+
+
+def pool_any(X, Y):
+    """The objects of X then those of Y, of any kind: sparse rows stacked,
+    sets of two `Bags` pooled, arrays concatenated, else a list."""
+    if scipy.sparse.issparse(X) or scipy.sparse.issparse(Y):
+        return scipy.sparse.vstack([scipy.sparse.csr_array(X),
+                                    scipy.sparse.csr_array(Y)], format="csr")
+    if isinstance(X, Bags) and isinstance(Y, Bags):
+        return MeanMapSpec("mean_map").pool(X, Y)
+    if isinstance(X, np.ndarray) and isinstance(Y, np.ndarray):
+        if X.shape[1:] != Y.shape[1:]:
+            raise ValueError(f"X and Y must hold objects of the same shape, "
+                             f"got {X.shape[1:]} and {Y.shape[1:]}")
+        return np.concatenate([X, Y])
+    return list(X) + list(Y)
+
+
+def check_precomputed(X):
+    """The precomputed kernel matrix X (N, N), or matrices (L, N, N) for
+    the tests over a grid, each checked by `check_kernel_matrix` (real,
+    finite, square) and symmetric (to 1e-12 of its largest value: then made
+    exactly symmetric); float64, shape (L, N, N)."""
+    try:
+        stacked = np.ndim(X) == 3
+    except (TypeError, ValueError):
+        stacked = False  # (ragged: check_kernel_matrix says what is wrong)
+    mats = ([check_kernel_matrix(M, f"X[{i}]") for i, M in enumerate(X)]
+            if stacked else [check_kernel_matrix(X, "X")])
+    if len({M.shape for M in mats}) > 1:
+        raise ValueError("X must hold kernel matrices of one shape (N, N)")
+    K = np.stack(mats)
+    top = np.abs(K).max()
+    asym = np.abs(K - K.transpose(0, 2, 1)).max()
+    if asym > 1e-12 * top:
+        raise ValueError(f"X (the precomputed kernel matrix) must be symmetric; "
+                         f"its largest asymmetry is {asym:.3g} (its largest "
+                         f"value {top:.3g})")
+    if asym > 0:
+        K = (K + K.transpose(0, 2, 1)) / 2
+    return K
+
+
+# -- the registry -----------------------------------------------------------
+
+
+SPECS = {
+    "rbf": PointSpec, "laplacian": PointSpec,
+    "mean_map": MeanMapSpec, "mmd": MMDSpec, "renyi": RenyiSpec,
+    "chi2": AdditiveSpec, "intersection": AdditiveSpec,
+    "hellinger": AdditiveSpec, "js": AdditiveSpec,
+    "exp_chi2": ExpChi2Spec, "expected": ExpectedSpec,
+}
+# The kind of objects each kernel takes.
+KINDS = {name: cls.kind for name, cls in SPECS.items()}
+
+
+def spec_for(kernel, params=None):
+    """The spec of a kernel name or callable, with its `params`."""
+    if callable(kernel):
+        return CallableSpec(kernel, params)
+    return SPECS[kernel](kernel, params)
+
+
+def object_kind(X):
+    """"sets" where X looks like a collection of sets (a Bags, a 3-D array
+    or a non-empty sequence of 2-D arrays), else None."""
+    if isinstance(X, Bags):
+        return "sets"
+    if isinstance(X, np.ndarray):
+        return "sets" if X.ndim == 3 else None
+    if isinstance(X, (list, tuple)) and len(X) > 0 and np.ndim(X[0]) == 2:
+        return "sets"
+    return None
