@@ -731,3 +731,166 @@ def test_power_on_a_clear_alternative(method, n, n_resamples):
                                    n_resamples=n_resamples, rng=rng,
                                    workers=1).reject)
     assert np.mean(rejects) > 0.9, (method, np.mean(rejects))
+
+
+# ------------------------------------------------------------
+# The block path: the statistics from blocks of the kernel, where the pooled
+# matrices do not fit the working memory. Forced here by a plan that never
+# fits in memory, with small ranges (several of them, not dividing the
+# sample) and small batches of resamples: the same draws, so the same
+# p-values, and the statistics to rounding.
+
+
+@pytest.fixture
+def on_blocks(monkeypatch):
+    """Every test below on the block path, with ranges of at most 7 objects
+    (tasks of a few multiply-adds); yields the list of the block passes'
+    calls (one per kernel and batch)."""
+    calls = []
+    run_blocks = ts.run_blocks
+
+    def spy(*args, **kwargs):
+        calls.append(args[3].size)
+        return run_blocks(*args, **kwargs)
+
+    monkeypatch.setattr(ts, "_in_memory_bytes", lambda *args: math.inf)
+    monkeypatch.setattr(ts, "_MIN_BLOCK", 7)
+    monkeypatch.setattr(ts, "RESAMPLE_TASK_WORK", 1.0)
+    monkeypatch.setattr(ts, "run_blocks", spy)
+    return calls
+
+
+def _sets(rng, count, shift=0.0):
+    return [rng.normal(size=(rng.integers(6, 12), 2)) + shift
+            for _ in range(count)]
+
+
+_BLOCK_CASES = {
+    "points": lambda rng: (rng.normal(size=(23, 3)), rng.normal(size=(17, 3))
+                           + [0.4, 0, 0], {}),
+    "mean_map": lambda rng: (_sets(rng, 11), _sets(rng, 9, 0.3),
+                             {"kernel": "mean_map"}),
+    "mmd": lambda rng: (_sets(rng, 11), _sets(rng, 9, 0.3), {"kernel": "mmd"}),
+    "renyi": lambda rng: (_sets(rng, 10), _sets(rng, 9, 0.3),
+                          {"kernel": "renyi", "kernel_params": {"k": 3}}),
+    "chi2": lambda rng: (rng.dirichlet(np.ones(5), 13),
+                         rng.dirichlet(np.ones(5) * 2, 10), {"kernel": "chi2"}),
+    "exp_chi2": lambda rng: (rng.dirichlet(np.ones(5), 13),
+                             rng.dirichlet(np.ones(5) * 2, 10),
+                             {"kernel": "exp_chi2"}),
+    "expected": lambda rng: ((rng.normal(size=(12, 2)), np.full(12, 0.5)),
+                             (rng.normal(size=(9, 2)) + 0.5, np.full(9, 0.3)),
+                             {"kernel": "expected"}),
+}
+
+
+@pytest.mark.parametrize("case", list(_BLOCK_CASES))
+@pytest.mark.parametrize("method", ["permutation", "aggregated", "fuse"])
+def test_block_path_gives_the_same_pvalues(on_blocks, monkeypatch, case,
+                                           method):
+    rng = np.random.default_rng(sorted(_BLOCK_CASES).index(case))
+    X, Y, kwargs = _BLOCK_CASES[case](rng)
+    if method != "permutation" and case not in ("points", "mean_map"):
+        kwargs = {**kwargs, "kernel": [kwargs["kernel"]]}
+    n_resamples = (300, 300) if method == "aggregated" else 300
+    call = functools.partial(km.mmd_test, X, Y, method=method,
+                             n_resamples=n_resamples, rng=3, **kwargs)
+    blocks = call()
+    assert on_blocks and max(on_blocks) == 7
+    with monkeypatch.context() as m:
+        m.setattr(ts, "_in_memory_bytes", lambda *args: 0.0)
+        whole = call()
+    assert blocks.pvalue == whole.pvalue
+    top = np.abs(whole.null_distribution).max()
+    assert_allclose(blocks.statistic, whole.statistic, rtol=1e-12,
+                    atol=1e-12 * top)
+    assert_allclose(blocks.null_distribution, whole.null_distribution,
+                    rtol=1e-12, atol=1e-12 * top)
+    assert_array_equal(np.asarray(blocks.gamma, dtype=float),
+                       np.asarray(whole.gamma, dtype=float))
+
+
+@pytest.mark.parametrize("n, m", [(13, 13), (13, 20), (20, 13)])
+@pytest.mark.parametrize("method", ["wild_bootstrap", "aggregated"])
+def test_block_path_of_pairs_and_swaps(on_blocks, monkeypatch, n, m, method):
+    """The wild bootstrap, and the aggregated test's swaps of paired points
+    at unequal sizes (the unpaired points in ranges of their own)."""
+    if method == "wild_bootstrap" and n != m:
+        return
+    rng = np.random.default_rng(n * m)
+    X, Y = rng.normal(size=(n, 2)), rng.normal(size=(m, 2)) * 1.3
+    n_resamples = (260, 260) if method == "aggregated" else 260
+    call = functools.partial(km.mmd_test, X, Y, method=method,
+                             n_resamples=n_resamples, rng=4, gamma=None)
+    blocks = call()
+    assert on_blocks
+    with monkeypatch.context() as mp:
+        mp.setattr(ts, "_in_memory_bytes", lambda *args: 0.0)
+        whole = call()
+    assert blocks.pvalue == whole.pvalue
+    top = np.abs(whole.null_distribution).max()
+    assert_allclose(blocks.null_distribution, whole.null_distribution,
+                    rtol=1e-12, atol=1e-12 * top)
+    if method == "aggregated":
+        assert_array_equal(blocks.pvalues, whole.pvalues)
+        assert_allclose(blocks.thresholds, whole.thresholds, rtol=1e-12)
+
+
+@pytest.mark.parametrize("unbiased", [True, False])
+def test_block_path_in_batches_of_resamples(on_blocks, monkeypatch, unbiased):
+    """A budget that holds the draws of one block of 256 resamples only:
+    the kernel is computed again for each batch, the statistics are those
+    of one batch."""
+    rng = np.random.default_rng(21)
+    X, Y = rng.normal(size=(30, 2)), rng.normal(size=(26, 2)) + 0.2
+    call = functools.partial(km.mmd_test, X, Y, n_resamples=700, rng=8,
+                             unbiased=unbiased)
+    monkeypatch.setattr(ts, "RESAMPLE_BLOCK", 256)
+    monkeypatch.setattr(ts, "CAST_ROWS", 8)
+    budget = (56 * 512 + 16 * 8 * 256 + 2 * 9 * 8 * 1000) / 2**20
+    blocks = call(working_memory=budget)
+    assert len(on_blocks) > 1
+    with monkeypatch.context() as mp:
+        mp.setattr(ts, "_in_memory_bytes", lambda *args: 0.0)
+        whole = call()
+    assert blocks.pvalue == whole.pvalue
+    assert_allclose(blocks.null_distribution, whole.null_distribution,
+                    rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("method, n, m, n_resamples", NULL_CASES[:-1])
+def test_null_rejection_rate_on_the_block_path(on_blocks, method, n, m,
+                                               n_resamples):
+    """The level tests above, on the block path."""
+    pvalues, rejects = _null_pvalues(method, n, m, n_resamples, seed=2020)
+    _assert_decisions(pvalues, rejects)
+    low, high = scipy.stats.binom.interval(0.999, REPS, ALPHA)
+    assert low <= rejects.sum() <= high, (method, rejects.mean())
+    assert scipy.stats.kstest(pvalues, "uniform").pvalue > 1e-3, method
+
+
+def test_a_budget_too_small_is_said_in_the_users_terms():
+    rng = np.random.default_rng(22)
+    X, Y = rng.normal(size=(300, 2)), rng.normal(size=(200, 2))
+    with pytest.raises(ValueError, match=r"mmd_test needs about .* GiB of "
+                       r"working memory for X and Y of n=300 and m=200 objects "
+                       r"with method='permutation'.*budget of 0\.01 MiB.*"
+                       r"working_memory=.*method='linear' with feature_map.*"
+                       r"subsample"):
+        km.mmd_test(X, Y, working_memory=0.01)
+    with pytest.raises(ValueError, match="working_memory must be a positive"):
+        km.mmd_test(X, Y, working_memory=-1)
+    with pytest.raises(TypeError, match="working_memory must be a number"):
+        km.mmd_test(X, Y, working_memory="1GB")
+
+
+def test_the_budget_is_a_package_setting():
+    rng = np.random.default_rng(23)
+    X, Y = rng.normal(size=(300, 2)), rng.normal(size=(200, 2))
+    with km.config_context(working_memory=0.01):
+        with pytest.raises(ValueError, match="budget of 0.01 MiB"):
+            km.mmd_test(X, Y)
+        assert km.get_config()["working_memory"] == 0.01
+        # the call's argument wins
+        km.mmd_test(X, Y, working_memory=64, n_resamples=19, rng=0)
+    assert km.get_config()["working_memory"] == 1024

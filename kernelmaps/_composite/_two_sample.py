@@ -695,39 +695,35 @@ def _plan(iv, mode, L, total):
     rows = N if mode == "permutation" else p
     n_threads = iv.n_threads
     seeds_count = -(-total // RESAMPLE_BLOCK)
-    draws_in_flight = (3 + 2 * n_threads) * rows * RESAMPLE_BLOCK * 8
-    kept = rows * total if rows * total <= RESAMPLE_DRAWS_KEPT else 0
-    matrix = 8.0 * N * N
-    extra = {"permutation": 0.0, "wild": 8.0 * n * n, "swap": 8.0 * p * p}[mode]
-    in_memory = 2 * matrix + extra + draws_in_flight + kept
-    if iv.dtype == np.float32:
-        in_memory += 4.0 * N * N
-    if in_memory <= iv.budget:
+    if _in_memory_bytes(iv, mode, total) <= iv.budget:
         return SimpleNamespace(blocks=False, batches=[list(range(seeds_count))],
                                tasks=0, size=None)
-    # blocks: the draws of a batch (int8), the finishing of one block of
-    # resamples (float64 rows), and the tasks in flight
-    alive = 3 * n_threads + 1
+    # blocks: the draws of a batch (int8) and their casts to float64 (rows
+    # at a time); the temporaries of the tasks running (one per thread) and
+    # the contributions of those run or waiting (thread_map: two per thread)
     kernel_blocks = 4 if mode == "permutation" else 13
+    casts = 16.0 * min(rows, CAST_ROWS) * RESAMPLE_BLOCK
     for per_batch in range(seeds_count, 0, -1):
         width = min(total, per_batch * RESAMPLE_BLOCK)
-        fixed = rows * width + 16.0 * rows * RESAMPLE_BLOCK
-        left = (iv.budget - fixed) / alive
-        # a task: the kernel blocks, the draws of its ranges as float64 and
-        # one product (3 b width), the contributions (L width)
-        a, b, c = 8.0 * kernel_blocks, 24.0 * width, 8.0 * L * width - left
-        if c < 0:
-            size = int((-b + math.sqrt(b * b - 4 * a * c)) / (2 * a))
-            if size >= _MIN_BLOCK or (size >= rows and rows > 0):
+        contributions = 8.0 * L * (width + 2 * rows / n_threads)
+        left = (iv.budget - rows * width - casts
+                - (2 * n_threads + 1) * contributions) / n_threads
+        # a task: its kernel blocks, the draws of its two ranges as float64
+        # and one product (3 b width)
+        a, b = 8.0 * kernel_blocks, 24.0 * width
+        if left > 0:
+            size = int((-b + math.sqrt(b * b + 4 * a * left)) / (2 * a))
+            if size >= min(_MIN_BLOCK, rows):
                 break
     else:
-        need = 17.0 * rows * RESAMPLE_BLOCK + alive * (
-            8.0 * kernel_blocks * _MIN_BLOCK**2
-            + 8.0 * (3 * _MIN_BLOCK + L) * RESAMPLE_BLOCK)
+        width = RESAMPLE_BLOCK
+        need = rows * width + casts + n_threads * (
+            8.0 * kernel_blocks * _MIN_BLOCK**2 + 24.0 * width * _MIN_BLOCK) + (
+            2 * n_threads + 1) * 8.0 * L * (width + 2 * rows / n_threads)
         raise ValueError(_budget_message(iv, need))
-    # tasks of about RESAMPLE_TASK_FLOPS each, where memory allows
-    work = math.sqrt(RESAMPLE_TASK_FLOPS / max(1.0, L * width))
-    size = int(max(_MIN_BLOCK, min(size, work, rows)))
+    # tasks of about RESAMPLE_TASK_WORK multiply-adds, where memory allows
+    work = math.sqrt(RESAMPLE_TASK_WORK / max(1.0, L * width))
+    size = int(max(min(_MIN_BLOCK, rows), min(size, work, rows)))
     batches = [list(range(a, min(a + per_batch, seeds_count)))
                for a in range(0, seeds_count, per_batch)]
     layout = Layout("pooled" if mode == "permutation" else "pairs", n, N, size,
@@ -736,9 +732,27 @@ def _plan(iv, mode, L, total):
                            tasks=len(layout.tasks))
 
 
+def _in_memory_bytes(iv, mode, total):
+    """The peak memory of `_in_memory`: the pooled matrix (and its log, or
+    a copy in float32), H of the wild bootstrap or the swaps, the draws in
+    flight and those kept for every kernel (`_shared_draws`)."""
+    n, N, n_threads = iv.n, iv.N, iv.n_threads
+    p = min(n, N - n)
+    rows = N if mode == "permutation" else p
+    matrix = 8.0 * N * N
+    extra = {"permutation": 0.0, "wild": 8.0 * n * n, "swap": 8.0 * p * p}[mode]
+    draws = (3 + 2 * n_threads) * rows * RESAMPLE_BLOCK * 8
+    kept = rows * total if rows * total <= RESAMPLE_DRAWS_KEPT else 0
+    copy = 4.0 * N * N if iv.dtype == np.float32 else 0.0
+    return 2 * matrix + extra + draws + kept + copy
+
+
 # Objects per range of a block pass, at least (below, the tasks' overhead
 # outweighs their products).
 _MIN_BLOCK = 32
+# Multiply-adds of a task of a block pass (its products with the draws of
+# all its scales): about 0.2 s on one core, the latency of Ctrl-C.
+RESAMPLE_TASK_WORK = 4e9
 
 
 def _budget_message(iv, need):
