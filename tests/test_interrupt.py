@@ -108,6 +108,12 @@ CASES = {
     "mmd_test aggregated (wild bootstrap)": (
         "X = rng.normal(size=(2500, 10)); Y = rng.normal(size=(2500, 10))",
         "km.mmd_test(X, Y, method='aggregated')"),
+    "mmd_test permutation, on blocks": (
+        "X = rng.normal(size=(6000, 10)); Y = rng.normal(size=(6000, 10))",
+        "km.mmd_test(X, Y, n_resamples=20000, working_memory=64)"),
+    "mmd_test aggregated, on blocks": (
+        "X = rng.normal(size=(3000, 10)); Y = rng.normal(size=(2000, 10))",
+        "km.mmd_test(X, Y, method='aggregated', working_memory=64)"),
     "NystroemMap.fit, leverage landmarks": (
         "sets = [rng.normal(size=(300, 30)) for _ in range(1500)]",
         "km.NystroemMap(400, landmarks='leverage', rng=0).fit(sets)"),

@@ -847,7 +847,7 @@ def test_block_path_in_batches_of_resamples(on_blocks, monkeypatch, unbiased):
                              unbiased=unbiased)
     monkeypatch.setattr(ts, "RESAMPLE_BLOCK", 256)
     monkeypatch.setattr(ts, "CAST_ROWS", 8)
-    budget = (56 * 512 + 16 * 8 * 256 + 2 * 9 * 8 * 1000) / 2**20
+    budget = (56 * 512 + 8 * 10 * 512 + 2 * 9 * 8 * 1000) / 2**20
     blocks = call(working_memory=budget)
     assert len(on_blocks) > 1
     with monkeypatch.context() as mp:

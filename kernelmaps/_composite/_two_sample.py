@@ -1,8 +1,10 @@
 """Kernel two-sample tests: `mmd_test`.
 
-Every resampled statistic comes from one kernel matrix per kernel, computed
-once by the exact engine; the resamples are evaluated together, a block of
-them per matrix product:
+Every resampled statistic comes from the kernel of the pooled sample, a
+matrix per kernel and scale computed once where it fits the working memory
+(`_in_memory`), else blocks of it computed once per batch of resamples
+(`_on_blocks`, `_blocked.py`); the resamples are evaluated together, a
+block of them per matrix product:
 
 - Permutations. With the pooled kernel matrix K (N = n + m points) with its
   diagonal set to 0 (K0), and a permutation given as the indicator s of the
@@ -25,11 +27,9 @@ them per matrix product:
   of the pairs' H in the signs (`_swap_form`), so unequal sizes cost what
   equal ones do, not the (n + m)^2 products of permutations.
 
-The aggregated test (MMDAgg) shares one log-kernel matrix per point kernel
-family between its bandwidths: ``exp(c log K)`` is the kernel at c times
-the smallest gamma, with no new distance computation; the kernels of a
-distance between objects (MMD^2, chi2, divergences) compute the distances
-once (`_families`).
+The kernels of the aggregated and fused tests share the work between their
+scales (`_specs`: one distance block for every scale; the point kernels'
+values at c times a gamma from their logarithm).
 """
 
 import contextlib
@@ -258,8 +258,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         the points of a sample of at most 1000 of them, chosen by the
         points' values, not their order or sample); for "mmd" and
         "exp_chi2" ``1 / median`` of the MMD^2 or chi2 distances between
-        the pooled objects; for "renyi" the divergence kernel's own median
-        rule. For the aggregated test, a 1-D array of scales used with each
+        the pooled objects (at most 1000 of them, chosen by their values);
+        for "renyi" the divergence kernel's own median rule on the same
+        objects. For the aggregated test, a 1-D array of scales used with each
         kernel; None means 10 per kernel, MMDAgg's rule applied to the
         kernel's distance: bandwidths spaced geometrically from half the
         5 % quantile to twice the largest of the distances (of that sample
@@ -343,7 +344,11 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         Threads of the kernel computation and of the matrix products (see
         `sum_match_kernel`).
     progress : bool, optional
-        Show a progress bar over the blocks of resamples (needs tqdm).
+        Show a progress bar over the kernel matrices and the blocks of
+        resamples, or over the blocks of the kernel (needs tqdm).
+    working_memory : int or float, optional
+        The working-memory budget of the call, in MiB; None means the
+        package's setting (`set_config`, 1024 by default). See Notes.
 
     Returns
     -------
@@ -360,13 +365,24 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     Notes
     -----
     The resampling tests compute the kernel matrix of the pooled sample
-    once per kernel, by the exact engine in float64 (8 N^2 bytes with N =
-    n + m; the peak is about 1.3 times that, 1.3 GB for the aggregated test
-    at n = m = 5000) and evaluate the
-    resampled statistics in blocks of 256, each as one matrix product:
-    about ``2 N^2 B`` flops for the permutation test, ``2 n^2 B`` for the
-    wild bootstrap and ``2 min(n, m)^2 B`` for the swaps of the aggregated
-    test, times the number of kernels for the aggregated test.
+    once per kernel, by the exact engine in float64, where it fits the
+    working memory (8 N^2 bytes with N = n + m, about twice that at the
+    peak), and evaluate the resampled statistics in blocks of 256, each as
+    one matrix product: about ``2 N^2 B`` flops for the permutation test,
+    ``2 n^2 B`` for the wild bootstrap and ``2 min(n, m)^2 B`` for the
+    swaps of the aggregated test, times the number of kernels for the
+    aggregated test. Beyond the working memory they stream the kernel: the
+    pooled objects (the pairs (x_i, y_i), for the wild bootstrap and the
+    swaps) are cut into ranges, and each unordered pair of ranges adds the
+    part of its kernel block to every resampled statistic, a product of
+    the block with the resamples' draws, and to the row sums; the draws of
+    a batch of resamples take a byte per object and resample, and the
+    kernel is computed once per batch (the largest the budget holds). The
+    draws are the same as in memory, so is the p-value, and the statistics
+    agree to rounding; the flops are half of those in memory (each pair of
+    ranges once) plus the kernel's, ``N^2 (d + B) / 2`` multiply-adds for
+    the permutation test of points. A call that cannot run even so within
+    the budget raises a ValueError that says what it needs.
     The p-value counts the observed statistic as one of the resamples
     (``(1 + #{null >= statistic}) / (1 + B)``): the test's level is at most
     `alpha` at every sample size, not only asymptotically. The aggregated
@@ -702,9 +718,9 @@ def _plan(iv, mode, L, total):
     # at a time); the temporaries of the tasks running (one per thread) and
     # the contributions of those run or waiting (thread_map: two per thread)
     kernel_blocks = 4 if mode == "permutation" else 13
-    casts = 16.0 * min(rows, CAST_ROWS) * RESAMPLE_BLOCK
     for per_batch in range(seeds_count, 0, -1):
         width = min(total, per_batch * RESAMPLE_BLOCK)
+        casts = 8.0 * (min(rows, CAST_ROWS) + 2) * width
         contributions = 8.0 * L * (width + 2 * rows / n_threads)
         left = (iv.budget - rows * width - casts
                 - (2 * n_threads + 1) * contributions) / n_threads
@@ -717,6 +733,7 @@ def _plan(iv, mode, L, total):
                 break
     else:
         width = RESAMPLE_BLOCK
+        casts = 8.0 * (min(rows, CAST_ROWS) + 2) * width
         need = rows * width + casts + n_threads * (
             8.0 * kernel_blocks * _MIN_BLOCK**2 + 24.0 * width * _MIN_BLOCK) + (
             2 * n_threads + 1) * 8.0 * L * (width + 2 * rows / n_threads)
@@ -1066,7 +1083,7 @@ def _projections(V, S):
 
 
 # Rows of int8 draws cast to float64 at a time (a few MB).
-CAST_ROWS = 4096
+CAST_ROWS = 1024
 
 
 def _wild_finish(n):
