@@ -29,8 +29,10 @@ kernel matrix between sets on a ``dask.distributed`` ``LocalCluster``.
 import time
 import tracemalloc
 
+import dask.array as da
 import matplotlib.pyplot as plt
 import numpy as np
+from dask.distributed import Client, LocalCluster
 
 import kernelmaps as km
 
@@ -80,9 +82,6 @@ plt.show()
 # Dask array, each of its blocks a task of the cluster. A ``LocalCluster``
 # here (two workers on this machine); a ``Client`` of a remote scheduler
 # runs the same code.
-
-import dask.array as da
-from dask.distributed import Client, LocalCluster
 
 sets = [rng.normal(loc=i % 2, size=(40, 4)) for i in range(300)]
 points = da.from_array(np.concatenate(sets), chunks=40 * 50)  # 50 sets a chunk
