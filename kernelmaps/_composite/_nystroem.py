@@ -2,11 +2,11 @@
 
 The map keeps m landmark objects L chosen from the training collection and
 the matrix ``N = K_LL^{-1/2}`` (the inverse square root of the clipped
-spectrum); the features of x are ``k(x, L) N``. Each kernel is named by a
-`Kernel`: the input it takes (sets, histograms, Gaussians, or anything for
-a callable), how to check and index that input, the exact block
-``k(A, B)`` (the public kernel function of its unit) and a cheap embedding
-for k-means++ landmarks.
+spectrum); the features of x are ``k(x, L) N``. Each kernel is its spec
+(`_specs`): the input it takes (sets, histograms, Gaussians, or anything for
+a callable), how to check and index that input, and any block ``k(A, B)``
+at the scale its public function takes; here, beside it, a cheap embedding
+of its objects for k-means++ landmarks.
 """
 
 import numpy as np
@@ -19,7 +19,7 @@ from .._parallel import resolve_workers
 from .._transforms import blocked_rows, blocked_sets, is_lazy
 from .._validation import check_choice, check_rng, check_scalar
 from ..sets import RandomDistributionFeatures
-from ._kernels import KERNELS, Callable, count, output_dtype, take, width
+from ._specs import SPECS, RenyiSpec, spec_for
 
 __all__ = ["NystroemMap"]
 
@@ -48,7 +48,7 @@ def _embedding(kernel, X, params, rng):
     if kernel.kind == "sets":
         # The point kernel's scale; the Renyi kernel has none: the median
         # heuristic of the embedding.
-        gamma = params.get("gamma") if "kernel" in kernel.params else None
+        gamma = params.get("gamma") if "kernel" in kernel.takes else None
         point = params.get("kernel", "rbf")
         rdf = RandomDistributionFeatures(
             _SET_EMBEDDING, gamma=gamma,
@@ -94,11 +94,12 @@ def _kmeans_plusplus(E, m, rng):
 
 def _diagonal(kernel, X, params, workers):
     """k(x, x) of every object, from symmetric blocks of a few objects."""
-    n = count(X)
+    n = kernel.count(X)
     parts = []
     for start in range(0, n, NYSTROEM_DIAGONAL_BLOCK):
-        block = take(X, np.arange(start, min(start + NYSTROEM_DIAGONAL_BLOCK, n)))
-        parts.append(np.diagonal(kernel.block(block, None, params, workers)))
+        block = kernel.take(X, slice(start, min(start + NYSTROEM_DIAGONAL_BLOCK,
+                                                n)))
+        parts.append(np.diagonal(_block(kernel, block, None, params, workers)))
     return np.concatenate(parts).astype(np.float64)
 
 
@@ -108,11 +109,11 @@ def _leverage(kernel, X, m, params, rng, workers):
     (one step of the recursive scheme of Musco and Musco, 2017): the scores
     of the Nystroem approximation on m uniform landmarks, at their ridge
     for rank m / 2 (the spectrum's tail beyond it, over m / 2)."""
-    n = count(X)
+    n = kernel.count(X)
     first = np.sort(rng.choice(n, m, replace=False))
-    S = take(X, first)
-    K_SS, params = kernel.landmark_block(S, params, workers)
-    K_nS = kernel.block(X, S, params, workers).astype(np.float64)
+    S = kernel.take(X, first)
+    K_SS, params = _landmark_block(kernel, S, params, workers)
+    K_nS = _block(kernel, X, S, params, workers)
     diag = _diagonal(kernel, X, params, workers)
     # The probabilities do not depend on the kernel's scale: at unit scale,
     # the squares below neither overflow nor underflow.
@@ -184,6 +185,51 @@ def _cutoff(values):
     `_INDEFINITE_FLOOR` times the largest negative one's magnitude."""
     return max(max(values[-1], 0.0) * len(values) * np.finfo(np.float64).eps,
                _INDEFINITE_FLOOR * max(-values[0], 0.0))
+
+
+# -- the kernel ---------------------------------------------------------------
+
+# The kernels of objects a map takes by name (the point kernels are
+# `RandomFourierFeatures`).
+_KERNELS = tuple(name for name, spec in SPECS.items() if spec.kind != "points")
+
+
+def _block(kernel, A, B, params, workers):
+    """k(A, B) of the spec `kernel` at the scale its public function takes
+    for `params` (B None: the symmetric k(A, A)), float64."""
+    return kernel.matrix(A, B, kernel.function_scale(params),
+                         resolve_workers(workers))
+
+
+def _landmark_block(kernel, L, params, workers):
+    """k(L, L), and `params` with the scale fixed on the landmarks where
+    the kernel's rule does (the Renyi kernel's median divergence, for
+    neither gamma nor scale given: ``params["scale"]``)."""
+    if isinstance(kernel, RenyiSpec):
+        params = dict(params)
+        value = kernel.function_scale(params)
+        if value is None:
+            value = kernel.scales(L, None, None, resolve_workers(workers))[0]
+        params["gamma"] = None if isinstance(value, tuple) else value
+        params["scale"] = value[1] if isinstance(value, tuple) else None
+    return _block(kernel, L, None, params, workers), params
+
+
+def width(X):
+    """Dimension of the objects of checked input (None where it has none)."""
+    if isinstance(X, tuple):
+        return X[0].shape[1]
+    if hasattr(X, "dim"):  # a Bags
+        return X.dim
+    if hasattr(X, "shape") and len(X.shape) > 1:
+        return X.shape[1]
+    return None
+
+
+def output_dtype(X):
+    """float32 for float32 sets or rows, else float64."""
+    dtype = getattr(X, "dtype", None)
+    return np.dtype(np.float32 if dtype == np.float32 else np.float64)
 
 
 # -- the map ----------------------------------------------------------------
@@ -347,7 +393,7 @@ class NystroemMap(FeatureMap):
             raise TypeError(f"kernel must be a name or a callable, got "
                             f"{type(kernel).__name__}")
         if not callable(kernel):
-            check_choice(kernel, "kernel", tuple(KERNELS))
+            check_choice(kernel, "kernel", _KERNELS)
         # The name (or the callable) as given: what pickles and prints.
         self.kernel = kernel
         self.gamma, self.degree, self.coef0 = gamma, degree, coef0
@@ -365,19 +411,22 @@ class NystroemMap(FeatureMap):
 
     @property
     def _spec(self):
-        """The `Kernel` of `kernel`."""
-        return Callable(self.kernel) if callable(self.kernel) else \
-            KERNELS[self.kernel]
+        """The spec of `kernel`, with the parameters given (or used)."""
+        params = getattr(self, "params", None)
+        if params is None:
+            params = getattr(self, "_kernel_params", None)
+        return spec_for(self.kernel, params)
 
     def _fit(self, X, workers, progress):
         kernel = self._spec
         X = kernel.check(X)
-        n, m = count(X), self._n_components
+        n, m = kernel.count(X), self._n_components
         if m > n:
             raise ValueError(f"n_components={m} landmarks, but X has only {n} "
                              f"objects")
         rng = np.random.default_rng(self._rng)
-        params = kernel.resolve(self._kernel_params, X)
+        params = kernel.function_params(self._kernel_params, X)
+        kernel = spec_for(self.kernel, params)
         if isinstance(self.landmarks, np.ndarray):
             index = self.landmarks
             if index.size != m or (index.size and index.max() >= n):
@@ -391,8 +440,8 @@ class NystroemMap(FeatureMap):
             index = _kmeans_plusplus(_embedding(kernel, X, params, rng), m, rng)
         else:
             index = _leverage(kernel, X, m, params, rng, workers)
-        L = take(X, index)
-        K, params = kernel.landmark_block(L, params, workers)
+        L = kernel.take(X, index)
+        K, params = _landmark_block(kernel, L, params, workers)
         values, normalization = _normalization(K)
         return {"components": L, "component_indices": index,
                 "normalization": normalization, "eigenvalues": values,
@@ -442,9 +491,8 @@ class NystroemMap(FeatureMap):
         kernel = self._spec
         X = kernel.check(X)
         self._check_width(width(X))
-        K = kernel.block(X, self.components, self.params,
-                         resolve_workers(workers))
-        Z = lapack.matmul(np.asarray(K, dtype=np.float64), self.normalization)
+        K = _block(kernel, X, self.components, self.params, workers)
+        Z = lapack.matmul(K, self.normalization)
         return Z.astype(output_dtype(X), copy=False)
 
     def _lazy_output(self, dtype):
@@ -468,10 +516,10 @@ def _check_params(params, kernel):
         return {}
     if not isinstance(params, dict):
         raise TypeError(f"kernel_params must be a dict, got {type(params).__name__}")
-    if kernel.params is not None:
-        unknown = sorted(set(params) - set(kernel.params))
+    if kernel.takes is not None:
+        unknown = sorted(set(params) - set(kernel.takes))
         if unknown:
-            allowed = ", ".join(kernel.params) or "none"
+            allowed = ", ".join(kernel.takes) or "none"
             raise ValueError(
                 f"kernel_params has {unknown[0]!r}, which the {kernel.name!r} "
                 f"kernel does not take (it takes: {allowed})"
@@ -499,8 +547,8 @@ def _with_point_params(params, kernel, given):
                 f"{name} is given twice, as {name}={value!r} and in "
                 f"kernel_params: give it once"
             )
-        if kernel.params is not None:  # a named kernel: checked here
-            if name not in kernel.params:
+        if kernel.takes is not None:  # a named kernel: checked here
+            if name not in kernel.takes:
                 raise ValueError(
                     f"{name}={value!r}: the {kernel.name!r} kernel takes no "
                     f"{name}"

@@ -47,7 +47,12 @@ import scipy.sparse
 from .._bags import Bags
 from .._engine.pair_sums import pair_sums
 from .._engine.scales import divergence_kernel_matrix, median_scale
-from .._gamma import point_median_gamma, scaled_distances, unscaled_gammas
+from .._gamma import (
+    point_median_gamma,
+    resolve_gamma,
+    scaled_distances,
+    unscaled_gammas,
+)
 from .._probes import as_float_array
 from .._validation import (
     check_gaussians,
@@ -138,6 +143,29 @@ class Spec:
     def report(self, value):
         """The scale a result reports for a scale value."""
         return value
+
+    # The scale of the kernel's public function where its parameter is not
+    # given (`function_scale`).
+    default_scale = None
+
+    def function_params(self, params, X):
+        """`params` with the defaults that depend on data fixed on the
+        training objects X as the kernel's public function fixes them (the
+        point kernel's gamma: `resolve_gamma`), for `NystroemMap`."""
+        params = dict(params)
+        if self.takes is not None and "kernel" in self.takes:
+            point = params.get("kernel", "rbf")
+            reference = X[0] if self.kind == "gaussians" else X
+            params["gamma"] = resolve_gamma(params.get("gamma"), point, reference)
+        return params
+
+    def function_scale(self, params):
+        """The scale value of the kernel's public function called with
+        `params` (None for a kernel without a scale)."""
+        if self.scale is None:
+            return None
+        value = params.get(self.scale)
+        return self.default_scale if value is None else value
 
     def blocks(self, A, B, scales, n_threads):
         """k(A, B) at each scale, float64 (B None: the symmetric k(A, A)),
@@ -405,12 +433,17 @@ class _SetSpec(Spec):
         square = np.add.reduceat(unit**2, Z.offsets[:-1], axis=0) / sizes[:, None]
         return np.hstack([mean, square, sizes[:, None] / sizes.max()])
 
+    def point_params(self):
+        """The point kernel's parameters (kernel, gamma, degree, coef0),
+        with the defaults of the set kernels' functions."""
+        return {"kernel": "rbf", "degree": 2, "coef0": 1.0,
+                **{k: v for k, v in self.params.items() if k in _POINT}}
+
     def resolved_point(self, Z):
         """The point kernel's parameters, with gamma None fixed by the
         median heuristic on the `value_sample` of Z's points (rbf,
         laplacian) or ``1 / d`` (polynomial)."""
-        params = {"kernel": "rbf", "degree": 2, "coef0": 1.0,
-                  **{k: v for k, v in self.params.items() if k in _POINT}}
+        params = self.point_params()
         if params.get("gamma") is None:
             point = params["kernel"]
             params["gamma"] = (point_gamma(None, _points(Z), point)
@@ -444,8 +477,7 @@ class MeanMapSpec(_SetSpec):
         return self.params.get("kernel", "rbf") in ("rbf", "laplacian")
 
     def blocks(self, A, B, scales, n_threads):
-        params = {"kernel": "rbf", "degree": 2, "coef0": 1.0,
-                  **{k: v for k, v in self.params.items() if k in _POINT}}
+        params = self.point_params()
         normalize = self.params.get("normalize", True)
         for g in scales:
             yield mean_map_block(A, B, {**params, "gamma": g}, n_threads,
@@ -459,6 +491,7 @@ class MMDSpec(_DistanceSpec, _SetSpec):
 
     takes = (*_POINT, "gamma2")
     scale = "gamma2"
+    default_scale = 1.0
 
     def scales(self, Z, gamma, grid, n_threads):
         self.params = {**self.params, **self.resolved_point(Z)}
@@ -466,11 +499,12 @@ class MMDSpec(_DistanceSpec, _SetSpec):
 
     def distances(self, A, B, n_threads):
         """The biased MMD^2 between the sets of A and B, as `mmd`."""
-        K = mean_map_block(A, B, self.params, n_threads)
+        params = self.point_params()
+        K = mean_map_block(A, B, params, n_threads)
         with np.errstate(over="ignore", invalid="ignore"):
             ka = np.diag(K).copy() if B is None else mean_map_self(
-                A, self.params, n_threads)
-            kb = ka if B is None else mean_map_self(B, self.params, n_threads)
+                A, params, n_threads)
+            kb = ka if B is None else mean_map_self(B, params, n_threads)
             D2 = np.add.outer(ka, kb)
             D2 -= 2 * K
         if B is None:
@@ -528,6 +562,17 @@ class RenyiSpec(_SetSpec):
             return value[1] ** -self.power
         return value
 
+    def function_scale(self, params):
+        """gamma where given, else ("scale", s) where the scale s is given,
+        else None (the median rule: `landmark_scale`)."""
+        if params.get("gamma") is not None:
+            return check_scalar(params["gamma"], "gamma", low=0.0,
+                                low_inclusive=False)
+        if params.get("scale") is not None:
+            return ("scale", check_scalar(params["scale"], "scale", low=0.0,
+                                          low_inclusive=False))
+        return None
+
     def blocks(self, A, B, scales, n_threads):
         pair = self.divergences(A, B, n_threads)
         D, D_reverse = (pair, None) if B is None else pair
@@ -576,6 +621,7 @@ class ExpChi2Spec(_DistanceSpec, _RowSpec):
 
     takes = ("beta",)
     scale = "beta"
+    default_scale = 1.0
 
     def distances(self, A, B, n_threads):
         return chi2_distance_block(A, B, n_threads)
