@@ -67,8 +67,8 @@ DegenerateWarning    an exact result that carries no information (a kernel
 """
 
 from ._bags import Bags
-from ._config import config_context, get_config, set_config
 from ._composite import MMDTestResult, NystroemMap, mmd_test
+from ._config import config_context, get_config, set_config
 from ._outofcore import RandomFeaturePCA, RandomFeatureRidge, rf_pca, rf_ridge
 from ._version import __version__  # noqa: F401  (written by meson)
 from ._warnings import DegenerateWarning
