@@ -1,6 +1,7 @@
 """Exact additive kernels between histograms: chi2, intersection,
 Hellinger, Jensen-Shannon, and the chi2 distance and exp-chi2 kernel."""
 
+import functools
 import math
 
 import numpy as np
@@ -8,6 +9,8 @@ import scipy.sparse
 
 from .._engine.additive import additive_sums
 from .._parallel import check_progress, resolve_workers
+from .._probes import is_dask_array
+from .._transforms import is_lazy, lazy_gram, task_threads
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -97,7 +100,8 @@ def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False)
     array([[1.    , 0.6607],
            [0.6607, 1.    ]])
     """
-    return _additive(X, Y, "chi2", workers, dtype, progress, factor=2.0)
+    return _exact(_additive, "additive_chi2_kernel", X, Y, workers, dtype,
+                  progress, kind="chi2", factor=2.0)
 
 
 def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -145,16 +149,8 @@ def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[0.    , 0.3393],
            [0.3393, 0.    ]])
     """
-    D, exponent, out = _chi2_distance(X, Y, workers, dtype, progress)
-    with np.errstate(over="ignore"):
-        D = np.ldexp(D, exponent)
-    names = pair_names(Y)
-    check_finite_output(
-        D,
-        f"the chi2 distances between the rows of {names} overflow float64; "
-        f"scale the histograms down",
-    )
-    return cast_output(D, out, names)
+    return _exact(_chi2_distance, "chi2_distance", X, Y, workers, dtype,
+                  progress)
 
 
 def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
@@ -204,12 +200,8 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
            [0.5073, 1.    ]])
     """
     beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
-    D, exponent, out = _chi2_distance(X, Y, workers, dtype, progress)
-    # beta * D beyond float64 (a huge beta, or distances that overflow):
-    # exp(-inf) = 0, the kernel value in float64
-    with np.errstate(over="ignore"):
-        K = np.exp(-np.ldexp(beta * D, exponent))
-    return cast_output(K, out, pair_names(Y))
+    return _exact(_exp_chi2, "exp_chi2_kernel", X, Y, workers, dtype, progress,
+                  beta=beta)
 
 
 def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -250,7 +242,8 @@ def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1. , 0.5],
            [0.5, 1. ]])
     """
-    return _additive(X, Y, "intersection", workers, dtype, progress)
+    return _exact(_additive, "intersection_kernel", X, Y, workers, dtype,
+                  progress, kind="intersection")
 
 
 def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -288,10 +281,8 @@ def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1.    , 0.7035],
            [0.7035, 1.    ]])
     """
-    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
-    return _finite(additive_sums(_sqrt(X), None if Y is None else _sqrt(Y),
-                                 "product", n_threads, progress,
-                                 "hellinger kernel"), out, Y)
+    return _exact(_hellinger, "hellinger_kernel", X, Y, workers, dtype,
+                  progress)
 
 
 def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -338,9 +329,8 @@ def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1.    , 0.6839],
            [0.6839, 1.    ]])
     """
-    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
-    return _finite(additive_sums(X, Y, "js", n_threads, progress, "js kernel"),
-                   out, Y)
+    return _exact(_additive, "js_kernel", X, Y, workers, dtype, progress,
+                  kind="js")
 
 
 fill_docs((additive_chi2_kernel, chi2_distance, exp_chi2_kernel,
@@ -348,14 +338,50 @@ fill_docs((additive_chi2_kernel, chi2_distance, exp_chi2_kernel,
           parameters=_PARAMETERS, notes=_NOTES, dtype=DTYPE_DOC)
 
 
-def _check_pair(X, Y, workers, dtype, progress):
+def _exact(values, name, X, Y, workers, dtype, progress, **kwargs):
+    """The kernel `name` of X and Y (None: X): validated, then computed by
+    ``values(X, Y, n_threads, progress, out, names, **kwargs)`` (the
+    trusted computation, which returns the result as `out`); for Dask
+    input, a lazy Dask array of blocks, each computed by `values`."""
+    lazy = is_lazy(X) or is_lazy(Y)
+    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress,
+                                                 lazy)
+    names = pair_names(Y)
+    if lazy:
+        block = functools.partial(_block, values, workers, out, names, kwargs)
+        return lazy_gram(block, X, Y, dtype=out, nonnegative=True, name=name)
+    return values(X, Y, n_threads, progress, out, names, **kwargs)
+
+
+def _block(values, workers, out, names, kwargs, x, y):
+    """One block of a lazy kernel (a Dask task): the rows of `x` against
+    those of `y` (None: `x`)."""
+    return values(x, y, task_threads(workers), False, out, names, **kwargs)
+
+
+def _check_pair(X, Y, workers, dtype, progress, lazy=False):
     """Validated `X` and `Y` (None: `Y` is `X`), the thread count, the
-    output dtype and `progress`."""
-    X = check_histograms(X, "X")
+    output dtype and `progress`. With `lazy`, Dask arrays stay lazy (their
+    values are checked in the tasks); the other input must then be dense."""
+    X = check_histograms(X, "X", lazy=lazy)
+    if Y is not None:
+        Y = check_histograms(Y, "Y", lazy=lazy)
+    if lazy:
+        for A, name in ((X, "X"), (Y, "Y")):
+            if scipy.sparse.issparse(A):
+                raise TypeError(
+                    f"{name} is a scipy.sparse matrix and the other input a "
+                    f"Dask array; give {name} dense ({name}.toarray()) or "
+                    f"compute the other"
+                )
+            if is_dask_array(A) and type(A._meta) is not np.ndarray:
+                raise TypeError(
+                    f"{name} is a Dask array of {type(A._meta).__name__} "
+                    f"blocks; give it NumPy blocks"
+                )
     if Y is None:
         return (X, None, resolve_workers(workers), check_dtype(dtype, X),
                 check_progress(progress))
-    Y = check_histograms(Y, "Y")
     if X.shape[1] != Y.shape[1]:
         raise ValueError(
             f"Incompatible dimension for X and Y: X has {X.shape[1]} features "
@@ -367,16 +393,23 @@ def _check_pair(X, Y, workers, dtype, progress):
     return X, Y, resolve_workers(workers), out, check_progress(progress)
 
 
-def _additive(X, Y, kind, workers, dtype, progress, factor=1.0):
-    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
+def _additive(X, Y, n_threads, progress, out, names, kind, factor=1.0):
+    """The additive kernel `kind` ("chi2", "intersection", "js") of
+    validated X and Y, times `factor`, as `out`."""
     K = additive_sums(X, Y, kind, n_threads, progress, f"{kind} kernel")
     if factor != 1.0:
         with np.errstate(over="ignore"):  # reported by _finite
             K *= factor
-    return _finite(K, out, Y)
+    return _finite(K, out, names)
 
 
-def _finite(K, out, Y):
+def _hellinger(X, Y, n_threads, progress, out, names):
+    return _finite(additive_sums(_sqrt(X), None if Y is None else _sqrt(Y),
+                                 "product", n_threads, progress,
+                                 "hellinger kernel"), out, names)
+
+
+def _finite(K, out, names):
     """`K` as `out` (the output dtype), or a ValueError if a value
     overflowed float64 or (for float32) the float32 range."""
     check_finite_output(
@@ -384,16 +417,38 @@ def _finite(K, out, Y):
         "the kernel values between the rows of X and Y overflow float64; "
         "scale the histograms down",
     )
-    return cast_output(K, out, pair_names(Y))
+    return cast_output(K, out, names)
 
 
-def _chi2_distance(X, Y, workers, dtype, progress):
-    """The chi2 distances times 2**-exponent, the exponent and the output
-    dtype. The exponent is 0 unless
+def _chi2_distance(X, Y, n_threads, progress, out, names):
+    D, exponent = _scaled_chi2_distance(X, Y, n_threads, progress)
+    with np.errstate(over="ignore"):
+        D = np.ldexp(D, exponent)
+    check_finite_output(
+        D,
+        f"the chi2 distances between the rows of {names} overflow float64; "
+        f"scale the histograms down",
+    )
+    return cast_output(D, out, names)
+
+
+def _exp_chi2(X, Y, n_threads, progress, out, names, beta):
+    D, exponent = _scaled_chi2_distance(X, Y, n_threads, progress)
+    # beta * D beyond float64 (a huge beta, or distances that overflow):
+    # exp(-inf) = 0, the kernel value in float64
+    with np.errstate(over="ignore"):
+        K = np.exp(-np.ldexp(beta * D, exponent))
+    return cast_output(K, out, names)
+
+
+def _scaled_chi2_distance(X, Y, n_threads, progress):
+    """The chi2 distances of validated X and Y times 2**-exponent, and the
+    exponent. The exponent is 0 unless
     the largest value is beyond 2**_SUM_TOP, where the histograms are first
     scaled by a power of two (the distance is homogeneous of degree 1), so
-    that no row sum overflows before the distance would."""
-    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
+    that no row sum overflows before the distance would. (A block of a
+    lazy call takes the exponent of its own rows: the same result but where
+    the scaling of the whole call would make values subnormal.)"""
     symmetric = Y is None
     top = max(_max(X), 0.0 if symmetric else _max(Y))
     exponent = max(math.frexp(top)[1] - _SUM_TOP, 0)
@@ -408,7 +463,7 @@ def _chi2_distance(X, Y, workers, dtype, progress):
     np.maximum(D, 0.0, out=D)
     if symmetric:
         np.fill_diagonal(D, 0.0)
-    return D, exponent, out
+    return D, exponent
 
 
 # Values beyond 2**_SUM_TOP are scaled down before the row sums of the chi2
