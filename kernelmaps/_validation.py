@@ -88,12 +88,7 @@ def check_sets(X, name="X", *, min_size=1, lazy=False):
     if bags.dim == 0:
         raise ValueError(f"{name}: the sets have no feature (d == 0)")
     _check_sizes(bags, name, min_size)
-    if lazy_points:
-        if any(math.isnan(c) for c in bags.points.chunks[0]):
-            raise ValueError(
-                f"{name} holds Dask points of unknown chunk sizes; call "
-                f"compute_chunk_sizes() on them first"
-            )
+    if lazy_points:  # (a Bags has points of known chunk sizes)
         return bags
     if not all_finite(bags.points):
         bad = np.flatnonzero(~np.isfinite(bags.points).all(axis=1))[0]

@@ -112,6 +112,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
+    params = _resolve_gamma(params, X, Y)
     if lazy:
         return lazy_gram(functools.partial(_sum_match_block, params, normalize,
                                            Y is None, workers, out),
@@ -213,6 +214,7 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
+    params = _resolve_gamma(params, X, Y)
     if lazy:
         return _lazy_mmd(X, Y, params, squared, unbiased, None, workers, out,
                          "mmd")
@@ -294,6 +296,7 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
+    params = _resolve_gamma(params, X, Y)
     if lazy:
         return _lazy_mmd(X, Y, params, True, False, gamma2, workers, out,
                          "mmd_kernel")
@@ -367,17 +370,26 @@ def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
 
 def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1, lazy=False):
     """Validate what the set kernels share; returns Bags and a dict of kernel
-    parameters (gamma resolved). With `lazy`, Bags of Dask points stay lazy
-    (their values are checked in the tasks; gamma=None computes only the
-    points that the median heuristic samples)."""
+    parameters (gamma checked, None left for `_resolve_gamma`). With `lazy`,
+    Bags of Dask points stay lazy (their values are checked in the
+    tasks)."""
     X, Y = check_set_pair(X, Y, min_size=min_size, lazy=lazy)
     kernel = check_choice(kernel, "kernel", _KERNELS)
-    gamma = resolve_gamma(gamma, kernel, X if Y is None else Y,
-                          data="X" if Y is None else "Y")
+    if gamma is not None:
+        gamma = check_scalar(gamma, "gamma", low=0, low_inclusive=False)
     # The engine takes a C int; larger degrees overflow any data but 0 and 1.
     degree = check_scalar(degree, "degree", kind="int", low=1, high=2**31 - 1)
     coef0 = check_scalar(coef0, "coef0")
     return X, Y, {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
+
+
+def _resolve_gamma(params, X, Y):
+    """`params` with gamma=None resolved (`resolve_gamma` on Y, or X when Y
+    is None): after every other check, since on lazy sets it computes the
+    sampled points."""
+    gamma = resolve_gamma(params["gamma"], params["kernel"], X if Y is None else Y,
+                          data="X" if Y is None else "Y")
+    return {**params, "gamma": gamma}
 
 
 def _sum_match(X, Y, params, normalize, symmetric, n_threads, progress, out,
