@@ -31,6 +31,11 @@ def _settings():
 def get_config():
     """The package's settings, as a new dict.
 
+    Parameters
+    ----------
+    None
+        The settings of the calling thread are returned.
+
     Returns
     -------
     config : dict
@@ -40,6 +45,12 @@ def get_config():
     See Also
     --------
     set_config, config_context
+
+    References
+    ----------
+    .. [1] F. Pedregosa et al., "Scikit-learn: Machine Learning in Python",
+       Journal of Machine Learning Research 12, pp. 2825-2830, 2011 (its
+       ``working_memory`` setting, which this one follows).
 
     Examples
     --------
@@ -64,6 +75,11 @@ def set_config(*, working_memory=None):
         number of objects times the resamples, not to its square. The
         budget is capped at the memory available when the tool runs.
         None leaves it as it is.
+
+    Returns
+    -------
+    None
+        The settings change in place (for this thread).
 
     See Also
     --------
@@ -97,9 +113,21 @@ def config_context(*, working_memory=None):
     working_memory : int or float, optional
         The working-memory budget in MiB (see `set_config`).
 
+    Returns
+    -------
+    context : context manager
+        Within its ``with`` block the settings are changed; after it they
+        are restored.
+
     See Also
     --------
     set_config, get_config
+
+    References
+    ----------
+    .. [1] F. Pedregosa et al., "Scikit-learn: Machine Learning in Python",
+       Journal of Machine Learning Research 12, pp. 2825-2830, 2011 (its
+       ``working_memory`` setting, which this one follows).
 
     Examples
     --------
