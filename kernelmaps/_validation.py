@@ -80,8 +80,8 @@ def check_sets(X, name="X", *, min_size=1, lazy=False):
         raise TypeError(
             f"{name} holds lazy Dask points; this function needs them in "
             f"memory: compute them first (for a Bags, Bags(points.compute(), "
-            f"offsets)). The feature maps' transform takes lazy sets and "
-            f"stays lazy."
+            f"offsets)). The feature maps' transform and the exact kernels "
+            f"take lazy sets and stay lazy."
         )
     if len(bags) == 0:
         raise ValueError(f"{name} must contain at least one set")

@@ -33,7 +33,8 @@ __all__ = [
 
 _PARAMETERS = """X : array_like or sparse matrix, shape (n, d)
         Non-negative histograms, one per row: dense, or `scipy.sparse`
-        (CSR is used as it is, other formats are converted).
+        (CSR is used as it is, other formats are converted). A 2-D Dask
+        array gives a lazy Dask array (see Notes).
     Y : array_like or sparse matrix, shape (m, d), optional
         Second set of histograms; None means `X` (each unordered pair once,
         exactly symmetric result).
@@ -51,6 +52,17 @@ _NOTES = """float32 input (both `X` and `Y`) is computed in float32 and summed
     input is computed in SIMD tiles; when `X` or `Y` is sparse, only the
     features where both are non-zero are visited (the one-dimensional
     kernel is 0 where either value is 0), without densifying."""
+
+_LAZY = """*Dask input.* `X` or `Y` given as a 2-D Dask array (the other dense)
+    gives a lazy Dask array of the same values, bit for bit (each pair of
+    rows is computed on its own), in blocks: the row chunks, split where
+    one task would need more than the working-memory budget (`set_config`,
+    read when the graph is built); one task per pair of blocks, and for
+    ``Y=None`` one per unordered pair (the block below the diagonal is the
+    transpose of the one above). The values are checked in the tasks, with
+    the errors of the in-memory call; `progress` is ignored (use Dask's
+    diagnostics), and `workers` is the threads of each task (1 by
+    default)."""
 
 
 def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -73,6 +85,7 @@ def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False)
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -82,6 +95,8 @@ def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False)
     Notes
     -----
     {notes}
+
+    {lazy}
 
     References
     ----------
@@ -123,6 +138,7 @@ def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
     Returns
     -------
     D : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
         Non-negative (roundoff below 0 is clipped); 0 on the diagonal for
         ``Y=None``.
 
@@ -133,6 +149,8 @@ def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
     Notes
     -----
     {notes}
+
+    {lazy}
 
     References
     ----------
@@ -174,6 +192,7 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -183,6 +202,8 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
     Notes
     -----
     {notes}
+
+    {lazy}
 
     References
     ----------
@@ -218,6 +239,7 @@ def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -226,6 +248,8 @@ def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     Notes
     -----
     {notes}
+
+    {lazy}
 
     References
     ----------
@@ -262,10 +286,13 @@ def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     Notes
     -----
     {notes}
+
+    {lazy}
 
     References
     ----------
@@ -303,6 +330,7 @@ def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -314,6 +342,8 @@ def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     ``a/2 log2((a + b)/a) + (a/2) log2(1 + a/b) / (a/b)`` with ``a = min(x,
     y)``, ``b = max(x, y)`` (a ``log1p``), so the relative error is a few
     ulps however different the two values are.
+
+    {lazy}
 
     References
     ----------
@@ -335,7 +365,7 @@ def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
 
 fill_docs((additive_chi2_kernel, chi2_distance, exp_chi2_kernel,
            intersection_kernel, hellinger_kernel, js_kernel),
-          parameters=_PARAMETERS, notes=_NOTES, dtype=DTYPE_DOC)
+          parameters=_PARAMETERS, notes=_NOTES, lazy=_LAZY, dtype=DTYPE_DOC)
 
 
 def _exact(values, name, X, Y, workers, dtype, progress, **kwargs):

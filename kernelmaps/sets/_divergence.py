@@ -58,7 +58,8 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     Parameters
     ----------
     X : sequence of array_like (n_i, d), or Bags
-        Sets of vectors; each needs more than `k` points.
+        Sets of vectors; each needs more than `k` points. A `Bags` of Dask
+        points (or a 3-D Dask array) gives a lazy Dask array (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         Second collection; each set needs at least `k` points. None means
         `X`: one distance computation serves ``D[i, j]`` and ``D[j, i]``,
@@ -88,7 +89,8 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     -------
     D : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
         Or ``(len(alpha), len(X), len(Y))`` for a sequence of alphas. Not
-        symmetric.
+        symmetric. A lazy dask.array.Array of that dtype and shape for Dask
+        input.
 
     See Also
     --------
@@ -132,6 +134,20 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     queries one `scipy.spatial.cKDTree` per set instead, which is faster
     there. The points are first centred and scaled by a power of two, which
     changes no ratio of distances.
+
+    *Dask input.* `X` or `Y` given as a `Bags` whose points are a Dask
+    array (or a 3-D Dask array of sets of equal size) gives a lazy Dask
+    array, computed in blocks of sets by the same code as in memory (the
+    same values: ``D[i, j]`` depends only on ``X[i]`` and ``Y[j]``, and
+    the search method is chosen once for the whole call): the blocks
+    follow the row chunks of the points, moved to set boundaries and split
+    where one task would need more than the working-memory budget
+    (`set_config`, read when the graph is built); one task per pair of
+    blocks, and for ``Y=None`` one per unordered pair, whose search gives
+    both directions (blocks (I, J) and (J, I)). The points' values are
+    checked in the tasks, with the errors of the in-memory call;
+    `progress` is ignored (use Dask's diagnostics), and `workers` is the
+    threads of each task (1 by default).
 
     References
     ----------

@@ -42,7 +42,8 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     Parameters
     ----------
     X : sequence of array_like (n_i, d), or Bags
-        Sets of vectors, each with at least one point.
+        Sets of vectors, each with at least one point. A `Bags` of Dask
+        points (or a 3-D Dask array) gives a lazy Dask array (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         Second collection of sets. None means `X`: each unordered pair of sets
         is computed once and the result is symmetric.
@@ -70,6 +71,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -86,6 +88,8 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     the output and a few copies of the points is a few hundred kB per
     thread. A ``(len(X), len(Y))`` matrix that overflows float64 (large
     polynomial values) raises a ValueError.
+
+    {lazy}
 
     References
     ----------
@@ -138,7 +142,8 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     Parameters
     ----------
     X : sequence of array_like (n_i, d), or Bags
-        Sets of vectors.
+        Sets of vectors. A `Bags` of Dask points (or a 3-D Dask array) gives
+        a lazy Dask array (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         None means `X`; the result is then symmetric with a zero diagonal.
     kernel : {"rbf", "laplacian", "linear", "polynomial"}, default="rbf"
@@ -167,6 +172,7 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     Returns
     -------
     D : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -181,6 +187,9 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     far from the origin (say offset by 1e8 with unit spread) the kernel
     values dwarf MMD^2, which then has no correct digit: centre the points
     first.
+
+    {lazy} The within-set means of each block of sets are computed once, in
+    a task of their own.
 
     References
     ----------
@@ -237,7 +246,8 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     Parameters
     ----------
     X : sequence of array_like (n_i, d), or Bags
-        Sets of vectors.
+        Sets of vectors. A `Bags` of Dask points (or a 3-D Dask array) gives
+        a lazy Dask array (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         None means `X` (symmetric result).
     gamma : float, optional
@@ -261,6 +271,7 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -273,6 +284,9 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     (MMD^2 - e))``, which for linear or polynomial kernels of points far
     from the origin may be anywhere in [0, 1]: centre the points first. A
     `gamma2` so large that ``gamma2 * MMD^2`` overflows gives 0.
+
+    {lazy} The within-set means of each block of sets are computed once, in
+    a task of their own.
 
     References
     ----------
@@ -540,7 +554,23 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress, *, kx=None,
     return D2 if squared else np.sqrt(D2)
 
 
-fill_docs((sum_match_kernel, mmd, mmd_kernel), dtype=DTYPE_DOC)
+# Dask input, for the Notes of the three kernels.
+_LAZY_DOC = """*Dask input.* `X` or `Y` given as a `Bags` whose points are a Dask
+    array (or a 3-D Dask array of sets of equal size) gives a lazy Dask
+    array, computed in blocks of sets by the same code as in memory (equal
+    up to rounding: the sums of a pair of sets are grouped in other
+    tiles): the blocks follow the row chunks of the points, moved to set
+    boundaries and split where one task would need more than the
+    working-memory budget (`set_config`, read when the graph is built);
+    one task per pair of blocks, and for ``Y=None`` one per unordered pair
+    (the block below the diagonal is the transpose of the one above). The
+    points' values are checked in the tasks, with the errors of the
+    in-memory call; ``gamma=None`` first computes the points the median
+    heuristic samples (the same as in memory); `progress` is ignored (use
+    Dask's diagnostics), and `workers` is the threads of each task (1 by
+    default). No `DegenerateWarning` is given."""
+
+fill_docs((sum_match_kernel, mmd, mmd_kernel), dtype=DTYPE_DOC, lazy=_LAZY_DOC)
 
 
 def _check_finite(K, params, symmetric):
