@@ -807,6 +807,30 @@ def test_histogram_gram_lazy_equals_numpy(name, dtype):
                      name + ", Y in memory")
 
 
+def test_set_gram_lazy_other_engine_paths():
+    # the rbf pair sums from BLAS products (d >= 128: each call centres its
+    # points, so the blocks differ from the call in memory by rounding), and
+    # the kNN search by kd-trees (large sets in 1-D, the method chosen once
+    # for the whole call)
+    rng = np.random.default_rng(14)
+    sizes = rng.integers(20, 40, size=30)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    points = rng.normal(size=(int(offsets[-1]), 130)) + 3.0
+    bags = km.Bags(points, offsets)
+    lazy = km.Bags(da.from_array(points, chunks=(300, 130)), offsets)
+    for f in (km.sum_match_kernel, km.mmd_kernel):
+        assert_lazy_gram(f(lazy, gamma=1 / 130), f(bags, gamma=1 / 130), 1e-12,
+                         f.__name__)
+        assert_lazy_gram(f(lazy, lazy[:7], gamma=1 / 130),
+                         f(bags, bags[:7], gamma=1 / 130), 1e-12, f.__name__)
+    sets = rng.normal(size=(6, 900, 1))
+    sd = da.from_array(sets, chunks=(2, 900, 1))
+    assert_lazy_gram(km.renyi_divergence(sd), km.renyi_divergence(sets), 0,
+                     "renyi, kd-trees")
+    assert_lazy_gram(km.renyi_divergence(sd[:2], sd), km.renyi_divergence(
+        sets[:2], sets), 0, "renyi, kd-trees, Y given")
+
+
 def test_gram_integer_rows_and_3d_sets():
     counts = np.random.default_rng(12).integers(0, 5, size=(30, D))
     Z = km.additive_chi2_kernel(da.from_array(counts, chunks=7))
