@@ -24,9 +24,10 @@ class Bags:
     points : array_like or dask.array.Array, shape (total, d)
         Points of all sets, one after the other. float32 stays float32; other
         dtypes are converted to float64. A Dask array stays lazy: the feature
-        maps' ``transform`` then returns a lazy Dask array, chunked by sets;
-        the other functions need the points in memory and raise a TypeError
-        (compute them first: ``Bags(points.compute(), offsets)``).
+        maps' ``transform`` and the exact kernels between sets then return a
+        lazy Dask array, chunked by sets; the other functions need the
+        points in memory and raise a TypeError (compute them first:
+        ``Bags(points.compute(), offsets)``).
     offsets : array_like of int, shape (n_sets + 1,)
         Non-decreasing, ``offsets[0] == 0`` and ``offsets[-1] == total``.
         Always copied.

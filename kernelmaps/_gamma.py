@@ -16,6 +16,8 @@ import numpy as np
 import scipy.sparse
 from scipy.spatial.distance import pdist
 
+from ._bags import Bags
+from ._probes import is_dask_array
 from ._validation import check_points, check_rng, check_scalar, check_size
 
 __all__ = ["MEDIAN_SAMPLE", "MEDIAN_SEED", "point_median_gamma", "resolve_gamma"]
@@ -122,12 +124,15 @@ def _median(values):
 def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
     """`gamma` checked (positive, finite), or for None the package's
     default: `point_median_gamma` of `reference` (validated points, sets or
-    CSR rows, of which only a sample is made dense; named `data` in
-    errors) for "rbf" and "laplacian", and
+    CSR rows, of which only a sample is made dense; lazy points, a 2-D Dask
+    array or a Bags of Dask points, of which only the sample is computed;
+    named `data` in errors) for "rbf" and "laplacian", and
     ``1 / d`` for the other kernels (`reference` then gives d through its
     ``shape[1]`` or ``dim``)."""
     if gamma is not None:
         return check_scalar(gamma, name, low=0, low_inclusive=False)
+    if kernel in _METRICS and _is_lazy(reference):
+        reference = _lazy_sample(reference, data)
     if scipy.sparse.issparse(reference):
         # Only the rows the heuristic samples are made dense: the same rows
         # as for the dense matrix (the same draw).
@@ -142,3 +147,29 @@ def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
                                   degenerate="fallback")
     d = reference.dim if hasattr(reference, "dim") else reference.shape[1]
     return 1.0 / d
+
+
+def _is_lazy(reference):
+    points = reference.points if isinstance(reference, Bags) else reference
+    return is_dask_array(points)
+
+
+def _lazy_sample(reference, data):
+    """The points of lazy `reference` that `point_median_gamma` samples (the
+    same draw as for the points in memory: all of them up to
+    `MEDIAN_SAMPLE`), computed (only those rows are asked for) and checked
+    finite, as an array in memory."""
+    bags = reference if isinstance(reference, Bags) else None
+    points = reference.points if bags is not None else reference
+    n = points.shape[0]
+    rows = (_sample(n, MEDIAN_SAMPLE, check_rng(MEDIAN_SEED))
+            if n > MEDIAN_SAMPLE else np.arange(n))
+    sample = np.asarray(points[rows].compute())
+    finite = np.isfinite(sample).all(axis=1)
+    if not finite.all():
+        where = rows[np.argmin(finite)]
+        if bags is None:
+            raise ValueError(f"{data} contains NaN or infinity")
+        i = np.searchsorted(bags.offsets, where, side="right") - 1
+        raise ValueError(f"{data}[{i}] contains NaN or infinity")
+    return sample

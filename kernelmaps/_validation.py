@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 
-def check_sets(X, name="X", *, min_size=1):
+def check_sets(X, name="X", *, min_size=1, lazy=False):
     """Validate a collection of sets and return it as a `Bags`.
 
     Accepts a `Bags`, a sequence of 2-D arrays ``(n_i, d)`` with the same
@@ -60,7 +60,10 @@ def check_sets(X, name="X", *, min_size=1):
     other real dtypes become float64. Raises ValueError (naming `name` and
     the set) for non-finite values, sets with fewer than `min_size` points,
     zero features or no set at all, and TypeError for non-numeric data and
-    for lazy (Dask) points, which are never computed here.
+    for lazy (Dask) points, which are never computed here. With `lazy`,
+    lazy points (a Bags of Dask points, or a 3-D Dask array) are taken and
+    checked without their values (the caller checks those, block by
+    block), and stay lazy.
     """
     plain = gather_plain(X, COPY_BLOCK_BYTES)
     if plain is not None:  # finite arrays, all with points: a fast path
@@ -68,19 +71,25 @@ def check_sets(X, name="X", *, min_size=1):
         if min_size <= 1:
             return bags
         return _check_sizes(bags, name, min_size)
+    if is_dask_array(X) and X.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got a Dask array of "
+                        f"dtype {X.dtype}")
     bags = pack_sets(X, name)
-    if is_dask_array(bags.points):
+    lazy_points = is_dask_array(bags.points)
+    if lazy_points and not lazy:
         raise TypeError(
             f"{name} holds lazy Dask points; this function needs them in "
             f"memory: compute them first (for a Bags, Bags(points.compute(), "
-            f"offsets)). The feature maps' transform takes lazy sets and "
-            f"stays lazy."
+            f"offsets)). The feature maps' transform and the exact kernels "
+            f"take lazy sets and stay lazy."
         )
     if len(bags) == 0:
         raise ValueError(f"{name} must contain at least one set")
     if bags.dim == 0:
         raise ValueError(f"{name}: the sets have no feature (d == 0)")
     _check_sizes(bags, name, min_size)
+    if lazy_points:  # (a Bags has points of known chunk sizes)
+        return bags
     if not all_finite(bags.points):
         bad = np.flatnonzero(~np.isfinite(bags.points).all(axis=1))[0]
         i = np.searchsorted(bags.offsets, bad, side="right") - 1
@@ -100,14 +109,16 @@ def _check_sizes(bags, name, min_size):
     return bags
 
 
-def check_set_pair(X, Y, *, min_size=1):
+def check_set_pair(X, Y, *, min_size=1, lazy=False):
     """Validate `X` and `Y` (None: `Y` is `X`) as collections of sets of the
     same dimension and dtype; returns ``(X, Y)`` as `Bags` (``Y`` None when
-    it was None). Mixed float32/float64 input is computed in float64."""
-    X = check_sets(X, "X", min_size=min_size)
+    it was None). Mixed float32/float64 input is computed in float64. With
+    `lazy`, lazy points are taken as `check_sets` takes them (and cast
+    lazily)."""
+    X = check_sets(X, "X", min_size=min_size, lazy=lazy)
     if Y is None:
         return X, None
-    Y = check_sets(Y, "Y", min_size=min_size)
+    Y = check_sets(Y, "Y", min_size=min_size, lazy=lazy)
     if X.dim != Y.dim:
         raise ValueError(
             f"Incompatible dimension for X and Y: the sets of X have "
@@ -362,19 +373,24 @@ def check_kernel_matrix(K, name="K", *, square=True, keep_float32=False):
     return arr
 
 
-def check_histograms(X, name="X"):
+def check_histograms(X, name="X", *, lazy=False):
     """Validate histograms given as the rows of a 2-D array or a
     `scipy.sparse` matrix: non-empty, finite, non-negative, real. Returns a
     C-contiguous array, or a CSR matrix in canonical format (sorted indices,
     no duplicates; the input is never modified); float32 stays float32,
-    other real dtypes become float64."""
-    return check_rows(X, name, nonnegative=True)
+    other real dtypes become float64. With `lazy`, a Dask array stays lazy
+    (`check_rows`)."""
+    return check_rows(X, name, nonnegative=True, lazy=lazy)
 
 
-def check_rows(X, name="X", *, nonnegative=False):
+def check_rows(X, name="X", *, nonnegative=False, lazy=False):
     """`check_histograms` for vectors that may be negative (unless
-    `nonnegative`)."""
+    `nonnegative`). With `lazy`, a Dask array is taken and checked without
+    its values (2-D, real, not empty, known chunks; the caller checks the
+    values block by block), cast lazily to float64 unless float32."""
     what = "histograms" if nonnegative else "vectors"
+    if lazy and is_dask_array(X):
+        return _check_lazy_rows(X, name, what)
     if scipy.sparse.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"{name} must be 2-D, got {X.ndim} dimension(s)")
@@ -410,6 +426,25 @@ def check_rows(X, name="X", *, nonnegative=False):
     if nonnegative and any_negative(values):
         raise ValueError(f"{name} contains negative values; histograms must be >= 0")
     return X
+
+
+def _check_lazy_rows(X, name, what):
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got a Dask array of "
+                        f"dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array of {what} (one per row), got "
+            f"{X.ndim} dimension(s)"
+        )
+    if any(math.isnan(c) for c in X.chunks[0]):
+        raise ValueError(
+            f"{name} is a Dask array of unknown chunk sizes; call "
+            f"{name}.compute_chunk_sizes() first"
+        )
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {X.shape})")
+    return X if X.dtype == np.float32 else X.astype(np.float64)
 
 
 # The `dtype` argument of the exact kernels, for their Parameters sections

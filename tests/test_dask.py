@@ -661,9 +661,10 @@ def test_lazy_bags_pickle_stays_lazy():
     assert_array_equal(back.points.compute(), POINTS)
 
 
-def test_exact_kernels_refuse_lazy_points_without_computing():
+def test_functions_needing_points_refuse_lazy_points_without_computing():
     """Functions that need the points in memory raise a TypeError naming the
-    argument, and never compute a Dask graph behind the caller's back."""
+    argument, and never compute a Dask graph behind the caller's back (the
+    exact kernels take lazy input: section 9)."""
     calls = []
 
     def traced(block):
@@ -673,24 +674,378 @@ def test_exact_kernels_refuse_lazy_points_without_computing():
     points = da.from_array(POINTS, chunks=13).map_blocks(
         traced, dtype=POINTS.dtype, meta=np.empty((0, 0)))
     lazy = km.Bags(points, SET_OFFSETS)
-    sets = da.from_array(POINTS[:60].reshape(12, 5, 3), chunks=4)
-    for call in (lambda: km.sum_match_kernel(lazy),
-                 lambda: km.mmd(lazy, gamma=0.5),
-                 lambda: km.mmd(km.Bags(POINTS, SET_OFFSETS), lazy),
-                 lambda: km.renyi_divergence(lazy),
-                 lambda: km.median_heuristic(lazy, rng=0),
-                 lambda: km.sum_match_kernel(sets)):
+    for call in (lambda: km.median_heuristic(lazy, rng=0),
+                 lambda: km.RandomDistributionFeatures(8, gamma=1.0).fit(lazy)):
         with pytest.raises(TypeError, match=r"(X|Y) holds lazy Dask points.*"
                                             r"compute them first"):
             call()
     with pytest.raises(TypeError, match=r"sets\[1\] is a lazy Dask array"):
         km.Bags.from_list([POINTS[:3], da.from_array(POINTS[3:6], chunks=2)])
-    with pytest.raises(TypeError, match="X is a lazy Dask array"):
-        km.additive_chi2_kernel(da.from_array(X64, chunks=10))
+    # with a given gamma, an exact kernel builds its graph without computing
+    K = km.sum_match_kernel(lazy, gamma=0.5)
+    assert isinstance(K, da.Array)
     assert calls == []
-    # computed first, the same sets give the in-memory result
-    assert_close(km.sum_match_kernel(km.Bags(lazy.points.compute(), lazy.offsets)),
-                 km.sum_match_kernel(km.Bags(POINTS, SET_OFFSETS)), 0)
+    assert_close(K.compute(), km.sum_match_kernel(km.Bags(POINTS, SET_OFFSETS),
+                                                  gamma=0.5), 1e-12)
+    assert calls
+
+
+# ---------------------------------------------------------------- 9. exact
+# kernels on Dask input: lazy Gram matrices (_transforms.lazy_gram)
+
+# Sets of 4 to 11 points in 3-D (the kNN divergence with k=3 needs more than
+# 3), each about its own mean, so that no MMD is near 0 (where the square
+# root would magnify the rounding of MMD^2).
+_rng = np.random.default_rng(8)
+GRAM_SIZES = _rng.integers(4, 12, size=23)
+GRAM_OFFSETS = np.concatenate([[0], np.cumsum(GRAM_SIZES)])
+GRAM_POINTS = (_rng.normal(size=(int(GRAM_OFFSETS[-1]), 3))
+               + np.repeat(_rng.normal(scale=2.0, size=(23, 3)), GRAM_SIZES,
+                           axis=0))
+GRAM_Y_SIZES = _rng.integers(4, 12, size=9)
+GRAM_Y_OFFSETS = np.concatenate([[0], np.cumsum(GRAM_Y_SIZES)])
+GRAM_Y_POINTS = (_rng.normal(size=(int(GRAM_Y_OFFSETS[-1]), 3))
+                 + np.repeat(_rng.normal(scale=2.0, size=(9, 3)), GRAM_Y_SIZES,
+                             axis=0))
+N_GRAM = int(GRAM_OFFSETS[-1])
+# Point chunks: 29 rows (cuts sets; the blocks of sets do not divide 23),
+# ragged, columns split, one chunk.
+GRAM_CHUNKS = [(29, 3), ((7, 60, 3, N_GRAM - 70), (2, 1)), ((N_GRAM,), (3,))]
+
+SET_GRAMS = {
+    "sum_match": (km.sum_match_kernel, {"gamma": 0.5}),
+    "sum_match_default_gamma": (km.sum_match_kernel, {}),
+    "sum_match_laplacian": (km.sum_match_kernel, {"kernel": "laplacian"}),
+    "sum_match_linear": (km.sum_match_kernel, {"kernel": "linear"}),
+    "sum_match_polynomial_sums": (km.sum_match_kernel,
+                                  {"kernel": "polynomial", "normalize": False}),
+    "mmd": (km.mmd, {}),
+    "mmd_unbiased": (km.mmd, {"unbiased": True, "squared": True}),
+    "mmd_kernel": (km.mmd_kernel, {"gamma2": 0.5, "kernel": "laplacian"}),
+    "renyi": (km.renyi_divergence, {"k": 3}),
+    "renyi_alphas": (km.renyi_divergence,
+                     {"k": 3, "alpha": [0.5, 0.99, 1.5], "min_dist": 1e-3}),
+}
+
+HIST_GRAMS = {
+    "additive_chi2": (km.additive_chi2_kernel, {}),
+    "chi2_distance": (km.chi2_distance, {}),
+    "exp_chi2": (km.exp_chi2_kernel, {"beta": 2.0}),
+    "intersection": (km.intersection_kernel, {}),
+    "hellinger": (km.hellinger_kernel, {}),
+    "js": (km.js_kernel, {}),
+}
+HX, HY = histograms(47, D, 9), histograms(11, D, 10)
+HIST_CHUNKS = [(10, 3), ((5, 30, 12), (D,)), ((47,), (D,))]
+
+
+def gram_bags(dtype=np.float64, chunks=GRAM_CHUNKS[0], y=False):
+    points, offsets = ((GRAM_Y_POINTS, GRAM_Y_OFFSETS) if y
+                       else (GRAM_POINTS, GRAM_OFFSETS))
+    points = points.astype(dtype)
+    if chunks is None:
+        return km.Bags(points, offsets)
+    return km.Bags(da.from_array(points, chunks=chunks), offsets)
+
+
+def assert_lazy_gram(Z, ref, rtol, msg):
+    assert isinstance(Z, da.Array), msg
+    assert Z.shape == ref.shape and Z.dtype == ref.dtype, msg
+    assert isinstance(Z._meta, np.ndarray) and Z._meta.dtype == ref.dtype, msg
+    got = Z.compute()
+    assert isinstance(got, np.ndarray) and got.dtype == ref.dtype, msg
+    assert_close(got, ref, rtol, msg)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", list(SET_GRAMS))
+def test_set_gram_lazy_equals_numpy(name, dtype):
+    # Each pair of sets' sums is computed as in memory but grouped in other
+    # tiles: equal up to rounding (the kNN divergences bit for bit).
+    f, kwargs = SET_GRAMS[name]
+    rtol = RTOL[np.dtype(dtype)]
+    X, Y = gram_bags(dtype, None), gram_bags(dtype, None, y=True)
+    ref, ref_xy = f(X, **kwargs), f(X, Y, **kwargs)
+    Yd = gram_bags(dtype, 13, y=True)
+    for chunks in GRAM_CHUNKS:
+        Xd = gram_bags(dtype, chunks)
+        msg = f"{name}, {np.dtype(dtype)}, point chunks {chunks}"
+        Z = f(Xd, **kwargs)
+        blocks = expected_set_chunks(GRAM_OFFSETS, Xd.points.chunks[0])
+        assert Z.chunks[-2:] == (blocks, blocks), msg
+        assert_lazy_gram(Z, ref, rtol, msg)
+        Z = f(Xd, Yd, **kwargs)
+        assert Z.chunks[-2:] == (blocks, expected_set_chunks(
+            GRAM_Y_OFFSETS, Yd.points.chunks[0])), msg
+        assert_lazy_gram(Z, ref_xy, rtol, msg + ", Y given")
+    # one side in memory
+    assert_lazy_gram(f(X, Yd, **kwargs), ref_xy, rtol, name + ", X in memory")
+    assert_lazy_gram(f(gram_bags(dtype), Y, **kwargs), ref_xy, rtol,
+                     name + ", Y in memory")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", list(HIST_GRAMS))
+def test_histogram_gram_lazy_equals_numpy(name, dtype):
+    # Each pair of rows is computed on its own, by the same tiles: the lazy
+    # result is the in-memory one bit for bit.
+    f, kwargs = HIST_GRAMS[name]
+    X, Y = HX.astype(dtype), HY.astype(dtype)
+    ref, ref_xy = f(X, **kwargs), f(X, Y, **kwargs)
+    Yd = da.from_array(Y, chunks=4)
+    for chunks in HIST_CHUNKS:
+        Xd = da.from_array(X, chunks=chunks)
+        msg = f"{name}, {np.dtype(dtype)}, chunks {chunks}"
+        Z = f(Xd, **kwargs)
+        assert Z.chunks == (Xd.chunks[0], Xd.chunks[0]), msg
+        assert_lazy_gram(Z, ref, 0, msg)
+        Z = f(Xd, Yd, **kwargs)
+        assert Z.chunks == (Xd.chunks[0], Yd.chunks[0]), msg
+        assert_lazy_gram(Z, ref_xy, 0, msg + ", Y given")
+    assert_lazy_gram(f(X, Yd, **kwargs), ref_xy, 0, name + ", X in memory")
+    assert_lazy_gram(f(da.from_array(X, chunks=9), Y, **kwargs), ref_xy, 0,
+                     name + ", Y in memory")
+
+
+def test_set_gram_lazy_other_engine_paths():
+    # the rbf pair sums from BLAS products (d >= 128: each call centres its
+    # points, so the blocks differ from the call in memory by rounding), and
+    # the kNN search by kd-trees (large sets in 1-D, the method chosen once
+    # for the whole call)
+    rng = np.random.default_rng(14)
+    sizes = rng.integers(20, 40, size=30)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    points = rng.normal(size=(int(offsets[-1]), 130)) + 3.0
+    bags = km.Bags(points, offsets)
+    lazy = km.Bags(da.from_array(points, chunks=(300, 130)), offsets)
+    for f in (km.sum_match_kernel, km.mmd_kernel):
+        assert_lazy_gram(f(lazy, gamma=1 / 130), f(bags, gamma=1 / 130), 1e-12,
+                         f.__name__)
+        assert_lazy_gram(f(lazy, lazy[:7], gamma=1 / 130),
+                         f(bags, bags[:7], gamma=1 / 130), 1e-12, f.__name__)
+    sets = rng.normal(size=(6, 900, 1))
+    sd = da.from_array(sets, chunks=(2, 900, 1))
+    assert_lazy_gram(km.renyi_divergence(sd), km.renyi_divergence(sets), 0,
+                     "renyi, kd-trees")
+    assert_lazy_gram(km.renyi_divergence(sd[:2], sd), km.renyi_divergence(
+        sets[:2], sets), 0, "renyi, kd-trees, Y given")
+
+
+def test_gram_integer_rows_and_3d_sets():
+    counts = np.random.default_rng(12).integers(0, 5, size=(30, D))
+    Z = km.additive_chi2_kernel(da.from_array(counts, chunks=7))
+    assert Z.dtype == np.float64
+    assert_array_equal(Z.compute(), km.additive_chi2_kernel(counts))
+    sets = GRAM_POINTS[:60].reshape(12, 5, 3)
+    for chunks in [(5, 5, 3), (5, 2, 1)]:  # whole sets, or points split
+        sd = da.from_array(sets, chunks=chunks)
+        for f, kwargs in [(km.sum_match_kernel, {}), (km.mmd, {"gamma": 0.3}),
+                          (km.renyi_divergence, {"k": 2})]:
+            Z = f(sd, **kwargs)
+            assert Z.chunks == ((5, 5, 2), (5, 5, 2)), f.__name__
+            assert_lazy_gram(Z, f(sets, **kwargs), 1e-12, f.__name__)
+
+
+def _block_layer(Z, name, part="blocks"):
+    layers = Z.__dask_graph__().layers
+    found = [key for key in layers if key.startswith(f"{name}-{part}-")]
+    assert len(found) == 1, (name, part, list(layers))
+    return layers[found[0]]
+
+
+def test_gram_one_task_per_unordered_block_pair():
+    Xd, Yd = gram_bags(chunks=29), gram_bags(chunks=13, y=True)
+    nb = len(expected_set_chunks(GRAM_OFFSETS, Xd.points.chunks[0]))
+    ny = len(expected_set_chunks(GRAM_Y_OFFSETS, Yd.points.chunks[0]))
+    assert nb >= 4 and ny >= 3
+    for f, kwargs in [(km.sum_match_kernel, {"gamma": 0.5}),
+                      (km.mmd, {"gamma": 0.5}),
+                      (km.mmd_kernel, {"gamma": 0.5}),
+                      (km.renyi_divergence, {"k": 3}),
+                      (km.renyi_divergence, {"k": 3, "alpha": [0.5, 1.5]})]:
+        name = f.__name__
+        Z = f(Xd, **kwargs)
+        assert Z.numblocks[-2:] == (nb, nb), name
+        assert len(_block_layer(Z, name)) == nb * (nb + 1) // 2, name
+        # every output block comes from one of those tasks
+        assert len(dict(Z.__dask_graph__().layers[Z.name])) == nb * nb, name
+        Z = f(Xd, Yd, **kwargs)
+        assert len(_block_layer(Z, name)) == nb * ny, name
+        if f is not km.renyi_divergence and f is not km.sum_match_kernel:
+            # the within-set means: one task per block of sets
+            assert len(_block_layer(f(Xd, **kwargs), name, "x-prepared")) == nb
+            assert len(_block_layer(Z, name, "x-prepared")) == nb
+            assert len(_block_layer(Z, name, "y-prepared")) == ny
+    Z = km.js_kernel(da.from_array(HX, chunks=10))
+    assert len(_block_layer(Z, "js_kernel")) == 5 * 6 // 2
+
+
+def test_gram_does_not_compute_input():
+    counter = Counter()
+    lazy = km.Bags(counter.array(GRAM_POINTS, [50, N_GRAM - 50]), GRAM_OFFSETS)
+    rows = counter.array(HX, [20, 27])
+    Ks = [km.sum_match_kernel(lazy, gamma=0.5), km.mmd(lazy, lazy, gamma=0.5),
+          km.renyi_divergence(lazy, k=3), km.chi2_distance(rows)]
+    assert counter.calls == 0
+    assert_close(Ks[0].compute(), km.sum_match_kernel(gram_bags(chunks=None),
+                                                      gamma=0.5), 1e-12)
+    assert counter.calls > 0
+
+
+def test_gram_default_gamma_from_the_sample():
+    # gamma=None: the median heuristic on the same 1000 of the 1500 points as
+    # in memory, computed before the graph (only those rows asked for).
+    sizes = np.full(50, 30)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    points = np.random.default_rng(13).normal(size=(1500, 4))
+    bags = km.Bags(points, offsets)
+    lazy = km.Bags(da.from_array(points, chunks=170), offsets)
+    small = km.Bags(points[:300], offsets[:11])
+    for f in (km.sum_match_kernel, km.mmd_kernel):
+        assert_close(f(lazy).compute(), f(bags), 1e-12, f.__name__)
+        # of Y when Y is given
+        assert_close(f(small, lazy).compute(), f(small, bags), 1e-12, f.__name__)
+    assert_close(km.sum_match_kernel(lazy, kernel="laplacian").compute(),
+                 km.sum_match_kernel(bags, kernel="laplacian"), 1e-12)
+
+
+def test_gram_dtype_workers_progress():
+    X64, X32 = gram_bags(chunks=None), gram_bags(np.float32, None)
+    L64, L32 = gram_bags(), gram_bags(np.float32)
+    for f, kwargs in [(km.sum_match_kernel, {"gamma": 0.5}),
+                      (km.mmd, {"gamma": 0.5}),
+                      (km.renyi_divergence, {"k": 3})]:
+        name = f.__name__
+        Z = f(L32, **kwargs)
+        assert Z.dtype == np.float32, name
+        assert_lazy_gram(Z, f(X32, **kwargs), 1e-5, name)
+        Z = f(L32, dtype=np.float64, **kwargs)  # computed in float32
+        assert_lazy_gram(Z, f(X32, dtype=np.float64, **kwargs), 1e-5, name)
+        Z = f(L64, dtype="float32", **kwargs)
+        assert_lazy_gram(Z, f(X64, dtype="float32", **kwargs), 1e-5, name)
+        # float32 against float64: float64
+        Z = f(L32, gram_bags(y=True), **kwargs)
+        assert Z.dtype == np.float64, name
+        # workers: threads per task; progress: ignored, as in the maps'
+        # transform (Dask shows its own progress)
+        ref = f(X64, **kwargs)
+        assert_lazy_gram(f(L64, workers=2, **kwargs), ref, 1e-12, name)
+        assert_lazy_gram(f(L64, progress=True, **kwargs), ref, 1e-12, name)
+        with pytest.raises(ValueError, match="workers"):
+            f(L64, workers=0, **kwargs)
+    Hd = da.from_array(HX.astype(np.float32), chunks=10)
+    Z = km.exp_chi2_kernel(Hd, dtype=np.float64, workers=2, progress=True)
+    assert_lazy_gram(Z, km.exp_chi2_kernel(HX.astype(np.float32),
+                                           dtype=np.float64), 0, "exp_chi2")
+    with pytest.raises(TypeError, match="progress"):
+        km.exp_chi2_kernel(Hd, progress="yes")
+
+
+def test_gram_blocks_fit_the_working_memory_budget():
+    X = histograms(600, D, 11)
+    Xd = da.from_array(X, chunks=-1)  # one block of 600 rows
+    assert km.additive_chi2_kernel(Xd).numblocks == (1, 1)
+    with km.config_context(working_memory=1):  # 1 MiB: 600 x 600 too large
+        Z = km.additive_chi2_kernel(Xd)
+    # blocks of at most a few hundred kB each, of about equal sizes
+    assert Z.numblocks[0] > 1
+    assert max(Z.chunks[0]) ** 2 * 8 < 2**20 / 2
+    assert max(Z.chunks[0]) - min(Z.chunks[0]) <= 1
+    # the sizes were fixed when the graph was built
+    assert_array_equal(Z.compute(), km.additive_chi2_kernel(X))
+    with km.config_context(working_memory=1):
+        L = km.sum_match_kernel(gram_bags(chunks=-1), gamma=0.5)
+    assert L.numblocks == (1, 1)  # small: not split
+    too_small = km.config_context(working_memory=2**-12)  # 256 bytes
+    with too_small, pytest.raises(ValueError, match=r"X\[0\] has 9 points.*"
+                                                    r"working-memory budget"):
+        km.sum_match_kernel(gram_bags(), gamma=0.5)
+
+
+def test_gram_values_checked_in_the_tasks():
+    points = GRAM_POINTS.copy()
+    points[GRAM_OFFSETS[17] + 1, 2] = np.nan
+    bad = km.Bags(da.from_array(points, chunks=29), GRAM_OFFSETS)
+    message = r"X\[17\] contains NaN or infinity"
+    with pytest.raises(ValueError, match=message):  # the in-memory error
+        km.sum_match_kernel(km.Bags(points, GRAM_OFFSETS), gamma=0.5)
+    for f, kwargs in [(km.sum_match_kernel, {"gamma": 0.5}),
+                      (km.mmd, {"gamma": 0.5}),
+                      (km.renyi_divergence, {"k": 3})]:
+        Z = f(bad, **kwargs)  # built: the values are checked in the tasks
+        with pytest.raises(ValueError, match=message):
+            Z.compute()
+        with pytest.raises(ValueError, match=message.replace("X", "Y")):
+            f(gram_bags(), bad, **kwargs).compute()
+    # gamma=None computes the sample (here every point) first: raises then
+    with pytest.raises(ValueError, match=message):
+        km.sum_match_kernel(bad)
+    H = HX.copy()
+    H[30, 2] = -0.1
+    with pytest.raises(ValueError, match="X contains negative values"):
+        km.intersection_kernel(da.from_array(H, chunks=10)).compute()
+    H[30, 2] = np.inf
+    with pytest.raises(ValueError, match="Y contains NaN or infinity"):
+        km.js_kernel(HX, da.from_array(H, chunks=10)).compute()
+
+
+def test_gram_bad_lazy_input():
+    counter = Counter()
+    lazy = km.Bags(counter.array(GRAM_POINTS, [50, N_GRAM - 50]), GRAM_OFFSETS)
+    strings = da.from_array(np.full((4, 3, 2), "a"), chunks=2)
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        km.sum_match_kernel(strings)
+    with pytest.raises(TypeError, match="Y must hold real numbers"):
+        km.mmd(lazy, strings)
+    with pytest.raises(ValueError, match=r"X must be a sequence of 2-D arrays.*3-D"):
+        km.sum_match_kernel(da.zeros((4, 3), chunks=2))
+    other = km.Bags(da.zeros((6, 2), chunks=3), [0, 3, 6])
+    with pytest.raises(ValueError, match="Incompatible dimension for X and Y"):
+        km.sum_match_kernel(lazy, other, gamma=1.0)
+    with pytest.raises(ValueError, match="Incompatible dimension for X and Y"):
+        km.renyi_divergence(gram_bags(chunks=None), other, k=1)
+    sizes = GRAM_SIZES.copy()
+    sizes[2] = 0
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    empty = km.Bags(counter.array(GRAM_POINTS[: offsets[-1]], [offsets[-1]]),
+                    offsets)
+    with pytest.raises(ValueError, match=r"X\[2\] is empty"):
+        km.mmd(empty, gamma=1.0)
+    first_small = int(np.flatnonzero(GRAM_SIZES <= 4)[0])
+    with pytest.raises(ValueError, match=rf"X\[{first_small}\] has 4 point"):
+        km.renyi_divergence(lazy, k=4)
+    with pytest.raises(ValueError, match=rf"Y\[{first_small}\] has 4 point"):
+        km.renyi_divergence(da.zeros((3, 8, 3), chunks=2), lazy, k=5)
+    for kwargs, error in [({"gamma": -1.0}, "gamma"), ({"kernel": "x"}, "kernel"),
+                          ({"degree": 0, "kernel": "polynomial"}, "degree")]:
+        with pytest.raises(ValueError, match=error):
+            km.sum_match_kernel(lazy, **kwargs)
+    with pytest.raises(ValueError, match="unbiased"):
+        km.mmd(lazy, unbiased=True)
+    with pytest.raises(ValueError, match="alpha"):
+        km.renyi_divergence(lazy, alpha=1.0)
+    assert counter.calls == 0
+    # histograms
+    with pytest.raises(ValueError, match="X must be a 2-D array"):
+        km.additive_chi2_kernel(da.zeros((4, 3, 2), chunks=2))
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        km.hellinger_kernel(da.from_array(np.full((4, 3), "a"), chunks=2))
+    with pytest.raises(TypeError, match="Y must hold real numbers"):
+        km.js_kernel(HX, da.from_array(np.full((4, D), 1 + 1j), chunks=2))
+    with pytest.raises(ValueError, match="Incompatible dimension for X and Y"):
+        km.chi2_distance(da.from_array(HX, chunks=10), HY[:, :3])
+    with pytest.raises(ValueError, match="X is empty"):
+        km.intersection_kernel(da.zeros((0, 3), chunks=2))
+    rows = da.from_array(HX, chunks=10)
+    with pytest.raises(ValueError, match="X is a Dask array of unknown chunk"):
+        km.intersection_kernel(rows[rows[:, 0] >= 0])
+    with pytest.raises(ValueError, match="beta"):
+        km.exp_chi2_kernel(da.from_array(HX, chunks=10), beta=0.0)
+    import scipy.sparse
+
+    with pytest.raises(TypeError, match=r"Y is a scipy\.sparse matrix"):
+        km.additive_chi2_kernel(da.from_array(HX, chunks=10),
+                                scipy.sparse.csr_matrix(HY))
 
 
 # ---------------------------------------------------------------- 8. import
@@ -778,3 +1133,27 @@ def test_cluster_rf_ridge(client):
     pred = got.predict(Xd)
     assert isinstance(pred, da.Array)
     assert_close(pred.compute(), ref.predict(X), 1e-9)
+
+
+@PORT_IN_USE
+@UNCLOSED_SOCKET
+def test_cluster_gram(client):
+    # the block functions and the checked blocks travel between processes
+    assert _on_workers(client)
+    Xd, Yd = gram_bags(chunks=29), gram_bags(chunks=13, y=True)
+    X, Y = gram_bags(chunks=None), gram_bags(chunks=None, y=True)
+    for f, kwargs in [(km.sum_match_kernel, {}), (km.mmd, {"gamma": 0.5}),
+                      (km.renyi_divergence, {"k": 3})]:
+        assert_close(f(Xd, **kwargs).compute(), f(X, **kwargs), 1e-12,
+                     f.__name__)
+        assert_close(f(Xd, Yd, **kwargs).compute(), f(X, Y, **kwargs), 1e-12,
+                     f.__name__)
+    Hd = da.from_array(HX, chunks=10)
+    assert_array_equal(km.additive_chi2_kernel(Hd).compute(),
+                       km.additive_chi2_kernel(HX))
+    # a value error in a task reaches the caller
+    points = GRAM_POINTS.copy()
+    points[0, 0] = np.inf
+    bad = km.Bags(da.from_array(points, chunks=29), GRAM_OFFSETS)
+    with pytest.raises(ValueError, match=r"X\[0\] contains NaN or infinity"):
+        km.sum_match_kernel(bad, gamma=0.5).compute()

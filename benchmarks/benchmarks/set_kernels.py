@@ -40,7 +40,13 @@ benchmark environment with ``pip install cython setuptools wheel`` and
 ``pip install --no-build-isolation --no-deps <checkout>``. `BagsFromList`
 times packing a
 list of arrays into `kernelmaps.Bags` (which every call on a list does)
-beside ``numpy.concatenate`` and the offsets.
+beside ``numpy.concatenate`` and the offsets. `SumMatchKernelDask` times
+``sum_match_kernel(...).compute()`` on a `kernelmaps.Bags` of Dask points
+(400 sets of 30 points, d = 16, in 4 row chunks of 100 sets: 10 block
+tasks and 6 transposes; Dask's threaded scheduler on `workers` threads,
+one engine thread per task) beside the call on the points in memory with
+as many threads, and the building of the lazy graph alone (skipped without
+Dask, an optional dependency).
 
 The data are drawn once per parameter combination in ``setup`` with
 ``numpy.random.default_rng(0)``; float32 data are the float64 data rounded.
@@ -417,6 +423,37 @@ class BagsFromList:
     def time_numpy_concatenate(self, size, dtype):
         np.concatenate(self.sets)
         np.cumsum([0] + [len(s) for s in self.sets])
+
+
+class SumMatchKernelDask:
+    """`sum_match_kernel` (rbf, given gamma) on a Bags of Dask points,
+    computed with the threaded scheduler on `workers` threads, beside the
+    call in memory on as many threads; and the graph built alone."""
+
+    params = (WORKERS,)
+    param_names = ("workers",)
+
+    def setup(self, workers):
+        try:
+            import dask.array as da
+        except ImportError:
+            raise SkipNotImplemented("Dask is not installed") from None
+        sets, d = make_sets("400x30x16", "float64")
+        self.gamma = 1.0 / d
+        self.bags = Bags.from_list(sets)
+        # 4 row chunks of 100 sets: 10 block tasks for Y=None
+        self.lazy = Bags(da.from_array(self.bags.points, chunks=(3000, d)),
+                         self.bags.offsets)
+
+    def time_eager(self, workers):
+        sum_match_kernel(self.bags, gamma=self.gamma, workers=workers)
+
+    def time_lazy_compute(self, workers):
+        sum_match_kernel(self.lazy, gamma=self.gamma).compute(
+            scheduler="threads", num_workers=workers)
+
+    def time_lazy_graph(self, workers):
+        sum_match_kernel(self.lazy, gamma=self.gamma)
 
 
 # Ratios to the baseline, read from the stored asv results.

@@ -6,7 +6,7 @@ histograms (dense or CSR, of one dtype) and neither checks nor warns."""
 import numpy as np
 
 from .._engine.additive import additive_sums
-from ._exact import _sqrt, chi2_distance_scaled
+from ._exact import _scaled_chi2_distance, _sqrt
 
 __all__ = ["additive_block", "chi2_distance_block"]
 
@@ -29,6 +29,6 @@ def additive_block(X, Y, name, n_threads, progress=False):
 def chi2_distance_block(X, Y, n_threads, progress=False):
     """The chi2 distances between the rows of X and Y (None: X), float64
     (``inf`` where they overflow float64)."""
-    D, exponent = chi2_distance_scaled(X, Y, n_threads, progress)
+    D, exponent = _scaled_chi2_distance(X, Y, n_threads, progress)
     with np.errstate(over="ignore"):
         return np.ldexp(D, exponent)

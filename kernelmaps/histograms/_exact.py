@@ -1,6 +1,7 @@
 """Exact additive kernels between histograms: chi2, intersection,
 Hellinger, Jensen-Shannon, and the chi2 distance and exp-chi2 kernel."""
 
+import functools
 import math
 
 import numpy as np
@@ -8,6 +9,8 @@ import scipy.sparse
 
 from .._engine.additive import additive_sums
 from .._parallel import check_progress, resolve_workers
+from .._probes import is_dask_array
+from .._transforms import is_lazy, lazy_gram, task_threads
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -30,7 +33,8 @@ __all__ = [
 
 _PARAMETERS = """X : array_like or sparse matrix, shape (n, d)
         Non-negative histograms, one per row: dense, or `scipy.sparse`
-        (CSR is used as it is, other formats are converted).
+        (CSR is used as it is, other formats are converted). A 2-D Dask
+        array gives a lazy Dask array (see Notes).
     Y : array_like or sparse matrix, shape (m, d), optional
         Second set of histograms; None means `X` (each unordered pair once,
         exactly symmetric result).
@@ -48,6 +52,17 @@ _NOTES = """float32 input (both `X` and `Y`) is computed in float32 and summed
     input is computed in SIMD tiles; when `X` or `Y` is sparse, only the
     features where both are non-zero are visited (the one-dimensional
     kernel is 0 where either value is 0), without densifying."""
+
+_LAZY = """*Dask input.* `X` or `Y` given as a 2-D Dask array (the other dense)
+    gives a lazy Dask array of the same values, bit for bit (each pair of
+    rows is computed on its own), in blocks: the row chunks, split where
+    one task would need more than the working-memory budget (`set_config`,
+    read when the graph is built); one task per pair of blocks, and for
+    ``Y=None`` one per unordered pair (the block below the diagonal is the
+    transpose of the one above). The values are checked in the tasks, with
+    the errors of the in-memory call; `progress` is ignored (use Dask's
+    diagnostics), and `workers` is the threads of each task (1 by
+    default)."""
 
 
 def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -70,6 +85,7 @@ def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False)
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -79,6 +95,8 @@ def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False)
     Notes
     -----
     {notes}
+
+    {lazy}
 
     References
     ----------
@@ -97,7 +115,8 @@ def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False)
     array([[1.    , 0.6607],
            [0.6607, 1.    ]])
     """
-    return _additive(X, Y, "chi2", workers, dtype, progress, factor=2.0)
+    return _exact(_additive, "additive_chi2_kernel", X, Y, workers, dtype,
+                  progress, kind="chi2", factor=2.0)
 
 
 def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -119,6 +138,7 @@ def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
     Returns
     -------
     D : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
         Non-negative (roundoff below 0 is clipped); 0 on the diagonal for
         ``Y=None``.
 
@@ -129,6 +149,8 @@ def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
     Notes
     -----
     {notes}
+
+    {lazy}
 
     References
     ----------
@@ -145,16 +167,8 @@ def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[0.    , 0.3393],
            [0.3393, 0.    ]])
     """
-    D, exponent, out = _chi2_distance(X, Y, workers, dtype, progress)
-    with np.errstate(over="ignore"):
-        D = np.ldexp(D, exponent)
-    names = pair_names(Y)
-    check_finite_output(
-        D,
-        f"the chi2 distances between the rows of {names} overflow float64; "
-        f"scale the histograms down",
-    )
-    return cast_output(D, out, names)
+    return _exact(_chi2_distance, "chi2_distance", X, Y, workers, dtype,
+                  progress)
 
 
 def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
@@ -178,6 +192,7 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -187,6 +202,8 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
     Notes
     -----
     {notes}
+
+    {lazy}
 
     References
     ----------
@@ -204,12 +221,8 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
            [0.5073, 1.    ]])
     """
     beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
-    D, exponent, out = _chi2_distance(X, Y, workers, dtype, progress)
-    # beta * D beyond float64 (a huge beta, or distances that overflow):
-    # exp(-inf) = 0, the kernel value in float64
-    with np.errstate(over="ignore"):
-        K = np.exp(-np.ldexp(beta * D, exponent))
-    return cast_output(K, out, pair_names(Y))
+    return _exact(_exp_chi2, "exp_chi2_kernel", X, Y, workers, dtype, progress,
+                  beta=beta)
 
 
 def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -226,6 +239,7 @@ def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -234,6 +248,8 @@ def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     Notes
     -----
     {notes}
+
+    {lazy}
 
     References
     ----------
@@ -250,7 +266,8 @@ def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1. , 0.5],
            [0.5, 1. ]])
     """
-    return _additive(X, Y, "intersection", workers, dtype, progress)
+    return _exact(_additive, "intersection_kernel", X, Y, workers, dtype,
+                  progress, kind="intersection")
 
 
 def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -269,10 +286,13 @@ def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     Notes
     -----
     {notes}
+
+    {lazy}
 
     References
     ----------
@@ -288,10 +308,8 @@ def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1.    , 0.7035],
            [0.7035, 1.    ]])
     """
-    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
-    return _finite(additive_sums(_sqrt(X), None if Y is None else _sqrt(Y),
-                                 "product", n_threads, progress,
-                                 "hellinger kernel"), out, Y)
+    return _exact(_hellinger, "hellinger_kernel", X, Y, workers, dtype,
+                  progress)
 
 
 def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -312,6 +330,7 @@ def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (n, m)
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -323,6 +342,8 @@ def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     ``a/2 log2((a + b)/a) + (a/2) log2(1 + a/b) / (a/b)`` with ``a = min(x,
     y)``, ``b = max(x, y)`` (a ``log1p``), so the relative error is a few
     ulps however different the two values are.
+
+    {lazy}
 
     References
     ----------
@@ -338,24 +359,59 @@ def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1.    , 0.6839],
            [0.6839, 1.    ]])
     """
-    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
-    return _finite(additive_sums(X, Y, "js", n_threads, progress, "js kernel"),
-                   out, Y)
+    return _exact(_additive, "js_kernel", X, Y, workers, dtype, progress,
+                  kind="js")
 
 
 fill_docs((additive_chi2_kernel, chi2_distance, exp_chi2_kernel,
            intersection_kernel, hellinger_kernel, js_kernel),
-          parameters=_PARAMETERS, notes=_NOTES, dtype=DTYPE_DOC)
+          parameters=_PARAMETERS, notes=_NOTES, lazy=_LAZY, dtype=DTYPE_DOC)
 
 
-def _check_pair(X, Y, workers, dtype, progress):
+def _exact(values, name, X, Y, workers, dtype, progress, **kwargs):
+    """The kernel `name` of X and Y (None: X): validated, then computed by
+    ``values(X, Y, n_threads, progress, out, names, **kwargs)`` (the
+    trusted computation, which returns the result as `out`); for Dask
+    input, a lazy Dask array of blocks, each computed by `values`."""
+    lazy = is_lazy(X) or is_lazy(Y)
+    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress,
+                                                 lazy)
+    names = pair_names(Y)
+    if lazy:
+        block = functools.partial(_block, values, workers, out, names, kwargs)
+        return lazy_gram(block, X, Y, dtype=out, nonnegative=True, name=name)
+    return values(X, Y, n_threads, progress, out, names, **kwargs)
+
+
+def _block(values, workers, out, names, kwargs, x, y):
+    """One block of a lazy kernel (a Dask task): the rows of `x` against
+    those of `y` (None: `x`)."""
+    return values(x, y, task_threads(workers), False, out, names, **kwargs)
+
+
+def _check_pair(X, Y, workers, dtype, progress, lazy=False):
     """Validated `X` and `Y` (None: `Y` is `X`), the thread count, the
-    output dtype and `progress`."""
-    X = check_histograms(X, "X")
+    output dtype and `progress`. With `lazy`, Dask arrays stay lazy (their
+    values are checked in the tasks); the other input must then be dense."""
+    X = check_histograms(X, "X", lazy=lazy)
+    if Y is not None:
+        Y = check_histograms(Y, "Y", lazy=lazy)
+    if lazy:
+        for A, name in ((X, "X"), (Y, "Y")):
+            if scipy.sparse.issparse(A):
+                raise TypeError(
+                    f"{name} is a scipy.sparse matrix and the other input a "
+                    f"Dask array; give {name} dense ({name}.toarray()) or "
+                    f"compute the other"
+                )
+            if is_dask_array(A) and type(A._meta) is not np.ndarray:
+                raise TypeError(
+                    f"{name} is a Dask array of {type(A._meta).__name__} "
+                    f"blocks; give it NumPy blocks"
+                )
     if Y is None:
         return (X, None, resolve_workers(workers), check_dtype(dtype, X),
                 check_progress(progress))
-    Y = check_histograms(Y, "Y")
     if X.shape[1] != Y.shape[1]:
         raise ValueError(
             f"Incompatible dimension for X and Y: X has {X.shape[1]} features "
@@ -367,16 +423,23 @@ def _check_pair(X, Y, workers, dtype, progress):
     return X, Y, resolve_workers(workers), out, check_progress(progress)
 
 
-def _additive(X, Y, kind, workers, dtype, progress, factor=1.0):
-    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
+def _additive(X, Y, n_threads, progress, out, names, kind, factor=1.0):
+    """The additive kernel `kind` ("chi2", "intersection", "js") of
+    validated X and Y, times `factor`, as `out`."""
     K = additive_sums(X, Y, kind, n_threads, progress, f"{kind} kernel")
     if factor != 1.0:
         with np.errstate(over="ignore"):  # reported by _finite
             K *= factor
-    return _finite(K, out, Y)
+    return _finite(K, out, names)
 
 
-def _finite(K, out, Y):
+def _hellinger(X, Y, n_threads, progress, out, names):
+    return _finite(additive_sums(_sqrt(X), None if Y is None else _sqrt(Y),
+                                 "product", n_threads, progress,
+                                 "hellinger kernel"), out, names)
+
+
+def _finite(K, out, names):
     """`K` as `out` (the output dtype), or a ValueError if a value
     overflowed float64 or (for float32) the float32 range."""
     check_finite_output(
@@ -384,22 +447,38 @@ def _finite(K, out, Y):
         "the kernel values between the rows of X and Y overflow float64; "
         "scale the histograms down",
     )
-    return cast_output(K, out, pair_names(Y))
+    return cast_output(K, out, names)
 
 
-def _chi2_distance(X, Y, workers, dtype, progress):
-    """The chi2 distances times 2**-exponent, the exponent and the output
-    dtype. The exponent is 0 unless
+def _chi2_distance(X, Y, n_threads, progress, out, names):
+    D, exponent = _scaled_chi2_distance(X, Y, n_threads, progress)
+    with np.errstate(over="ignore"):
+        D = np.ldexp(D, exponent)
+    check_finite_output(
+        D,
+        f"the chi2 distances between the rows of {names} overflow float64; "
+        f"scale the histograms down",
+    )
+    return cast_output(D, out, names)
+
+
+def _exp_chi2(X, Y, n_threads, progress, out, names, beta):
+    D, exponent = _scaled_chi2_distance(X, Y, n_threads, progress)
+    # beta * D beyond float64 (a huge beta, or distances that overflow):
+    # exp(-inf) = 0, the kernel value in float64
+    with np.errstate(over="ignore"):
+        K = np.exp(-np.ldexp(beta * D, exponent))
+    return cast_output(K, out, names)
+
+
+def _scaled_chi2_distance(X, Y, n_threads, progress):
+    """The chi2 distances of validated X and Y times 2**-exponent, and the
+    exponent. The exponent is 0 unless
     the largest value is beyond 2**_SUM_TOP, where the histograms are first
     scaled by a power of two (the distance is homogeneous of degree 1), so
-    that no row sum overflows before the distance would."""
-    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress)
-    return (*chi2_distance_scaled(X, Y, n_threads, progress), out)
-
-
-def chi2_distance_scaled(X, Y, n_threads, progress=False):
-    """The chi2 distances between checked histograms times 2**-exponent,
-    and the exponent (see `_chi2_distance`)."""
+    that no row sum overflows before the distance would. (A block of a
+    lazy call takes the exponent of its own rows: the same result but where
+    the scaling of the whole call would make values subnormal.)"""
     symmetric = Y is None
     top = max(_max(X), 0.0 if symmetric else _max(Y))
     exponent = max(math.frexp(top)[1] - _SUM_TOP, 0)

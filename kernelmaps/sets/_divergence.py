@@ -1,6 +1,7 @@
 """kNN estimates of the Renyi divergence between sets, and kernels made
 from them."""
 
+import functools
 import math
 import numbers
 
@@ -10,6 +11,7 @@ from scipy.special import gammaln
 from .._engine import knn
 from .._engine.scales import divergence_kernel_matrix
 from .._parallel import check_progress, resolve_workers
+from .._transforms import is_lazy, lazy_gram, task_threads
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -56,7 +58,8 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     Parameters
     ----------
     X : sequence of array_like (n_i, d), or Bags
-        Sets of vectors; each needs more than `k` points.
+        Sets of vectors; each needs more than `k` points. A `Bags` of Dask
+        points (or a 3-D Dask array) gives a lazy Dask array (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         Second collection; each set needs at least `k` points. None means
         `X`: one distance computation serves ``D[i, j]`` and ``D[j, i]``,
@@ -86,7 +89,8 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     -------
     D : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
         Or ``(len(alpha), len(X), len(Y))`` for a sequence of alphas. Not
-        symmetric.
+        symmetric. A lazy dask.array.Array of that dtype and shape for Dask
+        input.
 
     See Also
     --------
@@ -131,6 +135,20 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     there. The points are first centred and scaled by a power of two, which
     changes no ratio of distances.
 
+    *Dask input.* `X` or `Y` given as a `Bags` whose points are a Dask
+    array (or a 3-D Dask array of sets of equal size) gives a lazy Dask
+    array, computed in blocks of sets by the same code as in memory (the
+    same values: ``D[i, j]`` depends only on ``X[i]`` and ``Y[j]``, and
+    the search method is chosen once for the whole call): the blocks
+    follow the row chunks of the points, moved to set boundaries and split
+    where one task would need more than the working-memory budget
+    (`set_config`, read when the graph is built); one task per pair of
+    blocks, and for ``Y=None`` one per unordered pair, whose search gives
+    both directions (blocks (I, J) and (J, I)). The points' values are
+    checked in the tasks, with the errors of the in-memory call;
+    `progress` is ignored (use Dask's diagnostics), and `workers` is the
+    threads of each task (1 by default).
+
     References
     ----------
     .. [1] B. Poczos, L. Xiong and J. Schneider, "Nonparametric Divergence
@@ -153,7 +171,8 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
            [0.  , 0.  , 0.28],
            [0.46, 0.32, 0.  ]])
     """
-    X, Y = check_set_pair(X, Y)
+    lazy = is_lazy(X) or is_lazy(Y)
+    X, Y = check_set_pair(X, Y, lazy=lazy)
     k, alphas, single, min_dist, clamp, progress, n_threads = _check_args(
         k, alpha, min_dist, clamp, progress, workers)
     _check_sizes(X, "X", k + 1, f"more than k={k}")
@@ -161,12 +180,51 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
         _check_sizes(Y, "Y", k, f"at least k={k}")
     out = check_dtype(dtype, X, Y)
 
+    # Chosen once for the whole call (from the set sizes): every block of a
+    # lazy call searches as the call in memory does.
     method = knn.choose_method(X, Y)
+    if lazy:
+        args = (alphas, k, min_dist, method, clamp, single, Y is None, workers,
+                out)
+        return lazy_gram(
+            functools.partial(_renyi_block, *args), X, Y, dtype=out,
+            pair=functools.partial(_renyi_pair, *args) if Y is None else None,
+            lead=() if single else (len(alphas),), name="renyi_divergence")
+    return _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single,
+                         pair_names(Y), n_threads, progress, out)
+
+
+def _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single, names,
+                  n_threads, progress, out):
+    """`renyi_divergence` of validated X and Y (None: X) as `out`; `names`
+    names the inputs in errors."""
     D = _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress)
     if clamp:
         np.maximum(D, 0.0, out=D)
-    D = cast_output(D, out, pair_names(Y))
+    D = cast_output(D, out, names)
     return D[0] if single else D
+
+
+def _renyi_block(alphas, k, min_dist, method, clamp, single, symmetric,
+                 workers, out, x, y):
+    """One block of a lazy `renyi_divergence` (a Dask task): the sets of `x`
+    against those of `y` (None: `x`)."""
+    return _renyi_output(x, y, alphas, k, min_dist, method, clamp, single,
+                         "X" if symmetric else "X and Y",
+                         task_threads(workers), False, out)
+
+
+def _renyi_pair(alphas, k, min_dist, method, clamp, single, symmetric,
+                workers, out, x, y):
+    """Blocks (I, J) and (J, I) of a lazy ``renyi_divergence(X)`` (a Dask
+    task), `x` and `y` the blocks I and J of X, from one search."""
+    pair = _renyi(x, y, alphas, k, min_dist, method, task_threads(workers),
+                  False, both=True)
+    if clamp:
+        for D in pair:
+            np.maximum(D, 0.0, out=D)
+    pair = [cast_output(D, out, "X") for D in pair]
+    return tuple(D[0] if single else D for D in pair)
 
 
 def renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,

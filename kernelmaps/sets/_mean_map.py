@@ -1,12 +1,14 @@
 """Exact kernels between sets of vectors: the sum-match (mean map) kernel,
 the maximum mean discrepancy, the MMD kernel, and the median heuristic."""
 
+import functools
 
 import numpy as np
 
 from .._engine.pair_sums import pair_means, pair_sums, self_sums, set_sums
 from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, point_median_gamma, resolve_gamma
 from .._parallel import check_progress, resolve_workers
+from .._transforms import is_lazy, lazy_gram, task_threads
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -40,7 +42,8 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     Parameters
     ----------
     X : sequence of array_like (n_i, d), or Bags
-        Sets of vectors, each with at least one point.
+        Sets of vectors, each with at least one point. A `Bags` of Dask
+        points (or a 3-D Dask array) gives a lazy Dask array (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         Second collection of sets. None means `X`: each unordered pair of sets
         is computed once and the result is symmetric.
@@ -68,6 +71,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -84,6 +88,8 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     the output and a few copies of the points is a few hundred kB per
     thread. A ``(len(X), len(Y))`` matrix that overflows float64 (large
     polynomial values) raises a ValueError.
+
+    {lazy}
 
     References
     ----------
@@ -104,16 +110,19 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     array([[0.6839, 0.4385],
            [0.4385, 0.5092]])
     """
-    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0)
+    lazy = is_lazy(X) or is_lazy(Y)
+    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
     normalize = check_bool(normalize, "normalize")
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
-    K = _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=normalize)
-    if params["kernel"] not in ("rbf", "laplacian"):
-        # (rbf, laplacian: sums of values in [0, 1] of finite points: finite)
-        _check_finite(K, params, Y is None)
-    return cast_output(K, out, pair_names(Y))
+    params = _resolve_gamma(params, X, Y)
+    if lazy:
+        return lazy_gram(functools.partial(_sum_match_block, params, normalize,
+                                           Y is None, workers, out),
+                         X, Y, dtype=out, name="sum_match_kernel")
+    return _sum_match(X, Y, params, normalize, Y is None, n_threads, progress,
+                      out)
 
 
 def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=False,
@@ -133,7 +142,8 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     Parameters
     ----------
     X : sequence of array_like (n_i, d), or Bags
-        Sets of vectors.
+        Sets of vectors. A `Bags` of Dask points (or a 3-D Dask array) gives
+        a lazy Dask array (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         None means `X`; the result is then symmetric with a zero diagonal.
     kernel : {"rbf", "laplacian", "linear", "polynomial"}, default="rbf"
@@ -162,6 +172,7 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     Returns
     -------
     D : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -176,6 +187,9 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     far from the origin (say offset by 1e8 with unit spread) the kernel
     values dwarf MMD^2, which then has no correct digit: centre the points
     first.
+
+    {lazy} The within-set means of each block of sets are computed once, in
+    a task of their own.
 
     References
     ----------
@@ -196,8 +210,10 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     array([[0.25],
            [0.  ]])
     """
+    lazy = is_lazy(X) or is_lazy(Y)
     min_size = 2 if check_bool(unbiased, "unbiased") else 1
-    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, min_size=min_size)
+    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0,
+                                 min_size=min_size, lazy=lazy)
     squared = check_bool(squared, "squared")
     if unbiased and not squared:
         raise ValueError(
@@ -207,6 +223,10 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
+    params = _resolve_gamma(params, X, Y)
+    if lazy:
+        return _lazy_mmd(X, Y, params, squared, unbiased, None, workers, out,
+                         "mmd")
     return cast_output(_mmd(X, Y, params, squared, unbiased, n_threads, progress),
                        out, pair_names(Y))
 
@@ -226,7 +246,8 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     Parameters
     ----------
     X : sequence of array_like (n_i, d), or Bags
-        Sets of vectors.
+        Sets of vectors. A `Bags` of Dask points (or a 3-D Dask array) gives
+        a lazy Dask array (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         None means `X` (symmetric result).
     gamma : float, optional
@@ -250,6 +271,7 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -262,6 +284,9 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     (MMD^2 - e))``, which for linear or polynomial kernels of points far
     from the origin may be anywhere in [0, 1]: centre the points first. A
     `gamma2` so large that ``gamma2 * MMD^2`` overflows gives 0.
+
+    {lazy} The within-set means of each block of sets are computed once, in
+    a task of their own.
 
     References
     ----------
@@ -279,14 +304,18 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     array([[1.    , 0.3679],
            [0.3679, 1.    ]])
     """
-    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0)
+    lazy = is_lazy(X) or is_lazy(Y)
+    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
     gamma2 = check_scalar(gamma2, "gamma2", low=0, low_inclusive=False)
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
+    params = _resolve_gamma(params, X, Y)
+    if lazy:
+        return _lazy_mmd(X, Y, params, True, False, gamma2, workers, out,
+                         "mmd_kernel")
     D2 = _mmd(X, Y, params, True, False, n_threads, progress)
-    with np.errstate(over="ignore"):  # gamma2 * D2 beyond float64: exp(-inf) = 0
-        return cast_output(np.exp(-gamma2 * D2), out, pair_names(Y))
+    return cast_output(_level2(D2, gamma2), out, pair_names(Y))
 
 
 def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
@@ -353,23 +382,88 @@ def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     return point_median_gamma(X, kernel=kernel, sample=sample, rng=rng)
 
 
-def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1):
+def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1, lazy=False):
     """Validate what the set kernels share; returns Bags and a dict of kernel
-    parameters (gamma resolved)."""
-    X, Y = check_set_pair(X, Y, min_size=min_size)
+    parameters (gamma checked, None left for `_resolve_gamma`). With `lazy`,
+    Bags of Dask points stay lazy (their values are checked in the
+    tasks)."""
+    X, Y = check_set_pair(X, Y, min_size=min_size, lazy=lazy)
     kernel = check_choice(kernel, "kernel", _KERNELS)
-    gamma = resolve_gamma(gamma, kernel, X if Y is None else Y,
-                          data="X" if Y is None else "Y")
+    if gamma is not None:
+        gamma = check_scalar(gamma, "gamma", low=0, low_inclusive=False)
     # The engine takes a C int; larger degrees overflow any data but 0 and 1.
     degree = check_scalar(degree, "degree", kind="int", low=1, high=2**31 - 1)
     coef0 = check_scalar(coef0, "coef0")
     return X, Y, {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
 
 
-def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False):
+def _resolve_gamma(params, X, Y):
+    """`params` with gamma=None resolved (`resolve_gamma` on Y, or X when Y
+    is None): after every other check, since on lazy sets it computes the
+    sampled points."""
+    gamma = resolve_gamma(params["gamma"], params["kernel"], X if Y is None else Y,
+                          data="X" if Y is None else "Y")
+    return {**params, "gamma": gamma}
+
+
+def _sum_match(X, Y, params, normalize, symmetric, n_threads, progress, out,
+               warn=True):
+    """`sum_match_kernel` of validated X and Y (None: X) as `out`;
+    `symmetric` (Y None in the whole call) names the inputs in errors."""
+    K = _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=normalize,
+                          warn=warn)
+    if params["kernel"] not in ("rbf", "laplacian"):
+        # (rbf, laplacian: sums of values in [0, 1] of finite points: finite)
+        _check_finite(K, params, symmetric)
+    return cast_output(K, out, "X" if symmetric else "X and Y")
+
+
+def _sum_match_block(params, normalize, symmetric, workers, out, x, y):
+    """One block of a lazy `sum_match_kernel` (a Dask task)."""
+    return _sum_match(x, y, params, normalize, symmetric, task_threads(workers),
+                      False, out, warn=False)
+
+
+def _lazy_mmd(X, Y, params, squared, unbiased, gamma2, workers, out, name):
+    """The lazy `mmd` (or, with `gamma2`, `mmd_kernel`) of lazy X and Y:
+    the within-set kernel means once per block of sets, then one task per
+    pair of blocks."""
+    block = functools.partial(_mmd_block, params, squared, unbiased, gamma2,
+                              Y is None, workers, out)
+    prepare = functools.partial(_within_block, params, unbiased, workers)
+    return lazy_gram(block, X, Y, dtype=out, prepare=prepare, name=name)
+
+
+def _within_block(params, unbiased, workers, x):
+    """The within-set means of a block of sets (a Dask task)."""
+    return _within(x, params, unbiased, task_threads(workers))
+
+
+def _mmd_block(params, squared, unbiased, gamma2, symmetric, workers, out,
+               x, y, kx, ky):
+    """One block of a lazy `mmd` or `mmd_kernel` (a Dask task), from the
+    within-set means `kx`, `ky` (None: `kx`) of its blocks of sets."""
+    D = _mmd(x, y, params, squared or gamma2 is not None, unbiased,
+             task_threads(workers), False, kx=kx, ky=ky, symmetric=symmetric,
+             warn=False)
+    if gamma2 is not None:
+        D = _level2(D, gamma2)
+    return cast_output(D, out, "X" if symmetric else "X and Y")
+
+
+def _level2(D2, gamma2):
+    """The MMD kernel ``exp(-gamma2 * D2)`` of the squared MMDs `D2`."""
+    with np.errstate(over="ignore"):  # gamma2 * D2 beyond float64: exp(-inf) = 0
+        return np.exp(-gamma2 * D2)
+
+
+def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
+                      warn=True):
     """Sums over all point pairs, shape (len(X), len(Y)); with `normalize`,
     divided by the numbers of pairs (means). A `DegenerateWarning` where
-    the point kernel is the identity or a constant on the data."""
+    the point kernel is the identity or a constant on the data (with
+    `warn`; a block of a lazy kernel does not warn: the values of one block
+    say nothing about the whole matrix)."""
     if params["kernel"] == "linear":
         sx = set_sums(X)
         with np.errstate(over="ignore", invalid="ignore"):  # see _check_finite
@@ -378,7 +472,7 @@ def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False):
     K = pair_sums(X, Y, kernel=params["kernel"], gamma=params["gamma"],
                   coef0=params["coef0"], degree=params["degree"],
                   n_threads=n_threads, progress=progress, normalize=normalize)
-    if params["kernel"] in ("rbf", "laplacian"):
+    if warn and params["kernel"] in ("rbf", "laplacian"):
         pairs = None if normalize else np.multiply.outer(
             X.sizes, X.sizes if Y is None else Y.sizes)
         kind = degenerate(K, Y is None, pairs)
@@ -411,14 +505,14 @@ def _point_kernel_diagonal_sums(X, params):
     return np.add.reduceat(norms, X.offsets[:-1])
 
 
-def _mmd(X, Y, params, squared, unbiased, n_threads, progress):
-    K = _pair_kernel_sums(X, Y, params, n_threads, progress)
-    nx = X.sizes.astype(np.float64)
-    ny = nx if Y is None else Y.sizes.astype(np.float64)
-    K /= np.multiply.outer(nx, ny)
-    _check_finite(K, params, Y is None)
-
-    def within(bags, sizes, diagonal):
+def _within(bags, params, unbiased, n_threads, diagonal=None):
+    """The within-set means of the kernel values of each set of `bags`
+    (`diagonal`, when known: over all pairs of its points), with `unbiased`
+    over the pairs of distinct points."""
+    sizes = bags.sizes.astype(np.float64)
+    # Means (and so D2) that overflow are reported by _check_finite in
+    # _mmd, naming the inputs: no warning here.
+    with np.errstate(over="ignore", invalid="ignore"):
         if diagonal is None:
             diagonal = _self_kernel_sums(bags, params, n_threads) / sizes**2
         if not unbiased:
@@ -429,22 +523,54 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress):
             sizes * (sizes - 1)
         )
 
-    # Within-set sums (and so D2) that overflow are reported by
-    # _check_finite below, naming the inputs: no warning here.
+
+def _mmd(X, Y, params, squared, unbiased, n_threads, progress, *, kx=None,
+         ky=None, symmetric=None, warn=True):
+    """The MMD (squared: MMD^2) between the sets of validated X and Y
+    (None: X), float64; `kx`, `ky`: the within-set means of X and Y
+    (`_within`), when known (ky None: kx); `symmetric`: Y None in the whole
+    call (a block of a lazy kernel), for the errors."""
+    symmetric = Y is None if symmetric is None else symmetric
+    K = _pair_kernel_sums(X, Y, params, n_threads, progress, warn=warn)
+    nx = X.sizes.astype(np.float64)
+    ny = nx if Y is None else Y.sizes.astype(np.float64)
+    K /= np.multiply.outer(nx, ny)
+    _check_finite(K, params, symmetric)
+    if kx is None:
+        kx = _within(X, params, unbiased, n_threads,
+                     np.diag(K).copy() if Y is None else None)
+    if Y is None:
+        ky = kx
+    elif ky is None:
+        ky = _within(Y, params, unbiased, n_threads)
     with np.errstate(over="ignore", invalid="ignore"):
-        kx = within(X, nx, np.diag(K).copy() if Y is None else None)
-        ky = kx if Y is None else within(Y, ny, None)
         D2 = np.add.outer(kx, ky)
         D2 -= 2 * K
     if Y is None:
         np.fill_diagonal(D2, 0.0)
     if not unbiased:
         np.maximum(D2, 0.0, out=D2)
-    _check_finite(D2, params, Y is None)
+    _check_finite(D2, params, symmetric)
     return D2 if squared else np.sqrt(D2)
 
 
-fill_docs((sum_match_kernel, mmd, mmd_kernel), dtype=DTYPE_DOC)
+# Dask input, for the Notes of the three kernels.
+_LAZY_DOC = """*Dask input.* `X` or `Y` given as a `Bags` whose points are a Dask
+    array (or a 3-D Dask array of sets of equal size) gives a lazy Dask
+    array, computed in blocks of sets by the same code as in memory (equal
+    up to rounding: the sums of a pair of sets are grouped in other
+    tiles): the blocks follow the row chunks of the points, moved to set
+    boundaries and split where one task would need more than the
+    working-memory budget (`set_config`, read when the graph is built);
+    one task per pair of blocks, and for ``Y=None`` one per unordered pair
+    (the block below the diagonal is the transpose of the one above). The
+    points' values are checked in the tasks, with the errors of the
+    in-memory call; ``gamma=None`` first computes the points the median
+    heuristic samples (the same as in memory); `progress` is ignored (use
+    Dask's diagnostics), and `workers` is the threads of each task (1 by
+    default). No `DegenerateWarning` is given."""
+
+fill_docs((sum_match_kernel, mmd, mmd_kernel), dtype=DTYPE_DOC, lazy=_LAZY_DOC)
 
 
 def _check_finite(K, params, symmetric):
