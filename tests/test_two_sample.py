@@ -767,7 +767,7 @@ def _sets(rng, count, shift=0.0):
 
 _BLOCK_CASES = {
     "points": lambda rng: (rng.normal(size=(23, 3)), rng.normal(size=(17, 3))
-                           + [0.4, 0, 0], {}),
+                           + np.array([0.4, 0, 0]), {}),
     "mean_map": lambda rng: (_sets(rng, 11), _sets(rng, 9, 0.3),
                              {"kernel": "mean_map"}),
     "mmd": lambda rng: (_sets(rng, 11), _sets(rng, 9, 0.3), {"kernel": "mmd"}),
@@ -888,7 +888,7 @@ def test_the_budget_is_a_package_setting():
     rng = np.random.default_rng(23)
     X, Y = rng.normal(size=(300, 2)), rng.normal(size=(200, 2))
     with km.config_context(working_memory=0.01):
-        with pytest.raises(ValueError, match="budget of 0.01 MiB"):
+        with pytest.raises(ValueError, match=r"budget of 0\.01 MiB"):
             km.mmd_test(X, Y)
         assert km.get_config()["working_memory"] == 0.01
         # the call's argument wins
