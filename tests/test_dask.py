@@ -1,7 +1,7 @@
 """Dask support: lazy transforms of Dask arrays and of Bags with Dask points,
-rf_pca / rf_ridge on Dask input (threaded scheduler and a real
-dask.distributed cluster), tokenization of the maps, and Dask staying an
-optional dependency.
+rf_pca / rf_ridge and the resampling tests of mmd_test on Dask input
+(threaded scheduler and a real dask.distributed cluster), tokenization of
+the maps, and Dask staying an optional dependency.
 
 Tolerances: rows maps compute each row on its own, so the lazy result is
 compared with the NumPy transform to ``rtol=1e-12`` (float64) or ``1e-5``
@@ -22,6 +22,8 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
+from kernelmaps._composite import _specs as fam
+from kernelmaps._composite import _two_sample as ts
 
 from ._helpers import dirichlet_histograms
 
@@ -1157,3 +1159,356 @@ def test_cluster_gram(client):
     bad = km.Bags(da.from_array(points, chunks=29), GRAM_OFFSETS)
     with pytest.raises(ValueError, match=r"X\[0\] contains NaN or infinity"):
         km.sum_match_kernel(bad, gamma=0.5).compute()
+
+
+# ---------------------------------------------------------------- 9. mmd_test
+# on Dask input: the block passes as Dask tasks (one per pair of ranges and
+# batch of resamples). The same rng gives the p-value of NumPy input, and
+# the statistics of the NumPy block path bit for bit, run with the same
+# plan: ranges of at most 7 objects, forced as the on_blocks fixture of
+# test_two_sample.py forces them.
+
+
+@pytest.fixture
+def numpy_blocks(monkeypatch):
+    """Ranges of at most 7 objects for every block pass, Dask's threaded
+    scheduler (the cluster fixture sets its client for the rest of the
+    module); returns mmd_test forced onto the NumPy block path (threads,
+    `run_blocks`)."""
+    monkeypatch.setattr(ts, "_MIN_BLOCK", 7)
+    monkeypatch.setattr(ts, "RESAMPLE_TASK_WORK", 1.0)
+
+    def call(*args, **kwargs):
+        with monkeypatch.context() as m:
+            m.setattr(ts, "_in_memory_bytes", lambda *a: np.inf)
+            return km.mmd_test(*args, **kwargs)
+
+    with dask.config.set(scheduler="threads"):
+        yield call
+
+
+def _lazy_sets(sets, chunk):
+    """A Bags of the sets, its points a Dask array of `chunk` rows a chunk
+    (chunks cutting sets)."""
+    bags = km.Bags.from_list(sets)
+    return km.Bags(da.from_array(np.array(bags.points), chunks=(chunk, 1)),
+                   bags.offsets)
+
+
+def _sets(rng, count, scale=1.0):
+    return [scale * rng.normal(size=(rng.integers(6, 12), 2))
+            for _ in range(count)]
+
+
+def assert_same_test(got, ref):
+    """The same test: p-value, statistics and scales bit for bit."""
+    assert got.pvalue == ref.pvalue
+    for name in ("statistic", "null_distribution", "pvalues", "thresholds"):
+        assert_array_equal(getattr(got, name), getattr(ref, name), err_msg=name)
+    assert_array_equal(np.asarray(got.gamma, dtype=float),
+                       np.asarray(ref.gamma, dtype=float))
+    assert_array_equal(got.kernel, ref.kernel)
+
+
+def _check_lazy_test(numpy_blocks, X, Y, Xd, Yd, **kwargs):
+    got = km.mmd_test(Xd, Yd, **kwargs)
+    assert_same_test(got, numpy_blocks(X, Y, **kwargs))
+    assert got.pvalue == km.mmd_test(X, Y, **kwargs).pvalue  # in memory
+    return got
+
+
+@pytest.mark.parametrize("method, n, m", [
+    ("permutation", 23, 17), ("wild_bootstrap", 13, 13),
+    ("aggregated", 13, 13), ("aggregated", 13, 20), ("aggregated", 20, 13),
+    ("fuse", 16, 19)])
+def test_mmd_test_dask_points(numpy_blocks, method, n, m):
+    rng = np.random.default_rng(n * m)
+    X, Y = rng.normal(size=(n, 3)), 1.3 * rng.normal(size=(m, 3))
+    B = (130, 300) if method == "aggregated" else 300
+    _check_lazy_test(numpy_blocks, X, Y, da.from_array(X, chunks=(5, 2)),
+                     da.from_array(Y, chunks=(8, 3)), method=method,
+                     n_resamples=B, rng=3)
+
+
+@pytest.mark.parametrize("kernel, method, n, m", [
+    ("chi2", "permutation", 13, 10), ("js", "wild_bootstrap", 12, 12),
+    ("exp_chi2", "aggregated", 11, 15), ("exp_chi2", "fuse", 13, 10)])
+def test_mmd_test_dask_histograms(numpy_blocks, kernel, method, n, m):
+    X, Y = histograms(n, 5, 1), histograms(m, 5, 2)
+    grid = method in ("aggregated", "fuse")
+    _check_lazy_test(numpy_blocks, X, Y, da.from_array(X, chunks=(4, 2)),
+                     da.from_array(Y, chunks=6), method=method,
+                     kernel=[kernel] if grid else kernel, n_resamples=260,
+                     rng=5)
+
+
+@pytest.mark.parametrize("kernel, method, n, m", [
+    ("mean_map", "permutation", 11, 9), ("mmd", "wild_bootstrap", 10, 10),
+    ("mean_map", "aggregated", 9, 12), ("renyi", "aggregated", 10, 8),
+    ("mmd", "fuse", 11, 9)])
+def test_mmd_test_dask_sets(numpy_blocks, kernel, method, n, m):
+    rng = np.random.default_rng(7)
+    A, B = _sets(rng, n), _sets(rng, m, 1.3)
+    grid = method in ("aggregated", "fuse")
+    _check_lazy_test(numpy_blocks, A, B, _lazy_sets(A, 13), _lazy_sets(B, 9),
+                     method=method, kernel=[kernel] if grid else kernel,
+                     kernel_params={"k": 3} if kernel == "renyi" else None,
+                     n_resamples=260, rng=6)
+
+
+def test_mmd_test_dask_mixed_and_float32_input(numpy_blocks):
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(15, 2)).astype(np.float32)
+    Y = rng.normal(size=(12, 2)) + 0.5
+    _check_lazy_test(numpy_blocks, X, Y, X, da.from_array(Y, chunks=5),
+                     n_resamples=99, rng=1)
+    _check_lazy_test(numpy_blocks, X, Y, da.from_array(X, chunks=4), Y,
+                     method="aggregated", n_resamples=99, rng=1)
+    A, B = _sets(rng, 9), _sets(rng, 7, 1.5)
+    _check_lazy_test(numpy_blocks, A, B, A, _lazy_sets(B, 20), n_resamples=99,
+                     rng=1)
+
+
+def _result_shapes(call):
+    """The result of `call()` and the shapes of the arrays every Dask task
+    it ran gave (local scheduler)."""
+    from dask.callbacks import Callback
+
+    shapes = []
+
+    def posttask(key, result, dsk, state, worker_id):
+        shapes.append(getattr(result, "shape", None))
+
+    with Callback(posttask=posttask):
+        return call(), shapes
+
+
+@pytest.mark.parametrize("kind", ["points", "histograms", "sets"])
+def test_mmd_test_dask_default_scales_from_samples(numpy_blocks, monkeypatch,
+                                                   kind):
+    """The default scales from a value sample of the pooled objects (here
+    of 10; 1000 in use) computed from the projections of all of them, then
+    the sampled ones only: never a whole sample in one piece, the same
+    scales as input in memory."""
+    monkeypatch.setattr(fam, "BANDWIDTH_SAMPLE", 10)
+    rng = np.random.default_rng(9)
+    if kind == "sets":
+        X, Y = _sets(rng, 30), _sets(rng, 26, 1.2)
+        Xd, Yd = _lazy_sets(X, 31), _lazy_sets(Y, 40)
+        kwargs = {"kernel": ["mmd"]}  # point sample and set sample
+        rows, width = sum(len(x) for x in X + Y), 2
+    else:
+        X, Y = ((rng.normal(size=(40, 3)), rng.normal(size=(33, 3)) + 0.3)
+                if kind == "points" else (histograms(40, 3, 3),
+                                          histograms(33, 3, 4)))
+        Xd, Yd = da.from_array(X, chunks=9), da.from_array(Y, chunks=8)
+        kwargs = {"kernel": ["exp_chi2"]} if kind == "histograms" else {}
+        rows, width = 73, 3
+    got, shapes = _result_shapes(lambda: km.mmd_test(
+        Xd, Yd, method="fuse", n_resamples=99, rng=2, **kwargs))
+    assert_same_test(got, numpy_blocks(X, Y, method="fuse", n_resamples=99,
+                                       rng=2, **kwargs))
+    largest = max(s[0] for s in shapes
+                  if s is not None and len(s) == 2 and s[1] == width)
+    assert largest < rows // 3
+
+
+def _pass_graphs(monkeypatch):
+    """The graphs the block passes ran (threaded scheduler), recorded; the
+    in-memory path refused."""
+    from dask.callbacks import Callback
+
+    graphs = []
+
+    def refused(*args):
+        raise AssertionError("lazy input on the in-memory path")
+
+    monkeypatch.setattr(ts, "_in_memory", refused)
+    layouts = []
+    run = ts.run_blocks_dask
+
+    def spy(spec, Z, scales, layout, draws, bar):
+        layouts.append((layout, len(draws)))
+        with Callback(start=lambda dsk: graphs.append(list(dsk))):
+            return run(spec, Z, scales, layout, draws, bar)
+
+    monkeypatch.setattr(ts, "run_blocks_dask", spy)
+    return graphs, layouts
+
+
+def _count(keys, part):
+    prefix = f"mmd_test-{part}-"
+    return sum(1 for k in keys if key_name(k).startswith(prefix)
+               and key_name(k)[len(prefix):].isalnum())
+
+
+@pytest.mark.parametrize("method, n, m", [
+    ("permutation", 30, 26), ("wild_bootstrap", 20, 20),
+    ("aggregated", 17, 25)])
+def test_mmd_test_dask_graph_one_task_per_block_pair_and_batch(
+        numpy_blocks, monkeypatch, method, n, m):
+    """A budget that holds the draws of one block of 256 resamples only:
+    several batches, each pass a graph of one block task per pair of ranges
+    (and unpaired ranges) of the layout, one draw task per block of 256
+    resamples and a getitem task per block and range of draws."""
+    rng = np.random.default_rng(10)
+    X, Y = rng.normal(size=(n, 2)), rng.normal(size=(m, 2)) + 0.2
+    kwargs = {"method": method, "n_resamples": 700, "rng": 8, "workers": 2,
+              "kernel": ["rbf"] if method == "aggregated" else "rbf"}
+    monkeypatch.setattr(ts, "CAST_ROWS", 8)
+    monkeypatch.setattr(ts, "RESAMPLE_BLOCK", 256)
+    # _plan's memory at ranges of 7 and a batch of 256 resamples, on 2
+    # threads: the draws and their casts, the contributions, the tasks
+    rows = n + m if method == "permutation" else min(n, m)
+    L, blocks = (1, 4) if method == "permutation" else (
+        10 if method == "aggregated" else 1, 13)
+    need = (rows * 256 + 16 * 8 * 256 + 5 * 8 * L * (256 + rows)
+            + 2 * (8 * blocks * 7**2 + 24 * 256 * 7))
+    budget = 1.05 * need / 2**20
+    ref = numpy_blocks(X, Y, working_memory=budget, **kwargs)
+    graphs, layouts = _pass_graphs(monkeypatch)
+    got = km.mmd_test(da.from_array(X, chunks=6), da.from_array(Y, chunks=6),
+                      working_memory=budget, **kwargs)
+    assert_same_test(got, ref)
+    # one pass per batch (the aggregated test's 10 scales in one pass)
+    total = 1 + 700 * (2 if method == "aggregated" else 1)
+    assert len(graphs) == len(layouts) > 1
+    assert sum(b for _, b in layouts) == -(-total // 256)
+    for keys, (layout, blocks) in zip(graphs, layouts, strict=True):
+        assert layout.size == 7 and len(layout.tasks) >= 6
+        assert _count(keys, "block") == len(layout.tasks)
+        assert _count(keys, "draw") == blocks
+        assert _count(keys, "draw-rows") == blocks * len(layout.ranges)
+        assert _count(keys, "spec") == 1
+
+
+def test_mmd_test_dask_task_keys_are_block_tasks():
+    """The keys the graph reduces for a task (`task_keys`) are those of
+    its contributions."""
+    from kernelmaps._composite import _blocked, _dask_blocks
+
+    rng = np.random.default_rng(11)
+    spec = fam.spec_for("rbf")
+    for mode, n, N, linear in [("pooled", 9, 20, False), ("pairs", 9, 18, False),
+                               ("pairs", 9, 23, True), ("pairs", 14, 23, True)]:
+        Z = rng.normal(size=(N, 2))
+        layout = _blocked.Layout(mode, n, N, 4, linear=linear)
+        draws = rng.integers(0, 2, size=(N, 3)).astype(np.int8)
+        for task in layout.tasks:
+            rows = layout.draw_rows(task)
+            di, dj = (None, None) if rows is None else (draws[rows[0]],
+                                                        draws[rows[1]])
+            out = _blocked.block_task(spec, Z, [1.0], layout, task, di, dj, 1)
+            assert [k for k, _ in out] == _dask_blocks.task_keys(layout, task)
+
+
+def test_mmd_test_dask_progress_bar(numpy_blocks, monkeypatch):
+    """On the threaded scheduler the bar moves at each block task."""
+    import contextlib
+
+    updates = []
+
+    class Bar:
+        def update(self, k):
+            updates.append(k)
+
+    @contextlib.contextmanager
+    def progress_bar(progress, total, desc):
+        updates.append(("total", total))
+        yield Bar()
+
+    monkeypatch.setattr(ts, "progress_bar", progress_bar)
+    rng = np.random.default_rng(12)
+    X, Y = rng.normal(size=(20, 2)), rng.normal(size=(15, 2))
+    km.mmd_test(da.from_array(X, chunks=7), da.from_array(Y, chunks=7),
+                n_resamples=99, rng=0, progress=True)
+    (_, total), *steps = updates
+    assert total == 15 and steps == [1] * 15 + [0]  # 5 ranges: 15 pairs
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda X, Y: (X, _with(Y, (4, 1), np.nan)), ValueError,
+     "^Y contains NaN or infinity$"),
+    (lambda X, Y: (_with(X, (9, 0), np.inf), Y), ValueError,
+     "^X contains NaN or infinity$"),
+    (lambda X, Y: (X, Y[:, :2]), ValueError,
+     "X and Y must have the same number of features, got 3 and 2"),
+    (lambda X, Y: (X[:, 0], Y), ValueError,
+     r"X must be a 2-D array of vectors \(one per row\), got 1 dimension"),
+    (lambda X, Y: (X, Y[:1]), ValueError, "Y must hold at least 2 points, got 1"),
+    (lambda X, Y: (X, Y.astype(complex)), TypeError, "Y must hold real numbers"),
+    (lambda X, Y: (X[X[:, 0] > 0], Y), ValueError,
+     r"X is a Dask array of unknown shape.*compute_chunk_sizes"),
+])
+def test_mmd_test_dask_bad_points(make, error, match):
+    rng = np.random.default_rng(13)
+    X = da.from_array(rng.normal(size=(20, 3)), chunks=6)
+    Y = da.from_array(rng.normal(size=(15, 3)), chunks=6)
+    with pytest.raises(error, match=match):
+        km.mmd_test(*make(X, Y), n_resamples=19, rng=0)
+
+
+def _with(A, index, value):
+    """A Dask array like `A` with ``A[index] = value``."""
+    values = np.array(A.compute())
+    values[index] = value
+    return da.from_array(values, chunks=A.chunks)
+
+
+def test_mmd_test_dask_bad_histograms_and_sets():
+    H = histograms(20, 4, 14)
+    bad = H.copy()
+    bad[13, 2] = -0.5
+    with pytest.raises(ValueError, match=r"^Y contains negative values; "
+                                         r"histograms must be >= 0$"):
+        km.mmd_test(da.from_array(H, chunks=6), da.from_array(bad, chunks=6),
+                    kernel="chi2", n_resamples=19)
+    with pytest.raises(ValueError, match="same number of bins, got 4 and 3"):
+        km.mmd_test(da.from_array(H, chunks=6), da.from_array(H[:, :3], chunks=6),
+                    kernel="chi2", n_resamples=19)
+    rng = np.random.default_rng(15)
+    A = _sets(rng, 8)
+    A[5] = A[5].copy()
+    A[5][2, 1] = np.nan
+    for X, Y, name in ((A, A[:4], "X"), (A[:4], A, "Y")):
+        with pytest.raises(ValueError, match=rf"^{name}\[5\] contains NaN or "
+                                             rf"infinity$"):
+            km.mmd_test(_lazy_sets(X, 7), _lazy_sets(Y, 7), n_resamples=19)
+    big, small = rng.normal(size=(12, 2)), rng.normal(size=(7, 2))
+    with pytest.raises(ValueError, match=r"^Y\[1\] has 7 point\(s\); the kNN"):
+        km.mmd_test(_lazy_sets([big, big], 7), _lazy_sets([big, small], 7),
+                    kernel="renyi", kernel_params={"k": 7}, n_resamples=19)
+
+
+def test_mmd_test_dask_shape_errors_compute_nothing():
+    counter = Counter()
+    X = counter.array(np.ones((10, 3)), (4, 6))
+    Y = counter.array(np.ones((8, 2)), (8,))
+    with pytest.raises(ValueError, match="same number of features"):
+        km.mmd_test(X, Y)
+    lazy = km.Bags(counter.array(np.ones((10, 2)), (3, 7)), [0, 5, 5, 10])
+    with pytest.raises(ValueError, match=r"X\[1\] is empty"):
+        km.mmd_test(lazy, lazy)
+    assert counter.calls == 0
+
+
+@PORT_IN_USE
+@UNCLOSED_SOCKET
+def test_cluster_mmd_test(client, numpy_blocks):
+    """On a LocalCluster of 2 workers of 1 thread each: the tasks run on
+    the workers, the same statistics, a bad value said from a worker."""
+    rng = np.random.default_rng(16)
+    X, Y = rng.normal(size=(17, 2)), rng.normal(size=(24, 2)) + 0.3
+    A, B = _sets(rng, 9), _sets(rng, 11, 1.2)
+    bad = _with(da.from_array(Y, chunks=7), (3, 0), np.nan)
+    with dask.config.set(scheduler=client):
+        assert _on_workers(client)
+        _check_lazy_test(numpy_blocks, X, Y, da.from_array(X, chunks=5),
+                         da.from_array(Y, chunks=7), method="aggregated",
+                         n_resamples=(99, 120), rng=4)
+        _check_lazy_test(numpy_blocks, A, B, _lazy_sets(A, 13),
+                         _lazy_sets(B, 9), kernel="mean_map", n_resamples=99,
+                         rng=4)
+        with pytest.raises(ValueError, match=r"^Y contains NaN or infinity$"):
+            km.mmd_test(da.from_array(X, chunks=5), bad, n_resamples=19,
+                        gamma=1.0)

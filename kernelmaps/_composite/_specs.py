@@ -53,7 +53,7 @@ from .._gamma import (
     scaled_distances,
     unscaled_gammas,
 )
-from .._probes import as_float_array
+from .._probes import as_float_array, is_dask_array
 from .._validation import (
     check_gaussians,
     check_histograms,
@@ -228,28 +228,77 @@ def value_sample(Z, size):
     at evenly spaced ranks along a fixed random direction. The same points
     for every order of the pooled sample, so that the kernel the test
     chooses does not depend on which points were in which sample (the
-    test's exactness requires it)."""
+    test's exactness requires it). For a Dask array Z, the projections of
+    its points (one float each) are computed, then the sampled points
+    only: never the whole array."""
     if len(Z) <= size:
-        return Z
+        return _computed(Z)
     direction = np.random.default_rng(0).normal(size=Z.shape[1])
-    top = np.abs(Z).max()
-    scaled = Z / top if top > 0 else Z  # no overflow in the projection
-    order = np.argsort(scaled @ direction, kind="stable")
-    return Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]]
+    projections = _row_projections(Z, direction[:, None])[:, 0]
+    order = np.argsort(projections, kind="stable")
+    return _computed(Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]])
 
 
 def _value_ranks(keys, size):
-    """The sorted indices of `size` rows of `keys` (dense or sparse) at
-    evenly spaced ranks of their projections on fixed random directions
-    (the first, ties broken by the second)."""
+    """The sorted indices of `size` rows of `keys` (dense, sparse or a
+    Dask array) at evenly spaced ranks of their projections on fixed random
+    directions (the first, ties broken by the second)."""
     directions = np.random.default_rng(0).normal(size=(keys.shape[1], 2))
-    top = abs(keys).max()
-    if top > 0:  # no overflow in the projection
-        keys = keys.multiply(1.0 / top) if scipy.sparse.issparse(keys) \
-            else keys / top
-    projections = np.asarray(keys @ directions)
+    if scipy.sparse.issparse(keys):
+        top = abs(keys).max()
+        if top > 0:  # no overflow in the projection
+            keys = keys.multiply(1.0 / top)
+        projections = np.asarray(keys @ directions)
+    else:
+        projections = _row_projections(keys, directions)
     order = np.lexsort((projections[:, 1], projections[:, 0]))
     return np.sort(order[np.linspace(0, len(order) - 1, size).astype(np.int64)])
+
+
+# Values of the rows of a block of `_projections` (its temporary).
+PROJECTION_BLOCK_VALUES = 2**16
+
+
+def _projections(keys, top, directions):
+    """``(keys / top) @ directions`` in float64 (keys as they are where
+    top is 0), each row's value from that row alone: an elementwise product
+    summed along the row, in blocks of rows. (A BLAS product's rows change
+    in their last bits with the rows computed beside them, so a sample
+    chosen from its projections would change with how the rows are split,
+    into the chunks of a Dask array say.)"""
+    out = np.empty((keys.shape[0], directions.shape[1]))
+    step = max(1, PROJECTION_BLOCK_VALUES // max(1, keys.shape[1]))
+    for a in range(0, keys.shape[0], step):
+        block = keys[a:a + step]
+        if top > 0:  # no overflow in the projection
+            block = block / top
+        for c in range(directions.shape[1]):
+            out[a:a + step, c] = (block * directions[:, c]).sum(axis=1)
+    return out
+
+
+def _row_projections(keys, directions):
+    """`_projections` of the rows of `keys` scaled by their largest
+    absolute value: of a Dask array, that value first, then one task per
+    chunk of rows (two passes over the array, one float per row and
+    direction kept)."""
+    if not is_dask_array(keys):
+        return _projections(keys, np.abs(keys).max(), directions)
+    keys = keys.rechunk({1: -1})
+    top = keys.dtype.type(abs(keys).max().compute())
+    return keys.map_blocks(
+        _projections, top, directions, dtype=np.float64,
+        chunks=(keys.chunks[0], (directions.shape[1],))).compute()
+
+
+def _computed(objects):
+    """Objects in memory: a Dask array, or a Bags of Dask points,
+    computed; anything else as it is."""
+    if is_dask_array(objects):
+        return np.asarray(objects.compute())
+    if isinstance(objects, Bags) and is_dask_array(objects.points):
+        return Bags(objects.points.compute(), objects.offsets)
+    return objects
 
 
 def point_gamma(gamma, Z, kernel):
@@ -330,11 +379,13 @@ def given_gammas(gamma, default, grid, rule):
 def object_sample(spec, Z):
     """At most `BANDWIDTH_SAMPLE` of the pooled objects Z chosen by their
     values only (`_value_ranks` of their `value_keys`), in their order;
-    all of them when there are no more."""
+    all of them when there are no more. In memory (lazy objects: the
+    sampled ones computed)."""
     n = spec.count(Z)
     if n <= BANDWIDTH_SAMPLE:
-        return Z
-    return spec.take(Z, _value_ranks(spec.value_keys(Z), BANDWIDTH_SAMPLE))
+        return _computed(Z)
+    return _computed(spec.take(Z, _value_ranks(spec.value_keys(Z),
+                                               BANDWIDTH_SAMPLE)))
 
 
 class _DistanceSpec(Spec):
@@ -424,13 +475,13 @@ class _SetSpec(Spec):
 
     def value_keys(self, Z):
         """Each set's mean, mean square and size (ties of the first broken
-        by the others)."""
-        points = Z.points.astype(np.float64, copy=False)
-        top = np.abs(points).max(initial=0.0)
-        unit = points / top if top > 0 else points
+        by the others), in memory (lazy sets: computed a chunk of whole sets
+        at a time)."""
+        sums = (_lazy_set_sums(Z) if is_dask_array(Z.points) else _set_sums(
+            Z.points, Z.offsets, np.abs(Z.points).max(initial=0.0)))
         sizes = Z.sizes.astype(np.float64)
-        mean = np.add.reduceat(unit, Z.offsets[:-1], axis=0) / sizes[:, None]
-        square = np.add.reduceat(unit**2, Z.offsets[:-1], axis=0) / sizes[:, None]
+        mean = sums[:, :Z.dim] / sizes[:, None]
+        square = sums[:, Z.dim:] / sizes[:, None]
         return np.hstack([mean, square, sizes[:, None] / sizes.max()])
 
     def point_params(self):
@@ -438,6 +489,11 @@ class _SetSpec(Spec):
         with the defaults of the set kernels' functions."""
         return {"kernel": "rbf", "degree": 2, "coef0": 1.0,
                 **{k: v for k, v in self.params.items() if k in _POINT}}
+
+    def check_sizes(self, bags, name):
+        """`bags` (checked sets), or a ValueError naming a set too small for
+        the kernel."""
+        return bags
 
     def resolved_point(self, Z):
         """The point kernel's parameters, with gamma None fixed by the
@@ -454,6 +510,36 @@ class _SetSpec(Spec):
 
 def _points(Z):
     return Z.points.astype(np.float64, copy=False)
+
+
+def _set_sums(points, offsets, top):
+    """The sums of each set's points and of their squares, in float64, the
+    points divided by `top` (their largest absolute value; not where it is
+    0): ``(n_sets, 2 d)``. Each set's from its points alone, in their
+    order."""
+    points = points.astype(np.float64, copy=False)
+    unit = points / top if top > 0 else points
+    return np.hstack([np.add.reduceat(unit, offsets[:-1], axis=0),
+                      np.add.reduceat(unit**2, offsets[:-1], axis=0)])
+
+
+def _lazy_set_sums(Z):
+    """`_set_sums` of a Bags of Dask points: their largest absolute value
+    first, then one task per chunk of whole sets (the chunks of the points
+    moved to the sets' boundaries)."""
+    import dask
+
+    offsets = Z.offsets
+    points = Z.points.astype(np.float64).rechunk({1: -1})
+    top = np.float64(abs(points).max().compute())
+    bounds = np.cumsum((0, *points.chunks[0]))
+    sets = np.unique(np.searchsorted(offsets, bounds))
+    points = points.rechunk({0: tuple(np.diff(offsets[sets]).tolist())})
+    parts = [dask.delayed(_set_sums, pure=True)(
+        part, offsets[first:last + 1] - offsets[first], top)
+        for part, first, last in zip(points.to_delayed().ravel(), sets[:-1],
+                                     sets[1:], strict=True)]
+    return np.concatenate(dask.compute(*parts))
 
 
 class MeanMapSpec(_SetSpec):
@@ -532,15 +618,17 @@ class RenyiSpec(_SetSpec):
                                   low_inclusive=False)
 
     def check(self, X, name="X"):
-        X = check_sets(X, name)
-        sizes = np.diff(X.offsets)
+        return self.check_sizes(check_sets(X, name), name)
+
+    def check_sizes(self, bags, name):
+        sizes = np.diff(bags.offsets)
         small = np.flatnonzero(sizes <= self.k)
         if len(small):
             i = int(small[0])
             raise ValueError(f"{name}[{i}] has {sizes[i]} point(s); the kNN "
                              f"estimator needs more than k={self.k} points in "
                              f"every set of {name}")
-        return X
+        return bags
 
     def divergences(self, A, B, n_threads):
         return renyi_block(A, B, self.alpha, self.k, self.min_dist, n_threads)

@@ -34,6 +34,7 @@ values at c times a gamma from their logarithm).
 
 import contextlib
 import copy
+import functools
 import math
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -75,6 +76,7 @@ from ._blocked import (
     run_blocks,
     scalar_total,
 )
+from ._dask_blocks import is_lazy_input, lazy_samples, run_blocks_dask
 from ._specs import (
     BANDWIDTH_SAMPLE,
     KINDS,
@@ -493,7 +495,7 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
         budget=working_memory_bytes(working_memory),
         # the tests over a grid of scales, and the grid's rule
         grid={"aggregated": "mmdagg", "fuse": "fuse"}.get(method),
-        X=X, Y=Y, Z=None, n=None, N=None, B=None, specs=None)
+        X=X, Y=Y, Z=None, n=None, N=None, B=None, specs=None, lazy=False)
     iv.kernels, iv.kind = _check_kernels(kernel, method, X)
     iv.params = _check_kernel_params(kernel_params, iv.kernels, iv.kind)
     if method == "linear":
@@ -520,7 +522,14 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
     else:
         iv.specs = [spec_for(k, iv.params) for k in iv.kernels]
         spec = iv.specs[0]
-        if iv.kind == "points":
+        # Dask input: checked as it is read, the statistics from Dask tasks
+        iv.lazy = iv.kind in ("points", "rows", "sets") and is_lazy_input(X, Y)
+        if iv.lazy:
+            for A, name in ((X, "X"), (Y, "Y")):
+                if iv.kind == "points":
+                    _refuse_sets(A, name)
+            iv.X, iv.Y = lazy_samples(spec, X, Y)
+        elif iv.kind == "points":
             iv.X, iv.Y = _check_samples(X, Y, lazy=False)
         else:
             iv.X, iv.Y = spec.check(X, "X"), spec.check(Y, "Y")
@@ -528,9 +537,10 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
                 if spec.count(A) < 2:
                     raise ValueError(f"{name} must hold at least 2 objects, "
                                      f"got {spec.count(A)}")
-            if gamma is not None and spec.scale is None and iv.kind != "any":
-                raise ValueError(f"the {spec.name!r} kernel has no scale: leave "
-                                 f"gamma None")
+        if (iv.kind not in ("points", "any") and gamma is not None
+                and spec.scale is None):
+            raise ValueError(f"the {spec.name!r} kernel has no scale: leave "
+                             f"gamma None")
         iv.n = spec.count(iv.X)
         iv.N = iv.n + spec.count(iv.Y)
         iv.Z = spec.pool(iv.X, iv.Y)
@@ -652,7 +662,12 @@ def _on_blocks(iv, spec, scales, mode, seeds, plan, bar):
     kinds = norms = finishes = None
     for batch in plan.batches:
         draws = np.concatenate([draw(i) for i in batch], axis=1)
-        totals = run_blocks(spec, iv.Z, scales, layout, draws, iv.n_threads, bar)
+        if iv.lazy:  # Dask input: the pass as Dask tasks
+            blocks = [functools.partial(draw, i) for i in batch]
+            totals = run_blocks_dask(spec, iv.Z, scales, layout, blocks, bar)
+        else:
+            totals = run_blocks(spec, iv.Z, scales, layout, draws, iv.n_threads,
+                                bar)
         quad = quad_total(totals, len(layout.ranges))
         if finishes is None:
             kinds = degenerate_kinds(totals[("flags",)])
@@ -711,7 +726,7 @@ def _plan(iv, mode, L, total):
     rows = N if mode == "permutation" else p
     n_threads = iv.n_threads
     seeds_count = -(-total // RESAMPLE_BLOCK)
-    if _in_memory_bytes(iv, mode, total) <= iv.budget:
+    if not iv.lazy and _in_memory_bytes(iv, mode, total) <= iv.budget:
         return SimpleNamespace(blocks=False, batches=[list(range(seeds_count))],
                                tasks=0, size=None)
     # blocks: the draws of a batch (int8) and their casts to float64 (rows

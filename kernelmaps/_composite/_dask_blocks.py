@@ -1,0 +1,340 @@
+"""mmd_test on Dask input: the samples checked without computing them, and
+the block passes of the resampling tests (`_blocked`) as Dask tasks.
+
+Lazy samples (`lazy_samples`): 2-D Dask arrays of points or of histograms,
+or `Bags` whose points are a Dask array. Their shapes, dtypes and set sizes
+are checked at once; their values (finite; histograms non-negative) in the
+tasks that read them, a chunk at a time, with the words of the checks of
+input in memory (`check_rows`, `check_histograms`, `check_sets`), naming X
+or Y (and the set).
+
+A pass (`run_blocks_dask`: one kernel's spec, one batch of resamples) is
+the graph of `pass_graph`, its keys named ``mmd_test-<part>-<token>``:
+
+- ``spec``: the spec, its scales and the layout (one key, shipped once);
+- ``objects`` (start, stop): the pooled objects of one range the tasks
+  read (a range of the layout, its pairs' partners in Y, or unpaired
+  objects), from the chunks of the lazy samples;
+- ``draw`` b: block b of the batch's draws (`RESAMPLE_BLOCK` resamples,
+  int8) drawn from its seed, and ``draw-rows`` (b, r) its rows of range r
+  (getitem tasks: a task receives only its rows);
+- ``block`` t: task t of the layout, `block_task` on its objects and the
+  rows of its draws (one task per pair of ranges and batch);
+- ``sum`` (k, t): the total of key k after task t, the contributions to a
+  key added in the order of the tasks, as `run_blocks` adds them
+  (`add_contribution`): the totals, hence the statistics, are those of the
+  threaded pass bit for bit, whatever ran where.
+
+Any Dask scheduler runs it: the threaded one by default, a
+`distributed.Client` where one is active. On the local schedulers a
+callback moves the progress bar at each block task; elsewhere the bar
+moves when the pass ends.
+"""
+
+import uuid
+
+import numpy as np
+
+from .._bags import Bags, pack_sets
+from .._engine import lapack
+from .._probes import all_finite, as_float_array, float_dtype, is_dask_array
+from .._transforms import is_lazy, map_delayed
+from .._validation import check_rows
+from ._blocked import add_contribution, block_task
+
+__all__ = ["lazy_samples", "pass_graph", "run_blocks_dask", "task_keys"]
+
+# The prefix of the keys of a pass.
+PREFIX = "mmd_test"
+
+
+# -- the samples ------------------------------------------------------------
+
+
+def lazy_samples(spec, X, Y):
+    """X and Y (one of them lazy) checked without computing them, as the
+    objects `spec.pool` takes: Dask arrays of float rows (one chunk of
+    columns; points of X and Y in their common dtype), or Bags of Dask
+    points; their values are checked as their chunks are read. A sample in
+    memory is checked as the spec checks it, then made lazy."""
+    if spec.kind == "sets":
+        return tuple(_lazy_sets(spec, A, name) for A, name in ((X, "X"),
+                                                               (Y, "Y")))
+    points = spec.kind == "points"
+    what = "vectors" if points else "histograms"
+    arrays = [_lazy_rows(A, name, what) for A, name in ((X, "X"), (Y, "Y"))]
+    if points and arrays[0].shape[1] != arrays[1].shape[1]:
+        raise ValueError(f"X and Y must have the same number of features, "
+                         f"got {arrays[0].shape[1]} and {arrays[1].shape[1]}")
+    dtype = (np.result_type(*(A.dtype for A in arrays)) if points else None)
+    return tuple(
+        A.map_blocks(_checked_rows, name, not points, dtype or A.dtype,
+                     dtype=dtype or A.dtype)
+        for A, name in zip(arrays, ("X", "Y"), strict=True))
+
+
+def _lazy_rows(A, name, what):
+    """`A` as a Dask array of float rows, its shape and dtype checked (an
+    array in memory wrapped as one chunk)."""
+    import dask.array as da
+
+    if not is_dask_array(A):  # (its values are checked in the tasks too)
+        A = da.from_array(as_float_array(A, name), chunks=-1)
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array of {what} (one per "
+                         f"row), got {A.ndim} dimension(s)")
+    if any(np.isnan(size) for size in A.shape):
+        raise ValueError(f"{name} is a Dask array of unknown shape: compute "
+                         f"its chunk sizes first ({name}.compute_chunk_sizes())")
+    if A.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got an array of "
+                        f"dtype {A.dtype}")
+    if A.shape[0] == 0 or A.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {A.shape})")
+    if A.shape[0] < 2:
+        unit = "points" if what == "vectors" else "objects"
+        raise ValueError(f"{name} must hold at least 2 {unit}, got "
+                         f"{A.shape[0]}")
+    return A.astype(float_dtype(A.dtype)).rechunk({1: -1})
+
+
+def _checked_rows(block, name, nonnegative, dtype):
+    """A chunk of rows of the sample `name`, checked as `check_rows` checks
+    the sample in memory (the same errors), in `dtype`."""
+    if block.shape[0] == 0:
+        return block.astype(dtype)
+    return check_rows(block, name, nonnegative=nonnegative).astype(
+        dtype, copy=False)
+
+
+def _lazy_sets(spec, A, name):
+    """The sets `A` as a Bags of Dask points (one chunk of columns), the
+    number and sizes of its sets checked, its points as they are read."""
+    bags = pack_sets(A, name)
+    if not is_dask_array(bags.points):
+        bags = spec.check(A, name)
+        return _enough(Bags(_as_dask(bags.points), bags.offsets), name)
+    if len(bags) == 0:
+        raise ValueError(f"{name} must contain at least one set")
+    if bags.dim == 0:
+        raise ValueError(f"{name}: the sets have no feature (d == 0)")
+    sizes = bags.sizes
+    if (sizes == 0).any():
+        raise ValueError(f"{name}[{int(np.argmin(sizes))}] is empty")
+    spec.check_sizes(bags, name)
+    points = bags.points.rechunk({1: -1})
+    points = points.map_blocks(_checked_set_points, name,
+                               map_delayed(bags.offsets), dtype=points.dtype)
+    return _enough(Bags(points, bags.offsets), name)
+
+
+def _as_dask(points):
+    import dask.array as da
+
+    return da.from_array(points, chunks=(-1, -1))
+
+
+def _enough(bags, name):
+    if len(bags) < 2:
+        raise ValueError(f"{name} must hold at least 2 objects, got "
+                         f"{len(bags)}")
+    return bags
+
+
+def _checked_set_points(block, name, offsets, block_info=None):
+    """A chunk of the points of the sets `name` (offsets: theirs), checked
+    as `check_sets` checks sets in memory (the same error, naming the
+    set)."""
+    if not all_finite(block):
+        start = block_info[0]["array-location"][0][0]
+        bad = start + np.flatnonzero(~np.isfinite(block).all(axis=1))[0]
+        i = np.searchsorted(offsets, bad, side="right") - 1
+        raise ValueError(f"{name}[{i}] contains NaN or infinity")
+    return block
+
+
+def is_lazy_input(X, Y):
+    """Whether X or Y is a Dask array, or a Bags of Dask points."""
+    return is_lazy(X) or is_lazy(Y)
+
+
+# -- the pass ---------------------------------------------------------------
+
+
+def run_blocks_dask(spec, Z, scales, layout, draws, bar):
+    """The totals of one pass (a dict by key, as `run_blocks` gives them)
+    computed as Dask tasks (`pass_graph`) by the scheduler in use, the
+    progress bar moved at each block task (local schedulers) or at the
+    end."""
+    import dask
+    from dask.callbacks import Callback
+
+    totals, name = pass_graph(spec, Z, scales, layout, draws)
+    done = []
+
+    def posttask(key, result, dsk, state, worker_id):
+        if type(key) is tuple and key[0] == name:
+            done.append(key)
+            bar.update(1)
+
+    with Callback(posttask=posttask):
+        (totals,) = dask.compute(totals, optimize_graph=False)
+    bar.update(len(layout.tasks) - len(done))
+    return totals
+
+
+def pass_graph(spec, Z, scales, layout, draws):
+    """The Dask graph of a pass: ``(totals, name)``, totals a dict of the
+    Delayed total of each key, name that of the block tasks' keys (see the
+    module's docstring). `Z` holds the lazy pooled objects, `draws` a
+    picklable function without arguments per block of the batch's draws
+    (int8: a row per pooled object, or per pair)."""
+    import dask
+
+    token = uuid.uuid4().hex
+    names = {part: f"{PREFIX}-{part}-{token}"
+             for part in ("spec", "objects", "draw", "draw-rows", "block",
+                          "sum")}
+    context = dask.delayed((spec, scales, layout), name=names["spec"],
+                           traverse=False)
+    sets = isinstance(Z, Bags)
+    points = (Z.points if sets else Z).rechunk({1: -1})
+    ranges = {(s.start, s.stop): r for r, s in enumerate(layout.ranges)}
+    pieces, rows = {}, {}
+
+    def piece(s):
+        bounds = (s.start, s.stop)
+        if bounds not in pieces:
+            first, last = ((Z.offsets[s.start], Z.offsets[s.stop]) if sets
+                           else bounds)
+            parts = points[first:last].to_delayed(optimize_graph=False)
+            offsets = (Z.offsets[s.start:s.stop + 1] - first) if sets else None
+            pieces[bounds] = dask.delayed(_piece, pure=True)(
+                list(parts.ravel()), offsets,
+                dask_key_name=(names["objects"], *map(int, bounds)))
+        return (bounds, pieces[bounds])
+
+    blocks = [dask.delayed(_call, pure=True)(f, dask_key_name=(names["draw"], b))
+              for b, f in enumerate(draws)]
+
+    def draw_rows(s):
+        r = ranges[(s.start, s.stop)]
+        for b, block in enumerate(blocks):
+            if (b, r) not in rows:
+                rows[b, r] = dask.delayed(_rows, pure=True)(
+                    block, s.start, s.stop,
+                    dask_key_name=(names["draw-rows"], b, r))
+        return [rows[b, r] for b in range(len(blocks))]
+
+    totals = {}
+    for t, task in enumerate(layout.tasks):
+        objects = [piece(s) for s in _task_ranges(layout, task)]
+        read = layout.draw_rows(task)
+        di = dj = None
+        if read is not None:
+            di, dj = draw_rows(read[0]), draw_rows(read[1])
+        out = dask.delayed(_block, pure=True)(
+            context, task, objects, di, dj, dask_key_name=(names["block"], t))
+        for key in task_keys(layout, task):
+            k = _key_index(totals, key)
+            totals[key] = dask.delayed(_add, pure=True)(
+                totals.get(key), out, key,
+                dask_key_name=(names["sum"], k, t))
+    return totals, names["block"]
+
+
+def _key_index(totals, key):
+    """The index of `key` among the keys of a pass (in the order they
+    first appear)."""
+    return list(totals).index(key) if key in totals else len(totals)
+
+
+def _task_ranges(layout, task):
+    """The ranges of pooled objects `block_task` takes for `task` (those it
+    passes to ``spec.take``)."""
+    kind = task[0]
+    rows, cols = layout.objects(task)
+    if layout.mode == "pooled" or kind == "uu":
+        return [rows] if cols == rows else [rows, cols]
+    n = layout.n
+    found = [rows, slice(n + rows.start, n + rows.stop), cols]
+    if kind == "pp":
+        found.append(slice(n + cols.start, n + cols.stop))
+    return list({(s.start, s.stop): s for s in found}.values())
+
+
+def task_keys(layout, task):
+    """The keys of the contributions of `block_task` for `task`, in its
+    order."""
+    kind, i, j = task
+    same = kind != "pu" and i == j
+    if layout.mode == "pooled":
+        return [("flags",), ("quad", i), *([("diag", i)] if same else []),
+                ("fro", i), ("r", i), *([] if same else [("r", j)])]
+    if kind == "uu":
+        return [("flags",), ("rUu", i), *([] if same else [("rUu", j)])]
+    if kind == "pu":
+        return [("flags",), ("rUx", i), ("rUy", i), ("rPu", j)]
+    keys = [("flags",), ("quad", i), *([("trd", i)] if same else [])]
+    if layout.linear:
+        keys += [("rPx", i), ("rPy", i)]
+        if not same:
+            keys += [("rPx", j), ("rPy", j)]
+    return keys
+
+
+# -- the tasks ----------------------------------------------------------------
+
+
+def _call(function):
+    return function()
+
+
+def _rows(block, start, stop):
+    return block[start:stop]
+
+
+def _piece(parts, offsets):
+    """The objects of one range from the chunks of its points (rows): an
+    array, or a Bags with `offsets`."""
+    points = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    points = np.ascontiguousarray(points)
+    return points if offsets is None else Bags(points, offsets)
+
+
+class _Taken:
+    """`spec` over the objects of one task: ``take`` gives a range (a slice
+    of the pooled objects) from a dict of the task's ranges by their
+    bounds."""
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    def take(self, objects, index):
+        return objects[(index.start, index.stop)]
+
+    def blocks(self, A, B, scales, n_threads):
+        return self.spec.blocks(A, B, scales, n_threads)
+
+
+def _block(context, task, objects, draws_i, draws_j):
+    """One task of a pass: `block_task` on its ranges of objects, with the
+    rows of its draws of each block of the batch (joined), on one thread
+    (one engine thread, one BLAS thread) as `run_blocks` runs it."""
+    spec, scales, layout = context
+    joined = [None if d is None else d[0] if len(d) == 1
+              else np.concatenate(d, axis=1) for d in (draws_i, draws_j)]
+    with lapack.one_blas_thread():
+        return block_task(_Taken(spec), dict(objects), scales, layout, task,
+                          *joined, 1)
+
+
+def _add(total, contributions, key):
+    """The total of `key` after a task: its contribution added to the total
+    before it (None: the first), as `run_blocks` adds it."""
+    value = dict(contributions).get(key)
+    if value is None:
+        raise RuntimeError(f"the block task gave no contribution to {key}")
+    totals = {} if total is None else {key: total}
+    add_contribution(totals, key, value)
+    return totals[key]
