@@ -110,10 +110,10 @@ def _checked_rows(block, name, nonnegative, dtype):
 def _lazy_sets(spec, A, name):
     """The sets `A` as a Bags of Dask points (one chunk of columns), the
     number and sizes of its sets checked, its points as they are read."""
-    bags = pack_sets(A, name)
-    if not is_dask_array(bags.points):
+    if not is_lazy(A):
         bags = spec.check(A, name)
         return _enough(Bags(_as_dask(bags.points), bags.offsets), name)
+    bags = pack_sets(A, name)
     if len(bags) == 0:
         raise ValueError(f"{name} must contain at least one set")
     if bags.dim == 0:
@@ -163,13 +163,13 @@ def is_lazy_input(X, Y):
 
 def run_blocks_dask(spec, Z, scales, layout, draws, bar):
     """The totals of one pass (a dict by key, as `run_blocks` gives them)
-    computed as Dask tasks (`pass_graph`) by the scheduler in use, the
-    progress bar moved at each block task (local schedulers) or at the
-    end."""
+    and the batch's draws (int8, its blocks side by side), computed as Dask
+    tasks (`pass_graph`) by the scheduler in use, the progress bar moved at
+    each block task (local schedulers) or at the end."""
     import dask
     from dask.callbacks import Callback
 
-    totals, name = pass_graph(spec, Z, scales, layout, draws)
+    totals, blocks, name = pass_graph(spec, Z, scales, layout, draws)
     done = []
 
     def posttask(key, result, dsk, state, worker_id):
@@ -178,17 +178,18 @@ def run_blocks_dask(spec, Z, scales, layout, draws, bar):
             bar.update(1)
 
     with Callback(posttask=posttask):
-        (totals,) = dask.compute(totals, optimize_graph=False)
+        totals, blocks = dask.compute(totals, blocks, optimize_graph=False)
     bar.update(len(layout.tasks) - len(done))
-    return totals
+    return totals, np.concatenate(blocks, axis=1)
 
 
 def pass_graph(spec, Z, scales, layout, draws):
-    """The Dask graph of a pass: ``(totals, name)``, totals a dict of the
-    Delayed total of each key, name that of the block tasks' keys (see the
-    module's docstring). `Z` holds the lazy pooled objects, `draws` a
-    picklable function without arguments per block of the batch's draws
-    (int8: a row per pooled object, or per pair)."""
+    """The Dask graph of a pass: ``(totals, blocks, name)``, totals a dict
+    of the Delayed total of each key, blocks the Delayed draws of each block
+    of the batch, name that of the block tasks' keys (see the module's
+    docstring). `Z` holds the lazy pooled objects, `draws` a picklable
+    function without arguments per block of the batch's draws (int8: a row
+    per pooled object, or per pair)."""
     import dask
 
     token = uuid.uuid4().hex
@@ -240,7 +241,7 @@ def pass_graph(spec, Z, scales, layout, draws):
             totals[key] = dask.delayed(_add, pure=True)(
                 totals.get(key), out, key,
                 dask_key_name=(names["sum"], k, t))
-    return totals, names["block"]
+    return totals, blocks, names["block"]
 
 
 def _key_index(totals, key):

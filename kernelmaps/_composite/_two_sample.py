@@ -645,11 +645,12 @@ def _on_blocks(iv, spec, scales, mode, seeds, plan, bar):
     statistics = np.empty((L, sum(b for _, b in seeds)))
     kinds = norms = finishes = None
     for batch in plan.batches:
-        draws = np.concatenate([draw(i) for i in batch], axis=1)
-        if iv.lazy:  # Dask input: the pass as Dask tasks
-            blocks = [functools.partial(draw, i) for i in batch]
-            totals = run_blocks_dask(spec, iv.Z, scales, layout, blocks, bar)
+        if iv.lazy:  # Dask input: the pass (and the draws) as Dask tasks
+            totals, draws = run_blocks_dask(
+                spec, iv.Z, scales, layout,
+                [functools.partial(draw, i) for i in batch], bar)
         else:
+            draws = np.concatenate([draw(i) for i in batch], axis=1)
             totals = run_blocks(spec, iv.Z, scales, layout, draws, iv.n_threads,
                                 bar)
         quad = quad_total(totals, len(layout.ranges))
