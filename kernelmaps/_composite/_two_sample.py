@@ -509,9 +509,9 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
         # Dask input: checked as it is read, the statistics from Dask tasks
         iv.lazy = iv.kind in ("points", "rows", "sets") and is_lazy_input(X, Y)
         if iv.lazy:
-            for A, name in ((X, "X"), (Y, "Y")):
-                if iv.kind == "points":
-                    _refuse_sets(A, name)
+            if iv.kind == "points":
+                _refuse_sets(X, "X")
+                _refuse_sets(Y, "Y")
             iv.X, iv.Y = lazy_samples(spec, X, Y)
         elif iv.kind == "points":
             iv.X, iv.Y = _check_samples(X, Y, lazy=False)
@@ -557,8 +557,9 @@ def _statistics(iv, mode, total, norms=False):
     norm of each pooled matrix with its diagonal 0 (else None).
 
     The kernel matrices are computed whole where they fit in the working
-    memory (`_in_memory`), else a block at a time (`_on_blocks`); the same
-    draws either way (`_block_seeds`), so the same p-values."""
+    memory (`_in_memory`), else a block at a time (`_on_blocks`; always for
+    Dask input, whose passes are Dask tasks); the same draws either way
+    (`_block_seeds`), so the same p-values."""
     seeds = _block_seeds(iv.generator, total)
     scales = [spec.scales(iv.Z, iv.gamma, iv.grid, iv.n_threads)
               for spec in iv.specs]
