@@ -20,10 +20,12 @@ the graph of `pass_graph`, its keys named ``mmd_test-<part>-<token>``:
   (getitem tasks: a task receives only its rows);
 - ``block`` t: task t of the layout, `block_task` on its objects and the
   rows of its draws (one task per pair of ranges and batch);
-- ``sum`` (k, t): the total of key k after task t, the contributions to a
-  key added in the order of the tasks, as `run_blocks` adds them
-  (`add_contribution`): the totals, hence the statistics, are those of the
-  threaded pass bit for bit, whatever ran where.
+- ``sum`` (k, g): the total of key k after the g-th group of tasks (the
+  tasks of one first range and kind, consecutive in the layout: chains of
+  at most as many links as ranges), the contributions to a key added in
+  the order of the tasks, as `run_blocks` adds them (`add_contribution`):
+  the totals, hence the statistics, are those of the threaded pass bit for
+  bit, whatever ran where.
 
 Any Dask scheduler runs it: the threaded one by default, a
 `distributed.Client` where one is active. On the local schedulers a
@@ -110,10 +112,10 @@ def _checked_rows(block, name, nonnegative, dtype):
 def _lazy_sets(spec, A, name):
     """The sets `A` as a Bags of Dask points (one chunk of columns), the
     number and sizes of its sets checked, its points as they are read."""
-    bags = pack_sets(A, name)
-    if not is_dask_array(bags.points):
+    if not is_lazy(A):
         bags = spec.check(A, name)
         return _enough(Bags(_as_dask(bags.points), bags.offsets), name)
+    bags = pack_sets(A, name)
     if len(bags) == 0:
         raise ValueError(f"{name} must contain at least one set")
     if bags.dim == 0:
@@ -163,13 +165,13 @@ def is_lazy_input(X, Y):
 
 def run_blocks_dask(spec, Z, scales, layout, draws, bar):
     """The totals of one pass (a dict by key, as `run_blocks` gives them)
-    computed as Dask tasks (`pass_graph`) by the scheduler in use, the
-    progress bar moved at each block task (local schedulers) or at the
-    end."""
+    and the batch's draws (int8, its blocks side by side), computed as Dask
+    tasks (`pass_graph`) by the scheduler in use, the progress bar moved at
+    each block task (local schedulers) or at the end."""
     import dask
     from dask.callbacks import Callback
 
-    totals, name = pass_graph(spec, Z, scales, layout, draws)
+    totals, blocks, name = pass_graph(spec, Z, scales, layout, draws)
     done = []
 
     def posttask(key, result, dsk, state, worker_id):
@@ -178,17 +180,18 @@ def run_blocks_dask(spec, Z, scales, layout, draws, bar):
             bar.update(1)
 
     with Callback(posttask=posttask):
-        (totals,) = dask.compute(totals, optimize_graph=False)
+        totals, blocks = dask.compute(totals, blocks, optimize_graph=False)
     bar.update(len(layout.tasks) - len(done))
-    return totals
+    return totals, np.concatenate(blocks, axis=1)
 
 
 def pass_graph(spec, Z, scales, layout, draws):
-    """The Dask graph of a pass: ``(totals, name)``, totals a dict of the
-    Delayed total of each key, name that of the block tasks' keys (see the
-    module's docstring). `Z` holds the lazy pooled objects, `draws` a
-    picklable function without arguments per block of the batch's draws
-    (int8: a row per pooled object, or per pair)."""
+    """The Dask graph of a pass: ``(totals, blocks, name)``, totals a dict
+    of the Delayed total of each key, blocks the Delayed draws of each block
+    of the batch, name that of the block tasks' keys (see the module's
+    docstring). `Z` holds the lazy pooled objects, `draws` a picklable
+    function without arguments per block of the batch's draws (int8: a row
+    per pooled object, or per pair)."""
     import dask
 
     token = uuid.uuid4().hex
@@ -226,8 +229,22 @@ def pass_graph(spec, Z, scales, layout, draws):
                     dask_key_name=(names["draw-rows"], b, r))
         return [rows[b, r] for b in range(len(blocks))]
 
-    totals = {}
+    totals, pending, index = {}, {}, {}
+
+    def add(group):
+        """Fold the contributions of a group of tasks into the totals."""
+        for key, outputs in pending.items():
+            k = index.setdefault(key, len(index))
+            totals[key] = dask.delayed(_add, pure=True)(
+                totals.get(key), key, *outputs,
+                dask_key_name=(names["sum"], k, group))
+        pending.clear()
+
+    group = 0
     for t, task in enumerate(layout.tasks):
+        if t and task[:2] != layout.tasks[t - 1][:2]:
+            add(group)
+            group += 1
         objects = [piece(s) for s in _task_ranges(layout, task)]
         read = layout.draw_rows(task)
         di = dj = None
@@ -236,17 +253,9 @@ def pass_graph(spec, Z, scales, layout, draws):
         out = dask.delayed(_block, pure=True)(
             context, task, objects, di, dj, dask_key_name=(names["block"], t))
         for key in task_keys(layout, task):
-            k = _key_index(totals, key)
-            totals[key] = dask.delayed(_add, pure=True)(
-                totals.get(key), out, key,
-                dask_key_name=(names["sum"], k, t))
-    return totals, names["block"]
-
-
-def _key_index(totals, key):
-    """The index of `key` among the keys of a pass (in the order they
-    first appear)."""
-    return list(totals).index(key) if key in totals else len(totals)
+            pending.setdefault(key, []).append(out)
+    add(group)
+    return totals, blocks, names["block"]
 
 
 def _task_ranges(layout, task):
@@ -329,12 +338,14 @@ def _block(context, task, objects, draws_i, draws_j):
                           *joined, 1)
 
 
-def _add(total, contributions, key):
-    """The total of `key` after a task: its contribution added to the total
-    before it (None: the first), as `run_blocks` adds it."""
-    value = dict(contributions).get(key)
-    if value is None:
-        raise RuntimeError(f"the block task gave no contribution to {key}")
+def _add(total, key, *outputs):
+    """The total of `key` after a group of tasks: their contributions (in
+    `outputs`, the tasks' lists) added to the total before them (None:
+    none yet) in their order, as `run_blocks` adds them."""
     totals = {} if total is None else {key: total}
-    add_contribution(totals, key, value)
+    for contributions in outputs:
+        value = dict(contributions).get(key)
+        if value is None:
+            raise RuntimeError(f"a block task gave no contribution to {key}")
+        add_contribution(totals, key, value)
     return totals[key]

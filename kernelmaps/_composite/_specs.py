@@ -37,6 +37,11 @@ kernel's distance on the same samples: 10 bandwidths spaced geometrically
 from half the 5 % quantile of the (positive) distances to twice the
 largest (Schrab et al., 2023); MMD-FUSE's, linearly from half the 5 % to
 twice the 95 % order statistic (Biggs et al., 2023).
+
+The samples take lazy objects too (a Dask array, a Bags of Dask points:
+`mmd_test` on Dask input): their projections (one float per object, each
+from that object alone, so the same however the objects are chunked) are
+computed, then the sampled objects only.
 """
 
 import math

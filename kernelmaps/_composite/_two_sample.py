@@ -525,9 +525,9 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
         # Dask input: checked as it is read, the statistics from Dask tasks
         iv.lazy = iv.kind in ("points", "rows", "sets") and is_lazy_input(X, Y)
         if iv.lazy:
-            for A, name in ((X, "X"), (Y, "Y")):
-                if iv.kind == "points":
-                    _refuse_sets(A, name)
+            if iv.kind == "points":
+                _refuse_sets(X, "X")
+                _refuse_sets(Y, "Y")
             iv.X, iv.Y = lazy_samples(spec, X, Y)
         elif iv.kind == "points":
             iv.X, iv.Y = _check_samples(X, Y, lazy=False)
@@ -573,8 +573,9 @@ def _statistics(iv, mode, total, norms=False):
     norm of each pooled matrix with its diagonal 0 (else None).
 
     The kernel matrices are computed whole where they fit in the working
-    memory (`_in_memory`), else a block at a time (`_on_blocks`); the same
-    draws either way (`_block_seeds`), so the same p-values."""
+    memory (`_in_memory`), else a block at a time (`_on_blocks`; always for
+    Dask input, whose passes are Dask tasks); the same draws either way
+    (`_block_seeds`), so the same p-values."""
     seeds = _block_seeds(iv.generator, total)
     scales = [spec.scales(iv.Z, iv.gamma, iv.grid, iv.n_threads)
               for spec in iv.specs]
@@ -661,11 +662,12 @@ def _on_blocks(iv, spec, scales, mode, seeds, plan, bar):
     statistics = np.empty((L, sum(b for _, b in seeds)))
     kinds = norms = finishes = None
     for batch in plan.batches:
-        draws = np.concatenate([draw(i) for i in batch], axis=1)
-        if iv.lazy:  # Dask input: the pass as Dask tasks
-            blocks = [functools.partial(draw, i) for i in batch]
-            totals = run_blocks_dask(spec, iv.Z, scales, layout, blocks, bar)
+        if iv.lazy:  # Dask input: the pass (and the draws) as Dask tasks
+            totals, draws = run_blocks_dask(
+                spec, iv.Z, scales, layout,
+                [functools.partial(draw, i) for i in batch], bar)
         else:
+            draws = np.concatenate([draw(i) for i in batch], axis=1)
             totals = run_blocks(spec, iv.Z, scales, layout, draws, iv.n_threads,
                                 bar)
         quad = quad_total(totals, len(layout.ranges))
