@@ -37,7 +37,8 @@ callable kernel on strings), by the permutation (1000 resamples),
 aggregated and fused tests (their defaults), beside the NumPy permutation
 test of the pooled matrix that the unit's public function computes.
 `AggregatedUnequal` times the aggregated test of 1500 against 1550 points
-beside 1525 against 1525.
+beside 1525 against 1525. `OnBlocks` times the test with its kernel
+matrices whole beside streamed in blocks (beyond the working memory).
 The ``peakmem_*`` methods give the peak resident memory of the process, the
 input data included. `TwoSample` calls each function once (``number =
 repeat = rounds = 1``, no warmup): hyppo takes minutes there.
@@ -59,6 +60,7 @@ without asv.
 """
 
 import importlib.util
+import inspect
 
 import numpy as np
 from asv_runner.benchmarks.mark import SkipNotImplemented, skip_for_params
@@ -303,6 +305,36 @@ class AggregatedUnequal(RunOnce):
 
     def peakmem_mmd_test(self, sizes, workers):
         mmd_test(self.X, self.Y, method="aggregated", rng=0, workers=workers)
+
+
+class OnBlocks(RunOnce):
+    """``mmd_test`` (permutation, 999 resamples; the aggregated test, its
+    defaults) of n = m = 3000 points in d = 64 (the second sample shifted by
+    0.1), its kernel matrices whole (a budget of 4096 MiB) beside streamed
+    in blocks (``working_memory=64``): the time and the peak memory of the
+    two paths of the same test (the same p-value), 1 and 2 workers.
+    ``studies/large_samples/study.py`` runs n = m = 50,000 against the GEMM
+    floor."""
+
+    params = (("permutation", "aggregated"), ("memory", "blocks"), WORKERS)
+    param_names = ("method", "path", "workers")
+
+    def setup(self, method, path, workers):
+        if "working_memory" not in inspect.signature(mmd_test).parameters:
+            raise SkipNotImplemented("mmd_test before its working memory")
+        rng = np.random.default_rng(0)
+        self.X = rng.normal(size=(3000, 64))
+        self.Y = rng.normal(size=(3000, 64))
+        self.Y[:, 0] += 0.1
+        self.budget = 4096 if path == "memory" else 64
+
+    def time_mmd_test(self, method, path, workers):
+        mmd_test(self.X, self.Y, method=method, rng=0, workers=workers,
+                 working_memory=self.budget)
+
+    def peakmem_mmd_test(self, method, path, workers):
+        mmd_test(self.X, self.Y, method=method, rng=0, workers=workers,
+                 working_memory=self.budget)
 
 
 # Ratios to the peers, read from the stored asv results.
