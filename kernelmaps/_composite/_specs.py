@@ -50,6 +50,7 @@ import numpy as np
 import scipy.sparse
 
 from .._bags import Bags
+from .._engine.layout import row_blocks
 from .._engine.pair_sums import pair_sums
 from .._engine.scales import divergence_kernel_matrix, median_scale
 from .._gamma import (
@@ -222,10 +223,21 @@ class PointSpec(Spec):
                 if following <= LOG_KERNEL_REACH * g:
                     # (before K is yielded: its user may change it)
                     with np.errstate(divide="ignore"):  # exp(log 0) = 0
-                        log_k = np.log(K)
+                        log_k = _by_rows(np.log, K)
                 yield K
             else:
-                yield np.exp((g / base) * log_k)
+                c = g / base
+                yield _by_rows(lambda rows, c=c: np.exp(c * rows), log_k)
+
+
+def _by_rows(function, A):
+    """``function(A)`` of an elementwise `function`, a block of rows at a
+    time (`row_blocks`): no temporary larger than a block, and Ctrl-C
+    stops between two blocks of a large matrix."""
+    out = np.empty_like(A)
+    for start, stop in row_blocks(A):
+        out[start:stop] = function(A[start:stop])
+    return out
 
 
 def value_sample(Z, size):
@@ -427,7 +439,7 @@ class _DistanceSpec(Spec):
     def blocks(self, A, B, scales, n_threads):
         S = self.distances(A, B, n_threads)
         for g in scales:
-            yield exp_minus(g, S)
+            yield _by_rows(lambda rows, g=g: exp_minus(g, rows), S)
 
 
 def _distance_grid(T, rule):
