@@ -100,7 +100,7 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads):
     if layout.mode == "pooled" or kind == "uu":
         A = take(Z, rows)
         B = None if same else take(Z, cols)
-        blocks = spec.blocks(A, B, scales, n_threads)
+        blocks = map(spec.finite, spec.blocks(A, B, scales, n_threads))
         parts = [_pooled_part(K, same, draws_i, draws_j, layout.mode == "pooled")
                  for K in blocks]
         tag = "r" if layout.mode == "pooled" else "rUu"
@@ -119,8 +119,8 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads):
     yi = take(Z, slice(n + rows.start, n + rows.stop))
     if kind == "pu":
         U = take(Z, cols)
-        kx = spec.blocks(xi, U, scales, n_threads)
-        ky = spec.blocks(yi, U, scales, n_threads)
+        kx = map(spec.finite, spec.blocks(xi, U, scales, n_threads))
+        ky = map(spec.finite, spec.blocks(yi, U, scales, n_threads))
         flags, rxu, ryu, ru = [], [], [], []
         for a, b in zip(kx, ky, strict=True):
             flags.append({"one": bool((a == 1).all() and (b == 1).all()),
@@ -133,11 +133,12 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads):
                 (("rPu", j), np.stack(ru))]
     xj = None if same else take(Z, cols)
     yj = None if same else take(Z, slice(n + cols.start, n + cols.stop))
-    kxx = spec.blocks(xi, xj, scales, n_threads)
-    kyy = spec.blocks(yi, yj, scales, n_threads)
-    kxy = spec.blocks(xi, take(Z, slice(n + cols.start, n + cols.stop)),
-                      scales, n_threads)
-    kyx = None if same else spec.blocks(yi, xj, scales, n_threads)
+    kxx = map(spec.finite, spec.blocks(xi, xj, scales, n_threads))
+    kyy = map(spec.finite, spec.blocks(yi, yj, scales, n_threads))
+    kxy = map(spec.finite, spec.blocks(
+        xi, take(Z, slice(n + cols.start, n + cols.stop)), scales, n_threads))
+    kyx = None if same else map(spec.finite,
+                                spec.blocks(yi, xj, scales, n_threads))
     parts = []
     for a, b, c in zip(kxx, kyy, kxy, strict=True):
         d = c.T if same else next(kyx)
@@ -154,6 +155,12 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads):
             out.append((("rPx", j), np.stack([p["cx"] for p in parts])))
             out.append((("rPy", j), np.stack([p["cy"] for p in parts])))
     return out
+
+
+def frobenius(K):
+    """The Frobenius norm of K (inf where its square overflows float64)."""
+    with np.errstate(over="ignore"):
+        return float(np.sqrt(np.einsum("ij,ij->", K, K)))
 
 
 def _column_dots(A, B):
@@ -183,7 +190,7 @@ def _pooled_part(K, same, draws_i, draws_j, resampled):
         part["cols"] = K.sum(axis=0)
     if resampled:
         part["quad"] = _quadratic(K, draws_i, draws_j, same)
-        part["fro"] = np.einsum("ij,ij->", K, K) * (1.0 if same else 2.0)
+        part["fro"] = frobenius(K) ** 2 * (1.0 if same else 2.0)
     return part
 
 

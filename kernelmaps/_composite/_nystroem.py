@@ -197,8 +197,10 @@ _KERNELS = tuple(name for name, spec in SPECS.items() if spec.kind != "points")
 def _block(kernel, A, B, params, workers):
     """k(A, B) of the spec `kernel` at the scale its public function takes
     for `params` (B None: the symmetric k(A, A)), float64."""
-    return kernel.matrix(A, B, kernel.function_scale(params),
-                         resolve_workers(workers))
+    if B is not None:
+        A, B = kernel.common_dtype(A, B)
+    return kernel.finite(kernel.matrix(A, B, kernel.function_scale(params),
+                                       resolve_workers(workers)), "X")
 
 
 def _landmark_block(kernel, L, params, workers):

@@ -61,6 +61,7 @@ from .._gamma import (
 )
 from .._probes import as_float_array, is_dask_array
 from .._validation import (
+    check_finite_output,
     check_gaussians,
     check_histograms,
     check_kernel_matrix,
@@ -131,6 +132,19 @@ class Spec:
         objects."""
         return Z[index]
 
+    def common_dtype(self, A, B):
+        """Checked objects A and B of one dtype: float64 both where one is
+        float32 and the other not (as the public functions compute mixed
+        input)."""
+        dtypes = {getattr(getattr(X, "points", X), "dtype", None)
+                  for X in (A, B)}
+        if len(dtypes) < 2 or None in dtypes:
+            return A, B
+        return self.as_float64(A), self.as_float64(B)
+
+    def as_float64(self, X):
+        return X.astype(np.float64)
+
     def value_keys(self, Z):
         """Keys (one row per object) that order the objects by their values
         only (`object_sample`), or None for a kernel without a scale."""
@@ -177,6 +191,12 @@ class Spec:
         """k(A, B) at each scale, float64 (B None: the symmetric k(A, A)),
         one array at a time."""
         raise NotImplementedError
+
+    def finite(self, K, names="X and Y"):
+        """K, or a ValueError where a kernel value overflowed float64."""
+        return check_finite_output(
+            K, f"the {self.name} kernel values between the objects of {names} "
+               f"overflow float64; scale {names} down")
 
     def matrix(self, A, B, scale, n_threads):
         """k(A, B) at one scale."""
@@ -478,6 +498,9 @@ class _SetSpec(Spec):
         dtype = np.result_type(X.points.dtype, Y.points.dtype)
         return Bags(np.concatenate([X.points, Y.points]).astype(dtype, copy=False),
                     np.concatenate([X.offsets, X.offsets[-1] + Y.offsets[1:]]))
+
+    def as_float64(self, X):
+        return Bags(X.points.astype(np.float64), X.offsets)
 
     def take(self, Z, index):
         offsets = Z.offsets

@@ -71,6 +71,7 @@ from .._warnings import degenerate, degenerate_message, warn_degenerate
 from ._blocked import (
     Layout,
     degenerate_kinds,
+    frobenius,
     pooled_vectors,
     quad_total,
     run_blocks,
@@ -615,11 +616,11 @@ def _in_memory(iv, spec, scales, mode, seeds, plan, bar):
     matrices = spec.blocks(iv.Z, None, scales, iv.n_threads)
     bar.update(1)
     for K in matrices:
-        K = np.ascontiguousarray(K, dtype=np.float64)
+        K = spec.finite(np.ascontiguousarray(K, dtype=np.float64))
         kind = degenerate(K, symmetric=True)
         diag = np.diag(K).copy()
         np.fill_diagonal(K, 0.0)
-        norm = math.sqrt(np.einsum("ij,ij->", K, K, dtype=np.float64))
+        norm = frobenius(K)
         if mode == "permutation":
             form = (K.astype(iv.dtype, copy=False),
                     _permutation_finish(K.sum(axis=1, dtype=np.float64), diag,
@@ -1159,8 +1160,10 @@ def _fuse(iv):
     _warn_degenerates(iv, names, gammas, kinds, "fused")
     p = min(iv.n, iv.N - iv.n)
     scale = p * (p - 1) * math.sqrt(p * (p - 1))
-    # (a kernel 0 between all distinct points: no information)
-    factors = np.where(norms > 0, scale / np.where(norms > 0, norms, 1.0), 0.0)
+    # (a kernel 0 between all distinct points: no information; a norm
+    # beyond float64: kernel values near the top of its range, no scale)
+    usable = (norms > 0) & np.isfinite(norms)
+    factors = np.where(usable, scale / np.where(usable, norms, 1.0), 0.0)
     stats *= factors[:, None]
     fused = scipy.special.logsumexp(stats, axis=0, b=1.0 / len(stats))
     observed, null = float(fused[0]), fused[1:]
