@@ -325,6 +325,9 @@ class _Taken:
     def blocks(self, A, B, scales, n_threads):
         return self.spec.blocks(A, B, scales, n_threads)
 
+    def finite(self, K):
+        return self.spec.finite(K)
+
 
 def _block(context, task, objects, draws_i, draws_j):
     """One task of a pass: `block_task` on its ranges of objects, with the
