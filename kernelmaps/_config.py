@@ -15,6 +15,8 @@ import numbers
 import os
 import threading
 
+from ._validation import fill_docs
+
 __all__ = ["config_context", "get_config", "set_config", "working_memory_bytes"]
 
 # The default budget, MiB (scikit-learn's is 1024).
@@ -47,9 +49,7 @@ def get_config():
 
     References
     ----------
-    .. [1] F. Pedregosa et al., "Scikit-learn: Machine Learning in Python",
-       Journal of Machine Learning Research 12, pp. 2825-2830, 2011 (its
-       ``working_memory`` setting, which this one follows).
+    {sklearn}
 
     Examples
     --------
@@ -85,9 +85,7 @@ def set_config(*, working_memory=None):
 
     References
     ----------
-    .. [1] F. Pedregosa et al., "Scikit-learn: Machine Learning in Python",
-       Journal of Machine Learning Research 12, pp. 2825-2830, 2011 (its
-       ``working_memory`` setting, which this one follows).
+    {sklearn}
 
     Examples
     --------
@@ -122,9 +120,7 @@ def config_context(*, working_memory=None):
 
     References
     ----------
-    .. [1] F. Pedregosa et al., "Scikit-learn: Machine Learning in Python",
-       Journal of Machine Learning Research 12, pp. 2825-2830, 2011 (its
-       ``working_memory`` setting, which this one follows).
+    {sklearn}
 
     Examples
     --------
@@ -141,6 +137,12 @@ def config_context(*, working_memory=None):
         yield
     finally:
         _settings().update(before)
+
+
+fill_docs((get_config, set_config, config_context), sklearn=(
+    '.. [1] F. Pedregosa et al., "Scikit-learn: Machine Learning in Python",\n'
+    "   Journal of Machine Learning Research 12, pp. 2825-2830, 2011 (its\n"
+    "   ``working_memory`` setting, which this one follows)."), indent=4)
 
 
 def check_working_memory(value, name="working_memory"):

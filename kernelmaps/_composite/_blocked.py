@@ -34,7 +34,9 @@ import numpy as np
 from .._engine import lapack
 from .._engine.schedule import thread_map
 
-__all__ = ["Layout", "block_task", "run_blocks"]
+__all__ = ["Layout", "add_contribution", "block_task", "column_dots",
+           "degenerate_kinds", "frobenius", "pooled_vectors", "range_total",
+           "run_blocks"]
 
 
 class Layout:
@@ -163,7 +165,7 @@ def frobenius(K):
         return float(np.sqrt(np.einsum("ij,ij->", K, K)))
 
 
-def _column_dots(A, B):
+def column_dots(A, B):
     """The dot products of the columns of A and B, summed in float64."""
     return np.einsum("ij,ij->j", A, B, dtype=np.float64)
 
@@ -173,7 +175,7 @@ def _quadratic(M, draws_i, draws_j, same):
     diagonal: its mirror adds the same)."""
     Ei = draws_i.astype(np.float64)
     Ej = Ei if same else draws_j.astype(np.float64)
-    q = _column_dots(Ei, M @ Ej)
+    q = column_dots(Ei, M @ Ej)
     return q if same else 2.0 * q
 
 
@@ -273,18 +275,10 @@ def degenerate_kinds(flags):
             for one, nonzero in flags]
 
 
-def quad_total(totals, n_ranges):
-    """The quadratic forms of a pass (scales, resamples), the ranges'
-    parts added in their order."""
-    total = totals[("quad", 0)].copy()
-    for i in range(1, n_ranges):
-        total += totals[("quad", i)]
-    return total
-
-
-def scalar_total(totals, name, n_ranges):
-    """A per-range scalar quantity ("fro", "trd") added over the ranges in
-    their order, per scale."""
+def range_total(totals, name, n_ranges):
+    """A quantity kept per range ("quad": the quadratic forms, scales x
+    resamples; "fro", "trd": one value per scale) added over the ranges in
+    their order."""
     total = totals[(name, 0)].copy()
     for i in range(1, n_ranges):
         total += totals[(name, i)]

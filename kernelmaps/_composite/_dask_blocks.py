@@ -314,7 +314,7 @@ def _piece(parts, offsets):
 class _Taken:
     """`spec` over the objects of one task: ``take`` gives a range (a slice
     of the pooled objects) from a dict of the task's ranges by their
-    bounds."""
+    bounds; everything else is the spec's."""
 
     def __init__(self, spec):
         self.spec = spec
@@ -322,11 +322,8 @@ class _Taken:
     def take(self, objects, index):
         return objects[(index.start, index.stop)]
 
-    def blocks(self, A, B, scales, n_threads):
-        return self.spec.blocks(A, B, scales, n_threads)
-
-    def finite(self, K):
-        return self.spec.finite(K)
+    def __getattr__(self, name):
+        return getattr(self.spec, name)
 
 
 def _block(context, task, objects, draws_i, draws_j):

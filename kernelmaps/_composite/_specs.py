@@ -168,6 +168,12 @@ class Spec:
     # given (`function_scale`).
     default_scale = None
 
+    def point_params(self):
+        """The parameters of the point kernel under a kernel of objects
+        (kernel, gamma, degree, coef0), with their functions' defaults."""
+        return {"kernel": "rbf", "degree": 2, "coef0": 1.0,
+                **{k: v for k, v in self.params.items() if k in _POINT}}
+
     def function_params(self, params, X):
         """`params` with the defaults that depend on data fixed on the
         training objects X as the kernel's public function fixes them (the
@@ -524,12 +530,6 @@ class _SetSpec(Spec):
         square = sums[:, Z.dim:] / sizes[:, None]
         return np.hstack([mean, square, sizes[:, None] / sizes.max()])
 
-    def point_params(self):
-        """The point kernel's parameters (kernel, gamma, degree, coef0),
-        with the defaults of the set kernels' functions."""
-        return {"kernel": "rbf", "degree": 2, "coef0": 1.0,
-                **{k: v for k, v in self.params.items() if k in _POINT}}
-
     def check_sizes(self, bags, name):
         """`bags` (checked sets), or a ValueError naming a set too small for
         the kernel."""
@@ -809,8 +809,7 @@ class ExpectedSpec(Spec):
                             grid)
 
     def blocks(self, A, B, scales, n_threads):
-        params = {"kernel": "rbf", "degree": 2, "coef0": 1.0,
-                  **{k: v for k, v in self.params.items() if k in _POINT}}
+        params = self.point_params()
         for g in scales:
             yield expected_block(A, B, {**params, "gamma": g}, n_threads)
 

@@ -70,12 +70,12 @@ from .._validation import (
 from .._warnings import degenerate, degenerate_message, warn_degenerate
 from ._blocked import (
     Layout,
+    column_dots,
     degenerate_kinds,
     frobenius,
     pooled_vectors,
-    quad_total,
+    range_total,
     run_blocks,
-    scalar_total,
 )
 from ._dask_blocks import is_lazy_input, lazy_samples, run_blocks_dask
 from ._specs import (
@@ -613,9 +613,9 @@ def _in_memory(iv, spec, scales, mode, seeds, plan, bar):
                          "permutation" if mode == "permutation"
                          else "wild_bootstrap", iv.dtype, rows)
     out = []
-    matrices = spec.blocks(iv.Z, None, scales, iv.n_threads)
-    bar.update(1)
-    for K in matrices:
+    for index, K in enumerate(spec.blocks(iv.Z, None, scales, iv.n_threads)):
+        if index == 0:  # (the bar's step of the kernel matrices)
+            bar.update(1)
         K = spec.finite(np.ascontiguousarray(K, dtype=np.float64))
         kind = degenerate(K, symmetric=True)
         diag = np.diag(K).copy()
@@ -671,7 +671,7 @@ def _on_blocks(iv, spec, scales, mode, seeds, plan, bar):
             draws = np.concatenate([draw(i) for i in batch], axis=1)
             totals = run_blocks(spec, iv.Z, scales, layout, draws, iv.n_threads,
                                 bar)
-        quad = quad_total(totals, len(layout.ranges))
+        quad = range_total(totals, "quad", len(layout.ranges))
         if finishes is None:
             kinds = degenerate_kinds(totals[("flags",)])
             finishes, norms = _block_finish(totals, layout, mode, L, n, m,
@@ -694,10 +694,10 @@ def _block_finish(totals, layout, mode, L, n, m, unbiased):
         count = len(layout.ranges)
         r = pooled_vectors(totals, "r", count)
         diag = pooled_vectors(totals, "diag", count)
-        norms = np.sqrt(np.maximum(scalar_total(totals, "fro", count), 0.0))
+        norms = np.sqrt(np.maximum(range_total(totals, "fro", count), 0.0))
         return ([_permutation_finish(r[k], diag[k], n, m, unbiased)
                  for k in range(L)], list(norms))
-    trd = scalar_total(totals, "trd", len(layout.ranges))
+    trd = range_total(totals, "trd", len(layout.ranges))
     pairs, extra = len(layout.ranges), len(layout.unpaired)
     rPx, rPy = (pooled_vectors(totals, name, pairs) for name in ("rPx", "rPy"))
     rUx, rUy, rPu, rUu = (
@@ -1004,11 +1004,6 @@ def _draw_block(seed, size, first, n, N, method, dtype):
     return S
 
 
-def _column_dots(A, B):
-    """The dot products of the columns of A and B, summed in float64."""
-    return np.einsum("ij,ij->j", A, B, dtype=np.float64)
-
-
 def _drawer(seeds, n, N, method, dtype):
     """A function of i giving the draws of block i (see `_draw_block`)."""
     def draw(i):
@@ -1043,7 +1038,7 @@ def _resampled(form, draw, n_blocks, bar, n_threads):
     def part(S, start):
         """diag(S' M S) of the rows start:start + step of M."""
         end = start + step
-        return _column_dots(S[start:end], M[start:end] @ S)
+        return column_dots(S[start:end], M[start:end] @ S)
 
     def tasks():
         """(block, first row) of each task, the next block drawn on a
@@ -1079,7 +1074,7 @@ def _permutation_finish(r, diag, n, m, unbiased):
     diag_total = math.fsum(diag)
 
     def finish(S, sxx):
-        rs, dx = _projections(np.stack([r, diag]), S)
+        rs, dx = _draw_projections(np.stack([r, diag]), S)
         sxy = rs - sxx
         syy = total - 2 * rs + sxx
         if unbiased:
@@ -1090,7 +1085,7 @@ def _permutation_finish(r, diag, n, m, unbiased):
     return finish
 
 
-def _projections(V, S):
+def _draw_projections(V, S):
     """``V @ S`` (float64) for vectors V (k x N) and draws S (N x b, float
     or int8), in blocks of rows of S."""
     out = np.zeros((V.shape[0], S.shape[1]))
@@ -1117,7 +1112,7 @@ def _swap_finish(w, q, constants, n, m):
     T, cKc, rc, trD = constants
 
     def finish(E, quadratic):
-        we, qe = _projections(np.stack([w, q]), E)
+        we, qe = _draw_projections(np.stack([w, q]), E)
         sxx = cKc + we + (quadratic + trD) / 4
         rs = rc + 0.5 * qe
         sxy = rs - sxx

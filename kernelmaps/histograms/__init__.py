@@ -2,10 +2,11 @@
 Jensen-Shannon, exp-chi2) and explicit feature maps for them."""
 
 from ._anchors import AnchorMap
-from ._blocks import additive_block, chi2_distance_block
 from ._exact import (
+    additive_block,
     additive_chi2_kernel,
     chi2_distance,
+    chi2_distance_block,
     exp_chi2_kernel,
     hellinger_kernel,
     intersection_kernel,

@@ -116,7 +116,7 @@ def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False)
            [0.6607, 1.    ]])
     """
     return _exact(_additive, "additive_chi2_kernel", X, Y, workers, dtype,
-                  progress, kind="chi2", factor=2.0)
+                  progress, kind="chi2")
 
 
 def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -308,8 +308,8 @@ def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1.    , 0.7035],
            [0.7035, 1.    ]])
     """
-    return _exact(_hellinger, "hellinger_kernel", X, Y, workers, dtype,
-                  progress)
+    return _exact(_additive, "hellinger_kernel", X, Y, workers, dtype,
+                  progress, kind="hellinger")
 
 
 def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
@@ -423,20 +423,25 @@ def _check_pair(X, Y, workers, dtype, progress, lazy=False):
     return X, Y, resolve_workers(workers), out, check_progress(progress)
 
 
-def _additive(X, Y, n_threads, progress, out, names, kind, factor=1.0):
-    """The additive kernel `kind` ("chi2", "intersection", "js") of
-    validated X and Y, times `factor`, as `out`."""
+def _additive(X, Y, n_threads, progress, out, names, kind):
+    """The additive kernel `kind` of validated X and Y, as `out`."""
+    return _finite(additive_block(X, Y, kind, n_threads, progress), out, names)
+
+
+def additive_block(X, Y, kind, n_threads, progress=False):
+    """The additive kernel `kind` ("chi2", "intersection", "hellinger",
+    "js") between the rows of checked X and Y (None: X, the symmetric
+    block), float64, unchecked (``inf`` where a value overflows): what the
+    ``*_kernel`` functions return, and what the tools over objects take
+    block by block."""
+    if kind == "hellinger":
+        return additive_sums(_sqrt(X), None if Y is None else _sqrt(Y),
+                             "product", n_threads, progress, "hellinger kernel")
     K = additive_sums(X, Y, kind, n_threads, progress, f"{kind} kernel")
-    if factor != 1.0:
+    if kind == "chi2":  # the engine's sums are K / 2
         with np.errstate(over="ignore"):  # reported by _finite
-            K *= factor
-    return _finite(K, out, names)
-
-
-def _hellinger(X, Y, n_threads, progress, out, names):
-    return _finite(additive_sums(_sqrt(X), None if Y is None else _sqrt(Y),
-                                 "product", n_threads, progress,
-                                 "hellinger kernel"), out, names)
+            K *= 2.0
+    return K
 
 
 def _finite(K, out, names):
@@ -451,15 +456,21 @@ def _finite(K, out, names):
 
 
 def _chi2_distance(X, Y, n_threads, progress, out, names):
-    D, exponent = _scaled_chi2_distance(X, Y, n_threads, progress)
-    with np.errstate(over="ignore"):
-        D = np.ldexp(D, exponent)
+    D = chi2_distance_block(X, Y, n_threads, progress)
     check_finite_output(
         D,
         f"the chi2 distances between the rows of {names} overflow float64; "
         f"scale the histograms down",
     )
     return cast_output(D, out, names)
+
+
+def chi2_distance_block(X, Y, n_threads, progress=False):
+    """The chi2 distances between the rows of checked X and Y (None: X),
+    float64, unchecked (``inf`` where they overflow)."""
+    D, exponent = _scaled_chi2_distance(X, Y, n_threads, progress)
+    with np.errstate(over="ignore"):
+        return np.ldexp(D, exponent)
 
 
 def _exp_chi2(X, Y, n_threads, progress, out, names, beta):
