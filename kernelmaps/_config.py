@@ -151,8 +151,9 @@ def check_working_memory(value, name="working_memory"):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number of MiB, got "
                         f"{type(value).__name__}")
-    value = float(value) if not isinstance(value, numbers.Integral) else int(value)
-    if not (math.isfinite(value) and value > 0):
+    value = int(value) if isinstance(value, numbers.Integral) else float(value)
+    # (an int of any size: isfinite would convert it to a float)
+    if not (value > 0 and (isinstance(value, int) or math.isfinite(value))):
         raise ValueError(f"{name} must be a positive number of MiB, got {value}")
     return value
 

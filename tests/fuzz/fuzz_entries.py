@@ -3757,6 +3757,10 @@ def _two_sample_entry(method):
         "fuse": [DT(), B],
         "linear": [Arg("feature_map", p=P("int", low=1, none_ok=True, huge=False))],
     }[method]
+    if method != "linear":
+        extra.append(Arg("working_memory", p=P("real", low=0, low_incl=False,
+                                               none_ok=True,
+                                               judge=_budget_judge)))
     names = ["kernel", "gamma", "alpha", "workers", "progress", "rng",
              *(a.name for a in extra)]
     register(
@@ -3783,6 +3787,60 @@ def _two_sample_entry(method):
             lambda s: src_call("km.mmd_test", {**s, "method": repr(method)},
                                ["X", "Y"], ["method", *names]),
             lambda ctx, v, res: _check_two_sample(ctx, v, res, method),
+            group="sets",
+        )
+    )
+
+
+def _budget_judge(p, v):
+    """working_memory: a positive number of MiB; one too small for the
+    test (below 1 MiB here) is refused, by design, with a ValueError."""
+    from fuzz_inputs import _judge_number
+
+    e = _judge_number(p, v)
+    try:
+        if e == VALID and v is not None and float(v) < 1.0:
+            return EITHER
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return e
+
+
+def _in_config_context(km, v):
+    """The budget `config_context` sets, read back within it."""
+    with km.config_context(**kwargs(v, ["working_memory"])):
+        return km.get_config()["working_memory"]
+
+
+def _set_and_restore(km, v):
+    """The budget `set_config` sets, read back; the setting restored (the
+    worker runs other cases after this one)."""
+    before = km.get_config()
+    try:
+        km.set_config(**kwargs(v, ["working_memory"]))
+        return km.get_config()["working_memory"]
+    finally:
+        km.set_config(**before)
+
+
+def _check_budget(ctx, v, res):
+    want = v.get("working_memory")
+    want = 1024 if want is None else want
+    need(res == want and res > 0, f"read back {res!r}, set {want!r}")
+
+
+for _name, _call in (("config_context", _in_config_context),
+                     ("set_config", _set_and_restore)):
+    register(
+        Entry(
+            _name,
+            [Arg("working_memory", p=P("real", low=0, low_incl=False,
+                                       none_ok=True))],
+            lambda ctx: {"working_memory": S(64, "64")},
+            _call,
+            lambda s, _name=_name: src_call(f"km.{_name}", s, (),
+                                            ["working_memory"]),
+            _check_budget,
             group="sets",
         )
     )
