@@ -244,3 +244,46 @@ def test_bad_input_is_refused_naming_the_argument():
             km.mmd_test(**kwargs, n_resamples=19)
     with pytest.raises(TypeError, match="feature_map"):
         km.mmd_test(S, S, method="linear")
+
+
+@pytest.mark.parametrize("kernel", ["mean_map", "mmd"])
+def test_sets_reach_the_compiled_loop_directly(kernel, monkeypatch):
+    # mmd_test on sets validates each sample once and reaches the compiled
+    # loop of the pair sums (`tile_sums`) through at most 6 calls of
+    # kernelmaps' Python functions (it took 14, through the public
+    # sum_match_kernel, which validated the sets again).
+    import sys
+    import types
+
+    from kernelmaps._composite import _specs
+    from kernelmaps._engine import pair_sums
+
+    checks, depths = [], []
+
+    def counted(*args, **kwargs):
+        checks.append(kwargs.get("name", args[1] if len(args) > 1 else None))
+        return check_sets(*args, **kwargs)
+
+    def tile_sums(*args, **kwargs):
+        frame, names = sys._getframe(1), []
+        while frame is not None:
+            if "kernelmaps" in frame.f_code.co_filename:
+                names.append(frame.f_code.co_name)
+            frame = frame.f_back
+        depths.append(names[::-1])
+        return impl.tile_sums(*args, **kwargs)
+
+    check_sets, impl = _specs.check_sets, pair_sums._impl
+    monkeypatch.setattr(_specs, "check_sets", counted)
+    monkeypatch.setattr(pair_sums, "_impl", types.SimpleNamespace(
+        **{**{k: getattr(impl, k) for k in dir(impl) if not k.startswith("__")},
+           "tile_sums": tile_sums}))
+    rng = np.random.default_rng(0)
+    X, Y = (objects("sets", 300, rng) for _ in range(2))
+    km.mmd_test(X, Y, kernel=kernel, n_resamples=19, rng=0, workers=1,
+                **({"kernel_params": PARAMS[kernel]} if kernel in PARAMS else {}))
+    assert sorted(checks) == ["X", "Y"]
+    assert depths, "the pair sums did not run the tiles"
+    for names in depths:
+        assert names[0] == "mmd_test"
+        assert len(names) - 1 <= 6, names

@@ -71,7 +71,7 @@ from .._validation import (
 )
 from ..distributions import expected_block
 from ..histograms import additive_block, chi2_distance_block
-from ..sets import mean_map_block, mean_map_self, renyi_block
+from ..sets import mean_map_block, mmd_block, renyi_block
 
 __all__ = ["BANDWIDTH_SAMPLE", "KINDS", "N_BANDWIDTHS", "SPECS", "Spec",
            "check_precomputed", "given_gammas", "object_kind", "pool_any",
@@ -439,13 +439,20 @@ class _DistanceSpec(Spec):
     MMDAgg's (MMD-FUSE's) on ``sqrt(S)`` (S is a squared distance: bandwidth
     b, gamma ``1 / b^2``, ``1 / (2 b^2)``)."""
 
-    def distances(self, A, B, n_threads):
-        raise NotImplementedError
+    # The unit's trusted block function of the distances S between the
+    # objects of A and B (None: A), ``distance(A, B, n_threads,
+    # **self.distance_params())``: called directly, the shortest path to
+    # the compiled loop.
+    distance = None
+
+    def distance_params(self):
+        return {}
 
     def scales(self, Z, gamma, grid, n_threads):
         if gamma is not None:
             return given_gammas(gamma, None, None, grid)
-        S = self.distances(object_sample(self, Z), None, n_threads)
+        S = self.distance(object_sample(self, Z), None, n_threads,
+                          **self.distance_params())
         if not grid:
             with np.errstate(over="ignore"):  # a subnormal median: gamma inf
                 return list(self._finite(np.array([1.0 / median_scale(S)])))
@@ -463,7 +470,7 @@ class _DistanceSpec(Spec):
         return gammas
 
     def blocks(self, A, B, scales, n_threads):
-        S = self.distances(A, B, n_threads)
+        S = self.distance(A, B, n_threads, **self.distance_params())
         for g in scales:
             yield _by_rows(lambda rows, g=g: exp_minus(g, rows), S)
 
@@ -623,19 +630,10 @@ class MMDSpec(_DistanceSpec, _SetSpec):
         self.params = {**self.params, **self.resolved_point(Z)}
         return super().scales(Z, gamma, grid, n_threads)
 
-    def distances(self, A, B, n_threads):
-        """The biased MMD^2 between the sets of A and B, as `mmd`."""
-        params = self.point_params()
-        K = mean_map_block(A, B, params, n_threads)
-        with np.errstate(over="ignore", invalid="ignore"):
-            ka = np.diag(K).copy() if B is None else mean_map_self(
-                A, params, n_threads)
-            kb = ka if B is None else mean_map_self(B, params, n_threads)
-            D2 = np.add.outer(ka, kb)
-            D2 -= 2 * K
-        if B is None:
-            np.fill_diagonal(D2, 0.0)
-        return np.maximum(D2, 0.0, out=D2)
+    distance = staticmethod(mmd_block)  # the biased MMD^2, as `mmd`
+
+    def distance_params(self):
+        return self.point_params()
 
 
 class RenyiSpec(_SetSpec):
@@ -751,8 +749,7 @@ class ExpChi2Spec(_DistanceSpec, _RowSpec):
     scale = "beta"
     default_scale = 1.0
 
-    def distances(self, A, B, n_threads):
-        return chi2_distance_block(A, B, n_threads)
+    distance = staticmethod(chi2_distance_block)
 
 
 # -- Gaussians --------------------------------------------------------------

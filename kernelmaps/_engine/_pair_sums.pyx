@@ -145,9 +145,11 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
               const int64_t[::1] rowbase, const int64_t[::1] colidx,
               double[::1] out, bint mirror,
               floating[:, ::1] tile_buffers, double[:, ::1] acc_buffers,
-              str kind, double gamma, double coef0, int degree, int n_threads):
-    """Sums over segment pairs for the items: item (g, h0, h1) is row group
-    g against the column groups h0 <= h < h1.
+              str kind, double gamma, double coef0, int degree, int n_threads,
+              Py_ssize_t start, Py_ssize_t stop):
+    """Sums over segment pairs for the items ``start <= it < stop``: item
+    (g, h0, h1) is row group g against the column groups h0 <= h < h1 (the
+    task ``run(start, stop)`` of `run_chunked`, bound by a partial).
 
     The sum over row segment s and column segment t goes to
     out[rowbase[s] + colidx[t]], and with `mirror` (symmetric case: h >= g,
@@ -176,7 +178,7 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
     args.gamma = gamma
     args.coef0 = coef0
 
-    for it in prange(items.shape[0], nogil=True, schedule="dynamic",
+    for it in prange(start, stop, nogil=True, schedule="dynamic",
                      num_threads=n_threads):
         tid = threadid()
         acc = &acc_buffers[tid, 0]

@@ -7,6 +7,7 @@ back into set sums. Inputs are validated `Bags` (anything with ``points``,
 ``offsets`` and ``dim``).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -40,12 +41,18 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     unordered pair of sets once and returns the symmetric matrix.
 
     `kernel` is "rbf" (``exp(-gamma |x-y|^2)``), "laplacian"
-    (``exp(-gamma |x-y|_1)``), "polynomial" (``(gamma <x,y> + coef0)^degree``)
-    or "sqeuclidean" (``|x-y|^2``). The sums are computed in chunks of about
+    (``exp(-gamma |x-y|_1)``), "polynomial" (``(gamma <x,y> + coef0)^degree``),
+    "sqeuclidean" (``|x-y|^2``) or "linear" (``<x, y>``: the products of
+    the sets' sums of points, `set_sums`; an overflow gives inf). The sums are computed in chunks of about
     50 ms (Ctrl-C stops between two), on at most `n_threads` threads.
     With `normalize`, ``S[i, j]`` is divided by ``len(X[i]) * len(Y[j])``
     (the mean of the kernel values).
     """
+    if kernel == "linear":
+        sx = set_sums(X)
+        with np.errstate(over="ignore", invalid="ignore"):
+            S = sx @ (sx if Y is None else set_sums(Y)).T
+        return pair_means(S, X, Y) if normalize else S
     symmetric = Y is None
     xp, yp = X.points, None if symmetric else Y.points
     e, gamma, dtype = _standardize(xp, yp, kernel, gamma)
@@ -81,11 +88,14 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
                  else np.zeros(n_row_groups, dtype=np.int64))
     col_stop = np.full(n_row_groups, n_col_groups, dtype=np.int64)
     out = np.empty(n_row_seg * n_col_seg)
-    _run(xp, xplan, yp, yplan, col_first, col_stop, e, dtype,
-         rowbase=np.arange(n_row_seg, dtype=np.int64) * n_col_seg,
-         colidx=np.arange(n_col_seg, dtype=np.int64),
-         out=out, mirror=symmetric, kernel=kernel, gamma=gamma, coef0=coef0,
-         degree=degree, n_threads=n_threads, progress=progress, desc=desc)
+    task, cost, pairs, n_threads = _tiles(
+        xp, xplan, yp, yplan, col_first, col_stop, e, dtype,
+        rowbase=np.arange(n_row_seg, dtype=np.int64) * n_col_seg,
+        colidx=np.arange(n_col_seg, dtype=np.int64), out=out, mirror=symmetric,
+        kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
+        n_threads=n_threads)
+    run_chunked(task, cost, n_threads=n_threads, progress=progress, desc=desc,
+                unit_cost=pairs)
 
     S = out.reshape(n_row_seg, n_col_seg)
     S = _fold_segments(S, xplan[1], axis=0)
@@ -272,6 +282,9 @@ def _one_group(bags, max_points):
 def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1):
     """``s[i]`` = sum of ``k(x, x')`` over all ``x, x'`` in ``X[i]`` (the
     diagonal of ``pair_sums(X)`` at a fraction of its cost)."""
+    if kernel == "linear":
+        with np.errstate(over="ignore"):
+            return np.square(set_sums(X)).sum(axis=1)
     xp = X.points
     e, gamma, dtype = _standardize(xp, None, kernel, gamma)
     max_points = panel_points(X.dim, dtype)
@@ -285,12 +298,14 @@ def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1):
     np.cumsum(pieces**2, out=base[1:])
     local = np.arange(len(seg_set), dtype=np.int64) - first[seg_set]
     out = np.empty(base[-1])
-    _run(xp, plan, xp, plan,
-         e=e, dtype=dtype, col_first=np.arange(len(seg_set), dtype=np.int64),
-         col_stop=(first + pieces)[seg_set],
-         rowbase=base[seg_set] + local * pieces[seg_set], colidx=local,
-         out=out, mirror=True, kernel=kernel, gamma=gamma, coef0=coef0,
-         degree=degree, n_threads=n_threads, progress=False, desc="")
+    task, cost, _, n_threads = _tiles(
+        xp, plan, xp, plan, e=e, dtype=dtype,
+        col_first=np.arange(len(seg_set), dtype=np.int64),
+        col_stop=(first + pieces)[seg_set],
+        rowbase=base[seg_set] + local * pieces[seg_set], colidx=local,
+        out=out, mirror=True, kernel=kernel, gamma=gamma, coef0=coef0,
+        degree=degree, n_threads=n_threads)
+    run_chunked(task, cost, n_threads=n_threads)
     return np.add.reduceat(out, base[:-1])
 
 
@@ -317,10 +332,13 @@ def _standardize(x, y, kernel, gamma):
 _KERNEL_COST = 8
 
 
-def _run(xp, xplan, yp, yplan, col_first, col_stop, e, dtype, *, rowbase, colidx, out,
-         mirror, kernel, gamma, coef0, degree, n_threads, progress, desc):
-    """Run row group g against the column groups col_first[g] <= h < col_stop[g], for
-    every g, as items of at most TASK_WORK each, in chunks."""
+def _tiles(xp, xplan, yp, yplan, col_first, col_stop, e, dtype, *, rowbase, colidx,
+           out, mirror, kernel, gamma, coef0, degree, n_threads):
+    """Row group g against the column groups col_first[g] <= h < col_stop[g],
+    for every g, as items of at most TASK_WORK each: ``(task, cost, pairs,
+    n_threads)`` for `run_chunked`, the task `_impl.tile_sums` bound to its
+    arrays (``task(start, stop)`` runs items start to stop), the cost and
+    the point pairs of each item, and the threads to run on."""
     xseg, _, xgroups = xplan
     yseg, _, ygroups = yplan
     xbounds, ybounds = xseg[xgroups], yseg[ygroups]
@@ -335,15 +353,11 @@ def _run(xp, xplan, yp, yplan, col_first, col_stop, e, dtype, *, rowbase, colidx
                * int((ygroups[1:] - ygroups[:-1]).max()))
     tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype=dtype)
     acc_buffers = np.empty((n_threads, max_acc))
-
-    def run(start, stop):
-        _impl.tile_sums(rows, xseg, xgroups, cols, phases, yseg, ygroups,
-                        items[start:stop], rowbase, colidx, out, mirror,
-                        tile_buffers, acc_buffers, kernel, float(gamma),
-                        float(coef0), int(degree), n_threads)
-
-    run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc,
-                unit_cost=pairs)
+    task = functools.partial(
+        _impl.tile_sums, rows, xseg, xgroups, cols, phases, yseg, ygroups,
+        items, rowbase, colidx, out, mirror, tile_buffers, acc_buffers, kernel,
+        float(gamma), float(coef0), int(degree), n_threads)
+    return task, cost, pairs, n_threads
 
 
 def _plan_items(row_points, col_points, col_first, col_stop, unit):

@@ -4,7 +4,7 @@ and explicit feature maps of sets (random Fourier features of their points,
 RDF, DRDF, EMK). The two-sample tests, on sets and every other kind of
 object, are in ``kernelmaps._composite``."""
 
-from ._blocks import mean_map_block, mean_map_self, renyi_block
+from ._blocks import mean_map_block, mean_map_self, mmd_block, renyi_block
 from ._divergence import (
     divergence_kernel,
     renyi_divergence,
@@ -26,6 +26,7 @@ __all__ = [
     "divergence_kernel",
     "mean_map_block",
     "mean_map_self",
+    "mmd_block",
     "median_heuristic",
     "mmd",
     "mmd_kernel",

@@ -6,27 +6,29 @@ of the whole input. Each function takes validated
 import numpy as np
 
 from .._engine import knn
+from .._engine.pair_sums import pair_sums
 from ._divergence import _renyi
-from ._mean_map import _pair_kernel_sums, _self_kernel_sums
+from ._mean_map import mean_map_block, mean_map_self
 
-__all__ = ["mean_map_block", "mean_map_self", "renyi_block"]
-
-
-def mean_map_block(X, Y, params, n_threads, progress=False, normalize=True):
-    """The mean map kernel between the sets of X and Y (None: X, the
-    symmetric block), float64: the means (sums, without `normalize`) of
-    the point kernel of `params` (kernel, gamma, degree, coef0) over the
-    pairs of points."""
-    return _pair_kernel_sums(X, Y, params, n_threads, progress,
-                             normalize=normalize, warn=False)
+__all__ = ["mean_map_block", "mean_map_self", "mmd_block", "renyi_block"]
 
 
-def mean_map_self(X, params, n_threads):
-    """The mean map kernel of each set of X with itself, float64 (the
-    diagonal of `mean_map_block` at a fraction of its cost)."""
-    with np.errstate(over="ignore"):
-        return (_self_kernel_sums(X, params, n_threads)
-                / X.sizes.astype(np.float64)**2)
+def mmd_block(X, Y, n_threads, **params):
+    """The biased MMD^2 between the sets of X and Y (None: X, the symmetric
+    block, its diagonal 0), float64, as `mmd` computes it (means of the
+    point kernel of `params`: kernel, gamma, degree, coef0), 0 where
+    rounding makes it negative."""
+    K = pair_sums(X, Y, **params, n_threads=n_threads, normalize=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if Y is None:
+            ka = kb = np.diag(K).copy()
+        else:
+            ka, kb = (mean_map_self(A, params, n_threads) for A in (X, Y))
+        D2 = np.add.outer(ka, kb)
+        D2 -= 2 * K
+    if Y is None:
+        np.fill_diagonal(D2, 0.0)
+    return np.maximum(D2, 0.0, out=D2)
 
 
 def renyi_block(X, Y, alpha, k, min_dist, n_threads, progress=False):

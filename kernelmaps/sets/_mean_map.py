@@ -5,7 +5,7 @@ import functools
 
 import numpy as np
 
-from .._engine.pair_sums import pair_means, pair_sums, self_sums, set_sums
+from .._engine.pair_sums import pair_sums, self_sums
 from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, point_median_gamma, resolve_gamma
 from .._parallel import check_progress, resolve_workers
 from .._transforms import is_lazy, lazy_gram, task_threads
@@ -457,21 +457,31 @@ def _level2(D2, gamma2):
         return np.exp(-gamma2 * D2)
 
 
+def mean_map_block(X, Y, params, n_threads, progress=False, normalize=True):
+    """The mean map kernel between the sets of trusted `Bags` X and Y (None:
+    X, the symmetric block), float64: the means (sums, without `normalize`)
+    of the point kernel of `params` (kernel, gamma, degree, coef0) over the
+    pairs of points. Neither checks nor warns: what the tools over objects
+    call on blocks, after one validation of the whole input."""
+    return pair_sums(X, Y, **params, n_threads=n_threads, progress=progress,
+                     normalize=normalize)
+
+
+def mean_map_self(X, params, n_threads):
+    """The mean map kernel of each set of X with itself, float64 (the
+    diagonal of `mean_map_block` at a fraction of its cost)."""
+    with np.errstate(over="ignore"):
+        return (self_sums(X, **params, n_threads=n_threads)
+                / X.sizes.astype(np.float64)**2)
+
+
 def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
                       warn=True):
-    """Sums over all point pairs, shape (len(X), len(Y)); with `normalize`,
-    divided by the numbers of pairs (means). A `DegenerateWarning` where
-    the point kernel is the identity or a constant on the data (with
-    `warn`; a block of a lazy kernel does not warn: the values of one block
-    say nothing about the whole matrix)."""
-    if params["kernel"] == "linear":
-        sx = set_sums(X)
-        with np.errstate(over="ignore", invalid="ignore"):  # see _check_finite
-            K = sx @ (sx if Y is None else set_sums(Y)).T
-        return pair_means(K, X, Y) if normalize else K
-    K = pair_sums(X, Y, kernel=params["kernel"], gamma=params["gamma"],
-                  coef0=params["coef0"], degree=params["degree"],
-                  n_threads=n_threads, progress=progress, normalize=normalize)
+    """`mean_map_block` (sums without `normalize`), with a
+    `DegenerateWarning` where the point kernel is the identity or a
+    constant on the data (with `warn`; a block of a lazy kernel does not
+    warn: the values of one block say nothing about the whole matrix)."""
+    K = mean_map_block(X, Y, params, n_threads, progress, normalize)
     if warn and params["kernel"] in ("rbf", "laplacian"):
         pairs = None if normalize else np.multiply.outer(
             X.sizes, X.sizes if Y is None else Y.sizes)
@@ -481,16 +491,6 @@ def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
                 kind, params["kernel"], params["gamma"],
                 "points of different sets"))
     return K
-
-
-def _self_kernel_sums(X, params, n_threads):
-    """Sums over all point pairs within each set, shape (len(X),)."""
-    if params["kernel"] == "linear":
-        with np.errstate(over="ignore"):  # see _check_finite
-            return np.square(set_sums(X)).sum(axis=1)
-    return self_sums(X, kernel=params["kernel"], gamma=params["gamma"],
-                     coef0=params["coef0"], degree=params["degree"],
-                     n_threads=n_threads)
 
 
 def _point_kernel_diagonal_sums(X, params):
@@ -514,7 +514,7 @@ def _within(bags, params, unbiased, n_threads, diagonal=None):
     # _mmd, naming the inputs: no warning here.
     with np.errstate(over="ignore", invalid="ignore"):
         if diagonal is None:
-            diagonal = _self_kernel_sums(bags, params, n_threads) / sizes**2
+            diagonal = mean_map_self(bags, params, n_threads)
         if not unbiased:
             return diagonal
         # Leave out the pairs (a, a): sum over a != b, divided by n (n - 1).
