@@ -23,7 +23,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
-from ._composite import NystroemMap
+from ._composite import NystroemMap, spec_for
 from ._engine.knn import MAX_K as _MAX_K
 from ._engine.scales import divergence_kernel_matrix, scale_gamma
 from ._gamma import resolve_gamma
@@ -43,10 +43,6 @@ from .sets import (
     EMKFeatures,
     RandomDistributionFeatures,
     RandomFourierFeatures,
-    mmd_kernel,
-    renyi_divergence,
-    renyi_divergence_both,
-    sum_match_kernel,
 )
 
 __all__ = [
@@ -137,9 +133,10 @@ def _feature_names(estimator, width):
     return np.asarray([f"{prefix}{i}" for i in range(width)], dtype=object)
 
 
-def _check_test_sets(estimator, X):
-    """The sets of `X` as a Bags, with the point dimension seen in fit."""
-    bags = check_sets(X, "X")
+def _check_test_sets(estimator, X, check=check_sets):
+    """The sets of `X` as a Bags (`check`), with the point dimension seen
+    in fit."""
+    bags = check(X, "X")
     if bags.dim != estimator.n_features_in_:
         raise ValueError(
             f"X has {bags.dim} features per point, but {type(estimator).__name__} "
@@ -947,41 +944,45 @@ class SetKernel(TransformerMixin, BaseEstimator):
     def fit_transform(self, X, y=None):
         """The symmetric kernel between the training sets of `X`."""
         self._check_params()
-        self.train_ = check_sets(X, "X")
+        spec = self._spec(gamma=self.gamma)
+        self.train_ = spec.check(X, "X")
         self.n_features_in_ = self.train_.dim
+        n_threads = resolve_workers(self.workers)
         if self.kernel != "renyi":
-            self.gamma_ = resolve_gamma(self.gamma, "rbf", self.train_)
-            return self._pair(self.train_, None)
-        D = renyi_divergence(self.train_, alpha=self.alpha, k=self.k,
-                             workers=self.workers, dtype=np.float64)
-        power = check_scalar(self.power, "power")
-        gamma = None if self.gamma is None else check_scalar(self.gamma, "gamma")
-        K, self.scale_ = divergence_kernel_matrix(D, power=power, gamma=gamma)
-        self.gamma_ = scale_gamma(self.scale_, power) if gamma is None else gamma
+            self.gamma_ = spec.function_params(spec.params, self.train_)["gamma"]
+            spec = self._spec(gamma=self.gamma_)
+            return spec.function_block(self.train_, None, spec.params, n_threads)
+        D = spec.divergences(self.train_, None, n_threads)
+        K, self.scale_ = divergence_kernel_matrix(D, power=spec.power,
+                                                  gamma=spec.params["gamma"])
+        self.gamma_ = (scale_gamma(self.scale_, spec.power)
+                       if self.scale_ is not None else spec.params["gamma"])
         self.psd_ = PSDProjector(self.psd)
         return self.psd_.fit_transform(K)
 
     def transform(self, X):
         """The kernel between the sets of `X` and the training sets."""
         check_is_fitted(self, "train_")
-        sets = _check_test_sets(self, X)
         if self.kernel != "renyi":
-            return self._pair(sets, self.train_)
-        # Both directions from one search: one block of distances per pair.
-        ab, ba = renyi_divergence_both(sets, self.train_, alpha=self.alpha,
-                                       k=self.k, workers=self.workers,
-                                       dtype=np.float64)
-        gamma = None if self.scale_ is not None else self.gamma_
-        K, _ = divergence_kernel_matrix(ab, ba, power=check_scalar(self.power,
-                                                                   "power"),
-                                        gamma=gamma, scale=self.scale_)
-        return self.psd_.transform(K)
+            spec = self._spec(gamma=self.gamma_)
+        else:  # the scale fixed at fit (computed from it, stably)
+            spec = self._spec(gamma=None if self.scale_ is not None
+                              else self.gamma_, scale=self.scale_)
+        sets = _check_test_sets(self, X, spec.check)
+        K = spec.function_block(sets, self.train_, spec.params,
+                                resolve_workers(self.workers))
+        return K if self.kernel != "renyi" else self.psd_.transform(K)
 
-    def _pair(self, X, Y):
-        if self.kernel == "mean_map":
-            return sum_match_kernel(X, Y, gamma=self.gamma_, workers=self.workers)
-        return mmd_kernel(X, Y, gamma=self.gamma_, gamma2=self.gamma2,
-                          workers=self.workers)
+    def _spec(self, **scale):
+        """The kernel's spec (`kernelmaps._composite`) with the parameters
+        of the estimator and the `scale` given."""
+        if self.kernel == "renyi":
+            params = {"alpha": self.alpha, "k": self.k, "power": self.power}
+        else:
+            params = {"kernel": "rbf"}
+            if self.kernel == "mmd":
+                params["gamma2"] = self.gamma2
+        return spec_for(self.kernel, {**params, **scale})
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

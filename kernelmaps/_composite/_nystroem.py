@@ -94,12 +94,13 @@ def _kmeans_plusplus(E, m, rng):
 
 def _diagonal(kernel, X, params, workers):
     """k(x, x) of every object, from symmetric blocks of a few objects."""
-    n = kernel.count(X)
+    n, n_threads = kernel.count(X), resolve_workers(workers)
     parts = []
     for start in range(0, n, NYSTROEM_DIAGONAL_BLOCK):
         block = kernel.take(X, slice(start, min(start + NYSTROEM_DIAGONAL_BLOCK,
                                                 n)))
-        parts.append(np.diagonal(_block(kernel, block, None, params, workers)))
+        parts.append(np.diagonal(kernel.function_block(block, None, params,
+                                                       n_threads)))
     return np.concatenate(parts).astype(np.float64)
 
 
@@ -113,7 +114,7 @@ def _leverage(kernel, X, m, params, rng, workers):
     first = np.sort(rng.choice(n, m, replace=False))
     S = kernel.take(X, first)
     K_SS, params = _landmark_block(kernel, S, params, workers)
-    K_nS = _block(kernel, X, S, params, workers)
+    K_nS = kernel.function_block(X, S, params, resolve_workers(workers))
     diag = _diagonal(kernel, X, params, workers)
     # The probabilities do not depend on the kernel's scale: at unit scale,
     # the squares below neither overflow nor underflow.
@@ -194,15 +195,6 @@ def _cutoff(values):
 _KERNELS = tuple(name for name, spec in SPECS.items() if spec.kind != "points")
 
 
-def _block(kernel, A, B, params, workers):
-    """k(A, B) of the spec `kernel` at the scale its public function takes
-    for `params` (B None: the symmetric k(A, A)), float64."""
-    if B is not None:
-        A, B = kernel.common_dtype(A, B)
-    return kernel.finite(kernel.matrix(A, B, kernel.function_scale(params),
-                                       resolve_workers(workers)), "X")
-
-
 def _landmark_block(kernel, L, params, workers):
     """k(L, L), and `params` with the scale fixed on the landmarks where
     the kernel's rule does (the Renyi kernel's median divergence, for
@@ -214,7 +206,7 @@ def _landmark_block(kernel, L, params, workers):
             value = kernel.scales(L, None, None, resolve_workers(workers))[0]
         params["gamma"] = None if isinstance(value, tuple) else value
         params["scale"] = value[1] if isinstance(value, tuple) else None
-    return _block(kernel, L, None, params, workers), params
+    return kernel.function_block(L, None, params, resolve_workers(workers)), params
 
 
 def width(X):
@@ -493,7 +485,8 @@ class NystroemMap(FeatureMap):
         kernel = self._spec
         X = kernel.check(X)
         self._check_width(width(X))
-        K = _block(kernel, X, self.components, self.params, workers)
+        K = kernel.function_block(X, self.components, self.params,
+                                  resolve_workers(workers))
         Z = lapack.matmul(K, self.normalization)
         return Z.astype(output_dtype(X), copy=False)
 

@@ -208,6 +208,16 @@ class Spec:
         """k(A, B) at one scale."""
         return next(iter(self.blocks(A, B, [scale], n_threads)))
 
+    def function_block(self, A, B, params, n_threads, names="X"):
+        """k(A, B) of checked objects at the scale the kernel's public
+        function takes for `params` (`function_scale`; B None: the
+        symmetric k(A, A)), float64, with a ValueError naming `names` where
+        a value overflowed: what `NystroemMap` and `SetKernel` compute."""
+        if B is not None:
+            A, B = self.common_dtype(A, B)
+        return self.finite(self.matrix(A, B, self.function_scale(params),
+                                       n_threads), names)
+
 
 # -- points ----------------------------------------------------------------
 

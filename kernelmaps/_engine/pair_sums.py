@@ -43,8 +43,9 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     `kernel` is "rbf" (``exp(-gamma |x-y|^2)``), "laplacian"
     (``exp(-gamma |x-y|_1)``), "polynomial" (``(gamma <x,y> + coef0)^degree``),
     "sqeuclidean" (``|x-y|^2``) or "linear" (``<x, y>``: the products of
-    the sets' sums of points, `set_sums`; an overflow gives inf). The sums are computed in chunks of about
-    50 ms (Ctrl-C stops between two), on at most `n_threads` threads.
+    the sets' sums of points, `set_sums`; an overflow gives inf). The sums
+    are computed in chunks of about 50 ms (Ctrl-C stops between two), on at
+    most `n_threads` threads.
     With `normalize`, ``S[i, j]`` is divided by ``len(X[i]) * len(Y[j])``
     (the mean of the kernel values).
     """
