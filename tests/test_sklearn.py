@@ -277,6 +277,26 @@ def test_set_kernel_renyi_projects_test_rows_like_the_training_kernel():
 
 
 @pytest.mark.parametrize("kind", ["mean_map", "mmd", "renyi"])
+def test_set_kernel_validates_each_input_once(kind, monkeypatch):
+    # SetKernel computes on the specs: fit and transform check their sets
+    # once each (fit checked them twice, through the public kernels).
+    from kernelmaps._composite import _specs
+
+    names, check_sets = [], _specs.check_sets
+
+    def counted(X, name="X", **kwargs):
+        names.append(name)
+        return check_sets(X, name, **kwargs)
+
+    monkeypatch.setattr(_specs, "check_sets", counted)
+    sets, _ = two_distributions(12, seed=4)
+    est = kms.SetKernel(kind, k=3).fit(sets[:8])
+    assert names == ["X"]
+    est.transform(sets[8:])
+    assert names == ["X", "X"]
+
+
+@pytest.mark.parametrize("kind", ["mean_map", "mmd", "renyi"])
 def test_set_kernel_with_a_precomputed_svm_beats_chance(kind):
     from sklearn.svm import SVC
 
