@@ -4157,3 +4157,98 @@ def _nystroem_entry(kernel):
 
 for _kernel in NYSTROEM_KERNELS:
     _nystroem_entry(_kernel)
+
+
+# ------------------------------------------------------------- Dask input
+#
+# The exact kernels and mmd_test on Dask input: each entry above called
+# with its data arguments as Dask arrays (where they can be: numeric
+# arrays of one width; anything else passes as it is, and gets the eager
+# call's error), the lazy result computed, and checked as the eager one
+# is. Bad values (NaN, inf, extreme scales, odd dtypes) then reach the
+# Dask tasks: they must give the eager call's ValueError or TypeError,
+# never a crash, a hang or NaN in the output.
+
+
+def _two_chunks(n):
+    """Row chunks of n rows: two where n > 1."""
+    return (n,) if n < 2 else (n - n // 2, n // 2)
+
+
+def _lazy_rows(km, X):
+    """A numeric 2-D NumPy array (points or histograms) as a Dask array of
+    two row chunks; anything else unchanged."""
+    import dask.array as da
+
+    if (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biufc"
+            and not isinstance(X, np.memmap)):
+        return da.from_array(X, chunks=(_two_chunks(len(X)), X.shape[1]))
+    return X
+
+
+def _lazy_sets(km, X):
+    """Sets (a Bags, or a list or tuple of 2-D arrays of one numeric dtype
+    and width) as a Bags of Dask points, chunked at the middle set;
+    anything else unchanged."""
+    import dask.array as da
+
+    if isinstance(X, km.Bags):
+        points, offsets = np.asarray(X.points), np.asarray(X.offsets)
+    elif (isinstance(X, (list, tuple)) and X
+          and all(isinstance(s, np.ndarray) and s.ndim == 2 for s in X)
+          and len({(s.dtype, s.shape[1]) for s in X}) == 1
+          and X[0].dtype.kind in "biufc" and X[0].dtype.isnative):
+        # (sets of big-endian float32 give float64 as a list, float32 as
+        # the points of a Bags: left as they are)
+        points = np.concatenate(X)
+        offsets = np.concatenate([[0], np.cumsum([len(s) for s in X])])
+    else:
+        return X
+    middle = int(offsets[len(offsets) // 2])
+    chunks = tuple(c for c in (middle, len(points) - middle) if c) or (0,)
+    lazy = da.from_array(points, chunks=(chunks, points.shape[1]))
+    try:
+        return km.Bags(lazy, offsets)
+    except (ValueError, TypeError):
+        return X  # offsets the Bags refuses: the eager call's error
+
+
+def _no_reproducer(s):
+    raise NotImplementedError("Dask input: no one-line reproducer")
+
+
+def _lazy_entry(name, convert):
+    """`name` on Dask input. A sparse X or Y beside a Dask Y or X is
+    refused (a TypeError saying to give it dense): either outcome is
+    right for those mutations here."""
+    base = ENTRIES[name]
+    args = []
+    for arg in base.args:
+        if arg.name in ("X", "Y") and arg.p is None:
+            arg = copy.copy(arg)
+            arg.overrides = {**arg.overrides, **{
+                label: EITHER for label, _, expect in arg.mutations()
+                if label.startswith("sparse") and expect == VALID}}
+        args.append(arg)
+
+    def call(km, v):
+        v = {k: (convert(km, x) if k in ("X", "Y") and x is not None else x)
+             for k, x in v.items()}
+        res = base.call(km, v)
+        return res.compute() if hasattr(res, "__dask_graph__") else res
+
+    register(Entry(f"{name}[dask]", args, base.build, call, _no_reproducer,
+                   base.check, group=base.group, ok_errors=base.ok_errors,
+                   rerun=base.rerun, fixup=base.fixup))
+
+
+try:
+    import dask.array  # noqa: F401
+except ImportError:  # (an optional dependency: no Dask entries without it)
+    pass
+else:
+    for _name in ("sum_match_kernel", "mmd", "mmd_kernel", "renyi_divergence"):
+        _lazy_entry(_name, _lazy_sets)
+    for _name in (*HIST_KERNELS, "mmd_test[permutation]",
+                  "mmd_test[wild_bootstrap]"):
+        _lazy_entry(_name, _lazy_rows)
