@@ -184,10 +184,12 @@ def test_progress_moves_by_chunks(monkeypatch, f, fmt):
     rng = np.random.default_rng(22)
     X = rng.random((1200, 64))
     X = as_format(X, fmt)
-    want = f(X)
+    # Two threads on any machine: a chunk holds at least 2 tasks per thread,
+    # so on 16 cores one chunk could hold the whole call.
+    want = f(X, workers=2)
     monkeypatch.setattr(schedule, "progress_bar", recorder)
     monkeypatch.setattr(schedule, "CHUNK_SECONDS", 0.002)  # many chunks
-    got = f(X, progress=True)
+    got = f(X, progress=True, workers=2)
     assert_array_equal(got, want)
     assert len(bars) == 1
     bar = bars[0]

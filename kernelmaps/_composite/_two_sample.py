@@ -78,6 +78,7 @@ from ._blocked import (
     run_blocks,
 )
 from ._dask_blocks import is_lazy_input, lazy_samples, run_blocks_dask
+from ._featured import feature_pass, pass_bytes, pass_steps, split_mmd2
 from ._specs import (
     BANDWIDTH_SAMPLE,
     KINDS,
@@ -94,7 +95,8 @@ from ._specs import (
 
 __all__ = ["MMDTestResult", "mmd_test"]
 
-_METHODS = ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear")
+_METHODS = ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear",
+            "cross")
 # Defaults: resamples of the single-kernel tests, (B1, B2) of MMDAgg, B of
 # MMD-FUSE (as in the authors' code); features of the linear test.
 _N_RESAMPLES = 999
@@ -274,7 +276,7 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         sample, and so does the kernel, which the resampled statistics then
         share with the observed one. The rule here depends on the pooled
         values only (split-invariant), so the test stays exact.
-    method : {"permutation", "wild_bootstrap", "aggregated", "fuse", "linear"}
+    method : {"permutation", "wild_bootstrap", "aggregated", "fuse", "linear", "cross"}
         - "permutation": the MMD^2 estimate against its values on random
           permutations of the pooled sample.
         - "wild_bootstrap": samples of equal size only: the U-statistic of
@@ -304,6 +306,17 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
           permutations. No multiplicity correction; the scales are chosen
           on the pooled sample, so the test is exact. For any kind of
           object and any list of kernels, as the aggregated test.
+        - "cross": cross-MMD [7]_: the samples' first halves against the
+          witness function of their second halves (in the order given),
+          studentised, with a standard normal null: one pass over a
+          quarter of the pooled kernel matrix, no resampling. Its level is
+          asymptotic (it holds as n and m grow, for any fixed kernel; 4
+          objects per sample at the least, some hundreds for a level near
+          `alpha`), and it has somewhat less power than the permutation
+          test on the same data (half the pairs of objects), for a fraction
+          of its time: the test for samples too large to resample. The
+          statistic is the studentised cross MMD^2; the p-value
+          ``1 - Phi(statistic)``.
         - "linear": a test in linear time on explicit features: Hotelling's
           T^2 of the difference of the mean features, with an F null
           distribution (chi-squared for large samples) [4]_, [5]_. For
@@ -321,10 +334,18 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         Permutation test: the unbiased U-statistic of MMD^2 (default), or
         the biased V-statistic. The other tests use their own statistic.
     feature_map : int or feature map, optional
-        Linear test: the features, a map of this package (fitted, or fitted
-        here on the pooled sample, as a copy), or the width of random
-        Fourier features of `kernel` and `gamma` (points only). None means
-        10 random Fourier features of points; objects other than points
+        The features of the linear test, and, given to the permutation test
+        or the wild bootstrap, the features whose linear kernel they use
+        instead of `kernel`: the test is then exact for that kernel (an
+        approximation of `kernel`), in one pass over the samples, a block
+        of rows at a time, with memory for the sums of B resamples of r
+        features (not the N x N matrix) and time O(N r B) (a million points
+        per sample with 1000 features in about a minute on 2 cores). A map
+        of this package (fitted, or fitted here on the pooled sample, as a
+        copy), or the width of random Fourier features of `kernel` and
+        `gamma` (points only). None means the exact kernel for the
+        resampling tests, and 10 random Fourier features of points for the
+        linear test; objects other than points
         need a map that takes them (e.g. `RandomDistributionFeatures` for
         sets, `Chi2DirectMap` for histograms). The test uses the rank p of
         the features' covariance (at most ``n + m - 2``): more features
@@ -416,6 +437,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     .. [6] F. Biggs, A. Schrab and A. Gretton, "MMD-FUSE: learning and
        combining kernels for two-sample testing without data splitting",
        Advances in Neural Information Processing Systems 36, 2023.
+    .. [7] S. Shekhar, I. Kim and A. Ramdas, "A permutation-free kernel
+       two-sample test", Advances in Neural Information Processing Systems
+       35, 2022.
 
     Examples
     --------
@@ -453,11 +477,14 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
                       unbiased, feature_map, kernel_params, dtype, rng, workers,
                       progress, working_memory)
     method, alpha = iv.method, iv.alpha
+    if feature_map is not None and method != "linear":
+        return _on_features(iv, feature_map)
     if method == "linear":
         if iv.kind != "points":
-            return _linear_objects(iv.X, iv.Y, feature_map, alpha, iv.n_threads)
-        return _linear(iv.X, iv.Y, iv.kernels[0], gamma, feature_map, alpha,
-                       iv.generator, iv.n_threads, iv.progress)
+            return _linear_objects(iv, feature_map)
+        return _linear(iv, feature_map)
+    if method == "cross":
+        return _cross(iv)
     if method == "fuse":
         return _fuse(iv)
     if method == "aggregated":
@@ -507,7 +534,7 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
             iv.X, iv.Y = _check_samples(X, Y, lazy=True)
         return iv  # objects: the feature map checks them
     if feature_map is not None:
-        raise ValueError("feature_map is used by method='linear' only")
+        return _features_iv(iv, X, Y, feature_map, n_resamples)
     if iv.kind == "precomputed":
         if gamma is not None:
             raise ValueError("gamma is not used with kernel='precomputed' (the "
@@ -550,6 +577,15 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
             f"method='wild_bootstrap' needs samples of equal size, got "
             f"{iv.n} and {iv.N - iv.n} objects; use method='permutation'"
         )
+    if method == "cross":
+        if n_resamples is not None:
+            raise ValueError("n_resamples is not used by the cross test; "
+                             "leave it None")
+        if min(iv.n, iv.N - iv.n) < 4:
+            raise ValueError(f"method='cross' needs at least 4 objects in each "
+                             f"sample (two per half), got {iv.n} and "
+                             f"{iv.N - iv.n}")
+        return iv
     n_kernels = len(iv.specs[0].K) if iv.kind == "precomputed" else len(iv.specs)
     if iv.grid and iv.kind != "precomputed":  # every kernel's scales
         n_kernels *= np.size(gamma) if gamma is not None else N_BANDWIDTHS
@@ -562,6 +598,118 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
                                 else _N_RESAMPLES)
         _warn_never_rejects(iv.B, alpha, "n_resamples")
     return iv
+
+
+def _features_iv(iv, X, Y, feature_map, n_resamples):
+    """The checks of a resampling test on the features of `feature_map`
+    (`_on_features`): the samples (points checked lazily; other objects by
+    their kernel's spec), their sizes and the resamples."""
+    if iv.method not in ("permutation", "wild_bootstrap"):
+        raise ValueError(f"feature_map is used by method='linear', "
+                         f"'permutation' and 'wild_bootstrap', not "
+                         f"method={iv.method!r}")
+    if iv.kind == "precomputed":
+        raise ValueError("feature_map needs the objects of X and Y, not a "
+                         "kernel matrix: leave it None with "
+                         "kernel='precomputed'")
+    if iv.kind == "points":
+        iv.X, iv.Y = _check_samples(X, Y, lazy=True)
+        iv.n, m = iv.X.shape[0], iv.Y.shape[0]
+    else:
+        spec = spec_for(iv.kernels[0], iv.params)
+        iv.X, iv.Y = spec.check(X, "X"), spec.check(Y, "Y")
+        iv.n, m = spec.count(iv.X), spec.count(iv.Y)
+        for count, name in ((iv.n, "X"), (m, "Y")):
+            if count < 2:
+                raise ValueError(f"{name} must hold at least 2 objects, got "
+                                 f"{count}")
+    iv.N = iv.n + m
+    if iv.method == "wild_bootstrap" and iv.n != m:
+        raise ValueError(
+            f"method='wild_bootstrap' needs samples of equal size, got "
+            f"{iv.n} and {m} objects; use method='permutation'")
+    iv.B = _check_resamples(n_resamples, pair=False)
+    _warn_never_rejects(iv.B, iv.alpha, "n_resamples")
+    return iv
+
+
+def _on_features(iv, feature_map):
+    """The permutation test or the wild bootstrap with the linear kernel of
+    the features of `feature_map` (`_featured.feature_pass`): one pass over
+    the samples, memory O(r B) for r features and B resamples."""
+    fmap, name, gamma = _feature_map(iv, feature_map)
+    n, m = iv.n, iv.N - iv.n
+    samples = (iv.X, iv.Y)
+    # features about those of the first objects (no cancellation where
+    # their mean is far from 0 next to their spread)
+    shift = np.asarray(fmap.transform(_first_rows(iv.X)),
+                       dtype=np.float64).mean(axis=0)
+
+    def features(sample, start, stop):
+        with _as_sample("XY"[sample]):
+            F = fmap.transform(_as_numpy(samples[sample][start:stop]),
+                               workers=1)
+        F = np.asarray(F, dtype=np.float64) - shift
+        if not np.isfinite(F).all():
+            raise ValueError("the features of X or Y are not finite (NaN or "
+                             "infinity in the points?)")
+        return F
+
+    mode = "wild" if iv.method == "wild_bootstrap" else "permutation"
+    n_threads = iv.n_threads
+    while n_threads > 1 and pass_bytes(shift.size, iv.B, n_threads) > iv.budget:
+        n_threads -= 1
+    need = pass_bytes(shift.size, iv.B, n_threads)
+    if need > iv.budget:
+        raise ValueError(_budget_message(
+            iv, need, f"the sums of n_resamples={iv.B} resamples of "
+                      f"{shift.size} features",
+            "or use fewer features or resamples"))
+    with progress_bar(iv.progress, pass_steps((n, m), mode), "mmd_test") as bar:
+        out = feature_pass(features, (n, m), iv.B, mode, iv.generator,
+                           n_threads, bar)
+    if mode == "wild":
+        sd, dd, observed = out
+        null = (np.einsum("ij,ij->j", sd, sd) - dd) / (n * (n - 1))
+        statistic = float((observed @ observed - dd) / (n * (n - 1)))
+    else:
+        sx, dx, total, norms, (s, d) = out
+        null = split_mmd2(sx, dx, total, norms, n, m, iv.unbiased)
+        statistic = float(split_mmd2(s[:, None], np.array([d]), total, norms,
+                                     n, m, iv.unbiased)[0])
+    pvalue = _pvalue(statistic, null)
+    return MMDTestResult(statistic, pvalue, null, pvalue <= iv.alpha, iv.alpha,
+                         iv.method, name, gamma)
+
+
+def _feature_map(iv, feature_map):
+    """``(fmap, name, gamma)``: the fitted map of `feature_map` (an int:
+    that many random Fourier features of the point kernel, at the default
+    gamma where none is given; a map: fitted, as a copy, on the pooled
+    objects where it is not), the name the result reports and the map's
+    gamma."""
+    if isinstance(feature_map, FeatureMap):
+        pooled = ((lambda: np.concatenate([_as_numpy(iv.X), _as_numpy(iv.Y)]))
+                  if iv.kind == "points" else (lambda: pool_any(iv.X, iv.Y)))
+        fmap = _fitted(feature_map, pooled)
+        return fmap, type(fmap).__name__, getattr(fmap, "gamma", None)
+    if iv.kind != "points":
+        raise TypeError(
+            f"method={iv.method!r} on objects other than points needs "
+            f"feature_map, a feature map of this package that takes them "
+            f"(e.g. RandomDistributionFeatures for sets, Chi2DirectMap for "
+            f"histograms)")
+    from ..sets import RandomFourierFeatures
+
+    width = (_N_FEATURES if feature_map is None else
+             check_scalar(feature_map, "feature_map", kind="int", low=1))
+    kernel, gamma = iv.kernels[0], iv.gamma
+    if gamma is None:
+        gamma = point_gamma(None, _value_sample_lazy(iv.X, iv.Y), kernel)
+    fmap = RandomFourierFeatures(width, kernel=kernel, gamma=gamma,
+                                 rng=iv.generator)
+    fmap.fit(_first_rows(iv.X))
+    return fmap, kernel, fmap.gamma
 
 
 def _statistics(iv, mode, total, norms=False):
@@ -791,17 +939,20 @@ _MIN_BLOCK = 32
 RESAMPLE_TASK_WORK = 4e9
 
 
-def _budget_message(iv, need):
-    """What a test that cannot run within the working memory says."""
+def _budget_message(iv, need, held=None, remedy=None):
+    """What a test that cannot run within the working memory says: `held`,
+    what it holds at the least; `remedy`, what else the user can do."""
+    held = held or (f"the resampling draws of 256 resamples, and blocks of "
+                    f"{_MIN_BLOCK} objects")
+    remedy = remedy or ("use method='linear' with feature_map (a linear-time "
+                        "test on explicit features), or test a random "
+                        "subsample of X and Y")
     return (
         f"mmd_test needs about {need / 2**30:.3g} GiB of working memory for "
         f"X and Y of n={iv.n} and m={iv.N - iv.n} objects with "
-        f"method={iv.method!r} (the resampling draws of 256 resamples, and "
-        f"blocks of {_MIN_BLOCK} objects), more than the budget of "
+        f"method={iv.method!r} ({held}), more than the budget of "
         f"{iv.budget / 2**20:.3g} MiB: give a larger one (working_memory=..., "
-        f"in MiB, or kernelmaps.set_config(working_memory=...)), use "
-        f"method='linear' with feature_map (a linear-time test on explicit "
-        f"features), or test a random subsample of X and Y"
+        f"in MiB, or kernelmaps.set_config(working_memory=...)), {remedy}"
     )
 
 
@@ -1123,6 +1274,60 @@ def _swap_finish(w, q, constants, n, m):
     return finish
 
 
+def _cross(iv):
+    """Cross-MMD: the witness function of the second halves (X2, Y2),
+    ``g(z) = mean k(z, X2) - mean k(z, Y2)``, at the first halves' objects,
+    from the blocks of the kernel between the first and the second halves
+    (tasks of a block each, their parts added in order); the statistic
+    ``(mean g(X1) - mean g(Y1)) / sqrt(var g(X1) / n1 + var g(Y1) / m1)``,
+    standard normal under the null."""
+    if iv.lazy:
+        raise TypeError("method='cross' does not take Dask input yet: "
+                        "compute X and Y (or use method='permutation', which "
+                        "runs on Dask)")
+    spec, n, N = iv.specs[0], iv.n, iv.N
+    m = N - n
+    n1, m1 = n // 2, m // 2
+    value = spec.scales(iv.Z, iv.gamma, None, iv.n_threads)[0]
+    size = max(_MIN_BLOCK, min(CROSS_BLOCK, int(math.sqrt(
+        iv.budget / (8.0 * 6 * iv.n_threads)))))
+    rows = [(a, min(a + size, b)) for a, b in ((0, n1), (n, n + m1))
+            for a in range(a, b, size)]
+    cols = [(a, min(a + size, b), weight) for a, b, weight in
+            ((n1, n, 1.0 / (n - n1)), (n + m1, N, -1.0 / (m - m1)))
+            for a in range(a, b, size)]
+
+    def part(task):
+        (r0, r1), (c0, c1, weight) = rows[task[0]], task[1]
+        K = spec.finite(spec.matrix(spec.take(iv.Z, slice(r0, r1)),
+                                    spec.take(iv.Z, slice(c0, c1)), value, 1))
+        return K.sum(axis=1) * weight
+
+    g = np.zeros(n1 + m1)
+    starts = np.cumsum([0] + [b - a for a, b in rows])
+    tasks = [(i, c) for i in range(len(rows)) for c in cols]
+    with progress_bar(iv.progress, len(tasks), "mmd_test") as bar, \
+            lapack.one_blas_thread():
+        for (i, _), values in zip(tasks, thread_map(part, tasks, iv.n_threads),
+                                  strict=True):
+            g[starts[i]:starts[i + 1]] += values
+            bar.update(1)
+    gx, gy = g[:n1], g[n1:]
+    statistic = gx.mean() - gy.mean()
+    scale = math.sqrt(gx.var(ddof=1) / n1 + gy.var(ddof=1) / m1)
+    if scale == 0.0:  # g constant: no evidence either way
+        statistic, pvalue = 0.0, 1.0
+    else:
+        statistic = float(statistic / scale)
+        pvalue = float(scipy.stats.norm.sf(statistic))
+    return MMDTestResult(statistic, pvalue, None, pvalue <= iv.alpha, iv.alpha,
+                         "cross", spec.name, spec.report(value))
+
+
+# The largest blocks of the cross test, a side (tasks of some 10 ms).
+CROSS_BLOCK = 2048
+
+
 def _aggregated(iv):
     """MMDAgg with uniform weights: the statistics of every kernel on the
     same B1 + B2 resamples (and the observed sample), then the level
@@ -1299,28 +1504,11 @@ def _level_correction(observed, M1, M2, alpha):
     return p_obs, pvalue, thresholds
 
 
-def _linear(X, Y, kernel, gamma, feature_map, alpha, generator, n_threads,
-            progress):
+def _linear(iv, feature_map):
     """Hotelling's T^2 of the mean feature difference with the pooled
     covariance, and its F null distribution."""
-    from ..sets import RandomFourierFeatures
-
-    if feature_map is None or not isinstance(feature_map, FeatureMap):
-        width = (_N_FEATURES if feature_map is None else
-                 check_scalar(feature_map, "feature_map", kind="int", low=1))
-        if gamma is None:
-            sample = _value_sample_lazy(X, Y)
-            gamma = point_gamma(None, sample, kernel)
-        fmap = RandomFourierFeatures(width, kernel=kernel, gamma=gamma,
-                                     rng=generator)
-        fmap.fit(_first_rows(X))
-        name = kernel
-        gamma = fmap.gamma
-    else:
-        fmap = _fitted(feature_map, lambda: np.concatenate([_as_numpy(X),
-                                                             _as_numpy(Y)]))
-        name = type(fmap).__name__
-        gamma = getattr(fmap, "gamma", None)
+    X, Y = iv.X, iv.Y
+    fmap, name, gamma = _feature_map(iv, feature_map)
     # Moments about the features of the first points (no cancellation when
     # the features' mean is far from 0 next to their spread).
     shift = np.asarray(fmap.transform(_first_rows(X)),
@@ -1328,22 +1516,18 @@ def _linear(X, Y, kernel, gamma, feature_map, alpha, generator, n_threads,
     moments = []
     for A, data in ((X, "X"), (Y, "Y")):
         with _as_sample(data):
-            s, G = _feature_moments(fmap, A, shift, n_threads, progress)
+            s, G = _feature_moments(fmap, A, shift, iv.n_threads,
+                                    iv.progress)
         moments.append((s, G, A.shape[0]))
-    return _hotelling(*moments, alpha, name, gamma)
+    return _hotelling(*moments, iv.alpha, name, gamma)
 
 
-def _linear_objects(X, Y, feature_map, alpha, n_threads):
+def _linear_objects(iv, feature_map):
     """The linear test of two collections of objects (sets, histograms,
     ...) through `feature_map`, a map of this package that takes them
     (fitted here, as a copy, on the pooled objects where it is not)."""
-    if not isinstance(feature_map, FeatureMap):
-        raise TypeError(
-            "method='linear' on objects other than points needs feature_map, "
-            "a feature map of this package that takes them (e.g. "
-            "RandomDistributionFeatures for sets, Chi2DirectMap for "
-            "histograms)")
-    fmap = _fitted(feature_map, lambda: pool_any(X, Y))
+    X, Y, n_threads = iv.X, iv.Y, iv.n_threads
+    fmap, name, gamma = _feature_map(iv, feature_map)
     moments, shift = [], None
     for A, data in ((X, "X"), (Y, "Y")):
         with _as_sample(data):
@@ -1354,8 +1538,7 @@ def _linear_objects(X, Y, feature_map, alpha, n_threads):
         shift = F[:2].mean(axis=0) if shift is None else shift
         F -= shift
         moments.append((F.sum(axis=0), F.T @ F, len(F)))
-    return _hotelling(*moments, alpha, type(fmap).__name__,
-                      getattr(fmap, "gamma", None))
+    return _hotelling(*moments, iv.alpha, name, gamma)
 
 
 def _fitted(fmap, pooled_data):

@@ -1,0 +1,137 @@
+"""The resampling tests of `mmd_test` on explicit features: the permutation
+test and the wild bootstrap with the linear kernel of a feature map's
+features, in one pass over the samples, a block of rows at a time.
+
+With the linear kernel of features ``phi``, every statistic of a split of
+the pooled sample is a function of two sums over its first part: of the
+features, ``s = sum phi(z_i)``, and of their squared norms (`split_mmd2`).
+A permutation is a uniform random subset of n of the N objects, drawn a
+block of rows at a time: first how many of each block's rows it takes (a
+multivariate hypergeometric draw, for every block at once), then which
+(a shuffle of the block's rows, from the block's own seed). Each block
+then adds its part of every resample's sums, ``F' I`` for its features F
+(k x r) and indicators I (k x B): memory O(r B) for r features and B
+resamples, not O(N r) or O(N B); time O(N r B). The blocks are
+independent (threads, each product on one BLAS thread), and their parts
+are added in block order, so the result does not depend on the threads.
+The wild bootstrap (samples of equal size) does the same with the
+differences ``phi(x_i) - phi(y_i)`` and a block of Rademacher signs.
+
+The draws depend on `rng` and on the draw blocks (`FEATURE_TEST_ROWS`
+rows), not on the threads or the working memory.
+"""
+
+import numpy as np
+
+from .._engine import lapack
+from .._engine.schedule import thread_map
+
+__all__ = ["FEATURE_TEST_ROWS", "feature_pass", "pass_bytes", "split_mmd2"]
+
+# Rows of a draw block: the product of a block's features with its draws
+# (k r B multiply-adds, 2e9 for r = B = 1000) takes tens of milliseconds,
+# the latency of Ctrl-C; the shuffles of its indicators (k B) cost less.
+FEATURE_TEST_ROWS = 2048
+
+
+def split_mmd2(sx, dx, total, norms, n, m, unbiased):
+    """The MMD^2 of the linear kernel of features for splits of the pooled
+    sample, from the sums over each split's first part of the features
+    ``sx`` (r x b) and of their squared norms ``dx`` (b,), the sums over
+    the pooled sample ``total`` (r,) and ``norms`` (a float): unbiased
+    (the U-statistic, the pairs i != j) or biased (the V-statistic)."""
+    diag_x = dx
+    sxx = np.einsum("ij,ij->j", sx, sx) - diag_x  # pairs i != j within x
+    rs = total @ sx - diag_x  # pairs (i in x, j != i)
+    sxy = rs - sxx
+    syy = (total @ total - norms) - 2 * rs + sxx
+    if unbiased:
+        return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
+    diag_y = norms - diag_x
+    return (sxx + diag_x) / n**2 + (syy + diag_y) / m**2 - 2 * sxy / (n * m)
+
+
+def _blocks(sizes):
+    """(sample, start, stop) of each draw block: the rows of each sample
+    (sizes: its number of rows), `FEATURE_TEST_ROWS` at a time."""
+    return [(sample, start, min(start + FEATURE_TEST_ROWS, size))
+            for sample, size in enumerate(sizes)
+            for start in range(0, size, FEATURE_TEST_ROWS)]
+
+
+def pass_bytes(width, B, n_threads):
+    """Bytes the pass holds: the sums of the resamples, and for each task
+    in flight (two per thread) a block's features, its draws (as float64)
+    and its part of the sums."""
+    k = FEATURE_TEST_ROWS
+    return 8.0 * (width * B + 2 * n_threads * (k * width + 2 * k * B
+                                                + width * B + B))
+
+
+def feature_pass(features, sizes, B, mode, generator, n_threads, bar):
+    """Sums of the features of every resample's first part, one pass.
+
+    `features(sample, start, stop)` gives the float64 features (k x r) of
+    the rows start:stop of sample 0 (X) or 1 (Y), shifted alike. `mode`
+    "permutation": returns ``(sx, dx, total, norms, observed)`` with the
+    sums over each permutation's first n objects (r x B, B), over the
+    pooled sample (r,), (float), and the observed split's ``(s, d)``.
+    "wild" (equal sizes): the sums of the signed differences ``sum e_i
+    (phi(x_i) - phi(y_i))`` of each resample (r x B), the sum of their
+    squared norms (float), and the observed (all signs +1) one (r,).
+    """
+    n = sizes[0]
+    if mode == "wild":
+        blocks = [(0, a, b) for _, a, b in _blocks([n])]
+    else:
+        blocks = _blocks(sizes)
+        rows = np.array([b - a for _, a, b in blocks])
+        counts = generator.multivariate_hypergeometric(rows, n, size=B,
+                                                       method="marginals")
+    seeds = generator.integers(2**63, size=len(blocks))
+
+    def permutation_part(j):
+        """The block's (F' I, q' I, F' 1, q' 1) for its features F, their
+        squared norms q and the indicators I of the permutations' first
+        parts among its rows."""
+        sample, start, stop = blocks[j]
+        F = features(sample, start, stop)
+        q = np.einsum("ij,ij->i", F, F)
+        chosen = np.arange(stop - start) < counts[:, j, None]  # (B, k)
+        draws = np.random.default_rng(seeds[j]).permuted(chosen, axis=1)
+        draws = draws.T.astype(np.float64)
+        return F.T @ draws, q @ draws, F.sum(axis=0), np.sum(q)
+
+    def wild_part(j):
+        """The block's (D' E, |D|^2, D' 1) for the differences D of its
+        pairs and the signs E."""
+        _, start, stop = blocks[j]
+        D = features(0, start, stop) - features(1, start, stop)
+        signs = np.random.default_rng(seeds[j]).integers(
+            0, 2, size=(stop - start, B), dtype=np.int8)
+        return D.T @ (2.0 * signs - 1.0), np.einsum("ij,ij->", D, D), D.sum(axis=0)
+
+    sums = observed = None
+    with lapack.one_blas_thread():
+        parts = thread_map(wild_part if mode == "wild" else permutation_part,
+                           range(len(blocks)), n_threads)
+        for (sample, _, _), part in zip(blocks, parts, strict=True):
+            if sums is None:
+                sums = [np.zeros_like(value) for value in part]
+                observed = [np.zeros_like(value) for value in part[2:]]
+            for total, value in zip(sums, part, strict=True):
+                total += value
+            if sample == 0 and mode != "wild":  # a block of X
+                for total, value in zip(observed, part[2:], strict=True):
+                    total += value
+            bar.update(1)
+    if mode == "wild":
+        sd, dd, s = sums
+        return sd, float(dd), s
+    sx, dx, total, norms = sums
+    return sx, dx, total, float(norms), (observed[0], float(observed[1]))
+
+
+def pass_steps(sizes, mode):
+    """The bar's steps of `feature_pass`: its blocks."""
+    return len(_blocks(sizes[:1] if mode == "wild" else sizes))
