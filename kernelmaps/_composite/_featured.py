@@ -59,11 +59,11 @@ def _blocks(sizes):
             for start in range(0, size, FEATURE_TEST_ROWS)]
 
 
-def pass_bytes(width, B, n_threads):
+def pass_bytes(width, B, n_threads, rows):
     """Bytes the pass holds: the sums of the resamples, and for each task
     in flight (two per thread) a block's features, its draws (as float64)
-    and its part of the sums."""
-    k = FEATURE_TEST_ROWS
+    and its part of the sums (`rows`: the rows of the larger sample)."""
+    k = min(FEATURE_TEST_ROWS, rows)
     return 8.0 * (width * B + 2 * n_threads * (k * width + 2 * k * B
                                                 + width * B + B))
 

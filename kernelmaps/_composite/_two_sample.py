@@ -657,9 +657,11 @@ def _on_features(iv, feature_map):
 
     mode = "wild" if iv.method == "wild_bootstrap" else "permutation"
     n_threads = iv.n_threads
-    while n_threads > 1 and pass_bytes(shift.size, iv.B, n_threads) > iv.budget:
+    rows = max(n, m)
+    while (n_threads > 1
+           and pass_bytes(shift.size, iv.B, n_threads, rows) > iv.budget):
         n_threads -= 1
-    need = pass_bytes(shift.size, iv.B, n_threads)
+    need = pass_bytes(shift.size, iv.B, n_threads, rows)
     if need > iv.budget:
         raise ValueError(_budget_message(
             iv, need, f"the sums of n_resamples={iv.B} resamples of "

@@ -3701,11 +3701,15 @@ __all__ = ["ENTRIES", "OMIT", "Wrong", "add_probes", "iter_mutations"]
 def _check_two_sample(ctx, v, res, method):
     need(isinstance(res, ctx.km.MMDTestResult), f"returned {type(res).__name__}")
     p = res.pvalue
-    need(isinstance(p, float) and 0 < p <= 1, f"p-value {p!r} not in (0, 1]")
+    if method == "cross":  # a normal tail: 0.0 where it underflows
+        need(isinstance(p, float) and 0 <= p <= 1, f"p-value {p!r} not in [0, 1]")
+    else:
+        need(isinstance(p, float) and 0 < p <= 1, f"p-value {p!r} not in (0, 1]")
     need(np.all(np.isfinite(res.statistic)), "statistic not finite")
     need(res.reject == (p <= v.get("alpha", 0.05)), "reject is not pvalue <= alpha")
-    if method == "linear":
-        need(res.null_distribution is None, "a null distribution for the linear test")
+    if method in ("linear", "cross"):
+        need(res.null_distribution is None,
+             f"a null distribution for the {method} test")
         return
     B = v.get("n_resamples")
     B = (2000 if method in ("aggregated", "fuse") else 999) if B is None else int(B)
@@ -3717,7 +3721,8 @@ def _check_two_sample(ctx, v, res, method):
         return
     gamma = v.get("gamma")
     X, Y = v["X"], v["Y"]
-    if gamma is None or method != "permutation" or not v.get("unbiased", True):
+    if (gamma is None or method != "permutation" or not v.get("unbiased", True)
+            or v.get("feature_map") is not None):
         return
     # the observed statistic against the unbiased MMD^2 in long double
     Xl, Yl = ref.dense(X), ref.dense(Y)
@@ -3734,8 +3739,10 @@ def _check_two_sample(ctx, v, res, method):
 def _build_two_sample(ctx, method):
     b = {"X": g_points(ctx, 6, 2), "Y": g_points(ctx, 6 if method ==
                                                   "wild_bootstrap" else 5, 2)}
-    if method != "linear":
+    if method not in ("linear", "cross"):
         b["n_resamples"] = S(19, "19")
+    if method in ("permutation", "wild_bootstrap") and ctx.pick([False, True], 2):
+        b["feature_map"] = S(8, "8")
     if ctx.pick([False, True], 1):
         b["gamma"] = S(0.75, "0.75")
     kernel = ctx.pick(["rbf", "laplacian"])
@@ -3750,12 +3757,14 @@ def _two_sample_entry(method):
     # count runs long (Ctrl-C stops it), and one beyond the memory is
     # refused (tests/test_two_sample.py).
     B = Arg("n_resamples", p=P("int", low=1, none_ok=True, huge=False))
+    F = Arg("feature_map", p=P("int", low=1, none_ok=True, huge=False))
     extra = {
-        "permutation": [Arg("unbiased", p=P("bool")), DT(), B],
-        "wild_bootstrap": [DT(), B],
+        "permutation": [Arg("unbiased", p=P("bool")), DT(), B, F],
+        "wild_bootstrap": [DT(), B, F],
         "aggregated": [DT(), B],
         "fuse": [DT(), B],
-        "linear": [Arg("feature_map", p=P("int", low=1, none_ok=True, huge=False))],
+        "linear": [F],
+        "cross": [],
     }[method]
     if method != "linear":
         extra.append(Arg("working_memory", p=P("real", low=0, low_incl=False,
@@ -3859,7 +3868,8 @@ def _level_judge(p, v):
     return e
 
 
-for _method in ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear"):
+for _method in ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear",
+                "cross"):
     _two_sample_entry(_method)
 
 
