@@ -927,24 +927,30 @@ class SetKernel(TransformerMixin, BaseEstimator):
         return self
 
     def _check_params(self):
-        """Validate every parameter, naming it."""
+        """Validate every parameter, naming it; the checked values of the
+        kernel's (Python floats and ints)."""
         check_choice(self.kernel, "kernel", ("mean_map", "mmd", "renyi"))
-        if self.gamma is not None:
-            check_scalar(self.gamma, "gamma", low=0.0, low_inclusive=False)
-        check_scalar(self.gamma2, "gamma2", low=0.0, low_inclusive=False)
-        if check_scalar(self.alpha, "alpha", low=0.0, low_inclusive=False) == 1:
+        checked = {"gamma": None if self.gamma is None else check_scalar(
+            self.gamma, "gamma", low=0.0, low_inclusive=False)}
+        checked["gamma2"] = check_scalar(self.gamma2, "gamma2", low=0.0,
+                                         low_inclusive=False)
+        checked["alpha"] = check_scalar(self.alpha, "alpha", low=0.0,
+                                        low_inclusive=False)
+        if checked["alpha"] == 1:
             raise ValueError(
                 "alpha must not be 1 (the Kullback-Leibler limit; use e.g. 0.99)"
             )
-        check_scalar(self.k, "k", kind="int", low=1, high=_MAX_K)
-        check_scalar(self.power, "power", low=0.0, low_inclusive=False)
+        checked["k"] = check_scalar(self.k, "k", kind="int", low=1, high=_MAX_K)
+        checked["power"] = check_scalar(self.power, "power", low=0.0,
+                                        low_inclusive=False)
         check_choice(self.psd, "psd", ("clip", "flip", "shift", "square"))
         resolve_workers(self.workers)
+        return checked
 
     def fit_transform(self, X, y=None):
         """The symmetric kernel between the training sets of `X`."""
-        self._check_params()
-        spec = self._spec(gamma=self.gamma)
+        self._checked = self._check_params()
+        spec = self._spec(gamma=self._checked["gamma"])
         self.train_ = spec.check(X, "X")
         self.n_features_in_ = self.train_.dim
         n_threads = resolve_workers(self.workers)
@@ -975,13 +981,14 @@ class SetKernel(TransformerMixin, BaseEstimator):
 
     def _spec(self, **scale):
         """The kernel's spec (`kernelmaps._composite`) with the parameters
-        of the estimator and the `scale` given."""
+        checked at fit and the `scale` given."""
+        checked = self._checked
         if self.kernel == "renyi":
-            params = {"alpha": self.alpha, "k": self.k, "power": self.power}
+            params = {name: checked[name] for name in ("alpha", "k", "power")}
         else:
             params = {"kernel": "rbf"}
             if self.kernel == "mmd":
-                params["gamma2"] = self.gamma2
+                params["gamma2"] = checked["gamma2"]
         return spec_for(self.kernel, {**params, **scale})
 
     def __sklearn_tags__(self):
