@@ -41,12 +41,11 @@ one MMD (section 4).
    degenerate kernel tests", NIPS 2014.
 .. [4] A. Schrab, I. Kim, M. Albert, B. Laurent, B. Guedj and A. Gretton,
    "MMD aggregated two-sample test", JMLR 24(194), pp. 1-81, 2023.
-.. [5] K. Chwialkowski, A. Ramdas, D. Sejdinovic and A. Gretton, "Fast
-   two-sample testing with analytic representations of probability
-   measures", NIPS 2015.
-.. [6] W. Jitkrittum, Z. Szabo, K. Chwialkowski and A. Gretton,
-   "Interpretable distribution features with maximum testing power",
-   NIPS 2016.
+.. [5] A. Gretton, K. Fukumizu, Z. Harchaoui and B. K. Sriperumbudur, "A
+   fast, consistent kernel two-sample test", NIPS 2009.
+.. [6] J. Zhao and D. Meng, "FastMMD: ensemble of circular discrepancy for
+   efficient two-sample test", Neural Computation 27(6), pp. 1345-1372,
+   2015.
 """
 
 # %%
@@ -129,10 +128,11 @@ plt.show()
 #   between the points to twice the largest), each run at a level
 #   corrected, by resampling, so that the test that rejects when any of them
 #   rejects has level :math:`\alpha`;
-# - ``"linear"`` [5]_ [6]_: Hotelling's :math:`T^2` of the difference
-#   between the mean random Fourier features (10 of them) of the samples,
-#   with an F null distribution: no resampling, a cost linear in the number
-#   of points.
+# - ``"linear"`` [5]_ [6]_: the squared distance between the samples' mean
+#   random Fourier features (100 of them here), against its asymptotic null
+#   distribution (a sum of chi-squares weighted by the eigenvalues of the
+#   features' covariance): no resampling, a cost linear in the number of
+#   points.
 #
 # If the p-values are uniform, the fraction of them at most :math:`\alpha`,
 # which is the rate at which the test rejects at level :math:`\alpha`, is
@@ -287,9 +287,10 @@ for name, draw in ALTERNATIVES.items():
 # differences lie at a shorter range than the median distance. The
 # aggregated test, which tries bandwidths down to the small distances, finds
 # them, and loses little or nothing on the mean shift (its level correction
-# for 20 kernels is mild, as they are strongly dependent). The linear test,
-# with 10 random features, has the least power at a given size, but it can
-# use far more points in the same time.
+# for 20 kernels is mild, as they are strongly dependent). The linear test
+# on random features (the MMD of an approximation of the kernel, its null
+# from its asymptotic law) has less power at a given size on these small
+# samples, but it can use far more points in the same time.
 
 fig, axes = plt.subplots(1, len(ALTERNATIVES), figsize=(11, 3.8),
                          sharey=True, layout="constrained")
@@ -364,9 +365,9 @@ for j, n in enumerate(time_sizes):
 # (:math:`2 N^2` multiply-adds per resample, :math:`N = n + m`) take over
 # from the fixed costs of a call. The wild bootstrap's matrix has a quarter
 # of the entries (:math:`n \times n`), and it costs about a quarter as
-# much. The linear test costs about two MMDs at these sizes, mostly fixed
-# costs; it grows linearly with the points, where one MMD grows
-# quadratically.
+# much. The linear test costs a few MMDs at these sizes, mostly fixed
+# costs (its features and their covariance); it grows linearly with the
+# points, where one MMD grows quadratically.
 
 fig, ax = plt.subplots(figsize=(6.4, 4.4), layout="constrained")
 for i, method in enumerate(TIMED):
@@ -414,6 +415,6 @@ plt.show()
 #   default. The test to use when nothing is known of the difference to
 #   look for.
 # - ``"linear"``: millions of points, or samples in a Dask array larger than
-#   memory: one pass over the points, at the price of less power per point
-#   and an F null distribution that is exact only for Gaussian features,
-#   close for large samples.
+#   memory: one pass over the points, with the power of the permutation
+#   test on the same features and a level that is asymptotic (close at some
+#   hundreds of points).

@@ -224,36 +224,72 @@ def test_exact_level_at_tiny_sizes(method):
         assert np.sum(pvalues <= a) <= bound
 
 
-def _hotelling(F1, F2):
+def _mean_distance(F1, F2):
+    """The linear test's statistic, and the weights of its null: the
+    eigenvalues of the pooled covariance of the features."""
     n, m = len(F1), len(F2)
     S = ((n - 1) * np.cov(F1, rowvar=False) + (m - 1) * np.cov(F2, rowvar=False)
          ) / (n + m - 2)
     d = F1.mean(0) - F2.mean(0)
-    t2 = n * m / (n + m) * d @ np.linalg.solve(S, d)
-    p = F1.shape[1]
-    f = (n + m - p - 1) / (p * (n + m - 2)) * t2
-    return t2, scipy.stats.f.sf(f, p, n + m - p - 1)
+    return d @ d, np.linalg.eigvalsh(S)
 
 
-def test_linear_test_is_hotelling_on_the_features():
+def test_linear_test_is_the_mean_feature_distance():
     rng = np.random.default_rng(2)
     X, Y = rng.normal(size=(300, 5)), rng.normal(size=(250, 5)) + 0.1
     res = km.mmd_test(X, Y, method="linear", gamma=0.1, feature_map=7, rng=4)
     # the same draw as the test's (its generator's first use)
     fmap = km.RandomFourierFeatures(7, gamma=0.1, rng=4).fit(X)
-    t2, p = _hotelling(fmap.transform(X), fmap.transform(Y))
-    assert_allclose(res.statistic, t2, rtol=1e-9)
-    assert_allclose(res.pvalue, p, rtol=1e-9)
-    assert res.df == (7, 300 + 250 - 7 - 1)
+    stat, weights = _mean_distance(fmap.transform(X), fmap.transform(Y))
+    assert_allclose(res.statistic, stat, rtol=1e-9)
+    # the p-value: P(sum w_j chi2_1 > n m / N stat), here by Monte Carlo
+    q = 300 * 250 / 550 * stat
+    sim = (np.random.default_rng(0).chisquare(1, size=(200_000, 7))
+           * weights).sum(axis=1)
+    p = np.mean(sim > q)
+    assert abs(res.pvalue - p) < 4 * np.sqrt(p * (1 - p) / 200_000) + 2e-3
+    assert res.null_distribution is None
     # any map of the package, fitted here (a copy) or already
     chi2 = km.Chi2DirectMap(n_terms=2)
     H1, H2 = rng.random((80, 4)), rng.random((90, 4)) ** 2
     res = km.mmd_test(H1, H2, method="linear", feature_map=chi2)
     assert not chi2.is_fitted
     fitted = km.Chi2DirectMap(n_terms=2).fit(np.concatenate([H1, H2]))
-    t2, p = _hotelling(fitted.transform(H1), fitted.transform(H2))
-    assert_allclose([res.statistic, res.pvalue], [t2, p], rtol=1e-9)
-    assert res.kernel == "Chi2DirectMap"
+    stat, _ = _mean_distance(fitted.transform(H1), fitted.transform(H2))
+    assert_allclose(res.statistic, stat, rtol=1e-9)
+    assert res.kernel == "Chi2DirectMap" and res.pvalue < 1e-6
+
+
+@pytest.mark.parametrize("weights", [[1.0], [1.0, 1.0, 1.0], [5.0, 1.0, 0.2],
+                                     np.linspace(0.01, 1.0, 40) ** 3])
+def test_weighted_chi_squares_tail(weights):
+    # the four-cumulant approximation of P(sum w_j chi2_1 > q): exact for
+    # equal weights (a chi-square), within 1e-2 (absolute) of a Monte Carlo
+    # estimate at the quantiles that matter to a test
+    from kernelmaps._composite._two_sample import _weighted_chi2_sf
+
+    weights = np.asarray(weights, dtype=float)
+    sim = (np.random.default_rng(1).chisquare(1, size=(400_000, len(weights)))
+           * weights).sum(axis=1)
+    for level in (0.5, 0.1, 0.05, 0.01):
+        q = np.quantile(sim, 1 - level)
+        got = _weighted_chi2_sf(q, weights)
+        if np.ptp(weights) == 0:
+            assert_allclose(got, scipy.stats.chi2.sf(q / weights[0],
+                                                     len(weights)), rtol=1e-9)
+        assert abs(got - level) < max(1e-2, 0.15 * level), (level, got)
+
+
+def test_linear_test_level_and_default_width():
+    # asymptotic level: 300 tests of 400 + 300 points at 0.1 reject within
+    # a few standard errors of 0.1; the default width grows with N
+    from kernelmaps._composite._two_sample import _linear_width
+
+    p = np.array([km.mmd_test(*np.random.default_rng(s).normal(size=(2, 350, 3)),
+                              method="linear", rng=s).pvalue for s in range(300)])
+    assert abs(np.mean(p <= 0.1) - 0.1) < 4 * np.sqrt(0.1 * 0.9 / 300)
+    assert _linear_width(200, 3) == 100 and _linear_width(5000, 3) == 500
+    assert _linear_width(10**6, 3) == 1000 and _linear_width(200, 64) == 256
 
 
 def test_linear_test_on_dask_arrays_is_the_same():
@@ -316,7 +352,7 @@ def test_result_repr_and_fields():
                       n_resamples=19, rng=0)
     assert isinstance(res, km.MMDTestResult)
     assert "pvalue=" in repr(res) and "method='permutation'" in repr(res)
-    assert res.pvalues is None and res.df is None
+    assert res.pvalues is None
     # determinism
     again = km.mmd_test(rng.normal(size=(10, 2)), rng.normal(size=(12, 2)),
                         n_resamples=19, rng=0)
@@ -642,7 +678,8 @@ def test_fuse_level():
 ALPHA = 0.05
 REPS = 300
 
-# (method, n, m, n_resamples): every method at n = 20, and the tests that
+# (method, n, m, n_resamples): every method at n = 20 (the linear test at
+# 300), and the tests that
 # use permutations at unequal sizes too (there the aggregated test
 # permutes instead of its wild bootstrap).
 NULL_CASES = [
@@ -651,7 +688,9 @@ NULL_CASES = [
     ("wild_bootstrap", 20, 20, 199),
     ("aggregated", 20, 20, (100, 100)),
     ("aggregated", 20, 30, (100, 100)),
-    ("linear", 20, 20, None),
+    # (its level is asymptotic: at 20 + 20 heavy-tailed points its p-values
+    # are not uniform; at some hundreds they are)
+    ("linear", 300, 300, None),
 ]
 
 
