@@ -114,6 +114,15 @@ CASES = {
     "mmd_test aggregated, on blocks": (
         "X = rng.normal(size=(3000, 10)); Y = rng.normal(size=(2000, 10))",
         "km.mmd_test(X, Y, method='aggregated', working_memory=64)"),
+    "mmd_test on features": (
+        "X = rng.normal(size=(400000, 16)); Y = rng.normal(size=(400000, 16))",
+        "km.mmd_test(X, Y, feature_map=1000)"),
+    "mmd_test cross": (
+        "X = rng.normal(size=(30000, 64)); Y = rng.normal(size=(30000, 64))",
+        "km.mmd_test(X, Y, method='cross')"),
+    "mmd_test linear": (
+        "X = rng.normal(size=(300000, 64)); Y = rng.normal(size=(300000, 64))",
+        "km.mmd_test(X, Y, method='linear')"),
     "NystroemMap.fit, leverage landmarks": (
         "sets = [rng.normal(size=(300, 30)) for _ in range(1500)]",
         "km.NystroemMap(400, landmarks='leverage', rng=0).fit(sets)"),

@@ -27,6 +27,7 @@ from .layout import (
     pack_rows,
     panel_points,
     round_up,
+    row_blocks,
     scaled,
 )
 from .schedule import TASK_WORK, run_chunked, threads_for
@@ -109,7 +110,10 @@ def pair_means(S, X, Y):
     """Sums over the pairs of sets of X and Y (None: X) divided, in place,
     by their numbers of pairs of points (as `one_group` divides: by the
     product of the two sizes, in float64)."""
-    S /= np.multiply.outer(X.sizes.astype(np.float64), (X if Y is None else Y).sizes)
+    rows = X.sizes.astype(np.float64)
+    cols = (X if Y is None else Y).sizes.astype(np.float64)
+    for a, b in row_blocks(S):  # (not an N x M product: Ctrl-C between blocks)
+        S[a:b] /= np.multiply.outer(rows[a:b], cols)
     return S
 
 
