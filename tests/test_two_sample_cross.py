@@ -99,3 +99,25 @@ def test_bad_input():
     constant = np.ones((10, 2))
     res = km.mmd_test(constant, constant, method="cross", gamma=1.0)
     assert res.pvalue == 1.0 and res.statistic == 0.0
+
+
+def test_dask_input_gives_the_same_test(monkeypatch):
+    da = pytest.importorskip("dask.array")
+    from kernelmaps._composite import _two_sample
+
+    monkeypatch.setattr(_two_sample, "CROSS_BLOCK", 100)  # tasks of blocks
+    rng = np.random.default_rng(5)
+    X, Y = rng.normal(size=(900, 4)), rng.normal(size=(800, 4))
+    Y[:, 0] += 0.2
+    want = km.mmd_test(X, Y, method="cross")
+    got = km.mmd_test(da.from_array(X, chunks=250), da.from_array(Y, chunks=300),
+                      method="cross")
+    assert got.statistic == want.statistic and got.pvalue == want.pvalue
+    sets = [rng.normal(size=(int(rng.integers(3, 7)), 2)) for _ in range(50)]
+    bags = km.Bags.from_list(sets[:24])
+    lazy = km.Bags(da.from_array(bags.points, chunks=40), bags.offsets)
+    want = km.mmd_test(sets[:24], sets[24:], kernel="mean_map", method="cross",
+                       gamma=0.5)
+    got = km.mmd_test(lazy, sets[24:], kernel="mean_map", method="cross",
+                      gamma=0.5)
+    assert got.statistic == want.statistic

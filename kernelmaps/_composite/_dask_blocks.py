@@ -44,7 +44,8 @@ from .._transforms import is_lazy, map_delayed
 from .._validation import check_rows
 from ._blocked import add_contribution, block_task
 
-__all__ = ["lazy_samples", "pass_graph", "run_blocks_dask", "task_keys"]
+__all__ = ["cross_dask", "lazy_samples", "pass_graph", "run_blocks_dask",
+           "task_keys"]
 
 # The prefix of the keys of a pass.
 PREFIX = "mmd_test"
@@ -200,22 +201,9 @@ def pass_graph(spec, Z, scales, layout, draws):
                           "sum")}
     context = dask.delayed((spec, scales, layout), name=names["spec"],
                            traverse=False)
-    sets = isinstance(Z, Bags)
-    points = (Z.points if sets else Z).rechunk({1: -1})
+    piece = _piece_maker(Z, names["objects"])
     ranges = {(s.start, s.stop): r for r, s in enumerate(layout.ranges)}
-    pieces, rows = {}, {}
-
-    def piece(s):
-        bounds = (s.start, s.stop)
-        if bounds not in pieces:
-            first, last = ((Z.offsets[s.start], Z.offsets[s.stop]) if sets
-                           else bounds)
-            parts = points[first:last].to_delayed(optimize_graph=False)
-            offsets = (Z.offsets[s.start:s.stop + 1] - first) if sets else None
-            pieces[bounds] = dask.delayed(_piece, pure=True)(
-                list(parts.ravel()), offsets,
-                dask_key_name=(names["objects"], *map(int, bounds)))
-        return (bounds, pieces[bounds])
+    rows = {}
 
     blocks = [dask.delayed(_call, pure=True)(f, dask_key_name=(names["draw"], b))
               for b, f in enumerate(draws)]
@@ -256,6 +244,68 @@ def pass_graph(spec, Z, scales, layout, draws):
             pending.setdefault(key, []).append(out)
     add(group)
     return totals, blocks, names["block"]
+
+
+def _piece_maker(Z, name):
+    """``piece(s)``: ``(bounds, objects)`` of the range `s` (a slice) of the
+    lazy pooled objects Z, the objects a Delayed read from the chunks of
+    Z's points (one task per range, made once, keyed ``(name, start,
+    stop)``)."""
+    import dask
+
+    sets = isinstance(Z, Bags)
+    points = (Z.points if sets else Z).rechunk({1: -1})
+    pieces = {}
+
+    def piece(s):
+        bounds = (s.start, s.stop)
+        if bounds not in pieces:
+            first, last = ((Z.offsets[s.start], Z.offsets[s.stop]) if sets
+                           else bounds)
+            parts = points[first:last].to_delayed(optimize_graph=False)
+            offsets = (Z.offsets[s.start:s.stop + 1] - first) if sets else None
+            pieces[bounds] = dask.delayed(_piece, pure=True)(
+                list(parts.ravel()), offsets,
+                dask_key_name=(name, *map(int, bounds)))
+        return (bounds, pieces[bounds])
+
+    return piece
+
+
+def cross_dask(spec, Z, value, rows, cols):
+    """The cross test's witness values on Dask: for each range of `rows`
+    (slices of the pooled objects Z, lazy), ``sum over the ranges (c0, c1,
+    weight) of cols of weight * k(rows, Z[c0:c1]).sum(axis=1)``, one task
+    per pair of ranges, added in the order of `cols` (as the threaded
+    pass); computed by the scheduler in use."""
+    import dask
+
+    token = uuid.uuid4().hex
+    piece = _piece_maker(Z, f"{PREFIX}-objects-{token}")
+    context = dask.delayed((spec, value), name=f"{PREFIX}-spec-{token}",
+                           traverse=False)
+    out = []
+    for i, r in enumerate(rows):
+        parts = [dask.delayed(_cross_part, pure=True)(
+            context, piece(r)[1], piece(slice(c0, c1))[1], weight,
+            dask_key_name=(f"{PREFIX}-cross-{token}", i, j))
+            for j, (c0, c1, weight) in enumerate(cols)]
+        out.append(dask.delayed(_in_order, pure=True)(
+            *parts, dask_key_name=(f"{PREFIX}-witness-{token}", i)))
+    return dask.compute(*out, optimize_graph=False)
+
+
+def _cross_part(context, A, B, weight):
+    spec, value = context
+    with lapack.one_blas_thread():
+        return spec.finite(spec.matrix(A, B, value, 1)).sum(axis=1) * weight
+
+
+def _in_order(*parts):
+    total = parts[0].copy()
+    for part in parts[1:]:
+        total += part
+    return total
 
 
 def _task_ranges(layout, task):

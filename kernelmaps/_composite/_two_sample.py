@@ -77,7 +77,12 @@ from ._blocked import (
     range_total,
     run_blocks,
 )
-from ._dask_blocks import is_lazy_input, lazy_samples, run_blocks_dask
+from ._dask_blocks import (
+    cross_dask,
+    is_lazy_input,
+    lazy_samples,
+    run_blocks_dask,
+)
 from ._featured import feature_pass, pass_bytes, pass_steps, split_mmd2
 from ._specs import (
     BANDWIDTH_SAMPLE,
@@ -307,7 +312,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
           objects per sample at the least, some hundreds for a level near
           `alpha`), and it has somewhat less power than the permutation
           test on the same data (half the pairs of objects), for a fraction
-          of its time: the test for samples too large to resample. The
+          of its time: the test for samples too large to resample (on
+          every kind of object, Dask input included: a task per pair of
+          blocks of the kernel). The
           statistic is the studentised cross MMD^2; the p-value
           ``1 - Phi(statistic)``.
         - "linear": a test in linear time on explicit features: the squared
@@ -1288,10 +1295,6 @@ def _cross(iv):
     (tasks of a block each, their parts added in order); the statistic
     ``(mean g(X1) - mean g(Y1)) / sqrt(var g(X1) / n1 + var g(Y1) / m1)``,
     standard normal under the null."""
-    if iv.lazy:
-        raise TypeError("method='cross' does not take Dask input yet: "
-                        "compute X and Y (or use method='permutation', which "
-                        "runs on Dask)")
     spec, n, N = iv.specs[0], iv.n, iv.N
     m = N - n
     n1, m1 = n // 2, m // 2
@@ -1313,12 +1316,17 @@ def _cross(iv):
     g = np.zeros(n1 + m1)
     starts = np.cumsum([0] + [b - a for a, b in rows])
     tasks = [(i, c) for i in range(len(rows)) for c in cols]
-    with progress_bar(iv.progress, len(tasks), "mmd_test") as bar, \
-            lapack.one_blas_thread():
-        for (i, _), values in zip(tasks, thread_map(part, tasks, iv.n_threads),
-                                  strict=True):
-            g[starts[i]:starts[i + 1]] += values
-            bar.update(1)
+    if iv.lazy:  # Dask input: a task per pair of ranges
+        g = np.concatenate(cross_dask(spec, iv.Z, value,
+                                      [slice(a, b) for a, b in rows], cols))
+    else:
+        with progress_bar(iv.progress, len(tasks), "mmd_test") as bar, \
+                lapack.one_blas_thread():
+            for (i, _), values in zip(tasks, thread_map(part, tasks,
+                                                        iv.n_threads),
+                                      strict=True):
+                g[starts[i]:starts[i + 1]] += values
+                bar.update(1)
     gx, gy = g[:n1], g[n1:]
     statistic = gx.mean() - gy.mean()
     scale = math.sqrt(gx.var(ddof=1) / n1 + gy.var(ddof=1) / m1)

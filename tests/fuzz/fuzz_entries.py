@@ -4260,5 +4260,5 @@ else:
     for _name in ("sum_match_kernel", "mmd", "mmd_kernel", "renyi_divergence"):
         _lazy_entry(_name, _lazy_sets)
     for _name in (*HIST_KERNELS, "mmd_test[permutation]",
-                  "mmd_test[wild_bootstrap]"):
+                  "mmd_test[wild_bootstrap]", "mmd_test[cross]"):
         _lazy_entry(_name, _lazy_rows)
