@@ -26,7 +26,8 @@ import numpy as np
 from .._engine import lapack
 from .._engine.schedule import thread_map
 
-__all__ = ["FEATURE_TEST_ROWS", "feature_pass", "pass_bytes", "split_mmd2"]
+__all__ = ["FEATURE_TEST_ROWS", "feature_pass", "pass_bytes", "pass_steps",
+           "split_mmd2"]
 
 # Rows of a draw block: the product of a block's features with its draws
 # (k r B multiply-adds, 2e9 for r = B = 1000) takes tens of milliseconds,
