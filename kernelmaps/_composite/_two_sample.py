@@ -1650,13 +1650,20 @@ def _feature_moments(fmap, A, shift, n_threads, progress):
             if start < c:
                 F = F[:c - start]
                 sc = F.sum(axis=0) if sc is None else sc + F.sum(axis=0)
-                G = F.T @ F if G is None else G + F.T @ F
+                G = np.zeros((F.shape[1],) * 2) if G is None else G
+                # (products of some 1e9 multiply-adds: Ctrl-C between them)
+                step = max(1, int(LINEAR_GRAM_WORK // F.shape[1]**2))
+                for a in range(0, F.shape[0], step):
+                    G += F[a:a + step].T @ F[a:a + step]
 
     run_chunked(run, float(LINEAR_TEST_ROWS) * A.shape[1] * MAP_VALUE_WORK,
                 n_tasks=len(starts), n_threads=1, progress=progress,
                 desc="mmd_test features")
     return s, c, sc, G
 
+
+# Multiply-adds of one product of the linear test's Gram matrix.
+LINEAR_GRAM_WORK = 2e9
 
 # The rows of each sample whose features estimate their covariance in the
 # linear test (its null distribution's weights): the rest add to the means
