@@ -44,7 +44,7 @@ from .._transforms import is_lazy, map_delayed
 from .._validation import check_rows
 from ._blocked import add_contribution, block_task
 
-__all__ = ["cross_dask", "lazy_samples", "pass_graph", "run_blocks_dask",
+__all__ = ["cross_dask", "cross_part", "lazy_samples", "pass_graph", "run_blocks_dask",
            "task_keys"]
 
 # The prefix of the keys of a pass.
@@ -286,7 +286,7 @@ def cross_dask(spec, Z, value, rows, cols):
                            traverse=False)
     out = []
     for i, r in enumerate(rows):
-        parts = [dask.delayed(_cross_part, pure=True)(
+        parts = [dask.delayed(cross_part, pure=True)(
             context, piece(r)[1], piece(slice(c0, c1))[1], weight,
             dask_key_name=(f"{PREFIX}-cross-{token}", i, j))
             for j, (c0, c1, weight) in enumerate(cols)]
@@ -295,7 +295,10 @@ def cross_dask(spec, Z, value, rows, cols):
     return dask.compute(*out, optimize_graph=False)
 
 
-def _cross_part(context, A, B, weight):
+def cross_part(context, A, B, weight):
+    """One block of the cross test: ``weight * k(A, B).sum(axis=1)`` at the
+    scale of ``context = (spec, value)``, on one engine and one BLAS
+    thread (the threaded pass and the Dask tasks alike)."""
     spec, value = context
     with lapack.one_blas_thread():
         return spec.finite(spec.matrix(A, B, value, 1)).sum(axis=1) * weight

@@ -27,7 +27,7 @@ from .._engine import lapack
 from .._engine.schedule import thread_map
 
 __all__ = ["FEATURE_TEST_ROWS", "feature_pass", "pass_bytes", "pass_steps",
-           "split_mmd2"]
+           "split_mmd2", "split_statistic"]
 
 # Rows of a draw block: the product of a block's features with its draws
 # (k r B multiply-adds, 2e9 for r = B = 1000) takes tens of milliseconds,
@@ -35,21 +35,30 @@ __all__ = ["FEATURE_TEST_ROWS", "feature_pass", "pass_bytes", "pass_steps",
 FEATURE_TEST_ROWS = 2048
 
 
+def split_statistic(sxx, rs, dx, off_total, diag_total, n, m, unbiased):
+    """The MMD^2 of splits of the pooled sample (n objects in the first
+    part, m in the second) from the kernel's sums: ``sxx`` over the pairs
+    i != j of the first part, ``rs`` over the pairs (i in it, j != i), ``dx``
+    over its diagonal, ``off_total`` over all pairs i != j, ``diag_total``
+    over the whole diagonal: unbiased (the U-statistic) or biased (the
+    V-statistic). Shared by the kernel's and the features' tests."""
+    sxy = rs - sxx
+    syy = off_total - 2 * rs + sxx
+    if unbiased:
+        return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
+    dy = diag_total - dx
+    return (sxx + dx) / n**2 + (syy + dy) / m**2 - 2 * sxy / (n * m)
+
+
 def split_mmd2(sx, dx, total, norms, n, m, unbiased):
     """The MMD^2 of the linear kernel of features for splits of the pooled
     sample, from the sums over each split's first part of the features
     ``sx`` (r x b) and of their squared norms ``dx`` (b,), the sums over
-    the pooled sample ``total`` (r,) and ``norms`` (a float): unbiased
-    (the U-statistic, the pairs i != j) or biased (the V-statistic)."""
-    diag_x = dx
-    sxx = np.einsum("ij,ij->j", sx, sx) - diag_x  # pairs i != j within x
-    rs = total @ sx - diag_x  # pairs (i in x, j != i)
-    sxy = rs - sxx
-    syy = (total @ total - norms) - 2 * rs + sxx
-    if unbiased:
-        return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
-    diag_y = norms - diag_x
-    return (sxx + diag_x) / n**2 + (syy + diag_y) / m**2 - 2 * sxy / (n * m)
+    the pooled sample ``total`` (r,) and ``norms`` (a float)."""
+    sxx = np.einsum("ij,ij->j", sx, sx) - dx  # pairs i != j within x
+    rs = total @ sx - dx  # pairs (i in x, j != i)
+    return split_statistic(sxx, rs, dx, total @ total - norms, norms, n, m,
+                           unbiased)
 
 
 def _blocks(sizes):

@@ -79,11 +79,18 @@ from ._blocked import (
 )
 from ._dask_blocks import (
     cross_dask,
+    cross_part,
     is_lazy_input,
     lazy_samples,
     run_blocks_dask,
 )
-from ._featured import feature_pass, pass_bytes, pass_steps, split_mmd2
+from ._featured import (
+    feature_pass,
+    pass_bytes,
+    pass_steps,
+    split_mmd2,
+    split_statistic,
+)
 from ._specs import (
     BANDWIDTH_SAMPLE,
     KINDS,
@@ -1241,12 +1248,7 @@ def _permutation_finish(r, diag, n, m, unbiased):
 
     def finish(S, sxx):
         rs, dx = _draw_projections(np.stack([r, diag]), S)
-        sxy = rs - sxx
-        syy = total - 2 * rs + sxx
-        if unbiased:
-            return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
-        dy = diag_total - dx
-        return (sxx + dx) / n**2 + (syy + dy) / m**2 - 2 * sxy / (n * m)
+        return split_statistic(sxx, rs, dx, total, diag_total, n, m, unbiased)
 
     return finish
 
@@ -1309,9 +1311,8 @@ def _cross(iv):
 
     def part(task):
         (r0, r1), (c0, c1, weight) = rows[task[0]], task[1]
-        K = spec.finite(spec.matrix(spec.take(iv.Z, slice(r0, r1)),
-                                    spec.take(iv.Z, slice(c0, c1)), value, 1))
-        return K.sum(axis=1) * weight
+        return cross_part((spec, value), spec.take(iv.Z, slice(r0, r1)),
+                          spec.take(iv.Z, slice(c0, c1)), weight)
 
     g = np.zeros(n1 + m1)
     starts = np.cumsum([0] + [b - a for a, b in rows])
