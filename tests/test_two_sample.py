@@ -157,7 +157,7 @@ def test_aggregated_against_a_direct_mmdagg(monkeypatch, n, m, swaps):
     Y = rng.laplace(size=(m, 2)) / np.sqrt(2) + [0.6, 0]
     B1, B2 = 150, 120
     res = km.mmd_test(X, Y, method="aggregated", n_resamples=(B1, B2),
-                      rng=3, alpha=0.1)
+                      rng=3, alpha=0.1, dtype=np.float64)
     gammas = {k: res.gamma[res.kernel == k] for k in ("laplacian", "rbf")}
     assert [len(g) for g in gammas.values()] == [10, 10]
     stats, p_obs, pvalue, reject_single = _mmdagg_reference(
@@ -572,7 +572,8 @@ def test_aggregated_wild_bootstrap_over_a_wide_range_of_gammas():
     rng = np.random.default_rng(14)
     X, Y = rng.normal(size=(25, 2)), rng.normal(size=(25, 2)) + 0.5
     agg = km.mmd_test(X, Y, method="aggregated", kernel="rbf",
-                      gamma=[1e-12, 1e-9, 1.0], n_resamples=20, rng=0)
+                      gamma=[1e-12, 1e-9, 1.0], n_resamples=20, rng=0,
+                      dtype=np.float64)
     for g, stat in zip(agg.gamma, agg.statistic):
         single = km.mmd_test(X, Y, method="wild_bootstrap", gamma=g,
                              n_resamples=19, rng=0).statistic
@@ -628,7 +629,8 @@ def test_fuse_against_the_authors_formula(n, m):
     rng = np.random.default_rng(n * m)
     X = rng.normal(size=(n, 2))
     Y = rng.laplace(size=(m, 2)) / np.sqrt(2) + [0.5, 0]
-    res = km.mmd_test(X, Y, method="fuse", n_resamples=300, rng=5)
+    res = km.mmd_test(X, Y, method="fuse", n_resamples=300, rng=5,
+                      dtype=np.float64)
     gammas = {k: res.gamma[res.kernel == k] for k in ("laplacian", "rbf")}
     assert [len(g) for g in gammas.values()] == [10, 10]
     fused, pvalue = _fuse_reference(X, Y, ("laplacian", "rbf"), gammas, 300, 5)
@@ -636,6 +638,46 @@ def test_fuse_against_the_authors_formula(n, m):
     assert_allclose(res.null_distribution, fused[1:], rtol=1e-9, atol=1e-12)
     assert res.pvalue == pytest.approx(pvalue, rel=1e-12)
     assert res.method == "fuse" and res.pvalues is None
+
+
+@pytest.mark.parametrize("gamma", [None, [1e-12, 1e-6, 1.0, 1e3]])
+@pytest.mark.parametrize("n, m", [(40, 40), (31, 45)])
+@pytest.mark.parametrize("method", ["aggregated", "fuse"])
+def test_float32_products_by_default(n, m, method, gamma):
+    """The aggregated and fused tests multiply in float32 by default (the
+    centred draws, the matrix less its mean: the digits that vary kept,
+    also for kernels near 1 or 0 everywhere): the statistics of float64
+    to about 1e-7 of their spread, so the same p-values but where two
+    statistics are that close (the p-values may then differ by a step of
+    1 / (B + 1): at gamma = 1e3 the kernel is about 0 between all points,
+    and the statistics of many resamples are all but tied)."""
+    rng = np.random.default_rng(n + m)
+    X, Y = rng.normal(size=(n, 3)), rng.normal(size=(m, 3)) + [0.4, 0, 0]
+    kwargs = dict(method=method, n_resamples=(200, 200) if method == "aggregated"
+                  else 400, rng=2, kernel=["rbf"] if gamma else None,
+                  gamma=gamma)
+    low = km.mmd_test(X, Y, **kwargs)
+    high = km.mmd_test(X, Y, dtype=np.float64, **kwargs)
+    step = 1.0 / (1 + (200 if method == "aggregated" else 400))
+    assert low.pvalue == pytest.approx(high.pvalue, abs=2.5 * step)
+    if method == "aggregated":
+        # each kernel's statistics against the spread of its own
+        spread = np.ptp(high.null_distribution, axis=1)[:, None]
+        assert (spread > 0).all()
+        assert (np.abs(low.null_distribution - high.null_distribution)
+                <= 1e-5 * spread).all()
+        assert (np.abs(low.statistic - high.statistic)
+                <= 1e-5 * spread[:, 0]).all()
+        # the single p-values differ only by the resamples tied with the
+        # observed statistic to within float32's reach
+        ties = (np.abs(high.null_distribution - high.statistic[:, None])
+                <= 1e-6 * spread).sum(axis=1)
+        assert (np.abs(low.pvalues - high.pvalues) / step <= ties + 1e-9).all()
+    else:
+        spread = np.ptp(high.null_distribution)
+        assert_allclose(low.null_distribution, high.null_distribution,
+                        atol=1e-5 * spread, rtol=0)
+        assert low.statistic == pytest.approx(high.statistic, abs=1e-5 * spread)
 
 
 def test_fuse_bandwidths_are_the_authors():
@@ -834,7 +876,8 @@ def test_block_path_gives_the_same_pvalues(on_blocks, monkeypatch, case,
         kwargs = {**kwargs, "kernel": [kwargs["kernel"]]}
     n_resamples = (300, 300) if method == "aggregated" else 300
     call = functools.partial(km.mmd_test, X, Y, method=method,
-                             n_resamples=n_resamples, rng=3, **kwargs)
+                             n_resamples=n_resamples, rng=3, dtype=np.float64,
+                             **kwargs)
     blocks = call()
     assert on_blocks and max(on_blocks) == 7
     with monkeypatch.context() as m:
@@ -861,7 +904,8 @@ def test_block_path_of_pairs_and_swaps(on_blocks, monkeypatch, n, m, method):
     X, Y = rng.normal(size=(n, 2)), rng.normal(size=(m, 2)) * 1.3
     n_resamples = (260, 260) if method == "aggregated" else 260
     call = functools.partial(km.mmd_test, X, Y, method=method,
-                             n_resamples=n_resamples, rng=4, gamma=None)
+                             n_resamples=n_resamples, rng=4, gamma=None,
+                             dtype=np.float64)
     blocks = call()
     assert on_blocks
     with monkeypatch.context() as mp:
@@ -934,3 +978,92 @@ def test_the_budget_is_a_package_setting():
         # the call's argument wins
         km.mmd_test(X, Y, working_memory=64, n_resamples=19, rng=0)
     assert km.get_config()["working_memory"] == 1024
+
+
+def _band_stat(X, Y, kernel, gamma, signs, R):
+    """The incomplete U-statistic of h over the pairs 0 < |i - j| <= R,
+    with Rademacher `signs`, written directly."""
+    H = (point_kernel(X, X, kernel, gamma) + point_kernel(Y, Y, kernel, gamma)
+         - point_kernel(X, Y, kernel, gamma) - point_kernel(Y, X, kernel, gamma))
+    i, j = np.indices(H.shape)
+    H[(np.abs(i - j) > R) | (i == j)] = 0
+    pairs = int(((i < j) & (j - i <= R)).sum())
+    return signs @ H @ signs / (2 * pairs)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n, m, R", [(70, 70, 1), (70, 70, 9), (45, 61, 13),
+                                     (61, 45, 40), (50, 50, 49)])
+def test_incomplete_wild_bootstrap_against_a_direct_statistic(n, m, R, dtype):
+    """MMDAggInc's statistic: the pairs within R diagonals only, the
+    objects beyond the min(n, m) pairs left out; R >= p - 1 is the
+    complete statistic."""
+    rng = np.random.default_rng(n + m + R)
+    X, Y = rng.normal(size=(n, 3)), rng.normal(size=(m, 3)) * 1.3
+    p = min(n, m)
+    res = km.mmd_test(X, Y, method="aggregated", kernel="laplacian",
+                      gamma=[0.3], incomplete=R, n_resamples=(150, 99), rng=2,
+                      dtype=dtype)
+    E = _draws(2, 250, p, 2 * p, "wild_bootstrap")
+    stats = np.array([_band_stat(X[:p], Y[:p], "laplacian", 0.3, E[:, j], R)
+                      for j in range(151)])
+    spread = np.ptp(stats[1:])
+    tol = dict(rtol=1e-12, atol=1e-14) if dtype == np.float64 else dict(
+        rtol=0, atol=1e-6 * spread)
+    assert_allclose(res.statistic, stats[:1], **tol)
+    assert_allclose(res.null_distribution[0], stats[1:], **tol)
+    if R >= p - 1:
+        whole = km.mmd_test(X[:p], Y[:p], method="aggregated",
+                            kernel="laplacian", gamma=[0.3],
+                            n_resamples=(150, 99), rng=2, dtype=dtype)
+        assert whole.pvalue == res.pvalue
+        assert_allclose(whole.null_distribution, res.null_distribution,
+                        rtol=1e-6)
+
+
+def test_incomplete_is_a_randomization_test():
+    """A sign flip of e_i is the incomplete statistic of the samples with
+    x_i and y_i swapped; the wild bootstrap's own method takes it too, and
+    its p-value is that of the aggregated test of one kernel."""
+    rng = np.random.default_rng(5)
+    X, Y = rng.normal(size=(80, 2)), rng.normal(size=(80, 2)) + 0.3
+    res = km.mmd_test(X, Y, method="wild_bootstrap", gamma=0.5, incomplete=6,
+                      n_resamples=149, rng=3, dtype=np.float64)
+    E = _draws(3, 150, 80, 160, "wild_bootstrap")
+    flip = E[:, 11] < 0
+    Xs, Ys = np.where(flip[:, None], Y, X), np.where(flip[:, None], X, Y)
+    assert_allclose(_band_stat(Xs, Ys, "rbf", 0.5, np.ones(80), 6),
+                    res.null_distribution[10], rtol=1e-11)
+    agg = km.mmd_test(X, Y, method="aggregated", kernel="rbf", gamma=[0.5],
+                      incomplete=6, n_resamples=(99, 50), rng=3,
+                      dtype=np.float64)
+    assert_allclose(agg.null_distribution[0], res.null_distribution[:99],
+                    rtol=1e-12)
+
+
+def test_incomplete_level():
+    """Exact: the rejection rate under the null within the binomial
+    interval, over 200 samples of a heavy-tailed distribution."""
+    rejects = 0
+    for rep in range(200):
+        rng = np.random.default_rng([77, rep])
+        X, Y = rng.standard_t(3, size=(60, 2)), rng.standard_t(3, size=(60, 2))
+        rejects += km.mmd_test(X, Y, method="aggregated", incomplete=5,
+                               n_resamples=(60, 40), rng=rep, workers=1).reject
+    low, high = scipy.stats.binom.interval(0.999, 200, 0.05)
+    assert low <= rejects <= high
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"method": "permutation", "incomplete": 5}, "not method='permutation'"),
+    ({"method": "fuse", "incomplete": 5}, "not method='fuse'"),
+    ({"method": "aggregated", "incomplete": 0}, "incomplete"),
+    ({"method": "aggregated", "incomplete": 2.5}, "incomplete"),
+    ({"method": "wild_bootstrap", "incomplete": 3, "feature_map": 10},
+     "feature_map"),
+])
+def test_incomplete_bad_input(kwargs, match):
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(20, 2)), rng.normal(size=(20, 2))
+    with pytest.raises((ValueError, TypeError), match=match):
+        km.mmd_test(X, Y, **kwargs)

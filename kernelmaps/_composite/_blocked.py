@@ -17,8 +17,17 @@ result does not depend on how the tasks ran: on threads here
 Two layouts:
 
 - "pooled" (permutations): ranges of the N pooled objects; the quadratic
-  form ``s' K0 s`` of the indicators s of the first sample (K0: the pooled
-  matrix with its diagonal 0), the row sums r of K0 and its diagonal.
+  form ``t' K0 t`` of the centred indicators ``t = N s - n`` of the first
+  sample (s: 1 on its n objects, 0 on the others; K0: the pooled matrix
+  with its diagonal 0), the row sums r of K0 and its diagonal. (The
+  statistic needs ``s' K0 s = (t' K0 t + 2 n N r' s - n^2 1' K0 1) /
+  N^2``: the part of ``s' K0 s`` common to every split is summed exactly
+  from r, and the product carries only the small part that varies, so
+  that it keeps its accuracy in float32. The entries of t are integers,
+  exact in float32 up to 2^24 objects. As 1' t = 0, the product takes ``K0
+  - c`` for a constant c of each scale, the layout's `shifts`, near the
+  kernel's mean: its entries, rounded to float32, keep the digits that
+  vary between objects, which a kernel near 1 everywhere would lose.)
 - "pairs" (the wild bootstrap, and the swaps of paired points of the
   aggregated test): ranges of the p = min(n, m) pairs (x_a, y_a), x_a the
   object a of X and y_a the object a of Y; the quadratic form ``e' H e`` of
@@ -26,7 +35,13 @@ Two layouts:
   four blocks of a pair of ranges. For samples of unequal sizes, the row
   sums of K0 over the paired and the unpaired columns too, from the blocks
   between pairs and unpaired objects, and between unpaired objects (no
-  product: they enter the statistic linearly).
+  product: they enter the statistic linearly). With a `band` R (the
+  incomplete U-statistic of MMDAggInc), H keeps only the pairs (a, b) of
+  pairs with 0 < |a - b| <= R: ranges of R pairs (or more), and only the
+  tasks of a range with itself and with the next one.
+
+The products are in the layout's `dtype` (float32 or float64), each
+product's dot products with the draws summed in float64.
 """
 
 import numpy as np
@@ -35,8 +50,8 @@ from .._engine import lapack
 from .._engine.schedule import thread_map
 
 __all__ = ["Layout", "add_contribution", "block_task", "column_dots",
-           "degenerate_kinds", "frobenius", "pooled_vectors", "range_total",
-           "run_blocks"]
+           "degenerate_kinds", "frobenius", "pooled_vectors", "product_draws",
+           "range_total", "run_blocks"]
 
 
 class Layout:
@@ -46,10 +61,15 @@ class Layout:
     `mode` is "pooled" or "pairs" (see the module's docstring); n and N
     the sizes of the first sample and of the pooled one; `size` the
     objects per range; `linear` whether the pairs layout needs the row
-    sums (samples of unequal sizes)."""
+    sums (samples of unequal sizes); `dtype` that of the products,
+    `shifts` the constant c of each scale (pooled layout) and `band` the R
+    of an incomplete U-statistic (pairs layout; `size` at least R)."""
 
-    def __init__(self, mode, n, N, size, linear=False):
+    def __init__(self, mode, n, N, size, linear=False, dtype=np.float64,
+                 shifts=None, band=None):
         self.mode, self.n, self.N, self.size = mode, n, N, int(size)
+        self.dtype = np.dtype(dtype)
+        self.shifts, self.band = shifts, band
         self.p = min(n, N - n)
         self.linear = linear
         count = N if mode == "pooled" else self.p
@@ -57,8 +77,12 @@ class Layout:
         extra = (self.p, n) if n > N - n else (n + self.p, N)
         self.unpaired = (_ranges(*extra, self.size)
                          if mode == "pairs" and linear else [])
+        reach = 1 if band is not None else len(self.ranges)
         self.tasks = [("pp", i, j) for i in range(len(self.ranges))
-                      for j in range(i, len(self.ranges))]
+                      for j in range(i, min(i + reach + 1, len(self.ranges)))]
+        # the pairs (a, b), a < b, of the statistic
+        self.pairs = (self.p * (self.p - 1) // 2 if band is None
+                      else band * self.p - band * (band + 1) // 2)
         if self.unpaired:
             self.tasks += [("pu", i, v) for i in range(len(self.ranges))
                            for v in range(len(self.unpaired))]
@@ -86,15 +110,31 @@ class Layout:
         return self.ranges[i], self.ranges[j]
 
 
+def product_draws(draws, mode, n, N, dtype):
+    """The draws (int8, or already in `dtype`: returned as they are) as the
+    products take them, in `dtype`: the centred indicators ``N s - n`` of
+    the pooled layout (`mode` "pooled"), the signs of the pairs."""
+    if draws is None or draws.dtype == dtype:
+        return draws
+    out = draws.astype(dtype)
+    if mode == "pooled":
+        out *= N
+        out -= n
+    return out
+
+
 def _ranges(start, stop, size):
     return [slice(a, min(a + size, stop)) for a in range(start, stop, size)]
 
 
 def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads):
     """The contributions of one task: a list of (key, value), in a fixed
-    order. `draws_i` and `draws_j` are the rows of the batch's draws (int8)
-    of the task's two ranges (None where it multiplies none)."""
+    order. `draws_i` and `draws_j` are the rows of the batch's draws (int8,
+    or as `product_draws` gives them) of the task's two ranges (None where
+    it multiplies none)."""
     kind, i, j = task
+    draws_i, draws_j = (product_draws(d, layout.mode, layout.n, layout.N,
+                                      layout.dtype) for d in (draws_i, draws_j))
     rows, cols = layout.objects(task)
     same = kind != "pu" and i == j
     take = spec.take
@@ -103,8 +143,10 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads):
         A = take(Z, rows)
         B = None if same else take(Z, cols)
         blocks = map(spec.finite, spec.blocks(A, B, scales, n_threads))
-        parts = [_pooled_part(K, same, draws_i, draws_j, layout.mode == "pooled")
-                 for K in blocks]
+        resampled = layout.mode == "pooled"
+        shifts = layout.shifts if resampled else [0.0] * len(scales)
+        parts = [_pooled_part(K, same, draws_i, draws_j, resampled, c)
+                 for K, c in zip(blocks, shifts, strict=True)]
         tag = "r" if layout.mode == "pooled" else "rUu"
         out.append((("flags",), _flags(parts)))
         if layout.mode == "pooled":
@@ -145,7 +187,7 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads):
     for a, b, c in zip(kxx, kyy, kxy, strict=True):
         d = c.T if same else next(kyx)
         parts.append(_pairs_part(a, b, c, d, same, draws_i, draws_j,
-                                 layout.linear))
+                                 layout.linear, _band_mask(layout, rows, cols)))
     out.append((("flags",), _flags(parts)))
     out.append((("quad", i), np.stack([p["quad"] for p in parts])))
     if same:
@@ -166,22 +208,24 @@ def frobenius(K):
 
 
 def column_dots(A, B):
-    """The dot products of the columns of A and B, summed in float64."""
-    return np.einsum("ij,ij->j", A, B, dtype=np.float64)
+    """The dot products of the columns of A and B, in their dtype (float32
+    for products in float32: sums of a few hundred terms, as accurate as
+    the product's own), returned in float64 for the sums across blocks."""
+    return np.einsum("ij,ij->j", A, B).astype(np.float64, copy=False)
 
 
 def _quadratic(M, draws_i, draws_j, same):
     """``diag(E_i' M E_j)`` for each resample (twice for a block off the
-    diagonal: its mirror adds the same)."""
-    Ei = draws_i.astype(np.float64)
-    Ej = Ei if same else draws_j.astype(np.float64)
-    q = column_dots(Ei, M @ Ej)
+    diagonal: its mirror adds the same), the draws as `product_draws`
+    gives them: the product in their dtype."""
+    M = M.astype(draws_i.dtype, copy=False)
+    q = column_dots(draws_i, M @ (draws_i if same else draws_j))
     return q if same else 2.0 * q
 
 
-def _pooled_part(K, same, draws_i, draws_j, resampled):
+def _pooled_part(K, same, draws_i, draws_j, resampled, shift):
     """One scale's share of a pooled task (K is changed: its diagonal set
-    to 0 on a diagonal block)."""
+    to 0 on a diagonal block); the products with ``K - shift``."""
     part = {"one": bool((K == 1).all())}
     if same:
         part["diag"] = np.diag(K).copy()
@@ -191,14 +235,27 @@ def _pooled_part(K, same, draws_i, draws_j, resampled):
     if not same:
         part["cols"] = K.sum(axis=0)
     if resampled:
-        part["quad"] = _quadratic(K, draws_i, draws_j, same)
+        # K - shift, computed in float64, stored in the products' dtype
+        M = np.subtract(K, shift, out=np.empty(K.shape, draws_i.dtype))
+        part["quad"] = _quadratic(M, draws_i, draws_j, same)
         part["fro"] = frobenius(K) ** 2 * (1.0 if same else 2.0)
     return part
 
 
-def _pairs_part(kxx, kyy, kxy, kyx, same, draws_i, draws_j, linear):
-    """One scale's share of a task of pairs: H's quadratic form, the
-    trace of the paired blocks and, with `linear`, the row sums."""
+def _band_mask(layout, rows, cols):
+    """Where the block of pairs `rows` x `cols` is outside the band (True
+    for the pairs (a, b) with |a - b| > R), or None without a band."""
+    if layout.band is None:
+        return None
+    a = np.arange(rows.start, rows.stop)[:, None]
+    b = np.arange(cols.start, cols.stop)[None, :]
+    return np.abs(b - a) > layout.band
+
+
+def _pairs_part(kxx, kyy, kxy, kyx, same, draws_i, draws_j, linear, outside):
+    """One scale's share of a task of pairs: H's quadratic form (H 0 where
+    `outside` is True), the trace of the paired blocks and, with `linear`,
+    the row sums."""
     part = {"one": bool((kxx == 1).all() and (kyy == 1).all()
                         and (kxy == 1).all() and (same or (kyx == 1).all()))}
     if same:
@@ -213,11 +270,13 @@ def _pairs_part(kxx, kyy, kxy, kyx, same, draws_i, draws_j, linear):
         if not same:
             part["cx"] = kxx.sum(axis=0) + kyx.sum(axis=0)
             part["cy"] = kxy.sum(axis=0) + kyy.sum(axis=0)
-    H = kxx + kyy
+    H = np.add(kxx, kyy, dtype=draws_i.dtype)
     H -= kxy
     H -= kyx
     if same:
         np.fill_diagonal(H, 0.0)
+    if outside is not None:
+        H[outside] = 0.0
     part["quad"] = _quadratic(H, draws_i, draws_j, same)
     return part
 

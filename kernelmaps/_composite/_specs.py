@@ -51,7 +51,7 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._engine.layout import row_blocks
-from .._engine.pair_sums import pair_sums
+from .._engine.pair_sums import kernel_power, pair_sums
 from .._engine.scales import divergence_kernel_matrix, median_scale
 from .._gamma import (
     point_median_gamma,
@@ -74,8 +74,8 @@ from ..histograms import additive_block, chi2_distance_block
 from ..sets import mean_map_block, mmd_block, renyi_block
 
 __all__ = ["BANDWIDTH_SAMPLE", "KINDS", "N_BANDWIDTHS", "SPECS", "Spec",
-           "check_precomputed", "given_gammas", "object_kind", "pool_any",
-           "spec_for", "value_sample"]
+           "check_precomputed", "computed", "given_gammas", "object_kind",
+           "pool_any", "spec_for", "value_sample"]
 
 # Points (objects) from which the default scales are computed.
 BANDWIDTH_SAMPLE = 1000
@@ -195,7 +195,8 @@ class Spec:
 
     def blocks(self, A, B, scales, n_threads):
         """k(A, B) at each scale, float64 (B None: the symmetric k(A, A)),
-        one array at a time."""
+        one array at a time: each valid until the next is asked for (an
+        array may be used again for the next scale)."""
         raise NotImplementedError
 
     def finite(self, K, names="X and Y"):
@@ -245,7 +246,8 @@ class PointSpec(Spec):
 
     def blocks(self, A, B, scales, n_threads):
         """The engine's kernel at the first of each run of scales within
-        `LOG_KERNEL_REACH` of it, the others from its logarithm."""
+        `LOG_KERNEL_REACH` of it, the others from its logarithm (the
+        engine's `kernel_power`, into the array of the previous one)."""
         a = Bags(A, np.arange(len(A) + 1))
         b = None if B is None else Bags(B, np.arange(len(B) + 1))
         base = log_k = None
@@ -259,11 +261,11 @@ class PointSpec(Spec):
                 if following <= LOG_KERNEL_REACH * g:
                     # (before K is yielded: its user may change it)
                     with np.errstate(divide="ignore"):  # exp(log 0) = 0
-                        log_k = _by_rows(np.log, K)
+                        log_k = _by_rows(lambda rows: 0.5 * np.log(rows), K)
                 yield K
             else:
-                c = g / base
-                yield _by_rows(lambda rows, c=c: np.exp(c * rows), log_k)
+                K = kernel_power(log_k, g / base, n_threads, out=K)
+                yield K
 
 
 def _by_rows(function, A):
@@ -285,11 +287,11 @@ def value_sample(Z, size):
     its points (one float each) are computed, then the sampled points
     only: never the whole array."""
     if len(Z) <= size:
-        return _computed(Z)
+        return computed(Z)
     direction = np.random.default_rng(0).normal(size=Z.shape[1])
     projections = _row_projections(Z, direction[:, None])[:, 0]
     order = np.argsort(projections, kind="stable")
-    return _computed(Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]])
+    return computed(Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]])
 
 
 def _value_ranks(keys, size):
@@ -344,7 +346,7 @@ def _row_projections(keys, directions):
         chunks=(keys.chunks[0], (directions.shape[1],))).compute()
 
 
-def _computed(objects):
+def computed(objects):
     """Objects in memory: a Dask array, or a Bags of Dask points,
     computed; anything else as it is."""
     if is_dask_array(objects):
@@ -436,8 +438,8 @@ def object_sample(spec, Z):
     sampled ones computed)."""
     n = spec.count(Z)
     if n <= BANDWIDTH_SAMPLE:
-        return _computed(Z)
-    return _computed(spec.take(Z, _value_ranks(spec.value_keys(Z),
+        return computed(Z)
+    return computed(spec.take(Z, _value_ranks(spec.value_keys(Z),
                                                BANDWIDTH_SAMPLE)))
 
 

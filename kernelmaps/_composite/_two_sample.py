@@ -53,6 +53,7 @@ from .._engine.layout import (
     RESAMPLE_THREADED_FLOPS,
     TEST_MATRIX_ROWS,
 )
+from .._engine.pair_sums import shifted_matrix
 from .._engine.progress import progress_bar
 from .._engine.schedule import MAP_VALUE_WORK, run_chunked, thread_map
 from .._frozen import FeatureMap
@@ -72,8 +73,8 @@ from ._blocked import (
     Layout,
     column_dots,
     degenerate_kinds,
-    frobenius,
     pooled_vectors,
+    product_draws,
     range_total,
     run_blocks,
 )
@@ -98,6 +99,7 @@ from ._specs import (
     SPECS,
     PrecomputedSpec,
     check_precomputed,
+    computed,
     object_kind,
     point_gamma,
     pool_any,
@@ -203,9 +205,9 @@ def _short(value):
 
 
 def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
-             n_resamples=None, alpha=0.05, unbiased=True, feature_map=None,
-             kernel_params=None, dtype=np.float64, rng=None, workers=None,
-             progress=False, working_memory=None):
+             n_resamples=None, incomplete=None, alpha=0.05, unbiased=True,
+             feature_map=None, kernel_params=None, dtype=None, rng=None,
+             workers=None, progress=False, working_memory=None):
     r"""Kernel two-sample test: were the samples `X` and `Y` drawn from the
     same distribution?
 
@@ -341,6 +343,18 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         the single tests' quantiles and for the level correction (an int is
         used for both); (2000, 2000) by default. Not used by the linear
         test.
+    incomplete : int, optional
+        The wild bootstrap and the aggregated test on an incomplete
+        U-statistic, MMDAggInc [9]_: only the pairs of paired objects
+        ``(i, j)`` with ``0 < |j - i| <= incomplete`` (the first
+        `incomplete` diagonals of the matrix of the pairs), in time
+        ``O(N incomplete B)`` instead of ``O(N^2 B)`` and memory for blocks
+        of `incomplete` pairs. The test stays exact (the signs swap the
+        paired objects), with somewhat less power than the complete
+        statistic (200, the authors' default, keeps most of it beyond
+        some thousands of objects). For samples of unequal sizes the
+        objects of the larger one beyond the ``min(n, m)`` pairs are left
+        out, as in the authors' code. None (default) means every pair.
     alpha : float, optional
         The level of the test, in (0, 1): it sets `reject`, and the level
         correction of the aggregated test.
@@ -371,11 +385,16 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         point kernel of "mmd", ``{"k": 3, "alpha": 0.9}`` for "renyi"), or
         those of a callable.
     dtype : {None, numpy.float64, numpy.float32}, optional
-        Type of the kernel matrices the resampling tests multiply (None
-        means float64, also for float32 points): float32 halves the time of
-        the products, the longest part of the aggregated test. The kernel
-        is computed, and the statistics summed, in float64, so the peak
-        memory stays about that of one float64 pooled matrix.
+        Type of the kernel matrices the resampling tests multiply. None
+        means float32 for the aggregated and fused tests (as the authors'
+        JAX code) and float64 for the others, also for float32 points.
+        float32 halves the time of the products, the longest part of the
+        tests over many kernels; the kernel is computed, and the statistics
+        summed, in float64, and the products take the centred draws (and,
+        for permutations, the matrix less a constant near its mean), so
+        that the resampled statistics differ from float64's by about 1e-7
+        of their spread: the same p-value but in a tie within that
+        distance.
     rng : {None, int, numpy.random.Generator}, optional
         The random resamples (and random features).
     workers : int, optional
@@ -406,10 +425,12 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     once per kernel, by the exact engine in float64, where it fits the
     working memory (8 N^2 bytes with N = n + m, about twice that at the
     peak), and evaluate the resampled statistics in blocks of 256, each as
-    one matrix product: about ``2 N^2 B`` flops for the permutation test,
-    ``2 n^2 B`` for the wild bootstrap and ``2 min(n, m)^2 B`` for the
-    swaps of the aggregated test, times the number of kernels for the
-    aggregated test. Beyond the working memory they stream the kernel: the
+    products of the upper triangle of the (symmetric) matrix with the
+    block's draws: about ``N^2 B / 2`` multiply-adds for the permutation
+    test, ``n^2 B / 2`` for the wild bootstrap and ``min(n, m)^2 B / 2``
+    for the swaps of the aggregated test, times the number of kernels for
+    the aggregated and fused tests (``N incomplete B`` or so with
+    `incomplete`). Beyond the working memory they stream the kernel: the
     pooled objects (the pairs (x_i, y_i), for the wild bootstrap and the
     swaps) are cut into ranges, and each unordered pair of ranges adds the
     part of its kernel block to every resampled statistic, a product of
@@ -417,9 +438,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     a batch of resamples take a byte per object and resample, and the
     kernel is computed once per batch (the largest the budget holds). The
     draws are the same as in memory, so is the p-value, and the statistics
-    agree to rounding; the flops are half of those in memory (each pair of
-    ranges once) plus the kernel's, ``N^2 (d + B) / 2`` multiply-adds for
-    the permutation test of points. A call that cannot run even so within
+    agree to rounding; the flops are those in memory (each pair of ranges
+    once) plus the kernel's, ``N^2 (d + B) / 2`` multiply-adds for the
+    permutation test of points. A call that cannot run even so within
     the budget raises a ValueError that says what it needs.
     The p-value counts the observed statistic as one of the resamples
     (``(1 + #{null >= statistic}) / (1 + B)``): the test's level is at most
@@ -457,6 +478,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
        to the distribution of non-negative definite quadratic forms in
        non-central normal variables", Computational Statistics & Data
        Analysis 53(4), pp. 853-856, 2009.
+    .. [9] A. Schrab, I. Kim, B. Guedj and A. Gretton, "Efficient aggregated
+       kernel tests using incomplete U-statistics", Advances in Neural
+       Information Processing Systems 35, 2022.
 
     Examples
     --------
@@ -490,9 +514,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     >>> km.mmd_test(K, labels, kernel="precomputed", rng=0).pvalue == res.pvalue
     True
     """
-    iv = _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha,
-                      unbiased, feature_map, kernel_params, dtype, rng, workers,
-                      progress, working_memory)
+    iv = _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, incomplete,
+                      alpha, unbiased, feature_map, kernel_params, dtype, rng,
+                      workers, progress, working_memory)
     method, alpha = iv.method, iv.alpha
     if feature_map is not None and method != "linear":
         return _on_features(iv, feature_map)
@@ -519,9 +543,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
                          None if g is None else float(g))
 
 
-def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
-                 feature_map, kernel_params, dtype, rng, workers, progress,
-                 working_memory):
+def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, incomplete, alpha,
+                 unbiased, feature_map, kernel_params, dtype, rng, workers,
+                 progress, working_memory):
     """Every input check of `mmd_test`, in one place (as SciPy's
     ``_permutation_test_iv``): a namespace of the validated arguments, the
     kernels' specs and the kind of objects they take, the samples (X and Y
@@ -534,12 +558,15 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     iv = SimpleNamespace(
         method=method, alpha=alpha, unbiased=check_bool(unbiased, "unbiased"),
-        dtype=np.dtype(np.float64) if dtype is None else check_dtype(dtype),
+        dtype=(np.dtype(np.float32 if method in ("aggregated", "fuse")
+                        else np.float64) if dtype is None
+               else check_dtype(dtype)),
         generator=check_rng(rng), n_threads=resolve_workers(workers),
         progress=check_progress(progress), gamma=gamma,
         budget=working_memory_bytes(working_memory),
         # the tests over a grid of scales, and the grid's rule
         grid={"aggregated": "mmdagg", "fuse": "fuse"}.get(method),
+        incomplete=_check_incomplete(incomplete, method, feature_map),
         X=X, Y=Y, Z=None, n=None, N=None, B=None, specs=None, lazy=False)
     iv.kernels, iv.kind = _check_kernels(kernel, method, X)
     iv.params = _check_kernel_params(kernel_params, iv.kernels, iv.kind)
@@ -589,6 +616,13 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
         iv.n = spec.count(iv.X)
         iv.N = iv.n + spec.count(iv.Y)
         iv.Z = spec.pool(iv.X, iv.Y)
+    if iv.incomplete is not None:
+        p = min(iv.n, iv.N - iv.n)
+        if 2 * iv.n != iv.N:  # the pairs (x_i, y_i) only, as MMDAggInc
+            iv.Z = iv.specs[0].take(iv.Z, np.r_[0:p, iv.n:iv.n + p])
+            iv.n, iv.N = p, 2 * p
+        if iv.incomplete >= p - 1:  # every pair: the complete statistic
+            iv.incomplete = None
     if method == "wild_bootstrap" and 2 * iv.n != iv.N:
         raise ValueError(
             f"method='wild_bootstrap' needs samples of equal size, got "
@@ -615,6 +649,20 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
                                 else _N_RESAMPLES)
         _warn_never_rejects(iv.B, alpha, "n_resamples")
     return iv
+
+
+def _check_incomplete(incomplete, method, feature_map):
+    """`incomplete` checked: None, or a positive int for the wild bootstrap
+    and the aggregated test on a kernel."""
+    if incomplete is None:
+        return None
+    if method not in ("wild_bootstrap", "aggregated"):
+        raise ValueError(f"incomplete is used by method='wild_bootstrap' and "
+                         f"'aggregated', not method={method!r}; leave it None")
+    if feature_map is not None:
+        raise ValueError("incomplete is used with a kernel, not with "
+                         "feature_map; leave one of them None")
+    return check_scalar(incomplete, "incomplete", kind="int", low=1)
 
 
 def _features_iv(iv, X, Y, feature_map, n_resamples):
@@ -781,40 +829,87 @@ def _in_memory(iv, spec, scales, mode, seeds, plan, bar):
     rows = N if mode == "permutation" else min(n, N - n)
     draw = _shared_draws(seeds, n if mode == "permutation" else rows, N,
                          "permutation" if mode == "permutation"
-                         else "wild_bootstrap", iv.dtype, rows)
-    out = []
+                         else "wild_bootstrap", rows)
+    layout = "pooled" if mode == "permutation" else "pairs"
+    shifts = _shifts(iv, spec, scales) if mode == "permutation" else None
+
+    def prepare(S):
+        return product_draws(S, layout, n, N, iv.dtype)
+
+    out, buffer = [], None
     for index, K in enumerate(spec.blocks(iv.Z, None, scales, iv.n_threads)):
         if index == 0:  # (the bar's step of the kernel matrices)
             bar.update(1)
-        K = spec.finite(np.ascontiguousarray(K, dtype=np.float64))
+        K = np.ascontiguousarray(K, dtype=np.float64)
         kind = degenerate(K, symmetric=True)
         diag = np.diag(K).copy()
         np.fill_diagonal(K, 0.0)
-        norm = frobenius(K)
-        if mode == "permutation":
-            form = (K.astype(iv.dtype, copy=False),
-                    _permutation_finish(K.sum(axis=1, dtype=np.float64), diag,
-                                        n, N - n, iv.unbiased))
+        norm = None
+        if mode == "permutation":  # (the shift: see _blocked's docstring)
+            buffer, r, squares, finite = shifted_matrix(
+                K, shifts[index], iv.dtype, buffer, iv.n_threads)
+            if not finite:
+                spec.finite(K)  # (raises)
+            norm = math.sqrt(squares)
+            form = (buffer, _permutation_finish(r, diag, n, N - n, iv.unbiased))
         elif mode == "wild":
-            form = (_h_matrix(K, n, iv.dtype), _wild_finish(n))
+            K = spec.finite(K)
+            buffer = _in_dtype(_h_matrix(K, n), iv.dtype, buffer)
+            form = (buffer, _wild_finish(n * (n - 1) // 2))
         else:
+            K = spec.finite(K)
             form = _swap_form(lambda r, K=K: K[r], n, N - n, iv.dtype,
                               iv.n_threads)
         del K
-        out.append((_resampled(form, draw, len(seeds), bar, iv.n_threads),
+        out.append((_resampled(form, draw, prepare, len(seeds), bar,
+                               iv.n_threads),
                     kind, norm))
         del form
     return out
 
 
-def _h_matrix(K0, n, dtype):
+def _shifts(iv, spec, scales):
+    """The constant of each scale the permutations' products subtract from
+    the pooled matrix (see `_blocked`'s docstring): the mean of the kernel
+    between distinct objects of the first `SHIFT_OBJECTS` pooled ones (0
+    where it is not finite)."""
+    k = min(iv.N, SHIFT_OBJECTS)
+    head = computed(spec.take(iv.Z, slice(0, k)))
+    shifts = []
+    for K in spec.blocks(head, None, scales, 1):
+        K = np.asarray(K, dtype=np.float64)
+        c = (K.sum() - np.trace(K)) / (k * (k - 1))
+        shifts.append(float(c) if np.isfinite(c) else 0.0)
+    return shifts
+
+
+# Pooled objects whose kernel sets the permutations' shifts (`_shifts`).
+SHIFT_OBJECTS = 64
+
+
+def _h_matrix(K0, n):
     """``H = Kxx + Kyy - Kxy - Kyx`` with a zero diagonal, from the pooled
-    matrix (its diagonal 0) of 2n objects."""
-    H = np.add(K0[:n, :n], K0[n:, n:], dtype=dtype)
+    matrix (its diagonal 0) of 2n objects, in its first block (a view: K0
+    is changed), in float64 (the terms cancel)."""
+    H = K0[:n, :n]
+    H += K0[n:, n:]
     H -= K0[:n, n:]
     H -= K0[n:, :n]
     np.fill_diagonal(H, 0.0)
     return H
+
+
+def _in_dtype(A, dtype, buffer):
+    """A in `dtype`: A itself where it is of it, else a copy in `buffer`
+    where that is an array of A's shape in `dtype` (the matrices of the
+    scales of a test, one after the other: no page faults of a fresh array
+    for each), else a new array."""
+    if A.dtype == dtype:
+        return A
+    if buffer is None or buffer.shape != A.shape or buffer.dtype != dtype:
+        buffer = np.empty(A.shape, dtype=dtype)
+    np.copyto(buffer, A, casting="same_kind")
+    return buffer
 
 
 def _on_blocks(iv, spec, scales, mode, seeds, plan, bar):
@@ -825,7 +920,10 @@ def _on_blocks(iv, spec, scales, mode, seeds, plan, bar):
     n, N, m = iv.n, iv.N, iv.N - iv.n
     p = min(n, m)
     layout = Layout("pooled" if mode == "permutation" else "pairs", n, N,
-                    plan.size, linear=mode == "swap")
+                    plan.size, linear=mode == "swap", dtype=iv.dtype,
+                    band=iv.incomplete,
+                    shifts=(_shifts(iv, spec, scales) if mode == "permutation"
+                            else None))
     method = "permutation" if mode == "permutation" else "wild_bootstrap"
     draw = _drawer(seeds, n if mode == "permutation" else p, N, method,
                    np.int8)
@@ -859,7 +957,7 @@ def _block_finish(totals, layout, mode, L, n, m, unbiased):
     of int8 `draws`, from their quadratic forms), and the Frobenius norms,
     from the totals of a pass."""
     if mode == "wild":
-        return [_wild_finish(n)] * L, [None] * L
+        return [_wild_finish(layout.pairs)] * L, [None] * L
     if mode == "permutation":
         count = len(layout.ranges)
         r = pooled_vectors(totals, "r", count)
@@ -899,7 +997,9 @@ def _plan(iv, mode, L, total):
     rows = N if mode == "permutation" else p
     n_threads = iv.n_threads
     seeds_count = -(-total // RESAMPLE_BLOCK)
-    if not iv.lazy and _in_memory_bytes(iv, mode, total) <= iv.budget:
+    band = iv.incomplete  # (blocks of its size at least, always)
+    if (band is None and not iv.lazy
+            and _in_memory_bytes(iv, mode, total) <= iv.budget):
         return SimpleNamespace(blocks=False, batches=[list(range(seeds_count))],
                                tasks=0, size=None)
     # blocks: the draws of a batch (int8) and their casts to float64 (rows
@@ -917,7 +1017,7 @@ def _plan(iv, mode, L, total):
         a, b = 8.0 * kernel_blocks, 24.0 * width
         if left > 0:
             size = int((-b + math.sqrt(b * b + 4 * a * left)) / (2 * a))
-            if size >= min(_MIN_BLOCK, rows):
+            if size >= min(max(_MIN_BLOCK, band or 0), rows):
                 break
     else:
         width = RESAMPLE_BLOCK
@@ -926,13 +1026,17 @@ def _plan(iv, mode, L, total):
             8.0 * kernel_blocks * _MIN_BLOCK**2 + 24.0 * width * _MIN_BLOCK) + (
             2 * n_threads + 1) * 8.0 * L * (width + 2 * rows / n_threads)
         raise ValueError(_budget_message(iv, need))
-    # tasks of about RESAMPLE_TASK_WORK multiply-adds, where memory allows
-    work = math.sqrt(RESAMPLE_TASK_WORK / max(1.0, L * width))
+    # tasks of about RESAMPLE_TASK_WORK multiply-adds (twice as many in
+    # float32, as fast), where memory allows
+    rate = 2.0 if iv.dtype == np.float32 else 1.0
+    work = math.sqrt(rate * RESAMPLE_TASK_WORK / max(1.0, L * width))
     size = int(max(min(_MIN_BLOCK, rows), min(size, work, rows)))
+    if band is not None:
+        size = min(max(band, _MIN_BLOCK), rows)
     batches = [list(range(a, min(a + per_batch, seeds_count)))
                for a in range(0, seeds_count, per_batch)]
     layout = Layout("pooled" if mode == "permutation" else "pairs", n, N, size,
-                    linear=mode == "swap")
+                    linear=mode == "swap", band=band)
     return SimpleNamespace(blocks=True, batches=batches, size=size,
                            tasks=len(layout.tasks))
 
@@ -1186,14 +1290,18 @@ def _drawer(seeds, n, N, method, dtype):
     return draw
 
 
-def _resampled(form, draw, n_blocks, bar, n_threads):
+def _resampled(form, draw, prepare, n_blocks, bar, n_threads):
     """The statistics of every resample (the observed first), a block of
-    draws at a time: for ``form = (M, finish)``, ``finish(S, diag(S' M
-    S))`` for the `n_blocks` blocks ``S = draw(i)``.
+    draws at a time: for ``form = (M, finish)``, ``finish(S, diag(P' M
+    P))`` for the `n_blocks` blocks ``S = draw(i)`` (int8), ``P =
+    prepare(S)`` (in M's dtype).
 
-    The product ``M S`` of a block is cut into tasks of rows of M of about
-    `RESAMPLE_TASK_FLOPS` each (tens of milliseconds; each task's columns of ``S'
-    M S`` are added in the order of its rows, whatever the threads). The
+    M is symmetric: a task of rows ``a:b`` of M adds ``P[a:b]' (M[a:b, a:b]
+    P[a:b] + 2 M[a:b, b:] P[b:])``, the products of the upper triangle only
+    (half the flops of ``M P``). The tasks are of about
+    `RESAMPLE_TASK_FLOPS` each at the most (tens of milliseconds; their
+    parts of ``P' M P`` are added in the order of their rows, whatever the
+    threads). The
     tasks run on `n_threads` threads, each product on one BLAS thread, at
     most two tasks per thread in flight. (A product on several BLAS threads
     joins them at every call, which costs more than the product below about
@@ -1208,22 +1316,28 @@ def _resampled(form, draw, n_blocks, bar, n_threads):
     step = max(1, int(RESAMPLE_TASK_FLOPS // (2.0 * rows * RESAMPLE_BLOCK)))
     starts = range(0, rows, step)
 
-    def part(S, start):
-        """diag(S' M S) of the rows start:start + step of M."""
+    def part(P, start):
+        """The share of the rows start:start + step of M in diag(P' M P)."""
         end = start + step
-        return column_dots(S[start:end], M[start:end] @ S)
+        D = M[start:end, start:end] @ P[start:end]
+        if end < rows:
+            F = M[start:end, end:] @ P[end:]
+            F *= 2
+            D += F
+        return column_dots(P[start:end], D)
 
     def tasks():
-        """(block, first row) of each task, the next block drawn on a
-        thread of its own while the tasks of one run."""
+        """(block, its products' draws, first row) of each task, the next
+        block drawn on a thread of its own while the tasks of one run."""
         for S in thread_map(draw, range(n_blocks), min(n_threads, 2), in_flight=2):
+            P = prepare(S)
             for start in starts:
-                yield S, start
+                yield S, P, start
 
     out, total = [], None
     with lapack.one_blas_thread():
-        for S, start, quadratic in thread_map(
-                lambda task: (*task, part(*task)), tasks(), n_threads):
+        for S, _, start, quadratic in thread_map(
+                lambda task: (*task, part(*task[1:])), tasks(), n_threads):
             total = quadratic if start == 0 else total + quadratic
             if start == starts[-1]:  # the block is complete
                 out.append(finish(S, total))
@@ -1238,16 +1352,20 @@ def _pvalue(observed, null):
 
 
 def _permutation_finish(r, diag, n, m, unbiased):
-    """``finish(S, sxx)``: the permutation test's MMD^2 of each split of a
-    block of indicators S (N x b, float or int8) from ``sxx = diag(S' K0
-    S)``, K0 the pooled matrix with its diagonal 0, r = K0 1 its row sums
-    and `diag` the diagonal of the pooled matrix: ``Sxy = r' s - Sxx`` and
-    ``Syy = T - 2 r' s + Sxx`` with T = 1' K0 1."""
+    """``finish(S, q)``: the permutation test's MMD^2 of each split of a
+    block of indicators S (N x b, float or int8) from the quadratic forms
+    ``q = diag(T' K0 T)`` of the centred indicators ``T = N S - n``
+    (`product_draws`), K0 the pooled matrix with its diagonal 0, r = K0 1
+    its row sums and `diag` the diagonal of the pooled matrix: ``Sxx = s'
+    K0 s = (q + 2 n N r' s - n^2 T) / N^2``, ``Sxy = r' s - Sxx`` and ``Syy
+    = T - 2 r' s + Sxx`` with T = 1' K0 1."""
     total = math.fsum(r)
     diag_total = math.fsum(diag)
+    N = n + m
 
-    def finish(S, sxx):
+    def finish(S, q):
         rs, dx = _draw_projections(np.stack([r, diag]), S)
+        sxx = (q + (2.0 * n * N) * rs - (float(n) * n) * total) / (float(N) * N)
         return split_statistic(sxx, rs, dx, total, diag_total, n, m, unbiased)
 
     return finish
@@ -1267,10 +1385,12 @@ def _draw_projections(V, S):
 CAST_ROWS = 1024
 
 
-def _wild_finish(n):
-    """The wild bootstrap's statistic ``e' H e / (n (n - 1))`` of each
-    column of a block of signs, from its quadratic forms."""
-    return lambda E, quadratic: quadratic / (n * (n - 1))
+def _wild_finish(pairs):
+    """The wild bootstrap's statistic ``e' H e / (2 pairs)`` of each column
+    of a block of signs, from its quadratic forms, for H of `pairs` pairs
+    (a, b), a < b (n (n - 1) / 2 for the complete U-statistic of n pairs;
+    R n - R (R + 1) / 2 for the incomplete one of R diagonals)."""
+    return lambda E, quadratic: quadratic / (2.0 * pairs)
 
 
 def _swap_finish(w, q, constants, n, m):
@@ -1402,16 +1522,15 @@ def _warn_degenerates(iv, names, gammas, kinds, test):
                         + "; ".join(messages))
 
 
-def _shared_draws(seeds, size, N, method, dtype, rows):
-    """A function of i giving the draws of block i (`_draw_block`), the same
-    for every kernel: drawn once (1 byte an entry, `rows` of them per
-    resample) and cast for each, unless they would take much memory (then
-    drawn again for each kernel, alike)."""
+def _shared_draws(seeds, size, N, method, rows):
+    """A function of i giving the draws of block i (`_draw_block`, int8),
+    the same for every kernel: drawn once (1 byte an entry, `rows` of them
+    per resample) and kept, unless they would take much memory (then drawn
+    again for each kernel, alike)."""
+    draw = _drawer(seeds, size, N, method, np.int8)
     if rows * sum(b for _, b in seeds) > RESAMPLE_DRAWS_KEPT:
-        return _drawer(seeds, size, N, method, dtype)
-    kept = [_drawer(seeds, size, N, method, np.int8)(i)
-            for i in range(len(seeds))]
-    return lambda i: kept[i].astype(dtype)
+        return draw
+    return [draw(i) for i in range(len(seeds))].__getitem__
 
 
 def _swap_form(rows_of, n, m, dtype, n_threads):

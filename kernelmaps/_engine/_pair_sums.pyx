@@ -14,7 +14,7 @@ from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
 from libc.math cimport ldexp
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
@@ -336,6 +336,67 @@ cdef void _product_pair(const floating *xa, const double *xn,
         acc_row = acc + (srow - s0) * n_t
         for t in range(srow if diagonal else t0, t1):
             acc_row[t - t0] += sum_run(g + (yseg[t] - q0), yseg[t + 1] - yseg[t])
+
+
+def power_rows(double[:, ::1] out, const double[:, ::1] half_log, double c,
+               Py_ssize_t row0, Py_ssize_t row1, int n_threads):
+    """out[i] = exp(2 c half_log[i]) for the rows row0 <= i < row1, in
+    parallel, by the engine's exp: half_log is half the logarithm of a
+    kernel matrix (<= 0, -inf where it is 0) and c > 0, so that out is the
+    matrix to the power c (the kernel at c times its scale)."""
+    cdef Py_ssize_t i, n = half_log.shape[1]
+    cdef double[::1] zeros = np.zeros(max(n, 1))
+    # exp(2 c h) = 2**(-c log2(e) max(-2 h, 0)) for h <= 0
+    cdef double exp2_scale = -c * 1.4426950408889634
+    if n == 0:
+        return
+    for i in prange(row0, row1, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        memcpy(&out[i, 0], &half_log[i, 0], n * sizeof(double))
+        km_rbf_row_d(isa_level, &out[i, 0], &zeros[0], 0.0, exp2_scale, n)
+
+
+def shifted_rows(const double[:, ::1] K, double shift, floating[:, ::1] out,
+                 double[::1] row_sums, double[::1] row_squares,
+                 unsigned char[::1] row_finite, Py_ssize_t row0,
+                 Py_ssize_t row1, int n_threads):
+    """One pass over the rows row0 <= i < row1 of a kernel matrix K, in
+    parallel: out = K - shift (in out's dtype; out may be K itself), and
+    each row's sum, sum of squares (float64, in a fixed order) and whether
+    it is finite."""
+    cdef Py_ssize_t i, j, n = K.shape[1], n4 = n - n % 4
+    cdef double a, b, c, e, bad, s0, s1, s2, s3, q0, q1, q2, q3
+    for i in prange(row0, row1, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        # four partial sums (in a fixed order): the additions overlap
+        s0 = s1 = s2 = s3 = q0 = q1 = q2 = q3 = bad = 0.0
+        for j in range(0, n4, 4):
+            a = K[i, j]
+            b = K[i, j + 1]
+            c = K[i, j + 2]
+            e = K[i, j + 3]
+            bad = bad + ((a - a) + (b - b)) + ((c - c) + (e - e))  # NaN: inf
+            s0 = s0 + a
+            s1 = s1 + b
+            s2 = s2 + c
+            s3 = s3 + e
+            q0 = q0 + a * a
+            q1 = q1 + b * b
+            q2 = q2 + c * c
+            q3 = q3 + e * e
+            out[i, j] = <floating>(a - shift)
+            out[i, j + 1] = <floating>(b - shift)
+            out[i, j + 2] = <floating>(c - shift)
+            out[i, j + 3] = <floating>(e - shift)
+        for j in range(n4, n):
+            a = K[i, j]
+            bad = bad + (a - a)
+            s0 = s0 + a
+            q0 = q0 + a * a
+            out[i, j] = <floating>(a - shift)
+        row_sums[i] = (s0 + s1) + (s2 + s3)
+        row_squares[i] = (q0 + q1) + (q2 + q3)
+        row_finite[i] = bad == 0.0
 
 
 def product_sums(const floating[:, ::1] xa, const double[::1] xn,

@@ -32,7 +32,8 @@ from .layout import (
 )
 from .schedule import TASK_WORK, run_chunked, threads_for
 
-__all__ = ["expansion_bound", "pair_means", "pair_sums", "self_sums", "set_sums"]
+__all__ = ["expansion_bound", "kernel_power", "pair_means", "pair_sums",
+           "self_sums", "set_sums", "shifted_matrix"]
 
 
 def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
@@ -104,6 +105,45 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     S = _fold_segments(S, yplan[1], axis=1)
     S = S.T.copy() if transposed else S
     return pair_means(S, X, Y) if normalize else S
+
+
+def kernel_power(half_log, c, n_threads=1, out=None):
+    """The kernel matrix to the power c > 0, ``exp(2 c half_log)``, from
+    half its logarithm (float64, C order; -inf where the kernel is 0) by the
+    engine's exp, a block of rows at a time (Ctrl-C stops between
+    blocks): the kernel at c times its scale, for the rbf and laplacian
+    kernels. Written into `out` where it is a float64 C-ordered array of
+    the same shape (a fresh array of hundreds of MB costs its page faults,
+    about as much as the exp)."""
+    half_log = np.ascontiguousarray(half_log, dtype=np.float64)
+    if not (isinstance(out, np.ndarray) and out.dtype == np.float64
+            and out.shape == half_log.shape and out.flags.c_contiguous):
+        out = np.empty_like(half_log)
+    for start, stop in row_blocks(half_log):
+        _impl.power_rows(out, half_log, c, start, stop,
+                         max(1, min(n_threads, stop - start)))
+    return out
+
+
+def shifted_matrix(K, shift, dtype, out=None, n_threads=1):
+    """``(K - shift, row sums, sum of squares, finite)`` of a kernel matrix
+    K (float64, C order) in one pass, a block of rows at a time on
+    `n_threads` threads: K less a constant in `dtype` (into `out` where it
+    is a C-ordered array of K's shape in `dtype`; for float64 into K itself
+    where `out` is None), the row sums and the sum of the squares of K in
+    float64 (inf where it overflows), and whether K is finite."""
+    rows = K.shape[0]
+    if not (isinstance(out, np.ndarray) and out.dtype == dtype
+            and out.shape == K.shape and out.flags.c_contiguous):
+        out = K if dtype == np.float64 else np.empty(K.shape, dtype=dtype)
+    sums, squares = np.empty(rows), np.empty(rows)
+    finite = np.empty(rows, dtype=np.uint8)
+    for start, stop in row_blocks(K):
+        _impl.shifted_rows(K, shift, out, sums, squares, finite, start, stop,
+                           max(1, min(n_threads, stop - start)))
+    with np.errstate(over="ignore"):
+        total = float(squares.sum())
+    return out, sums, total, bool(finite.all())
 
 
 def pair_means(S, X, Y):

@@ -3761,7 +3761,9 @@ def _two_sample_entry(method):
     extra = {
         "permutation": [Arg("unbiased", p=P("bool")), DT(), B, F],
         "wild_bootstrap": [DT(), B, F],
-        "aggregated": [DT(), B],
+        "aggregated": [DT(), B, Arg("incomplete", p=P("int", low=1,
+                                                      none_ok=True,
+                                                      huge=False))],
         "fuse": [DT(), B],
         "linear": [F],
         "cross": [],
