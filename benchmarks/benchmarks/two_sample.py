@@ -372,6 +372,36 @@ class BigSamples(RunOnce):
         mmd_test(self.X, self.Y, rng=0, workers=workers, **self.kwargs)
 
 
+class ManyKernels(RunOnce):
+    """The tests over 20 kernels (Gauss and Laplace at 10 bandwidths) at n
+    = m = 2000, d = 64, the second sample shifted by 0.1: the aggregated
+    test (MMDAgg, 2000 + 2000 resamples) with its default float32 products
+    and with float64 ones, its incomplete U-statistic (MMDAggInc, 200
+    diagonals: linear in n), and MMD-FUSE (2000 permutations). Time and
+    peak memory, 1 and 2 workers."""
+
+    params = (("aggregated", "aggregated-float64", "aggregated-incomplete",
+               "fuse"), WORKERS)
+    param_names = ("test", "workers")
+
+    def setup(self, test, workers):
+        if test == "aggregated-incomplete" and (
+                "incomplete" not in (mmd_test.__doc__ or "")):
+            raise SkipNotImplemented("mmd_test before MMDAggInc")
+        self.X, self.Y, _ = two_samples(2000, 64)
+        self.kwargs = {
+            "aggregated": {"method": "aggregated"},
+            "aggregated-float64": {"method": "aggregated", "dtype": np.float64},
+            "aggregated-incomplete": {"method": "aggregated", "incomplete": 200},
+            "fuse": {"method": "fuse"}}[test]
+
+    def time_mmd_test(self, test, workers):
+        mmd_test(self.X, self.Y, rng=0, workers=workers, **self.kwargs)
+
+    def peakmem_mmd_test(self, test, workers):
+        mmd_test(self.X, self.Y, rng=0, workers=workers, **self.kwargs)
+
+
 # Ratios to the peers, read from the stored asv results.
 
 

@@ -47,10 +47,11 @@ product's dot products with the draws summed in float64.
 import numpy as np
 
 from .._engine import lapack
+from .._engine.pair_sums import shifted_matrix
 from .._engine.schedule import thread_map
 
 __all__ = ["Layout", "add_contribution", "block_task", "column_dots",
-           "degenerate_kinds", "frobenius", "pooled_vectors", "product_draws",
+           "degenerate_kinds", "pooled_vectors", "product_draws",
            "range_total", "run_blocks"]
 
 
@@ -62,8 +63,9 @@ class Layout:
     the sizes of the first sample and of the pooled one; `size` the
     objects per range; `linear` whether the pairs layout needs the row
     sums (samples of unequal sizes); `dtype` that of the products,
-    `shifts` the constant c of each scale (pooled layout) and `band` the R
-    of an incomplete U-statistic (pairs layout; `size` at least R)."""
+    `shifts` the constant c of each scale (pooled layout; None: 0) and
+    `band` the R of an incomplete U-statistic (pairs layout; `size` at
+    least R)."""
 
     def __init__(self, mode, n, N, size, linear=False, dtype=np.float64,
                  shifts=None, band=None):
@@ -144,7 +146,8 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads):
         B = None if same else take(Z, cols)
         blocks = map(spec.finite, spec.blocks(A, B, scales, n_threads))
         resampled = layout.mode == "pooled"
-        shifts = layout.shifts if resampled else [0.0] * len(scales)
+        shifts = (layout.shifts if resampled and layout.shifts is not None
+                  else [0.0] * len(scales))
         parts = [_pooled_part(K, same, draws_i, draws_j, resampled, c)
                  for K, c in zip(blocks, shifts, strict=True)]
         tag = "r" if layout.mode == "pooled" else "rUu"
@@ -201,12 +204,6 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads):
     return out
 
 
-def frobenius(K):
-    """The Frobenius norm of K (inf where its square overflows float64)."""
-    with np.errstate(over="ignore"):
-        return float(np.sqrt(np.einsum("ij,ij->", K, K)))
-
-
 def column_dots(A, B):
     """The dot products of the columns of A and B, in their dtype (float32
     for products in float32: sums of a few hundred terms, as accurate as
@@ -226,19 +223,22 @@ def _quadratic(M, draws_i, draws_j, same):
 def _pooled_part(K, same, draws_i, draws_j, resampled, shift):
     """One scale's share of a pooled task (K is changed: its diagonal set
     to 0 on a diagonal block); the products with ``K - shift``."""
+    K = np.ascontiguousarray(K, dtype=np.float64)
     part = {"one": bool((K == 1).all())}
     if same:
         part["diag"] = np.diag(K).copy()
         np.fill_diagonal(K, 0.0)
     part["nonzero"] = bool(K.any())
-    part["rows"] = K.sum(axis=1)
     if not same:
-        part["cols"] = K.sum(axis=0)
-    if resampled:
-        # K - shift, computed in float64, stored in the products' dtype
-        M = np.subtract(K, shift, out=np.empty(K.shape, draws_i.dtype))
-        part["quad"] = _quadratic(M, draws_i, draws_j, same)
-        part["fro"] = frobenius(K) ** 2 * (1.0 if same else 2.0)
+        part["cols"] = np.ones(K.shape[0]) @ K
+    if not resampled:
+        part["rows"] = K.sum(axis=1)
+        return part
+    # K - shift in the products' dtype (K itself in float64), the row sums
+    # and the squares of K, in one pass
+    M, part["rows"], squares, _ = shifted_matrix(K, shift, draws_i.dtype)
+    part["quad"] = _quadratic(M, draws_i, draws_j, same)
+    part["fro"] = squares * (1.0 if same else 2.0)
     return part
 
 

@@ -884,7 +884,7 @@ def _shifts(iv, spec, scales):
 
 
 # Pooled objects whose kernel sets the permutations' shifts (`_shifts`).
-SHIFT_OBJECTS = 64
+SHIFT_OBJECTS = 16
 
 
 def _h_matrix(K0, n):
