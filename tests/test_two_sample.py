@@ -1067,3 +1067,23 @@ def test_incomplete_bad_input(kwargs, match):
     X, Y = rng.normal(size=(20, 2)), rng.normal(size=(20, 2))
     with pytest.raises((ValueError, TypeError), match=match):
         km.mmd_test(X, Y, **kwargs)
+
+
+@pytest.mark.parametrize("method", ["aggregated", "fuse"])
+@pytest.mark.parametrize("n, m", [(30, 30), (25, 36)])
+def test_float32_products_fall_back_beyond_its_range(method, n, m):
+    """Kernel values beyond float32's reach (here a precomputed matrix
+    times 1e30) are multiplied in float64: the statistics are 1e30 times
+    those of the matrix, the p-values the same."""
+    rng = np.random.default_rng(n * m)
+    Z = np.concatenate([rng.normal(size=(n, 2)), rng.normal(size=(m, 2)) + 0.5])
+    K = np.exp(-((Z[:, None] - Z[None]) ** 2).sum(-1))
+    labels = np.repeat([0, 1], [n, m])
+    kwargs = dict(kernel="precomputed", method=method, rng=1,
+                  n_resamples=(99, 99) if method == "aggregated" else 199)
+    small = km.mmd_test(K, labels, dtype=np.float64, **kwargs)
+    huge = km.mmd_test(K * 1e30, labels, **kwargs)
+    assert huge.pvalue == small.pvalue
+    if method == "aggregated":
+        assert_allclose(huge.null_distribution, 1e30 * small.null_distribution,
+                        rtol=1e-10)

@@ -47,12 +47,12 @@ product's dot products with the draws summed in float64.
 import numpy as np
 
 from .._engine import lapack
-from .._engine.pair_sums import shifted_matrix
+from .._engine.pair_sums import FLOAT32_REACH, shifted_matrix
 from .._engine.schedule import thread_map
 
 __all__ = ["Layout", "add_contribution", "block_task", "column_dots",
            "degenerate_kinds", "pooled_vectors", "product_draws",
-           "range_total", "run_blocks"]
+           "products_dtype", "range_total", "run_blocks"]
 
 
 class Layout:
@@ -211,12 +211,25 @@ def column_dots(A, B):
     return np.einsum("ij,ij->j", A, B).astype(np.float64, copy=False)
 
 
+def products_dtype(dtype, A):
+    """`dtype`, or float64 where the values of A exceed `FLOAT32_REACH`
+    (float32 products of them could overflow)."""
+    if dtype == np.float32 and A.size and max(A.max(), -A.min()) > FLOAT32_REACH:
+        return np.dtype(np.float64)
+    return np.dtype(dtype)
+
+
 def _quadratic(M, draws_i, draws_j, same):
     """``diag(E_i' M E_j)`` for each resample (twice for a block off the
     diagonal: its mirror adds the same), the draws as `product_draws`
-    gives them: the product in their dtype."""
-    M = M.astype(draws_i.dtype, copy=False)
-    q = column_dots(draws_i, M @ (draws_i if same else draws_j))
+    gives them: the product in their dtype (float64 for an M in float64
+    beyond float32's reach)."""
+    dtype = (draws_i.dtype if M.dtype == draws_i.dtype
+             else products_dtype(draws_i.dtype, M))
+    M = M.astype(dtype, copy=False)
+    Ei = draws_i.astype(dtype, copy=False)
+    Ej = Ei if same else draws_j.astype(dtype, copy=False)
+    q = column_dots(Ei, M @ Ej)
     return q if same else 2.0 * q
 
 

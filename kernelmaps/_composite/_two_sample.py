@@ -75,6 +75,7 @@ from ._blocked import (
     degenerate_kinds,
     pooled_vectors,
     product_draws,
+    products_dtype,
     range_total,
     run_blocks,
 )
@@ -842,7 +843,7 @@ def _in_memory(iv, spec, scales, mode, seeds, plan, bar):
             bar.update(1)
         K = np.ascontiguousarray(K, dtype=np.float64)
         kind = degenerate(K, symmetric=True)
-        diag = np.diag(K).copy()
+        diag = spec.finite(np.diag(K).copy())
         np.fill_diagonal(K, 0.0)
         norm = None
         if mode == "permutation":  # (the shift: see _blocked's docstring)
@@ -854,12 +855,13 @@ def _in_memory(iv, spec, scales, mode, seeds, plan, bar):
             form = (buffer, _permutation_finish(r, diag, n, N - n, iv.unbiased))
         elif mode == "wild":
             K = spec.finite(K)
-            buffer = _in_dtype(_h_matrix(K, n), iv.dtype, buffer)
+            H = _h_matrix(K, n)
+            buffer = _in_dtype(H, products_dtype(iv.dtype, H), buffer)
             form = (buffer, _wild_finish(n * (n - 1) // 2))
         else:
             K = spec.finite(K)
-            form = _swap_form(lambda r, K=K: K[r], n, N - n, iv.dtype,
-                              iv.n_threads)
+            form = _swap_form(lambda r, K=K: K[r], n, N - n,
+                              products_dtype(iv.dtype, K), iv.n_threads)
         del K
         out.append((_resampled(form, draw, prepare, len(seeds), bar,
                                iv.n_threads),
@@ -878,7 +880,8 @@ def _shifts(iv, spec, scales):
     shifts = []
     for K in spec.blocks(head, None, scales, 1):
         K = np.asarray(K, dtype=np.float64)
-        c = (K.sum() - np.trace(K)) / (k * (k - 1))
+        with np.errstate(over="ignore", invalid="ignore"):
+            c = (K.sum() - np.trace(K)) / (k * (k - 1))
         shifts.append(float(c) if np.isfinite(c) else 0.0)
     return shifts
 

@@ -12,7 +12,7 @@ plans the groups and items, and folds segment sums back into set sums.
 from cython.parallel cimport parallel, prange, threadid
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
-from libc.math cimport ldexp
+from libc.math cimport fabs, ldexp
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
@@ -358,18 +358,19 @@ def power_rows(double[:, ::1] out, const double[:, ::1] half_log, double c,
 
 def shifted_rows(const double[:, ::1] K, double shift, floating[:, ::1] out,
                  double[::1] row_sums, double[::1] row_squares,
-                 unsigned char[::1] row_finite, Py_ssize_t row0,
+                 double[::1] row_top, unsigned char[::1] row_finite,
+                 Py_ssize_t row0,
                  Py_ssize_t row1, int n_threads):
     """One pass over the rows row0 <= i < row1 of a kernel matrix K, in
     parallel: out = K - shift (in out's dtype; out may be K itself), and
-    each row's sum, sum of squares (float64, in a fixed order) and whether
-    it is finite."""
+    each row's sum, sum of squares (float64, in a fixed order), largest
+    absolute value and whether it is finite."""
     cdef Py_ssize_t i, j, n = K.shape[1], n4 = n - n % 4
-    cdef double a, b, c, e, bad, s0, s1, s2, s3, q0, q1, q2, q3
+    cdef double a, b, c, e, bad, top, s0, s1, s2, s3, q0, q1, q2, q3
     for i in prange(row0, row1, nogil=True, schedule="static",
                     num_threads=n_threads):
         # four partial sums (in a fixed order): the additions overlap
-        s0 = s1 = s2 = s3 = q0 = q1 = q2 = q3 = bad = 0.0
+        s0 = s1 = s2 = s3 = q0 = q1 = q2 = q3 = bad = top = 0.0
         for j in range(0, n4, 4):
             a = K[i, j]
             b = K[i, j + 1]
@@ -384,6 +385,7 @@ def shifted_rows(const double[:, ::1] K, double shift, floating[:, ::1] out,
             q1 = q1 + b * b
             q2 = q2 + c * c
             q3 = q3 + e * e
+            top = max(top, max(max(fabs(a), fabs(b)), max(fabs(c), fabs(e))))
             out[i, j] = <floating>(a - shift)
             out[i, j + 1] = <floating>(b - shift)
             out[i, j + 2] = <floating>(c - shift)
@@ -393,8 +395,10 @@ def shifted_rows(const double[:, ::1] K, double shift, floating[:, ::1] out,
             bad = bad + (a - a)
             s0 = s0 + a
             q0 = q0 + a * a
+            top = max(top, fabs(a))
             out[i, j] = <floating>(a - shift)
         row_sums[i] = (s0 + s1) + (s2 + s3)
+        row_top[i] = top
         row_squares[i] = (q0 + q1) + (q2 + q3)
         row_finite[i] = bad == 0.0
 

@@ -131,19 +131,29 @@ def shifted_matrix(K, shift, dtype, out=None, n_threads=1):
     `n_threads` threads: K less a constant in `dtype` (into `out` where it
     is a C-ordered array of K's shape in `dtype`; for float64 into K itself
     where `out` is None), the row sums and the sum of the squares of K in
-    float64 (inf where it overflows), and whether K is finite."""
+    float64 (inf where it overflows), and whether K is finite. Where
+    ``|K - shift|`` exceeds `FLOAT32_REACH`, float32 is not used: K less
+    the constant is then in float64."""
     rows = K.shape[0]
     if not (isinstance(out, np.ndarray) and out.dtype == dtype
             and out.shape == K.shape and out.flags.c_contiguous):
         out = K if dtype == np.float64 else np.empty(K.shape, dtype=dtype)
-    sums, squares = np.empty(rows), np.empty(rows)
+    sums, squares, top = np.empty(rows), np.empty(rows), np.empty(rows)
     finite = np.empty(rows, dtype=np.uint8)
     for start, stop in row_blocks(K):
-        _impl.shifted_rows(K, shift, out, sums, squares, finite, start, stop,
-                           max(1, min(n_threads, stop - start)))
+        _impl.shifted_rows(K, shift, out, sums, squares, top, finite, start,
+                           stop, max(1, min(n_threads, stop - start)))
+    if out.dtype == np.float32 and rows and top.max() + abs(shift) > FLOAT32_REACH:
+        return shifted_matrix(K, shift, np.float64, None, n_threads)
     with np.errstate(over="ignore"):
         total = float(squares.sum())
     return out, sums, total, bool(finite.all())
+
+
+# The largest kernel values multiplied in float32: their products with
+# integer draws up to 2^24, summed over up to 2^24 terms, stay below
+# float32's largest number (2^128).
+FLOAT32_REACH = 2.0**64
 
 
 def pair_means(S, X, Y):
