@@ -652,7 +652,8 @@ def test_float32_products_by_default(n, m, method, gamma):
     1 / (B + 1): at gamma = 1e3 the kernel is about 0 between all points,
     and the statistics of many resamples are all but tied)."""
     rng = np.random.default_rng(n + m)
-    X, Y = rng.normal(size=(n, 3)), rng.normal(size=(m, 3)) + [0.4, 0, 0]
+    X = rng.normal(size=(n, 3))
+    Y = rng.normal(size=(m, 3)) + np.array([0.4, 0, 0])
     kwargs = dict(method=method, n_resamples=(200, 200) if method == "aggregated"
                   else 400, rng=2, kernel=["rbf"] if gamma else None,
                   gamma=gamma)
@@ -992,27 +993,27 @@ def _band_stat(X, Y, kernel, gamma, signs, R):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n, m, R", [(70, 70, 1), (70, 70, 9), (45, 61, 13),
+@pytest.mark.parametrize("n, m, band", [(70, 70, 1), (70, 70, 9), (45, 61, 13),
                                      (61, 45, 40), (50, 50, 49)])
-def test_incomplete_wild_bootstrap_against_a_direct_statistic(n, m, R, dtype):
+def test_incomplete_wild_bootstrap_against_a_direct_statistic(n, m, band, dtype):
     """MMDAggInc's statistic: the pairs within R diagonals only, the
     objects beyond the min(n, m) pairs left out; R >= p - 1 is the
     complete statistic."""
-    rng = np.random.default_rng(n + m + R)
+    rng = np.random.default_rng(n + m + band)
     X, Y = rng.normal(size=(n, 3)), rng.normal(size=(m, 3)) * 1.3
     p = min(n, m)
     res = km.mmd_test(X, Y, method="aggregated", kernel="laplacian",
-                      gamma=[0.3], incomplete=R, n_resamples=(150, 99), rng=2,
+                      gamma=[0.3], incomplete=band, n_resamples=(150, 99), rng=2,
                       dtype=dtype)
     E = _draws(2, 250, p, 2 * p, "wild_bootstrap")
-    stats = np.array([_band_stat(X[:p], Y[:p], "laplacian", 0.3, E[:, j], R)
+    stats = np.array([_band_stat(X[:p], Y[:p], "laplacian", 0.3, E[:, j], band)
                       for j in range(151)])
     spread = np.ptp(stats[1:])
     tol = dict(rtol=1e-12, atol=1e-14) if dtype == np.float64 else dict(
         rtol=0, atol=1e-6 * spread)
     assert_allclose(res.statistic, stats[:1], **tol)
     assert_allclose(res.null_distribution[0], stats[1:], **tol)
-    if R >= p - 1:
+    if band >= p - 1:
         whole = km.mmd_test(X[:p], Y[:p], method="aggregated",
                             kernel="laplacian", gamma=[0.3],
                             n_resamples=(150, 99), rng=2, dtype=dtype)

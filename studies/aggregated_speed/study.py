@@ -28,7 +28,8 @@ sys.path.insert(0, sys.argv[1]) if sys.argv[1] else None
 import numpy as np
 import kernelmaps as km
 from kernelmaps._composite import _two_sample as ts
-n, method, path, extra = int(sys.argv[2]), sys.argv[3], sys.argv[4], json.loads(sys.argv[5])
+n, method, path = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+extra = json.loads(sys.argv[5])
 if path == "blocks":
     ts._in_memory_bytes = lambda *args: float("inf")
 rng = np.random.default_rng(0)
@@ -43,8 +44,8 @@ print(json.dumps({"seconds": seconds, "pvalue": res.pvalue,
 
 
 def run(impl, n, method, path, extra):
-    out = subprocess.run([sys.executable, "-P", "-c", RUN, impl, str(n), method,
-                          path, json.dumps(extra)],
+    out = subprocess.run([sys.executable, "-P", "-c", RUN, impl, str(n),
+                          method, path, json.dumps(extra)],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
