@@ -640,10 +640,11 @@ def test_fuse_against_the_authors_formula(n, m):
     assert res.method == "fuse" and res.pvalues is None
 
 
+@pytest.mark.parametrize("path", ["memory", "blocks"])
 @pytest.mark.parametrize("gamma", [None, [1e-12, 1e-6, 1.0, 1e3]])
 @pytest.mark.parametrize("n, m", [(40, 40), (31, 45)])
 @pytest.mark.parametrize("method", ["aggregated", "fuse"])
-def test_float32_products_by_default(n, m, method, gamma):
+def test_float32_products_by_default(monkeypatch, n, m, method, gamma, path):
     """The aggregated and fused tests multiply in float32 by default (the
     centred draws, the matrix less its mean: the digits that vary kept,
     also for kernels near 1 or 0 everywhere): the statistics of float64
@@ -651,6 +652,10 @@ def test_float32_products_by_default(n, m, method, gamma):
     statistics are that close (the p-values may then differ by a step of
     1 / (B + 1): at gamma = 1e3 the kernel is about 0 between all points,
     and the statistics of many resamples are all but tied)."""
+    if path == "blocks":  # (ranges of 16 objects)
+        monkeypatch.setattr(ts, "_in_memory_bytes", lambda *args: np.inf)
+        monkeypatch.setattr(ts, "_MIN_BLOCK", 16)
+        monkeypatch.setattr(ts, "RESAMPLE_TASK_WORK", 1.0)
     rng = np.random.default_rng(n + m)
     X = rng.normal(size=(n, 3))
     Y = rng.normal(size=(m, 3)) + np.array([0.4, 0, 0])

@@ -283,7 +283,7 @@ def _pairs_part(kxx, kyy, kxy, kyx, same, draws_i, draws_j, linear, outside):
         if not same:
             part["cx"] = kxx.sum(axis=0) + kyx.sum(axis=0)
             part["cy"] = kxy.sum(axis=0) + kyy.sum(axis=0)
-    H = np.add(kxx, kyy, dtype=draws_i.dtype)
+    H = kxx + kyy  # (in float64: the terms cancel; cast for the product)
     H -= kxy
     H -= kyx
     if same:
