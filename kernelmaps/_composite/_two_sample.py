@@ -449,18 +449,18 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     along one axis (10 repetitions; ``studies/which_test``, where the
     peers MMDAggInc and Compress Then Test are measured too):
 
-    ================  ==========  ==========  ==========  =========  =========
-    method            1,000       5,000       20,000      10^5       10^6
-    ================  ==========  ==========  ==========  =========  =========
+    ================  ==========  ==========  ==========  ==========  ==========
+    method            1,000       5,000       20,000      10^5        10^6
+    ================  ==========  ==========  ==========  ==========  ==========
     permutation       0.0, 0.2 s  0.4, 2.6 s
     wild_bootstrap    0.1, 0.1 s  0.5, 1.0 s
     aggregated        0.0, 2.0 s  (17 s)
     incomplete=200    0.1, 1.2 s  (3.4 s)                 1.0, 75 s
     fuse              0.0, 2.7 s  (38 s)
     cross             0.1, 0.0 s  0.2, 0.3 s  1.0, 3.2 s
-    linear            0.0, 0.0 s  0.4, 0.4 s  1.0, 1.6 s  1.0, 7.7 s 1.0, 23 s
-    features (1000)   0.2, 0.3 s  0.4, 0.7 s  1.0, 3.7 s  1.0, 10 s  1.0, 84 s
-    ================  ==========  ==========  ==========  =========  =========
+    linear            0.0, 0.0 s  0.4, 0.4 s  1.0, 1.6 s  1.0, 7.7 s  1.0, 23 s
+    features (1000)   0.2, 0.3 s  0.4, 0.7 s  1.0, 3.7 s  1.0, 10 s   1.0, 84 s
+    ================  ==========  ==========  ==========  ==========  ==========
 
     (n = m per column; "incomplete=200": the aggregated test with
     ``incomplete=200``; "features (1000)": the permutation test with
