@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 
+from ._engine.layout import row_blocks
+
 __all__ = ["DegenerateWarning", "degenerate", "degenerate_message",
            "warn_degenerate"]
 
@@ -61,22 +63,32 @@ def warn_degenerate(message):
 
 def degenerate(K, symmetric, pairs=None):
     """How a point kernel with values in [0, 1] is degenerate on the data,
-    from `K`, its means over pairs of points (or its sums over `pairs`
-    pairs, an array shaped as `K`): "zero" where it is 0 between all points
-    of different sets (the off-diagonal entries are 0 where `symmetric`,
-    else every entry), "one" where it is 1 between all points (every entry
-    is 1), else None. One entry tells most calls apart; the whole matrix
-    is read only where that entry is degenerate."""
+    from `K`, its means over pairs of points (or its sums over the pairs,
+    `pairs` = (rows, cols): the sizes of the sets of its rows and columns,
+    ``rows[i] * cols[j]`` pairs for ``K[i, j]``): "zero" where it is 0
+    between all points of different sets (the off-diagonal entries are 0
+    where `symmetric`, else every entry), "one" where it is 1 between all
+    points (every entry is 1), else None. One entry tells most calls apart;
+    the whole matrix is read, a block of rows at a time (Ctrl-C stops
+    between two), only where that entry is degenerate."""
     n = K.shape[0]
     if symmetric and n < 2:
         return None
     corner = (0, 1) if symmetric else (0, 0)
-    if K[corner] == 0 and (np.count_nonzero(K) == n if symmetric
-                           else not K.any()):
+    blocks = row_blocks(K)
+    if K[corner] == 0 and (
+            sum(np.count_nonzero(K[a:b]) for a, b in blocks) == n if symmetric
+            else not any(K[a:b].any() for a, b in blocks)):
         return "zero"
-    # K of a kernel that is 1 everywhere (a view)
-    ones = np.broadcast_to(1.0 if pairs is None else pairs, K.shape)
-    if K[corner] == ones[corner] and np.array_equal(K, ones):
+
+    def ones(a, b):  # the rows a .. b of K of a kernel that is 1 everywhere
+        return np.broadcast_to(
+            1.0 if pairs is None else np.multiply.outer(pairs[0][a:b], pairs[1]),
+            (b - a, K.shape[1]))
+
+    one = 1.0 if pairs is None else pairs[0][corner[0]] * pairs[1][corner[1]]
+    if K[corner] == one and all(np.array_equal(K[a:b], ones(a, b))
+                                for a, b in blocks):
         return "one"
     return None
 

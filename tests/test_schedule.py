@@ -99,6 +99,44 @@ def test_run_chunked_runs_every_task_once_and_moves_an_open_bar(monkeypatch,
     assert len(bar.updates) == len(calls)
 
 
+def test_touch_pages_writes_a_zero_in_each_page_of_a_large_output(monkeypatch):
+    monkeypatch.setattr(schedule, "TOUCH_BYTES", 1 << 16)
+    out = np.full(40000, np.nan)  # 320 kB: 5 blocks, the last partial
+    assert schedule.touch_pages(out, 2) is out
+    step = schedule.PAGE_BYTES // 8
+    assert_array_equal(out[::step], 0.0)
+    assert np.isnan(np.delete(out, np.arange(0, out.size, step))).all()
+    small = np.full((10, 10), np.nan)  # below TOUCH_BYTES: left as it is
+    assert np.isnan(schedule.touch_pages(small, 2)).all()
+
+
+@pytest.mark.parametrize("name", ["sum_match_kernel", "additive_chi2_kernel",
+                                  "js_kernel CSR", "gaussian_expected_kernel"])
+def test_symmetric_outputs_do_not_depend_on_the_chunks(monkeypatch, name):
+    # The symmetric outputs with their pages touched first (touch_pages) and
+    # in many chunks, the expected kernels mirrored in chunks: the values
+    # of one chunk, untouched, bit for bit.
+    rng = np.random.default_rng(3)
+    call = {
+        "sum_match_kernel": lambda: km.sum_match_kernel(
+            [p[None] for p in rng.normal(size=(700, 4))], workers=2),
+        "additive_chi2_kernel": lambda: km.additive_chi2_kernel(
+            rng.random((700, 9)), workers=2),
+        "js_kernel CSR": lambda: km.js_kernel(scipy.sparse.random(
+            700, 40, density=0.2, format="csr", random_state=3), workers=2),
+        "gaussian_expected_kernel": lambda: km.gaussian_expected_kernel(
+            rng.normal(size=(700, 3)), rng.random((700, 3)), workers=2),
+    }[name]
+    monkeypatch.setattr(schedule, "FIRST_CHUNK_WORK", 1e12)  # one chunk
+    rng = np.random.default_rng(3)
+    whole = call()
+    monkeypatch.setattr(schedule, "TOUCH_BYTES", 1 << 16)  # touched
+    monkeypatch.setattr(schedule, "FIRST_CHUNK_WORK", 1e3)
+    monkeypatch.setattr(schedule, "CHUNK_SECONDS", 1e-6)  # many chunks
+    rng = np.random.default_rng(3)
+    assert_array_equal(call(), whole)
+
+
 def test_thread_map_keeps_the_order_and_reads_ahead_boundedly():
     read = []
 

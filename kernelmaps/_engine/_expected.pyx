@@ -41,6 +41,7 @@ cdef enum:
     G = 16  # factors t per logarithm of their product in rbf_diagonal
 
 LANES = B
+MIRROR_ROWS = T
 DIAGONAL_LANES = L
 
 # A pivot outside [1 / _BIG, _BIG] goes to the log sum at once; the running
@@ -250,13 +251,17 @@ def rbf_full(const double[:, :, ::1] P, const double[:, :, ::1] Q,
     return bad
 
 
-def mirror(double[:, ::1] out, int n_threads):
+def mirror(double[:, ::1] out, Py_ssize_t start, Py_ssize_t stop, int n_threads):
     """Copy the upper triangle of the square `out` to its lower triangle,
-    by tiles."""
+    by tiles: the rows of the tiles ``start <= it < stop`` (of MIRROR_ROWS
+    rows each; tile row it copies (it + 1) MIRROR_ROWS**2 values at
+    most)."""
     cdef Py_ssize_t n = out.shape[0], it, jt, i, j
     if out.shape[1] != n:
         raise ValueError("out must be square")
-    for it in prange((n + T - 1) // T, nogil=True, schedule="dynamic",
+    if not 0 <= start <= stop <= (n + T - 1) // T:
+        raise ValueError("tile rows out of range")
+    for it in prange(start, stop, nogil=True, schedule="dynamic",
                      num_threads=n_threads):
         for jt in range(it + 1):
             for i in range(it * T, min(it * T + T, n)):

@@ -20,9 +20,10 @@ from .layout import (
     additive_panel,
     pack_cols,
     pack_rows,
+    row_blocks,
     tile_cols,
 )
-from .schedule import TASK_WORK, run_chunked, threads_for
+from .schedule import TASK_WORK, run_chunked, threads_for, touch_pages
 
 __all__ = ["additive_sums"]
 
@@ -56,7 +57,10 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
         out = additive_sums(X, None if symmetric else Y, kind, n_threads,
                             progress, desc)
         with np.errstate(over="ignore"):
-            return np.ldexp(out, e * (2 if kind == "product" else 1))
+            for a, b in row_blocks(out):  # (Ctrl-C stops between blocks)
+                np.ldexp(out[a:b], e * (2 if kind == "product" else 1),
+                         out=out[a:b])
+        return out
     if scipy.sparse.issparse(X) and not scipy.sparse.issparse(Y):
         # The kernels are symmetric in x and y: dense rows against CSR.
         return additive_sums(Y, X, kind, n_threads, progress, desc).T.copy()
@@ -111,6 +115,8 @@ def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):
                                d * _COST[kind])
     n_threads = threads_for(n_threads, cost.sum(), len(items))
     buffers = np.empty((n_threads, TILE_ROWS * block))
+    if symmetric:  # the first row block writes a value in every row
+        touch_pages(out, n_threads)
     rows, cols = pack_rows(X), pack_cols(Y)
     if kind == "js":
         row_parts = _js_parts(rows, 3, n_threads)
@@ -180,6 +186,8 @@ def _sparse(X, Y, kind, symmetric, out, n_threads, progress, desc):
     cost = (after + X.shape[1]) * float(_COST[kind])
     n_threads = threads_for(n_threads, cost.sum(), n)
     scratch = np.zeros((n_threads, 3 * X.shape[1] + 16))
+    if symmetric:  # the first row writes a value in every row
+        touch_pages(out, n_threads)
 
     def run(start, stop):
         _impl.sparse(x_dense, x_data, x_indices, x_indptr, Y.data, y_indices,

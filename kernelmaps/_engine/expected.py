@@ -49,7 +49,7 @@ def rbf_full(m1, F1, m2, F2, gamma, symmetric, n_threads, progress):
             f"a smaller gamma"
         )
     if symmetric:
-        _impl.mirror(K, n_threads)
+        _mirror(K, n_threads)
     return K
 
 
@@ -82,5 +82,16 @@ def rbf_diagonal(m1, v1, m2, v2, gamma, symmetric, n_threads, progress):
         cost, n_threads=n_threads, progress=progress, desc="Gaussian pairs",
         unit_cost=pairs)
     if symmetric:
-        _impl.mirror(K, n_threads)
+        _mirror(K, n_threads)
     return K
+
+
+def _mirror(K, n_threads):
+    """The upper triangle of the square K copied to its lower triangle, in
+    chunks of tile rows (one call on 20,000 x 20,000 took 0.4 to 0.8 s:
+    Ctrl-C waited for it)."""
+    tile = _impl.MIRROR_ROWS
+    n_tiles = -(-K.shape[0] // tile)
+    cost = (np.arange(n_tiles) + 1.0) * tile * tile
+    run_chunked(lambda start, stop: _impl.mirror(K, start, stop, n_threads), cost,
+                n_threads=threads_for(n_threads, cost.sum(), n_tiles))

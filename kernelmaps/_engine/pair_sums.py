@@ -30,7 +30,7 @@ from .layout import (
     row_blocks,
     scaled,
 )
-from .schedule import TASK_WORK, run_chunked, threads_for
+from .schedule import TASK_WORK, run_chunked, threads_for, touch_pages
 
 __all__ = ["expansion_bound", "kernel_power", "pair_means", "pair_sums",
            "self_sums", "set_sums", "shifted_matrix"]
@@ -91,6 +91,8 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
                  else np.zeros(n_row_groups, dtype=np.int64))
     col_stop = np.full(n_row_groups, n_col_groups, dtype=np.int64)
     out = np.empty(n_row_seg * n_col_seg)
+    if symmetric:  # the first row group writes a value in every row
+        touch_pages(out, n_threads)
     task, cost, pairs, n_threads = _tiles(
         xp, xplan, yp, yplan, col_first, col_stop, e, dtype,
         rowbase=np.arange(n_row_seg, dtype=np.int64) * n_col_seg,

@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse
 
 from .._engine.additive import additive_sums
+from .._engine.layout import row_blocks
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
 from .._transforms import is_lazy, lazy_gram, task_threads
@@ -440,7 +441,8 @@ def additive_block(X, Y, kind, n_threads, progress=False):
     K = additive_sums(X, Y, kind, n_threads, progress, f"{kind} kernel")
     if kind == "chi2":  # the engine's sums are K / 2
         with np.errstate(over="ignore"):  # reported by _finite
-            K *= 2.0
+            for a, b in row_blocks(K):  # (Ctrl-C stops between blocks)
+                K[a:b] *= 2.0
     return K
 
 
@@ -469,8 +471,11 @@ def chi2_distance_block(X, Y, n_threads, progress=False):
     """The chi2 distances between the rows of checked X and Y (None: X),
     float64, unchecked (``inf`` where they overflow)."""
     D, exponent = _scaled_chi2_distance(X, Y, n_threads, progress)
-    with np.errstate(over="ignore"):
-        return np.ldexp(D, exponent)
+    if exponent:
+        with np.errstate(over="ignore"):
+            for a, b in row_blocks(D):
+                np.ldexp(D[a:b], exponent, out=D[a:b])
+    return D
 
 
 def _exp_chi2(X, Y, n_threads, progress, out, names, beta):
@@ -478,8 +483,9 @@ def _exp_chi2(X, Y, n_threads, progress, out, names, beta):
     # beta * D beyond float64 (a huge beta, or distances that overflow):
     # exp(-inf) = 0, the kernel value in float64
     with np.errstate(over="ignore"):
-        K = np.exp(-np.ldexp(beta * D, exponent))
-    return cast_output(K, out, names)
+        for a, b in row_blocks(D):  # in place (Ctrl-C stops between blocks)
+            np.exp(-np.ldexp(beta * D[a:b], exponent), out=D[a:b])
+    return cast_output(D, out, names)
 
 
 def _scaled_chi2_distance(X, Y, n_threads, progress):
@@ -500,8 +506,13 @@ def _scaled_chi2_distance(X, Y, n_threads, progress):
                          "chi2 distances")  # K / 2
     sx = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
     sy = sx if symmetric else np.asarray(Y.sum(axis=1), dtype=np.float64).ravel()
-    D = 0.5 * (sx[:, None] + sy[None, :]) - 2.0 * half
-    np.maximum(D, 0.0, out=D)
+    # D = (sx[i] + sy[j]) / 2 - 2 half[i, j], in place of `half`, a block
+    # of rows at a time (whole-array passes held Ctrl-C for seconds at
+    # 20,000 rows).
+    D = half
+    for a, b in row_blocks(D):
+        D[a:b] = 0.5 * (sx[a:b, None] + sy[None, :]) - 2.0 * half[a:b]
+        np.maximum(D[a:b], 0.0, out=D[a:b])
     if symmetric:
         np.fill_diagonal(D, 0.0)
     return D, exponent

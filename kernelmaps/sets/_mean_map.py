@@ -5,7 +5,8 @@ import functools
 
 import numpy as np
 
-from .._engine.pair_sums import pair_sums, self_sums
+from .._engine.layout import row_blocks
+from .._engine.pair_sums import pair_means, pair_sums, self_sums
 from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, point_median_gamma, resolve_gamma
 from .._parallel import check_progress, resolve_workers
 from .._transforms import is_lazy, lazy_gram, task_threads
@@ -453,8 +454,11 @@ def _mmd_block(params, squared, unbiased, gamma2, symmetric, workers, out,
 
 def _level2(D2, gamma2):
     """The MMD kernel ``exp(-gamma2 * D2)`` of the squared MMDs `D2`."""
+    # In place, a block of rows at a time (Ctrl-C stops between two).
     with np.errstate(over="ignore"):  # gamma2 * D2 beyond float64: exp(-inf) = 0
-        return np.exp(-gamma2 * D2)
+        for a, b in row_blocks(D2):
+            np.exp(-gamma2 * D2[a:b], out=D2[a:b])
+    return D2
 
 
 def mean_map_block(X, Y, params, n_threads, progress=False, normalize=True):
@@ -483,8 +487,7 @@ def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
     warn: the values of one block say nothing about the whole matrix)."""
     K = mean_map_block(X, Y, params, n_threads, progress, normalize)
     if warn and params["kernel"] in ("rbf", "laplacian"):
-        pairs = None if normalize else np.multiply.outer(
-            X.sizes, X.sizes if Y is None else Y.sizes)
+        pairs = None if normalize else (X.sizes, (X if Y is None else Y).sizes)
         kind = degenerate(K, Y is None, pairs)
         if kind is not None:
             warn_degenerate(degenerate_message(
@@ -532,9 +535,7 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress, *, kx=None,
     call (a block of a lazy kernel), for the errors."""
     symmetric = Y is None if symmetric is None else symmetric
     K = _pair_kernel_sums(X, Y, params, n_threads, progress, warn=warn)
-    nx = X.sizes.astype(np.float64)
-    ny = nx if Y is None else Y.sizes.astype(np.float64)
-    K /= np.multiply.outer(nx, ny)
+    K = pair_means(K, X, Y)
     _check_finite(K, params, symmetric)
     if kx is None:
         kx = _within(X, params, unbiased, n_threads,
@@ -543,15 +544,24 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress, *, kx=None,
         ky = kx
     elif ky is None:
         ky = _within(Y, params, unbiased, n_threads)
+    # D2 = kx[i] + ky[j] - 2 K[i, j], in place of K, a block of rows at a
+    # time (whole-array passes held Ctrl-C for seconds at 20,000 sets).
+    D2 = K
     with np.errstate(over="ignore", invalid="ignore"):
-        D2 = np.add.outer(kx, ky)
-        D2 -= 2 * K
+        for a, b in row_blocks(D2):
+            twice = 2 * K[a:b]
+            np.add.outer(kx[a:b], ky, out=D2[a:b])
+            D2[a:b] -= twice
     if Y is None:
         np.fill_diagonal(D2, 0.0)
     if not unbiased:
-        np.maximum(D2, 0.0, out=D2)
+        for a, b in row_blocks(D2):
+            np.maximum(D2[a:b], 0.0, out=D2[a:b])
     _check_finite(D2, params, symmetric)
-    return D2 if squared else np.sqrt(D2)
+    if not squared:
+        for a, b in row_blocks(D2):
+            np.sqrt(D2[a:b], out=D2[a:b])
+    return D2
 
 
 # Dask input, for the Notes of the three kernels.
