@@ -4,6 +4,8 @@ bars they move, the Python threads of `thread_map`. Ctrl-C is tested in
 test_interrupt.py."""
 
 import itertools
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -166,3 +168,45 @@ def test_thread_map_cancels_the_queued_calls_on_an_error():
     with pytest.raises(KeyboardInterrupt):
         list(schedule.thread_map(work, range(1000), 2))
     assert len(done) < 20  # the queued ones did not start
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_thread_map_stops_its_running_tasks_at_their_next_check(nested):
+    # Ctrl-C while tasks run (here: raised by the iterable of items, in the
+    # calling thread): each running task stops at its next check, here
+    # before a chunk of `run_chunked`; nested, the tasks of a thread_map
+    # run by a task stop too. Unstopped, a task would run 20,000 tasks of
+    # 0.1 ms in chunks.
+    tasks = 4 if nested else 2
+    running, ended = threading.Semaphore(0), []
+
+    def long_task(item):
+        ran = []
+
+        def run(start, stop):
+            if not ran:
+                running.release()
+            ran.append(stop)
+            time.sleep(1e-4 * (stop - start))
+
+        try:
+            schedule.run_chunked(run, 1e6, n_threads=1, n_tasks=20000)
+        finally:
+            ended.append(ran[-1])
+
+    def task(item):
+        if nested:
+            return list(schedule.thread_map(long_task, [0, 1], 2))
+        return long_task(item)
+
+    def items():
+        yield from (0, 1)
+        for _ in range(tasks):  # every task has run a chunk
+            running.acquire()
+        raise KeyboardInterrupt
+
+    assert schedule.check_cancelled() is None  # outside a task: nothing
+    with pytest.raises(KeyboardInterrupt):
+        list(schedule.thread_map(task, items(), 2))
+    assert len(ended) == tasks
+    assert max(ended) < 20000

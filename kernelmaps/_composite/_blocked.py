@@ -48,7 +48,7 @@ import numpy as np
 
 from .._engine import lapack
 from .._engine.pair_sums import FLOAT32_REACH, shifted_matrix
-from .._engine.schedule import thread_map
+from .._engine.schedule import check_cancelled, thread_map
 
 __all__ = ["Layout", "add_contribution", "block_task", "column_dots",
            "degenerate_kinds", "pooled_vectors", "product_draws",
@@ -223,7 +223,9 @@ def _quadratic(M, draws_i, draws_j, same):
     """``diag(E_i' M E_j)`` for each resample (twice for a block off the
     diagonal: its mirror adds the same), the draws as `product_draws`
     gives them: the product in their dtype (float64 for an M in float64
-    beyond float32's reach)."""
+    beyond float32's reach). (A task stopped before it: Ctrl-C waits for
+    one product, not for the task's others.)"""
+    check_cancelled()
     dtype = (draws_i.dtype if M.dtype == draws_i.dtype
              else products_dtype(draws_i.dtype, M))
     M = M.astype(dtype, copy=False)

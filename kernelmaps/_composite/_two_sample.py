@@ -1060,9 +1060,11 @@ def _plan(iv, mode, L, total):
             2 * n_threads + 1) * 8.0 * L * (width + 2 * rows / n_threads)
         raise ValueError(_budget_message(iv, need))
     # tasks of about RESAMPLE_TASK_WORK multiply-adds (twice as many in
-    # float32, as fast), where memory allows
+    # float32, as fast), and RESAMPLE_PRODUCT_WORK at most in one scale's
+    # product, where memory allows
     rate = 2.0 if iv.dtype == np.float32 else 1.0
-    work = math.sqrt(rate * RESAMPLE_TASK_WORK / max(1.0, L * width))
+    work = min(math.sqrt(rate * RESAMPLE_TASK_WORK / max(1.0, L * width)),
+               math.sqrt(rate * RESAMPLE_PRODUCT_WORK / width))
     size = int(max(min(_MIN_BLOCK, rows), min(size, work, rows)))
     if band is not None:
         size = min(max(band, _MIN_BLOCK), rows)
@@ -1093,8 +1095,12 @@ def _in_memory_bytes(iv, mode, total):
 # outweighs their products).
 _MIN_BLOCK = 32
 # Multiply-adds of a task of a block pass (its products with the draws of
-# all its scales): about 0.2 s on one core, the latency of Ctrl-C.
+# all its scales): about 0.2 s on one core. A task stops between two
+# products (and between the chunks of its kernel) when its call stops:
+# one product, at most RESAMPLE_PRODUCT_WORK (about 0.1 s), is the
+# latency of Ctrl-C.
 RESAMPLE_TASK_WORK = 4e9
+RESAMPLE_PRODUCT_WORK = 1.5e9
 
 
 def _budget_message(iv, need, held=None, remedy=None):

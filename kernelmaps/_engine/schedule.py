@@ -12,9 +12,12 @@ long computation as a sequence of calls on consecutive chunks of its tasks,
 each sized from the throughput measured on the chunks before to last about
 `CHUNK_SECONDS`; the interpreter raises a pending KeyboardInterrupt between
 two chunks, after every thread has finished its task, so nothing is left
-running. The engines keep every task short (their planners bound the work
-of one task, `TASK_WORK`), so that one chunk is short however large the
-input.
+running. The tasks of `thread_map` run on other threads, where no
+KeyboardInterrupt is raised: when the call stops (Ctrl-C in the thread
+that called it, or an error), its running tasks stop at their next
+`check_cancelled`, which `run_chunked` calls before each chunk. The
+engines keep every task short (their planners bound the work of one task,
+`TASK_WORK`), so that one chunk is short however large the input.
 
 Work is counted in *element operations*: one multiply-add (or difference)
 of one feature of one pair of points, or its equivalent: on the reference
@@ -23,6 +26,7 @@ machines one core does about 5e9 of them per second in the SIMD tiles.
 
 import collections
 import contextlib
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -32,9 +36,11 @@ from .progress import NoBar, progress_bar
 
 __all__ = [
     "CHUNK_SECONDS",
+    "Cancelled",
     "MAP_VALUE_WORK",
     "SERIAL_WORK",
     "TASK_WORK",
+    "check_cancelled",
     "run_chunked",
     "thread_map",
     "threads_for",
@@ -66,6 +72,25 @@ PAGE_BYTES = 4096
 # Work of one task at most (the planners cut larger ones): about 20 ms on
 # one core, so that a chunk never waits long for its slowest task.
 TASK_WORK = 1e8
+
+
+# The events of the `thread_map` calls whose task this thread runs (the
+# call's and those of the calls it runs in): set when the call stops.
+_tasks = threading.local()
+
+
+class Cancelled(BaseException):
+    """Raised by `check_cancelled` in a task of a `thread_map` call that
+    has stopped. (A BaseException, as KeyboardInterrupt: no ``except
+    Exception`` on its way catches it; `thread_map` never returns it.)"""
+
+
+def check_cancelled():
+    """Raise `Cancelled` in a task of a `thread_map` call that has stopped
+    (Ctrl-C, or an error); elsewhere, nothing."""
+    for event in getattr(_tasks, "stopped", ()):
+        if event.is_set():
+            raise Cancelled
 
 
 def threads_for(n_threads, work, n_tasks=None):
@@ -133,6 +158,7 @@ def run_chunked(run, cost, *, n_threads, n_tasks=None, progress=False, desc="",
                 before = cum[start - 1] if start else 0.0
                 stop = int(np.searchsorted(cum, before + target, side="right"))
             stop = min(n, max(stop, start + 1, min(start + min_tasks, n)))
+            check_cancelled()
             clock = time.perf_counter()
             run(start, stop)
             elapsed = time.perf_counter() - clock
@@ -194,7 +220,8 @@ def thread_map(fn, items, n_threads, in_flight=None):
     beyond the one whose result is yielded, so an iterable that makes its
     items (draws, blocks) runs that far ahead of the threads and no
     further. Ctrl-C, or an error, cancels the queued calls; the running
-    ones finish, and it is raised when they have.
+    ones stop at their next `check_cancelled` (or finish), and it is
+    raised when they have.
     """
     if n_threads <= 1:
         for item in items:
@@ -202,14 +229,26 @@ def thread_map(fn, items, n_threads, in_flight=None):
         return
     in_flight = 2 * n_threads if in_flight is None else in_flight
     running = collections.deque()
+    stopped = threading.Event()
+    # the call's event, and those of the calls it runs in (nested tasks)
+    events = (*getattr(_tasks, "stopped", ()), stopped)
+
+    def task(item):
+        _tasks.stopped = events
+        try:
+            return fn(item)
+        finally:
+            _tasks.stopped = ()
+
     with ThreadPoolExecutor(n_threads) as pool:
         try:
             for item in items:
-                running.append(pool.submit(fn, item))
+                running.append(pool.submit(task, item))
                 if len(running) == in_flight:
                     yield running.popleft().result()
             while running:
                 yield running.popleft().result()
         finally:
+            stopped.set()
             for future in running:
                 future.cancel()
