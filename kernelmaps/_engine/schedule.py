@@ -36,10 +36,10 @@ from .progress import NoBar, progress_bar
 
 __all__ = [
     "CHUNK_SECONDS",
-    "Cancelled",
     "MAP_VALUE_WORK",
     "SERIAL_WORK",
     "TASK_WORK",
+    "Cancelled",
     "check_cancelled",
     "run_chunked",
     "thread_map",
@@ -213,8 +213,9 @@ def _open_bar(progress, total, desc):
 def thread_map(fn, items, n_threads, in_flight=None):
     """``fn(item)`` for each of `items` (read one at a time, as the calls
     run), yielded in order; on `n_threads` Python threads when more than
-    one, for NumPy and BLAS calls (which release the GIL), each short (a
-    few tens of milliseconds: the latency of Ctrl-C).
+    one, for NumPy and BLAS calls (which release the GIL), each short or
+    calling `check_cancelled` between its short steps (a step, a few tens
+    of milliseconds, is the latency of Ctrl-C).
 
     At most `in_flight` calls (two per thread by default) run or wait
     beyond the one whose result is yielded, so an iterable that makes its

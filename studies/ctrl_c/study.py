@@ -2,10 +2,10 @@
 large outputs (issue 39): how long a call runs on after SIGINT.
 
 For each case the call is built once (its data), timed (the shorter of
-two calls, each up to ``--probe`` seconds: a SIGINT stops it there), then interrupted ``--tries``
-times, at times drawn uniformly (seeded) in 0.1 s .. min(``--latest``,
-0.9 x its time). Each try records, from the signal to the
-KeyboardInterrupt reaching Python:
+two calls, each up to ``--probe`` seconds: a SIGINT stops it there), then
+interrupted ``--tries`` times, at times drawn uniformly (seeded) in 0.1 s
+.. min(``--latest``, 0.9 x its time). Each try records, from the signal to
+the KeyboardInterrupt reaching Python:
 
 - wall: the wall time (what the user waits for);
 - cpu: the CPU time of the whole process (all its threads);

@@ -176,6 +176,8 @@ def main():
     parser.add_argument("--level", action="store_true")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--level-reps", type=int, default=100)
+    parser.add_argument("--level-sizes", default="500",
+                        help="comma-separated n = m of the level runs")
     parser.add_argument("--cap", type=float, default=8.0)
     parser.add_argument("--methods", default=";".join(METHODS),
                         help="the methods to run, separated by ';'")
@@ -189,7 +191,8 @@ def main():
     args = parser.parse_args()
     names = [m for m in METHODS if m in args.methods.split(";")]
     if args.level:
-        sweep(args.out, "level", args.level_reps, args.cap, names, (500,))
+        sweep(args.out, "level", args.level_reps, args.cap, names,
+              tuple(int(n) for n in args.level_sizes.split(",")))
     if args.power:
         sweep(args.out, "power", args.seeds, args.cap, names, SIZES)
     if args.big:
