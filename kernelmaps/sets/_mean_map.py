@@ -544,19 +544,19 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress, *, kx=None,
         ky = kx
     elif ky is None:
         ky = _within(Y, params, unbiased, n_threads)
-    # D2 = kx[i] + ky[j] - 2 K[i, j], in place of K, a block of rows at a
-    # time (whole-array passes held Ctrl-C for seconds at 20,000 sets).
+    # D2 = kx[i] + ky[j] - 2 K[i, j] (at least 0 where biased), in place of
+    # K, a block of rows at a time (whole-array passes held Ctrl-C for
+    # seconds at 20,000 sets).
     D2 = K
     with np.errstate(over="ignore", invalid="ignore"):
         for a, b in row_blocks(D2):
             twice = 2 * K[a:b]
             np.add.outer(kx[a:b], ky, out=D2[a:b])
             D2[a:b] -= twice
+            if not unbiased:
+                np.maximum(D2[a:b], 0.0, out=D2[a:b])
     if Y is None:
         np.fill_diagonal(D2, 0.0)
-    if not unbiased:
-        for a, b in row_blocks(D2):
-            np.maximum(D2[a:b], 0.0, out=D2[a:b])
     _check_finite(D2, params, symmetric)
     if not squared:
         for a, b in row_blocks(D2):
