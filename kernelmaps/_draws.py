@@ -25,7 +25,7 @@ from ._engine import lapack
 from ._validation import check_choice
 
 __all__ = ["DRAWS", "FORMS", "FourierDraw", "check_draw", "draw_fourier",
-           "fourier_state", "resolve_draw", "weight_norm"]
+           "fourier_state", "resolve_draw"]
 
 DRAWS = ("iid", "orthogonal", "qmc")
 FORMS = ("sincos", "offset")
@@ -106,7 +106,8 @@ def draw_fourier(dim, n_components, kernel, gamma, rng, draw="iid",
 def fourier_state(dim, n_components, kernel, gamma, rng, scale, draw="iid",
                   form="offset"):
     """The fitted attributes of a random Fourier map: `draw_fourier`'s
-    weights, offsets and draw, and ``_weight_norm`` (see `weight_norm`). A
+    weights, offsets and draw, and ``_weight_norm``, the largest L1 norm of
+    a column of the weights (it bounds |x W| for `check_fourier_range`). A
     ValueError naming `scale` (the argument as the user gave it, e.g.
     ``"gamma=1e300"``) where the frequencies overflow float64."""
     with np.errstate(over="ignore", invalid="ignore"):  # checked below
@@ -117,18 +118,8 @@ def fourier_state(dim, n_components, kernel, gamma, rng, scale, draw="iid",
         raise ValueError(
             f"{scale} is too large: the random frequencies overflow float64"
         )
-    return {"weights": weights, "offsets": offsets, "_draw": record,
+    return {"weights_": weights, "offsets_": offsets, "_draw": record,
             "_weight_norm": norm}
-
-
-def weight_norm(fmap):
-    """The largest L1 norm of a column of ``fmap.weights`` (bounds |x W|
-    for `check_fourier_range`), stored at fit; computed for maps pickled by
-    versions that did not store it."""
-    norm = getattr(fmap, "_weight_norm", None)
-    if norm is None:
-        norm = float(np.abs(fmap.weights).sum(axis=0).max())
-    return norm
 
 
 def _draw(dim, n_components, kernel, gamma, draw="iid", form="offset", *, rng):
@@ -218,8 +209,7 @@ def _checksum(*arrays):
 class FourierDraw:
     """The arguments and generator state that drew a map's frequencies and
     phases: what a map pickles instead of them. `args` is (dim, t, kernel,
-    gamma, draw, form); a record pickled before draws and forms existed
-    holds the first four, and replays as "iid" and "offset"."""
+    gamma, draw, form)."""
 
     __slots__ = ("args", "crc", "state")
 

@@ -12,9 +12,9 @@ of its objects for k-means++ landmarks.
 import numpy as np
 import scipy.sparse
 
+from .._base import FeatureMap
 from .._engine import lapack
 from .._engine.layout import NYSTROEM_DIAGONAL_BLOCK
-from .._frozen import FeatureMap
 from .._parallel import resolve_workers
 from .._transforms import blocked_rows, blocked_sets, is_lazy
 from .._validation import check_choice, check_rng, check_scalar
@@ -308,18 +308,22 @@ class NystroemMap(FeatureMap):
 
     Attributes
     ----------
-    components : Bags, ndarray, sparse matrix, tuple or list
-        The landmarks (None before `fit`).
-    component_indices : ndarray of int
+    components_ : Bags, ndarray, sparse matrix, tuple or list
+        The landmarks.
+    component_indices_ : ndarray of int
         Their indices in the training collection.
-    normalization : ndarray, shape (m, m)
+    normalization_ : ndarray, shape (m, m)
         :math:`U \Lambda_+^{-1/2} U^\top`.
-    eigenvalues : ndarray, shape (m,)
+    eigenvalues_ : ndarray, shape (m,)
         The spectrum of :math:`K_{LL}`, ascending (negative values are
         those the projection clips).
-    params : dict
+    params_ : dict
         The kernel's parameters used (with the defaults fixed by `fit`).
-    n_features_in, n_features_out
+    n_features_in_ : int or None
+        Dimension of the objects (d of the points, bins of the histograms;
+        None for a callable on objects without one).
+    n_features_out_ : int
+        Number m of features (of landmarks).
 
     See Also
     --------
@@ -381,77 +385,74 @@ class NystroemMap(FeatureMap):
     def __init__(self, n_components=100, *, kernel="mean_map", gamma=None,
                  degree=None, coef0=None, kernel_params=None, landmarks="uniform",
                  rng=None):
-        self._n_components = check_scalar(n_components, "n_components",
-                                          kind="int", low=1)
+        self.n_components = n_components
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.landmarks = landmarks
+        self.rng = rng
+
+    @property
+    def _takes_sets(self):
+        return isinstance(self.kernel, str) and self.kernel in ("mean_map", "mmd",
+                                                                "renyi")
+
+    @property
+    def _spec(self):
+        """The spec of `kernel`, with the parameters used (or given)."""
+        if hasattr(self, "params_"):
+            return spec_for(self.kernel, self.params_)
+        return self._given_spec()
+
+    def _given_spec(self):
+        """The spec of `kernel`, with the parameters given."""
+        kernel = self.kernel
         if not (callable(kernel) or isinstance(kernel, str)):
             raise TypeError(f"kernel must be a name or a callable, got "
                             f"{type(kernel).__name__}")
         if not callable(kernel):
             check_choice(kernel, "kernel", _KERNELS)
-        # The name (or the callable) as given: what pickles and prints.
-        self.kernel = kernel
-        self.gamma, self.degree, self.coef0 = gamma, degree, coef0
-        self.kernel_params = _check_params(kernel_params, self._spec)
+        spec = spec_for(kernel, None)
         # What the kernel's function is given: kernel_params and the point
         # kernel's parameters given on their own.
-        self._kernel_params = _with_point_params(
-            self.kernel_params, self._spec,
-            {"gamma": gamma, "degree": degree, "coef0": coef0})
-        self.landmarks = _check_landmarks(landmarks, self._spec)
-        self._rng = check_rng(rng)
-        self.components = self.component_indices = self.normalization = None
-        self.eigenvalues = self.params = None
-        self._freeze()
-
-    @property
-    def _spec(self):
-        """The spec of `kernel`, with the parameters given (or used)."""
-        params = getattr(self, "params", None)
-        if params is None:
-            params = getattr(self, "_kernel_params", None)
-        return spec_for(self.kernel, params)
+        return spec_for(kernel, _with_point_params(
+            _check_params(self.kernel_params, spec), spec,
+            {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}))
 
     def _fit(self, X, workers, progress):
-        kernel = self._spec
+        kernel = self._given_spec()
+        m = check_scalar(self.n_components, "n_components", kind="int", low=1)
+        landmarks = _check_landmarks(self.landmarks, kernel)
+        rng = check_rng(self.rng)
         X = kernel.check(X)
-        n, m = kernel.count(X), self._n_components
+        n = kernel.count(X)
         if m > n:
             raise ValueError(f"n_components={m} landmarks, but X has only {n} "
                              f"objects")
-        rng = np.random.default_rng(self._rng)
-        params = kernel.function_params(self._kernel_params, X)
+        params = kernel.function_params(kernel.params, X)
         kernel = spec_for(self.kernel, params)
-        if isinstance(self.landmarks, np.ndarray):
-            index = self.landmarks
+        if isinstance(landmarks, np.ndarray):
+            index = landmarks
             if index.size != m or (index.size and index.max() >= n):
                 raise ValueError(
                     f"landmarks must hold n_components={m} distinct indices "
                     f"below {n}, got {index.size} up to {index.max()}"
                 )
-        elif self.landmarks == "uniform":
+        elif landmarks == "uniform":
             index = np.sort(rng.choice(n, m, replace=False))
-        elif self.landmarks == "kmeans++":
+        elif landmarks == "kmeans++":
             index = _kmeans_plusplus(_embedding(kernel, X, params, rng), m, rng)
         else:
             index = _leverage(kernel, X, m, params, rng, workers)
         L = kernel.take(X, index)
         K, params = _landmark_block(kernel, L, params, workers)
         values, normalization = _normalization(K)
-        return {"components": L, "component_indices": index,
-                "normalization": normalization, "eigenvalues": values,
-                "params": params, "_rng": None}
-
-    @property
-    def n_features_in(self):
-        """Dimension of the objects (d of the points, bins of the
-        histograms; None before `fit` or for a callable on objects
-        without one)."""
-        return None if self.components is None else width(self.components)
-
-    @property
-    def n_features_out(self):
-        """Number m of features (of landmarks)."""
-        return self._n_components
+        return {"components_": L, "component_indices_": index,
+                "normalization_": normalization, "eigenvalues_": values,
+                "params_": params, "n_features_in_": width(L),
+                "n_features_out_": m}
 
     def transform(self, X, *, workers=None, progress=False):
         """Nystroem features of the objects of `X`.
@@ -485,24 +486,17 @@ class NystroemMap(FeatureMap):
         kernel = self._spec
         X = kernel.check(X)
         self._check_width(width(X))
-        K = kernel.function_block(X, self.components, self.params,
+        K = kernel.function_block(X, self.components_, self.params_,
                                   resolve_workers(workers))
-        Z = lapack.matmul(K, self.normalization)
+        Z = lapack.matmul(K, self.normalization_)
         return Z.astype(output_dtype(X), copy=False)
 
     def _lazy_output(self, dtype):
         """Width and dtype of the features of input of `dtype` (for Dask)."""
-        return self.n_features_out, output_dtype(np.zeros(0, dtype))
+        return self.n_features_out_, output_dtype(np.zeros(0, dtype))
 
     _transform_sets = blocked_sets()(_transform)
     _transform_rows = blocked_rows(_transform)
-
-    def __repr__(self):
-        dim = "" if self.n_features_in is None else f"dim={self.n_features_in}, "
-        landmarks = (self.landmarks if isinstance(self.landmarks, str)
-                     else "indices")
-        return (f"NystroemMap({dim}n_components={self.n_features_out}, "
-                f"kernel={self._spec.name!r}, landmarks={landmarks!r})")
 
 
 def _check_params(params, kernel):

@@ -43,6 +43,7 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
+from .._base import FeatureMap
 from .._config import working_memory_bytes
 from .._engine import lapack
 from .._engine.layout import (
@@ -56,7 +57,6 @@ from .._engine.layout import (
 from .._engine.pair_sums import shifted_matrix
 from .._engine.progress import progress_bar
 from .._engine.schedule import MAP_VALUE_WORK, run_chunked, thread_map
-from .._frozen import FeatureMap
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
 from .._validation import (
@@ -790,7 +790,7 @@ def _feature_map(iv, feature_map):
         pooled = ((lambda: np.concatenate([_as_numpy(iv.X), _as_numpy(iv.Y)]))
                   if iv.kind == "points" else (lambda: pool_any(iv.X, iv.Y)))
         fmap = _fitted(feature_map, pooled)
-        return fmap, type(fmap).__name__, getattr(fmap, "gamma", None)
+        return fmap, type(fmap).__name__, getattr(fmap, "gamma_", None)
     if iv.kind != "points":
         raise TypeError(
             f"method={iv.method!r} on objects other than points needs "
@@ -809,7 +809,7 @@ def _feature_map(iv, feature_map):
     fmap = RandomFourierFeatures(width, kernel=kernel, gamma=gamma,
                                  rng=iv.generator)
     fmap.fit(_first_rows(iv.X))
-    return fmap, kernel, fmap.gamma
+    return fmap, kernel, fmap.gamma_
 
 
 def _statistics(iv, mode, total, norms=False):
@@ -1721,7 +1721,7 @@ def _linear_objects(iv, feature_map):
 def _fitted(fmap, pooled_data):
     """`fmap`, or where it is not fitted a copy fitted on ``pooled_data()``
     (the user's map stays as it is)."""
-    if fmap.is_fitted:
+    if fmap.__sklearn_is_fitted__():
         return fmap
     fmap = copy.deepcopy(fmap)
     return fmap.fit(pooled_data())

@@ -22,7 +22,6 @@ from .._bags import Bags
 from .._engine import lapack
 from .._engine.layout import OUTOFCORE_BLOCK_ROWS
 from .._engine.progress import progress_bar
-from .._frozen import Frozen
 from .._parallel import check_progress
 from .._probes import as_float_array, is_dask_array
 from .._transforms import is_lazy
@@ -316,7 +315,7 @@ def _check_maps(feature_maps, name):
 
 def _check_fitted(feature_map, name):
     """`feature_map`, refused when it is a kernelmaps map not fitted yet."""
-    if not getattr(feature_map, "is_fitted", True):
+    if not getattr(feature_map, "__sklearn_is_fitted__", lambda: True)():
         raise ValueError(
             f"{name} is not fitted: fit it first on training rows (e.g. on the "
             f"first block: {type(feature_map).__name__}(...).fit(X_block))"
@@ -336,7 +335,24 @@ def _check_n_components(n_components, width, name):
     return n_components
 
 
-class RandomFeaturePCA(Frozen):
+class _Frozen:
+    """A result: immutable once made, its arrays read-only views."""
+
+    def __setattr__(self, name, value):
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"{type(self).__name__} objects are immutable")
+        object.__setattr__(self, name, value)
+
+    def _freeze(self):
+        for name, value in list(vars(self).items()):
+            if isinstance(value, np.ndarray):
+                view = value.view()
+                view.flags.writeable = False
+                object.__setattr__(self, name, view)
+        object.__setattr__(self, "_frozen", True)
+
+
+class RandomFeaturePCA(_Frozen):
     """Principal components of features computed out of core; made by
     `rf_pca`, which returns it (not constructed directly).
 
@@ -580,7 +596,7 @@ def _coordinates(pca, Z):
     return Z.toarray() if scipy.sparse.issparse(Z) else Z
 
 
-class RandomFeatureRidge(Frozen):
+class RandomFeatureRidge(_Frozen):
     """Ridge regression on the principal components of random features,
     computed out of core; made by `rf_ridge`, which returns it (not
     constructed directly).

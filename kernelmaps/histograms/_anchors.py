@@ -5,9 +5,9 @@ lookup."""
 import numpy as np
 import scipy.sparse
 
+from .._base import FeatureMap
 from .._engine import anchors as engine
 from .._engine import lapack
-from .._frozen import FeatureMap
 from .._parallel import resolve_workers
 from .._probes import as_float_array
 from .._transforms import blocked_rows
@@ -135,18 +135,23 @@ class AnchorMap(FeatureMap):
 
     Attributes
     ----------
-    anchors : ndarray, shape (d, n_anchors)
-        The anchors of each dimension, after `fit` (before, the option).
-    rank : ndarray of int, shape (d,)
+    anchors_ : ndarray, shape (d, n_anchors)
+        The anchors of each dimension.
+    rank_ : ndarray of int, shape (d,)
         Features kept per dimension.
-    table : ndarray, shape (sum(n_anchors * rank),)
+    table_ : ndarray, shape (sum(n_anchors * rank_),)
         The anchor features of all dimensions, concatenated: dimension j's
-        ``(n_anchors, rank[j])`` block, row-major, at ``table_offsets[j]``.
-    kernel, n_anchors, energy, n_neighbors, weights
-    feature_offsets : ndarray of int, shape (d + 1,)
-        Output columns ``feature_offsets[j]:feature_offsets[j + 1]`` hold
-        the ``rank[j]`` features of input dimension j.
-    n_features_in, n_features_out
+        ``(n_anchors, rank_[j])`` block, row-major, at ``table_offsets_[j]``.
+    table_offsets_ : ndarray of int, shape (d + 1,)
+    feature_offsets_ : ndarray of int, shape (d + 1,)
+        Output columns ``feature_offsets_[j]:feature_offsets_[j + 1]`` hold
+        the ``rank_[j]`` features of input dimension j.
+    n_features_in_ : int
+        Width d of the training histograms.
+    n_features_out_ : int
+        ``sum(rank_)``.
+    feature_names_in_ : ndarray of str
+        The column names of a DataFrame `X` (only then).
 
     See Also
     --------
@@ -185,24 +190,30 @@ class AnchorMap(FeatureMap):
     uint8 0.0
     """
 
+    _takes_sparse = True
+    _positive_only = True
+
     def __init__(self, kernel="chi2", n_anchors=50, *, anchors="uniform",
                  energy=0.99, n_neighbors=1, weights="uniform"):
-        self.kernel = _check_kernel(kernel)
-        self.n_anchors = check_scalar(n_anchors, "n_anchors", kind="int", low=2,
-                                      high=_MAX_ANCHORS)
-        self.anchors = check_choice(anchors, "anchors", ("uniform", "kmeans"))
-        self.energy = check_scalar(energy, "energy", low=0.0, low_inclusive=False,
-                                   high=1.0)
-        self.n_neighbors = check_scalar(n_neighbors, "n_neighbors", kind="int",
-                                        low=1, high=self.n_anchors)
-        self.weights = check_choice(weights, "weights", ("uniform", "distance"))
-        self.rank = self.table = None
-        self._freeze()
+        self.kernel = kernel
+        self.n_anchors = n_anchors
+        self.anchors = anchors
+        self.energy = energy
+        self.n_neighbors = n_neighbors
+        self.weights = weights
 
     def _fit(self, X, workers, progress):
+        kernel = _check_kernel(self.kernel)
+        n_anchors = check_scalar(self.n_anchors, "n_anchors", kind="int", low=2,
+                                 high=_MAX_ANCHORS)
+        rule = check_choice(self.anchors, "anchors", ("uniform", "kmeans"))
+        energy = check_scalar(self.energy, "energy", low=0.0, low_inclusive=False,
+                              high=1.0)
+        n_neighbors = check_scalar(self.n_neighbors, "n_neighbors", kind="int",
+                                   low=1, high=n_anchors)
+        weights = check_choice(self.weights, "weights", ("uniform", "distance"))
+        names = self._check_names(X, reset=True)
         X = check_histograms(X, "X")
-        kernel, n_anchors, energy = self.kernel, self.n_anchors, self.energy
-
         X = scipy.sparse.csc_matrix(X) if scipy.sparse.issparse(X) else X
         d = X.shape[1]
         top = np.asarray(X.max(axis=0).todense() if scipy.sparse.issparse(X)
@@ -214,7 +225,7 @@ class AnchorMap(FeatureMap):
         scale = _power_of_4_scales(top) if named else np.ones(d)
         grid = np.linspace(0.0, 1.0, n_anchors)
         A = (top / scale)[:, None] * grid[None, :]
-        if self.anchors == "kmeans":
+        if rule == "kmeans":
             for j in range(d):
                 column = (X[:, j].data if scipy.sparse.issparse(X) else X[:, j])
                 column = column[column > 0]
@@ -252,15 +263,8 @@ class AnchorMap(FeatureMap):
                 if scale[j] != 1:  # back to the scale of the data (exact)
                     block *= np.sqrt(scale[j])
         table = np.concatenate([block.ravel() for block in blocks])
-        return _anchor_state(kernel, final, table, rank, self.n_neighbors)
-
-    @property
-    def n_features_in(self):
-        return None if self.rank is None else self.rank.shape[0]
-
-    @property
-    def n_features_out(self):
-        return None if self.rank is None else int(self.feature_offsets[-1])
+        return {**_anchor_state(kernel, final, table, rank), **names,
+                "_n_neighbors": n_neighbors, "_distance": weights == "distance"}
 
     @blocked_rows
     def transform(self, X, *, workers=None, progress=False):
@@ -276,7 +280,7 @@ class AnchorMap(FeatureMap):
 
         Returns
         -------
-        Z : ndarray or CSR matrix, shape (n, n_features_out)
+        Z : ndarray or CSR matrix, shape (n, n_features_out_)
             The dtype of `X`. CSR input gives CSR output when the features
             of 0 are zero (the named kernels): exact zeros stay zero.
         """
@@ -289,9 +293,9 @@ class AnchorMap(FeatureMap):
         if scipy.sparse.issparse(X) and not self._zero_features:
             X = np.ascontiguousarray(X.toarray())
         return engine.features(
-            X, self.anchors, self._inv_step, self.n_neighbors,
-            self.weights == "distance", self.table, self.table_offsets, self.rank,
-            self.feature_offsets, resolve_workers(workers))
+            X, self.anchors_, self._inv_step, self._n_neighbors, self._distance,
+            self.table_, self.table_offsets_, self.rank_, self.feature_offsets_,
+            resolve_workers(workers))
 
     def codes(self, X, *, workers=None):
         """The compact form of the features of `X`: anchor indices.
@@ -313,15 +317,15 @@ class AnchorMap(FeatureMap):
         X = self._check(X)
         if scipy.sparse.issparse(X):
             X = np.ascontiguousarray(X.toarray())
-        idx, w = engine.neighbours(X, self.anchors, self._inv_step,
-                                    self.n_neighbors, self.weights == "distance",
+        idx, w = engine.neighbours(X, self.anchors_, self._inv_step,
+                                    self._n_neighbors, self._distance,
                                     resolve_workers(workers))
         n, d = X.shape
-        index = np.min_scalar_type(self.anchors.shape[1] - 1)
-        indices = idx.astype(index).reshape(n, d, self.n_neighbors)
-        if self.n_neighbors == 1:
+        index = np.min_scalar_type(self.anchors_.shape[1] - 1)
+        indices = idx.astype(index).reshape(n, d, self._n_neighbors)
+        if self._n_neighbors == 1:
             return indices[:, :, 0]
-        return indices, w.reshape(n, d, self.n_neighbors)
+        return indices, w.reshape(n, d, self._n_neighbors)
 
     def decode(self, codes):
         """Features from `codes` (the output of `codes`), dense, float64.
@@ -334,9 +338,10 @@ class AnchorMap(FeatureMap):
 
         Returns
         -------
-        Z : ndarray of float64, shape (n, n_features_out)
+        Z : ndarray of float64, shape (n, n_features_out_)
         """
-        d = self.n_features_in
+        self._check_fitted()
+        d = self.n_features_in_
         what = f"codes must come from AnchorMap.codes for {d} features"
         if isinstance(codes, tuple):
             if len(codes) != 2:
@@ -357,31 +362,26 @@ class AnchorMap(FeatureMap):
             raise ValueError(what)
         if not np.isfinite(weights).all():
             raise ValueError("codes weights contain NaN or infinity")
-        n_anchors = self.anchors.shape[1]
+        n_anchors = self.anchors_.shape[1]
         if indices.size and (indices.min() < 0 or indices.max() >= n_anchors):
             raise ValueError(
                 f"codes hold anchor indices out of range [0, {n_anchors - 1}] "
                 f"(codes from another map?)"
             )
-        return engine.decode(indices, weights, self.table, self.table_offsets,
-                              self.rank, self.feature_offsets,
+        return engine.decode(indices, weights, self.table_, self.table_offsets_,
+                              self.rank_, self.feature_offsets_,
                               resolve_workers(None))
 
     def _check(self, X):
         self._check_fitted()
+        self._check_names(X, reset=False)
         X = check_histograms(X, "X")
         self._check_width(X.shape[1])
         return X
 
     def _rows(self, i):
         """Features of anchor i of every dimension, concatenated."""
-        return _anchor_rows(self.table, self.table_offsets, self.rank, i)
-
-    def __repr__(self):
-        kernel = self.kernel if isinstance(self.kernel, str) else "<callable>"
-        return (f"AnchorMap(kernel={kernel!r}, n_anchors={self.n_anchors}, "
-                f"n_neighbors={self.n_neighbors}, weights={self.weights!r}, "
-                f"n_features_out={self.n_features_out})")
+        return _anchor_rows(self.table_, self.table_offsets_, self.rank_, i)
 
 
 def _anchor_rows(table, table_offsets, rank, i):
@@ -390,7 +390,7 @@ def _anchor_rows(table, table_offsets, rank, i):
     return np.concatenate([table[a : a + r] for a, r in zip(starts, rank, strict=True)])
 
 
-def _anchor_state(kernel, anchors, table, rank, n_neighbors):
+def _anchor_state(kernel, anchors, table, rank):
     """The fitted attributes of an `AnchorMap`: the anchors (d, n_anchors),
     the concatenated anchor features and the ranks that `fit` found, and
     what `transform` derives from them."""
@@ -405,14 +405,17 @@ def _anchor_state(kernel, anchors, table, rank, n_neighbors):
         uniform = (anchors[:, 0] == 0) & np.all(
             np.abs(anchors - grid) <= 1e-12 * anchors[:, -1:], axis=1)
         inv = 1.0 / step  # steps > 0: the anchors are increasing
+    feature_offsets = np.concatenate([[0], np.cumsum(rank)])
     return {
-        "anchors": np.ascontiguousarray(anchors, dtype=np.float64),
-        "table": np.ascontiguousarray(table, dtype=np.float64),
-        "rank": np.asarray(rank, dtype=np.int64),
-        "table_offsets": table_offsets,
+        "anchors_": np.ascontiguousarray(anchors, dtype=np.float64),
+        "table_": np.ascontiguousarray(table, dtype=np.float64),
+        "rank_": np.asarray(rank, dtype=np.int64),
+        "table_offsets_": table_offsets,
         # (a step so small that its inverse overflows is searched)
         "_inv_step": np.where(uniform & np.isfinite(inv), inv, 0.0),
-        "feature_offsets": np.concatenate([[0], np.cumsum(rank)]),
+        "feature_offsets_": feature_offsets,
+        "n_features_in_": anchors.shape[0],
+        "n_features_out_": int(feature_offsets[-1]),
         # The anchor 0 (first: the data are >= 0) and whether its features
         # are all zero (then CSR input gives CSR output).
         "_zero_features": bool(np.all(_anchor_rows(table, table_offsets, rank,

@@ -10,12 +10,12 @@ import numpy as np
 import scipy.sparse
 
 from .._bags import Bags
-from .._draws import check_draw, fourier_state, resolve_draw, weight_norm
+from .._base import FeatureMap
+from .._draws import check_draw, fourier_state, resolve_draw
 from .._engine import lapack
 from .._engine.expand import expand
 from .._engine.layout import max_abs, row_blocks
 from .._engine.set_means import csr_cos, set_means
-from .._frozen import FeatureMap
 from .._parallel import resolve_workers
 from .._probes import as_float_array
 from .._transforms import blocked_rows
@@ -71,35 +71,27 @@ _CHEBYSHEV_WINDOW = 1000
 
 
 class _AdditiveMap(FeatureMap):
-    """Shared machinery: a map of each input value to `n_terms` features,
-    output column ``j * n_terms + q`` for input column j and term q."""
+    """Shared machinery: a map of each input value to ``_n_terms`` features,
+    output column ``j * n_terms + q`` for input column j and term q.
+
+    Subclasses implement ``_state(X)``: the expansion (``_kind``,
+    ``_params``, ``_scale``, ``_n_terms``, and ``_width``, the input width
+    the parameters fix, or None) with their public fitted attributes,
+    learned from the checked histograms `X`, or for ``X=None`` from the
+    constructor's parameters alone (maps that need no fit)."""
 
     _kind = None
     _stateless = True  # the subclasses that learn from data say otherwise
+    _takes_sparse = True
+    _positive_only = True
 
     def _fit(self, X, workers, progress):
-        # A map that learns nothing records the width of X.
-        return {"_n_features_in": check_histograms(X, "X").shape[1]}
-
-    @property
-    def n_terms(self):
-        """Output features per input feature."""
-        return self._n_terms
-
-    @property
-    def n_features_in(self):
-        """Input width the map was fitted on (or given parameters for);
-        None: any width (a map not fitted that needs no fit, or given
-        parameters shared by all dimensions)."""
-        return self._n_features_in
-
-    @property
-    def n_features_out(self):
-        """Output width, ``n_features_in * n_terms``; None when the map
-        takes inputs of any width (then it is ``d * n_terms``)."""
-        if self._n_features_in is None:
-            return None
-        return self._n_features_in * self._n_terms
+        names = self._check_names(X, reset=True)
+        X = check_histograms(X, "X")
+        state = self._state(X)
+        d = X.shape[1]
+        return {"_kind": self._kind, **state, **names, "n_features_in_": d,
+                "n_features_out_": d * state["_n_terms"]}
 
     @blocked_rows
     def transform(self, X, *, workers=None, progress=False):
@@ -122,14 +114,19 @@ class _AdditiveMap(FeatureMap):
             same non-zeros per term. The dtype of `X` (float32 or float64).
         """
         self._check_fitted()
+        self._check_names(X, reset=False)
         X = check_histograms(X, "X")
-        self._check_width(X.shape[1])
-        return self._expand(X, resolve_workers(workers))
+        fitted = hasattr(self, "n_features_in_")
+        state = vars(self) if fitted else {"_kind": self._kind,
+                                           **self._state(None)}
+        self._check_width(X.shape[1], expected=None if fitted else state["_width"])
+        return self._expand(X, state, resolve_workers(workers))
 
-    def _expand(self, X, n_threads):
-        """The features of validated histograms (see `transform`)."""
-        return expand(X, self._kind, self._params, self._scale, self._n_terms,
-                      n_threads)
+    def _expand(self, X, state, n_threads):
+        """The features of validated histograms (see `transform`) by the
+        expansion `state`."""
+        return expand(X, state["_kind"], state["_params"], state["_scale"],
+                      state["_n_terms"], n_threads)
 
 
 def _values(X):
@@ -192,13 +189,18 @@ class Chi2DirectMap(_AdditiveMap):
     k : array_like, shape (n_terms,) or (d, n_terms), optional
         Positive parameters, shared by all dimensions or one row per
         dimension (the map then takes inputs of d features only): the map
-        is then fitted already.
+        then learns nothing, and transforms without `fit`.
 
     Attributes
     ----------
-    k : ndarray, shape (n_terms,) or (d, n_terms)
-        The parameters (None before `fit`).
-    n_terms, per_dimension, n_bins, n_features_in, n_features_out
+    k_ : ndarray, shape (n_terms,) or (d, n_terms)
+        The parameters (`k` when given).
+    n_features_in_ : int
+        Width d of the training histograms.
+    n_features_out_ : int
+        ``d * n_terms``.
+    feature_names_in_ : ndarray of str
+        The column names of a DataFrame `X` (only then).
 
     See Also
     --------
@@ -275,7 +277,7 @@ class Chi2DirectMap(_AdditiveMap):
     >>> X = rng.random((100, 16))
     >>> X /= X.sum(axis=1, keepdims=True)
     >>> chi2_map = Chi2DirectMap(n_terms=5).fit(X)
-    >>> chi2_map.k.round(4)
+    >>> chi2_map.k_.round(4)
     array([0.1306, 0.0704, 0.0291, 0.0077, 0.0013])
     >>> chi2_map.transform(X).shape
     (100, 80)
@@ -302,64 +304,45 @@ class Chi2DirectMap(_AdditiveMap):
     """
 
     _kind = "direct"
-    _stateless = False
 
     def __init__(self, n_terms=5, *, per_dimension=False, n_bins=100, k=None):
-        self.per_dimension = check_bool(per_dimension, "per_dimension")
-        self.n_bins = check_scalar(n_bins, "n_bins", kind="int", low=1,
-                                   high=_MAX_BINS)
-        n_terms = check_scalar(n_terms, "n_terms", kind="int", low=1,
+        self.n_terms = n_terms
+        self.per_dimension = per_dimension
+        self.n_bins = n_bins
+        self.k = k
+
+    @property
+    def _stateless(self):
+        return self.k is not None
+
+    def _state(self, X):
+        n_terms = check_scalar(self.n_terms, "n_terms", kind="int", low=1,
                                high=_MAX_TERMS)
-        self.k = None
-        self._n_terms, self._n_features_in = n_terms, None
-        if k is None:
-            self._freeze()
-            return
-        state = _direct_state(k)  # the fitted parameters: a fitted map
-        if n_terms not in (5, state["_n_terms"]):
-            raise ValueError(
-                f"n_terms={n_terms} disagrees with k, which has "
-                f"{state['_n_terms']} terms (leave n_terms out when giving k)"
-            )
-        self._set_state(state)
-
-    def _expand(self, X, n_threads):
-        # The map is homogeneous of degree 1/2 in (x, k) jointly: with
-        # p = 4**m, c_q(x; k) = 2**m c_q(x / p; k / p). Where 2 sqrt(k) x or
-        # x + k would overflow, or the smallest value or parameter is
-        # subnormal, the map is expanded at such a scale (exact): the one
-        # nearest 1 that avoids both (`_direct_exponent`).
-        values = _values(X)
-        m = _direct_exponent(values, self.k)
-        if m == 0:
-            return super()._expand(X, n_threads)
-        T = self._n_terms
-        params = np.ascontiguousarray(np.hstack([
-            np.ldexp(self._params[:, :T], -2 * m),
-            np.ldexp(self._params[:, T:], -m)]))
-        # in float64 (float32 could not hold the scaled values), then back
-        scaled = _with_values(X, np.ldexp(values.astype(np.float64), -2 * m))
-        Z = expand(scaled, self._kind, params, self._scale, T, n_threads)
-        rows = _rows(Z, T)
-        rows *= 2.0**m
-        return Z.astype(X.dtype, copy=False)
-
-    def _fit(self, X, workers, progress):
+        if self.k is not None:  # the parameters given
+            state = _direct_state(self.k)
+            if n_terms not in (5, state["_n_terms"]):
+                raise ValueError(
+                    f"n_terms={n_terms} disagrees with k, which has "
+                    f"{state['_n_terms']} terms (leave n_terms out when giving k)"
+                )
+            if X is not None:
+                self._check_width(X.shape[1], expected=state["_width"])
+            return state
         # The error of a pair is bounded by the diagonal errors of its rows
         # (Cauchy-Schwarz), and a row's diagonal error is the sum over its
         # values of x prod_p r_p(x)**2: the parameters minimise a bound of
         # the largest of them on a log-spaced grid (`_direct_grid`,
         # `_direct_weights`, `_direct_choice`).
-        X = check_histograms(X, "X")
-        n_terms = self._n_terms
-        grid = low, top, h, _ = _direct_grid(X, self.n_bins)
-        shape = (X.shape[1], n_terms) if self.per_dimension else (n_terms,)
+        per_dimension = check_bool(self.per_dimension, "per_dimension")
+        n_bins = check_scalar(self.n_bins, "n_bins", kind="int", low=1,
+                              high=_MAX_BINS)
+        grid = low, top, h, _ = _direct_grid(X, n_bins)
+        shape = (X.shape[1], n_terms) if per_dimension else (n_terms,)
         if low == top:  # one distinct non-zero value: k = it, exact
-            return {**_direct_state(np.full(shape, top)),
-                    "_n_features_in": X.shape[1]}
-        pooled, own = _direct_weights(X, grid, self.per_dimension)
+            return _direct_state(np.full(shape, top))
+        pooled, own = _direct_weights(X, grid, per_dimension)
         pooled /= pooled.sum()
-        if not self.per_dimension:
+        if not per_dimension:
             weights = pooled[None, :]
         else:
             totals = own.sum(axis=1, keepdims=True)
@@ -372,14 +355,28 @@ class Chi2DirectMap(_AdditiveMap):
         with np.errstate(over="ignore", under="ignore"):
             k = np.exp(np.minimum(math.log(top) + offsets, _LOG_MAX))
         k = np.maximum(k, _SMALLEST)
-        return {**_direct_state(k.reshape(shape)), "_n_features_in": X.shape[1]}
+        return _direct_state(k.reshape(shape))
 
-    def __repr__(self):
-        if self.k is None:
-            return (f"Chi2DirectMap(n_terms={self.n_terms}, per_dimension="
-                    f"{self.per_dimension}, n_bins={self.n_bins})")
-        shape = "x".join(str(s) for s in self.k.shape)
-        return f"Chi2DirectMap(k=<{shape} parameters>, n_terms={self.n_terms})"
+    def _expand(self, X, state, n_threads):
+        # The map is homogeneous of degree 1/2 in (x, k) jointly: with
+        # p = 4**m, c_q(x; k) = 2**m c_q(x / p; k / p). Where 2 sqrt(k) x or
+        # x + k would overflow, or the smallest value or parameter is
+        # subnormal, the map is expanded at such a scale (exact): the one
+        # nearest 1 that avoids both (`_direct_exponent`).
+        values = _values(X)
+        m = _direct_exponent(values, state["k_"])
+        if m == 0:
+            return super()._expand(X, state, n_threads)
+        T = state["_n_terms"]
+        params = np.ascontiguousarray(np.hstack([
+            np.ldexp(state["_params"][:, :T], -2 * m),
+            np.ldexp(state["_params"][:, T:], -m)]))
+        # in float64 (float32 could not hold the scaled values), then back
+        scaled = _with_values(X, np.ldexp(values.astype(np.float64), -2 * m))
+        Z = expand(scaled, self._kind, params, state["_scale"], T, n_threads)
+        rows = _rows(Z, T)
+        rows *= 2.0**m
+        return Z.astype(X.dtype, copy=False)
 
 
 def _direct_state(k):
@@ -397,8 +394,8 @@ def _direct_state(k):
             f"k has {k.shape[-1]} terms; at most {_MAX_TERMS} are supported"
         )
     rows = k.reshape(-1, k.shape[-1])
-    return {"k": k, "_n_terms": k.shape[-1],
-            "_n_features_in": k.shape[0] if k.ndim == 2 else None,
+    return {"k_": k, "_n_terms": k.shape[-1],
+            "_width": k.shape[0] if k.ndim == 2 else None,
             "_params": np.ascontiguousarray(np.hstack([rows, 2 * np.sqrt(rows)])),
             "_scale": 0.0}
 
@@ -602,9 +599,12 @@ class Chi2ChebyshevMap(_AdditiveMap):
 
     Attributes
     ----------
-    scale : float
-        The scale ("median" before `fit`).
-    n_terms, n_features_in, n_features_out
+    scale_ : float
+        The scale used.
+    n_features_in_ : int
+        Width d of the training histograms.
+    n_features_out_ : int
+        ``d * n_terms``.
 
     See Also
     --------
@@ -628,54 +628,50 @@ class Chi2ChebyshevMap(_AdditiveMap):
     _kind = "chebyshev"
 
     def __init__(self, n_terms=5, *, scale=1.0):
-        self._n_terms = check_scalar(n_terms, "n_terms", kind="int", low=1,
-                                     high=_MAX_TERMS)
-        self._stateless = not (isinstance(scale, str) and scale == "median")
-        self.scale = self._scale = (
-            check_scalar(scale, "scale", low=0.0, low_inclusive=False)
-            if self._stateless else "median")
-        self._n_features_in = None
-        self._params = np.zeros((1, 1))
-        self._freeze()
+        self.n_terms = n_terms
+        self.scale = scale
 
-    def _expand(self, X, n_threads):
+    @property
+    def _stateless(self):
+        return not (isinstance(self.scale, str) and self.scale == "median")
+
+    def _state(self, X):
+        n_terms = check_scalar(self.n_terms, "n_terms", kind="int", low=1,
+                               high=_MAX_TERMS)
+        if self._stateless:
+            scale = check_scalar(self.scale, "scale", low=0.0, low_inclusive=False)
+        else:
+            values = X.data if scipy.sparse.issparse(X) else X.reshape(-1)
+            values = values[values > 0]
+            if values.size == 0:
+                raise ValueError("X has no non-zero value to fit the scale to")
+            with np.errstate(over="ignore"):
+                scale = float(np.median(values))
+            if not math.isfinite(scale):  # the mean of the two middle values
+                scale = 2 * float(np.median(values / 2))
+        return {"scale_": scale, "_scale": scale, "_n_terms": n_terms,
+                "_params": np.zeros((1, 1)), "_width": None}
+
+    def _expand(self, X, state, n_threads):
         # The compiled expansion computes z = x / scale and 2 z: values with
         # z beyond 2**+-_CHEBYSHEV_WINDOW (only with extreme scales or data)
         # take their features from the same recurrence in logs, here.
-        values = _values(X)
-        lo = math.ldexp(self.scale, -_CHEBYSHEV_WINDOW)
-        hi = math.ldexp(self.scale, _CHEBYSHEV_WINDOW) if math.frexp(
-            self.scale)[1] + _CHEBYSHEV_WINDOW <= 1024 else math.inf
+        values, scale = _values(X), state["scale_"]
+        lo = math.ldexp(scale, -_CHEBYSHEV_WINDOW)
+        hi = math.ldexp(scale, _CHEBYSHEV_WINDOW) if math.frexp(
+            scale)[1] + _CHEBYSHEV_WINDOW <= 1024 else math.inf
         top = max_abs(values)
         low = float(np.min(values, where=values > 0, initial=np.inf))
         if lo <= low and top <= hi:
-            return super()._expand(X, n_threads)
+            return super()._expand(X, state, n_threads)
         v64 = values.astype(np.float64, copy=False)
         far = np.flatnonzero((v64 > 0) & ((v64 < lo) | (v64 > hi)))
         near = values.copy()
         near[far] = 0
-        Z = super()._expand(_with_values(X, near), n_threads)
-        _rows(Z, self._n_terms)[far] = _chebyshev_in_logs(
-            v64[far], self.scale, self._n_terms)
+        Z = super()._expand(_with_values(X, near), state, n_threads)
+        _rows(Z, state["_n_terms"])[far] = _chebyshev_in_logs(
+            v64[far], scale, state["_n_terms"])
         return Z
-
-    def _fit(self, X, workers, progress):
-        X = check_histograms(X, "X")
-        if self._stateless:
-            return {"_n_features_in": X.shape[1]}
-        values = X.data if scipy.sparse.issparse(X) else X.reshape(-1)
-        values = values[values > 0]
-        if values.size == 0:
-            raise ValueError("X has no non-zero value to fit the scale to")
-        with np.errstate(over="ignore"):
-            scale = float(np.median(values))
-        if not math.isfinite(scale):  # the mean of the two middle values
-            scale = 2 * float(np.median(values / 2))
-        return {"scale": scale, "_scale": scale, "_n_features_in": X.shape[1]}
-
-    def __repr__(self):
-        scale = repr(self.scale) if isinstance(self.scale, str) else f"{self.scale:.6g}"
-        return f"Chi2ChebyshevMap(n_terms={self.n_terms}, scale={scale})"
 
 
 def _chebyshev_in_logs(x, scale, n_terms):
@@ -760,7 +756,12 @@ class HomogeneousKernelMap(_AdditiveMap):
 
     Attributes
     ----------
-    kernel, order, period, n_terms, n_features_in, n_features_out
+    period_ : float or None
+        The period used (None for "hellinger").
+    n_features_in_ : int
+        Width d of the histograms `fit` saw.
+    n_features_out_ : int
+        ``d * (2 * order + 1)`` (``d`` for "hellinger").
 
     See Also
     --------
@@ -791,39 +792,35 @@ class HomogeneousKernelMap(_AdditiveMap):
     _kind = "homogeneous"
 
     def __init__(self, kernel="chi2", order=2, *, period=None):
-        self.kernel = check_choice(kernel, "kernel",
-                                   ("chi2", "js", "intersection", "hellinger"))
-        self.order = check_scalar(order, "order", kind="int", low=0,
-                                  high=(_MAX_TERMS - 1) // 2)
-        self._n_features_in = None
-        if self.kernel == "hellinger":
-            self.period = None
-            self._n_terms, self._params, self._scale = 1, np.ones((1, 1)), 0.0
-            self._kind = "sqrt"
-        else:
-            if period is None:
-                period = _PERIODS[self.kernel](max(self.order, 1))
-            self.period = check_scalar(period, "period", low=0.0, low_inclusive=False)
-            step = 2 * math.pi / self.period
-            if not step <= _MAX_STEP:
-                raise ValueError(
-                    f"period must be >= {2 * math.pi / _MAX_STEP:.3g} (the "
-                    f"features grow as the square root of 2 pi / period and "
-                    f"would overflow), got {self.period!r}"
-                )
-            j = np.arange(self.order + 1)
-            with np.errstate(over="ignore", under="ignore"):  # sech(large) = 0
-                coef = np.sqrt(np.where(j == 0, 1.0, 2.0) * step
-                               * _SPECTRA[self.kernel](j * step))
-            self._n_terms = 2 * self.order + 1
-            self._params = coef[None, :]
-            self._scale = step
-        self._freeze()
+        self.kernel = kernel
+        self.order = order
+        self.period = period
 
-    def __repr__(self):
-        period = "" if self.period is None else f", period={self.period:.6g}"
-        return (f"HomogeneousKernelMap(kernel={self.kernel!r}, "
-                f"order={self.order}{period})")
+    def _state(self, X):
+        kernel = check_choice(self.kernel, "kernel",
+                              ("chi2", "js", "intersection", "hellinger"))
+        order = check_scalar(self.order, "order", kind="int", low=0,
+                             high=(_MAX_TERMS - 1) // 2)
+        if kernel == "hellinger":
+            return {"period_": None, "_n_terms": 1, "_params": np.ones((1, 1)),
+                    "_scale": 0.0, "_kind": "sqrt", "_width": None}
+        period = self.period
+        if period is None:
+            period = _PERIODS[kernel](max(order, 1))
+        period = check_scalar(period, "period", low=0.0, low_inclusive=False)
+        step = 2 * math.pi / period
+        if not step <= _MAX_STEP:
+            raise ValueError(
+                f"period must be >= {2 * math.pi / _MAX_STEP:.3g} (the "
+                f"features grow as the square root of 2 pi / period and "
+                f"would overflow), got {period!r}"
+            )
+        j = np.arange(order + 1)
+        with np.errstate(over="ignore", under="ignore"):  # sech(large) = 0
+            coef = np.sqrt(np.where(j == 0, 1.0, 2.0) * step
+                           * _SPECTRA[kernel](j * step))
+        return {"period_": period, "_n_terms": 2 * order + 1,
+                "_params": coef[None, :], "_scale": step, "_width": None}
 
 
 def _check_chi2_map(chi2_map):
@@ -870,9 +867,9 @@ class ExpChi2Features(FeatureMap):
         ``chi2_kernel``: histograms that sum to 1 have chi2 distances in
         [0, 1]).
     chi2_map : Chi2DirectMap, Chi2ChebyshevMap or HomogeneousKernelMap, optional
-        The additive chi2 map :math:`\phi`; a copy of it is fitted on the
-        training data unless it is fitted. None means
-        ``Chi2DirectMap(n_terms=5)``.
+        The additive chi2 map :math:`\phi`: a fitted map is used as it is
+        (a copy), another is fitted on the training data (a clone). None
+        means ``Chi2DirectMap(n_terms=5)``.
     draw : {"iid", "orthogonal", "qmc"} or None, default=None
         The frequency draw [4]_ [5]_ of `RandomFourierFeatures`
         (None: chosen by the width of the chi2 features).
@@ -883,16 +880,20 @@ class ExpChi2Features(FeatureMap):
 
     Attributes
     ----------
-    chi2_map : Chi2DirectMap, Chi2ChebyshevMap or HomogeneousKernelMap
-        The fitted chi2 map (after `fit`).
-    beta : float
-    weights : ndarray, shape (n_features_in * chi2_map.n_terms, t)
-        The frequencies W (None before `fit`).
-    offsets : ndarray, shape (t,)
+    chi2_map_ : Chi2DirectMap, Chi2ChebyshevMap or HomogeneousKernelMap
+        The fitted chi2 map.
+    weights_ : ndarray, shape (chi2_map_.n_features_out_, t)
+        The frequencies W.
+    offsets_ : ndarray, shape (t,)
         The phases b.
-    draw : str or None
-        The frequency draw (after `fit`, the one used).
-    form, n_features_in, n_features_out
+    draw_ : str
+        The frequency draw used.
+    n_features_in_ : int
+        Width d of the training histograms.
+    n_features_out_ : int
+        Number t of features, `n_components`.
+    feature_names_in_ : ndarray of str
+        The column names of a DataFrame `X` (only then).
 
     See Also
     --------
@@ -937,52 +938,44 @@ class ExpChi2Features(FeatureMap):
     True
     """
 
-    # What maps pickled before `draw` and `form` existed drew.
-    draw, form = "iid", "offset"
+    _takes_sparse = True
+    _positive_only = True
 
     def __init__(self, n_components=1000, *, beta=1.0, chi2_map=None, draw=None,
                  form="sincos", rng=None):
-        self._n_components = check_scalar(n_components, "n_components",
-                                          kind="int", low=1)
-        self.beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
-        self.chi2_map = None if chi2_map is None else _check_chi2_map(chi2_map)
-        self.draw, self.form = check_draw(draw, form, "rbf")
-        self._rng = check_rng(rng)
-        self.weights = self.offsets = None
-        self._freeze()
+        self.n_components = n_components
+        self.beta = beta
+        self.chi2_map = chi2_map
+        self.draw = draw
+        self.form = form
+        self.rng = rng
 
     def _fit(self, X, workers, progress):
+        t = check_scalar(self.n_components, "n_components", kind="int", low=1)
+        beta = check_scalar(self.beta, "beta", low=0.0, low_inclusive=False)
+        draw, form = check_draw(self.draw, self.form, "rbf")
+        rng = check_rng(self.rng)
+        chi2_map = (Chi2DirectMap(n_terms=5) if self.chi2_map is None
+                    else _check_chi2_map(self.chi2_map))
+        names = self._check_names(X, reset=True)
         X = check_histograms(X, "X")
-        chi2_map = self.chi2_map
-        if chi2_map is None:
-            chi2_map = Chi2DirectMap(n_terms=5)
-        if not chi2_map.is_fitted:  # fit a copy: the caller's map never changes
-            chi2_map = copy.copy(chi2_map).fit(X)
-        width = chi2_map.n_features_out
-        if width is None:
-            width = X.shape[1] * chi2_map.n_terms
-        elif chi2_map.n_features_in != X.shape[1]:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but chi2_map was fitted for "
-                f"{chi2_map.n_features_in}"
-            )
-        check_size(width=width, n_components=self._n_components)
+        if hasattr(chi2_map, "n_features_in_"):  # fitted: used as it is
+            chi2_map = copy.deepcopy(chi2_map)
+            if chi2_map.n_features_in_ != X.shape[1]:
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but chi2_map was fitted for "
+                    f"{chi2_map.n_features_in_}"
+                )
+        else:
+            chi2_map = type(chi2_map)(**chi2_map.get_params(deep=False)).fit(X)
+        width = chi2_map.n_features_out_
+        check_size(width=width, n_components=t)
         # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
-        draw = resolve_draw(self.draw, "rbf", width, self._n_components,
-                            self.form)
-        state = fourier_state(width, self._n_components, "rbf", self.beta / 2,
-                              self._rng, f"beta={self.beta!r}", draw, self.form)
-        return {**state, "chi2_map": chi2_map, "draw": draw, "_rng": None}
-
-    @property
-    def n_features_in(self):
-        if self.weights is None:
-            return None
-        return self.weights.shape[0] // self.chi2_map.n_terms
-
-    @property
-    def n_features_out(self):
-        return self._n_components
+        draw = resolve_draw(draw, "rbf", width, t, form)
+        state = fourier_state(width, t, "rbf", beta / 2, rng, f"beta={beta!r}",
+                              draw, form)
+        return {**state, **names, "chi2_map_": chi2_map, "draw_": draw,
+                "n_features_in_": X.shape[1], "n_features_out_": t}
 
     @blocked_rows
     def transform(self, X, *, workers=None, progress=False):
@@ -990,23 +983,19 @@ class ExpChi2Features(FeatureMap):
         of `X` (float32 or float64); CSR input is taken as it is.
         `progress` shows a progress bar over blocks of rows (needs tqdm)."""
         self._check_fitted()
+        self._check_names(X, reset=False)
         X = check_histograms(X, "X")
         self._check_width(X.shape[1])
         n_threads = resolve_workers(workers)
-        phi = self.chi2_map.transform(X, workers=n_threads)
+        phi = self.chi2_map_.transform(X, workers=n_threads)
         values = phi.data if scipy.sparse.issparse(phi) else phi
-        check_fourier_range(max_abs(values), weight_norm(self), phi.dtype)
-        scale = math.sqrt(2.0 / self.n_features_out)
+        check_fourier_range(max_abs(values), self._weight_norm, phi.dtype)
+        scale = math.sqrt(2.0 / self.n_features_out_)
         if not scipy.sparse.issparse(phi):
             # Each row a set of its own: the fused product and cosine of the
             # random features of sets.
             rows = Bags(phi, np.arange(phi.shape[0] + 1))
-            return set_means(rows, self.weights, self.offsets, kind="cos",
+            return set_means(rows, self.weights_, self.offsets_, kind="cos",
                              scale=scale, n_threads=n_threads)
-        return csr_cos(phi.tocsr(), self.weights, self.offsets, scale=scale,
+        return csr_cos(phi.tocsr(), self.weights_, self.offsets_, scale=scale,
                        n_threads=n_threads)
-
-    def __repr__(self):
-        return (f"ExpChi2Features(n_components={self.n_features_out}, "
-                f"beta={self.beta:.6g}, chi2_map={self.chi2_map!r}, "
-                f"draw={self.draw!r}, form={self.form!r})")

@@ -12,10 +12,11 @@ import numpy as np
 import scipy.sparse
 
 from .._bags import Bags
+from .._base import FeatureMap
 from .._engine.set_means import set_means
-from .._frozen import FeatureMap
 from .._gamma import resolve_gamma
-from .._parallel import check_progress, resolve_workers
+from .._parallel import resolve_workers
+from .._probes import as_float_array
 from .._transforms import blocked_sets
 from .._validation import (
     check_choice,
@@ -92,18 +93,17 @@ class EMKFeatures(FeatureMap):
         Seed or generator for the initial basis, the monitor sample and the
         minibatches.
     basis : array_like, shape (n_basis, d), optional
-        The basis vectors :math:`z_j`, one per row: the map is then fitted
-        already (and `n_basis` is their number).
+        The basis vectors :math:`z_j`, one per row (their number replaces
+        `n_basis`): the map then learns nothing, and transforms without
+        `fit` (`fit` computes the projection once and checks the width).
 
     Attributes
     ----------
-    basis : ndarray of float64, shape (n_basis, d)
-        The basis vectors (None before `fit`).
-    kernel : str
-        The local kernel.
-    gamma : float
-        The kernel parameter.
-    projection : ndarray of float64, shape (n_basis, n_basis)
+    basis_ : ndarray of float64, shape (n_basis, d)
+        The basis vectors.
+    gamma_ : float
+        The kernel parameter used.
+    projection_ : ndarray of float64, shape (n_basis, n_basis)
         :math:`G = \Lambda^{-1/2} U^T` from the eigendecomposition
         :math:`K_{ZZ} = U \Lambda U^T`; rows for eigenvalues below ``1e-8``
         times the largest are zero, so :math:`G^T G` is the pseudo-inverse of
@@ -112,10 +112,10 @@ class EMKFeatures(FeatureMap):
         The CKSVD objective (mean residual :math:`k(x, x) - k_Z(x)^T
         K_{ZZ}^{-1} k_Z(x)` over the monitor sample) at the start of `fit`,
         after every `check_every` iterations and after the last one;
-        non-increasing.
-    n_features_in : int
+        non-increasing (empty for a given `basis`).
+    n_features_in_ : int
         Dimension d of the points.
-    n_features_out : int
+    n_features_out_ : int
         ``n_basis``, the width of `transform` without pyramid. With
         ``levels=L`` the width is ``n_basis * (4 ** (L + 1) - 1) // 3``.
 
@@ -203,8 +203,8 @@ class EMKFeatures(FeatureMap):
     >>> rng = np.random.default_rng(0)
     >>> sets = [rng.normal(size=(20, 3)) for _ in range(4)]
     >>> emk = EMKFeatures(n_basis=40, gamma=0.5, rng=0).fit(sets)
-    >>> emk
-    EMKFeatures(n_basis=40, n_features_in=3, kernel='rbf', gamma=0.5)
+    >>> emk.basis_.shape
+    (40, 3)
     >>> F = emk.transform(sets)
     >>> F.shape
     (4, 40)
@@ -222,68 +222,77 @@ class EMKFeatures(FeatureMap):
     (4, 840)
     """
 
+    _takes_sets = True
+
     def __init__(self, n_basis=50, *, kernel="rbf", gamma=None, n_iter=300,
                  batch_size=None, learning_rate=0.05, init="sample",
                  check_every=10, rng=None, basis=None):
-        self.kernel = check_choice(kernel, "kernel", _KERNELS)
-        self.gamma = (None if gamma is None else
-                      check_scalar(gamma, "gamma", low=0.0, low_inclusive=False))
-        self.n_basis = check_scalar(n_basis, "n_basis", kind="int", low=1)
-        self.n_iter = check_scalar(n_iter, "n_iter", kind="int", low=0,
-                                   high=_MAX_ITER)
-        if batch_size is not None:
-            batch_size = check_scalar(batch_size, "batch_size", kind="int", low=1)
+        self.n_basis = n_basis
+        self.kernel = kernel
+        self.gamma = gamma
+        self.n_iter = n_iter
         self.batch_size = batch_size
-        self.learning_rate = check_scalar(learning_rate, "learning_rate", low=0.0,
-                                          low_inclusive=False)
-        self.init = check_choice(init, "init", _INITS)
-        self.check_every = check_scalar(check_every, "check_every", kind="int",
-                                        low=1)
-        self._rng = check_rng(rng)
-        self.basis = self.projection = None
-        self.objective_ = np.zeros(0)
-        if basis is None:
-            self._freeze()
-            return
-        basis = check_points(basis, "basis").astype(np.float64)
-        if basis.shape[1] == 0 or basis.shape[0] == 0:
-            raise ValueError(f"basis must be non-empty, got shape {basis.shape}")
-        self.n_basis = basis.shape[0]
-        self._set_state(self._state(basis, self._gamma(basis, "basis")))
+        self.learning_rate = learning_rate
+        self.init = init
+        self.check_every = check_every
+        self.rng = rng
+        self.basis = basis
 
-    def _gamma(self, points, name="X"):
-        return resolve_gamma(self.gamma, self.kernel, points, data=name)
+    @property
+    def _stateless(self):
+        return self.basis is not None
 
     def _state(self, basis, gamma, objective=None):
         """The fitted attributes for the basis vectors `basis`."""
-        return {"basis": basis, "gamma": gamma, "_rng": None,
-                "projection": cksvd.projection(basis, self.kernel, gamma),
-                "objective_": np.zeros(0) if objective is None else objective}
+        kernel = check_choice(self.kernel, "kernel", _KERNELS)
+        if basis is None:  # given: checked here
+            basis = as_float_array(self.basis, "basis")
+            if basis.ndim != 2 or 0 in basis.shape:
+                raise ValueError(
+                    f"basis must be a non-empty 2-D array (n_basis, d) of "
+                    f"basis vectors, one per row; got shape {basis.shape}"
+                )
+            basis = check_points(basis, "basis").astype(np.float64)
+            gamma = resolve_gamma(gamma, kernel, basis, data="basis")
+        return {"basis_": basis, "gamma_": gamma, "_kernel": kernel,
+                "projection_": cksvd.projection(basis, kernel, gamma),
+                "objective_": np.zeros(0) if objective is None else objective,
+                "n_features_in_": basis.shape[1],
+                "n_features_out_": basis.shape[0]}
 
     def _fit(self, X, workers, progress):
+        gamma = (None if self.gamma is None else
+                 check_scalar(self.gamma, "gamma", low=0.0, low_inclusive=False))
+        if self.basis is not None:
+            state = self._state(None, gamma)
+            self._check_width(check_points(X, "X").shape[1],
+                              expected=state["n_features_in_"])
+            return state
+        kernel = check_choice(self.kernel, "kernel", _KERNELS)
+        n_basis = check_scalar(self.n_basis, "n_basis", kind="int", low=1)
+        n_iter = check_scalar(self.n_iter, "n_iter", kind="int", low=0,
+                              high=_MAX_ITER)
+        batch_size = (None if self.batch_size is None else check_scalar(
+            self.batch_size, "batch_size", kind="int", low=1))
+        learning_rate = check_scalar(self.learning_rate, "learning_rate", low=0.0,
+                                     low_inclusive=False)
+        init = check_choice(self.init, "init", _INITS)
+        check_every = check_scalar(self.check_every, "check_every", kind="int",
+                                   low=1)
+        rng = check_rng(self.rng)
         points = check_points(X, "X")
         n, d = points.shape
         if d == 0:
             raise ValueError("X: the points have no feature (d == 0)")
-        if self.n_basis > n:
+        if n_basis > n:
             raise ValueError(
-                f"n_basis={self.n_basis} exceeds the number of points of X ({n})"
+                f"n_basis={n_basis} exceeds the number of points of X ({n})"
             )
-        progress = check_progress(progress)
-        gamma = self._gamma(points)
+        gamma = resolve_gamma(gamma, kernel, points)
         basis, objective = cksvd.fit_basis(
-            points.astype(np.float64, copy=False), self.n_basis, self.kernel, gamma,
-            self.n_iter, self.batch_size, self.learning_rate, self.init,
-            self.check_every, self._rng, progress)
+            points.astype(np.float64, copy=False), n_basis, kernel, gamma,
+            n_iter, batch_size, learning_rate, init, check_every, rng, progress)
         return self._state(basis, gamma, objective)
-
-    @property
-    def n_features_in(self):
-        return None if self.basis is None else self.basis.shape[1]
-
-    @property
-    def n_features_out(self):
-        return self.n_basis
 
     @blocked_sets(per_point=("positions",))
     def transform(self, sets, positions=None, levels=0, *, workers=None,
@@ -340,15 +349,17 @@ class EMKFeatures(FeatureMap):
         pyramid costs little more than the plain feature.
         """
         self._check_fitted()
+        state = vars(self) if hasattr(self, "n_features_in_") else self._state(
+            None, self.gamma)
         bags = check_sets(sets, "sets")
-        self._check_width(bags.dim, "sets")
+        self._check_width(bags.dim, "sets", expected=state["n_features_in_"])
         levels = check_scalar(levels, "levels", kind="int", low=0, high=_MAX_LEVELS)
         n_threads = resolve_workers(workers)
         if levels > 0:
             n_cells = (4 ** (levels + 1) - 1) // 3
-            size = len(bags) * n_cells * self.n_features_out
+            size = len(bags) * n_cells * state["n_features_out_"]
             if size > _MAX_PYRAMID:
-                width = n_cells * self.n_features_out
+                width = n_cells * state["n_features_out_"]
                 raise ValueError(
                     f"levels={levels} gives {len(bags)} x {width} = {size} output "
                     f"entries, more than {_MAX_PYRAMID}: use fewer levels, or "
@@ -360,59 +371,55 @@ class EMKFeatures(FeatureMap):
                 )
             positions = _check_positions(positions, bags)
         dtype = bags.dtype
-        if np.abs(self.basis).max() > np.finfo(dtype).max / 4:
+        basis, projection = state["basis_"], state["projection_"]
+        if np.abs(basis).max() > np.finfo(dtype).max / 4:
             # a basis beyond float32: float32 points computed in float64
             bags = Bags(bags.points.astype(np.float64), bags.offsets)
-        centres = self.basis.T.astype(bags.dtype)
+        centres = basis.T.astype(bags.dtype)
 
         def means(sub):
-            return set_means(sub, centres, None, kind=self.kernel,
-                             gamma=self.gamma, n_threads=n_threads)
+            return set_means(sub, centres, None, kind=state["_kernel"],
+                             gamma=state["gamma_"], n_threads=n_threads)
 
         if levels == 0:
-            return (means(bags) @ self.projection.T).astype(dtype, copy=False)
-        return self._pyramid(bags, positions, levels, means).astype(
+            return (means(bags) @ projection.T).astype(dtype, copy=False)
+        return _pyramid(bags, positions, levels, means, projection).astype(
             dtype, copy=False)
 
-    def _pyramid(self, bags, positions, levels, means):
-        """Weighted cell features of every level, from one call of `means`
-        on the cells of the finest level."""
-        n_sets, D, side = len(bags), self.n_features_out, 2**levels
-        # finest cells: sub-bags of the points of each (set, cell) pair
-        rc = np.minimum((positions * side).astype(np.int64), side - 1)
-        owner = np.repeat(np.arange(n_sets), bags.sizes)
-        key = owner * side**2 + rc[:, 0] * side + rc[:, 1]
-        perm = np.argsort(key, kind="stable")
-        ids, counts = np.unique(key[perm], return_counts=True)
-        offsets = np.zeros(ids.shape[0] + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        fine = means(Bags(bags.points[perm], offsets)).astype(np.float64)
-        owner, cell = np.divmod(ids, side**2)
-        row, col = np.divmod(cell, side)
-        # coarser cells: count-weighted sums of the means of the finest
-        n_cells = (4 ** (levels + 1) - 1) // 3
-        out = np.zeros((n_sets, n_cells, D))
-        first = 0
-        for level in range(levels + 1):
-            shift, width = levels - level, 2**level
-            parent = owner * width**2 + (row >> shift) * width + (col >> shift)
-            keys, inverse = np.unique(parent, return_inverse=True)
-            weights = scipy.sparse.csr_array(
-                (counts.astype(np.float64), (inverse, np.arange(ids.shape[0]))),
-                shape=(keys.shape[0], ids.shape[0]))
-            cell_means = weights @ fine
-            cell_means /= np.bincount(inverse, counts)[:, None]
-            weight = 1.0 / 2 ** (levels if level == 0 else levels - level + 1)
-            target = first + keys % width**2
-            out[keys // width**2, target] = weight * (cell_means @ self.projection.T)
-            first += width**2
-        return out.reshape(n_sets, n_cells * D)
 
-    def __repr__(self):
-        gamma = "None" if self.gamma is None else f"{self.gamma:.6g}"
-        width = "" if self.basis is None else f"n_features_in={self.n_features_in}, "
-        return (f"EMKFeatures(n_basis={self.n_features_out}, {width}"
-                f"kernel={self.kernel!r}, gamma={gamma})")
+def _pyramid(bags, positions, levels, means, projection):
+    """Weighted cell features of every level, from one call of `means` on
+    the cells of the finest level."""
+    n_sets, D, side = len(bags), projection.shape[0], 2**levels
+    # finest cells: sub-bags of the points of each (set, cell) pair
+    rc = np.minimum((positions * side).astype(np.int64), side - 1)
+    owner = np.repeat(np.arange(n_sets), bags.sizes)
+    key = owner * side**2 + rc[:, 0] * side + rc[:, 1]
+    perm = np.argsort(key, kind="stable")
+    ids, counts = np.unique(key[perm], return_counts=True)
+    offsets = np.zeros(ids.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    fine = means(Bags(bags.points[perm], offsets)).astype(np.float64)
+    owner, cell = np.divmod(ids, side**2)
+    row, col = np.divmod(cell, side)
+    # coarser cells: count-weighted sums of the means of the finest
+    n_cells = (4 ** (levels + 1) - 1) // 3
+    out = np.zeros((n_sets, n_cells, D))
+    first = 0
+    for level in range(levels + 1):
+        shift, width = levels - level, 2**level
+        parent = owner * width**2 + (row >> shift) * width + (col >> shift)
+        keys, inverse = np.unique(parent, return_inverse=True)
+        weights = scipy.sparse.csr_array(
+            (counts.astype(np.float64), (inverse, np.arange(ids.shape[0]))),
+            shape=(keys.shape[0], ids.shape[0]))
+        cell_means = weights @ fine
+        cell_means /= np.bincount(inverse, counts)[:, None]
+        weight = 1.0 / 2 ** (levels if level == 0 else levels - level + 1)
+        target = first + keys % width**2
+        out[keys // width**2, target] = weight * (cell_means @ projection.T)
+        first += width**2
+    return out.reshape(n_sets, n_cells * D)
 
 
 def _check_positions(positions, bags):

@@ -1,17 +1,16 @@
 """Random Fourier features of points and of sets: RFF, RDF (also EMK-Fourier)
 and DRDF."""
 
-import copy
 import math
 
 import numpy as np
 import scipy.sparse
 
 from .._bags import Bags
-from .._draws import check_draw, fourier_state, resolve_draw, weight_norm
+from .._base import FeatureMap
+from .._draws import check_draw, fourier_state, resolve_draw
 from .._engine.layout import max_abs
 from .._engine.set_means import csr_cos, set_means
-from .._frozen import FeatureMap
 from .._gamma import resolve_gamma
 from .._parallel import resolve_workers
 from .._probes import as_float_array
@@ -42,54 +41,35 @@ class _Fourier(FeatureMap):
     points), by the method `draw` (None: chosen by the dimension of the
     points, see `_draws.resolve_draw`) for the feature `form`."""
 
-    # What maps pickled before `draw` and `form` existed drew.
-    draw, form = "iid", "offset"
+    def _check_params(self):
+        """The parameters checked: n_components, kernel, gamma, draw, form
+        and the generator."""
+        kernel = check_choice(self.kernel, "kernel", _KERNELS)
+        return (check_scalar(self.n_components, "n_components", kind="int", low=1),
+                kernel,
+                None if self.gamma is None else
+                check_scalar(self.gamma, "gamma", low=0.0, low_inclusive=False),
+                *check_draw(self.draw, self.form, kernel), check_rng(self.rng))
 
-    def __init__(self, n_components, *, kernel, gamma, draw, form, rng):
-        self._n_components = check_scalar(n_components, "n_components",
-                                          kind="int", low=1)
-        self.kernel = check_choice(kernel, "kernel", _KERNELS)
-        self.gamma = (None if gamma is None else
-                      check_scalar(gamma, "gamma", low=0.0, low_inclusive=False))
-        self.draw, self.form = check_draw(draw, form, self.kernel)
-        self._rng = check_rng(rng)
-        self.weights = self.offsets = None
-        self._freeze()
-
-    def _draw_state(self, dim, gamma):
-        """The fitted attributes: W and b drawn for `dim` features and the
-        scale `gamma`, and the draw used."""
-        check_size(dim=dim, n_components=self._n_components)
-        draw = resolve_draw(self.draw, self.kernel, dim, self._n_components,
-                            self.form)
-        state = fourier_state(dim, self._n_components, self.kernel, gamma,
-                              self._rng, f"gamma={gamma!r}", draw, self.form)
-        return {**state, "gamma": gamma, "draw": draw, "_rng": None}
-
-    @property
-    def n_features_in(self):
-        """Dimension d of the points (None before `fit`)."""
-        return None if self.weights is None else self.weights.shape[0]
-
-    @property
-    def n_features_out(self):
-        """Number t of random features."""
-        return self._n_components
+    def _fit_draw(self, dim, reference, gamma_name="gamma"):
+        """The fitted attributes for points of `dim` features: the scale
+        (given, or the heuristic on `reference`) and W and b drawn for it."""
+        t, kernel, gamma, draw, form, rng = self._check_params()
+        gamma = resolve_gamma(gamma, kernel, reference)
+        check_size(dim=dim, n_components=t)
+        draw = resolve_draw(draw, kernel, dim, t, form)
+        state = fourier_state(dim, t, kernel, gamma, rng,
+                              f"{gamma_name}={gamma!r}", draw, form)
+        return {**state, "gamma_": gamma, "draw_": draw, "n_features_in_": dim,
+                "n_features_out_": t}
 
     def _means(self, bags, workers, name="X"):
         """sqrt(2/t) times the mean of cos(x W + b) over each set."""
-        check_fourier_range(max_abs(bags.points), weight_norm(self), bags.dtype,
+        check_fourier_range(max_abs(bags.points), self._weight_norm, bags.dtype,
                             name)
-        return set_means(bags, self.weights, self.offsets, kind="cos",
-                         scale=math.sqrt(2.0 / self.n_features_out),
+        return set_means(bags, self.weights_, self.offsets_, kind="cos",
+                         scale=math.sqrt(2.0 / self.n_features_out_),
                          n_threads=resolve_workers(workers))
-
-    def __repr__(self):
-        gamma = "None" if self.gamma is None else f"{self.gamma:.6g}"
-        dim = "" if self.weights is None else f"dim={self.n_features_in}, "
-        return (f"{type(self).__name__}({dim}n_components={self.n_features_out}, "
-                f"kernel={self.kernel!r}, gamma={gamma}, draw={self.draw!r}, "
-                f"form={self.form!r})")
 
 
 class RandomFourierFeatures(_Fourier):
@@ -140,15 +120,20 @@ class RandomFourierFeatures(_Fourier):
 
     Attributes
     ----------
-    weights : ndarray, shape (d, n_components)
-        The frequencies W (read-only; None before `fit`).
-    offsets : ndarray, shape (n_components,)
-        The phases b (read-only).
-    gamma : float
-        The scale (after `fit`, the value used).
-    draw : str or None
-        The frequency draw (after `fit`, the one used).
-    kernel, form, n_features_in, n_features_out
+    weights_ : ndarray, shape (n_features_in_, n_components)
+        The frequencies W.
+    offsets_ : ndarray, shape (n_components,)
+        The phases b.
+    gamma_ : float
+        The scale used.
+    draw_ : str
+        The frequency draw used.
+    n_features_in_ : int
+        Dimension d of the points.
+    n_features_out_ : int
+        Number t of features, `n_components`.
+    feature_names_in_ : ndarray of str
+        The column names of a DataFrame `X` (only then).
 
     See Also
     --------
@@ -212,15 +197,21 @@ class RandomFourierFeatures(_Fourier):
     True
     """
 
+    _takes_sparse = True
+
     def __init__(self, n_components=100, *, kernel="rbf", gamma=None, draw=None,
                  form="sincos", rng=None):
-        super().__init__(n_components, kernel=kernel, gamma=gamma, draw=draw,
-                         form=form, rng=rng)
+        self.n_components = n_components
+        self.kernel = kernel
+        self.gamma = gamma
+        self.draw = draw
+        self.form = form
+        self.rng = rng
 
     def _fit(self, X, workers, progress):
+        names = self._check_names(X, reset=True)
         X = _check_vectors(X)
-        gamma = resolve_gamma(self.gamma, self.kernel, X)
-        return self._draw_state(X.shape[1], gamma)
+        return {**self._fit_draw(X.shape[1], X), **names}
 
     @blocked_rows
     def transform(self, X, *, workers=None, progress=False):
@@ -241,12 +232,13 @@ class RandomFourierFeatures(_Fourier):
             In the dtype of `X` (float32 or float64).
         """
         self._check_fitted()
+        self._check_names(X, reset=False)
         X = _check_vectors(X)
         self._check_width(X.shape[1])
         if scipy.sparse.issparse(X):
-            check_fourier_range(max_abs(X.data), weight_norm(self), X.dtype, "X")
-            return csr_cos(X, self.weights, self.offsets,
-                           scale=math.sqrt(2.0 / self.n_features_out),
+            check_fourier_range(max_abs(X.data), self._weight_norm, X.dtype, "X")
+            return csr_cos(X, self.weights_, self.offsets_,
+                           scale=math.sqrt(2.0 / self.n_features_out_),
                            n_threads=resolve_workers(workers))
         # Each point is a set of its own.
         return self._means(Bags(X, np.arange(X.shape[0] + 1)), workers)
@@ -302,14 +294,18 @@ class RandomDistributionFeatures(_Fourier):
 
     Attributes
     ----------
-    weights : ndarray, shape (d, n_components)
-        The frequencies (None before `fit`).
-    offsets : ndarray, shape (n_components,)
-    gamma : float
-        The scale (after `fit`, the value used).
-    draw : str or None
-        The frequency draw (after `fit`, the one used).
-    kernel, form, n_features_in, n_features_out
+    weights_ : ndarray, shape (n_features_in_, n_components)
+        The frequencies.
+    offsets_ : ndarray, shape (n_components,)
+        The phases.
+    gamma_ : float
+        The scale used.
+    draw_ : str
+        The frequency draw used.
+    n_features_in_ : int
+        Dimension d of the points.
+    n_features_out_ : int
+        Number t of features, `n_components`.
 
     See Also
     --------
@@ -364,15 +360,20 @@ class RandomDistributionFeatures(_Fourier):
     True
     """
 
+    _takes_sets = True
+
     def __init__(self, n_components=100, *, gamma=None, kernel="rbf", draw=None,
                  form="sincos", rng=None):
-        super().__init__(n_components, kernel=kernel, gamma=gamma, draw=draw,
-                         form=form, rng=rng)
+        self.n_components = n_components
+        self.gamma = gamma
+        self.kernel = kernel
+        self.draw = draw
+        self.form = form
+        self.rng = rng
 
     def _fit(self, X, workers, progress):
         bags = check_sets(X, "X")
-        return self._draw_state(bags.dim, resolve_gamma(self.gamma, self.kernel,
-                                                        bags))
+        return self._fit_draw(bags.dim, bags)
 
     @blocked_sets()
     def transform(self, X, *, workers=None, progress=False):
@@ -438,16 +439,19 @@ class DoublyRandomDistributionFeatures(FeatureMap):
 
     Attributes
     ----------
-    rdf : RandomDistributionFeatures
-        The first level (fitted by `fit`).
-    rff : RandomFourierFeatures
-        The second level, of dimension ``n_components``.
-    gamma, gamma2 : float
-        The scales used (after `fit`).
-    draw, draw2 : str or None
-        The frequency draws of the first and second level (after `fit`,
-        those used).
-    form, n_features_in, n_features_out
+    rdf_ : RandomDistributionFeatures
+        The first level, fitted.
+    rff_ : RandomFourierFeatures
+        The second level, of dimension `n_components2`, fitted on the
+        first level's features.
+    gamma_, gamma2_ : float
+        The scales used.
+    draw_, draw2_ : str
+        The frequency draws used by the first and the second level.
+    n_features_in_ : int
+        Dimension d of the points.
+    n_features_out_ : int
+        Number t2 of output features, `n_components2`.
 
     See Also
     --------
@@ -491,69 +495,38 @@ class DoublyRandomDistributionFeatures(FeatureMap):
     True
     """
 
+    _takes_sets = True
+
     def __init__(self, n_components=100, n_components2=100, *, gamma=None,
                  gamma2=1.0, draw=None, form="sincos", rng=None):
-        # The second level's parameters, named as here (the first level
-        # checks n_components and gamma).
-        n_components2 = check_scalar(n_components2, "n_components2", kind="int",
-                                     low=1)
-        if gamma2 is not None:
-            gamma2 = check_scalar(gamma2, "gamma2", low=0.0, low_inclusive=False)
-        rng = check_rng(rng)
-        self.rdf = RandomDistributionFeatures(n_components, gamma=gamma, draw=draw,
-                                              form=form, rng=rng)
-        self.rff = RandomFourierFeatures(n_components2, gamma=gamma2, draw=draw,
-                                         form=form, rng=rng)
-        self._freeze()
+        self.n_components = n_components
+        self.n_components2 = n_components2
+        self.gamma = gamma
+        self.gamma2 = gamma2
+        self.draw = draw
+        self.form = form
+        self.rng = rng
 
     def _fit(self, X, workers, progress):
-        rdf = copy.copy(self.rdf).fit(X)
-        check_size(n_components=rdf.n_features_out,
-                   n_components2=self.rff.n_features_out)
-        if self.rff.gamma is None:
-            F = rdf.transform(X, workers=workers)
-            gamma2 = resolve_gamma(None, "rbf", F)
-        else:
-            gamma2 = self.rff.gamma
-        return {"rdf": rdf, "rff": _second_level(self.rff, rdf.n_features_out,
-                                                 gamma2)}
-
-    @property
-    def gamma(self):
-        """Scale of the point kernel."""
-        return self.rdf.gamma
-
-    @property
-    def gamma2(self):
-        """Scale of the level-2 Gaussian kernel."""
-        return self.rff.gamma
-
-    @property
-    def draw(self):
-        """The frequency draw of the first level (after `fit`, the one
-        used; the second level's is `draw2`)."""
-        return self.rdf.draw
-
-    @property
-    def draw2(self):
-        """The frequency draw of the second level (after `fit`, the one
-        used)."""
-        return self.rff.draw
-
-    @property
-    def form(self):
-        """The feature form of both levels."""
-        return self.rdf.form
-
-    @property
-    def n_features_in(self):
-        """Dimension d of the points (None before `fit`)."""
-        return self.rdf.n_features_in
-
-    @property
-    def n_features_out(self):
-        """Number t2 of output features."""
-        return self.rff.n_features_out
+        # The second level's parameters, named as here (the first level
+        # checks the others); both levels draw from one generator, the
+        # first level first.
+        t2 = check_scalar(self.n_components2, "n_components2", kind="int", low=1)
+        gamma2 = (None if self.gamma2 is None else check_scalar(
+            self.gamma2, "gamma2", low=0.0, low_inclusive=False))
+        rng = check_rng(self.rng)
+        rdf = RandomDistributionFeatures(self.n_components, gamma=self.gamma,
+                                         draw=self.draw, form=self.form,
+                                         rng=rng).fit(X)
+        check_size(n_components=rdf.n_features_out_, n_components2=t2)
+        F = None if gamma2 is not None else rdf.transform(X, workers=workers)
+        rff = RandomFourierFeatures(t2, gamma=gamma2, draw=self.draw,
+                                    form=self.form, rng=rng)
+        rff._set_fitted(rff._fit_draw(rdf.n_features_out_, F,
+                                      gamma_name="gamma2"))
+        return {"rdf_": rdf, "rff_": rff, "gamma_": rdf.gamma_,
+                "gamma2_": rff.gamma_, "draw_": rdf.draw_, "draw2_": rff.draw_,
+                "n_features_in_": rdf.n_features_in_, "n_features_out_": t2}
 
     @blocked_sets()
     def transform(self, X, *, workers=None, progress=False):
@@ -561,31 +534,5 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         the dtype of the points (see `RandomDistributionFeatures.transform`).
         `progress` shows a progress bar over blocks of sets (needs tqdm)."""
         self._check_fitted()
-        return self.rff.transform(self.rdf.transform(X, workers=workers),
-                                  workers=workers)
-
-    def __repr__(self):
-        def number(g):
-            return "None" if g is None else f"{g:.6g}"
-
-        dim = "" if self.n_features_in is None else f"dim={self.n_features_in}, "
-        return (f"DoublyRandomDistributionFeatures({dim}"
-                f"n_components={self.rdf.n_features_out}, "
-                f"n_components2={self.n_features_out}, gamma={number(self.gamma)}, "
-                f"gamma2={number(self.gamma2)}, draw={self.draw!r}, "
-                f"draw2={self.draw2!r}, form={self.form!r})")
-
-
-def _second_level(rff, width, gamma2):
-    """A fitted copy of the unfitted second level `rff` of a DRDF, drawn for
-    `width` first-level features."""
-    rff = copy.copy(rff)
-    try:
-        state = rff._draw_state(width, gamma2)
-    except ValueError:  # the only one left: frequencies that overflow
-        raise ValueError(
-            f"gamma2={gamma2!r} is too large: the random frequencies of the "
-            f"second level overflow float64"
-        ) from None
-    rff._set_state(state)
-    return rff
+        return self.rff_.transform(self.rdf_.transform(X, workers=workers),
+                                   workers=workers)

@@ -1,0 +1,305 @@
+"""Base class of the feature maps: the scikit-learn estimator protocol,
+without importing scikit-learn.
+
+The constructor stores its arguments as given; `fit` checks them, draws,
+learns, and sets the fitted attributes (names ending in ``_``), replacing
+those of an earlier fit; `get_params`, `set_params` and scikit-learn's
+``clone`` work from the constructor's signature. A map whose frequencies
+were drawn at random keeps, as ``_draw``, the recipe that drew them (see
+`_draws.FourierDraw`): pickles hold the recipe, not the arrays, so that a
+map of any size travels to Dask workers or to disk in a few hundred bytes.
+"""
+
+import functools
+import inspect
+import warnings
+
+import numpy as np
+
+from ._parallel import check_progress, resolve_workers
+
+__all__ = ["FeatureMap"]
+
+
+class FeatureMap:
+    """Base of the feature maps.
+
+    Subclasses implement ``_fit(X, workers, progress)``, which checks the
+    parameters and `X` and returns the fitted attributes as a dict (with
+    ``n_features_in_`` and ``n_features_out_``); in `transform` they call
+    ``self._check_fitted()``, then ``self._check_width`` on the width of
+    the input. Maps that learn nothing (``_stateless``) transform without
+    `fit`, inputs of any width. The input a map takes, for scikit-learn's
+    tags: sets (``_takes_sets``), CSR matrices (``_takes_sparse``),
+    non-negative values only (``_positive_only``).
+    """
+
+    _stateless = False
+    _takes_sets = False
+    _takes_sparse = False
+    _positive_only = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and "rng" in inspect.signature(init).parameters:
+            cls.__init__ = _naming_rng(init)
+
+    @classmethod
+    def _param_names(cls):
+        return [p.name for p in inspect.signature(cls.__init__).parameters.values()
+                if p.name != "self" and p.kind != p.VAR_KEYWORD]
+
+    def get_params(self, deep=True):
+        """The constructor's arguments, as given.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also the parameters of the maps given as arguments, as
+            ``<argument>__<parameter>``.
+
+        Returns
+        -------
+        dict
+        """
+        params = {}
+        for name in self._param_names():
+            value = getattr(self, name)
+            if deep and isinstance(value, FeatureMap):
+                params.update((f"{name}__{k}", v) for k, v in
+                              value.get_params().items())
+            params[name] = value
+        return params
+
+    def set_params(self, **params):
+        """Set constructor arguments (``<argument>__<parameter>`` for those
+        of a map given as an argument); they take effect at the next `fit`.
+
+        Returns
+        -------
+        self
+        """
+        names = self._param_names()
+        nested = {}
+        for key, value in params.items():
+            name, _, sub = key.partition("__")
+            if name not in names:
+                raise ValueError(
+                    f"{type(self).__name__} has no parameter {name!r}; its "
+                    f"parameters are {', '.join(names)}"
+                )
+            if sub:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+        for name, sub in nested.items():
+            getattr(self, name).set_params(**sub)
+        return self
+
+    def __repr__(self):
+        defaults = {p.name: p.default for p in
+                    inspect.signature(type(self).__init__).parameters.values()}
+        shown = [f"{name}={value!r}" for name, value in
+                 self.get_params(deep=False).items()
+                 if not _is_default(value, defaults[name])]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+
+        return Tags(
+            estimator_type=None, target_tags=TargetTags(required=False),
+            transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]),
+            input_tags=InputTags(two_d_array=not self._takes_sets,
+                                 sparse=self._takes_sparse,
+                                 positive_only=self._positive_only),
+            requires_fit=not self._stateless)
+
+    def __sklearn_is_fitted__(self):
+        return self._stateless or hasattr(self, "n_features_in_")
+
+    def __getstate__(self):
+        state = dict(vars(self))
+        if state.get("_draw") is not None:
+            del state["weights_"], state["offsets_"]
+        return state
+
+    def __setstate__(self, state):
+        if state.get("_draw") is not None:
+            state["weights_"], state["offsets_"] = state["_draw"].replay()
+        vars(self).update(state)
+
+    def __dask_tokenize__(self):
+        from dask.base import normalize_token
+
+        state = {k: v for k, v in vars(self).items() if k != "_draw"}
+        return (type(self).__qualname__, normalize_token(sorted(state.items())))
+
+    def fit(self, X, y=None, *, workers=None, progress=False):
+        """Learn the map's data-dependent parameters from training data; a
+        fitted map is fitted again.
+
+        Parameters
+        ----------
+        X : array_like
+            Training data, as `transform` takes it.
+        y : None
+            Ignored (for the scikit-learn convention).
+        workers : int, optional
+            Threads; None or -1 means all cores.
+        progress : bool, default=False
+            Show a progress bar where fitting is long (needs tqdm).
+
+        Returns
+        -------
+        self
+            The fitted map.
+        """
+        workers, progress = resolve_workers(workers), check_progress(progress)
+        return self._set_fitted(self._fit(X, workers, progress))
+
+    def fit_transform(self, X, y=None, *, workers=None, progress=False, **kwargs):
+        """`fit` the map on `X`, then `transform` `X`.
+
+        Parameters
+        ----------
+        X : array_like
+            Training data.
+        y : None
+            Ignored.
+        workers : int, optional
+            Threads; None or -1 means all cores.
+        progress : bool, default=False
+            Show progress bars (needs tqdm).
+        **kwargs
+            Further arguments of `transform`.
+
+        Returns
+        -------
+        ndarray or sparse matrix
+            ``self.fit(X).transform(X)``; the map is fitted afterwards.
+        """
+        self.fit(X, workers=workers, progress=progress)
+        return self.transform(X, workers=workers, progress=progress, **kwargs)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output features: the class name in lower case and
+        the column number (``randomfourierfeatures0``, ...).
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored (the outputs are not named after the inputs).
+
+        Returns
+        -------
+        ndarray of str objects, shape (n_features_out_,)
+        """
+        self._check_fitted()
+        if not hasattr(self, "n_features_out_"):
+            raise ValueError(f"the output width of this {type(self).__name__} is "
+                             f"known once it is fitted")
+        prefix = type(self).__name__.lower()
+        return np.asarray([f"{prefix}{i}" for i in range(self.n_features_out_)],
+                          dtype=object)
+
+    def _fit(self, X, workers, progress):
+        raise NotImplementedError
+
+    def _set_fitted(self, state):
+        """Replace the fitted attributes of an earlier fit by `state`."""
+        for name in [k for k in vars(self) if k.endswith("_") or k == "_draw"]:
+            delattr(self, name)
+        vars(self).update(state)
+        return self
+
+    def _check_fitted(self):
+        """Raise the error that says what to call when the map is not
+        fitted."""
+        if not self.__sklearn_is_fitted__():
+            name = type(self).__name__
+            raise ValueError(
+                f"this {name} is not fitted yet: call fit(X) with training data "
+                f"first (e.g. {name}(...).fit(X_train).transform(X)), or "
+                f"fit_transform(X)"
+            )
+
+    def _check_width(self, width, name="X", expected=None):
+        """Raise the ValueError of an input `name` of `width` features (per
+        point, bin or row) where the map was fitted on another width (or,
+        given, `expected`; None: any)."""
+        if expected is None:
+            expected = getattr(self, "n_features_in_", None)
+        if expected is not None and width != expected:
+            raise ValueError(
+                f"{name} has {width} features, but {type(self).__name__} is "
+                f"expecting {expected} features as input"
+            )
+
+    def _check_names(self, X, *, reset):
+        """Record the column names of a DataFrame `X` in ``fit`` (`reset`),
+        and compare them in ``transform`` as scikit-learn does: an error
+        for other names or another order, a warning where only one of the
+        two has names."""
+        names = _column_names(X)
+        if reset:
+            return {} if names is None else {"feature_names_in_": names}
+        fitted = getattr(self, "feature_names_in_", None)
+        cls = type(self).__name__
+        if fitted is None and names is not None:
+            warnings.warn(f"X has feature names, but {cls} was fitted without "
+                          f"feature names", UserWarning, stacklevel=3)
+        elif fitted is not None and names is None:
+            warnings.warn(f"X does not have valid feature names, but {cls} was "
+                          f"fitted with feature names", UserWarning, stacklevel=3)
+        elif fitted is not None and (len(names) != len(fitted)
+                                     or np.any(names != fitted)):
+            raise ValueError(
+                f"The feature names should match those that were passed during "
+                f"fit: X has columns {list(names)}, the map was fitted on "
+                f"{list(fitted)} (reorder X's columns as in fit)"
+            )
+        return {}
+
+
+def _column_names(X):
+    """The column names of a DataFrame, when all are strings; else None."""
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return None
+    names = np.asarray(columns, dtype=object)
+    if names.ndim != 1 or not len(names) or not all(isinstance(c, str)
+                                                    for c in names):
+        return None
+    return names
+
+
+def _is_default(value, default):
+    """Whether a parameter equals its default (for the repr)."""
+    if value is default:
+        return True
+    if type(value) is not type(default) or isinstance(value, np.ndarray):
+        return False
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
+
+
+def _naming_rng(init):
+    """`init`, which takes the seed as `rng`, with a TypeError that says so
+    for scikit-learn's name, `random_state` (instead of Python's
+    "unexpected keyword argument")."""
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        if "random_state" in kwargs:
+            raise TypeError(
+                f"{type(self).__name__} takes the seed as rng (an int or a "
+                f"numpy.random.Generator, as in SciPy and NumPy): write "
+                f"rng={kwargs['random_state']!r}"
+            )
+        init(self, *args, **kwargs)
+
+    return __init__
