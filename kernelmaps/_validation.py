@@ -415,7 +415,7 @@ def check_rows(X, name="X", *, nonnegative=False, lazy=False):
         if X.ndim != 2:
             raise ValueError(
                 f"{name} must be a 2-D array of {what} (one per row), got "
-                f"{X.ndim} dimension(s)"
+                f"{X.ndim} dimension(s){reshape_hint(X, name)}"
             )
         X = np.ascontiguousarray(X)
         values = X
@@ -426,6 +426,14 @@ def check_rows(X, name="X", *, nonnegative=False, lazy=False):
     if nonnegative and any_negative(values):
         raise ValueError(f"{name} contains negative values; histograms must be >= 0")
     return X
+
+
+def reshape_hint(X, name):
+    """For 1-D `X`, how to make it 2-D (as scikit-learn says it)."""
+    if X.ndim != 1:
+        return ""
+    return (f". Reshape your data: {name}.reshape(-1, 1) if it has a single "
+            f"feature, {name}.reshape(1, -1) if it is a single sample")
 
 
 def _check_lazy_rows(X, name, what):

@@ -396,8 +396,20 @@ class NystroemMap(FeatureMap):
 
     @property
     def _takes_sets(self):
-        return isinstance(self.kernel, str) and self.kernel in ("mean_map", "mmd",
-                                                                "renyi")
+        return self._given_kind() == "sets"
+
+    @property
+    def _takes_sparse(self):  # histograms
+        return self._given_kind() == "rows"
+
+    _positive_only = _takes_sparse
+
+    def _given_kind(self):
+        """The kind of objects the kernel takes (None: not known yet)."""
+        try:
+            return self._given_spec().kind
+        except (TypeError, ValueError):
+            return None
 
     @property
     def _spec(self):

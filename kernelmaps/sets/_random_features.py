@@ -24,6 +24,7 @@ from .._validation import (
     check_scalar,
     check_sets,
     check_size,
+    reshape_hint,
 )
 
 __all__ = [
@@ -250,7 +251,8 @@ def _check_vectors(X):
         return check_rows(X, "X")
     X = as_float_array(X, "X")  # ragged X: an error naming X
     if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n, d), got shape {X.shape}")
+        raise ValueError(f"X must be 2-D (n, d), got shape {X.shape}"
+                         f"{reshape_hint(X, 'X')}")
     return check_points(X, "X")
 
 
