@@ -212,7 +212,7 @@ def main(argv=None):
         guide = [p for p in math_pages if "user_guide" in p.parts]
         candidates = [
             build / "generated" / "kernelmaps.Chi2DirectMap.html",
-            build / "generated" / "kernelmaps.sklearn.Chi2DirectSampler.html",
+            build / "generated" / "kernelmaps.sklearn.SetKernel.html",
             max(guide, key=lambda p: len(MATH_SOURCE.findall(sources[p])),
                 default=None),
             build / "auto_examples" / "index.html",

@@ -263,7 +263,9 @@ def pack_sets(sets, name):
         if not (type(a) is np.ndarray and a.dtype in _FLOATS):  # else: as is
             a = as_float_array(a, f"{name}[{i}]")
         if a.ndim != 2:
-            hint = " (one set: wrap it in a list)" if a.ndim == 1 else ""
+            hint = (f" (sets of scalars: give each as a column, e.g. "
+                    f"[np.reshape(s, (-1, 1)) for s in {name}]; one set of "
+                    f"points: wrap it in a list, [{name}])" if a.ndim == 1 else "")
             raise ValueError(
                 f"{name}[{i}] must be a 2-D array (n_points, d), got shape "
                 f"{a.shape}{hint}"

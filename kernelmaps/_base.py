@@ -147,7 +147,7 @@ class FeatureMap:
         y : None
             Ignored (for the scikit-learn convention).
         workers : int, optional
-            Threads; None or -1 means all cores.
+            Threads; None or -1 means all cores, -2 all but one.
         progress : bool, default=False
             Show a progress bar where fitting is long (needs tqdm).
 
@@ -169,7 +169,7 @@ class FeatureMap:
         y : None
             Ignored.
         workers : int, optional
-            Threads; None or -1 means all cores.
+            Threads; None or -1 means all cores, -2 all but one.
         progress : bool, default=False
             Show progress bars (needs tqdm).
         **kwargs

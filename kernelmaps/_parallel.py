@@ -38,7 +38,9 @@ def resolve_workers(workers):
         )
     workers = int(workers)
     if workers == 0:
-        raise ValueError("workers must be a positive int, -1 or None, got 0")
+        raise ValueError("workers must be a positive int (threads), a negative "
+                         "one (-1: all CPUs, -2: all but one, ...) or None (all "
+                         "CPUs), got 0")
     if workers < 0:
         n = cpus + 1 + workers
         if n < 1:

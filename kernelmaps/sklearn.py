@@ -123,7 +123,7 @@ class SetKernel(TransformerMixin, BaseEstimator):
     psd : {"clip", "flip", "shift", "square"}, default="clip"
         PSD projection of "renyi" (see `kernelmaps.PSDProjector`).
     workers : int, optional
-        Threads; None or -1 means all cores.
+        Threads; None or -1 means all cores, -2 all but one.
 
     Attributes
     ----------
@@ -274,7 +274,7 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
     coef0 : float, default=1.0
         Constant of the polynomial kernel.
     workers : int, optional
-        Threads; None or -1 means all cores.
+        Threads; None or -1 means all cores, -2 all but one.
 
     Attributes
     ----------

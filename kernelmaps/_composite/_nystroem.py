@@ -475,7 +475,7 @@ class NystroemMap(FeatureMap):
             As `fit` took them (see `kernel`); Dask sets or histograms give
             a lazy Dask array.
         workers : int, optional
-            Threads; None or -1 means all cores.
+            Threads; None or -1 means all cores, -2 all but one.
         progress : bool, default=False
             Show a progress bar over blocks of objects (needs tqdm; sets
             and histograms).

@@ -179,7 +179,7 @@ class AnchorMap(FeatureMap):
     >>> X = rng.random((200, 16))
     >>> X /= X.sum(axis=1, keepdims=True)
     >>> annfm = AnchorMap("chi2", n_anchors=50, energy=0.99).fit(X)
-    >>> int(annfm.rank.max()), annfm.n_features_out
+    >>> int(annfm.rank_.max()), annfm.n_features_out_
     (2, 32)
     >>> K = additive_chi2_kernel(X)
     >>> Z = annfm.transform(X)
@@ -276,7 +276,7 @@ class AnchorMap(FeatureMap):
             Non-negative histograms. Values beyond the largest anchor of
             their dimension take the features of that anchor (clamped).
         workers : int, optional
-            Threads; None or -1 means all cores.
+            Threads; None or -1 means all cores, -2 all but one.
 
         Returns
         -------

@@ -102,7 +102,7 @@ class _AdditiveMap(FeatureMap):
         X : array_like or sparse matrix, shape (n, d)
             Non-negative histograms, one per row.
         workers : int, optional
-            Threads; None or -1 means all cores.
+            Threads; None or -1 means all cores, -2 all but one.
         progress : bool, default=False
             Show a progress bar over blocks of rows (needs tqdm).
 

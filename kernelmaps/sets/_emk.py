@@ -314,7 +314,7 @@ class EMKFeatures(FeatureMap):
             at most ``2**31 - 1`` output entries (a ValueError beyond:
             transform fewer sets at a time).
         workers : int, optional
-            Threads; None or -1 means all cores.
+            Threads; None or -1 means all cores, -2 all but one.
         progress : bool, default=False
             Show a progress bar over blocks of sets (needs tqdm).
 

@@ -165,7 +165,7 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
         and needs ``squared=True`` and at least two points per set. With
         ``Y=None`` its diagonal is set to 0.
     workers : int, optional
-        Threads; None or -1 means all cores.
+        Threads; None or -1 means all cores, -2 all but one.
     progress : bool, default=False
         Show a progress bar (needs tqdm).
     {dtype}
@@ -264,7 +264,7 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     coef0 : float, default=1.0
         Constant of the polynomial point kernel.
     workers : int, optional
-        Threads; None or -1 means all cores.
+        Threads; None or -1 means all cores, -2 all but one.
     progress : bool, default=False
         Show a progress bar (needs tqdm).
     {dtype}

@@ -223,7 +223,7 @@ class RandomFourierFeatures(_Fourier):
         X : array_like or sparse matrix, shape (n, d)
             Points, one per row.
         workers : int, optional
-            Threads; None or -1 means all cores.
+            Threads; None or -1 means all cores, -2 all but one.
         progress : bool, default=False
             Show a progress bar over blocks of rows (needs tqdm).
 
@@ -386,7 +386,7 @@ class RandomDistributionFeatures(_Fourier):
         X : sequence of array_like of shape (n_i, d), or Bags
             The sets.
         workers : int, optional
-            Threads; None or -1 means all cores.
+            Threads; None or -1 means all cores, -2 all but one.
         progress : bool, default=False
             Show a progress bar over blocks of sets (needs tqdm).
 
