@@ -74,7 +74,7 @@ def test_frequencies_follow_the_spectrum(draw, kernel):
     # Cauchy of scale gamma entries (Kolmogorov-Smirnov on 6000 values).
     gamma = 0.7
     W = RandomFourierFeatures(1000, kernel=kernel, gamma=gamma, draw=draw,
-                              form="offset", rng=0).fit(np.eye(6)).weights
+                              form="offset", rng=0).fit(np.eye(6)).weights_
     if kernel == "rbf":
         law = scipy.stats.norm(scale=math.sqrt(2 * gamma))
     else:
@@ -87,14 +87,14 @@ def test_orthogonal_blocks_and_their_norms():
     # what is left. Norms squared / (2 gamma) are chi2(d).
     d, gamma = 6, 0.5
     W = RandomFourierFeatures(15, gamma=gamma, draw="orthogonal", form="offset",
-                              rng=1).fit(np.eye(d)).weights
+                              rng=1).fit(np.eye(d)).weights_
     for block in (W[:, :6], W[:, 6:12], W[:, 12:]):
         G = block.T @ block
         assert_allclose(G - np.diag(np.diag(G)), 0, atol=1e-12)
     assert abs((W[:, 0] @ W[:, 6]) / np.linalg.norm(W[:, 0])
                / np.linalg.norm(W[:, 6])) > 1e-6  # blocks are independent
     norms = (RandomFourierFeatures(6000, gamma=gamma, draw="orthogonal",
-                                   form="offset", rng=2).fit(np.eye(d)).weights
+                                   form="offset", rng=2).fit(np.eye(d)).weights_
              ** 2).sum(0) / (2 * gamma)
     assert scipy.stats.kstest(norms, scipy.stats.chi2(d).cdf).pvalue > 0.01
 
@@ -173,7 +173,7 @@ def test_sincos_error_below_offset(draw):
 def test_sincos_features_are_cosines_and_sines():
     t = 9
     rff = RandomFourierFeatures(t, gamma=0.4, draw="iid", rng=5).fit(np.eye(3))
-    W, b = rff.weights, rff.offsets
+    W, b = rff.weights_, rff.offsets_
     assert_array_equal(W[:, :4], W[:, 4:8])
     assert_array_equal(b[:8], [0.0] * 4 + [1.5 * math.pi] * 4)
     assert 0 <= b[8] < 2 * math.pi
@@ -183,7 +183,7 @@ def test_sincos_features_are_cosines_and_sines():
         [np.cos(P), np.sin(P), np.cos(X @ W[:, 8:] + b[8:])])
     assert_allclose(rff.transform(X), expected, rtol=0, atol=1e-14)
     one = RandomFourierFeatures(1, gamma=0.4, rng=5).fit(np.eye(3))
-    assert 0 <= one.offsets[0] < 2 * math.pi  # t = 1: one phased cosine
+    assert 0 <= one.offsets_[0] < 2 * math.pi  # t = 1: one phased cosine
 
 
 @pytest.mark.parametrize("draw", DRAWS)
@@ -204,7 +204,7 @@ def test_qmc_never_warns(t):
         warnings.simplefilter("error")
         for form in FORMS:
             W = RandomFourierFeatures(t, gamma=1.0, draw="qmc", form=form,
-                                      rng=0).fit(np.eye(3)).weights
+                                      rng=0).fit(np.eye(3)).weights_
             assert W.shape == (3, t) and np.isfinite(W).all()
 
 
@@ -217,9 +217,10 @@ def test_qmc_never_warns(t):
 def test_default_draw_is_chosen_by_dimension_and_recorded(kernel, d, expected):
     rff = RandomFourierFeatures(8, kernel=kernel, gamma=1.0, rng=0)
     assert rff.draw is None and rff.form == "sincos"
-    assert rff.fit(np.eye(d)).draw == expected
+    assert rff.fit(np.eye(d)).draw_ == expected
+    assert rff.draw is None  # the parameter stays as given
     given = RandomFourierFeatures(8, kernel=kernel, gamma=1.0, draw="iid", rng=0)
-    assert given.fit(np.eye(d)).draw == "iid"
+    assert given.fit(np.eye(d)).draw_ == "iid"
 
 
 @pytest.mark.parametrize(("d", "t", "form", "expected"), [
@@ -234,13 +235,13 @@ def test_default_orthogonal_only_where_it_gains_and_costs_little(d, t, form,
 def test_default_draw_of_drdf_levels_and_exp_chi2():
     sets = [points(5, 3, seed=s) for s in range(4)]
     drdf = DoublyRandomDistributionFeatures(16, 8, gamma=0.5, rng=0).fit(sets)
-    assert (drdf.draw, drdf.draw2, drdf.form) == ("qmc", "orthogonal", "sincos")
-    assert (drdf.rdf.draw, drdf.rff.draw) == ("qmc", "orthogonal")
+    assert (drdf.draw_, drdf.draw2_, drdf.form) == ("qmc", "orthogonal", "sincos")
+    assert (drdf.rdf_.draw_, drdf.rff_.draw_) == ("qmc", "orthogonal")
     both = DoublyRandomDistributionFeatures(16, 8, gamma=0.5, draw="iid",
                                             form="offset", rng=0).fit(sets)
-    assert (both.draw, both.draw2, both.rff.form) == ("iid", "iid", "offset")
+    assert (both.draw_, both.draw2_, both.rff_.form) == ("iid", "iid", "offset")
     H = np.abs(points(10, 4, seed=1))
-    assert ExpChi2Features(32, rng=0).fit(H).draw == "orthogonal"  # width 20
+    assert ExpChi2Features(32, rng=0).fit(H).draw_ == "orthogonal"  # width 20
     assert ExpChi2Features(32, draw="qmc", form="offset",
                            rng=0).fit(H).form == "offset"
 
@@ -268,7 +269,7 @@ def test_pickles_replay_the_same_features(draw, form):
         assert len(data) < 4000
         copy = pickle.loads(data)
         assert_array_equal(copy.transform(X), fmap.transform(X))
-        assert (copy.draw, copy.form) == (fmap.draw, fmap.form)
+        assert (copy.draw_, copy.form) == (fmap.draw_, fmap.form)
         assert repr(copy) == repr(fmap)
 
 
@@ -276,13 +277,14 @@ def test_big_orthogonal_map_pickles_small():
     fmap = RandomFourierFeatures(600, gamma=0.01, draw="orthogonal",
                                  rng=0).fit(np.zeros((2, 300)))
     data = pickle.dumps(fmap)
-    assert len(data) < 4000 < fmap.weights.nbytes
-    assert_array_equal(pickle.loads(data).weights, fmap.weights)
+    assert len(data) < 4000 < fmap.weights_.nbytes
+    assert_array_equal(pickle.loads(data).weights_, fmap.weights_)
 
 
-def test_record_of_earlier_versions_replays_as_iid_offset():
-    # Before draws and forms, a FourierDraw held (dim, t, kernel, gamma)
-    # and the generator state before W ~ N(0, 2 gamma), then b ~ U[0, 2 pi).
+def test_iid_offset_draw_and_its_short_record():
+    # "iid" "offset": W ~ N(0, 2 gamma), then b ~ U[0, 2 pi), from the
+    # generator's state; a record of (dim, t, kernel, gamma) alone replays
+    # it.
     dim, t, gamma = 4, 10, 0.3
     rng = np.random.default_rng(7)
     state = rng.bit_generator.state
@@ -293,17 +295,9 @@ def test_record_of_earlier_versions_replays_as_iid_offset():
     weights, offsets = pickle.loads(pickle.dumps(old)).replay()
     assert_array_equal(weights, W)
     assert_array_equal(offsets, b)
-    # A map pickled by that version: its record, no draw or form.
     fmap = RandomFourierFeatures(t, gamma=gamma, draw="iid", form="offset",
                                  rng=7).fit(np.eye(dim))
-    assert_array_equal(fmap.weights, W)
-    state = {k: v for k, v in fmap.__getstate__().items()
-             if k not in ("draw", "form")}
-    state["_draw"] = old
-    copy = RandomFourierFeatures.__new__(RandomFourierFeatures)
-    copy.__setstate__(state)
-    assert (copy.draw, copy.form) == ("iid", "offset")
-    assert_array_equal(copy.transform(np.eye(dim)), fmap.transform(np.eye(dim)))
+    assert_array_equal(fmap.weights_, W)
 
 
 def test_lazy_dask_transform_of_every_draw():
@@ -318,20 +312,29 @@ def test_lazy_dask_transform_of_every_draw():
 # -------------------------------------------------------------- bad values
 
 
+def _fit(fmap):
+    """`fmap` fitted on data of its input (where the parameters are
+    checked)."""
+    if isinstance(fmap, (RandomDistributionFeatures,
+                         DoublyRandomDistributionFeatures)):
+        return fmap.fit([np.eye(2)])
+    return fmap.fit(np.eye(2))
+
+
 @pytest.mark.parametrize(("call", "name"), [
-    (lambda: RandomFourierFeatures(8, draw="sobol"), "draw"),
-    (lambda: RandomFourierFeatures(8, draw=1), "draw"),
-    (lambda: RandomFourierFeatures(8, form="cos"), "form"),
-    (lambda: RandomFourierFeatures(8, form=None), "form"),
-    (lambda: RandomFourierFeatures(8, kernel="laplacian", draw="orthogonal"),
-     "draw"),
-    (lambda: RandomDistributionFeatures(8, kernel="laplacian",
-                                        draw="orthogonal"), "draw"),
-    (lambda: RandomDistributionFeatures(8, form="sin"), "form"),
-    (lambda: DoublyRandomDistributionFeatures(8, 4, draw="halton"), "draw"),
-    (lambda: DoublyRandomDistributionFeatures(8, 4, form=""), "form"),
-    (lambda: ExpChi2Features(8, draw="Orthogonal"), "draw"),
-    (lambda: ExpChi2Features(8, form="sincos "), "form"),
+    (lambda: _fit(RandomFourierFeatures(8, draw="sobol")), "draw"),
+    (lambda: _fit(RandomFourierFeatures(8, draw=1)), "draw"),
+    (lambda: _fit(RandomFourierFeatures(8, form="cos")), "form"),
+    (lambda: _fit(RandomFourierFeatures(8, form=None)), "form"),
+    (lambda: _fit(RandomFourierFeatures(8, kernel="laplacian",
+                                        draw="orthogonal")), "draw"),
+    (lambda: _fit(RandomDistributionFeatures(8, kernel="laplacian",
+                                             draw="orthogonal")), "draw"),
+    (lambda: _fit(RandomDistributionFeatures(8, form="sin")), "form"),
+    (lambda: _fit(DoublyRandomDistributionFeatures(8, 4, draw="halton")), "draw"),
+    (lambda: _fit(DoublyRandomDistributionFeatures(8, 4, form="")), "form"),
+    (lambda: _fit(ExpChi2Features(8, draw="Orthogonal")), "draw"),
+    (lambda: _fit(ExpChi2Features(8, form="sincos ")), "form"),
     (lambda: RandomFourierFeatures(1, gamma=1.0, draw="qmc").fit(
         np.zeros((2, 21201))), "draw"),
 ])
@@ -340,29 +343,30 @@ def test_bad_values_name_the_argument(call, name):
         call()
 
 
-# ------------------------------------------------------ scikit-learn adapters
+# ------------------------------------------------------ scikit-learn protocol
 
 
-@pytest.mark.parametrize(("adapter", "X"), [
-    ("RFFSampler", "rows"), ("RDFSampler", "sets"), ("DRDFSampler", "sets"),
-    ("ExpChi2Sampler", "histograms")])
-def test_sklearn_adapters_pass_draw_and_form(adapter, X):
+@pytest.mark.parametrize(("cls", "X"), [
+    (RandomFourierFeatures, "rows"), (RandomDistributionFeatures, "sets"),
+    (DoublyRandomDistributionFeatures, "sets"), (ExpChi2Features, "histograms")])
+def test_get_params_and_clone_pass_draw_and_form(cls, X):
     sklearn = pytest.importorskip("sklearn")
-    import kernelmaps.sklearn as adapters
 
     data = {"rows": points(10, 3, seed=0),
             "sets": [points(4, 3, seed=s) for s in range(5)],
             "histograms": np.abs(points(10, 3, seed=0))}[X]
-    cls = getattr(adapters, adapter)
-    est = cls(draw="iid", form="offset", random_state=0)
+    est = cls(draw="iid", form="offset", rng=0)
     params = est.get_params()
     assert (params["draw"], params["form"]) == ("iid", "offset")
     twin = sklearn.base.clone(est)
     assert (twin.draw, twin.form) == ("iid", "offset")
     twin.fit(data)
-    assert (twin.map_.draw, twin.map_.form) == ("iid", "offset")
-    assert cls(random_state=0).fit(data).map_.form == "sincos"
+    assert (twin.draw_, twin.form) == ("iid", "offset")
+    assert_array_equal(twin.transform(data), est.fit_transform(data))
+    assert cls(rng=0).fit(data).form == "sincos"
     with pytest.raises(ValueError, match=r"\bdraw\b"):
         cls(draw="nope").fit(data)
     with pytest.raises(ValueError, match=r"\bform\b"):
         cls(form="nope").fit(data)
+    with pytest.raises(ValueError, match=r"\bdraw\b"):
+        twin.set_params(draw="nope").fit(data)

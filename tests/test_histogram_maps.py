@@ -5,6 +5,7 @@ here."""
 import itertools
 import math
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -67,9 +68,9 @@ def test_direct_per_dimension():
     K = additive_chi2_kernel(X)
     shared = Chi2DirectMap(n_terms=4).fit(X)
     per_dim = Chi2DirectMap(n_terms=4, per_dimension=True).fit(X)
-    assert per_dim.k.shape == (6, 4)
-    assert per_dim.n_features_in == 6 and per_dim.n_features_out == 24
-    assert shared.n_features_in == 6 and shared.n_features_out == 24
+    assert per_dim.k_.shape == (6, 4)
+    assert per_dim.n_features_in_ == 6 and per_dim.n_features_out_ == 24
+    assert shared.n_features_in_ == 6 and shared.n_features_out_ == 24
     Z = [shared.transform(X), per_dim.transform(X)]
     err = [np.abs(z @ z.T - K).max() / K.max() for z in Z]
     assert err[1] <= err[0] < 5e-3
@@ -85,8 +86,9 @@ def test_direct_per_dimension():
         if j == 0:
             assert err[0] > 0.5, err
     # The empty dimension falls back on the pooled parameters.
-    assert_allclose(per_dim.k[5], shared.k)
-    with pytest.raises(ValueError, match="fitted on data with 6 features"):
+    assert_allclose(per_dim.k_[5], shared.k_)
+    with pytest.raises(ValueError, match="X has 5 features, but Chi2DirectMap is "
+                       "expecting 6 features as input"):
         per_dim.transform(X[:, :5])
 
 
@@ -167,7 +169,7 @@ def test_direct_fit_same_on_csr_and_dense():
     for per_dimension in (False, True):
         dense = Chi2DirectMap(6, per_dimension=per_dimension).fit(X)
         sparse = Chi2DirectMap(6, per_dimension=per_dimension).fit(S)
-        assert_array_equal(sparse.k, dense.k)
+        assert_array_equal(sparse.k_, dense.k_)
 
 
 def test_direct_below_scikit_learn_sampler_on_sparse_histograms():
@@ -201,7 +203,7 @@ def test_direct_fit_degenerate_grids_and_many_terms():
     # one distinct non-zero value: its parameters make the map exact
     B = (X > 0.05).astype(np.float64)
     chi2_map = Chi2DirectMap(3).fit(B)
-    assert_array_equal(chi2_map.k, 1.0)
+    assert_array_equal(chi2_map.k_, 1.0)
     Z = chi2_map.transform(B)
     assert_allclose(Z @ Z.T, additive_chi2_kernel(B), rtol=1e-14)
     # grids of one and two points (a factor e apart at most, from the
@@ -218,8 +220,8 @@ def test_direct_fit_degenerate_grids_and_many_terms():
             assert e[1] < min(0.5 * e[0], 0.3), (n_bins, e)
     # many terms: those beyond the float64 limit repeat the first ones
     chi2_map = Chi2DirectMap(200).fit(X)
-    assert np.isfinite(chi2_map.k).all() and (chi2_map.k > 0).all()
-    n_distinct = len(np.unique(chi2_map.k))
+    assert np.isfinite(chi2_map.k_).all() and (chi2_map.k_ > 0).all()
+    n_distinct = len(np.unique(chi2_map.k_))
     assert n_distinct < 60
     Z = chi2_map.transform(X)
     assert np.abs(Z @ Z.T - K).max() < 1e-13
@@ -242,7 +244,7 @@ def test_direct_sparse_and_dtypes():
     assert_array_equal(chi2_map.transform(X, workers=2), one_thread)
     # Column j * n_terms + q holds term q of input column j (the shared
     # parameters, given: a map of any width).
-    one = Chi2DirectMap(k=chi2_map.k).transform(X[:, 3:4])
+    one = Chi2DirectMap(k=chi2_map.k_).transform(X[:, 3:4])
     assert_array_equal(dense[:, 15:20], one)
 
 
@@ -284,7 +286,7 @@ def test_chebyshev_converges_and_scale_helps():
         err[n_terms] = np.abs(Z @ Z.T - K).mean()
     assert err[80] < err[20] < err[5]
     fitted = Chi2ChebyshevMap(n_terms=5, scale="median").fit(X)
-    assert fitted.scale == np.median(X[X > 0])
+    assert fitted.scale_ == np.median(X[X > 0]) and fitted.scale == "median"
     Z = fitted.transform(X)
     assert np.abs(Z @ Z.T - K).mean() < 0.2 * err[5]
     # Stable from tiny to large values, in float64 and float32.
@@ -329,9 +331,9 @@ def test_homogeneous_zeros_large_values_and_hellinger():
         assert np.isfinite(Z).all() and (np.abs(Z[0, 5:]) > 0).any()
         assert np.abs(Z[0, 10:15]).max() > 1  # 300 is not zeroed (VLFeat is)
     hel = HomogeneousKernelMap("hellinger", order=3)
-    assert hel.n_terms == 1
     rng = np.random.default_rng(5)
     A = rng.random((5, 7))
+    assert HomogeneousKernelMap("hellinger", order=3).fit(A).n_features_out_ == 7
     Z = hel.transform(A)
     assert_allclose(Z @ Z.T, hellinger_kernel(A), rtol=1e-14)
     # Explicitly stored zeros in CSR: zeros out, never NaN.
@@ -380,7 +382,7 @@ def test_exp_chi2_reproducible_and_float32():
     a = ExpChi2Features(64, rng=3).fit(X)
     b = ExpChi2Features(64, rng=np.random.default_rng(3)).fit(X)
     assert_array_equal(a.transform(X), b.transform(X))
-    assert a.n_features_in == 64 and a.n_features_out == 64
+    assert a.n_features_in_ == 64 and a.n_features_out_ == 64
     Z32 = a.transform(X.astype(np.float32))
     assert Z32.dtype == np.float32
     assert_allclose(Z32, a.transform(X), atol=1e-4)
@@ -403,21 +405,21 @@ def maps():
     ]
 
 
-def test_immutable_picklable_repr():
+def test_picklable_refit_repr():
     X, objects = maps()
     for obj in objects:
         copy = pickle.loads(pickle.dumps(obj))
         assert_array_equal(copy.transform(X), obj.transform(X))
-        assert type(obj).__name__ in repr(obj)
-        with pytest.raises(AttributeError, match="immutable"):
-            obj.beta = 2.0
-        with pytest.raises(AttributeError, match="immutable"):
-            copy.anything = 1
-    with pytest.raises(ValueError, match="read-only"):
-        objects[0].k[0] = 1.0
+        assert repr(obj).startswith(type(obj).__name__ + "(")
+        # fit again (and a fresh map with the same parameters): the same
+        # features
+        twin = type(obj)(**obj.get_params(deep=False))
+        assert_array_equal(obj.fit(X).transform(X), copy.transform(X))
+        assert_array_equal(twin.fit(X).transform(X), copy.transform(X))
+    assert repr(objects[2]) == "Chi2ChebyshevMap(n_terms=4, scale=0.05)"
     # Random features pickle as the generator state that drew them.
     big = ExpChi2Features(4000, rng=0).fit(X)
-    assert len(pickle.dumps(big)) < 4000 < big.weights.nbytes
+    assert len(pickle.dumps(big)) < 4000 < big.weights_.nbytes
     assert_array_equal(pickle.loads(pickle.dumps(big)).transform(X),
                        big.transform(X))
 
@@ -457,8 +459,22 @@ GOOD = np.ones((3, 4))
     ],
 )
 def test_map_bad_parameters(make, error, match):
+    raises_where_used(make, error, match)
+
+
+def raises_where_used(make, error, match):
+    """`make()` (a map, or a map fitted) raises; a map made raises at `fit`,
+    and at `transform` where it needs no fit."""
+    try:
+        fmap = make()
+    except error as e:  # fit raised
+        assert re.search(match, str(e)), (match, str(e))
+        return
     with pytest.raises(error, match=match):
-        make()
+        fmap.fit(GOOD)
+    assert fmap.__sklearn_is_fitted__(), "only maps that need no fit are left"
+    with pytest.raises(error, match=match):
+        fmap.transform(GOOD)
 
 
 @pytest.mark.parametrize(("make", "error", "match"), [
@@ -485,8 +501,7 @@ def test_map_bad_parameters(make, error, match):
     (lambda: km.HomogeneousKernelMap(kernel=None), ValueError, "kernel must be one"),
 ])
 def test_chi2_map_parameters(make, error, match):
-    with pytest.raises(error, match=match):
-        make()
+    raises_where_used(make, error, match)
 
 
 def test_exp_chi2_features_constructor_validates():
@@ -502,16 +517,22 @@ def test_exp_chi2_features_constructor_validates():
         ({"rng": "seed"}, TypeError, "rng"),
     ]
     for kwargs, error, match in cases:
+        fmap = km.ExpChi2Features(**{"n_components": 6, **kwargs})  # stored
         with pytest.raises(error, match=match):
-            km.ExpChi2Features(**{"n_components": 6, **kwargs})
+            fmap.fit(H)
     with pytest.raises(ValueError, match="chi2_map was fitted for 5"):
+        km.ExpChi2Features(6, chi2_map=km.Chi2DirectMap(k=np.ones((5, 2))).fit(
+            np.ones((1, 5)))).fit(H)
+    with pytest.raises(ValueError, match="X has 3 features, but Chi2DirectMap "
+                       "is expecting 5"):
         km.ExpChi2Features(6, chi2_map=km.Chi2DirectMap(k=np.ones((5, 2)))).fit(H)
     # an unfitted chi2 map given is fitted as a copy: the caller's map stays
     # unfitted
     chi2_map = km.Chi2DirectMap(3)
     good = km.ExpChi2Features(6, chi2_map=chi2_map, rng=0).fit(H)
-    assert not chi2_map.is_fitted and good.chi2_map.is_fitted
-    assert_array_equal(good.chi2_map.k, km.Chi2DirectMap(3).fit(H).k)
+    assert not chi2_map.__sklearn_is_fitted__()
+    assert good.chi2_map_.__sklearn_is_fitted__() and good.chi2_map is chi2_map
+    assert_array_equal(good.chi2_map_.k_, km.Chi2DirectMap(3).fit(H).k_)
 
 
 def test_map_bad_transform_input():
@@ -521,7 +542,8 @@ def test_map_bad_transform_input():
             obj.transform(with_value(-1.0))
         with pytest.raises(ValueError, match="X contains NaN"):
             obj.transform(with_value(np.nan, sparse=True))
-    with pytest.raises(ValueError, match="fitted on data with 4 features"):
+    with pytest.raises(ValueError, match="X has 5 features, but ExpChi2Features is "
+                       "expecting 4 features as input"):
         ExpChi2Features(8, rng=0).fit(GOOD).transform(np.ones((2, 5)))
 
 
@@ -586,7 +608,7 @@ def test_chi2_maps_finite_near_the_largest_float(value, sparse):
             # |c_q(x)| <= 2 sqrt(x), and the map is homogeneous of degree 1/2
             # in (x, k): the features of x are 2**m those of (x, k) / 4**m
             assert np.abs(Z).max() <= 2 * np.sqrt(value)
-            small = km.Chi2DirectMap(k=fmap.k / 2.0**200)
+            small = km.Chi2DirectMap(k=fmap.k_ / 2.0**200)
             want = dense(small.transform(X / 2.0**200)) * 2.0**100
             assert_allclose(Z, want, rtol=1e-12)
 
@@ -614,12 +636,12 @@ def test_chi2_maps_are_homogeneous_at_any_scale(scale):
 def test_chi2_direct_fit_at_any_scale(scale):
     H = np.random.default_rng(2).dirichlet(np.ones(6), size=40)
     fmap = km.Chi2DirectMap(n_terms=6).fit(H * scale)
-    assert np.isfinite(fmap.k).all() and (fmap.k > 0).all()
+    assert np.isfinite(fmap.k_).all() and (fmap.k_ > 0).all()
     Z = fmap.transform(H * scale) / np.sqrt(scale)
     assert np.isfinite(Z).all()
     K = additive_chi2_kernel(H)
     assert np.abs(Z @ Z.T - K).max() < 0.05 * K.max()
-    assert np.isfinite(km.Chi2DirectMap(per_dimension=True).fit(H * scale).k).all()
+    assert np.isfinite(km.Chi2DirectMap(per_dimension=True).fit(H * scale).k_).all()
 
 
 def test_chi2_direct_map_with_parameters_spanning_the_float_range():
@@ -655,10 +677,10 @@ def test_chebyshev_fit_and_map_of_subnormal_scale():
     for X in (H, H.astype(np.float32), scipy.sparse.csr_matrix(H)):
         assert np.isfinite(dense(fmap.transform(X))).all()
     tiny = km.Chi2ChebyshevMap(scale="median").fit(np.full((2, 3), 5e-324))
-    assert tiny.scale == 5e-324
+    assert tiny.scale_ == 5e-324
     assert np.isfinite(tiny.transform(H)).all()
     big = km.Chi2ChebyshevMap(scale="median").fit(np.full((2, 3), 1.7e308))
-    assert big.scale == 1.7e308  # the median overflowed to inf before
+    assert big.scale_ == 1.7e308  # the median overflowed to inf before
     assert np.isfinite(big.transform(H)).all()
 
 
