@@ -27,8 +27,8 @@ EXACT = {"chi2": additive_chi2_kernel, "js": js_kernel,
 
 def block(annfm, j):
     """Anchor features of dimension j, (n_anchors, rank[j])."""
-    start, n = annfm.table_offsets[j], annfm.anchors.shape[1]
-    return annfm.table[start : start + n * annfm.rank[j]].reshape(n, -1)
+    start, n = annfm.table_offsets_[j], annfm.anchors_.shape[1]
+    return annfm.table_[start : start + n * annfm.rank_[j]].reshape(n, -1)
 
 
 @pytest.mark.parametrize("kernel", list(EXACT))
@@ -37,12 +37,12 @@ def test_exact_factorisation_at_full_energy(kernel, anchors):
     X = digits_like(100, seed=1)[:, :6]
     annfm = AnchorMap(kernel, n_anchors=12, anchors=anchors, energy=1.0).fit(X)
     for j in range(6):
-        a = annfm.anchors[j]
+        a = annfm.anchors_[j]
         assert a[0] == 0 and (np.diff(a) > 0).all()
         Q = block(annfm, j)
         assert_allclose(Q @ Q.T, additive_terms(kernel, a[:, None], a), atol=1e-12)
     # An anchor value gets its exact features.
-    values = annfm.anchors[:, 5][None, :]
+    values = annfm.anchors_[:, 5][None, :]
     Z = annfm.transform(values)
     want = np.concatenate([block(annfm, j)[5] for j in range(6)])
     assert_allclose(Z[0], want, atol=1e-15)
@@ -52,7 +52,7 @@ def test_uniform_anchors_and_kmeans_optimality():
     X = digits_like(300, seed=2)
     uniform = AnchorMap("chi2", n_anchors=9).fit(X)
     top = X.max(axis=0)
-    assert_allclose(uniform.anchors, top[:, None] * np.linspace(0, 1, 9), rtol=1e-15)
+    assert_allclose(uniform.anchors_, top[:, None] * np.linspace(0, 1, 9), rtol=1e-15)
     # 1-D k-means by dynamic programming: no assignment of 4 clusters to the
     # sorted distinct values does better (brute force over the splits).
     from itertools import combinations
@@ -81,7 +81,7 @@ def reference_transform(annfm, X):
     for row in X:
         feats = []
         for j, x in enumerate(row):
-            a, Q = annfm.anchors[j], block(annfm, j)
+            a, Q = annfm.anchors_[j], block(annfm, j)
             if x == 0:
                 feats.append(Q[0])
                 continue
@@ -151,10 +151,10 @@ def test_zeros_stay_exact_and_sparse():
     S = scipy.sparse.csr_matrix(X)
     Z = annfm.transform(S)
     # Each non-zero value gives rank features; zeros give none.
-    assert Z.nnz == annfm.rank[S.indices].sum()
+    assert Z.nnz == annfm.rank_[S.indices].sum()
     dense = annfm.transform(X)
     assert_array_equal(Z.toarray(), dense)
-    first = dense[:, annfm.feature_offsets[0] : annfm.feature_offsets[1]]
+    first = dense[:, annfm.feature_offsets_[0] : annfm.feature_offsets_[1]]
     assert_array_equal(first[X[:, 0] == 0], 0.0)
 
 
@@ -163,7 +163,7 @@ def test_callable_kernel():
     annfm = AnchorMap(lambda x, y: np.minimum(x, y), 30).fit(X)
     named = AnchorMap("intersection", 30).fit(X)
     assert_allclose(annfm.transform(X), named.transform(X), atol=1e-12)
-    assert "callable" in repr(annfm)
+    assert repr(annfm).startswith("AnchorMap(kernel=<function ")
 
 
 def test_codes_round_trip():
@@ -186,15 +186,19 @@ def test_codes_round_trip():
         one.decode(np.zeros((2, 5), dtype=np.uint8))
 
 
-def test_immutable_and_picklable():
+def test_picklable_and_refit():
     X = digits_like(20, seed=10)
     annfm = AnchorMap("js", 10).fit(X)
     copy = pickle.loads(pickle.dumps(annfm))
     assert_array_equal(copy.transform(X), annfm.transform(X))
-    with pytest.raises(AttributeError, match="immutable"):
-        annfm.rank = None
-    with pytest.raises(ValueError, match="read-only"):
-        annfm.anchors[0, 0] = 1.0
+    assert repr(annfm) == "AnchorMap(kernel='js', n_anchors=10)"
+    # fit again replaces the fitted arrays; set_params takes effect at fit
+    annfm.fit(X[:, :7])
+    assert annfm.anchors_.shape == (7, 10) and annfm.n_features_in_ == 7
+    annfm.set_params(n_anchors=12).fit(X)
+    assert annfm.anchors_.shape == (64, 12)
+    assert_array_equal(annfm.set_params(n_anchors=10).fit(X).transform(X),
+                       copy.transform(X))
 
 
 @pytest.mark.parametrize(
@@ -225,7 +229,8 @@ def test_bad_input(kernel):
     annfm = AnchorMap(kernel, 10).fit(X)
     with pytest.raises(ValueError, match="X contains negative values"):
         annfm.transform(X - 0.01)
-    with pytest.raises(ValueError, match="fitted on data with 64 features"):
+    with pytest.raises(ValueError, match="X has 10 features, but AnchorMap is "
+                       "expecting 64 features as input"):
         annfm.transform(X[:, :10])
 
 
@@ -250,16 +255,18 @@ def anchor_fit():
     ({"n_neighbors": True}, TypeError, "n_neighbors must be an int"),
     ({"weights": "foo"}, ValueError, "weights must be one of"),
 ])
-def test_anchor_map_constructor_validates_every_parameter(change, error, match):
+def test_anchor_map_fit_validates_every_parameter(anchor_fit, change, error,
+                                                  match):
     args = {"kernel": "chi2", "n_anchors": 8, "n_neighbors": 2, **change}
+    fmap = km.AnchorMap(**args)  # stored as given
     with pytest.raises(error, match=match):
-        km.AnchorMap(**args)
+        fmap.fit(anchor_fit[0])
 
 
 def test_anchor_map_checks_a_callable_kernel():
     H = np.random.default_rng(0).random((6, 3))
     A = km.AnchorMap(np.minimum, 5).fit(H)
-    assert A.n_features_out > 0
+    assert A.n_features_out_ > 0
     for kernel in (lambda x, y: x * np.nan, lambda x, y: 1.0):
         with pytest.raises(ValueError, match=r"^kernel must be a vectorised callable"):
             km.AnchorMap(kernel, 5).fit(H)
@@ -280,10 +287,10 @@ def test_anchor_map_fit_never_freezes_the_training_data(anchor_fit):
     want = B.transform(H)
     assert_array_equal(want, A.transform(H))
     H[:] = np.nan  # the map keeps its own arrays
-    assert np.isfinite(B.table).all() and np.isfinite(B.anchors).all()
+    assert np.isfinite(B.table_).all() and np.isfinite(B.anchors_).all()
     # lists and float32 work as training data
-    C = km.AnchorMap(n_anchors=8, n_neighbors=2).fit(A.anchors.T.tolist())
-    assert C.n_features_in == 4
+    C = km.AnchorMap(n_anchors=8, n_neighbors=2).fit(A.anchors_.T.tolist())
+    assert C.n_features_in_ == 4
 
 
 def test_anchor_decode_validates_codes(anchor_fit):
@@ -334,7 +341,7 @@ def test_anchor_map_of_csr_without_stored_values(kernel, n_neighbors, weights):
     f = km.AnchorMap(kernel, 6, n_neighbors=n_neighbors, weights=weights).fit(HIST)
     Z = f.transform(scipy.sparse.csr_matrix(np.zeros_like(HIST)))
     assert scipy.sparse.issparse(Z) and Z.nnz == 0
-    assert Z.shape == (len(HIST), f.n_features_out)
+    assert Z.shape == (len(HIST), f.n_features_out_)
 
 
 # -- the ends of the float range ---------------------------------------------
@@ -352,7 +359,7 @@ def test_anchor_map_fit_at_any_scale(kernel, anchors, scale):
     Z = big.transform(H * scale)
     assert np.isfinite(Z).all()
     assert_allclose(Z / np.sqrt(scale), ref.transform(H), rtol=1e-9, atol=1e-12)
-    assert_allclose(big.anchors / scale, ref.anchors, rtol=1e-12)
+    assert_allclose(big.anchors_ / scale, ref.anchors_, rtol=1e-12)
 
 
 def test_anchor_map_fit_refuses_values_too_small_for_distinct_anchors():
@@ -364,7 +371,7 @@ def test_anchor_map_float32_input_with_features_beyond_float32(anchor_fit):
     H, _ = anchor_fit
     # A (Mercer) kernel whose anchor features are about 1e150.
     B = km.AnchorMap(lambda x, y: 1e300 * np.minimum(x, y), 8).fit(H)
-    assert np.abs(B.table).max() > 1e100
+    assert np.abs(B.table_).max() > 1e100
     assert np.isfinite(B.transform(H)).all()
     with pytest.raises(ValueError, match="float32 range"):
         B.transform(H.astype(np.float32))

@@ -86,16 +86,16 @@ def test_objective_decreases(fitted):
 
 def test_features_reproduce_kernel_on_the_basis(fitted):
     _, emk = fitted
-    F = emk.transform(singletons(emk.basis))
-    K = point_kernel(emk.basis, emk.basis, "rbf", emk.gamma)
+    F = emk.transform(singletons(emk.basis_))
+    K = point_kernel(emk.basis_, emk.basis_, "rbf", emk.gamma_)
     assert_allclose(F @ F.T, K, atol=1e-6)
 
 
 def test_projection_inverts_basis_kernel():
     Z = np.random.default_rng(2).normal(size=(15, 3))
-    emk = EMKFeatures(basis=Z, gamma=0.5)
+    emk = EMKFeatures(basis=Z, gamma=0.5).fit(Z)  # fit: the projection, kept
     K = point_kernel(Z, Z, "rbf", 0.5)
-    G = emk.projection
+    G = emk.projection_
     assert_allclose(G.T @ G @ K, np.eye(15), atol=1e-8)
     assert emk.objective_.shape == (0,)
 
@@ -105,9 +105,9 @@ def test_projection_drops_tiny_eigenvalues():
     # features still reproduce the kernel
     Z = np.random.default_rng(3).normal(size=(6, 3))
     Z = np.vstack([Z, Z[:1]])
-    emk = EMKFeatures(basis=Z, gamma=0.5)
-    assert np.isfinite(emk.projection).all()
-    assert np.sum(np.all(emk.projection == 0, axis=1)) == 1
+    emk = EMKFeatures(basis=Z, gamma=0.5).fit(Z)
+    assert np.isfinite(emk.projection_).all()
+    assert np.sum(np.all(emk.projection_ == 0, axis=1)) == 1
     F = emk.transform(singletons(Z))
     assert_allclose(F @ F.T, point_kernel(Z, Z, "rbf", 0.5), atol=1e-6)
 
@@ -116,14 +116,14 @@ def test_fit_deterministic_and_float32_points():
     X = clustered(600, 3, seed=4)
     a = EMKFeatures(10, n_iter=30, rng=5).fit(X)
     b = EMKFeatures(10, n_iter=30, rng=np.random.default_rng(5)).fit(X)
-    assert_array_equal(a.basis, b.basis)
+    assert_array_equal(a.basis_, b.basis_)
     assert_array_equal(a.objective_, b.objective_)
     c = EMKFeatures(10, n_iter=30, rng=5).fit(X.astype(np.float32))
     d = EMKFeatures(10, n_iter=30, rng=5).fit(X.astype(np.float32).astype(np.float64))
-    assert c.basis.dtype == np.float64
-    assert_array_equal(c.basis, d.basis)
+    assert c.basis_.dtype == np.float64
+    assert_array_equal(c.basis_, d.basis_)
     # gamma=None: the median heuristic of the training points.
-    assert a.gamma == median_heuristic(X)
+    assert a.gamma_ == median_heuristic(X) and a.gamma is None
 
 
 def test_fit_from_sets_and_kmeans_init():
@@ -131,7 +131,7 @@ def test_fit_from_sets_and_kmeans_init():
     sets = [X[i:i + 90] for i in range(0, 900, 90)]
     a = EMKFeatures(12, gamma=0.3, n_iter=20, rng=1).fit(sets)
     b = EMKFeatures(12, gamma=0.3, n_iter=20, rng=1).fit(X)
-    assert_array_equal(a.basis, b.basis)
+    assert_array_equal(a.basis_, b.basis_)
     km = EMKFeatures(12, gamma=0.3, n_iter=0, init="kmeans", rng=1).fit(X)
     sample = EMKFeatures(12, gamma=0.3, n_iter=0, rng=1).fit(X)
     assert km.objective_[0] < sample.objective_[0]
@@ -213,7 +213,7 @@ def pyramid_by_loops(emk, sets, positions, levels):
                     if mask.any():
                         cell = emk.transform([points[mask]])[0]
                     else:
-                        cell = np.zeros(emk.n_features_out)
+                        cell = np.zeros(emk.n_features_out_)
                     parts.append(weight * cell)
         rows.append(np.concatenate(parts))
     return np.array(rows)
@@ -237,7 +237,7 @@ def test_pyramid_equals_loops(fitted, pyramid_data, levels):
     sets, positions = pyramid_data
     P = emk.transform(sets, positions, levels=levels)
     n_cells = sum(4**level for level in range(levels + 1))
-    assert P.shape == (len(sets), n_cells * emk.n_features_out)
+    assert P.shape == (len(sets), n_cells * emk.n_features_out_)
     expected = pyramid_by_loops(emk, sets, positions, levels)
     assert_allclose(P, expected, rtol=1e-10, atol=1e-12)
     # the set in one quarter has empty cells, which give zeros
@@ -256,7 +256,7 @@ def test_pyramid_level0_is_plain_transform(fitted, pyramid_data):
     assert_array_equal(emk.transform(sets, positions, levels=0), plain)
     # level 0 of a pyramid is the plain feature times 1 / 2**L
     P = emk.transform(sets, positions, levels=2)
-    assert_allclose(P[:, :emk.n_features_out], plain / 4, rtol=1e-12,
+    assert_allclose(P[:, :emk.n_features_out_], plain / 4, rtol=1e-12,
                     atol=1e-14)
 
 
@@ -282,24 +282,25 @@ def test_float32_and_workers(fitted, pyramid_data):
                                          workers=2))
 
 
-def test_pickle_and_immutability(fitted, pyramid_data):
-    _, emk = fitted
+def test_pickle_refit_repr(fitted, pyramid_data):
+    X, emk = fitted
     sets, positions = pyramid_data
     clone = pickle.loads(pickle.dumps(emk))
     assert repr(clone) == repr(emk)
-    assert repr(emk) == ("EMKFeatures(n_basis=40, n_features_in=5, kernel='rbf', "
-                         "gamma=0.3)")
+    assert repr(emk) == "EMKFeatures(n_basis=40, gamma=0.3, n_iter=200, rng=0)"
     assert_array_equal(clone.transform(sets, positions, levels=1),
                        emk.transform(sets, positions, levels=1))
     assert_array_equal(clone.objective_, emk.objective_)
-    for obj in (emk, clone):
-        with pytest.raises(AttributeError, match="immutable"):
-            obj.gamma = 1.0
-        for name in ("basis", "projection", "objective_"):
-            with pytest.raises(ValueError, match="read-only"):
-                getattr(obj, name)[0] = 0
-    assert emk.n_features_in == 5 and emk.n_features_out == 40
-    assert emk.kernel == "rbf"
+    assert emk.n_features_in_ == 5 and emk.n_features_out_ == 40
+    assert emk.kernel == "rbf" and emk.gamma_ == 0.3
+    # fit again with an int seed: the same basis; set_params then fit: the
+    # new value
+    clone.fit(X)
+    assert_array_equal(clone.basis_, emk.basis_)
+    assert_array_equal(clone.objective_, emk.objective_)
+    assert clone.set_params(n_basis=7, n_iter=3).fit(X).basis_.shape == (7, 5)
+    given = EMKFeatures(basis=emk.basis_, gamma=0.3)  # transforms unfitted
+    assert_array_equal(given.transform(sets), emk.transform(sets))
 
 
 # ------------------------------------------------------------ bad input
@@ -335,10 +336,14 @@ def test_fit_bad_points():
         EMKFeatures(5).fit(X)
     with pytest.raises(ValueError, match="distinct"):
         EMKFeatures(5).fit(np.ones((50, 3)))
-    with pytest.raises(ValueError, match="gamma"):
-        EMKFeatures(basis=np.ones((4, 3)), gamma=-2.0)
-    with pytest.raises(ValueError, match="kernel"):
-        EMKFeatures(basis=np.ones((4, 3)), kernel="polynomial")
+    # a map given its basis checks its parameters at fit and at transform
+    for kwargs, match in (({"gamma": -2.0}, "gamma"),
+                          ({"kernel": "polynomial"}, "kernel")):
+        fmap = EMKFeatures(basis=np.ones((4, 3)), **kwargs)
+        with pytest.raises(ValueError, match=match):
+            fmap.fit(X)
+        with pytest.raises(ValueError, match=match):
+            fmap.transform([X])
 
 
 def test_transform_bad_input(fitted):
@@ -346,7 +351,8 @@ def test_transform_bad_input(fitted):
     rng = np.random.default_rng(0)
     sets = [rng.normal(size=(4, 5)), rng.normal(size=(3, 5))]
     positions = [rng.random((4, 2)), rng.random((3, 2))]
-    with pytest.raises(ValueError, match="fitted on data with 5 features"):
+    with pytest.raises(ValueError, match="sets has 3 features, but EMKFeatures is "
+                       "expecting 5 features as input"):
         emk.transform([rng.normal(size=(4, 3))])
     bad = [s.copy() for s in sets]
     bad[1][0, 0] = np.nan
@@ -380,7 +386,7 @@ def test_emk_kmeans_error_names_the_points():
 def test_emk_objective_is_set_by_fit_only():
     # objective= of the old constructor is gone: fit sets objective_
     basis = np.eye(3)
-    assert km.EMKFeatures(basis=basis).objective_.shape == (0,)
+    assert km.EMKFeatures(basis=basis).fit(basis).objective_.shape == (0,)
     with pytest.raises(TypeError, match="objective"):
         km.EMKFeatures(basis=basis, objective=[2.0, 1.0])
 
@@ -399,12 +405,12 @@ def test_emk_fit_is_scale_equivariant(emk_points, scale):
     P = emk_points
     ref = km.EMKFeatures(5, gamma=0.3, n_iter=20, rng=0).fit(P)
     emk = km.EMKFeatures(5, gamma=0.3 / scale**2, n_iter=20, rng=0).fit(P * scale)
-    assert_allclose(emk.basis / scale, ref.basis, rtol=1e-8, atol=1e-8)
+    assert_allclose(emk.basis_ / scale, ref.basis_, rtol=1e-8, atol=1e-8)
     assert_allclose(emk.objective_, ref.objective_, rtol=1e-8)
     sets = [P[:5], P[5:40]]
     F = emk.transform([s * scale for s in sets])
     assert_allclose(F, ref.transform(sets), atol=1e-8)
-    assert_allclose(emk.projection, ref.projection, rtol=1e-6, atol=1e-8)
+    assert_allclose(emk.projection_, ref.projection_, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e-170, 1e160, 1e300])
@@ -415,20 +421,20 @@ def test_emk_default_gamma_at_extreme_scales_is_finite(emk_points, scale, kernel
     P = emk_points * scale
     emk = km.EMKFeatures(5, kernel=kernel, gamma=1 / P.shape[1], n_iter=20,
                          rng=0).fit(P)
-    assert np.isfinite(emk.basis).all() and np.isfinite(emk.projection).all()
+    assert np.isfinite(emk.basis_).all() and np.isfinite(emk.projection_).all()
     assert np.isfinite(emk.objective_).all()
-    F = emk.transform([P[:5], P[5:40], emk.basis[:1]])
+    F = emk.transform([P[:5], P[5:40], emk.basis_[:1]])
     assert np.isfinite(F).all()
     positions = [np.random.default_rng(1).random((len(s), 2))
-                 for s in (P[:5], P[5:40], emk.basis[:1])]
-    F = emk.transform([P[:5], P[5:40], emk.basis[:1]], positions, levels=2)
+                 for s in (P[:5], P[5:40], emk.basis_[:1])]
+    F = emk.transform([P[:5], P[5:40], emk.basis_[:1]], positions, levels=2)
     assert np.isfinite(F).all()
     # gamma=None: the median heuristic, where it is within float64's range
     # (1 / median L1 distance), else a ValueError saying so (1 / median
     # squared distance)
     default = km.EMKFeatures(5, kernel=kernel, n_iter=0, rng=0)
     if kernel == "laplacian":
-        assert default.fit(P).gamma == km.median_heuristic(P, kernel=kernel)
+        assert default.fit(P).gamma_ == km.median_heuristic(P, kernel=kernel)
     else:
         with pytest.raises(ValueError, match="beyond the float64 range"):
             default.fit(P)
@@ -438,7 +444,7 @@ def test_emk_default_gamma_at_extreme_scales_is_finite(emk_points, scale, kernel
 def test_emk_float32_points_at_extreme_scales(emk_points, scale):
     P = emk_points
     ref = km.EMKFeatures(5, gamma=0.3, n_iter=5, rng=0).fit(P)
-    emk = km.EMKFeatures(basis=ref.basis * scale, gamma=0.3 / scale**2)
+    emk = km.EMKFeatures(basis=ref.basis_ * scale, gamma=0.3 / scale**2)
     sets = [(P[:5] * scale).astype(np.float32), (P[5:9] * scale).astype(np.float32)]
     F = emk.transform(sets)
     assert F.dtype == np.float32 and np.isfinite(F).all()
@@ -469,7 +475,7 @@ def test_emk_fit_survives_absurd_learning_rates():
     P = np.random.default_rng(0).normal(size=(50, 3))
     for lr in (1e30, 1e300):  # LinAlgError from the broken kernel matrix before
         emk = km.EMKFeatures(4, n_iter=25, learning_rate=lr, rng=0).fit(P)
-        assert np.isfinite(emk.basis).all()
+        assert np.isfinite(emk.basis_).all()
         assert np.all(np.diff(emk.objective_) <= 0)
         assert len(emk.objective_) == 4  # start, after 10, 20 and 25
 
@@ -480,7 +486,7 @@ def test_emk_basis_far_from_the_origin():
     fit = km.EMKFeatures(3, n_iter=3, rng=0).fit(P + 1e8)
     ref = km.EMKFeatures(3, n_iter=3, rng=0).fit(P)
     # translation-invariant kernel: the same basis, shifted
-    assert_allclose(fit.basis - 1e8, ref.basis, atol=1e-6)
+    assert_allclose(fit.basis_ - 1e8, ref.basis_, atol=1e-6)
 
 
 @pytest.mark.parametrize("kwargs", [{"gamma": 1.7976931348623157e308},
@@ -488,4 +494,4 @@ def test_emk_basis_far_from_the_origin():
 def test_emk_fit_with_huge_parameters_without_warning(kwargs):
     P = np.random.default_rng(0).normal(size=(12, 2))
     fmap = km.EMKFeatures(4, n_iter=3, rng=0, kernel="laplacian", **kwargs).fit(P)
-    assert np.isfinite(fmap.basis).all()
+    assert np.isfinite(fmap.basis_).all()

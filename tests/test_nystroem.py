@@ -48,7 +48,7 @@ def renyi_kernel(A, B, nys):
         S = (D + D.T) / 2
     else:
         S = (km.renyi_divergence(A, B) + km.renyi_divergence(B, A).T) / 2
-    return np.exp(-(np.maximum(S, 0) / nys.params["scale"]) ** 2)
+    return np.exp(-(np.maximum(S, 0) / nys.params_["scale"]) ** 2)
 
 
 # -- against the references ------------------------------------------------
@@ -68,10 +68,10 @@ def test_mean_map_features_are_the_numpy_nystroem(dtype, workers):
     tol = 1e-10 if dtype == np.float64 else 1e-4
     assert_allclose(Z.astype(np.float64) @ Z.T.astype(np.float64), expected,
                     atol=tol)
-    assert_array_equal(nys.component_indices, index)
+    assert_array_equal(nys.component_indices_, index)
     assert nys.kernel == "mean_map"
-    assert repr(nys) == ("NystroemMap(dim=3, n_components=4, kernel='mean_map', "
-                         "landmarks='indices')")
+    assert repr(nys) == ("NystroemMap(n_components=4, kernel_params={'gamma': 0.3}, "
+                         "landmarks=array([1, 4, 6, 9]))")
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -80,7 +80,7 @@ def test_chi2_features_are_the_numpy_nystroem(sparse):
     H[3, :4] = 0
     X = scipy.sparse.csr_matrix(H) if sparse else H
     nys = NystroemMap(9, kernel="chi2", rng=0).fit(X)
-    index = nys.component_indices
+    index = nys.component_indices_
     assert len(np.unique(index)) == 9
     Z = nys.transform(X)
     K = additive_kernel("chi2", H, H[index])
@@ -103,7 +103,7 @@ def data_for(kernel, n, seed):
 
 def exact(kernel, X, nys):
     """The exact (for "renyi": projected) training kernel of `kernel`."""
-    p = nys.params
+    p = nys.params_
     if kernel == "mean_map":
         return km.sum_match_kernel(X, gamma=p["gamma"])
     if kernel == "mmd":
@@ -127,7 +127,7 @@ def test_every_object_a_landmark_reproduces_the_training_kernel(kernel):
 def test_renyi_test_rows_go_through_the_landmarks_eigenvectors():
     train, test = data_for("renyi", 40, seed=4), data_for("renyi", 9, seed=5)
     nys = NystroemMap(40, kernel="renyi", rng=0).fit(train)
-    assert nys.eigenvalues[0] < 0  # indefinite: the projection matters
+    assert nys.eigenvalues_[0] < 0  # indefinite: the projection matters
     K_LL = renyi_kernel(train, None, nys)
     K_tL = renyi_kernel(test, train, nys)
     U = floored(K_LL)[0]
@@ -140,10 +140,10 @@ def test_renyi_test_rows_go_through_the_landmarks_eigenvectors():
 def test_renyi_params_can_be_given_again():
     sets = data_for("renyi", 20, seed=20)
     a = NystroemMap(8, kernel="renyi", rng=0).fit(sets)
-    assert a.params["gamma"] is None and a.params["scale"] > 0
-    b = NystroemMap(8, kernel="renyi", kernel_params=a.params, rng=1).fit(sets)
-    assert b.params == a.params
-    gamma = 1 / a.params["scale"] ** 2
+    assert a.params_["gamma"] is None and a.params_["scale"] > 0
+    b = NystroemMap(8, kernel="renyi", kernel_params=a.params_, rng=1).fit(sets)
+    assert b.params_ == a.params_
+    gamma = 1 / a.params_["scale"] ** 2
     c = NystroemMap(8, kernel="renyi", kernel_params={"gamma": gamma},
                     rng=1).fit(sets)
     assert_allclose(c.transform(sets), b.transform(sets), atol=1e-12)
@@ -161,7 +161,7 @@ def test_gaussians_full_diagonal_and_isotropic():
     iso = NystroemMap(12, kernel="expected").fit((means, variances[:, 0]))
     Z = iso.transform((means, variances[:, 0]))
     assert_allclose(Z @ Z.T, km.gaussian_expected_kernel(
-        means, variances[:, 0], gamma=iso.params["gamma"]), atol=1e-10)
+        means, variances[:, 0], gamma=iso.params_["gamma"]), atol=1e-10)
 
 
 def test_a_callable_kernel_on_objects_of_any_kind():
@@ -224,7 +224,7 @@ def test_kmeans_plus_plus_takes_every_cluster_of_sparse_histograms():
     H = scipy.sparse.csr_matrix(clustered_histograms(9))
     for seed in range(5):
         nys = NystroemMap(3, kernel="chi2", landmarks="kmeans++", rng=seed).fit(H)
-        assert sorted(nys.component_indices // 6 >= 18) == [False, True, True]
+        assert sorted(nys.component_indices_ // 6 >= 18) == [False, True, True]
 
 
 def test_reproducible_picklable_and_never_changes():
@@ -234,10 +234,11 @@ def test_reproducible_picklable_and_never_changes():
     assert_array_equal(a.transform(X), b.transform(X))
     c = pickle.loads(pickle.dumps(a))
     assert_array_equal(c.transform(X), a.transform(X))
-    with pytest.raises(ValueError, match="already fitted"):
-        a.fit(X)
-    with pytest.raises(AttributeError):
-        a.normalization = None
+    # fit again: the fitted attributes replaced, the same with an int seed
+    a.fit(X[:20])
+    assert not np.array_equal(a.transform(X), b.transform(X))
+    assert_array_equal(a.fit(X).transform(X), b.transform(X))
+    assert len(a.set_params(n_components=5).fit(X).components_) == 5
 
 
 def test_input_is_not_changed_and_bags_subsets_are_the_sets():
@@ -247,7 +248,7 @@ def test_input_is_not_changed_and_bags_subsets_are_the_sets():
     nys = NystroemMap(4, landmarks=index, kernel_params={"gamma": 1.0}).fit(
         Bags.from_list(sets))
     for i, j in enumerate(index):
-        assert_array_equal(nys.components[i], sets[j])
+        assert_array_equal(nys.components_[i], sets[j])
     for s, c in zip(sets, copies):
         assert_array_equal(s, c)
 
@@ -294,7 +295,7 @@ def test_point_kernel_parameters_on_their_own():
     to a kernel that takes none, a ValueError naming them."""
     sets = data_for("mean_map", 12, seed=22)
     given = NystroemMap(5, gamma=0.5, rng=0).fit(sets)
-    assert given.params["gamma"] == 0.5 and given.gamma == 0.5
+    assert given.params_["gamma"] == 0.5 and given.gamma == 0.5
     assert_array_equal(given.transform(sets), NystroemMap(
         5, kernel_params={"gamma": 0.5}, rng=0).fit(sets).transform(sets))
     poly = NystroemMap(5, kernel="mmd", degree=3, coef0=0.5, gamma=0.2,
@@ -304,7 +305,7 @@ def test_point_kernel_parameters_on_their_own():
                                         "coef0": 0.5, "gamma": 0.2},
         rng=0).fit(sets).transform(sets))
     renyi = NystroemMap(5, kernel="renyi", gamma=2.0, rng=0).fit(sets)
-    assert renyi.params["gamma"] == 2.0
+    assert renyi.params_["gamma"] == 2.0
     words = ["ab", "abc", "b", "bc", "c"]
 
     def overlap(A, B, gamma=1.0):
@@ -314,15 +315,16 @@ def test_point_kernel_parameters_on_their_own():
                     .fit_transform(words) ** 2,
                     2 * NystroemMap(3, kernel=overlap, rng=0)
                     .fit_transform(words) ** 2, atol=1e-12)
+    H = histograms(12, 4, seed=22)
     with pytest.raises(ValueError, match="gamma is given twice"):
-        NystroemMap(5, gamma=0.5, kernel_params={"gamma": 0.5})
+        NystroemMap(5, gamma=0.5, kernel_params={"gamma": 0.5}).fit(sets)
     with pytest.raises(ValueError, match=r"gamma=0\.5: the 'chi2' kernel takes "
                                          r"no gamma"):
-        NystroemMap(5, kernel="chi2", gamma=0.5)
+        NystroemMap(5, kernel="chi2", gamma=0.5).fit(H)
     with pytest.raises(ValueError, match="gamma"):
-        NystroemMap(5, gamma=-1.0)
+        NystroemMap(5, gamma=-1.0).fit(sets)
     with pytest.raises(ValueError, match="degree"):
-        NystroemMap(5, degree=0)
+        NystroemMap(5, degree=0).fit(sets)
 
 
 # -- bad input ---------------------------------------------------------------
@@ -342,8 +344,9 @@ def test_point_kernel_parameters_on_their_own():
      "landmarks"),
 ])
 def test_bad_parameters(kwargs, error, match):
+    nys = NystroemMap(**kwargs)  # stored as given, checked at fit
     with pytest.raises(error, match=match):
-        NystroemMap(**kwargs)
+        nys.fit(data_for("mean_map", 10, seed=17))
 
 
 def test_bad_input():
@@ -394,30 +397,29 @@ def test_a_callable_that_returns_nonsense_is_named(result, match):
         NystroemMap(3, kernel=result, rng=0).fit(X)
 
 
-# -- the scikit-learn adapter -----------------------------------------------
+# -- the scikit-learn protocol ----------------------------------------------
 
 
-def test_sklearn_adapter_gives_the_maps_features():
+def test_sklearn_clone_gives_the_maps_features():
     pytest.importorskip("sklearn")
     from sklearn.base import clone
 
-    from kernelmaps.sklearn import NystroemSampler
-
     sets = data_for("mmd", 20, seed=18)
-    est = NystroemSampler(6, kernel="mmd", landmarks="leverage", random_state=2)
+    est = NystroemMap(6, kernel="mmd", landmarks="leverage", rng=2)
     fmap = NystroemMap(6, kernel="mmd", landmarks="leverage", rng=2).fit(sets)
     assert_allclose(clone(est).fit(sets).transform(sets), fmap.transform(sets))
     H = histograms(15, 4, seed=19)
-    rows = NystroemSampler(5, kernel="exp_chi2", kernel_params={"beta": 2.0},
-                            random_state=0).fit(H)
-    assert_allclose(rows.transform(H), NystroemMap(
-        5, kernel="exp_chi2", kernel_params={"beta": 2.0}, rng=0).fit_transform(H))
-    assert rows.n_features_in_ == 4
+    rows = NystroemMap(5, kernel="exp_chi2", kernel_params={"beta": 2.0},
+                       rng=0).fit(H)
+    assert_array_equal(clone(rows).fit(H).transform(H), rows.transform(H))
+    assert rows.n_features_in_ == 4 and rows.n_features_out_ == 5
+    assert_array_equal(rows.get_feature_names_out(),
+                       [f"nystroemmap{i}" for i in range(5)])
     # gamma on its own, as scikit-learn's Nystroem takes it
-    assert_allclose(NystroemSampler(6, gamma=0.3, random_state=2)
-                    .fit_transform(sets),
-                    NystroemMap(6, gamma=0.3, rng=2).fit_transform(sets))
-    with pytest.raises(ValueError, match="Negative"):
+    assert_allclose(NystroemMap(6, gamma=0.3, rng=2).fit_transform(sets),
+                    NystroemMap(6, kernel_params={"gamma": 0.3},
+                                rng=2).fit_transform(sets))
+    with pytest.raises(ValueError, match="negative"):
         rows.transform(-H)
-    with pytest.raises(ValueError, match="NystroemMap"):
-        NystroemSampler(kernel="expected").fit(H)
+    with pytest.raises(TypeError, match="means, covs"):
+        clone(est).set_params(kernel="expected").fit(H)
