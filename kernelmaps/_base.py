@@ -94,7 +94,13 @@ class FeatureMap:
             else:
                 setattr(self, name, value)
         for name, sub in nested.items():
-            getattr(self, name).set_params(**sub)
+            value = getattr(self, name)
+            if not isinstance(value, FeatureMap):
+                raise ValueError(
+                    f"{name} of {type(self).__name__} is {value!r}, which has no "
+                    f"parameters: set {name} to a map first"
+                )
+            value.set_params(**sub)
         return self
 
     def __repr__(self):

@@ -869,7 +869,8 @@ class ExpChi2Features(FeatureMap):
     chi2_map : Chi2DirectMap, Chi2ChebyshevMap or HomogeneousKernelMap, optional
         The additive chi2 map :math:`\phi`: a fitted map is used as it is
         (a copy), another is fitted on the training data (a clone). None
-        means ``Chi2DirectMap(n_terms=5)``.
+        means ``Chi2DirectMap(n_terms=5)``. scikit-learn's ``clone`` (and
+        so ``GridSearchCV``) gives an unfitted copy, fitted by `fit`.
     draw : {"iid", "orthogonal", "qmc"} or None, default=None
         The frequency draw [4]_ [5]_ of `RandomFourierFeatures`
         (None: chosen by the width of the chi2 features).
