@@ -655,7 +655,7 @@ def bad_cases():
         ("widths", lambda: rf_pca(ragged, None, 2), ValueError, "columns"),
         # (the map, fitted on 10 columns, refuses 5)
         ("widths of chi2 features", lambda: rf_pca(ragged, DIRECT, 2), ValueError,
-         "block 0 .*X has 5 features, but this map was fitted on data with 10"),
+         "block 0 .*X has 5 features, but Chi2DirectMap is expecting 10 features"),
         ("ridge widths", lambda: rf_ridge(ragged, ys, None, 2), ValueError,
          "columns"),
         ("several maps widths", lambda: rf_ridge(ragged, ys, [DIRECT, DIRECT], 2),
