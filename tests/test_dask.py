@@ -473,6 +473,12 @@ def test_tokenize_deterministic(row_maps, emk):
     # same arrays, different class
     assert tokenize(km.RandomFourierFeatures(32, rng=0, gamma=1.0).fit(np.eye(3))) != (
         tokenize(km.RandomDistributionFeatures(32, gamma=1.0, rng=0).fit([np.eye(3)])))
+    # a map fitted again with other parameters: another token; back to the
+    # first: the first token
+    fmap = km.RandomFourierFeatures(32, rng=0, gamma=1.0).fit(X64)
+    token = tokenize(fmap)
+    assert tokenize(fmap.set_params(gamma=2.0).fit(X64)) != token
+    assert tokenize(fmap.set_params(gamma=1.0).fit(X64)) == token
 
 
 def test_tokenize_same_in_another_process(tmp_path):

@@ -192,7 +192,7 @@ def test_linear_test_through_a_map_of_objects():
     fmap = km.RandomDistributionFeatures(20, gamma=0.5, rng=0)
     res = km.mmd_test(X, Y, method="linear", feature_map=fmap)
     assert res.reject and res.kernel == "RandomDistributionFeatures"
-    assert not fmap.is_fitted  # fitted as a copy
+    assert not fmap.__sklearn_is_fitted__()  # fitted as a copy
     H1, H2 = objects("rows", 80, rng), objects("rows", 90, rng, 1.0)
     res = km.mmd_test(H1, H2, method="linear",
                       feature_map=km.Chi2DirectMap(3).fit(H1))
