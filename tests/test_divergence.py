@@ -420,10 +420,10 @@ def test_one_renyi_kernel_at_the_ends_of_the_float_range(monkeypatch, top):
     monkeypatch.setattr(RenyiSpec, "divergences", divergences)
     nys = km.NystroemMap(len(train), kernel="renyi",
                          landmarks=np.arange(len(train))).fit(train)
-    assert nys.params["scale"] == pytest.approx(scale, rel=1e-12)
-    assert_allclose(nys.eigenvalues, np.linalg.eigvalsh(K), atol=1e-10)
+    assert nys.params_["scale"] == pytest.approx(scale, rel=1e-12)
+    assert_allclose(nys.eigenvalues_, np.linalg.eigvalsh(K), atol=1e-10)
     # U Lambda^-1/2 U^T of the landmarks, applied to their kernel rows
-    assert_allclose(nys.transform(test), K_test @ nys.normalization, atol=1e-10)
+    assert_allclose(nys.transform(test), K_test @ nys.normalization_, atol=1e-10)
 
     try:
         import kernelmaps.sklearn as adapters
