@@ -12,6 +12,7 @@ labels from `ENTRIES`.
 import copy
 import itertools
 import math
+import pickle
 
 import fuzz_refs as ref
 import numpy as np
@@ -127,39 +128,157 @@ def FIT_W():
     return Arg("workers", p=P("workers"))
 
 
-def fit_twice(make, X, fit_kw, *, sets=False, same=True, transformable=True):
+def construct(cls, names, args, kw):
+    """``cls(*args, **kw)``, where `names` name the positional `args`: a
+    constructor checks nothing (fit, or transform for a map that needs no
+    fit, checks the parameters), so any exception here is wrong; it stores
+    every argument as given (scikit-learn's convention)."""
+    try:
+        fmap = cls(*args, **kw)
+    except Exception as e:
+        raise Wrong(
+            f"the constructor raised {type(e).__name__}: {e} (it should store "
+            f"its arguments; fit checks them)"
+        ) from e
+    for name, value in [*zip(names, args), *kw.items()]:
+        need(getattr(fmap, name, None) is value,
+             f"the constructor did not store {name} as given")
+    return fmap
+
+
+def seeded(v):
+    """Whether two fits with the arguments `v` draw alike: no ``rng`` among
+    the map's parameters, or a seed each fit starts from afresh (not None,
+    and not a generator that the first fit advances)."""
+    if "rng" not in v:
+        return True
+    rng = v["rng"]
+    return rng is not None and not isinstance(
+        rng, (np.random.Generator, np.random.BitGenerator, np.random.RandomState))
+
+
+def fitted_state(fmap):
+    """The fitted attributes of a map (names ending in ``_``)."""
+    return {k: val for k, val in vars(fmap).items()
+            if k.endswith("_") and not k.startswith("_")}
+
+
+def same_state(a, b):
+    """Whether two fitted attributes (arrays, sparse matrices, Bags, maps,
+    dicts, lists, numbers) are the same, bit for bit."""
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and a.keys() == b.keys()
+                and all(same_state(a[k], b[k]) for k in a))
+    if hasattr(a, "get_params") and hasattr(a, "fit"):  # a fitted map
+        return type(a) is type(b) and same_state(fitted_state(a), fitted_state(b))
+    if hasattr(a, "points") and hasattr(a, "offsets"):  # Bags
+        return (hasattr(b, "points") and same_state(np.asarray(a.points),
+                                                    np.asarray(b.points))
+                and same_state(np.asarray(a.offsets), np.asarray(b.offsets)))
+    if scipy.sparse.issparse(a):
+        return (scipy.sparse.issparse(b) and a.shape == b.shape
+                and same_state(a.toarray(), b.toarray()))
+    if isinstance(a, (list, tuple)):
+        return (type(a) is type(b) and len(a) == len(b)
+                and all(same_state(x, y) for x, y in zip(a, b)))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if a.dtype == object:
+            return repr(a.tolist()) == repr(b.tolist())
+        return np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+def _clone(fmap):
+    """scikit-learn's ``clone`` of the map where scikit-learn is installed
+    (it checks that the constructor stores its arguments), else the map
+    made again from `get_params`."""
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from sklearn.base import clone
+    except ImportError:
+        return type(fmap)(**fmap.get_params(deep=False))
+    return clone(fmap)
+
+
+def fit_twice(make, X, fit_kw, *, sets=False, same=True, transformable=True,
+              again=True):
     """``make().fit(X, **fit_kw)`` and ``make().fit_transform(X,
     **fit_kw)`` of a twin (`make` builds it from copies of the arguments,
-    random generators included); checks that fit returns the map, that
-    fit_transform is fit then transform, and that a second fit is refused.
-    `same`: whether two maps made alike are the same (not with rng=None);
-    `transformable`: whether `transform` takes X (EMK fits points, and
-    transforms sets). Returns the fitted map."""
+    random generators included, by `construct`); checks that fit returns
+    the map, that fit_transform is fit then transform, and the rest of the
+    estimator protocol (`refit`). `same`: whether two maps made alike are
+    the same (not with rng=None); `transformable`: whether `transform`
+    takes X (EMK fits points, and transforms sets); `again`: whether a
+    second fit learns the same (see `seeded`). Returns the fitted map."""
     fmap = make()
     fitted = fmap.fit(X, **fit_kw)
     need(fitted is fmap, "fit did not return the map")
-    if not transformable:
-        return _refit_refused(fmap, X)
-    Z = make().fit_transform(X, **fit_kw)
-    want = fmap.transform(X, **kwargs(fit_kw, ["workers"]))
-    need_shape(Z, np.shape(want))
-    if not same:
-        pass
-    elif sets:
-        need_close(Z, want, is_f32(X), rtol=1e-14, what="fit_transform ")
-    else:
-        need(np.array_equal(as_dense(Z), as_dense(want), equal_nan=True),
-             "fit_transform differs from fit then transform")
-    return _refit_refused(fmap, X)
+    need(hasattr(fmap, "n_features_in_") and fmap.__sklearn_is_fitted__(),
+         "fit did not set n_features_in_")
+    if transformable:
+        Z = make().fit_transform(X, **fit_kw)
+        want = fmap.transform(X, **kwargs(fit_kw, ["workers"]))
+        need_shape(Z, np.shape(want))
+        if not same:
+            pass
+        elif sets:
+            need_close(Z, want, is_f32(X), rtol=1e-14, what="fit_transform ")
+        else:
+            need(np.array_equal(as_dense(Z), as_dense(want), equal_nan=True),
+                 "fit_transform differs from fit then transform")
+    return refit(fmap, X, fit_kw, again)
 
 
-def _refit_refused(fmap, X):
+def refit(fmap, X, fit_kw, again=True):
+    """The estimator protocol of a map fitted on `X`: get_params and
+    set_params round trip (an unknown parameter refused, naming it), repr,
+    a second fit (it refits: with a seed, to the same attributes), a clone
+    fitted alike, and a pickle that loads as the same map. Returns the
+    map."""
+    name = type(fmap).__name__
+    state = fitted_state(fmap)
+    params = fmap.get_params(deep=False)
+    need(fmap.set_params(**params) is fmap, "set_params did not return the map")
+    need(all(getattr(fmap, k) is val for k, val in params.items()),
+         "set_params(**get_params()) changed a parameter")
     try:
-        fmap.fit(X)
+        fmap.set_params(no_such_parameter=1)
     except ValueError as e:
-        need("already fitted" in str(e), f"second fit: {e}")
+        need("no_such_parameter" in str(e), f"set_params of an unknown name: {e}")
     else:
-        need(False, "a second fit was accepted")
+        need(False, "set_params accepted an unknown parameter")
+    need(repr(fmap).startswith(f"{name}("), f"repr {repr(fmap)[:60]!r}")
+    twin = _clone(fmap)
+    need(type(twin) is type(fmap) and not hasattr(twin, "n_features_in_"),
+         "a clone is not an unfitted map of the same class")
+    need(fmap.fit(X, **fit_kw) is fmap, "a second fit did not return the map")
+    # A map given as a parameter, fitted, is used as it is; its clone is
+    # not fitted (scikit-learn's clone): the clone then fits it on X.
+    given_fitted = any(hasattr(val, "n_features_in_") for val in params.values())
+    if again:
+        need(same_state(fitted_state(fmap), state),
+             "a second fit (with the same seed) learned other attributes")
+        twin.fit(X, **fit_kw)
+        need(given_fitted or same_state(fitted_state(twin), state),
+             "a clone fitted on the same data learned other attributes")
+    try:
+        blob = pickle.dumps(fmap)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return fmap  # a parameter that does not pickle (a lambda, ...)
+    back = pickle.loads(blob)
+    need(same_state(fitted_state(back), fitted_state(fmap)),
+         "the unpickled map differs")
     return fmap
 
 
@@ -1019,21 +1138,15 @@ def _fourier_check(res, expected, big, in32, t):
         need(np.all(np.abs(as_dense(res)) <= bound), "features exceed sqrt(2/t)")
 
 
-def _rff_probe(km, fmap, ctx_rng=None):
-    X = grid(np.random.default_rng(7), (5, fmap.n_features_in))
-    return X, fmap.transform(X)
-
-
-def _check_fourier_map(fmap, t_expected=None):
+def _check_fourier_map(fmap):
     need(
-        np.isfinite(fmap.weights).all() and np.isfinite(fmap.offsets).all(),
-        "non-finite weights or offsets",
+        np.isfinite(fmap.weights_).all() and np.isfinite(fmap.offsets_).all(),
+        "non-finite weights_ or offsets_",
     )
-    need(not fmap.weights.flags.writeable, "the map's weights are writeable")
-
-
-def _ctor_args(names):
-    return names
+    t = fmap.n_features_out_
+    need_shape(fmap.weights_, (fmap.n_features_in_, t), "weights_")
+    need_shape(fmap.offsets_, (t,), "offsets_")
+    need(fmap.draw_ in FOURIER_DRAWS, f"draw_ {fmap.draw_!r}")
 
 
 FOURIER_CTOR = {
@@ -1136,19 +1249,19 @@ def _build_fourier_ctor(name):
 
 def _fourier_ref_of(fmap, X, name):
     if name == "RandomFourierFeatures":
-        return ref.fourier(X, fmap.weights, fmap.offsets)
+        return ref.fourier(X, fmap.weights_, fmap.offsets_)
     if name == "RandomDistributionFeatures":
-        return ref.set_fourier(X, fmap.weights, fmap.offsets)
-    z1, big1 = ref.set_fourier(X, fmap.rdf.weights, fmap.rdf.offsets)
-    z2, big2 = ref.fourier(z1, fmap.rff.weights, fmap.rff.offsets)
+        return ref.set_fourier(X, fmap.weights_, fmap.offsets_)
+    z1, big1 = ref.set_fourier(X, fmap.rdf_.weights_, fmap.rdf_.offsets_)
+    z2, big2 = ref.fourier(z1, fmap.rff_.weights_, fmap.rff_.offsets_)
     return z2, max(big1, big2)
 
 
 def _fourier_probe_data(fmap, name):
     rng = np.random.default_rng(7)
     if name == "RandomFourierFeatures":
-        return grid(rng, (5, fmap.n_features_in))
-    return [grid(rng, (n, fmap.n_features_in)) for n in (3, 1, 4)]
+        return grid(rng, (5, fmap.n_features_in_))
+    return [grid(rng, (n, fmap.n_features_in_)) for n in (3, 1, 4)]
 
 
 def _width(X, name):
@@ -1158,18 +1271,22 @@ def _width(X, name):
 
 
 def _fourier_ctor_entry(name):
-    """``Map(n_components, ...).fit(X, workers=...)``, then the transform of
-    probe data; the fitted gamma is the median heuristic of X when None."""
+    """``Map(n_components, ...).fit(X, workers=...)`` (the parameters
+    checked by fit), fit_transform, the estimator protocol (`fit_twice`),
+    then the transform of probe data; the fitted gamma_ is the median
+    heuristic of X when gamma is None."""
     pos, kw = FOURIER_CTOR[name]
 
     def call(km, v):
         def make():
-            return getattr(km, name)(*[copy.deepcopy(v[n]) for n in pos if n in v],
-                                     **copy.deepcopy(kwargs(v, kw)))
+            names = [n for n in pos if n in v]
+            return construct(getattr(km, name), names,
+                             [copy.deepcopy(v[n]) for n in names],
+                             copy.deepcopy(kwargs(v, kw)))
 
         fmap = fit_twice(make, v["X"], kwargs(v, ["workers"]),
                          sets=name != "RandomFourierFeatures",
-                         same=v.get("rng") is not None)
+                         same=v.get("rng") is not None, again=seeded(v))
         X = _fourier_probe_data(fmap, name)
         return fmap, X, fmap.transform(X)
 
@@ -1179,21 +1296,33 @@ def _fourier_ctor_entry(name):
 
     def check(ctx, v, res):
         fmap, X, Z = res
-        need(fmap.n_features_in == _width(v["X"], name),
-             "n_features_in differs from the width of X")
+        need(fmap.n_features_in_ == _width(v["X"], name),
+             "n_features_in_ differs from the width of X")
         if v.get("gamma") is None:
             if name == "RandomFourierFeatures":
                 pts = ref.dense(v["X"])
             else:
                 pts = np.vstack(ref.set_list(v["X"]))
             want = ref.median_gamma(pts, v.get("kernel", "rbf"))
-            need_close(np.array([fmap.gamma]), np.array([want]), False, rtol=1e-9,
-                       what="median-heuristic gamma ")
-        t = fmap.n_features_out
+            need_close(np.array([fmap.gamma_]), np.array([want]), False,
+                       rtol=1e-9, what="median-heuristic gamma_ ")
+        else:
+            need(fmap.gamma_ == float(v["gamma"]), f"gamma_ {fmap.gamma_!r}")
+        t = fmap.n_features_out_
+        need(t == int(v.get("n_components2" if name.startswith("Doubly")
+                            else "n_components", 100)), "n_features_out_")
         need_shape(Z, (len(X), t))
         need_dtype(Z, False)
         if name != "DoublyRandomDistributionFeatures":
             _check_fourier_map(fmap)
+        else:
+            _check_fourier_map(fmap.rdf_)
+            _check_fourier_map(fmap.rff_)
+            need((fmap.gamma_, fmap.gamma2_, fmap.draw_, fmap.draw2_)
+                 == (fmap.rdf_.gamma_, fmap.rff_.gamma_, fmap.rdf_.draw_,
+                     fmap.rff_.draw_), "DRDF's gamma_, draw_ differ from its levels'")
+            need(fmap.rff_.n_features_in_ == fmap.rdf_.n_features_out_,
+                 "DRDF's levels do not chain")
         expected, big = _fourier_ref_of(fmap, X, name)
         _fourier_check(Z, expected, big, False, t)
 
@@ -1298,10 +1427,10 @@ def _fourier_transform_entry(name):
         fmap, X = v["self"], v["X"]
         in32 = is_f32(X)
         n = len(ref.dense(X)) if name == "RandomFourierFeatures" else n_sets(X)
-        need_shape(res, (n, fmap.n_features_out))
+        need_shape(res, (n, fmap.n_features_out_))
         need_dtype(res, in32)
         expected, big = _fourier_ref_of(fmap, X, name)
-        _fourier_check(res, expected, big, in32, fmap.n_features_out)
+        _fourier_check(res, expected, big, in32, fmap.n_features_out_)
 
     register(
         Entry(
@@ -1345,8 +1474,9 @@ EMK_FIT_KW = [
 
 
 def _check_emk_map(fmap, fitted=True):
-    need(np.isfinite(fmap.basis).all(), "non-finite basis")
-    need(np.isfinite(fmap.projection).all(), "non-finite projection")
+    need(np.isfinite(fmap.basis_).all(), "non-finite basis_")
+    need(np.isfinite(fmap.projection_).all(), "non-finite projection_")
+    need_shape(fmap.basis_, (fmap.n_features_out_, fmap.n_features_in_), "basis_")
     obj = np.asarray(fmap.objective_)
     if fitted and obj.size > 1:
         need(
@@ -1355,16 +1485,28 @@ def _check_emk_map(fmap, fitted=True):
         )
 
 
-def _emk_probe(fmap):
+def _last_width(a, default):
+    """The length of the last axis of the array-like `a` (`default` where it
+    has none)."""
+    try:
+        shape = np.shape(a.toarray() if scipy.sparse.issparse(a)
+                         else np.asarray(a, dtype=object))
+    except (TypeError, ValueError):
+        return default
+    return shape[-1] if shape else default
+
+
+def _emk_probe(fmap, d=None):
     rng = np.random.default_rng(7)
-    return [grid(rng, (n, fmap.n_features_in)) for n in (3, 1, 4)]
+    d = fmap.n_features_in_ if d is None else d
+    return [grid(rng, (n, d)) for n in (3, 1, 4)]
 
 
 def _check_emk_probe(fmap, sets, Z, in32=False):
-    need_shape(Z, (len(sets), fmap.n_features_out))
+    need_shape(Z, (len(sets), fmap.n_features_out_))
     need_dtype(Z, in32)
     expected = ref.emk_features(
-        sets, fmap.basis, fmap.projection, fmap.kernel, fmap.gamma
+        sets, fmap.basis_, fmap.projection_, str(fmap.kernel), fmap.gamma_
     )
     need_close(
         Z,
@@ -1391,8 +1533,9 @@ def _build_emk_fit(ctx):
 
 def _emk_fit_call(km, v):
     def make():
-        return km.EMKFeatures(n_basis=copy.deepcopy(v["n_basis"]),
-                              **copy.deepcopy(kwargs(v, EMK_FIT_KW)))
+        return construct(km.EMKFeatures, [], [],
+                         {"n_basis": copy.deepcopy(v["n_basis"]),
+                          **copy.deepcopy(kwargs(v, EMK_FIT_KW))})
 
     X = v["X"]
     sets = (
@@ -1403,12 +1546,13 @@ def _emk_fit_call(km, v):
     )
     points = not sets
     fmap = fit_twice(make, X, kwargs(v, ["progress"]), sets=True,
-                     same=v.get("rng") is not None, transformable=sets)
+                     same=v.get("rng") is not None, transformable=sets,
+                     again=seeded(v))
     if v.get("gamma") is None:  # the median heuristic of the training points
         pts = ref.dense(X) if points else np.vstack(ref.set_list(X))
         want = ref.median_gamma(pts, v.get("kernel", "rbf"))
-        need_close(np.array([fmap.gamma]), np.array([want]), False, rtol=1e-9,
-                   what="median-heuristic gamma ")
+        need_close(np.array([fmap.gamma_]), np.array([want]), False, rtol=1e-9,
+                   what="median-heuristic gamma_ ")
     sets = _emk_probe(fmap)
     return fmap, sets, fmap.transform(sets)
 
@@ -1417,7 +1561,7 @@ def _check_emk_fit(ctx, v, res):
     fmap, sets, Z = res
     _check_emk_map(fmap)
     need(
-        fmap.n_features_out == int(np.asarray(v["n_basis"])),
+        fmap.n_features_out_ == int(np.asarray(v["n_basis"])),
         "wrong number of basis vectors",
     )
     _check_emk_probe(fmap, sets, Z)
@@ -1482,12 +1626,25 @@ def _build_emk_ctor(ctx):
 
 
 def _emk_ctor_call(km, v):
-    fmap = km.EMKFeatures(basis=v["basis"], **kwargs(v, ["kernel", "gamma"]))
-    if not fmap.is_fitted:  # basis=None: a map to fit (deterministically)
+    """A map given its basis transforms without fit (the parameters checked
+    there); fit (on points of the basis' width) then sets the attributes
+    without changing the features."""
+    kw = {"basis": v["basis"], **kwargs(v, ["kernel", "gamma"])}
+    fmap = construct(km.EMKFeatures, [], [], kw)
+    if v["basis"] is None:  # an unfitted map: fitted here (deterministically)
         fmap = km.EMKFeatures(basis=None, rng=0, **kwargs(v, ["kernel", "gamma"]))
         fmap.fit(grid(np.random.default_rng(3), (60, 2)))
-    sets = _emk_probe(fmap)
-    return fmap, sets, fmap.transform(sets)
+        sets = _emk_probe(fmap)
+        return fmap, sets, fmap.transform(sets)
+    need(fmap.__sklearn_is_fitted__(), "a map given its basis needs fit")
+    sets = _emk_probe(fmap, _last_width(v["basis"], 2))
+    Z = fmap.transform(sets)
+    need(not hasattr(fmap, "n_features_in_"), "transform set fitted attributes")
+    need(fmap.fit(np.vstack(sets)) is fmap, "fit did not return the map")
+    need(np.array_equal(fmap.transform(sets), Z),
+         "the features differ after fit")
+    refit(fmap, np.vstack(sets), {})
+    return fmap, sets, Z
 
 
 def _check_emk_ctor(ctx, v, res):
@@ -1590,7 +1747,7 @@ def _check_emk_transform(ctx, v, res):
     fmap, sets = v["self"], v["sets"]
     in32 = is_f32(sets)
     levels = int(np.asarray(v.get("levels", 0)))
-    width = fmap.n_features_out * (4 ** (levels + 1) - 1) // 3
+    width = fmap.n_features_out_ * (4 ** (levels + 1) - 1) // 3
     need_shape(res, (n_sets(sets), width))
     need_dtype(res, in32)
     if levels == 0:
@@ -1602,7 +1759,8 @@ def _check_emk_transform(ctx, v, res):
     elif not (isinstance(pos, np.ndarray) and pos.dtype != object and pos.ndim == 2):
         pos = np.vstack([np.asarray(p, dtype=np.float64) for p in pos])
     expected = ref.emk_pyramid(
-        sets, pos, levels, fmap.basis, fmap.projection, fmap.kernel, fmap.gamma
+        sets, pos, levels, fmap.basis_, fmap.projection_, str(fmap.kernel),
+        fmap.gamma_
     )
     need_close(
         res,
@@ -1763,20 +1921,33 @@ def _hist_probe():
     return grid(np.random.default_rng(11), (4, 5), 0, 64)
 
 
+def _fitted_on(fmap, X):
+    """`fmap` if it is fitted, else a copy fitted on `X` (a map that needs
+    no fit: its fitted attributes, for the references)."""
+    if hasattr(fmap, "n_features_in_"):
+        return fmap
+    fitted = copy.deepcopy(fmap)
+    need(fitted.fit(X) is fitted, "fit did not return the map")
+    return fitted
+
+
 def _additive_ref(fmap, X):
+    """The reference features of the fitted `fmap` (its fitted attributes
+    and its parameters, as given and checked)."""
     cls = type(fmap).__name__
     if cls == "Chi2DirectMap":
-        return ref.chi2_direct_features(X, fmap.k)
+        return ref.chi2_direct_features(X, fmap.k_)
     if cls == "Chi2ChebyshevMap":
-        return ref.chebyshev_features(X, fmap.n_terms, fmap.scale)
+        return ref.chebyshev_features(X, int(fmap.n_terms), fmap.scale_)
     if cls == "HomogeneousKernelMap":
-        return ref.homogeneous_features(X, fmap.kernel, fmap.order, fmap.period)
+        return ref.homogeneous_features(X, str(fmap.kernel), int(fmap.order),
+                                        fmap.period_)
     if cls == "ExpChi2Features":
-        phi = _additive_ref(fmap.chi2_map, X)
-        return ref.fourier(phi, fmap.weights, fmap.offsets)
+        phi = _additive_ref(fmap.chi2_map_, X)
+        return ref.fourier(phi, fmap.weights_, fmap.offsets_)
     if cls == "AnchorMap":
         return ref.anchor_features(
-            X, fmap.anchors, fmap.table, fmap.table_offsets, fmap.rank
+            X, fmap.anchors_, fmap.table_, fmap.table_offsets_, fmap.rank_
         )
     raise KeyError(cls)
 
@@ -1785,8 +1956,10 @@ def _check_hist_map_output(fmap, X, Z, in32):
     Xd = ref.dense(X)
     cls = type(fmap).__name__
     n, d = Xd.shape
-    width = fmap.n_features_out if fmap.n_features_out is not None else d * fmap.n_terms
-    need_shape(Z, (n, width))
+    fmap = _fitted_on(fmap, X)
+    need(fmap.n_features_in_ == d, f"n_features_in_ {fmap.n_features_in_}, "
+         f"but X has {d} features")
+    need_shape(Z, (n, fmap.n_features_out_))
     need_dtype(Z, in32)
     if scipy.sparse.issparse(X) and cls != "ExpChi2Features":
         need(
@@ -1794,9 +1967,10 @@ def _check_hist_map_output(fmap, X, Z, in32):
             "CSR input gave dense output",
         )
     if cls == "AnchorMap":
-        if fmap.n_neighbors == 2 and fmap.weights == "distance":
+        n_neighbors = int(fmap.n_neighbors)
+        if n_neighbors == 2 and str(fmap.weights) == "distance":
             expected = ref.anchor_interpolated(
-                X, fmap.anchors, fmap.table, fmap.table_offsets, fmap.rank
+                X, fmap.anchors_, fmap.table_, fmap.table_offsets_, fmap.rank_
             )
             # the engine keeps the weights in float32
             need_close(
@@ -1807,7 +1981,7 @@ def _check_hist_map_output(fmap, X, Z, in32):
                 atol=1e-6 * max(1.0, ref.scale_of(expected)),
             )
             return
-        if fmap.n_neighbors == 1:
+        if n_neighbors == 1:
             a, b = _additive_ref(fmap, X)
             Zd = as_dense(Z)
             tol = 1e-6 if in32 else 1e-12
@@ -1823,7 +1997,7 @@ def _check_hist_map_output(fmap, X, Z, in32):
         return
     if cls == "ExpChi2Features":
         expected, big = _additive_ref(fmap, X)
-        _fourier_check(Z, expected, big, in32, fmap.n_features_out)
+        _fourier_check(Z, expected, big, in32, fmap.n_features_out_)
         return
     expected = _additive_ref(fmap, X)
     need_close(
@@ -1834,15 +2008,49 @@ def _check_hist_map_output(fmap, X, Z, in32):
     )
 
 
+def _k_rows(k):
+    """The number of rows of a per-dimension `k` of Chi2DirectMap (None for
+    anything else)."""
+    try:
+        a = np.asarray(k.toarray() if scipy.sparse.issparse(k) else k, dtype=object)
+    except (TypeError, ValueError):
+        return None
+    return a.shape[0] if a.ndim == 2 else None
+
+
 def _map_ctor_entry(name, args, build, pos, kw):
+    """A map that needs no fit (its parameters given): transform without
+    fit (the parameters checked there), then fit (it must not change the
+    features), fit_transform of a twin, and the estimator protocol
+    (`refit`). A map that learns (``Chi2DirectMap(k=None)``) is fitted
+    first."""
+
     def call(km, v):
-        fmap = getattr(km, name)(*[v[n] for n in pos if n in v], **kwargs(v, kw))
+        names = [n for n in pos if n in v]
+
+        def make():
+            return construct(getattr(km, name), names,
+                             [copy.deepcopy(v[n]) for n in names],
+                             copy.deepcopy(kwargs(v, kw)))
+
+        fmap = construct(getattr(km, name), names, [v[n] for n in names],
+                         kwargs(v, kw))
         X = _hist_probe()
-        if not fmap.is_fitted:  # Chi2DirectMap(k=None): a map to fit
-            fmap.fit(X)
-        if fmap.n_features_in is not None and fmap.n_features_in != X.shape[1]:
-            X = grid(np.random.default_rng(11), (4, fmap.n_features_in), 0, 64)
-        return fmap, X, fmap.transform(X)
+        rows = _k_rows(v.get("k")) if name == "Chi2DirectMap" else None
+        if rows is not None and rows != X.shape[1]:
+            X = grid(np.random.default_rng(11), (4, rows), 0, 64)
+        if not fmap.__sklearn_is_fitted__():  # Chi2DirectMap(k=None)
+            fmap = fit_twice(make, X, {})
+            return fmap, X, fmap.transform(X)
+        Z = fmap.transform(X)
+        need(not hasattr(fmap, "n_features_in_"), "transform set fitted attributes")
+        need(fmap.fit(X) is fmap, "fit did not return the map")
+        need(np.array_equal(as_dense(fmap.transform(X)), as_dense(Z)),
+             "the features differ after fit")
+        need(np.array_equal(as_dense(make().fit_transform(X)), as_dense(Z)),
+             "fit_transform differs from transform")
+        refit(fmap, X, {})
+        return fmap, X, Z
 
     def check(ctx, v, res):
         fmap, X, Z = res
@@ -1940,25 +2148,27 @@ def _fit_entry(name, cls, args, build, pos, kw, extra=None):
 
     def call(km, v):
         def make():
-            return getattr(km, cls)(
-                *[copy.deepcopy(v[n]) for n in pos if n in v and n != "X"],
-                **copy.deepcopy(kwargs(v, kw)), **extra)
+            names = [n for n in pos if n in v and n != "X"]
+            return construct(getattr(km, cls), names,
+                             [copy.deepcopy(v[n]) for n in names],
+                             {**copy.deepcopy(kwargs(v, kw)), **extra})
 
         fmap = fit_twice(make, v["X"], kwargs(v, ["workers"]),
-                         same=v.get("rng", 0) is not None)
+                         same=v.get("rng", 0) is not None, again=seeded(v))
         X = np.asarray(ref.dense(v["X"], np.float64))
-        if fmap.n_features_in is not None and fmap.n_features_in != X.shape[1]:
-            X = grid(np.random.default_rng(11), (4, fmap.n_features_in), 0, 64)
+        if fmap.n_features_in_ != X.shape[1]:
+            X = grid(np.random.default_rng(11), (4, fmap.n_features_in_), 0, 64)
         X = np.maximum(np.nan_to_num(X, nan=0.5, posinf=1.0, neginf=0.0), 0)
         return fmap, X, fmap.transform(X)
 
     def check(ctx, v, res):
         fmap, X, Z = res
         if cls == "Chi2DirectMap":
-            need(np.isfinite(fmap.k).all() and (fmap.k > 0).all(), f"bad k {fmap.k}")
+            need(np.isfinite(fmap.k_).all() and (fmap.k_ > 0).all(),
+                 f"bad k_ {fmap.k_}")
         if cls == "AnchorMap":
-            need(np.isfinite(fmap.table).all(), "non-finite anchor table")
-            need(np.all(np.diff(fmap.anchors, axis=1) >= 0), "anchors not sorted")
+            need(np.isfinite(fmap.table_).all(), "non-finite anchor table_")
+            need(np.all(np.diff(fmap.anchors_, axis=1) >= 0), "anchors_ not sorted")
         _check_hist_map_output(fmap, X, Z, False)
 
     esrc = "".join(f", {k}={val!r}" for k, val in extra.items())
@@ -2189,16 +2399,14 @@ def _hist_transform_entry(cls, method="transform"):
         if method == "codes":
             n, d = ref.dense(X).shape
             idx = res[0] if isinstance(res, tuple) else res
-            k = fmap.n_neighbors
+            k = int(fmap.n_neighbors)
             need_shape(idx, (n, d) if k == 1 else (n, d, k), "codes")
+            n_anchors = fmap.anchors_.shape[1]
             need(
-                np.asarray(idx).dtype == np.min_scalar_type(fmap.anchors.shape[1] - 1),
+                np.asarray(idx).dtype == np.min_scalar_type(n_anchors - 1),
                 f"codes dtype {np.asarray(idx).dtype}",
             )
-            need(
-                np.asarray(idx).max(initial=0) < fmap.anchors.shape[1],
-                "code out of range",
-            )
+            need(np.asarray(idx).max(initial=0) < n_anchors, "code out of range")
             Z = fmap.transform(
                 np.asarray(ref.dense(X, np.float32 if in32 else np.float64))
             )
@@ -2335,17 +2543,16 @@ def _check_decode(ctx, v, res):
     codes = v["codes"]
     idx = np.asarray(codes[0] if isinstance(codes, tuple) else codes).astype(np.int64)
     n, d = idx.shape[:2]
-    need_shape(res, (n, fmap.n_features_out))
+    need_shape(res, (n, fmap.n_features_out_))
     need_dtype(res, False)
     if idx.ndim == 2:
-        expected = np.zeros((n, fmap.n_features_out))
+        expected = np.zeros((n, fmap.n_features_out_))
         for j in range(d):
-            r = int(fmap.rank[j])
+            r = int(fmap.rank_[j])
+            start = fmap.feature_offsets_[j]
             for i in range(n):
-                a = int(fmap.table_offsets[j] + idx[i, j] * r)
-                expected[i, fmap.feature_offsets[j] : fmap.feature_offsets[j] + r] = (
-                    fmap.table[a : a + r]
-                )
+                a = int(fmap.table_offsets_[j] + idx[i, j] * r)
+                expected[i, start : start + r] = fmap.table_[a : a + r]
         need_close(res, expected, False)
 
 
@@ -3219,71 +3426,10 @@ _rf_result_entry("rf_pca().transform", False)
 _rf_result_entry("rf_ridge().predict", True)
 
 
-# ------------------------------------------------------ scikit-learn adapters
+# ------------------------- scikit-learn estimators: SetKernel, ExpectedKernel
 
 
 SK_PARAMS = {
-    "Chi2DirectSampler": {
-        "n_terms": P("int", low=1),
-        "per_dimension": P("bool"),
-        "n_bins": P("int", low=1),
-    },
-    "Chi2ChebyshevSampler": {"n_terms": P("int", low=1)},
-    "HomogeneousKernelSampler": {
-        "kernel": P("choice", choices=("chi2", "js", "intersection", "hellinger")),
-        "order": P("int", low=0),
-        "period": P("real", low=0, low_incl=False, none_ok=True,
-                    judge=_period_judge),
-    },
-    "AnchorSampler": {
-        "kernel": P("choice", choices=("chi2", "js", "intersection", "hellinger")),
-        "n_anchors": P("int", low=2),
-        "anchors": P("choice", choices=("uniform", "kmeans")),
-        "energy": P("real", low=0, low_incl=False, high=1),
-        "n_neighbors": P("int", low=1, high=5),
-        "weights": P("choice", choices=("uniform", "distance")),
-    },
-    "ExpChi2Sampler": {
-        "n_components": P("int", low=1),
-        "beta": _gamma_p(False),
-        "n_terms": P("int", low=1),
-        "draw": P("choice", choices=FOURIER_DRAWS, none_ok=True),
-        "form": P("choice", choices=FOURIER_FORMS),
-        "random_state": P("sk_rng"),
-    },
-    "RFFSampler": {
-        "n_components": P("int", low=1),
-        "kernel": P("choice", choices=("rbf", "laplacian")),
-        "gamma": _gamma_p(),  # None: documented, 1 / d
-        # the baseline's kernel is "rbf": every draw is valid
-        "draw": P("choice", choices=FOURIER_DRAWS, none_ok=True),
-        "form": P("choice", choices=FOURIER_FORMS),
-        "random_state": P("sk_rng"),
-    },
-    "RDFSampler": {
-        "n_components": P("int", low=1),
-        "gamma": _gamma_p(),
-        "kernel": P("choice", choices=("rbf", "laplacian")),
-        "draw": P("choice", choices=FOURIER_DRAWS, none_ok=True),
-        "form": P("choice", choices=FOURIER_FORMS),
-        "random_state": P("sk_rng"),
-    },
-    "DRDFSampler": {
-        "n_components": P("int", low=1),
-        "n_components2": P("int", low=1),
-        "gamma": _gamma_p(),
-        "gamma2": _gamma_p(),  # None: documented, 1 / n_components
-        "draw": P("choice", choices=FOURIER_DRAWS, none_ok=True),
-        "form": P("choice", choices=FOURIER_FORMS),
-        "random_state": P("sk_rng"),
-    },
-    "EMKSampler": {
-        "n_basis": P("int", low=1, high=12),
-        "kernel": P("choice", choices=("rbf", "laplacian")),
-        "gamma": _gamma_p(),
-        "n_iter": P("int", low=0, huge=False),
-        "random_state": P("sk_rng"),
-    },
     "SetKernel": {
         "kernel": P("choice", choices=("mean_map", "mmd", "renyi")),
         "gamma": _gamma_p(),
@@ -3293,13 +3439,6 @@ SK_PARAMS = {
         "power": P("real", low=0, low_incl=False),
         "psd": P("choice", choices=("clip", "flip", "shift")),
         "workers": P("workers"),
-    },
-    "NystroemSampler": {
-        "n_components": P("int", low=1, huge=False),
-        "kernel": P("choice", choices=("mean_map", "mmd")),
-        "gamma": _gamma_p(),
-        "landmarks": P("choice", choices=("uniform", "kmeans++", "leverage")),
-        "random_state": P("sk_rng"),
     },
     "ExpectedKernel": {
         "covariance": P("choice", choices=("full", "diag", "iso")),
@@ -3311,62 +3450,33 @@ SK_PARAMS = {
     },
 }
 SK_BASE = {
-    "Chi2DirectSampler": {"n_terms": 3},
-    "Chi2ChebyshevSampler": {"n_terms": 3},
-    "HomogeneousKernelSampler": {"order": 1},
-    "AnchorSampler": {"n_anchors": 5},
-    "ExpChi2Sampler": {"n_components": 8, "random_state": 0},
-    "RFFSampler": {"n_components": 8, "random_state": 0},
-    "RDFSampler": {"n_components": 8, "random_state": 0},
-    "DRDFSampler": {"n_components": 8, "n_components2": 6, "random_state": 0},
-    "EMKSampler": {"n_basis": 3, "n_iter": 3, "random_state": 0},
     "SetKernel": {"k": 2},
-    "NystroemSampler": {"n_components": 3, "random_state": 0},
     "ExpectedKernel": {},
 }
 # scikit-learn's own validation names the data "array", "input" or "data"
 SK_X_ALIASES = ("array", "input", "data", "points")
-SK_SETS = ("RDFSampler", "DRDFSampler", "EMKSampler", "SetKernel",
-           "NystroemSampler")
-SK_HIST = (
-    "Chi2DirectSampler",
-    "Chi2ChebyshevSampler",
-    "HomogeneousKernelSampler",
-    "AnchorSampler",
-    "ExpChi2Sampler",
-)
+SK_SETS = ("SetKernel",)
 
 
 def _sk_x(ctx, name):
     if name in SK_SETS:
         return g_sets(ctx, 3, 4, 6, 2)
-    if name in SK_HIST:
-        return g_hist(ctx, 5, 4)
-    if name == "ExpectedKernel":
-        X = grid(ctx.rng, (4, 4))
-        X[:, 2:] = np.abs(X[:, 2:])
-        return arr(X)
-    return g_points(ctx, 5, 3)
+    X = grid(ctx.rng, (4, 4))  # ExpectedKernel: means, then variances
+    X[:, 2:] = np.abs(X[:, 2:])
+    return arr(X)
 
 
 SK_CONVERTS = ("dtype-str", "dtype-bytes", "dtype-datetime64", "dtype-timedelta64")
 
 
-def _sk_x_muts(name, fit=False):
-    out = []
-    for m in _sk_x_muts_raw(name):
-        e = EITHER if m.label in SK_CONVERTS else m.expect
-        if fit and "zero" in m.label and name in SK_HIST:
-            e = EITHER  # fitting needs some non-zero value
-        out.append(Mut(m.label, m.fn, e))
-    return out
+def _sk_x_muts(name):
+    return [Mut(m.label, m.fn, EITHER if m.label in SK_CONVERTS else m.expect)
+            for m in _sk_x_muts_raw(name)]
 
 
 def _sk_x_muts_raw(name):
     if name in SK_SETS:
         return set_mutations(one_point=EITHER)
-    if name in SK_HIST:
-        return hist_mutations()
     if name == "ExpectedKernel":
         return [
             *array2d_mutations(sparse=EITHER, one_row=VALID),
@@ -3387,12 +3497,12 @@ def _sk_x_muts_raw(name):
                 INVALID,
             ),
         ]
-    return array2d_mutations(sparse=EITHER, one_row=VALID)
+    raise KeyError(name)
 
 
 def _sk_reference(ctx, est, name, Xfit, X, res):
-    """Compare the transformer's output with the references (through the
-    fitted map's public parameters)."""
+    """Compare the transformer's output with the references (through its
+    public fitted attributes)."""
     if name in ("SetKernel",):
         kern = est.kernel
         in32 = all_f32(X, Xfit)
@@ -3437,24 +3547,6 @@ def _sk_reference(ctx, est, name, Xfit, X, res):
             coef0=float(est.coef0),
         )
         need_close(res, expected, False, rtol=1e-9)
-        return
-    fmap = est.map_
-    if name in SK_HIST:
-        _check_hist_map_output(fmap, X, res, is_f32(X))
-    elif name == "RFFSampler":
-        expected, big = ref.fourier(X, fmap.weights, fmap.offsets)
-        _fourier_check(res, expected, big, is_f32(X), fmap.n_features_out)
-    elif name == "RDFSampler":
-        expected, big = ref.set_fourier(X, fmap.weights, fmap.offsets)
-        _fourier_check(res, expected, big, is_f32(X), fmap.n_features_out)
-    elif name == "EMKSampler":
-        _check_emk_probe(fmap, X, res, is_f32(X))
-    elif name == "DRDFSampler":
-        expected, big = _fourier_ref_of(fmap, X, "DoublyRandomDistributionFeatures")
-        _fourier_check(res, expected, big, is_f32(X), fmap.n_features_out)
-    elif name == "NystroemSampler":
-        need_shape(res, (n_sets(X), fmap.n_features_out))
-        need(np.all(np.isfinite(res)), "features not finite")
 
 
 def _sk_renyi_reference(est, Xfit, X, res):
@@ -3537,16 +3629,13 @@ def _sk_entries(name):
         check_output(ctx, est, v["X"], probe, out, fit_rows)
 
     fit_args = [
-        Arg("X", _sk_x_muts(name, fit=True), positional=True, aliases=SK_X_ALIASES)
+        Arg("X", _sk_x_muts(name), positional=True, aliases=SK_X_ALIASES)
     ] + [
         Arg(
             k,
             p=p,
             aliases={
                 "covariance": ("X",),
-                # scikit-learn's check_random_state: "cannot be used
-                # to seed a numpy.random.RandomState instance"
-                "random_state": ("seed",),
             }.get(k, ()),
             # the baseline X has the columns of covariance="diag"
             overrides={"'full'": EITHER, "np.str_('full')": EITHER}
@@ -3586,7 +3675,7 @@ def _sk_entries(name):
             [
                 Arg(
                     "X",
-                    _sk_x_muts(name, fit=True),
+                    _sk_x_muts(name),
                     positional=True,
                     aliases=SK_X_ALIASES,
                 )
@@ -3675,11 +3764,7 @@ def add_probes(entry, values, ctx):
         else:
             try:
                 d = ref.dense(values["X"]).shape[1]
-                X = (
-                    np.abs(grid(np.random.default_rng(98), (3, d)))
-                    if name in SK_HIST or name == "ExpectedKernel"
-                    else grid(np.random.default_rng(98), (3, d))
-                )
+                X = np.abs(grid(np.random.default_rng(98), (3, d)))
             except Exception:
                 pass
         values["_probe"] = X
@@ -4098,12 +4183,16 @@ def _check_nystroem(ctx, v, res, kernel):
     n = ref.dense(T).shape[0] if kernel == "chi2" else n_sets(T)
     need_shape(Z, (n, m))
     need(np.all(np.isfinite(Z)), "features not finite")
+    need(fmap.n_features_out_ == m, f"n_features_out_ {fmap.n_features_out_}")
+    need_shape(fmap.normalization_, (m, m), "normalization_")
+    need_shape(fmap.eigenvalues_, (m,), "eigenvalues_")
+    need(len(fmap.component_indices_) == m, "component_indices_")
     if kernel == "renyi":
         return
     # Between landmarks the features reproduce the exact kernel.
-    L = fmap.components
+    L = fmap.components_
     F = fmap.transform(L)
-    params = {} if kernel == "chi2" else {"gamma": fmap.params["gamma"]}
+    params = {} if kernel == "chi2" else {"gamma": fmap.params_["gamma"]}
     K = np.asarray(getattr(ctx.km, NYSTROEM_KERNELS[kernel])(L, **params),
                    dtype=np.float64)
     top = max(float(np.abs(K).max()), np.finfo(np.float64).tiny)
@@ -4139,10 +4228,15 @@ def _nystroem_entry(kernel):
     given = ("kernel_params", "landmarks", "gamma", "rng")
 
     def call(km, v):
-        fmap = km.NystroemMap(
-            v.get("n_components", 100), kernel=kernel,
-            **{k: v[k] for k in given if k in v})
-        fmap.fit(v["X"], **({"workers": v["workers"]} if "workers" in v else {}))
+        def make():
+            return construct(km.NystroemMap, [], [], {
+                "n_components": copy.deepcopy(v.get("n_components", 100)),
+                "kernel": kernel,
+                **{k: copy.deepcopy(v[k]) for k in given if k in v}})
+
+        fmap = fit_twice(make, v["X"], kwargs(v, ["workers"]),
+                         sets=kernel != "chi2", same=v.get("rng") is not None,
+                         again=seeded(v))
         return fmap, fmap.transform(v["T"])
 
     def src(s):

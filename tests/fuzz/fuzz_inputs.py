@@ -998,19 +998,6 @@ def param_mutations(p):
             out.append((label, (lambda v=v: v), label, e))
     elif p.kind == "rng":
         out += _rng_candidates()
-    elif p.kind == "sk_rng":  # scikit-learn's random_state: None, int, RandomState
-        sk = {
-            "RandomState(0)": VALID,
-            "default_rng(0)": EITHER,
-            "SeedSequence(1)": EITHER,
-            "PCG64(3)": EITHER,
-            "[1, 2]": EITHER,
-            "2**63": EITHER,
-            "10**30": EITHER,
-        }
-        out += [
-            (lab, make, src, sk.get(lab, e)) for lab, make, src, e in _rng_candidates()
-        ]
     elif p.kind == "progress":
         for label, v in PROGRESS_CANDIDATES:
             e = VALID if isinstance(v, bool) else (EITHER if v == 1 else INVALID)

@@ -390,7 +390,7 @@ def _can_rerun(entry, values):
     for k, v in values.items():
         if inspect.isgenerator(v):
             return False
-        if k in ("rng", "random_state") and v is None:
+        if k == "rng" and v is None:
             return False
     return not (
         "rng" in entry.argmap
