@@ -168,7 +168,7 @@ slope = np.polyfit(np.log10(n_terms),
 print(f"direct series: mean error divided by {10 ** -rate:.1f} per term; "
       f"Chebyshev: log-log slope {slope:.2f}")
 print("direct parameters (shared, 5 terms):",
-      np.array2string(sweeps["direct, shared"][4].k, precision=4))
+      np.array2string(sweeps["direct, shared"][4].k_, precision=4))
 
 # %%
 # The mean error of the direct series falls by about an order of magnitude

@@ -121,7 +121,7 @@ distances = kernelmaps.chi2_distance(first[:1000])
 beta = 1 / np.median(distances[np.triu_indices_from(distances, k=1)])
 n_features = 800
 features = kernelmaps.ExpChi2Features(n_features, beta=beta, rng=0).fit(first)
-print(f"beta = {beta:.2f}, t = {features.n_features_out} random features")
+print(f"beta = {beta:.2f}, t = {features.n_features_out_} random features")
 
 # %%
 # Out-of-core ridge regression

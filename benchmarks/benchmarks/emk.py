@@ -93,11 +93,12 @@ class EMKFit(RunOnce):
 
 
 class EMKInit:
-    """The constructor ``EMKFeatures(basis=basis)``: the eigendecomposition
-    of the basis kernel matrix (n_basis x n_basis) behind its projection, run on
-    one BLAS thread (with a busy process on one core, on all BLAS threads
-    the fits' small LAPACK calls took 7-12 s where one thread takes 0.19
-    s)."""
+    """A given basis, ``EMKFeatures(basis=basis).fit(basis)`` (the
+    constructor stores it; fit checks it and computes the projection once):
+    the eigendecomposition of the basis kernel matrix (n_basis x n_basis)
+    behind its projection, run on one BLAS thread (with a busy process on
+    one core, on all BLAS threads the fits' small LAPACK calls took 7-12 s
+    where one thread takes 0.19 s)."""
 
     params = ((200, 500),)
     param_names = ("n_basis",)
@@ -106,7 +107,7 @@ class EMKInit:
         self.basis = _training_points(n_basis)
 
     def time_init(self, n_basis):
-        EMKFeatures(basis=self.basis, gamma=GAMMA)
+        EMKFeatures(basis=self.basis, gamma=GAMMA).fit(self.basis)
 
 
 class EMKTransform:
@@ -127,7 +128,7 @@ class EMKTransform:
         rng = np.random.default_rng(2)
         self.positions = [rng.random((s.shape[0], 2)) for s in self.sets]
         self.bags = Bags.from_list(self.sets)
-        self.nystroem = _nystroem(_training_points(20000), emk.gamma)
+        self.nystroem = _nystroem(_training_points(20000), emk.gamma_)
 
     def time_transform(self, emk, levels, workers):
         self.emk.transform(self.sets, self.positions, levels=levels,
@@ -145,7 +146,7 @@ class EMKTransform:
     @run_once
     @skip_for_params([(2, 1), (2, 2)])
     def time_exact_gram(self, emk, levels, workers):
-        sum_match_kernel(self.sets, gamma=self.emk.gamma, workers=workers)
+        sum_match_kernel(self.sets, gamma=self.emk.gamma_, workers=workers)
 
     @skip_for_params([(0, 2), (2, 1), (2, 2)])
     def time_sklearn_nystroem(self, emk, levels, workers):
@@ -157,5 +158,5 @@ class EMKTransform:
     def track_gram_error(self, emk, levels, workers):
         sets = self.sets[:50]
         F = self.emk.transform(sets)
-        K = sum_match_kernel(sets, gamma=self.emk.gamma)
+        K = sum_match_kernel(sets, gamma=self.emk.gamma_)
         return float(np.abs(F @ F.T - K).max())

@@ -367,10 +367,10 @@ class ExpChi2:
         # The way before the fused CSR pass: the chi2 map, a SciPy sparse
         # product, then the cosine (target: time_transform <= 0.5x this).
         f = self.features
-        phi = f.chi2_map.transform(self.X, workers=workers)
-        Z = np.ascontiguousarray(phi @ f.weights)
-        scale = math.sqrt(2.0 / f.n_features_out)
-        np.cos(Z + f.offsets, out=Z)
+        phi = f.chi2_map_.transform(self.X, workers=workers)
+        Z = np.ascontiguousarray(phi @ f.weights_)
+        scale = math.sqrt(2.0 / f.n_features_out_)
+        np.cos(Z + f.offsets_, out=Z)
         Z *= scale
 
     def peakmem_features_and_gram(self, n_components, workers):
@@ -419,7 +419,7 @@ class AnchorMaps:
         X = bag_of_words(20000)
         self.X = _as(X, fmt)
         self.annfm = AnchorMap(kernel, n_anchors).fit(X)
-        width = self.annfm.n_features_out / X.shape[1]
+        width = self.annfm.n_features_out_ / X.shape[1]
         order = max(math.ceil((width - 1) / 2), 0)
         self.vz = HomogeneousKernelMap(kernel, order)
         self.subset = X[:2000]

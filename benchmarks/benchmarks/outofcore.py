@@ -134,7 +134,7 @@ def fit_maps(blocks):
     """The exp-chi2 random features (t = 2000) and their chi2 direct map,
     fitted on the first block."""
     features = ExpChi2Features(N_RANDOM, rng=0).fit(next(iter(blocks)))
-    return features, features.chi2_map
+    return features, features.chi2_map_
 
 
 def incremental_pca(blocks, features):

@@ -140,7 +140,7 @@ class RDF(RunOnce):
 
     @skip_for_params(SKIP_NUMPY)
     def time_numpy(self, size, dtype, workers):
-        numpy_set_means(self.bags, self.rdf.weights, self.rdf.offsets)
+        numpy_set_means(self.bags, self.rdf.weights_, self.rdf.offsets_)
 
     @skip_for_params(SKIP_NUMPY)
     def time_sklearn(self, size, dtype, workers):
@@ -155,14 +155,14 @@ class RDF(RunOnce):
 
     @skip_for_params(SKIP_NUMPY)
     def peakmem_numpy(self, size, dtype, workers):
-        numpy_set_means(self.bags, self.rdf.weights, self.rdf.offsets)
+        numpy_set_means(self.bags, self.rdf.weights_, self.rdf.offsets_)
 
 
 def numpy_drdf(bags, drdf):
     """DRDF the NumPy way: the RDF set means, then ``cos(F @ W2 + b2)``."""
-    F = numpy_set_means(bags, drdf.rdf.weights, drdf.rdf.offsets)
-    t2 = drdf.rff.weights.shape[1]
-    return np.sqrt(2.0 / t2) * np.cos(F @ drdf.rff.weights + drdf.rff.offsets)
+    F = numpy_set_means(bags, drdf.rdf_.weights_, drdf.rdf_.offsets_)
+    t2 = drdf.rff_.weights_.shape[1]
+    return np.sqrt(2.0 / t2) * np.cos(F @ drdf.rff_.weights_ + drdf.rff_.offsets_)
 
 
 class DRDF(RunOnce):
@@ -224,8 +224,8 @@ class RFF:
 
     @skip_for_params([(dt, 2) for dt in DTYPES])
     def time_numpy(self, dtype, workers):
-        W = self.rff.weights.astype(self.X.dtype)
-        np.cos(self.X @ W + self.rff.offsets.astype(self.X.dtype))
+        W = self.rff.weights_.astype(self.X.dtype)
+        np.cos(self.X @ W + self.rff.offsets_.astype(self.X.dtype))
 
     @skip_for_params([(dt, 2) for dt in DTYPES])
     def time_sklearn(self, dtype, workers):
@@ -274,8 +274,8 @@ class RFFSparse:
 
     @skip_for_params([(dt, 2) for dt in DTYPES])
     def time_numpy_csr(self, dtype, workers):
-        W = self.rff.weights.astype(self.X.dtype)
-        np.cos(self.X @ W + self.rff.offsets.astype(self.X.dtype))
+        W = self.rff.weights_.astype(self.X.dtype)
+        np.cos(self.X @ W + self.rff.offsets_.astype(self.X.dtype))
 
     @skip_for_params([(dt, 2) for dt in DTYPES])
     def time_sklearn_csr(self, dtype, workers):
@@ -408,7 +408,7 @@ def print_direct(size=SIZES[0], repeat=3):
         sets, d = make_sets(size, dtype)
         bags = Bags.from_list(sets)
         rdf = RandomDistributionFeatures(N_COMPONENTS, gamma=1.0 / d, rng=0).fit(bags)
-        t[dtype, "numpy"] = best(2, numpy_set_means, bags, rdf.weights, rdf.offsets)
+        t[dtype, "numpy"] = best(2, numpy_set_means, bags, rdf.weights_, rdf.offsets_)
         t[dtype] = best(repeat, rdf.transform, bags, workers=2)
         t[dtype, "gram"] = best(repeat, _rdf_gram, rdf, bags, 2)
         if dtype == "float64":

@@ -144,7 +144,7 @@ def set_rows(table, workers, quick):
         table.map_row(f"RandomDistributionFeatures t={t}", size, rdf, bags,
                       workers, "sum_match_kernel (mean map)",
                       peer=("NumPy cos(XW+b)", lambda rdf=rdf: numpy_set_means(
-                          bags, rdf.weights, rdf.offsets)))
+                          bags, rdf.weights_, rdf.offsets_)))
     drdf = km.DoublyRandomDistributionFeatures(1000, 2000, gamma=gamma,
                                                rng=0).fit(bags)
     table.map_row("DoublyRandomDistributionFeatures", size, drdf, bags, workers,

@@ -304,7 +304,7 @@ def main():
         print(markdown(table_header(), error_table(X, intervals)) + "\n")
         print("The parameters with 8 terms: old rule "
               f"{np.array2string(old_fit(X, 8), precision=1)}; new fit "
-              f"{np.array2string(Chi2DirectMap(8).fit(X).k, precision=1)}\n")
+              f"{np.array2string(Chi2DirectMap(8).fit(X).k_, precision=1)}\n")
 
     print("## 2. Other histograms: max abs kernel error / largest kernel "
           "value\n")

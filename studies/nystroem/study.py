@@ -326,7 +326,7 @@ def part_renyi(sizes, power=2):
             for rule in RULES if m < n else ("uniform",):
                 nys = km.NystroemMap(m, kernel="renyi", kernel_params=params,
                                      landmarks=rule, rng=rng).fit(train, workers=1)
-                assert nys.params["gamma"] == gamma
+                assert nys.params_["gamma"] == gamma
                 Z = nys.transform(train, workers=1)
                 errors.setdefault((rule, m), []).append(mean_abs_error(Z, P))
                 # The largest squared feature norm against the largest
