@@ -968,7 +968,10 @@ class ExpChi2Features(FeatureMap):
                     f"{chi2_map.n_features_in_}"
                 )
         else:
-            chi2_map = type(chi2_map)(**chi2_map.get_params(deep=False)).fit(X)
+            try:
+                chi2_map = type(chi2_map)(**chi2_map.get_params(deep=False)).fit(X)
+            except ValueError as err:
+                raise ValueError(f"chi2_map cannot be fitted on X: {err}") from None
         width = chi2_map.n_features_out_
         check_size(width=width, n_components=t)
         # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
