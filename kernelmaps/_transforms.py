@@ -172,7 +172,7 @@ def _in_blocks(fmap, method, X, args, kwargs, bounds, values, take):
         return method(fmap, X, *args, **kwargs)
     out, parts = None, []  # dense output: written in place; CSR: stacked
 
-    def run(first, stop):
+    def run(first, stop, _):
         nonlocal out
         for start, end in zip(bounds[first:stop], bounds[first + 1:stop + 1],
                               strict=True):
@@ -185,7 +185,7 @@ def _in_blocks(fmap, method, X, args, kwargs, bounds, values, take):
                 out = np.empty((bounds[-1], *part.shape[1:]), part.dtype)
             out[start:end] = part
 
-    run_chunked(run, values * MAP_VALUE_WORK, n_threads=1, progress=True,
+    run_chunked(run, (), values * MAP_VALUE_WORK, n_threads=1, progress=True,
                 desc=f"{type(fmap).__name__}.{method.__name__}")
     return scipy.sparse.vstack(parts, format="csr") if parts else out
 

@@ -1801,7 +1801,7 @@ def _feature_moments(fmap, A, shift, n_threads, progress):
     s = sc = G = None
     starts = range(0, A.shape[0], LINEAR_TEST_ROWS)
 
-    def run(first, stop):
+    def run(first, stop, _):
         nonlocal s, sc, G
         for start in starts[first:stop]:
             F = np.asarray(fmap.transform(A[start:start + LINEAR_TEST_ROWS],
@@ -1817,7 +1817,7 @@ def _feature_moments(fmap, A, shift, n_threads, progress):
                 for a in range(0, F.shape[0], step):
                     G += F[a:a + step].T @ F[a:a + step]
 
-    run_chunked(run, float(LINEAR_TEST_ROWS) * A.shape[1] * MAP_VALUE_WORK,
+    run_chunked(run, (), float(LINEAR_TEST_ROWS) * A.shape[1] * MAP_VALUE_WORK,
                 n_tasks=len(starts), n_threads=1, progress=progress,
                 desc="mmd_test features")
     return s, c, sc, G

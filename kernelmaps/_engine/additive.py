@@ -124,12 +124,10 @@ def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):
     else:
         row_parts = col_parts = np.empty((0, 0, 0), dtype=X.dtype)
 
-    def run(start, stop):
-        _impl.dense(rows, row_parts, cols, col_parts, n, m, kind, symmetric,
-                    ADDITIVE_ROW_BLOCK, block, items[start:stop], out, buffers,
-                    n_threads)
-
-    run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc)
+    plan = (rows, row_parts, cols, col_parts, n, m, kind, symmetric,
+            ADDITIVE_ROW_BLOCK, block, items, out, buffers)
+    run_chunked(_impl.dense, plan, cost, n_threads=n_threads, progress=progress,
+                desc=desc)
 
 
 def _js_parts(A, planes, n_threads):
@@ -138,11 +136,8 @@ def _js_parts(A, planes, n_threads):
     parts = np.empty((planes, *A.shape), dtype=A.dtype)
     n_threads = threads_for(n_threads, float(A.size) * _PARTS_COST, A.shape[0])
 
-    def run(start, stop):
-        _impl.js_parts(A, parts, start, stop, n_threads)
-
-    run_chunked(run, float(A.shape[1]) * _PARTS_COST, n_tasks=A.shape[0],
-                n_threads=n_threads)
+    run_chunked(_impl.js_parts, (A, parts), float(A.shape[1]) * _PARTS_COST,
+                n_tasks=A.shape[0], n_threads=n_threads)
     return parts
 
 
@@ -189,9 +184,7 @@ def _sparse(X, Y, kind, symmetric, out, n_threads, progress, desc):
     if symmetric:  # the first row writes a value in every row
         touch_pages(out, n_threads)
 
-    def run(start, stop):
-        _impl.sparse(x_dense, x_data, x_indices, x_indptr, Y.data, y_indices,
-                     y_indptr, kind, symmetric, start, stop, out, scratch,
-                     n_threads)
-
-    run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc)
+    plan = (x_dense, x_data, x_indices, x_indptr, Y.data, y_indices, y_indptr,
+            kind, symmetric, out, scratch)
+    run_chunked(_impl.sparse, plan, cost, n_threads=n_threads, progress=progress,
+                desc=desc)

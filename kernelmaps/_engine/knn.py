@@ -233,32 +233,21 @@ class NeighbourSearch:
         col_block, ldo = _col_block(dtype, self.dim, largest)
         lanes = _impl.LANES[dtype.name]
         ldc = largest + lanes
-        buffers = dict(
-            tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), dtype),
-            row_buffers=np.empty((n_threads, k * max(lanes * int(sx.max()), ldc)),
-                                 dtype),
-            col_buffers=np.empty((n_threads, k * ldc), dtype),
-            log_buffers=np.empty((n_threads, ldc)),
-            product_buffers=_product_buffers(x.centred, n_threads),
-        )
         x_log_rho = _padded(x_log_rho, lanes)
         y_log_rho = x_log_rho if triangle else _padded(y_log_rho, lanes)
         out_xy = np.full((len(coef), nx * ny), -np.inf)
         out_yx = np.full((len(coef), nx * ny), -np.inf) if both else out_xy
         zeros = np.zeros(max(x.cols.shape[1], y.cols.shape[1]), dtype=dtype)
-
-        def run(start, stop):
-            _impl.pair_log_sums(
-                x.rows, x.cols, y.rows, y.cols, zeros, x.offsets, y.offsets,
-                tasks[start:stop], k, col_block, ldo, x_log_rho, y_log_rho,
-                x_log_floor, y_log_floor, coef, out_xy, out_yx,
-                small_sets=small, both=both, x_centred=x.centred,
-                x_norms=x.norms, y_centred=y.centred, y_norms=y.norms,
-                bound=self.bound, n_threads=n_threads, **buffers)
-
+        plan = (x.rows, x.cols, y.rows, y.cols, zeros, x.offsets, y.offsets, tasks,
+                k, col_block, ldo, x_log_rho, y_log_rho, x_log_floor, y_log_floor,
+                coef, out_xy, out_yx, np.empty((n_threads, TILE_ROWS * ldo), dtype),
+                np.empty((n_threads, k * max(lanes * int(sx.max()), ldc)), dtype),
+                np.empty((n_threads, k * ldc), dtype), np.empty((n_threads, ldc)),
+                small, both, x.centred, x.norms, y.centred, y.norms, self.bound,
+                _product_buffers(x.centred, n_threads))
         with one_blas_thread():
-            run_chunked(run, work, n_threads=n_threads, progress=progress,
-                        desc="kNN distances", unit_cost=pairs)
+            run_chunked(_impl.pair_log_sums, plan, work, n_threads=n_threads,
+                        progress=progress, desc="kNN distances", unit_cost=pairs)
         L_xy = out_xy.reshape(len(coef), nx, ny)
         if not both:
             return L_xy, None
@@ -346,16 +335,11 @@ def _blocks_log_kth(dtype, dim, offsets, k, n_threads, rows, cols, products):
     tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype)
     row_buffers = np.empty((n_threads, k * _impl.LANES[dtype.name]
                             * _max_rows(items)), dtype)
-
-    product_buffers = _product_buffers(products[0], n_threads)
-
-    def run(start, stop):
-        _impl.self_kth(rows, cols, zeros, items[start:stop], k, col_block, kth,
-                       tile_buffers, row_buffers, *products, product_buffers,
-                       n_threads)
-
+    plan = (rows, cols, zeros, items, k, col_block, kth, tile_buffers, row_buffers,
+            *products, _product_buffers(products[0], n_threads))
     with one_blas_thread():
-        run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
+        run_chunked(_impl.self_kth, plan, _item_work(items) * unit,
+                    n_threads=n_threads)
     with np.errstate(divide="ignore"):
         return 0.5 * np.log(kth)
 
@@ -387,13 +371,10 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
     col_block, ldo = _col_block(dtype, dim, int(sy.max()))
     max_rows = int(sx.max())
     zeros = np.zeros(y.cols.shape[1], dtype=dtype)
-    buffers = dict(
-        tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), dtype),
-        row_buffers=np.empty((n_threads, k * _impl.LANES[dtype.name] * max_rows),
-                             dtype),
-        log_buffers=np.empty((n_threads, max_rows + _impl.LANES[dtype.name])),
-        product_buffers=_product_buffers(x.centred, n_threads),
-    )
+    buffers = (np.empty((n_threads, TILE_ROWS * ldo), dtype),
+               np.empty((n_threads, k * _impl.LANES[dtype.name] * max_rows), dtype),
+               np.empty((n_threads, max_rows + _impl.LANES[dtype.name])))
+    product_buffers = _product_buffers(x.centred, n_threads)
     log_rho = _padded(log_rho, _impl.LANES[dtype.name])
     n_pairs = int(per_row.sum())
     starts = _chunk_rows(per_row, KNN_PAIRS_PER_CALL) if n_pairs else [0]
@@ -418,18 +399,13 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
             share_of_pair = np.empty(len(entries))
             share_of_pair[order] = np.repeat(1.0 / pieces, pieces)
             out = np.empty((len(coef), len(entries)))
-
-            def run(start, stop, items=items, out=out):
-                _impl.divergence_sums(x.rows, y.cols, zeros, items[start:stop], k,
-                                      col_block, log_rho, log_floor, coef, out,
-                                      x_centred=x.centred, x_norms=x.norms,
-                                      y_centred=y.centred, y_norms=y.norms,
-                                      bound=bound, n_threads=n_threads,
-                                      **buffers)
-
+            plan = (x.rows, y.cols, zeros, items, k, col_block, log_rho, log_floor,
+                    coef, out, *buffers, x.centred, x.norms, y.centred, y.norms,
+                    bound, product_buffers)
             with one_blas_thread():
-                run_chunked(run, _item_work(items) * unit, n_threads=n_threads,
-                            progress=bar, unit_cost=share_of_pair)
+                run_chunked(_impl.divergence_sums, plan, _item_work(items) * unit,
+                            n_threads=n_threads, progress=bar,
+                            unit_cost=share_of_pair)
             L[:, entries[order][first]] = np.logaddexp.reduceat(out[:, order],
                                                                 first, axis=1)
     return L.reshape(len(coef), nx, ny)
@@ -552,20 +528,23 @@ def _query(tree, points, k, n_threads):
     threads from Python: a Ctrl-C there leaves them writing to freed
     memory.)"""
     out = np.empty(len(points))
-    unit = _QUERY_COST * points.shape[1]
+    run_chunked(_query_rows, (tree, points, k, out), _QUERY_COST * points.shape[1],
+                n_tasks=len(points), n_threads=n_threads)
+    return out
+
+
+def _query_rows(tree, points, k, out, start, stop, n_threads):
+    """The rows start to stop of `_query`, split among the threads."""
+    n = threads_for(n_threads, float(stop - start) * _QUERY_COST * points.shape[1],
+                    stop - start)
+    cuts = np.linspace(start, stop, n + 1).astype(np.int64)
 
     def query(rows):
         out[rows] = tree.query(points[rows], k=[k])[0][:, 0]
 
-    def run(start, stop):
-        n = threads_for(n_threads, float(stop - start) * unit, stop - start)
-        cuts = np.linspace(start, stop, n + 1).astype(np.int64)
-        for _ in thread_map(query, [slice(a, b) for a, b in
-                                    itertools.pairwise(cuts)], n):
-            pass
-
-    run_chunked(run, unit, n_tasks=len(points), n_threads=n_threads)
-    return out
+    for _ in thread_map(query, [slice(a, b) for a, b in
+                                itertools.pairwise(cuts)], n):
+        pass
 
 
 def _kdtree_log_sums(x, y, k, log_rho, log_floor, coef, n_threads, progress):
@@ -577,7 +556,7 @@ def _kdtree_log_sums(x, y, k, log_rho, log_floor, coef, n_threads, progress):
     floor = np.repeat(log_floor, sizes)
     L = np.empty((len(coef), nx, ny))
 
-    def run(start, stop):
+    def run(start, stop, _):  # one set at a time, each query on n_threads
         for j in range(start, stop):
             tree = cKDTree(y.points[yoff[j]:yoff[j + 1]])
             nu = _query(tree, x.points, k, n_threads)
@@ -589,6 +568,6 @@ def _kdtree_log_sums(x, y, k, log_rho, log_floor, coef, n_threads, progress):
                                     xoff[:-1], axis=1)
             L[:, :, j] = top + np.log(total)
 
-    run_chunked(run, float(xoff[-1]) * _QUERY_COST * x.points.shape[1],
+    run_chunked(run, (), float(xoff[-1]) * _QUERY_COST * x.points.shape[1],
                 n_tasks=ny, n_threads=1, progress=progress, desc="kd-tree queries")
     return L

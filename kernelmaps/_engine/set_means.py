@@ -85,13 +85,9 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
     out = np.empty((len(offsets) - 1, t), dtype=work_dtype)
     tile_buffers = np.empty((n_threads, TILE_ROWS * panel), dtype=work_dtype)
     acc_buffers = np.empty((n_threads, int(np.diff(groups).max()) * panel))
-
-    def run(start, stop):
-        _impl.set_means(rows, offsets, factors, groups, cols, phases_padded, out,
-                        panel, start, stop, tile_buffers, acc_buffers, kind,
-                        float(gamma), n_threads)
-
-    run_chunked(run, cost, n_threads=n_threads)
+    plan = (rows, offsets, factors, groups, cols, phases_padded, out, panel,
+            tile_buffers, acc_buffers, kind, float(gamma))
+    run_chunked(_impl.set_means, plan, cost, n_threads=n_threads)
     if owners is not None:  # pieces of large sets: their sums, added in order
         sums = np.add.reduceat(out.astype(np.float64), np.flatnonzero(
             np.diff(owners, prepend=-1)), axis=0)
@@ -129,13 +125,15 @@ def _gemm_cos(points, centres, phases, scale, n_threads):
     out = np.empty((n, t), dtype=points.dtype)
     phases = np.asarray(phases, dtype=points.dtype)
     n_threads = threads_for(n_threads, float(n) * t * d, n)
-
-    def run(start, stop):
-        np.matmul(points[start:stop], centres, out=out[start:stop])
-        _impl.cos_rows(out, phases, float(scale), start, stop, n_threads)
-
-    run_chunked(run, float(t) * (d + _KERNEL_COST), n_tasks=n, n_threads=n_threads)
+    run_chunked(_cos_of_products, (points, centres, phases, float(scale), out),
+                float(t) * (d + _KERNEL_COST), n_tasks=n, n_threads=n_threads)
     return out
+
+
+def _cos_of_products(points, centres, phases, scale, out, start, stop, n_threads):
+    """The rows start to stop of `_gemm_cos`."""
+    np.matmul(points[start:stop], centres, out=out[start:stop])
+    _impl.cos_rows(out, phases, scale, start, stop, n_threads)
 
 
 def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
@@ -144,11 +142,8 @@ def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
     n, t = Z.shape
     phases = np.asarray(phases, dtype=Z.dtype)
     n_threads = threads_for(n_threads, float(n) * t * _KERNEL_COST, n)
-
-    def run(start, stop):
-        _impl.cos_rows(Z, phases, float(scale), start, stop, n_threads)
-
-    run_chunked(run, float(t) * _KERNEL_COST, n_tasks=n, n_threads=n_threads)
+    run_chunked(_impl.cos_rows, (Z, phases, float(scale)), float(t) * _KERNEL_COST,
+                n_tasks=n, n_threads=n_threads)
     return Z
 
 
@@ -171,10 +166,7 @@ def csr_cos(X, W, phases, *, scale=1.0, n_threads=1):
     data = np.ascontiguousarray(X.data)
     indices = X.indices.astype(np.int64)
     indptr = X.indptr.astype(np.int64)
-
-    def run(start, stop):
-        _impl.csr_cos(data, indices, indptr, W, phases, float(scale), out, acc,
-                      start, stop, CSR_MEANS_TASK_ROWS, n_threads)
-
-    run_chunked(run, row_work, n_tasks=n, n_threads=n_threads)
+    plan = (data, indices, indptr, W, phases, float(scale), out, acc,
+            CSR_MEANS_TASK_ROWS)
+    run_chunked(_impl.csr_cos, plan, row_work, n_tasks=n, n_threads=n_threads)
     return out
