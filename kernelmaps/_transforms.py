@@ -33,7 +33,6 @@ import scipy.sparse
 
 from ._bags import Bags, pack_sets
 from ._config import working_memory_bytes
-from ._engine.layout import TRANSFORM_BLOCK_VALUES
 from ._engine.schedule import MAP_VALUE_WORK, run_chunked
 from ._parallel import check_progress, resolve_workers
 from ._probes import (
@@ -149,6 +148,15 @@ def blocked_sets(per_point=()):
         return transform
 
     return decorate
+
+
+# A map's transform under a progress bar runs on blocks of rows (whole
+# sets) of about this many input values, the same whatever the machine's
+# speed (a row's features may depend on the rows it is computed with, by a
+# few units in the last place, as BLAS products do): about one chunk (50
+# ms) of a map of a thousand features. Smaller blocks cost more calls
+# (benchmarks/TUNING.md).
+TRANSFORM_BLOCK_VALUES = 1 << 18
 
 
 def _block_bounds(cum_values):

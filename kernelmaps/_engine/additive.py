@@ -14,8 +14,6 @@ import scipy.sparse
 
 from . import _additive as _impl
 from .layout import (
-    ADDITIVE_ROW_BLOCK,
-    JS_SPARSE_DENSITY,
     TILE_ROWS,
     additive_panel,
     pack_cols,
@@ -76,6 +74,12 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
     return out
 
 
+# The Jensen-Shannon kernel of dense float64 histograms with at most this
+# share of non-zero values runs through their common non-zeros (CSR),
+# faster there than the tiles, which skip only the features that are 0 in
+# all the rows of a tile; float32 tiles, twice as wide, are faster at every
+# density (benchmarks/TUNING.md).
+JS_SPARSE_DENSITY = 0.3
 # Element operations per feature of a pair of rows, by kind.
 _COST = {"chi2": 4, "intersection": 1, "product": 1, "js": 32}
 # ... and per value of its parts for the "js" tiles.
@@ -105,6 +109,10 @@ def _ldexp(A, e):
         A.data = np.ldexp(A.data, e).astype(A.dtype, copy=False)
         return A
     return np.ldexp(A, e).astype(A.dtype, copy=False)
+
+
+# Rows per task of the tiles.
+ADDITIVE_ROW_BLOCK = 64
 
 
 def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):

@@ -81,8 +81,8 @@ def rbf_diagonal(m1, v1, m2, v2, gamma, symmetric, n_threads, progress):
 
 def _mirror(K, n_threads):
     """The upper triangle of the square K copied to its lower triangle, in
-    chunks of tile rows (one call on 20,000 x 20,000 took 0.4 to 0.8 s:
-    Ctrl-C waited for it)."""
+    chunks of tile rows: one call on a large K takes most of a second,
+    which Ctrl-C would wait for."""
     tile = _impl.MIRROR_ROWS
     n_tiles = -(-K.shape[0] // tile)
     cost = (np.arange(n_tiles) + 1.0) * tile * tile

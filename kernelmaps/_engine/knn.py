@@ -22,8 +22,6 @@ from . import _knn as _impl
 from ._pair_sums import prepare_points
 from .lapack import one_blas_thread
 from .layout import (
-    KNN_GEMM_DIM,
-    KNN_PAIRS_PER_CALL,
     PRODUCT_CHUNK,
     TILE_ROWS,
     distance_scale,
@@ -52,8 +50,8 @@ _FLOAT32_MIN_DIM = 5
 _KDTREE_MIN_SET = {1: 800, 2: 900, 3: 1100, 4: 2000}
 # Element operations of a distance beyond the features (the selection).
 _SELECT_COST = 8
-# Element operations of one kd-tree query per feature, as timed (k = 5,
-# 3000 points, 1 to 4 features: 1900 to 2500).
+# Element operations of one kd-tree query per feature, as timed at k = 5
+# (benchmarks/TUNING.md).
 _QUERY_COST = 2000
 # The products path (`_knn.pyx`) certifies a list where its bound on the
 # error of the k-th squared distance is at most this many times the worst
@@ -67,22 +65,26 @@ _BOTH_WORK = 5 * TASK_WORK
 # compute their block of distances on the fly, twice (once transposed), so
 # that both directions keep one list per point: the lane lists of the tiles
 # cost a merge per row, and below these sizes more than computing the
-# distances again (one thread, AVX-512; 200 sets of 100 points: 0.39x the
-# time in 2-D, 0.56x in 5-D, 0.86x in 10-D, 1.21x in 16-D; 29 sets of 400
-# points in 8-D: 1.11x).
+# distances again.
 _FLIP_ANY_DIM = 4
 _FLIP_MAX_POINTS = 128
 _FLIP_MAX_DIM = 12
+# With at least this many features, squared distances come from BLAS
+# products of the centred points where a bound certifies them
+# (`NeighbourSearch._prepare_products`): from there they are faster than
+# the tiles, or as fast.
+KNN_GEMM_DIM = {np.dtype(np.float64): 128, np.dtype(np.float32): 512}
+# Pairs of sets per engine call of `_blocks_log_sums`: the memory of a call
+# (its items and outputs) stays bounded however many pairs there are.
+KNN_PAIRS_PER_CALL = 1 << 15
 
 
 def choose_method(X, Y):
-    """"kdtree" or "blocks": whichever measured faster for this shape.
+    """"kdtree" or "blocks": whichever is faster for this shape.
 
     A kd-tree query costs about ``log(m)`` at small d, a row of a distance
-    block about ``m``: with 2 threads on the reference machine (AMD EPYC,
-    AVX2), the trees win when the column sets hold on average more than
-    `_KDTREE_MIN_SET` points (for 200 sets of 100 points in 3-D the blocks
-    take 0.6 s and the trees 2.8 s; for 6 sets of 4000, 0.6 s and 0.2 s).
+    block about ``m``: the trees win when the column sets hold on average
+    more than `_KDTREE_MIN_SET` points (benchmarks/TUNING.md).
     """
     min_set = _KDTREE_MIN_SET.get(X.dim)
     sizes = X.sizes if Y is None else Y.sizes

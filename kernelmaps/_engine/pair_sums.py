@@ -15,9 +15,6 @@ import scipy.sparse
 from . import _pair_sums as _impl
 from .lapack import one_blas_thread
 from .layout import (
-    PAIR_GEMM_BLOCK,
-    PAIR_GEMM_DIM,
-    PAIR_MAX_SEGMENTS,
     PRODUCT_CHUNK,
     TILE_ROWS,
     bandwidth_scale,
@@ -67,8 +64,8 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
         if S is not None:
             return pair_means(S, X, Y) if normalize else S
     if small:
-        # A small call (a few milliseconds at most): one task, no planning.
-        # (From products it took 3x the time: 10 sets of 10 points, d = 128.)
+        # A small call (a few milliseconds at most): one task, no planning
+        # (products cost more than they save on a group this small).
         Y = X if symmetric else Y
         return _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
                                Y.points.astype(dtype, copy=False), Y.offsets,
@@ -106,6 +103,13 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     S = _fold_segments(S, yplan[1], axis=1)
     S = S.T.copy() if transposed else S
     return pair_means(S, X, Y) if normalize else S
+
+
+# Segments per group, at most.
+PAIR_MAX_SEGMENTS = 128
+# The rbf and polynomial kernels with at least this many features take
+# their dot products from BLAS (`_by_products`), faster than the tiles.
+PAIR_GEMM_DIM = {np.dtype(np.float64): 128, np.dtype(np.float32): 128}
 
 
 def kernel_power(half_log, c, n_threads=1, out=None):
@@ -168,6 +172,8 @@ def pair_means(S, X, Y):
     return S
 
 
+# Points per group of `_by_products`: one BLAS product per pair of groups.
+PAIR_GEMM_BLOCK = 512
 # Bounds on the relative error of each kernel value computed from dot
 # products (`_by_products`); a group pair whose bound is larger takes the
 # difference tiles. The contracts are 1e-12 (float64) and 1e-5 (float32);

@@ -190,12 +190,11 @@ def touch_pages(out, n_threads):
     rows write a value in every row. The first touch of a page costs the
     kernel its zeroing (NumPy asks for pages of 2 MB, 13 rows of 20,000
     values), and on a virtual machine, where the host hands out its memory
-    on first use, much more: 3.2 GB took 0.3 s when the process had just
-    freed that much, 12 s of CPU when the host had taken it back (in the
-    first chunk of the work: 20,000 one-point sets and 20,000 histograms
-    held Ctrl-C for 0.5 to 10 s). Touched here, a block at a time (Ctrl-C
-    stops between two), the same pages cost the same time, and the chunks
-    of the work after touch none. (The values written are overwritten by
+    on first use, much more: seconds for gigabytes, which the first chunk
+    of the work would spend at once, holding Ctrl-C (benchmarks/TUNING.md).
+    Touched here, a block at a time (Ctrl-C stops between two), the same
+    pages cost the same time, and the chunks of the work after touch
+    none. (The values written are overwritten by
     the work: every value of such an output belongs to one of its
     tasks.)"""
     flat = out.reshape(-1)

@@ -15,11 +15,6 @@ import numpy as np
 
 from . import _set_means as _impl
 from .layout import (
-    CSR_MEANS_BLOCK_BYTES,
-    CSR_MEANS_TASK_ROWS,
-    MEANS_GEMM_DIM,
-    MEANS_GROUP_POINTS,
-    MEANS_GROUP_SETS,
     TILE_ROWS,
     bandwidth_scale,
     means_panel,
@@ -97,6 +92,13 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
 
 # Element operations of a feature value beyond the coordinates (exp, cos).
 _KERNEL_COST = 8
+# A task's group of whole sets holds up to this many points (more for a
+# larger set) and sets, against a panel of columns (`means_panel`).
+MEANS_GROUP_POINTS = 256
+MEANS_GROUP_SETS = 64
+# Singleton sets (rows) with at least this many features: BLAS computes
+# their products with the columns faster than the tiles (`_gemm_cos`).
+MEANS_GEMM_DIM = 256
 
 
 def _pieces(offsets, scale, d, dtype):
@@ -145,6 +147,12 @@ def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
     run_chunked(_impl.cos_rows, (Z, phases, float(scale)), float(t) * _KERNEL_COST,
                 n_tasks=n, n_threads=n_threads)
     return Z
+
+
+# csr_cos: rows per task, and the bytes of W's column block that a task
+# keeps in cache (L2) across its rows.
+CSR_MEANS_TASK_ROWS = 64
+CSR_MEANS_BLOCK_BYTES = 1 << 20
 
 
 def csr_cos(X, W, phases, *, scale=1.0, n_threads=1):
