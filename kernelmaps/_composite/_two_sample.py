@@ -109,10 +109,7 @@ _METHODS = ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear",
 _N_RESAMPLES = 999
 _N_RESAMPLES_AGG = (2000, 2000)
 _N_RESAMPLES_FUSE = 2000
-# The aggregated test of samples of unequal sizes resamples swaps of paired
-# points (`_swap_form`); False: permutations of the pooled sample (for the
-# study of the two, studies/two_sample_unequal/study.py).
-SWAP_UNEQUAL = True
+
 
 @dataclass(repr=False)
 class MMDTestResult:
@@ -1515,8 +1512,8 @@ def _aggregated(iv):
     same B1 + B2 resamples (and the observed sample), then the level
     correction."""
     n, N, (B1, B2) = iv.n, iv.N, iv.B
-    mode = ("wild" if 2 * n == N else "swap" if SWAP_UNEQUAL
-            else "permutation")
+    # unequal sizes: swaps of paired points (`_swap_form`)
+    mode = "wild" if 2 * n == N else "swap"
     stats, names, gammas, kinds, _ = _statistics(iv, mode, 1 + B1 + B2)
     _warn_degenerates(iv, names, gammas, kinds, "aggregated")
     observed = stats[:, 0]
