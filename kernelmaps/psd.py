@@ -273,10 +273,9 @@ class PSDProjector:
             )
         exponent = _unit_exponent(K)
         unit = np.ldexp(K, -exponent)
-        if self.method == "square":  # (no _exponent: pickled unscaled)
+        if self.method == "square":
             return _scale_back(lapack.matmul(unit, self._train),
-                               exponent + getattr(self, "_exponent", 0),
-                               "K_test_train", "square")
+                               exponent + self._exponent, "K_test_train", "square")
         if self.method == "shift" or not self.eigenvalues_.size:
             return K.copy()
         V = self.eigenvectors_
