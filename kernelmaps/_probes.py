@@ -7,8 +7,6 @@ import sys
 
 import numpy as np
 
-from ._engine.layout import PROBE_BLOCK_VALUES
-
 __all__ = [
     "all_finite",
     "any_negative",
@@ -84,6 +82,11 @@ def as_float_array(a, name):
     raise TypeError(
         f"{name} must hold real numbers, got an array of dtype {arr.dtype}"
     )
+
+
+# Whole-array checks go in blocks of about this many values: no temporary
+# array is larger, and Ctrl-C stops between two blocks.
+PROBE_BLOCK_VALUES = 1 << 21
 
 
 def all_finite(a):

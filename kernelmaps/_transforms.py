@@ -33,7 +33,6 @@ import scipy.sparse
 
 from ._bags import Bags, pack_sets
 from ._config import working_memory_bytes
-from ._engine.layout import TRANSFORM_BLOCK_VALUES
 from ._engine.schedule import MAP_VALUE_WORK, run_chunked
 from ._parallel import check_progress, resolve_workers
 from ._probes import (
@@ -151,6 +150,15 @@ def blocked_sets(per_point=()):
     return decorate
 
 
+# A map's transform under a progress bar runs on blocks of rows (whole
+# sets) of about this many input values, the same whatever the machine's
+# speed (a row's features may depend on the rows it is computed with, by a
+# few units in the last place, as BLAS products do): about one chunk (50
+# ms) of a map of a thousand features. Smaller blocks cost more calls
+# (benchmarks/TUNING.md).
+TRANSFORM_BLOCK_VALUES = 1 << 18
+
+
 def _block_bounds(cum_values):
     """Block boundaries over items whose input values end at `cum_values`
     (``cum_values[i]``: the values before item i, ``n + 1`` entries): a
@@ -172,7 +180,7 @@ def _in_blocks(fmap, method, X, args, kwargs, bounds, values, take):
         return method(fmap, X, *args, **kwargs)
     out, parts = None, []  # dense output: written in place; CSR: stacked
 
-    def run(first, stop):
+    def run(first, stop, _):
         nonlocal out
         for start, end in zip(bounds[first:stop], bounds[first + 1:stop + 1],
                               strict=True):
@@ -185,7 +193,7 @@ def _in_blocks(fmap, method, X, args, kwargs, bounds, values, take):
                 out = np.empty((bounds[-1], *part.shape[1:]), part.dtype)
             out[start:end] = part
 
-    run_chunked(run, values * MAP_VALUE_WORK, n_threads=1, progress=True,
+    run_chunked(run, (), values * MAP_VALUE_WORK, n_threads=1, progress=True,
                 desc=f"{type(fmap).__name__}.{method.__name__}")
     return scipy.sparse.vstack(parts, format="csr") if parts else out
 

@@ -21,7 +21,7 @@ import scipy.sparse
 
 from ._bags import Bags, pack_sets
 from ._engine._gather import gather_plain
-from ._engine.layout import CAST_BLOCK_VALUES, COPY_BLOCK_BYTES
+from ._engine.layout import COPY_BLOCK_BYTES
 from ._probes import (
     all_finite,
     any_negative,
@@ -510,6 +510,10 @@ def fill_docs(functions, *, indent=0, **fields):
             doc = doc.replace("{" + name + "}",
                               text.replace("\n", "\n" + " " * indent))
         f.__doc__ = doc
+
+
+# Values cast at a time by `cast_output`: a few hundred kB, in cache.
+CAST_BLOCK_VALUES = 1 << 16
 
 
 def cast_output(values, dtype, names):

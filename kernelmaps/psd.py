@@ -273,10 +273,9 @@ class PSDProjector:
             )
         exponent = _unit_exponent(K)
         unit = np.ldexp(K, -exponent)
-        if self.method == "square":  # (no _exponent: pickled unscaled)
+        if self.method == "square":
             return _scale_back(lapack.matmul(unit, self._train),
-                               exponent + getattr(self, "_exponent", 0),
-                               "K_test_train", "square")
+                               exponent + self._exponent, "K_test_train", "square")
         if self.method == "shift" or not self.eigenvalues_.size:
             return K.copy()
         V = self.eigenvectors_
@@ -346,10 +345,10 @@ def _count_negative(K):
 def _negative_eigenpairs(K, n_negative):
     """The negative eigenvalues of K and their eigenvectors.
 
-    Measured on 2000 x 2000 (OpenBLAS, 2 cores): ``syevr`` for the smallest
-    few eigenpairs takes 0.8 s against 1.9 s for all of them by ``syevd``,
-    but slows down past that (2.3 s for half of them; 8.7 s for 1500
-    clustered ones): take the subset for up to 1/8 of the spectrum.
+    ``syevr`` computes a few of the smallest eigenpairs in less time than
+    ``syevd`` all of them, but more past about an eighth of the spectrum
+    (many clustered ones): the subset up to 1/8 of it, else all
+    (benchmarks/TUNING.md).
     """
     if n_negative <= len(K) // 8:
         w, V = lapack.eigh(K, subset_by_index=[0, n_negative - 1], driver="evr")

@@ -92,7 +92,7 @@ def test_run_chunked_runs_every_task_once_and_moves_an_open_bar(monkeypatch,
     pieces = rng.integers(1, 4, size=50)
     units = np.repeat(1.0 / pieces, pieces)
     calls, bar = [], _Bar()
-    schedule.run_chunked(lambda a, b: calls.append((a, b)),
+    schedule.run_chunked(lambda a, b, _: calls.append((a, b)), (),
                          rng.uniform(1e6, 1e7, size=len(units)),
                          n_threads=n_threads, progress=bar, unit_cost=units)
     assert calls[0][0] == 0 and calls[-1][1] == len(units) and len(calls) > 3
@@ -183,14 +183,14 @@ def test_thread_map_stops_its_running_tasks_at_their_next_check(nested):
     def long_task(item):
         ran = []
 
-        def run(start, stop):
+        def run(start, stop, _):
             if not ran:
                 running.release()
             ran.append(stop)
             time.sleep(1e-4 * (stop - start))
 
         try:
-            schedule.run_chunked(run, 1e6, n_threads=1, n_tasks=20000)
+            schedule.run_chunked(run, (), 1e6, n_threads=1, n_tasks=20000)
         finally:
             ended.append(ran[-1])
 

@@ -14,7 +14,6 @@ import scipy.sparse
 
 from .._base import FeatureMap
 from .._engine import lapack
-from .._engine.layout import NYSTROEM_DIAGONAL_BLOCK
 from .._parallel import resolve_workers
 from .._transforms import blocked_rows, blocked_sets, is_lazy
 from .._validation import check_choice, check_rng, check_scalar
@@ -24,6 +23,9 @@ from ._specs import SPECS, RenyiSpec, spec_for
 __all__ = ["NystroemMap"]
 
 _LANDMARKS = ("uniform", "kmeans++", "leverage")
+# Objects per block when the diagonal of a kernel is taken from its
+# symmetric blocks (leverage scores of kernels without a cheap diagonal).
+NYSTROEM_DIAGONAL_BLOCK = 32
 # Width of the random distribution features that embed sets for k-means++.
 _SET_EMBEDDING = 128
 # An indefinite kernel: where a landmark eigenvalue is small beside the

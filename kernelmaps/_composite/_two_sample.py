@@ -46,14 +46,6 @@ import scipy.stats
 from .._base import FeatureMap
 from .._config import working_memory_bytes
 from .._engine import lapack
-from .._engine.layout import (
-    LINEAR_TEST_ROWS,
-    RESAMPLE_BLOCK,
-    RESAMPLE_DRAWS_KEPT,
-    RESAMPLE_TASK_FLOPS,
-    RESAMPLE_THREADED_FLOPS,
-    TEST_MATRIX_ROWS,
-)
 from .._engine.pair_sums import shifted_matrix
 from .._engine.progress import progress_bar
 from .._engine.schedule import MAP_VALUE_WORK, run_chunked, thread_map
@@ -117,10 +109,7 @@ _METHODS = ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear",
 _N_RESAMPLES = 999
 _N_RESAMPLES_AGG = (2000, 2000)
 _N_RESAMPLES_FUSE = 2000
-# The aggregated test of samples of unequal sizes resamples swaps of paired
-# points (`_swap_form`); False: permutations of the pooled sample (for the
-# study of the two, studies/two_sample_unequal/study.py).
-SWAP_UNEQUAL = True
+
 
 @dataclass(repr=False)
 class MMDTestResult:
@@ -1095,12 +1084,11 @@ def _in_memory_bytes(iv, mode, total):
 # outweighs their products).
 _MIN_BLOCK = 32
 # Multiply-adds of a task of a block pass (its products with the draws of
-# all its scales): about 1 s on one core (blocks of 900 objects for the
-# 20 scales and 2001 resamples of MMD-FUSE in float32: 35 s at n = m =
-# 5000 here, 38 s with blocks of 450; larger blocks gain little). A task
-# stops between two products (and between the chunks of its kernel) when
-# its call stops: one product, at most RESAMPLE_PRODUCT_WORK (about
-# 0.1 s), is the latency of Ctrl-C.
+# all its scales): about 1 s on one core, blocks large enough that their
+# products run near the BLAS's speed; larger blocks gain little
+# (benchmarks/TUNING.md). A task stops between two products (and between
+# the chunks of its kernel) when its call stops: one product, at most
+# RESAMPLE_PRODUCT_WORK (about 0.1 s), is the latency of Ctrl-C.
 RESAMPLE_TASK_WORK = 16e9
 RESAMPLE_PRODUCT_WORK = 1.5e9
 
@@ -1302,6 +1290,11 @@ def _block_seeds(generator, total):
                     strict=True))
 
 
+# Resamples per block of draws (one seed each): a block's product K0 @ S is
+# (N, RESAMPLE_BLOCK).
+RESAMPLE_BLOCK = 256
+
+
 def _draw_block(seed, size, first, n, N, method, dtype):
     """The resamples of one block: the indicators of the first sample (N x
     size) for permutations, Rademacher signs (n x size) for the wild
@@ -1384,6 +1377,15 @@ def _resampled(form, draw, prepare, n_blocks, bar, n_threads):
                 out.append(finish(S, total))
                 bar.update(1)
     return np.concatenate(out)
+
+
+# Flops of a block's product (about 0.3 ms) from which its tasks run on
+# several threads: below, starting them costs more than they save.
+RESAMPLE_THREADED_FLOPS = 2e7
+# Flops of one task of a block's product (rows of the matrix times the
+# block): about 20 ms on one core, the latency of Ctrl-C; smaller tasks
+# lose time to their overhead (benchmarks/TUNING.md).
+RESAMPLE_TASK_FLOPS = 1e9
 
 
 def _pvalue(observed, null):
@@ -1510,8 +1512,8 @@ def _aggregated(iv):
     same B1 + B2 resamples (and the observed sample), then the level
     correction."""
     n, N, (B1, B2) = iv.n, iv.N, iv.B
-    mode = ("wild" if 2 * n == N else "swap" if SWAP_UNEQUAL
-            else "permutation")
+    # unequal sizes: swaps of paired points (`_swap_form`)
+    mode = "wild" if 2 * n == N else "swap"
     stats, names, gammas, kinds, _ = _statistics(iv, mode, 1 + B1 + B2)
     _warn_degenerates(iv, names, gammas, kinds, "aggregated")
     observed = stats[:, 0]
@@ -1572,6 +1574,11 @@ def _shared_draws(seeds, size, N, method, rows):
     if rows * sum(b for _, b in seeds) > RESAMPLE_DRAWS_KEPT:
         return draw
     return [draw(i) for i in range(len(seeds))].__getitem__
+
+
+# Bytes of resampling draws the aggregated test keeps for all its kernels
+# (beyond, it draws them again for each kernel).
+RESAMPLE_DRAWS_KEPT = 1 << 28
 
 
 def _swap_form(rows_of, n, m, dtype, n_threads):
@@ -1637,6 +1644,11 @@ def _row_blocks(n):
     """Slices of `TEST_MATRIX_ROWS` rows covering ``0 .. n``."""
     return [slice(i, min(i + TEST_MATRIX_ROWS, n))
             for i in range(0, n, TEST_MATRIX_ROWS)]
+
+
+# Rows of a kernel matrix per task of the tests' preparation (exponentials
+# of its logarithm, row sums of the pairs): a few milliseconds each.
+TEST_MATRIX_ROWS = 256
 
 
 def _level_correction(observed, M1, M2, alpha):
@@ -1801,7 +1813,7 @@ def _feature_moments(fmap, A, shift, n_threads, progress):
     s = sc = G = None
     starts = range(0, A.shape[0], LINEAR_TEST_ROWS)
 
-    def run(first, stop):
+    def run(first, stop, _):
         nonlocal s, sc, G
         for start in starts[first:stop]:
             F = np.asarray(fmap.transform(A[start:start + LINEAR_TEST_ROWS],
@@ -1817,12 +1829,15 @@ def _feature_moments(fmap, A, shift, n_threads, progress):
                 for a in range(0, F.shape[0], step):
                     G += F[a:a + step].T @ F[a:a + step]
 
-    run_chunked(run, float(LINEAR_TEST_ROWS) * A.shape[1] * MAP_VALUE_WORK,
+    run_chunked(run, (), float(LINEAR_TEST_ROWS) * A.shape[1] * MAP_VALUE_WORK,
                 n_tasks=len(starts), n_threads=1, progress=progress,
                 desc="mmd_test features")
     return s, c, sc, G
 
 
+# Rows of points mapped at a time by the linear test: the features of one
+# block are in memory at once.
+LINEAR_TEST_ROWS = 1 << 15
 # Multiply-adds of one product of the linear test's Gram matrix.
 LINEAR_GRAM_WORK = 2e9
 

@@ -69,12 +69,14 @@ def dense(const floating[:, ::1] xrows, const floating[:, :, ::1] xparts,
           Py_ssize_t n, Py_ssize_t m, str kind, bint symmetric,
           Py_ssize_t row_block, Py_ssize_t col_block,
           const int64_t[:, ::1] items, double[:, ::1] out,
-          double[:, ::1] buffers, int n_threads):
-    """out[i, j] = sum_k f(X[i, k], Y[j, k]) for the items: item (b, c0, c1)
-    is the rows [b * row_block, (b + 1) * row_block) of X (below n) against
-    the columns [c0, c1) of Y, c0 a multiple of col_block from the block's
-    first column (0, or with `symmetric` its first row rounded down to the
-    tile width: only the pairs j >= i are computed, and mirrored).
+          double[:, ::1] buffers, Py_ssize_t start, Py_ssize_t stop,
+          int n_threads):
+    """out[i, j] = sum_k f(X[i, k], Y[j, k]) for the items start <= it <
+    stop: item (b, c0, c1) is the rows [b * row_block, (b + 1) * row_block)
+    of X (below n) against the columns [c0, c1) of Y, c0 a multiple of
+    col_block from the block's first column (0, or with `symmetric` its
+    first row rounded down to the tile width: only the pairs j >= i are
+    computed, and mirrored).
 
     xrows: X padded with KM_MR - 1 zero rows; yt: Y transposed, (d,
     ldy) with ldy >= m rounded up to the tile width (zero padding). For
@@ -93,7 +95,7 @@ def dense(const floating[:, ::1] xrows, const floating[:, :, ::1] xparts,
     cdef const floating *xp = &xparts[0, 0, 0] if js else NULL
     cdef const floating *yp = &yparts[0, 0, 0] if js else NULL
     cdef Py_ssize_t xplane = xrows.shape[0] * d, yplane = d * ldy
-    for it in prange(items.shape[0], nogil=True, schedule="dynamic",
+    for it in prange(start, stop, nogil=True, schedule="dynamic",
                      num_threads=n_threads):
         tid = threadid()
         buf = &buffers[tid, 0]
@@ -141,8 +143,8 @@ def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,
            const index_t[::1] x_indices, const index_t[::1] x_indptr,
            const floating[::1] y_data, const index_t[::1] y_indices,
            const index_t[::1] y_indptr, str kind, bint symmetric,
-           Py_ssize_t row0, Py_ssize_t row1, double[:, ::1] out,
-           double[:, ::1] scratch, int n_threads):
+           double[:, ::1] out, double[:, ::1] scratch, Py_ssize_t row0,
+           Py_ssize_t row1, int n_threads):
     """out[i, j] = sum over the common non-zeros of f(X[i, k], Y[j, k]),
     with f as in `dense`, for the rows row0 <= i < row1.
 

@@ -31,6 +31,7 @@ threads, bit for bit.
 from cython.parallel cimport prange, threadid
 from libc.float cimport DBL_MAX
 from libc.math cimport exp, fabs, log, log1p
+from libc.stdint cimport int64_t
 
 import numpy as np
 
@@ -200,9 +201,9 @@ cdef void _batch(const double *p, const double *q, double *w, Py_ssize_t D,
 
 
 def rbf_full(const double[:, :, ::1] P, const double[:, :, ::1] Q,
-             Py_ssize_t m, double gamma, bint symmetric, Py_ssize_t row_start,
-             Py_ssize_t row_stop, double[:, ::1] out, double[:, ::1] scratch,
-             int n_threads):
+             Py_ssize_t m, double gamma, bint symmetric, double[:, ::1] out,
+             double[:, ::1] scratch, int64_t[::1] bad, Py_ssize_t row_start,
+             Py_ssize_t row_stop, int n_threads):
     """Fill rows row_start..row_stop of out (n, m) with the expected RBF
     kernel, from P = pack(..., lanes=1) of the n Gaussians of the rows and
     Q = pack(..., lanes=LANES) of the m of the columns.
@@ -210,22 +211,22 @@ def rbf_full(const double[:, :, ::1] P, const double[:, :, ::1] Q,
     With `symmetric` (Q packs the same Gaussians as P), only the entries
     j >= i are computed (see `mirror`). scratch: (n_threads, >= (2 size + 1)
     LANES). A pair whose matrix A is not numerically positive definite gets
-    -1. Returns the number of such pairs.
+    -1, and is counted in bad[i] (n, zeros before).
     """
     cdef Py_ssize_t size = P.shape[1], D = 1, nb = Q.shape[0]
     cdef Py_ssize_t i, j, b, a, s, tid
     cdef double *v
     cdef double *w
     cdef double *pb
-    cdef int bad = 0
     while D * (D + 1) // 2 < size:
         D += 1
     if (D * (D + 1) // 2 != size or P.shape[2] != 1 or Q.shape[1] != size
             or Q.shape[2] != B):
         raise ValueError("P and Q must come from pack, with lanes 1 and LANES")
     if (out.shape[0] != P.shape[0] or out.shape[1] != m or nb * B < m
-            or (symmetric and m != P.shape[0])):
-        raise ValueError("out must have shape (len(P), m), m <= len(Q) LANES")
+            or (symmetric and m != P.shape[0]) or bad.shape[0] != P.shape[0]):
+        raise ValueError("out must have shape (len(P), m), m <= len(Q) LANES; "
+                         "bad (len(P),)")
     if not 0 <= row_start <= row_stop <= P.shape[0]:
         raise ValueError("rows out of range")
     if (n_threads < 1 or scratch.shape[0] < n_threads
@@ -247,8 +248,7 @@ def rbf_full(const double[:, :, ::1] P, const double[:, :, ::1] Q,
                 if j < m and (j >= i or not symmetric):
                     out[i, j] = v[a]
                     if v[a] < 0.0:
-                        bad += 1
-    return bad
+                        bad[i] += 1
 
 
 def mirror(double[:, ::1] out, Py_ssize_t start, Py_ssize_t stop, int n_threads):
@@ -357,8 +357,8 @@ cdef void _diagonal_row(const double *m1, const double *v1, const double *M,
 
 def rbf_diagonal(const double[:, ::1] m1, const double[:, ::1] v1,
                  const double[:, :, ::1] M, const double[:, :, ::1] V,
-                 Py_ssize_t m, double gamma, bint symmetric, Py_ssize_t row_start,
-                 Py_ssize_t row_stop, double[:, ::1] out, int n_threads):
+                 Py_ssize_t m, double gamma, bint symmetric, double[:, ::1] out,
+                 Py_ssize_t row_start, Py_ssize_t row_stop, int n_threads):
     """Fill rows row_start..row_stop of out (n, m) with the expected RBF
     kernel between the Gaussians (m1[i], diag v1[i]) and the m of the
     columns, given in batches of DIAGONAL_LANES, interleaved: M[b, k, a] and

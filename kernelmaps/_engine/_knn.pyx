@@ -328,9 +328,11 @@ def self_kth(const floating[:, ::1] rows, const floating[:, ::1] cols,
              Py_ssize_t col_block, double[::1] out,
              floating[:, ::1] tile_buffers, floating[:, ::1] row_buffers,
              const floating[:, ::1] centred, const double[::1] norms,
-             tuple bound, double[:, ::1] product_buffers, int n_threads):
+             tuple bound, double[:, ::1] product_buffers, Py_ssize_t start,
+             Py_ssize_t stop, int n_threads):
     """out[p] = squared distance from point p to its k-th nearest neighbour
-    in its own set, the point itself excluded, for the rows of every item.
+    in its own set, the point itself excluded, for the rows of the items
+    start <= it < stop.
 
     rows / cols: the points, padded as for the tile kernels (cols
     transposed); zeros: zeros of the padded width of cols; items: rows of
@@ -348,7 +350,7 @@ def self_kth(const floating[:, ::1] rows, const floating[:, ::1] cols,
     _set_args(&args, rows.shape[1], cols.shape[1],
               tile_buffers.shape[1] // KM_MR)
     _set_products(&pa, centred, norms, centred, norms, bound)
-    for it in prange(items.shape[0], nogil=True, schedule="dynamic",
+    for it in prange(start, stop, nogil=True, schedule="dynamic",
                      num_threads=n_threads):
         tid = threadid()
         rowtop = &row_buffers[tid, 0]
@@ -370,10 +372,12 @@ def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
                     const double[::1] x_norms,
                     const floating[:, ::1] y_centred,
                     const double[::1] y_norms, tuple bound,
-                    double[:, ::1] product_buffers, int n_threads):
-    """For every item, out[a, slot] = log sum_t exp(coef[a] u(t)) over its
-    rows t, with u(t) = log rho(t) - max(log nu(t), log_floor[row set])
-    and nu(t) the k-th neighbour distance of t among the columns.
+                    double[:, ::1] product_buffers, Py_ssize_t start,
+                    Py_ssize_t stop, int n_threads):
+    """For the items start <= it < stop, out[a, slot] = log sum_t
+    exp(coef[a] u(t)) over its rows t, with u(t) = log rho(t) - max(log
+    nu(t), log_floor[row set]) and nu(t) the k-th neighbour distance of t
+    among the columns.
 
     log_rho: log rho (floored) of the row points, padded with LANES
     values; log_buffers: (n_threads, largest r1 - r0 plus LANES);
@@ -388,7 +392,7 @@ def divergence_sums(const floating[:, ::1] rows, const floating[:, ::1] cols,
     _set_args(&args, rows.shape[1], cols.shape[1],
               tile_buffers.shape[1] // KM_MR)
     _set_products(&pa, x_centred, x_norms, y_centred, y_norms, bound)
-    for it in prange(items.shape[0], nogil=True, schedule="dynamic",
+    for it in prange(start, stop, nogil=True, schedule="dynamic",
                      num_threads=n_threads):
         tid = threadid()
         rowtop = &row_buffers[tid, 0]
@@ -416,10 +420,11 @@ def pair_log_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
                   double[:, ::1] log_buffers, Py_ssize_t small_sets, bint both,
                   const floating[:, ::1] x_centred, const double[::1] x_norms,
                   const floating[:, ::1] y_centred, const double[::1] y_norms,
-                  tuple bound, double[:, ::1] product_buffers, int n_threads):
+                  tuple bound, double[:, ::1] product_buffers, Py_ssize_t start,
+                  Py_ssize_t stop, int n_threads):
     """Both directions (or, unless `both`, the first only) of the pairs
-    (i, j) of every task (i, j0, j1), j in [j0, j1), from one block of
-    distances per pair:
+    (i, j) of the tasks start <= t < stop, a task (i, j0, j1) for j in
+    [j0, j1), from one block of distances per pair:
 
     - out_xy[a, i * ny + j] = log sum_t exp(coef[a] u(t)) over t in X_i,
       u(t) = log rho(t) - max(log nu(t), x_log_floor[i]), nu(t) the k-th
@@ -455,7 +460,7 @@ def pair_log_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
     cdef floating *buf
     _set_args(&xy, x_rows.shape[1], y_cols.shape[1], ldo)
     _set_products(&pa, x_centred, x_norms, y_centred, y_norms, bound)
-    for t in prange(tasks.shape[0], nogil=True, schedule="dynamic",
+    for t in prange(start, stop, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         tid = threadid()
         i = tasks[t, 0]

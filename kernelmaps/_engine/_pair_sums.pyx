@@ -145,11 +145,10 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
               const int64_t[::1] rowbase, const int64_t[::1] colidx,
               double[::1] out, bint mirror,
               floating[:, ::1] tile_buffers, double[:, ::1] acc_buffers,
-              str kind, double gamma, double coef0, int degree, int n_threads,
-              Py_ssize_t start, Py_ssize_t stop):
+              str kind, double gamma, double coef0, int degree,
+              Py_ssize_t start, Py_ssize_t stop, int n_threads):
     """Sums over segment pairs for the items ``start <= it < stop``: item
-    (g, h0, h1) is row group g against the column groups h0 <= h < h1 (the
-    task ``run(start, stop)`` of `run_chunked`, bound by a partial).
+    (g, h0, h1) is row group g against the column groups h0 <= h < h1.
 
     The sum over row segment s and column segment t goes to
     out[rowbase[s] + colidx[t]], and with `mirror` (symmetric case: h >= g,
@@ -413,11 +412,11 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
                  const floating[:, ::1] xrows, const floating[:, ::1] ycols,
                  const floating[::1] phases, str kind, double gamma,
                  double tile_gamma, double coef0, int degree, int chunk,
-                 int n_threads):
-    """Sums over segment pairs for the items (g, h, form): row group g
-    against column group h, ``out[s, t]`` = the sum of k(x, y) over x in
-    segment s, y in t; with `mirror` (X against itself, h >= g)
-    ``out[t, s]`` too.
+                 Py_ssize_t start, Py_ssize_t stop, int n_threads):
+    """Sums over segment pairs for the items start <= it < stop, each (g,
+    h, form): row group g against column group h, ``out[s, t]`` = the sum
+    of k(x, y) over x in segment s, y in t; with `mirror` (X against
+    itself, h >= g) ``out[t, s]`` too.
 
     Items of form PRODUCTS take the products (`_product_pair`) of xa and
     ya, the points, with xn, yn their squared norms in float64, and
@@ -430,7 +429,7 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
     on one thread (the caller's): the items run in parallel, one per
     thread.
     """
-    cdef Py_ssize_t n_items = items.shape[0], it
+    cdef Py_ssize_t it
     cdef int64_t max_rows = 0, max_cols = 0, max_segs = 0, g, h, s, t
     cdef int64_t s0, s1, t0, t1, ldo
     cdef int d = xa.shape[1], kind_code = KINDS[kind]
@@ -445,7 +444,7 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
     cdef floating *tilebuf
     cdef km_tile_args args
 
-    for it in range(n_items):
+    for it in range(start, stop):
         g, h = items[it, 0], items[it, 1]
         max_rows = max(max_rows, xseg[xgroups[g + 1]] - xseg[xgroups[g]])
         max_cols = max(max_cols, yseg[ygroups[h + 1]] - yseg[ygroups[h]])
@@ -470,7 +469,7 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
         tilebuf = <floating *>malloc((KM_MR * ldo if any_exact else 1)
                                      * sizeof(floating))
         # Every thread takes part in the loop (a work-sharing construct).
-        for it in prange(n_items, schedule="dynamic"):
+        for it in prange(start, stop, schedule="dynamic"):
             if G == NULL or acc == NULL or C == NULL or tilebuf == NULL:
                 failed_at[0] = 1
             else:

@@ -93,9 +93,9 @@ def set_means(const floating[:, ::1] rows, const int64_t[::1] offsets,
               const double[::1] factors, const int64_t[::1] groups,
               const floating[:, ::1] cols, const floating[::1] phases,
               floating[:, ::1] out, Py_ssize_t panel,
-              Py_ssize_t task0, Py_ssize_t task1,
               floating[:, ::1] tile_buffers, double[:, ::1] acc_buffers,
-              str kind, double gamma, int n_threads):
+              str kind, double gamma, Py_ssize_t task0, Py_ssize_t task1,
+              int n_threads):
     """out[s, c] = factors[s] * sum over the points x of set s of
     f(x, column c), for the tasks task0 <= task < task1: task = g * n_panels
     + p is group g on the panel p of columns [p * panel, (p + 1) * panel).
@@ -149,8 +149,8 @@ def cos_rows(floating[:, ::1] Z, const floating[::1] phases, double scale,
 def csr_cos(const floating[::1] data, const int64_t[::1] indices,
             const int64_t[::1] indptr, const floating[:, ::1] W,
             const floating[::1] phases, double scale, floating[:, ::1] out,
-            double[:, ::1] acc_buffers, Py_ssize_t row0, Py_ssize_t row1,
-            Py_ssize_t rows_per_task, int n_threads):
+            double[:, ::1] acc_buffers, Py_ssize_t rows_per_task,
+            Py_ssize_t row0, Py_ssize_t row1, int n_threads):
     """out[i] = scale * cos(X[i] @ W + phases) for the rows row0 <= i < row1
     of the CSR matrix X (data, indices, indptr): random Fourier features of
     sparse rows, without a sparse product or a second pass.

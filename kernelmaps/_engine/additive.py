@@ -14,8 +14,6 @@ import scipy.sparse
 
 from . import _additive as _impl
 from .layout import (
-    ADDITIVE_ROW_BLOCK,
-    JS_SPARSE_DENSITY,
     TILE_ROWS,
     additive_panel,
     pack_cols,
@@ -76,6 +74,12 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
     return out
 
 
+# The Jensen-Shannon kernel of dense float64 histograms with at most this
+# share of non-zero values runs through their common non-zeros (CSR),
+# faster there than the tiles, which skip only the features that are 0 in
+# all the rows of a tile; float32 tiles, twice as wide, are faster at every
+# density (benchmarks/TUNING.md).
+JS_SPARSE_DENSITY = 0.3
 # Element operations per feature of a pair of rows, by kind.
 _COST = {"chi2": 4, "intersection": 1, "product": 1, "js": 32}
 # ... and per value of its parts for the "js" tiles.
@@ -107,6 +111,10 @@ def _ldexp(A, e):
     return np.ldexp(A, e).astype(A.dtype, copy=False)
 
 
+# Rows per task of the tiles.
+ADDITIVE_ROW_BLOCK = 64
+
+
 def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):
     n, d = X.shape
     m = Y.shape[0]
@@ -124,12 +132,10 @@ def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):
     else:
         row_parts = col_parts = np.empty((0, 0, 0), dtype=X.dtype)
 
-    def run(start, stop):
-        _impl.dense(rows, row_parts, cols, col_parts, n, m, kind, symmetric,
-                    ADDITIVE_ROW_BLOCK, block, items[start:stop], out, buffers,
-                    n_threads)
-
-    run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc)
+    plan = (rows, row_parts, cols, col_parts, n, m, kind, symmetric,
+            ADDITIVE_ROW_BLOCK, block, items, out, buffers)
+    run_chunked(_impl.dense, plan, cost, n_threads=n_threads, progress=progress,
+                desc=desc)
 
 
 def _js_parts(A, planes, n_threads):
@@ -138,11 +144,8 @@ def _js_parts(A, planes, n_threads):
     parts = np.empty((planes, *A.shape), dtype=A.dtype)
     n_threads = threads_for(n_threads, float(A.size) * _PARTS_COST, A.shape[0])
 
-    def run(start, stop):
-        _impl.js_parts(A, parts, start, stop, n_threads)
-
-    run_chunked(run, float(A.shape[1]) * _PARTS_COST, n_tasks=A.shape[0],
-                n_threads=n_threads)
+    run_chunked(_impl.js_parts, (A, parts), float(A.shape[1]) * _PARTS_COST,
+                n_tasks=A.shape[0], n_threads=n_threads)
     return parts
 
 
@@ -189,9 +192,7 @@ def _sparse(X, Y, kind, symmetric, out, n_threads, progress, desc):
     if symmetric:  # the first row writes a value in every row
         touch_pages(out, n_threads)
 
-    def run(start, stop):
-        _impl.sparse(x_dense, x_data, x_indices, x_indptr, Y.data, y_indices,
-                     y_indptr, kind, symmetric, start, stop, out, scratch,
-                     n_threads)
-
-    run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc)
+    plan = (x_dense, x_data, x_indices, x_indptr, Y.data, y_indices, y_indptr,
+            kind, symmetric, out, scratch)
+    run_chunked(_impl.sparse, plan, cost, n_threads=n_threads, progress=progress,
+                desc=desc)

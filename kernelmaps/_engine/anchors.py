@@ -67,14 +67,11 @@ def features(X, anchors, inv_step, n_neighbors, distance, table, table_offsets,
             else np.full(n, d)) * per_value
     n_threads = threads_for(n_threads, cost.sum(), n)
 
-    def run(start, stop):
-        _impl.transform(values, cols, indptr, d, anchors.reshape(-1),
-                        anchors.shape[1], inv_step, n_neighbors, distance, table,
-                        table_offsets, rank, feature_offsets, out, out_cols,
-                        out_indptr, not scipy.sparse.issparse(X), start, stop,
-                        n_threads)
-
-    run_chunked(run, cost, n_threads=n_threads)
+    plan = (values, cols, indptr, d, anchors.reshape(-1), anchors.shape[1],
+            inv_step, n_neighbors, distance, table, table_offsets, rank,
+            feature_offsets, out, out_cols, out_indptr,
+            not scipy.sparse.issparse(X))
+    run_chunked(_impl.transform, plan, cost, n_threads=n_threads)
     if not scipy.sparse.issparse(X):
         return out.reshape(n, width)
     return scipy.sparse.csr_matrix(
@@ -95,12 +92,10 @@ def neighbours(X, anchors, inv_step, n_neighbors, distance, n_threads):
     cost = 16.0 * n_neighbors  # per value
     n_threads = threads_for(n_threads, cost * len(values), len(values))
 
-    def run(start, stop):
-        _impl.neighbours(values, cols, X.shape[1], anchors.reshape(-1),
-                         anchors.shape[1], inv_step, n_neighbors, distance, 0, idx,
-                         w, start, stop, n_threads)
-
-    run_chunked(run, cost, n_tasks=len(values), n_threads=n_threads)
+    plan = (values, cols, X.shape[1], anchors.reshape(-1), anchors.shape[1],
+            inv_step, n_neighbors, distance, 0, idx, w)
+    run_chunked(_impl.neighbours, plan, cost, n_tasks=len(values),
+                n_threads=n_threads)
     return idx, w
 
 
@@ -118,9 +113,7 @@ def decode(indices, weights, table, table_offsets, rank, feature_offsets,
     cost = float(k) * float(rank.max(initial=1))  # per value
     n_threads = threads_for(n_threads, cost * n * d, n * d)
 
-    def run(start, stop):
-        _impl.lookup(idx, weights, np.empty(0, dtype=np.intc), d, table,
-                     table_offsets, rank, out_pos, out, start, stop, n_threads)
-
-    run_chunked(run, cost, n_tasks=n * d, n_threads=n_threads)
+    plan = (idx, weights, np.empty(0, dtype=np.intc), d, table, table_offsets,
+            rank, out_pos, out)
+    run_chunked(_impl.lookup, plan, cost, n_tasks=n * d, n_threads=n_threads)
     return out.reshape(n, width)

@@ -37,11 +37,8 @@ def expand(X, kind, params, scale, n_terms, n_threads):
     cost = 8.0 * T  # per value
     n_threads = threads_for(n_threads, cost * len(values), len(values))
 
-    def run(start, stop):
-        _impl.expand(kind, values, cols, d, params, scale, out, out_cols, start,
-                     stop, n_threads)
-
-    run_chunked(run, cost, n_tasks=len(values), n_threads=n_threads)
+    run_chunked(_impl.expand, (kind, values, cols, d, params, scale, out, out_cols),
+                cost, n_tasks=len(values), n_threads=n_threads)
     if not sparse:
         return out.reshape(n, d * T)
     return scipy.sparse.csr_matrix(

@@ -30,21 +30,16 @@ def rbf_full(m1, F1, m2, F2, gamma, symmetric, n_threads, progress):
     cost = pairs * float((d + 1) ** 3 // 3 + d * d + 8)
     n_threads = threads_for(n_threads, cost.sum(), n)
     scratch = np.empty((n_threads, (2 * P.shape[1] + 1) * _impl.LANES))
-    bad = 0
-
-    def run(start, stop):
-        nonlocal bad
-        bad += _impl.rbf_full(P, Q, m, gamma, symmetric, start, stop, K, scratch,
-                              n_threads)
-
-    run_chunked(run, cost, n_threads=n_threads, progress=progress,
-                desc="Gaussian pairs", unit_cost=pairs)
-    if bad:
+    bad = np.zeros(n, dtype=np.int64)  # per row: pairs not positive definite
+    run_chunked(_impl.rbf_full, (P, Q, m, gamma, symmetric, K, scratch, bad), cost,
+                n_threads=n_threads, progress=progress, desc="Gaussian pairs",
+                unit_cost=pairs)
+    if bad.any():
         i, j = np.argwhere(np.triu(K) < 0 if symmetric else K < 0)[0]
         raise ValueError(
             f"I + 2 gamma (S_i + S'_j) is not numerically positive definite for "
-            f"the pair ({i}, {j}) ({bad} pair(s) in all): covariances too close "
-            f"to indefinite for gamma={gamma:g}; make them safely positive "
+            f"the pair ({i}, {j}) ({bad.sum()} pair(s) in all): covariances too "
+            f"close to indefinite for gamma={gamma:g}; make them safely positive "
             f"semi-definite (e.g. add a small multiple of the identity) or use "
             f"a smaller gamma"
         )
@@ -76,11 +71,9 @@ def rbf_diagonal(m1, v1, m2, v2, gamma, symmetric, n_threads, progress):
     # and a logarithm and an exponential per pair.
     cost = pairs * float(4 * m1.shape[1] + 40)
     n_threads = threads_for(n_threads, cost.sum(), n)
-    run_chunked(
-        lambda start, stop: _impl.rbf_diagonal(m1, v1, M, V, m, gamma, symmetric,
-                                               start, stop, K, n_threads),
-        cost, n_threads=n_threads, progress=progress, desc="Gaussian pairs",
-        unit_cost=pairs)
+    run_chunked(_impl.rbf_diagonal, (m1, v1, M, V, m, gamma, symmetric, K), cost,
+                n_threads=n_threads, progress=progress, desc="Gaussian pairs",
+                unit_cost=pairs)
     if symmetric:
         _mirror(K, n_threads)
     return K
@@ -88,10 +81,10 @@ def rbf_diagonal(m1, v1, m2, v2, gamma, symmetric, n_threads, progress):
 
 def _mirror(K, n_threads):
     """The upper triangle of the square K copied to its lower triangle, in
-    chunks of tile rows (one call on 20,000 x 20,000 took 0.4 to 0.8 s:
-    Ctrl-C waited for it)."""
+    chunks of tile rows: one call on a large K takes most of a second,
+    which Ctrl-C would wait for."""
     tile = _impl.MIRROR_ROWS
     n_tiles = -(-K.shape[0] // tile)
     cost = (np.arange(n_tiles) + 1.0) * tile * tile
-    run_chunked(lambda start, stop: _impl.mirror(K, start, stop, n_threads), cost,
+    run_chunked(_impl.mirror, (K,), cost,
                 n_threads=threads_for(n_threads, cost.sum(), n_tiles))

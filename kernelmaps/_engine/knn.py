@@ -22,8 +22,6 @@ from . import _knn as _impl
 from ._pair_sums import prepare_points
 from .lapack import one_blas_thread
 from .layout import (
-    KNN_GEMM_DIM,
-    KNN_PAIRS_PER_CALL,
     PRODUCT_CHUNK,
     TILE_ROWS,
     distance_scale,
@@ -52,8 +50,8 @@ _FLOAT32_MIN_DIM = 5
 _KDTREE_MIN_SET = {1: 800, 2: 900, 3: 1100, 4: 2000}
 # Element operations of a distance beyond the features (the selection).
 _SELECT_COST = 8
-# Element operations of one kd-tree query per feature, as timed (k = 5,
-# 3000 points, 1 to 4 features: 1900 to 2500).
+# Element operations of one kd-tree query per feature, as timed at k = 5
+# (benchmarks/TUNING.md).
 _QUERY_COST = 2000
 # The products path (`_knn.pyx`) certifies a list where its bound on the
 # error of the k-th squared distance is at most this many times the worst
@@ -67,22 +65,26 @@ _BOTH_WORK = 5 * TASK_WORK
 # compute their block of distances on the fly, twice (once transposed), so
 # that both directions keep one list per point: the lane lists of the tiles
 # cost a merge per row, and below these sizes more than computing the
-# distances again (one thread, AVX-512; 200 sets of 100 points: 0.39x the
-# time in 2-D, 0.56x in 5-D, 0.86x in 10-D, 1.21x in 16-D; 29 sets of 400
-# points in 8-D: 1.11x).
+# distances again.
 _FLIP_ANY_DIM = 4
 _FLIP_MAX_POINTS = 128
 _FLIP_MAX_DIM = 12
+# With at least this many features, squared distances come from BLAS
+# products of the centred points where a bound certifies them
+# (`NeighbourSearch._prepare_products`): from there they are faster than
+# the tiles, or as fast.
+KNN_GEMM_DIM = {np.dtype(np.float64): 128, np.dtype(np.float32): 512}
+# Pairs of sets per engine call of `_blocks_log_sums`: the memory of a call
+# (its items and outputs) stays bounded however many pairs there are.
+KNN_PAIRS_PER_CALL = 1 << 15
 
 
 def choose_method(X, Y):
-    """"kdtree" or "blocks": whichever measured faster for this shape.
+    """"kdtree" or "blocks": whichever is faster for this shape.
 
     A kd-tree query costs about ``log(m)`` at small d, a row of a distance
-    block about ``m``: with 2 threads on the reference machine (AMD EPYC,
-    AVX2), the trees win when the column sets hold on average more than
-    `_KDTREE_MIN_SET` points (for 200 sets of 100 points in 3-D the blocks
-    take 0.6 s and the trees 2.8 s; for 6 sets of 4000, 0.6 s and 0.2 s).
+    block about ``m``: the trees win when the column sets hold on average
+    more than `_KDTREE_MIN_SET` points (benchmarks/TUNING.md).
     """
     min_set = _KDTREE_MIN_SET.get(X.dim)
     sizes = X.sizes if Y is None else Y.sizes
@@ -233,32 +235,21 @@ class NeighbourSearch:
         col_block, ldo = _col_block(dtype, self.dim, largest)
         lanes = _impl.LANES[dtype.name]
         ldc = largest + lanes
-        buffers = dict(
-            tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), dtype),
-            row_buffers=np.empty((n_threads, k * max(lanes * int(sx.max()), ldc)),
-                                 dtype),
-            col_buffers=np.empty((n_threads, k * ldc), dtype),
-            log_buffers=np.empty((n_threads, ldc)),
-            product_buffers=_product_buffers(x.centred, n_threads),
-        )
         x_log_rho = _padded(x_log_rho, lanes)
         y_log_rho = x_log_rho if triangle else _padded(y_log_rho, lanes)
         out_xy = np.full((len(coef), nx * ny), -np.inf)
         out_yx = np.full((len(coef), nx * ny), -np.inf) if both else out_xy
         zeros = np.zeros(max(x.cols.shape[1], y.cols.shape[1]), dtype=dtype)
-
-        def run(start, stop):
-            _impl.pair_log_sums(
-                x.rows, x.cols, y.rows, y.cols, zeros, x.offsets, y.offsets,
-                tasks[start:stop], k, col_block, ldo, x_log_rho, y_log_rho,
-                x_log_floor, y_log_floor, coef, out_xy, out_yx,
-                small_sets=small, both=both, x_centred=x.centred,
-                x_norms=x.norms, y_centred=y.centred, y_norms=y.norms,
-                bound=self.bound, n_threads=n_threads, **buffers)
-
+        plan = (x.rows, x.cols, y.rows, y.cols, zeros, x.offsets, y.offsets, tasks,
+                k, col_block, ldo, x_log_rho, y_log_rho, x_log_floor, y_log_floor,
+                coef, out_xy, out_yx, np.empty((n_threads, TILE_ROWS * ldo), dtype),
+                np.empty((n_threads, k * max(lanes * int(sx.max()), ldc)), dtype),
+                np.empty((n_threads, k * ldc), dtype), np.empty((n_threads, ldc)),
+                small, both, x.centred, x.norms, y.centred, y.norms, self.bound,
+                _product_buffers(x.centred, n_threads))
         with one_blas_thread():
-            run_chunked(run, work, n_threads=n_threads, progress=progress,
-                        desc="kNN distances", unit_cost=pairs)
+            run_chunked(_impl.pair_log_sums, plan, work, n_threads=n_threads,
+                        progress=progress, desc="kNN distances", unit_cost=pairs)
         L_xy = out_xy.reshape(len(coef), nx, ny)
         if not both:
             return L_xy, None
@@ -346,16 +337,11 @@ def _blocks_log_kth(dtype, dim, offsets, k, n_threads, rows, cols, products):
     tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype)
     row_buffers = np.empty((n_threads, k * _impl.LANES[dtype.name]
                             * _max_rows(items)), dtype)
-
-    product_buffers = _product_buffers(products[0], n_threads)
-
-    def run(start, stop):
-        _impl.self_kth(rows, cols, zeros, items[start:stop], k, col_block, kth,
-                       tile_buffers, row_buffers, *products, product_buffers,
-                       n_threads)
-
+    plan = (rows, cols, zeros, items, k, col_block, kth, tile_buffers, row_buffers,
+            *products, _product_buffers(products[0], n_threads))
     with one_blas_thread():
-        run_chunked(run, _item_work(items) * unit, n_threads=n_threads)
+        run_chunked(_impl.self_kth, plan, _item_work(items) * unit,
+                    n_threads=n_threads)
     with np.errstate(divide="ignore"):
         return 0.5 * np.log(kth)
 
@@ -387,13 +373,10 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
     col_block, ldo = _col_block(dtype, dim, int(sy.max()))
     max_rows = int(sx.max())
     zeros = np.zeros(y.cols.shape[1], dtype=dtype)
-    buffers = dict(
-        tile_buffers=np.empty((n_threads, TILE_ROWS * ldo), dtype),
-        row_buffers=np.empty((n_threads, k * _impl.LANES[dtype.name] * max_rows),
-                             dtype),
-        log_buffers=np.empty((n_threads, max_rows + _impl.LANES[dtype.name])),
-        product_buffers=_product_buffers(x.centred, n_threads),
-    )
+    buffers = (np.empty((n_threads, TILE_ROWS * ldo), dtype),
+               np.empty((n_threads, k * _impl.LANES[dtype.name] * max_rows), dtype),
+               np.empty((n_threads, max_rows + _impl.LANES[dtype.name])))
+    product_buffers = _product_buffers(x.centred, n_threads)
     log_rho = _padded(log_rho, _impl.LANES[dtype.name])
     n_pairs = int(per_row.sum())
     starts = _chunk_rows(per_row, KNN_PAIRS_PER_CALL) if n_pairs else [0]
@@ -418,18 +401,13 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
             share_of_pair = np.empty(len(entries))
             share_of_pair[order] = np.repeat(1.0 / pieces, pieces)
             out = np.empty((len(coef), len(entries)))
-
-            def run(start, stop, items=items, out=out):
-                _impl.divergence_sums(x.rows, y.cols, zeros, items[start:stop], k,
-                                      col_block, log_rho, log_floor, coef, out,
-                                      x_centred=x.centred, x_norms=x.norms,
-                                      y_centred=y.centred, y_norms=y.norms,
-                                      bound=bound, n_threads=n_threads,
-                                      **buffers)
-
+            plan = (x.rows, y.cols, zeros, items, k, col_block, log_rho, log_floor,
+                    coef, out, *buffers, x.centred, x.norms, y.centred, y.norms,
+                    bound, product_buffers)
             with one_blas_thread():
-                run_chunked(run, _item_work(items) * unit, n_threads=n_threads,
-                            progress=bar, unit_cost=share_of_pair)
+                run_chunked(_impl.divergence_sums, plan, _item_work(items) * unit,
+                            n_threads=n_threads, progress=bar,
+                            unit_cost=share_of_pair)
             L[:, entries[order][first]] = np.logaddexp.reduceat(out[:, order],
                                                                 first, axis=1)
     return L.reshape(len(coef), nx, ny)
@@ -552,20 +530,23 @@ def _query(tree, points, k, n_threads):
     threads from Python: a Ctrl-C there leaves them writing to freed
     memory.)"""
     out = np.empty(len(points))
-    unit = _QUERY_COST * points.shape[1]
+    run_chunked(_query_rows, (tree, points, k, out), _QUERY_COST * points.shape[1],
+                n_tasks=len(points), n_threads=n_threads)
+    return out
+
+
+def _query_rows(tree, points, k, out, start, stop, n_threads):
+    """The rows start to stop of `_query`, split among the threads."""
+    n = threads_for(n_threads, float(stop - start) * _QUERY_COST * points.shape[1],
+                    stop - start)
+    cuts = np.linspace(start, stop, n + 1).astype(np.int64)
 
     def query(rows):
         out[rows] = tree.query(points[rows], k=[k])[0][:, 0]
 
-    def run(start, stop):
-        n = threads_for(n_threads, float(stop - start) * unit, stop - start)
-        cuts = np.linspace(start, stop, n + 1).astype(np.int64)
-        for _ in thread_map(query, [slice(a, b) for a, b in
-                                    itertools.pairwise(cuts)], n):
-            pass
-
-    run_chunked(run, unit, n_tasks=len(points), n_threads=n_threads)
-    return out
+    for _ in thread_map(query, [slice(a, b) for a, b in
+                                itertools.pairwise(cuts)], n):
+        pass
 
 
 def _kdtree_log_sums(x, y, k, log_rho, log_floor, coef, n_threads, progress):
@@ -577,7 +558,7 @@ def _kdtree_log_sums(x, y, k, log_rho, log_floor, coef, n_threads, progress):
     floor = np.repeat(log_floor, sizes)
     L = np.empty((len(coef), nx, ny))
 
-    def run(start, stop):
+    def run(start, stop, _):  # one set at a time, each query on n_threads
         for j in range(start, stop):
             tree = cKDTree(y.points[yoff[j]:yoff[j + 1]])
             nu = _query(tree, x.points, k, n_threads)
@@ -589,6 +570,6 @@ def _kdtree_log_sums(x, y, k, log_rho, log_floor, coef, n_threads, progress):
                                     xoff[:-1], axis=1)
             L[:, :, j] = top + np.log(total)
 
-    run_chunked(run, float(xoff[-1]) * _QUERY_COST * x.points.shape[1],
+    run_chunked(run, (), float(xoff[-1]) * _QUERY_COST * x.points.shape[1],
                 n_tasks=ny, n_threads=1, progress=progress, desc="kd-tree queries")
     return L

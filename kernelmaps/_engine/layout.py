@@ -1,8 +1,8 @@
-"""How the engines lay out and cut their work: the tile geometry the packed
-points must match, the packing itself, and every panel and block size.
-
-The sizes were tuned on the reference machines (AMD EPYC Zen 1 and Intel
-Sapphire Rapids, 2 cores): change them here, and measure with the asv suite.
+"""How the engines lay out their work: the tile geometry the packed points
+must match, the packing itself, the column panels the engines share, and
+the row blocks of whole-array passes. A size that one module uses lives
+in that module, beside its use; benchmarks/TUNING.md holds what the sizes
+were measured at.
 """
 
 import math
@@ -12,37 +12,11 @@ import numpy as np
 from ._runtime import TILE_COLS, TILE_ROWS
 
 __all__ = [
-    "ADDITIVE_ROW_BLOCK",
-    "CAST_BLOCK_VALUES",
-    "CKSVD_BLOCK_ROWS",
     "COPY_BLOCK_BYTES",
-    "CSR_MEANS_BLOCK_BYTES",
-    "CSR_MEANS_TASK_ROWS",
-    "EXPECTED_BLOCK_BYTES",
-    "JS_SPARSE_DENSITY",
-    "KNN_GEMM_DIM",
-    "KNN_PAIRS_PER_CALL",
-    "LINEAR_TEST_ROWS",
     "MATMUL_BLOCK_FLOPS",
-    "MEANS_GEMM_DIM",
-    "MEANS_GROUP_POINTS",
-    "MEANS_GROUP_SETS",
-    "MOMENTS_GRAM_FLOPS",
-    "NYSTROEM_DIAGONAL_BLOCK",
-    "OUTOFCORE_BLOCK_ROWS",
-    "PAIR_GEMM_BLOCK",
-    "PAIR_GEMM_DIM",
-    "PAIR_MAX_SEGMENTS",
-    "PROBE_BLOCK_VALUES",
     "PRODUCT_CHUNK",
-    "RESAMPLE_BLOCK",
-    "RESAMPLE_DRAWS_KEPT",
-    "RESAMPLE_TASK_FLOPS",
-    "RESAMPLE_THREADED_FLOPS",
-    "TEST_MATRIX_ROWS",
     "TILE_COLS",
     "TILE_ROWS",
-    "TRANSFORM_BLOCK_VALUES",
     "additive_panel",
     "bandwidth_scale",
     "distance_scale",
@@ -64,108 +38,14 @@ PANEL_BYTES = 1 << 17
 # ... holding between this many points (small d) and that many (large d).
 PANEL_MIN_POINTS = 64
 PANEL_MAX_POINTS = 1024
-# Pair sums: segments per group, at most.
-PAIR_MAX_SEGMENTS = 128
-# Pair sums of the rbf and polynomial kernels with at least this many
-# features: BLAS computes the dot products (in groups of PAIR_GEMM_BLOCK
-# points, over chunks of PRODUCT_CHUNK features), where the expansion
-# |x|^2 + |y|^2 - 2 <x, y> is exact enough (pair_sums.py).
-PAIR_GEMM_DIM = {np.dtype(np.float64): 128, np.dtype(np.float32): 128}
-PAIR_GEMM_BLOCK = 512
-PRODUCT_CHUNK = {np.dtype(np.float64): 512, np.dtype(np.float32): 256}
-# kNN search: pairs of sets per engine call (memory per call).
-KNN_PAIRS_PER_CALL = 1 << 15
-# kNN search with at least this many features: squared distances from
-# BLAS products of the centred points where a bound certifies them (knn.py).
-# Against the tiles (renyi_divergence, 2 threads, AMD Zen 4): float64 1.0x
-# at d = 128, 0.9x at 512, 0.76x at 2048 on the AVX-512 path, 0.74x at 128
-# and 512 on the AVX2 path; float32 1.17x at 128, 1.04x at 512, 0.59x at
-# 2048 (AVX-512), 0.98x and 0.73x (AVX2).
-KNN_GEMM_DIM = {np.dtype(np.float64): 128, np.dtype(np.float32): 512}
-# Set means: a task's group of whole sets holds up to this many points (more
-# for a larger set) and sets, against a panel of MEANS_PANEL_BYTES per
-# feature (128 float64 or 256 float32 columns).
-MEANS_GROUP_POINTS = 256
-MEANS_GROUP_SETS = 64
+# The set means' panel: 128 float64 or 256 float32 columns per task.
 MEANS_PANEL_BYTES = 1024
-# Set means of singleton sets (rows) with at least this many features: BLAS.
-MEANS_GEMM_DIM = 256
-# Additive histogram tiles: rows per parallel task.
-ADDITIVE_ROW_BLOCK = 64
-# The Jensen-Shannon kernel of dense float64 histograms with at most this
-# share of non-zero values runs through their common non-zeros (CSR), not
-# the tiles (which skip a feature that is 0 in all the rows of a tile). On
-# 2000 x 300 bags of words (`benchmarks.common.bag_of_words`, AMD Zen 4, one
-# thread) the CSR path took 0.52x the time of the tiles at a density of
-# 0.05, 0.60x at 0.135 and 0.88x at 0.29 on the AVX-512 path, 0.47x, 0.75x
-# and 0.97x on the AVX2 path; 1.2x and 1.8x at 0.44. Float32 tiles take
-# 0.4x to 0.25x the time of the CSR path at every density: they stay.
-JS_SPARSE_DENSITY = 0.3
-# Expected kernels: bytes of output per chunk of rows (progress bar steps).
-EXPECTED_BLOCK_BYTES = 1 << 26
-# CKSVD objective: rows of the data per block of kernel values.
-CKSVD_BLOCK_ROWS = 4096
-
-
-# -- the blocks of the layers above the engine, and of the engine's
-# drivers in Python, each named for where it is used ---------------------
-# (_transforms.py)
-# A map's transform under a progress bar runs on blocks of rows (whole
-# sets) of about this many input values, the same whatever the machine's
-# speed (a row's features may depend on the rows it is computed with, by
-# a few units in the last place, as BLAS products do): about one chunk
-# (50 ms) of a map of a thousand features. Smaller blocks cost more calls:
-# RandomFourierFeatures(1024) on 7812 x 512 float32 rows (AMD Zen 4, 2
-# threads) took 1.8x the time of the call without a bar in blocks of
-# 2**16 values, 1.3x in blocks of 2**18 (written into one output).
-TRANSFORM_BLOCK_VALUES = 1 << 18
-# (_validation.py)
-# Values cast at a time by `cast_output` (a few hundred kB: in cache).
-CAST_BLOCK_VALUES = 1 << 16
-# (_composite/_nystroem.py)
-# Objects per block when the diagonal of a kernel is taken from its
-# symmetric blocks (leverage scores of kernels without a cheap diagonal).
-NYSTROEM_DIAGONAL_BLOCK = 32
-# (_composite/_two_sample.py)
-# Resamples per matrix product: K0 @ S is (N, RESAMPLE_BLOCK).
-RESAMPLE_BLOCK = 256
-# (_composite/_two_sample.py)
-# Bytes of resampling draws the aggregated test keeps for all its kernels.
-RESAMPLE_DRAWS_KEPT = 1 << 28
-# (_composite/_two_sample.py)
-# Flops of a block's matrix product (about 0.3 ms) from which the blocks
-# run on several threads.
-RESAMPLE_THREADED_FLOPS = 2e7
-# (_composite/_two_sample.py)
-# Flops of one task of a block's product (rows of the matrix times the
-# block): about 20 ms on one core, the latency of Ctrl-C (5e8 cost 5 % on
-# one thread at 6000 points; 1e9 as fast as one product per block).
-RESAMPLE_TASK_FLOPS = 1e9
-# (_composite/_two_sample.py)
-# Rows of a kernel matrix per task of the two-sample tests' preparation
-# (exponentials of its logarithm, row sums of the pairs).
-TEST_MATRIX_ROWS = 256
-# (_composite/_two_sample.py)
-# Rows of points mapped at a time by the linear test.
-LINEAR_TEST_ROWS = 1 << 15
-# (_probes.py)
-# Whole-array checks go in blocks of about this many values: no temporary
-# array is larger, and Ctrl-C stops between two blocks.
-PROBE_BLOCK_VALUES = 1 << 21
-# (_outofcore/_models.py)
-# Rows (or sets) per block when one in-memory data set is given.
-OUTOFCORE_BLOCK_ROWS = 8192
-# (_outofcore/_moments.py)
-# Floating-point operations of one product of `_gram` (a tenth of a second).
-MOMENTS_GRAM_FLOPS = 2e9
-# (_engine/set_means.py)
-# csr_cos: a task's rows, and the bytes of W's column block it keeps in cache
-# (L2).
-CSR_MEANS_TASK_ROWS = 64
-# (_engine/set_means.py)
-CSR_MEANS_BLOCK_BYTES = 1 << 20
-# (_engine/lapack.py)
-# Floating-point operations of one block of `matmul` (tens of milliseconds).
+# The BLAS products of the pair sums and the kNN search sum over chunks of
+# this many features (their error bound, `pair_sums.expansion_bound`,
+# depends on it).
+PRODUCT_CHUNK = {np.dtype(np.float64): 512, np.dtype(np.float32): 256}
+# Floating-point operations of one block of `lapack.matmul` (tens of
+# milliseconds).
 MATMUL_BLOCK_FLOPS = 5e8
 
 
@@ -308,6 +188,6 @@ def max_abs(a):
     if a is None or a.size == 0:
         return 0.0
     if a.nbytes <= COPY_BLOCK_BYTES:
-        return float(np.abs(a).max())  # the method: 1 us less than np.max
+        return float(np.abs(a).max())  # (the method: less overhead than np.max)
     return max(max(-float(a[i:j].min()), float(a[i:j].max()))
                for i, j in row_blocks(a))

@@ -7,7 +7,6 @@ back into set sums. Inputs are validated `Bags` (anything with ``points``,
 ``offsets`` and ``dim``).
 """
 
-import functools
 import math
 
 import numpy as np
@@ -16,9 +15,6 @@ import scipy.sparse
 from . import _pair_sums as _impl
 from .lapack import one_blas_thread
 from .layout import (
-    PAIR_GEMM_BLOCK,
-    PAIR_GEMM_DIM,
-    PAIR_MAX_SEGMENTS,
     PRODUCT_CHUNK,
     TILE_ROWS,
     bandwidth_scale,
@@ -68,8 +64,8 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
         if S is not None:
             return pair_means(S, X, Y) if normalize else S
     if small:
-        # A small call (a few milliseconds at most): one task, no planning.
-        # (From products it took 3x the time: 10 sets of 10 points, d = 128.)
+        # A small call (a few milliseconds at most): one task, no planning
+        # (products cost more than they save on a group this small).
         Y = X if symmetric else Y
         return _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
                                Y.points.astype(dtype, copy=False), Y.offsets,
@@ -93,20 +89,27 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     out = np.empty(n_row_seg * n_col_seg)
     if symmetric:  # the first row group writes a value in every row
         touch_pages(out, n_threads)
-    task, cost, pairs, n_threads = _tiles(
+    plan, cost, pairs, n_threads = _tiles(
         xp, xplan, yp, yplan, col_first, col_stop, e, dtype,
         rowbase=np.arange(n_row_seg, dtype=np.int64) * n_col_seg,
         colidx=np.arange(n_col_seg, dtype=np.int64), out=out, mirror=symmetric,
         kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
         n_threads=n_threads)
-    run_chunked(task, cost, n_threads=n_threads, progress=progress, desc=desc,
-                unit_cost=pairs)
+    run_chunked(_impl.tile_sums, plan, cost, n_threads=n_threads,
+                progress=progress, desc=desc, unit_cost=pairs)
 
     S = out.reshape(n_row_seg, n_col_seg)
     S = _fold_segments(S, xplan[1], axis=0)
     S = _fold_segments(S, yplan[1], axis=1)
     S = S.T.copy() if transposed else S
     return pair_means(S, X, Y) if normalize else S
+
+
+# Segments per group, at most.
+PAIR_MAX_SEGMENTS = 128
+# The rbf and polynomial kernels with at least this many features take
+# their dot products from BLAS (`_by_products`), faster than the tiles.
+PAIR_GEMM_DIM = {np.dtype(np.float64): 128, np.dtype(np.float32): 128}
 
 
 def kernel_power(half_log, c, n_threads=1, out=None):
@@ -169,6 +172,8 @@ def pair_means(S, X, Y):
     return S
 
 
+# Points per group of `_by_products`: one BLAS product per pair of groups.
+PAIR_GEMM_BLOCK = 512
 # Bounds on the relative error of each kernel value computed from dot
 # products (`_by_products`); a group pair whose bound is larger takes the
 # difference tiles. The contracts are 1e-12 (float64) and 1e-5 (float32);
@@ -280,16 +285,12 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
     phases = np.zeros(ycols.shape[1], dtype=dtype)
     out = np.zeros((len(xplan[1]), len(yplan[1])))
     n_threads = threads_for(n_threads, cost.sum(), len(items))
-
-    def run(start, stop):
-        _impl.product_sums(xa, xn, xc, xcn, xseg, xgroups, ya, yn, yc, ycn,
-                           yseg, ygroups,
-                           items[start:stop], out, symmetric, xrows, ycols,
-                           phases, kernel, float(product_gamma), float(gamma),
-                           float(coef0), int(degree), chunk, n_threads)
-
+    plan = (xa, xn, xc, xcn, xseg, xgroups, ya, yn, yc, ycn, yseg, ygroups, items,
+            out, symmetric, xrows, ycols, phases, kernel, float(product_gamma),
+            float(gamma), float(coef0), int(degree), chunk)
     with one_blas_thread():
-        run_chunked(run, cost, n_threads=n_threads, progress=progress, desc=desc)
+        run_chunked(_impl.product_sums, plan, cost, n_threads=n_threads,
+                    progress=progress, desc=desc)
     S = _fold_segments(out, xplan[1], axis=0)
     return _fold_segments(S, yplan[1], axis=1)
 
@@ -355,14 +356,14 @@ def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1):
     np.cumsum(pieces**2, out=base[1:])
     local = np.arange(len(seg_set), dtype=np.int64) - first[seg_set]
     out = np.empty(base[-1])
-    task, cost, _, n_threads = _tiles(
+    plan, cost, _, n_threads = _tiles(
         xp, plan, xp, plan, e=e, dtype=dtype,
         col_first=np.arange(len(seg_set), dtype=np.int64),
         col_stop=(first + pieces)[seg_set],
         rowbase=base[seg_set] + local * pieces[seg_set], colidx=local,
         out=out, mirror=True, kernel=kernel, gamma=gamma, coef0=coef0,
         degree=degree, n_threads=n_threads)
-    run_chunked(task, cost, n_threads=n_threads)
+    run_chunked(_impl.tile_sums, plan, cost, n_threads=n_threads)
     return np.add.reduceat(out, base[:-1])
 
 
@@ -392,10 +393,9 @@ _KERNEL_COST = 8
 def _tiles(xp, xplan, yp, yplan, col_first, col_stop, e, dtype, *, rowbase, colidx,
            out, mirror, kernel, gamma, coef0, degree, n_threads):
     """Row group g against the column groups col_first[g] <= h < col_stop[g],
-    for every g, as items of at most TASK_WORK each: ``(task, cost, pairs,
-    n_threads)`` for `run_chunked`, the task `_impl.tile_sums` bound to its
-    arrays (``task(start, stop)`` runs items start to stop), the cost and
-    the point pairs of each item, and the threads to run on."""
+    for every g, as items of at most TASK_WORK each: ``(plan, cost, pairs,
+    n_threads)`` for `run_chunked`, the plan of `_impl.tile_sums`, the cost
+    and the point pairs of each item, and the threads to run on."""
     xseg, _, xgroups = xplan
     yseg, _, ygroups = yplan
     xbounds, ybounds = xseg[xgroups], yseg[ygroups]
@@ -410,11 +410,10 @@ def _tiles(xp, xplan, yp, yplan, col_first, col_stop, e, dtype, *, rowbase, coli
                * int((ygroups[1:] - ygroups[:-1]).max()))
     tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype=dtype)
     acc_buffers = np.empty((n_threads, max_acc))
-    task = functools.partial(
-        _impl.tile_sums, rows, xseg, xgroups, cols, phases, yseg, ygroups,
-        items, rowbase, colidx, out, mirror, tile_buffers, acc_buffers, kernel,
-        float(gamma), float(coef0), int(degree), n_threads)
-    return task, cost, pairs, n_threads
+    plan = (rows, xseg, xgroups, cols, phases, yseg, ygroups, items, rowbase,
+            colidx, out, mirror, tile_buffers, acc_buffers, kernel, float(gamma),
+            float(coef0), int(degree))
+    return plan, cost, pairs, n_threads
 
 
 def _plan_items(row_points, col_points, col_first, col_stop, unit):

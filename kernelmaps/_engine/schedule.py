@@ -19,6 +19,15 @@ that called it, or an error), its running tasks stop at their next
 engines keep every task short (their planners bound the work of one task,
 `TASK_WORK`), so that one chunk is short however large the input.
 
+A computation run in chunks is a function and its *plan*: the tuple of
+its arguments but the range and the threads, which the function takes
+last, ``fn(*plan, start, stop, n_threads)``. The compiled entry points
+take them so, as do the drivers' functions that work in Python (kd-tree
+queries, BLAS products and their cosines): `run_chunked` is handed the
+function and the plan, never a closure that binds them. (A loop that
+gathers its results in Python, a map's transform in blocks or the linear
+test's moments, is a closure over them, with the empty plan.)
+
 Work is counted in *element operations*: one multiply-add (or difference)
 of one feature of one pair of points, or its equivalent: on the reference
 machines one core does about 5e9 of them per second in the SIMD tiles.
@@ -105,10 +114,10 @@ def threads_for(n_threads, work, n_tasks=None):
     return max(1, n)
 
 
-def run_chunked(run, cost, *, n_threads, n_tasks=None, progress=False, desc="",
-                unit_cost=None):
-    """Run the tasks ``0 .. n`` as ``run(start, stop)`` calls on consecutive
-    chunks, and return nothing.
+def run_chunked(fn, plan, cost, *, n_threads, n_tasks=None, progress=False,
+                desc="", unit_cost=None):
+    """Run the tasks ``0 .. n`` as ``fn(*plan, start, stop, n_threads)``
+    calls on consecutive chunks, and return nothing.
 
     `cost` holds the work of each task (element operations), or is one
     number, the work of every one of `n_tasks` tasks. A chunk holds at
@@ -117,7 +126,7 @@ def run_chunked(run, cost, *, n_threads, n_tasks=None, progress=False, desc="",
     fall depends on the time the chunks before took: a task's result must
     not depend on the tasks it runs with (work whose sums would, such as a
     BLAS product of many rows, is cut into fixed blocks, the tasks, which
-    ``run`` computes one by one).
+    `fn` computes one by one).
 
     `progress`: False, True for a bar of its own, or an open bar of
     `progress_bar` (a computation in several calls) that the chunks move.
@@ -137,7 +146,7 @@ def run_chunked(run, cost, *, n_threads, n_tasks=None, progress=False, desc="",
         return
     shown = not (progress is False or isinstance(progress, NoBar))
     if not shown and (cum[-1] if cum is not None else n * each) <= FIRST_CHUNK_WORK:
-        run(0, n)  # small work: one chunk, no planning
+        fn(*plan, 0, n, n_threads)  # small work: one chunk, no planning
         return
     if unit_cost is None:
         def done(stop):  # the units of the tasks before `stop`
@@ -160,7 +169,7 @@ def run_chunked(run, cost, *, n_threads, n_tasks=None, progress=False, desc="",
             stop = min(n, max(stop, start + 1, min(start + min_tasks, n)))
             check_cancelled()
             clock = time.perf_counter()
-            run(start, stop)
+            fn(*plan, start, stop, n_threads)
             elapsed = time.perf_counter() - clock
             work = (stop - start) * each if cum is None else cum[stop - 1] - before
             # The next chunk: CHUNK_SECONDS at the throughput of this one
@@ -181,12 +190,11 @@ def touch_pages(out, n_threads):
     rows write a value in every row. The first touch of a page costs the
     kernel its zeroing (NumPy asks for pages of 2 MB, 13 rows of 20,000
     values), and on a virtual machine, where the host hands out its memory
-    on first use, much more: 3.2 GB took 0.3 s when the process had just
-    freed that much, 12 s of CPU when the host had taken it back (in the
-    first chunk of the work: 20,000 one-point sets and 20,000 histograms
-    held Ctrl-C for 0.5 to 10 s). Touched here, a block at a time (Ctrl-C
-    stops between two), the same pages cost the same time, and the chunks
-    of the work after touch none. (The values written are overwritten by
+    on first use, much more: seconds for gigabytes, which the first chunk
+    of the work would spend at once, holding Ctrl-C (benchmarks/TUNING.md).
+    Touched here, a block at a time (Ctrl-C stops between two), the same
+    pages cost the same time, and the chunks of the work after touch
+    none. (The values written are overwritten by
     the work: every value of such an output belongs to one of its
     tasks.)"""
     flat = out.reshape(-1)

@@ -15,11 +15,6 @@ import numpy as np
 
 from . import _set_means as _impl
 from .layout import (
-    CSR_MEANS_BLOCK_BYTES,
-    CSR_MEANS_TASK_ROWS,
-    MEANS_GEMM_DIM,
-    MEANS_GROUP_POINTS,
-    MEANS_GROUP_SETS,
     TILE_ROWS,
     bandwidth_scale,
     means_panel,
@@ -85,13 +80,9 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
     out = np.empty((len(offsets) - 1, t), dtype=work_dtype)
     tile_buffers = np.empty((n_threads, TILE_ROWS * panel), dtype=work_dtype)
     acc_buffers = np.empty((n_threads, int(np.diff(groups).max()) * panel))
-
-    def run(start, stop):
-        _impl.set_means(rows, offsets, factors, groups, cols, phases_padded, out,
-                        panel, start, stop, tile_buffers, acc_buffers, kind,
-                        float(gamma), n_threads)
-
-    run_chunked(run, cost, n_threads=n_threads)
+    plan = (rows, offsets, factors, groups, cols, phases_padded, out, panel,
+            tile_buffers, acc_buffers, kind, float(gamma))
+    run_chunked(_impl.set_means, plan, cost, n_threads=n_threads)
     if owners is not None:  # pieces of large sets: their sums, added in order
         sums = np.add.reduceat(out.astype(np.float64), np.flatnonzero(
             np.diff(owners, prepend=-1)), axis=0)
@@ -101,6 +92,13 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
 
 # Element operations of a feature value beyond the coordinates (exp, cos).
 _KERNEL_COST = 8
+# A task's group of whole sets holds up to this many points (more for a
+# larger set) and sets, against a panel of columns (`means_panel`).
+MEANS_GROUP_POINTS = 256
+MEANS_GROUP_SETS = 64
+# Singleton sets (rows) with at least this many features: BLAS computes
+# their products with the columns faster than the tiles (`_gemm_cos`).
+MEANS_GEMM_DIM = 256
 
 
 def _pieces(offsets, scale, d, dtype):
@@ -129,13 +127,15 @@ def _gemm_cos(points, centres, phases, scale, n_threads):
     out = np.empty((n, t), dtype=points.dtype)
     phases = np.asarray(phases, dtype=points.dtype)
     n_threads = threads_for(n_threads, float(n) * t * d, n)
-
-    def run(start, stop):
-        np.matmul(points[start:stop], centres, out=out[start:stop])
-        _impl.cos_rows(out, phases, float(scale), start, stop, n_threads)
-
-    run_chunked(run, float(t) * (d + _KERNEL_COST), n_tasks=n, n_threads=n_threads)
+    run_chunked(_cos_of_products, (points, centres, phases, float(scale), out),
+                float(t) * (d + _KERNEL_COST), n_tasks=n, n_threads=n_threads)
     return out
+
+
+def _cos_of_products(points, centres, phases, scale, out, start, stop, n_threads):
+    """The rows start to stop of `_gemm_cos`."""
+    np.matmul(points[start:stop], centres, out=out[start:stop])
+    _impl.cos_rows(out, phases, scale, start, stop, n_threads)
 
 
 def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
@@ -144,12 +144,15 @@ def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
     n, t = Z.shape
     phases = np.asarray(phases, dtype=Z.dtype)
     n_threads = threads_for(n_threads, float(n) * t * _KERNEL_COST, n)
-
-    def run(start, stop):
-        _impl.cos_rows(Z, phases, float(scale), start, stop, n_threads)
-
-    run_chunked(run, float(t) * _KERNEL_COST, n_tasks=n, n_threads=n_threads)
+    run_chunked(_impl.cos_rows, (Z, phases, float(scale)), float(t) * _KERNEL_COST,
+                n_tasks=n, n_threads=n_threads)
     return Z
+
+
+# csr_cos: rows per task, and the bytes of W's column block that a task
+# keeps in cache (L2) across its rows.
+CSR_MEANS_TASK_ROWS = 64
+CSR_MEANS_BLOCK_BYTES = 1 << 20
 
 
 def csr_cos(X, W, phases, *, scale=1.0, n_threads=1):
@@ -171,10 +174,7 @@ def csr_cos(X, W, phases, *, scale=1.0, n_threads=1):
     data = np.ascontiguousarray(X.data)
     indices = X.indices.astype(np.int64)
     indptr = X.indptr.astype(np.int64)
-
-    def run(start, stop):
-        _impl.csr_cos(data, indices, indptr, W, phases, float(scale), out, acc,
-                      start, stop, CSR_MEANS_TASK_ROWS, n_threads)
-
-    run_chunked(run, row_work, n_tasks=n, n_threads=n_threads)
+    plan = (data, indices, indptr, W, phases, float(scale), out, acc,
+            CSR_MEANS_TASK_ROWS)
+    run_chunked(_impl.csr_cos, plan, row_work, n_tasks=n, n_threads=n_threads)
     return out

@@ -20,7 +20,6 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._engine import lapack
-from .._engine.layout import OUTOFCORE_BLOCK_ROWS
 from .._engine.progress import progress_bar
 from .._parallel import check_progress
 from .._probes import as_float_array, is_dask_array
@@ -84,6 +83,10 @@ def _n_rows(X, name="chunks"):
             f"got {type(X).__name__}"
         )
     return shape[0]
+
+
+# Rows (or sets) per block when one in-memory data set is given.
+OUTOFCORE_BLOCK_ROWS = 8192
 
 
 def _blocks(chunks, name):

@@ -13,8 +13,6 @@ would cancel.
 import numpy as np
 import scipy.sparse
 
-from .._engine.layout import MOMENTS_GRAM_FLOPS
-
 __all__ = ["Moments", "add_all", "block_moments", "reduce_tree"]
 
 
@@ -91,6 +89,10 @@ def reduce_tree(parts, combine):
         parts = [combine(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
     return parts[0]
+
+
+# Floating-point operations of one product of `_gram` (a tenth of a second).
+MOMENTS_GRAM_FLOPS = 2e9
 
 
 def _gram(Z):

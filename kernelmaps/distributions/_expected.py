@@ -6,7 +6,6 @@ import math
 import numpy as np
 
 from .._engine.expected import rbf_diagonal, rbf_full
-from .._engine.layout import EXPECTED_BLOCK_BYTES
 from .._gamma import resolve_gamma
 from .._parallel import check_progress, resolve_workers
 from .._probes import as_float_array
@@ -25,6 +24,8 @@ from .._validation import (
 
 # The engine takes the degree as a C int; larger degrees are refused.
 _MAX_DEGREE = 2**31 - 1
+# Bytes of a block of rows of the polynomial kernel's cross terms.
+EXPECTED_BLOCK_BYTES = 1 << 26
 
 __all__ = ["gaussian_expected_kernel", "level2_kernel"]
 

@@ -17,7 +17,6 @@ from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import cdist
 
 from .._engine.lapack import one_blas_thread
-from .._engine.layout import CKSVD_BLOCK_ROWS
 from .._engine.progress import progress_bar
 
 __all__ = ["fit_basis", "kernel_matrix", "objective_and_gradient", "projection"]
@@ -38,6 +37,8 @@ _RANGE = 400
 # constant between distinct points (0 or 1): the objective is flat and the
 # fit keeps its initial basis.
 _FLAT = 600
+# Rows of the data per block of kernel values of the objective.
+CKSVD_BLOCK_ROWS = 4096
 
 
 def unit_scale(X, Z, kernel, gamma):
