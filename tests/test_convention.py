@@ -272,15 +272,20 @@ def test_chi2_direct_map_with_k_needs_no_fit():
         per_dimension.transform(HIST[:, :5])
 
 
-def test_emk_with_basis_needs_no_fit():
+def test_emk_with_basis_learns_nothing_but_the_width():
     basis = POINTS[:5]
     emk = km.EMKFeatures(basis=basis, gamma=0.5)
-    assert emk.__sklearn_is_fitted__() and not hasattr(emk, "basis_")
-    Z = emk.transform(SETS)
+    assert not emk.__sklearn_is_fitted__()
+    with pytest.raises(ValueError, match="not fitted yet"):
+        emk.transform(SETS)
+    Z = emk.fit(SETS).transform(SETS)
     assert Z.shape == (len(SETS), 5)
-    assert emk.fit(SETS).n_features_out_ == 5 and emk.n_features_in_ == 3
+    assert emk.n_features_out_ == 5 and emk.n_features_in_ == 3
     assert_array_equal(emk.basis_, basis)
-    assert_array_equal(emk.transform(SETS), Z)
+    assert emk.objective_.shape == (0,)
+    # the features do not depend on the sets fit saw, only their width
+    assert_array_equal(km.EMKFeatures(basis=basis, gamma=0.5).fit(
+        [s + 1.0 for s in SETS[:2]]).transform(SETS), Z)
     # gamma=None: the median heuristic of the basis
     assert km.EMKFeatures(basis=basis).fit(SETS).gamma_ == km.median_heuristic(
         basis)
@@ -810,8 +815,6 @@ def test_sparse_points_are_a_type_error_naming_the_argument(fmt):
         km.EMKFeatures(2, n_iter=1, rng=0).fit(P)
     with pytest.raises(TypeError, match=r"^basis is a scipy\.sparse"):
         km.EMKFeatures(basis=P).fit(SETS)
-    with pytest.raises(TypeError, match=r"^basis is a scipy\.sparse"):
-        km.EMKFeatures(basis=P).transform(SETS)
     with pytest.raises(TypeError, match=r"^X is a scipy\.sparse"):
         km.sum_match_kernel(P)  # a collection of sets
     with pytest.raises(TypeError, match=r"^points is a scipy\.sparse"):

@@ -440,6 +440,7 @@ class NystroemMap(FeatureMap):
         m = check_scalar(self.n_components, "n_components", kind="int", low=1)
         landmarks = _check_landmarks(self.landmarks, kernel)
         rng = check_rng(self.rng)
+        names = self._check_names(X, reset=True) if kernel.kind == "rows" else {}
         X = kernel.check(X)
         n = kernel.count(X)
         if m > n:
@@ -466,7 +467,7 @@ class NystroemMap(FeatureMap):
         return {"components_": L, "component_indices_": index,
                 "normalization_": normalization, "eigenvalues_": values,
                 "params_": params, "n_features_in_": width(L),
-                "n_features_out_": m}
+                "n_features_out_": m, **names}
 
     def transform(self, X, *, workers=None, progress=False):
         """Nystroem features of the objects of `X`.
@@ -490,6 +491,8 @@ class NystroemMap(FeatureMap):
         """
         self._check_fitted()
         kind = self._spec.kind
+        if kind == "rows":
+            self._check_names(X, reset=False)
         if kind == "sets" and (is_lazy(X) or progress):
             return self._transform_sets(X, workers=workers, progress=progress)
         if kind == "rows" and (is_lazy(X) or progress):

@@ -346,6 +346,10 @@ class _Frozen:
             raise AttributeError(f"{type(self).__name__} objects are immutable")
         object.__setattr__(self, name, value)
 
+    def __setstate__(self, state):
+        vars(self).update(state, _frozen=False)
+        self._freeze()
+
     def _freeze(self):
         for name, value in list(vars(self).items()):
             if isinstance(value, np.ndarray):

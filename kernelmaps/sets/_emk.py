@@ -94,8 +94,8 @@ class EMKFeatures(FeatureMap):
         minibatches.
     basis : array_like, shape (n_basis, d), optional
         The basis vectors :math:`z_j`, one per row (their number replaces
-        `n_basis`): the map then learns nothing, and transforms without
-        `fit` (`fit` computes the projection once and checks the width).
+        `n_basis`): `fit` then learns nothing from `X` but its width, and
+        computes the projection of the basis.
 
     Attributes
     ----------
@@ -238,10 +238,6 @@ class EMKFeatures(FeatureMap):
         self.rng = rng
         self.basis = basis
 
-    @property
-    def _stateless(self):
-        return self.basis is not None
-
     def _state(self, basis, gamma, objective=None):
         """The fitted attributes for the basis vectors `basis`."""
         kernel = check_choice(self.kernel, "kernel", _KERNELS)
@@ -349,17 +345,15 @@ class EMKFeatures(FeatureMap):
         pyramid costs little more than the plain feature.
         """
         self._check_fitted()
-        state = vars(self) if hasattr(self, "n_features_in_") else self._state(
-            None, self.gamma)
         bags = check_sets(sets, "sets")
-        self._check_width(bags.dim, "sets", expected=state["n_features_in_"])
+        self._check_width(bags.dim, "sets")
         levels = check_scalar(levels, "levels", kind="int", low=0, high=_MAX_LEVELS)
         n_threads = resolve_workers(workers)
         if levels > 0:
             n_cells = (4 ** (levels + 1) - 1) // 3
-            size = len(bags) * n_cells * state["n_features_out_"]
+            size = len(bags) * n_cells * self.n_features_out_
             if size > _MAX_PYRAMID:
-                width = n_cells * state["n_features_out_"]
+                width = n_cells * self.n_features_out_
                 raise ValueError(
                     f"levels={levels} gives {len(bags)} x {width} = {size} output "
                     f"entries, more than {_MAX_PYRAMID}: use fewer levels, or "
@@ -371,15 +365,15 @@ class EMKFeatures(FeatureMap):
                 )
             positions = _check_positions(positions, bags)
         dtype = bags.dtype
-        basis, projection = state["basis_"], state["projection_"]
+        basis, projection = self.basis_, self.projection_
         if np.abs(basis).max() > np.finfo(dtype).max / 4:
             # a basis beyond float32: float32 points computed in float64
             bags = Bags(bags.points.astype(np.float64), bags.offsets)
         centres = basis.T.astype(bags.dtype)
 
         def means(sub):
-            return set_means(sub, centres, None, kind=state["_kernel"],
-                             gamma=state["gamma_"], n_threads=n_threads)
+            return set_means(sub, centres, None, kind=self._kernel,
+                             gamma=self.gamma_, n_threads=n_threads)
 
         if levels == 0:
             return (means(bags) @ projection.T).astype(dtype, copy=False)

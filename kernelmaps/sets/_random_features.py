@@ -536,5 +536,7 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         the dtype of the points (see `RandomDistributionFeatures.transform`).
         `progress` shows a progress bar over blocks of sets (needs tqdm)."""
         self._check_fitted()
-        return self.rff_.transform(self.rdf_.transform(X, workers=workers),
+        bags = check_sets(X, "X")
+        self._check_width(bags.dim)
+        return self.rff_.transform(self.rdf_.transform(bags, workers=workers),
                                    workers=workers)

@@ -1626,9 +1626,9 @@ def _build_emk_ctor(ctx):
 
 
 def _emk_ctor_call(km, v):
-    """A map given its basis transforms without fit (the parameters checked
-    there); fit (on points of the basis' width) then sets the attributes
-    without changing the features."""
+    """A map given its basis learns nothing but the width at fit (the
+    parameters checked there): not fitted before, and the features do not
+    depend on the points fit saw."""
     kw = {"basis": v["basis"], **kwargs(v, ["kernel", "gamma"])}
     fmap = construct(km.EMKFeatures, [], [], kw)
     if v["basis"] is None:  # an unfitted map: fitted here (deterministically)
@@ -1636,13 +1636,12 @@ def _emk_ctor_call(km, v):
         fmap.fit(grid(np.random.default_rng(3), (60, 2)))
         sets = _emk_probe(fmap)
         return fmap, sets, fmap.transform(sets)
-    need(fmap.__sklearn_is_fitted__(), "a map given its basis needs fit")
+    need(not fmap.__sklearn_is_fitted__(), "a map given its basis needs fit")
     sets = _emk_probe(fmap, _last_width(v["basis"], 2))
-    Z = fmap.transform(sets)
-    need(not hasattr(fmap, "n_features_in_"), "transform set fitted attributes")
     need(fmap.fit(np.vstack(sets)) is fmap, "fit did not return the map")
-    need(np.array_equal(fmap.transform(sets), Z),
-         "the features differ after fit")
+    Z = fmap.transform(sets)
+    need(np.array_equal(fmap.fit(np.vstack(sets) + 1.0).transform(sets), Z),
+         "the features depend on the points fit saw")
     refit(fmap, np.vstack(sets), {})
     return fmap, sets, Z
 
@@ -1679,7 +1678,7 @@ register(
         _emk_ctor_call,
         lambda s: (
             src_call("km.EMKFeatures", s, [], ["basis", "kernel", "gamma"])
-            + ".transform(<probe sets>)"
+            + ".fit(<probe points>).transform(<probe sets>)"
         ),
         _check_emk_ctor,
         group="sets",
