@@ -455,3 +455,20 @@ def test_fourier_arguments_that_overflow_are_refused():
     back = pickle.loads(pickle.dumps(rff))
     with pytest.raises(ValueError, match="X has values too large"):
         back.transform(P * 1e300)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rff_blas_path_does_not_depend_on_the_chunks(monkeypatch, dtype):
+    # From d = 256 the products go through BLAS, whose values may depend on
+    # the rows of one call: the calls are fixed blocks of rows, whatever
+    # the time-sized chunks and the threads.
+    from kernelmaps._engine import schedule
+
+    X = np.random.default_rng(0).normal(size=(1500, 256)).astype(dtype)
+    rff = RandomFourierFeatures(256, gamma=0.01, rng=0).fit(X)
+    monkeypatch.setattr(schedule, "FIRST_CHUNK_WORK", 1.0)
+    monkeypatch.setattr(schedule, "CHUNK_SECONDS", 1e-6)  # one task a chunk
+    small = rff.transform(X, workers=2)
+    monkeypatch.setattr(schedule, "FIRST_CHUNK_WORK", 1e12)  # one chunk
+    for workers in (1, 2):
+        assert_array_equal(rff.transform(X, workers=workers), small)

@@ -121,21 +121,32 @@ def _pieces(offsets, scale, d, dtype):
 
 
 def _gemm_cos(points, centres, phases, scale, n_threads):
-    """scale * cos(points @ centres + phases) by BLAS, in chunks of rows."""
+    """scale * cos(points @ centres + phases) by BLAS, in fixed blocks of
+    `_GEMM_ROWS` rows (the tasks: a BLAS product's values may depend on
+    the rows it multiplies at once, so the calls must not follow the
+    chunks)."""
     n, d = points.shape
     t = centres.shape[1]
     out = np.empty((n, t), dtype=points.dtype)
     phases = np.asarray(phases, dtype=points.dtype)
     n_threads = threads_for(n_threads, float(n) * t * d, n)
     run_chunked(_cos_of_products, (points, centres, phases, float(scale), out),
-                float(t) * (d + _KERNEL_COST), n_tasks=n, n_threads=n_threads)
+                float(t) * (d + _KERNEL_COST) * _GEMM_ROWS,
+                n_tasks=-(-n // _GEMM_ROWS), n_threads=n_threads)
     return out
 
 
+# Rows of one BLAS product of `_gemm_cos`.
+_GEMM_ROWS = 256
+
+
 def _cos_of_products(points, centres, phases, scale, out, start, stop, n_threads):
-    """The rows start to stop of `_gemm_cos`."""
-    np.matmul(points[start:stop], centres, out=out[start:stop])
-    _impl.cos_rows(out, phases, scale, start, stop, n_threads)
+    """The blocks start to stop of `_gemm_cos`."""
+    first, last = start * _GEMM_ROWS, min(stop * _GEMM_ROWS, len(points))
+    for row in range(first, last, _GEMM_ROWS):
+        end = min(row + _GEMM_ROWS, last)
+        np.matmul(points[row:end], centres, out=out[row:end])
+    _impl.cos_rows(out, phases, scale, first, last, n_threads)
 
 
 def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
