@@ -4,6 +4,7 @@ cone, for the training kernel and, consistently, for test rows."""
 import math
 
 import numpy as np
+import scipy.linalg
 
 from ._engine import lapack
 from ._validation import (
@@ -64,6 +65,12 @@ def project_psd(K, *, method="clip", dtype=None):
     ``K - V_- \Lambda_- V_-^T`` and ``flip`` is ``K - 2 V_- \Lambda_-
     V_-^T``. "shift" needs the smallest eigenvalue only and "square" one
     matrix product.
+
+    The factorisations are LAPACK calls which, as in SciPy, Ctrl-C cannot
+    stop once they have started (the KeyboardInterrupt comes when one
+    returns); counting first keeps them short: a PSD input costs the LDL^T
+    alone, a third of a full eigendecomposition. The products after them
+    run in blocks of rows, between which Ctrl-C stops.
 
     The decompositions run on the matrix scaled by a power of two to a
     largest entry in [0.5, 1), exactly, and their results are scaled back:
@@ -157,7 +164,8 @@ class PSDProjector:
         self.method = method
 
     def fit(self, K_train):
-        """Decompose the symmetrised training kernel.
+        """Decompose the symmetrised training kernel (as `project_psd`: Ctrl-C
+        cannot stop a factorisation once it has started).
 
         Parameters
         ----------
@@ -232,8 +240,8 @@ class PSDProjector:
         self._train = unit if method == "square" else None
         n_negative = _count_negative(unit) if method != "square" else 0
         if method == "shift" and n_negative:
-            w = lapack.eigh(unit, eigvals_only=True, subset_by_index=[0, 0],
-                            driver="evr")
+            w = scipy.linalg.eigh(unit, eigvals_only=True, subset_by_index=[0, 0],
+                                  driver="evr")
             self._unit_eigenvalues = w[w < 0]
         elif n_negative:
             self._unit_eigenvalues, self.eigenvectors_ = _negative_eigenpairs(
@@ -331,8 +339,8 @@ def _count_negative(K):
     """Number of negative eigenvalues of the symmetric K, by Sylvester's law
     of inertia on its LDL^T factorisation (Bunch-Kaufman: blocks of 1 x 1
     and 2 x 2), a third of the cost of a reduction to tridiagonal form."""
-    diag, sub = lapack.ldl_blocks(K, lower=True, hermitian=True,
-                                  check_finite=False)
+    _, D, _ = scipy.linalg.ldl(K, lower=True, hermitian=True, check_finite=False)
+    diag, sub = np.diag(D), np.diag(D, -1)
     starts = np.flatnonzero(sub != 0)  # 2 x 2 blocks at (i, i + 1)
     in_block = np.zeros(len(diag), dtype=bool)
     in_block[starts] = in_block[starts + 1] = True
@@ -351,8 +359,9 @@ def _negative_eigenpairs(K, n_negative):
     (benchmarks/TUNING.md).
     """
     if n_negative <= len(K) // 8:
-        w, V = lapack.eigh(K, subset_by_index=[0, n_negative - 1], driver="evr")
+        w, V = scipy.linalg.eigh(K, subset_by_index=[0, n_negative - 1],
+                                 driver="evr")
     else:
-        w, V = lapack.eigh(K, driver="evd")
+        w, V = scipy.linalg.eigh(K, driver="evd")
     negative = w < 0
     return w[negative], V[:, negative]

@@ -39,8 +39,9 @@ def _one_blas_thread():
     busy with other work, a multi-threaded level-2 BLAS call (the SVDs and
     small products of the tests' references) waits for a descheduled
     thread at every call (a test of 0.03 s took 3 s beside two CPU-bound
-    processes). What the tests compute does not change; tests of the
-    thread counts set their own (``tests/test_lapack.py``)."""
+    processes). Through threadpoolctl, when it is installed. What the tests
+    compute does not change; tests of the thread counts set their own
+    (``tests/test_lapack.py``)."""
     restore = lapack._set_blas_threads(1)
     yield
     restore()

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.sparse
 from numpy.testing import assert_allclose, assert_array_equal
 
@@ -443,13 +444,12 @@ def test_all_components_need_no_eigendecomposition(monkeypatch):
     """Plain ridge (every feature kept) is one Cholesky solve; the PCA of a
     map keeping all its features is computed when pca_ is read, the one
     rf_pca gives, and coef_projected_ is the weights on its components."""
-    from kernelmaps._outofcore import _models
 
     def no_eigh(*args, **kwargs):
         raise AssertionError("eigendecomposition in a plain ridge fit")
 
     chunks = [X[:700], X[700:]]
-    monkeypatch.setattr(_models.lapack, "eigh", no_eigh)
+    monkeypatch.setattr(scipy.linalg, "eigh", no_eigh)
     one = rf_ridge(chunks, Y5[:, :2], EXP, None, alpha=0.1)
     also = rf_ridge(chunks, Y5[:, :2], EXP, 60, alpha=0.1)  # 60: all of them
     two = rf_ridge(chunks, Y, [EXP, DIRECT], None, alpha=0.1)
@@ -483,7 +483,6 @@ def test_ridge_weights_cholesky_or_pseudo_inverse(case, alpha):
     """The Cholesky solve gives the pseudo-inverse's solution to rounding
     where H + alpha I is well conditioned; elsewhere the pseudo-inverse
     itself (the directions below roundoff get no weight)."""
-    from kernelmaps._engine import lapack
     from kernelmaps._outofcore._models import _pseudo_solve, _ridge_weights
 
     rng = np.random.default_rng(5)
@@ -495,7 +494,7 @@ def test_ridge_weights_cholesky_or_pseudo_inverse(case, alpha):
     H = (Q * lam) @ Q.T
     H = (H + H.T) / 2
     v = rng.normal(size=(p, 3))
-    want = _pseudo_solve(*lapack.eigh(H), v, alpha)
+    want = _pseudo_solve(*scipy.linalg.eigh(H), v, alpha)
     got = _ridge_weights(H, v, alpha)
     if case == "well conditioned" or alpha > 0:
         close(got, want, 1e-8)

@@ -280,10 +280,8 @@ class FixedCost:
 class DenseSolves:
     """The dense solves alone, on the moments of 4000 rows of those features
     (2000 x 2000): the top-200 eigendecomposition of ``rf_pca``
-    (``lapack.eigh``: in a forked child, on as many BLAS threads as CPUs are
-    idle) beside ``scipy.linalg.eigh`` on all BLAS threads; the plain ridge
-    solve of ``rf_ridge`` (a Cholesky solve) beside the eigendecomposition
-    it replaced."""
+    (``scipy.linalg.eigh``); the plain ridge solve of ``rf_ridge`` (a
+    Cholesky solve) beside the eigendecomposition it replaced."""
 
     number = 1
     repeat = 3
@@ -301,12 +299,6 @@ class DenseSolves:
         features = ExpChi2Features(N_RANDOM, rng=0).fit(X[:2000])
         m = Moments(features.transform(X), y)
         return m.M2, m.Czy
-
-    def time_eigh_top(self, moments):
-        from kernelmaps._engine import lapack
-
-        p = moments[0].shape[0]
-        lapack.eigh(moments[0], subset_by_index=[p - N_COMPONENTS, p - 1])
 
     def time_scipy_eigh_top(self, moments):
         p = moments[0].shape[0]

@@ -10,6 +10,7 @@ of its objects for k-means++ landmarks.
 """
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse
 
 from .._base import FeatureMap
@@ -150,8 +151,7 @@ def _leverage(kernel, X, m, params, rng, workers):
 def _eigh(K):
     """Eigenvalues (ascending) and eigenvectors of the symmetric part of K."""
     K = np.asarray(K, dtype=np.float64)
-    # Ctrl-C stops a long one (lapack.eigh runs it in a child process).
-    return lapack.eigh((K + K.T) / 2, check_finite=False)
+    return scipy.linalg.eigh((K + K.T) / 2, check_finite=False)
 
 
 def _at_unit_scale(A, top):
@@ -336,7 +336,9 @@ class NystroemMap(FeatureMap):
     -----
     The cost of `transform` is that of the exact kernel between its n
     objects and the m landmarks, plus an n x m x m product; `fit` computes
-    the m x m landmark kernel and its eigendecomposition. Dask input to
+    the m x m landmark kernel and its eigendecomposition, of the landmarks
+    only: a LAPACK call which, as in SciPy, Ctrl-C cannot stop once it has
+    started (seconds for thousands of landmarks). Dask input to
     `transform` (sets with Dask points, or Dask histograms) gives a lazy
     result computed block by block.
 

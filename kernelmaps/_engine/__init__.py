@@ -31,20 +31,14 @@ variable ``KERNELMAPS_SIMD`` (``baseline``, ``avx2`` or ``avx512``) selects
 the path at import, for a whole process (an asv run, a bug report); a path
 this CPU lacks gives a RuntimeWarning and the best path it has.
 
-Importing the engine sets ``OMP_WAIT_POLICY=PASSIVE`` unless it is set.
+The engine writes no environment variable: the OpenMP settings
+(``OMP_NUM_THREADS``, ``OMP_WAIT_POLICY``) and the BLAS threads
+(threadpoolctl) are the user's, described with ``workers`` in the user
+guide's conventions (threads).
 """
 
 import os
 import warnings
-
-# OpenMP threads sleep between parallel regions instead of spinning, unless
-# the user chose otherwise: spinning threads steal the CPUs of other
-# processes (and of Dask or joblib workers) on a loaded machine, where a call
-# with spinning threads measured 4x slower than with sleeping ones, and the
-# engines' chunks are long enough (milliseconds) that waking the threads
-# costs nothing measurable. libgomp reads this once, when it is loaded: by
-# the import below, unless another library loaded it before.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from ._runtime import available_isas, select_isa, simd_isa
 

@@ -412,8 +412,8 @@ class RandomFeaturePCA(_Frozen):
         _check_moments(moments)
         p = moments.M2.shape[0]
         total = float(np.trace(moments.M2))
-        vals, vecs = lapack.eigh(moments.M2,
-                                 subset_by_index=[p - n_components, p - 1])
+        vals, vecs = scipy.linalg.eigh(moments.M2,
+                                       subset_by_index=[p - n_components, p - 1])
         vals, vecs = np.maximum(vals[::-1], 0.0), vecs[:, ::-1]
         signs = np.sign(vecs[np.abs(vecs).argmax(axis=0), np.arange(n_components)])
         vecs *= np.where(signs == 0, 1.0, signs)
@@ -523,6 +523,11 @@ def rf_pca(chunks, feature_map, n_components, *, y=None, progress=False):
     the covariance accurate for features with a large mean, where the
     one-line update of the paper (``H - m m^T / n``) cancels.
 
+    Ctrl-C stops the pass over the blocks; the eigendecomposition at its end
+    is one LAPACK call which, as in SciPy, Ctrl-C cannot stop once it has
+    started. It is of the ``(n_features, n_features)`` covariance, whatever
+    the number of rows.
+
     References
     ----------
     .. [1] F. Li, G. Lebanon and C. Sminchisescu, "A linear approximation to
@@ -571,7 +576,7 @@ def _ridge_weights(H, v, alpha):
     A = H.copy()
     A.flat[:: p + 1] += alpha
     try:
-        factor = lapack.cho_factor(A, lower=True, check_finite=False)
+        factor = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
     except np.linalg.LinAlgError:  # not numerically positive definite
         factor = None
     if factor is not None:
@@ -579,7 +584,7 @@ def _ridge_weights(H, v, alpha):
             factor[0], np.abs(A).sum(axis=0).max(), uplo="L")
         if info == 0 and rcond > _CHOLESKY_MARGIN * p * np.finfo(np.float64).eps:
             return scipy.linalg.cho_solve(factor, v, check_finite=False)
-    return _pseudo_solve(*lapack.eigh(H), v, alpha)
+    return _pseudo_solve(*scipy.linalg.eigh(H), v, alpha)
 
 
 def _pseudo_solve(lam, Q, v, alpha):
@@ -802,6 +807,12 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
     ``coef_ = U w`` and ``intercept_ = y_mean - z_mean @ coef_``. With
     ``n_components=None`` this is ridge regression with an unpenalised
     intercept on all features.
+
+    Ctrl-C stops the passes over the blocks; the solves after them
+    (`rf_pca`'s eigendecomposition, the factorisation of the joint system)
+    are LAPACK calls which, as in SciPy, Ctrl-C cannot stop once they have
+    started. Their size is the number of features or components, whatever
+    the number of rows.
 
     References
     ----------

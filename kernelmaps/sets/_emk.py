@@ -176,9 +176,9 @@ class EMKFeatures(FeatureMap):
     The work is ``O(n_iter * (b D d + D^3 + b D^2))``, independent of n
     beyond the initialisation, in float64 whatever the dtype of the
     training points. Its matrices are small, so the iterations run the BLAS
-    on one thread (through threadpoolctl when it is installed, else
-    through OpenBLAS's own setting): a multithreaded BLAS gains nothing
-    on them and, on a loaded machine, waits for its threads (5-7 s
+    on one thread (through threadpoolctl, when it is installed): a
+    multithreaded BLAS gains nothing on them and, on a loaded machine,
+    waits for its threads (5-7 s
     instead of 0.5 s for 100 iterations on 100000 x 30 points, 200
     basis vectors, with one other busy core).
 
