@@ -702,3 +702,10 @@ def test_chi2_map_float32_extremes():
                  km.HomogeneousKernelMap()):
         Z = fmap.transform(X)
         assert Z.dtype == np.float32 and np.isfinite(Z).all()
+
+
+def test_chi2_direct_with_shared_k_refits_on_another_width():
+    fmap = Chi2DirectMap(k=[0.1, 0.5]).fit(np.full((3, 4), 0.25))
+    assert fmap.n_features_in_ == 4
+    assert fmap.fit(np.full((3, 6), 0.25)).n_features_in_ == 6
+    assert fmap.transform(np.full((2, 6), 0.25)).shape == (2, 12)

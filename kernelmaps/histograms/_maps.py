@@ -325,7 +325,7 @@ class Chi2DirectMap(_AdditiveMap):
                     f"n_terms={n_terms} disagrees with k, which has "
                     f"{state['_n_terms']} terms (leave n_terms out when giving k)"
                 )
-            if X is not None:
+            if X is not None and state["_width"] is not None:
                 self._check_width(X.shape[1], expected=state["_width"])
             return state
         # The error of a pair is bounded by the diagonal errors of its rows
