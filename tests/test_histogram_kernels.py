@@ -323,6 +323,103 @@ def test_exact_histogram_kernels_at_1e308_without_warning():
     with pytest.raises(ValueError, match="overflow float64"):
         km.additive_chi2_kernel(np.full((2, 5), 1e308))
 
+def chi2_reference(X, Y):
+    """The additive chi2 kernel and the chi2 distance, pair by pair in
+    float64 with no intermediate that overflows or underflows at any scale:
+    x y / (x + y) as lo / (1 + lo / hi) (lo <= hi), (x - y)^2 / (2 (x + y))
+    as h (h / (x / 2 + y / 2)) with h = (hi - lo) / 2."""
+    x = np.asarray(X, dtype=np.float64)[:, None, :]
+    y = np.asarray(Y, dtype=np.float64)[None, :, :]
+    lo, hi = np.minimum(x, y), np.maximum(x, y)
+    diff = hi - lo
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        kernel = np.where(hi > 0, lo / (1 + lo / hi), 0.0).sum(-1) * 2
+        half = 0.5 * diff
+        dist = np.where(hi > 0, half * (half / (0.5 * lo + 0.5 * hi)), 0.0).sum(-1)
+    return kernel, dist
+
+
+def test_chi2_issue_case_at_every_scale(simd_path):
+    # Issue 40: a row of 1e305 beside the pair cost 4e-3 (a rescaling of
+    # the whole call by its largest value), 3e-8 at 1e300, 2e-13 at 1e295.
+    x = np.array([[0.3, 0.7]])
+    for big in (1.0, 1e295, 1e300, 1e305, 1.7e308):
+        Y = np.array([[0.6, 0.4], [big, big]])
+        for A, B in ((x, Y), (scipy.sparse.csr_matrix(x), Y)):
+            assert_allclose(additive_chi2_kernel(A, B)[0, 0],
+                            2 * (0.18 / 0.9 + 0.28 / 1.1), rtol=1e-15)
+            assert_allclose(chi2_distance(A, B)[0, 0],
+                            0.5 * (0.09 / 0.9 + 0.09 / 1.1), rtol=1e-14)
+            assert_allclose(exp_chi2_kernel(A, B, beta=3.0)[0, 0],
+                            np.exp(-1.5 * (0.09 / 0.9 + 0.09 / 1.1)), rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_chi2_pairs_at_mixed_scales(simd_path, dtype, fmt):
+    """Rows of every scale of the floating-point range mixed (float64
+    1e-300 to 1e305, float32 1e-34 to 1e38, where float32 runs of 64 terms
+    overflow; every value normal): each pair's kernel, distance and
+    exp-chi2 value to 1e-12 (float32: 1e-5) of the reference, and the same
+    bits as the pair alone."""
+    rng = np.random.default_rng(40)
+    if dtype == np.float64:
+        scales = [1e-300, 1e-200, 1e-100, 1e-10, 1.0, 1e100, 1e200, 1e300, 1e305]
+        rtol = 1e-12
+    else:
+        scales = [1e-34, 1e-20, 1e-5, 1.0, 1e5, 1e20, 1e36, 1e38]
+        rtol = 1e-5
+    d = 70  # two float32 runs
+
+    def rows(count):
+        base = rng.uniform(1e-3, 1.0, size=(count, d))
+        base[rng.random((count, d)) < 0.3] = 0
+        return (base * rng.permutation(np.resize(scales, count))[:, None]).astype(dtype)
+
+    X, Y = rows(19), rows(11)
+    A, B = as_format(X, fmt), as_format(Y, fmt)
+    for P, Q, args in ((X, Y, (A, B)), (X, X, (A,))):
+        want_k, want_d = chi2_reference(P, Q)
+        sums = (P.astype(np.float64).sum(1)[:, None]
+                + Q.astype(np.float64).sum(1)[None, :])
+        K = additive_chi2_kernel(*args, dtype=np.float64)
+        assert_allclose(K, want_k, rtol=rtol, atol=0)
+        D = chi2_distance(*args, dtype=np.float64)
+        # the distance is taken from the row sums: its error is relative to them
+        assert (np.abs(D - want_d) <= rtol * (want_d + 0.1 * sums)).all()
+        assert_allclose(exp_chi2_kernel(*args, dtype=np.float64), np.exp(-D),
+                        rtol=1e-15, atol=0)
+    f64 = {"dtype": np.float64}
+    K, D = additive_chi2_kernel(A, B, **f64), chi2_distance(A, B, **f64)
+    E = exp_chi2_kernel(A, B, beta=1e-3, **f64)
+    for i in range(X.shape[0]):
+        j = 7 * i % Y.shape[0]
+        a, b = as_format(X[i:i + 1], fmt), as_format(Y[j:j + 1], fmt)
+        assert_array_equal(additive_chi2_kernel(a, b, **f64)[0, 0], K[i, j])
+        assert_array_equal(chi2_distance(a, b, **f64)[0, 0], D[i, j])
+        assert_array_equal(exp_chi2_kernel(a, b, beta=1e-3, **f64)[0, 0], E[i, j])
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_chi2_distance_where_the_kernel_overflows(simd_path, fmt):
+    # Rows near the top of float64: their sums and kernel overflow, not
+    # their distance, which comes from the rows times 2**-e of the pair.
+    R = np.zeros((3, 9))
+    R[0, :3] = [1.5e308, 1.6e308, 1.7e308]
+    R[1, :3] = [1.6e308, 1.5e308, 1.7e308]
+    R[2, :4] = [1e308, 0.0, 0.0, 1e-300]
+    _, want = chi2_reference(R, R)
+    A = as_format(R, fmt)
+    D = chi2_distance(A[:2])
+    assert_array_equal(D, D.T)
+    # the error of the distance is relative to the row sums (4.8e308)
+    assert_allclose(D, want[:2, :2], rtol=0, atol=4.8e293)  # 1e-15 of them
+    assert_allclose(chi2_distance(A[:2], A[2:]), want[:2, 2:], rtol=1e-14)
+    assert_allclose(exp_chi2_kernel(A[:2], beta=1e-306),  # beta sums ~ 0.5
+                    np.exp(-1e-306 * want[:2, :2]), rtol=1e-12)
+    assert_array_equal(chi2_distance(A[:1], A[1:2]), D[:1, 1:])
+
+
 # ------------------------------------------------------------
 # The Jensen-Shannon kernel's compiled paths (dense tiles: one logarithm
 # per pair from per-value parts, no division; CSR: the same polynomial, the

@@ -37,6 +37,8 @@ cdef extern from "km_additive.h" nogil:
     double km_inverse_d(double v)
     float km_inverse_f(float v)
     double km_js_pairs_d(int isa, const double *a, const double *b, ptrdiff_t n)
+    double km_chi2_pair_f(const float *x, const float *y, ptrdiff_t ldy,
+                          ptrdiff_t d)
 
 KINDS = {"chi2": KM_ADD_CHI2, "intersection": KM_ADD_INTERSECTION,
          "product": KM_ADD_PRODUCT, "js": KM_ADD_JS}
@@ -79,7 +81,8 @@ def dense(const floating[:, ::1] xrows, const floating[:, :, ::1] xparts,
     computed, and mirrored).
 
     xrows: X padded with KM_MR - 1 zero rows; yt: Y transposed, (d,
-    ldy) with ldy >= m rounded up to the tile width (zero padding). For
+    ldy) with ldy >= m rounded up to the tile width (zero padding); for
+    "chi2", both hold 2 / value (+inf for 0, padding included). For
     "js", xparts (3, rows, d): the parts E, M, I of xrows, and yparts (2,
     d, ldy) the parts M, I of yt (`js_parts`); else empty.
     col_block: a multiple of the tile width. buffers: (n_threads,
@@ -129,11 +132,33 @@ def dense(const floating[:, ::1] xrows, const floating[:, :, ::1] xparts,
             cb = cb + col_block
 
 
+def chi2_pairs(const float[:, ::1] xrows, const float[:, ::1] yt,
+               const int64_t[::1] rows, const int64_t[::1] cols,
+               double[:, ::1] out, Py_ssize_t start, Py_ssize_t stop,
+               int n_threads):
+    """out[i, j] for the pairs (rows[p], cols[p]), start <= p < stop, of
+    float32 "chi2" tiles (the arrays of `dense`) where a run's sum
+    overflowed (inf): its runs as the tiles sum them, and those that
+    overflow in float64 (km_chi2_pair_f)."""
+    cdef Py_ssize_t p
+    cdef Py_ssize_t d = xrows.shape[1], ldy = yt.shape[1]
+    for p in prange(start, stop, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        out[rows[p], cols[p]] = km_chi2_pair_f(&xrows[rows[p], 0],
+                                               &yt[0, cols[p]], ldy, d)
+
+
 cdef inline double _term(int kind, double a, double b) noexcept nogil:
     """The one-dimensional kernel at two positive values (not for
     Jensen-Shannon: see km_js_pairs)."""
+    cdef double lo, hi
     if kind == KM_ADD_CHI2:
-        return a * (b / (a + b))
+        # lo hi / (lo + hi): hi / (lo + hi) is in [1/2, 1] (no underflow
+        # however far apart the values), taken from the halves (exact for
+        # normal values) so that lo + hi cannot overflow
+        lo = min(a, b)
+        hi = max(a, b)
+        return lo * ((0.5 * hi) / (0.5 * lo + 0.5 * hi))
     if kind == KM_ADD_INTERSECTION:
         return min(a, b)
     return a * b

@@ -39,7 +39,9 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
     2**(+-100) (float32: 2**(+-20)) are scaled by a power of two (exact) to
     about 1, and the result back, so that no sum overflows before the
     result does and no value is subnormal unless the data span more than
-    the floating-point range. The result may hold inf where it overflows.
+    the floating-point range. "chi2" needs no scaling (its terms neither
+    overflow nor underflow): each pair's value depends on its two rows only.
+    The result may hold inf where it overflows.
     """
     symmetric = Y is None
     if symmetric:
@@ -48,7 +50,7 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
     out = np.empty((n, m))
     if n == 0 or m == 0:
         return out
-    e = _scale_exponent(X, None if symmetric else Y)
+    e = 0 if kind == "chi2" else _scale_exponent(X, None if symmetric else Y)
     if e:
         X = _ldexp(X, -e)
         Y = X if symmetric else _ldexp(Y, -e)
@@ -126,6 +128,9 @@ def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):
     if symmetric:  # the first row block writes a value in every row
         touch_pages(out, n_threads)
     rows, cols = pack_rows(X), pack_cols(Y)
+    if kind == "chi2":
+        _reciprocals(rows)
+        _reciprocals(cols)
     if kind == "js":
         row_parts = _js_parts(rows, 3, n_threads)
         col_parts = _js_parts(cols, 2, n_threads)
@@ -136,6 +141,27 @@ def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):
             ADDITIVE_ROW_BLOCK, block, items, out, buffers)
     run_chunked(_impl.dense, plan, cost, n_threads=n_threads, progress=progress,
                 desc=desc)
+    if kind == "chi2" and X.dtype == np.float32 and min(_max(X), _max(Y)) > 2.0**100:
+        _chi2_overflowed_runs(rows, cols, out, n_threads)
+
+
+def _chi2_overflowed_runs(rows, cols, out, n_threads):
+    """The pairs of float32 "chi2" tiles where the float32 sum of a run
+    of features overflowed (inf; possible where both rows hold values
+    beyond 2**100), again with those runs in float64."""
+    i, j = (np.ascontiguousarray(a) for a in np.nonzero(np.isinf(out)))
+    run_chunked(_impl.chi2_pairs, (rows, cols, i, j, out),
+                float(rows.shape[1]) * _COST["chi2"], n_tasks=len(i),
+                n_threads=n_threads)
+
+
+def _reciprocals(A):
+    """2 / A in place, +inf where A is 0: what the "chi2" tiles take."""
+    two = A.dtype.type(2)
+    for a, b in row_blocks(A):
+        with np.errstate(divide="ignore", over="ignore"):
+            np.divide(two, A[a:b], out=A[a:b])
+        np.abs(A[a:b], out=A[a:b])  # 2 / -0.0 = -inf
 
 
 def _js_parts(A, planes, n_threads):

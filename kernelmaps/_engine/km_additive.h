@@ -6,7 +6,7 @@
  * d features each) and the columns [0, ncols) of yt (the transposed column
  * histograms: d rows with leading dimension ldy; ncols a multiple of
  * KM_NR_D / KM_NR_F, the caller pads), the sum over the features of
- *   KM_ADD_CHI2:         x (y / (x + y))      (0 when x + y = 0)
+ *   KM_ADD_CHI2:         x y / (x + y)        (0 when x or y is 0)
  *   KM_ADD_INTERSECTION: min(x, y)
  *   KM_ADD_PRODUCT:      x y
  *   KM_ADD_JS:           x/2 log2((x + y)/x) + y/2 log2((x + y)/y)
@@ -14,6 +14,17 @@
  * into out (float64; KM_MR rows, leading dimension ldo). float32 input
  * is summed in float32 over runs of KM_ADD_RUN features, and the runs in
  * float64. Inputs are finite and >= 0 (the caller checks).
+ *
+ * KM_ADD_CHI2 takes x' = 2 / x and y' = 2 / y in place of x and y (+inf
+ * for 0), and sums 2 / (x' + y') = x y / (x + y): one addition and one
+ * division a term, and no intermediate overflows or underflows for any
+ * pair of normal values (x' and y' lose at most a bit near the top of the
+ * range), so that each pair's value is accurate to a few units in the
+ * last place at every scale, whatever the other rows hold; a subnormal
+ * value (x' = inf) counts as 0, an absolute error below the smallest
+ * normal number. A float32 run
+ * whose sum overflows float32 gives inf: the caller takes that pair again
+ * from km_chi2_pair_f.
  *
  * KM_ADD_JS also reads parts of every value v, computed once per value
  * (km_log_exponent_*, km_log_mantissa_*, km_inverse_*): E, M and I beside
@@ -110,6 +121,31 @@ static inline float km_log_mantissa_f(float v)
     int e;
     return v > 0 ? (float)(log2(frexp(v, &e)) + (e - (km_exponent_bits_f(v) - 127)))
                  : 0.0f;
+}
+
+/* The float32 "chi2" sum of one pair from x' = 2 / x (d values) and
+ * y' = 2 / y (stride ldy), as the tiles sum it (in float32 over runs of
+ * KM_ADD_RUN features, the same operations in the same order: the same
+ * bits), except that a run whose float32 sum overflows is summed in
+ * float64: for the pairs whose tile sum is inf. */
+static inline double km_chi2_pair_f(const float *x, const float *y, ptrdiff_t ldy,
+                                    ptrdiff_t d)
+{
+    double total = 0.0;
+    for (ptrdiff_t k0 = 0; k0 < d; k0 += KM_ADD_RUN) {
+        const ptrdiff_t k1 = k0 + KM_ADD_RUN < d ? k0 + KM_ADD_RUN : d;
+        float run = 0.0f;
+        for (ptrdiff_t k = k0; k < k1; ++k) run += 2.0f / (x[k] + y[k * ldy]);
+        if (run <= FLT_MAX) {
+            total += (double)run;
+            continue;
+        }
+        double wide = 0.0;
+        for (ptrdiff_t k = k0; k < k1; ++k)
+            wide += 2.0 / ((double)x[k] + (double)y[k * ldy]);
+        total += wide;
+    }
+    return total;
 }
 
 /* km_additive_{d,f}_{base,avx2,avx512} */

@@ -10,7 +10,6 @@
 /* unsigned lanes of the width of KM_T (km_simd_impl.h) */
 #define KM_BITS KM_CAT(KM_PASTE(KM_PASTE(km_v, KM_TC), u), KM_VB)
 #if KM_IS_DOUBLE
-#define KM_TINY DBL_MIN
 #define KM_JS_G km_js_g_d
 #define KM_JS_DEGREE KM_JS_G_DEGREE_D
 #define KM_JS_SCALE KM_JS_SCALE_D
@@ -18,7 +17,6 @@
 #define KM_EXP_BITS 0x4330000000000000LL /* 2**52 */
 #define KM_NO_SIGN 0x7fffffffffffffffLL
 #else
-#define KM_TINY FLT_MIN
 #define KM_JS_G km_js_g_f
 #define KM_JS_DEGREE KM_JS_G_DEGREE_F
 #define KM_JS_SCALE KM_JS_SCALE_F
@@ -147,7 +145,6 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, const KM_T *xp,
     enum { W = KM_W };
     /* float64 sums every feature in one run; float32 in runs. */
     const ptrdiff_t run = sizeof(KM_T) == 8 ? d : KM_ADD_RUN;
-    const KM_T tiny = KM_TINY;
 
     for (ptrdiff_t j = 0; j < ncols; j += KM_NV * W) {
         for (int r = 0; r < KM_MR; ++r)
@@ -175,9 +172,8 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, const KM_T *xp,
     } while (0)
             switch (kind) {
             case KM_ADD_CHI2:
-                /* + tiny: 0 / tiny = 0, and x + y is unchanged unless it is
-                 * below the normal range; y / (x + y) <= 1 cannot overflow. */
-                KM_ADD_LOOP(av * (b / ((av + b) + tiny)));
+                /* x and yt hold 2 / x and 2 / y (km_additive.h) */
+                KM_ADD_LOOP((KM_T)2 / (av + b));
                 break;
             case KM_ADD_INTERSECTION:
                 KM_ADD_LOOP(KM_H(min)(av, b));
@@ -219,7 +215,6 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, const KM_T *xp,
 #undef KM_H
 #undef KM_BITS
 #undef KM_NAME
-#undef KM_TINY
 #undef KM_JS_G
 #undef KM_JS_DEGREE
 #undef KM_JS_SCALE

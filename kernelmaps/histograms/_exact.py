@@ -2,7 +2,6 @@
 Hellinger, Jensen-Shannon, and the chi2 distance and exp-chi2 kernel."""
 
 import functools
-import math
 
 import numpy as np
 import scipy.sparse
@@ -470,63 +469,109 @@ def _chi2_distance(X, Y, n_threads, progress, out, names):
 def chi2_distance_block(X, Y, n_threads, progress=False):
     """The chi2 distances between the rows of checked X and Y (None: X),
     float64, unchecked (``inf`` where they overflow)."""
-    D, exponent = _scaled_chi2_distance(X, Y, n_threads, progress)
-    if exponent:
+    D, levels = _scaled_chi2_distance(X, Y, n_threads, progress)
+    if levels is not None:
         with np.errstate(over="ignore"):
             for a, b in row_blocks(D):
-                np.ldexp(D[a:b], exponent, out=D[a:b])
+                np.ldexp(D[a:b], _pair_levels(levels, a, b), out=D[a:b])
     return D
 
 
 def _exp_chi2(X, Y, n_threads, progress, out, names, beta):
-    D, exponent = _scaled_chi2_distance(X, Y, n_threads, progress)
+    D, levels = _scaled_chi2_distance(X, Y, n_threads, progress)
     # beta * D beyond float64 (a huge beta, or distances that overflow):
     # exp(-inf) = 0, the kernel value in float64
     with np.errstate(over="ignore"):
         for a, b in row_blocks(D):  # in place (Ctrl-C stops between blocks)
-            np.exp(-np.ldexp(beta * D[a:b], exponent), out=D[a:b])
+            e = 0 if levels is None else _pair_levels(levels, a, b)
+            np.exp(-np.ldexp(beta * D[a:b], e), out=D[a:b])
     return cast_output(D, out, names)
 
 
 def _scaled_chi2_distance(X, Y, n_threads, progress):
-    """The chi2 distances of validated X and Y times 2**-exponent, and the
-    exponent. The exponent is 0 unless
-    the largest value is beyond 2**_SUM_TOP, where the histograms are first
-    scaled by a power of two (the distance is homogeneous of degree 1), so
-    that no row sum overflows before the distance would. (A block of a
-    lazy call takes the exponent of its own rows: the same result but where
-    the scaling of the whole call would make values subnormal.)"""
+    """The chi2 distances of validated X and Y, each pair's times
+    2**-e[i, j], and the levels that give e (`_pair_levels`), or None
+    where every e is 0.
+
+    e[i, j] is the larger of the levels of rows i and j, 0 unless the
+    row's largest value is beyond 2**_SUM_TOP (`_row_sums`); the pair's
+    row sums and kernel are taken times 2**-e[i, j] (the distance is
+    homogeneous of degree 1), so that no row sum overflows before the
+    distance would, and each pair's value depends on its own rows only (a
+    block of a lazy call gives the values of the whole call)."""
     symmetric = Y is None
-    top = max(_max(X), 0.0 if symmetric else _max(Y))
-    exponent = max(math.frexp(top)[1] - _SUM_TOP, 0)
-    if exponent:
-        X = _ldexp(X, -exponent)
-        Y = None if symmetric else _ldexp(Y, -exponent)
     half = additive_sums(X, Y, "chi2", n_threads, progress,
                          "chi2 distances")  # K / 2
-    sx = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
-    sy = sx if symmetric else np.asarray(Y.sum(axis=1), dtype=np.float64).ravel()
+    ex, sx = _row_sums(X)
+    ey, sy = (ex, sx) if symmetric else _row_sums(Y)
+    levels = (ex, ey) if ex.any() or ey.any() else None
+    # a pair whose kernel overflowed float64: again at its level, below
+    redo = None if levels is None else np.nonzero(np.isinf(half))
     # D = (sx[i] + sy[j]) / 2 - 2 half[i, j], in place of `half`, a block
     # of rows at a time (whole-array passes held Ctrl-C for seconds at
     # 20,000 rows).
     D = half
     for a, b in row_blocks(D):
-        D[a:b] = 0.5 * (sx[a:b, None] + sy[None, :]) - 2.0 * half[a:b]
+        if levels is None:
+            D[a:b] = 0.5 * (sx[a:b, None] + sy[None, :]) - 2.0 * half[a:b]
+        else:
+            e = _pair_levels(levels, a, b)
+            D[a:b] = 0.5 * (np.ldexp(sx[a:b, None], ex[a:b, None] - e)
+                            + np.ldexp(sy[None, :], ey[None, :] - e)
+                            ) - 2.0 * np.ldexp(half[a:b], -e)
         np.maximum(D[a:b], 0.0, out=D[a:b])
+    if redo is not None and redo[0].size:
+        _redo_overflowed(D, X, Y, levels, sx, sy, redo, n_threads)
     if symmetric:
         np.fill_diagonal(D, 0.0)
-    return D, exponent
+    return D, levels
 
 
-# Values beyond 2**_SUM_TOP are scaled down before the row sums of the chi2
-# distance: sums of up to 2**40 of them stay finite.
+def _row_sums(A):
+    """Each row's level e >= 0 (0 unless its largest value is beyond
+    2**_SUM_TOP) and its sum times 2**-e (float64)."""
+    if scipy.sparse.issparse(A):
+        top = np.asarray(A.max(axis=1).toarray(), dtype=np.float64).ravel()
+    else:
+        top = A.max(axis=1, initial=0.0).astype(np.float64)
+    e = np.maximum(np.frexp(top)[1] - _SUM_TOP, 0)
+    if e.any():
+        A = _ldexp(A, -(np.repeat(e, np.diff(A.indptr)) if scipy.sparse.issparse(A)
+                        else e[:, None]))
+    # in float64: float32 sums of values near the top of float32 overflow
+    if scipy.sparse.issparse(A):
+        return e, np.asarray(A.astype(np.float64).sum(axis=1)).ravel()
+    return e, A.sum(axis=1, dtype=np.float64)
+
+
+def _pair_levels(levels, a, b):
+    """e[i, j] = max(ex[i], ey[j]) for the rows a <= i < b."""
+    ex, ey = levels
+    return np.maximum.outer(ex[a:b], ey)
+
+
+def _redo_overflowed(D, X, Y, levels, sx, sy, pairs, n_threads):
+    """The distances (times 2**-e) of the pairs whose kernel overflowed
+    float64, from their rows times 2**-e (one call per level e)."""
+    ex, ey = levels
+    Y = X if Y is None else Y
+    rows, cols = pairs
+    e = np.maximum(ex[rows], ey[cols])
+    for level in np.unique(e):
+        at = e == level
+        i, ri = np.unique(rows[at], return_inverse=True)
+        j, cj = np.unique(cols[at], return_inverse=True)
+        half = additive_sums(_ldexp(X[i], -level), _ldexp(Y[j], -level), "chi2",
+                             n_threads)
+        value = 0.5 * (np.ldexp(sx[i], ex[i] - level)[ri]
+                       + np.ldexp(sy[j], ey[j] - level)[cj]) - 2.0 * half[ri, cj]
+        D[rows[at], cols[at]] = np.maximum(value, 0.0)
+
+
+# A row whose largest value is beyond 2**_SUM_TOP is scaled down (by its
+# level) before its sum in the chi2 distance: sums of up to 2**40 such
+# values stay finite.
 _SUM_TOP = 980
-
-
-def _max(A):
-    """The largest value of validated (non-negative) histograms."""
-    data = A.data if scipy.sparse.issparse(A) else A
-    return float(data.max()) if data.size else 0.0
 
 
 def _ldexp(A, e):
