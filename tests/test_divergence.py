@@ -112,11 +112,11 @@ def test_selection_paths(simd_path, k, dtype):
 def test_blocks_on_the_fly(simd_path, monkeypatch, k, dtype, d):
     # Pairs of small sets (low d) compute their blocks on the fly, once
     # transposed (one list per point, km_knn_block); with _flip_points 0,
-    # from tiles and lane lists. The same arithmetic, so the same values up
-    # to how the compiler contracts it into FMAs (-ffp-contract=fast: GCC
-    # 12 gives the same bits, GCC 13 not), at every scale, for X against
-    # itself, X against Y and both directions at once; sizes around the
-    # vector widths and the threshold (128), 1 and 2 threads.
+    # from tiles and lane lists. The same arithmetic, so the same bits (the
+    # build turns floating-point contraction off: with GCC 13's
+    # -ffp-contract=fast the two were 1 ulp apart), at every scale, for X
+    # against itself, X against Y and both directions at once; sizes around
+    # the vector widths and the threshold (128), 1 and 2 threads.
     rng = np.random.default_rng(k + d)
     sizes = (k + 1, 16, 17, 33, 63, 64, 65, 127, 128, 129)
     X = [rng.normal(size=(n, d)).astype(dtype) for n in sizes]
@@ -144,10 +144,9 @@ def test_blocks_on_the_fly(simd_path, monkeypatch, k, dtype, d):
                 lanes = [renyi_divergence(sets, k=k, workers=workers),
                          renyi_divergence(sets, others, k=k, workers=workers),
                          renyi_divergence(others, sets, k=k, workers=workers)]
-            same = 1e-12 if dtype == np.float64 else 1e-5
             for f, ln in zip(fly, [lanes[0], lanes[1], lanes[1], lanes[2]],
                              strict=True):
-                assert_allclose(f, ln, rtol=same, atol=same)
+                assert_array_equal(f, ln)
                 assert np.isfinite(f).all()
 
 

@@ -85,6 +85,19 @@ def test_no_cpu_specific_flags():
             assert not flag.search(code), f"{path}: {line}"
 
 
+def test_floating_point_contraction_is_off():
+    # Which a * b + c become FMAs is the source's choice (km_fma_* of
+    # km_simd_impl.h), not the compiler's: the extensions' own c_args turn
+    # contraction off, after the user's CFLAGS.
+    build = "\n".join(line.split("#")[0] for line in
+                      (ROOT / "meson.build").read_text().splitlines())
+    assert re.search(r"c_args = cc\.get_supported_arguments\(\[\s*'-ffp-contract=off'",
+                     build)
+    assert "-ffp-contract=fast" not in build
+    engine = (ROOT / "kernelmaps" / "_engine" / "meson.build").read_text()
+    assert "c_args: c_args," in engine
+
+
 def test_macos_targets_match_the_runners(cibw, workflow):
     # Homebrew's libomp is built for the runner's macOS, and delocate
     # refuses a library newer than MACOSX_DEPLOYMENT_TARGET.

@@ -71,8 +71,8 @@ KM_ATTR KM_INLINE void KM_H(js)(const KM_T *x, const KM_T *xp, ptrdiff_t xplane,
         for (int c = 0; c < KM_NV; ++c) {
             const KM_M less = xv < y[c];
             a[r][c] = KM_H(where)(less, xv, y[c]);
-            u[r][c] = (a[r][c] * (KM_T)KM_JS_SCALE) * KM_H(where)(less, yi[c], xi)
-                      - (KM_T)0.5;
+            u[r][c] = KM_OP(fma)(a[r][c] * (KM_T)KM_JS_SCALE,
+                                 KM_H(where)(less, yi[c], xi), (KM_V){0} - (KM_T)0.5);
             g[r][c] = (KM_V){0} + KM_JS_G[0];
         }
     }
@@ -80,13 +80,13 @@ KM_ATTR KM_INLINE void KM_H(js)(const KM_T *x, const KM_T *xp, ptrdiff_t xplane,
     for (int i = 1; i <= KM_JS_DEGREE; ++i)
         for (int r = 0; r < KM_MR; ++r)
             for (int c = 0; c < KM_NV; ++c)
-                g[r][c] = g[r][c] * u[r][c] + KM_JS_G[i];
+                g[r][c] = KM_OP(fma)(g[r][c], u[r][c], KM_JS_G[i] - (KM_V){0});
     for (int r = 0; r < KM_MR; ++r) {
         const KM_V xe = xp[r * d] - (KM_V){0};
         const KM_V xm = xp[xplane + r * d] - (KM_V){0};
         for (int c = 0; c < KM_NV; ++c) {
             const KM_V ratio = KM_OP(abs)((ye[c] - xe) + (ym[c] - xm)); /* log2(b/a) */
-            s[r][c] += a[r][c] * (ratio + g[r][c]);
+            s[r][c] = KM_OP(fma)(a[r][c], ratio + g[r][c], s[r][c]);
         }
     }
 }
@@ -127,8 +127,9 @@ KM_ATTR static double KM_FN(km_js_pairs)(const double *a, const double *b,
                             - KM_H(where)(tiny, (KM_V){0} + 64.0, (KM_V){0});
             const KM_V u = r - 0.5;
             KM_V gv = (KM_V){0} + KM_JS_G[0];
-            for (int i = 1; i <= KM_JS_DEGREE; ++i) gv = gv * u + KM_JS_G[i];
-            sum[g] += lo * (gv - l2);
+            for (int i = 1; i <= KM_JS_DEGREE; ++i)
+                gv = KM_OP(fma)(gv, u, KM_JS_G[i] - (KM_V){0});
+            sum[g] = KM_OP(fma)(lo, gv - l2, sum[g]);
         }
     }
     double total = 0.0;
@@ -154,7 +155,7 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, const KM_T *xp,
             KM_V s[KM_MR][KM_NV];
             for (int r = 0; r < KM_MR; ++r)
                 for (int c = 0; c < KM_NV; ++c) s[r][c] = (KM_V){0};
-#define KM_ADD_LOOP(TERM)                                                      \
+#define KM_ADD_LOOP(NEXT) /* the new sum, of the sum acc and av, b */         \
     do {                                                                       \
         const KM_T *y = yt + k0 * ldy + j;                                     \
         for (ptrdiff_t k = k0; k < k1; ++k, y += ldy) {                        \
@@ -162,10 +163,10 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, const KM_T *xp,
             for (int c = 0; c < KM_NV; ++c)                                    \
                 bc[c] = KM_OP(load)(y + c * W);                                \
             for (int r = 0; r < KM_MR; ++r) {                                  \
-                const KM_V av = (KM_V){0} + x[r * d + k];                      \
+                const KM_V av = x[r * d + k] - (KM_V){0}; /* broadcast */      \
                 for (int c = 0; c < KM_NV; ++c) {                              \
-                    const KM_V b = bc[c];                                      \
-                    s[r][c] += (TERM);                                         \
+                    const KM_V b = bc[c], acc = s[r][c];                       \
+                    s[r][c] = (NEXT);                                          \
                 }                                                              \
             }                                                                  \
         }                                                                      \
@@ -173,13 +174,13 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, const KM_T *xp,
             switch (kind) {
             case KM_ADD_CHI2:
                 /* x and yt hold 2 / x and 2 / y (km_additive.h) */
-                KM_ADD_LOOP((KM_T)2 / (av + b));
+                KM_ADD_LOOP(acc + (KM_T)2 / (av + b));
                 break;
             case KM_ADD_INTERSECTION:
-                KM_ADD_LOOP(KM_H(min)(av, b));
+                KM_ADD_LOOP(acc + KM_H(min)(av, b));
                 break;
             case KM_ADD_PRODUCT:
-                KM_ADD_LOOP(av * b);
+                KM_ADD_LOOP(KM_OP(fma)(av, b, acc));
                 break;
             default: { /* KM_ADD_JS: twice the terms, halved below */
                 const KM_T *y = yt + k0 * ldy + j, *ym = yp + k0 * ldy + j;

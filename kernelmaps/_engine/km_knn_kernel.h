@@ -159,7 +159,7 @@ KM_ATTR KM_INLINE KM_V KM_CAT(KM_BLOCK, dist)(const KM_T *x, const KM_T *yt,
         KM_V b;
         memcpy(&b, yt + f * ldy, sizeof b);
         const KM_V t = b - x[f];
-        s += t * t;
+        s = KM_OP(fma)(t, t, s); /* as the tiles (km_tile_kernel.h) */
     }
     return s;
 }

@@ -15,6 +15,12 @@
  * the target of the kernel that uses it. No -ffast-math is needed: the
  * transcendental functions are written out here, and the callers guarantee
  * finite, range-checked arguments.
+ *
+ * Fused multiply-adds are written out (km_fma_d_32, ...): the build turns
+ * floating-point contraction off (meson.build), so that which operations
+ * round once is fixed by this source, not chosen by the compiler, and the
+ * paths and kernels that promise the same bits give them with any
+ * compiler.
  */
 #ifndef KM_SIMD_H
 #define KM_SIMD_H
@@ -40,6 +46,10 @@
 #define KM_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define KM_TARGET_AVX512                                                       \
     __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
+#include <immintrin.h>
+#endif
+#if defined(__aarch64__) && defined(__GNUC__)
+#include <arm_neon.h>
 #endif
 
 /* The best code path of this CPU (and of this build). GCC's and Clang's

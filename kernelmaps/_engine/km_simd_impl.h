@@ -23,6 +23,59 @@ KM_INLINE vf KM_N(km_load_f)(const float *p) { vf v; memcpy(&v, p, sizeof v); re
 KM_INLINE void KM_N(km_store_d)(double *p, vd v) { memcpy(p, &v, sizeof v); }
 KM_INLINE void KM_N(km_store_f)(float *p, vf v) { memcpy(p, &v, sizeof v); }
 
+/* The target of the helpers that use FMA instructions: that of the code
+ * path of the width (a function with a target can only be inlined into
+ * one with it, and the helpers of a width serve the kernels of its path). */
+#if KM_VB == 32 && defined(KM_DISPATCH_X86)
+#define KM_VT KM_TARGET_AVX2
+#elif KM_VB == 64 && defined(KM_DISPATCH_X86)
+#define KM_VT KM_TARGET_AVX512
+#else
+#define KM_VT
+#endif
+
+/*
+ * a * b + c, rounded once (an FMA instruction) on the paths that have one,
+ * AVX2 and AVX-512 on x86-64 and the baseline (NEON) on arm64; rounded
+ * twice on x86-64's baseline (SSE2).
+ */
+#if KM_VB == 32 && defined(KM_DISPATCH_X86)
+KM_VT KM_INLINE vd KM_N(km_fma_d)(vd a, vd b, vd c)
+{
+    return (vd)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c);
+}
+KM_VT KM_INLINE vf KM_N(km_fma_f)(vf a, vf b, vf c)
+{
+    return (vf)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+}
+#elif KM_VB == 64 && defined(KM_DISPATCH_X86)
+KM_VT KM_INLINE vd KM_N(km_fma_d)(vd a, vd b, vd c)
+{
+    return (vd)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c);
+}
+KM_VT KM_INLINE vf KM_N(km_fma_f)(vf a, vf b, vf c)
+{
+    return (vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+}
+#elif KM_VB == 16 && defined(__aarch64__) && defined(__GNUC__)
+KM_INLINE vd KM_N(km_fma_d)(vd a, vd b, vd c)
+{
+    return (vd)vfmaq_f64((float64x2_t)c, (float64x2_t)a, (float64x2_t)b);
+}
+KM_INLINE vf KM_N(km_fma_f)(vf a, vf b, vf c)
+{
+    return (vf)vfmaq_f32((float32x4_t)c, (float32x4_t)a, (float32x4_t)b);
+}
+#else
+KM_INLINE vd KM_N(km_fma_d)(vd a, vd b, vd c) { return a * b + c; }
+KM_INLINE vf KM_N(km_fma_f)(vf a, vf b, vf c) { return a * b + c; }
+#endif
+#define FMA_D KM_N(km_fma_d)
+#define FMA_F KM_N(km_fma_f)
+/* a scalar in every lane */
+#define KM_SD(x) ((x) - (vd){0}) /* x - 0 = x, -0.0 too: a broadcast */
+#define KM_SF(x) ((x) - (vf){0})
+
 KM_INLINE vd KM_N(km_abs_d)(vd v) { return (vd)((vdu)v & 0x7fffffffffffffffULL); }
 KM_INLINE vf KM_N(km_abs_f)(vf v) { return (vf)((vfu)v & 0x7fffffffU); }
 
@@ -53,7 +106,7 @@ KM_INLINE vf KM_N(km_min_f)(vf a, vf b)
  * absolute error below 0.4 ulp(1) for every z: no more than the error z
  * itself carries, and cheaper than a Cody-Waite reduction.
  */
-KM_INLINE vd KM_N(km_exp2_d)(vd y)
+KM_VT KM_INLINE vd KM_N(km_exp2_d)(vd y)
 {
     const double shifter = 0x1.8p52, lowest = -1020.0;
     const vdu keep = (vdu)(y > lowest);
@@ -61,13 +114,18 @@ KM_INLINE vd KM_N(km_exp2_d)(vd y)
     const vd t = y + shifter; /* round(y) in the low mantissa bits */
     const vd f = y - (t - shifter);
     const vd f2 = f * f, f4 = f2 * f2;
-    const vd q0 = f * 0x1.62e42fefa39efp-1 + 1.0;
-    const vd q1 = f * 0x1.c6b08d704a0c6p-5 + 0x1.ebfbdff82c5aep-3;
-    const vd q2 = f * 0x1.5d87fe78a3f9cp-10 + 0x1.3b2ab6fb9f1a5p-7;
-    const vd q3 = f * 0x1.ffcbfc6da6ed1p-17 + 0x1.430913112c61bp-13;
-    const vd q4 = f * 0x1.b524ebd13a55fp-24 + 0x1.62bfc2c86d700p-20;
-    const vd q5 = f * 0x1.e9ec1fcb69a7fp-32 + 0x1.e6228acd1c6e5p-28;
-    const vd p = (q0 + q1 * f2) + ((q2 + q3 * f2) + (q4 + q5 * f2) * f4) * f4;
+    const vd q0 = FMA_D(f, KM_SD(0x1.62e42fefa39efp-1), KM_SD(1.0));
+    const vd q1 = FMA_D(f, KM_SD(0x1.c6b08d704a0c6p-5), KM_SD(0x1.ebfbdff82c5aep-3));
+    const vd q2 = FMA_D(f, KM_SD(0x1.5d87fe78a3f9cp-10), KM_SD(0x1.3b2ab6fb9f1a5p-7));
+    const vd q3 = FMA_D(f, KM_SD(0x1.ffcbfc6da6ed1p-17),
+                        KM_SD(0x1.430913112c61bp-13));
+    const vd q4 = FMA_D(f, KM_SD(0x1.b524ebd13a55fp-24),
+                        KM_SD(0x1.62bfc2c86d700p-20));
+    const vd q5 = FMA_D(f, KM_SD(0x1.e9ec1fcb69a7fp-32),
+                        KM_SD(0x1.e6228acd1c6e5p-28));
+    /* (q0 + q1 f2) + ((q2 + q3 f2) + (q4 + q5 f2) f4) f4 */
+    const vd p = FMA_D(FMA_D(FMA_D(q5, f2, q4), f4, FMA_D(q3, f2, q2)), f4,
+                       FMA_D(q1, f2, q0));
     return (vd)(((vdu)p + ((vdu)t << 52)) & keep);
 }
 
@@ -75,7 +133,7 @@ KM_INLINE vd KM_N(km_exp2_d)(vd y)
  * 2**y for y <= 0, float32: the same scheme with a degree-6 polynomial
  * (error 2e-9); results below 2**-124 (5e-38) are flushed to 0.
  */
-KM_INLINE vf KM_N(km_exp2_f)(vf y)
+KM_VT KM_INLINE vf KM_N(km_exp2_f)(vf y)
 {
     const float shifter = 0x1.8p23f, lowest = -124.0f;
     const vfu keep = (vfu)(y > lowest);
@@ -83,10 +141,13 @@ KM_INLINE vf KM_N(km_exp2_f)(vf y)
     const vf t = y + shifter;
     const vf f = y - (t - shifter);
     const vf f2 = f * f;
-    const vf q0 = f * 0.6931472067028326f + 1.0f;
-    const vf q1 = f * 0.05550327226670302f + 0.24022650922288757f;
-    const vf q2 = f * 0.0013400428177615838f + 0.009618056678524637f;
-    const vf p = (q0 + q1 * f2) + (q2 + 0.0001546144469856913f * f2) * (f2 * f2);
+    const vf q0 = FMA_F(f, KM_SF(0.6931472067028326f), KM_SF(1.0f));
+    const vf q1 = FMA_F(f, KM_SF(0.05550327226670302f), KM_SF(0.24022650922288757f));
+    const vf q2 = FMA_F(f, KM_SF(0.0013400428177615838f),
+                        KM_SF(0.009618056678524637f));
+    /* (q0 + q1 f2) + (q2 + c f2) f2**2 */
+    const vf p = FMA_F(FMA_F(KM_SF(0.0001546144469856913f), f2, q2), f2 * f2,
+                       FMA_F(q1, f2, q0));
     return (vf)(((vfu)p + ((vfu)t << 23)) & keep);
 }
 
@@ -96,7 +157,7 @@ KM_INLINE vf KM_N(km_exp2_f)(vf y)
  * s = (m - 1) / (m + 1), |s| < 0.172, by its series (to s^21 in float64,
  * error < 3e-17 relative; to s^9 in float32).
  */
-KM_INLINE vd KM_N(km_log2_d)(vd z)
+KM_VT KM_INLINE vd KM_N(km_log2_d)(vd z)
 {
     const vdu bits = (vdu)z;
     vd m = (vd)((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
@@ -107,13 +168,17 @@ KM_INLINE vd KM_N(km_log2_d)(vd z)
     const vd e = (vd)(e_bits | 0x4330000000000000ULL) - (0x1p52 + 1023.0);
     const vd s = (m - 1.0) / (m + 1.0), s2 = s * s, s4 = s2 * s2, s8 = s4 * s4;
     /* sum_i s2**i / (2 i + 1), i <= 10, by Estrin's scheme */
-    const vd q0 = s2 * (1.0 / 3) + 1.0, q1 = s2 * (1.0 / 7) + 1.0 / 5;
-    const vd q2 = s2 * (1.0 / 11) + 1.0 / 9, q3 = s2 * (1.0 / 15) + 1.0 / 13;
-    const vd q4 = s2 * (1.0 / 19) + 1.0 / 17;
-    const vd p = (q0 + q1 * s4) + ((q2 + q3 * s4) + (q4 + s4 * (1.0 / 21)) * s8) * s8;
-    return e + (s * 2.8853900817779268) * p; /* 2 / ln 2 */
+    const vd q0 = FMA_D(s2, KM_SD(1.0 / 3), KM_SD(1.0));
+    const vd q1 = FMA_D(s2, KM_SD(1.0 / 7), KM_SD(1.0 / 5));
+    const vd q2 = FMA_D(s2, KM_SD(1.0 / 11), KM_SD(1.0 / 9));
+    const vd q3 = FMA_D(s2, KM_SD(1.0 / 15), KM_SD(1.0 / 13));
+    const vd q4 = FMA_D(s2, KM_SD(1.0 / 19), KM_SD(1.0 / 17));
+    /* (q0 + q1 s4) + ((q2 + q3 s4) + (q4 + s4 / 21) s8) s8 */
+    const vd p = FMA_D(FMA_D(FMA_D(s4, KM_SD(1.0 / 21), q4), s8, FMA_D(q3, s4, q2)),
+                       s8, FMA_D(q1, s4, q0));
+    return FMA_D(s * 2.8853900817779268, p, e); /* 2 / ln 2 */
 }
-KM_INLINE vf KM_N(km_log2_f)(vf z)
+KM_VT KM_INLINE vf KM_N(km_log2_f)(vf z)
 {
     const vfu bits = (vfu)z;
     vf m = (vf)((bits & 0x007fffffU) | 0x3f800000U);
@@ -122,11 +187,11 @@ KM_INLINE vf KM_N(km_log2_f)(vf z)
     const vfu e_bits = (bits >> 23) + (big & 1);
     const vf e = (vf)(e_bits | 0x4b000000U) - (0x1p23f + 127.0f);
     const vf s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
-    vf p = s2 * (1.0f / 9) + 1.0f / 7;
-    p = p * s2 + 1.0f / 5;
-    p = p * s2 + 1.0f / 3;
-    p = p * s2 + 1.0f;
-    return e + (s * 2.88539008f) * p;
+    vf p = FMA_F(s2, KM_SF(1.0f / 9), KM_SF(1.0f / 7));
+    p = FMA_F(p, s2, KM_SF(1.0f / 5));
+    p = FMA_F(p, s2, KM_SF(1.0f / 3));
+    p = FMA_F(p, s2, KM_SF(1.0f));
+    return FMA_F(s * 2.88539008f, p, e);
 }
 
 /*
@@ -140,47 +205,49 @@ KM_INLINE vf KM_N(km_log2_f)(vf z)
  * way near a half-integer, so r may pass pi/2 a little; |r| is clamped at
  * pi/2 + 1/4 only to keep the result in [-1, 1] for any finite v.
  */
-KM_INLINE vd KM_N(km_cos_d)(vd v)
+KM_VT KM_INLINE vd KM_N(km_cos_d)(vd v)
 {
     const double shifter = 0x1.8p52, bound = 1.8207963267948966;
-    const vd t = v * 0.3183098861837907 + shifter; /* round(v / pi) */
+    /* round(v / pi) */
+    const vd t = FMA_D(v, KM_SD(0.3183098861837907), KM_SD(shifter));
     const vd q = t - shifter;
-    vd r = v - q * 3.14159250259399414062;
-    r = r - q * 1.50995788317231927067e-7;
-    r = r - q * 1.07806057163162381058e-14;
+    vd r = FMA_D(q, KM_SD(-3.14159250259399414062), v);
+    r = FMA_D(q, KM_SD(-1.50995788317231927067e-7), r);
+    r = FMA_D(q, KM_SD(-1.07806057163162381058e-14), r);
     r = KM_N(km_min_d)(KM_N(km_abs_d)(r), (vd){0} + bound); /* cos is even */
     const vd s = r * r;
-    vd p = s * (1.0 / 2432902008176640000.0) - 1.0 / 6402373705728000.0;
-    p = p * s + 1.0 / 20922789888000.0;
-    p = p * s - 1.0 / 87178291200.0;
-    p = p * s + 1.0 / 479001600.0;
-    p = p * s - 1.0 / 3628800.0;
-    p = p * s + 1.0 / 40320.0;
-    p = p * s - 1.0 / 720.0;
-    p = p * s + 1.0 / 24.0;
-    p = p * s - 0.5;
-    p = p * s + 1.0;
+    vd p = FMA_D(s, KM_SD(1.0 / 2432902008176640000.0),
+                 KM_SD(-1.0 / 6402373705728000.0));
+    p = FMA_D(p, s, KM_SD(1.0 / 20922789888000.0));
+    p = FMA_D(p, s, KM_SD(-1.0 / 87178291200.0));
+    p = FMA_D(p, s, KM_SD(1.0 / 479001600.0));
+    p = FMA_D(p, s, KM_SD(-1.0 / 3628800.0));
+    p = FMA_D(p, s, KM_SD(1.0 / 40320.0));
+    p = FMA_D(p, s, KM_SD(-1.0 / 720.0));
+    p = FMA_D(p, s, KM_SD(1.0 / 24.0));
+    p = FMA_D(p, s, KM_SD(-0.5));
+    p = FMA_D(p, s, KM_SD(1.0));
     return (vd)((vdu)p ^ ((vdu)t << 63)); /* the sign of (-1)**q */
 }
 
 /* cos(v), float32: the same scheme, pi in three parts exact for
  * |q| < 2**13, the series to r**12 (error 7e-9, 5e-8 at the clamp). */
-KM_INLINE vf KM_N(km_cos_f)(vf v)
+KM_VT KM_INLINE vf KM_N(km_cos_f)(vf v)
 {
     const float shifter = 0x1.8p23f, bound = 1.82079637f;
-    const vf t = v * 0.318309886f + shifter;
+    const vf t = FMA_F(v, KM_SF(0.318309886f), KM_SF(shifter));
     const vf q = t - shifter;
-    vf r = v - q * 3.140625f;
-    r = r - q * 9.67502593994140625e-4f;
-    r = r - q * 1.509957990978376432e-7f;
+    vf r = FMA_F(q, KM_SF(-3.140625f), v);
+    r = FMA_F(q, KM_SF(-9.67502593994140625e-4f), r);
+    r = FMA_F(q, KM_SF(-1.509957990978376432e-7f), r);
     r = KM_N(km_min_f)(KM_N(km_abs_f)(r), (vf){0} + bound);
     const vf s = r * r;
-    vf p = s * (1.0f / 479001600.0f) - 1.0f / 3628800.0f;
-    p = p * s + 1.0f / 40320.0f;
-    p = p * s - 1.0f / 720.0f;
-    p = p * s + 1.0f / 24.0f;
-    p = p * s - 0.5f;
-    p = p * s + 1.0f;
+    vf p = FMA_F(s, KM_SF(1.0f / 479001600.0f), KM_SF(-1.0f / 3628800.0f));
+    p = FMA_F(p, s, KM_SF(1.0f / 40320.0f));
+    p = FMA_F(p, s, KM_SF(-1.0f / 720.0f));
+    p = FMA_F(p, s, KM_SF(1.0f / 24.0f));
+    p = FMA_F(p, s, KM_SF(-0.5f));
+    p = FMA_F(p, s, KM_SF(1.0f));
     return (vf)((vfu)p ^ ((vfu)t << 31));
 }
 
@@ -206,6 +273,11 @@ KM_INLINE vf KM_N(km_powi_f)(vf v, int e)
     return result;
 }
 
+#undef KM_VT
+#undef FMA_D
+#undef FMA_F
+#undef KM_SD
+#undef KM_SF
 #undef vd
 #undef vdm
 #undef vdu

@@ -45,15 +45,18 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
                     for (int r = 0; r < KM_PASS; ++r)
                         for (int c = 0; c < KM_NV; ++c) {
                             const KM_V t = b[c] - xr[r * d + k];
-                            s[r][c] += t * t;
+                            s[r][c] = KM_OP(fma)(t, t, s[r][c]);
                         }
                 }
             } else {
                 for (ptrdiff_t k = 0; k < d; ++k, y += ldy) {
                     KM_V b[KM_NV];
                     for (int c = 0; c < KM_NV; ++c) b[c] = KM_OP(load)(y + c * KM_W);
-                    for (int r = 0; r < KM_PASS; ++r)
-                        for (int c = 0; c < KM_NV; ++c) s[r][c] += xr[r * d + k] * b[c];
+                    for (int r = 0; r < KM_PASS; ++r) {
+                        const KM_V a = xr[r * d + k] - (KM_V){0}; /* broadcast */
+                        for (int c = 0; c < KM_NV; ++c)
+                            s[r][c] = KM_OP(fma)(a, b[c], s[r][c]);
+                    }
                 }
             }
 
@@ -66,7 +69,8 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
                         v = KM_OP(exp2)(exp2_scale * v);
                         break;
                     case KM_POLYNOMIAL:
-                        v = KM_OP(powi)(g * v + c0, degree);
+                        v = KM_OP(powi)(KM_OP(fma)(g - (KM_V){0}, v, c0 - (KM_V){0}),
+                                        degree);
                         break;
                     case KM_COS:
                         v = KM_OP(cos)(v + ph[c]);
@@ -134,13 +138,14 @@ KM_ATTR static void KM_FN(km_poly_row)(KM_T *g, KM_T gamma, KM_T coef0, int degr
                                        ptrdiff_t n)
 {
     KM_T tg[KM_W];
+    const KM_V gv = gamma - (KM_V){0}, cv = coef0 - (KM_V){0};
     ptrdiff_t j = 0;
     for (; j + KM_W <= n; j += KM_W)
-        KM_OP(store)(g + j, KM_OP(powi)(gamma * KM_OP(load)(g + j) + coef0, degree));
+        KM_OP(store)(g + j, KM_OP(powi)(KM_OP(fma)(gv, KM_OP(load)(g + j), cv), degree));
     if (j < n) {
         memset(tg, 0, sizeof tg);
         memcpy(tg, g + j, (size_t)(n - j) * sizeof(KM_T));
-        KM_OP(store)(tg, KM_OP(powi)(gamma * KM_OP(load)(tg) + coef0, degree));
+        KM_OP(store)(tg, KM_OP(powi)(KM_OP(fma)(gv, KM_OP(load)(tg), cv), degree));
         memcpy(g + j, tg, (size_t)(n - j) * sizeof(KM_T));
     }
 }
@@ -165,19 +170,20 @@ KM_ATTR static void KM_FN(km_csr_row)(double *acc, const KM_T *a, const int64_t 
     typedef KM_T km_narrow __attribute__((vector_size(KM_VB * sizeof(KM_T) / 8)));
     const ptrdiff_t lanes = KM_VB / 8;
     ptrdiff_t c = 0;
+#define KM_FMA_WIDE KM_CAT(km_fma_d, KM_VB) /* on km_wide */
 #if KM_IS_DOUBLE
     for (; c + KM_CSR_ACC * lanes <= n; c += KM_CSR_ACC * lanes) {
         km_wide s[KM_CSR_ACC];
         for (int v = 0; v < KM_CSR_ACC; ++v) s[v] = (km_wide){0};
         for (ptrdiff_t q = 0; q < nnz; ++q) {
             const KM_T *row = w + idx[q] * ldw + c;
-            const double aq = (double)a[q];
+            const km_wide aq = (double)a[q] - (km_wide){0};
             if (q + KM_CSR_AHEAD < nnz) /* rows in a random order */
                 KM_CSR_PREFETCH(w + idx[q + KM_CSR_AHEAD] * ldw + c);
             for (int v = 0; v < KM_CSR_ACC; ++v) {
                 km_narrow x;
                 memcpy(&x, row + v * lanes, sizeof x);
-                s[v] += aq * __builtin_convertvector(x, km_wide);
+                s[v] = KM_FMA_WIDE(aq, __builtin_convertvector(x, km_wide), s[v]);
             }
         }
         memcpy(acc + c, s, sizeof s);
@@ -196,8 +202,9 @@ KM_ATTR static void KM_FN(km_csr_row)(double *acc, const KM_T *a, const int64_t 
                 const KM_T *row = w + idx[q] * ldw + c;
                 if (q + KM_CSR_AHEAD < nnz)
                     KM_CSR_PREFETCH(w + idx[q + KM_CSR_AHEAD] * ldw + c);
+                const KM_V aq = a[q] - (KM_V){0};
                 for (int v = 0; v < KM_CSR_ACC / 2; ++v)
-                    r[v] += a[q] * KM_OP(load)(row + v * KM_W);
+                    r[v] = KM_OP(fma)(aq, KM_OP(load)(row + v * KM_W), r[v]);
             }
             for (int v = 0; v < KM_CSR_ACC / 2; ++v) {
                 km_narrow half[2];
@@ -214,7 +221,8 @@ KM_ATTR static void KM_FN(km_csr_row)(double *acc, const KM_T *a, const int64_t 
         for (ptrdiff_t q = 0; q < nnz; ++q) {
             km_narrow x;
             memcpy(&x, w + idx[q] * ldw + c, sizeof x);
-            s += (double)a[q] * __builtin_convertvector(x, km_wide);
+            s = KM_FMA_WIDE((double)a[q] - (km_wide){0},
+                            __builtin_convertvector(x, km_wide), s);
         }
         memcpy(acc + c, &s, sizeof s);
     }
@@ -224,6 +232,7 @@ KM_ATTR static void KM_FN(km_csr_row)(double *acc, const KM_T *a, const int64_t 
         acc[c] = s;
     }
 }
+#undef KM_FMA_WIDE
 #undef KM_CSR_ACC
 #undef KM_CSR_RUN
 #undef KM_CSR_AHEAD
