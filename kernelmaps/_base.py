@@ -200,7 +200,7 @@ class FeatureMap:
 
         Returns
         -------
-        ndarray of str objects, shape (n_features_out_,)
+        ndarray of str objects, shape (``n_features_out_``,)
         """
         self._check_fitted()
         if not hasattr(self, "n_features_out_"):

@@ -139,7 +139,7 @@ class AnchorMap(FeatureMap):
         The anchors of each dimension.
     rank_ : ndarray of int, shape (d,)
         Features kept per dimension.
-    table_ : ndarray, shape (sum(n_anchors * rank_),)
+    table_ : ndarray, shape (``sum(n_anchors * rank_)``,)
         The anchor features of all dimensions, concatenated: dimension j's
         ``(n_anchors, rank_[j])`` block, row-major, at ``table_offsets_[j]``.
     table_offsets_ : ndarray of int, shape (d + 1,)
@@ -280,7 +280,7 @@ class AnchorMap(FeatureMap):
 
         Returns
         -------
-        Z : ndarray or CSR matrix, shape (n, n_features_out_)
+        Z : ndarray or CSR matrix, shape (n, ``n_features_out_``)
             The dtype of `X`. CSR input gives CSR output when the features
             of 0 are zero (the named kernels): exact zeros stay zero.
         """
@@ -338,7 +338,7 @@ class AnchorMap(FeatureMap):
 
         Returns
         -------
-        Z : ndarray of float64, shape (n, n_features_out_)
+        Z : ndarray of float64, shape (n, ``n_features_out_``)
         """
         self._check_fitted()
         d = self.n_features_in_

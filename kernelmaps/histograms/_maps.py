@@ -883,7 +883,7 @@ class ExpChi2Features(FeatureMap):
     ----------
     chi2_map_ : Chi2DirectMap, Chi2ChebyshevMap or HomogeneousKernelMap
         The fitted chi2 map.
-    weights_ : ndarray, shape (chi2_map_.n_features_out_, t)
+    weights_ : ndarray, shape (``chi2_map_.n_features_out_``, t)
         The frequencies W.
     offsets_ : ndarray, shape (t,)
         The phases b.

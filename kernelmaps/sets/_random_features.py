@@ -121,7 +121,7 @@ class RandomFourierFeatures(_Fourier):
 
     Attributes
     ----------
-    weights_ : ndarray, shape (n_features_in_, n_components)
+    weights_ : ndarray, shape (``n_features_in_``, n_components)
         The frequencies W.
     offsets_ : ndarray, shape (n_components,)
         The phases b.
@@ -296,7 +296,7 @@ class RandomDistributionFeatures(_Fourier):
 
     Attributes
     ----------
-    weights_ : ndarray, shape (n_features_in_, n_components)
+    weights_ : ndarray, shape (``n_features_in_``, n_components)
         The frequencies.
     offsets_ : ndarray, shape (n_components,)
         The phases.
