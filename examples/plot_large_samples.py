@@ -88,7 +88,8 @@ plt.show()
 sets = [rng.normal(loc=i % 2, size=(40, 4)) for i in range(300)]
 points = da.from_array(np.concatenate(sets), chunks=40 * 50)  # 50 sets a chunk
 bags = km.Bags(points, np.arange(0, 40 * 301, 40))
-with LocalCluster(n_workers=2, threads_per_worker=1, processes=False) as cluster, \
+with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                  dashboard_address=None) as cluster, \
         Client(cluster):
     K = km.sum_match_kernel(bags, gamma=0.5)
     print(f"lazy kernel matrix {K.shape}, blocks {K.numblocks}")
