@@ -538,5 +538,5 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         self._check_fitted()
         bags = check_sets(X, "X")
         self._check_width(bags.dim)
-        return self.rff_.transform(self.rdf_.transform(bags, workers=workers),
+        return self.rff_.transform(self.rdf_._means(bags, workers),
                                    workers=workers)
