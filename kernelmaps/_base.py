@@ -20,6 +20,9 @@ from ._parallel import check_progress, resolve_workers
 
 __all__ = ["FeatureMap"]
 
+# `_check_width`'s default: the width of the fit.
+_FITTED = object()
+
 
 class FeatureMap:
     """Base of the feature maps.
@@ -231,11 +234,11 @@ class FeatureMap:
                 f"fit_transform(X)"
             )
 
-    def _check_width(self, width, name="X", expected=None):
+    def _check_width(self, width, name="X", expected=_FITTED):
         """Raise the ValueError of an input `name` of `width` features (per
         point, bin or row) where the map was fitted on another width (or,
-        given, `expected`; None: any)."""
-        if expected is None:
+        given, `expected`; None: any width)."""
+        if expected is _FITTED:
             expected = getattr(self, "n_features_in_", None)
         if expected is not None and width != expected:
             raise ValueError(

@@ -119,7 +119,8 @@ class _AdditiveMap(FeatureMap):
         fitted = hasattr(self, "n_features_in_")
         state = vars(self) if fitted else {"_kind": self._kind,
                                            **self._state(None)}
-        self._check_width(X.shape[1], expected=None if fitted else state["_width"])
+        self._check_width(X.shape[1], expected=state.get("n_features_in_",
+                                                          state["_width"]))
         return self._expand(X, state, resolve_workers(workers))
 
     def _expand(self, X, state, n_threads):
@@ -325,7 +326,7 @@ class Chi2DirectMap(_AdditiveMap):
                     f"n_terms={n_terms} disagrees with k, which has "
                     f"{state['_n_terms']} terms (leave n_terms out when giving k)"
                 )
-            if X is not None and state["_width"] is not None:
+            if X is not None:
                 self._check_width(X.shape[1], expected=state["_width"])
             return state
         # The error of a pair is bounded by the diagonal errors of its rows
