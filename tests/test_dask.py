@@ -42,6 +42,13 @@ PORT_IN_USE = pytest.mark.filterwarnings(
     "ignore:Port 8787 is already in use:UserWarning")
 UNCLOSED_SOCKET = pytest.mark.filterwarnings(
     "ignore:unclosed <socket.socket:ResourceWarning")
+# ... and when creating its scratch directories took more than a second
+# (distributed times it: on a machine busy with other processes, or with
+# another cluster's lock on the directory), a warning about the machine,
+# not about what the tests check.
+SLOW_SCRATCH = pytest.mark.filterwarnings(
+    "ignore:Creating scratch directories is taking a surprisingly long time"
+    ":UserWarning")
 
 
 def assert_close(got, ref, rtol, err_msg=""):
@@ -1100,6 +1107,7 @@ def _on_workers(client):
 
 @PORT_IN_USE
 @UNCLOSED_SOCKET
+@SLOW_SCRATCH
 def test_cluster_transform(client):
     assert _on_workers(client)
     X = histograms(200, D, 7)
@@ -1118,6 +1126,7 @@ def test_cluster_transform(client):
 
 @PORT_IN_USE
 @UNCLOSED_SOCKET
+@SLOW_SCRATCH
 def test_cluster_rf_pca(client):
     X, _ = _regression_data()
     fmap = km.ExpChi2Features(32, rng=0).fit(X)
@@ -1128,6 +1137,7 @@ def test_cluster_rf_pca(client):
 
 @PORT_IN_USE
 @UNCLOSED_SOCKET
+@SLOW_SCRATCH
 def test_cluster_rf_ridge(client):
     X, y = _regression_data()
     fmaps = [km.ExpChi2Features(32, rng=0).fit(X), km.Chi2DirectMap().fit(X)]
@@ -1145,6 +1155,7 @@ def test_cluster_rf_ridge(client):
 
 @PORT_IN_USE
 @UNCLOSED_SOCKET
+@SLOW_SCRATCH
 def test_cluster_gram(client):
     # the block functions and the checked blocks travel between processes
     assert _on_workers(client)
@@ -1500,6 +1511,7 @@ def test_mmd_test_dask_shape_errors_compute_nothing():
 
 @PORT_IN_USE
 @UNCLOSED_SOCKET
+@SLOW_SCRATCH
 def test_cluster_mmd_test(client, numpy_blocks):
     """On a LocalCluster of 2 workers of 1 thread each: the tasks run on
     the workers, the same statistics, a bad value said from a worker."""

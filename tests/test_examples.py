@@ -101,6 +101,14 @@ def test_figure_problems_are_found():
     assert "'here' overlaps 'there'" in problems
 
 
+# Warnings of a dask.distributed LocalCluster about the machine, not about
+# the example: another process holds the scheduler's default HTTP port, or
+# its scratch directories took more than a second to create (a loaded
+# machine).
+@pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
+@pytest.mark.filterwarnings(
+    "ignore:Creating scratch directories is taking a surprisingly long time"
+    ":UserWarning")
 @pytest.mark.skipif(not EXAMPLES, reason="no examples/ directory next to tests/")
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_example_runs(path, monkeypatch, capsys):

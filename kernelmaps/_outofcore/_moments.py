@@ -13,6 +13,8 @@ would cancel.
 import numpy as np
 import scipy.sparse
 
+from .._engine.layout import row_blocks
+
 __all__ = ["Moments", "add_all", "block_moments", "reduce_tree"]
 
 
@@ -26,11 +28,10 @@ class Moments:
     def __init__(self, Z, y=None):
         if scipy.sparse.issparse(Z):
             Z = Z.toarray()
-        Z = np.array(Z, dtype=np.float64)  # a copy, centred in place
+        Z = np.asanyarray(Z)
         if Z.ndim != 2:
             raise ValueError(f"features must be 2-D, got shape {Z.shape}")
-        if not np.isfinite(Z).all():
-            raise ValueError("the features of a block contain NaN or infinity")
+        Z = _copy(Z)  # a copy, centred in place
         self.n = n = Z.shape[0]
         self.mean = Z.sum(axis=0) / max(n, 1)
         Z -= self.mean
@@ -51,8 +52,9 @@ class Moments:
         n = self.n + other.n
         w = self.n * other.n / n
         delta = other.mean - self.mean
-        self.M2 += other.M2
-        self.M2 += w * np.outer(delta, delta)
+        for a, b in row_blocks(self.M2):  # (Ctrl-C stops between blocks)
+            self.M2[a:b] += other.M2[a:b]
+            self.M2[a:b] += w * np.outer(delta[a:b], delta)
         self.mean += delta * (other.n / n)
         if self.Czy is not None:
             dy = other.y_mean - self.y_mean
@@ -93,6 +95,19 @@ def reduce_tree(parts, combine):
 
 # Floating-point operations of one product of `_gram` (a tenth of a second).
 MOMENTS_GRAM_FLOPS = 2e9
+
+
+def _copy(Z):
+    """The 2-D array `Z` as a new float64 array, checked finite, a block of
+    rows at a time: a block of features is hundreds of MB, whose copy (the
+    first touch of fresh memory) took half a second in one call, which
+    Ctrl-C waited for."""
+    out = np.empty(Z.shape, dtype=np.float64)
+    for a, b in row_blocks(out):
+        out[a:b] = Z[a:b]
+        if not np.isfinite(out[a:b]).all():
+            raise ValueError("the features of a block contain NaN or infinity")
+    return out
 
 
 def _gram(Z):

@@ -51,7 +51,9 @@ INTERRUPT_GRACE = 10.0  # seconds to wait for the call to stop after SIGINT
 # (one thread) spent after the signal, which a machine loaded with other
 # work does not change, where it computed; the wall time where it waited.
 INTERRUPT_LATENCY = 1.5
-COMPUTING = 0.25  # CPU time over wall time of a call that computed
+# CPU time, and time waiting to run (runnable while other processes held the
+# cores: none for a call that waits), over wall time of a call that computed
+COMPUTING = 0.25
 MEMORY_LIMIT = 4 << 30  # address space per worker
 
 
@@ -290,6 +292,7 @@ class Worker:
             }
         time.sleep(INTERRUPT_AFTER)
         sent, cpu = time.monotonic(), _cpu_seconds(self.proc.pid)
+        queued = _run_queue_seconds(self.proc.pid)
         os.kill(self.proc.pid, signal.SIGINT)
         msg = self._read(INTERRUPT_GRACE)
         if msg is None:
@@ -304,7 +307,9 @@ class Worker:
         latency = time.monotonic() - sent
         now = _cpu_seconds(self.proc.pid)
         work = latency if cpu is None or now is None else now - cpu
-        if work >= COMPUTING * latency:  # it computed: its CPU time counts
+        later = _run_queue_seconds(self.proc.pid)
+        waited = 0.0 if queued is None or later is None else later - queued
+        if work + waited >= COMPUTING * latency:  # it computed: its CPU time counts
             latency = work
         cat = msg.get("category")
         if cat == "interrupted" and latency <= INTERRUPT_LATENCY:
@@ -325,6 +330,20 @@ class Worker:
                 f"interrupt case larger"
             )
         return msg
+
+
+def _run_queue_seconds(pid):
+    """Seconds the threads of the process `pid` (those alive now) were
+    runnable but not running, so far (Linux's scheduler statistics), or
+    None."""
+    try:
+        total = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as stat:
+                total += int(stat.read().split()[1])
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _cpu_seconds(pid):

@@ -886,7 +886,35 @@ PROGRESS_CANDIDATES = [
     ("None", None),
 ]
 
-N_CORES = os.cpu_count() or 1
+
+
+def _available_cpus():
+    """The CPUs kernelmaps counts for `workers` (its
+    ``_parallel.available_cpus``, read here without importing it): this
+    process's affinity mask (``taskset``), capped by a cgroup CPU quota;
+    not ``os.cpu_count()``, the machine's."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    quota = None
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            limit, period = f.read().split()[:2]
+        quota = None if limit == "max" else int(limit) / int(period)
+    except (OSError, ValueError):
+        try:
+            with open("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") as f:
+                limit = int(f.read())
+            with open("/sys/fs/cgroup/cpu/cpu.cfs_period_us") as f:
+                period = int(f.read())
+            quota = limit / period if limit > 0 and period > 0 else None
+        except (OSError, ValueError):
+            pass
+    return max(1, n if quota is None else min(n, math.ceil(quota)))
+
+
+N_CORES = _available_cpus()
 
 
 def _rng_candidates():
