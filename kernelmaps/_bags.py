@@ -7,7 +7,7 @@ import numpy as np
 from ._engine.layout import COPY_BLOCK_BYTES, row_blocks
 from ._probes import as_float_array, is_dask_array, is_sparse
 
-__all__ = ["Bags", "pack_sets"]
+__all__ = ["Bags", "check_weights", "pack_sets", "segment_sums"]
 
 
 class Bags:
@@ -31,6 +31,14 @@ class Bags:
     offsets : array_like of int, shape (n_sets + 1,)
         Non-decreasing, ``offsets[0] == 0`` and ``offsets[-1] == total``.
         Always copied.
+    weights : array_like, shape (total,), optional
+        A non-negative, finite weight for each point: the sets are weighted
+        point clouds (a point of weight 2 counts as two copies of it). None
+        (the default) weighs every point 1. Each function that takes
+        weighted sets says how it uses the weights (most normalise them per
+        set, as they divide by the number of points without weights); the
+        others refuse a weighted `Bags` with a ValueError. Always copied, as
+        float64.
 
     Attributes
     ----------
@@ -38,6 +46,8 @@ class Bags:
         The packed points (C-contiguous, read-only).
     offsets : ndarray of int64, shape (n_sets + 1,)
         The set boundaries (read-only).
+    weights : ndarray of float64, shape (total,), or None
+        The weights of the points (read-only), or None.
 
     See Also
     --------
@@ -69,11 +79,18 @@ class Bags:
     (4, 3)
     >>> bags.offsets
     array([0, 2, 6])
+
+    Weighted sets, e.g. pixels with their intensities:
+
+    >>> wbags = Bags.from_list([np.zeros((2, 3)), np.ones((4, 3))],
+    ...                        weights=[[1, 3], [0.5, 0.5, 0.5, 0.5]])
+    >>> wbags.set_weights()
+    array([4., 2.])
     """
 
-    __slots__ = ("_offsets", "_points")
+    __slots__ = ("_offsets", "_points", "_weights")
 
-    def __init__(self, points, offsets):
+    def __init__(self, points, offsets, weights=None):
         lazy = is_dask_array(points)
         if lazy:
             if points.dtype.kind not in "biuf":
@@ -113,23 +130,30 @@ class Bags:
         offsets.flags.writeable = False
         self._points = points
         self._offsets = offsets
+        self._weights = (None if weights is None
+                         else check_weights(weights, points.shape[0], "weights"))
 
     @classmethod
-    def _trusted(cls, points, offsets):
+    def _trusted(cls, points, offsets, weights=None):
         """A Bags of arrays made for it: C-contiguous float32 or float64
-        `points` and int64 `offsets` that satisfy the checks of the
-        constructor, owned by no caller (made read-only in place)."""
+        `points`, int64 `offsets` and float64 `weights` (or None) that
+        satisfy the checks of the constructor, owned by no caller (made
+        read-only in place)."""
         bags = cls.__new__(cls)
         points.flags.writeable = False
         offsets.flags.writeable = False
-        bags._points, bags._offsets = points, offsets
+        if weights is not None:
+            weights.flags.writeable = False
+        bags._points, bags._offsets, bags._weights = points, offsets, weights
         return bags
 
     @classmethod
-    def from_list(cls, sets):
+    def from_list(cls, sets, weights=None):
         """Pack a sequence of 2-D arrays ``(n_i, d)`` with the same ``d``.
 
         The result is float32 if every set is float32, else float64.
+        `weights`, if given, is a sequence of 1-D arrays, the weights of the
+        points of each set (``weights[i]`` of shape ``(n_i,)``).
 
         Examples
         --------
@@ -137,8 +161,19 @@ class Bags:
         >>> from kernelmaps import Bags
         >>> Bags.from_list([[[0.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]]])
         Bags(n_sets=2, dim=2, n_points=3, dtype=float64)
+        >>> Bags.from_list([[[0.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]]],
+        ...                weights=[[1.0], [2.0, 0.5]])
+        Bags(n_sets=2, dim=2, n_points=3, dtype=float64, weighted)
         """
-        return pack_sets(sets, "sets")
+        bags = pack_sets(sets, "sets")
+        if weights is None:
+            return bags
+        return bags.with_weights(pack_weights(weights, bags.sizes, "weights"))
+
+    def with_weights(self, weights):
+        """The same sets (no copy of the points) with the point weights
+        `weights` (shape ``(total,)``; None: unweighted)."""
+        return Bags(self._points, self._offsets, weights)
 
     @property
     def points(self):
@@ -149,6 +184,19 @@ class Bags:
     def offsets(self):
         """Set boundaries, int64 ``(n_sets + 1,)``, read-only."""
         return self._offsets
+
+    @property
+    def weights(self):
+        """Weights of the points, float64 ``(total,)`` read-only, or None
+        (every point weighs 1)."""
+        return self._weights
+
+    def set_weights(self):
+        """Total weight of each set, float64 ``(n_sets,)``: its number of
+        points when the sets are not weighted."""
+        if self._weights is None:
+            return self.sizes.astype(np.float64)
+        return segment_sums(self._weights, self._offsets)
 
     @property
     def dim(self):
@@ -183,7 +231,9 @@ class Bags:
             stop = max(stop, start)
             offsets = self._offsets[start : stop + 1]
             points = self._points[offsets[0] : offsets[-1]]
-            return Bags(points, offsets - offsets[0])
+            weights = (None if self._weights is None
+                       else self._weights[offsets[0] : offsets[-1]])
+            return Bags(points, offsets - offsets[0], weights)
         n = len(self)
         # An integer (Python or NumPy, or a 0-d integer array): never a
         # string, float or bool, which int() would also take.
@@ -205,15 +255,70 @@ class Bags:
             yield self[i]
 
     def __repr__(self):
+        weighted = "" if self._weights is None else ", weighted"
         return (
             f"Bags(n_sets={len(self)}, dim={self.dim}, n_points={self.n_points}, "
-            f"dtype={self.dtype})"
+            f"dtype={self.dtype}{weighted})"
         )
 
     def __reduce__(self):
         points = self._points
         return (Bags, (points if is_dask_array(points) else np.array(points),
-                       np.array(self._offsets)))
+                       np.array(self._offsets),
+                       None if self._weights is None else np.array(self._weights)))
+
+
+def check_weights(weights, n_points, name):
+    """`weights` (argument `name`) as a new read-only float64 array of
+    shape ``(n_points,)``, checked finite and non-negative."""
+    w = as_float_array(weights, name)
+    if w.shape != (n_points,):
+        raise ValueError(
+            f"{name} must have one weight per point, shape ({n_points},), got "
+            f"shape {w.shape}"
+        )
+    w = np.array(w, dtype=np.float64, copy=True)
+    if not np.isfinite(w).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    if (w < 0).any():
+        raise ValueError(f"{name} must be non-negative, got {float(w.min())!r}")
+    w.flags.writeable = False
+    return w
+
+
+def pack_weights(weights, sizes, name):
+    """The per-set weight vectors `weights` (argument `name`, one 1-D array
+    per set, of the sizes `sizes`) concatenated, float64."""
+    if isinstance(weights, (str, bytes)) or not hasattr(weights, "__len__"):
+        raise TypeError(
+            f"{name} must be a sequence of 1-D arrays, one per set, got "
+            f"{type(weights).__name__}"
+        )
+    if len(weights) != len(sizes):
+        raise ValueError(
+            f"{name} must hold one array per set ({len(sizes)}), got "
+            f"{len(weights)}"
+        )
+    parts = []
+    for i, (w, n) in enumerate(zip(weights, sizes, strict=True)):
+        w = as_float_array(w, f"{name}[{i}]")
+        if w.shape != (n,):
+            raise ValueError(
+                f"{name}[{i}] must have one weight per point of set {i}, shape "
+                f"({n},), got shape {w.shape}"
+            )
+        parts.append(w.astype(np.float64, copy=False))
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def segment_sums(values, offsets):
+    """Sums of `values` (1-D float64) over the segments delimited by
+    `offsets` (empty segments sum to 0), float64."""
+    totals = np.zeros(offsets.shape[0] - 1)
+    nonempty = offsets[1:] > offsets[:-1]
+    if nonempty.any():
+        totals[nonempty] = np.add.reduceat(values, offsets[:-1][nonempty])
+    return totals
 
 
 def pack_sets(sets, name):

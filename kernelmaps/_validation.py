@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 
-def check_sets(X, name="X", *, min_size=1, lazy=False):
+def check_sets(X, name="X", *, min_size=1, lazy=False, weighted=False):
     """Validate a collection of sets and return it as a `Bags`.
 
     Accepts a `Bags`, a sequence of 2-D arrays ``(n_i, d)`` with the same
@@ -63,7 +63,9 @@ def check_sets(X, name="X", *, min_size=1, lazy=False):
     for lazy (Dask) points, which are never computed here. With `lazy`,
     lazy points (a Bags of Dask points, or a 3-D Dask array) are taken and
     checked without their values (the caller checks those, block by
-    block), and stay lazy.
+    block), and stay lazy. A `Bags` with weights is refused (ValueError)
+    unless `weighted` is True; then a set whose points all weigh 0 is
+    refused as an empty set is.
     """
     plain = gather_plain(X, COPY_BLOCK_BYTES)
     if plain is not None:  # finite arrays, all with points: a fast path
@@ -88,6 +90,8 @@ def check_sets(X, name="X", *, min_size=1, lazy=False):
     if bags.dim == 0:
         raise ValueError(f"{name}: the sets have no feature (d == 0)")
     _check_sizes(bags, name, min_size)
+    if bags.weights is not None:
+        _check_set_weights(bags, name, weighted)
     if lazy_points:  # (a Bags has points of known chunk sizes)
         return bags
     if not all_finite(bags.points):
@@ -109,24 +113,40 @@ def _check_sizes(bags, name, min_size):
     return bags
 
 
-def check_set_pair(X, Y, *, min_size=1, lazy=False):
+def _check_set_weights(bags, name, weighted):
+    """A ValueError if the weighted `bags` may not be taken, or has a set
+    of total weight 0."""
+    if not weighted:
+        raise ValueError(
+            f"{name} is a Bags with point weights, which this function does "
+            f"not take; pass the sets without weights (bags.with_weights(None))"
+        )
+    zero = bags.set_weights() == 0
+    if zero.any():
+        raise ValueError(
+            f"{name}[{np.flatnonzero(zero)[0]}]: the weights of its points are "
+            f"all 0 (a set needs a positive total weight)"
+        )
+
+
+def check_set_pair(X, Y, *, min_size=1, lazy=False, weighted=False):
     """Validate `X` and `Y` (None: `Y` is `X`) as collections of sets of the
     same dimension and dtype; returns ``(X, Y)`` as `Bags` (``Y`` None when
     it was None). Mixed float32/float64 input is computed in float64. With
     `lazy`, lazy points are taken as `check_sets` takes them (and cast
     lazily)."""
-    X = check_sets(X, "X", min_size=min_size, lazy=lazy)
+    X = check_sets(X, "X", min_size=min_size, lazy=lazy, weighted=weighted)
     if Y is None:
         return X, None
-    Y = check_sets(Y, "Y", min_size=min_size, lazy=lazy)
+    Y = check_sets(Y, "Y", min_size=min_size, lazy=lazy, weighted=weighted)
     if X.dim != Y.dim:
         raise ValueError(
             f"Incompatible dimension for X and Y: the sets of X have "
             f"{X.dim} features while those of Y have {Y.dim}"
         )
     if X.dtype != Y.dtype:
-        X = Bags(X.points.astype(np.float64), X.offsets)
-        Y = Bags(Y.points.astype(np.float64), Y.offsets)
+        X = Bags(X.points.astype(np.float64), X.offsets, X.weights)
+        Y = Bags(Y.points.astype(np.float64), Y.offsets, Y.weights)
     return X, Y
 
 

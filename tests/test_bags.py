@@ -166,3 +166,41 @@ def test_index_out_of_range():
     with pytest.raises(IndexError, match="out of range"):
         bags[1]
     assert_array_equal(bags[np.int64(0)], bags[0])
+
+
+def test_weights_are_copied_read_only_and_kept_by_slices_and_pickles():
+    w = [np.array([1.0, 3.0]), np.array([0.5, 0.5, 0.5, 0.5])]
+    bags = Bags.from_list([np.zeros((2, 3)), np.ones((4, 3))], weights=w)
+    w[0][0] = 7.0  # the caller's array changes; the Bags does not
+    assert_array_equal(bags.weights, [1.0, 3.0, 0.5, 0.5, 0.5, 0.5])
+    assert bags.weights.dtype == np.float64 and not bags.weights.flags.writeable
+    assert_array_equal(bags.set_weights(), [4.0, 2.0])
+    assert_array_equal(bags[1:].weights, [0.5] * 4)
+    assert_array_equal(pickle.loads(pickle.dumps(bags)).weights, bags.weights)
+    assert repr(bags).endswith(", weighted)")
+    assert bags.with_weights(None).weights is None
+    assert np.shares_memory(bags.with_weights(None).points, bags.points)
+    assert_array_equal(Bags.from_list([np.zeros((2, 3))]).set_weights(), [2.0])
+
+
+@pytest.mark.parametrize("weights, error, match", [
+    ([[1.0, 3.0]], ValueError, r"one array per set \(2\)"),
+    ([[1.0, -3.0], [1.0] * 4], ValueError, "non-negative"),
+    ([[1.0, np.nan], [1.0] * 4], ValueError, "NaN"),
+    ([[1.0, 3.0], [1.0] * 3], ValueError, r"weights\[1\].*shape \(4,\)"),
+    (5, TypeError, "sequence of 1-D arrays"),
+    ([["a", "b"], [1.0] * 4], TypeError, "real numbers"),
+])
+def test_bad_weights(weights, error, match):
+    with pytest.raises(error, match=match):
+        Bags.from_list([np.zeros((2, 3)), np.ones((4, 3))], weights=weights)
+    with pytest.raises(ValueError, match=r"shape \(6,\)"):
+        Bags(np.zeros((6, 3)), [0, 2, 6], np.ones(5))
+
+
+def test_weighted_bags_are_refused_where_weights_are_not_taken():
+    from kernelmaps import renyi_divergence
+
+    bags = Bags(np.arange(12.0).reshape(6, 2), [0, 3, 6], np.ones(6))
+    with pytest.raises(ValueError, match="X is a Bags with point weights"):
+        renyi_divergence(bags)
