@@ -92,6 +92,12 @@ def check_sets(X, name="X", *, min_size=1, lazy=False, weighted=False):
     _check_sizes(bags, name, min_size)
     if bags.weights is not None:
         _check_set_weights(bags, name, weighted)
+        if lazy_points:
+            raise TypeError(
+                f"{name} is a Bags of lazy Dask points with weights; weighted "
+                f"sets need their points in memory: compute them first "
+                f"(Bags(points.compute(), offsets, weights))"
+            )
     if lazy_points:  # (a Bags has points of known chunk sizes)
         return bags
     if not all_finite(bags.points):

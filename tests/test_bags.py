@@ -204,3 +204,12 @@ def test_weighted_bags_are_refused_where_weights_are_not_taken():
     bags = Bags(np.arange(12.0).reshape(6, 2), [0, 3, 6], np.ones(6))
     with pytest.raises(ValueError, match="X is a Bags with point weights"):
         renyi_divergence(bags)
+
+
+def test_weighted_lazy_sets_are_refused():
+    from kernelmaps._validation import check_sets
+
+    da = pytest.importorskip("dask.array")
+    bags = Bags(da.from_array(np.ones((6, 2)), chunks=3), [0, 3, 6], np.ones(6))
+    with pytest.raises(TypeError, match="weighted sets need their points in memory"):
+        check_sets(bags, lazy=True, weighted=True)
