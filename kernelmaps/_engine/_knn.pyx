@@ -319,6 +319,7 @@ cdef void _set_args(km_tile_args *args, Py_ssize_t d, Py_ssize_t ldy,
     args.kind = KM_SQEUCLIDEAN
     args.degree = 1
     args.sum_rows = 0
+    args.row_w = NULL
     args.gamma = 1.0
     args.coef0 = 0.0
 

@@ -174,6 +174,7 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
     args.kind = KINDS[kind]
     args.degree = degree
     args.sum_rows = 0
+    args.row_w = NULL
     args.gamma = gamma
     args.coef0 = coef0
 
@@ -230,6 +231,7 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
     args.kind = KINDS[kind]
     args.degree = degree
     args.sum_rows = 0
+    args.row_w = NULL
     args.gamma = gamma
     args.coef0 = coef0
     # One zeroed block: rows (n + KM_MR, d), columns (d, ldy), the phases
@@ -458,6 +460,7 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
     args.kind = kind_code
     args.degree = degree
     args.sum_rows = 0
+    args.row_w = NULL
     args.gamma = tile_gamma
     args.coef0 = coef0
 

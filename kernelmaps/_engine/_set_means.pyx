@@ -117,6 +117,7 @@ def set_means(const floating[:, ::1] rows, const int64_t[::1] offsets,
     args.kind = KINDS[kind]
     args.degree = 1
     args.sum_rows = 0
+    args.row_w = NULL
     args.gamma = gamma
     args.coef0 = 0.0
     n_panels = (n_cols + panel - 1) // panel

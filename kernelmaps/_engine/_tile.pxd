@@ -22,6 +22,7 @@ cdef extern from "km_tile.h" nogil:
         int sum_rows
         double gamma
         double coef0
+        const void *row_w
 
     void km_tile_d(int isa, const km_tile_args *a, const double *x,
                    const double *yt, const double *phases, ptrdiff_t ncols,

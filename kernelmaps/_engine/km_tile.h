@@ -7,7 +7,9 @@
  * (row, column) pair into out (KM_MR rows, leading dimension ldo). ncols is
  * processed in steps of KM_NR_D / KM_NR_F: the caller pads yt and out.
  * With sum_rows set, only the column sums of the KM_MR rows go to out's
- * first row (summed in the working precision: KM_MR - 1 roundings).
+ * first row (summed in the working precision: KM_MR - 1 roundings). With
+ * row_w set, each row's values are multiplied by its weight first (the
+ * points of weighted sets).
  * km_sum_d / km_sum_f sum a run of values into a double.
  *
  * The loops have the GEMM shape, with register blocking: KM_MR x 2 vector
@@ -56,6 +58,9 @@ typedef struct {
     int sum_rows;   /* write the sum of the rows only */
     double gamma;
     double coef0;
+    const void *row_w; /* NULL, or the weights of the KM_MR rows (the
+                        * element type): each row's values are multiplied
+                        * by its weight */
 } km_tile_args;
 
 /* km_tile_{d,f}_{base,avx2,avx512} and km_cos_row_{d,f}_{base,avx2,avx512}. */

@@ -15,6 +15,7 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
     /* exp(-gamma z) = 2**(exp2_scale z) */
     const KM_T exp2_scale = (KM_T)(-a->gamma * 1.4426950408889634);
     const int kind = a->kind, degree = a->degree, sum_rows = a->sum_rows;
+    const KM_T *row_w = (const KM_T *)a->row_w;
 
     for (ptrdiff_t j = 0; j < ncols; j += KM_NV * KM_W) {
         KM_V ph[KM_NV], rowsum[KM_NV];
@@ -78,6 +79,8 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
                     default: /* KM_SQEUCLIDEAN: the sums themselves */
                         break;
                     }
+                    if (row_w)
+                        v *= row_w[r0 + r];
                     if (sum_rows)
                         rowsum[c] += v;
                     else
