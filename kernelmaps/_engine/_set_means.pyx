@@ -8,10 +8,10 @@ summed over the strip when it lies in one set), accumulates them per set in
 float64 and writes their sums, times a factor per set (1 / n times the
 scale: the means), on its panel. Weighted sets pass each point's weight
 divided by its set's total (row_w of the tiles): the sums are then the
-weighted means, and the factors the scale. The driver cuts very large sets into
-pieces, summed afterwards. Every output
-entry is written by exactly one task in a fixed order, so results do not
-depend on the number of threads, bit for bit.
+weighted means, and the factors the scale. The driver cuts very large sets
+into pieces, summed afterwards. Every output entry is written by exactly
+one task in a fixed order, so results do not depend on the number of
+threads, bit for bit.
 """
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
@@ -109,12 +109,12 @@ def set_means(const floating[:, ::1] rows, const floating[::1] row_weights,
 
     rows: the points, padded with KM_MR - 1 rows. row_weights: empty, or
     the weight of each row (padded alike, with zeros) multiplying its
-    features. cols: the columns
-    transposed (d, ldy), ldy at least the column count rounded up to the
-    tile width; phases: their phases (cos) or zeros, padded alike. groups:
-    set offsets of the groups (plan_groups). panel: columns per task, a
-    multiple of the tile width. tile_buffers: (n_threads, KM_MR * panel);
-    acc_buffers: (n_threads, largest group's sets * panel).
+    features. cols: the columns transposed (d, ldy), ldy at least the
+    column count rounded up to the tile width; phases: their phases (cos)
+    or zeros, padded alike. groups: set offsets of the groups
+    (plan_groups). panel: columns per task, a multiple of the tile width.
+    tile_buffers: (n_threads, KM_MR * panel); acc_buffers: (n_threads,
+    largest group's sets * panel).
     """
     cdef km_tile_args args
     cdef Py_ssize_t n_cols = out.shape[1], n_panels, task, tid
