@@ -189,9 +189,11 @@ def _fitted(make, train):
 
 
 def _scale(fmap):
-    """The largest possible magnitude of a feature of `fmap`, about."""
+    """The largest possible magnitude of a feature of `fmap`: sqrt(2/t) for
+    the Fourier maps, 1 for EMK (a point's feature is the projection of
+    phi(x), of norm at most sqrt(k(x, x)) = 1)."""
     if isinstance(fmap, EMKFeatures):
-        return float(np.abs(fmap.projection_).sum(1).max())
+        return 1.0
     return math.sqrt(2.0 / fmap.n_features_out_)
 
 
