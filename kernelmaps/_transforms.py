@@ -123,11 +123,13 @@ def _rows_block(block, fmap, name, args, kwargs, empty):
     return _call(fmap, name, (block, *args), kwargs)
 
 
-def blocked_sets(per_point=()):
+def blocked_sets(per_point=(), weighted=False):
     """Decorate ``transform(self, sets, ...)`` of a map on sets: a lazy
     `sets` gives a lazy Dask array chunked by sets. Keyword arguments named
     in `per_point` hold one row per point (a NumPy or Dask array aligned with
-    the points) and are split as the points are."""
+    the points) and are split as the points are. `weighted`: the map takes
+    weighted sets (`check_sets`), whose blocks keep their weights; weighted
+    lazy sets are refused."""
 
     def decorate(method):
         signature = inspect.signature(method)
@@ -142,8 +144,10 @@ def blocked_sets(per_point=()):
             bound = signature.bind(self, sets, *args, **kwargs).arguments
             kwargs = {k: v for k, v in list(bound.items())[2:]}
             if lazy:
-                return _lazy_sets(self, method, sets, kwargs, per_point, name)
-            return _sets_in_blocks(self, method, sets, kwargs, per_point, name)
+                return _lazy_sets(self, method, sets, kwargs, per_point, name,
+                                  weighted)
+            return _sets_in_blocks(self, method, sets, kwargs, per_point, name,
+                                   weighted)
 
         return transform
 
@@ -213,12 +217,13 @@ def _rows_in_blocks(fmap, method, X, args, kwargs):
                       np.diff(bounds) * width, take)
 
 
-def _sets_in_blocks(fmap, method, sets, kwargs, per_point, name):
+def _sets_in_blocks(fmap, method, sets, kwargs, per_point, name, weighted):
     """`_in_blocks` over blocks of whole sets of about
     `TRANSFORM_BLOCK_VALUES` values (a set at least); the per-point
     arguments given as one array aligned with the points are split as the
-    points are; `name` names `sets` in the errors."""
-    bags = check_sets(sets, name)
+    points are, and so are the weights of weighted sets (a slice of a
+    `Bags` keeps them); `name` names `sets` in the errors."""
+    bags = check_sets(sets, name, weighted=weighted)
     cum_values = bags.offsets * bags.dim
     bounds = _block_bounds(cum_values)
 
@@ -238,11 +243,15 @@ def _sets_in_blocks(fmap, method, sets, kwargs, per_point, name):
                       np.diff(cum_values[bounds]), take)
 
 
-def _lazy_sets(fmap, method, sets, kwargs, per_point, name):
+def _lazy_sets(fmap, method, sets, kwargs, per_point, name, weighted):
     import dask
     import dask.array as da
 
     bags = pack_sets(sets, name)
+    if bags.weights is not None:
+        # Refused: by a map without weights as in memory, else as lazy
+        # (the blocks below would drop the weights).
+        check_sets(bags, name, lazy=True, weighted=weighted)
     offsets = bags.offsets
     sizes = np.diff(offsets)
     if len(bags) == 0:

@@ -7,7 +7,10 @@ on ``n_sets`` sets of ``n_points`` standard-normal points in ``d``
 dimensions ("200x300x30", and "1000x300x30" to show how the gap to the
 exact kernel grows with the number of sets), float64 and float32, 1 and 2
 worker threads; ``time_rdf_gram`` adds the Gram matrix ``F @ F.T`` (what
-replaces the exact kernel). Beside it, on the same data and frequencies:
+replaces the exact kernel), and ``time_rdf_weighted`` transforms the same
+sets with point weights (uniform in [0.5, 2]: the weighted means; the
+ratio to ``time_rdf`` is the cost of the weights). Beside it, on the same
+data and frequencies:
 
 * ``time_numpy``: what a user would write: ``cos(X @ W + b)`` on all
   points in one go, then the per-set means;
@@ -130,9 +133,14 @@ class RDF(RunOnce):
         self.rdf = RandomDistributionFeatures(N_COMPONENTS, gamma=self.gamma,
                                               rng=0).fit(self.bags)
         self.sampler = _rbf_sampler(d, N_COMPONENTS, self.gamma)
+        self.weighted = self.bags.with_weights(np.random.default_rng(1).uniform(
+            0.5, 2.0, self.bags.n_points))
 
     def time_rdf(self, size, dtype, workers):
         self.rdf.transform(self.bags, workers=workers)
+
+    def time_rdf_weighted(self, size, dtype, workers):
+        self.rdf.transform(self.weighted, workers=workers)
 
     def time_rdf_gram(self, size, dtype, workers):
         F = self.rdf.transform(self.bags, workers=workers)

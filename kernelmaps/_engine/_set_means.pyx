@@ -6,10 +6,12 @@ points) and the feature columns cut into *panels*. A task is a pair
 features of a strip against the panel from the tile kernels (km_tile.h;
 summed over the strip when it lies in one set), accumulates them per set in
 float64 and writes their sums, times a factor per set (1 / n times the
-scale: the means), on its panel. The driver cuts very large sets into
-pieces, summed afterwards. Every output
-entry is written by exactly one task in a fixed order, so results do not
-depend on the number of threads, bit for bit.
+scale: the means), on its panel. Weighted sets pass each point's weight
+divided by its set's total (row_w of the tiles): the sums are then the
+weighted means, and the factors the scale. The driver cuts very large sets
+into pieces, summed afterwards. Every output entry is written by exactly
+one task in a fixed order, so results do not depend on the number of
+threads, bit for bit.
 """
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
@@ -55,12 +57,14 @@ def plan_groups(const int64_t[::1] offsets, int64_t max_points,
 
 
 cdef void _task(const km_tile_args *args, const floating *rows,
-                const int64_t *offsets, const double *factors, int64_t s0,
-                int64_t s1, const floating *cols, const floating *phases,
-                ptrdiff_t c0, ptrdiff_t c1, floating *buf, double *acc,
-                floating *out, ptrdiff_t ldo) noexcept nogil:
+                const floating *row_w, const int64_t *offsets,
+                const double *factors, int64_t s0, int64_t s1,
+                const floating *cols, const floating *phases, ptrdiff_t c0,
+                ptrdiff_t c1, floating *buf, double *acc, floating *out,
+                ptrdiff_t ldo) noexcept nogil:
     """out[s, c0:c1] = factors[s] * sum over the points x of set s of
-    f(x, column c), for the sets s0 <= s < s1."""
+    f(x, column c) (times the weight of x in `row_w` unless NULL), for the
+    sets s0 <= s < s1."""
     cdef km_tile_args a = args[0]
     cdef ptrdiff_t width = c1 - c0, d = a.d, c
     cdef ptrdiff_t nr = KM_NR_D if floating is double else KM_NR_F
@@ -76,6 +80,8 @@ cdef void _task(const km_tile_args *args, const floating *rows,
             s += 1
         # A strip of rows in one set needs only its column sums.
         a.sum_rows = offsets[s + 1] >= r0 + KM_MR
+        if row_w != NULL:
+            a.row_w = row_w + r0
         tile(&a, rows + r0 * d, cols + c0, phases + c0, padded, buf)
         for row in range(r0, r0 + 1 if a.sum_rows else min(r0 + KM_MR, end)):
             while offsets[s + 1] <= row:
@@ -89,8 +95,9 @@ cdef void _task(const km_tile_args *args, const floating *rows,
             out[s * ldo + c0 + c] = <floating>(acc_row[c] * factor)
 
 
-def set_means(const floating[:, ::1] rows, const int64_t[::1] offsets,
-              const double[::1] factors, const int64_t[::1] groups,
+def set_means(const floating[:, ::1] rows, const floating[::1] row_weights,
+              const int64_t[::1] offsets, const double[::1] factors,
+              const int64_t[::1] groups,
               const floating[:, ::1] cols, const floating[::1] phases,
               floating[:, ::1] out, Py_ssize_t panel,
               floating[:, ::1] tile_buffers, double[:, ::1] acc_buffers,
@@ -100,16 +107,19 @@ def set_means(const floating[:, ::1] rows, const int64_t[::1] offsets,
     f(x, column c), for the tasks task0 <= task < task1: task = g * n_panels
     + p is group g on the panel p of columns [p * panel, (p + 1) * panel).
 
-    rows: the points, padded with KM_MR - 1 rows. cols: the columns
-    transposed (d, ldy), ldy at least the column count rounded up to the
-    tile width; phases: their phases (cos) or zeros, padded alike. groups:
-    set offsets of the groups (plan_groups). panel: columns per task, a
-    multiple of the tile width. tile_buffers: (n_threads, KM_MR * panel);
-    acc_buffers: (n_threads, largest group's sets * panel).
+    rows: the points, padded with KM_MR - 1 rows. row_weights: empty, or
+    the weight of each row (padded alike, with zeros) multiplying its
+    features. cols: the columns transposed (d, ldy), ldy at least the
+    column count rounded up to the tile width; phases: their phases (cos)
+    or zeros, padded alike. groups: set offsets of the groups
+    (plan_groups). panel: columns per task, a multiple of the tile width.
+    tile_buffers: (n_threads, KM_MR * panel); acc_buffers: (n_threads,
+    largest group's sets * panel).
     """
     cdef km_tile_args args
     cdef Py_ssize_t n_cols = out.shape[1], n_panels, task, tid
     cdef Py_ssize_t g, c0
+    cdef const floating *row_w = NULL
 
     args.d = rows.shape[1]
     args.ldy = cols.shape[1]
@@ -123,14 +133,16 @@ def set_means(const floating[:, ::1] rows, const int64_t[::1] offsets,
     n_panels = (n_cols + panel - 1) // panel
     if groups.shape[0] < 2 or n_cols == 0:
         return
+    if row_weights.shape[0] > 0:
+        row_w = &row_weights[0]
 
     for task in prange(task0, task1, nogil=True, schedule="dynamic",
                        num_threads=n_threads):
         tid = threadid()
         g = task // n_panels
         c0 = (task % n_panels) * panel
-        _task(&args, &rows[0, 0], &offsets[0], &factors[0], groups[g],
-              groups[g + 1], &cols[0, 0], &phases[0], c0,
+        _task(&args, &rows[0, 0], row_w, &offsets[0], &factors[0],
+              groups[g], groups[g + 1], &cols[0, 0], &phases[0], c0,
               min(c0 + panel, n_cols), &tile_buffers[tid, 0],
               &acc_buffers[tid, 0], &out[0, 0], n_cols)
 

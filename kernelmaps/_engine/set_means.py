@@ -2,7 +2,8 @@
 
 ``set_means(X, centres, phases, kind=..., gamma=...)`` returns, for every
 set ``X[i]``, the mean over its points ``x`` of ``f(x, c_j)`` for each
-column ``c_j`` of `centres` (shape ``(d, t)``):
+column ``c_j`` of `centres` (shape ``(d, t)``) (of weighted sets: the
+weighted mean, each point's weight divided by its set's total):
 
 - ``"cos"``: ``cos(x . c_j + phases[j])`` (random Fourier features),
 - ``"rbf"``: ``exp(-gamma |x - c_j|^2)``,
@@ -29,12 +30,13 @@ __all__ = ["cos_in_place", "csr_cos", "set_means"]
 def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
               n_threads=1):
     """`scale` times the mean of the point features of each set of the
-    `Bags` `X`.
+    `Bags` `X`: the weighted mean for weighted sets.
 
     Parameters
     ----------
     X : Bags
-        Validated sets, float32 or float64, every set non-empty.
+        Validated sets, float32 or float64, every set non-empty (weighted:
+        of positive total weight).
     centres : ndarray, shape (d, t)
         Frequencies ("cos") or centres ("rbf", "laplacian") as columns.
     phases : ndarray, shape (t,), optional
@@ -56,6 +58,8 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
     dtype = points.dtype
     centres = np.asarray(centres, dtype=dtype)
     t = centres.shape[1]
+    # The weights of singleton sets, normalised, are all 1: none.
+    weights = X.weights if len(X) < X.n_points else None
     if kind == "cos" and len(X) == X.n_points and points.shape[1] >= MEANS_GEMM_DIM:
         # Rows, many features: BLAS computes x W faster than the tiles; the
         # phases, cosine and scale follow in place.
@@ -65,6 +69,15 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
         e, gamma, work_dtype = bandwidth_scale(points, centres.T, kind, gamma,
                                                "sets")
     offsets, factors, owners = _pieces(X.offsets, scale, points.shape[1], dtype)
+    row_weights = np.zeros(0, dtype=work_dtype)
+    if weights is not None:
+        # Each point's share of its set's weight, in [0, 1] (no overflow in
+        # float32): the tiles sum the weighted means; the factors are the
+        # scale alone.
+        row_weights = np.zeros(points.shape[0] + TILE_ROWS, dtype=work_dtype)
+        row_weights[:points.shape[0]] = normalised_weights(weights, X.offsets)
+        factors = np.full(len(offsets) - 1, float(scale) if owners is None
+                          else 1.0)
     rows = pack_rows(points, e, work_dtype)
     cols = pack_cols(centres.T, e, work_dtype)
     phases_padded = np.zeros(cols.shape[1], dtype=work_dtype)
@@ -80,14 +93,28 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
     out = np.empty((len(offsets) - 1, t), dtype=work_dtype)
     tile_buffers = np.empty((n_threads, TILE_ROWS * panel), dtype=work_dtype)
     acc_buffers = np.empty((n_threads, int(np.diff(groups).max()) * panel))
-    plan = (rows, offsets, factors, groups, cols, phases_padded, out, panel,
-            tile_buffers, acc_buffers, kind, float(gamma))
+    plan = (rows, row_weights, offsets, factors, groups, cols, phases_padded,
+            out, panel, tile_buffers, acc_buffers, kind, float(gamma))
     run_chunked(_impl.set_means, plan, cost, n_threads=n_threads)
     if owners is not None:  # pieces of large sets: their sums, added in order
         sums = np.add.reduceat(out.astype(np.float64), np.flatnonzero(
             np.diff(owners, prepend=-1)), axis=0)
-        out = (sums * (scale / np.diff(X.offsets))[:, None]).astype(dtype)
+        if weights is not None:  # sums of weighted means
+            out = (sums * scale).astype(dtype)
+        else:
+            out = (sums * (scale / np.diff(X.offsets))[:, None]).astype(dtype)
     return out.astype(dtype, copy=False)
+
+
+def normalised_weights(weights, offsets):
+    """Each weight divided by the total of its set (sets delimited by
+    `offsets`, each of positive total), float64: computed from the weights
+    over their set's largest, so that no total overflows."""
+    starts = offsets[:-1]
+    sizes = np.diff(offsets)
+    largest = np.repeat(np.maximum.reduceat(weights, starts), sizes)
+    shares = weights / largest
+    return shares / np.repeat(np.add.reduceat(shares, starts), sizes)
 
 
 # Element operations of a feature value beyond the coordinates (exp, cos).

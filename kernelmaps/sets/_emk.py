@@ -182,6 +182,20 @@ class EMKFeatures(FeatureMap):
     instead of 0.5 s for 100 iterations on 100000 x 30 points, 200
     basis vectors, with one other busy core).
 
+    **Weighted sets.** `transform` takes a `Bags` with point weights
+    :math:`w_x`: the feature of a set is the weighted mean
+    :math:`\sum_{x \in X} (w_x / W) \psi(x)`, :math:`W` the set's total
+    weight, so inner products approximate the weighted mean map kernel
+    (`sum_match_kernel` with ``normalize=True`` of the weighted sets);
+    each pyramid cell is the weighted mean of its points (points of weight
+    0 are absent from their cells), and coarser cells weigh their
+    sub-cells by their total weight. `fit` learns its basis from
+    unweighted points only (the CKSVD objective here has no point
+    weights): it refuses a weighted `Bags` with a ValueError unless
+    `basis` is given (then only the width of the sets is used); fit on
+    ``X.with_weights(None)`` to learn the basis from the points
+    themselves.
+
     Basis vectors closer than the kernel can resolve make :math:`K_{ZZ}`
     nearly singular; the truncation of its spectrum keeps `projection`
     finite, and the inner products are then those of the projection onto the
@@ -259,11 +273,21 @@ class EMKFeatures(FeatureMap):
     def _fit(self, X, workers, progress):
         gamma = (None if self.gamma is None else
                  check_scalar(self.gamma, "gamma", low=0.0, low_inclusive=False))
+        weighted = isinstance(X, Bags) and X.weights is not None
         if self.basis is not None:
             state = self._state(None, gamma)
-            self._check_width(check_points(X, "X").shape[1],
-                              expected=state["n_features_in_"])
+            width = (check_sets(X, "X", weighted=True).dim if weighted
+                     else check_points(X, "X").shape[1])
+            self._check_width(width, expected=state["n_features_in_"])
             return state
+        if weighted:
+            raise ValueError(
+                "X is a Bags with point weights, which EMKFeatures.fit does "
+                "not take to learn its basis (the CKSVD fit has no point "
+                "weights); fit on the sets without weights "
+                "(X.with_weights(None)) or give basis; transform takes "
+                "weighted sets"
+            )
         kernel = check_choice(self.kernel, "kernel", _KERNELS)
         n_basis = check_scalar(self.n_basis, "n_basis", kind="int", low=1)
         n_iter = check_scalar(self.n_iter, "n_iter", kind="int", low=0,
@@ -290,7 +314,7 @@ class EMKFeatures(FeatureMap):
             n_iter, batch_size, learning_rate, init, check_every, rng, progress)
         return self._state(basis, gamma, objective)
 
-    @blocked_sets(per_point=("positions",))
+    @blocked_sets(per_point=("positions",), weighted=True)
     def transform(self, sets, positions=None, levels=0, *, workers=None,
                   progress=False):
         r"""Set features: the mean of :math:`G k_Z(x)` over each set, or its
@@ -299,7 +323,8 @@ class EMKFeatures(FeatureMap):
         Parameters
         ----------
         sets : sequence of array_like (n_i, d), or Bags
-            Sets of points, each with at least one point.
+            Sets of points, each with at least one point; a weighted `Bags`
+            gives weighted means (see the class Notes).
         positions : sequence of array_like (n_i, 2), Bags or ndarray, optional
             Position of every point in the unit square :math:`[0, 1]^2`: the
             same structure as `sets` with 2 columns, or one array aligned
@@ -345,7 +370,7 @@ class EMKFeatures(FeatureMap):
         pyramid costs little more than the plain feature.
         """
         self._check_fitted()
-        bags = check_sets(sets, "sets")
+        bags = check_sets(sets, "sets", weighted=True)
         self._check_width(bags.dim, "sets")
         levels = check_scalar(levels, "levels", kind="int", low=0, high=_MAX_LEVELS)
         n_threads = resolve_workers(workers)
@@ -368,7 +393,8 @@ class EMKFeatures(FeatureMap):
         basis, projection = self.basis_, self.projection_
         if np.abs(basis).max() > np.finfo(dtype).max / 4:
             # a basis beyond float32: float32 points computed in float64
-            bags = Bags(bags.points.astype(np.float64), bags.offsets)
+            bags = Bags(bags.points.astype(np.float64), bags.offsets,
+                        bags.weights)
         centres = basis.T.astype(bags.dtype)
 
         def means(sub):
@@ -386,17 +412,31 @@ def _pyramid(bags, positions, levels, means, projection):
     the cells of the finest level."""
     n_sets, D, side = len(bags), projection.shape[0], 2**levels
     # finest cells: sub-bags of the points of each (set, cell) pair
+    points, weights = bags.points, bags.weights
     rc = np.minimum((positions * side).astype(np.int64), side - 1)
     owner = np.repeat(np.arange(n_sets), bags.sizes)
+    if weights is not None:
+        # over each set's largest: no cell's total overflows
+        weights = weights / np.maximum.reduceat(weights, bags.offsets[:-1])[owner]
+    if weights is not None and not (weights > 0).all():
+        # points of weight 0 are no points of their cells
+        keep = weights > 0
+        points, weights, rc, owner = (points[keep], weights[keep], rc[keep],
+                                      owner[keep])
     key = owner * side**2 + rc[:, 0] * side + rc[:, 1]
     perm = np.argsort(key, kind="stable")
     ids, counts = np.unique(key[perm], return_counts=True)
     offsets = np.zeros(ids.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    fine = means(Bags(bags.points[perm], offsets)).astype(np.float64)
+    if weights is None:
+        fine = means(Bags(points[perm], offsets)).astype(np.float64)
+    else:  # weighted means; cells weigh their total weight
+        weights = weights[perm]
+        fine = means(Bags(points[perm], offsets, weights)).astype(np.float64)
+        counts = np.add.reduceat(weights, offsets[:-1])
     owner, cell = np.divmod(ids, side**2)
     row, col = np.divmod(cell, side)
-    # coarser cells: count-weighted sums of the means of the finest
+    # coarser cells: count- (weight-) weighted sums of the means of the finest
     n_cells = (4 ** (levels + 1) - 1) // 3
     out = np.zeros((n_sets, n_cells, D))
     first = 0
@@ -404,10 +444,10 @@ def _pyramid(bags, positions, levels, means, projection):
         shift, width = levels - level, 2**level
         parent = owner * width**2 + (row >> shift) * width + (col >> shift)
         keys, inverse = np.unique(parent, return_inverse=True)
-        weights = scipy.sparse.csr_array(
+        members = scipy.sparse.csr_array(
             (counts.astype(np.float64), (inverse, np.arange(ids.shape[0]))),
             shape=(keys.shape[0], ids.shape[0]))
-        cell_means = weights @ fine
+        cell_means = members @ fine
         cell_means /= np.bincount(inverse, counts)[:, None]
         weight = 1.0 / 2 ** (levels if level == 0 else levels - level + 1)
         target = first + keys % width**2

@@ -325,6 +325,26 @@ class RandomDistributionFeatures(_Fourier):
     kernel [2]_ (`EMKFeatures` is its learned-basis mode, EMK-CKSVD, which
     draws no frequencies).
 
+    **Weighted sets.** For a `Bags` with point weights :math:`w_x`, the
+    feature of a set is the weighted mean of the point features, the
+    weights normalised per set (:math:`W_i` the total weight of set i):
+
+    .. math::
+
+        \Phi(X_i) = \sum_{x \in X_i} \frac{w_x}{W_i} \sqrt{2/t}\,
+        \cos(x W + b), \qquad
+        \Phi(X_i) \cdot \Phi(Y_j) \approx \sum_{x \in X_i, y \in Y_j}
+        \frac{w_x v_y}{W_i V_j} k(x, y),
+
+    the weighted mean map kernel (`sum_match_kernel` with
+    ``normalize=True`` of the weighted sets): integer weights count as
+    repeated points, points of weight 0 as absent ones, and weights
+    scaled by a constant change nothing. The tiles multiply each point's
+    features by its share of its set's weight (in the dtype of the points,
+    a number in [0, 1]) before summing them. `fit` takes weighted sets too:
+    with ``gamma=None`` its median heuristic is that of the points of
+    positive weight.
+
     **Draws and forms** are those of `RandomFourierFeatures` (all
     unbiased; see its Notes for the measured errors): the set means of
     orthogonal or QMC frequencies, in the sincos form, approximate the
@@ -374,17 +394,18 @@ class RandomDistributionFeatures(_Fourier):
         self.rng = rng
 
     def _fit(self, X, workers, progress):
-        bags = check_sets(X, "X")
-        return self._fit_draw(bags.dim, bags)
+        bags = check_sets(X, "X", weighted=True)
+        return self._fit_draw(bags.dim, _heuristic_points(bags, self.gamma))
 
-    @blocked_sets()
+    @blocked_sets(weighted=True)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the sets of `X`.
 
         Parameters
         ----------
         X : sequence of array_like of shape (n_i, d), or Bags
-            The sets.
+            The sets; a weighted `Bags` gives the weighted means (see
+            Notes).
         workers : int, optional
             Threads; None or -1 means all cores, -2 all but one.
         progress : bool, default=False
@@ -396,9 +417,22 @@ class RandomDistributionFeatures(_Fourier):
             In the dtype of the points (float32 or float64).
         """
         self._check_fitted()
-        bags = check_sets(X, "X")
+        bags = check_sets(X, "X", weighted=True)
         self._check_width(bags.dim)
         return self._means(bags, workers)
+
+
+def _heuristic_points(bags, gamma):
+    """The points of the validated sets `bags` that the default gamma
+    (None) is the median heuristic of: all of them, or for weighted sets
+    those of positive weight (the points the features see).
+
+    TODO(weighted median): pass the weighted sets themselves once
+    `median_heuristic` takes weights (integer weights as repeated points).
+    """
+    if gamma is None and bags.weights is not None:
+        return bags.points[bags.weights > 0]
+    return bags
 
 
 class DoublyRandomDistributionFeatures(FeatureMap):
@@ -467,6 +501,14 @@ class DoublyRandomDistributionFeatures(FeatureMap):
     and the second by t, so a DRDF of points in few dimensions has a QMC
     first level and an orthogonal second one.
 
+    Weighted sets (a `Bags` with point weights) are taken by `fit` and
+    `transform`: the first level gives their weighted RDF means (see
+    `RandomDistributionFeatures`), whose distances approximate the weighted
+    MMD, and the second level the features of those means, so the inner
+    products approximate `mmd_kernel` of the weighted sets. With
+    ``gamma2=None`` the heuristic is that of the weighted means of the
+    training sets.
+
     References
     ----------
     .. [1] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
@@ -530,13 +572,14 @@ class DoublyRandomDistributionFeatures(FeatureMap):
                 "gamma2_": rff.gamma_, "draw_": rdf.draw_, "draw2_": rff.draw_,
                 "n_features_in_": rdf.n_features_in_, "n_features_out_": t2}
 
-    @blocked_sets()
+    @blocked_sets(weighted=True)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the sets of `X`, shape (len(X), n_components2), in
-        the dtype of the points (see `RandomDistributionFeatures.transform`).
+        the dtype of the points (see `RandomDistributionFeatures.transform`;
+        weighted sets as there).
         `progress` shows a progress bar over blocks of sets (needs tqdm)."""
         self._check_fitted()
-        bags = check_sets(X, "X")
+        bags = check_sets(X, "X", weighted=True)
         self._check_width(bags.dim)
         return self.rff_.transform(self.rdf_._means(bags, workers),
                                    workers=workers)

@@ -1124,6 +1124,99 @@ register(
 # random features of points and sets --------------------------------------
 
 
+# Weighted Bags (issue 41): the sets of a baseline with point weights, for
+# the maps that take them (built here; fuzz_inputs.py's shared generator
+# comes separately).
+WEIGHTED_KINDS = {
+    # label: (kind, expectation)
+    "weighted-bags": ("plain", VALID),
+    "weighted-bags-zeros": ("zeros", VALID),
+    "weighted-bags-integer": ("integer", VALID),
+    "weighted-bags-tiny": ("tiny", VALID),
+    "weighted-bags-huge": ("huge", VALID),
+    "weighted-bags-float32": ("float32", VALID),
+    "weighted-bags-zero-set": ("zero-set", INVALID),
+}
+
+
+def _weights_of(kind, sizes, rng):
+    """One weight vector per set, of the `kind` of WEIGHTED_KINDS (values
+    exact in their literals)."""
+    out = []
+    for n in sizes:
+        w = rng.integers(1, 9, n) / 4.0
+        if kind == "integer":
+            w = rng.integers(1, 4, n).astype(float)
+        elif kind == "zeros" and n > 1:
+            w[rng.random(n) < 0.5] = 0.0
+            w[rng.integers(n)] = 0.75
+        elif kind == "tiny":
+            w = np.ldexp(w, -1000)
+        elif kind == "huge":
+            w = np.ldexp(w, 1000)
+        out.append(w)
+    if kind == "zero-set":
+        out[-1] = np.zeros(sizes[-1])
+    return out
+
+
+def _as_weighted_bags(kind):
+    def fn(v, ctx):
+        dtype = np.float32 if kind == "float32" else np.float64
+        sets = [np.array(x, dtype=dtype) for x in v.plain]
+        weights = _weights_of(kind, [len(x) for x in sets], ctx.rng)
+        src = ("km.Bags.from_list([" + ", ".join(lit(x) for x in sets)
+               + "], weights=[" + ", ".join(lit(w) for w in weights) + "])")
+        # the Bags as its plain form: the references see its weights
+        return S(ctx.km.Bags.from_list(sets, weights=weights), src)
+
+    return fn
+
+
+def weighted_bags_mutations(*, expect=None):
+    """Mutations of a collection of sets into weighted Bags; `expect`
+    replaces the expectation of the valid ones (a function that refuses
+    weights)."""
+    return [Mut(label, _as_weighted_bags(kind),
+                e if e == INVALID or expect is None else expect)
+            for label, (kind, e) in WEIGHTED_KINDS.items()]
+
+
+def _points_as_weighted_bags(v, ctx):
+    """The points of a baseline as two weighted sets."""
+    pts = np.array(v.plain, dtype=np.float64)
+    half = max(1, len(pts) // 2)
+    return _as_weighted_bags("plain")(S([pts[:half], pts[half:]], ""), ctx)
+
+
+def set_weights_of(X):
+    """The point weights of the sets `X` as one weight vector per set, or
+    None when `X` is not a weighted Bags."""
+    w = getattr(X, "weights", None)
+    if w is None:
+        return None
+    off = np.asarray(X.offsets)
+    return [np.asarray(w[a:b], dtype=np.float64)
+            for a, b in itertools.pairwise(off)]
+
+
+def weighted_means(rows_of_sets, weights):
+    """The weighted mean of each set's rows (long double)."""
+    out = []
+    for z, w in zip(rows_of_sets, weights, strict=True):
+        w = np.asarray(w, dtype=ref.LD)
+        w = w / w.max()
+        out.append((w[:, None] * z).sum(axis=0) / w.sum())
+    return np.array(out, dtype=ref.LD)
+
+
+def weighted_set_fourier(X, weights, W, b):
+    """`ref.set_fourier` of weighted sets: the weighted means."""
+    parts = [ref.fourier(x, W, b) for x in ref.set_list(X)]
+    return (weighted_means([z for z, _ in parts], weights),
+            max((m for _, m in parts), default=0.0))
+
+
 def _fourier_check(res, expected, big, in32, t):
     if big <= 1e4:
         need_close(
@@ -1197,7 +1290,7 @@ def _fourier_train_arg(name):
             ],
             positional=True,
         )
-    return Arg("X", set_mutations(), positional=True)
+    return Arg("X", set_mutations() + weighted_bags_mutations(), positional=True)
 
 
 def _to_csr(v, ctx):
@@ -1250,9 +1343,15 @@ def _build_fourier_ctor(name):
 def _fourier_ref_of(fmap, X, name):
     if name == "RandomFourierFeatures":
         return ref.fourier(X, fmap.weights_, fmap.offsets_)
+    weights = set_weights_of(X)
+    level1 = fmap if name == "RandomDistributionFeatures" else fmap.rdf_
+    if weights is None:
+        z1, big1 = ref.set_fourier(X, level1.weights_, level1.offsets_)
+    else:
+        z1, big1 = weighted_set_fourier(X, weights, level1.weights_,
+                                        level1.offsets_)
     if name == "RandomDistributionFeatures":
-        return ref.set_fourier(X, fmap.weights_, fmap.offsets_)
-    z1, big1 = ref.set_fourier(X, fmap.rdf_.weights_, fmap.rdf_.offsets_)
+        return z1, big1
     z2, big2 = ref.fourier(z1, fmap.rff_.weights_, fmap.rff_.offsets_)
     return z2, max(big1, big2)
 
@@ -1303,6 +1402,9 @@ def _fourier_ctor_entry(name):
                 pts = ref.dense(v["X"])
             else:
                 pts = np.vstack(ref.set_list(v["X"]))
+                weights = set_weights_of(v["X"])
+                if weights is not None:  # the points of positive weight
+                    pts = pts[np.concatenate(weights) > 0]
             want = ref.median_gamma(pts, v.get("kernel", "rbf"))
             need_close(np.array([fmap.gamma_]), np.array([want]), False,
                        rtol=1e-9, what="median-heuristic gamma_ ")
@@ -1385,7 +1487,7 @@ def _fourier_transform_entry(name):
         [*array2d_mutations(sparse=EITHER, one_row=VALID),
          Mut("sparse-csr", _to_csr, VALID)]
         if name == "RandomFourierFeatures"
-        else set_mutations()
+        else set_mutations() + weighted_bags_mutations()
     )
     if name == "RandomFourierFeatures":
         xmuts += [
@@ -1503,11 +1605,19 @@ def _emk_probe(fmap, d=None):
 
 
 def _check_emk_probe(fmap, sets, Z, in32=False):
-    need_shape(Z, (len(sets), fmap.n_features_out_))
+    need_shape(Z, (n_sets(sets), fmap.n_features_out_))
     need_dtype(Z, in32)
-    expected = ref.emk_features(
-        sets, fmap.basis_, fmap.projection_, str(fmap.kernel), fmap.gamma_
-    )
+    weights = set_weights_of(sets)
+    if weights is None:
+        expected = ref.emk_features(
+            sets, fmap.basis_, fmap.projection_, str(fmap.kernel), fmap.gamma_
+        )
+    else:
+        B = np.asarray(fmap.basis_, dtype=ref.LD)
+        expected = weighted_means(
+            [ref.point_kernel(x, B, str(fmap.kernel), fmap.gamma_, 2, 1)
+             for x in ref.set_list(sets)], weights,
+        ) @ np.asarray(fmap.projection_, dtype=ref.LD).T
     need_close(
         Z,
         expected,
@@ -1586,7 +1696,9 @@ register(
                         "mismatched-d",
                         "object-array",
                     )
-                ],
+                ]
+                # the basis is learned from unweighted points only
+                + [Mut("weighted-bags", _points_as_weighted_bags, INVALID)],
                 positional=True,
                 aliases=("points",),  # "distinct points", "the points of X"
                 overrides={"ndim-3": EITHER},
@@ -1785,7 +1897,8 @@ register(
     Entry(
         "EMKFeatures.transform",
         [
-            Arg("sets", set_mutations(), positional=True),
+            Arg("sets", set_mutations() + weighted_bags_mutations(),
+                positional=True),
             Arg("positions", _positions_mutations()),
             Arg("levels", p=P("int", low=0, high=8)),
             W(),
