@@ -1,7 +1,8 @@
 """Sets of vectors: exact kernels between sets (sum-match / mean map kernel,
-MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels)
+MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels;
+sliced-Wasserstein distances and kernel)
 and explicit feature maps of sets (random Fourier features of their points,
-RDF, DRDF, EMK). The two-sample tests, on sets and every other kind of
+RDF, DRDF, EMK, sliced-Wasserstein quantile features). The two-sample tests, on sets and every other kind of
 object, are in ``kernelmaps._composite``."""
 
 from ._blocks import mean_map_block, mean_map_self, mmd_block, renyi_block
@@ -12,6 +13,12 @@ from ._divergence import (
 )
 from ._emk import EMKFeatures
 from ._mean_map import median_heuristic, mmd, mmd_kernel, sum_match_kernel
+from ._sliced import (
+    SlicedWassersteinFeatures,
+    sliced_wasserstein,
+    sliced_wasserstein_block,
+    sliced_wasserstein_kernel,
+)
 from ._random_features import (
     DoublyRandomDistributionFeatures,
     RandomDistributionFeatures,
@@ -23,6 +30,7 @@ __all__ = [
     "EMKFeatures",
     "RandomDistributionFeatures",
     "RandomFourierFeatures",
+    "SlicedWassersteinFeatures",
     "divergence_kernel",
     "mean_map_block",
     "mean_map_self",
@@ -33,5 +41,8 @@ __all__ = [
     "renyi_block",
     "renyi_divergence",
     "renyi_divergence_both",
+    "sliced_wasserstein",
+    "sliced_wasserstein_block",
+    "sliced_wasserstein_kernel",
     "sum_match_kernel",
 ]
