@@ -1,17 +1,19 @@
 """Sliced-Wasserstein distances and quantile features between sets of points.
 
 The sets' projections on a block of directions are sorted once per set and
-direction (`sort_projections`), into a *sorted layout*: set s holds its
-``n_s`` values for each of the block's ``L`` directions at ``offsets[s] * L
-+ l * n_s``, ascending, and, for weighted sets, the cumulative normalised
-weights beside them (the last exactly 1). A pair of sets then costs one
-merge of the two step quantile functions per direction, O(n + m)
-(`pair_block`); a set's quantile features one merge with the grid of
-levels (`quantile_features`). Every output value is written by one task,
-in a fixed order: the results do not depend on the threads, bit for bit.
-
-Unweighted sets need no cumulative weights: their breakpoints are i / n,
-compared and measured exactly in integer units of 1 / (n m).
+direction (`sort_projections`), into a *sorted layout*. Weighted sets: set
+s holds its ``n_s`` values for each of the block's ``L`` directions at
+``offsets[s] * L + l * n_s``, ascending, and the cumulative normalised
+weights beside them (the last exactly 1); a pair of sets costs one merge of
+the two step quantile functions per direction, O(n + m). Unweighted sets
+(*rank-major*): the values of rank k along every direction at ``offsets[s]
+* L + k * L``; their quantile functions step at i / n whatever the
+direction, so a pair's merge is the same for all directions: it is walked
+once (in exact integer units of 1 / (n m)), each step costing a vectorised
+sum over the directions (km_sliced.h). A set's quantile features are one
+merge with the grid of levels (`quantile_features`). Every output value is
+written by one task, in a fixed order: the results do not depend on the
+threads, bit for bit.
 """
 from cython.parallel cimport prange, threadid
 from libc.math cimport fabs, pow
@@ -19,6 +21,13 @@ from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
 from cython cimport floating
+
+
+cdef extern from "km_sliced.h" nogil:
+    double km_sw_cost_d(const double *a, const double *b, Py_ssize_t L,
+                        int mode, double p)
+    double km_sw_cost_f(const float *a, const float *b, Py_ssize_t L,
+                        int mode, double p)
 
 # The cost function |x - y|^p: p = 2, p = 1, or any other p (pow).
 DEF P_TWO = 2
@@ -127,7 +136,8 @@ def sort_projections(const floating[:, ::1] P, const int64_t[::1] offsets,
     """The sorted layout of the projections P (points, L) of the sets
     s0 <= s < s1 into `values` (and, `weighted`, the cumulative weights,
     normalised per set and direction, into `cum`; `weights`: one per
-    point). vbuf, wbuf: (n_threads, largest set) buffers."""
+    point), the unweighted rank-major. vbuf: (n_threads, 2 * largest
+    set), wbuf: (n_threads, largest set) buffers."""
     cdef Py_ssize_t L = P.shape[1], s, l, k, n, tid
     cdef int64_t base
     cdef double total
@@ -141,15 +151,23 @@ def sort_projections(const floating[:, ::1] P, const int64_t[::1] offsets,
         n = offsets[s + 1] - offsets[s]
         for l in range(L):
             base = offsets[s] * L + l * n
-            v = &values[base]
             c = NULL
-            for k in range(n):
-                v[k] = P[offsets[s] + k, l]
             if weighted:
+                v = &values[base]
+                for k in range(n):
+                    v[k] = P[offsets[s] + k, l]
                 c = &cum[base]
                 for k in range(n):
                     c[k] = weights[offsets[s] + k]
-            _sort(v, c, n, &vbuf[tid, 0], &wbuf[tid, 0] if weighted else NULL)
+            else:  # sorted in the buffer, then rank-major
+                v = &vbuf[tid, 0]
+                for k in range(n):
+                    v[k] = P[offsets[s] + k, l]
+                _sort(v, NULL, n, &vbuf[tid, n], NULL)
+                for k in range(n):
+                    values[offsets[s] * L + k * L + l] = v[k]
+                continue
+            _sort(v, c, n, &vbuf[tid, 0], &wbuf[tid, 0])
             if weighted:
                 total = 0.0
                 for k in range(n):
@@ -162,25 +180,38 @@ def sort_projections(const floating[:, ::1] P, const int64_t[::1] offsets,
 # -- distances --------------------------------------------------------------
 
 
-cdef double _merge_uniform(const floating *a, int64_t n, const floating *b,
-                           int64_t m, int mode, double p) noexcept nogil:
-    """W_p^p between the uniform distributions on the sorted a[0:n] and
-    b[0:m]: the breakpoints (i + 1) / n and (j + 1) / m in integer units
-    of 1 / (n m), exact; equal sizes pair the values directly."""
-    cdef int64_t i = 0, j = 0, u = 0, t, ta, tb
+cdef inline double _row_cost(const floating *a, const floating *b,
+                             Py_ssize_t L, int mode, double p) noexcept nogil:
+    if floating is double:
+        return km_sw_cost_d(a, b, L, mode, p)
+    else:
+        return km_sw_cost_f(a, b, L, mode, p)
+
+
+cdef double _pair_uniform(const floating *a, int64_t n, const floating *b,
+                          int64_t m, Py_ssize_t L, int mode,
+                          double p) noexcept nogil:
+    """The sum over the L directions of W_p^p between the uniform
+    distributions on the rank-major sorted a (n ranks) and b (m ranks): the
+    breakpoints (i + 1) / n and (j + 1) / m, the same for every direction,
+    walked once in integer units of 1 / (n m), exact; equal sizes pair the
+    ranks directly."""
+    cdef int64_t i = 0, j = 0, u = 0, t, ta = m, tb = n
     cdef double acc = 0.0
     if n == m:
         for i in range(n):
-            acc += _cost(<double>a[i] - <double>b[i], mode, p)
+            acc += _row_cost(a + i * L, b + i * L, L, mode, p)
         return acc / n
     while i < n and j < m:
-        ta = (i + 1) * m
-        tb = (j + 1) * n
         t = ta if ta < tb else tb
-        acc += <double>(t - u) * _cost(<double>a[i] - <double>b[j], mode, p)
+        acc += <double>(t - u) * _row_cost(a + i * L, b + j * L, L, mode, p)
         u = t
-        i += ta <= t
-        j += tb <= t
+        if ta <= t:
+            i += 1
+            ta += m
+        if tb <= t:
+            j += 1
+            tb += n
     return acc / (<double>n * <double>m)
 
 
@@ -206,14 +237,18 @@ def pair_block(const floating[::1] vx, const double[::1] cx,
                const int64_t[::1] ox, const floating[::1] vy,
                const double[::1] cy, const int64_t[::1] oy,
                double[:, ::1] out, Py_ssize_t L, double p, bint weighted,
-               bint symmetric, Py_ssize_t n_col_blocks, Py_ssize_t col_width,
-               Py_ssize_t task0, Py_ssize_t task1, int n_threads):
+               bint symmetric, Py_ssize_t row_width, Py_ssize_t n_col_blocks,
+               Py_ssize_t col_width, Py_ssize_t task0, Py_ssize_t task1,
+               int n_threads):
     """out[i, j] += the sum over the L directions of the sorted layouts of
     W_p^p(X[i], Y[j]) (`weighted`: from the cumulative weights cx, cy),
-    for the tasks task0 <= task < task1: task = i * n_col_blocks + b is row
-    i against the columns [b * col_width, (b + 1) * col_width), those
-    above the diagonal when `symmetric` (Y is X)."""
-    cdef Py_ssize_t task, i, j, l, c0, c1, n_cols = out.shape[1]
+    for the tasks task0 <= task < task1: task = r * n_col_blocks + b is
+    the rows [r * row_width, (r + 1) * row_width) against the columns [b *
+    col_width, (b + 1) * col_width), each column against all the rows in
+    turn (in cache), the pairs above the diagonal when `symmetric` (Y is
+    X)."""
+    cdef Py_ssize_t task, i, j, l, r0, r1, c0, c1
+    cdef Py_ssize_t n_rows = out.shape[0], n_cols = out.shape[1]
     cdef int64_t n, m, bx, by
     cdef double acc
     cdef int mode = P_TWO if p == 2.0 else (P_ONE if p == 1.0 else P_ANY)
@@ -221,41 +256,45 @@ def pair_block(const floating[::1] vx, const double[::1] cx,
         return
     for task in prange(task0, task1, nogil=True, schedule="dynamic",
                        num_threads=n_threads):
-        i = task // n_col_blocks
+        r0 = (task // n_col_blocks) * row_width
+        r1 = min(r0 + row_width, n_rows)
         c0 = (task % n_col_blocks) * col_width
         c1 = min(c0 + col_width, n_cols)
-        if symmetric and c0 < i + 1:
-            c0 = i + 1
-        n = ox[i + 1] - ox[i]
+        if symmetric and c0 < r0 + 1:
+            c0 = r0 + 1
         for j in range(c0, c1):
             m = oy[j + 1] - oy[j]
-            acc = 0.0
-            for l in range(L):
-                bx = ox[i] * L + l * n
-                by = oy[j] * L + l * m
-                if weighted:
+            for i in range(r0, min(r1, j) if symmetric else r1):
+                n = ox[i + 1] - ox[i]
+                if not weighted:
+                    out[i, j] += _pair_uniform(&vx[ox[i] * L], n,
+                                               &vy[oy[j] * L], m, L, mode, p)
+                    continue
+                acc = 0.0
+                for l in range(L):
+                    bx = ox[i] * L + l * n
+                    by = oy[j] * L + l * m
                     acc = acc + _merge_weighted(&vx[bx], &cx[bx], n, &vy[by],
                                                 &cy[by], m, mode, p)
-                else:
-                    acc = acc + _merge_uniform(&vx[bx], n, &vy[by], m, mode, p)
-            out[i, j] += acc
+                out[i, j] += acc
 
 
 # -- quantile features ------------------------------------------------------
 
 
-cdef void _cells_uniform(const floating *v, int64_t n, int64_t Q,
-                         double scale, floating *out) noexcept nogil:
+cdef void _cells_uniform(const floating *v, int64_t n, Py_ssize_t stride,
+                         int64_t Q, double scale,
+                         floating *out) noexcept nogil:
     """out[k] = scale * the mean over [k / Q, (k + 1) / Q] of the quantile
-    function of the uniform distribution on the sorted v[0:n]: integer
-    units of 1 / (n Q)."""
+    function of the uniform distribution on the sorted v[0], v[stride],
+    ... (n values): integer units of 1 / (n Q)."""
     cdef int64_t i = 0, k = 0, u = 0, t, ti, tk
     cdef double cell = 0.0
     while k < Q:
         ti = (i + 1) * Q
         tk = (k + 1) * n
         t = ti if ti < tk else tk
-        cell += <double>(t - u) * <double>v[i]
+        cell += <double>(t - u) * <double>v[i * stride]
         u = t
         if tk <= t:
             out[k] = <floating>(cell / n * scale)
@@ -286,9 +325,11 @@ cdef void _cells_weighted(const floating *v, const double *c, int64_t n,
 
 
 cdef void _midpoints(const floating *v, const double *c, int64_t n,
-                     int64_t Q, double scale, floating *out) noexcept nogil:
+                     Py_ssize_t stride, int64_t Q, double scale,
+                     floating *out) noexcept nogil:
     """out[k] = scale * the quantile function at (k + 1/2) / Q (the
-    smallest value whose cumulative weight reaches it; c NULL: uniform)."""
+    smallest value whose cumulative weight reaches it; c NULL: uniform,
+    the values `stride` apart)."""
     cdef int64_t i = 0, k
     cdef double level
     for k in range(Q):
@@ -299,7 +340,7 @@ cdef void _midpoints(const floating *v, const double *c, int64_t n,
             level = (k + 0.5) / Q
             while c[i] < level and i < n - 1:
                 i += 1
-        out[k] = <floating>(<double>v[i] * scale)
+        out[k] = <floating>(<double>v[i * stride] * scale)
 
 
 def quantile_features(const floating[::1] values, const double[::1] cum,
@@ -311,7 +352,7 @@ def quantile_features(const floating[::1] values, const double[::1] cum,
     of set s along the block's direction l over the cell [k / Q, (k + 1) /
     Q] (`midpoint`: its value at the cell's middle), from the sorted
     layout of a block of L directions, for the sets s0 <= s < s1."""
-    cdef Py_ssize_t s, l
+    cdef Py_ssize_t s, l, stride
     cdef int64_t n, base
     if s1 <= s0 or L == 0 or Q == 0:
         return
@@ -319,13 +360,18 @@ def quantile_features(const floating[::1] values, const double[::1] cum,
                     num_threads=n_threads):
         n = offsets[s + 1] - offsets[s]
         for l in range(L):
-            base = offsets[s] * L + l * n
+            if weighted:
+                base = offsets[s] * L + l * n
+                stride = 1
+            else:  # rank-major
+                base = offsets[s] * L + l
+                stride = L
             if midpoint:
                 _midpoints(&values[base], &cum[base] if weighted else NULL, n,
-                           Q, scale, &out[s, (l0 + l) * Q])
+                           stride, Q, scale, &out[s, (l0 + l) * Q])
             elif weighted:
                 _cells_weighted(&values[base], &cum[base], n, Q, scale,
                                 &out[s, (l0 + l) * Q])
             else:
-                _cells_uniform(&values[base], n, Q, scale,
+                _cells_uniform(&values[base], n, stride, Q, scale,
                                &out[s, (l0 + l) * Q])

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._config import working_memory_bytes
 from . import _sliced as _impl
+from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, threads_for
 
 __all__ = ["power_of_two_scale", "quantile_means", "sliced_sums"]
@@ -68,7 +69,7 @@ def _sorted_layout(points, offsets, weights, directions, n_threads):
     sizes = np.diff(offsets).astype(np.float64)
     cost = sizes * np.log2(sizes + 1.0) * L
     threads = threads_for(n_threads, float(cost.sum()), n_sets)
-    vbuf = np.empty((threads, largest), dtype=dtype)
+    vbuf = np.empty((threads, 2 * largest), dtype=dtype)
     wbuf = np.empty((threads, largest if weighted else 0))
     w = weights if weighted else np.empty(0)
     run_chunked(_impl.sort_projections,
@@ -97,27 +98,14 @@ def sliced_sums(X, Y, directions, p, n_threads, progress=False,
         return out
     n_points = X.n_points + (0 if symmetric else Yb.n_points)
     step = _block_directions(n_points, X.points.dtype.itemsize, weighted, L)
-    sx, sy = np.diff(X.offsets), np.diff(Yb.offsets)
-    # A task: one row against a block of columns, about TASK_WORK / 4.
-    mean_y = float(sy.mean())
-    col_width = int(max(1, min(n_y, TASK_WORK / 4 / max(
-        1.0, (float(sx.max()) + mean_y) * _MERGE_COST * step))))
+    row_width, col_width, cost = _plan_pairs(np.diff(X.offsets),
+                                             np.diff(Yb.offsets), symmetric,
+                                             step)
     n_col_blocks = -(-n_y // col_width)
-    # The work of each task (row i, column block b), for the chunks.
-    col_sizes = np.add.reduceat(sy, np.arange(0, n_y, col_width))
-    col_counts = np.diff(np.append(np.arange(0, n_y, col_width), n_y))
-    cost = (np.outer(sx, col_counts) + col_sizes[None, :]).astype(np.float64)
-    if symmetric:  # the columns after the diagonal only
-        starts = np.arange(0, n_y, col_width)
-        after = np.clip(starts[None, :] + col_counts[None, :]
-                        - np.arange(1, n_x + 1)[:, None], 0, col_counts[None, :])
-        cost *= after / np.maximum(col_counts[None, :], 1)
-    cost = cost.ravel() * _MERGE_COST * step
-    threads = threads_for(n_threads, float(cost.sum()) * L / step,
-                          n_x * n_col_blocks)
-    from .progress import progress_bar
+    n_tasks = len(cost)
+    threads = threads_for(n_threads, float(cost.sum()) * L / step, n_tasks)
     n_blocks = -(-L // step)
-    with progress_bar(progress, n_blocks * n_x * n_col_blocks, desc,
+    with progress_bar(progress, n_blocks * n_tasks, desc,
                       unit="task") as bar:
         for l0 in range(0, L, step):
             block = directions[l0:l0 + step]
@@ -128,7 +116,8 @@ def sliced_sums(X, Y, directions, p, n_threads, progress=False,
                 vy, cy = _sorted_layout(Yb.points, Yb.offsets, wy, block,
                                         n_threads)
             plan = (vx, cx, X.offsets, vy, cy, Yb.offsets, out, len(block),
-                    float(p), weighted, symmetric, n_col_blocks, col_width)
+                    float(p), weighted, symmetric, row_width, n_col_blocks,
+                    col_width)
             run_chunked(_impl.pair_block, plan,
                         cost * (len(block) / step), n_threads=threads,
                         progress=bar, desc=desc)
@@ -137,10 +126,45 @@ def sliced_sums(X, Y, directions, p, n_threads, progress=False,
     return out
 
 
+# Rows of a task: each column's sorted projections are read once for them
+# all (a few sets of a hundred points on a hundred directions: in L2).
+PAIR_ROWS = 4
+
+
+def _plan_pairs(sx, sy, symmetric, L):
+    """The tasks of `sliced_sums` for sets of sizes sx (rows) and sy
+    (columns) on L directions: ``(row_width, col_width, cost)``, a task
+    being `row_width` rows against `col_width` columns (about TASK_WORK
+    / 4 element operations), cost its work (the pairs above the diagonal
+    only when `symmetric`)."""
+    n_x, n_y = len(sx), len(sy)
+    row_width = min(PAIR_ROWS, n_x)
+    pair = (float(sx.mean()) + float(sy.mean())) * _MERGE_COST * L
+    col_width = int(max(1, min(n_y, TASK_WORK / 4 / max(1.0, pair * row_width))))
+    rows = np.arange(n_x)
+    row_block, col_starts = rows // row_width, np.arange(0, n_y, col_width)
+    col_stops = np.minimum(col_starts + col_width, n_y)
+    # per row and column block: the pairs and the points of the columns
+    if symmetric:
+        first = np.maximum(col_starts[None, :], rows[:, None] + 1)
+    else:
+        first = np.broadcast_to(col_starts[None, :], (n_x, len(col_starts)))
+    counts = np.maximum(col_stops[None, :] - first, 0)
+    cum_y = np.concatenate([[0], np.cumsum(sy)])
+    points = cum_y[np.maximum(col_stops[None, :], first)] - cum_y[
+        np.minimum(first, n_y)]
+    work = counts * sx[:, None] + points
+    starts = np.flatnonzero(np.diff(row_block, prepend=-1))
+    cost = np.add.reduceat(work, starts, axis=0).astype(np.float64)
+    return row_width, col_width, cost.ravel() * _MERGE_COST * L
+
+
 def _weights_of(bags):
-    """The point weights of `bags`, ones where it has none."""
+    """The point weights of `bags` divided by the largest (their sums
+    never overflow), ones where it has none."""
     if bags.weights is not None:
-        return np.ascontiguousarray(bags.weights, dtype=np.float64)
+        w = np.asarray(bags.weights, dtype=np.float64)
+        return w / w.max()
     return np.ones(bags.n_points)
 
 
