@@ -160,11 +160,13 @@ def _plan_pairs(sx, sy, symmetric, L):
 
 
 def _weights_of(bags):
-    """The point weights of `bags` divided by the largest (their sums
-    never overflow), ones where it has none."""
+    """The point weights of `bags` divided by the largest of their set
+    (their sums never overflow; a set's normalised weights depend on it
+    alone), ones where it has none."""
     if bags.weights is not None:
         w = np.asarray(bags.weights, dtype=np.float64)
-        return w / w.max()
+        top = np.maximum.reduceat(w, bags.offsets[:-1])
+        return w / np.repeat(top, np.diff(bags.offsets))
     return np.ones(bags.n_points)
 
 
