@@ -1,11 +1,17 @@
 """Sets of vectors: exact kernels between sets (sum-match / mean map kernel,
 MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels;
-sliced-Wasserstein distances and kernel)
-and explicit feature maps of sets (random Fourier features of their points,
-RDF, DRDF, EMK, sliced-Wasserstein quantile features). The two-sample tests, on sets and every other kind of
-object, are in ``kernelmaps._composite``."""
+sliced-Wasserstein distances and their kernel) and explicit feature maps of
+sets (random Fourier features of their points, RDF, DRDF, EMK,
+sliced-Wasserstein quantile features). The two-sample tests, on sets and
+every other kind of object, are in ``kernelmaps._composite``."""
 
-from ._blocks import mean_map_block, mean_map_self, mmd_block, renyi_block
+from ._blocks import (
+    mean_map_block,
+    mean_map_self,
+    mmd_block,
+    renyi_block,
+    sliced_wasserstein_block,
+)
 from ._divergence import (
     divergence_kernel,
     renyi_divergence,
@@ -13,16 +19,15 @@ from ._divergence import (
 )
 from ._emk import EMKFeatures
 from ._mean_map import median_heuristic, mmd, mmd_kernel, sum_match_kernel
-from ._sliced import (
-    SlicedWassersteinFeatures,
-    sliced_wasserstein,
-    sliced_wasserstein_block,
-    sliced_wasserstein_kernel,
-)
 from ._random_features import (
     DoublyRandomDistributionFeatures,
     RandomDistributionFeatures,
     RandomFourierFeatures,
+)
+from ._sliced import (
+    SlicedWassersteinFeatures,
+    sliced_wasserstein,
+    sliced_wasserstein_kernel,
 )
 
 __all__ = [
