@@ -18,9 +18,11 @@ from .._validation import (
     check_choice,
     check_dtype,
     check_finite_output,
+    check_rng,
     check_scalar,
     check_set_pair,
     check_sets,
+    check_size,
     fill_docs,
     pair_names,
 )
@@ -90,22 +92,40 @@ def _directions(dim, n_projections, projections, draw, rng):
     if projections is not None:
         return _check_projections(projections, dim), None
     n = check_scalar(n_projections, "n_projections", kind="int", low=1)
-    return draw_directions(dim, n, draw, rng)
+    # the draw holds the directions three times (Gaussian, norms, unit)
+    check_size(n_projections=n, dim=dim, copies=3)
+    return draw_directions(dim, n, draw, check_rng(rng))
 
 
-def _scaled_bags(bags, e):
-    """`bags` with its points times 2**e (weights kept)."""
-    if e == 0:
+def _scaled_bags(bags, e, centre=None):
+    """`bags` with its points less `centre` (None: 0) times 2**e (weights
+    kept)."""
+    if e == 0 and centre is None:
         return bags
-    points = np.ldexp(bags.points, e).astype(bags.points.dtype, copy=False)
+    points = bags.points
+    if centre is not None:  # in float64: |x - centre| never overflows
+        points = (points.astype(np.float64) - centre).astype(points.dtype)
+    points = np.ldexp(points, e).astype(bags.points.dtype, copy=False)
     return Bags._trusted(points, bags.offsets, bags.weights)
+
+
+def _centre(*bags):
+    """The middle of the bounding box of the points of `bags` (float64):
+    the sliced-Wasserstein distance is invariant to a translation of both
+    sets, and points far from the origin lose fewer digits centred."""
+    low = np.min([b.points.min(axis=0) for b in bags], axis=0)
+    high = np.max([b.points.max(axis=0) for b in bags], axis=0)
+    return low.astype(np.float64) / 2 + high.astype(np.float64) / 2
 
 
 def _mean_costs(X, Y, directions, p, n_threads, progress=False):
     """The mean over the directions of W_p^p between the sets of X and Y
     (None: X), float64, at the scale of the points times 2**e, and e:
-    the points scaled so that every projected difference is at most 1
-    (nothing overflows, whatever p)."""
+    the points centred (`_centre`) and scaled so that every projected
+    difference is at most 1 (nothing overflows, whatever p)."""
+    centre = _centre(X, *(() if Y is None else (Y,)))
+    X = _scaled_bags(X, 0, centre)
+    Y = None if Y is None else _scaled_bags(Y, 0, centre)
     e = power_of_two_scale(X.points, *(() if Y is None else (Y.points,)))
     # |<x - y, theta>| <= 2 sqrt(d) max|x|: one more power of two for it
     e -= math.ceil(math.log2(2 * math.sqrt(X.dim)))
@@ -286,8 +306,14 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
             scale = median_scale(S)
         else:
             SY, eY = _mean_costs(Y, None, directions, 2.0, n_threads)
-            with np.errstate(under="ignore"):  # its median in the units of S
-                scale = math.ldexp(median_scale(SY), units - 2 * eY)
+            # its median in the units of S (none positive: gamma 1)
+            positive = np.any(SY[~np.eye(len(SY), dtype=bool)] > 0)
+            scale, shift = ((median_scale(SY), units - 2 * eY) if positive
+                            else (1.0, units))
+            try:
+                scale = math.ldexp(scale, shift)
+            except OverflowError:
+                scale = math.inf
         K = divergence_kernel_values(S, 1.0, scale=max(scale, _SMALLEST))
     else:
         try:
@@ -464,6 +490,7 @@ class SlicedWassersteinFeatures(FeatureMap):
         bags = check_sets(X, "X", weighted=True)
         directions, record = _directions(bags.dim, self.n_projections,
                                          self.projections, self.draw, self.rng)
+        check_size(n_projections=directions.shape[0], n_quantiles=Q)
         return {"projections_": directions, "_projection_draw": record,
                 "n_features_in_": bags.dim,
                 "n_features_out_": directions.shape[0] * Q}
