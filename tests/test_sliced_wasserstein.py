@@ -229,6 +229,18 @@ def test_extreme_scales(scale, dtype):
                     atol=1e-12 if dtype == np.float64 else 1e-5)
 
 
+def test_far_from_the_origin():
+    # Translating every set alike changes nothing: the points are centred
+    # first, so sets near 1e8 keep their digits (multiples of 1/64: exact
+    # at 1e8 too).
+    rng = np.random.default_rng(15)
+    X = [np.round(a * 64) / 64 for a in random_sets(rng, 6, 3, np.float64)]
+    D = sliced_wasserstein(X, rng=0)
+    shifted = [a + 1e8 for a in X]
+    assert_allclose(sliced_wasserstein(shifted, rng=0), D, rtol=1e-13,
+                    atol=1e-13 * D.max())
+
+
 def test_projections_are_normalised_and_draws():
     rng = np.random.default_rng(8)
     X = random_sets(rng, 4, 3, np.float64)
@@ -409,3 +421,74 @@ def test_features_bad_input():
         SlicedWassersteinFeatures(projections=np.ones((2, 3))).fit(X)
     with pytest.raises(ValueError, match="not fitted"):
         SlicedWassersteinFeatures().transform(X)
+
+
+# -- the tools over objects ---------------------------------------------------
+
+
+def test_set_kernel_and_nystroem_take_the_kernel():
+    pytest.importorskip("sklearn")
+    from kernelmaps.sklearn import SetKernel
+
+    rng = np.random.default_rng(13)
+    train = random_sets(rng, 12, 2, np.float64, low=5, high=15)
+    test = random_sets(rng, 4, 2, np.float64, low=5, high=15)
+    sk = SetKernel("sliced_wasserstein", n_projections=30, rng=0)
+    K = sk.fit_transform(train)
+    P = sk.projections_
+    assert P.shape == (30, 2)
+    assert_allclose(K, sliced_wasserstein_kernel(train, projections=P),
+                    rtol=1e-12)
+    assert_allclose(sk.transform(test), sliced_wasserstein_kernel(
+        test, train, gamma=sk.gamma_, projections=P), rtol=1e-12)
+    # the same seed draws the same directions
+    assert_array_equal(SetKernel("sliced_wasserstein", n_projections=30,
+                                 rng=0).fit(train).projections_, P)
+    # Nystroem with every set a landmark: the exact kernel; gamma None is
+    # 1 / median SW_2^2 between the landmarks
+    nys = km.NystroemMap(12, kernel="sliced_wasserstein",
+                         kernel_params={"n_projections": 30}, rng=1)
+    F = nys.fit_transform(train)
+    P = nys.params_["projections"]
+    assert P.shape == (30, 2)
+    assert_allclose(F @ F.T, sliced_wasserstein_kernel(train, projections=P),
+                    atol=1e-10)
+    G = nys.transform(test) @ F.T
+    assert_allclose(G, sliced_wasserstein_kernel(
+        test, train, gamma=nys.params_["gamma"], projections=P), atol=1e-10)
+    assert_allclose(km.NystroemMap(12, kernel="sliced_wasserstein", gamma=0.5,
+                                   landmarks="kmeans++", rng=2).fit_transform(
+                                       train).shape, (12, 12))
+
+
+def test_mmd_test_fixes_the_directions_once(monkeypatch):
+    from kernelmaps._composite import _two_sample as ts
+
+    rng = np.random.default_rng(14)
+    A = [rng.normal(size=(20, 2)) for _ in range(20)]
+    B = [rng.normal(size=(20, 2)) * 1.5 + 0.3 for _ in range(20)]
+    res = km.mmd_test(A, B, kernel="sliced_wasserstein", n_resamples=199, rng=0)
+    assert res.pvalue < 0.05
+    # blocks of the kernel (ranges of 7 sets) use the same directions as the
+    # whole matrix: the same p-value
+    with monkeypatch.context() as mp:
+        calls = []
+        run_blocks = ts.run_blocks
+
+        def spy(*args, **kwargs):
+            calls.append(1)
+            return run_blocks(*args, **kwargs)
+
+        mp.setattr(ts, "_in_memory_bytes", lambda *args: math.inf)
+        mp.setattr(ts, "_MIN_BLOCK", 7)
+        mp.setattr(ts, "RESAMPLE_TASK_WORK", 1.0)
+        mp.setattr(ts, "run_blocks", spy)
+        blocked = km.mmd_test(A, B, kernel="sliced_wasserstein",
+                              n_resamples=199, rng=0)
+    assert calls
+    assert blocked.pvalue == res.pvalue
+    assert_allclose(blocked.statistic, res.statistic, rtol=1e-12)
+    # two samples of one distribution: no rejection at this seed
+    C = [rng.normal(size=(20, 2)) for _ in range(20)]
+    assert km.mmd_test(A, C, kernel="sliced_wasserstein", n_resamples=199,
+                       rng=0).pvalue > 0.05

@@ -28,6 +28,10 @@ cdef extern from "km_sliced.h" nogil:
                         int mode, double p)
     double km_sw_cost_f(const float *a, const float *b, Py_ssize_t L,
                         int mode, double p)
+    double km_sw_pair_d(const double *a, int64_t n, const double *b,
+                        int64_t m, Py_ssize_t L, int mode, double p)
+    double km_sw_pair_f(const float *a, int64_t n, const float *b,
+                        int64_t m, Py_ssize_t L, int mode, double p)
 
 # The cost function |x - y|^p: p = 2, p = 1, or any other p (pow).
 DEF P_TWO = 2
@@ -180,39 +184,15 @@ def sort_projections(const floating[:, ::1] P, const int64_t[::1] offsets,
 # -- distances --------------------------------------------------------------
 
 
-cdef inline double _row_cost(const floating *a, const floating *b,
-                             Py_ssize_t L, int mode, double p) noexcept nogil:
-    if floating is double:
-        return km_sw_cost_d(a, b, L, mode, p)
-    else:
-        return km_sw_cost_f(a, b, L, mode, p)
-
-
-cdef double _pair_uniform(const floating *a, int64_t n, const floating *b,
-                          int64_t m, Py_ssize_t L, int mode,
-                          double p) noexcept nogil:
+cdef inline double _pair_uniform(const floating *a, int64_t n,
+                                 const floating *b, int64_t m, Py_ssize_t L,
+                                 int mode, double p) noexcept nogil:
     """The sum over the L directions of W_p^p between the uniform
-    distributions on the rank-major sorted a (n ranks) and b (m ranks): the
-    breakpoints (i + 1) / n and (j + 1) / m, the same for every direction,
-    walked once in integer units of 1 / (n m), exact; equal sizes pair the
-    ranks directly."""
-    cdef int64_t i = 0, j = 0, u = 0, t, ta = m, tb = n
-    cdef double acc = 0.0
-    if n == m:
-        for i in range(n):
-            acc += _row_cost(a + i * L, b + i * L, L, mode, p)
-        return acc / n
-    while i < n and j < m:
-        t = ta if ta < tb else tb
-        acc += <double>(t - u) * _row_cost(a + i * L, b + j * L, L, mode, p)
-        u = t
-        if ta <= t:
-            i += 1
-            ta += m
-        if tb <= t:
-            j += 1
-            tb += n
-    return acc / (<double>n * <double>m)
+    distributions on the rank-major sorted a and b (km_sliced.h)."""
+    if floating is double:
+        return km_sw_pair_d(a, n, b, m, L, mode, p)
+    else:
+        return km_sw_pair_f(a, n, b, m, L, mode, p)
 
 
 cdef double _merge_weighted(const floating *a, const double *ca, int64_t n,
