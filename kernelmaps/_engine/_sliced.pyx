@@ -38,7 +38,7 @@ DEF P_TWO = 2
 DEF P_ONE = 1
 DEF P_ANY = 0
 # Runs shorter than this are sorted by insertion.
-DEF RUN = 24
+DEF RUN = 16
 
 
 cdef inline double _cost(double x, int mode, double p) noexcept nogil:
@@ -77,7 +77,7 @@ cdef void _sort(floating *v, double *w, Py_ssize_t n, floating *tv,
     """Sort v[0:n] ascending, carrying w (NULL: none): a bottom-up merge
     sort over runs sorted by insertion, through the buffers tv, tw (n
     values each)."""
-    cdef Py_ssize_t start, width, a, b, mid, end, i, j, k
+    cdef Py_ssize_t start, width, a, b, mid, end, i, j, k, take
     cdef floating *src = v
     cdef floating *dst = tv
     cdef double *wsrc = w
@@ -94,18 +94,22 @@ cdef void _sort(floating *v, double *w, Py_ssize_t n, floating *tv,
             mid = min(a + width, n)
             end = min(a + 2 * width, n)
             i, j, k = a, mid, a
-            while i < mid and j < end:
-                if src[j] < src[i]:
-                    dst[k] = src[j]
-                    if w != NULL:
-                        wdst[k] = wsrc[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    if w != NULL:
-                        wdst[k] = wsrc[i]
-                    i += 1
-                k += 1
+            # branch-free: the comparison of random values is a coin toss
+            if w == NULL:
+                while i < mid and j < end:
+                    take = src[j] < src[i]
+                    dst[k] = src[j] if take else src[i]
+                    j += take
+                    i += 1 - take
+                    k += 1
+            else:
+                while i < mid and j < end:
+                    take = src[j] < src[i]
+                    dst[k] = src[j] if take else src[i]
+                    wdst[k] = wsrc[j] if take else wsrc[i]
+                    j += take
+                    i += 1 - take
+                    k += 1
             while i < mid:
                 dst[k] = src[i]
                 if w != NULL:

@@ -4157,7 +4157,8 @@ register(
 # ------------------------------------------------------- Nystroem features
 
 NYSTROEM_KERNELS = {"mean_map": "sum_match_kernel", "renyi": None,
-                    "chi2": "additive_chi2_kernel"}
+                    "chi2": "additive_chi2_kernel",
+                    "sliced_wasserstein": "sliced_wasserstein_kernel"}
 
 
 def _build_nystroem(ctx, kernel):
@@ -4192,6 +4193,8 @@ def _check_nystroem(ctx, v, res, kernel):
     L = fmap.components_
     F = fmap.transform(L)
     params = {} if kernel == "chi2" else {"gamma": fmap.params_["gamma"]}
+    if kernel == "sliced_wasserstein":  # the directions drawn by fit
+        params["projections"] = fmap.params_["projections"]
     K = np.asarray(getattr(ctx.km, NYSTROEM_KERNELS[kernel])(L, **params),
                    dtype=np.float64)
     top = max(float(np.abs(K).max()), np.finfo(np.float64).tiny)
