@@ -16,7 +16,6 @@ written by one task, in a fixed order: the results do not depend on the
 threads, bit for bit.
 """
 from cython.parallel cimport prange, threadid
-from libc.math cimport fabs, pow
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
@@ -32,6 +31,12 @@ cdef extern from "km_sliced.h" nogil:
                         int64_t m, Py_ssize_t L, int mode, double p)
     double km_sw_pair_f(const float *a, int64_t n, const float *b,
                         int64_t m, Py_ssize_t L, int mode, double p)
+    double km_sw_weighted_d(const double *a, const double *ca, int64_t n,
+                            const double *b, const double *cb, int64_t m,
+                            Py_ssize_t L, int mode, double p)
+    double km_sw_weighted_f(const float *a, const double *ca, int64_t n,
+                            const float *b, const double *cb, int64_t m,
+                            Py_ssize_t L, int mode, double p)
 
 # The cost function |x - y|^p: p = 2, p = 1, or any other p (pow).
 DEF P_TWO = 2
@@ -39,14 +44,6 @@ DEF P_ONE = 1
 DEF P_ANY = 0
 # Runs shorter than this are sorted by insertion.
 DEF RUN = 16
-
-
-cdef inline double _cost(double x, int mode, double p) noexcept nogil:
-    if mode == P_TWO:
-        return x * x
-    if mode == P_ONE:
-        return fabs(x)
-    return pow(fabs(x), p)
 
 
 # -- sorting ----------------------------------------------------------------
@@ -199,22 +196,16 @@ cdef inline double _pair_uniform(const floating *a, int64_t n,
         return km_sw_pair_f(a, n, b, m, L, mode, p)
 
 
-cdef double _merge_weighted(const floating *a, const double *ca, int64_t n,
-                            const floating *b, const double *cb, int64_t m,
-                            int mode, double p) noexcept nogil:
-    """W_p^p between the weighted distributions on the sorted a[0:n] and
-    b[0:m] with cumulative normalised weights ca, cb (last ones 1)."""
-    cdef int64_t i = 0, j = 0
-    cdef double u = 0.0, t, x, y, acc = 0.0
-    while i < n and j < m:
-        x = ca[i]
-        y = cb[j]
-        t = x if x < y else y
-        acc += (t - u) * _cost(<double>a[i] - <double>b[j], mode, p)
-        u = t
-        i += x <= t
-        j += y <= t
-    return acc
+cdef inline double _pair_weighted(const floating *a, const double *ca,
+                                  int64_t n, const floating *b,
+                                  const double *cb, int64_t m, Py_ssize_t L,
+                                  int mode, double p) noexcept nogil:
+    """The sum over the L directions of W_p^p between the weighted
+    distributions of the sorted layouts a, ca and b, cb (km_sliced.h)."""
+    if floating is double:
+        return km_sw_weighted_d(a, ca, n, b, cb, m, L, mode, p)
+    else:
+        return km_sw_weighted_f(a, ca, n, b, cb, m, L, mode, p)
 
 
 def pair_block(const floating[::1] vx, const double[::1] cx,
@@ -231,10 +222,9 @@ def pair_block(const floating[::1] vx, const double[::1] cx,
     col_width, (b + 1) * col_width), each column against all the rows in
     turn (in cache), the pairs above the diagonal when `symmetric` (Y is
     X)."""
-    cdef Py_ssize_t task, i, j, l, r0, r1, c0, c1
+    cdef Py_ssize_t task, i, j, r0, r1, c0, c1
     cdef Py_ssize_t n_rows = out.shape[0], n_cols = out.shape[1]
-    cdef int64_t n, m, bx, by
-    cdef double acc
+    cdef int64_t n, m
     cdef int mode = P_TWO if p == 2.0 else (P_ONE if p == 1.0 else P_ANY)
     if task1 <= task0 or L == 0:
         return
@@ -250,17 +240,13 @@ def pair_block(const floating[::1] vx, const double[::1] cx,
             m = oy[j + 1] - oy[j]
             for i in range(r0, min(r1, j) if symmetric else r1):
                 n = ox[i + 1] - ox[i]
-                if not weighted:
+                if weighted:
+                    out[i, j] += _pair_weighted(&vx[ox[i] * L], &cx[ox[i] * L],
+                                                n, &vy[oy[j] * L],
+                                                &cy[oy[j] * L], m, L, mode, p)
+                else:
                     out[i, j] += _pair_uniform(&vx[ox[i] * L], n,
                                                &vy[oy[j] * L], m, L, mode, p)
-                    continue
-                acc = 0.0
-                for l in range(L):
-                    bx = ox[i] * L + l * n
-                    by = oy[j] * L + l * m
-                    acc = acc + _merge_weighted(&vx[bx], &cx[bx], n, &vy[by],
-                                                &cy[by], m, mode, p)
-                out[i, j] += acc
 
 
 # -- quantile features ------------------------------------------------------
