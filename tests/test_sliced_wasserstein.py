@@ -166,6 +166,26 @@ def test_against_pot(weighted, p):
     assert_allclose(D, R, rtol=1e-12, atol=1e-14 * R.max())
 
 
+def test_zero_weights_are_absent_points():
+    # Points of weight 0 (first, last, several in a row) change nothing.
+    rng = np.random.default_rng(16)
+    X = random_sets(rng, 6, 2, np.float64, low=4, high=12)
+    w = [rng.uniform(0.5, 2.0, size=len(a)) for a in X]
+    for u in w:
+        u[rng.random(len(u)) < 0.4] = 0.0
+        u[rng.integers(len(u))] = 1.0  # a positive total
+    kept = [a[u > 0] for a, u in zip(X, w, strict=True)]
+    P = unit_rows(rng, 11, 2)
+    for p in (1, 2, 3):
+        D = sliced_wasserstein(Bags.from_list(X, weights=w), projections=P,
+                               p=p)
+        R = sliced_wasserstein(Bags.from_list(kept, weights=[
+            u[u > 0] for u in w]), projections=P, p=p)
+        assert_allclose(D, R, rtol=1e-12, atol=1e-14 * R.max())
+        assert_allclose(D, sw_reference(X, None, P, p, w, w), rtol=1e-12,
+                        atol=1e-14 * R.max())
+
+
 def test_integer_weights_are_repeated_points():
     rng = np.random.default_rng(4)
     X = random_sets(rng, 6, 3, np.float64)
