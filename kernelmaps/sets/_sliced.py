@@ -185,8 +185,13 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     product, a block of directions at a time within the working-memory
     budget of `set_config`), sorted once per set and direction, and every
     pair of sets costs one merge of their two step quantile functions per
-    direction, O(n_i + m_j), in compiled code on `workers` threads. Sets
-    of equal size without weights pair their sorted values directly.
+    direction, O(n_i + m_j), in compiled code on `workers` threads. Two
+    unweighted sets step at the same levels i / n_i and j / m_j along
+    every direction: their merge is walked once, each step a vectorised
+    sum over the directions (equal sizes pair their sorted values
+    directly). Weighted sets step where their cumulative weights do,
+    direction by direction: their merges (four directions interleaved)
+    cost several times more.
     Costs are summed in float64; float32 points are projected and sorted
     in float32 (the projections then hold about 7 digits).
 
