@@ -17,6 +17,9 @@ RandomFourierFeatures random Fourier features of points (RBF, Laplacian)
 RandomDistributionFeatures  random distribution features of sets (RDF)
 DoublyRandomDistributionFeatures  RDF of the MMD kernel (DRDF)
 EMKFeatures          efficient match kernel features, learned basis (EMK-CKSVD)
+sliced_wasserstein   sliced-Wasserstein distances between sets
+sliced_wasserstein_kernel  Gaussian kernel of the sliced-Wasserstein distance
+SlicedWassersteinFeatures  quantile features whose distances approximate it
 
 Histograms
 ----------
@@ -92,11 +95,14 @@ from .sets import (
     EMKFeatures,
     RandomDistributionFeatures,
     RandomFourierFeatures,
+    SlicedWassersteinFeatures,
     divergence_kernel,
     median_heuristic,
     mmd,
     mmd_kernel,
     renyi_divergence,
+    sliced_wasserstein,
+    sliced_wasserstein_kernel,
     sum_match_kernel,
 )
 
@@ -117,6 +123,7 @@ __all__ = [
     "RandomFeaturePCA",
     "RandomFeatureRidge",
     "RandomFourierFeatures",
+    "SlicedWassersteinFeatures",
     "additive_chi2_kernel",
     "chi2_distance",
     "config_context",
@@ -137,5 +144,7 @@ __all__ = [
     "rf_pca",
     "rf_ridge",
     "set_config",
+    "sliced_wasserstein",
+    "sliced_wasserstein_kernel",
     "sum_match_kernel",
 ]

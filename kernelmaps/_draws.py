@@ -23,8 +23,9 @@ from scipy.stats import qmc
 
 from ._validation import check_choice
 
-__all__ = ["DRAWS", "FORMS", "FourierDraw", "check_draw", "draw_fourier",
-           "fourier_state", "resolve_draw"]
+__all__ = ["DIRECTION_DRAWS", "DRAWS", "FORMS", "DirectionDraw", "FourierDraw",
+           "check_draw", "draw_directions", "draw_fourier", "fourier_state",
+           "resolve_draw"]
 
 DRAWS = ("iid", "orthogonal", "qmc")
 FORMS = ("sincos", "offset")
@@ -234,3 +235,68 @@ class FourierDraw:
                 "SciPy with another scrambling of its QMC points?)"
             )
         return weights, offsets
+
+
+# -- directions on the sphere (the sliced-Wasserstein projections) ----------
+
+DIRECTION_DRAWS = ("iid", "orthogonal", "qmc")
+
+
+def draw_directions(dim, n, draw, rng):
+    """`n` unit directions in R^dim as rows (n, dim), each uniform on the
+    sphere: normalised Gaussian vectors ("iid"), blocks of at most `dim`
+    orthonormal ones ("orthogonal": uniform on the Stiefel manifold, the
+    directions within a block orthogonal), or scrambled Sobol points
+    through the normal quantile, normalised ("qmc"); and the
+    `DirectionDraw` that draws them again (None when the generator cannot
+    be replayed)."""
+    rng = np.random.default_rng(rng)
+    state = rng.bit_generator.state
+    args = (int(dim), int(n), draw)
+    directions = _directions(*args, rng=rng)
+    record = None
+    if hasattr(np.random, str(state.get("bit_generator"))):
+        record = DirectionDraw(args, state, _checksum(directions))
+    return directions, record
+
+
+def _directions(dim, n, draw, *, rng):
+    if draw == "orthogonal":
+        g = _orthogonal(dim, n, rng).T
+    elif draw == "qmc":
+        g = scipy.special.ndtri(np.clip(_sobol(n, dim, rng), _QMC_EPS,
+                                        1.0 - _QMC_EPS))
+    else:
+        g = rng.standard_normal((n, dim))
+    norms = np.sqrt(np.einsum("ij,ij->i", g, g))
+    # (a Gaussian vector of norm 0 has probability 0; kept finite anyway)
+    return g / np.where(norms > 0, norms, 1.0)[:, None]
+
+
+class DirectionDraw:
+    """The arguments (dim, n, draw) and generator state that drew a map's
+    directions (`draw_directions`): what the map pickles instead of them."""
+
+    __slots__ = ("args", "crc", "state")
+
+    def __init__(self, args, state, crc):
+        self.args, self.state, self.crc = args, state, crc
+
+    def __getstate__(self):
+        return (self.args, self.state, self.crc)
+
+    def __setstate__(self, state):
+        self.args, self.state, self.crc = state
+
+    def replay(self):
+        """The same directions, drawn again."""
+        bit_generator = getattr(np.random, self.state["bit_generator"])()
+        bit_generator.state = self.state
+        directions = _directions(*self.args,
+                                 rng=np.random.Generator(bit_generator))
+        if _checksum(directions) != self.crc:
+            raise RuntimeError(
+                "the directions drawn again on unpickling differ from the "
+                "pickled ones (a NumPy with another random stream?)"
+            )
+        return directions

@@ -22,11 +22,12 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ._composite import spec_for
+from ._composite._specs import exp_minus
 from ._engine.knn import MAX_K as _MAX_K
-from ._engine.scales import divergence_kernel_matrix, scale_gamma
+from ._engine.scales import divergence_kernel_matrix, median_scale, scale_gamma
 from ._gamma import resolve_gamma
 from ._parallel import resolve_workers
-from ._validation import check_choice, check_scalar, check_sets
+from ._validation import check_choice, check_rng, check_scalar, check_sets
 from .distributions import gaussian_expected_kernel
 from .psd import PSDProjector
 
@@ -101,12 +102,14 @@ class SetKernel(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernel : {"mean_map", "mmd", "renyi"}, default="mean_map"
+    kernel : {"mean_map", "mmd", "renyi", "sliced_wasserstein"}, default="mean_map"
         ``"mean_map"``: `kernelmaps.sum_match_kernel` (normalised, rbf
         points); ``"mmd"``: `kernelmaps.mmd_kernel`; ``"renyi"``:
         `kernelmaps.divergence_kernel` of the symmetrised kNN Renyi
         divergences, made positive semi-definite by a `PSDProjector` fitted
-        on the training kernel and applied to test rows alike.
+        on the training kernel and applied to test rows alike;
+        ``"sliced_wasserstein"``: `kernelmaps.sliced_wasserstein_kernel`,
+        its directions drawn at fit from `rng`.
     gamma : float, optional
         Point kernel scale ("mean_map", "mmd"; None: the median heuristic on
         the pooled training points, kept in ``gamma_``), or the scale of
@@ -114,7 +117,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
         `divergence_kernel` on the training divergences, kept in
         ``gamma_``, with the median divergence in ``scale_``: the kernel is
         computed from the scale, stably, even where ``gamma_`` is beyond
-        the float range).
+        the float range), or of "sliced_wasserstein" (None: ``1 / median``
+        of the squared distances between the training sets).
     gamma2 : float, default=1.0
         Level-2 scale of "mmd".
     alpha, k, power : float, int, float
@@ -122,6 +126,11 @@ class SetKernel(TransformerMixin, BaseEstimator):
         divergence ("renyi").
     psd : {"clip", "flip", "shift", "square"}, default="clip"
         PSD projection of "renyi" (see `kernelmaps.PSDProjector`).
+    n_projections : int, default=100
+        Directions of "sliced_wasserstein".
+    rng : int or numpy.random.Generator, optional
+        Seed or generator of the directions of "sliced_wasserstein", drawn
+        by `fit`.
     workers : int, optional
         Threads; None or -1 means all cores, -2 all but one.
 
@@ -135,6 +144,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
         "renyi" with ``gamma=None``: the median symmetrised divergence.
     psd_ : PSDProjector
         "renyi": the projection fitted on the training kernel.
+    projections_ : ndarray of shape (n_projections, d)
+        "sliced_wasserstein": the directions.
     n_features_in_ : int
         Dimension of the points seen during `fit`.
 
@@ -163,7 +174,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, kernel="mean_map", *, gamma=None, gamma2=1.0, alpha=0.99,
-                 k=5, power=2, psd="clip", workers=None):
+                 k=5, power=2, psd="clip", n_projections=100, rng=None,
+                 workers=None):
         self.kernel = kernel
         self.gamma = gamma
         self.gamma2 = gamma2
@@ -171,6 +183,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
         self.k = k
         self.power = power
         self.psd = psd
+        self.n_projections = n_projections
+        self.rng = rng
         self.workers = workers
 
     def fit(self, X, y=None):
@@ -181,7 +195,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
     def _check_params(self):
         """Validate every parameter, naming it; the checked values of the
         kernel's (Python floats and ints)."""
-        check_choice(self.kernel, "kernel", ("mean_map", "mmd", "renyi"))
+        check_choice(self.kernel, "kernel",
+                     ("mean_map", "mmd", "renyi", "sliced_wasserstein"))
         checked = {"gamma": None if self.gamma is None else check_scalar(
             self.gamma, "gamma", low=0.0, low_inclusive=False)}
         checked["gamma2"] = check_scalar(self.gamma2, "gamma2", low=0.0,
@@ -196,6 +211,10 @@ class SetKernel(TransformerMixin, BaseEstimator):
         checked["power"] = check_scalar(self.power, "power", low=0.0,
                                         low_inclusive=False)
         check_choice(self.psd, "psd", ("clip", "flip", "shift", "square"))
+        checked["n_projections"] = check_scalar(self.n_projections,
+                                                "n_projections", kind="int",
+                                                low=1)
+        checked["rng"] = check_rng(self.rng)
         resolve_workers(self.workers)
         return checked
 
@@ -206,6 +225,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
         self.train_ = spec.check(X, "X")
         self.n_features_in_ = self.train_.dim
         n_threads = resolve_workers(self.workers)
+        if self.kernel == "sliced_wasserstein":
+            return self._fit_sliced(spec, n_threads)
         if self.kernel != "renyi":
             self.gamma_ = spec.function_params(spec.params, self.train_)["gamma"]
             spec = self._spec(gamma=self.gamma_)
@@ -218,10 +239,26 @@ class SetKernel(TransformerMixin, BaseEstimator):
         self.psd_ = PSDProjector(self.psd)
         return self.psd_.fit_transform(K)
 
+    def _fit_sliced(self, spec, n_threads):
+        """The training kernel of "sliced_wasserstein": the directions
+        drawn, the squared distances once, gamma from their median."""
+        spec.rng = self._checked["rng"]
+        self.projections_ = spec.function_params(
+            spec.params, self.train_)["projections"]
+        S = spec.distance(self.train_, None, n_threads)
+        gamma = self._checked["gamma"]
+        if gamma is None:
+            with np.errstate(over="ignore"):  # a subnormal median: refused
+                gamma = float(spec._finite(np.array([1.0 / median_scale(S)]))[0])
+        self.gamma_ = gamma
+        return spec.finite(exp_minus(gamma, S), "X")
+
     def transform(self, X):
         """The kernel between the sets of `X` and the training sets."""
         check_is_fitted(self, "train_")
-        if self.kernel != "renyi":
+        if self.kernel == "sliced_wasserstein":
+            spec = self._spec(gamma=self.gamma_, projections=self.projections_)
+        elif self.kernel != "renyi":
             spec = self._spec(gamma=self.gamma_)
         else:  # the scale fixed at fit (computed from it, stably)
             spec = self._spec(gamma=None if self.scale_ is not None
@@ -237,6 +274,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
         checked = self._checked
         if self.kernel == "renyi":
             params = {name: checked[name] for name in ("alpha", "k", "power")}
+        elif self.kernel == "sliced_wasserstein":
+            params = {"n_projections": checked["n_projections"]}
         else:
             params = {"kernel": "rbf"}
             if self.kernel == "mmd":

@@ -53,15 +53,18 @@ MAPS = {
         lambda: km.DoublyRandomDistributionFeatures(32, 16, gamma2=None, rng=0),
         SETS),
     "EMKFeatures": (lambda: km.EMKFeatures(6, n_iter=5, rng=0), SETS),
+    "SlicedWassersteinFeatures": (
+        lambda: km.SlicedWassersteinFeatures(8, 5, rng=0), SETS),
     "NystroemMap": (lambda: km.NystroemMap(4, rng=0), SETS),
     "NystroemMap-chi2-leverage": (
         lambda: km.NystroemMap(8, kernel="chi2", landmarks="leverage", rng=0),
         HIST),
 }
 # Maps whose features may differ in the last bits between blocks of rows
-# (sums over sets; Nystroem's matrix product with the normalization).
+# (sums over sets; Nystroem's matrix product with the normalization; the
+# BLAS projections of the sliced-Wasserstein features).
 SET_MAPS = ("RandomDistributionFeatures", "DoublyRandomDistributionFeatures",
-            "EMKFeatures", "NystroemMap")
+            "EMKFeatures", "NystroemMap", "SlicedWassersteinFeatures")
 # Maps that learn nothing: usable without fit.
 STATELESS = {
     "HomogeneousKernelMap": lambda: km.HomogeneousKernelMap("chi2", 2),

@@ -131,6 +131,7 @@ SET_MAPS = [
     km.RandomDistributionFeatures(20, rng=0),
     km.DoublyRandomDistributionFeatures(16, 8, rng=0),
     km.EMKFeatures(5, n_iter=5, rng=0),
+    km.SlicedWassersteinFeatures(10, 8, rng=0),
     km.NystroemMap(5, rng=0),
 ]
 SET_CHECKS = [
@@ -184,6 +185,8 @@ EVERY_MAP = [
     (km.DoublyRandomDistributionFeatures(50, 50, rng=0), "sets", "gamma2",
      [0.5, 2.0]),
     (km.EMKFeatures(8, n_iter=10, rng=0), "sets", "n_basis", [4, 8]),
+    (km.SlicedWassersteinFeatures(20, 10, rng=0), "sets", "n_quantiles",
+     [5, 10]),
     (km.Chi2DirectMap(3), "histograms", "n_terms", [2, 3]),
     (km.Chi2DirectMap(k=[0.1, 0.5]), "histograms", "k", [[0.1, 0.5], [0.2]]),
     (km.Chi2ChebyshevMap(4), "histograms", "scale", [0.1, "median"]),
@@ -405,6 +408,7 @@ def two_distributions(n_sets, seed):
     km.RandomDistributionFeatures(32, gamma=0.5, rng=1),
     km.DoublyRandomDistributionFeatures(32, 16, gamma=0.5, gamma2=2.0, rng=2),
     km.EMKFeatures(6, gamma=0.5, n_iter=5, rng=3),
+    km.SlicedWassersteinFeatures(8, 6, rng=5),
     km.NystroemMap(6, gamma=0.5, rng=4),
 ], ids=repr)
 def test_set_maps_take_lists_object_arrays_and_refuse_other_widths(fmap):

@@ -19,7 +19,7 @@ from .._parallel import resolve_workers
 from .._transforms import blocked_rows, blocked_sets, is_lazy
 from .._validation import check_choice, check_rng, check_scalar
 from ..sets import RandomDistributionFeatures
-from ._specs import SPECS, RenyiSpec, spec_for
+from ._specs import SPECS, RenyiSpec, SlicedWassersteinSpec, spec_for
 
 __all__ = ["NystroemMap"]
 
@@ -48,6 +48,12 @@ def _embedding(kernel, X, params, rng):
     random distribution features of sets, square roots of histograms, and
     (mean, standard deviations) of Gaussians (the 2-Wasserstein distance of
     diagonal ones)."""
+    if isinstance(kernel, SlicedWassersteinSpec):  # its quantile features
+        from ..sets import SlicedWassersteinFeatures
+
+        return SlicedWassersteinFeatures(
+            projections=params["projections"],
+            n_quantiles=_SW_EMBEDDING_QUANTILES).fit_transform(X)
     if kernel.kind == "sets":
         # The point kernel's scale; the Renyi kernel has none: the median
         # heuristic of the embedding.
@@ -197,6 +203,11 @@ def _cutoff(values):
 _KERNELS = tuple(name for name, spec in SPECS.items() if spec.kind != "points")
 
 
+# Quantiles per direction of the embedding of the sliced-Wasserstein
+# kernel for k-means++ (its squared distances approach SW_2^2).
+_SW_EMBEDDING_QUANTILES = 16
+
+
 def _landmark_block(kernel, L, params, workers):
     """k(L, L), and `params` with the scale fixed on the landmarks where
     the kernel's rule does (the Renyi kernel's median divergence, for
@@ -208,6 +219,10 @@ def _landmark_block(kernel, L, params, workers):
             value = kernel.scales(L, None, None, resolve_workers(workers))[0]
         params["gamma"] = None if isinstance(value, tuple) else value
         params["scale"] = value[1] if isinstance(value, tuple) else None
+    elif isinstance(kernel, SlicedWassersteinSpec) and params.get("gamma") is None:
+        # 1 / median SW_2^2 between the landmarks
+        params = {**params, "gamma": kernel.scales(
+            L, None, None, resolve_workers(workers))[0]}
     return kernel.function_block(L, None, params, resolve_workers(workers)), params
 
 
@@ -272,7 +287,10 @@ class NystroemMap(FeatureMap):
         - sets of points (as `Bags` or a sequence of ``(n_i, d)`` arrays):
           ``"mean_map"`` (`sum_match_kernel`), ``"mmd"`` (`mmd_kernel`),
           ``"renyi"`` (`divergence_kernel` of the symmetrised
-          `renyi_divergence`, ``(D + D.T) / 2``);
+          `renyi_divergence`, ``(D + D.T) / 2``), ``"sliced_wasserstein"``
+          (`sliced_wasserstein_kernel`: its directions drawn by `fit` from
+          `rng`, gamma None fixed on the landmarks, ``1 / median`` of
+          SW_2^2; k-means++ landmarks on its quantile features);
         - histograms (rows of a 2-D array or CSR matrix): ``"chi2"``
           (`additive_chi2_kernel`), ``"intersection"``, ``"hellinger"``,
           ``"js"``, ``"exp_chi2"`` (the ``*_kernel`` functions);
@@ -448,7 +466,7 @@ class NystroemMap(FeatureMap):
         if m > n:
             raise ValueError(f"n_components={m} landmarks, but X has only {n} "
                              f"objects")
-        params = kernel.function_params(kernel.params, X)
+        params = kernel.function_params(kernel.params, X, rng=rng)
         kernel = spec_for(self.kernel, params)
         if isinstance(landmarks, np.ndarray):
             index = landmarks

@@ -20,6 +20,8 @@ kernel                          objects      scale (``gamma`` of `mmd_test`)
 "mmd"                           sets         gamma2 of `mmd_kernel`
 "exp_chi2"                      histograms   beta of `exp_chi2_kernel`
 "renyi"                         sets         gamma of `divergence_kernel`
+"sliced_wasserstein"            sets         gamma of
+                                             `sliced_wasserstein_kernel`
 "chi2", "intersection",         histograms   none
 "hellinger", "js"
 "precomputed", a callable       any          none
@@ -71,7 +73,13 @@ from .._validation import (
 )
 from ..distributions import expected_block
 from ..histograms import additive_block, chi2_distance_block
-from ..sets import mean_map_block, mmd_block, renyi_block
+from ..sets import (
+    mean_map_block,
+    mmd_block,
+    renyi_block,
+    sliced_wasserstein_block,
+)
+from ..sets._sliced import _directions as sliced_directions
 
 __all__ = ["BANDWIDTH_SAMPLE", "KINDS", "N_BANDWIDTHS", "SPECS", "Spec",
            "check_precomputed", "computed", "given_gammas", "object_kind",
@@ -174,10 +182,12 @@ class Spec:
         return {"kernel": "rbf", "degree": 2, "coef0": 1.0,
                 **{k: v for k, v in self.params.items() if k in _POINT}}
 
-    def function_params(self, params, X):
+    def function_params(self, params, X, rng=None):
         """`params` with the defaults that depend on data fixed on the
         training objects X as the kernel's public function fixes them (the
-        point kernel's gamma: `resolve_gamma`), for `NystroemMap`."""
+        point kernel's gamma: `resolve_gamma`), for `NystroemMap`; `rng`,
+        the tool's generator, draws what the kernel draws (its
+        directions, for "sliced_wasserstein")."""
         params = dict(params)
         if self.takes is not None and "kernel" in self.takes:
             point = params.get("kernel", "rbf")
@@ -721,6 +731,50 @@ class RenyiSpec(_SetSpec):
                                            **given)[0]
 
 
+class SlicedWassersteinSpec(_DistanceSpec, _SetSpec):
+    """`sliced_wasserstein_kernel`: ``exp(-gamma SW_2^2)``; its scale is
+    gamma (default ``1 / median`` of SW_2^2, the rule of `_DistanceSpec`).
+
+    The directions are `projections` where given, else `n_projections`
+    drawn by `draw` from the tool's generator (`rng`, which the tool sets
+    on the spec) the first time they are needed, for the dimension of the
+    objects: every block of the call or fit uses the same ones, and a
+    tool's fitted parameters keep them (``params["projections"]``)."""
+
+    takes = ("gamma", "n_projections", "projections", "draw")
+    scale = "gamma"
+    # The generator of the directions, set by the tool (None: fresh).
+    rng = None
+
+    def __init__(self, name, params=None):
+        super().__init__(name, params)
+        self._fixed = None
+
+    def directions(self, dim):
+        """The unit directions (L, dim), drawn once (see the class)."""
+        if self._fixed is None or self._fixed.shape[1] != dim:
+            p = self.params
+            self._fixed, _ = sliced_directions(
+                dim, p.get("n_projections", 100), p.get("projections"),
+                p.get("draw", "iid"), self.rng)
+            self.params = {**p, "projections": self._fixed}
+        return self._fixed
+
+    def distance(self, A, B, n_threads):
+        return sliced_wasserstein_block(A, B, n_threads,
+                                        projections=self.directions(A.dim))
+
+    def function_params(self, params, X, rng=None):
+        """`params` with the directions fixed (drawn from `rng` where not
+        given); gamma None stays None: the tool fixes it on its objects
+        (`scales`)."""
+        if rng is not None:
+            self.rng = rng
+        self.params = dict(params)
+        self._fixed = None
+        return {**params, "projections": self.directions(X.dim)}
+
+
 # -- histograms -------------------------------------------------------------
 
 
@@ -956,6 +1010,7 @@ def check_precomputed(X):
 SPECS = {
     "rbf": PointSpec, "laplacian": PointSpec,
     "mean_map": MeanMapSpec, "mmd": MMDSpec, "renyi": RenyiSpec,
+    "sliced_wasserstein": SlicedWassersteinSpec,
     "chi2": AdditiveSpec, "intersection": AdditiveSpec,
     "hellinger": AdditiveSpec, "js": AdditiveSpec,
     "exp_chi2": ExpChi2Spec, "expected": ExpectedSpec,

@@ -235,7 +235,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
           ``"laplacian"`` (:math:`\exp(-\gamma \|x - y\|_1)`);
         - sets: ``"mean_map"`` (`sum_match_kernel`), ``"mmd"``
           (`mmd_kernel`), ``"renyi"`` (`divergence_kernel` of the kNN
-          `renyi_divergence`);
+          `renyi_divergence`), ``"sliced_wasserstein"``
+          (`sliced_wasserstein_kernel`, its directions drawn once from
+          `rng`);
         - histograms: ``"chi2"`` (`additive_chi2_kernel`), ``"exp_chi2"``,
           ``"intersection"``, ``"hellinger"``, ``"js"`` (the ``*_kernel``
           functions);
@@ -252,7 +254,8 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     gamma : float or array_like, optional
         The kernel's scale: the point kernel's gamma ("rbf", "laplacian",
         "mean_map", "expected"), ``gamma2`` of "mmd", ``beta`` of
-        "exp_chi2", gamma of the divergence kernel ("renyi"); the other
+        "exp_chi2", gamma of the divergence kernel ("renyi") and of
+        "sliced_wasserstein"; the other
         kernels have none (leave it None). None means a rule on the pooled
         sample that does not depend on which object is in which sample, so
         that the test stays exact: for a point kernel the median heuristic
@@ -262,7 +265,8 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         "exp_chi2" ``1 / median`` of the MMD^2 or chi2 distances between
         the pooled objects (at most 1000 of them, chosen by their values);
         for "renyi" the divergence kernel's own median rule on the same
-        objects. For the aggregated test, a 1-D array of scales used with each
+        objects; for "sliced_wasserstein" ``1 / median`` of SW_2^2 between
+        them. For the aggregated test, a 1-D array of scales used with each
         kernel; None means 10 per kernel, MMDAgg's rule applied to the
         kernel's distance: bandwidths spaced geometrically from half the
         5 % quantile to twice the largest of the distances (of that sample
@@ -613,6 +617,8 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, incomplete, alpha,
         iv.Z = np.arange(iv.N)
     else:
         iv.specs = [spec_for(k, iv.params) for k in iv.kernels]
+        for spec in iv.specs:  # what a kernel draws (sliced_wasserstein)
+            spec.rng = iv.generator
         spec = iv.specs[0]
         # Dask input: checked as it is read, the statistics from Dask tasks
         iv.lazy = iv.kind in ("points", "rows", "sets") and is_lazy_input(X, Y)

@@ -1,10 +1,17 @@
 """Sets of vectors: exact kernels between sets (sum-match / mean map kernel,
-MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels)
-and explicit feature maps of sets (random Fourier features of their points,
-RDF, DRDF, EMK). The two-sample tests, on sets and every other kind of
-object, are in ``kernelmaps._composite``."""
+MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels;
+sliced-Wasserstein distances and their kernel) and explicit feature maps of
+sets (random Fourier features of their points, RDF, DRDF, EMK,
+sliced-Wasserstein quantile features). The two-sample tests, on sets and
+every other kind of object, are in ``kernelmaps._composite``."""
 
-from ._blocks import mean_map_block, mean_map_self, mmd_block, renyi_block
+from ._blocks import (
+    mean_map_block,
+    mean_map_self,
+    mmd_block,
+    renyi_block,
+    sliced_wasserstein_block,
+)
 from ._divergence import (
     divergence_kernel,
     renyi_divergence,
@@ -17,12 +24,18 @@ from ._random_features import (
     RandomDistributionFeatures,
     RandomFourierFeatures,
 )
+from ._sliced import (
+    SlicedWassersteinFeatures,
+    sliced_wasserstein,
+    sliced_wasserstein_kernel,
+)
 
 __all__ = [
     "DoublyRandomDistributionFeatures",
     "EMKFeatures",
     "RandomDistributionFeatures",
     "RandomFourierFeatures",
+    "SlicedWassersteinFeatures",
     "divergence_kernel",
     "mean_map_block",
     "mean_map_self",
@@ -33,5 +46,8 @@ __all__ = [
     "renyi_block",
     "renyi_divergence",
     "renyi_divergence_both",
+    "sliced_wasserstein",
+    "sliced_wasserstein_block",
+    "sliced_wasserstein_kernel",
     "sum_match_kernel",
 ]

@@ -9,8 +9,10 @@ from .._engine import knn
 from .._engine.pair_sums import pair_sums
 from ._divergence import _renyi
 from ._mean_map import mean_map_block, mean_map_self
+from ._sliced import _mean_costs
 
-__all__ = ["mean_map_block", "mean_map_self", "mmd_block", "renyi_block"]
+__all__ = ["mean_map_block", "mean_map_self", "mmd_block", "renyi_block",
+           "sliced_wasserstein_block"]
 
 
 def mmd_block(X, Y, n_threads, **params):
@@ -42,3 +44,12 @@ def renyi_block(X, Y, alpha, k, min_dist, n_threads, progress=False):
     for D in out:
         np.maximum(D, 0.0, out=D)
     return out[0][0] if Y is None else tuple(D[0] for D in out)
+
+
+def sliced_wasserstein_block(X, Y, n_threads, *, projections):
+    """SW_2^2 between the sets of X and Y (None: X, the symmetric block,
+    its diagonal 0; weighted or not) along the unit rows of `projections`
+    (L, d), float64, as `sliced_wasserstein` computes it squared."""
+    S, e = _mean_costs(X, Y, projections, 2.0, n_threads)
+    with np.errstate(over="ignore", under="ignore"):
+        return np.ldexp(S, -2 * e)

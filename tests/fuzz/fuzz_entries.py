@@ -4270,7 +4270,8 @@ register(
 # ------------------------------------------------------- Nystroem features
 
 NYSTROEM_KERNELS = {"mean_map": "sum_match_kernel", "renyi": None,
-                    "chi2": "additive_chi2_kernel"}
+                    "chi2": "additive_chi2_kernel",
+                    "sliced_wasserstein": "sliced_wasserstein_kernel"}
 
 
 def _build_nystroem(ctx, kernel):
@@ -4305,6 +4306,8 @@ def _check_nystroem(ctx, v, res, kernel):
     L = fmap.components_
     F = fmap.transform(L)
     params = {} if kernel == "chi2" else {"gamma": fmap.params_["gamma"]}
+    if kernel == "sliced_wasserstein":  # the directions drawn by fit
+        params["projections"] = fmap.params_["projections"]
     K = np.asarray(getattr(ctx.km, NYSTROEM_KERNELS[kernel])(L, **params),
                    dtype=np.float64)
     top = max(float(np.abs(K).max()), np.finfo(np.float64).tiny)
@@ -4470,3 +4473,362 @@ else:
     for _name in (*HIST_KERNELS, "mmd_test[permutation]",
                   "mmd_test[wild_bootstrap]", "mmd_test[cross]"):
         _lazy_entry(_name, _lazy_rows)
+
+
+# ------------------------------------------------------ sliced Wasserstein
+
+SW_DRAWS = ("iid", "orthogonal", "qmc")
+
+
+def _projection_mutations():
+    """Mutations of `projections` (L, d): d is the baseline's (ctx.sw_d)."""
+
+    def make(build, src):
+        def fn(v, ctx):
+            a = build(ctx.sw_d)
+            return S(a, src(ctx.sw_d) if callable(src) else src)
+        return fn
+
+    def unit(d):
+        return np.eye(d)[: min(d, 2)] if d > 1 else np.ones((1, 1))
+
+    def with_value(value):
+        def build(d):
+            a = np.ones((2, d))
+            a[1, 0] = value
+            return a
+        return build
+
+    return [
+        Mut("valid", make(lambda d: np.ones((3, d)), lambda d: f"np.ones((3, {d}))"),
+            VALID),
+        Mut("unit", make(unit, lambda d: f"<unit rows of width {d}>"), VALID),
+        Mut("huge-1e300", make(lambda d: np.full((2, d), 1e300),
+                               lambda d: f"np.full((2, {d}), 1e300)"), VALID),
+        Mut("tiny-5e-324", make(lambda d: np.full((2, d), 5e-324),
+                                lambda d: f"np.full((2, {d}), 5e-324)"), VALID),
+        Mut("float32", make(lambda d: np.ones((2, d), np.float32),
+                            lambda d: f"np.ones((2, {d}), np.float32)"), VALID),
+        Mut("int", make(lambda d: np.ones((2, d), int),
+                        lambda d: f"np.ones((2, {d}), int)"), VALID),
+        Mut("list", make(lambda d: np.ones((2, d)).tolist(),
+                         lambda d: f"[[1.0] * {d}] * 2"), VALID),
+        Mut("nan", make(with_value(np.nan), "<a NaN>"), INVALID),
+        Mut("inf", make(with_value(np.inf), "<an inf>"), INVALID),
+        Mut("zero-row", make(lambda d: np.vstack([np.ones(d), np.zeros(d)]),
+                             "<a zero row>"), INVALID),
+        Mut("wrong-d", make(lambda d: np.ones((2, d + 1)),
+                            lambda d: f"np.ones((2, {d + 1}))"), INVALID),
+        Mut("transposed", make(lambda d: np.ones((d, 3)),
+                               lambda d: f"np.ones(({d}, 3))"), EITHER),
+        Mut("1-d", make(lambda d: np.ones(d), lambda d: f"np.ones({d})"), INVALID),
+        Mut("3-d", make(lambda d: np.ones((1, 2, d)),
+                        lambda d: f"np.ones((1, 2, {d}))"), INVALID),
+        Mut("no-rows", make(lambda d: np.zeros((0, d)),
+                            lambda d: f"np.zeros((0, {d}))"), INVALID),
+        Mut("string", const("x"), INVALID),
+        Mut("complex", make(lambda d: np.ones((2, d)) + 1j,
+                            lambda d: f"np.ones((2, {d})) + 1j"), INVALID),
+        Mut("None", const(None), VALID),
+    ]
+
+
+def _sw_common_args(p=True):
+    args = [
+        Arg("X", set_mutations(), positional=True),
+        Arg("Y", set_mutations(is_y=True)),
+    ]
+    if p:
+        args.append(Arg("p", p=P("real", low=0, low_incl=False)))
+    else:
+        args.append(Arg("gamma", p=_gamma_p()))
+    return [
+        *args,
+        Arg("n_projections", p=P("int", low=1)),
+        Arg("projections", _projection_mutations()),
+        Arg("draw", p=P("choice", choices=SW_DRAWS)),
+        RNG(),
+        W(),
+        PROG(),
+        DT(),
+    ]
+
+
+def _build_sw(ctx, kernel=False):
+    d = ctx.pick([2, 3, 1], 1)
+    ctx.sw_d = d
+    b = {"X": g_sets(ctx, d=d), "rng": S(0, "0"), "n_projections": S(7, "7")}
+    if ctx.pick([False, True], 1):
+        b["Y"] = g_sets(ctx, n_sets=2, d=d)
+    if ctx.variant % 4 == 3:  # weighted sets
+        sets = b["X"].value
+        w = [np.arange(1.0, len(s) + 1) for s in sets]
+        b["X"] = S(ctx.km.Bags.from_list(sets, weights=w),
+                   f"km.Bags.from_list({b['X'].src}, weights={_fix_list(w)})",
+                   WeightedSets(sets, w))
+    draw = ctx.pick(list(SW_DRAWS), 2)
+    b["draw"] = S(draw, repr(draw))
+    if kernel:
+        if ctx.variant % 3 == 1:
+            b["gamma"] = S(0.75, "0.75")
+    else:
+        p = ctx.pick([2, 1, 1.5], 2)
+        b["p"] = S(p, repr(p))
+    return b
+
+
+class WeightedSets(list):
+    """The plain form of a weighted baseline: its sets, and their weights
+    as ``weights`` (a mutation of the sets gives a plain list: its value
+    is unweighted too)."""
+
+    def __init__(self, sets, weights):
+        super().__init__(sets)
+        self.weights = weights
+
+
+def _sw_fixup(arg, base, ctx):
+    """A mutated X or Y (a new value from the plain sets) is unweighted:
+    its plain form too."""
+    for name in ("X", "Y"):
+        value = base.get(name)
+        if value is None or not isinstance(value.plain, WeightedSets):
+            continue
+        if getattr(value.value, "weights", None) is None:
+            base[name] = S(value.value, value.src, list(value.plain))
+
+
+def _fix_list(ws):
+    return "[" + ", ".join(lit(w) for w in ws) + "]"
+
+
+def _sw_directions(km, v, d):
+    """The directions of the call (L, d), or None where they cannot be
+    drawn again (a generator, or no seed)."""
+    P_ = v.get("projections")
+    if P_ is not None:
+        P_ = np.asarray(P_, dtype=np.float64)
+        P_ = P_ / np.abs(P_).max(axis=1, keepdims=True)
+        return P_ / np.linalg.norm(P_, axis=1, keepdims=True)
+    rng = v.get("rng")
+    if rng is None or not isinstance(rng, (int, np.integer)) or isinstance(rng, bool):
+        return None
+    from kernelmaps._draws import draw_directions
+
+    return draw_directions(d, int(v.get("n_projections", 100)),
+                           v.get("draw", "iid"), rng)[0]
+
+
+def _sw_weights(X):
+    w = getattr(X, "weights", None)
+    sets = ref.set_list(X, np.float64)
+    if isinstance(X, WeightedSets):
+        return sets, [np.asarray(u, dtype=np.float64) for u in w]
+    if w is None:
+        return sets, [np.ones(len(s)) for s in sets]
+    w = np.asarray(w, dtype=np.float64)
+    off = np.asarray(X.offsets)
+    return sets, [w[a:b] for a, b in itertools.pairwise(off)]
+
+
+def _sw_reference(X, Y, P_, p, top=None):
+    """SW_p by the quantile merge in NumPy (float64), of the points
+    centred and divided by `top` (None: their largest absolute value
+    after centring), and that scale: ``(D, top)``."""
+    xs, wx = _sw_weights(X)
+    ys, wy = (xs, wx) if Y is None else _sw_weights(Y)
+    every = np.vstack(xs + ys)
+    with np.errstate(over="ignore"):
+        centre = every.max(axis=0) / 2 + every.min(axis=0) / 2
+    xs = [s - centre for s in xs]
+    ys = [s - centre for s in ys]
+    if top is None:
+        top = max(float(np.abs(s).max()) for s in xs + ys) or 1.0
+
+    def steps(values, w):
+        order = np.argsort(values, kind="stable")
+        c = np.cumsum(w[order] / w.max())
+        c = c / c[-1]
+        c[-1] = 1.0
+        return values[order], c
+
+    def wpp(a, u, b, v):
+        a, ca = steps(a, u)
+        b, cb = steps(b, v)
+        total, prev = 0.0, 0.0
+        for t in np.union1d(ca, cb):
+            if t <= prev:
+                continue
+            x = a[min(np.searchsorted(ca, t), len(a) - 1)]
+            y = b[min(np.searchsorted(cb, t), len(b) - 1)]
+            total += (t - prev) * abs(x - y) ** p
+            prev = t
+        return total
+
+    px = [(s / top) @ P_.T for s in xs]
+    py = [(s / top) @ P_.T for s in ys]
+    D = np.zeros((len(xs), len(ys)))
+    for i, (a, u) in enumerate(zip(px, wx)):
+        for j, (b, v) in enumerate(zip(py, wy)):
+            D[i, j] = np.mean([wpp(a[:, k], u, b[:, k], v)
+                               for k in range(len(P_))]) ** (1 / p)
+    return D, top
+
+
+def _check_sw(ctx, v, res, kernel=False):
+    X, Y = v["X"], v.get("Y")
+    in32 = all_f32(X, Y)
+    nx, ny = n_sets(X), n_sets(X if Y is None else Y)
+    need_shape(res, (nx, ny))
+    in32 = need_kernel_dtype(res, v, in32)
+    R = np.asarray(res, dtype=np.float64)
+    need(np.isfinite(R).all(), "non-finite output")
+    if Y is None:
+        need_symmetric(R)
+        need(np.all(np.diag(R) == (1 if kernel else 0)),
+             "Y=None: the diagonal is not exactly " + ("1" if kernel else "0"))
+    if kernel:
+        need(np.all((R >= 0) & (R <= 1)), "kernel values outside [0, 1]")
+    else:
+        need(np.all(R >= 0), "negative distances")
+    d = ref.set_list(X)[0].shape[1]
+    P_ = _sw_directions(ctx.km, v, d)
+    if P_ is None:
+        return
+    p = 2.0 if kernel else float(v.get("p", 2))
+    if not 0.5 <= p <= 10:  # the reference's |x|^p underflows or overflows
+        return
+    D, top = _sw_reference(X, Y, P_, p)
+    if not np.isfinite(D).all():
+        return
+    if not kernel:
+        with np.errstate(over="ignore", under="ignore"):
+            D = D * top
+        if not np.isfinite(D).all() or 0 < top < 1e-290:
+            return  # (subnormal results hold fewer digits)
+        need_close(R, D, in32, rtol=1e-4 if in32 else 1e-9, what="SW ")
+        return
+    S2 = D**2  # in units of top**2
+    top2 = np.float64(top) ** 2
+    if v.get("gamma") is not None:
+        with np.errstate(over="ignore", under="ignore"):
+            gamma = float(v["gamma"]) * top2
+    else:
+        SY = S2
+        if Y is not None:  # Y's distances in X and Y's units
+            SY = (_sw_reference(Y, None, P_, 2.0, top=top)[0]) ** 2
+            own = _sw_reference(Y, None, P_, 2.0)[0]
+            if np.any(own > 0) and not np.any(SY > 0):
+                return  # (the reference's units cannot hold them)
+        off = SY[~np.eye(len(SY), dtype=bool)]
+        med = np.median(off) if off.size else 0.0
+        if med == 0 and np.any(off > 0):
+            med = np.median(off[off > 0])
+        with np.errstate(over="ignore"):  # none positive: gamma 1
+            gamma = 1 / med if med > 0 else top2
+    if not (math.isfinite(gamma) and gamma > 0):
+        return
+    with np.errstate(over="ignore", under="ignore"):
+        expected = np.exp(-gamma * S2)
+    need_close(R, expected, in32, rtol=1e-4 if in32 else 1e-8,
+               atol=1e-5 if in32 else 1e-10, what="kernel ")
+
+
+for _sw_name, _sw_kernel in (("sliced_wasserstein", False),
+                             ("sliced_wasserstein_kernel", True)):
+    _sw_args = _sw_common_args(p=not _sw_kernel)
+    _sw_call, _sw_src = generic(
+        lambda km, v, n=_sw_name: getattr(km, n), f"km.{_sw_name}", ["X"],
+        [a.name for a in _sw_args if not a.positional])
+    register(Entry(
+        _sw_name, _sw_args,
+        lambda ctx, k=_sw_kernel: _build_sw(ctx, kernel=k),
+        _sw_call, _sw_src,
+        lambda ctx, v, res, k=_sw_kernel: _check_sw(ctx, v, res, kernel=k),
+        group="sets", fixup=_sw_fixup))
+
+
+def _swf_cells_reference(X, P_, Q):
+    """The scaled cell means of the quantile functions (L Q per set)."""
+    sets, ws = _sw_weights(X)
+    out = []
+    for s, w in zip(sets, ws):
+        row = []
+        for k in range(len(P_)):
+            a = s @ P_[k]
+            order = np.argsort(a, kind="stable")
+            a = a[order]
+            c = np.cumsum(w[order] / w.max())
+            c = c / c[-1]
+            c[-1] = 1.0
+            cells = np.zeros(Q)
+            for q in range(Q):
+                lo, hi = q / Q, (q + 1) / Q
+                cuts = np.concatenate([[lo], c[(c > lo) & (c < hi)], [hi]])
+                for t0, t1 in itertools.pairwise(cuts):
+                    cells[q] += (t1 - t0) * a[min(np.searchsorted(c, t1),
+                                                  len(a) - 1)]
+            row.append(cells * Q)
+        out.append(np.concatenate(row))
+    return np.array(out) / math.sqrt(len(P_) * Q)
+
+
+def _swf_entry():
+    kw = ["n_quantiles", "projections", "draw", "rng"]
+    args = [
+        Arg("X", set_mutations(), positional=True),
+        Arg("n_projections", p=P("int", low=1), positional=True),
+        Arg("n_quantiles", p=P("int", low=1)),
+        Arg("projections", _projection_mutations()),
+        Arg("draw", p=P("choice", choices=SW_DRAWS)),
+        RNG(),
+        FIT_W(),
+    ]
+
+    def build(ctx):
+        b = _build_sw(ctx)
+        del b["p"]
+        b.pop("Y", None)
+        b["n_quantiles"] = S(5, "5")
+        return b
+
+    def call(km, v):
+        def make():
+            names = [n for n in ["n_projections"] if n in v]
+            return construct(km.SlicedWassersteinFeatures, names,
+                             [copy.deepcopy(v[n]) for n in names],
+                             copy.deepcopy(kwargs(v, kw)))
+
+        fmap = fit_twice(make, v["X"], kwargs(v, ["workers"]), sets=True,
+                         same=v.get("rng") is not None, again=seeded(v))
+        rng = np.random.default_rng(7)
+        X = [grid(rng, (n, fmap.n_features_in_)) for n in (3, 1, 4)]
+        return fmap, X, fmap.transform(X)
+
+    def src(s):
+        return (src_call("km.SlicedWassersteinFeatures", s, ["n_projections"], kw)
+                + src_call(".fit", s, ["X"], ["workers"])
+                + ".transform(<probe data>)")
+
+    def check(ctx, v, res):
+        fmap, X, Z = res
+        d = ref.set_list(v["X"])[0].shape[1]
+        need(fmap.n_features_in_ == d, "n_features_in_ differs from the width of X")
+        P_ = fmap.projections_
+        need(P_.ndim == 2 and P_.shape[1] == d and np.isfinite(P_).all(),
+             "projections_ of the wrong shape or not finite")
+        need(np.allclose(np.linalg.norm(P_, axis=1), 1, rtol=1e-12),
+             "projections_ are not unit rows")
+        Q = int(v.get("n_quantiles", 50))
+        need(fmap.n_features_out_ == len(P_) * Q, "n_features_out_ is not L Q")
+        need_shape(Z, (len(X), fmap.n_features_out_))
+        need_dtype(Z, False)
+        if fmap.n_features_out_ <= 5000:
+            need_close(Z, _swf_cells_reference(X, P_, Q), False, rtol=1e-9,
+                       what="features ")
+
+    register(Entry("SlicedWassersteinFeatures.fit", args, build, call, src, check,
+                   group="sets", fixup=_sw_fixup))
+
+
+_swf_entry()

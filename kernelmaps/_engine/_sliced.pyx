@@ -1,0 +1,347 @@
+"""Sliced-Wasserstein distances and quantile features between sets of points.
+
+The sets' projections on a block of directions are sorted once per set and
+direction (`sort_projections`), into a *sorted layout*. Weighted sets: set
+s holds its ``n_s`` values for each of the block's ``L`` directions at
+``offsets[s] * L + l * n_s``, ascending, and the cumulative normalised
+weights beside them (the last exactly 1); a pair of sets costs one merge of
+the two step quantile functions per direction, O(n + m). Unweighted sets
+(*rank-major*): the values of rank k along every direction at ``offsets[s]
+* L + k * L``; their quantile functions step at i / n whatever the
+direction, so a pair's merge is the same for all directions: it is walked
+once (in exact integer units of 1 / (n m)), each step costing a vectorised
+sum over the directions (km_sliced.h). A set's quantile features are one
+merge with the grid of levels (`quantile_features`). Every output value is
+written by one task, in a fixed order: the results do not depend on the
+threads, bit for bit.
+"""
+from cython.parallel cimport prange, threadid
+from libc.stdint cimport int64_t
+from libc.string cimport memcpy
+
+from cython cimport floating
+
+
+cdef extern from "km_sliced.h" nogil:
+    double km_sw_cost_d(const double *a, const double *b, Py_ssize_t L,
+                        int mode, double p)
+    double km_sw_cost_f(const float *a, const float *b, Py_ssize_t L,
+                        int mode, double p)
+    double km_sw_pair_d(const double *a, int64_t n, const double *b,
+                        int64_t m, Py_ssize_t L, int mode, double p)
+    double km_sw_pair_f(const float *a, int64_t n, const float *b,
+                        int64_t m, Py_ssize_t L, int mode, double p)
+    double km_sw_weighted_d(const double *a, const double *ca, int64_t n,
+                            const double *b, const double *cb, int64_t m,
+                            Py_ssize_t L, int mode, double p)
+    double km_sw_weighted_f(const float *a, const double *ca, int64_t n,
+                            const float *b, const double *cb, int64_t m,
+                            Py_ssize_t L, int mode, double p)
+
+# The cost function |x - y|^p: p = 2, p = 1, or any other p (pow).
+DEF P_TWO = 2
+DEF P_ONE = 1
+DEF P_ANY = 0
+# Runs shorter than this are sorted by insertion.
+DEF RUN = 16
+
+
+# -- sorting ----------------------------------------------------------------
+
+
+cdef void _insertion(floating *v, double *w, Py_ssize_t n) noexcept nogil:
+    """Sort v[0:n] ascending, carrying w (NULL: none)."""
+    cdef Py_ssize_t i, j
+    cdef floating x
+    cdef double y = 0.0
+    for i in range(1, n):
+        x = v[i]
+        if w != NULL:
+            y = w[i]
+        j = i - 1
+        while j >= 0 and v[j] > x:
+            v[j + 1] = v[j]
+            if w != NULL:
+                w[j + 1] = w[j]
+            j -= 1
+        v[j + 1] = x
+        if w != NULL:
+            w[j + 1] = y
+
+
+cdef void _sort(floating *v, double *w, Py_ssize_t n, floating *tv,
+                double *tw) noexcept nogil:
+    """Sort v[0:n] ascending, carrying w (NULL: none): a bottom-up merge
+    sort over runs sorted by insertion, through the buffers tv, tw (n
+    values each)."""
+    cdef Py_ssize_t start, width, a, b, mid, end, i, j, k, take
+    cdef floating *src = v
+    cdef floating *dst = tv
+    cdef double *wsrc = w
+    cdef double *wdst = tw
+    cdef floating *swap
+    cdef double *wswap
+    for start in range(0, n, RUN):
+        _insertion(v + start, NULL if w == NULL else w + start,
+                   min(RUN, n - start))
+    width = RUN
+    while width < n:
+        a = 0
+        while a < n:
+            mid = min(a + width, n)
+            end = min(a + 2 * width, n)
+            i, j, k = a, mid, a
+            # branch-free: the comparison of random values is a coin toss
+            if w == NULL:
+                while i < mid and j < end:
+                    take = src[j] < src[i]
+                    dst[k] = src[j] if take else src[i]
+                    j += take
+                    i += 1 - take
+                    k += 1
+            else:
+                while i < mid and j < end:
+                    take = src[j] < src[i]
+                    dst[k] = src[j] if take else src[i]
+                    wdst[k] = wsrc[j] if take else wsrc[i]
+                    j += take
+                    i += 1 - take
+                    k += 1
+            while i < mid:
+                dst[k] = src[i]
+                if w != NULL:
+                    wdst[k] = wsrc[i]
+                i += 1
+                k += 1
+            while j < end:
+                dst[k] = src[j]
+                if w != NULL:
+                    wdst[k] = wsrc[j]
+                j += 1
+                k += 1
+            a = end
+        swap = src
+        src = dst
+        dst = swap
+        wswap = wsrc
+        wsrc = wdst
+        wdst = wswap
+        width *= 2
+    if src != v:
+        memcpy(v, src, n * sizeof(floating))
+        if w != NULL:
+            memcpy(w, wsrc, n * sizeof(double))
+
+
+def sort_projections(const floating[:, ::1] P, const int64_t[::1] offsets,
+                     const double[::1] weights, bint weighted,
+                     floating[::1] values, double[::1] cum,
+                     floating[:, ::1] vbuf, double[:, ::1] wbuf,
+                     Py_ssize_t s0, Py_ssize_t s1, int n_threads):
+    """The sorted layout of the projections P (points, L) of the sets
+    s0 <= s < s1 into `values` (and, `weighted`, the cumulative weights,
+    normalised per set and direction, into `cum`; `weights`: one per
+    point), the unweighted rank-major. vbuf: (n_threads, 2 * largest
+    set), wbuf: (n_threads, largest set) buffers."""
+    cdef Py_ssize_t L = P.shape[1], s, l, k, n, tid
+    cdef int64_t base
+    cdef double total
+    cdef floating *v
+    cdef double *c
+    if s1 <= s0 or L == 0:
+        return
+    for s in prange(s0, s1, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        tid = threadid()
+        n = offsets[s + 1] - offsets[s]
+        for l in range(L):
+            base = offsets[s] * L + l * n
+            c = NULL
+            if weighted:
+                v = &values[base]
+                for k in range(n):
+                    v[k] = P[offsets[s] + k, l]
+                c = &cum[base]
+                for k in range(n):
+                    c[k] = weights[offsets[s] + k]
+            else:  # sorted in the buffer, then rank-major
+                v = &vbuf[tid, 0]
+                for k in range(n):
+                    v[k] = P[offsets[s] + k, l]
+                _sort(v, NULL, n, &vbuf[tid, n], NULL)
+                for k in range(n):
+                    values[offsets[s] * L + k * L + l] = v[k]
+                continue
+            _sort(v, c, n, &vbuf[tid, 0], &wbuf[tid, 0])
+            if weighted:
+                total = 0.0
+                for k in range(n):
+                    total = total + c[k]
+                    c[k] = total
+                for k in range(n):
+                    c[k] = c[k] / total  # the last: exactly 1
+
+
+# -- distances --------------------------------------------------------------
+
+
+cdef inline double _pair_uniform(const floating *a, int64_t n,
+                                 const floating *b, int64_t m, Py_ssize_t L,
+                                 int mode, double p) noexcept nogil:
+    """The sum over the L directions of W_p^p between the uniform
+    distributions on the rank-major sorted a and b (km_sliced.h)."""
+    if floating is double:
+        return km_sw_pair_d(a, n, b, m, L, mode, p)
+    else:
+        return km_sw_pair_f(a, n, b, m, L, mode, p)
+
+
+cdef inline double _pair_weighted(const floating *a, const double *ca,
+                                  int64_t n, const floating *b,
+                                  const double *cb, int64_t m, Py_ssize_t L,
+                                  int mode, double p) noexcept nogil:
+    """The sum over the L directions of W_p^p between the weighted
+    distributions of the sorted layouts a, ca and b, cb (km_sliced.h)."""
+    if floating is double:
+        return km_sw_weighted_d(a, ca, n, b, cb, m, L, mode, p)
+    else:
+        return km_sw_weighted_f(a, ca, n, b, cb, m, L, mode, p)
+
+
+def pair_block(const floating[::1] vx, const double[::1] cx,
+               const int64_t[::1] ox, const floating[::1] vy,
+               const double[::1] cy, const int64_t[::1] oy,
+               double[:, ::1] out, Py_ssize_t L, double p, bint weighted,
+               bint symmetric, Py_ssize_t row_width, Py_ssize_t n_col_blocks,
+               Py_ssize_t col_width, Py_ssize_t task0, Py_ssize_t task1,
+               int n_threads):
+    """out[i, j] += the sum over the L directions of the sorted layouts of
+    W_p^p(X[i], Y[j]) (`weighted`: from the cumulative weights cx, cy),
+    for the tasks task0 <= task < task1: task = r * n_col_blocks + b is
+    the rows [r * row_width, (r + 1) * row_width) against the columns [b *
+    col_width, (b + 1) * col_width), each column against all the rows in
+    turn (in cache), the pairs above the diagonal when `symmetric` (Y is
+    X)."""
+    cdef Py_ssize_t task, i, j, r0, r1, c0, c1
+    cdef Py_ssize_t n_rows = out.shape[0], n_cols = out.shape[1]
+    cdef int64_t n, m
+    cdef int mode = P_TWO if p == 2.0 else (P_ONE if p == 1.0 else P_ANY)
+    if task1 <= task0 or L == 0:
+        return
+    for task in prange(task0, task1, nogil=True, schedule="dynamic",
+                       num_threads=n_threads):
+        r0 = (task // n_col_blocks) * row_width
+        r1 = min(r0 + row_width, n_rows)
+        c0 = (task % n_col_blocks) * col_width
+        c1 = min(c0 + col_width, n_cols)
+        if symmetric and c0 < r0 + 1:
+            c0 = r0 + 1
+        for j in range(c0, c1):
+            m = oy[j + 1] - oy[j]
+            for i in range(r0, min(r1, j) if symmetric else r1):
+                n = ox[i + 1] - ox[i]
+                if weighted:
+                    out[i, j] += _pair_weighted(&vx[ox[i] * L], &cx[ox[i] * L],
+                                                n, &vy[oy[j] * L],
+                                                &cy[oy[j] * L], m, L, mode, p)
+                else:
+                    out[i, j] += _pair_uniform(&vx[ox[i] * L], n,
+                                               &vy[oy[j] * L], m, L, mode, p)
+
+
+# -- quantile features ------------------------------------------------------
+
+
+cdef void _cells_uniform(const floating *v, int64_t n, Py_ssize_t stride,
+                         int64_t Q, double scale,
+                         floating *out) noexcept nogil:
+    """out[k] = scale * the mean over [k / Q, (k + 1) / Q] of the quantile
+    function of the uniform distribution on the sorted v[0], v[stride],
+    ... (n values): integer units of 1 / (n Q)."""
+    cdef int64_t i = 0, k = 0, u = 0, t, ti, tk
+    cdef double cell = 0.0
+    while k < Q:
+        ti = (i + 1) * Q
+        tk = (k + 1) * n
+        t = ti if ti < tk else tk
+        cell += <double>(t - u) * <double>v[i * stride]
+        u = t
+        if tk <= t:
+            out[k] = <floating>(cell / n * scale)
+            cell = 0.0
+            k += 1
+        if ti <= t and i < n - 1:
+            i += 1
+
+
+cdef void _cells_weighted(const floating *v, const double *c, int64_t n,
+                          int64_t Q, double scale, floating *out) noexcept nogil:
+    """`_cells_uniform` of the weighted distribution on v[0:n] with the
+    cumulative normalised weights c (the last 1)."""
+    cdef int64_t i = 0, k = 0
+    cdef double u = 0.0, t, x, g, cell = 0.0
+    while k < Q:
+        x = c[i]
+        g = <double>(k + 1) / <double>Q  # the last: exactly 1
+        t = x if x < g else g
+        cell += (t - u) * <double>v[i]
+        u = t
+        if g <= t:
+            out[k] = <floating>(cell * Q * scale)
+            cell = 0.0
+            k += 1
+        if x <= t and i < n - 1:
+            i += 1
+
+
+cdef void _midpoints(const floating *v, const double *c, int64_t n,
+                     Py_ssize_t stride, int64_t Q, double scale,
+                     floating *out) noexcept nogil:
+    """out[k] = scale * the quantile function at (k + 1/2) / Q (the
+    smallest value whose cumulative weight reaches it; c NULL: uniform,
+    the values `stride` apart)."""
+    cdef int64_t i = 0, k
+    cdef double level
+    for k in range(Q):
+        if c == NULL:
+            while 2 * Q * (i + 1) < n * (2 * k + 1):
+                i += 1
+        else:
+            level = (k + 0.5) / Q
+            while c[i] < level and i < n - 1:
+                i += 1
+        out[k] = <floating>(<double>v[i * stride] * scale)
+
+
+def quantile_features(const floating[::1] values, const double[::1] cum,
+                      const int64_t[::1] offsets, bint weighted,
+                      Py_ssize_t L, Py_ssize_t Q, Py_ssize_t l0, double scale,
+                      bint midpoint, floating[:, ::1] out, Py_ssize_t s0,
+                      Py_ssize_t s1, int n_threads):
+    """out[s, (l0 + l) * Q + k] = scale * the mean of the quantile function
+    of set s along the block's direction l over the cell [k / Q, (k + 1) /
+    Q] (`midpoint`: its value at the cell's middle), from the sorted
+    layout of a block of L directions, for the sets s0 <= s < s1."""
+    cdef Py_ssize_t s, l, stride
+    cdef int64_t n, base
+    if s1 <= s0 or L == 0 or Q == 0:
+        return
+    for s in prange(s0, s1, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        n = offsets[s + 1] - offsets[s]
+        for l in range(L):
+            if weighted:
+                base = offsets[s] * L + l * n
+                stride = 1
+            else:  # rank-major
+                base = offsets[s] * L + l
+                stride = L
+            if midpoint:
+                _midpoints(&values[base], &cum[base] if weighted else NULL, n,
+                           stride, Q, scale, &out[s, (l0 + l) * Q])
+            elif weighted:
+                _cells_weighted(&values[base], &cum[base], n, Q, scale,
+                                &out[s, (l0 + l) * Q])
+            else:
+                _cells_uniform(&values[base], n, stride, Q, scale,
+                               &out[s, (l0 + l) * Q])

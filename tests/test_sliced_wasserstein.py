@@ -1,0 +1,514 @@
+"""Sliced-Wasserstein distances, kernel and quantile features against slow
+NumPy references written here (the quantile functions merged in Python),
+and against POT where it is installed."""
+
+import itertools
+import math
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import kernelmaps as km
+from kernelmaps import (
+    Bags,
+    SlicedWassersteinFeatures,
+    sliced_wasserstein,
+    sliced_wasserstein_kernel,
+)
+
+# -- references ---------------------------------------------------------------
+
+
+def unit_rows(rng, L, d):
+    P = rng.normal(size=(L, d))
+    return P / np.linalg.norm(P, axis=1, keepdims=True)
+
+
+def quantile_steps(values, weights):
+    """The sorted values and their cumulative normalised weights (the
+    last 1): the step quantile function t -> values[first k with cum[k] >=
+    t]."""
+    order = np.argsort(values, kind="stable")
+    w = weights[order] / weights.max()
+    cum = np.cumsum(w) / w.sum()
+    cum[-1] = 1.0
+    return values[order], cum
+
+
+def quantile_at(values, cum, t):
+    return values[np.minimum(np.searchsorted(cum, t, side="left"),
+                             len(values) - 1)]
+
+
+def wpp_1d(a, wa, b, wb, p):
+    """W_p^p between two weighted 1-D samples: the integral of |F^-1 -
+    G^-1|^p over the segments between the union of their breakpoints, in
+    Python (float64)."""
+    a, ca = quantile_steps(a, wa)
+    b, cb = quantile_steps(b, wb)
+    total, previous = 0.0, 0.0
+    for t in np.union1d(ca, cb):
+        if t <= previous:
+            continue
+        x, y = quantile_at(a, ca, t), quantile_at(b, cb, t)
+        total += (t - previous) * abs(float(x) - float(y)) ** p
+        previous = t
+    return total
+
+
+def sw_reference(X, Y, P, p, wx=None, wy=None, dtype=np.float64):
+    """SW_p between every pair of sets (lists of arrays), the projections
+    computed in `dtype` (the package projects float32 points in float32)."""
+    Y = X if Y is None else Y
+    wx = [np.ones(len(a)) for a in X] if wx is None else wx
+    wy = [np.ones(len(b)) for b in Y] if wy is None else wy
+    Pt = P.T.astype(dtype)
+    proj_x = [(np.asarray(a, dtype) @ Pt).astype(np.float64) for a in X]
+    proj_y = [(np.asarray(b, dtype) @ Pt).astype(np.float64) for b in Y]
+    D = np.zeros((len(X), len(Y)))
+    for i, (a, u) in enumerate(zip(proj_x, wx, strict=True)):
+        for j, (b, v) in enumerate(zip(proj_y, wy, strict=True)):
+            costs = [wpp_1d(a[:, k], u, b[:, k], v, p) for k in range(len(P))]
+            D[i, j] = np.mean(costs) ** (1 / p)
+    return D
+
+
+def cell_means_reference(a, w, Q):
+    """The mean of the step quantile function of the weighted sample over
+    each cell [k / Q, (k + 1) / Q]: the integral over the pieces between
+    the breakpoints and the cell bounds."""
+    a, c = quantile_steps(a, w)
+    out = np.zeros(Q)
+    for k in range(Q):
+        lo, hi = k / Q, (k + 1) / Q
+        cuts = np.concatenate([[lo], c[(c > lo) & (c < hi)], [hi]])
+        for t0, t1 in itertools.pairwise(cuts):
+            out[k] += (t1 - t0) * quantile_at(a, c, t1)
+    return out * Q
+
+
+def random_sets(rng, n, d, dtype, low=1, high=9, shift=0.0):
+    sizes = rng.integers(low, high + 1, size=n)
+    return [(rng.normal(size=(m, d)) * rng.uniform(0.5, 2) + shift
+             + rng.normal(size=d)).astype(dtype) for m in sizes]
+
+
+def random_weights(rng, sets):
+    return [rng.uniform(0.0, 3.0, size=len(s)) + (np.arange(len(s)) == 0)
+            for s in sets]
+
+
+def tolerance(dtype):
+    return 1e-12 if dtype == np.float64 else 2e-5
+
+
+# -- the distances ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [1, 3, 7])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_against_reference(d, dtype, weighted):
+    rng = np.random.default_rng(d + 10 * weighted)
+    X = random_sets(rng, 7, d, dtype)
+    Y = random_sets(rng, 4, d, dtype, shift=0.5)
+    Y.append(X[2].copy())  # equal sizes, a zero distance
+    wx = random_weights(rng, X) if weighted else None
+    wy = random_weights(rng, Y) if weighted else None
+    if weighted:
+        wy[-1] = wx[2].copy()
+    bx = Bags.from_list(X, weights=wx) if weighted else X
+    by = Bags.from_list(Y, weights=wy) if weighted else Y
+    P = unit_rows(rng, 13, d)
+    for p in (1, 2, 1.5):
+        R = sw_reference(X, None, P, p, wx, wx, dtype)
+        RXY = sw_reference(X, Y, P, p, wx, wy, dtype)
+        for workers in (1, 2):
+            D = sliced_wasserstein(bx, projections=P, p=p, workers=workers)
+            assert D.dtype == dtype
+            assert_allclose(D, R, rtol=tolerance(dtype),
+                            atol=tolerance(dtype) * R.max())
+            assert_array_equal(np.diag(D), 0)
+            assert_array_equal(D, D.T)
+            D = sliced_wasserstein(bx, by, projections=P, p=p, workers=workers)
+            assert D.shape == (7, 5)
+            assert_allclose(D, RXY, rtol=tolerance(dtype),
+                            atol=tolerance(dtype) * RXY.max())
+        assert D[2, -1] == 0
+
+
+def test_mixed_weighted_and_unweighted():
+    # an unweighted side weighs its points the same
+    rng = np.random.default_rng(3)
+    X = random_sets(rng, 5, 2, np.float64)
+    Y = random_sets(rng, 4, 2, np.float64)
+    wx = random_weights(rng, X)
+    P = unit_rows(rng, 9, 2)
+    D = sliced_wasserstein(Bags.from_list(X, weights=wx), Y, projections=P)
+    assert_allclose(D, sw_reference(X, Y, P, 2, wx, None), rtol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("p", [1, 2])
+def test_against_pot(weighted, p):
+    ot = pytest.importorskip("ot")
+    rng = np.random.default_rng(p)
+    X = random_sets(rng, 6, 4, np.float64, low=3, high=30)
+    w = random_weights(rng, X) if weighted else [np.ones(len(a)) for a in X]
+    P = unit_rows(rng, 50, 4)
+    D = sliced_wasserstein(Bags.from_list(X, weights=w) if weighted else X,
+                           projections=P, p=p)
+    R = np.array([[ot.sliced_wasserstein_distance(
+        a, b, u / u.sum(), v / v.sum(), projections=P.T, p=p)
+        for b, v in zip(X, w, strict=True)] for a, u in zip(X, w, strict=True)])
+    assert_allclose(D, R, rtol=1e-12, atol=1e-14 * R.max())
+
+
+def test_zero_weights_are_absent_points():
+    # Points of weight 0 (first, last, several in a row) change nothing.
+    rng = np.random.default_rng(16)
+    X = random_sets(rng, 6, 2, np.float64, low=4, high=12)
+    w = [rng.uniform(0.5, 2.0, size=len(a)) for a in X]
+    for u in w:
+        u[rng.random(len(u)) < 0.4] = 0.0
+        u[rng.integers(len(u))] = 1.0  # a positive total
+    kept = [a[u > 0] for a, u in zip(X, w, strict=True)]
+    P = unit_rows(rng, 11, 2)
+    for p in (1, 2, 3):
+        D = sliced_wasserstein(Bags.from_list(X, weights=w), projections=P,
+                               p=p)
+        R = sliced_wasserstein(Bags.from_list(kept, weights=[
+            u[u > 0] for u in w]), projections=P, p=p)
+        assert_allclose(D, R, rtol=1e-12, atol=1e-14 * R.max())
+        assert_allclose(D, sw_reference(X, None, P, p, w, w), rtol=1e-12,
+                        atol=1e-14 * R.max())
+
+
+def test_integer_weights_are_repeated_points():
+    rng = np.random.default_rng(4)
+    X = random_sets(rng, 6, 3, np.float64)
+    counts = [rng.integers(1, 4, size=len(a)) for a in X]
+    repeated = [np.repeat(a, c, axis=0) for a, c in zip(X, counts, strict=True)]
+    P = unit_rows(rng, 20, 3)
+    for p in (1, 2, 3):
+        D = sliced_wasserstein(Bags.from_list(X, weights=counts), projections=P,
+                               p=p)
+        R = sliced_wasserstein(repeated, projections=P, p=p)
+        assert_allclose(D, R, rtol=1e-12, atol=1e-14 * R.max())
+
+
+def test_symmetric_and_y_given_agree():
+    rng = np.random.default_rng(5)
+    X = random_sets(rng, 9, 3, np.float64)
+    D = sliced_wasserstein(X, rng=0)
+    assert_allclose(sliced_wasserstein(X, X, rng=0), D, rtol=1e-14)
+    # the same seed gives the same directions; another, others
+    assert not np.allclose(sliced_wasserstein(X, rng=1), D)
+
+
+def test_workers_and_blocks_do_not_change_the_result():
+    rng = np.random.default_rng(6)
+    X = random_sets(rng, 40, 3, np.float64, low=20, high=60)
+    w = random_weights(rng, X)
+    for sets in (X, Bags.from_list(X, weights=w)):
+        D1 = sliced_wasserstein(sets, rng=0, workers=1)
+        assert_array_equal(sliced_wasserstein(sets, rng=0, workers=2), D1)
+        # directions a few at a time (a budget of a few kB)
+        with km.config_context(working_memory=2**-8):
+            D = sliced_wasserstein(sets, rng=0, workers=2)
+        assert_allclose(D, D1, rtol=1e-13)
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e150, 1e-300, 1e300])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_extreme_scales(scale, dtype):
+    if dtype == np.float32:
+        scale = {1e-150: 1e-30, 1e150: 1e30, 1e-300: 1e-36, 1e300: 1e36}[scale]
+    rng = np.random.default_rng(7)
+    X = random_sets(rng, 6, 3, dtype)
+    w = random_weights(rng, X)
+    for sets, scaled in ((X, [a * dtype(scale) for a in X]),
+                         (Bags.from_list(X, weights=w),
+                          Bags.from_list([a * dtype(scale) for a in X],
+                                         weights=w))):
+        for p in (1, 2):
+            D = sliced_wasserstein(sets, rng=0, p=p, dtype=np.float64)
+            S = sliced_wasserstein(scaled, rng=0, p=p, dtype=np.float64)
+            assert_allclose(S / scale, D, rtol=1e-12 if dtype == np.float64
+                            else 1e-5)
+        K = sliced_wasserstein_kernel(sets, rng=0, dtype=np.float64)
+        assert_allclose(sliced_wasserstein_kernel(scaled, rng=0,
+                                                  dtype=np.float64), K,
+                        rtol=1e-11 if dtype == np.float64 else 1e-4)
+    swf = SlicedWassersteinFeatures(10, 8, rng=0).fit(X)
+    scaled = [a * dtype(scale) for a in X]
+    assert_allclose(swf.transform(scaled) / dtype(scale), swf.transform(X),
+                    rtol=1e-12 if dtype == np.float64 else 1e-5,
+                    atol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+def test_far_from_the_origin():
+    # Translating every set alike changes nothing: the points are centred
+    # first, so sets near 1e8 keep their digits (multiples of 1/64: exact
+    # at 1e8 too).
+    rng = np.random.default_rng(15)
+    X = [np.round(a * 64) / 64 for a in random_sets(rng, 6, 3, np.float64)]
+    D = sliced_wasserstein(X, rng=0)
+    shifted = [a + 1e8 for a in X]
+    assert_allclose(sliced_wasserstein(shifted, rng=0), D, rtol=1e-13,
+                    atol=1e-13 * D.max())
+
+
+def test_projections_are_normalised_and_draws():
+    rng = np.random.default_rng(8)
+    X = random_sets(rng, 4, 3, np.float64)
+    P = unit_rows(rng, 5, 3)
+    assert_allclose(sliced_wasserstein(X, projections=7.0 * P),
+                    sliced_wasserstein(X, projections=P), rtol=1e-14)
+    # a direction along which the sets are translated by 5
+    A = np.array([[0.0, 0.0], [1.0, 0.0]])
+    D = sliced_wasserstein([A, A + np.array([3.0, 4.0])],
+                           projections=[[3.0, 4.0]])
+    assert_allclose(D[0, 1], 5.0, rtol=1e-15)
+    for draw in ("iid", "orthogonal", "qmc"):
+        swf = SlicedWassersteinFeatures(7, 3, draw=draw, rng=0).fit(X)
+        Pd = swf.projections_
+        assert Pd.shape == (7, 3)
+        assert_allclose(np.linalg.norm(Pd, axis=1), 1.0, rtol=1e-14)
+        if draw == "orthogonal":  # blocks of d orthonormal directions
+            assert_allclose(Pd[:3] @ Pd[:3].T, np.eye(3), atol=1e-14)
+            assert_allclose(Pd[3:6] @ Pd[3:6].T, np.eye(3), atol=1e-14)
+
+
+def test_directions_are_uniform_on_the_sphere():
+    # The mean of theta theta^T over uniform directions is I / d: checked
+    # at 20,000 directions to about 4 standard errors.
+    for draw in ("iid", "orthogonal", "qmc"):
+        swf = SlicedWassersteinFeatures(20000, 1, draw=draw, rng=1)
+        P = swf.fit(np.zeros((1, 2, 3))).projections_
+        assert_allclose(P.T @ P / len(P), np.eye(3) / 3, atol=0.01)
+        assert np.abs(P.mean(axis=0)).max() < 0.025
+
+
+# -- the kernel ---------------------------------------------------------------
+
+
+def test_kernel_gamma_rule():
+    rng = np.random.default_rng(9)
+    X = random_sets(rng, 8, 2, np.float64)
+    Y = random_sets(rng, 5, 2, np.float64, shift=1.0)
+    P = unit_rows(rng, 30, 2)
+    S = sliced_wasserstein(X, projections=P) ** 2
+    off = S[~np.eye(len(S), dtype=bool)]
+    K = sliced_wasserstein_kernel(X, projections=P)
+    assert_allclose(K, np.exp(-S / np.median(off)), rtol=1e-12)
+    # Y given: the median of the distances between the sets of Y
+    SY = sliced_wasserstein(Y, projections=P) ** 2
+    gamma = 1 / np.median(SY[~np.eye(len(SY), dtype=bool)])
+    SXY = sliced_wasserstein(X, Y, projections=P) ** 2
+    assert_allclose(sliced_wasserstein_kernel(X, Y, projections=P),
+                    np.exp(-gamma * SXY), rtol=1e-12)
+    assert_allclose(sliced_wasserstein_kernel(X, Y, projections=P, gamma=0.3),
+                    np.exp(-0.3 * SXY), rtol=1e-12)
+    # positive definite (Kolouri et al. 2016)
+    assert np.linalg.eigvalsh(K).min() > -1e-12
+
+
+# -- the features -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_features_against_reference(dtype, weighted):
+    rng = np.random.default_rng(11)
+    X = random_sets(rng, 7, 3, dtype, low=1, high=12)
+    w = random_weights(rng, X) if weighted else [np.ones(len(a)) for a in X]
+    sets = Bags.from_list(X, weights=w) if weighted else X
+    L, Q = 6, 5
+    for workers in (1, 2):
+        swf = SlicedWassersteinFeatures(L, Q, rng=2).fit(sets)
+        F = swf.transform(sets, workers=workers)
+        assert F.dtype == dtype and F.shape == (7, L * Q)
+        P = swf.projections_
+        R = np.stack([np.concatenate([
+            cell_means_reference((a @ P.T.astype(dtype)).astype(np.float64)[:, k],
+                                 u, Q) for k in range(L)]) for a, u in
+            zip(X, w, strict=True)]) / math.sqrt(L * Q)
+        assert_allclose(F, R, rtol=tolerance(dtype),
+                        atol=tolerance(dtype) * np.abs(R).max())
+
+
+def _feature_errors(sets, P, Q):
+    """The squared distances of the features (Q cells) less SW_2^2, over
+    the pairs, and the proven bound: the mean over the directions of (R_A
+    + R_B)^2 / (4 Q), R the spread of a set's projections."""
+    F = SlicedWassersteinFeatures(projections=P, n_quantiles=Q).fit(
+        sets).transform(sets)
+    G = ((F[:, None, :] - F[None, :, :]) ** 2).sum(axis=-1)
+    SW2 = sliced_wasserstein(sets, projections=P) ** 2
+    spreads = np.stack([np.ptp(b @ P.T, axis=0) for b in sets])
+    bound = ((spreads[:, None, :] + spreads[None, :, :]) ** 2).mean(-1) / (4 * Q)
+    iu = np.triu_indices(len(sets), 1)
+    return (G - SW2)[iu], SW2[iu], bound[iu]
+
+
+def test_feature_error_rate():
+    # Weighted digit images: the error is never positive (Bessel), within
+    # the proven bound, and falls as 1 / Q (it halves when Q doubles, to
+    # within 15 %: the bound's rate, seen on every pair and on the sum).
+    pytest.importorskip("sklearn")
+    from kernelmaps._data import digit_clouds
+
+    sets, _ = digit_clouds(25, seed=3)
+    P = SlicedWassersteinFeatures(50, rng=0).fit(sets).projections_
+    previous = None
+    for Q in (25, 50, 100, 200):
+        E, SW2, bound = _feature_errors(sets, P, Q)
+        assert E.max() <= 1e-12 * SW2.max()
+        assert np.all(bound >= -E)
+        total = -E.sum()
+        if previous is not None:
+            assert 1.7 < previous / total < 2.3
+        previous = total
+    # The target: 1e-3 relative (Frobenius, pairs) at Q = 100
+    E, SW2, _ = _feature_errors(sets, P, 100)
+    assert np.linalg.norm(E) / np.linalg.norm(SW2) < 1e-3
+
+
+def test_features_pickle_and_params():
+    rng = np.random.default_rng(12)
+    X = random_sets(rng, 5, 4, np.float64)
+    swf = SlicedWassersteinFeatures(300, 20, rng=0).fit(X)
+    blob = pickle.dumps(swf)
+    assert len(blob) < 3000  # the draw's recipe, not its 300 x 4 directions
+    again = pickle.loads(blob)
+    assert_array_equal(again.projections_, swf.projections_)
+    assert_array_equal(again.transform(X), swf.transform(X))
+    assert again.get_params() == swf.get_params()
+    assert swf.n_features_in_ == 4 and swf.n_features_out_ == 6000
+    P = unit_rows(rng, 3, 4)
+    given = SlicedWassersteinFeatures(projections=P, n_quantiles=2).fit(X)
+    assert_allclose(given.projections_, P, rtol=1e-15)
+    assert given.n_features_out_ == 6
+    assert_array_equal(pickle.loads(pickle.dumps(given)).projections_,
+                       given.projections_)
+    with pytest.raises(ValueError, match="expecting 4 features"):
+        swf.transform([np.zeros((3, 2))])
+
+
+# -- bad input ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("function", [sliced_wasserstein,
+                                      sliced_wasserstein_kernel])
+def test_bad_input(function):
+    X = [np.zeros((3, 2)), np.ones((2, 2))]
+    for projections, match in (
+        (np.ones((3, 3)), "projections must have shape"),
+        (np.ones(2), "projections must have shape"),
+        (np.zeros((0, 2)), "projections must have shape"),
+        ([[1.0, np.nan]], "projections contains NaN"),
+        ([[1.0, 0.0], [0.0, 0.0]], r"projections\[1\] is zero"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            function(X, projections=projections)
+    with pytest.raises(TypeError, match="projections"):
+        function(X, projections=[["a", "b"]])
+    for n in (0, -1):
+        with pytest.raises(ValueError, match="n_projections"):
+            function(X, n_projections=n)
+    with pytest.raises(ValueError, match="draw"):
+        function(X, draw="sobol")
+    if function is sliced_wasserstein:
+        for p in (0, -1, np.nan, np.inf):
+            with pytest.raises(ValueError, match="p must"):
+                function(X, p=p)
+    else:
+        with pytest.raises(ValueError, match="gamma"):
+            function(X, gamma=0)
+
+
+def test_features_bad_input():
+    X = [np.zeros((3, 2)), np.ones((2, 2))]
+    for Q in (0, -2):
+        with pytest.raises(ValueError, match="n_quantiles"):
+            SlicedWassersteinFeatures(n_quantiles=Q).fit(X)
+    with pytest.raises(ValueError, match="n_projections"):
+        SlicedWassersteinFeatures(0).fit(X)
+    with pytest.raises(ValueError, match="projections"):
+        SlicedWassersteinFeatures(projections=np.ones((2, 3))).fit(X)
+    with pytest.raises(ValueError, match="not fitted"):
+        SlicedWassersteinFeatures().transform(X)
+
+
+# -- the tools over objects ---------------------------------------------------
+
+
+def test_set_kernel_and_nystroem_take_the_kernel():
+    pytest.importorskip("sklearn")
+    from kernelmaps.sklearn import SetKernel
+
+    rng = np.random.default_rng(13)
+    train = random_sets(rng, 12, 2, np.float64, low=5, high=15)
+    test = random_sets(rng, 4, 2, np.float64, low=5, high=15)
+    sk = SetKernel("sliced_wasserstein", n_projections=30, rng=0)
+    K = sk.fit_transform(train)
+    P = sk.projections_
+    assert P.shape == (30, 2)
+    assert_allclose(K, sliced_wasserstein_kernel(train, projections=P),
+                    rtol=1e-12)
+    assert_allclose(sk.transform(test), sliced_wasserstein_kernel(
+        test, train, gamma=sk.gamma_, projections=P), rtol=1e-12)
+    # the same seed draws the same directions
+    assert_array_equal(SetKernel("sliced_wasserstein", n_projections=30,
+                                 rng=0).fit(train).projections_, P)
+    # Nystroem with every set a landmark: the exact kernel; gamma None is
+    # 1 / median SW_2^2 between the landmarks
+    nys = km.NystroemMap(12, kernel="sliced_wasserstein",
+                         kernel_params={"n_projections": 30}, rng=1)
+    F = nys.fit_transform(train)
+    P = nys.params_["projections"]
+    assert P.shape == (30, 2)
+    assert_allclose(F @ F.T, sliced_wasserstein_kernel(train, projections=P),
+                    atol=1e-10)
+    G = nys.transform(test) @ F.T
+    assert_allclose(G, sliced_wasserstein_kernel(
+        test, train, gamma=nys.params_["gamma"], projections=P), atol=1e-10)
+    assert_allclose(km.NystroemMap(12, kernel="sliced_wasserstein", gamma=0.5,
+                                   landmarks="kmeans++", rng=2).fit_transform(
+                                       train).shape, (12, 12))
+
+
+def test_mmd_test_fixes_the_directions_once(monkeypatch):
+    from kernelmaps._composite import _two_sample as ts
+
+    rng = np.random.default_rng(14)
+    A = [rng.normal(size=(20, 2)) for _ in range(20)]
+    B = [rng.normal(size=(20, 2)) * 1.5 + 0.3 for _ in range(20)]
+    res = km.mmd_test(A, B, kernel="sliced_wasserstein", n_resamples=199, rng=0)
+    assert res.pvalue < 0.05
+    # blocks of the kernel (ranges of 7 sets) use the same directions as the
+    # whole matrix: the same p-value
+    with monkeypatch.context() as mp:
+        calls = []
+        run_blocks = ts.run_blocks
+
+        def spy(*args, **kwargs):
+            calls.append(1)
+            return run_blocks(*args, **kwargs)
+
+        mp.setattr(ts, "_in_memory_bytes", lambda *args: math.inf)
+        mp.setattr(ts, "_MIN_BLOCK", 7)
+        mp.setattr(ts, "RESAMPLE_TASK_WORK", 1.0)
+        mp.setattr(ts, "run_blocks", spy)
+        blocked = km.mmd_test(A, B, kernel="sliced_wasserstein",
+                              n_resamples=199, rng=0)
+    assert calls
+    assert blocked.pvalue == res.pvalue
+    assert_allclose(blocked.statistic, res.statistic, rtol=1e-12)
+    # two samples of one distribution: no rejection at this seed
+    C = [rng.normal(size=(20, 2)) for _ in range(20)]
+    assert km.mmd_test(A, C, kernel="sliced_wasserstein", n_resamples=199,
+                       rng=0).pvalue > 0.05
