@@ -119,7 +119,7 @@ def paths(monkeypatch):
 @pytest.mark.parametrize("shape", list(SHAPES))
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_sum_match_kernel_weighted(paths, shape, kernel, dtype):
+def test_sum_match_kernel_weighted(simd_path, paths, shape, kernel, dtype):
     rng = np.random.default_rng(len(shape) + len(kernel))
     X = random_sets(rng, shape, dtype)
     Y = random_sets(rng, shape, dtype, shift=0.3)[: max(2, SHAPES[shape][0] // 2)]

@@ -56,50 +56,12 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     float64.
     """
     weights = _pair_weights(X, Y)
-    if weights is not None:
-        S = _weighted_sums(X, Y, weights, kernel, gamma, coef0, degree,
-                           n_threads, progress, desc)
-        return S if normalize else _times_pair_weights(S, X, Y)
     if kernel == "linear":
-        sx = set_sums(X)
-        with np.errstate(over="ignore", invalid="ignore"):
-            S = sx @ (sx if Y is None else set_sums(Y)).T
-        return pair_means(S, X, Y) if normalize else S
-    symmetric = Y is None
-    xp, yp = X.points, None if symmetric else Y.points
-    e, gamma, dtype = _standardize(xp, yp, kernel, gamma)
-    max_points = panel_points(X.dim, dtype)
-    small = _one_group(X, max_points) and (symmetric or _one_group(Y, max_points))
-    if (not small and kernel in ("rbf", "polynomial")
-            and X.dim >= PAIR_GEMM_DIM[np.dtype(dtype)]):
-        S = _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype,
-                         n_threads, progress, desc)
-        if S is not None:
-            return pair_means(S, X, Y) if normalize else S
-    if small:
-        # A small call (a few milliseconds at most): one task, no planning
-        # (products cost more than they save on a group this small).
-        Y = X if symmetric else Y
-        return _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
-                               Y.points.astype(dtype, copy=False), Y.offsets,
-                               e, symmetric, kernel, gamma, coef0, degree,
-                               normalize)
-    return _tile_pair_sums(X, Y, kernel, e, gamma, dtype, coef0, degree,
-                           max_points, n_threads, progress, desc, normalize)
-
-
-def _weighted_sums(X, Y, weights, kernel, gamma, coef0, degree, n_threads,
-                   progress, desc):
-    """The normalised weighted `pair_sums` of X and Y (None: X) with
-    `weights` = (ux, uy) from `_pair_weights` (uy None where Y is None):
-    the paths of the unweighted sums (linear: the weighted means; small
-    calls: `one_group`; many features: `_by_products`; else the tiles),
-    each with the weights."""
-    ux, uy = weights
-    if kernel == "linear":
+        ux, uy = (None, None) if weights is None else weights
         sx = set_sums(X, ux)
         with np.errstate(over="ignore", invalid="ignore"):
-            return sx @ (sx if Y is None else set_sums(Y, uy)).T
+            S = sx @ (sx if Y is None else set_sums(Y, uy)).T
+        return _finished(S, X, Y, normalize, weights)
     symmetric = Y is None
     xp, yp = X.points, None if symmetric else Y.points
     e, gamma, dtype = _standardize(xp, yp, kernel, gamma)
@@ -110,25 +72,22 @@ def _weighted_sums(X, Y, weights, kernel, gamma, coef0, degree, n_threads,
         S = _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype,
                          n_threads, progress, desc, weights)
         if S is not None:
-            return S
+            return _finished(S, X, Y, normalize, weights)
     if small:
-        Y, uy = (X, ux) if symmetric else (Y, uy)
-        return _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
-                               Y.points.astype(dtype, copy=False), Y.offsets,
-                               e, symmetric, kernel, gamma, coef0, degree,
-                               False, _row_weights(ux, dtype), uy)
-    return _tile_pair_sums(X, Y, kernel, e, gamma, dtype, coef0, degree,
-                           max_points, n_threads, progress, desc, False,
-                           weights)
-
-
-def _tile_pair_sums(X, Y, kernel, e, gamma, dtype, coef0, degree, max_points,
-                    n_threads, progress, desc, normalize, weights=None):
-    """`pair_sums` by the difference tiles (`_impl.tile_sums`), `e`,
-    `gamma` and `dtype` from `_standardize`; with `weights` (ux, uy of
-    `_pair_weights`), the weighted sums."""
-    symmetric = Y is None
-    xp, yp = X.points, None if symmetric else Y.points
+        # A small call (a few milliseconds at most): one task, no planning
+        # (products cost more than they save on a group this small).
+        Z = X if symmetric else Y
+        if weights is None:
+            return _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
+                                   Z.points.astype(dtype, copy=False), Z.offsets,
+                                   e, symmetric, kernel, gamma, coef0, degree,
+                                   normalize)
+        ux, uy = weights
+        S = _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
+                            Z.points.astype(dtype, copy=False), Z.offsets,
+                            e, symmetric, kernel, gamma, coef0, degree, False,
+                            _row_weights(ux, dtype), ux if symmetric else uy)
+        return _finished(S, X, Y, normalize, weights)
     ux, uy = (None, None) if weights is None else weights
     xplan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, True)
     if symmetric:
@@ -164,7 +123,16 @@ def _tile_pair_sums(X, Y, kernel, e, gamma, dtype, coef0, degree, max_points,
     S = _fold_segments(S, xplan[1], axis=0)
     S = _fold_segments(S, yplan[1], axis=1)
     S = S.T.copy() if transposed else S
-    return pair_means(S, X, Y) if normalize else S
+    return _finished(S, X, Y, normalize, weights)
+
+
+def _finished(S, X, Y, normalize, weights):
+    """The sums S of `pair_sums`: unweighted (`weights` None), divided by
+    the numbers of pairs with `normalize`; weighted (normalised sums),
+    times the products of the total weights without it."""
+    if weights is None:
+        return pair_means(S, X, Y) if normalize else S
+    return S if normalize else _times_pair_weights(S, X, Y)
 
 
 # Segments per group, at most.
