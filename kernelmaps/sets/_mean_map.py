@@ -253,12 +253,14 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     min_size = 2 if check_bool(unbiased, "unbiased") else 1
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0,
                                  min_size=min_size, lazy=lazy)
-    if unbiased and any(B is not None and B.weights is not None for B in (X, Y)):
+    weighted = [name for name, B in (("X", X), ("Y", Y))
+                if B is not None and B.weights is not None]
+    if unbiased and weighted:
         raise ValueError(
-            "unbiased=True is not defined for weighted sets here (the "
-            "U-statistic leaves out pairs of a point with itself, which "
-            "weights do not say how to count); pass unbiased=False or the "
-            "sets without weights"
+            f"{weighted[0]} is a Bags with point weights, for which "
+            f"unbiased=True is not defined here (the U-statistic leaves out "
+            f"the pairs of a point with itself, which weights do not say how "
+            f"to count); pass unbiased=False or the sets without weights"
         )
     squared = check_bool(squared, "squared")
     if unbiased and not squared:

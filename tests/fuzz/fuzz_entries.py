@@ -4029,6 +4029,12 @@ def _check_object_test(ctx, v, res, kernel, method):
     if kernel == "mean_map":
         Z = [np.asarray(s, dtype=np.float64) for s in ref.set_list(X)
              + ref.set_list(Y)]
+        wX, wY = ref.weight_list(X), ref.weight_list(Y)
+        if wX is not None or wY is not None:  # the pooled weighted sets
+            weights = [w if w is not None else np.ones(len(z)) for w, z in zip(
+                (wX or [None] * n_sets(X)) + (wY or [None] * n_sets(Y)), Z,
+                strict=True)]
+            Z = ctx.km.Bags.from_list(Z, weights=weights)
         K = ctx.km.sum_match_kernel(Z, gamma=res.gamma)
         n = n_sets(X)
     else:
@@ -4045,8 +4051,10 @@ def _check_object_test(ctx, v, res, kernel, method):
 def _object_test_entry(kernel, method):
     kind = _OBJECT_TESTS[kernel]
     if kind == "sets":
+        # weighted sets: taken by "mean_map", refused by "renyi"
         points = dict(min_points=6 if kernel == "renyi" else 1,
-                      one_point=INVALID if kernel == "renyi" else EITHER)
+                      one_point=INVALID if kernel == "renyi" else EITHER,
+                      weighted=INVALID if kernel == "renyi" else VALID)
         data = set_mutations(**points)
         other = [m for m in set_mutations(**points, is_y=True)
                  if m.label != "None"]
