@@ -475,3 +475,53 @@ def test_unweighted_unchanged():
     assert A.weights is None
     K = sum_match_kernel(A, gamma=0.3)
     assert_array_equal(K, sum_match_kernel(A.with_weights(None), gamma=0.3))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_product_forms_weighted(monkeypatch, dtype):
+    # The BLAS path's three forms of a group pair: the products of the
+    # points, of the points centred (far from 0), and the difference tiles
+    # (the bound of the products not met), each with weights.
+    forms = set()
+    product_sums = engine._impl.product_sums
+
+    def spy(*args):
+        forms.update(np.asarray(args[12])[:, 2].tolist())
+        return product_sums(*args)
+
+    monkeypatch.setattr(engine._impl, "product_sums", spy)
+    rng = np.random.default_rng(21)
+    for shift, gamma in ((0.0, 0.002), (40.0, 0.002), (0.0, 0.5)):
+        X = random_sets(rng, "products", dtype, shift=shift)
+        wX = random_weights(rng, X)
+        B = Bags.from_list(X, weights=wX)
+        for normalize in (True, False):
+            R = reference(X, wX, X, wX, "rbf", gamma, normalize)
+            K = sum_match_kernel(B, gamma=gamma, normalize=normalize, workers=2)
+            assert_allclose(K, R, rtol=0, atol=tolerance(dtype, R))
+            R = reference(X[:9], wX[:9], X[9:], wX[9:], "rbf", gamma, normalize)
+            K = sum_match_kernel(B[:9], B[9:], gamma=gamma, normalize=normalize)
+            assert_allclose(K, R, rtol=0, atol=tolerance(dtype, R))
+    assert forms == {engine._impl.PRODUCTS, engine._impl.CENTRED,
+                     engine._impl.EXACT}
+
+
+def test_extreme_weights():
+    # Weights near the float64 maximum (their totals overflow) and
+    # subnormal ones: the normalised kernels as with unit weights; the
+    # plain sums that overflow are a ValueError.
+    rng = np.random.default_rng(22)
+    X = random_sets(rng, "small", np.float64)
+    wX = random_weights(rng, X)
+    A = Bags.from_list(X, weights=wX)
+    for c in (2.0**1020 / 3.0, 5e-324 * 7):
+        B = Bags.from_list(X, weights=[np.round(w * 10) * c for w in wX])
+        R = reference(X, [np.round(w * 10) for w in wX], X,
+                      [np.round(w * 10) for w in wX], "rbf", 0.3)
+        assert_allclose(sum_match_kernel(B, gamma=0.3), R, rtol=0, atol=1e-12)
+        assert_allclose(mmd_kernel(B, gamma=0.3),
+                        mmd_kernel(B.with_weights(np.round(A.weights * 10)),
+                                   gamma=0.3), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="weights"):
+        sum_match_kernel(A.with_weights(A.weights * 1e300), gamma=0.3,
+                         normalize=False)

@@ -475,11 +475,17 @@ def _tiles(xp, xplan, yp, yplan, col_first, col_stop, e, dtype, *, rowbase, coli
 
 def _unit_weights(bags):
     """The weights of the points of `bags` divided by the total of their
-    set (float64), or None for unweighted sets."""
+    set (float64), or None for unweighted sets. Each set's weights are
+    first divided by their largest (exact for a power of two; weights near
+    the float64 maximum would make the total overflow)."""
     w = bags.weights
     if w is None:
         return None
-    return w / np.repeat(bags.set_weights(), bags.sizes)
+    sizes, starts = bags.sizes, bags.offsets[:-1]
+    top = np.maximum.reduceat(w, starts) if len(w) else np.zeros(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = w / np.repeat(top, sizes)  # (a set of weights all 0: NaN)
+    return w / np.repeat(np.add.reduceat(w, starts), sizes)
 
 
 def _pair_weights(X, Y):
@@ -524,9 +530,9 @@ def _weight_args(weights, symmetric, dtype):
 def _times_pair_weights(S, X, Y):
     """Normalised sums of weighted sets times the products of their total
     weights, in place: the weighted sums (inf where they overflow)."""
-    rows = X.set_weights()
-    cols = (X if Y is None else Y).set_weights()
     with np.errstate(over="ignore", invalid="ignore"):
+        rows = X.set_weights()
+        cols = (X if Y is None else Y).set_weights()
         for a, b in row_blocks(S):
             S[a:b] *= np.multiply.outer(rows[a:b], cols)
     return S

@@ -540,6 +540,11 @@ def _mmd_block(params, squared, unbiased, gamma2, symmetric, workers, out,
     return cast_output(D, out, "X" if symmetric else "X and Y")
 
 
+def _weighted(X, Y):
+    """Whether X or Y (None) is a weighted Bags."""
+    return X.weights is not None or (Y is not None and Y.weights is not None)
+
+
 def _level2(D2, gamma2):
     """The MMD kernel ``exp(-gamma2 * D2)`` of the squared MMDs `D2`."""
     # In place, a block of rows at a time (Ctrl-C stops between two).
@@ -576,10 +581,17 @@ def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
     constant on the data (with `warn`; a block of a lazy kernel does not
     warn: the values of one block say nothing about the whole matrix)."""
     K = mean_map_block(X, Y, params, n_threads, progress, normalize)
+    if not normalize and _weighted(X, Y):
+        names = "X" if Y is None else "X and Y"
+        check_finite_output(K, f"the weighted sums of the kernel values of "
+                               f"{names} overflow float64; scale the weights "
+                               f"of {names} down (or normalize=True)")
     if warn and params["kernel"] in ("rbf", "laplacian"):
-        pairs = None if normalize else (X.set_weights(),
-                                        (X if Y is None else Y).set_weights())
-        kind = degenerate(K, Y is None, pairs)
+        # (weighted sums: the pairs' total weights, which may overflow)
+        with np.errstate(over="ignore", invalid="ignore"):
+            pairs = None if normalize else (
+                X.set_weights(), (X if Y is None else Y).set_weights())
+            kind = degenerate(K, Y is None, pairs)
         if kind is not None:
             warn_degenerate(degenerate_message(
                 kind, params["kernel"], params["gamma"],
@@ -625,8 +637,12 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress, *, kx=None,
     (`_within`), when known (ky None: kx); `symmetric`: Y None in the whole
     call (a block of a lazy kernel), for the errors."""
     symmetric = Y is None if symmetric is None else symmetric
-    K = _pair_kernel_sums(X, Y, params, n_threads, progress, warn=warn)
-    K = pair_means(K, X, Y)
+    if _weighted(X, Y):  # the engine's normalised sums (no rescaling)
+        K = _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=True,
+                              warn=warn)
+    else:
+        K = pair_means(_pair_kernel_sums(X, Y, params, n_threads, progress,
+                                         warn=warn), X, Y)
     _check_finite(K, params, symmetric)
     if kx is None:
         kx = _within(X, params, unbiased, n_threads,
