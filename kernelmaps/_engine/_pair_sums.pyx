@@ -403,7 +403,7 @@ cdef void _product_pair(const floating *xa, const double *xn,
     values are summed over each column segment, and those sums over the
     rows of each segment, in the order of the rows: the result does not
     depend on the threads. With weights (`xw`, `yw` not NULL, as in
-    `_group_pair`), each row's values are dotted with the column weights of
+    `_weighted_group_pair`), each row's values are dotted with the column weights of
     each segment and the result multiplied by the row's weight.
     """
     cdef int64_t p0 = xseg[s0], p1 = xseg[s1], q0 = yseg[t0], q1 = yseg[t1]
