@@ -525,3 +525,36 @@ def test_extreme_weights():
     with pytest.raises(ValueError, match="weights"):
         sum_match_kernel(A.with_weights(A.weights * 1e300), gamma=0.3,
                          normalize=False)
+
+
+def test_set_specs_carry_weights():
+    # pool, take, as_float64 and value_keys of the set kernels' specs keep
+    # the point weights (unweighted beside weighted: weight 1 a point).
+    from kernelmaps._composite._specs import SPECS
+
+    rng = np.random.default_rng(23)
+    X = random_sets(rng, "small", np.float32)
+    wX = random_weights(rng, X)
+    A = Bags.from_list(X, weights=wX)
+    B = Bags.from_list(random_sets(rng, (3, 2, 5, 3), np.float32))
+    for name in ("mean_map", "mmd"):
+        spec = SPECS[name](name)
+        assert spec.check(A).weights is not None
+        Z = spec.pool(A, B)
+        assert_array_equal(Z.weights, np.concatenate([A.weights,
+                                                      np.ones(B.n_points)]))
+        assert_array_equal(spec.as_float64(A).weights, A.weights)
+        index = np.array([1, 4, 8])
+        T = spec.take(Z, index)
+        for k, i in enumerate(index):
+            assert_array_equal(T.weights[T.offsets[k]:T.offsets[k + 1]],
+                               Z.weights[Z.offsets[i]:Z.offsets[i + 1]])
+        assert_array_equal(spec.take(Z, slice(2, 5)).weights,
+                           Z.weights[Z.offsets[2]:Z.offsets[5]])
+        keys = spec.value_keys(A)
+        top = np.abs(A.points).max()
+        means = np.array([w @ (x.astype(np.float64) / float(top)) / w.sum()
+                          for x, w in zip(X, wX, strict=True)])
+        assert_allclose(keys[:, :3], means, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="weights"):
+        SPECS["renyi"]("renyi").check(A)
