@@ -558,3 +558,18 @@ def test_set_specs_carry_weights():
         assert_allclose(keys[:, :3], means, rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="weights"):
         SPECS["renyi"]("renyi").check(A)
+
+
+def test_weighted_beside_lazy_sets_refused():
+    # Weighted sets are computed in memory only: beside lazy Dask sets (the
+    # lazy path would drop their weights), a TypeError naming them.
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(24)
+    X = Bags.from_list(random_sets(rng, "small", np.float64))
+    lazy = Bags(da.from_array(X.points, chunks=(10, 3)), X.offsets)
+    W = X.with_weights(rng.uniform(0.5, 1.0, X.n_points))
+    for f in (sum_match_kernel, mmd, mmd_kernel):
+        with pytest.raises(TypeError, match="Y is a weighted Bags"):
+            f(lazy, W, gamma=0.5)
+        with pytest.raises(TypeError, match="weighted"):
+            f(lazy.with_weights(W.weights), gamma=0.5)
