@@ -18,9 +18,10 @@ from scipy.spatial.distance import pdist
 
 from ._bags import Bags
 from ._probes import is_dask_array
-from ._validation import check_points, check_rng, check_scalar, check_size
+from ._validation import check_points, check_rng, check_scalar, check_sets, check_size
 
-__all__ = ["MEDIAN_SAMPLE", "MEDIAN_SEED", "point_median_gamma", "resolve_gamma"]
+__all__ = ["MEDIAN_SAMPLE", "MEDIAN_SEED", "point_median_gamma", "resolve_gamma",
+           "weighted_median"]
 
 # The default sample of the median heuristic, and its fixed seed: the same
 # data give the same gamma on every call.
@@ -40,9 +41,20 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
     With ``degenerate="fallback"``, data where the heuristic is undefined
     do not raise: when most sampled pairs coincide the median is over the
     distinct pairs, and with fewer than 2 distinct points gamma is 1 (the
-    kernel is then constant on the data, whatever gamma)."""
+    kernel is then constant on the data, whatever gamma).
+
+    Weighted sets (a `Bags` with weights): the points of positive weight
+    are sampled as points without weights are, and the median is the
+    `weighted_median` of the distances, a pair of distinct sampled points
+    weighing the product of their weights."""
     fallback = degenerate == "fallback"
-    points = check_points(X, name)
+    weights = None
+    if isinstance(X, Bags) and X.weights is not None:
+        bags = check_sets(X, name, weighted=True)
+        keep = bags.weights > 0
+        points, weights = bags.points[keep], bags.weights[keep]
+    else:
+        points = check_points(X, name)
     n = points.shape[0]
     if sample is not None:
         sample = check_scalar(sample, "sample", kind="int", low=2)
@@ -55,14 +67,19 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
             f"got {n}; give gamma"
         )
     if sample is not None and n > sample:
-        points = points[_sample(n, sample, generator)]
+        rows = _sample(n, sample, generator)
+        points = points[rows]
+        weights = None if weights is None else weights[rows]
     distances, exponent = scaled_distances(points, kernel)
-    median = _median(distances)
+    pair_weights = None if weights is None else _pair_weights(weights)
+    median = _median(distances, pair_weights)
     if not median > 0 and fallback:
-        distances = distances[distances > 0]
+        distinct = distances > 0
+        distances = distances[distinct]
         if distances.size == 0:
             return 1.0
-        median = _median(distances)
+        median = _median(distances, None if pair_weights is None
+                         else pair_weights[distinct])
     if not median > 0:
         raise ValueError(
             f"the median distance between points of {name} is 0 (most of them "
@@ -110,10 +127,42 @@ def _sample(n, size, generator):
     return np.sort(generator.choice(n, size=size, replace=False))
 
 
-def _median(values):
+def _pair_weights(weights):
+    """The weights of the pairs of distinct points (in the order of
+    `pdist`): the products of the points' `weights`, these first divided by
+    their largest (a common factor: the products neither overflow nor, for
+    weights within 2**500 of the largest, underflow)."""
+    w = weights / weights.max()
+    rows, cols = np.triu_indices(len(w), 1)
+    return w[rows] * w[cols]
+
+
+def weighted_median(values, weights):
+    """The weighted median of `values` (1-D float) with the non-negative
+    `weights`: the smallest value at which the cumulative weight (the
+    values in ascending order) reaches half of the total, or, where it
+    is exactly half there, the mean of that value and the next one of
+    positive weight. With equal weights, ``np.median``; NaN where no weight
+    is positive."""
+    positive = weights > 0
+    values, weights = values[positive], weights[positive]
+    if values.size == 0:
+        return math.nan
+    order = np.argsort(values, kind="stable")
+    values, cumulative = values[order], np.cumsum(weights[order])
+    half = cumulative[-1] / 2
+    k = int(np.searchsorted(cumulative, half, side="left"))
+    if cumulative[k] == half and k + 1 < values.size:
+        return float((values[k] + values[k + 1]) / 2)
+    return float(values[k])
+
+
+def _median(values, weights=None):
     """``np.median`` of a 1-D float array (the same value: the middle one,
     or the mean of the two middle ones), by a partition in place, which is
-    several times faster."""
+    several times faster; with `weights`, the `weighted_median`."""
+    if weights is not None:
+        return weighted_median(values, weights)
     k = values.size // 2
     values.partition(k)  # one k: partitioning at [k - 1, k] is 7x slower
     if values.size % 2:

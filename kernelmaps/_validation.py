@@ -127,7 +127,8 @@ def _check_set_weights(bags, name, weighted):
             f"{name} is a Bags with point weights, which this function does "
             f"not take; pass the sets without weights (bags.with_weights(None))"
         )
-    zero = bags.set_weights() == 0
+    with np.errstate(over="ignore"):  # (a total beyond float64: inf, not 0)
+        zero = bags.set_weights() == 0
     if zero.any():
         raise ValueError(
             f"{name}[{np.flatnonzero(zero)[0]}]: the weights of its points are "

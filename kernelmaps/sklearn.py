@@ -154,6 +154,12 @@ class SetKernel(TransformerMixin, BaseEstimator):
     Every parameter is validated at fit (whatever the kernel), with a
     ValueError or TypeError naming it.
 
+    *Weighted sets.* ``kernel="mean_map"`` and ``"mmd"`` take a `Bags`
+    with point weights (the weighted kernels of `kernelmaps.sum_match_kernel`
+    and `kernelmaps.mmd_kernel`, weights normalised per set; ``gamma=None``
+    the weighted median heuristic of the training sets); ``"renyi"``
+    refuses them (a ValueError).
+
     References
     ----------
     .. [1] See `kernelmaps.sum_match_kernel`, `kernelmaps.mmd_kernel` and

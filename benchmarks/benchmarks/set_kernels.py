@@ -46,7 +46,11 @@ beside ``numpy.concatenate`` and the offsets. `SumMatchKernelDask` times
 tasks and 6 transposes; Dask's threaded scheduler on `workers` threads,
 one engine thread per task) beside the call on the points in memory with
 as many threads, and the building of the lazy graph alone (skipped without
-Dask, an optional dependency).
+Dask, an optional dependency). `WeightedSets` times `sum_match_kernel`
+and `mmd` on weighted sets (a `Bags` with point weights, a fifth of them
+0) beside the same sets unweighted, at shapes of each engine path (one
+group, tiles, BLAS products at d = 128): ``time_weighted /
+time_unweighted`` is the cost of the weights.
 
 The data are drawn once per parameter combination in ``setup`` with
 ``numpy.random.default_rng(0)``; float32 data are the float64 data rounded.
@@ -454,6 +458,45 @@ class SumMatchKernelDask:
 
     def time_lazy_graph(self, workers):
         sum_match_kernel(self.lazy, gamma=self.gamma)
+
+
+# Weighted sets: the engine's paths (one group, the tiles of many and of
+# few large sets, the BLAS products at d = 128).
+WEIGHTED_SHAPES = ("10x10x3", "1000x50x30", "200x300x30", "60x150x128")
+
+
+class WeightedSets(RunOnce):
+    """`sum_match_kernel` and `mmd` (rbf, given gamma, ``Y=None``) of
+    weighted sets (a `Bags` with random point weights, about a fifth of
+    them 0) beside the same sets without weights: the cost of the weights
+    in each engine path (the ratio ``time_weighted / time_unweighted``;
+    issue 41's aim: close to 1)."""
+
+    params = (WEIGHTED_SHAPES, DTYPES, WORKERS)
+    param_names = ("size", "dtype", "workers")
+
+    def setup(self, size, dtype, workers):
+        sets, d = make_sets(size, dtype)
+        self.gamma = 1.0 / d
+        self.bags = Bags.from_list(sets)
+        rng = np.random.default_rng(1)
+        weights = rng.uniform(0.1, 2.0, self.bags.n_points)
+        weights[rng.random(self.bags.n_points) < 0.2] = 0.0
+        offsets = self.bags.offsets
+        weights[offsets[:-1]] = 1.0  # a positive total in every set
+        self.weighted = self.bags.with_weights(weights)
+
+    def time_unweighted(self, size, dtype, workers):
+        sum_match_kernel(self.bags, gamma=self.gamma, workers=workers)
+
+    def time_weighted(self, size, dtype, workers):
+        sum_match_kernel(self.weighted, gamma=self.gamma, workers=workers)
+
+    def time_unweighted_mmd(self, size, dtype, workers):
+        mmd(self.bags, gamma=self.gamma, workers=workers)
+
+    def time_weighted_mmd(self, size, dtype, workers):
+        mmd(self.weighted, gamma=self.gamma, workers=workers)
 
 
 # Ratios to the baseline, read from the stored asv results.

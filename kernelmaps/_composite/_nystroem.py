@@ -360,6 +360,15 @@ class NystroemMap(FeatureMap):
     `transform` (sets with Dask points, or Dask histograms) gives a lazy
     result computed block by block.
 
+    *Weighted sets.* The kernels "mean_map" and "mmd" take a `Bags` with
+    point weights, in `fit` and `transform`: the weighted mean map kernel
+    of `sum_match_kernel` (weights normalised per set), ``gamma=None``
+    its weighted median heuristic on the training sets, and the landmarks
+    keep their weights (``components_``). "renyi" refuses them (a
+    ValueError). ``landmarks="kmeans++"`` embeds the sets by
+    `RandomDistributionFeatures`, and takes weighted sets only where it
+    does.
+
     The floor of an indefinite spectrum: on the Renyi divergence kernel of
     300 sets of 50 points (160 of its 300 eigenvalues negative), keeping
     every positive eigenvalue of the landmarks gave a mean error against

@@ -516,12 +516,14 @@ def exp_minus(gamma, S):
 
 
 class _SetSpec(Spec):
-    """A kernel of sets of points (a `Bags`)."""
+    """A kernel of sets of points (a `Bags`). `weighted`: whether it takes
+    sets with point weights (which every method here carries)."""
 
     kind = "sets"
+    weighted = False
 
     def check(self, X, name="X"):
-        return check_sets(X, name)
+        return check_sets(X, name, weighted=self.weighted)
 
     def count(self, X):
         return len(X)
@@ -531,33 +533,61 @@ class _SetSpec(Spec):
             raise ValueError(f"X and Y must hold sets of points of the same "
                              f"dimension, got {X.dim} and {Y.dim}")
         dtype = np.result_type(X.points.dtype, Y.points.dtype)
+        weights = None
+        if X.weights is not None or Y.weights is not None:
+            weights = np.concatenate([
+                np.ones(B.n_points) if B.weights is None else B.weights
+                for B in (X, Y)])
         return Bags(np.concatenate([X.points, Y.points]).astype(dtype, copy=False),
-                    np.concatenate([X.offsets, X.offsets[-1] + Y.offsets[1:]]))
+                    np.concatenate([X.offsets, X.offsets[-1] + Y.offsets[1:]]),
+                    weights)
 
     def as_float64(self, X):
-        return Bags(X.points.astype(np.float64), X.offsets)
+        return Bags(X.points.astype(np.float64), X.offsets, X.weights)
 
     def take(self, Z, index):
-        offsets = Z.offsets
+        offsets, weights = Z.offsets, Z.weights
         if isinstance(index, slice):
             start, stop, _ = index.indices(len(Z))
             first, last = offsets[start], offsets[stop]
-            return Bags(Z.points[first:last], offsets[start:stop + 1] - first)
+            return Bags(Z.points[first:last], offsets[start:stop + 1] - first,
+                        None if weights is None else weights[first:last])
         sizes = offsets[index + 1] - offsets[index]
         starts = np.repeat(offsets[index] - np.cumsum(sizes) + sizes, sizes)
         rows = starts + np.arange(sizes.sum())
-        return Bags(Z.points[rows], np.concatenate(([0], np.cumsum(sizes))))
+        return Bags(Z.points[rows], np.concatenate(([0], np.cumsum(sizes))),
+                    None if weights is None else weights[rows])
 
     def value_keys(self, Z):
         """Each set's mean, mean square and size (ties of the first broken
-        by the others), in memory (lazy sets: computed a chunk of whole sets
-        at a time)."""
+        by the others; weighted sets: the weighted mean and mean square
+        and the total weight), in memory (lazy sets: computed a chunk of
+        whole sets at a time)."""
         sums = (_lazy_set_sums(Z) if is_dask_array(Z.points) else _set_sums(
-            Z.points, Z.offsets, np.abs(Z.points).max(initial=0.0)))
-        sizes = Z.sizes.astype(np.float64)
+            Z.points, Z.offsets, np.abs(Z.points).max(initial=0.0), Z.weights))
+        sizes = Z.set_weights()
         mean = sums[:, :Z.dim] / sizes[:, None]
         square = sums[:, Z.dim:] / sizes[:, None]
         return np.hstack([mean, square, sizes[:, None] / sizes.max()])
+
+    def point_median(self, Z, point):
+        """`point_gamma` (the median heuristic on the `value_sample` of the
+        pooled points of Z); of weighted sets, the weighted rule of
+        `point_median_gamma` on the value sample of the points of positive
+        weight, with their weights."""
+        if Z.weights is None:
+            return point_gamma(None, _points(Z), point)
+        points, weights = _weighted_points(Z)
+        if len(points) > BANDWIDTH_SAMPLE:
+            direction = np.random.default_rng(0).normal(size=points.shape[1])
+            projections = _row_projections(points, direction[:, None])[:, 0]
+            order = np.argsort(projections, kind="stable")
+            rows = order[np.linspace(0, len(points) - 1,
+                                     BANDWIDTH_SAMPLE).astype(np.int64)]
+            points, weights = points[rows], weights[rows]
+        return point_median_gamma(
+            Bags(points, np.array([0, len(points)]), weights), kernel=point,
+            sample=None, name="X and Y", degenerate="fallback")
 
     def check_sizes(self, bags, name):
         """`bags` (checked sets), or a ValueError naming a set too small for
@@ -571,7 +601,7 @@ class _SetSpec(Spec):
         params = self.point_params()
         if params.get("gamma") is None:
             point = params["kernel"]
-            params["gamma"] = (point_gamma(None, _points(Z), point)
+            params["gamma"] = (self.point_median(Z, point)
                                if point in ("rbf", "laplacian")
                                else 1.0 / Z.dim)
         return params
@@ -581,15 +611,28 @@ def _points(Z):
     return Z.points.astype(np.float64, copy=False)
 
 
-def _set_sums(points, offsets, top):
+def _weighted_points(Z):
+    """The points of Z (float64) of positive weight, and their weights (all
+    the points, weighing 1, for unweighted sets)."""
+    points = _points(Z)
+    if Z.weights is None:
+        return points, np.ones(len(points))
+    keep = Z.weights > 0
+    return points[keep], Z.weights[keep]
+
+
+def _set_sums(points, offsets, top, weights=None):
     """The sums of each set's points and of their squares, in float64, the
     points divided by `top` (their largest absolute value; not where it is
-    0): ``(n_sets, 2 d)``. Each set's from its points alone, in their
-    order."""
+    0): ``(n_sets, 2 d)``; with `weights`, the weighted sums. Each set's
+    from its points alone, in their order."""
     points = points.astype(np.float64, copy=False)
     unit = points / top if top > 0 else points
+    square = unit**2
+    if weights is not None:
+        unit, square = unit * weights[:, None], square * weights[:, None]
     return np.hstack([np.add.reduceat(unit, offsets[:-1], axis=0),
-                      np.add.reduceat(unit**2, offsets[:-1], axis=0)])
+                      np.add.reduceat(square, offsets[:-1], axis=0)])
 
 
 def _lazy_set_sums(Z):
@@ -613,19 +656,23 @@ def _lazy_set_sums(Z):
 
 class MeanMapSpec(_SetSpec):
     """`sum_match_kernel`: the mean of a point kernel over the pairs of
-    points; its scale is the point kernel's gamma."""
+    points (weighted sets: the weighted mean); its scale is the point
+    kernel's gamma (default: the weighted median heuristic for weighted
+    sets; the grid of the aggregated tests from the distances between the
+    points of positive weight, unweighted)."""
 
     takes = (*_POINT, "normalize")
     scale = "gamma"
+    weighted = True
 
     def scales(self, Z, gamma, grid, n_threads):
         point = self.params.get("kernel", "rbf")
         if point not in ("rbf", "laplacian"):  # linear, polynomial: no rule
             return given_gammas(gamma, lambda: self.resolved_point(Z)["gamma"],
                                 lambda: [self.resolved_point(Z)["gamma"]], grid)
-        return given_gammas(gamma, lambda: point_gamma(None, _points(Z), point),
-                            lambda: point_grid(_points(Z), point, N_BANDWIDTHS,
-                                               grid), grid)
+        return given_gammas(gamma, lambda: self.point_median(Z, point),
+                            lambda: point_grid(_weighted_points(Z)[0], point,
+                                               N_BANDWIDTHS, grid), grid)
 
     @property
     def degenerate_scale(self):
@@ -640,13 +687,14 @@ class MeanMapSpec(_SetSpec):
 
 
 class MMDSpec(_DistanceSpec, _SetSpec):
-    """`mmd_kernel`: ``exp(-gamma2 MMD^2)``; its scale is gamma2, the
-    point kernel's gamma is in `params` (None: fixed on the pooled
-    points)."""
+    """`mmd_kernel`: ``exp(-gamma2 MMD^2)`` (weighted sets: of the weighted
+    mean embeddings); its scale is gamma2, the point kernel's gamma is in
+    `params` (None: fixed on the pooled points)."""
 
     takes = (*_POINT, "gamma2")
     scale = "gamma2"
     default_scale = 1.0
+    weighted = True
 
     def scales(self, Z, gamma, grid, n_threads):
         self.params = {**self.params, **self.resolved_point(Z)}

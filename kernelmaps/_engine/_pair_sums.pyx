@@ -95,6 +95,25 @@ def plan_segments(const int64_t[::1] offsets, int64_t max_points,
             group_ptr_a[:n_groups + 1])
 
 
+cdef inline double _weighted_run(const floating *v, const double *w,
+                                 ptrdiff_t n) noexcept nogil:
+    """Sum of v[i] w[i] over i < n, in float64 (four running sums, added
+    in a fixed order): a run of kernel values dotted with the weights of
+    their columns."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef ptrdiff_t i = 0
+    while i + 4 <= n:
+        s0 = s0 + <double>v[i] * w[i]
+        s1 = s1 + <double>v[i + 1] * w[i + 1]
+        s2 = s2 + <double>v[i + 2] * w[i + 2]
+        s3 = s3 + <double>v[i + 3] * w[i + 3]
+        i = i + 4
+    while i < n:
+        s0 = s0 + <double>v[i] * w[i]
+        i = i + 1
+    return (s0 + s1) + (s2 + s3)
+
+
 cdef void _group_pair(const km_tile_args *shared_args, const floating *x,
                       const int64_t *xseg, int64_t s0, int64_t s1,
                       const floating *yt, const floating *phases,
@@ -138,6 +157,61 @@ cdef void _group_pair(const km_tile_args *shared_args, const floating *x,
         r0 += KM_MR
 
 
+cdef void _weighted_group_pair(const km_tile_args *shared_args, const floating *x,
+                               const int64_t *xseg, int64_t s0, int64_t s1,
+                               const floating *yt, const floating *phases,
+                               const int64_t *yseg, int64_t t0, int64_t t1,
+                               bint diagonal, floating *buf, double *acc,
+                               const floating *xw,
+                               const double *yw) noexcept nogil:
+    """`_group_pair` of weighted points (a copy: the unweighted loop stays
+    as it was, no test in it).
+
+    acc[s - s0, t - t0] = the sum of xw[x] yw[y] k(x, y) over x in segment
+    s, y in t, with `xw` the weights of the row points, in the element
+    type, padded as the rows are, and `yw` those of the column points, in
+    float64, both indexed as the points: each row's values multiplied by
+    its weight in the tile (`row_w`), the runs of each column segment
+    dotted with the column weights.
+
+    `diagonal`: the two groups are the same (X against itself), and only
+    the pairs t >= s are needed: a strip of rows starting in segment s
+    computes the columns of t >= s only (the others are left 0). A column's
+    values do not depend on where the strip's columns start, so the sums
+    are bit for bit those of the whole strip.
+    """
+    cdef km_tile_args args = shared_args[0]
+    cdef int64_t p0 = xseg[s0], p1 = xseg[s1]
+    cdef int64_t q0 = yseg[t0], q1 = yseg[t1]
+    cdef ptrdiff_t n_t = t1 - t0, d = args.d, ldo = args.ldo
+    cdef int64_t r0 = p0, row, row_end, s = s0, t, tfirst = t0, c0 = q0
+    cdef double *acc_row
+    cdef const floating *buf_row
+
+    memset(acc, 0, (s1 - s0) * n_t * sizeof(double))
+    while r0 < p1:
+        while xseg[s + 1] <= r0:
+            s += 1
+        if diagonal:
+            tfirst = s
+            c0 = yseg[s]
+        # A strip of rows in one segment needs only its column sums.
+        args.sum_rows = xseg[s + 1] >= r0 + KM_MR
+        args.row_w = xw + r0
+        tile(&args, x + r0 * d, yt + c0, phases + c0, q1 - c0, buf)
+        row_end = r0 + 1 if args.sum_rows else min(r0 + KM_MR, p1)
+        for row in range(r0, row_end):
+            while xseg[s + 1] <= row:
+                s += 1
+            acc_row = acc + (s - s0) * n_t
+            buf_row = buf + (row - r0) * ldo
+            for t in range(tfirst, t1):
+                acc_row[t - t0] += _weighted_run(buf_row + (yseg[t] - c0),
+                                                 yw + yseg[t],
+                                                 yseg[t + 1] - yseg[t])
+        r0 += KM_MR
+
+
 def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
               const int64_t[::1] xgroups, const floating[:, ::1] ycols,
               const floating[::1] phases, const int64_t[::1] yseg,
@@ -146,6 +220,7 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
               double[::1] out, bint mirror,
               floating[:, ::1] tile_buffers, double[:, ::1] acc_buffers,
               str kind, double gamma, double coef0, int degree,
+              const floating[::1] xw, const double[::1] yw, bint weighted,
               Py_ssize_t start, Py_ssize_t stop, int n_threads):
     """Sums over segment pairs for the items ``start <= it < stop``: item
     (g, h0, h1) is row group g against the column groups h0 <= h < h1.
@@ -160,13 +235,18 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
     padded width (the tiles' column values; no kernel here uses them).
     tile_buffers: (n_threads, KM_MR * ldo) with ldo the padded size of the
     largest column group; acc_buffers: (n_threads, largest row group
-    segments * largest column group segments).
+    segments * largest column group segments). With `weighted`, the sums
+    are weighted (`_weighted_group_pair`): xw the weights of the row points in
+    their element type, padded as xrows, yw those of the column points in
+    float64; otherwise both are ignored.
     """
     cdef km_tile_args args
     cdef Py_ssize_t it, g, h, tid
     cdef int64_t s, t, s0, s1, t0, t1
     cdef double value
     cdef double *acc
+    cdef const floating *xw_p = &xw[0] if weighted else NULL
+    cdef const double *yw_p = &yw[0] if weighted else NULL
 
     args.d = xrows.shape[1]
     args.ldy = ycols.shape[1]
@@ -188,9 +268,15 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
         for h in range(items[it, 1], items[it, 2]):
             t0 = ygroups[h]
             t1 = ygroups[h + 1]
-            _group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1, &ycols[0, 0],
-                        &phases[0], &yseg[0], t0, t1, mirror and h == g,
-                        &tile_buffers[tid, 0], acc)
+            if weighted:
+                _weighted_group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1,
+                                     &ycols[0, 0], &phases[0], &yseg[0], t0,
+                                     t1, mirror and h == g,
+                                     &tile_buffers[tid, 0], acc, xw_p, yw_p)
+            else:
+                _group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1,
+                            &ycols[0, 0], &phases[0], &yseg[0], t0, t1,
+                            mirror and h == g, &tile_buffers[tid, 0], acc)
             for s in range(s0, s1):
                 # With mirror, the pair (s, t) stands for (t, s) too: on the
                 # diagonal group pair, only t >= s is used (exact symmetry).
@@ -204,7 +290,8 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
 def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
               const floating[:, ::1] yp, const int64_t[::1] yseg, int e,
               bint mirror, str kind, double gamma, double coef0, int degree,
-              bint normalize=False):
+              bint normalize=False, const floating[::1] xw=None,
+              const double[::1] yw=None):
     """`tile_sums` of one row group against one column group, the whole of
     a small call: the sums over segment pairs, float64 of shape
     ``(len(xseg) - 1, len(yseg) - 1)``, bit for bit those of `tile_sums`
@@ -215,6 +302,9 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
     itself) the pairs (s, t), t < s, are those of (t, s), as in `tile_sums`.
     With `normalize`, each sum is divided by the product of the two
     segments' sizes (in float64, as `pair_sums.pair_sums` divides).
+    With `xw` and `yw` (the weights of the row points in their element
+    type, padded with KM_MR zeros, and of the column points in float64),
+    the weighted sums of `_group_pair`, never divided.
     """
     cdef Py_ssize_t n_s = xseg.shape[0] - 1, n_t = yseg.shape[0] - 1
     cdef Py_ssize_t n = xp.shape[0], m = yp.shape[0], d = xp.shape[1]
@@ -225,6 +315,11 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
     cdef km_tile_args args
     cdef Py_ssize_t i, k, s, t
     cdef double scale
+    cdef bint weighted = xw is not None
+    cdef const floating *xw_p = &xw[0] if weighted else NULL
+    cdef const double *yw_p = &yw[0] if weighted else NULL
+    if weighted and (xw.shape[0] < n + KM_MR or yw.shape[0] < m):
+        raise ValueError("one_group: weights shorter than the points")
     args.d = d
     args.ldy = ldy
     args.ldo = ldo
@@ -261,7 +356,11 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
             for i in range(m):
                 for k in range(d):
                     cols[k * ldy + i] = ldexp(yp[i, k], e)
-        if n_s > 0 and n_t > 0:
+        if n_s > 0 and n_t > 0 and weighted:
+            _weighted_group_pair(&args, rows, &xseg[0], 0, n_s, cols,
+                                 cols + d * ldy, &yseg[0], 0, n_t, mirror,
+                                 cols + (d + 1) * ldy, &out[0, 0], xw_p, yw_p)
+        elif n_s > 0 and n_t > 0:
             _group_pair(&args, rows, &xseg[0], 0, n_s, cols, cols + d * ldy,
                         &yseg[0], 0, n_t, mirror, cols + (d + 1) * ldy,
                         &out[0, 0])
@@ -270,7 +369,7 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
             for s in range(n_s):
                 for t in range(s):
                     out[s, t] = out[t, s]
-        if normalize:
+        if normalize and not weighted:
             for s in range(n_s):
                 for t in range(n_t):
                     out[s, t] = out[s, t] / (<double>(xseg[s + 1] - xseg[s])
@@ -291,7 +390,8 @@ cdef void _product_pair(const floating *xa, const double *xn,
                         const int64_t *yseg, int64_t t0, int64_t t1,
                         int d, bint diagonal, int kind, double gamma,
                         double coef0, int degree, int chunk, double *G,
-                        floating *C, double *acc) noexcept nogil:
+                        floating *C, double *acc, const floating *xw,
+                        const double *yw) noexcept nogil:
     """acc[s - s0, t - t0] = sum of k(x, y) over x in segment s, y in t, from
     the dot products of the points of the two groups (`products`, one
     matrix G) and the kernel applied to them row by row (rbf: from the
@@ -302,7 +402,9 @@ cdef void _product_pair(const floating *xa, const double *xn,
     those of each segment with itself completed by symmetry. Each row's
     values are summed over each column segment, and those sums over the
     rows of each segment, in the order of the rows: the result does not
-    depend on the threads.
+    depend on the threads. With weights (`xw`, `yw` not NULL, as in
+    `_weighted_group_pair`), each row's values are dotted with the column weights of
+    each segment and the result multiplied by the row's weight.
     """
     cdef int64_t p0 = xseg[s0], p1 = xseg[s1], q0 = yseg[t0], q1 = yseg[t1]
     cdef int64_t n_t = t1 - t0, ncols = q1 - q0
@@ -335,8 +437,14 @@ cdef void _product_pair(const floating *xa, const double *xn,
         else:
             km_poly_row_d(isa_level, g + c0, gamma, coef0, degree, ncols - c0)
         acc_row = acc + (srow - s0) * n_t
-        for t in range(srow if diagonal else t0, t1):
-            acc_row[t - t0] += sum_run(g + (yseg[t] - q0), yseg[t + 1] - yseg[t])
+        if yw == NULL:
+            for t in range(srow if diagonal else t0, t1):
+                acc_row[t - t0] += sum_run(g + (yseg[t] - q0),
+                                           yseg[t + 1] - yseg[t])
+        else:
+            for t in range(srow if diagonal else t0, t1):
+                acc_row[t - t0] += <double>xw[row] * _weighted_run(
+                    g + (yseg[t] - q0), yw + yseg[t], yseg[t + 1] - yseg[t])
 
 
 def power_rows(double[:, ::1] out, const double[:, ::1] half_log, double c,
@@ -414,6 +522,7 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
                  const floating[:, ::1] xrows, const floating[:, ::1] ycols,
                  const floating[::1] phases, str kind, double gamma,
                  double tile_gamma, double coef0, int degree, int chunk,
+                 const floating[::1] xw, const double[::1] yw, bint weighted,
                  Py_ssize_t start, Py_ssize_t stop, int n_threads):
     """Sums over segment pairs for the items start <= it < stop, each (g,
     h, form): row group g against column group h, ``out[s, t]`` = the sum
@@ -429,7 +538,8 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
     width, with `tile_gamma` (the tiles' points are in units of the
     bandwidth). Every entry of `out` belongs to one item. The BLAS must run
     on one thread (the caller's): the items run in parallel, one per
-    thread.
+    thread. With `weighted`, the weighted sums (`xw`, `yw` as in
+    `tile_sums`; xw also gives the rows' weights of the products).
     """
     cdef Py_ssize_t it
     cdef int64_t max_rows = 0, max_cols = 0, max_segs = 0, g, h, s, t
@@ -445,6 +555,8 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
     cdef floating *C
     cdef floating *tilebuf
     cdef km_tile_args args
+    cdef const floating *xw_p = &xw[0] if weighted else NULL
+    cdef const double *yw_p = &yw[0] if weighted else NULL
 
     for it in range(start, stop):
         g, h = items[it, 0], items[it, 1]
@@ -483,7 +595,12 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
                 t0 = ygroups[h]
                 t1 = ygroups[h + 1]
                 diagonal = mirror and g == h
-                if items[it, 2] == FORM_EXACT:
+                if items[it, 2] == FORM_EXACT and weighted:
+                    _weighted_group_pair(&args, &xrows[0, 0], &xseg[0], s0,
+                                         s1, &ycols[0, 0], &phases[0],
+                                         &yseg[0], t0, t1, diagonal, tilebuf,
+                                         acc, xw_p, yw_p)
+                elif items[it, 2] == FORM_EXACT:
                     _group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1,
                                 &ycols[0, 0], &phases[0], &yseg[0], t0, t1,
                                 diagonal, tilebuf, acc)
@@ -491,12 +608,12 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
                     _product_pair(&xc[0, 0], &xcn[0], &xseg[0], s0, s1,
                                   &yc[0, 0], &ycn[0], &yseg[0], t0, t1, d,
                                   diagonal, kind_code, gamma, coef0, degree,
-                                  chunk, G, C, acc)
+                                  chunk, G, C, acc, xw_p, yw_p)
                 else:
                     _product_pair(&xa[0, 0], &xn[0], &xseg[0], s0, s1,
                                   &ya[0, 0], &yn[0], &yseg[0], t0, t1, d,
                                   diagonal, kind_code, gamma, coef0, degree,
-                                  chunk, G, C, acc)
+                                  chunk, G, C, acc, xw_p, yw_p)
                 for s in range(s0, s1):
                     for t in range(s if diagonal else t0, t1):
                         value = acc[(s - s0) * (t1 - t0) + (t - t0)]

@@ -46,12 +46,22 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     most `n_threads` threads.
     With `normalize`, ``S[i, j]`` is divided by ``len(X[i]) * len(Y[j])``
     (the mean of the kernel values).
+
+    Weighted sets (X or Y a `Bags` with ``weights``; the other, if not,
+    weighs 1 a point): the sum of ``w_x w_y k(x, y)``, or with
+    `normalize` of ``(w_x / W_i) (w_y / W_j) k(x, y)`` (``W_i`` the total
+    weight of ``X[i]``). Every path computes the normalised sums (weights
+    divided by their set's total: the float32 tiles multiply by values in
+    [0, 1]) and, without `normalize`, scales them by ``W_i W_j`` in
+    float64.
     """
+    weights = _pair_weights(X, Y)
     if kernel == "linear":
-        sx = set_sums(X)
+        ux, uy = (None, None) if weights is None else weights
+        sx = set_sums(X, ux)
         with np.errstate(over="ignore", invalid="ignore"):
-            S = sx @ (sx if Y is None else set_sums(Y)).T
-        return pair_means(S, X, Y) if normalize else S
+            S = sx @ (sx if Y is None else set_sums(Y, uy)).T
+        return _finished(S, X, Y, normalize, weights)
     symmetric = Y is None
     xp, yp = X.points, None if symmetric else Y.points
     e, gamma, dtype = _standardize(xp, yp, kernel, gamma)
@@ -60,17 +70,25 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     if (not small and kernel in ("rbf", "polynomial")
             and X.dim >= PAIR_GEMM_DIM[np.dtype(dtype)]):
         S = _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype,
-                         n_threads, progress, desc)
+                         n_threads, progress, desc, weights)
         if S is not None:
-            return pair_means(S, X, Y) if normalize else S
+            return _finished(S, X, Y, normalize, weights)
     if small:
         # A small call (a few milliseconds at most): one task, no planning
         # (products cost more than they save on a group this small).
-        Y = X if symmetric else Y
-        return _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
-                               Y.points.astype(dtype, copy=False), Y.offsets,
-                               e, symmetric, kernel, gamma, coef0, degree,
-                               normalize)
+        Z = X if symmetric else Y
+        if weights is None:
+            return _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
+                                   Z.points.astype(dtype, copy=False), Z.offsets,
+                                   e, symmetric, kernel, gamma, coef0, degree,
+                                   normalize)
+        ux, uy = weights
+        S = _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
+                            Z.points.astype(dtype, copy=False), Z.offsets,
+                            e, symmetric, kernel, gamma, coef0, degree, False,
+                            _row_weights(ux, dtype), ux if symmetric else uy)
+        return _finished(S, X, Y, normalize, weights)
+    ux, uy = (None, None) if weights is None else weights
     xplan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, True)
     if symmetric:
         yp, yplan = xp, xplan
@@ -80,6 +98,9 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     transposed = not symmetric and len(yplan[2]) > len(xplan[2])
     if transposed:
         xp, yp, xplan, yplan = yp, xp, yplan, xplan
+        ux, uy = uy, ux
+    if symmetric:
+        uy = ux
 
     n_row_seg, n_col_seg = len(xplan[1]), len(yplan[1])
     n_row_groups, n_col_groups = len(xplan[2]) - 1, len(yplan[2]) - 1
@@ -94,7 +115,7 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
         rowbase=np.arange(n_row_seg, dtype=np.int64) * n_col_seg,
         colidx=np.arange(n_col_seg, dtype=np.int64), out=out, mirror=symmetric,
         kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
-        n_threads=n_threads)
+        n_threads=n_threads, weights=None if ux is None else (ux, uy))
     run_chunked(_impl.tile_sums, plan, cost, n_threads=n_threads,
                 progress=progress, desc=desc, unit_cost=pairs)
 
@@ -102,7 +123,16 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     S = _fold_segments(S, xplan[1], axis=0)
     S = _fold_segments(S, yplan[1], axis=1)
     S = S.T.copy() if transposed else S
-    return pair_means(S, X, Y) if normalize else S
+    return _finished(S, X, Y, normalize, weights)
+
+
+def _finished(S, X, Y, normalize, weights):
+    """The sums S of `pair_sums`: unweighted (`weights` None), divided by
+    the numbers of pairs with `normalize`; weighted (normalised sums),
+    times the products of the total weights without it."""
+    if weights is None:
+        return pair_means(S, X, Y) if normalize else S
+    return S if normalize else _times_pair_weights(S, X, Y)
 
 
 # Segments per group, at most.
@@ -164,9 +194,10 @@ FLOAT32_REACH = 2.0**64
 def pair_means(S, X, Y):
     """Sums over the pairs of sets of X and Y (None: X) divided, in place,
     by their numbers of pairs of points (as `one_group` divides: by the
-    product of the two sizes, in float64)."""
-    rows = X.sizes.astype(np.float64)
-    cols = (X if Y is None else Y).sizes.astype(np.float64)
+    product of the two sizes, in float64); of weighted sets, by the
+    products of their total weights (`Bags.set_weights`)."""
+    rows = X.set_weights()
+    cols = (X if Y is None else Y).set_weights()
     for a, b in row_blocks(S):  # (not an N x M product: Ctrl-C between blocks)
         S[a:b] /= np.multiply.outer(rows[a:b], cols)
     return S
@@ -194,7 +225,7 @@ _LAMBDA = 6.0
 
 
 def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
-                 progress, desc):
+                 progress, desc, weights=None):
     """`pair_sums` of the rbf or polynomial kernel from the dot products
     of the points, computed by BLAS in groups of PAIR_GEMM_BLOCK points, the
     kernel then applied to the products of each group pair (`_impl.product_sums`).
@@ -215,7 +246,8 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
     centre) takes the exact difference tiles, as the other kernels. The
     polynomial kernel takes the products as they are: the tiles compute the
     same dot products. Returns None where the points are too far from 0
-    for products (thousands of bandwidths): the tiles run.
+    for products (thousands of bandwidths): the tiles run. With `weights`
+    (ux, uy of `_pair_weights`), the weighted sums.
     """
     symmetric = Y is None
     rbf = kernel == "rbf"
@@ -285,9 +317,10 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
     phases = np.zeros(ycols.shape[1], dtype=dtype)
     out = np.zeros((len(xplan[1]), len(yplan[1])))
     n_threads = threads_for(n_threads, cost.sum(), len(items))
+    xw, yw, weighted = _weight_args(weights, symmetric, dtype)
     plan = (xa, xn, xc, xcn, xseg, xgroups, ya, yn, yc, ycn, yseg, ygroups, items,
             out, symmetric, xrows, ycols, phases, kernel, float(product_gamma),
-            float(gamma), float(coef0), int(degree), chunk)
+            float(gamma), float(coef0), int(degree), chunk, xw, yw, weighted)
     with one_blas_thread():
         run_chunked(_impl.product_sums, plan, cost, n_threads=n_threads,
                     progress=progress, desc=desc)
@@ -337,9 +370,28 @@ def _one_group(bags, max_points):
     return bags.n_points <= max_points and len(bags) <= PAIR_MAX_SEGMENTS
 
 
-def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1):
+def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
+              normalize=False):
     """``s[i]`` = sum of ``k(x, x')`` over all ``x, x'`` in ``X[i]`` (the
-    diagonal of ``pair_sums(X)`` at a fraction of its cost)."""
+    diagonal of ``pair_sums(X)`` at a fraction of its cost); of weighted
+    sets, the sum of ``w_x w_x' k(x, x')``, computed normalised (the
+    weights over their set's total) and returned so with `normalize`
+    (weighted sets only), else scaled by the squared total weight in
+    float64."""
+    u = _unit_weights(X)
+    if u is not None:
+        S = _self_sums(X, kernel, gamma, coef0, degree, n_threads, u)
+        if normalize:
+            return S
+        with np.errstate(over="ignore", invalid="ignore"):
+            return S * X.set_weights()**2
+    return _self_sums(X, kernel, gamma, coef0, degree, n_threads)
+
+
+def _self_sums(X, kernel, gamma, coef0, degree, n_threads, u=None):
+    """`self_sums`, with the weights `u` (`_unit_weights`) where given."""
+    if u is not None and kernel == "linear":
+        return np.square(set_sums(X, u)).sum(axis=1)
     if kernel == "linear":
         with np.errstate(over="ignore"):
             return np.square(set_sums(X)).sum(axis=1)
@@ -362,16 +414,19 @@ def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1):
         col_stop=(first + pieces)[seg_set],
         rowbase=base[seg_set] + local * pieces[seg_set], colidx=local,
         out=out, mirror=True, kernel=kernel, gamma=gamma, coef0=coef0,
-        degree=degree, n_threads=n_threads)
+        degree=degree, n_threads=n_threads,
+        weights=None if u is None else (u, u))
     run_chunked(_impl.tile_sums, plan, cost, n_threads=n_threads)
     return np.add.reduceat(out, base[:-1])
 
 
-def set_sums(X):
-    """Sum of the points of each set, float64 of shape ``(len(X), d)``."""
+def set_sums(X, weights=None):
+    """Sum of the points of each set, float64 of shape ``(len(X), d)``;
+    with `weights` (float64, one per point), the weighted sums."""
     n_points = X.n_points
     indicator = scipy.sparse.csr_array(
-        (np.ones(n_points), np.arange(n_points), X.offsets),
+        (np.ones(n_points) if weights is None else weights,
+         np.arange(n_points), X.offsets),
         shape=(len(X), n_points),
     )
     return np.asarray(indicator @ X.points.astype(np.float64, copy=False))
@@ -391,11 +446,12 @@ _KERNEL_COST = 8
 
 
 def _tiles(xp, xplan, yp, yplan, col_first, col_stop, e, dtype, *, rowbase, colidx,
-           out, mirror, kernel, gamma, coef0, degree, n_threads):
+           out, mirror, kernel, gamma, coef0, degree, n_threads, weights=None):
     """Row group g against the column groups col_first[g] <= h < col_stop[g],
     for every g, as items of at most TASK_WORK each: ``(plan, cost, pairs,
     n_threads)`` for `run_chunked`, the plan of `_impl.tile_sums`, the cost
-    and the point pairs of each item, and the threads to run on."""
+    and the point pairs of each item, and the threads to run on. `weights`:
+    None, or the float64 weights (ux, uy) of the row and column points."""
     xseg, _, xgroups = xplan
     yseg, _, ygroups = yplan
     xbounds, ybounds = xseg[xgroups], yseg[ygroups]
@@ -410,10 +466,76 @@ def _tiles(xp, xplan, yp, yplan, col_first, col_stop, e, dtype, *, rowbase, coli
                * int((ygroups[1:] - ygroups[:-1]).max()))
     tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype=dtype)
     acc_buffers = np.empty((n_threads, max_acc))
+    xw, yw, weighted = _weight_args(weights, False, dtype)
     plan = (rows, xseg, xgroups, cols, phases, yseg, ygroups, items, rowbase,
             colidx, out, mirror, tile_buffers, acc_buffers, kernel, float(gamma),
-            float(coef0), int(degree))
+            float(coef0), int(degree), xw, yw, weighted)
     return plan, cost, pairs, n_threads
+
+
+def _unit_weights(bags):
+    """The weights of the points of `bags` divided by the total of their
+    set (float64), or None for unweighted sets. Each set's weights are
+    first divided by their largest (exact for a power of two; weights near
+    the float64 maximum would make the total overflow)."""
+    w = bags.weights
+    if w is None:
+        return None
+    sizes, starts = bags.sizes, bags.offsets[:-1]
+    top = np.maximum.reduceat(w, starts) if len(w) else np.zeros(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = w / np.repeat(top, sizes)  # (a set of weights all 0: NaN)
+    return w / np.repeat(np.add.reduceat(w, starts), sizes)
+
+
+def _pair_weights(X, Y):
+    """``(ux, uy)``: the `_unit_weights` of X and Y (uy None where Y is
+    None), those of unweighted sets ``1 / n_i``, where either is
+    weighted; None where neither is."""
+    if X.weights is None and (Y is None or Y.weights is None):
+        return None
+    units = []
+    for bags in (X, Y):
+        if bags is None:
+            units.append(None)
+        elif bags.weights is None:
+            sizes = bags.sizes
+            units.append(np.repeat(1.0 / sizes.astype(np.float64), sizes))
+        else:
+            units.append(_unit_weights(bags))
+    return tuple(units)
+
+
+def _row_weights(u, dtype):
+    """Weights of row points (float64) in `dtype`, padded with zeros as
+    `pack_rows` pads the points (the tiles read the weights of whole
+    strips)."""
+    out = np.zeros(len(u) + TILE_ROWS, dtype=dtype)
+    out[:len(u)] = u
+    return out
+
+
+def _weight_args(weights, symmetric, dtype):
+    """``(xw, yw, weighted)`` for the engine's functions: the row weights
+    (`_row_weights`) and column weights (float64) of `weights` = (ux, uy)
+    (uy None, or `symmetric`: ux), or placeholders and False."""
+    if weights is None:
+        return np.zeros(1, dtype=dtype), np.zeros(1), False
+    ux, uy = weights
+    uy = ux if symmetric or uy is None else uy
+    return (_row_weights(ux, dtype), np.ascontiguousarray(uy, dtype=np.float64),
+            True)
+
+
+def _times_pair_weights(S, X, Y):
+    """Normalised sums of weighted sets times the products of their total
+    weights, in place: the weighted sums (inf where they overflow)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        rows = X.set_weights()
+        cols = (X if Y is None else Y).set_weights()
+        for a, b in row_blocks(S):
+            S[a:b] *= np.multiply.outer(rows[a:b], cols)
+    return S
 
 
 def _plan_items(row_points, col_points, col_first, col_stop, unit):

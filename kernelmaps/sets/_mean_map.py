@@ -45,6 +45,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     X : sequence of array_like (n_i, d), or Bags
         Sets of vectors, each with at least one point. A `Bags` of Dask
         points (or a 3-D Dask array) gives a lazy Dask array (see Notes).
+        A `Bags` with point weights gives the weighted kernel (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         Second collection of sets. None means `X`: each unordered pair of sets
         is computed once and the result is symmetric.
@@ -61,7 +62,8 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     coef0 : float, default=1.0
         Constant of the polynomial kernel.
     normalize : bool, default=True
-        Divide by ``n_i * m_j`` (mean map kernel); False gives the plain sum.
+        Divide by ``n_i * m_j`` (mean map kernel; weighted sets: by the
+        product of their total weights); False gives the plain sum.
     workers : int, optional
         Threads; None or -1 means all cores. Results are bit-identical for
         every number of threads.
@@ -90,6 +92,21 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     thread. A ``(len(X), len(Y))`` matrix that overflows float64 (large
     polynomial values) raises a ValueError.
 
+    *Weighted sets.* The points of a `Bags` with weights count with their
+    weights: ``K(X_i, Y_j) = sum_x sum_y (w_x / W_i) (w_y / W_j) k(x, y)``
+    with ``W_i`` the total weight of ``X_i`` (normalised per set: the inner
+    product of the weighted mean embeddings; integer weights give the
+    kernel of the sets with each point repeated that many times, a
+    constant factor on the weights of a set changes nothing), and
+    ``sum_x sum_y w_x w_y k(x, y)`` with ``normalize=False``. A point of
+    weight 0 counts as absent; a set of total weight 0 is refused. An
+    unweighted `Y` (or `X`) beside a weighted one weighs 1 a point. The
+    engine runs as without weights (each row of kernel values multiplied
+    by its point's weight over the total, the column sums dotted with the
+    column weights; float32 weights in the float32 tiles, float64 sums);
+    ``gamma=None`` is the weighted median heuristic (`median_heuristic`).
+    Weighted Dask points are refused.
+
     {lazy}
 
     References
@@ -110,6 +127,15 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     >>> sum_match_kernel(X, gamma=1.0).round(4)
     array([[0.6839, 0.4385],
            [0.4385, 0.5092]])
+
+    Weights: the point 2.0 of the second set weighing 3 moves its mean to
+    1.5 (the weights [1, 3] are those of the set ``[0, 2, 2, 2]``).
+
+    >>> from kernelmaps import Bags
+    >>> W = Bags.from_list(X, weights=[[1.0, 1.0], [1.0, 3.0]])
+    >>> sum_match_kernel(W, kernel="linear")
+    array([[0.25, 0.75],
+           [0.75, 2.25]])
     """
     lazy = is_lazy(X) or is_lazy(Y)
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
@@ -144,7 +170,8 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     ----------
     X : sequence of array_like (n_i, d), or Bags
         Sets of vectors. A `Bags` of Dask points (or a 3-D Dask array) gives
-        a lazy Dask array (see Notes).
+        a lazy Dask array (see Notes). A `Bags` with point weights gives the
+        MMD of the weighted mean embeddings (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         None means `X`; the result is then symmetric with a zero diagonal.
     kernel : {"rbf", "laplacian", "linear", "polynomial"}, default="rbf"
@@ -163,7 +190,7 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
         Return the unbiased U-statistic of MMD^2 ([1]_, eq. 3), which leaves
         out the pairs of a point with itself inside each set, may be negative
         and needs ``squared=True`` and at least two points per set. With
-        ``Y=None`` its diagonal is set to 0.
+        ``Y=None`` its diagonal is set to 0. Weighted sets: a ValueError.
     workers : int, optional
         Threads; None or -1 means all cores, -2 all but one.
     progress : bool, default=False
@@ -188,6 +215,17 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     far from the origin (say offset by 1e8 with unit spread) the kernel
     values dwarf MMD^2, which then has no correct digit: centre the points
     first.
+
+    *Weighted sets.* With point weights, `K` is the weighted mean map
+    kernel of `sum_match_kernel` (weights normalised per set): MMD is the
+    distance between the weighted mean embeddings, the same as for the
+    sets with each point repeated its (integer) weight times; a point of
+    weight 0 counts as absent. The within-set terms are weighted too.
+    ``unbiased=True`` is refused (ValueError): the U-statistic leaves out
+    the pairs of a point with itself, and a weight does not say whether it
+    counts copies of one observation (whose pairs are then not left out)
+    or one observation of that importance. ``gamma=None`` is the weighted
+    median heuristic.
 
     {lazy} The within-set means of each block of sets are computed once, in
     a task of their own.
@@ -215,6 +253,15 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     min_size = 2 if check_bool(unbiased, "unbiased") else 1
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0,
                                  min_size=min_size, lazy=lazy)
+    weighted = [name for name, B in (("X", X), ("Y", Y))
+                if B is not None and B.weights is not None]
+    if unbiased and weighted:
+        raise ValueError(
+            f"{weighted[0]} is a Bags with point weights, for which "
+            f"unbiased=True is not defined here (the U-statistic leaves out "
+            f"the pairs of a point with itself, which weights do not say how "
+            f"to count); pass unbiased=False or the sets without weights"
+        )
     squared = check_bool(squared, "squared")
     if unbiased and not squared:
         raise ValueError(
@@ -248,7 +295,8 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     ----------
     X : sequence of array_like (n_i, d), or Bags
         Sets of vectors. A `Bags` of Dask points (or a 3-D Dask array) gives
-        a lazy Dask array (see Notes).
+        a lazy Dask array (see Notes). A `Bags` with point weights gives the
+        kernel of the weighted mean embeddings (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         None means `X` (symmetric result).
     gamma : float, optional
@@ -285,6 +333,11 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     (MMD^2 - e))``, which for linear or polynomial kernels of points far
     from the origin may be anywhere in [0, 1]: centre the points first. A
     `gamma2` so large that ``gamma2 * MMD^2`` overflows gives 0.
+
+    *Weighted sets.* With point weights, MMD^2 is that of `mmd` between
+    the weighted mean embeddings (weights normalised per set; a point of
+    weight 0 counts as absent); ``gamma=None`` is the weighted median
+    heuristic.
 
     {lazy} The within-set means of each block of sets are computed once, in
     a task of their own.
@@ -341,6 +394,7 @@ def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     ----------
     X : array_like (n, d), or sequence of array_like (n_i, d), or Bags
         Points: the rows of a 2-D array, or the pooled points of all sets.
+        A `Bags` with point weights gives the weighted rule (see Notes).
     kernel : {"rbf", "laplacian"}, default="rbf"
         The kernel whose distance is taken: squared Euclidean, or L1.
     sample : int or None, default=1000
@@ -361,6 +415,24 @@ def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
         If there are fewer than 2 points, or the median distance is 0 (more
         than half of the sampled pairs coincide).
 
+    Notes
+    -----
+    *Weighted sets.* For a `Bags` with point weights, the points of weight
+    0 are left out, the sample is drawn among the others as without
+    weights (uniformly: the weights are not normalised, and not used to
+    draw), and the median is the weighted median of the distances between
+    the pairs of distinct sampled points, pair ``(a, b)`` weighing
+    ``w_a w_b``: the smallest distance at which the cumulative weight of
+    the pairs, in ascending order of distance, reaches half of the total
+    (where it is exactly half, the mean of that distance and the next).
+    Equal weights give the unweighted value, and so does a constant factor
+    on all the weights (up to the rounding of the half-way comparison).
+    Sampling in proportion to the weights was not chosen: without
+    replacement it does not sample the weighted distribution, and a heavy
+    point would count once. Unlike the kernels, a pair of copies of one
+    point (an integer weight) is not counted: integer weights are not
+    exactly repeated points here.
+
     References
     ----------
     .. [1] H. Shan and J. Zhang, "Randomized Distribution Feature for Image
@@ -378,6 +450,14 @@ def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     0.25
     >>> median_heuristic(np.array([[0.0], [1.0], [3.0]]), kernel="laplacian")
     0.5
+
+    Weights: the pair (0, 3), of weight 3 * 3 = 9, outweighs the others (of
+    weight 3 each) together; its squared distance 9 is the median.
+
+    >>> from kernelmaps import Bags
+    >>> median_heuristic(Bags.from_list([np.array([[0.0], [1.0], [3.0]])],
+    ...                                 weights=[[3.0, 1.0, 3.0]]))
+    0.1111111111111111
     """
     kernel = check_choice(kernel, "kernel", ("rbf", "laplacian"))
     return point_median_gamma(X, kernel=kernel, sample=sample, rng=rng)
@@ -387,8 +467,16 @@ def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1, lazy=False)
     """Validate what the set kernels share; returns Bags and a dict of kernel
     parameters (gamma checked, None left for `_resolve_gamma`). With `lazy`,
     Bags of Dask points stay lazy (their values are checked in the
-    tasks)."""
-    X, Y = check_set_pair(X, Y, min_size=min_size, lazy=lazy)
+    tasks). Weighted sets are taken (in memory: `check_sets` refuses
+    weighted lazy points)."""
+    X, Y = check_set_pair(X, Y, min_size=min_size, lazy=lazy, weighted=True)
+    for name, B in (("X", X), ("Y", Y)):
+        if lazy and B is not None and B.weights is not None:
+            raise TypeError(
+                f"{name} is a weighted Bags beside lazy Dask sets; weighted "
+                f"sets are computed in memory only: compute the Dask points "
+                f"first"
+            )
     kernel = check_choice(kernel, "kernel", _KERNELS)
     if gamma is not None:
         gamma = check_scalar(gamma, "gamma", low=0, low_inclusive=False)
@@ -452,6 +540,11 @@ def _mmd_block(params, squared, unbiased, gamma2, symmetric, workers, out,
     return cast_output(D, out, "X" if symmetric else "X and Y")
 
 
+def _weighted(X, Y):
+    """Whether X or Y (None) is a weighted Bags."""
+    return X.weights is not None or (Y is not None and Y.weights is not None)
+
+
 def _level2(D2, gamma2):
     """The MMD kernel ``exp(-gamma2 * D2)`` of the squared MMDs `D2`."""
     # In place, a block of rows at a time (Ctrl-C stops between two).
@@ -474,6 +567,8 @@ def mean_map_block(X, Y, params, n_threads, progress=False, normalize=True):
 def mean_map_self(X, params, n_threads):
     """The mean map kernel of each set of X with itself, float64 (the
     diagonal of `mean_map_block` at a fraction of its cost)."""
+    if X.weights is not None:  # (normalised by the engine: no rescaling)
+        return self_sums(X, **params, n_threads=n_threads, normalize=True)
     with np.errstate(over="ignore"):
         return (self_sums(X, **params, n_threads=n_threads)
                 / X.sizes.astype(np.float64)**2)
@@ -486,9 +581,17 @@ def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
     constant on the data (with `warn`; a block of a lazy kernel does not
     warn: the values of one block say nothing about the whole matrix)."""
     K = mean_map_block(X, Y, params, n_threads, progress, normalize)
+    if not normalize and _weighted(X, Y):
+        names = "X" if Y is None else "X and Y"
+        check_finite_output(K, f"the weighted sums of the kernel values of "
+                               f"{names} overflow float64; scale the weights "
+                               f"of {names} down (or normalize=True)")
     if warn and params["kernel"] in ("rbf", "laplacian"):
-        pairs = None if normalize else (X.sizes, (X if Y is None else Y).sizes)
-        kind = degenerate(K, Y is None, pairs)
+        # (weighted sums: the pairs' total weights, which may overflow)
+        with np.errstate(over="ignore", invalid="ignore"):
+            pairs = None if normalize else (
+                X.set_weights(), (X if Y is None else Y).set_weights())
+            kind = degenerate(K, Y is None, pairs)
         if kind is not None:
             warn_degenerate(degenerate_message(
                 kind, params["kernel"], params["gamma"],
@@ -534,8 +637,12 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress, *, kx=None,
     (`_within`), when known (ky None: kx); `symmetric`: Y None in the whole
     call (a block of a lazy kernel), for the errors."""
     symmetric = Y is None if symmetric is None else symmetric
-    K = _pair_kernel_sums(X, Y, params, n_threads, progress, warn=warn)
-    K = pair_means(K, X, Y)
+    if _weighted(X, Y):  # the engine's normalised sums (no rescaling)
+        K = _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=True,
+                              warn=warn)
+    else:
+        K = pair_means(_pair_kernel_sums(X, Y, params, n_threads, progress,
+                                         warn=warn), X, Y)
     _check_finite(K, params, symmetric)
     if kx is None:
         kx = _within(X, params, unbiased, n_threads,

@@ -494,10 +494,10 @@ def _gamma_p(none_ok=True):
     return P("real", low=0, low_incl=False, none_ok=none_ok)
 
 
-def set_kernel_args(extra=()):
+def set_kernel_args(extra=(), weighted=VALID):
     return [
-        Arg("X", set_mutations(), positional=True),
-        Arg("Y", set_mutations(is_y=True)),
+        Arg("X", set_mutations(weighted=weighted), positional=True),
+        Arg("Y", set_mutations(is_y=True, weighted=weighted)),
         Arg("kernel", p=P("choice", choices=SET_KERNELS)),
         Arg("gamma", p=_gamma_p()),
         Arg("degree", p=P("int", low=1)),
@@ -601,8 +601,9 @@ def _check_mmd_kernel(ctx, v, res):
     need_close(R, expected, in32, rtol=base + g2 * delta)
 
 
-def _set_kernel_entry(name, check, extra_args=(), extra_build=None):
-    args = set_kernel_args(extra_args)
+def _set_kernel_entry(name, check, extra_args=(), extra_build=None,
+                      weighted=VALID):
+    args = set_kernel_args(extra_args, weighted)
     kw = [a.name for a in args if not a.positional]
     call, src = generic(lambda km, v: getattr(km, name), f"km.{name}", ["X"], kw)
     register(
@@ -652,6 +653,9 @@ _set_kernel_entry(
         ),
     ],
     _mmd_extra,
+    # weighted sets: valid, but refused with unbiased=True (a baseline
+    # variant): either
+    weighted=EITHER,
 )
 _set_kernel_entry(
     "mmd_kernel",
@@ -664,6 +668,18 @@ _set_kernel_entry(
 def _check_median(ctx, v, res):
     need(isinstance(res, float), f"returned {type(res).__name__}, expected float")
     X = v["X"]
+    weights = ref.weight_list(X)
+    if weights is not None:  # the weighted rule (median_heuristic's Notes)
+        pts = np.vstack(ref.set_list(X, np.float64))
+        sample = v.get("sample", 1000)
+        if sample is None or int((np.concatenate(weights) > 0).sum()) <= sample:
+            want = ref.weighted_median_gamma(pts, np.concatenate(weights),
+                                             v.get("kernel", "rbf"),
+                                             sample=math.inf)
+            need_close(np.array([res]), np.array([want]), is_f32(X), rtol=1e-9)
+        else:
+            need(res > 0 and math.isfinite(res), f"gamma {res} not positive")
+        return
     pts = (
         ref.dense(X, np.float64)
         if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype != object
@@ -703,7 +719,7 @@ _med_args = [
         ]
         + [
             Mut("sets-" + m.label, _as_sets_start(m.fn), m.expect)
-            for m in set_mutations()
+            for m in set_mutations(weighted=VALID)
         ],
         positional=True,
         # a 3-D array is a collection of sets, a 2-D array rows of points
@@ -4126,6 +4142,12 @@ def _check_object_test(ctx, v, res, kernel, method):
     if kernel == "mean_map":
         Z = [np.asarray(s, dtype=np.float64) for s in ref.set_list(X)
              + ref.set_list(Y)]
+        wX, wY = ref.weight_list(X), ref.weight_list(Y)
+        if wX is not None or wY is not None:  # the pooled weighted sets
+            weights = [w if w is not None else np.ones(len(z)) for w, z in zip(
+                (wX or [None] * n_sets(X)) + (wY or [None] * n_sets(Y)), Z,
+                strict=True)]
+            Z = ctx.km.Bags.from_list(Z, weights=weights)
         K = ctx.km.sum_match_kernel(Z, gamma=res.gamma)
         n = n_sets(X)
     else:
@@ -4142,8 +4164,10 @@ def _check_object_test(ctx, v, res, kernel, method):
 def _object_test_entry(kernel, method):
     kind = _OBJECT_TESTS[kernel]
     if kind == "sets":
+        # weighted sets: taken by "mean_map", refused by "renyi"
         points = dict(min_points=6 if kernel == "renyi" else 1,
-                      one_point=INVALID if kernel == "renyi" else EITHER)
+                      one_point=INVALID if kernel == "renyi" else EITHER,
+                      weighted=INVALID if kernel == "renyi" else VALID)
         data = set_mutations(**points)
         other = [m for m in set_mutations(**points, is_y=True)
                  if m.label != "None"]
@@ -4319,15 +4343,21 @@ def _check_nystroem(ctx, v, res, kernel):
 
 def _nystroem_entry(kernel):
     # One object is fewer than the 3 landmarks of the baseline: refused.
+    # Weighted sets: taken by "mean_map" (EITHER: landmarks="kmeans++"
+    # embeds the sets by RandomDistributionFeatures, which may refuse
+    # weights), refused by "renyi".
+    weighted = INVALID if kernel == "renyi" else EITHER
     data = (hist_mutations(one_row=INVALID) if kernel == "chi2"
             else set_mutations(min_points=6 if kernel == "renyi" else 1,
-                               one_point=INVALID if kernel == "renyi" else EITHER))
+                               one_point=INVALID if kernel == "renyi" else EITHER,
+                               weighted=weighted))
     # T, transformed by the map fitted on X: any number of objects (one
     # included), and never None.
     test = [m for m in (hist_mutations(is_y=True) if kernel == "chi2" else
                         set_mutations(min_points=6 if kernel == "renyi" else 1,
                                       one_point=INVALID if kernel == "renyi"
-                                      else EITHER, is_y=True))
+                                      else EITHER, is_y=True,
+                                      weighted=weighted))
             if m.label != "None"]
     args = [
         Arg("X", data, positional=True),
@@ -4413,6 +4443,8 @@ def _lazy_sets(km, X):
     anything else unchanged."""
     import dask.array as da
 
+    if isinstance(X, km.Bags) and X.weights is not None:
+        return X  # weighted sets are taken in memory only (refused lazy)
     if isinstance(X, km.Bags):
         points, offsets = np.asarray(X.points), np.asarray(X.offsets)
     elif (isinstance(X, (list, tuple)) and X
@@ -4447,9 +4479,10 @@ def _lazy_entry(name, convert):
     for arg in base.args:
         if arg.name in ("X", "Y") and arg.p is None:
             arg = copy.copy(arg)
+            # (weighted sets beside Dask sets: refused, a TypeError)
             arg.overrides = {**arg.overrides, **{
                 label: EITHER for label, _, expect in arg.mutations()
-                if label.startswith("sparse") and expect == VALID}}
+                if label.startswith(("sparse", "weighted")) and expect == VALID}}
         args.append(arg)
 
     def call(km, v):

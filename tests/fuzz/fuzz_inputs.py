@@ -602,6 +602,45 @@ def _as_bags(v, ctx):
     return S(bags, f"km.Bags.from_list({v.src})", sets)
 
 
+def _as_weighted_bags(zero_set=False, integer=False):
+    """The sets as a `Bags` with random non-negative point weights, about a
+    third of them 0 (never all of a set's); with `zero_set`, the last set's
+    weights all 0 (a set of total weight 0: refused); with `integer`, whole
+    numbers 0 to 3."""
+
+    def fn(v, ctx):
+        sets = [np.array(s, dtype=np.float64) for s in v.plain]
+        weights = []
+        for s in sets:
+            n = len(s)
+            w = (ctx.rng.integers(0, 4, n).astype(np.float64) if integer
+                 else np.round(ctx.rng.uniform(0.0, 4.0, n), 3))
+            w[ctx.rng.random(n) < 0.3] = 0.0
+            if n and not (w > 0).any():
+                w[int(ctx.rng.integers(n))] = 1.5
+            weights.append(w)
+        if zero_set and weights:
+            weights[-1] = np.zeros(len(sets[-1]))
+        bags = ctx.km.Bags.from_list(sets, weights=weights)
+        src = (f"km.Bags.from_list({v.src}, weights=["
+               + ", ".join(lit(w) for w in weights) + "])")
+        return S(bags, src, bags)  # (the references read the weights)
+
+    return fn
+
+
+def weighted_mutations(expect=VALID):
+    """Weighted `Bags` of the sets (`_as_weighted_bags`): `expect` for the
+    functions that take weights (VALID; EITHER where a path may refuse
+    them), INVALID for those that refuse them; a set of total weight 0
+    is always INVALID."""
+    return [
+        Mut("weighted-Bags", _as_weighted_bags(), expect),
+        Mut("weighted-Bags-integer", _as_weighted_bags(integer=True), expect),
+        Mut("weighted-Bags-zero-set", _as_weighted_bags(zero_set=True), INVALID),
+    ]
+
+
 def _as_3d(v, ctx):
     sets = [np.array(s, dtype=np.float64) for s in v.plain]
     n = min(len(s) for s in sets)
@@ -650,8 +689,9 @@ def _set_scaled(s):
     return edit
 
 
-def set_mutations(*, min_points=1, one_point=EITHER, is_y=False):
-    """Mutations of a collection-of-sets argument."""
+def set_mutations(*, min_points=1, one_point=EITHER, is_y=False, weighted=None):
+    """Mutations of a collection-of-sets argument; with `weighted` (an
+    expectation), the `weighted_mutations` too."""
     out = [
         Mut("nan", _one_set(_set_flat(np.nan)), INVALID),
         Mut("inf", _one_set(_set_flat(np.inf)), INVALID),
@@ -724,6 +764,8 @@ def set_mutations(*, min_points=1, one_point=EITHER, is_y=False):
         if m.label in ("list",):
             continue
         out.append(Mut(m.label, _per_set(m), m.expect))
+    if weighted is not None:
+        out += weighted_mutations(weighted)
     if is_y:
         out.append(
             Mut(

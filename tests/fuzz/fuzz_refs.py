@@ -122,42 +122,120 @@ point_kernel = functools.partial(shared.point_kernel, dtype=LD)
 median_gamma = functools.partial(shared.median_gamma, dtype=LD)
 
 
-def _gamma(gamma, kernel, sets):
+def _gamma(gamma, kernel, sets, weights=None):
     """gamma, or the package's default for the kernel on the pooled points
-    of `sets` (the second collection of a kernel function)."""
+    of `sets` (the second collection of a kernel function; with `weights`,
+    the weighted rule of `weighted_median_gamma`)."""
     if gamma is not None:
         return float(gamma)
     if kernel in ("rbf", "laplacian"):
+        if weights is not None:
+            return weighted_median_gamma(np.vstack(sets), np.concatenate(weights),
+                                         kernel)
         return median_gamma(np.vstack(sets), kernel)
     return 1.0 / sets[0].shape[1]
+
+
+def weight_list(X):
+    """The point weights of each set of a weighted `Bags` (float64 arrays),
+    or None for anything unweighted."""
+    w = getattr(X, "weights", None)
+    if w is None or not hasattr(X, "offsets"):
+        return None
+    off = np.asarray(X.offsets)
+    return [np.array(w[a:b], dtype=np.float64) for a, b in itertools.pairwise(off)]
+
+
+def weighted_median_gamma(points, weights, kernel, sample=1000, seed=0):
+    """The weighted median heuristic (`median_heuristic`'s Notes): the points
+    of positive weight, sampled as without weights, the median of the
+    distances of their pairs weighted by the products of their weights
+    (the smallest distance where the cumulative weight reaches half, the
+    mean with the next where it is exactly half); the distinct pairs where
+    it is 0, and 1 with fewer than 2 points (the package's fallback)."""
+    keep = weights > 0
+    P, w = np.asarray(points, dtype=np.float64)[keep], weights[keep]
+    n = len(P)
+    if n < 2:
+        return 1.0
+    if n > sample:
+        rows = np.sort(np.random.default_rng(seed).choice(n, sample, replace=False))
+        P, w = P[rows], w[rows]
+    i, j = np.triu_indices(len(P), 1)
+    diff = P[i].astype(LD) - P[j]
+    dist = (diff**2).sum(-1) if kernel == "rbf" else np.abs(diff).sum(-1)
+    pw = (w / w.max())[i] * (w / w.max())[j]
+
+    def median(d, pw):
+        order = np.argsort(d, kind="stable")
+        d, c = d[order], np.cumsum(pw[order])
+        k = int(np.searchsorted(c, c[-1] / 2))
+        return (d[k] + d[k + 1]) / 2 if c[k] == c[-1] / 2 and k + 1 < len(d) else d[k]
+
+    med = median(dist, pw)
+    if not med > 0:
+        if not (dist > 0).any():
+            return 1.0
+        med = median(dist[dist > 0], pw[dist > 0])
+    return 1 / med
+
+
+def _weighted_sum_match(X, wX, Y, wY, kernel, gamma, degree, coef0, normalize):
+    """The weighted sum-match kernel, long double: ``sum w_a w_b k(a, b)``,
+    over the total weights with `normalize` (None weights: 1 a point)."""
+    wX = wX or [np.ones(len(A)) for A in X]
+    wY = wY or [np.ones(len(B)) for B in Y]
+    K = np.empty((len(X), len(Y)), dtype=LD)
+    for i, (A, a) in enumerate(zip(X, wX, strict=True)):
+        for j, (B, b) in enumerate(zip(Y, wY, strict=True)):
+            k = shared.point_kernel(A, B, kernel, gamma, degree, coef0, LD)
+            s = (a.astype(LD)[:, None] * k * b.astype(LD)[None, :]).sum()
+            K[i, j] = s / (LD(a.sum()) * LD(b.sum())) if normalize else s
+    return K
 
 
 def sum_match(
     X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, normalize=True
 ):
-    """The sum-match (mean map) kernel, long double."""
+    """The sum-match (mean map) kernel, long double (weighted sets: the
+    weighted kernel)."""
+    wX, wY = weight_list(X), weight_list(X if Y is None else Y)
     X = set_list(X)
     Y = X if Y is None else set_list(Y)
-    g = _gamma(gamma, kernel, Y)
+    g = _gamma(gamma, kernel, Y, wY)
+    if wX is not None or wY is not None:
+        return _weighted_sum_match(X, wX, Y, wY, kernel, g, degree, coef0,
+                                   normalize)
     return shared.sum_match(X, Y, kernel, g, degree, coef0, normalize=normalize,
                             dtype=LD)
 
 
 def mmd2(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, unbiased=False):
     """(MMD^2 before clipping, scale of the kernel terms), long double. For
-    Y=None the diagonal is 0."""
+    Y=None the diagonal is 0. Weighted sets: of the weighted mean
+    embeddings (biased only)."""
+    wX = weight_list(X)
+    wY = wX if Y is None else weight_list(Y)
     Xs = set_list(X)
     Ys = Xs if Y is None else set_list(Y)
-    kw = {"kernel": kernel, "gamma": _gamma(gamma, kernel, Ys), "degree": degree,
+    kw = {"kernel": kernel, "gamma": _gamma(gamma, kernel, Ys, wY), "degree": degree,
           "coef0": coef0, "dtype": LD}
 
-    def within(sets):
+    def within(sets, weights):
+        if weights is not None:
+            return np.array([_weighted_sum_match(
+                [A], [w], [A], [w], kw["kernel"], kw["gamma"], degree, coef0,
+                True)[0, 0] for A, w in zip(sets, weights, strict=True)], dtype=LD)
         return np.array([shared.self_term(A, unbiased=unbiased, **kw) for A in sets],
                         dtype=LD)
 
-    kx = within(Xs)
-    ky = kx if Y is None else within(Ys)
-    kxy = shared.sum_match(Xs, Ys, **kw)
+    kx = within(Xs, wX)
+    ky = kx if Y is None else within(Ys, wY)
+    if wX is not None or wY is not None:
+        kxy = _weighted_sum_match(Xs, wX, Ys, wY, kernel, kw["gamma"], degree,
+                                  coef0, True)
+    else:
+        kxy = shared.sum_match(Xs, Ys, **kw)
     D2 = kx[:, None] + ky[None, :] - 2 * kxy
     if Y is None:
         np.fill_diagonal(D2, 0)
