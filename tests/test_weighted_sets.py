@@ -704,26 +704,31 @@ def test_mmd_test_weighted_in_blocks(monkeypatch, on_blocks, kernel, method):
         assert_array_equal(other.pvalue, whole.pvalue)
 
 
+@pytest.mark.parametrize("method", ["linear", "permutation", "wild_bootstrap"])
 @pytest.mark.parametrize("fmap", ["rdf", "nystroem"])
-def test_mmd_test_linear_weighted(fmap):
-    # The linear test through a feature map: weighted sets (and a weighted X
-    # beside a list of arrays for Y, pooled with its weights to fit the
+def test_mmd_test_on_features_weighted(fmap, method):
+    # The tests through a feature map (the linear one, and the resampling
+    # tests on the features' linear kernel): weighted sets (and a weighted
+    # X beside a list of arrays for Y, pooled with its weights to fit the
     # map) as the repeated points.
     from kernelmaps._composite._specs import pool_any
 
     rng = np.random.default_rng(35)
     WX, RX = integer_pair(rng, 40, 2)
-    WY, RY = integer_pair(rng, 36, 2)
+    WY, RY = integer_pair(rng, 40, 2)
 
     def make():
         if fmap == "rdf":
             return km.RandomDistributionFeatures(64, gamma=0.5, rng=0)
         return NystroemMap(8, gamma=0.5, landmarks=np.arange(0, 64, 8))
 
+    params = {"method": method}
+    if method != "linear":
+        params.update(n_resamples=99, rng=0)
+    b = km.mmd_test(RX, RY, feature_map=make(), **params)
     for X, Y in ((WX, WY), (WX, list(RY))):
-        a = km.mmd_test(X, Y, method="linear", feature_map=make())
-        b = km.mmd_test(RX, RY, method="linear", feature_map=make())
-        assert_allclose(a.statistic, b.statistic, rtol=1e-10)
+        a = km.mmd_test(X, Y, feature_map=make(), **params)
+        assert_allclose(a.statistic, b.statistic, rtol=1e-10, atol=1e-15)
         assert_allclose(a.pvalue, b.pvalue, rtol=1e-8)
     Z = pool_any(WX, list(RY))
     assert_array_equal(Z.weights, np.concatenate([WX.weights,
