@@ -129,7 +129,8 @@ def blocked_sets(per_point=(), weighted=False):
     in `per_point` hold one row per point (a NumPy or Dask array aligned with
     the points) and are split as the points are. `weighted`: the map takes
     weighted sets (`check_sets`), whose blocks keep their weights; weighted
-    lazy sets are refused."""
+    lazy sets are refused. A callable `weighted` is asked with the map
+    (``weighted(self)``), for a map whose kernel decides (`NystroemMap`)."""
 
     def decorate(method):
         signature = inspect.signature(method)
@@ -143,11 +144,12 @@ def blocked_sets(per_point=(), weighted=False):
             # Everything by keyword, to find the per-point arguments.
             bound = signature.bind(self, sets, *args, **kwargs).arguments
             kwargs = {k: v for k, v in list(bound.items())[2:]}
+            takes = weighted(self) if callable(weighted) else weighted
             if lazy:
                 return _lazy_sets(self, method, sets, kwargs, per_point, name,
-                                  weighted)
+                                  takes)
             return _sets_in_blocks(self, method, sets, kwargs, per_point, name,
-                                   weighted)
+                                   takes)
 
         return transform
 
@@ -413,6 +415,11 @@ class _GramSide:
         import dask.array as da
 
         self.name, self.nonnegative = name, nonnegative
+        if isinstance(data, Bags) and data.weights is not None:
+            # (the blocks are rebuilt from points and offsets: the callers
+            # refuse weighted sets beside lazy ones first)
+            raise TypeError(f"{name} is a weighted Bags beside lazy Dask "
+                            f"sets; weighted sets are computed in memory only")
         if isinstance(data, Bags):
             self.offsets = data.offsets
             points = data.points

@@ -336,9 +336,20 @@ def test_rdf_fit_on_weighted_sets():
     bags = Bags.from_list(sets, weights=weights)
     rdf = RandomDistributionFeatures(20, rng=0).fit(bags)
     assert rdf.n_features_in_ == 2
-    # gamma=None: the median heuristic of the points of positive weight
-    # (until median_heuristic takes weights)
-    assert rdf.gamma_ == km.median_heuristic(bags.points[bags.weights > 0])
+    # gamma=None: the weighted median heuristic, median_heuristic's rule
+    # on the weighted sets (not that of the points of positive weight)
+    assert rdf.gamma_ == km.median_heuristic(bags)
+    assert rdf.gamma_ != km.median_heuristic(bags.points[bags.weights > 0])
+    for kernel in ("rbf", "laplacian"):
+        a = RandomDistributionFeatures(20, kernel=kernel, rng=0).fit(bags)
+        assert a.gamma_ == km.median_heuristic(bags, kernel=kernel)
+    # and the first level of DRDF
+    drdf = DoublyRandomDistributionFeatures(20, 10, rng=0).fit(bags)
+    assert drdf.gamma_ == km.median_heuristic(bags)
+    # (unweighted sets: the same rule, median_heuristic's value)
+    plain = bags.with_weights(None)
+    assert RandomDistributionFeatures(20, rng=0).fit(plain).gamma_ == \
+        km.median_heuristic(plain)
     # given gamma: the same draw as on the unweighted sets
     a = RandomDistributionFeatures(20, gamma=0.3, rng=0).fit(bags)
     b = RandomDistributionFeatures(20, gamma=0.3, rng=0).fit(sets)

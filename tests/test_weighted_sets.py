@@ -573,3 +573,197 @@ def test_weighted_beside_lazy_sets_refused():
             f(lazy, W, gamma=0.5)
         with pytest.raises(TypeError, match="weighted"):
             f(lazy.with_weights(W.weights), gamma=0.5)
+
+
+# -- the block paths on weighted sets ----------------------------------------
+
+
+def fit_for(spec_name, W, **params):
+    """A NystroemMap of the kernel `spec_name` fitted on the weighted sets W
+    where its kernel takes them, else on their points without weights."""
+    from kernelmaps._composite._specs import SPECS
+
+    landmarks = np.array([1, 4, 7, 12, 20, 28])
+    takes = SPECS[spec_name].weighted
+    fmap = NystroemMap(6, kernel=spec_name, landmarks=landmarks, rng=0, **params)
+    return fmap.fit(W if takes else W.with_weights(None)), takes
+
+
+@pytest.mark.parametrize("kernel", ["mean_map", "mmd", "sliced_wasserstein",
+                                    "renyi"])
+def test_nystroem_progress_on_weighted_sets(monkeypatch, kernel):
+    # transform(progress=True) runs on blocks of whole sets (tiny blocks
+    # here, so that there are several); each keeps its weights where the
+    # kernel's spec takes weights, and is refused as without blocks where
+    # it does not.
+    pytest.importorskip("tqdm")
+    import kernelmaps._transforms as transforms
+
+    monkeypatch.setattr(transforms, "TRANSFORM_BLOCK_VALUES", 24)
+    rng = np.random.default_rng(31)
+    W, R = integer_pair(rng, 30, 3)
+    params = {"kernel_params": {"k": 1}} if kernel == "renyi" else {}
+    fmap, takes = fit_for(kernel, W, **params)
+    if not takes:
+        with pytest.raises(ValueError, match="X is a Bags with point weights"):
+            fmap.transform(W)
+        with pytest.raises(ValueError, match="X is a Bags with point weights"):
+            fmap.transform(W, progress=True)
+        return
+    Z = fmap.transform(W)
+    for workers in (1, 2):
+        assert_allclose(fmap.transform(W, progress=True, workers=workers), Z,
+                        rtol=0, atol=1e-12)
+    if kernel != "sliced_wasserstein":  # (its weights are not repeats)
+        assert_allclose(fmap.transform(R, progress=True), Z, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("landmarks", ["leverage", "kmeans++"])
+@pytest.mark.parametrize("kernel", ["mean_map", "mmd"])
+def test_nystroem_fit_weighted_landmark_rules(kernel, landmarks):
+    # The landmark rules on weighted sets: integer weights give the
+    # landmarks and features of the repeated points (the leverage scores
+    # from the weighted kernel blocks, k-means++ on weighted RDF means).
+    rng = np.random.default_rng(32)
+    W, R = integer_pair(rng, 30, 3)
+    a = NystroemMap(6, kernel=kernel, gamma=0.4, landmarks=landmarks,
+                    rng=5).fit(W)
+    b = NystroemMap(6, kernel=kernel, gamma=0.4, landmarks=landmarks,
+                    rng=5).fit(R)
+    assert_array_equal(a.component_indices_, b.component_indices_)
+    assert a.components_.weights is not None
+    assert_allclose(a.transform(W), b.transform(R), rtol=0, atol=1e-10)
+
+
+def test_set_kernel_weighted_test_sets():
+    # Weighted test sets against unweighted training sets, and the other
+    # way: as the repeated points.
+    rng = np.random.default_rng(33)
+    W, R = integer_pair(rng, 12, 2)
+    for kernel in ("mean_map", "mmd"):
+        a = km.sklearn.SetKernel(kernel=kernel, gamma=0.5).fit(R[:6])
+        assert_allclose(a.transform(W[6:]), a.transform(R[6:]), rtol=0,
+                        atol=1e-12)
+        b = km.sklearn.SetKernel(kernel=kernel, gamma=0.5).fit(W[:6])
+        assert_allclose(b.transform(R[6:]), a.transform(R[6:]), rtol=0,
+                        atol=1e-12)
+    # gamma=None: the weighted median heuristic of the training sets
+    c = km.sklearn.SetKernel().fit(W)
+    assert c.gamma_ == median_heuristic(W)
+
+
+@pytest.fixture
+def on_blocks(monkeypatch):
+    """The objects per block of the calls of mmd_test that take its block
+    path (kernel blocks within the working memory)."""
+    import kernelmaps._composite._two_sample as ts
+
+    sizes = []
+    plan = ts._plan
+
+    def spy(*args, **kwargs):
+        out = plan(*args, **kwargs)
+        if out.blocks:
+            sizes.append(out.size)
+        return out
+
+    monkeypatch.setattr(ts, "_plan", spy)
+    return sizes
+
+
+@pytest.mark.parametrize("method", ["permutation", "wild_bootstrap",
+                                    "aggregated", "fuse"])
+@pytest.mark.parametrize("kernel", ["mean_map", "mmd"])
+def test_mmd_test_weighted_in_blocks(monkeypatch, on_blocks, kernel, method):
+    # A working memory that holds blocks of the kernel only (blocks of
+    # fewer objects than the package's least, for several of them): the
+    # statistics of weighted sets from blocks are those of the whole
+    # matrices, and integer weights those of the repeated points.
+    import kernelmaps._composite._two_sample as ts
+
+    monkeypatch.setattr(ts, "_MIN_BLOCK", 8)
+    rng = np.random.default_rng(34)
+    WX, RX = integer_pair(rng, 40, 2)
+    WY, RY = integer_pair(rng, 40 if method == "wild_bootstrap" else 36, 2)
+    grid = method in ("aggregated", "fuse")
+    params = {"kernel": kernel, "method": method, "rng": 3, "workers": 1,
+              "gamma": [0.5, 1.0] if grid else 0.5,
+              "n_resamples": (199, 199) if method == "aggregated" else 199}
+    if kernel == "mmd":
+        params["kernel_params"] = {"gamma": 0.5}
+    whole = km.mmd_test(WX, WY, **params)
+    assert not on_blocks
+    with km.config_context(working_memory=0.25):
+        blocks = km.mmd_test(WX, WY, progress=True, **params)
+    assert on_blocks and max(on_blocks) < 30  # several blocks
+    repeated_points = km.mmd_test(RX, RY, **params)
+    # (the aggregated tests' products in float32)
+    rtol = 1e-5 if grid else 1e-12
+    for other in (blocks, repeated_points):
+        assert_allclose(other.statistic, whole.statistic, rtol=rtol, atol=1e-12)
+        assert_array_equal(other.pvalue, whole.pvalue)
+
+
+@pytest.mark.parametrize("method", ["linear", "permutation", "wild_bootstrap"])
+@pytest.mark.parametrize("fmap", ["rdf", "nystroem"])
+def test_mmd_test_on_features_weighted(fmap, method):
+    # The tests through a feature map (the linear one, and the resampling
+    # tests on the features' linear kernel): weighted sets (and a weighted
+    # X beside a list of arrays for Y, pooled with its weights to fit the
+    # map) as the repeated points.
+    from kernelmaps._composite._specs import pool_any
+
+    rng = np.random.default_rng(35)
+    WX, RX = integer_pair(rng, 40, 2)
+    WY, RY = integer_pair(rng, 40, 2)
+
+    def make():
+        if fmap == "rdf":
+            return km.RandomDistributionFeatures(64, gamma=0.5, rng=0)
+        return NystroemMap(8, gamma=0.5, landmarks=np.arange(0, 64, 8))
+
+    params = {"method": method}
+    if method != "linear":
+        params.update(n_resamples=99, rng=0)
+    b = km.mmd_test(RX, RY, feature_map=make(), **params)
+    for X, Y in ((WX, WY), (WX, list(RY))):
+        a = km.mmd_test(X, Y, feature_map=make(), **params)
+        assert_allclose(a.statistic, b.statistic, rtol=1e-10, atol=1e-15)
+        assert_allclose(a.pvalue, b.pvalue, rtol=1e-8)
+    Z = pool_any(WX, list(RY))
+    assert_array_equal(Z.weights, np.concatenate([WX.weights,
+                                                  np.ones(RY.n_points)]))
+
+
+def test_weighted_beside_lazy_sets_refused_everywhere():
+    # Weighted sets in memory beside lazy ones, and lazy weighted sets, are
+    # refused before a path rebuilds blocks of sets from points and offsets
+    # (which would drop the weights).
+    da = pytest.importorskip("dask.array")
+    from kernelmaps._composite._specs import computed
+
+    rng = np.random.default_rng(36)
+    X = Bags.from_list(random_sets(rng, (8, 2, 6, 3), np.float64))
+    lazy = Bags(da.from_array(X.points, chunks=(10, 3)), X.offsets)
+    W = X.with_weights(rng.uniform(0.5, 1.0, X.n_points))
+    for f in (sum_match_kernel, mmd, mmd_kernel):  # (the lazy Gram blocks)
+        with pytest.raises(TypeError, match="X is a weighted Bags"):
+            f(W, lazy, gamma=0.5)
+    for kernel in ("mean_map", "mmd"):
+        with pytest.raises(TypeError, match="X is a weighted Bags"):
+            km.mmd_test(W, lazy, kernel=kernel, gamma=0.5, n_resamples=9)
+        with pytest.raises(TypeError, match="Y is a weighted Bags"):
+            km.mmd_test(lazy, W, kernel=kernel, gamma=0.5, n_resamples=9)
+        with pytest.raises(TypeError, match="weights"):
+            km.mmd_test(lazy.with_weights(W.weights), lazy, kernel=kernel,
+                        gamma=0.5, n_resamples=9)
+    with pytest.raises(ValueError, match="weights"):
+        km.mmd_test(lazy, lazy.with_weights(W.weights), kernel="renyi",
+                    kernel_params={"k": 1}, n_resamples=9)
+    fmap = NystroemMap(4, gamma=0.5, rng=0).fit(W)
+    with pytest.raises(TypeError, match="weights"):
+        fmap.transform(lazy.with_weights(W.weights))
+    # computed() keeps weights (the lazy paths never give it any)
+    Z = computed(lazy.with_weights(W.weights))
+    assert_array_equal(Z.weights, W.weights)
+    assert_array_equal(Z.points, W.points)

@@ -41,7 +41,7 @@ from .._bags import Bags, pack_sets
 from .._engine import lapack
 from .._probes import all_finite, as_float_array, float_dtype, is_dask_array
 from .._transforms import is_lazy, map_delayed
-from .._validation import check_rows
+from .._validation import check_rows, check_sets
 from ._blocked import add_contribution, block_task
 
 __all__ = ["cross_dask", "cross_part", "lazy_samples", "pass_graph", "run_blocks_dask",
@@ -112,11 +112,21 @@ def _checked_rows(block, name, nonnegative, dtype):
 
 def _lazy_sets(spec, A, name):
     """The sets `A` as a Bags of Dask points (one chunk of columns), the
-    number and sizes of its sets checked, its points as they are read."""
+    number and sizes of its sets checked, its points as they are read.
+    Weighted sets are refused (the tasks' `Bags` carry no weights): by a
+    kernel without weights as in memory, else as beside lazy sets."""
     if not is_lazy(A):
         bags = spec.check(A, name)
+        if bags.weights is not None:
+            raise TypeError(
+                f"{name} is a weighted Bags beside lazy Dask sets; weighted "
+                f"sets are computed in memory only: compute the Dask points "
+                f"first"
+            )
         return _enough(Bags(_as_dask(bags.points), bags.offsets), name)
     bags = pack_sets(A, name)
+    if bags.weights is not None:
+        check_sets(bags, name, lazy=True, weighted=spec.weighted)
     if len(bags) == 0:
         raise ValueError(f"{name} must contain at least one set")
     if bags.dim == 0:
@@ -358,7 +368,8 @@ def _rows(block, start, stop):
 
 def _piece(parts, offsets):
     """The objects of one range from the chunks of its points (rows): an
-    array, or a Bags with `offsets`."""
+    array, or a Bags with `offsets` (lazy sets have no weights:
+    `_lazy_sets` refuses them)."""
     points = parts[0] if len(parts) == 1 else np.concatenate(parts)
     points = np.ascontiguousarray(points)
     return points if offsets is None else Bags(points, offsets)

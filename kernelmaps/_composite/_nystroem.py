@@ -541,7 +541,12 @@ class NystroemMap(FeatureMap):
         """Width and dtype of the features of input of `dtype` (for Dask)."""
         return self.n_features_out_, output_dtype(np.zeros(0, dtype))
 
-    _transform_sets = blocked_sets()(_transform)
+    def _takes_weights(self):
+        """Whether the fitted kernel takes weighted sets (its spec says)."""
+        return bool(getattr(self._spec, "weighted", False))
+
+    # (weighted sets in blocks where the kernel takes them)
+    _transform_sets = blocked_sets(weighted=_takes_weights)(_transform)
     _transform_rows = blocked_rows(_transform)
 
 

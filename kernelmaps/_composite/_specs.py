@@ -362,7 +362,7 @@ def computed(objects):
     if is_dask_array(objects):
         return np.asarray(objects.compute())
     if isinstance(objects, Bags) and is_dask_array(objects.points):
-        return Bags(objects.points.compute(), objects.offsets)
+        return Bags(objects.points.compute(), objects.offsets, objects.weights)
     return objects
 
 
@@ -1013,10 +1013,13 @@ class PrecomputedSpec(Spec):
 
 def pool_any(X, Y):
     """The objects of X then those of Y, of any kind: sparse rows stacked,
-    sets of two `Bags` pooled, arrays concatenated, else a list."""
+    sets of two `Bags` pooled (of a weighted `Bags` beside other sets too,
+    keeping its weights), arrays concatenated, else a list."""
     if scipy.sparse.issparse(X) or scipy.sparse.issparse(Y):
         return scipy.sparse.vstack([scipy.sparse.csr_array(X),
                                     scipy.sparse.csr_array(Y)], format="csr")
+    if any(isinstance(A, Bags) and A.weights is not None for A in (X, Y)):
+        X, Y = check_sets(X, "X", weighted=True), check_sets(Y, "Y", weighted=True)
     if isinstance(X, Bags) and isinstance(Y, Bags):
         return MeanMapSpec("mean_map").pool(X, Y)
     if isinstance(X, np.ndarray) and isinstance(Y, np.ndarray):

@@ -342,8 +342,9 @@ class RandomDistributionFeatures(_Fourier):
     scaled by a constant change nothing. The tiles multiply each point's
     features by its share of its set's weight (in the dtype of the points,
     a number in [0, 1]) before summing them. `fit` takes weighted sets too:
-    with ``gamma=None`` its median heuristic is that of the points of
-    positive weight.
+    with ``gamma=None`` its scale is the weighted median heuristic of
+    `median_heuristic` on the training sets (pairs of points of positive
+    weight, each pair weighing the product of their weights).
 
     **Draws and forms** are those of `RandomFourierFeatures` (all
     unbiased; see its Notes for the measured errors): the set means of
@@ -395,7 +396,7 @@ class RandomDistributionFeatures(_Fourier):
 
     def _fit(self, X, workers, progress):
         bags = check_sets(X, "X", weighted=True)
-        return self._fit_draw(bags.dim, _heuristic_points(bags, self.gamma))
+        return self._fit_draw(bags.dim, bags)
 
     @blocked_sets(weighted=True)
     def transform(self, X, *, workers=None, progress=False):
@@ -420,19 +421,6 @@ class RandomDistributionFeatures(_Fourier):
         bags = check_sets(X, "X", weighted=True)
         self._check_width(bags.dim)
         return self._means(bags, workers)
-
-
-def _heuristic_points(bags, gamma):
-    """The points of the validated sets `bags` that the default gamma
-    (None) is the median heuristic of: all of them, or for weighted sets
-    those of positive weight (the points the features see).
-
-    TODO(weighted median): pass the weighted sets themselves once
-    `median_heuristic` takes weights (integer weights as repeated points).
-    """
-    if gamma is None and bags.weights is not None:
-        return bags.points[bags.weights > 0]
-    return bags
 
 
 class DoublyRandomDistributionFeatures(FeatureMap):

@@ -1414,14 +1414,17 @@ def _fourier_ctor_entry(name):
         need(fmap.n_features_in_ == _width(v["X"], name),
              "n_features_in_ differs from the width of X")
         if v.get("gamma") is None:
+            weights = None
             if name == "RandomFourierFeatures":
                 pts = ref.dense(v["X"])
             else:
                 pts = np.vstack(ref.set_list(v["X"]))
                 weights = set_weights_of(v["X"])
-                if weights is not None:  # the points of positive weight
-                    pts = pts[np.concatenate(weights) > 0]
-            want = ref.median_gamma(pts, v.get("kernel", "rbf"))
+            if weights is not None:  # median_heuristic's weighted rule
+                want = ref.weighted_median_gamma(
+                    pts, np.concatenate(weights), v.get("kernel", "rbf"))
+            else:
+                want = ref.median_gamma(pts, v.get("kernel", "rbf"))
             need_close(np.array([fmap.gamma_]), np.array([want]), False,
                        rtol=1e-9, what="median-heuristic gamma_ ")
         else:
