@@ -4093,7 +4093,7 @@ for _method in ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear",
 # kernel -> the kind of its objects; each with the permutation test, and
 # mean_map and js with the aggregated one too.
 _OBJECT_TESTS = {"mean_map": "sets", "renyi": "sets", "js": "histograms",
-                 "exp_chi2": "histograms"}
+                 "exp_chi2": "histograms", "sliced_wasserstein": "sets"}
 
 
 def _unbiased_mmd2(K, n):
@@ -4164,7 +4164,8 @@ def _check_object_test(ctx, v, res, kernel, method):
 def _object_test_entry(kernel, method):
     kind = _OBJECT_TESTS[kernel]
     if kind == "sets":
-        # weighted sets: taken by "mean_map", refused by "renyi"
+        # weighted sets: taken by "mean_map" and "sliced_wasserstein",
+        # refused by "renyi"
         points = dict(min_points=6 if kernel == "renyi" else 1,
                       one_point=INVALID if kernel == "renyi" else EITHER,
                       weighted=INVALID if kernel == "renyi" else VALID)
@@ -4345,8 +4346,10 @@ def _nystroem_entry(kernel):
     # One object is fewer than the 3 landmarks of the baseline: refused.
     # Weighted sets: taken by "mean_map" (EITHER: landmarks="kmeans++"
     # embeds the sets by RandomDistributionFeatures, which may refuse
-    # weights), refused by "renyi".
-    weighted = INVALID if kernel == "renyi" else EITHER
+    # weights) and by "sliced_wasserstein" (its k-means++ embedding, the
+    # quantile features, takes them), refused by "renyi".
+    weighted = {"renyi": INVALID, "sliced_wasserstein": VALID}.get(kernel,
+                                                                   EITHER)
     data = (hist_mutations(one_row=INVALID) if kernel == "chi2"
             else set_mutations(min_points=6 if kernel == "renyi" else 1,
                                one_point=INVALID if kernel == "renyi" else EITHER,
