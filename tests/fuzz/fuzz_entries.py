@@ -3559,13 +3559,15 @@ _rf_result_entry("rf_ridge().predict", True)
 
 SK_PARAMS = {
     "SetKernel": {
-        "kernel": P("choice", choices=("mean_map", "mmd", "renyi")),
+        "kernel": P("choice", choices=("mean_map", "mmd", "renyi",
+                                       "sliced_wasserstein")),
         "gamma": _gamma_p(),
         "gamma2": _gamma_p(False),
         "alpha": P("real", low=0, low_incl=False, judge=_alpha_judge),
         "k": P("int", low=1, high=3),
         "power": P("real", low=0, low_incl=False),
         "psd": P("choice", choices=("clip", "flip", "shift")),
+        "rng": P("rng"),  # the directions of "sliced_wasserstein"
         "workers": P("workers"),
     },
     "ExpectedKernel": {
@@ -3578,7 +3580,7 @@ SK_PARAMS = {
     },
 }
 SK_BASE = {
-    "SetKernel": {"k": 2},
+    "SetKernel": {"k": 2, "rng": 0},
     "ExpectedKernel": {},
 }
 # scikit-learn's own validation names the data "array", "input" or "data"
@@ -3604,7 +3606,8 @@ def _sk_x_muts(name):
 
 def _sk_x_muts_raw(name):
     if name in SK_SETS:
-        return set_mutations(one_point=EITHER)
+        # weighted sets: taken by all the kernels but "renyi"
+        return set_mutations(one_point=EITHER, weighted=EITHER)
     if name == "ExpectedKernel":
         return [
             *array2d_mutations(sparse=EITHER, one_row=VALID),
@@ -3649,6 +3652,14 @@ def _sk_reference(ctx, est, name, Xfit, X, res):
             )
         elif kern == "renyi":
             _sk_renyi_reference(est, Xfit, X, res)
+        elif kern == "sliced_wasserstein":
+            # SW_2^2 by the slow quantile merge along the fitted directions
+            P_ = np.asarray(est.projections_, dtype=np.float64)
+            D, top = _sw_reference(X, None if X is Xfit else Xfit, P_, 2)
+            with np.errstate(over="ignore", under="ignore"):
+                expected = np.exp(-ref.LD(est.gamma_) * (D * top) ** 2)
+            need_close(res, expected, in32, rtol=1e-4 if in32 else 1e-8,
+                       atol=1e-5 if in32 else 1e-10)
         return
     if name == "ExpectedKernel":
 
@@ -3719,7 +3730,7 @@ def _sk_entries(name):
     def build_fit(ctx):
         b = {k: S(val, repr(val)) for k, val in base.items()}
         if name == "SetKernel":
-            kern = ctx.pick(["mean_map", "mmd", "renyi"])
+            kern = ctx.pick(["mean_map", "mmd", "renyi", "sliced_wasserstein"])
             b["kernel"] = S(kern, repr(kern))
         if name == "ExpectedKernel":
             b["covariance"] = S("diag", "'diag'")
