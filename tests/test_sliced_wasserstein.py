@@ -588,3 +588,21 @@ def test_mmd_test_weighted_is_repeated_points():
                         n_resamples=39, rng=0)
         assert_allclose(a.statistic, b.statistic, rtol=1e-12, atol=1e-12)
         assert a.pvalue == b.pvalue
+
+
+def test_mmd_test_weighted_beside_lazy_sets_refused():
+    # the lazy blocks hold points and offsets only: weighted sets there (a
+    # weighted Bags of Dask points, or one in memory beside lazy sets) are
+    # a TypeError naming them, not their weights dropped
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(24)
+    X = Bags.from_list(random_sets(rng, 8, 2, np.float64, low=3))
+    Y = Bags.from_list(random_sets(rng, 6, 2, np.float64, low=3))
+    lazy = Bags(da.from_array(X.points, chunks=(10, 2)), X.offsets)
+    W = X.with_weights(rng.uniform(0.5, 2.0, X.n_points))
+    for kernel in ("sliced_wasserstein", "mean_map"):
+        with pytest.raises(TypeError, match="X is a weighted Bags"):
+            km.mmd_test(lazy.with_weights(W.weights), Y, kernel=kernel,
+                        n_resamples=19, rng=0)
+        with pytest.raises(TypeError, match="Y is a weighted Bags"):
+            km.mmd_test(lazy, W, kernel=kernel, n_resamples=19, rng=0)

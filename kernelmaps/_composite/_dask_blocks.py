@@ -112,7 +112,13 @@ def _checked_rows(block, name, nonnegative, dtype):
 
 def _lazy_sets(spec, A, name):
     """The sets `A` as a Bags of Dask points (one chunk of columns), the
-    number and sizes of its sets checked, its points as they are read."""
+    number and sizes of its sets checked, its points as they are read.
+    Weighted sets are refused (a TypeError): the lazy blocks hold points
+    and offsets only, and would drop the weights."""
+    if isinstance(A, Bags) and A.weights is not None:
+        raise TypeError(f"{name} is a weighted Bags in a call on lazy Dask "
+                        f"sets; weighted sets are computed in memory only: "
+                        f"compute the Dask points first")
     if not is_lazy(A):
         bags = spec.check(A, name)
         return _enough(Bags(_as_dask(bags.points), bags.offsets), name)

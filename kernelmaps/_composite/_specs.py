@@ -362,7 +362,8 @@ def computed(objects):
     if is_dask_array(objects):
         return np.asarray(objects.compute())
     if isinstance(objects, Bags) and is_dask_array(objects.points):
-        return Bags(objects.points.compute(), objects.offsets)
+        return Bags(objects.points.compute(), objects.offsets,
+                    objects.weights)
     return objects
 
 
