@@ -157,8 +157,9 @@ class SetKernel(TransformerMixin, BaseEstimator):
     *Weighted sets.* ``kernel="mean_map"`` and ``"mmd"`` take a `Bags`
     with point weights (the weighted kernels of `kernelmaps.sum_match_kernel`
     and `kernelmaps.mmd_kernel`, weights normalised per set; ``gamma=None``
-    the weighted median heuristic of the training sets); ``"renyi"``
-    refuses them (a ValueError).
+    the weighted median heuristic of the training sets), and so does
+    ``"sliced_wasserstein"`` (`kernelmaps.sliced_wasserstein_kernel` of
+    the weighted sets); ``"renyi"`` refuses them (a ValueError).
 
     References
     ----------

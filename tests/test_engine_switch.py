@@ -53,6 +53,10 @@ def test_every_simd_engine_follows_the_switch():
         "additive": (lambda: km.js_kernel(H), 1e-12),
         "set means": (lambda: km.RandomDistributionFeatures(40, rng=0, gamma=1 / 17)
                       .fit_transform(sets), 1e-12),
+        "sliced": (lambda: km.sliced_wasserstein(sets, rng=0), 1e-12),
+        # (float64: the costs of float32 points are sums of values exact
+        # in float64, the same in any order)
+        "sliced p=1": (lambda: km.sliced_wasserstein(sets, p=1, rng=0), 1e-12),
     }
     results = {}
     for path in ("baseline", _engine.available_isas()[-1]):

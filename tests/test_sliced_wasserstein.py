@@ -110,8 +110,11 @@ def tolerance(dtype):
 @pytest.mark.parametrize("d", [1, 3, 7])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_against_reference(d, dtype, weighted):
-    rng = np.random.default_rng(d + 10 * weighted)
+@pytest.mark.parametrize("L", [13, 37])
+def test_against_reference(simd_path, d, dtype, weighted, L):
+    # every code path of the merges (`simd_path`); L = 13 and 37: whole
+    # vectors, a single vector and a scalar tail on every width
+    rng = np.random.default_rng(d + 10 * weighted + L)
     X = random_sets(rng, 7, d, dtype)
     Y = random_sets(rng, 4, d, dtype, shift=0.5)
     Y.append(X[2].copy())  # equal sizes, a zero distance
@@ -121,7 +124,7 @@ def test_against_reference(d, dtype, weighted):
         wy[-1] = wx[2].copy()
     bx = Bags.from_list(X, weights=wx) if weighted else X
     by = Bags.from_list(Y, weights=wy) if weighted else Y
-    P = unit_rows(rng, 13, d)
+    P = unit_rows(rng, L, d)
     for p in (1, 2, 1.5):
         R = sw_reference(X, None, P, p, wx, wx, dtype)
         RXY = sw_reference(X, Y, P, p, wx, wy, dtype)
@@ -208,7 +211,8 @@ def test_symmetric_and_y_given_agree():
     assert not np.allclose(sliced_wasserstein(X, rng=1), D)
 
 
-def test_workers_and_blocks_do_not_change_the_result():
+def test_workers_and_blocks_do_not_change_the_result(simd_path):
+    # on each code path: the same bits whatever the threads
     rng = np.random.default_rng(6)
     X = random_sets(rng, 40, 3, np.float64, low=20, high=60)
     w = random_weights(rng, X)
@@ -512,3 +516,93 @@ def test_mmd_test_fixes_the_directions_once(monkeypatch):
     C = [rng.normal(size=(20, 2)) for _ in range(20)]
     assert km.mmd_test(A, C, kernel="sliced_wasserstein", n_resamples=199,
                        rng=0).pvalue > 0.05
+
+
+# -- weighted sets in the tools -------------------------------------------------
+
+
+def integer_weighted(rng, n_sets, d):
+    """Weighted sets with integer weights (some 0) and the same sets with
+    each point repeated its weight times."""
+    X = random_sets(rng, n_sets, d, np.float64, low=2, high=9)
+    counts = [rng.integers(0, 4, len(a)).astype(np.float64) for a in X]
+    for c in counts:
+        c[0] = 1.0  # a positive total
+    repeated = [np.repeat(a, c.astype(np.int64), axis=0)
+                for a, c in zip(X, counts, strict=True)]
+    return Bags.from_list(X, weights=counts), Bags.from_list(repeated)
+
+
+def test_nystroem_weighted_is_repeated_points():
+    rng = np.random.default_rng(21)
+    W, R = integer_weighted(rng, 30, 3)
+    landmarks = np.array([1, 4, 7, 12, 20, 28])
+    for gamma in (0.4, None):  # None: 1 / median SW_2^2 of the landmarks
+        a = km.NystroemMap(6, kernel="sliced_wasserstein", gamma=gamma,
+                           landmarks=landmarks, rng=0).fit(W)
+        b = km.NystroemMap(6, kernel="sliced_wasserstein", gamma=gamma,
+                           landmarks=landmarks, rng=0).fit(R)
+        assert a.components_.weights is not None
+        assert_allclose(a.params_["gamma"], b.params_["gamma"], rtol=1e-12)
+        assert_allclose(a.transform(W), b.transform(R), rtol=0, atol=1e-12)
+        assert_allclose(a.transform(W[:3]), b.transform(R[:3]), rtol=0,
+                        atol=1e-12)
+    # k-means++ landmarks on the weighted quantile features: the same
+    # landmarks as on the repeated points
+    a = km.NystroemMap(6, kernel="sliced_wasserstein", gamma=0.4,
+                       landmarks="kmeans++", rng=3).fit(W)
+    b = km.NystroemMap(6, kernel="sliced_wasserstein", gamma=0.4,
+                       landmarks="kmeans++", rng=3).fit(R)
+    assert_allclose(a.transform(W), b.transform(R), rtol=0, atol=1e-12)
+
+
+def test_set_kernel_weighted_is_repeated_points():
+    pytest.importorskip("sklearn")
+    from kernelmaps.sklearn import SetKernel
+
+    rng = np.random.default_rng(22)
+    W, R = integer_weighted(rng, 12, 2)
+    for gamma in (0.5, None):
+        a = SetKernel("sliced_wasserstein", gamma=gamma, n_projections=30,
+                      rng=0)
+        b = SetKernel("sliced_wasserstein", gamma=gamma, n_projections=30,
+                      rng=0)
+        assert_allclose(a.fit_transform(W), b.fit_transform(R), rtol=0,
+                        atol=1e-12)
+        assert_allclose(a.gamma_, b.gamma_, rtol=1e-12)
+        assert_allclose(a.transform(W[:5]), b.transform(R[:5]), rtol=0,
+                        atol=1e-12)
+    # the kernel of the weighted sets themselves
+    assert_allclose(a.transform(W[:5]), sliced_wasserstein_kernel(
+        W[:5], W, gamma=a.gamma_, projections=a.projections_), rtol=1e-12)
+
+
+def test_mmd_test_weighted_is_repeated_points():
+    rng = np.random.default_rng(23)
+    WX, RX = integer_weighted(rng, 14, 2)
+    WY, RY = integer_weighted(rng, 11, 2)
+    for gamma in (1.0, None):
+        a = km.mmd_test(WX, WY, kernel="sliced_wasserstein", gamma=gamma,
+                        n_resamples=39, rng=0)
+        b = km.mmd_test(RX, RY, kernel="sliced_wasserstein", gamma=gamma,
+                        n_resamples=39, rng=0)
+        assert_allclose(a.statistic, b.statistic, rtol=1e-12, atol=1e-12)
+        assert a.pvalue == b.pvalue
+
+
+def test_mmd_test_weighted_beside_lazy_sets_refused():
+    # the lazy blocks hold points and offsets only: weighted sets there (a
+    # weighted Bags of Dask points, or one in memory beside lazy sets) are
+    # a TypeError naming them, not their weights dropped
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(24)
+    X = Bags.from_list(random_sets(rng, 8, 2, np.float64, low=3))
+    Y = Bags.from_list(random_sets(rng, 6, 2, np.float64, low=3))
+    lazy = Bags(da.from_array(X.points, chunks=(10, 2)), X.offsets)
+    W = X.with_weights(rng.uniform(0.5, 2.0, X.n_points))
+    for kernel in ("sliced_wasserstein", "mean_map"):
+        with pytest.raises(TypeError, match="X is a weighted Bags"):
+            km.mmd_test(lazy.with_weights(W.weights), Y, kernel=kernel,
+                        n_resamples=19, rng=0)
+        with pytest.raises(TypeError, match="Y is a weighted Bags"):
+            km.mmd_test(lazy, W, kernel=kernel, n_resamples=19, rng=0)

@@ -364,10 +364,13 @@ class NystroemMap(FeatureMap):
     point weights, in `fit` and `transform`: the weighted mean map kernel
     of `sum_match_kernel` (weights normalised per set), ``gamma=None``
     its weighted median heuristic on the training sets, and the landmarks
-    keep their weights (``components_``). "renyi" refuses them (a
-    ValueError). ``landmarks="kmeans++"`` embeds the sets by
-    `RandomDistributionFeatures`, and takes weighted sets only where it
-    does.
+    keep their weights (``components_``). "sliced_wasserstein" takes them
+    too: the weighted quantile functions of `sliced_wasserstein_kernel`,
+    ``gamma=None`` ``1 / median`` of the weighted SW_2^2, and the
+    k-means++ landmarks from the weighted quantile features. "renyi"
+    refuses them (a ValueError). ``landmarks="kmeans++"`` embeds the sets
+    by `RandomDistributionFeatures` (by `SlicedWassersteinFeatures` for
+    "sliced_wasserstein"), and takes weighted sets only where it does.
 
     The floor of an indefinite spectrum: on the Renyi divergence kernel of
     300 sets of 50 points (160 of its 300 eigenvalues negative), keeping

@@ -418,8 +418,10 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     *Weighted sets.* Samples of sets given as a `Bags` with point weights
     are taken by ``kernel="mean_map"`` and ``"mmd"``: the kernel between
     two sets is the weighted one of `sum_match_kernel` (weights normalised
-    per set), and the sets, not the points, are the sample (their weights
-    change the kernel, not the test statistic's weights of the objects).
+    per set), and by ``"sliced_wasserstein"`` (the weighted quantile
+    functions of `sliced_wasserstein_kernel`); the sets, not the points,
+    are the sample (their weights change the kernel, not the test
+    statistic's weights of the objects).
     The default point scale is the weighted median heuristic of the value
     sample of the pooled points of positive weight; the aggregated tests'
     grid comes from those points unweighted. ``"renyi"`` refuses weights.

@@ -19,24 +19,20 @@ from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
-from cython cimport floating
+from ._runtime cimport floating, isa_level
 
 
 cdef extern from "km_sliced.h" nogil:
-    double km_sw_cost_d(const double *a, const double *b, Py_ssize_t L,
-                        int mode, double p)
-    double km_sw_cost_f(const float *a, const float *b, Py_ssize_t L,
-                        int mode, double p)
-    double km_sw_pair_d(const double *a, int64_t n, const double *b,
+    double km_sw_pair_d(int isa, const double *a, int64_t n, const double *b,
                         int64_t m, Py_ssize_t L, int mode, double p)
-    double km_sw_pair_f(const float *a, int64_t n, const float *b,
+    double km_sw_pair_f(int isa, const float *a, int64_t n, const float *b,
                         int64_t m, Py_ssize_t L, int mode, double p)
-    double km_sw_weighted_d(const double *a, const double *ca, int64_t n,
-                            const double *b, const double *cb, int64_t m,
-                            Py_ssize_t L, int mode, double p)
-    double km_sw_weighted_f(const float *a, const double *ca, int64_t n,
-                            const float *b, const double *cb, int64_t m,
-                            Py_ssize_t L, int mode, double p)
+    double km_sw_weighted_d(int isa, const double *a, const double *ca,
+                            int64_t n, const double *b, const double *cb,
+                            int64_t m, Py_ssize_t L, int mode, double p)
+    double km_sw_weighted_f(int isa, const float *a, const double *ca,
+                            int64_t n, const float *b, const double *cb,
+                            int64_t m, Py_ssize_t L, int mode, double p)
 
 # The cost function |x - y|^p: p = 2, p = 1, or any other p (pow).
 DEF P_TWO = 2
@@ -185,27 +181,28 @@ def sort_projections(const floating[:, ::1] P, const int64_t[::1] offsets,
 # -- distances --------------------------------------------------------------
 
 
-cdef inline double _pair_uniform(const floating *a, int64_t n,
+cdef inline double _pair_uniform(int isa, const floating *a, int64_t n,
                                  const floating *b, int64_t m, Py_ssize_t L,
                                  int mode, double p) noexcept nogil:
     """The sum over the L directions of W_p^p between the uniform
     distributions on the rank-major sorted a and b (km_sliced.h)."""
     if floating is double:
-        return km_sw_pair_d(a, n, b, m, L, mode, p)
+        return km_sw_pair_d(isa, a, n, b, m, L, mode, p)
     else:
-        return km_sw_pair_f(a, n, b, m, L, mode, p)
+        return km_sw_pair_f(isa, a, n, b, m, L, mode, p)
 
 
-cdef inline double _pair_weighted(const floating *a, const double *ca,
+cdef inline double _pair_weighted(int isa, const floating *a,
+                                  const double *ca,
                                   int64_t n, const floating *b,
                                   const double *cb, int64_t m, Py_ssize_t L,
                                   int mode, double p) noexcept nogil:
     """The sum over the L directions of W_p^p between the weighted
     distributions of the sorted layouts a, ca and b, cb (km_sliced.h)."""
     if floating is double:
-        return km_sw_weighted_d(a, ca, n, b, cb, m, L, mode, p)
+        return km_sw_weighted_d(isa, a, ca, n, b, cb, m, L, mode, p)
     else:
-        return km_sw_weighted_f(a, ca, n, b, cb, m, L, mode, p)
+        return km_sw_weighted_f(isa, a, ca, n, b, cb, m, L, mode, p)
 
 
 def pair_block(const floating[::1] vx, const double[::1] cx,
@@ -226,6 +223,7 @@ def pair_block(const floating[::1] vx, const double[::1] cx,
     cdef Py_ssize_t n_rows = out.shape[0], n_cols = out.shape[1]
     cdef int64_t n, m
     cdef int mode = P_TWO if p == 2.0 else (P_ONE if p == 1.0 else P_ANY)
+    cdef int isa = isa_level  # the engine's code path (_runtime.pyx)
     if task1 <= task0 or L == 0:
         return
     for task in prange(task0, task1, nogil=True, schedule="dynamic",
@@ -241,11 +239,12 @@ def pair_block(const floating[::1] vx, const double[::1] cx,
             for i in range(r0, min(r1, j) if symmetric else r1):
                 n = ox[i + 1] - ox[i]
                 if weighted:
-                    out[i, j] += _pair_weighted(&vx[ox[i] * L], &cx[ox[i] * L],
-                                                n, &vy[oy[j] * L],
+                    out[i, j] += _pair_weighted(isa, &vx[ox[i] * L],
+                                                &cx[ox[i] * L], n,
+                                                &vy[oy[j] * L],
                                                 &cy[oy[j] * L], m, L, mode, p)
                 else:
-                    out[i, j] += _pair_uniform(&vx[ox[i] * L], n,
+                    out[i, j] += _pair_uniform(isa, &vx[ox[i] * L], n,
                                                &vy[oy[j] * L], m, L, mode, p)
 
 

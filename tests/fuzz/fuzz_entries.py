@@ -3562,13 +3562,15 @@ _rf_result_entry("rf_ridge().predict", True)
 
 SK_PARAMS = {
     "SetKernel": {
-        "kernel": P("choice", choices=("mean_map", "mmd", "renyi")),
+        "kernel": P("choice", choices=("mean_map", "mmd", "renyi",
+                                       "sliced_wasserstein")),
         "gamma": _gamma_p(),
         "gamma2": _gamma_p(False),
         "alpha": P("real", low=0, low_incl=False, judge=_alpha_judge),
         "k": P("int", low=1, high=3),
         "power": P("real", low=0, low_incl=False),
         "psd": P("choice", choices=("clip", "flip", "shift")),
+        "rng": P("rng"),  # the directions of "sliced_wasserstein"
         "workers": P("workers"),
     },
     "ExpectedKernel": {
@@ -3581,7 +3583,7 @@ SK_PARAMS = {
     },
 }
 SK_BASE = {
-    "SetKernel": {"k": 2},
+    "SetKernel": {"k": 2, "rng": 0},
     "ExpectedKernel": {},
 }
 # scikit-learn's own validation names the data "array", "input" or "data"
@@ -3607,7 +3609,8 @@ def _sk_x_muts(name):
 
 def _sk_x_muts_raw(name):
     if name in SK_SETS:
-        return set_mutations(one_point=EITHER)
+        # weighted sets: taken by all the kernels but "renyi"
+        return set_mutations(one_point=EITHER, weighted=EITHER)
     if name == "ExpectedKernel":
         return [
             *array2d_mutations(sparse=EITHER, one_row=VALID),
@@ -3652,6 +3655,14 @@ def _sk_reference(ctx, est, name, Xfit, X, res):
             )
         elif kern == "renyi":
             _sk_renyi_reference(est, Xfit, X, res)
+        elif kern == "sliced_wasserstein":
+            # SW_2^2 by the slow quantile merge along the fitted directions
+            P_ = np.asarray(est.projections_, dtype=np.float64)
+            D, top = _sw_reference(X, None if X is Xfit else Xfit, P_, 2)
+            with np.errstate(over="ignore", under="ignore"):
+                expected = np.exp(-ref.LD(est.gamma_) * (D * top) ** 2)
+            need_close(res, expected, in32, rtol=1e-4 if in32 else 1e-8,
+                       atol=1e-5 if in32 else 1e-10)
         return
     if name == "ExpectedKernel":
 
@@ -3722,7 +3733,7 @@ def _sk_entries(name):
     def build_fit(ctx):
         b = {k: S(val, repr(val)) for k, val in base.items()}
         if name == "SetKernel":
-            kern = ctx.pick(["mean_map", "mmd", "renyi"])
+            kern = ctx.pick(["mean_map", "mmd", "renyi", "sliced_wasserstein"])
             b["kernel"] = S(kern, repr(kern))
         if name == "ExpectedKernel":
             b["covariance"] = S("diag", "'diag'")
@@ -4096,7 +4107,7 @@ for _method in ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear",
 # kernel -> the kind of its objects; each with the permutation test, and
 # mean_map and js with the aggregated one too.
 _OBJECT_TESTS = {"mean_map": "sets", "renyi": "sets", "js": "histograms",
-                 "exp_chi2": "histograms"}
+                 "exp_chi2": "histograms", "sliced_wasserstein": "sets"}
 
 
 def _unbiased_mmd2(K, n):
@@ -4167,7 +4178,8 @@ def _check_object_test(ctx, v, res, kernel, method):
 def _object_test_entry(kernel, method):
     kind = _OBJECT_TESTS[kernel]
     if kind == "sets":
-        # weighted sets: taken by "mean_map", refused by "renyi"
+        # weighted sets: taken by "mean_map" and "sliced_wasserstein",
+        # refused by "renyi"
         points = dict(min_points=6 if kernel == "renyi" else 1,
                       one_point=INVALID if kernel == "renyi" else EITHER,
                       weighted=INVALID if kernel == "renyi" else VALID)
@@ -4348,8 +4360,10 @@ def _nystroem_entry(kernel):
     # One object is fewer than the 3 landmarks of the baseline: refused.
     # Weighted sets: taken by "mean_map" (EITHER: landmarks="kmeans++"
     # embeds the sets by RandomDistributionFeatures, which may refuse
-    # weights), refused by "renyi".
-    weighted = INVALID if kernel == "renyi" else EITHER
+    # weights) and by "sliced_wasserstein" (its k-means++ embedding, the
+    # quantile features, takes them), refused by "renyi".
+    weighted = {"renyi": INVALID, "sliced_wasserstein": VALID}.get(kernel,
+                                                                   EITHER)
     data = (hist_mutations(one_row=INVALID) if kernel == "chi2"
             else set_mutations(min_points=6 if kernel == "renyi" else 1,
                                one_point=INVALID if kernel == "renyi" else EITHER,

@@ -1,0 +1,147 @@
+/*
+ * The sliced-Wasserstein merges for one element type KM_T and one code path
+ * (vectors of KM_VB bytes): a template of km_instantiate.h, included by
+ * km_sliced.h only. The costs are summed in float64 (float32 values widened
+ * exactly), KM_VB / 8 lanes of them per vector.
+ */
+#define KM_SW_LANES (KM_VB / 8)
+#define KM_SW_WIDE KM_CAT(km_vd, KM_VB)
+#define KM_SW_FMA KM_CAT(km_fma_d, KM_VB)
+#define KM_SW_ABS KM_CAT(km_abs_d, KM_VB)
+
+/* a[l:l + KM_SW_LANES] - b[l:...] in float64. */
+KM_ATTR KM_INLINE KM_SW_WIDE KM_FN(km_sw_diff)(const KM_T *a, const KM_T *b)
+{
+#if KM_IS_DOUBLE
+    KM_SW_WIDE x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    return x - y;
+#else
+    typedef float km_narrow __attribute__((vector_size(KM_VB / 2)));
+    km_narrow x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    return __builtin_convertvector(x, KM_SW_WIDE) - __builtin_convertvector(y, KM_SW_WIDE);
+#endif
+}
+
+/* The cost of one step of a merge over all directions: the sum over l < L
+ * of |a[l] - b[l]|^p (mode 2: p = 2, mode 1: p = 1, mode 0: any p, with
+ * pow, one direction at a time), in float64: two vector accumulators, then
+ * the lanes in order, then the tail; the order is fixed by the code path. */
+KM_ATTR KM_INLINE double KM_FN(km_sw_cost)(const KM_T *a, const KM_T *b, ptrdiff_t L,
+                                           int mode, double p)
+{
+    double s = 0.0;
+    ptrdiff_t l = 0;
+    if (mode == 0) {
+        for (; l < L; l++) s += pow(fabs((double)a[l] - (double)b[l]), p);
+        return s;
+    }
+    KM_SW_WIDE s0 = {0}, s1 = {0};
+    if (mode == 2) {
+        for (; l + 2 * KM_SW_LANES <= L; l += 2 * KM_SW_LANES) {
+            const KM_SW_WIDE x0 = KM_FN(km_sw_diff)(a + l, b + l);
+            const KM_SW_WIDE x1 = KM_FN(km_sw_diff)(a + l + KM_SW_LANES, b + l + KM_SW_LANES);
+            s0 = KM_SW_FMA(x0, x0, s0);
+            s1 = KM_SW_FMA(x1, x1, s1);
+        }
+        for (; l + KM_SW_LANES <= L; l += KM_SW_LANES) {
+            const KM_SW_WIDE x0 = KM_FN(km_sw_diff)(a + l, b + l);
+            s0 = KM_SW_FMA(x0, x0, s0);
+        }
+    } else {
+        for (; l + 2 * KM_SW_LANES <= L; l += 2 * KM_SW_LANES) {
+            s0 += KM_SW_ABS(KM_FN(km_sw_diff)(a + l, b + l));
+            s1 += KM_SW_ABS(KM_FN(km_sw_diff)(a + l + KM_SW_LANES, b + l + KM_SW_LANES));
+        }
+        for (; l + KM_SW_LANES <= L; l += KM_SW_LANES)
+            s0 += KM_SW_ABS(KM_FN(km_sw_diff)(a + l, b + l));
+    }
+    s0 += s1;
+    for (int k = 0; k < KM_SW_LANES; k++) s += s0[k];
+    for (; l < L; l++) {
+        const double x = (double)a[l] - (double)b[l];
+        s += mode == 2 ? x * x : fabs(x);
+    }
+    return s;
+}
+
+/* The sum over the L directions of W_p^p between the uniform distributions
+ * on the rank-major sorted a (n ranks of L values) and b (m ranks): the
+ * breakpoints (i + 1) / n and (j + 1) / m, the same for every direction,
+ * walked once in integer units of 1 / (n m) (exact); equal sizes pair the
+ * ranks directly. The cost over the directions is its inner loop. */
+KM_ATTR static double KM_FN(km_sw_pair)(const KM_T *a, int64_t n, const KM_T *b,
+                                        int64_t m, ptrdiff_t L, int mode, double p)
+{
+    int64_t i = 0, j = 0, u = 0, t, ta = m, tb = n;
+    double acc = 0.0;
+    if (n == m) {
+        for (i = 0; i < n; i++) acc += KM_FN(km_sw_cost)(a + i * L, b + i * L, L, mode, p);
+        return acc / (double)n;
+    }
+    while (i < n && j < m) {
+        t = ta < tb ? ta : tb;
+        acc += (double)(t - u) * KM_FN(km_sw_cost)(a + i * L, b + j * L, L, mode, p);
+        u = t;
+        if (ta <= t) {
+            i++;
+            ta += m;
+        }
+        if (tb <= t) {
+            j++;
+            tb += n;
+        }
+    }
+    return acc / ((double)n * (double)m);
+}
+
+/* |x|^p of mode 2 (p = 2), 1 (p = 1) or 0 (any p). */
+KM_ATTR KM_INLINE double KM_FN(km_sw_one)(double x, int mode, double p)
+{
+    return mode == 2 ? x * x : mode == 1 ? fabs(x) : pow(fabs(x), p);
+}
+
+/* The sum over the L directions of W_p^p between weighted distributions:
+ * direction l of a holds n sorted values at a + l n with their cumulative
+ * normalised weights at ca + l n (the last 1), and alike for b (m). Each
+ * direction's merge of the two step quantile functions is walked n + m
+ * times (each step moves past a breakpoint of one side or both; the steps
+ * after the last add segments of length 0, their indices held at the last
+ * value): a fixed count, so that KM_SW_CHAINS directions walk side by side,
+ * their dependency chains (compare, advance, load) overlapping. */
+KM_ATTR static double KM_FN(km_sw_weighted)(const KM_T *a, const double *ca, int64_t n,
+                                            const KM_T *b, const double *cb, int64_t m,
+                                            ptrdiff_t L, int mode, double p)
+{
+    double total = 0.0;
+    ptrdiff_t l0, q;
+    int64_t s, steps = n + m;
+    for (l0 = 0; l0 < L; l0 += KM_SW_CHAINS) {
+        ptrdiff_t width = L - l0 < KM_SW_CHAINS ? L - l0 : KM_SW_CHAINS;
+        int64_t i[KM_SW_CHAINS] = {0}, j[KM_SW_CHAINS] = {0};
+        double u[KM_SW_CHAINS] = {0}, acc[KM_SW_CHAINS] = {0};
+        for (s = 0; s < steps; s++) {
+            for (q = 0; q < width; q++) {
+                int64_t ii = i[q] < n ? i[q] : n - 1;
+                int64_t jj = j[q] < m ? j[q] : m - 1;
+                ptrdiff_t x0 = (l0 + q) * n + ii, y0 = (l0 + q) * m + jj;
+                double x = ca[x0], y = cb[y0];
+                double t = x < y ? x : y;
+                acc[q] += (t - u[q]) * KM_FN(km_sw_one)((double)a[x0] - (double)b[y0], mode, p);
+                u[q] = t;
+                i[q] += x <= t;
+                j[q] += y <= t;
+            }
+        }
+        for (q = 0; q < width; q++) total += acc[q];
+    }
+    return total;
+}
+
+#undef KM_SW_LANES
+#undef KM_SW_WIDE
+#undef KM_SW_FMA
+#undef KM_SW_ABS
