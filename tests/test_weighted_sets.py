@@ -614,8 +614,7 @@ def test_nystroem_progress_on_weighted_sets(monkeypatch, kernel):
     for workers in (1, 2):
         assert_allclose(fmap.transform(W, progress=True, workers=workers), Z,
                         rtol=0, atol=1e-12)
-    if kernel != "sliced_wasserstein":  # (its weights are not repeats)
-        assert_allclose(fmap.transform(R, progress=True), Z, rtol=0, atol=1e-10)
+    assert_allclose(fmap.transform(R, progress=True), Z, rtol=0, atol=1e-10)
 
 
 @pytest.mark.parametrize("landmarks", ["leverage", "kmeans++"])
@@ -767,3 +766,18 @@ def test_weighted_beside_lazy_sets_refused_everywhere():
     Z = computed(lazy.with_weights(W.weights))
     assert_array_equal(Z.weights, W.weights)
     assert_array_equal(Z.points, W.points)
+
+
+def test_sliced_features_progress_on_weighted_sets(monkeypatch):
+    # SlicedWassersteinFeatures.transform(progress=True) runs on blocks of
+    # whole sets, each with its weights: the same features as in one call,
+    # and as the repeated points.
+    pytest.importorskip("tqdm")
+    import kernelmaps._transforms as transforms
+
+    monkeypatch.setattr(transforms, "TRANSFORM_BLOCK_VALUES", 24)
+    W, R = integer_pair(np.random.default_rng(32), 30, 3)
+    fmap = km.SlicedWassersteinFeatures(n_projections=7, n_quantiles=5, rng=0).fit(W)
+    Z = fmap.transform(W)
+    assert_allclose(fmap.transform(W, progress=True), Z, rtol=0, atol=1e-12)
+    assert_allclose(fmap.transform(R, progress=True), Z, rtol=0, atol=1e-12)

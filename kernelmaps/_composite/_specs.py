@@ -791,6 +791,7 @@ class SlicedWassersteinSpec(_DistanceSpec, _SetSpec):
 
     takes = ("gamma", "n_projections", "projections", "draw")
     scale = "gamma"
+    weighted = True  # the distances honour the point weights
     # The generator of the directions, set by the tool (None: fresh).
     rng = None
 

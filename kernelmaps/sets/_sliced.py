@@ -511,7 +511,7 @@ class SlicedWassersteinFeatures(FeatureMap):
             state["projections_"] = state["_projection_draw"].replay()
         super().__setstate__(state)
 
-    @blocked_sets()
+    @blocked_sets(weighted=True)
     def transform(self, X, *, workers=None, progress=False):
         """Quantile features of the sets of `X`.
 

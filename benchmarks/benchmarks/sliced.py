@@ -40,7 +40,7 @@ From the ``benchmarks`` directory::
 
     asv run --python=same --bench SlicedWasserstein \\
         --set-commit-hash $(git rev-parse HEAD) --show-stderr
-    python -m benchmarks.bench_sliced  # one quick run of each, and the ratios
+    python -m benchmarks.sliced  # one quick run of each, and the ratios
 """
 
 import time
