@@ -70,7 +70,7 @@ cdef void _sort(floating *v, double *w, Py_ssize_t n, floating *tv,
     """Sort v[0:n] ascending, carrying w (NULL: none): a bottom-up merge
     sort over runs sorted by insertion, through the buffers tv, tw (n
     values each)."""
-    cdef Py_ssize_t start, width, a, b, mid, end, i, j, k, take
+    cdef Py_ssize_t start, width, a, mid, end, i, j, k, take
     cdef floating *src = v
     cdef floating *dst = tv
     cdef double *wsrc = w
@@ -139,7 +139,7 @@ def sort_projections(const floating[:, ::1] P, const int64_t[::1] offsets,
     normalised per set and direction, into `cum`; `weights`: one per
     point), the unweighted rank-major. vbuf: (n_threads, 2 * largest
     set), wbuf: (n_threads, largest set) buffers."""
-    cdef Py_ssize_t L = P.shape[1], s, l, k, n, tid
+    cdef Py_ssize_t L = P.shape[1], s, dl, k, n, tid
     cdef int64_t base
     cdef double total
     cdef floating *v
@@ -150,23 +150,23 @@ def sort_projections(const floating[:, ::1] P, const int64_t[::1] offsets,
                     num_threads=n_threads):
         tid = threadid()
         n = offsets[s + 1] - offsets[s]
-        for l in range(L):
-            base = offsets[s] * L + l * n
+        for dl in range(L):
+            base = offsets[s] * L + dl * n
             c = NULL
             if weighted:
                 v = &values[base]
                 for k in range(n):
-                    v[k] = P[offsets[s] + k, l]
+                    v[k] = P[offsets[s] + k, dl]
                 c = &cum[base]
                 for k in range(n):
                     c[k] = weights[offsets[s] + k]
             else:  # sorted in the buffer, then rank-major
                 v = &vbuf[tid, 0]
                 for k in range(n):
-                    v[k] = P[offsets[s] + k, l]
+                    v[k] = P[offsets[s] + k, dl]
                 _sort(v, NULL, n, &vbuf[tid, n], NULL)
                 for k in range(n):
-                    values[offsets[s] * L + k * L + l] = v[k]
+                    values[offsets[s] * L + k * L + dl] = v[k]
                 continue
             _sort(v, c, n, &vbuf[tid, 0], &wbuf[tid, 0])
             if weighted:
@@ -317,30 +317,30 @@ def quantile_features(const floating[::1] values, const double[::1] cum,
                       Py_ssize_t L, Py_ssize_t Q, Py_ssize_t l0, double scale,
                       bint midpoint, floating[:, ::1] out, Py_ssize_t s0,
                       Py_ssize_t s1, int n_threads):
-    """out[s, (l0 + l) * Q + k] = scale * the mean of the quantile function
-    of set s along the block's direction l over the cell [k / Q, (k + 1) /
+    """out[s, (l0 + dl) * Q + k] = scale * the mean of the quantile function
+    of set s along the block's direction dl over the cell [k / Q, (k + 1) /
     Q] (`midpoint`: its value at the cell's middle), from the sorted
     layout of a block of L directions, for the sets s0 <= s < s1."""
-    cdef Py_ssize_t s, l, stride
+    cdef Py_ssize_t s, dl, stride
     cdef int64_t n, base
     if s1 <= s0 or L == 0 or Q == 0:
         return
     for s in prange(s0, s1, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         n = offsets[s + 1] - offsets[s]
-        for l in range(L):
+        for dl in range(L):
             if weighted:
-                base = offsets[s] * L + l * n
+                base = offsets[s] * L + dl * n
                 stride = 1
             else:  # rank-major
-                base = offsets[s] * L + l
+                base = offsets[s] * L + dl
                 stride = L
             if midpoint:
                 _midpoints(&values[base], &cum[base] if weighted else NULL, n,
-                           stride, Q, scale, &out[s, (l0 + l) * Q])
+                           stride, Q, scale, &out[s, (l0 + dl) * Q])
             elif weighted:
                 _cells_weighted(&values[base], &cum[base], n, Q, scale,
-                                &out[s, (l0 + l) * Q])
+                                &out[s, (l0 + dl) * Q])
             else:
                 _cells_uniform(&values[base], n, stride, Q, scale,
-                               &out[s, (l0 + l) * Q])
+                               &out[s, (l0 + dl) * Q])
