@@ -8,7 +8,6 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
-import kernelmaps.sklearn
 from kernelmaps import (
     Bags,
     NystroemMap,
@@ -338,9 +337,24 @@ def test_weighted_set_errors():
     with pytest.raises(ValueError, match="weights"):
         NystroemMap(2, kernel="renyi", kernel_params={"k": 1}).fit(B)
     with pytest.raises(ValueError, match="weights"):
-        km.sklearn.SetKernel(kernel="renyi", k=1).fit(B)
-    with pytest.raises(ValueError, match="weights"):
         km.mmd_test(B, B, kernel="renyi", kernel_params={"k": 1})
+
+
+def test_set_kernel_refuses_weights_for_renyi():
+    SetKernel = set_kernel_class()
+    rng = np.random.default_rng(0)
+    X = random_sets(rng, "small", np.float64)
+    B = Bags.from_list(X, weights=random_weights(rng, X))
+    with pytest.raises(ValueError, match="weights"):
+        SetKernel(kernel="renyi", k=1).fit(B)
+
+
+def set_kernel_class():
+    """kernelmaps.sklearn.SetKernel, or a skip without scikit-learn."""
+    pytest.importorskip("sklearn")
+    from kernelmaps.sklearn import SetKernel
+
+    return SetKernel
 
 
 def weighted_median_reference(values, weights):
@@ -440,11 +454,12 @@ def test_nystroem_integer_weights(kernel):
 
 
 def test_set_kernel_weighted():
+    SetKernel = set_kernel_class()
     rng = np.random.default_rng(13)
     W, R = integer_pair(rng, 12, 2)
     for kernel in ("mean_map", "mmd"):
-        a = km.sklearn.SetKernel(kernel=kernel, gamma=0.5)
-        b = km.sklearn.SetKernel(kernel=kernel, gamma=0.5)
+        a = SetKernel(kernel=kernel, gamma=0.5)
+        b = SetKernel(kernel=kernel, gamma=0.5)
         assert_allclose(a.fit_transform(W), b.fit_transform(R), rtol=0,
                         atol=1e-12)
         assert_allclose(a.transform(W[:5]), b.transform(R[:5]), rtol=0,
@@ -637,17 +652,18 @@ def test_nystroem_fit_weighted_landmark_rules(kernel, landmarks):
 def test_set_kernel_weighted_test_sets():
     # Weighted test sets against unweighted training sets, and the other
     # way: as the repeated points.
+    SetKernel = set_kernel_class()
     rng = np.random.default_rng(33)
     W, R = integer_pair(rng, 12, 2)
     for kernel in ("mean_map", "mmd"):
-        a = km.sklearn.SetKernel(kernel=kernel, gamma=0.5).fit(R[:6])
+        a = SetKernel(kernel=kernel, gamma=0.5).fit(R[:6])
         assert_allclose(a.transform(W[6:]), a.transform(R[6:]), rtol=0,
                         atol=1e-12)
-        b = km.sklearn.SetKernel(kernel=kernel, gamma=0.5).fit(W[:6])
+        b = SetKernel(kernel=kernel, gamma=0.5).fit(W[:6])
         assert_allclose(b.transform(R[6:]), a.transform(R[6:]), rtol=0,
                         atol=1e-12)
     # gamma=None: the weighted median heuristic of the training sets
-    c = km.sklearn.SetKernel().fit(W)
+    c = SetKernel().fit(W)
     assert c.gamma_ == median_heuristic(W)
 
 
