@@ -115,6 +115,9 @@ def paths(monkeypatch):
     return taken
 
 
+_REFERENCES = {}
+
+
 @pytest.mark.parametrize("shape", list(SHAPES))
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -128,8 +131,13 @@ def test_sum_match_kernel_weighted(simd_path, paths, shape, kernel, dtype):
     params = {"kernel": kernel, "gamma": gamma, **PARAMS}
     ref_gamma = 1.0 if gamma is None else gamma
     for normalize in (True, False):
-        RXY = reference(X, wX, Y, wY, kernel, ref_gamma, normalize, **PARAMS)
-        RXX = reference(X, wX, X, wX, kernel, ref_gamma, normalize, **PARAMS)
+        # the references of this data, the same on every code path: once
+        key = (shape, kernel, np.dtype(dtype).str, normalize)
+        if key not in _REFERENCES:
+            _REFERENCES[key] = (
+                reference(X, wX, Y, wY, kernel, ref_gamma, normalize, **PARAMS),
+                reference(X, wX, X, wX, kernel, ref_gamma, normalize, **PARAMS))
+        RXY, RXX = _REFERENCES[key]
         for workers in (1, 2):
             K = sum_match_kernel(BX, BY, normalize=normalize, workers=workers,
                                  **params)

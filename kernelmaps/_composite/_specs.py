@@ -77,9 +77,9 @@ from ..sets import (
     mean_map_block,
     mmd_block,
     renyi_block,
+    sliced_directions,
     sliced_wasserstein_block,
 )
-from ..sets._sliced import _directions as sliced_directions
 
 __all__ = ["BANDWIDTH_SAMPLE", "KINDS", "N_BANDWIDTHS", "SPECS", "Spec",
            "check_precomputed", "computed", "given_gammas", "object_kind",

@@ -18,7 +18,6 @@ import math
 
 import numpy as np
 
-from .._config import working_memory_bytes
 from . import _sliced as _impl
 from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, threads_for
@@ -44,13 +43,12 @@ def _scaled(points, e):
                                                             copy=False)
 
 
-def _block_directions(n_points, itemsize, weighted, L):
+def _block_directions(n_points, itemsize, weighted, L, budget):
     """Directions per block: the projections (points x block, the
     points' dtype), their sorted copy and, for weighted sets, the
-    cumulative weights (float64) within the working-memory budget; at
-    least one."""
+    cumulative weights (float64) within `budget` bytes; at least one."""
     per = max(1, n_points) * (2 * itemsize + (8 if weighted else 0))
-    return int(min(L, max(1, working_memory_bytes() // per)))
+    return int(min(L, max(1, budget // per)))
 
 
 def _sorted_layout(points, offsets, weights, directions, n_threads):
@@ -78,14 +76,15 @@ def _sorted_layout(points, offsets, weights, directions, n_threads):
     return values, cum
 
 
-def sliced_sums(X, Y, directions, p, n_threads, progress=False,
+def sliced_sums(X, Y, directions, p, n_threads, budget, progress=False,
                 desc="sliced Wasserstein"):
     """``S[i, j]`` = the sum over the rows of `directions` (L, d, unit
     rows, float64) of ``W_p^p`` between the projections of ``X[i]`` and
     ``Y[j]`` (Y None: X, each unordered pair once, zero diagonal,
     symmetric), float64, from the points as they are (the caller scales
     them). Weighted sets take their weights (a mixed pair: uniform
-    weights for the unweighted side)."""
+    weights for the unweighted side). The projections of a block of
+    directions held at once fit in `budget` bytes."""
     symmetric = Y is None
     Yb = X if symmetric else Y
     weighted = X.weights is not None or Yb.weights is not None
@@ -97,7 +96,8 @@ def sliced_sums(X, Y, directions, p, n_threads, progress=False,
     if n_x == 0 or n_y == 0 or L == 0:
         return out
     n_points = X.n_points + (0 if symmetric else Yb.n_points)
-    step = _block_directions(n_points, X.points.dtype.itemsize, weighted, L)
+    step = _block_directions(n_points, X.points.dtype.itemsize, weighted, L,
+                             budget)
     row_width, col_width, cost = _plan_pairs(np.diff(X.offsets),
                                              np.diff(Yb.offsets), symmetric,
                                              step)
@@ -170,12 +170,13 @@ def _weights_of(bags):
     return np.ones(bags.n_points)
 
 
-def quantile_means(X, directions, n_quantiles, scale, n_threads,
+def quantile_means(X, directions, n_quantiles, scale, n_threads, budget,
                    midpoint=False):
     """``F[s, l * Q + k]`` = `scale` times the mean of the quantile
     function of the projection of set s on direction l over the cell [k /
     Q, (k + 1) / Q] (`midpoint`: its value at the cell's middle), in the
-    points' dtype (computed in float64), from the points as they are."""
+    points' dtype (computed in float64), from the points as they are; a
+    block of directions at a time within `budget` bytes."""
     L, Q = directions.shape[0], int(n_quantiles)
     dtype = X.points.dtype
     out = np.empty((len(X), L * Q), dtype=dtype)
@@ -183,7 +184,7 @@ def quantile_means(X, directions, n_quantiles, scale, n_threads,
         return out
     weighted = X.weights is not None
     w = _weights_of(X) if weighted else None
-    step = _block_directions(X.n_points, dtype.itemsize, weighted, L)
+    step = _block_directions(X.n_points, dtype.itemsize, weighted, L, budget)
     sizes = np.diff(X.offsets).astype(np.float64)
     for l0 in range(0, L, step):
         block = directions[l0:l0 + step]

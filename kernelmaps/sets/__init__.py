@@ -26,6 +26,7 @@ from ._random_features import (
 )
 from ._sliced import (
     SlicedWassersteinFeatures,
+    sliced_directions,
     sliced_wasserstein,
     sliced_wasserstein_kernel,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "renyi_block",
     "renyi_divergence",
     "renyi_divergence_both",
+    "sliced_directions",
     "sliced_wasserstein",
     "sliced_wasserstein_block",
     "sliced_wasserstein_kernel",

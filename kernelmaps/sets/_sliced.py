@@ -7,6 +7,7 @@ import numpy as np
 
 from .._bags import Bags
 from .._base import FeatureMap
+from .._config import working_memory_bytes
 from .._draws import DIRECTION_DRAWS, draw_directions
 from .._engine.scales import divergence_kernel_values, median_scale
 from .._engine.sliced import power_of_two_scale, quantile_means, sliced_sums
@@ -27,8 +28,8 @@ from .._validation import (
     pair_names,
 )
 
-__all__ = ["SlicedWassersteinFeatures", "sliced_wasserstein",
-           "sliced_wasserstein_kernel"]
+__all__ = ["SlicedWassersteinFeatures", "sliced_directions",
+           "sliced_wasserstein", "sliced_wasserstein_kernel"]
 
 _REFERENCES = """.. [1] N. Bonneel, J. Rabin, G. Peyre and H. Pfister, "Sliced and
        Radon Wasserstein Barycenters of Measures", Journal of Mathematical
@@ -85,7 +86,7 @@ def _check_projections(projections, dim, name="projections"):
     return unit / np.sqrt(np.einsum("ij,ij->i", unit, unit))[:, None]
 
 
-def _directions(dim, n_projections, projections, draw, rng):
+def sliced_directions(dim, n_projections, projections, draw, rng):
     """The unit directions (L, dim) and their `DirectionDraw` (None for
     given ones)."""
     draw = check_choice(draw, "draw", DIRECTION_DRAWS)
@@ -131,7 +132,8 @@ def _mean_costs(X, Y, directions, p, n_threads, progress=False):
     e -= math.ceil(math.log2(2 * math.sqrt(X.dim)))
     Xs = _scaled_bags(X, e)
     Ys = None if Y is None else _scaled_bags(Y, e)
-    S = sliced_sums(Xs, Ys, directions, p, n_threads, progress)
+    S = sliced_sums(Xs, Ys, directions, p, n_threads, working_memory_bytes(),
+                    progress)
     S /= len(directions)
     return S, e
 
@@ -223,7 +225,7 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
-    directions, _ = _directions(X.dim, n_projections, projections, draw, rng)
+    directions, _ = sliced_directions(X.dim, n_projections, projections, draw, rng)
     S, e = _mean_costs(X, Y, directions, p, n_threads, progress)
     with np.errstate(over="ignore", under="ignore"):
         D = np.ldexp(S ** (1.0 / p), -e)
@@ -303,7 +305,7 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
-    directions, _ = _directions(X.dim, n_projections, projections, draw, rng)
+    directions, _ = sliced_directions(X.dim, n_projections, projections, draw, rng)
     S, e = _mean_costs(X, Y, directions, 2.0, n_threads, progress)
     units = 2 * e  # S is SW_2^2 times 2**units
     if gamma is None:
@@ -467,15 +469,15 @@ class SlicedWassersteinFeatures(FeatureMap):
     True
 
     The Gaussian sliced-Wasserstein kernel, through random Fourier features
-    of these features:
+    of these features (the two maps chained, as a scikit-learn
+    ``make_pipeline`` of them would):
 
-    >>> from sklearn.pipeline import make_pipeline
     >>> from kernelmaps import sliced_wasserstein_kernel
-    >>> pipe = make_pipeline(SlicedWassersteinFeatures(50, rng=0),
-    ...                      RandomFourierFeatures(4000, gamma=0.1, rng=0))
-    >>> Z = pipe.fit_transform(sets)
+    >>> quantiles = SlicedWassersteinFeatures(50, rng=0).fit(sets)
+    >>> rff = RandomFourierFeatures(4000, gamma=0.1, rng=0)
+    >>> Z = rff.fit_transform(quantiles.transform(sets))
     >>> K = sliced_wasserstein_kernel(
-    ...     sets, gamma=0.1, projections=pipe[0].projections_)
+    ...     sets, gamma=0.1, projections=quantiles.projections_)
     >>> bool(np.abs(Z @ Z.T - K).max() < 0.05)
     True
     """
@@ -493,7 +495,7 @@ class SlicedWassersteinFeatures(FeatureMap):
     def _fit(self, X, workers, progress):
         Q = check_scalar(self.n_quantiles, "n_quantiles", kind="int", low=1)
         bags = check_sets(X, "X", weighted=True)
-        directions, record = _directions(bags.dim, self.n_projections,
+        directions, record = sliced_directions(bags.dim, self.n_projections,
                                          self.projections, self.draw, self.rng)
         check_size(n_projections=directions.shape[0], n_quantiles=Q)
         return {"projections_": directions, "_projection_draw": record,
@@ -538,7 +540,8 @@ class SlicedWassersteinFeatures(FeatureMap):
         Q = self.n_features_out_ // directions.shape[0]
         e = power_of_two_scale(bags.points)
         F = quantile_means(_scaled_bags(bags, e), directions, Q,
-                           1.0 / math.sqrt(directions.shape[0] * Q), n_threads)
+                           1.0 / math.sqrt(directions.shape[0] * Q), n_threads,
+                           working_memory_bytes())
         with np.errstate(over="ignore", under="ignore"):
             F = np.ldexp(F, -e).astype(bags.points.dtype, copy=False)
         return check_finite_output(
