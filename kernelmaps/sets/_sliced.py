@@ -528,7 +528,7 @@ class SlicedWassersteinFeatures(FeatureMap):
 
         Returns
         -------
-        F : ndarray, shape (len(X), n_features_out_)
+        F : ndarray, shape (len(X), ``n_features_out_``)
             In the dtype of the points (float32 or float64); features
             ``l * Q + k`` are those of direction l.
         """
