@@ -206,12 +206,15 @@ def _checksum(*arrays):
     return crc
 
 
-class FourierDraw:
-    """The arguments and generator state that drew a map's frequencies and
-    phases: what a map pickles instead of them. `args` is (dim, t, kernel,
-    gamma, draw, form)."""
+class _Recipe:
+    """The arguments and generator state that drew some random arrays:
+    what a map pickles instead of them. `replay` draws them again with
+    `_draw_again` (``f(*args, rng=...)``) and checks them against the
+    checksum `crc` of the first draw."""
 
     __slots__ = ("args", "crc", "state")
+    # what the arrays are, in the error message of a replay that differs
+    _what = ""
 
     def __init__(self, args, state, crc):
         self.args, self.state, self.crc = args, state, crc
@@ -223,18 +226,29 @@ class FourierDraw:
         self.args, self.state, self.crc = state
 
     def replay(self):
-        """The same frequencies and phases, drawn again."""
+        """The same arrays, drawn again."""
         bit_generator = getattr(np.random, self.state["bit_generator"])()
         bit_generator.state = self.state
-        weights, offsets = _draw(*self.args,
-                                 rng=np.random.Generator(bit_generator))
-        if _checksum(weights, offsets) != self.crc:
+        drawn = type(self)._draw_again(*self.args,
+                                       rng=np.random.Generator(bit_generator))
+        arrays = drawn if isinstance(drawn, tuple) else (drawn,)
+        if _checksum(*arrays) != self.crc:
             raise RuntimeError(
-                "the random features drawn again on unpickling differ from "
-                "the pickled ones (a NumPy with another random stream, or a "
-                "SciPy with another scrambling of its QMC points?)"
+                f"the {self._what} drawn again on unpickling differ from the "
+                f"pickled ones (a NumPy with another random stream, or a "
+                f"SciPy with another scrambling of its QMC points?)"
             )
-        return weights, offsets
+        return drawn
+
+
+class FourierDraw(_Recipe):
+    """The arguments and generator state that drew a map's frequencies and
+    phases: what a map pickles instead of them. `args` is (dim, t, kernel,
+    gamma, draw, form); `replay` gives ``(weights, offsets)``."""
+
+    __slots__ = ()
+    _what = "random features"
+    _draw_again = staticmethod(_draw)
 
 
 # -- directions on the sphere (the sliced-Wasserstein projections) ----------
@@ -273,30 +287,11 @@ def _directions(dim, n, draw, *, rng):
     return g / np.where(norms > 0, norms, 1.0)[:, None]
 
 
-class DirectionDraw:
+class DirectionDraw(_Recipe):
     """The arguments (dim, n, draw) and generator state that drew a map's
-    directions (`draw_directions`): what the map pickles instead of them."""
+    directions (`draw_directions`): what the map pickles instead of them;
+    `replay` gives the directions."""
 
-    __slots__ = ("args", "crc", "state")
-
-    def __init__(self, args, state, crc):
-        self.args, self.state, self.crc = args, state, crc
-
-    def __getstate__(self):
-        return (self.args, self.state, self.crc)
-
-    def __setstate__(self, state):
-        self.args, self.state, self.crc = state
-
-    def replay(self):
-        """The same directions, drawn again."""
-        bit_generator = getattr(np.random, self.state["bit_generator"])()
-        bit_generator.state = self.state
-        directions = _directions(*self.args,
-                                 rng=np.random.Generator(bit_generator))
-        if _checksum(directions) != self.crc:
-            raise RuntimeError(
-                "the directions drawn again on unpickling differ from the "
-                "pickled ones (a NumPy with another random stream?)"
-            )
-        return directions
+    __slots__ = ()
+    _what = "directions"
+    _draw_again = staticmethod(_directions)
