@@ -27,6 +27,7 @@ from .layout import (
     scaled,
 )
 from .schedule import TASK_WORK, run_chunked, threads_for, touch_pages
+from .set_means import normalised_weights
 
 __all__ = ["expansion_bound", "kernel_power", "pair_means", "pair_sums",
            "self_sums", "set_sums", "shifted_matrix"]
@@ -475,17 +476,10 @@ def _tiles(xp, xplan, yp, yplan, col_first, col_stop, e, dtype, *, rowbase, coli
 
 def _unit_weights(bags):
     """The weights of the points of `bags` divided by the total of their
-    set (float64), or None for unweighted sets. Each set's weights are
-    first divided by their largest (exact for a power of two; weights near
-    the float64 maximum would make the total overflow)."""
+    set (`set_means.normalised_weights`: no total overflows), or None for
+    unweighted sets."""
     w = bags.weights
-    if w is None:
-        return None
-    sizes, starts = bags.sizes, bags.offsets[:-1]
-    top = np.maximum.reduceat(w, starts) if len(w) else np.zeros(0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        w = w / np.repeat(top, sizes)  # (a set of weights all 0: NaN)
-    return w / np.repeat(np.add.reduceat(w, starts), sizes)
+    return None if w is None else normalised_weights(w, bags.offsets)
 
 
 def _pair_weights(X, Y):

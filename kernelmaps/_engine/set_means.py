@@ -24,7 +24,8 @@ from .layout import (
 )
 from .schedule import TASK_WORK, run_chunked, threads_for
 
-__all__ = ["cos_in_place", "csr_cos", "set_means"]
+__all__ = ["cos_in_place", "csr_cos", "normalised_weights", "set_means",
+           "weights_over_largest"]
 
 
 def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
@@ -106,15 +107,27 @@ def set_means(X, centres, phases=None, *, kind, gamma=1.0, scale=1.0,
     return out.astype(dtype, copy=False)
 
 
+def weights_over_largest(weights, offsets):
+    """Each weight divided by the largest of its set (sets delimited by
+    `offsets`), float64: their sums never overflow, and a set's depend on
+    it alone."""
+    starts = offsets[:-1]
+    if len(weights) == 0:
+        return np.zeros(0)
+    largest = np.maximum.reduceat(weights, starts)
+    with np.errstate(invalid="ignore", divide="ignore"):  # (all 0: NaN)
+        return weights / np.repeat(largest, np.diff(offsets))
+
+
 def normalised_weights(weights, offsets):
     """Each weight divided by the total of its set (sets delimited by
-    `offsets`, each of positive total), float64: computed from the weights
-    over their set's largest, so that no total overflows."""
-    starts = offsets[:-1]
-    sizes = np.diff(offsets)
-    largest = np.repeat(np.maximum.reduceat(weights, starts), sizes)
-    shares = weights / largest
-    return shares / np.repeat(np.add.reduceat(shares, starts), sizes)
+    `offsets`, each of positive total), float64: computed from
+    `weights_over_largest`, so that no total overflows."""
+    shares = weights_over_largest(weights, offsets)
+    if len(shares) == 0:
+        return shares
+    return shares / np.repeat(np.add.reduceat(shares, offsets[:-1]),
+                              np.diff(offsets))
 
 
 # Element operations of a feature value beyond the coordinates (exp, cos).

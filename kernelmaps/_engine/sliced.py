@@ -21,6 +21,7 @@ import numpy as np
 from . import _sliced as _impl
 from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, threads_for
+from .set_means import weights_over_largest
 
 __all__ = ["power_of_two_scale", "quantile_means", "sliced_sums"]
 
@@ -161,12 +162,9 @@ def _plan_pairs(sx, sy, symmetric, L):
 
 def _weights_of(bags):
     """The point weights of `bags` divided by the largest of their set
-    (their sums never overflow; a set's normalised weights depend on it
-    alone), ones where it has none."""
+    (`set_means.weights_over_largest`), ones where it has none."""
     if bags.weights is not None:
-        w = np.asarray(bags.weights, dtype=np.float64)
-        top = np.maximum.reduceat(w, bags.offsets[:-1])
-        return w / np.repeat(top, np.diff(bags.offsets))
+        return weights_over_largest(bags.weights, bags.offsets)
     return np.ones(bags.n_points)
 
 

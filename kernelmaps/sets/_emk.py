@@ -13,7 +13,7 @@ import scipy.sparse
 
 from .._bags import Bags
 from .._base import FeatureMap
-from .._engine.set_means import set_means
+from .._engine.set_means import set_means, weights_over_largest
 from .._gamma import resolve_gamma
 from .._parallel import resolve_workers
 from .._probes import as_float_array
@@ -417,7 +417,7 @@ def _pyramid(bags, positions, levels, means, projection):
     owner = np.repeat(np.arange(n_sets), bags.sizes)
     if weights is not None:
         # over each set's largest: no cell's total overflows
-        weights = weights / np.maximum.reduceat(weights, bags.offsets[:-1])[owner]
+        weights = weights_over_largest(weights, bags.offsets)
     if weights is not None and not (weights > 0).all():
         # points of weight 0 are no points of their cells
         keep = weights > 0
