@@ -13,6 +13,7 @@ files only).
 """
 
 import ast
+import functools
 import importlib.util
 import re
 from pathlib import Path
@@ -107,15 +108,21 @@ _CYTHON_IMPORT = re.compile(
     r"|c?import\s+(?P<plain>[\w.]+))", re.MULTILINE)
 
 
+@functools.cache
 def raw_imports(source, kind):
-    """(level, module, names) of every import statement, at any depth."""
+    """(level, module, names) of every import statement, at any depth (a
+    tuple; cached: every test parses the same sources, one changed)."""
+    return tuple(_imports(source, kind))
+
+
+def _imports(source, kind):
     if kind == "python":
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     yield 0, alias.name, ()
             elif isinstance(node, ast.ImportFrom):
-                yield node.level, node.module or "", [a.name for a in node.names]
+                yield node.level, node.module or "", tuple(a.name for a in node.names)
         return
     for match in _CYTHON_IMPORT.finditer(source):
         if match["plain"]:
@@ -123,7 +130,7 @@ def raw_imports(source, kind):
             continue
         base = match["base"]
         level = len(base) - len(base.lstrip("."))
-        names = re.findall(r"\w+", match["names"])
+        names = tuple(re.findall(r"\w+", match["names"]))
         yield level, base.lstrip("."), names
 
 

@@ -44,18 +44,14 @@ def quantile_at(values, cum, t):
 
 def wpp_1d(a, wa, b, wb, p):
     """W_p^p between two weighted 1-D samples: the integral of |F^-1 -
-    G^-1|^p over the segments between the union of their breakpoints, in
-    Python (float64)."""
+    G^-1|^p over the segments between the union of their breakpoints, each
+    segment valued at its right end (float64)."""
     a, ca = quantile_steps(a, wa)
     b, cb = quantile_steps(b, wb)
-    total, previous = 0.0, 0.0
-    for t in np.union1d(ca, cb):
-        if t <= previous:
-            continue
-        x, y = quantile_at(a, ca, t), quantile_at(b, cb, t)
-        total += (t - previous) * abs(float(x) - float(y)) ** p
-        previous = t
-    return total
+    t = np.union1d(ca, cb)  # sorted, distinct
+    lengths = np.diff(t, prepend=0.0)
+    x, y = quantile_at(a, ca, t), quantile_at(b, cb, t)
+    return float(np.sum(lengths * np.abs(x.astype(np.float64) - y) ** p))
 
 
 def sw_reference(X, Y, P, p, wx=None, wy=None, dtype=np.float64):
@@ -195,6 +191,25 @@ def test_zero_weights_are_absent_points():
         assert_allclose(D, R, rtol=1e-12, atol=1e-14 * R.max())
         assert_allclose(D, sw_reference(X, None, P, p, w, w), rtol=1e-12,
                         atol=1e-14 * R.max())
+
+
+def test_negligible_weights():
+    # Weights below the rounding of the others: the cumulative weights
+    # reach 1 before the last point (the merge must not step past a set's
+    # end), and the distances are those of the sets without those points.
+    rng = np.random.default_rng(17)
+    X = random_sets(rng, 5, 2, np.float64, low=3, high=10)
+    w = [rng.uniform(0.5, 2.0, size=len(a)) for a in X]
+    for u in w:
+        u[rng.random(len(u)) < 0.5] = 1e-30
+        u[rng.integers(len(u))] = 1.0
+    kept = [a[u > 1e-20] for a, u in zip(X, w, strict=True)]
+    P = unit_rows(rng, 9, 2)
+    for p in (1, 2):
+        D = sliced_wasserstein(Bags.from_list(X, weights=w), projections=P, p=p)
+        R = sliced_wasserstein(Bags.from_list(kept, weights=[
+            u[u > 1e-20] for u in w]), projections=P, p=p)
+        assert_allclose(D, R, rtol=1e-12, atol=1e-14 * R.max())
 
 
 def test_integer_weights_are_repeated_points():

@@ -939,6 +939,7 @@ def test_block_path_in_batches_of_resamples(on_blocks, monkeypatch, unbiased):
                     rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow  # (the block path gives the in-memory statistics: tested above)
 @pytest.mark.parametrize("method, n, m, n_resamples", NULL_CASES[:-1])
 def test_null_rejection_rate_on_the_block_path(on_blocks, method, n, m,
                                                n_resamples):

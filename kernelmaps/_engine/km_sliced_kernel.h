@@ -104,40 +104,58 @@ KM_ATTR KM_INLINE double KM_FN(km_sw_one)(double x, int mode, double p)
     return mode == 2 ? x * x : mode == 1 ? fabs(x) : pow(fabs(x), p);
 }
 
-/* The sum over the L directions of W_p^p between weighted distributions:
- * direction l of a holds n sorted values at a + l n with their cumulative
- * normalised weights at ca + l n (the last 1), and alike for b (m). Each
- * direction's merge of the two step quantile functions is walked n + m
- * times (each step moves past a breakpoint of one side or both; the steps
- * after the last add segments of length 0, their indices held at the last
- * value): a fixed count, so that KM_SW_CHAINS directions walk side by side,
- * their dependency chains (compare, advance, load) overlapping. */
+/* W_p^p summed over `width` directions walked side by side (their
+ * dependency chains, compare, advance, load, overlapping), between weighted
+ * distributions: direction q of a holds n sorted values at a + q n with their
+ * cumulative normalised weights at ca + q n (the last exactly 1), and alike
+ * for b (m). Each direction's merge of the two step quantile functions is
+ * walked n + m times, a fixed count: each step moves past a breakpoint of
+ * one side or both, the first at 1 excepted, where the index stays (the
+ * largest double below 1 bounds the advance), so that the steps after the
+ * last add segments of length 0 and no index passes its side's end. */
+KM_ATTR KM_INLINE double KM_FN(km_sw_walk)(const KM_T *a, const double *ca, int64_t n,
+                                           const KM_T *b, const double *cb, int64_t m,
+                                           const int width, int mode, double p)
+{
+    const double below_one = 0x1.fffffffffffffp-1;
+    int64_t i[KM_SW_CHAINS], j[KM_SW_CHAINS], s;
+    double u[KM_SW_CHAINS], acc[KM_SW_CHAINS], total = 0.0;
+    int q;
+    for (q = 0; q < width; q++) {
+        i[q] = q * n;  /* absolute indices: no offset per step */
+        j[q] = q * m;
+        u[q] = acc[q] = 0.0;
+    }
+    for (s = 0; s < n + m; s++) {
+        for (q = 0; q < width; q++) {
+            const double x = ca[i[q]], y = cb[j[q]];
+            const double t = x < y ? x : y;
+            const double stop = t < below_one ? t : below_one;
+            acc[q] += (t - u[q]) * KM_FN(km_sw_one)((double)a[i[q]] - (double)b[j[q]], mode, p);
+            u[q] = t;
+            i[q] += x <= stop;
+            j[q] += y <= stop;
+        }
+    }
+    for (q = 0; q < width; q++) total += acc[q];
+    return total;
+}
+
+/* The sum over the L directions of W_p^p between weighted distributions in
+ * the direction-major sorted layout (km_sw_walk), KM_SW_CHAINS directions at
+ * a time. */
 KM_ATTR static double KM_FN(km_sw_weighted)(const KM_T *a, const double *ca, int64_t n,
                                             const KM_T *b, const double *cb, int64_t m,
                                             ptrdiff_t L, int mode, double p)
 {
     double total = 0.0;
-    ptrdiff_t l0, q;
-    int64_t s, steps = n + m;
-    for (l0 = 0; l0 < L; l0 += KM_SW_CHAINS) {
-        ptrdiff_t width = L - l0 < KM_SW_CHAINS ? L - l0 : KM_SW_CHAINS;
-        int64_t i[KM_SW_CHAINS] = {0}, j[KM_SW_CHAINS] = {0};
-        double u[KM_SW_CHAINS] = {0}, acc[KM_SW_CHAINS] = {0};
-        for (s = 0; s < steps; s++) {
-            for (q = 0; q < width; q++) {
-                int64_t ii = i[q] < n ? i[q] : n - 1;
-                int64_t jj = j[q] < m ? j[q] : m - 1;
-                ptrdiff_t x0 = (l0 + q) * n + ii, y0 = (l0 + q) * m + jj;
-                double x = ca[x0], y = cb[y0];
-                double t = x < y ? x : y;
-                acc[q] += (t - u[q]) * KM_FN(km_sw_one)((double)a[x0] - (double)b[y0], mode, p);
-                u[q] = t;
-                i[q] += x <= t;
-                j[q] += y <= t;
-            }
-        }
-        for (q = 0; q < width; q++) total += acc[q];
-    }
+    ptrdiff_t l = 0;
+    for (; l + KM_SW_CHAINS <= L; l += KM_SW_CHAINS)
+        total += KM_FN(km_sw_walk)(a + l * n, ca + l * n, n, b + l * m, cb + l * m, m,
+                                   KM_SW_CHAINS, mode, p);
+    for (; l < L; l++)
+        total += KM_FN(km_sw_walk)(a + l * n, ca + l * n, n, b + l * m, cb + l * m, m, 1,
+                                   mode, p);
     return total;
 }
 

@@ -517,11 +517,11 @@ class DoublyRandomDistributionFeatures(FeatureMap):
     >>> from kernelmaps import DoublyRandomDistributionFeatures, mmd_kernel
     >>> rng = np.random.default_rng(0)
     >>> sets = [rng.normal(loc=i % 3, size=(50, 2)) for i in range(6)]
-    >>> drdf = DoublyRandomDistributionFeatures(4000, 4000, gamma=0.5,
+    >>> drdf = DoublyRandomDistributionFeatures(1000, 3000, gamma=0.5,
     ...                                         gamma2=2.0, rng=0)
     >>> F = drdf.fit_transform(sets)
     >>> F.shape
-    (6, 4000)
+    (6, 3000)
     >>> K = mmd_kernel(sets, gamma=0.5, gamma2=2.0)
     >>> bool(np.abs(F @ F.T - K).max() < 0.1)
     True
