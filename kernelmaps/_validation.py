@@ -141,11 +141,20 @@ def check_set_pair(X, Y, *, min_size=1, lazy=False, weighted=False):
     same dimension and dtype; returns ``(X, Y)`` as `Bags` (``Y`` None when
     it was None). Mixed float32/float64 input is computed in float64. With
     `lazy`, lazy points are taken as `check_sets` takes them (and cast
-    lazily)."""
+    lazily); weighted sets (in memory) beside lazy ones are refused, as
+    the tasks of a lazy result carry no weights."""
     X = check_sets(X, "X", min_size=min_size, lazy=lazy, weighted=weighted)
+    if Y is not None:
+        Y = check_sets(Y, "Y", min_size=min_size, lazy=lazy, weighted=weighted)
+    for name, B in (("X", X), ("Y", Y)):
+        if lazy and B is not None and B.weights is not None:
+            raise TypeError(
+                f"{name} is a weighted Bags beside lazy Dask sets; weighted "
+                f"sets are computed in memory only: compute the Dask points "
+                f"first"
+            )
     if Y is None:
         return X, None
-    Y = check_sets(Y, "Y", min_size=min_size, lazy=lazy, weighted=weighted)
     if X.dim != Y.dim:
         raise ValueError(
             f"Incompatible dimension for X and Y: the sets of X have "

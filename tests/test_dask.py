@@ -740,6 +740,11 @@ SET_GRAMS = {
     "renyi": (km.renyi_divergence, {"k": 3}),
     "renyi_alphas": (km.renyi_divergence,
                      {"k": 3, "alpha": [0.5, 0.99, 1.5], "min_dist": 1e-3}),
+    "sliced_wasserstein": (km.sliced_wasserstein, {"n_projections": 20, "rng": 0}),
+    "sliced_wasserstein_p1": (km.sliced_wasserstein,
+                              {"n_projections": 20, "p": 1, "rng": 0}),
+    "sliced_wasserstein_kernel": (km.sliced_wasserstein_kernel,
+                                  {"n_projections": 20, "gamma": 0.5, "rng": 0}),
 }
 
 HIST_GRAMS = {

@@ -629,3 +629,41 @@ def test_mmd_test_weighted_beside_lazy_sets_refused():
                         n_resamples=19, rng=0)
         with pytest.raises(TypeError, match="Y is a weighted Bags"):
             km.mmd_test(lazy, W, kernel=kernel, n_resamples=19, rng=0)
+
+
+def test_lazy_sets():
+    # A Bags of Dask points: a lazy matrix, one task per pair of blocks of
+    # sets, equal to the call in memory (each block centred and scaled on
+    # its own: up to rounding), with the same directions.
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(25)
+    X = Bags.from_list(random_sets(rng, 9, 3, np.float64, low=2, high=12))
+    Y = Bags.from_list(random_sets(rng, 5, 3, np.float64, low=2, high=12,
+                                   shift=100.0))
+    lazy_x = Bags(da.from_array(X.points, chunks=(20, 3)), X.offsets)
+    lazy_y = Bags(da.from_array(Y.points, chunks=(15, 3)), Y.offsets)
+    for p in (1, 2):
+        for A, B, a, b in [(X, None, lazy_x, None), (X, Y, lazy_x, lazy_y),
+                           (X, Y, X, lazy_y)]:
+            R = sliced_wasserstein(A, B, p=p, rng=3)
+            D = sliced_wasserstein(a, b, p=p, rng=3)
+            assert isinstance(D, da.Array) and D.shape == R.shape
+            assert_allclose(D.compute(), R, rtol=1e-12, atol=1e-13 * R.max())
+    K = sliced_wasserstein_kernel(lazy_x, lazy_y, gamma=0.01, rng=3)
+    assert isinstance(K, da.Array)
+    assert_allclose(K.compute(), sliced_wasserstein_kernel(X, Y, gamma=0.01, rng=3),
+                    rtol=1e-12, atol=1e-300)
+    K = sliced_wasserstein_kernel(lazy_x, gamma=0.5, rng=3).compute()
+    assert_array_equal(np.diag(K), 1.0)
+    assert_array_equal(K, K.T)
+    with pytest.raises(ValueError, match="gamma=None needs the distances"):
+        sliced_wasserstein_kernel(lazy_x, rng=3)
+    # the values are checked in the tasks, with the in-memory errors
+    bad = X.points.copy()
+    bad[4, 1] = np.nan
+    D = sliced_wasserstein(Bags(da.from_array(bad, chunks=(20, 3)), X.offsets))
+    with pytest.raises(ValueError, match="NaN"):
+        D.compute()
+    # weighted lazy sets are refused, never their weights dropped
+    with pytest.raises(TypeError, match="lazy Dask points"):
+        sliced_wasserstein(lazy_x.with_weights(np.ones(X.n_points)))

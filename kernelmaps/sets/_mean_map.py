@@ -467,16 +467,9 @@ def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1, lazy=False)
     """Validate what the set kernels share; returns Bags and a dict of kernel
     parameters (gamma checked, None left for `_resolve_gamma`). With `lazy`,
     Bags of Dask points stay lazy (their values are checked in the
-    tasks). Weighted sets are taken (in memory: `check_sets` refuses
-    weighted lazy points)."""
+    tasks). Weighted sets are taken in memory (`check_set_pair` refuses
+    them lazy or beside lazy sets)."""
     X, Y = check_set_pair(X, Y, min_size=min_size, lazy=lazy, weighted=True)
-    for name, B in (("X", X), ("Y", Y)):
-        if lazy and B is not None and B.weights is not None:
-            raise TypeError(
-                f"{name} is a weighted Bags beside lazy Dask sets; weighted "
-                f"sets are computed in memory only: compute the Dask points "
-                f"first"
-            )
     kernel = check_choice(kernel, "kernel", _KERNELS)
     if gamma is not None:
         gamma = check_scalar(gamma, "gamma", low=0, low_inclusive=False)

@@ -1,6 +1,7 @@
 """Sliced-Wasserstein distances between sets, their Gaussian kernel, and
 the quantile feature map whose distances approximate them."""
 
+import functools
 import math
 
 import numpy as np
@@ -12,7 +13,7 @@ from .._draws import DIRECTION_DRAWS, draw_directions
 from .._engine.scales import divergence_kernel_values, median_scale
 from .._engine.sliced import power_of_two_scale, quantile_means, sliced_sums
 from .._parallel import check_progress, resolve_workers
-from .._transforms import blocked_sets
+from .._transforms import blocked_sets, is_lazy, lazy_gram, task_threads
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -159,7 +160,8 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     X : sequence of array_like (n_i, d), or Bags
         Sets of points; a `Bags` with point weights gives weighted sets
         (each set's weights normalised to sum to 1; unweighted points weigh
-        the same).
+        the same). A `Bags` of Dask points (or a 3-D Dask array) gives a
+        lazy Dask array (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         None means `X` (symmetric result, zero diagonal, each pair
         computed once).
@@ -175,6 +177,7 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     Returns
     -------
     D : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -203,6 +206,8 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     1e-150 or 1e150 give the scaled result. The result does not depend on
     `workers`, bit for bit.
 
+    {lazy}
+
     References
     ----------
     {references}
@@ -220,18 +225,37 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     array([[0., 5.],
            [5., 0.]])
     """
-    X, Y = check_set_pair(X, Y, weighted=True)
+    lazy = is_lazy(X) or is_lazy(Y)
+    X, Y = check_set_pair(X, Y, lazy=lazy, weighted=True)
     p = check_scalar(p, "p", low=0.0, low_inclusive=False)
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
     directions, _ = sliced_directions(X.dim, n_projections, projections, draw, rng)
+    if lazy:
+        return lazy_gram(functools.partial(_distance_block, directions, p,
+                                           pair_names(Y), workers, out),
+                         X, Y, dtype=out, name="sliced_wasserstein")
+    return _distances(X, Y, directions, p, pair_names(Y), n_threads, progress,
+                      out)
+
+
+def _distances(X, Y, directions, p, names, n_threads, progress, out):
+    """`sliced_wasserstein` of validated sets X and Y (None: X) as `out`;
+    `names` names the inputs in errors."""
     S, e = _mean_costs(X, Y, directions, p, n_threads, progress)
     with np.errstate(over="ignore", under="ignore"):
         D = np.ldexp(S ** (1.0 / p), -e)
     D = check_finite_output(D, f"the sliced-Wasserstein distances between the "
-                               f"sets of {pair_names(Y)} overflow float64")
-    return cast_output(D, out, pair_names(Y))
+                               f"sets of {names} overflow float64")
+    return cast_output(D, out, names)
+
+
+def _distance_block(directions, p, names, workers, out, x, y):
+    """One block of a lazy `sliced_wasserstein` (a Dask task): the sets of
+    `x` against those of `y` (None: `x`)."""
+    return _distances(x, y, directions, p, names, task_threads(workers), False,
+                      out)
 
 
 def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
@@ -250,7 +274,9 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     Parameters
     ----------
     X : sequence of array_like (n_i, d), or Bags
-        Sets of points, weighted or not (as in `sliced_wasserstein`).
+        Sets of points, weighted or not (as in `sliced_wasserstein`); a
+        `Bags` of Dask points gives a lazy Dask array (`gamma` then
+        needed).
     Y : sequence of array_like (m_j, d), or Bags, optional
         None means `X` (symmetric result).
     gamma : float, optional
@@ -268,6 +294,7 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     Returns
     -------
     K : ndarray of float32 or float64 (see `dtype`), shape (len(X), len(Y))
+        A lazy dask.array.Array of that dtype and shape for Dask input.
 
     See Also
     --------
@@ -284,6 +311,9 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     scale folded into gamma: exact at any magnitude of the points and of
     gamma.
 
+    {lazy} With lazy sets `gamma` must be given: its median rule needs
+    every distance at once.
+
     References
     ----------
     {references}
@@ -299,13 +329,25 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     array([[1.    , 0.3679],
            [0.3679, 1.    ]])
     """
-    X, Y = check_set_pair(X, Y, weighted=True)
+    lazy = is_lazy(X) or is_lazy(Y)
+    X, Y = check_set_pair(X, Y, lazy=lazy, weighted=True)
     if gamma is not None:
         gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    elif lazy:
+        raise ValueError(
+            "gamma=None needs the distances between all the sets of "
+            f"{'X' if Y is None else 'Y'} in memory, which lazy Dask sets are "
+            "not: give gamma (for instance 1 / the median of "
+            "sliced_wasserstein(sample) ** 2, off the diagonal, for a sample "
+            "of sets computed in memory)")
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
     directions, _ = sliced_directions(X.dim, n_projections, projections, draw, rng)
+    if lazy:
+        return lazy_gram(functools.partial(_kernel_block, directions, gamma,
+                                           workers, out),
+                         X, Y, dtype=out, name="sliced_wasserstein_kernel")
     S, e = _mean_costs(X, Y, directions, 2.0, n_threads, progress)
     units = 2 * e  # S is SW_2^2 times 2**units
     if gamma is None:
@@ -323,21 +365,33 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
                 scale = math.inf
         K = divergence_kernel_values(S, 1.0, scale=max(scale, _SMALLEST))
     else:
-        try:
-            g = math.ldexp(gamma, -units)
-        except OverflowError:
-            g = math.inf
-        if _TINY <= g < math.inf:
-            K = divergence_kernel_values(S, 1.0, gamma=g)
-        else:
-            K = divergence_kernel_values(
-                S, 1.0, log_gamma=math.log(gamma) - units * math.log(2.0))
+        K = _kernel_values(S, units, gamma)
     return cast_output(K, out, pair_names(Y))
+
+
+def _kernel_values(S, units, gamma):
+    """``exp(-gamma SW_2^2)`` from S, SW_2^2 times ``2**units``."""
+    try:
+        g = math.ldexp(gamma, -units)
+    except OverflowError:
+        g = math.inf
+    if _TINY <= g < math.inf:
+        return divergence_kernel_values(S, 1.0, gamma=g)
+    return divergence_kernel_values(
+        S, 1.0, log_gamma=math.log(gamma) - units * math.log(2.0))
+
+
+def _kernel_block(directions, gamma, workers, out, x, y):
+    """One block of a lazy `sliced_wasserstein_kernel` with a given
+    `gamma` (a Dask task): the sets of `x` against those of `y` (None:
+    `x`)."""
+    S, e = _mean_costs(x, y, directions, 2.0, task_threads(workers))
+    return cast_output(_kernel_values(S, 2 * e, gamma), out,
+                       "X" if y is None else "X and Y")
 
 
 _TINY = np.finfo(np.float64).tiny
 _SMALLEST = math.ulp(0.0)
-
 
 
 class SlicedWassersteinFeatures(FeatureMap):
@@ -495,8 +549,8 @@ class SlicedWassersteinFeatures(FeatureMap):
     def _fit(self, X, workers, progress):
         Q = check_scalar(self.n_quantiles, "n_quantiles", kind="int", low=1)
         bags = check_sets(X, "X", weighted=True)
-        directions, record = sliced_directions(bags.dim, self.n_projections,
-                                         self.projections, self.draw, self.rng)
+        directions, record = sliced_directions(
+            bags.dim, self.n_projections, self.projections, self.draw, self.rng)
         check_size(n_projections=directions.shape[0], n_quantiles=Q)
         return {"projections_": directions, "_projection_draw": record,
                 "n_features_in_": bags.dim,
@@ -548,6 +602,19 @@ class SlicedWassersteinFeatures(FeatureMap):
             F, "the quantile features of X overflow its dtype; scale X down")
 
 
+_LAZY_DOC = """*Dask input.* `X` or `Y` given as a `Bags` whose points are a Dask
+    array (or a 3-D Dask array of sets of equal size) gives a lazy Dask
+    array, computed in blocks of sets by the same code as in memory, with
+    the same directions (drawn once, when the graph is built; equal up to
+    rounding: each block is centred and scaled on its own): the blocks
+    follow the row chunks of the points, moved to set boundaries and split
+    where one task would need more than the working-memory budget
+    (`set_config`); one task per pair of blocks, and for ``Y=None`` one
+    per unordered pair. The points' values are checked in the tasks, with
+    the errors of the in-memory call; `progress` is ignored (use Dask's
+    diagnostics), and `workers` is the threads of each task (1 by
+    default). Weighted sets need their points in memory."""
+
 fill_docs((sliced_wasserstein, sliced_wasserstein_kernel,
            SlicedWassersteinFeatures), dtype=DTYPE_DOC,
-          projections=_PROJECTIONS_DOC, references=_REFERENCES)
+          projections=_PROJECTIONS_DOC, references=_REFERENCES, lazy=_LAZY_DOC)

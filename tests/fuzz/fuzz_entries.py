@@ -4487,10 +4487,11 @@ def _no_reproducer(s):
     raise NotImplementedError("Dask input: no one-line reproducer")
 
 
-def _lazy_entry(name, convert):
-    """`name` on Dask input. A sparse X or Y beside a Dask Y or X is
-    refused (a TypeError saying to give it dense): either outcome is
-    right for those mutations here."""
+def _lazy_entry(name, convert, build=None):
+    """`name` on Dask input (`build`: the baseline's, if not the eager
+    entry's). A sparse X or Y beside a Dask Y or X is refused (a TypeError
+    saying to give it dense): either outcome is right for those mutations
+    here."""
     base = ENTRIES[name]
     args = []
     for arg in base.args:
@@ -4508,7 +4509,7 @@ def _lazy_entry(name, convert):
         res = base.call(km, v)
         return res.compute() if hasattr(res, "__dask_graph__") else res
 
-    register(Entry(f"{name}[dask]", args, base.build, call, _no_reproducer,
+    register(Entry(f"{name}[dask]", args, build or base.build, call, _no_reproducer,
                    base.check, group=base.group, ok_errors=base.ok_errors,
                    rerun=base.rerun, fixup=base.fixup))
 
@@ -4796,6 +4797,23 @@ for _sw_name, _sw_kernel in (("sliced_wasserstein", False),
         _sw_call, _sw_src,
         lambda ctx, v, res, k=_sw_kernel: _check_sw(ctx, v, res, kernel=k),
         group="sets", fixup=_sw_fixup))
+
+try:
+    import dask.array  # noqa: F401
+except ImportError:
+    pass
+else:  # (the kernel's gamma=None needs every distance: no lazy entry)
+    def _build_sw_unweighted(ctx):
+        """`_build_sw` with X unweighted: a weighted X (in memory) beside
+        lazy Y is refused whatever Y's mutation (tested in
+        test_sliced_wasserstein.py)."""
+        b = _build_sw(ctx)
+        if isinstance(b["X"].plain, WeightedSets):
+            sets = list(b["X"].plain)
+            b["X"] = S(sets, f"[{len(sets)} sets]")
+        return b
+
+    _lazy_entry("sliced_wasserstein", _lazy_sets, build=_build_sw_unweighted)
 
 
 def _swf_cells_reference(X, P_, Q):
