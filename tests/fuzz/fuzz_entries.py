@@ -4517,8 +4517,9 @@ def _lazy_entry(name, convert, build=None):
 try:
     import dask.array  # noqa: F401
 except ImportError:  # (an optional dependency: no Dask entries without it)
-    pass
+    HAVE_DASK = False
 else:
+    HAVE_DASK = True
     for _name in ("sum_match_kernel", "mmd", "mmd_kernel", "renyi_divergence"):
         _lazy_entry(_name, _lazy_sets)
     for _name in (*HIST_KERNELS, "mmd_test[permutation]",
@@ -4798,11 +4799,7 @@ for _sw_name, _sw_kernel in (("sliced_wasserstein", False),
         lambda ctx, v, res, k=_sw_kernel: _check_sw(ctx, v, res, kernel=k),
         group="sets", fixup=_sw_fixup))
 
-try:
-    import dask.array  # noqa: F401
-except ImportError:
-    pass
-else:  # (the kernel's gamma=None needs every distance: no lazy entry)
+if HAVE_DASK:  # (the kernel's gamma=None needs every distance: no lazy entry)
     def _build_sw_unweighted(ctx):
         """`_build_sw` with X unweighted: a weighted X (in memory) beside
         lazy Y is refused whatever Y's mutation (tested in
