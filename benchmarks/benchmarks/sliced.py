@@ -3,9 +3,11 @@
 What is measured
 ----------------
 `SlicedWasserstein` times, on ``n_sets`` sets of 50 to 150 standard-normal
-points (sizes uniform) in d = 16 dimensions, float64, with L = 100
-directions, for 1 and 2 worker threads and two sizes ("1000x100x16": the
-issue's, 1,000 sets; "100x100x16": a small one):
+points (sizes uniform) in d dimensions, float64, with L = 100 directions,
+for 1 and 2 worker threads and three sizes "sets x mean size x d"
+("1000x100x16": the issue's, 1,000 sets; "100x100x16": a small one;
+"200x100x2048": high-dimensional points, where the projections, one BLAS
+product, weigh more):
 
 * ``time_exact``: ``sliced_wasserstein(sets)``, the symmetric matrix
   (499,500 pairs at the large size);
@@ -23,6 +25,10 @@ issue's, 1,000 sets; "100x100x16": a small one):
   extrapolates it to every pair of the size (the subset's time times the
   number of pairs over `POT_PAIRS`): POT on all 499,500 pairs would take
   hours.
+
+`WeightedSlicedWasserstein` times ``time_exact`` and POT on the same sets
+with point weights uniform in [0.5, 2] (their merges go direction by
+direction: several times the unweighted cost).
 
 ``peakmem_*`` give the peak resident memory of the process, the input
 included. POT runs on the BLAS threads it finds: it is timed at
@@ -49,6 +55,7 @@ import numpy as np
 from asv_runner.benchmarks.mark import SkipNotImplemented, skip_for_params
 
 from kernelmaps import (
+    Bags,
     SlicedWassersteinFeatures,
     sliced_wasserstein,
     sliced_wasserstein_kernel,
@@ -61,7 +68,8 @@ try:  # POT, a peer where installed
 except ImportError:
     ot = None
 
-SIZES = ("1000x100x16", "100x100x16")
+SIZES = ("1000x100x16", "100x100x16", "200x100x2048")
+WEIGHTED_SIZES = ("300x100x16",)
 WORKERS = (1, 2)
 N_PROJECTIONS = 100
 N_QUANTILES = 50
@@ -82,11 +90,25 @@ def make_clouds(size, seed=0):
     return sets, directions
 
 
-def pot_pairs(sets, directions, pairs):
-    """POT's distance for each pair (i, j) of `pairs`."""
+def pot_pairs(sets, directions, pairs, weights=None):
+    """POT's distance for each pair (i, j) of `pairs` (with the sets'
+    `weights`, normalised, where given)."""
     P = np.ascontiguousarray(directions.T)  # POT takes (d, L)
-    return [ot.sliced_wasserstein_distance(sets[i], sets[j], projections=P)
+    if weights is None:
+        return [ot.sliced_wasserstein_distance(sets[i], sets[j], projections=P)
+                for i, j in pairs]
+    w = [u / u.sum() for u in weights]
+    return [ot.sliced_wasserstein_distance(sets[i], sets[j], w[i], w[j],
+                                           projections=P)
             for i, j in pairs]
+
+
+def random_pairs(n, seed=1):
+    """`POT_PAIRS` random pairs of distinct sets among n."""
+    rng = np.random.default_rng(seed)
+    i = rng.integers(n, size=POT_PAIRS)
+    j = (i + 1 + rng.integers(n - 1, size=POT_PAIRS)) % n
+    return list(zip(i.tolist(), j.tolist(), strict=True))
 
 
 def squared_distances(F):
@@ -108,10 +130,7 @@ class SlicedWasserstein(RunOnce, BlasThreads):
     def setup(self, size, workers):
         self.sets, self.directions = make_clouds(size)
         n = len(self.sets)
-        rng = np.random.default_rng(1)
-        i = rng.integers(n, size=POT_PAIRS)
-        j = (i + 1 + rng.integers(n - 1, size=POT_PAIRS)) % n
-        self.pairs = list(zip(i.tolist(), j.tolist(), strict=True))
+        self.pairs = random_pairs(n)
         self.n_pairs = n * (n - 1) // 2
         self.F = SlicedWassersteinFeatures(
             projections=self.directions, n_quantiles=N_QUANTILES).fit_transform(
@@ -156,6 +175,38 @@ class SlicedWasserstein(RunOnce, BlasThreads):
             raise SkipNotImplemented("POT is not installed")
         start = time.perf_counter()
         pot_pairs(self.sets, self.directions, self.pairs)
+        return (time.perf_counter() - start) * self.n_pairs / POT_PAIRS
+
+    track_pot_seconds.unit = "seconds"
+
+
+class WeightedSlicedWasserstein(RunOnce, BlasThreads):
+    """The exact matrix of weighted sets, beside POT with the same weights."""
+
+    params = (WEIGHTED_SIZES, WORKERS)
+    param_names = ("size", "workers")
+
+    def setup(self, size, workers):
+        self.sets, self.directions = make_clouds(size)
+        rng = np.random.default_rng(2)
+        self.weights = [rng.uniform(0.5, 2.0, size=len(s)) for s in self.sets]
+        self.bags = Bags.from_list(self.sets, weights=self.weights)
+        n = len(self.sets)
+        self.pairs = random_pairs(n)
+        self.n_pairs = n * (n - 1) // 2
+        self.setup_blas(workers)
+
+    def time_exact(self, size, workers):
+        sliced_wasserstein(self.bags, projections=self.directions,
+                           workers=workers)
+
+    @skip_for_params([(size, 2) for size in WEIGHTED_SIZES])
+    def track_pot_seconds(self, size, workers):
+        """POT on every pair, extrapolated from `POT_PAIRS` of them."""
+        if ot is None:
+            raise SkipNotImplemented("POT is not installed")
+        start = time.perf_counter()
+        pot_pairs(self.sets, self.directions, self.pairs, self.weights)
         return (time.perf_counter() - start) * self.n_pairs / POT_PAIRS
 
     track_pot_seconds.unit = "seconds"

@@ -23,6 +23,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                 "..", "benchmarks"))
 from benchmarks.common import machine  # (the asv package beside)
+from benchmarks.sliced import squared_distances
 
 import kernelmaps as km
 
@@ -36,15 +37,6 @@ def best(f, repeat=3):
         f()
         times.append(time.perf_counter() - start)
     return min(times)
-
-
-def squared_distances(F):
-    sq = np.einsum("ij,ij->i", F, F)
-    G = F @ F.T
-    G *= -2
-    G += sq[:, None]
-    G += sq[None, :]
-    return np.maximum(G, 0, out=G)
 
 
 def main():
