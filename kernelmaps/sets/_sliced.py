@@ -99,15 +99,12 @@ def sliced_directions(dim, n_projections, projections, draw, rng):
     return draw_directions(dim, n, draw, check_rng(rng))
 
 
-def _scaled_bags(bags, e, centre=None):
-    """`bags` with its points less `centre` (None: 0) times 2**e (weights
-    kept)."""
-    if e == 0 and centre is None:
+def _scaled_bags(bags, e):
+    """`bags` with its points times 2**e (weights kept)."""
+    if e == 0:
         return bags
-    points = bags.points
-    if centre is not None:  # in float64: |x - centre| never overflows
-        points = (points.astype(np.float64) - centre).astype(points.dtype)
-    points = np.ldexp(points, e).astype(bags.points.dtype, copy=False)
+    points = _times_power_of_two(bags.points.astype(np.float64), e,
+                                 bags.points.dtype)
     return Bags._trusted(points, bags.offsets, bags.weights)
 
 
@@ -126,17 +123,30 @@ def _mean_costs(X, Y, directions, p, n_threads, progress=False):
     the points centred (`_centre`) and scaled so that every projected
     difference is at most 1 (nothing overflows, whatever p)."""
     centre = _centre(X, *(() if Y is None else (Y,)))
-    X = _scaled_bags(X, 0, centre)
-    Y = None if Y is None else _scaled_bags(Y, 0, centre)
-    e = power_of_two_scale(X.points, *(() if Y is None else (Y.points,)))
+    # in float64, where |x - centre| never overflows: one new array each
+    cx = np.subtract(X.points, centre, dtype=np.float64)
+    cy = None if Y is None else np.subtract(Y.points, centre, dtype=np.float64)
+    e = power_of_two_scale(cx, *(() if cy is None else (cy,)))
     # |<x - y, theta>| <= 2 sqrt(d) max|x|: one more power of two for it
     e -= math.ceil(math.log2(2 * math.sqrt(X.dim)))
-    Xs = _scaled_bags(X, e)
-    Ys = None if Y is None else _scaled_bags(Y, e)
+    Xs = Bags._trusted(_times_power_of_two(cx, e, X.points.dtype), X.offsets,
+                       X.weights)
+    Ys = None if Y is None else Bags._trusted(
+        _times_power_of_two(cy, e, Y.points.dtype), Y.offsets, Y.weights)
     S = sliced_sums(Xs, Ys, directions, p, n_threads, working_memory_bytes(),
                     progress)
     S /= len(directions)
     return S, e
+
+
+def _times_power_of_two(a, e, dtype):
+    """The float64 array `a` times 2**e, in place (exact but for subnormal
+    results), then as `dtype` (rounded once)."""
+    if -1000 <= e <= 1000:  # (2.0**e is a float64: one multiplication)
+        a *= 2.0**e
+    else:
+        np.ldexp(a, e, out=a)
+    return a.astype(dtype, copy=False)
 
 
 def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
