@@ -56,7 +56,9 @@ def wpp_1d(a, wa, b, wb, p):
 
 def sw_reference(X, Y, P, p, wx=None, wy=None, dtype=np.float64):
     """SW_p between every pair of sets (lists of arrays), the projections
-    computed in `dtype` (the package projects float32 points in float32)."""
+    computed in `dtype` (the package projects float32 points in float32);
+    Y None: X, each unordered pair computed once."""
+    symmetric = Y is None
     Y = X if Y is None else Y
     wx = [np.ones(len(a)) for a in X] if wx is None else wx
     wy = [np.ones(len(b)) for b in Y] if wy is None else wy
@@ -66,9 +68,11 @@ def sw_reference(X, Y, P, p, wx=None, wy=None, dtype=np.float64):
     D = np.zeros((len(X), len(Y)))
     for i, (a, u) in enumerate(zip(proj_x, wx, strict=True)):
         for j, (b, v) in enumerate(zip(proj_y, wy, strict=True)):
+            if symmetric and j <= i:
+                continue
             costs = [wpp_1d(a[:, k], u, b[:, k], v, p) for k in range(len(P))]
             D[i, j] = np.mean(costs) ** (1 / p)
-    return D
+    return D + D.T if symmetric else D
 
 
 def cell_means_reference(a, w, Q):
