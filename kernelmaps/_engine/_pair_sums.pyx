@@ -118,61 +118,16 @@ cdef void _group_pair(const km_tile_args *shared_args, const floating *x,
                       const int64_t *xseg, int64_t s0, int64_t s1,
                       const floating *yt, const floating *phases,
                       const int64_t *yseg, int64_t t0, int64_t t1,
-                      bint diagonal, floating *buf, double *acc) noexcept nogil:
+                      bint diagonal, floating *buf, double *acc,
+                      const floating *xw, const double *yw) noexcept nogil:
     """acc[s - s0, t - t0] = sum of k(x, y) over x in segment s, y in t.
 
-    `diagonal`: the two groups are the same (X against itself), and only
-    the pairs t >= s are needed: a strip of rows starting in segment s
-    computes the columns of t >= s only (the others are left 0). A column's
-    values do not depend on where the strip's columns start, so the sums
-    are bit for bit those of the whole strip.
-    """
-    cdef km_tile_args args = shared_args[0]
-    cdef int64_t p0 = xseg[s0], p1 = xseg[s1]
-    cdef int64_t q0 = yseg[t0], q1 = yseg[t1]
-    cdef ptrdiff_t n_t = t1 - t0, d = args.d, ldo = args.ldo
-    cdef int64_t r0 = p0, row, row_end, s = s0, t, tfirst = t0, c0 = q0
-    cdef double *acc_row
-    cdef const floating *buf_row
-
-    memset(acc, 0, (s1 - s0) * n_t * sizeof(double))
-    while r0 < p1:
-        while xseg[s + 1] <= r0:
-            s += 1
-        if diagonal:
-            tfirst = s
-            c0 = yseg[s]
-        # A strip of rows in one segment needs only its column sums.
-        args.sum_rows = xseg[s + 1] >= r0 + KM_MR
-        tile(&args, x + r0 * d, yt + c0, phases + c0, q1 - c0, buf)
-        row_end = r0 + 1 if args.sum_rows else min(r0 + KM_MR, p1)
-        for row in range(r0, row_end):
-            while xseg[s + 1] <= row:
-                s += 1
-            acc_row = acc + (s - s0) * n_t
-            buf_row = buf + (row - r0) * ldo
-            for t in range(tfirst, t1):
-                acc_row[t - t0] += sum_run(buf_row + (yseg[t] - c0),
-                                           yseg[t + 1] - yseg[t])
-        r0 += KM_MR
-
-
-cdef void _weighted_group_pair(const km_tile_args *shared_args, const floating *x,
-                               const int64_t *xseg, int64_t s0, int64_t s1,
-                               const floating *yt, const floating *phases,
-                               const int64_t *yseg, int64_t t0, int64_t t1,
-                               bint diagonal, floating *buf, double *acc,
-                               const floating *xw,
-                               const double *yw) noexcept nogil:
-    """`_group_pair` of weighted points (a copy: the unweighted loop stays
-    as it was, no test in it).
-
-    acc[s - s0, t - t0] = the sum of xw[x] yw[y] k(x, y) over x in segment
-    s, y in t, with `xw` the weights of the row points, in the element
-    type, padded as the rows are, and `yw` those of the column points, in
-    float64, both indexed as the points: each row's values multiplied by
-    its weight in the tile (`row_w`), the runs of each column segment
-    dotted with the column weights.
+    With weights (`xw` and `yw` not NULL), the sum of xw[x] yw[y] k(x, y):
+    `xw` the weights of the row points, in the element type, padded as the
+    rows are, and `yw` those of the column points, in float64, both
+    indexed as the points: each row's values multiplied by its weight in
+    the tile (`row_w`), the runs of each column segment dotted with the
+    column weights.
 
     `diagonal`: the two groups are the same (X against itself), and only
     the pairs t >= s are needed: a strip of rows starting in segment s
@@ -197,7 +152,8 @@ cdef void _weighted_group_pair(const km_tile_args *shared_args, const floating *
             c0 = yseg[s]
         # A strip of rows in one segment needs only its column sums.
         args.sum_rows = xseg[s + 1] >= r0 + KM_MR
-        args.row_w = xw + r0
+        if xw != NULL:
+            args.row_w = xw + r0
         tile(&args, x + r0 * d, yt + c0, phases + c0, q1 - c0, buf)
         row_end = r0 + 1 if args.sum_rows else min(r0 + KM_MR, p1)
         for row in range(r0, row_end):
@@ -205,10 +161,15 @@ cdef void _weighted_group_pair(const km_tile_args *shared_args, const floating *
                 s += 1
             acc_row = acc + (s - s0) * n_t
             buf_row = buf + (row - r0) * ldo
-            for t in range(tfirst, t1):
-                acc_row[t - t0] += _weighted_run(buf_row + (yseg[t] - c0),
-                                                 yw + yseg[t],
-                                                 yseg[t + 1] - yseg[t])
+            if yw == NULL:
+                for t in range(tfirst, t1):
+                    acc_row[t - t0] += sum_run(buf_row + (yseg[t] - c0),
+                                               yseg[t + 1] - yseg[t])
+            else:
+                for t in range(tfirst, t1):
+                    acc_row[t - t0] += _weighted_run(
+                        buf_row + (yseg[t] - c0), yw + yseg[t],
+                        yseg[t + 1] - yseg[t])
         r0 += KM_MR
 
 
@@ -236,7 +197,7 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
     tile_buffers: (n_threads, KM_MR * ldo) with ldo the padded size of the
     largest column group; acc_buffers: (n_threads, largest row group
     segments * largest column group segments). With `weighted`, the sums
-    are weighted (`_weighted_group_pair`): xw the weights of the row points in
+    are weighted (`_group_pair`): xw the weights of the row points in
     their element type, padded as xrows, yw those of the column points in
     float64; otherwise both are ignored.
     """
@@ -268,15 +229,9 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
         for h in range(items[it, 1], items[it, 2]):
             t0 = ygroups[h]
             t1 = ygroups[h + 1]
-            if weighted:
-                _weighted_group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1,
-                                     &ycols[0, 0], &phases[0], &yseg[0], t0,
-                                     t1, mirror and h == g,
-                                     &tile_buffers[tid, 0], acc, xw_p, yw_p)
-            else:
-                _group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1,
-                            &ycols[0, 0], &phases[0], &yseg[0], t0, t1,
-                            mirror and h == g, &tile_buffers[tid, 0], acc)
+            _group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1, &ycols[0, 0],
+                        &phases[0], &yseg[0], t0, t1, mirror and h == g,
+                        &tile_buffers[tid, 0], acc, xw_p, yw_p)
             for s in range(s0, s1):
                 # With mirror, the pair (s, t) stands for (t, s) too: on the
                 # diagonal group pair, only t >= s is used (exact symmetry).
@@ -356,14 +311,10 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
             for i in range(m):
                 for k in range(d):
                     cols[k * ldy + i] = ldexp(yp[i, k], e)
-        if n_s > 0 and n_t > 0 and weighted:
-            _weighted_group_pair(&args, rows, &xseg[0], 0, n_s, cols,
-                                 cols + d * ldy, &yseg[0], 0, n_t, mirror,
-                                 cols + (d + 1) * ldy, &out[0, 0], xw_p, yw_p)
-        elif n_s > 0 and n_t > 0:
+        if n_s > 0 and n_t > 0:
             _group_pair(&args, rows, &xseg[0], 0, n_s, cols, cols + d * ldy,
                         &yseg[0], 0, n_t, mirror, cols + (d + 1) * ldy,
-                        &out[0, 0])
+                        &out[0, 0], xw_p, yw_p)
         free(block)
         if mirror:
             for s in range(n_s):
@@ -403,7 +354,7 @@ cdef void _product_pair(const floating *xa, const double *xn,
     values are summed over each column segment, and those sums over the
     rows of each segment, in the order of the rows: the result does not
     depend on the threads. With weights (`xw`, `yw` not NULL, as in
-    `_weighted_group_pair`), each row's values are dotted with the column weights of
+    `_group_pair`), each row's values are dotted with the column weights of
     each segment and the result multiplied by the row's weight.
     """
     cdef int64_t p0 = xseg[s0], p1 = xseg[s1], q0 = yseg[t0], q1 = yseg[t1]
@@ -595,15 +546,10 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
                 t0 = ygroups[h]
                 t1 = ygroups[h + 1]
                 diagonal = mirror and g == h
-                if items[it, 2] == FORM_EXACT and weighted:
-                    _weighted_group_pair(&args, &xrows[0, 0], &xseg[0], s0,
-                                         s1, &ycols[0, 0], &phases[0],
-                                         &yseg[0], t0, t1, diagonal, tilebuf,
-                                         acc, xw_p, yw_p)
-                elif items[it, 2] == FORM_EXACT:
+                if items[it, 2] == FORM_EXACT:
                     _group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1,
                                 &ycols[0, 0], &phases[0], &yseg[0], t0, t1,
-                                diagonal, tilebuf, acc)
+                                diagonal, tilebuf, acc, xw_p, yw_p)
                 elif items[it, 2] == FORM_CENTRED:
                     _product_pair(&xc[0, 0], &xcn[0], &xseg[0], s0, s1,
                                   &yc[0, 0], &ycn[0], &yseg[0], t0, t1, d,
