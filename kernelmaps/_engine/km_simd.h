@@ -71,7 +71,8 @@ static inline int km_best_isa(void)
 }
 
 /* KM_DISPATCH(isa, name, (args)): call name_avx512, name_avx2 or name_base,
- * by the level `isa` (the caller passes the engine's switch). */
+ * by the level `isa` (the caller passes the engine's switch);
+ * KM_DISPATCH_VALUE: the same call as an expression, its value. */
 #ifdef KM_DISPATCH_X86
 #define KM_DISPATCH(isa, name, args)                                           \
     do {                                                                       \
@@ -79,12 +80,17 @@ static inline int km_best_isa(void)
         else if ((isa) >= KM_ISA_AVX2) KM_CAT(name, avx2) args;                \
         else KM_CAT(name, base) args;                                          \
     } while (0)
+#define KM_DISPATCH_VALUE(isa, name, args)                                     \
+    ((isa) >= KM_ISA_AVX512  ? KM_CAT(name, avx512) args                       \
+     : (isa) >= KM_ISA_AVX2 ? KM_CAT(name, avx2) args                         \
+                            : KM_CAT(name, base) args)
 #else
 #define KM_DISPATCH(isa, name, args)                                           \
     do {                                                                       \
         (void)(isa);                                                           \
         KM_CAT(name, base) args;                                               \
     } while (0)
+#define KM_DISPATCH_VALUE(isa, name, args) ((void)(isa), KM_CAT(name, base) args)
 #endif
 
 /* The tile geometry of the tile engines (km_tile.h, km_additive.h): a tile

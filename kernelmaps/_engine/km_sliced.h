@@ -32,49 +32,27 @@
 static inline double km_sw_pair_d(int isa, const double *a, int64_t n, const double *b,
                                   int64_t m, ptrdiff_t L, int mode, double p)
 {
-#ifdef KM_DISPATCH_X86
-    if (isa >= KM_ISA_AVX512) return km_sw_pair_d_avx512(a, n, b, m, L, mode, p);
-    if (isa >= KM_ISA_AVX2) return km_sw_pair_d_avx2(a, n, b, m, L, mode, p);
-#endif
-    (void)isa;
-    return km_sw_pair_d_base(a, n, b, m, L, mode, p);
+    return KM_DISPATCH_VALUE(isa, km_sw_pair_d, (a, n, b, m, L, mode, p));
 }
 
 static inline double km_sw_pair_f(int isa, const float *a, int64_t n, const float *b,
                                   int64_t m, ptrdiff_t L, int mode, double p)
 {
-#ifdef KM_DISPATCH_X86
-    if (isa >= KM_ISA_AVX512) return km_sw_pair_f_avx512(a, n, b, m, L, mode, p);
-    if (isa >= KM_ISA_AVX2) return km_sw_pair_f_avx2(a, n, b, m, L, mode, p);
-#endif
-    (void)isa;
-    return km_sw_pair_f_base(a, n, b, m, L, mode, p);
+    return KM_DISPATCH_VALUE(isa, km_sw_pair_f, (a, n, b, m, L, mode, p));
 }
 
 static inline double km_sw_weighted_d(int isa, const double *a, const double *ca,
                                       int64_t n, const double *b, const double *cb,
                                       int64_t m, ptrdiff_t L, int mode, double p)
 {
-#ifdef KM_DISPATCH_X86
-    if (isa >= KM_ISA_AVX512)
-        return km_sw_weighted_d_avx512(a, ca, n, b, cb, m, L, mode, p);
-    if (isa >= KM_ISA_AVX2) return km_sw_weighted_d_avx2(a, ca, n, b, cb, m, L, mode, p);
-#endif
-    (void)isa;
-    return km_sw_weighted_d_base(a, ca, n, b, cb, m, L, mode, p);
+    return KM_DISPATCH_VALUE(isa, km_sw_weighted_d, (a, ca, n, b, cb, m, L, mode, p));
 }
 
 static inline double km_sw_weighted_f(int isa, const float *a, const double *ca,
                                       int64_t n, const float *b, const double *cb,
                                       int64_t m, ptrdiff_t L, int mode, double p)
 {
-#ifdef KM_DISPATCH_X86
-    if (isa >= KM_ISA_AVX512)
-        return km_sw_weighted_f_avx512(a, ca, n, b, cb, m, L, mode, p);
-    if (isa >= KM_ISA_AVX2) return km_sw_weighted_f_avx2(a, ca, n, b, cb, m, L, mode, p);
-#endif
-    (void)isa;
-    return km_sw_weighted_f_base(a, ca, n, b, cb, m, L, mode, p);
+    return KM_DISPATCH_VALUE(isa, km_sw_weighted_f, (a, ca, n, b, cb, m, L, mode, p));
 }
 
 #endif /* KM_SLICED_H */
