@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from . import _sliced as _impl
+from .layout import max_abs
 from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, threads_for
 from .set_means import weights_over_largest
@@ -34,14 +35,8 @@ def power_of_two_scale(*arrays):
     of `arrays` lies in [0.5, 1) (0 when every value is 0): scaled so, the
     projections on unit directions are at most sqrt(d) and their squared
     differences never overflow, nor do small values underflow."""
-    top = max((float(np.abs(a).max(initial=0.0)) for a in arrays), default=0.0)
+    top = max((max_abs(a) for a in arrays), default=0.0)
     return -math.frexp(top)[1] if top > 0 else 0
-
-
-def _scaled(points, e):
-    """``points * 2**e`` in their dtype (exact but for subnormal results)."""
-    return points if e == 0 else np.ldexp(points, e).astype(points.dtype,
-                                                            copy=False)
 
 
 def _block_directions(n_points, itemsize, weighted, L, budget):

@@ -10,6 +10,7 @@ from .._bags import Bags
 from .._base import FeatureMap
 from .._config import working_memory_bytes
 from .._draws import DIRECTION_DRAWS, draw_directions
+from .._engine.layout import scaled
 from .._engine.scales import divergence_kernel_values, median_scale
 from .._engine.sliced import power_of_two_scale, quantile_means, sliced_sums
 from .._parallel import check_progress, resolve_workers
@@ -103,9 +104,8 @@ def _scaled_bags(bags, e):
     """`bags` with its points times 2**e (weights kept)."""
     if e == 0:
         return bags
-    points = _times_power_of_two(bags.points.astype(np.float64), e,
-                                 bags.points.dtype)
-    return Bags._trusted(points, bags.offsets, bags.weights)
+    return Bags._trusted(scaled(bags.points, e, bags.points.dtype),
+                         bags.offsets, bags.weights)
 
 
 def _centre(*bags):
@@ -129,24 +129,19 @@ def _mean_costs(X, Y, directions, p, n_threads, progress=False):
     e = power_of_two_scale(cx, *(() if cy is None else (cy,)))
     # |<x - y, theta>| <= 2 sqrt(d) max|x|: one more power of two for it
     e -= math.ceil(math.log2(2 * math.sqrt(X.dim)))
-    Xs = Bags._trusted(_times_power_of_two(cx, e, X.points.dtype), X.offsets,
+    Xs = Bags._trusted(_scaled_copy(cx, e, X.points.dtype), X.offsets,
                        X.weights)
     Ys = None if Y is None else Bags._trusted(
-        _times_power_of_two(cy, e, Y.points.dtype), Y.offsets, Y.weights)
+        _scaled_copy(cy, e, Y.points.dtype), Y.offsets, Y.weights)
     S = sliced_sums(Xs, Ys, directions, p, n_threads, working_memory_bytes(),
                     progress)
     S /= len(directions)
     return S, e
 
 
-def _times_power_of_two(a, e, dtype):
-    """The float64 array `a` times 2**e, in place (exact but for subnormal
-    results), then as `dtype` (rounded once)."""
-    if -1000 <= e <= 1000:  # (2.0**e is a float64: one multiplication)
-        a *= 2.0**e
-    else:
-        np.ldexp(a, e, out=a)
-    return a.astype(dtype, copy=False)
+def _scaled_copy(a, e, dtype):
+    """The float64 copy `a` times 2**e as `dtype`: in place in float64."""
+    return scaled(a, e, dtype, out=a if a.dtype == dtype else None)
 
 
 def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
