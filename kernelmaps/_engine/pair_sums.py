@@ -77,18 +77,15 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     if small:
         # A small call (a few milliseconds at most): one task, no planning
         # (products cost more than they save on a group this small).
+        # (unweighted, it divides as `pair_means`; weighted: `_finished`)
         Z = X if symmetric else Y
-        if weights is None:
-            return _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
-                                   Z.points.astype(dtype, copy=False), Z.offsets,
-                                   e, symmetric, kernel, gamma, coef0, degree,
-                                   normalize)
-        ux, uy = weights
+        xw, yw = (None, None) if weights is None else (
+            _row_weights(weights[0], dtype), weights[0 if symmetric else 1])
         S = _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
                             Z.points.astype(dtype, copy=False), Z.offsets,
-                            e, symmetric, kernel, gamma, coef0, degree, False,
-                            _row_weights(ux, dtype), ux if symmetric else uy)
-        return _finished(S, X, Y, normalize, weights)
+                            e, symmetric, kernel, gamma, coef0, degree,
+                            normalize and weights is None, xw, yw)
+        return S if weights is None else _finished(S, X, Y, normalize, weights)
     ux, uy = (None, None) if weights is None else weights
     xplan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, True)
     if symmetric:
@@ -197,10 +194,17 @@ def pair_means(S, X, Y):
     by their numbers of pairs of points (as `one_group` divides: by the
     product of the two sizes, in float64); of weighted sets, by the
     products of their total weights (`Bags.set_weights`)."""
+    return _by_set_totals(S, X, Y, np.divide)
+
+
+def _by_set_totals(S, X, Y, op):
+    """``op(S, W_i W_j)`` in place, W the set totals (`Bags.set_weights`:
+    the sizes of unweighted sets) of X and Y (None: X), a block of rows
+    at a time (not an N x M product: Ctrl-C between blocks)."""
     rows = X.set_weights()
     cols = (X if Y is None else Y).set_weights()
-    for a, b in row_blocks(S):  # (not an N x M product: Ctrl-C between blocks)
-        S[a:b] /= np.multiply.outer(rows[a:b], cols)
+    for a, b in row_blocks(S):
+        op(S[a:b], np.multiply.outer(rows[a:b], cols), out=S[a:b])
     return S
 
 
@@ -391,11 +395,9 @@ def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
 
 def _self_sums(X, kernel, gamma, coef0, degree, n_threads, u=None):
     """`self_sums`, with the weights `u` (`_unit_weights`) where given."""
-    if u is not None and kernel == "linear":
-        return np.square(set_sums(X, u)).sum(axis=1)
     if kernel == "linear":
         with np.errstate(over="ignore"):
-            return np.square(set_sums(X)).sum(axis=1)
+            return np.square(set_sums(X, u)).sum(axis=1)
     xp = X.points
     e, gamma, dtype = _standardize(xp, None, kernel, gamma)
     max_points = panel_points(X.dim, dtype)
@@ -525,11 +527,7 @@ def _times_pair_weights(S, X, Y):
     """Normalised sums of weighted sets times the products of their total
     weights, in place: the weighted sums (inf where they overflow)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        rows = X.set_weights()
-        cols = (X if Y is None else Y).set_weights()
-        for a, b in row_blocks(S):
-            S[a:b] *= np.multiply.outer(rows[a:b], cols)
-    return S
+        return _by_set_totals(S, X, Y, np.multiply)
 
 
 def _plan_items(row_points, col_points, col_first, col_stop, unit):
