@@ -42,7 +42,7 @@ from ._probes import (
     float_dtype,
     is_dask_array,
 )
-from ._validation import check_sets
+from ._validation import check_sets, check_unweighted_beside_lazy
 
 __all__ = ["blocked_rows", "blocked_sets", "is_lazy", "lazy_gram", "map_delayed",
            "task_threads"]
@@ -415,12 +415,8 @@ class _GramSide:
         import dask.array as da
 
         self.name, self.nonnegative = name, nonnegative
-        if isinstance(data, Bags) and data.weights is not None:
-            # (the blocks are rebuilt from points and offsets: the callers
-            # refuse weighted sets beside lazy ones first)
-            raise TypeError(f"{name} is a weighted Bags beside lazy Dask "
-                            f"sets; weighted sets are computed in memory only")
-        if isinstance(data, Bags):
+        if isinstance(data, Bags):  # (the blocks are rebuilt without weights)
+            check_unweighted_beside_lazy(data, name)
             self.offsets = data.offsets
             points = data.points
             self.width = data.dim

@@ -146,13 +146,9 @@ def check_set_pair(X, Y, *, min_size=1, lazy=False, weighted=False):
     X = check_sets(X, "X", min_size=min_size, lazy=lazy, weighted=weighted)
     if Y is not None:
         Y = check_sets(Y, "Y", min_size=min_size, lazy=lazy, weighted=weighted)
-    for name, B in (("X", X), ("Y", Y)):
-        if lazy and B is not None and B.weights is not None:
-            raise TypeError(
-                f"{name} is a weighted Bags beside lazy Dask sets; weighted "
-                f"sets are computed in memory only: compute the Dask points "
-                f"first"
-            )
+    if lazy:
+        for name, B in (("X", X), ("Y", Y)):
+            check_unweighted_beside_lazy(B, name)
     if Y is None:
         return X, None
     if X.dim != Y.dim:
@@ -164,6 +160,18 @@ def check_set_pair(X, Y, *, min_size=1, lazy=False, weighted=False):
         X = Bags(X.points.astype(np.float64), X.offsets, X.weights)
         Y = Bags(Y.points.astype(np.float64), Y.offsets, Y.weights)
     return X, Y
+
+
+def check_unweighted_beside_lazy(bags, name):
+    """A TypeError naming `name` where the sets `bags` (in memory; None:
+    none) are weighted beside lazy Dask sets: the tasks of a lazy result
+    rebuild the sets from points and offsets, without weights."""
+    if bags is not None and bags.weights is not None:
+        raise TypeError(
+            f"{name} is a weighted Bags beside lazy Dask sets; weighted "
+            f"sets are computed in memory only: compute the Dask points "
+            f"first"
+        )
 
 
 def check_points(X, name="X"):

@@ -41,7 +41,7 @@ from .._bags import Bags, pack_sets
 from .._engine import lapack
 from .._probes import all_finite, as_float_array, float_dtype, is_dask_array
 from .._transforms import is_lazy, map_delayed
-from .._validation import check_rows, check_sets
+from .._validation import check_rows, check_sets, check_unweighted_beside_lazy
 from ._blocked import add_contribution, block_task
 
 __all__ = ["cross_dask", "cross_part", "lazy_samples", "pass_graph", "run_blocks_dask",
@@ -117,12 +117,7 @@ def _lazy_sets(spec, A, name):
     kernel without weights as in memory, else as beside lazy sets."""
     if not is_lazy(A):
         bags = spec.check(A, name)
-        if bags.weights is not None:
-            raise TypeError(
-                f"{name} is a weighted Bags beside lazy Dask sets; weighted "
-                f"sets are computed in memory only: compute the Dask points "
-                f"first"
-            )
+        check_unweighted_beside_lazy(bags, name)
         return _enough(Bags(_as_dask(bags.points), bags.offsets), name)
     bags = pack_sets(A, name)
     if bags.weights is not None:
