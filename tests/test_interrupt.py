@@ -141,9 +141,6 @@ CASES = {
     "Chi2DirectMap.transform": (
         "X = rng.random((20000, 2000))\nf = km.Chi2DirectMap().fit(X[:50])",
         "for _ in range(20): f.transform(X)"),
-    "sliced_wasserstein": (
-        "sets = [rng.normal(size=(100, 16)) for _ in range(4000)]",
-        "km.sliced_wasserstein(sets, rng=0)"),
     "sliced_wasserstein, weighted sets": (
         "sets = km.Bags.from_list([rng.normal(size=(100, 16)) for _ in "
         "range(2000)], weights=[rng.random(100) + 0.1 for _ in range(2000)])",
