@@ -221,13 +221,29 @@ class Bags:
     def __len__(self):
         return self._offsets.shape[0] - 1
 
+    @property
+    def shape(self):
+        """``(n_sets,)``: the `Bags` as a 1-D sequence of sets, whose length
+        is `len`; libraries that read the number of samples from ``shape``
+        (scikit-learn's cross-validation) then index a `Bags` as a whole,
+        which keeps its weights."""
+        return (len(self),)
+
     def __getitem__(self, index):
-        """Set ``index`` as a read-only ``(n_i, d)`` view; a slice gives a
-        `Bags` of views."""
+        """Set ``index`` as a read-only ``(n_i, d)`` view; a slice, an array
+        or list of integers, or a boolean mask gives a `Bags` of those
+        sets, with their weights (a slice of step 1: views, no copy)."""
+        if isinstance(index, tuple):  # NumPy's a[key, ...] (scikit-learn)
+            key = index[:-1] if index and index[-1] is Ellipsis else index
+            if len(key) > 1 or not index:
+                raise TypeError(
+                    f"Bags takes one index (of sets), got the tuple {index!r}"
+                )
+            index = key[0] if key else slice(None)
         if isinstance(index, slice):
             start, stop, step = index.indices(len(self))
             if step != 1:
-                raise ValueError("Bags slices must have step 1")
+                return self._take(np.arange(start, stop, step))
             stop = max(stop, start)
             offsets = self._offsets[start : stop + 1]
             points = self._points[offsets[0] : offsets[-1]]
@@ -235,6 +251,9 @@ class Bags:
                        else self._weights[offsets[0] : offsets[-1]])
             return Bags(points, offsets - offsets[0], weights)
         n = len(self)
+        selection = _selection(index, n)
+        if selection is not None:
+            return self._take(selection)
         # An integer (Python or NumPy, or a 0-d integer array): never a
         # string, float or bool, which int() would also take.
         try:
@@ -243,12 +262,31 @@ class Bags:
             i = None
         if i is None:
             raise TypeError(
-                f"Bags indices must be integers or slices, got {type(index).__name__}"
+                f"Bags indices must be integers, slices, or 1-D arrays (or "
+                f"lists) of integers or booleans, got {type(index).__name__}"
             )
         if not -n <= i < n:
             raise IndexError(f"set index {i} out of range for {n} sets")
         i %= n
         return self._points[self._offsets[i] : self._offsets[i + 1]]
+
+    def _take(self, selection):
+        """A new `Bags` of the sets `selection` (int64, in range, in any
+        order and with repeats), their points and weights copied in blocks
+        of rows (Ctrl-C stops between two)."""
+        starts = self._offsets[selection]
+        sizes = self._offsets[selection + 1] - starts
+        offsets = np.zeros(selection.shape[0] + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        rows = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
+        weights = None if self._weights is None else self._weights[rows]
+        if is_dask_array(self._points):
+            return Bags(self._points[rows], offsets)
+        points = np.empty((rows.shape[0], self.dim), dtype=self.dtype)
+        for a, b in row_blocks(points):
+            np.take(self._points, rows[a:b], axis=0, out=points[a:b])
+        return Bags._trusted(points, offsets,
+                             None if weights is None else np.array(weights))
 
     def __iter__(self):
         for i in range(len(self)):
@@ -266,6 +304,36 @@ class Bags:
         return (Bags, (points if is_dask_array(points) else np.array(points),
                        np.array(self._offsets),
                        None if self._weights is None else np.array(self._weights)))
+
+
+def _selection(index, n):
+    """The sets chosen by a list, array or boolean mask `index` of `n` sets,
+    as non-negative int64 indices; None where `index` is no such thing (an
+    integer, or a type the caller refuses)."""
+    if isinstance(index, (str, bytes)) or not (
+            isinstance(index, (list, np.ndarray)) and np.ndim(index) == 1):
+        return None
+    key = np.asarray(index)
+    if key.size == 0:  # [] is float64 to NumPy: an empty selection
+        return np.zeros(0, dtype=np.int64)
+    if key.dtype == bool:
+        if key.shape[0] != n:
+            raise IndexError(
+                f"boolean index of {key.shape[0]} entries for {n} sets"
+            )
+        return np.flatnonzero(key).astype(np.int64)
+    if key.dtype.kind not in "iu":
+        raise TypeError(
+            f"Bags indices must be integers, slices, or 1-D arrays (or lists) "
+            f"of integers or booleans, got an array of dtype {key.dtype}"
+        )
+    bad = (key >= n) if key.dtype.kind == "u" else (key < -n) | (key >= n)
+    if bad.any():
+        raise IndexError(
+            f"set index {int(key[bad][0])} out of range for {n} sets"
+        )
+    key = key.astype(np.int64)
+    return np.where(key < 0, key + n, key)
 
 
 def check_weights(weights, n_points, name):

@@ -16,9 +16,11 @@ import warnings
 
 import numpy as np
 
+from ._bags import Bags
 from ._parallel import check_progress, resolve_workers
+from ._warnings import warn_caller
 
-__all__ = ["FeatureMap"]
+__all__ = ["FeatureMap", "check_weights_kept", "fit_weighted"]
 
 # `_check_width`'s default: the width of the fit.
 _FITTED = object()
@@ -166,7 +168,8 @@ class FeatureMap:
             The fitted map.
         """
         workers, progress = resolve_workers(workers), check_progress(progress)
-        return self._set_fitted(self._fit(X, workers, progress))
+        return self._set_fitted({**self._fit(X, workers, progress),
+                                 **fit_weighted(X)})
 
     def fit_transform(self, X, y=None, *, workers=None, progress=False, **kwargs):
         """`fit` the map on `X`, then `transform` `X`.
@@ -218,7 +221,8 @@ class FeatureMap:
 
     def _set_fitted(self, state):
         """Replace the fitted attributes of an earlier fit by `state`."""
-        for name in [k for k in vars(self) if k.endswith("_") or k == "_draw"]:
+        for name in [k for k in vars(self)
+                     if k.endswith("_") or k in ("_draw", "_fit_weighted")]:
             delattr(self, name)
         vars(self).update(state)
         return self
@@ -270,6 +274,27 @@ class FeatureMap:
                 f"{list(fitted)} (reorder X's columns as in fit)"
             )
         return {}
+
+
+def fit_weighted(X):
+    """What `fit` records of `X` for `check_weights_kept`: whether it is a
+    `Bags` with point weights."""
+    return {"_fit_weighted": isinstance(X, Bags) and X.weights is not None}
+
+
+def check_weights_kept(estimator, X, name="X"):
+    """Warn where `estimator` was fitted on weighted sets and `X` (argument
+    `name`) has no weights: the sets lost them on the way (a list of their
+    arrays, or an index that took the sets one at a time), and every point
+    would silently weigh 1."""
+    if getattr(estimator, "_fit_weighted", False) and not fit_weighted(
+            X)["_fit_weighted"]:
+        warn_caller(
+            f"{name} has no point weights, but {type(estimator).__name__} was "
+            f"fitted on weighted sets: every point of {name} weighs 1. Pass "
+            f"the sets as a Bags with their weights (Bags.from_list(sets, "
+            f"weights=...); a weighted Bags indexed by an array, list or mask, "
+            f"bags[indices], keeps them)", UserWarning)
 
 
 def _column_names(X):

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse
 
 from ._bags import Bags, pack_sets
+from ._base import check_weights_kept
 from ._config import working_memory_bytes
 from ._engine.schedule import MAP_VALUE_WORK, run_chunked
 from ._parallel import check_progress, resolve_workers
@@ -138,6 +139,7 @@ def blocked_sets(per_point=(), weighted=False):
 
         @functools.wraps(method)
         def transform(self, sets, *args, progress=False, **kwargs):
+            check_weights_kept(self, sets, name)
             lazy = is_lazy(sets)
             if not (lazy or check_progress(progress)):
                 return method(self, sets, *args, **kwargs)

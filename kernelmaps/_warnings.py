@@ -11,8 +11,9 @@ import numpy as np
 
 from ._engine.layout import row_blocks
 
-__all__ = ["DegenerateWarning", "degenerate", "degenerate_message",
-           "warn_degenerate"]
+__all__ = ["DegenerateWarning", "constant_value", "degenerate",
+           "degenerate_message", "warn_caller", "warn_degenerate",
+           "warn_uninformative"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -54,11 +55,20 @@ class DegenerateWarning(UserWarning):
 def warn_degenerate(message):
     """Issue `message` as a `DegenerateWarning` attributed to the first
     caller outside kernelmaps (the user's line)."""
+    warn_caller(message, DegenerateWarning)
+
+
+def warn_caller(message, category):
+    """Issue `message` as a warning of `category` attributed to the first
+    caller outside kernelmaps (the user's line; scikit-learn's wrapper of
+    the transform methods of `kernelmaps.sklearn` is passed too)."""
     level, frame = 2, sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    while frame is not None and (
+            frame.f_code.co_filename.startswith(_PACKAGE)
+            or frame.f_globals.get("__name__") == "sklearn.utils._set_output"):
         frame = frame.f_back
         level += 1
-    warnings.warn(message, DegenerateWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)
 
 
 def degenerate(K, symmetric, pairs=None):
@@ -87,6 +97,8 @@ def degenerate(K, symmetric, pairs=None):
             (b - a, K.shape[1]))
 
     one = 1.0 if pairs is None else pairs[0][corner[0]] * pairs[1][corner[1]]
+    if not 0 < one < np.inf:  # (pair weights beyond the float range: unknown)
+        return None
     if K[corner] == one and all(np.array_equal(K[a:b], ones(a, b))
                                 for a, b in blocks):
         return "one"
@@ -105,3 +117,70 @@ def degenerate_message(kind, kernel, gamma, between="points"):
             f"points: gamma is far too small for the distances between them, "
             f"and the kernel matrix, constant, carries no information (use a "
             f"larger gamma; gamma=None is the median heuristic)")
+
+
+def constant_value(K, symmetric):
+    """The value of every entry of the kernel matrix `K` where they are the
+    same up to rounding (within 1e-12 relative: a constant kernel on the
+    data, its sums taken in different orders), else None; a matrix between
+    fewer than two objects on a side (one object where `symmetric`) is
+    never constant. Two entries tell most calls apart; the whole matrix is
+    read, a block of rows at a time, only where they are equal."""
+    if K.shape[0] < 2 or (not symmetric and K.shape[1] < 2):
+        return None
+    value = K[0, 0]
+    if not np.isfinite(value):
+        return None
+    tol = CONSTANT_RTOL * abs(value)
+    if not (abs(K[0, 1] - value) <= tol and abs(K[1, 0] - value) <= tol):
+        return None
+    if all(np.all(np.abs(K[a:b] - value) <= tol) for a, b in row_blocks(K)):
+        return float(value)
+    return None
+
+
+# The relative spread of the entries of a kernel matrix under which it is
+# constant: far above the rounding of its sums (a few units in the last
+# place of float64), far below any difference between objects that a
+# kernel machine could use.
+CONSTANT_RTOL = 1e-12
+
+
+def warn_uninformative(K, symmetric, kernel, between, gamma=None, equal=None):
+    """Issue a `DegenerateWarning` where the kernel matrix `K` (of the
+    `kernel`, between the objects `between`, e.g. "sets of X") carries no
+    information: it is constant, or, for a kernel ``exp(-gamma d)`` given
+    `gamma`, 0 between all distinct objects. `equal`, for such a kernel:
+    whether its distances d are all 0 (a bool, or a function that tells,
+    called only where `K` is constant). The message says why: the objects
+    are equal as the kernel sees them (distances all 0, or a kernel without
+    distances), or `gamma` far too small or too large for the distances
+    (gamma None: the median heuristic, arbitrary where they are all 0)."""
+    if gamma is not None and equal is not None and degenerate(
+            K, symmetric) == "zero":
+        warn_degenerate(degenerate_message("zero", kernel, gamma, between))
+        return
+    value = constant_value(K, symmetric)
+    if value is None:
+        return
+    if callable(equal):
+        equal = equal()
+    if equal is False and gamma is not None:
+        warn_degenerate(
+            f"the {kernel} kernel with gamma={gamma:.3g} is {value:.6g} between "
+            f"all {between}: gamma is far too small for the distances between "
+            f"them, and the kernel matrix, constant, carries no information "
+            f"(use a larger gamma; gamma=None is the median heuristic)")
+        return
+    if value == 0 and not equal:
+        warn_degenerate(
+            f"the {kernel} kernel is 0 between all {between} (its values are "
+            f"all 0 or below the float range), and the kernel matrix carries "
+            f"no information")
+        return
+    arbitrary = (" (gamma, from the median of distances that are all 0, is "
+                 "arbitrary)" if equal and gamma is None else "")
+    warn_degenerate(
+        f"the {kernel} kernel is {value:.6g} between all {between}: they are "
+        f"equal as far as the kernel sees, and the kernel matrix, constant, "
+        f"carries no information{arbitrary}")

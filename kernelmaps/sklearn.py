@@ -21,6 +21,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
+from ._base import check_weights_kept, fit_weighted
 from ._composite import spec_for
 from ._composite._specs import exp_minus
 from ._engine.knn import MAX_K as _MAX_K
@@ -28,6 +29,7 @@ from ._engine.scales import divergence_kernel_matrix, median_scale, scale_gamma
 from ._gamma import resolve_gamma
 from ._parallel import resolve_workers
 from ._validation import check_choice, check_rng, check_scalar, check_sets
+from ._warnings import warn_uninformative
 from .distributions import gaussian_expected_kernel
 from .psd import PSDProjector
 
@@ -231,18 +233,24 @@ class SetKernel(TransformerMixin, BaseEstimator):
         spec = self._spec(gamma=self._checked["gamma"])
         self.train_ = spec.check(X, "X")
         self.n_features_in_ = self.train_.dim
+        self._fit_weighted = fit_weighted(X)["_fit_weighted"]
         n_threads = resolve_workers(self.workers)
         if self.kernel == "sliced_wasserstein":
             return self._fit_sliced(spec, n_threads)
         if self.kernel != "renyi":
             self.gamma_ = spec.function_params(spec.params, self.train_)["gamma"]
             spec = self._spec(gamma=self.gamma_)
-            return spec.function_block(self.train_, None, spec.params, n_threads)
+            K = spec.function_block(self.train_, None, spec.params, n_threads)
+            warn_uninformative(K, True, self.kernel.replace("_", " "), "sets of X")
+            return K
         D = spec.divergences(self.train_, None, n_threads)
         K, self.scale_ = divergence_kernel_matrix(D, power=spec.power,
                                                   gamma=spec.params["gamma"])
         self.gamma_ = (scale_gamma(self.scale_, spec.power)
                        if self.scale_ is not None else spec.params["gamma"])
+        warn_uninformative(K, True, "Renyi divergence", "sets of X",
+                           self._checked["gamma"],
+                           lambda: not np.any(np.maximum(D + D.T, 0)))
         self.psd_ = PSDProjector(self.psd)
         return self.psd_.fit_transform(K)
 
@@ -258,11 +266,15 @@ class SetKernel(TransformerMixin, BaseEstimator):
             with np.errstate(over="ignore"):  # a subnormal median: refused
                 gamma = float(spec._finite(np.array([1.0 / median_scale(S)]))[0])
         self.gamma_ = gamma
-        return spec.finite(exp_minus(gamma, S), "X")
+        K = spec.finite(exp_minus(gamma, S), "X")
+        warn_uninformative(K, True, "sliced-Wasserstein", "sets of X",
+                           self._checked["gamma"], lambda: not S.any())
+        return K
 
     def transform(self, X):
         """The kernel between the sets of `X` and the training sets."""
         check_is_fitted(self, "train_")
+        check_weights_kept(self, X)
         if self.kernel == "sliced_wasserstein":
             spec = self._spec(gamma=self.gamma_, projections=self.projections_)
         elif self.kernel != "renyi":

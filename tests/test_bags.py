@@ -55,8 +55,12 @@ def test_slices_give_bags_of_views():
     assert_array_equal(sub[1], bags[2])
     assert np.shares_memory(sub.points, bags.points)
     assert len(bags[3:1]) == 0
-    with pytest.raises(ValueError, match="step"):
-        bags[::2]
+    # other steps: a Bags of copies of those sets
+    for step in (slice(None, None, 2), slice(None, None, -1), slice(4, 0, -3)):
+        sub = bags[step]
+        want = list(range(5))[step]
+        assert_array_equal(sub.sizes, [i + 1 for i in want])
+        assert_array_equal(sub.points, np.concatenate([bags[i] for i in want]))
 
 
 def test_from_list_of_bags_is_identity_and_repr():
@@ -148,14 +152,15 @@ def test_bad_lists(sets, error, match):
 @pytest.mark.parametrize("index", [1.0, "a", None, True])
 def test_bad_index(index):
     bags = Bags.from_list([np.ones((2, 2)), np.ones((1, 2))])
-    with pytest.raises(TypeError, match="integers or slices"):
+    with pytest.raises(TypeError, match="Bags indices must be integers, slices"):
         bags[index]
 
 
 def test_bags_index_must_be_an_integer():
     bags = km.Bags.from_list(sets())
-    for index in ("0", b"0", 0.0, True, np.array([0])):
-        with pytest.raises(TypeError, match="Bags indices must be integers"):
+    for index in ("0", b"0", 0.0, True, np.array([0.0]), [0.5], [[0]], (0, 1)):
+        with pytest.raises(TypeError, match=r"Bags (indices must be integers|takes "
+                                            r"one index)"):
             bags[index]
     assert_array_equal(bags[np.int64(1)], bags[1])
     assert_array_equal(bags[np.array(2)], bags[-1])
@@ -213,3 +218,105 @@ def test_weighted_lazy_sets_are_refused():
     bags = Bags(da.from_array(np.ones((6, 2)), chunks=3), [0, 3, 6], np.ones(6))
     with pytest.raises(TypeError, match="weighted sets need their points in memory"):
         check_sets(bags, lazy=True, weighted=True)
+
+
+def weighted_sets(n_sets=6, seed=0):
+    """Sets of 1 to 5 points in 2-D with random weights (some 0), packed,
+    and the arrays they were packed from."""
+    rng = np.random.default_rng(seed)
+    sets = [rng.normal(size=(rng.integers(1, 6), 2)) for _ in range(n_sets)]
+    weights = [rng.uniform(size=len(s)) * (rng.random(len(s)) < 0.8) for s in sets]
+    return Bags.from_list(sets, weights=weights), sets, weights
+
+
+@pytest.mark.parametrize("index", [
+    [3, 0, 5], [-1, -6, 2, 2], np.array([4, 1], dtype=np.uint8),
+    np.array([[1], [2]])[:, 0], np.array([True, False, True, True, False, True]),
+    [False] * 6, [], np.zeros(0, dtype=np.int64), (Ellipsis,),
+], ids=repr)
+def test_fancy_indices_give_bags_with_their_weights(index):
+    # as NumPy indexes rows: a list or array of integers (any order,
+    # negative, repeated), a boolean mask; scikit-learn writes bags[key, ...]
+    bags, sets, weights = weighted_sets()
+    everything = isinstance(index, tuple)  # bags[...]
+    key = np.asarray(index)
+    chosen = np.arange(6) if everything else np.arange(6)[
+        key if key.dtype == bool else key.astype(int)]
+    for key in ([index] if everything else [index, (index, Ellipsis)]):
+        sub = bags[key]
+        assert isinstance(sub, Bags)
+        assert len(sub) == len(chosen) == sub.shape[0]
+        assert_array_equal(sub.sizes, [len(sets[i]) for i in chosen])
+        for got, i in zip(sub, chosen):
+            assert_array_equal(got, sets[i])
+        assert_array_equal(sub.weights, np.concatenate(
+            [weights[i] for i in chosen] + [np.zeros(0)]))
+        # (a copy, where NumPy's fancy indices copy; bags[...] is a view)
+        assert np.shares_memory(sub.points, bags.points) == everything
+
+
+def test_fancy_indices_of_unweighted_and_float32_bags():
+    bags = Bags.from_list([np.full((i + 1, 3), i, dtype=np.float32) for i in range(4)])
+    sub = bags[[2, 1]]
+    assert sub.weights is None and sub.dtype == np.float32
+    assert_array_equal(sub.points[:, 0], [2, 2, 2, 1, 1])
+    assert_array_equal(bags[[2]][0], bags[2])  # one set: still a Bags
+
+
+@pytest.mark.parametrize(("index", "error", "match"), [
+    ([6], IndexError, "set index 6 out of range for 6 sets"),
+    (np.array([-7, 0]), IndexError, "set index -7 out of range"),
+    (np.array([2**64 - 1], dtype=np.uint64), IndexError, "out of range"),
+    ([True, False], IndexError, "boolean index of 2 entries for 6 sets"),
+    (["a"], TypeError, "of integers or booleans, got an array of dtype <U1"),
+    (np.array([1.0]), TypeError, "got an array of dtype float64"),
+    ((0, 1), TypeError, "takes one index"),
+])
+def test_bad_fancy_indices(index, error, match):
+    bags, _, _ = weighted_sets()
+    with pytest.raises(error, match=match):
+        bags[index]
+
+
+def test_large_fancy_index_copies_in_blocks(monkeypatch):
+    # (beyond one block of rows: the same values, gathered block by block)
+    from kernelmaps._engine import layout
+
+    monkeypatch.setattr(layout, "COPY_BLOCK_BYTES", 64)
+    bags, sets, weights = weighted_sets(40, seed=1)
+    order = np.random.default_rng(2).permutation(40)[:25]
+    sub = bags[order]
+    assert_array_equal(sub.points, np.concatenate([sets[i] for i in order]))
+    assert_array_equal(sub.weights, np.concatenate([weights[i] for i in order]))
+
+
+def test_fancy_index_of_lazy_points_stays_lazy():
+    da = pytest.importorskip("dask.array")
+    points = np.arange(24.0).reshape(12, 2)
+    bags = Bags(da.from_array(points, chunks=5), [0, 3, 4, 9, 12])
+    sub = bags[[3, 0]]
+    assert isinstance(sub.points, da.Array)
+    assert_array_equal(sub.offsets, [0, 3, 6])
+    assert_array_equal(sub.points.compute(), points[[9, 10, 11, 0, 1, 2]])
+
+
+@pytest.mark.parametrize("index", [
+    np.array([4, 0, 2]), [1, 3], np.array([True, False] * 3), slice(1, 4), 2,
+])
+def test_scikit_learns_safe_indexing_keeps_the_weights(index):
+    # what cross-validation, train_test_split and the searches index with
+    indexing = pytest.importorskip("sklearn.utils")
+    bags, sets, weights = weighted_sets()
+    sub = indexing._safe_indexing(bags, index)
+    if isinstance(index, int):
+        assert_array_equal(sub, sets[index])
+        return
+    chosen = np.arange(6)[index]
+    assert isinstance(sub, Bags)
+    assert_array_equal(sub.points, np.concatenate([sets[i] for i in chosen]))
+    assert_array_equal(sub.weights, np.concatenate([weights[i] for i in chosen]))
+    assert indexing._safe_indexing(bags, None) is bags
+    from sklearn.utils.validation import _num_samples, check_consistent_length
+
+    assert _num_samples(bags) == 6
+    check_consistent_length(bags, np.zeros(6))

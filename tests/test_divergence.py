@@ -1,6 +1,7 @@
 """kNN Renyi divergences and divergence kernels against slow NumPy
 references written here (brute-force distances, full sorts)."""
 
+import contextlib
 import functools
 import math
 
@@ -10,7 +11,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import gammaln
 
 import kernelmaps as km
-from kernelmaps import Bags, divergence_kernel, renyi_divergence
+from kernelmaps import Bags, DegenerateWarning, divergence_kernel, renyi_divergence
 from kernelmaps._engine import knn
 from kernelmaps.sets import renyi_divergence_both
 
@@ -347,7 +348,10 @@ def test_divergence_kernel_median_of_zeros():
     D[0, 1] = D[1, 0] = 2.0
     # More than half the off-diagonal entries are 0: the positive median.
     assert_allclose(divergence_kernel(D, power=1)[0, 1], np.exp(-1.0))
-    assert_array_equal(divergence_kernel(np.zeros((3, 3))), 1.0)
+    with pytest.warns(DegenerateWarning, match="is 1 between all objects of D: "
+                      "they are equal .*gamma, from the median of distances "
+                      "that are all 0, is arbitrary"):
+        assert_array_equal(divergence_kernel(np.zeros((3, 3))), 1.0)
 
 
 @pytest.mark.parametrize("min_dist", [None, 0.0])
@@ -634,12 +638,19 @@ def test_divergence_kernel_default_scale_at_any_magnitude(scale, power):
                                               (1e300, 1e-300), (1.0, 1e-320)])
 def test_divergence_kernel_given_gamma_at_any_magnitude(scale, gamma):
     D = divergences()
-    K = km.divergence_kernel(D * scale, gamma=gamma, power=2)
-    assert np.isfinite(K).all()
     S = (D + D.T) / 2
     # exact value, in logs: gamma (scale S)^2
     want = np.exp(-np.exp(np.log(gamma) + 2 * (np.log(scale) + np.log(S + (S == 0)))))
     want[S == 0] = 1.0
+    # (1 everywhere, or 0 off the diagonal: a DegenerateWarning says so)
+    degenerate = (np.all(want == 1) and "is 1 between all objects of D: gamma is "
+                  "far too small") or (np.array_equal(want, np.eye(len(S))) and
+                                       "is 0 between all objects of D: gamma is "
+                                       "far too large")
+    with (pytest.warns(DegenerateWarning, match=degenerate) if degenerate
+          else contextlib.nullcontext()):
+        K = km.divergence_kernel(D * scale, gamma=gamma, power=2)
+    assert np.isfinite(K).all()
     assert_allclose(K, want, rtol=1e-12, atol=1e-300)
 
 

@@ -6,7 +6,12 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
-from kernelmaps import gaussian_expected_kernel, level2_kernel, sum_match_kernel
+from kernelmaps import (
+    DegenerateWarning,
+    gaussian_expected_kernel,
+    level2_kernel,
+    sum_match_kernel,
+)
 
 from ._references import (
     full_covariances,
@@ -340,7 +345,7 @@ def test_degree_is_bounded_and_named(kernel, degree, error):
 
 
 def test_degree_as_numpy_int_and_0d_array():
-    m, c = np.ones((2, 2)), np.ones(2)
+    m, c = np.array([[1.0, 1.0], [0.5, 2.0]]), np.ones(2)
     want = km.gaussian_expected_kernel(m, c, kernel="polynomial", degree=3)
     for degree in (np.int64(3), np.array(3), 3.0):
         assert_array_equal(km.gaussian_expected_kernel(
@@ -360,13 +365,16 @@ def test_gaussian_polynomial_huge_parameters_are_a_value_error(kind):
 def test_gaussian_expected_kernel_overflow_is_a_clear_error(kernel):
     means = np.array([[1e200, 0.0], [0.0, 1e200]])
     if kernel == "rbf":  # bounded: a value where the formula allows one
-        K = km.gaussian_expected_kernel(means, np.ones(2), gamma=1.0)
+        with pytest.warns(DegenerateWarning, match="gamma is far too large"):
+            K = km.gaussian_expected_kernel(means, np.ones(2), gamma=1.0)
         assert_allclose(K, np.eye(2) / 5, rtol=1e-15)  # det(I + 4 I)^(-1/2)
         # inf / inf in the plain formula: taken in logs, the value (in [0, 1])
         # is computed, never NaN: det(I + 4e308 I)^(-1/2) on the diagonal,
         # exp(-2.25e308) = 0 off it
         means = np.array([[1.5e308, 0.0], [-1.5e308, 0.0]])
-        K = km.gaussian_expected_kernel(means, np.array([1e308, 1e308]), gamma=1.0)
+        with pytest.warns(DegenerateWarning, match="gamma is far too large"):
+            K = km.gaussian_expected_kernel(means, np.array([1e308, 1e308]),
+                                            gamma=1.0)
         assert_allclose(K, np.eye(2) * 2.5e-309, rtol=1e-12, atol=0)
         return
     with pytest.raises(ValueError, match=rf"{kernel} expected kernel values of "
@@ -385,14 +393,17 @@ def test_gaussian_expected_kernel_overflow_names_covs():
 
 def test_expected_rbf_kernel_in_logs_where_the_formula_overflows():
     means = np.array([[1.5e308, 0.0], [-1.5e308, 0.0]])
-    K = km.gaussian_expected_kernel(means, np.array([1e308, 1e308]), gamma=1.0)
+    with pytest.warns(DegenerateWarning, match="rbf expected kernel with gamma=1 "
+                                               "is 0 between all Gaussians"):
+        K = km.gaussian_expected_kernel(means, np.array([1e308, 1e308]), gamma=1.0)
     assert_allclose(K, np.eye(2) * 2.5e-309, rtol=1e-12, atol=0)
 
 
 def test_expected_rbf_kernel_huge_gamma_with_zero_variances():
     means = np.array([[0.0, 0.5], [0.25, 0.5]])
     covs = np.array([[0.0, 0.5], [0.0, 0.25]])  # a zero variance per row
-    K = km.gaussian_expected_kernel(means, covs, gamma=1.7976931348623157e308)
+    with pytest.warns(DegenerateWarning, match="gamma is far too large"):
+        K = km.gaussian_expected_kernel(means, covs, gamma=1.7976931348623157e308)
     assert np.isfinite(K).all() and (K >= 0).all() and (K <= 1).all()
 
 
@@ -405,7 +416,10 @@ def test_level2_polynomial_overflow_is_a_clear_error(kind):
         km.level2_kernel(np.full((2, 2), 10.0), np.ones(2), kind=kind, degree=400)
     # large degrees are fine where the base is at most 1 in absolute value
     K = np.array([[0.5, -0.25], [-0.25, 0.5]])
-    out = km.level2_kernel(K, np.diag(K), kind=kind, coef0=0.0, degree=2**31 - 1)
+    with pytest.warns(DegenerateWarning, match="is 0 between all embeddings of K "
+                                               r"\(its values are all 0 or below"):
+        out = km.level2_kernel(K, np.diag(K), kind=kind, coef0=0.0,
+                               degree=2**31 - 1)
     assert np.isfinite(out).all()
 
 

@@ -719,12 +719,19 @@ def test_unbiased_mmd_overflow_is_an_error_without_warning():
                unbiased=True)
 
 
-def test_huge_gamma2_gives_zero_without_warning():
+def test_huge_gamma2_gives_the_identity_with_a_warning():
+    # (no overflow warning from gamma2 * D2: the identity, and a
+    # DegenerateWarning that says why)
     X = sets(0, d=1)
-    K = km.mmd_kernel(X, kernel="laplacian", gamma2=1.7976931348623157e308)
+    with pytest.warns(DegenerateWarning, match="the MMD kernel with gamma=1.8e"
+                                               r"\+308 is 0 between all sets of X"):
+        K = km.mmd_kernel(X, kernel="laplacian", gamma2=1.7976931348623157e308)
     assert_array_equal(K, np.eye(3))
     rng = np.random.default_rng(0)
     F = rng.normal(size=(3, 2))
     G = F @ F.T
-    L = km.level2_kernel(G, np.diag(G), kind="rbf", gamma2=1.7976931348623157e308)
+    with pytest.warns(DegenerateWarning, match="the level-2 rbf kernel with "
+                                               "gamma=1.8e"):
+        L = km.level2_kernel(G, np.diag(G), kind="rbf",
+                             gamma2=1.7976931348623157e308)
     assert_array_equal(L, np.eye(3))

@@ -579,7 +579,8 @@ def test_set_kernel_renyi_uses_the_stable_divergence_kernel():
     rng = np.random.default_rng(3)
     sets = [rng.normal(loc=c, size=(25, 2)) for c in (0, 0, 2, 2, 4)]
     est = kms.SetKernel("renyi", gamma=1e-320)  # subnormal gamma: K = 1
-    K = est.fit_transform(sets)
+    with pytest.warns(km.DegenerateWarning, match="gamma is far too small"):
+        K = est.fit_transform(sets)
     assert np.isfinite(K).all()
     assert np.isfinite(est.transform(sets)).all()
     D = km.renyi_divergence(sets)
@@ -629,7 +630,8 @@ def test_sklearn_expected_kernel_at_1e308():
     sk = pytest.importorskip("kernelmaps.sklearn")
     rng = np.random.default_rng(0)
     X = np.hstack([rng.uniform(-1, 1, (4, 2)), rng.uniform(0, 1, (4, 2))]) * 1e308
-    K = sk.ExpectedKernel(covariance="diag", gamma=1.0).fit_transform(X)
+    with pytest.warns(km.DegenerateWarning, match="gamma is far too large"):
+        K = sk.ExpectedKernel(covariance="diag", gamma=1.0).fit_transform(X)
     assert np.isfinite(K).all() and (K >= 0).all()
     est = sk.ExpectedKernel(covariance="diag", gamma=1.0,
                             workers=np.array(2)).fit(X / 1e308)

@@ -13,11 +13,12 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
-from .._base import FeatureMap
+from .._base import FeatureMap, check_weights_kept
 from .._engine import lapack
 from .._parallel import resolve_workers
 from .._transforms import blocked_rows, blocked_sets, is_lazy
 from .._validation import check_choice, check_rng, check_scalar
+from .._warnings import warn_uninformative
 from ..sets import RandomDistributionFeatures
 from ._specs import SPECS, RenyiSpec, SlicedWassersteinSpec, spec_for
 
@@ -495,6 +496,8 @@ class NystroemMap(FeatureMap):
             index = _leverage(kernel, X, m, params, rng, workers)
         L = kernel.take(X, index)
         K, params = _landmark_block(kernel, L, params, workers)
+        warn_uninformative(K, True, getattr(self.kernel, "__name__", self.kernel),
+                           "landmarks of X")
         values, normalization = _normalization(K)
         return {"components_": L, "component_indices_": index,
                 "normalization_": normalization, "eigenvalues_": values,
@@ -529,6 +532,8 @@ class NystroemMap(FeatureMap):
             return self._transform_sets(X, workers=workers, progress=progress)
         if kind == "rows" and (is_lazy(X) or progress):
             return self._transform_rows(X, workers=workers, progress=progress)
+        if kind == "sets":  # (the blocks of _transform_sets check it there)
+            check_weights_kept(self, X)
         return self._transform(X, workers=workers)
 
     def _transform(self, X, *, workers=None):

@@ -1752,8 +1752,11 @@ def _fitted(fmap, pooled_data):
     (the user's map stays as it is)."""
     if fmap.__sklearn_is_fitted__():
         return fmap
-    fmap = copy.deepcopy(fmap)
-    return fmap.fit(pooled_data())
+    fmap = copy.deepcopy(fmap).fit(pooled_data())
+    # Each sample is transformed as given, weighted or not (the pooled
+    # sample holds the weights of either): no warning for a sample without.
+    fmap._fit_weighted = False
+    return fmap
 
 
 @contextlib.contextmanager

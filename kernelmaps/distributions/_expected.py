@@ -21,6 +21,7 @@ from .._validation import (
     fill_docs,
     full_covariances,
 )
+from .._warnings import warn_uninformative
 
 # The engine takes the degree as a C int; larger degrees are refused.
 _MAX_DEGREE = 2**31 - 1
@@ -139,6 +140,7 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
                 f"Incompatible dimension: means has {m1.shape[1]} features while "
                 f"means2 has {m2.shape[1]}"
             )
+    given = gamma
     gamma = resolve_gamma(gamma, kernel, m2,
                           data="means" if symmetric else "means2")
     out = check_dtype(dtype, *floats)
@@ -151,7 +153,18 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
         f"the {kernel} expected kernel values of {names} overflow float64; "
         f"scale them down (or use a smaller gamma or coef0)",
     )
+    warn_uninformative(
+        K, symmetric, f"{kernel} expected", "Gaussians of " + names,
+        given if kernel == "rbf" else None,
+        (lambda: _all_equal((m1, m2), (c1, c2))) if kernel == "rbf" else None)
     return cast_output(K, out, names)
+
+
+def _all_equal(*groups):
+    """Whether the arrays of each group hold one row, repeated (the
+    Gaussians, given by their means and by their covariances, are all
+    the same)."""
+    return all(np.all(np.concatenate(group) == group[0][:1]) for group in groups)
 
 
 def _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric, n_threads,
@@ -265,8 +278,13 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
     gamma2 = check_scalar(gamma2, "gamma2", low=0.0, low_inclusive=False)
     degree = check_scalar(degree, "degree", kind="int", low=1, high=_MAX_DEGREE)
     coef0 = check_scalar(coef0, "coef0")
-    return cast_output(_level2(K, dx, dy, kind, gamma2, degree, coef0), out,
-                       "K" if diag_Y is None else "K, diag_X and diag_Y")
+    K2 = _level2(K, dx, dy, kind, gamma2, degree, coef0)
+    equal = {  # whether the distances of the kernel are all 0
+        "rbf": lambda: np.all(dx[:, None] == K) and np.all(dy[None, :] == K),
+        "nrbf": lambda: np.all(K / np.sqrt(dx)[:, None] / np.sqrt(dy) == 1)}
+    warn_uninformative(K2, diag_Y is None, f"level-2 {kind}", "embeddings of K",
+                       gamma2 if kind in equal else None, equal.get(kind))
+    return cast_output(K2, out, "K" if diag_Y is None else "K, diag_X and diag_Y")
 
 
 def _level2(K, dx, dy, kind, gamma2, degree, coef0):

@@ -23,6 +23,7 @@ from .._validation import (
     fill_docs,
     pair_names,
 )
+from .._warnings import warn_uninformative
 
 __all__ = ["divergence_kernel", "renyi_divergence"]
 
@@ -435,6 +436,8 @@ def divergence_kernel(D, *, gamma=None, power=2, dtype=None):
     out = check_dtype(dtype, D)
     K, _ = divergence_kernel_matrix(D.astype(np.float64, copy=False),
                                     power=power, gamma=gamma)
+    warn_uninformative(K, True, "divergence", "objects of D", gamma,
+                       lambda: not np.any(np.maximum(D + D.T, 0)))
     return cast_output(K, out, "D")
 
 

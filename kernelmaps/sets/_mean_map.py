@@ -22,7 +22,12 @@ from .._validation import (
     fill_docs,
     pair_names,
 )
-from .._warnings import degenerate, degenerate_message, warn_degenerate
+from .._warnings import (
+    degenerate,
+    degenerate_message,
+    warn_degenerate,
+    warn_uninformative,
+)
 
 __all__ = ["median_heuristic", "mmd", "mmd_kernel", "sum_match_kernel"]
 
@@ -368,8 +373,14 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     if lazy:
         return _lazy_mmd(X, Y, params, True, False, gamma2, workers, out,
                          "mmd_kernel")
-    D2 = _mmd(X, Y, params, True, False, n_threads, progress)
-    return cast_output(_level2(D2, gamma2), out, pair_names(Y))
+    warned = []
+    D2 = _mmd(X, Y, params, True, False, n_threads, progress, warned=warned)
+    equal = not D2.any()  # (read before D2 becomes the kernel, in place)
+    K = _level2(D2, gamma2)
+    if not warned:  # (a point kernel 1 everywhere was warned of already)
+        warn_uninformative(K, Y is None, "MMD", f"sets of {pair_names(Y)}",
+                           gamma2, equal)
+    return cast_output(K, out, pair_names(Y))
 
 
 def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
@@ -492,11 +503,16 @@ def _sum_match(X, Y, params, normalize, symmetric, n_threads, progress, out,
                warn=True):
     """`sum_match_kernel` of validated X and Y (None: X) as `out`;
     `symmetric` (Y None in the whole call) names the inputs in errors."""
-    K = _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=normalize,
-                          warn=warn)
+    K, warned = _pair_kernel_sums(X, Y, params, n_threads, progress,
+                                  normalize=normalize, warn=warn)
     if params["kernel"] not in ("rbf", "laplacian"):
         # (rbf, laplacian: sums of values in [0, 1] of finite points: finite)
         _check_finite(K, params, symmetric)
+    if warn and not warned and (normalize or not _weighted(X, Y)):
+        # (weighted sums: equal only for equal total weights, and 0 where
+        # the pairs' weights underflow)
+        warn_uninformative(K, symmetric, "mean map",
+                           "sets of X" if symmetric else "sets of X and Y")
     return cast_output(K, out, "X" if symmetric else "X and Y")
 
 
@@ -569,10 +585,11 @@ def mean_map_self(X, params, n_threads):
 
 def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
                       warn=True):
-    """`mean_map_block` (sums without `normalize`), with a
-    `DegenerateWarning` where the point kernel is the identity or a
-    constant on the data (with `warn`; a block of a lazy kernel does not
-    warn: the values of one block say nothing about the whole matrix)."""
+    """`mean_map_block` (sums without `normalize`), and whether it issued
+    a `DegenerateWarning`, as it does where the point kernel is the identity
+    or a constant on the data (with `warn`; a block of a lazy kernel does
+    not warn: the values of one block say nothing about the whole
+    matrix)."""
     K = mean_map_block(X, Y, params, n_threads, progress, normalize)
     if not normalize and _weighted(X, Y):
         names = "X" if Y is None else "X and Y"
@@ -589,7 +606,8 @@ def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
             warn_degenerate(degenerate_message(
                 kind, params["kernel"], params["gamma"],
                 "points of different sets"))
-    return K
+            return K, True
+    return K, False
 
 
 def _point_kernel_diagonal_sums(X, params):
@@ -624,18 +642,19 @@ def _within(bags, params, unbiased, n_threads, diagonal=None):
 
 
 def _mmd(X, Y, params, squared, unbiased, n_threads, progress, *, kx=None,
-         ky=None, symmetric=None, warn=True):
+         ky=None, symmetric=None, warn=True, warned=None):
     """The MMD (squared: MMD^2) between the sets of validated X and Y
     (None: X), float64; `kx`, `ky`: the within-set means of X and Y
     (`_within`), when known (ky None: kx); `symmetric`: Y None in the whole
-    call (a block of a lazy kernel), for the errors."""
+    call (a block of a lazy kernel), for the errors. `warned`, a list: True
+    appended where the point kernel was degenerate (and warned of)."""
     symmetric = Y is None if symmetric is None else symmetric
-    if _weighted(X, Y):  # the engine's normalised sums (no rescaling)
-        K = _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=True,
-                              warn=warn)
-    else:
-        K = pair_means(_pair_kernel_sums(X, Y, params, n_threads, progress,
-                                         warn=warn), X, Y)
+    K, point_warned = _pair_kernel_sums(X, Y, params, n_threads, progress,
+                                        normalize=_weighted(X, Y), warn=warn)
+    if warned is not None and point_warned:
+        warned.append(True)
+    if not _weighted(X, Y):  # (weighted: the engine's normalised sums)
+        K = pair_means(K, X, Y)
     _check_finite(K, params, symmetric)
     if kx is None:
         kx = _within(X, params, unbiased, n_threads,

@@ -29,6 +29,7 @@ from .._validation import (
     fill_docs,
     pair_names,
 )
+from .._warnings import warn_uninformative
 
 __all__ = ["SlicedWassersteinFeatures", "sliced_directions",
            "sliced_wasserstein", "sliced_wasserstein_kernel"]
@@ -371,6 +372,8 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
         K = divergence_kernel_values(S, 1.0, scale=max(scale, _SMALLEST))
     else:
         K = _kernel_values(S, units, gamma)
+    warn_uninformative(K, Y is None, "sliced-Wasserstein",
+                       f"sets of {pair_names(Y)}", gamma, lambda: not S.any())
     return cast_output(K, out, pair_names(Y))
 
 
