@@ -39,36 +39,49 @@ def test_unknown_path_is_refused(name):
 @pytest.mark.skipif(len(_engine.available_isas()) < 2,
                     reason="one code path on this CPU")
 def test_every_simd_engine_follows_the_switch():
-    """Every SIMD engine runs the path selected: its results on the baseline
-    and on the best path agree to rounding, and differ in the last bits
-    (vector widths and FMA change the order of the sums). Fixed data: the
-    bits differ for each engine on every CPU with AVX2+FMA."""
+    """Every SIMD engine runs the path selected, as each engine's record of
+    its last dispatch (`last_isa`) shows, and its results on the baseline
+    and on the best path agree to rounding. The bits may differ (vector
+    widths and FMA change the order of the sums) or not (some results are
+    exact, or rounded alike, on some CPUs): the test assumes neither."""
+    from kernelmaps._engine import _additive, _knn, _pair_sums, _set_means, _sliced
+
     rng = np.random.default_rng(0)
     sets = [rng.normal(size=(n, 17)) for n in (7, 30, 12, 25)]
     sets32 = [s.astype(np.float32) for s in sets]
     H = rng.dirichlet(np.ones(20), size=9)
-    calls = {  # and the relative tolerance
-        "pair sums": (lambda: km.sum_match_kernel(sets, gamma=0.3), 1e-12),
-        "kNN": (lambda: km.renyi_divergence(sets32, k=3, clamp=False), 1e-5),
-        "additive": (lambda: km.js_kernel(H), 1e-12),
+    calls = {  # the engine, and the relative tolerance
+        "pair sums": (lambda: km.sum_match_kernel(sets, gamma=0.3), _pair_sums,
+                      1e-12),
+        "kNN": (lambda: km.renyi_divergence(sets32, k=3, clamp=False), _knn, 1e-5),
+        "additive": (lambda: km.js_kernel(H), _additive, 1e-12),
+        "additive csr": (lambda: km.js_kernel(scipy.sparse.csr_matrix(
+            H * (H > 0.05))), _additive, 1e-12),
         "set means": (lambda: km.RandomDistributionFeatures(40, rng=0, gamma=1 / 17)
-                      .fit_transform(sets), 1e-12),
-        "sliced": (lambda: km.sliced_wasserstein(sets, rng=0), 1e-12),
-        # (float64: the costs of float32 points are sums of values exact
-        # in float64, the same in any order)
-        "sliced p=1": (lambda: km.sliced_wasserstein(sets, p=1, rng=0), 1e-12),
+                      .fit_transform(sets), _set_means, 1e-12),
+        "sliced": (lambda: km.sliced_wasserstein(sets, rng=0), _sliced, 1e-12),
+        "sliced p=1": (lambda: km.sliced_wasserstein(sets, p=1, rng=0), _sliced,
+                       1e-12),
+        "sliced weighted": (lambda: km.sliced_wasserstein(km.Bags.from_list(
+            sets, weights=[np.arange(1.0, len(s) + 1) for s in sets]), rng=0),
+            _sliced, 1e-12),
     }
     results = {}
-    for path in ("baseline", _engine.available_isas()[-1]):
+    for path in ("baseline", *_engine.available_isas()[1:]):
         previous = _engine.select_isa(path)
         try:
-            results[path] = {name: f() for name, (f, _) in calls.items()}
+            results[path] = {}
+            for name, (f, engine, _) in calls.items():
+                results[path][name] = f()
+                assert engine.last_isa() == _engine.available_isas().index(path), (
+                    name, path)
         finally:
             _engine.select_isa(previous)
-    base, best = results.values()
-    for name, (_, rtol) in calls.items():
-        assert_allclose(base[name], best[name], rtol=rtol, atol=rtol, err_msg=name)
-        assert not np.array_equal(base[name], best[name]), name
+    base = results["baseline"]
+    for path, result in results.items():
+        for name, (_, _, rtol) in calls.items():
+            assert_allclose(base[name], result[name], rtol=rtol, atol=rtol,
+                            err_msg=f"{name} on {path}")
 
 
 @pytest.mark.skipif("avx512" not in _engine.available_isas(),

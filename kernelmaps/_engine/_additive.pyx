@@ -15,7 +15,15 @@ from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
 
-from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating, index_t, isa_level
+from ._runtime cimport (
+    KM_MR,
+    KM_NR_D,
+    KM_NR_F,
+    floating,
+    index_t,
+    isa_level,
+    km_isa_ran,
+)
 
 cdef extern from "km_additive.h" nogil:
     int KM_ADD_CHI2
@@ -228,3 +236,10 @@ def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,
         else:
             for p in range(x_indptr[i], x_indptr[i + 1]):
                 row[x_indices[p]] = 0
+
+
+def last_isa():
+    """The code path of this engine's last SIMD call: 0 baseline, 1 AVX2, 2
+    AVX-512 (-1 before any), for the tests that every engine follows the
+    switch (`_runtime.select_isa`)."""
+    return km_isa_ran

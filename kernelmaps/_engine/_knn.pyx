@@ -33,7 +33,7 @@ from libc.stddef cimport ptrdiff_t
 from libc.stdlib cimport free, malloc
 
 from ._products cimport products
-from ._runtime cimport KM_MR, floating, isa_level
+from ._runtime cimport KM_MR, floating, isa_level, km_isa_ran
 from ._tile cimport KM_SQEUCLIDEAN, km_tile_args, tile
 
 cdef extern from "km_knn.h" nogil:
@@ -493,3 +493,10 @@ def pair_log_sums(const floating[:, ::1] x_rows, const floating[:, ::1] x_cols,
                 _sums(&log_buffers[tid, 0], coltop, False, ldc, k, c1 - c0,
                       &y_log_rho[c0], y_log_floor[j], &coef[0], n_coef,
                       &out_yx[0, i * ny + j], out_yx.shape[1])
+
+
+def last_isa():
+    """The code path of this engine's last SIMD call: 0 baseline, 1 AVX2, 2
+    AVX-512 (-1 before any), for the tests that every engine follows the
+    switch (`_runtime.select_isa`)."""
+    return km_isa_ran

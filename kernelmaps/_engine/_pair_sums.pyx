@@ -19,7 +19,7 @@ from libc.string cimport memcpy, memset
 import numpy as np
 
 from ._products cimport products
-from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating, isa_level
+from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating, isa_level, km_isa_ran
 from ._tile cimport (
     KM_LAPLACIAN,
     KM_POLYNOMIAL,
@@ -615,3 +615,10 @@ def prepare_points(const floating[:, ::1] x, const double[::1] centre,
             total = total + ((s0 + s1) + (s2 + s3))
             k0 = k1
         norms[i] = total
+
+
+def last_isa():
+    """The code path of this engine's last SIMD call: 0 baseline, 1 AVX2, 2
+    AVX-512 (-1 before any), for the tests that every engine follows the
+    switch (`_runtime.select_isa`)."""
+    return km_isa_ran

@@ -16,6 +16,9 @@ cdef extern from "km_simd.h" nogil:
     int KM_NR_D
     int KM_NR_F
     int km_best_isa()
+    # The code path of the last SIMD call of the including module (-1
+    # before any): each engine's `last_isa` reads its own, for the tests.
+    int km_isa_ran
 
 # The code path (KM_ISA_*) every SIMD kernel runs: the engine's one switch,
 # set at import to the best this CPU runs and changed by select_isa.

@@ -20,7 +20,7 @@ from libc.string cimport memset
 
 import numpy as np
 
-from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating
+from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating, km_isa_ran
 from ._tile cimport (
     KM_COS,
     KM_LAPLACIAN,
@@ -197,3 +197,10 @@ def csr_cos(const floating[::1] data, const int64_t[::1] indices,
                     out[i, c0 + j] = <floating>acc[j]
                 cos_row(&out[i, c0], &phases[c0], width, <floating>scale)
             c0 = c0 + block
+
+
+def last_isa():
+    """The code path of this engine's last SIMD call: 0 baseline, 1 AVX2, 2
+    AVX-512 (-1 before any), for the tests that every engine follows the
+    switch (`_runtime.select_isa`)."""
+    return km_isa_ran

@@ -19,7 +19,7 @@ from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
-from ._runtime cimport floating, isa_level
+from ._runtime cimport floating, isa_level, km_isa_ran
 
 
 cdef extern from "km_sliced.h" nogil:
@@ -344,3 +344,10 @@ def quantile_features(const floating[::1] values, const double[::1] cum,
             else:
                 _cells_uniform(&values[base], n, stride, Q, scale,
                                &out[s, (l0 + dl) * Q])
+
+
+def last_isa():
+    """The code path of this engine's last SIMD call: 0 baseline, 1 AVX2, 2
+    AVX-512 (-1 before any), for the tests that every engine follows the
+    switch (`_runtime.select_isa`)."""
+    return km_isa_ran

@@ -167,12 +167,7 @@ static inline void km_additive_d(int isa, int kind, const double *x,
 static inline double km_js_pairs_d(int isa, const double *a, const double *b,
                                    ptrdiff_t n)
 {
-#ifdef KM_DISPATCH_X86
-    if (isa >= KM_ISA_AVX512) return km_js_pairs_d_avx512(a, b, n);
-    if (isa >= KM_ISA_AVX2) return km_js_pairs_d_avx2(a, b, n);
-#endif
-    (void)isa;
-    return km_js_pairs_d_base(a, b, n);
+    return KM_DISPATCH_VALUE(isa, km_js_pairs_d, (a, b, n));
 }
 
 static inline void km_additive_f(int isa, int kind, const float *x,

@@ -70,27 +70,53 @@ static inline int km_best_isa(void)
 #endif
 }
 
+/* The code path of the last dispatch of this extension module (a static
+ * per module: each includes this header once), -1 before the first: the
+ * tests read it (`last_isa` of each engine) to check that every engine
+ * runs the path of the switch, which its results need not show (paths may
+ * give the same bits). Written only where it changes, with relaxed atomics:
+ * the dispatchers run on every thread. */
+static int km_isa_ran __attribute__((unused)) = -1;
+
+KM_INLINE int km_note_isa(int isa, int level)
+{
+    if (__atomic_load_n(&km_isa_ran, __ATOMIC_RELAXED) != level)
+        __atomic_store_n(&km_isa_ran, level, __ATOMIC_RELAXED);
+    return isa;
+}
+
 /* KM_DISPATCH(isa, name, (args)): call name_avx512, name_avx2 or name_base,
- * by the level `isa` (the caller passes the engine's switch);
- * KM_DISPATCH_VALUE: the same call as an expression, its value. */
+ * by the level `isa` (the caller passes the engine's switch), noting the
+ * path taken in km_isa_ran; KM_DISPATCH_VALUE: the same call as an
+ * expression, its value. */
 #ifdef KM_DISPATCH_X86
 #define KM_DISPATCH(isa, name, args)                                           \
     do {                                                                       \
-        if ((isa) >= KM_ISA_AVX512) KM_CAT(name, avx512) args;                 \
-        else if ((isa) >= KM_ISA_AVX2) KM_CAT(name, avx2) args;                \
-        else KM_CAT(name, base) args;                                          \
+        if ((isa) >= KM_ISA_AVX512) {                                          \
+            km_note_isa(isa, KM_ISA_AVX512);                                   \
+            KM_CAT(name, avx512) args;                                         \
+        } else if ((isa) >= KM_ISA_AVX2) {                                     \
+            km_note_isa(isa, KM_ISA_AVX2);                                     \
+            KM_CAT(name, avx2) args;                                           \
+        } else {                                                               \
+            km_note_isa(isa, KM_ISA_BASELINE);                                 \
+            KM_CAT(name, base) args;                                           \
+        }                                                                      \
     } while (0)
 #define KM_DISPATCH_VALUE(isa, name, args)                                     \
-    ((isa) >= KM_ISA_AVX512  ? KM_CAT(name, avx512) args                       \
-     : (isa) >= KM_ISA_AVX2 ? KM_CAT(name, avx2) args                         \
-                            : KM_CAT(name, base) args)
+    ((isa) >= KM_ISA_AVX512                                                    \
+         ? (km_note_isa(isa, KM_ISA_AVX512), KM_CAT(name, avx512) args)        \
+     : (isa) >= KM_ISA_AVX2                                                    \
+         ? (km_note_isa(isa, KM_ISA_AVX2), KM_CAT(name, avx2) args)            \
+         : (km_note_isa(isa, KM_ISA_BASELINE), KM_CAT(name, base) args))
 #else
 #define KM_DISPATCH(isa, name, args)                                           \
     do {                                                                       \
-        (void)(isa);                                                           \
+        km_note_isa(isa, KM_ISA_BASELINE);                                     \
         KM_CAT(name, base) args;                                               \
     } while (0)
-#define KM_DISPATCH_VALUE(isa, name, args) ((void)(isa), KM_CAT(name, base) args)
+#define KM_DISPATCH_VALUE(isa, name, args)                                     \
+    (km_note_isa(isa, KM_ISA_BASELINE), KM_CAT(name, base) args)
 #endif
 
 /* The tile geometry of the tile engines (km_tile.h, km_additive.h): a tile
