@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ._bags import Bags
+from ._hints import SEED_NAMES, rng_message
 from ._parallel import check_progress, resolve_workers
 from ._warnings import warn_caller
 
@@ -323,17 +324,15 @@ def _is_default(value, default):
 
 def _naming_rng(init):
     """`init`, which takes the seed as `rng`, with a TypeError that says so
-    for scikit-learn's name, `random_state` (instead of Python's
-    "unexpected keyword argument")."""
+    for the seed's names in other libraries (scikit-learn's `random_state`,
+    `seed`: `_hints.SEED_NAMES`) instead of Python's "unexpected keyword
+    argument"."""
 
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
-        if "random_state" in kwargs:
-            raise TypeError(
-                f"{type(self).__name__} takes the seed as rng (an int or a "
-                f"numpy.random.Generator, as in SciPy and NumPy): write "
-                f"rng={kwargs['random_state']!r}"
-            )
+        seed = next((k for k in kwargs if k in SEED_NAMES), None)
+        if seed is not None:
+            raise TypeError(rng_message(type(self).__name__, kwargs[seed]))
         init(self, *args, **kwargs)
 
     return __init__

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._engine.expected import rbf_diagonal, rbf_full
 from .._gamma import resolve_gamma
+from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
 from .._probes import as_float_array
 from .._validation import (
@@ -31,6 +32,7 @@ EXPECTED_BLOCK_BYTES = 1 << 26
 __all__ = ["gaussian_expected_kernel", "level2_kernel"]
 
 
+@takes_hints()
 def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rbf",
                              gamma=None, degree=2, coef0=1.0, workers=None,
                              progress=False, dtype=None):

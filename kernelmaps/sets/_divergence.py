@@ -10,6 +10,7 @@ from scipy.special import gammaln
 
 from .._engine import knn
 from .._engine.scales import divergence_kernel_matrix
+from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
 from .._transforms import is_lazy, lazy_gram, task_threads
 from .._validation import (
@@ -34,6 +35,7 @@ _RELATIVE_FLOOR = 1e-3
 _LOG_TINY = math.log(np.finfo(np.float64).tiny)
 
 
+@takes_hints()
 def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
                      workers=None, progress=False, dtype=None):
     r"""kNN estimate of the Renyi divergence between every pair of sets.

@@ -8,6 +8,7 @@ import numpy as np
 from .._engine.layout import row_blocks
 from .._engine.pair_sums import pair_means, pair_sums, self_sums
 from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, point_median_gamma, resolve_gamma
+from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
 from .._transforms import is_lazy, lazy_gram, task_threads
 from .._validation import (
@@ -34,6 +35,7 @@ __all__ = ["median_heuristic", "mmd", "mmd_kernel", "sum_match_kernel"]
 _KERNELS = ("rbf", "laplacian", "linear", "polynomial")
 
 
+@takes_hints("pair")
 def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0,
                      normalize=True, workers=None, progress=False, dtype=None):
     r"""Sum-match kernel between sets of vectors (mean map kernel).
@@ -157,6 +159,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
                       out)
 
 
+@takes_hints("pair")
 def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=False,
         unbiased=False, workers=None, progress=False, dtype=None):
     r"""Maximum mean discrepancy between every pair of sets.
@@ -284,6 +287,7 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
                        out, pair_names(Y))
 
 
+@takes_hints("pair")
 def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
                coef0=1.0, workers=None, progress=False, dtype=None):
     r"""The MMD kernel: a Gaussian kernel on the mean embeddings of sets.
@@ -383,6 +387,7 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     return cast_output(K, out, pair_names(Y))
 
 
+@takes_hints("sets")
 def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     r"""Kernel parameter from the median distance between points.
 
