@@ -12,6 +12,7 @@ map of any size travels to Dask workers or to disk in a few hundred bytes.
 
 import functools
 import inspect
+import sys
 import warnings
 
 import numpy as np
@@ -19,7 +20,8 @@ import numpy as np
 from ._bags import Bags
 from ._hints import SEED_NAMES, rng_message
 from ._parallel import check_progress, resolve_workers
-from ._warnings import warn_caller
+from ._validation import check_choice
+from ._warnings import PACKAGE, warn_caller
 
 __all__ = ["FeatureMap", "check_weights_kept", "fit_weighted"]
 
@@ -50,6 +52,8 @@ class FeatureMap:
         init = cls.__dict__.get("__init__")
         if init is not None and "rng" in inspect.signature(init).parameters:
             cls.__init__ = _naming_rng(init)
+        if "transform" in cls.__dict__:
+            cls.transform = _with_output_container(cls.__dict__["transform"])
 
     @classmethod
     def _param_names(cls):
@@ -194,7 +198,34 @@ class FeatureMap:
             ``self.fit(X).transform(X)``; the map is fitted afterwards.
         """
         self.fit(X, workers=workers, progress=progress)
-        return self.transform(X, workers=workers, progress=progress, **kwargs)
+        return _in_container(self, self.transform(
+            X, workers=workers, progress=progress, **kwargs), X)
+
+    def set_output(self, *, transform=None):
+        """Set the container of the features that `transform` and
+        `fit_transform` return, as scikit-learn's transformers do.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas", "polars"}, optional
+            ``"default"``: the NumPy (or sparse, or Dask) array computed;
+            ``"pandas"``: a DataFrame whose columns are
+            `get_feature_names_out`, indexed as `X` where `X` is a
+            DataFrame; ``"polars"``: a polars DataFrame. None leaves the
+            setting as it is. Without a setting of its own, a map follows
+            scikit-learn's ``set_config(transform_output=...)`` where
+            scikit-learn is imported. Sparse and lazy (Dask) features have
+            no DataFrame form: a ValueError says so.
+
+        Returns
+        -------
+        self
+        """
+        if transform is not None:
+            check_choice(transform, "transform", ("default", "pandas", "polars"))
+            # (the attribute scikit-learn's own transformers keep it in)
+            self._sklearn_output_config = {"transform": transform}
+        return self
 
     def get_feature_names_out(self, input_features=None):
         """Names of the output features: the class name in lower case and
@@ -275,6 +306,58 @@ class FeatureMap:
                 f"{list(fitted)} (reorder X's columns as in fit)"
             )
         return {}
+
+
+def _with_output_container(transform):
+    """`transform`, its features put in the container that `set_output`
+    (or scikit-learn's global setting) asks for."""
+
+    @functools.wraps(transform)
+    def transform_into(self, X, *args, **kwargs):
+        features = transform(self, X, *args, **kwargs)
+        if sys._getframe(1).f_code.co_filename.startswith(PACKAGE):
+            return features  # the package's own calls take the arrays
+        return _in_container(self, features, X)
+
+    return transform_into
+
+
+def _in_container(fmap, features, X):
+    """The `features` of `X` in the container of the map `fmap`."""
+    container = _output_container(fmap)
+    if container == "default":
+        return features
+    name = type(fmap).__name__
+    if not isinstance(features, np.ndarray):
+        sparse = hasattr(features, "tocsr")  # (scikit-learn's wording)
+        what = ("does not support sparse data" if sparse
+                else "needs features in memory")
+        raise ValueError(
+            f"{container.capitalize()} output {what}: {name}.transform gave a "
+            f"{type(features).__module__}."
+            f"{type(features).__name__} (from {'sparse' if sparse else 'lazy'} "
+            f"input); give dense NumPy input, or set_output(transform='default')")
+    columns = [f"{name.lower()}{i}" for i in range(features.shape[1])]
+    if container == "polars":
+        import polars
+
+        return polars.DataFrame(features, schema=columns, orient="row")
+    import pandas
+
+    index = X.index if isinstance(X, pandas.DataFrame) else None
+    return pandas.DataFrame(features, columns=columns, index=index, copy=False)
+
+
+def _output_container(fmap):
+    """The container of `fmap`'s features: its `set_output`, else
+    scikit-learn's global ``transform_output`` where scikit-learn is
+    imported, else "default"."""
+    config = getattr(fmap, "_sklearn_output_config", {}).get("transform")
+    if config is None:
+        sklearn = sys.modules.get("sklearn")
+        config = (sklearn.get_config().get("transform_output", "default")
+                  if sklearn is not None else "default")
+    return config
 
 
 def fit_weighted(X):

@@ -11,11 +11,12 @@ import numpy as np
 
 from ._engine.layout import row_blocks
 
-__all__ = ["DegenerateWarning", "constant_value", "degenerate",
+__all__ = ["PACKAGE", "DegenerateWarning", "constant_value", "degenerate",
            "degenerate_message", "warn_caller", "warn_degenerate",
            "warn_uninformative"]
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# The package's folder: a frame of a file in it is the package's own call.
+PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class DegenerateWarning(UserWarning):
@@ -64,7 +65,7 @@ def warn_caller(message, category):
     the transform methods of `kernelmaps.sklearn` is passed too)."""
     level, frame = 2, sys._getframe(1)
     while frame is not None and (
-            frame.f_code.co_filename.startswith(_PACKAGE)
+            frame.f_code.co_filename.startswith(PACKAGE)
             or frame.f_globals.get("__name__") == "sklearn.utils._set_output"):
         frame = frame.f_back
         level += 1

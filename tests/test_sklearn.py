@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse
 from numpy.testing import assert_allclose, assert_array_equal
 
 sklearn = pytest.importorskip("sklearn")
@@ -389,6 +390,60 @@ def test_pandas_dataframe_with_reordered_columns_raises_at_transform():
         assert fitted.transform(frame).shape[0] == 12
         with pytest.raises(ValueError, match="The feature names should match"):
             fitted.transform(frame[["b", "a", "c", "d"]])
+
+
+@pytest.mark.parametrize("fmap", ROW_MAPS, ids=repr)
+@pytest.mark.parametrize("check", ["check_set_output_transform",
+                                   "check_set_output_transform_pandas",
+                                   "check_global_output_transform_pandas",
+                                   "check_set_output_transform_polars",
+                                   "check_global_set_output_transform_polars"])
+def test_set_output_passes_scikit_learns_checks(fmap, check):
+    # (the checks skip where pandas or polars is not installed; they fit on
+    # a DataFrame and transform an array, which warns as in scikit-learn)
+    from sklearn.utils import estimator_checks
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "X (does not have valid|has) feature "
+                                "names", UserWarning)
+        getattr(estimator_checks, check)(type(fmap).__name__, fmap)
+
+
+@pytest.mark.parametrize("fmap", [
+    km.RandomDistributionFeatures(6, rng=0),
+    km.SlicedWassersteinFeatures(4, n_quantiles=3, rng=0),
+    km.DoublyRandomDistributionFeatures(6, 5, rng=0),  # (a map inside)
+], ids=repr)
+def test_set_output_of_the_maps_of_sets(fmap):
+    pandas = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    sets = [rng.normal(size=(n, 2)) for n in (3, 5, 4)]
+    F = clone(fmap).fit_transform(sets)
+    frame = clone(fmap).set_output(transform="pandas").fit_transform(sets)
+    assert isinstance(frame, pandas.DataFrame)
+    assert_array_equal(frame.to_numpy(), F)
+    assert list(frame.columns) == list(clone(fmap).fit(sets).get_feature_names_out())
+    with sklearn.config_context(transform_output="pandas"):
+        assert isinstance(clone(fmap).fit_transform(sets), pandas.DataFrame)
+        # the package's own calls of transform take arrays
+        km.mmd_test(sets, sets[::-1], method="linear", feature_map=clone(fmap),
+                    rng=0)
+        # the map's own setting first
+        assert isinstance(clone(fmap).set_output(transform="default")
+                          .fit_transform(sets), np.ndarray)
+    with pytest.raises(ValueError, match="transform must be one of 'default', "
+                                         "'pandas', 'polars'; got 'numpy'"):
+        clone(fmap).set_output(transform="numpy")
+
+
+def test_set_output_of_sparse_features_is_refused_clearly():
+    pytest.importorskip("pandas")
+    H = scipy.sparse.csr_matrix(gamma_histograms(6, 4, seed=1))
+    fmap = km.Chi2DirectMap(2).set_output(transform="pandas")
+    with pytest.raises(ValueError, match=r"Pandas output does not support sparse "
+                                         "data: Chi2DirectMap.transform gave a "
+                                         "scipy"):
+        fmap.fit_transform(H)
 
 
 # -- sets ----------------------------------------------------------------------------
