@@ -351,8 +351,6 @@ def test_bad_parameters(kwargs, error, match):
 
 def test_bad_input():
     sets = data_for("mean_map", 10, seed=17)
-    with pytest.raises(ValueError, match="n_components=11"):
-        NystroemMap(11).fit(sets)
     with pytest.raises(ValueError, match="landmarks"):
         NystroemMap(3, landmarks=[0, 1, 10]).fit(sets)
     with pytest.raises(ValueError, match="landmarks"):
@@ -384,6 +382,22 @@ def test_bad_input():
     with pytest.raises(TypeError, match="alpha"):  # one order, not several
         NystroemMap(3, kernel="renyi",
                     kernel_params={"alpha": [0.5, 0.9]}).fit(sets)
+
+
+@pytest.mark.parametrize("landmarks", ["uniform", "leverage", "kmeans++"])
+def test_more_components_than_objects_takes_every_object(landmarks):
+    # as scikit-learn's Nystroem: a warning, and every object a landmark
+    # (a small fold of a grid search)
+    sets = data_for("mean_map", 10, seed=17)
+    with pytest.warns(UserWarning, match="n_components=11 landmarks, but X has "
+                                         "only 10 objects: every object is a "
+                                         "landmark") as caught:
+        nys = NystroemMap(11, landmarks=landmarks, rng=0).fit(sets)
+    assert caught[0].filename == __file__
+    assert nys.n_features_out_ == 10 and nys.n_components == 11
+    assert_array_equal(np.sort(nys.component_indices_), np.arange(10))
+    assert_array_equal(nys.transform(sets), NystroemMap(
+        10, landmarks=landmarks, rng=0).fit(sets).transform(sets))
 
 
 @pytest.mark.parametrize(("result", "match"), [

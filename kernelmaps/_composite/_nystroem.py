@@ -18,7 +18,7 @@ from .._engine import lapack
 from .._parallel import resolve_workers
 from .._transforms import blocked_rows, blocked_sets, is_lazy
 from .._validation import check_choice, check_rng, check_scalar
-from .._warnings import warn_uninformative
+from .._warnings import warn_caller, warn_uninformative
 from ..sets import RandomDistributionFeatures
 from ._specs import SPECS, RenyiSpec, SlicedWassersteinSpec, spec_for
 
@@ -280,8 +280,9 @@ class NystroemMap(FeatureMap):
     Parameters
     ----------
     n_components : int, default=100
-        Number m of landmarks, at most the number of training objects; the
-        width of the features.
+        Number m of landmarks, the width of the features. Beyond the number
+        of training objects, every object is a landmark, with a warning (as
+        in scikit-learn's ``Nystroem``).
     kernel : str or callable, default="mean_map"
         The kernel, and the input it takes:
 
@@ -476,9 +477,13 @@ class NystroemMap(FeatureMap):
         names = self._check_names(X, reset=True) if kernel.kind == "rows" else {}
         X = kernel.check(X)
         n = kernel.count(X)
-        if m > n:
-            raise ValueError(f"n_components={m} landmarks, but X has only {n} "
-                             f"objects")
+        if m > n and not isinstance(landmarks, np.ndarray):
+            # (as scikit-learn's Nystroem: a fold of a search may be small)
+            warn_caller(f"n_components={m} landmarks, but X has only {n} "
+                        f"objects: every object is a landmark (n_components="
+                        f"{n}), and the features are those of the exact "
+                        f"kernel, at its cost", UserWarning)
+            m = n
         params = kernel.function_params(kernel.params, X, rng=rng)
         kernel = spec_for(self.kernel, params)
         if isinstance(landmarks, np.ndarray):
