@@ -20,7 +20,8 @@ import numpy as np
 from ._bags import Bags
 from ._hints import SEED_NAMES, rng_message
 from ._parallel import check_progress, resolve_workers
-from ._validation import check_choice
+from ._probes import is_dask_array
+from ._validation import check_choice, check_size
 from ._warnings import PACKAGE, warn_caller
 
 __all__ = ["FeatureMap", "check_weights_kept", "fit_weighted"]
@@ -53,7 +54,7 @@ class FeatureMap:
         if init is not None and "rng" in inspect.signature(init).parameters:
             cls.__init__ = _naming_rng(init)
         if "transform" in cls.__dict__:
-            cls.transform = _with_output_container(cls.__dict__["transform"])
+            cls.transform = _as_public_transform(cls.__dict__["transform"])
 
     @classmethod
     def _param_names(cls):
@@ -308,18 +309,40 @@ class FeatureMap:
         return {}
 
 
-def _with_output_container(transform):
-    """`transform`, its features put in the container that `set_output`
-    (or scikit-learn's global setting) asks for."""
+def _as_public_transform(transform):
+    """`transform` as users call it: the memory of its features checked
+    first (a ValueError that names the sizes, not NumPy's MemoryError), its
+    features put in the container that `set_output` (or scikit-learn's
+    global setting) asks for."""
+
+    name = list(inspect.signature(transform).parameters)[1]  # X, or sets
 
     @functools.wraps(transform)
-    def transform_into(self, X, *args, **kwargs):
-        features = transform(self, X, *args, **kwargs)
+    def public_transform(self, *args, **kwargs):
+        X = args[0] if args else kwargs.get(name)
+        rows, width = _n_objects(X), getattr(self, "n_features_out_", None)
+        if rows is not None and width is not None:
+            check_size(rows=rows, n_features_out_=width,
+                       hint=f"; transform {name} in blocks of rows (or as a "
+                            f"Dask array)")
+        features = transform(self, *args, **kwargs)
         if sys._getframe(1).f_code.co_filename.startswith(PACKAGE):
             return features  # the package's own calls take the arrays
         return _in_container(self, features, X)
 
-    return transform_into
+    return public_transform
+
+
+def _n_objects(X):
+    """The number of objects (rows, sets) of the input `X` of a map, where
+    it is in memory and says; else None."""
+    if (is_dask_array(X) or isinstance(X, tuple)
+            or (isinstance(X, Bags) and is_dask_array(X.points))):
+        return None
+    shape = getattr(X, "shape", None)  # (arrays, sparse matrices, Bags)
+    if shape is not None:
+        return shape[0] if isinstance(shape[0], int) else None
+    return len(X) if hasattr(X, "__len__") else None
 
 
 def _in_container(fmap, features, X):

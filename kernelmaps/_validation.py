@@ -48,6 +48,7 @@ __all__ = [
     "check_sets",
     "check_size",
     "fill_docs",
+    "memory_limit",
     "pair_names",
 ]
 
@@ -325,19 +326,23 @@ def check_rng(rng, name="rng"):
         raise ValueError(f"{name}: {err}") from None
 
 
-def check_size(**factors):
-    """Refuse (ValueError naming the arguments) sizes whose product, the
-    number of float64 entries of an array to allocate, needs more memory
-    than this machine has (NumPy's own MemoryError would name nothing).
-    The factors are Python ints of any size (10**400 included)."""
+def check_size(copies=1, hint="", **factors):
+    """Refuse (ValueError naming the arguments, then the `hint`) sizes whose
+    product, the number of float64 entries of an array to allocate (held
+    `copies` times at once, with the temporaries of its computation), needs
+    more memory than this process may have (NumPy's own MemoryError would
+    name nothing). The factors are Python ints of any size (10**400
+    included)."""
     total = math.prod(factors.values())
-    if total * 8 > _physical_memory():
+    limit, owner = memory_limit()
+    if total * 8 * copies > limit:
         names = " * ".join(factors)
         values = ", ".join(f"{k}={_short_int(v)}" for k, v in factors.items())
+        held = "" if copies == 1 else f", {copies} copies at once"
         raise ValueError(
-            f"{names} = {_short_int(total)} entries ({values}): "
-            f"{_gib(total * 8)} GiB, more than the "
-            f"{_physical_memory() / 2**30:.3g} GiB of memory of this machine"
+            f"{names} = {_short_int(total)} entries ({values}{held}): "
+            f"{_gib(total * 8 * copies)} GiB, more than the "
+            f"{limit / 2**30:.3g} GiB of memory of {owner}{hint}"
         )
 
 
@@ -358,12 +363,26 @@ def _gib(nbytes):
         return _short_int(nbytes // 2**30)
 
 
-def _physical_memory():
-    """Bytes of memory of this machine (2**59 where unknown)."""
+def memory_limit():
+    """Bytes of memory this process may have, and whose limit it is: the
+    machine's memory (2**59 where unknown), or the process's address-space
+    limit (``ulimit -v``) where lower."""
     try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, OSError, ValueError):
-        return 2**59
+        limit = 2**59
+    soft = -1
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            soft = -1
+    except (ImportError, OSError, ValueError):  # (not on Windows)
+        pass
+    if 0 <= soft < limit:
+        return soft, "this process (its address-space limit, ulimit -v)"
+    return limit, "this machine"
 
 
 def check_fourier_range(top, weight_norm, dtype, name="X"):

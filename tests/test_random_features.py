@@ -4,6 +4,8 @@ they approximate."""
 
 import math
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -418,6 +420,48 @@ def test_drdf_gamma2_none_is_the_median_heuristic_of_the_rdf_features():
 def test_huge_sizes_are_a_value_error_not_an_overflow_error(call):
     with pytest.raises(ValueError, match=r"about 10\*\*400 entries"):
         call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: km.RandomFourierFeatures(10**7, rng=0).fit(np.ones((3, 2))),
+    lambda: km.RandomDistributionFeatures(10**7, rng=0).fit(sets()),
+    lambda: km.ExpChi2Features(10**7, rng=0).fit(np.full((3, 2), 0.5)),
+    lambda: km.RandomFourierFeatures(100, rng=0).fit(np.ones((3, 2))).transform(
+        np.ones((10**6, 2))),
+    lambda: km.SlicedWassersteinFeatures(10**5, n_quantiles=10**3, rng=0).fit(
+        sets()),
+], ids=["RFF", "RDF", "ExpChi2", "RFF.transform", "SWF"])
+def test_maps_check_memory_before_they_allocate(call, monkeypatch):
+    # sizes beyond this process's memory (here a limit of 256 MiB) are a
+    # ValueError naming them, before anything is allocated: the draw with
+    # its temporaries, and the features transform would return
+    from kernelmaps import _validation
+
+    monkeypatch.setattr(_validation, "memory_limit",
+                        lambda: (2**28, "this machine"))
+    with pytest.raises(ValueError, match=r"entries \(.*\): .* GiB, more than "
+                                         r"the 0.25 GiB of memory of this "
+                                         "machine"):
+        call()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="an address-space limit (ulimit -v) is Linux's")
+def test_a_process_memory_limit_is_the_limit():
+    # RandomFourierFeatures(3 * 10**8) on 3 features: 7 GiB of frequencies,
+    # 27 GiB with the draw's temporaries; under ulimit -v 4 GiB it was
+    # NumPy's MemoryError, or the kernel's OOM killer without a limit
+    code = (
+        "import resource, numpy as np, kernelmaps as km\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
+        "try:\n"
+        "    km.RandomFourierFeatures(3 * 10**8).fit(np.ones((5, 3)))\n"
+        "except ValueError as err:\n"
+        "    print(err)\n")
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "GiB of memory of this process (its address-space limit" in out.stdout
 
 
 def test_random_frequencies_that_overflow_are_refused():

@@ -974,7 +974,8 @@ class ExpChi2Features(FeatureMap):
             except ValueError as err:
                 raise ValueError(f"chi2_map cannot be fitted on X: {err}") from None
         width = chi2_map.n_features_out_
-        check_size(width=width, n_components=t)
+        # (the frequencies and phases, and the draw's temporaries)
+        check_size(**{"(width + 1)": width + 1, "n_components": t}, copies=3)
         # exp(-beta D) is the Gaussian kernel of gamma = beta / 2 on phi.
         draw = resolve_draw(draw, "rbf", width, t, form)
         state = fourier_state(width, t, "rbf", beta / 2, rng, f"beta={beta!r}",

@@ -57,7 +57,8 @@ class _Fourier(FeatureMap):
         (given, or the heuristic on `reference`) and W and b drawn for it."""
         t, kernel, gamma, draw, form, rng = self._check_params()
         gamma = resolve_gamma(gamma, kernel, reference)
-        check_size(dim=dim, n_components=t)
+        # (the frequencies and phases, and the draw's temporaries)
+        check_size(**{"(dim + 1)": dim + 1, "n_components": t}, copies=3)
         draw = resolve_draw(draw, kernel, dim, t, form)
         state = fourier_state(dim, t, kernel, gamma, rng,
                               f"{gamma_name}={gamma!r}", draw, form)
