@@ -70,6 +70,10 @@ def as_float_array(a, name):
         raise ValueError(f"{name} could not be made an array: {err}") from None
     if arr.dtype == np.float32 or arr.dtype == np.float64:
         return arr
+    if arr.dtype.kind == "f" and arr.dtype.itemsize in (4, 8):
+        # (float32 or float64 in the other byte order: the same precision,
+        # in native order)
+        return arr.astype(arr.dtype.newbyteorder("="))
     if arr.dtype.kind in "biuf":
         return arr.astype(np.float64)
     if arr.dtype == object and all(isinstance(v, numbers.Real) for v in arr.flat):

@@ -106,9 +106,14 @@ def degenerate(K, symmetric, pairs=None):
     return None
 
 
-def degenerate_message(kind, kernel, gamma, between="points"):
+def degenerate_message(kind, kernel, gamma, between="points", equal=False):
     """What a `DegenerateWarning` of a point kernel says (`kind` from
-    `degenerate`)."""
+    `degenerate`; `equal`: the points are all equal, so that the kernel is
+    1 between all of them whatever gamma)."""
+    if kind == "one" and equal:
+        return (f"the {kernel} kernel is 1 between all points: the points are "
+                f"all equal, and the kernel matrix, constant, carries no "
+                f"information")
     if kind == "zero":
         return (f"the {kernel} kernel with gamma={gamma:.3g} is 0 between all "
                 f"{between}: gamma is far too large for the distances between "

@@ -320,3 +320,14 @@ def test_scikit_learns_safe_indexing_keeps_the_weights(index):
 
     assert _num_samples(bags) == 6
     check_consistent_length(bags, np.zeros(6))
+
+
+@pytest.mark.parametrize("order", [">", "<"])
+def test_float32_in_either_byte_order_stays_float32(order):
+    points = np.arange(6.0).reshape(3, 2)
+    a = points.astype(f"{order}f4")
+    for bags in (Bags.from_list([a, a[:1]]), Bags(a, [0, 3])):
+        assert bags.dtype == np.float32 and bags.points.dtype.isnative
+        assert_array_equal(bags.points[:3], points)
+    wide = Bags.from_list([points.astype(f"{order}f8")])
+    assert wide.dtype == np.float64 and wide.points.dtype.isnative

@@ -29,6 +29,9 @@ CASES = {
     "sum_match_kernel, equal sets": (
         lambda: km.sum_match_kernel(SAME), "mean map kernel is 0.50.* " +
         EQUAL.format("sets of X")),
+    "sum_match_kernel, equal points": (
+        lambda: km.sum_match_kernel([np.ones((3, 2))] * 3),
+        "rbf kernel is 1 between all points: the points are all equal"),
     "mmd_kernel, equal sets": (
         lambda: km.mmd_kernel(SAME), "MMD kernel is 1 " + EQUAL.format("sets of X")),
     "mmd_kernel, gamma2 tiny": (

@@ -610,9 +610,17 @@ def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
         if kind is not None:
             warn_degenerate(degenerate_message(
                 kind, params["kernel"], params["gamma"],
-                "points of different sets"))
+                "points of different sets",
+                kind == "one" and _all_equal(X, Y)))
             return K, True
     return K, False
+
+
+def _all_equal(X, Y):
+    """Whether the points of X and Y (None: X) are all one point."""
+    first = X.points[:1]
+    return all(np.array_equal(np.broadcast_to(first, b.points.shape), b.points)
+               for b in (X, X if Y is None else Y))
 
 
 def _point_kernel_diagonal_sums(X, params):
