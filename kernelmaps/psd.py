@@ -7,6 +7,7 @@ import numpy as np
 import scipy.linalg
 
 from ._engine import lapack
+from ._parallel import resolve_workers
 from ._validation import (
     DTYPE_DOC,
     cast_output,
@@ -22,7 +23,7 @@ __all__ = ["PSDProjector", "project_psd"]
 _METHODS = ("clip", "flip", "shift", "square")
 
 
-def project_psd(K, *, method="clip", dtype=None):
+def project_psd(K, *, method="clip", dtype=None, workers=None):
     r"""Positive semi-definite matrix nearest to a symmetric kernel matrix.
 
     With the eigendecomposition :math:`K = V \Lambda V^T` of the
@@ -44,6 +45,10 @@ def project_psd(K, *, method="clip", dtype=None):
     method : {"clip", "flip", "shift", "square"}, default="clip"
     {dtype}
         The floating input is `K`.
+    workers : int, optional
+        Threads of the BLAS in the factorisations (at most; through
+        threadpoolctl, where installed); None or -1 means all cores, -2
+        all but one. Fewer than the cores is faster beside busy ones.
 
     Returns
     -------
@@ -101,7 +106,7 @@ def project_psd(K, *, method="clip", dtype=None):
            [0.821, 1.116, 0.821],
            [0.154, 0.821, 1.054]])
     """
-    return PSDProjector(method)._fit_transform(K, "K", dtype)
+    return PSDProjector(method)._fit_transform(K, "K", dtype, workers)
 
 
 class PSDProjector:
@@ -163,22 +168,26 @@ class PSDProjector:
     def __init__(self, method="clip"):
         self.method = method
 
-    def fit(self, K_train):
+    def fit(self, K_train, *, workers=None):
         """Decompose the symmetrised training kernel (as `project_psd`: Ctrl-C
         cannot stop a factorisation once it has started).
 
         Parameters
         ----------
         K_train : array_like (n, n)
+        workers : int, optional
+            Threads of the BLAS in the factorisations, at most (see
+            `project_psd`).
 
         Returns
         -------
         self : PSDProjector
         """
-        self._fit(check_kernel_matrix(K_train, "K_train"), "K_train")
+        n_threads = resolve_workers(workers)
+        self._fit(check_kernel_matrix(K_train, "K_train"), "K_train", n_threads)
         return self
 
-    def fit_transform(self, K_train, *, dtype=None):
+    def fit_transform(self, K_train, *, dtype=None, workers=None):
         """Fit, and return the projected training kernel (`project_psd`).
 
         Parameters
@@ -186,22 +195,26 @@ class PSDProjector:
         K_train : array_like (n, n)
         {dtype}
             The floating input is `K_train`.
+        workers : int, optional
+            Threads of the BLAS in the factorisations, at most (see
+            `project_psd`).
 
         Returns
         -------
         K_psd : ndarray of float32 or float64 (see `dtype`), shape (n, n)
         """
-        return self._fit_transform(K_train, "K_train", dtype)
+        return self._fit_transform(K_train, "K_train", dtype, workers)
 
-    def _fit_transform(self, K_train, name, dtype):
+    def _fit_transform(self, K_train, name, dtype, workers):
+        n_threads = resolve_workers(workers)
         K = check_kernel_matrix(K_train, name, keep_float32=True)
         out = check_dtype(dtype, K)
-        return cast_output(self._projected(K.astype(np.float64, copy=False), name),
-                           out, name)
+        return cast_output(self._projected(K.astype(np.float64, copy=False), name,
+                                           n_threads), out, name)
 
-    def _projected(self, K_train, name):
+    def _projected(self, K_train, name, n_threads):
         """Fit on the validated float64 `K_train`; the projection, float64."""
-        K = self._fit(K_train, name)
+        K = self._fit(K_train, name, n_threads)
         if self.method == "square":
             return _scale_back(_symmetrize(lapack.matmul(self._train, self._train)),
                                2 * self._exponent, name, "square")
@@ -223,9 +236,10 @@ class PSDProjector:
         unit -= correction
         return _scale_back(unit, self._exponent, name, self.method)
 
-    def _fit(self, K_train, name):
-        """Fit on the validated float64 `K_train` (the argument `name`);
-        return the symmetrised training kernel (a new array).
+    def _fit(self, K_train, name, n_threads):
+        """Fit on the validated float64 `K_train` (the argument `name`), the
+        factorisations on at most `n_threads` BLAS threads; return the
+        symmetrised training kernel (a new array).
 
         The decompositions run on the matrix scaled by a power of two to a
         largest entry in [0.5, 1) (exact), so that their results do not
@@ -238,14 +252,15 @@ class PSDProjector:
         self._unit_eigenvalues = np.zeros(0)
         self.eigenvectors_ = np.zeros((K.shape[0], 0))
         self._train = unit if method == "square" else None
-        n_negative = _count_negative(unit) if method != "square" else 0
-        if method == "shift" and n_negative:
-            w = scipy.linalg.eigh(unit, eigvals_only=True, subset_by_index=[0, 0],
-                                  driver="evr")
-            self._unit_eigenvalues = w[w < 0]
-        elif n_negative:
-            self._unit_eigenvalues, self.eigenvectors_ = _negative_eigenpairs(
-                unit, n_negative)
+        with lapack.blas_threads(n_threads):
+            n_negative = _count_negative(unit) if method != "square" else 0
+            if method == "shift" and n_negative:
+                w = scipy.linalg.eigh(unit, eigvals_only=True,
+                                      subset_by_index=[0, 0], driver="evr")
+                self._unit_eigenvalues = w[w < 0]
+            elif n_negative:
+                self._unit_eigenvalues, self.eigenvectors_ = _negative_eigenpairs(
+                    unit, n_negative)
         self.eigenvalues_ = _scale_back(self._unit_eigenvalues, self._exponent,
                                         name, method)
         self.shift_ = float(-self.eigenvalues_.min()) if self.eigenvalues_.size else 0.0

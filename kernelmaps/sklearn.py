@@ -252,7 +252,7 @@ class SetKernel(TransformerMixin, BaseEstimator):
                            self._checked["gamma"],
                            lambda: not np.any(np.maximum(D + D.T, 0)))
         self.psd_ = PSDProjector(self.psd)
-        return self.psd_.fit_transform(K)
+        return self.psd_.fit_transform(K, workers=n_threads)
 
     def _fit_sliced(self, spec, n_threads):
         """The training kernel of "sliced_wasserstein": the directions

@@ -142,3 +142,45 @@ def test_fits_run_their_small_lapack_calls_on_one_thread(two_threads, monkeypatc
     one = (1,) * len(counts())
     assert all(c == one for _, c in seen), seen
     assert counts() == [2] * len(counts())
+
+
+def test_factorisations_run_on_at_most_workers_blas_threads(two_threads,
+                                                            monkeypatch):
+    """project_psd, PSDProjector.fit and NystroemMap.fit: their
+    factorisations see at most `workers` BLAS threads (beside busy cores
+    all of them were 3 to 8 times slower), the same results, and the count
+    comes back after; without workers, the count the process has."""
+    from kernelmaps import NystroemMap, PSDProjector, project_psd
+
+    seen = []
+
+    def recorded(func):
+        def call(*args, **kwargs):
+            seen.append(tuple(counts()))
+            return func(*args, **kwargs)
+        return call
+
+    for name in ("eigh", "ldl"):
+        monkeypatch.setattr(scipy.linalg, name, recorded(getattr(scipy.linalg, name)))
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(40, 40))
+    K = A + A.T
+    one, two = (1,) * len(counts()), (2,) * len(counts())
+    for method in ("clip", "shift"):
+        seen.clear()
+        P = project_psd(K, method=method, workers=1)
+        assert seen and set(seen) == {one}, seen
+        seen.clear()
+        assert_array_equal(project_psd(K, method=method), P)
+        assert set(seen) == {two}
+        seen.clear()
+        PSDProjector(method).fit(K, workers=1)
+        assert set(seen) == {one}
+    sets = [rng.normal(size=(5, 2)) for _ in range(30)]
+    seen.clear()
+    nys = NystroemMap(10, landmarks="leverage", rng=0).fit(sets, workers=1)
+    Z = nys.transform(sets)
+    assert seen and set(seen) == {one}, seen
+    assert_array_equal(Z, NystroemMap(10, landmarks="leverage", rng=0).fit(
+        sets).transform(sets))
+    assert counts() == [2] * len(counts())

@@ -130,7 +130,7 @@ def _leverage(kernel, X, m, params, rng, workers):
     # the squares below neither overflow nor underflow.
     top = max(np.abs(K_nS).max(), np.abs(diag).max())
     K_SS, K_nS, diag = (_at_unit_scale(A, top)[0] for A in (K_SS, K_nS, diag))
-    values, vectors = _eigh(K_SS)
+    values, vectors = _eigh(K_SS, workers)
     keep = values > _cutoff(values)
     P = lapack.matmul(K_nS, vectors)
     # The eigenvalues of the Nystroem approximation K_nS K_SS^+ K_Sn.
@@ -155,10 +155,12 @@ def _leverage(kernel, X, m, params, rng, workers):
     return np.sort(rng.choice(n, m, replace=False, p=p / p.sum()))
 
 
-def _eigh(K):
-    """Eigenvalues (ascending) and eigenvectors of the symmetric part of K."""
+def _eigh(K, workers):
+    """Eigenvalues (ascending) and eigenvectors of the symmetric part of K,
+    on at most `workers` BLAS threads."""
     K = np.asarray(K, dtype=np.float64)
-    return scipy.linalg.eigh((K + K.T) / 2, check_finite=False)
+    with lapack.blas_threads(resolve_workers(workers)):
+        return scipy.linalg.eigh((K + K.T) / 2, check_finite=False)
 
 
 def _at_unit_scale(A, top):
@@ -175,11 +177,11 @@ def _at_unit_scale(A, top):
     return np.ldexp(np.asarray(A, dtype=np.float64), -e), e
 
 
-def _normalization(K):
+def _normalization(K, workers):
     """Eigenvalues of K (ascending) and ``U Lambda_+^{-1/2} U^T``, computed
     at unit scale: right for kernels of any magnitude."""
     unit, e = _at_unit_scale(K, np.abs(K).max(initial=0.0))
-    values, vectors = _eigh(unit)
+    values, vectors = _eigh(unit, workers)
     keep = values > _cutoff(values)
     U = vectors[:, keep]
     # 2**(-e/2) in two steps: e may be odd.
@@ -503,7 +505,7 @@ class NystroemMap(FeatureMap):
         K, params = _landmark_block(kernel, L, params, workers)
         warn_uninformative(K, True, getattr(self.kernel, "__name__", self.kernel),
                            "landmarks of X")
-        values, normalization = _normalization(K)
+        values, normalization = _normalization(K, workers)
         return {"components_": L, "component_indices_": index,
                 "normalization_": normalization, "eigenvalues_": values,
                 "params_": params, "n_features_in_": width(L),

@@ -7,14 +7,18 @@
   fits on small matrices: there a multithreaded BLAS gains nothing, and
   on a loaded machine each call waits for its descheduled threads.
 
+- `blas_threads` bounds the BLAS threads of a factorisation by the
+  function's `workers`, as `workers` bounds the package's own threads.
+
 The factorisations (`scipy.linalg.eigh`, ``ldl``, ``cho_factor``,
 `numpy.linalg.qr`) are called directly. As in SciPy, Ctrl-C cannot stop one
 once it has started; the package keeps them short by design (Nystroem's
 eigendecomposition is of the landmarks only; `rf_pca` factors a matrix of
 the features' size, not the data's). They run on the BLAS threads the user
-set (threadpoolctl, ``OPENBLAS_NUM_THREADS``): one thread is faster on a
-loaded machine but slower on an idle one with many cores, and the package
-does not probe the machine to tell the two apart.
+set (threadpoolctl, ``OPENBLAS_NUM_THREADS``), at most `workers` of them
+where the function takes `workers`: one thread is faster on a loaded
+machine but slower on an idle one with many cores, and the package does
+not probe the machine to tell the two apart.
 """
 
 import contextlib
@@ -30,7 +34,7 @@ try:
 except ImportError:  # optional: then `one_blas_thread` changes nothing
     threadpoolctl = None
 
-__all__ = ["matmul", "one_blas_thread"]
+__all__ = ["blas_threads", "matmul", "one_blas_thread"]
 
 
 def matmul(A, B):
@@ -75,6 +79,22 @@ def one_blas_thread():
             _OneThread.depth -= 1
             if _OneThread.depth == 0:
                 _OneThread.restore()
+
+
+@contextlib.contextmanager
+def blas_threads(n):
+    """Run the BLAS of NumPy and SciPy on at most `n` threads inside the
+    block (the factorisations of a call given ``workers=n``), then restore
+    the counts; inside `one_blas_thread` (one thread) nothing changes.
+    Through threadpoolctl when it is installed; without it nothing
+    changes."""
+    with _OneThread.lock:
+        restore = _set_blas_threads(n) if _OneThread.depth == 0 else None
+    try:
+        yield
+    finally:
+        if restore is not None:
+            restore()
 
 
 def _set_blas_threads(n):
