@@ -157,10 +157,18 @@ def _leverage(kernel, X, m, params, rng, workers):
 
 def _eigh(K, workers):
     """Eigenvalues (ascending) and eigenvectors of the symmetric part of K,
-    on at most `workers` BLAS threads."""
+    on one BLAS thread up to `SMALL_EIGH` rows, else on at most `workers`."""
     K = np.asarray(K, dtype=np.float64)
-    with lapack.blas_threads(resolve_workers(workers)):
+    with (lapack.one_blas_thread() if len(K) <= SMALL_EIGH
+          else lapack.blas_threads(resolve_workers(workers))):
         return scipy.linalg.eigh((K + K.T) / 2, check_finite=False)
+
+
+# Rows of the landmarks' kernel up to which its eigendecomposition runs on
+# one BLAS thread: tens of milliseconds, where threads gain little and,
+# beside busy cores, lose much (300 rows on 2 loaded cores: 22 ms on one
+# thread, 2.2 s on two; benchmarks/TUNING.md).
+SMALL_EIGH = 512
 
 
 def _at_unit_scale(A, top):
