@@ -233,6 +233,8 @@ class Bags:
         """Set ``index`` as a read-only ``(n_i, d)`` view; a slice, an array
         or list of integers, or a boolean mask gives a `Bags` of those
         sets, with their weights (a slice of step 1: views, no copy)."""
+        if index is Ellipsis:
+            index = slice(None)
         if isinstance(index, tuple):  # NumPy's a[key, ...] (scikit-learn)
             key = index[:-1] if index and index[-1] is Ellipsis else index
             if len(key) > 1 or not index:

@@ -11,6 +11,7 @@ map of any size travels to Dask workers or to disk in a few hundred bytes.
 """
 
 import functools
+import importlib.util
 import inspect
 import sys
 import warnings
@@ -223,7 +224,12 @@ class FeatureMap:
         self
         """
         if transform is not None:
-            check_choice(transform, "transform", ("default", "pandas", "polars"))
+            transform = check_choice(transform, "transform",
+                                     ("default", "pandas", "polars"))
+            if transform != "default" and importlib.util.find_spec(
+                    transform) is None:
+                raise ImportError(f"set_output(transform={transform!r}) needs "
+                                  f"{transform}: pip install {transform}")
             # (the attribute scikit-learn's own transformers keep it in)
             self._sklearn_output_config = {"transform": transform}
         return self

@@ -232,13 +232,13 @@ def weighted_sets(n_sets=6, seed=0):
 @pytest.mark.parametrize("index", [
     [3, 0, 5], [-1, -6, 2, 2], np.array([4, 1], dtype=np.uint8),
     np.array([[1], [2]])[:, 0], np.array([True, False, True, True, False, True]),
-    [False] * 6, [], np.zeros(0, dtype=np.int64), (Ellipsis,),
+    [False] * 6, [], np.zeros(0, dtype=np.int64), (Ellipsis,), Ellipsis,
 ], ids=repr)
 def test_fancy_indices_give_bags_with_their_weights(index):
     # as NumPy indexes rows: a list or array of integers (any order,
     # negative, repeated), a boolean mask; scikit-learn writes bags[key, ...]
     bags, sets, weights = weighted_sets()
-    everything = isinstance(index, tuple)  # bags[...]
+    everything = isinstance(index, tuple) or index is Ellipsis  # bags[...]
     key = np.asarray(index)
     chosen = np.arange(6) if everything else np.arange(6)[
         key if key.dtype == bool else key.astype(int)]

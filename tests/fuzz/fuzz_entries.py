@@ -1090,23 +1090,51 @@ def _index_mutations():
         c(np.int64(1), "np.int64(1)", VALID),
         c(np.uint64(1), "np.uint64(1)", VALID),
         c(np.array(1), "np.array(1)", VALID),
-        c([0, 1], "[0, 1]", INVALID),
         c(slice(0, 2), "slice(0, 2)", VALID),
-        c(slice(None, None, 2), "slice(None, None, 2)", INVALID),
+        c(slice(None, None, 2), "slice(None, None, 2)", VALID),
+        c(slice(None, None, -1), "slice(None, None, -1)", VALID),
         c(slice(2, 0), "slice(2, 0)", VALID),
         c(slice(-10, 10), "slice(-10, 10)", VALID),
-        c(Ellipsis, "...", INVALID),
-        c(np.array([1]), "np.array([1])", INVALID),
+        c(Ellipsis, "...", VALID),
         c(np.float64(1.0), "np.float64(1.0)", INVALID),
+        # fancy indices (issue 50: scikit-learn's cross-validation)
+        c([0, 1], "[0, 1]", VALID),
+        c([2, 0, 2, -1], "[2, 0, 2, -1]", VALID),
+        c([], "[]", VALID),
+        c(np.array([1]), "np.array([1])", VALID),
+        c(np.array([1, 0], dtype=np.uint8), "np.array([1, 0], dtype=np.uint8)",
+          VALID),
+        c(np.array([True, False, True]), "np.array([True, False, True])", VALID),
+        c([False, False, False], "[False, False, False]", VALID),
+        c(([0, 2], Ellipsis), "([0, 2], ...)", VALID),
+        c([0, 3], "[0, 3]", INVALID),
+        c(np.array([-4]), "np.array([-4])", INVALID),
+        c(np.array([2**64 - 1], dtype=np.uint64),
+          "np.array([2**64 - 1], dtype=np.uint64)", INVALID),
+        c([True, False], "[True, False]", INVALID),
+        c([0.5], "[0.5]", INVALID),
+        c(["0"], "['0']", INVALID),
+        c(np.zeros((1, 1), dtype=int), "np.zeros((1, 1), dtype=int)", INVALID),
+        c((0, 1), "(0, 1)", INVALID),
+        c((), "()", INVALID),
     ]
 
 
 def _check_getitem(ctx, v, res):
     sets = ref.set_list(v["self"])
     idx = v["index"]
-    if isinstance(idx, slice):
-        sub = sets[idx]
-        _check_bags_obj(res, sub)
+    if isinstance(idx, tuple):  # (key, ...)
+        idx = idx[0]
+    if idx is Ellipsis:
+        idx = slice(None)
+    if isinstance(idx, slice) or np.ndim(idx) == 1:  # a Bags of those sets
+        key = idx if isinstance(idx, slice) else np.asarray(
+            idx, dtype=None if len(idx) else int)
+        sub = [sets[i] for i in np.arange(len(sets))[key]]
+        if sub:
+            _check_bags_obj(res, sub)
+        else:
+            need(len(res) == 0 and res.dim == v["self"].dim, "not an empty Bags")
         return
     i = int(np.asarray(idx))
     need(np.array_equal(np.asarray(res).astype(ref.LD), sets[i]), "wrong set returned")
@@ -1126,7 +1154,8 @@ def _build_getitem(ctx):
 register(
     Entry(
         "Bags.__getitem__",
-        [Arg("index", _index_mutations(), aliases=("indices", "slices"))],
+        [Arg("index", _index_mutations(),
+             aliases=("indices", "slices", "index", "tuple", "boolean"))],
         _build_getitem,
         lambda km, v: v["self"][v["index"]],
         lambda s: f"{s['self']}[{s['index']}]",
@@ -2494,6 +2523,60 @@ _fit_entry(
 )
 
 
+# set_output (issue 50): the container of the features ---------------------
+
+
+def _set_output_mutations():
+    def c(v, src, e):
+        return Mut(src, const(v, src), e)
+
+    return [
+        c("default", "'default'", VALID),
+        c(None, "None", VALID),
+        c(np.str_("default"), "np.str_('default')", VALID),
+        # (an ImportError naming the library where it is not installed)
+        c("pandas", "'pandas'", EITHER),
+        c("polars", "'polars'", EITHER),
+        c("numpy", "'numpy'", INVALID),
+        c("PANDAS", "'PANDAS'", INVALID),
+        c("", "''", INVALID),
+        c(1, "1", INVALID),
+        c(True, "True", INVALID),
+        c(["pandas"], "['pandas']", INVALID),
+    ]
+
+
+def _build_set_output(ctx):
+    return {"X": g_points(ctx), "transform": S("default", "'default'")}
+
+
+def _check_set_output(ctx, v, res):
+    fmap = ctx.km.RandomFourierFeatures(5, gamma=1.0, rng=0).fit(v["X"])
+    plain = fmap.transform(v["X"])
+    values = res if isinstance(res, np.ndarray) else res.to_numpy()
+    need(np.array_equal(values, plain), "other features than without set_output")
+    if not isinstance(res, np.ndarray):
+        need(list(res.columns) == list(fmap.get_feature_names_out()),
+             "the columns are not get_feature_names_out()")
+
+
+register(
+    Entry(
+        "FeatureMap.set_output",
+        [Arg("transform", _set_output_mutations())],
+        _build_set_output,
+        lambda km, v: km.RandomFourierFeatures(5, gamma=1.0, rng=0).fit(
+            v["X"]).set_output(**kwargs(v, ["transform"])).transform(v["X"]),
+        lambda s: (f"km.RandomFourierFeatures(5, gamma=1.0, rng=0).fit({s['X']})"
+                   f".set_output(transform={s.get('transform', 'None')})"
+                   f".transform({s['X']})"),
+        _check_set_output,
+        group="maps",
+        ok_errors=(ImportError,),
+    )
+)
+
+
 # transforms of the fitted histogram maps ---------------------------------
 
 
@@ -2745,10 +2828,11 @@ register(
             Arg("K", kmat_mutations(), positional=True),
             Arg("method", p=P("choice", choices=METHODS)),
             DT(),
+            W(),
         ],
         _build_project,
         *generic(lambda km, v: km.project_psd, "km.project_psd", ["K"],
-                 ["method", "dtype"]),
+                 ["method", "dtype", "workers"]),
         _check_project,
         group="psd",
     )
@@ -2767,14 +2851,16 @@ register(
             Arg("K_train", kmat_mutations(), positional=True),
             Arg("method", p=P("choice", choices=METHODS)),
             DT(),
+            W(),
         ],
         _build_projector,
         lambda km, v: km.PSDProjector(
             *([v["method"]] if "method" in v else [])
-        ).fit_transform(v["K_train"], **kwargs(v, ["dtype"])),
+        ).fit_transform(v["K_train"], **kwargs(v, ["dtype", "workers"])),
         lambda s: (
             f"km.PSDProjector({s.get('method', '')}).fit_transform("
-            f"{s['K_train']}{', dtype=' + s['dtype'] if 'dtype' in s else ''})"
+            f"{s['K_train']}{', dtype=' + s['dtype'] if 'dtype' in s else ''}"
+            f"{', workers=' + s['workers'] if 'workers' in s else ''})"
         ),
         _check_project,
         group="psd",
