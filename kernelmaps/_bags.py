@@ -285,8 +285,9 @@ class Bags:
         if is_dask_array(self._points):
             return Bags(self._points[rows], offsets)
         points = np.empty((rows.shape[0], self.dim), dtype=self.dtype)
-        for a, b in row_blocks(points):
-            np.take(self._points, rows[a:b], axis=0, out=points[a:b])
+        for a, b in row_blocks(points):  # (rows in range: "clip" does not
+            # buffer the output, as the default "raise" does)
+            np.take(self._points, rows[a:b], axis=0, out=points[a:b], mode="clip")
         return Bags._trusted(points, offsets,
                              None if weights is None else np.array(weights))
 

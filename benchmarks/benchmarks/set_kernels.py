@@ -40,17 +40,19 @@ benchmark environment with ``pip install cython setuptools wheel`` and
 ``pip install --no-build-isolation --no-deps <checkout>``. `BagsFromList`
 times packing a
 list of arrays into `kernelmaps.Bags` (which every call on a list does)
-beside ``numpy.concatenate`` and the offsets. `SumMatchKernelDask` times
-``sum_match_kernel(...).compute()`` on a `kernelmaps.Bags` of Dask points
-(400 sets of 30 points, d = 16, in 4 row chunks of 100 sets: 10 block
-tasks and 6 transposes; Dask's threaded scheduler on `workers` threads,
-one engine thread per task) beside the call on the points in memory with
-as many threads, and the building of the lazy graph alone (skipped without
-Dask, an optional dependency). `WeightedSets` times `sum_match_kernel`
-and `mmd` on weighted sets (a `Bags` with point weights, a fifth of them
-0) beside the same sets unweighted, at shapes of each engine path (one
-group, tiles, BLAS products at d = 128): ``time_weighted /
-time_unweighted`` is the cost of the weights.
+beside ``numpy.concatenate`` and the offsets; `BagsIndexing` a fold of a
+cross-validation, ``bags[indices]`` (weighted or not), beside packing the
+list of the fold's arrays again and NumPy's ``take`` of the same rows.
+`SumMatchKernelDask` times ``sum_match_kernel(...).compute()`` on a
+`kernelmaps.Bags` of Dask points (400 sets of 30 points, d = 16, in 4 row
+chunks of 100 sets: 10 block tasks and 6 transposes; Dask's threaded
+scheduler on `workers` threads, one engine thread per task) beside the call
+on the points in memory with as many threads, and the building of the lazy
+graph alone (skipped without Dask, an optional dependency). `WeightedSets`
+times `sum_match_kernel` and `mmd` on weighted sets (a `Bags` with point
+weights, a fifth of them 0) beside the same sets unweighted, at shapes of
+each engine path (one group, tiles, BLAS products at d = 128):
+``time_weighted / time_unweighted`` is the cost of the weights.
 
 The data are drawn once per parameter combination in ``setup`` with
 ``numpy.random.default_rng(0)``; float32 data are the float64 data rounded.
@@ -427,6 +429,40 @@ class BagsFromList:
     def time_numpy_concatenate(self, size, dtype):
         np.concatenate(self.sets)
         np.cumsum([0] + [len(s) for s in self.sets])
+
+
+class BagsIndexing:
+    """A fold of a cross-validation: a `Bags` indexed by a shuffled array of
+    four fifths of its sets (its points and weights copied, as NumPy's
+    fancy indexing copies), beside the list of the sets' arrays that
+    scikit-learn made of it before (`kernelmaps.Bags` had no fancy
+    indexing; the weights were lost) packed again, and beside NumPy's own
+    indexing of the stacked points by the same rows."""
+
+    params = (SIZES, (False, True))
+    param_names = ("size", "weighted")
+
+    def setup(self, size, weighted):
+        sets, _ = make_sets(size, np.float64)
+        rng = np.random.default_rng(0)
+        weights = [rng.uniform(size=len(s)) for s in sets] if weighted else None
+        self.bags = Bags.from_list(sets, weights=weights)
+        self.fold = rng.permutation(len(sets))[: len(sets) * 4 // 5]
+        starts, sizes = self.bags.offsets[self.fold], self.bags.sizes[self.fold]
+        self.rows = np.concatenate([np.arange(a, a + n)
+                                    for a, n in zip(starts, sizes, strict=True)])
+
+    def time_bags_fancy_index(self, size, weighted):
+        self.bags[self.fold]
+
+    def peakmem_bags_fancy_index(self, size, weighted):
+        self.bags[self.fold]
+
+    def time_list_of_sets_packed_again(self, size, weighted):
+        Bags.from_list([self.bags[i] for i in self.fold])
+
+    def time_numpy_take_rows(self, size, weighted):
+        np.take(self.bags.points, self.rows, axis=0)
 
 
 class SumMatchKernelDask:
