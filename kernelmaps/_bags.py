@@ -283,7 +283,7 @@ class Bags:
         rows = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
         weights = None if self._weights is None else self._weights[rows]
         if is_dask_array(self._points):
-            return Bags(self._points[rows], offsets)
+            return Bags(self._points[rows], offsets, weights)
         points = np.empty((rows.shape[0], self.dim), dtype=self.dtype)
         for a, b in row_blocks(points):  # (rows in range: "clip" does not
             # buffer the output, as the default "raise" does)
@@ -310,21 +310,23 @@ class Bags:
 
 
 def _selection(index, n):
-    """The sets chosen by a list, array or boolean mask `index` of `n` sets,
-    as non-negative int64 indices; None where `index` is no such thing (an
-    integer, or a type the caller refuses)."""
-    if isinstance(index, (str, bytes)) or not (
-            isinstance(index, (list, np.ndarray)) and np.ndim(index) == 1):
-        return None
+    """The sets chosen by a list, range, array (or array-like: a pandas
+    Index) or boolean mask `index` of `n` sets, as non-negative int64
+    indices; None where `index` is no such thing (an integer, or a type the
+    caller refuses)."""
+    if not (isinstance(index, (list, range)) or hasattr(index, "__array__")):
+        return None  # (a tuple is NumPy's index of several dimensions)
     key = np.asarray(index)
-    if key.size == 0:  # [] is float64 to NumPy: an empty selection
-        return np.zeros(0, dtype=np.int64)
+    if key.ndim != 1:
+        return None
     if key.dtype == bool:
         if key.shape[0] != n:
             raise IndexError(
                 f"boolean index of {key.shape[0]} entries for {n} sets"
             )
         return np.flatnonzero(key).astype(np.int64)
+    if key.size == 0:  # [] is float64 to NumPy: an empty selection
+        return np.zeros(0, dtype=np.int64)
     if key.dtype.kind not in "iu":
         raise TypeError(
             f"Bags indices must be integers, slices, or 1-D arrays (or lists) "

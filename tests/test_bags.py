@@ -233,6 +233,7 @@ def weighted_sets(n_sets=6, seed=0):
     [3, 0, 5], [-1, -6, 2, 2], np.array([4, 1], dtype=np.uint8),
     np.array([[1], [2]])[:, 0], np.array([True, False, True, True, False, True]),
     [False] * 6, [], np.zeros(0, dtype=np.int64), (Ellipsis,), Ellipsis,
+    range(1, 5, 2),
 ], ids=repr)
 def test_fancy_indices_give_bags_with_their_weights(index):
     # as NumPy indexes rows: a list or array of integers (any order,
@@ -268,6 +269,7 @@ def test_fancy_indices_of_unweighted_and_float32_bags():
     (np.array([-7, 0]), IndexError, "set index -7 out of range"),
     (np.array([2**64 - 1], dtype=np.uint64), IndexError, "out of range"),
     ([True, False], IndexError, "boolean index of 2 entries for 6 sets"),
+    (np.zeros(0, dtype=bool), IndexError, "boolean index of 0 entries"),
     (["a"], TypeError, "of integers or booleans, got an array of dtype <U1"),
     (np.array([1.0]), TypeError, "got an array of dtype float64"),
     ((0, 1), TypeError, "takes one index"),
@@ -293,11 +295,22 @@ def test_large_fancy_index_copies_in_blocks(monkeypatch):
 def test_fancy_index_of_lazy_points_stays_lazy():
     da = pytest.importorskip("dask.array")
     points = np.arange(24.0).reshape(12, 2)
-    bags = Bags(da.from_array(points, chunks=5), [0, 3, 4, 9, 12])
-    sub = bags[[3, 0]]
-    assert isinstance(sub.points, da.Array)
-    assert_array_equal(sub.offsets, [0, 3, 6])
-    assert_array_equal(sub.points.compute(), points[[9, 10, 11, 0, 1, 2]])
+    for weights in (None, np.arange(12.0)):
+        bags = Bags(da.from_array(points, chunks=5), [0, 3, 4, 9, 12], weights)
+        sub = bags[[3, 0]]
+        assert isinstance(sub.points, da.Array)
+        assert_array_equal(sub.offsets, [0, 3, 6])
+        assert_array_equal(sub.points.compute(), points[[9, 10, 11, 0, 1, 2]])
+        if weights is not None:  # (the weights kept, in memory)
+            assert_array_equal(sub.weights, weights[[9, 10, 11, 0, 1, 2]])
+
+
+def test_array_likes_index_as_arrays():
+    pandas = pytest.importorskip("pandas")
+    bags, sets, _ = weighted_sets()
+    for key in (pandas.Index([4, 1]), pandas.Series([4, 1], index=[7, 8])):
+        sub = bags[key]  # positions, as NumPy takes them
+        assert_array_equal(sub.points, np.concatenate([sets[4], sets[1]]))
 
 
 @pytest.mark.parametrize("index", [
