@@ -75,10 +75,12 @@ def _raise_hint(owner, names, n_positional, weighted, args, kwargs):
         if key in WEIGHT_NAMES:
             raise TypeError(_weights_message(owner, f"a {key}= argument",
                                              weighted))
-    if weighted and len(args) > n_positional:
+    extra = args[n_positional:]
+    if weighted and extra and all(hasattr(a, "__len__") and not isinstance(
+            a, (str, bytes)) for a in extra):  # (arrays: weights, as POT's)
         raise TypeError(_weights_message(
-            owner, f"{len(args) - n_positional} more positional argument(s) "
-            f"than it takes (point weights, as POT's a and b?)", weighted))
+            owner, f"{len(extra)} more positional argument(s) than it takes "
+            f"(point weights, as POT's a and b?)", weighted))
 
 
 # How each kind of function takes weighted sets: a call that shows it.

@@ -71,5 +71,7 @@ def test_other_mistakes_keep_pythons_message_and_signatures_stay():
         km.sum_match_kernel([XS], gama=1.0)
     with pytest.raises(TypeError, match="positional argument"):
         km.renyi_divergence([XS], [XT], 5)
+    with pytest.raises(TypeError, match=r"takes from 1 to 2 positional"):
+        km.sum_match_kernel([XS], [XT], "rbf")  # (not weights: Python's)
     assert "gamma" in inspect.signature(km.mmd).parameters
     assert km.mmd.__doc__ and km.mmd.__name__ == "mmd"
