@@ -740,14 +740,16 @@ def test_rng_is_validated_and_named(make):
 
 
 @pytest.mark.parametrize(("make", "match"), [
-    (lambda: km.RandomFourierFeatures(10**10).fit(np.eye(3)), "dim \\* n_components"),
+    (lambda: km.RandomFourierFeatures(10**10).fit(np.eye(3)),
+     "\\(dim \\+ 1\\) \\* n_components"),
     (lambda: km.RandomDistributionFeatures(2**63).fit([np.eye(2)]),
-     "dim \\* n_components"),
+     "\\(dim \\+ 1\\) \\* n_components"),
     (lambda: km.DoublyRandomDistributionFeatures(10**10, 10**10).fit([np.eye(2)]),
-     "dim \\* n_components"),
+     "\\(dim \\+ 1\\) \\* n_components"),
     (lambda: km.DoublyRandomDistributionFeatures(10**3, 10**15).fit([np.eye(2)]),
      "n_components \\* n_components2"),
-    (lambda: km.ExpChi2Features(2**62).fit(np.eye(3)), "width \\* n_components"),
+    (lambda: km.ExpChi2Features(2**62).fit(np.eye(3)),
+     "\\(width \\+ 1\\) \\* n_components"),
     (lambda: km.AnchorMap(n_anchors=10**30).fit(np.eye(3)), "n_anchors must be <="),
     (lambda: km.EMKFeatures(2, n_iter=10**30).fit(np.eye(3)), "n_iter must be <="),
 ])
