@@ -17,6 +17,7 @@ from kernelmaps import (
     sliced_wasserstein,
     sliced_wasserstein_kernel,
 )
+from kernelmaps.sets._sliced import _check_projections
 
 # -- references ---------------------------------------------------------------
 
@@ -150,6 +151,154 @@ def test_against_reference(simd_path, d, dtype, weighted, L):
         assert D[2, -1] == 0
 
 
+def wpp_mpmath(a, wa, b, wb, p):
+    """W_p^p between two weighted 1-D samples in extended precision: the
+    exact cumulative weights (mpmath, 60 digits), and the integral of |F^-1
+    - G^-1|^p over the segments between the union of the breakpoints, each
+    segment valued at its right end (the first value whose cumulative
+    weight reaches it)."""
+    mpmath = pytest.importorskip("mpmath")
+    mpf = mpmath.mpf
+
+    def steps(values, weights):
+        order = np.argsort(values, kind="stable")
+        w = [mpf(float(x)) for x in weights[order]]
+        total = mpmath.fsum(w)
+        cum = [mpmath.fsum(w[:k + 1]) / total for k in range(len(w))]
+        return [mpf(float(x)) for x in values[order]], cum
+
+    def quantile(values, cum, t):
+        return values[next(k for k, c in enumerate(cum) if c >= t)]
+
+    (va, ca), (vb, cb) = steps(a, wa), steps(b, wb)
+    total, before = mpf(0), mpf(0)
+    for t in sorted(set(ca) | set(cb)):
+        total += (t - before) * abs(quantile(va, ca, t) - quantile(vb, cb, t)) ** p
+        before = t
+    return total
+
+
+def sw_mpmath(X, Y, P, p, wx=None, wy=None, dtype=np.float64):
+    """`sw_reference` with each direction's W_p^p, their mean and its 1/p
+    power in extended precision (`wpp_mpmath`): the projections as the
+    package computes them (in `dtype`), the rest exact."""
+    mpmath = pytest.importorskip("mpmath")
+    symmetric = Y is None
+    Y = X if Y is None else Y
+    wx = [np.ones(len(a)) for a in X] if wx is None else wx
+    wy = [np.ones(len(b)) for b in Y] if wy is None else wy
+    Pt = P.T.astype(dtype)
+    proj_x = [(np.asarray(a, dtype) @ Pt).astype(np.float64) for a in X]
+    proj_y = [(np.asarray(b, dtype) @ Pt).astype(np.float64) for b in Y]
+    D = np.zeros((len(X), len(Y)))
+    with mpmath.workdps(60):
+        q = mpmath.mpf(p)
+        for i, (a, u) in enumerate(zip(proj_x, wx, strict=True)):
+            for j, (b, v) in enumerate(zip(proj_y, wy, strict=True)):
+                if symmetric and j <= i:
+                    continue
+                mean = mpmath.fsum(wpp_mpmath(a[:, k], u, b[:, k], v, q)
+                                   for k in range(len(P))) / len(P)
+                D[i, j] = float(mean ** (1 / q))
+    return D + D.T if symmetric else D
+
+
+# p = 1 and 2 (the fast path) and any other: tiny (the geometric mean of
+# the differences as p -> 0), large (their largest as p -> infinity)
+ANY_P = (1e-17, 1e-9, 1e-3, 0.3, 1.0, 1.5, 2.0, 3.0, 37.5, 600.0, 1100.0, 1e4)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_any_p_against_extended_precision(simd_path, dtype, weighted):
+    # SW_p for p from 1e-17 to 1e4 within 1e-12 of the reference (float64):
+    # no power underflows to 0 at large p, nor loses its digits to 1 at
+    # tiny p. Sets with points in common (differences of 0 on part of the
+    # merge) and an equal pair among them.
+    rng = np.random.default_rng(31 + weighted)
+    X = random_sets(rng, 6, 3, dtype, low=1, high=7)
+    Y = random_sets(rng, 3, 3, dtype, low=2, high=7, shift=0.5)
+    Y.append(X[1].copy())
+    Y.append(np.concatenate([X[2], X[2][:1] + 1]).astype(dtype))  # shares points
+    wx = random_weights(rng, X) if weighted else None
+    wy = random_weights(rng, Y) if weighted else None
+    if weighted:
+        wy[-2] = wx[1].copy()
+    bx = Bags.from_list(X, weights=wx) if weighted else X
+    by = Bags.from_list(Y, weights=wy) if weighted else Y
+    P = unit_rows(rng, 5, 3)
+    P = _check_projections(P, 3)  # the directions as the package uses them
+    # (float32 results: the reference rounded to float32, where the
+    # smallest underflow: 1e-179 at p = 1e-3 for the pair with points in
+    # common)
+    rtol = 1e-12 if dtype == np.float64 else 2e-5
+    atol = 0.0 if dtype == np.float64 else float(np.finfo(dtype).tiny)
+    for p in ANY_P:
+        key = ("any", np.dtype(dtype).str, weighted, p)
+        if key not in _REFERENCES:
+            _REFERENCES[key] = (sw_mpmath(X, None, P, p, wx, wx, dtype),
+                                sw_mpmath(X, Y, P, p, wx, wy, dtype))
+        R, RXY = (r.astype(dtype) for r in _REFERENCES[key])
+        for workers in (1, 2):
+            D = sliced_wasserstein(bx, projections=P, p=p, workers=workers)
+            assert D.dtype == dtype
+            assert_allclose(D, R, rtol=rtol, atol=atol, err_msg=f"p={p}")
+            assert_array_equal(np.diag(D), 0)
+            assert_array_equal(D, D.T)
+            D = sliced_wasserstein(bx, by, projections=P, p=p, workers=workers)
+            assert_allclose(D, RXY, rtol=rtol, atol=atol, err_msg=f"p={p}")
+            assert D[1, -2] == 0
+        # directions a block at a time (a budget of a few hundred bytes)
+        with km.config_context(working_memory=2**-12):
+            D = sliced_wasserstein(bx, by, projections=P, p=p)
+        assert_allclose(D, RXY, rtol=rtol, atol=atol, err_msg=f"p={p}")
+
+
+def test_any_p_the_issue_example():
+    # [[0], [1]] against [[0.5], [3]] along [1]: differences 0.5 and 2, each
+    # on half the levels; SW_p = (0.5^p / 2 + 2^p / 2)^(1/p), which tends
+    # to the geometric mean 1 as p -> 0 and to 2 as p -> infinity (it was
+    # 0 at p = 1100 and 4 at p = 1e-17)
+    mpmath = pytest.importorskip("mpmath")
+    sets = [np.array([[0.0], [1.0]]), np.array([[0.5], [3.0]])]
+    with mpmath.workdps(60):
+        for p in (1e-300, 1e-17, 1e-16, 1e-3, 0.5, 3.0, 1000.0, 1100.0, 1e4,
+                  1e300):
+            q = mpmath.mpf(p)
+            exact = float((mpmath.mpf(0.5) ** q / 2 + mpmath.mpf(2) ** q / 2)
+                          ** (1 / q))
+            D = sliced_wasserstein(sets, projections=[[1.0]], p=p)
+            assert_allclose(D[0, 1], exact, rtol=1e-14, err_msg=f"p={p}")
+    # half the levels at difference 0: SW_p = 2 * 0.5^(1/p), below 2^-1000
+    # at p = 1e-3 (the mean of t^p is 1/2: its own logarithm), 0 at 1e-17
+    sets = [np.array([[0.0], [1.0]]), np.array([[0.0], [3.0]])]
+    for p in (1e-17, 1e-3, 0.01, 0.7, 5.0, 1e4):
+        D = sliced_wasserstein(sets, projections=[[1.0]], p=p)
+        assert_allclose(D[0, 1], 2 * 0.5 ** (1 / p), rtol=1e-13, err_msg=f"p={p}")
+    # three quarters at 0: the mean of t^p below 1/2
+    sets = [np.array([[0.0], [0.0], [0.0], [1.0]]),
+            np.array([[0.0], [0.0], [0.0], [3.0]])]
+    for p in (1e-3, 0.01, 0.5):
+        D = sliced_wasserstein(sets, projections=[[1.0]], p=p)
+        assert_allclose(D[0, 1], 2 * 0.25 ** (1 / p), rtol=1e-13, err_msg=f"p={p}")
+
+
+def test_any_p_large_on_random_sets():
+    # random 3-D sets: at p = 600 some pairs were 0; SW_p grows with p
+    # towards the largest difference of the projections
+    rng = np.random.default_rng(33)
+    X = random_sets(rng, 8, 3, np.float64, low=5, high=20)
+    P = unit_rows(rng, 20, 3)
+    off = ~np.eye(8, dtype=bool)
+    previous = None
+    for p in (2.0, 10.0, 600.0, 1e4, 1e8):
+        D = sliced_wasserstein(X, projections=P, p=p)
+        assert np.all(D[off] > 0)
+        if previous is not None:
+            assert np.all(D[off] >= previous[off] * (1 - 1e-13))
+        previous = D
+
+
 def test_mixed_weighted_and_unweighted():
     # an unweighted side weighs its points the same
     rng = np.random.default_rng(3)
@@ -187,14 +336,18 @@ def test_zero_weights_are_absent_points():
         u[rng.integers(len(u))] = 1.0  # a positive total
     kept = [a[u > 0] for a, u in zip(X, w, strict=True)]
     P = unit_rows(rng, 11, 2)
-    for p in (1, 2, 3):
+    # (a point of weight 0 far away does not set the largest difference of
+    # the other p: its segment has length 0)
+    X[0][np.flatnonzero(w[0] == 0)[:1]] = 16.0
+    for p in (1, 2, 3, 1e4, 1e-17):
         D = sliced_wasserstein(Bags.from_list(X, weights=w), projections=P,
                                p=p)
         R = sliced_wasserstein(Bags.from_list(kept, weights=[
             u[u > 0] for u in w]), projections=P, p=p)
         assert_allclose(D, R, rtol=1e-12, atol=1e-14 * R.max())
-        assert_allclose(D, sw_reference(X, None, P, p, w, w), rtol=1e-12,
-                        atol=1e-14 * R.max())
+        if p in (1, 2, 3):  # (float64 powers: `test_any_p_...` for the others)
+            assert_allclose(D, sw_reference(X, None, P, p, w, w), rtol=1e-12,
+                            atol=1e-14 * R.max())
 
 
 def test_negligible_weights():
@@ -209,7 +362,7 @@ def test_negligible_weights():
         u[rng.integers(len(u))] = 1.0
     kept = [a[u > 1e-20] for a, u in zip(X, w, strict=True)]
     P = unit_rows(rng, 9, 2)
-    for p in (1, 2):
+    for p in (1, 2, 1e4, 1e-17):
         D = sliced_wasserstein(Bags.from_list(X, weights=w), projections=P, p=p)
         R = sliced_wasserstein(Bags.from_list(kept, weights=[
             u[u > 1e-20] for u in w]), projections=P, p=p)
@@ -264,7 +417,7 @@ def test_extreme_scales(scale, dtype):
                          (Bags.from_list(X, weights=w),
                           Bags.from_list([a * dtype(scale) for a in X],
                                          weights=w))):
-        for p in (1, 2):
+        for p in (1, 2, 1e-3, 1e3):
             D = sliced_wasserstein(sets, rng=0, p=p, dtype=np.float64)
             S = sliced_wasserstein(scaled, rng=0, p=p, dtype=np.float64)
             assert_allclose(S / scale, D, rtol=1e-12 if dtype == np.float64

@@ -24,10 +24,13 @@ from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, threads_for
 from .set_means import weights_over_largest
 
-__all__ = ["power_of_two_scale", "quantile_means", "sliced_sums"]
+__all__ = ["power_of_two_scale", "quantile_means", "sliced_power_means",
+           "sliced_sums"]
 
 # Element operations of one step of a merge (a comparison, a cost).
 _MERGE_COST = 4
+# ... at p other than 1 and 2: a power (pow, or log, exp and expm1).
+_POWER_COST = 100
 
 
 def power_of_two_scale(*arrays):
@@ -77,49 +80,142 @@ def sliced_sums(X, Y, directions, p, n_threads, budget, progress=False,
     """``S[i, j]`` = the sum over the rows of `directions` (L, d, unit
     rows, float64) of ``W_p^p`` between the projections of ``X[i]`` and
     ``Y[j]`` (Y None: X, each unordered pair once, zero diagonal,
-    symmetric), float64, from the points as they are (the caller scales
-    them). Weighted sets take their weights (a mixed pair: uniform
-    weights for the unweighted side). The projections of a block of
-    directions held at once fit in `budget` bytes."""
-    symmetric = Y is None
-    Yb = X if symmetric else Y
-    weighted = X.weights is not None or Yb.weights is not None
-    wx = _weights_of(X) if weighted else None
-    wy = _weights_of(Yb) if weighted else None
-    n_x, n_y = len(X), len(Yb)
-    out = np.zeros((n_x, n_y))
-    L = directions.shape[0]
-    if n_x == 0 or n_y == 0 or L == 0:
+    symmetric), float64, for p = 1 or 2, from the points as they are (the
+    caller scales them). Weighted sets take their weights (a mixed pair:
+    uniform weights for the unweighted side). The projections of a block
+    of directions held at once fit in `budget` bytes."""
+    walk = _PairWalk(X, Y, directions, budget, _MERGE_COST)
+    out = np.zeros((walk.n_x, walk.n_y))
+    if walk.empty:
         return out
-    n_points = X.n_points + (0 if symmetric else Yb.n_points)
-    step = _block_directions(n_points, X.points.dtype.itemsize, weighted, L,
-                             budget)
-    row_width, col_width, cost = _plan_pairs(np.diff(X.offsets),
-                                             np.diff(Yb.offsets), symmetric,
-                                             step)
-    n_col_blocks = -(-n_y // col_width)
-    n_tasks = len(cost)
-    threads = threads_for(n_threads, float(cost.sum()) * L / step, n_tasks)
-    n_blocks = -(-L // step)
-    with progress_bar(progress, n_blocks * n_tasks, desc,
+    with progress_bar(progress, walk.n_blocks * walk.n_tasks, desc,
                       unit="task") as bar:
-        for l0 in range(0, L, step):
-            block = directions[l0:l0 + step]
-            vx, cx = _sorted_layout(X.points, X.offsets, wx, block, n_threads)
-            if symmetric:
-                vy, cy = vx, cx
-            else:
-                vy, cy = _sorted_layout(Yb.points, Yb.offsets, wy, block,
-                                        n_threads)
-            plan = (vx, cx, X.offsets, vy, cy, Yb.offsets, out, len(block),
-                    float(p), weighted, symmetric, row_width, n_col_blocks,
-                    col_width)
-            run_chunked(_impl.pair_block, plan,
-                        cost * (len(block) / step), n_threads=threads,
-                        progress=bar, desc=desc)
-    if symmetric:
+        for block, (vx, cx, vy, cy) in walk.layouts(n_threads):
+            plan = (vx, cx, X.offsets, vy, cy, walk.Yb.offsets, out,
+                    len(block), float(p), walk.weighted, walk.symmetric,
+                    walk.row_width, walk.n_col_blocks, walk.col_width)
+            walk.run(_impl.pair_block, plan, block, n_threads, bar, desc)
+    if walk.symmetric:
         out += out.T
     return out
+
+
+def sliced_power_means(X, Y, directions, p, n_threads, budget,
+                       progress=False, desc="sliced Wasserstein"):
+    """``D[i, j]`` = the mean over the rows of `directions` of ``W_p^p``
+    between the projections of ``X[i]`` and ``Y[j]``, to the power 1 / p
+    (`sliced_sums` divided by L, to the power 1 / p), for any p > 0, p = 1
+    and 2 included (slower than `sliced_sums` there: for the other p).
+
+    The merges of each pair are walked twice: the first time for the
+    largest difference M of its projections (over the steps of positive
+    length, every direction), the second for the sums of the powers of t
+    = difference / M, in [0, 1]: ``D = M * (mean t^p)^(1/p)``, where no
+    power overflows and the steps at M weigh their length whatever p (no
+    underflow to 0 at large p). As p tends to 0, ``mean t^p`` tends to 1
+    and ``D`` to the geometric mean of the differences: for p < 1 the sums
+    of ``(t^p - 1) / p`` are kept too (in the `expm1` form, whose digits
+    do not cancel), and ``D = M * exp(log1p(p V) / p)``, V their mean,
+    wherever ``mean t^p`` is at least 1/2 (otherwise its own logarithm
+    loses no digits)."""
+    walk = _PairWalk(X, Y, directions, budget, _POWER_COST)
+    top = np.zeros((walk.n_x, walk.n_y))
+    if walk.empty:
+        return top
+    A = np.zeros_like(top)
+    U = np.zeros_like(top) if p < 1 else np.zeros((0, 0))
+    cached = None
+    with progress_bar(progress, 2 * walk.n_blocks * walk.n_tasks, desc,
+                      unit="task") as bar:
+        for first in (True, False):
+            layouts = cached or walk.layouts(n_threads)
+            if walk.n_blocks == 1 and first:  # sorted once for both passes
+                cached = layouts = list(layouts)
+            for block, (vx, cx, vy, cy) in layouts:
+                plan = (vx, cx, X.offsets, vy, cy, walk.Yb.offsets, top, A, U,
+                        len(block), float(p), walk.weighted, walk.symmetric,
+                        first, walk.row_width, walk.n_col_blocks,
+                        walk.col_width)
+                walk.run(_impl.pair_block_any, plan, block, n_threads, bar,
+                         desc, scale=_MERGE_COST / _POWER_COST if first else 1)
+    D = _power_mean(top, A, U, directions.shape[0], p)
+    if walk.symmetric:
+        D += D.T
+    return D
+
+
+def _power_mean(top, A, U, L, p):
+    """M (mean t^p)^(1/p) from top = M, A = the sum over the L directions
+    of the integral of t^p and (p < 1) U = that of (t^p - 1) / p
+    (`sliced_power_means`); 0 where M is 0."""
+    with np.errstate(divide="ignore", over="ignore", under="ignore",
+                     invalid="ignore"):
+        mean = A / L
+        if p >= 1:
+            D = top * mean ** (1.0 / p)
+        else:
+            V = U / L  # (mean t^p - 1) / p, at most 0 (-inf: overflowed)
+            y = p * V  # mean t^p - 1
+            near = y >= -0.5
+            ratio = np.log1p(y) / y  # log(mean t^p) / (mean t^p - 1)
+            ratio[y == 0] = 1.0
+            G = np.where(near, V * ratio, np.log(mean) / p)  # log(mean) / p
+            D = top * np.exp(G)
+    D[top == 0] = 0.0
+    return D
+
+
+class _PairWalk:
+    """The blocks of directions and the tasks (`_plan_pairs`) of the pairs
+    of sets of X and Y (None: X) for `sliced_sums` and
+    `sliced_power_means`, `step_cost` the work of one step of a merge on
+    one direction."""
+
+    def __init__(self, X, Y, directions, budget, step_cost):
+        self.X, self.directions = X, directions
+        self.symmetric = Y is None
+        self.Yb = Yb = X if self.symmetric else Y
+        self.weighted = X.weights is not None or Yb.weights is not None
+        self.wx = _weights_of(X) if self.weighted else None
+        self.wy = _weights_of(Yb) if self.weighted else None
+        self.n_x, self.n_y = len(X), len(Yb)
+        L = directions.shape[0]
+        self.empty = self.n_x == 0 or self.n_y == 0 or L == 0
+        if self.empty:
+            return
+        n_points = X.n_points + (0 if self.symmetric else Yb.n_points)
+        self.step = _block_directions(n_points, X.points.dtype.itemsize,
+                                      self.weighted, L, budget)
+        self.row_width, self.col_width, self.cost = _plan_pairs(
+            np.diff(X.offsets), np.diff(Yb.offsets), self.symmetric,
+            self.step, step_cost)
+        self.n_col_blocks = -(-self.n_y // self.col_width)
+        self.n_tasks = len(self.cost)
+        self.n_blocks = -(-L // self.step)
+
+    def layouts(self, n_threads):
+        """Per block of directions: (block, (vx, cx, vy, cy)), the sorted
+        layouts of X and Y on it (a generator)."""
+        X, Yb, step = self.X, self.Yb, self.step
+        for l0 in range(0, self.directions.shape[0], step):
+            block = self.directions[l0:l0 + step]
+            vx, cx = _sorted_layout(X.points, X.offsets, self.wx, block,
+                                    n_threads)
+            if self.symmetric:
+                vy, cy = vx, cx
+            else:
+                vy, cy = _sorted_layout(Yb.points, Yb.offsets, self.wy, block,
+                                        n_threads)
+            yield block, (vx, cx, vy, cy)
+
+    def run(self, fn, plan, block, n_threads, bar, desc, scale=1.0):
+        """`fn` (`_impl.pair_block` or its like) on every task for the
+        directions `block`, a part of cost `scale` of the tasks' cost."""
+        L = self.directions.shape[0]
+        threads = threads_for(n_threads, float(self.cost.sum()) * L / self.step,
+                              self.n_tasks)
+        run_chunked(fn, plan, self.cost * (len(block) / self.step * scale),
+                    n_threads=threads, progress=bar, desc=desc)
 
 
 # Rows of a task: each column's sorted projections are read once for them
@@ -127,15 +223,16 @@ def sliced_sums(X, Y, directions, p, n_threads, budget, progress=False,
 PAIR_ROWS = 4
 
 
-def _plan_pairs(sx, sy, symmetric, L):
+def _plan_pairs(sx, sy, symmetric, L, step_cost=_MERGE_COST):
     """The tasks of `sliced_sums` for sets of sizes sx (rows) and sy
     (columns) on L directions: ``(row_width, col_width, cost)``, a task
     being `row_width` rows against `col_width` columns (about TASK_WORK
     / 4 element operations), cost its work (the pairs above the diagonal
-    only when `symmetric`)."""
+    only when `symmetric`), `step_cost` that of one step of a merge on one
+    direction."""
     n_x, n_y = len(sx), len(sy)
     row_width = min(PAIR_ROWS, n_x)
-    pair = (float(sx.mean()) + float(sy.mean())) * _MERGE_COST * L
+    pair = (float(sx.mean()) + float(sy.mean())) * step_cost * L
     col_width = int(max(1, min(n_y, TASK_WORK / 4 / max(1.0, pair * row_width))))
     rows = np.arange(n_x)
     row_block, col_starts = rows // row_width, np.arange(0, n_y, col_width)
@@ -152,7 +249,7 @@ def _plan_pairs(sx, sy, symmetric, L):
     work = counts * sx[:, None] + points
     starts = np.flatnonzero(np.diff(row_block, prepend=-1))
     cost = np.add.reduceat(work, starts, axis=0).astype(np.float64)
-    return row_width, col_width, cost.ravel() * _MERGE_COST * L
+    return row_width, col_width, cost.ravel() * step_cost * L
 
 
 def _weights_of(bags):

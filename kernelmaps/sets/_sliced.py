@@ -12,7 +12,12 @@ from .._config import working_memory_bytes
 from .._draws import DIRECTION_DRAWS, draw_directions
 from .._engine.layout import scaled
 from .._engine.scales import divergence_kernel_values, median_scale
-from .._engine.sliced import power_of_two_scale, quantile_means, sliced_sums
+from .._engine.sliced import (
+    power_of_two_scale,
+    quantile_means,
+    sliced_power_means,
+    sliced_sums,
+)
 from .._parallel import check_progress, resolve_workers
 from .._transforms import blocked_sets, is_lazy, lazy_gram, task_threads
 from .._validation import (
@@ -118,10 +123,20 @@ def _centre(*bags):
 
 
 def _mean_costs(X, Y, directions, p, n_threads, progress=False):
-    """The mean over the directions of W_p^p between the sets of X and Y
-    (None: X), float64, at the scale of the points times 2**e, and e:
-    the points centred (`_centre`) and scaled so that every projected
-    difference is at most 1 (nothing overflows, whatever p)."""
+    """The mean over the directions of W_p^p (p = 1 or 2) between the sets
+    of X and Y (None: X), float64, at the scale of the points times 2**e,
+    and e (`_centred`)."""
+    Xs, Ys, e = _centred(X, Y)
+    S = sliced_sums(Xs, Ys, directions, p, n_threads, working_memory_bytes(),
+                    progress)
+    S /= len(directions)
+    return S, e
+
+
+def _centred(X, Y):
+    """X and Y (None: X) centred (`_centre`) and scaled by 2**e so that
+    every projected difference is at most 1 (nothing overflows, whatever
+    p), in their dtype, and e."""
     centre = _centre(X, *(() if Y is None else (Y,)))
     # in float64, where |x - centre| never overflows: one new array each
     cx = np.subtract(X.points, centre, dtype=np.float64)
@@ -133,10 +148,7 @@ def _mean_costs(X, Y, directions, p, n_threads, progress=False):
                        X.weights)
     Ys = None if Y is None else Bags._trusted(
         _scaled_copy(cy, e, Y.points.dtype), Y.offsets, Y.weights)
-    S = sliced_sums(Xs, Ys, directions, p, n_threads, working_memory_bytes(),
-                    progress)
-    S /= len(directions)
-    return S, e
+    return Xs, Ys, e
 
 
 def _scaled_copy(a, e, dtype):
@@ -172,7 +184,8 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
         computed once).
     {projections}
     p : float, default=2
-        Order p > 0 of the Wasserstein cost.
+        Order p > 0 of the Wasserstein cost: any positive float (p = 1 and
+        2 are the fastest; see Notes for the others).
     workers : int, optional
         Threads; None or -1 means all cores, -2 all but one.
     progress : bool, default=False
@@ -211,6 +224,25 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     1e-150 or 1e150 give the scaled result. The result does not depend on
     `workers`, bit for bit.
 
+    *Other p.* At p other than 1 and 2, the merges of each pair are walked
+    twice: once for the largest projected difference M of the pair (over
+    the levels of positive length and all the directions), once for the
+    powers of t = difference / M, in [0, 1], which neither overflow nor,
+    at large p, underflow to 0 where it matters (the levels at M weigh
+    their length): :math:`SW_p = M\,(\text{mean of } t^p)^{1/p}`. As p
+    tends to 0 the mean of :math:`t^p` tends to 1 and :math:`SW_p` to the
+    geometric mean of the differences (0 where some are 0), so for p < 1
+    the mean of :math:`(t^p - 1) / p` is summed too, in a form without
+    cancellation (:math:`\log t \cdot \mathrm{expm1}(x) / x`, x = p log t),
+    and :math:`SW_p = M \exp(\mathrm{log1p}(p V) / p)`, V that mean (where
+    the mean of :math:`t^p` is at least 1/2; below, from its own
+    logarithm); as p grows :math:`SW_p` tends to M. Every p > 0 is so computed to about
+    1e-13 relatively (the tests check 1e-12 against extended precision, p
+    from 1e-17 to 1e4). Each step of a merge then costs a ``pow`` (p > 1) or
+    a logarithm and an exponential (p < 1) per direction: on sets of about
+    100 points, 10 to 15 times the time of p = 2 (unweighted) or 10 times
+    (weighted).
+
     {lazy}
 
     References
@@ -248,9 +280,15 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
 def _distances(X, Y, directions, p, names, n_threads, progress, out):
     """`sliced_wasserstein` of validated sets X and Y (None: X) as `out`;
     `names` names the inputs in errors."""
-    S, e = _mean_costs(X, Y, directions, p, n_threads, progress)
+    if p in (1.0, 2.0):  # the common case: the costs summed as they are
+        S, e = _mean_costs(X, Y, directions, p, n_threads, progress)
+        D = S ** (1.0 / p)
+    else:  # each pair's differences over their largest (no underflow)
+        Xs, Ys, e = _centred(X, Y)
+        D = sliced_power_means(Xs, Ys, directions, p, n_threads,
+                               working_memory_bytes(), progress)
     with np.errstate(over="ignore", under="ignore"):
-        D = np.ldexp(S ** (1.0 / p), -e)
+        D = np.ldexp(D, -e)
     D = check_finite_output(D, f"the sliced-Wasserstein distances between the "
                                f"sets of {names} overflow float64")
     return cast_output(D, out, names)
