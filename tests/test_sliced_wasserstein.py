@@ -433,6 +433,45 @@ def test_extreme_scales(scale, dtype):
                     atol=1e-12 if dtype == np.float64 else 1e-5)
 
 
+@pytest.mark.parametrize("edge", ["largest", "subnormal", "smallest"])
+def test_float32_at_the_edges(edge):
+    # float32 sets near the largest float32 (|x| >= 2**126) or subnormal:
+    # every tool raised NumPy's "No loop matching ... ldexp" (the shared
+    # power-of-two scaling, float64 to float32 beyond float32's exponents).
+    # The results are those of the same points in float64 (float32
+    # projections: 1e-5), rounded to float32 (subnormal results: to within
+    # a few of the smallest float32).
+    rng = np.random.default_rng(34)
+    sizes = rng.integers(2, 9, size=6)
+    if edge == "largest":  # up to 3e38 (the largest float32: 3.4e38)
+        X = [np.clip(rng.normal(size=(m, 3)) * 1.5e38, -3e38, 3e38)
+             for m in sizes]
+    elif edge == "subnormal":  # below 1.2e-38 (about 1e-39 to 1e-40)
+        X = [rng.normal(size=(m, 3)) * 2e-40 for m in sizes]
+    else:  # multiples of the smallest, 1.4e-45
+        X = [rng.integers(-6, 7, size=(m, 3)) * 2.0**-149 for m in sizes]
+    X32 = [a.astype(np.float32) for a in X]
+    X64 = [a.astype(np.float64) for a in X32]  # the same numbers
+    w = [rng.uniform(0.5, 2.0, size=m) for m in sizes]
+    tiny = 4 * 2.0**-149
+    for A, B in ((X32, X64), (Bags.from_list(X32, weights=w),
+                              Bags.from_list(X64, weights=w))):
+        for p in (1, 2, 3):
+            D = sliced_wasserstein(A, rng=0, p=p)
+            assert D.dtype == np.float32
+            R = sliced_wasserstein(B, rng=0, p=p)
+            assert_allclose(D, R.astype(np.float32), rtol=1e-5, atol=tiny)
+            assert np.all(D[~np.eye(6, dtype=bool)] > 0)
+        K = sliced_wasserstein_kernel(A, rng=0)
+        assert_allclose(K, sliced_wasserstein_kernel(B, rng=0), rtol=1e-4,
+                        atol=1e-6)
+        F = SlicedWassersteinFeatures(7, 4, rng=0).fit_transform(A)
+        assert F.dtype == np.float32
+        G = SlicedWassersteinFeatures(7, 4, rng=0).fit_transform(B)
+        assert_allclose(F, G.astype(np.float32), rtol=1e-5,
+                        atol=tiny + 1e-5 * np.abs(G).max())
+
+
 def test_far_from_the_origin():
     # Translating every set alike changes nothing: the points are centred
     # first, so sets near 1e8 keep their digits (multiples of 1/64: exact
