@@ -639,8 +639,11 @@ def test_bad_input(function):
             function(X, projections=projections)
     with pytest.raises(TypeError, match="projections"):
         function(X, projections=[["a", "b"]])
-    for n in (0, -1):
+    for n in (0, -1, 10**20):  # (10**20: more memory than any machine)
         with pytest.raises(ValueError, match="n_projections"):
+            function(X, n_projections=n)
+    for n in (True, 1.5, None, "7"):
+        with pytest.raises(TypeError, match="n_projections must be an int"):
             function(X, n_projections=n)
     with pytest.raises(ValueError, match="draw"):
         function(X, draw="sobol")
@@ -651,6 +654,33 @@ def test_bad_input(function):
     else:
         with pytest.raises(ValueError, match="gamma"):
             function(X, gamma=0)
+
+
+def test_sliced_directions_bad_input():
+    # dim -1 gave NumPy's "negative dimensions are not allowed", 0 an empty
+    # direction, 2.5 and True a width of 2 and 1
+    from kernelmaps.sets import sliced_directions
+
+    for dim in (-1, 0):
+        with pytest.raises(ValueError, match="dim must be >= 1"):
+            sliced_directions(dim, 3, None, "iid", 0)
+    with pytest.raises(ValueError, match="dim must be >= 1"):
+        sliced_directions(-1, 3, [[1.0, 0.0]], "iid", 0)
+    for dim in (2.5, True, None, "3", [2]):
+        with pytest.raises(TypeError, match="dim must be an int"):
+            sliced_directions(dim, 3, None, "iid", 0)
+    for n in (0, -1, 10**20):
+        with pytest.raises(ValueError, match="n_projections"):
+            sliced_directions(2, n, None, "iid", 0)
+    for n in (True, 1.5, None):
+        with pytest.raises(TypeError, match="n_projections must be an int"):
+            sliced_directions(2, n, None, "iid", 0)
+    P, record = sliced_directions(np.int64(3), 4, None, "qmc", 0)
+    assert P.shape == (4, 3) and record is not None
+    assert_allclose(np.linalg.norm(P, axis=1), 1.0, rtol=1e-15)
+    P, record = sliced_directions(2, 4, [[3.0, 4.0]], "iid", None)
+    assert_allclose(P, [[0.6, 0.8]], rtol=1e-15)
+    assert record is None
 
 
 def test_features_bad_input():

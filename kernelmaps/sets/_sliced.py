@@ -94,8 +94,31 @@ def _check_projections(projections, dim, name="projections"):
 
 
 def sliced_directions(dim, n_projections, projections, draw, rng):
-    """The unit directions (L, dim) and their `DirectionDraw` (None for
-    given ones)."""
+    """The unit directions of the sliced-Wasserstein tools.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension d >= 1 of the points.
+    n_projections : int
+        Number L >= 1 of directions to draw (ignored when `projections`
+        is given).
+    projections : array_like of shape (L, dim), or None
+        Given directions (finite, nonzero rows, normalised here), or None.
+    draw : {"iid", "orthogonal", "qmc"}
+        How the directions are drawn (see `sliced_wasserstein`).
+    rng : int or numpy.random.Generator, or None
+        Seed or generator of the draw.
+
+    Returns
+    -------
+    directions : ndarray of shape (L, dim)
+        Unit rows, float64.
+    record : DirectionDraw or None
+        The draw's recipe (it replays the directions), None for given
+        ones.
+    """
+    dim = check_scalar(dim, "dim", kind="int", low=1)
     draw = check_choice(draw, "draw", DIRECTION_DRAWS)
     if projections is not None:
         return _check_projections(projections, dim), None
