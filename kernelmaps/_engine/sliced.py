@@ -59,9 +59,15 @@ def _sorted_layout(points, offsets, weights, directions, n_threads):
     P = np.ascontiguousarray(P, dtype=dtype)
     n_sets = len(offsets) - 1
     L = directions.shape[0]
-    values = np.empty(P.size, dtype=dtype)
     weighted = weights is not None
-    cum = np.empty(P.size if weighted else 0)
+    if weighted and dtype == np.float64:
+        # one allocation: the merges reach a value at a fixed distance from
+        # its cumulative weight (km_sliced_kernel.h)
+        both = np.empty(2 * P.size)
+        cum, values = both[:P.size], both[P.size:]
+    else:
+        values = np.empty(P.size, dtype=dtype)
+        cum = np.empty(P.size if weighted else 0)
     largest = int(np.diff(offsets).max(initial=1))
     sizes = np.diff(offsets).astype(np.float64)
     cost = sizes * np.log2(sizes + 1.0) * L
