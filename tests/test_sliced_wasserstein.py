@@ -405,6 +405,41 @@ def test_workers_and_blocks_do_not_change_the_result(simd_path):
         assert_allclose(D, D1, rtol=1e-13)
 
 
+def test_whole_matrix_passes_in_blocks(monkeypatch):
+    # The passes over the whole result (its mirror, the mean, the power
+    # 1/p and the scale, the quantile features' scale) and the projections
+    # go in blocks of rows, between which Ctrl-C stops (test_interrupt.py):
+    # tiny blocks here give the same bits for the passes, the projections
+    # to rounding (BLAS rounds a block's rows its own way).
+    from kernelmaps._engine import layout
+    from kernelmaps._engine import sliced as engine
+
+    rng = np.random.default_rng(26)
+    upper = np.triu(rng.random((37, 37)), 1)
+    want = upper + upper.T
+    X = random_sets(rng, 23, 3, np.float64, low=2, high=12)
+    w = random_weights(rng, X)
+    results = {}
+    for blocks in (False, True):
+        with monkeypatch.context() as mp:
+            if blocks:
+                mp.setattr(layout, "COPY_BLOCK_BYTES", 64)
+                mp.setattr(engine, "_MEAN_BLOCK", 5)
+            results[blocks] = [
+                engine.mirror(upper.copy()),
+                *(sliced_wasserstein(sets, rng=0, p=p) for p in (1, 2, 0.5)
+                  for sets in (X, Bags.from_list(X, weights=w))),
+                SlicedWassersteinFeatures(4, 3, rng=0).fit_transform(X)]
+    assert_array_equal(results[False][0], want)
+    for a, b in zip(results[False], results[True], strict=True):
+        assert_array_equal(a, b)
+    with monkeypatch.context() as mp:
+        mp.setattr(engine, "PROJECTION_WORK", 50.0)  # a few rows a block
+        for sets, want in ((X, results[False][3]),  # (p = 2)
+                           (Bags.from_list(X, weights=w), results[False][4])):
+            assert_allclose(sliced_wasserstein(sets, rng=0), want, rtol=1e-13)
+
+
 @pytest.mark.parametrize("scale", [1e-150, 1e150, 1e-300, 1e300])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_extreme_scales(scale, dtype):

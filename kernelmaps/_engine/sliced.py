@@ -19,18 +19,24 @@ import math
 import numpy as np
 
 from . import _sliced as _impl
-from .layout import max_abs
+from .layout import max_abs, row_blocks
 from .progress import progress_bar
-from .schedule import TASK_WORK, run_chunked, threads_for
+from .schedule import TASK_WORK, run_chunked, threads_for, touch_pages
 from .set_means import weights_over_largest
 
-__all__ = ["power_of_two_scale", "quantile_means", "sliced_power_means",
-           "sliced_sums"]
+__all__ = ["mirror", "power_of_two_scale", "quantile_means",
+           "sliced_power_means", "sliced_sums"]
 
 # Element operations of one step of a merge (a comparison, a cost).
 _MERGE_COST = 4
 # ... at p other than 1 and 2: a power (pow, or log, exp and expm1).
 _POWER_COST = 100
+# Pairs per block of `_power_mean` (a few transcendental functions each:
+# milliseconds, Ctrl-C stops between two blocks).
+_MEAN_BLOCK = 1 << 16
+# The largest projection computed as one BLAS product (`_blas_work`): about
+# 0.2 s on one core, at most; larger ones go in blocks of rows.
+PROJECTION_WORK = float(1 << 27)
 
 
 def power_of_two_scale(*arrays):
@@ -50,13 +56,45 @@ def _block_directions(n_points, itemsize, weighted, L, budget):
     return int(min(L, max(1, budget // per)))
 
 
+def _projections(points, directions, n_threads):
+    """``points @ directions.T`` (points, L) in the points' dtype, into an
+    array whose pages are touched first, a block at a time (`touch_pages`:
+    on a virtual machine the first touch of fresh memory costs about a
+    second per 300 MB, which Ctrl-C could not stop inside the product).
+    One BLAS product where it takes a fraction of a second (`_blas_work`
+    at most PROJECTION_WORK), else blocks of rows of a 16th of that,
+    between which Ctrl-C stops (BLAS rounds some rows of a block otherwise
+    than in the whole product: such large projections differ in the last
+    bit from one product, whatever the threads)."""
+    dtype = points.dtype
+    D = directions.T.astype(dtype)
+    P = touch_pages(np.empty((points.shape[0], D.shape[1]), dtype=dtype),
+                    n_threads)
+    work = _blas_work(P.size, D.shape[0], D.shape[1])
+    if work <= PROJECTION_WORK:
+        np.matmul(points, D, out=P)
+        return P
+    step = max(1, int(P.shape[0] * (PROJECTION_WORK / 16) // work))
+    for start in range(0, P.shape[0], step):
+        np.matmul(points[start:start + step], D, out=P[start:start + step])
+    return P
+
+
+def _blas_work(values, d, L):
+    """The time of a BLAS product of `values` outputs, `d` features, `L`
+    directions, in units of about 2.5 ns on one core: slower per value
+    with more features and with few directions (measured with OpenBLAS on
+    a Zen 5 core: 2.5 ns a value at d = 16, L = 100; 6 at L = 16, 65 at L
+    = 4; 15 at d = 256, L = 100)."""
+    return values * (1.0 + d / 32) * (1.0 + 64 / max(L, 1))
+
+
 def _sorted_layout(points, offsets, weights, directions, n_threads):
     """The sorted layout of `_sliced.sort_projections` of the sets on the
     rows of `directions` (L, d), in the points' dtype: (values, cum),
     cum empty for unweighted sets."""
     dtype = points.dtype
-    P = points @ directions.T.astype(dtype)  # (points, L), BLAS
-    P = np.ascontiguousarray(P, dtype=dtype)
+    P = _projections(points, directions, n_threads)
     n_sets = len(offsets) - 1
     L = directions.shape[0]
     weighted = weights is not None
@@ -102,7 +140,18 @@ def sliced_sums(X, Y, directions, p, n_threads, budget, progress=False,
                     walk.row_width, walk.n_col_blocks, walk.col_width)
             walk.run(_impl.pair_block, plan, block, n_threads, bar, desc)
     if walk.symmetric:
-        out += out.T
+        mirror(out)
+    return out
+
+
+def mirror(out):
+    """``out += out.T`` for a square `out` that holds values above its
+    diagonal only (zeros elsewhere): the upper triangle copied below it, in
+    blocks of rows (each block adds the transposed strip of the columns of
+    its rows: the same values as the whole sum, and Ctrl-C stops between
+    two blocks); returns `out`."""
+    for a, b in row_blocks(out):
+        out[a:b, :b] += out[:b, a:b].T
     return out
 
 
@@ -128,8 +177,8 @@ def sliced_power_means(X, Y, directions, p, n_threads, budget,
     top = np.zeros((walk.n_x, walk.n_y))
     if walk.empty:
         return top
-    A = np.zeros_like(top)
-    U = np.zeros_like(top) if p < 1 else np.zeros((0, 0))
+    A = np.zeros(top.shape)  # (np.zeros: pages first touched by the tasks)
+    U = np.zeros(top.shape) if p < 1 else np.zeros((0, 0))
     cached = None
     with progress_bar(progress, 2 * walk.n_blocks * walk.n_tasks, desc,
                       unit="task") as bar:
@@ -144,10 +193,15 @@ def sliced_power_means(X, Y, directions, p, n_threads, budget,
                         walk.col_width)
                 walk.run(_impl.pair_block_any, plan, block, n_threads, bar,
                          desc, scale=_MERGE_COST / _POWER_COST if first else 1)
-    D = _power_mean(top, A, U, directions.shape[0], p)
+    L = directions.shape[0]
+    flat, fa, fu = top.reshape(-1), A.reshape(-1), U.reshape(-1)
+    for i in range(0, flat.size, _MEAN_BLOCK):  # in place of the tops
+        j = i + _MEAN_BLOCK
+        flat[i:j] = _power_mean(flat[i:j], fa[i:j], fu[i:j] if p < 1 else fu,
+                                L, p)
     if walk.symmetric:
-        D += D.T
-    return D
+        mirror(top)
+    return top
 
 
 def _power_mean(top, A, U, L, p):

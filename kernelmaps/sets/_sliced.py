@@ -10,7 +10,7 @@ from .._bags import Bags
 from .._base import FeatureMap
 from .._config import working_memory_bytes
 from .._draws import DIRECTION_DRAWS, draw_directions
-from .._engine.layout import scaled
+from .._engine.layout import row_blocks, scaled
 from .._engine.scales import divergence_kernel_values, median_scale
 from .._engine.sliced import (
     power_of_two_scale,
@@ -152,7 +152,8 @@ def _mean_costs(X, Y, directions, p, n_threads, progress=False):
     Xs, Ys, e = _centred(X, Y)
     S = sliced_sums(Xs, Ys, directions, p, n_threads, working_memory_bytes(),
                     progress)
-    S /= len(directions)
+    for a, b in row_blocks(S):  # (Ctrl-C stops between two blocks)
+        S[a:b] /= len(directions)
     return S, e
 
 
@@ -229,7 +230,10 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     -----
     The points of every set are projected on each direction once (a BLAS
     product, a block of directions at a time within the working-memory
-    budget of `set_config`), sorted once per set and direction, and every
+    budget of `set_config`; in blocks of rows where one product would take
+    more than a fraction of a second, so that Ctrl-C stops it, which
+    rounds a few projections otherwise), sorted once per set and
+    direction, and every
     pair of sets costs one merge of their two step quantile functions per
     direction, O(n_i + m_j), in compiled code on `workers` threads. Two
     unweighted sets step at the same levels i / n_i and j / m_j along
@@ -304,14 +308,16 @@ def _distances(X, Y, directions, p, names, n_threads, progress, out):
     """`sliced_wasserstein` of validated sets X and Y (None: X) as `out`;
     `names` names the inputs in errors."""
     if p in (1.0, 2.0):  # the common case: the costs summed as they are
-        S, e = _mean_costs(X, Y, directions, p, n_threads, progress)
-        D = S ** (1.0 / p)
+        D, e = _mean_costs(X, Y, directions, p, n_threads, progress)
+        power = 1.0 / p
     else:  # each pair's differences over their largest (no underflow)
         Xs, Ys, e = _centred(X, Y)
         D = sliced_power_means(Xs, Ys, directions, p, n_threads,
                                working_memory_bytes(), progress)
+        power = 1.0
     with np.errstate(over="ignore", under="ignore"):
-        D = np.ldexp(D, -e)
+        for a, b in row_blocks(D):  # in place (Ctrl-C stops between two)
+            D[a:b] = np.ldexp(D[a:b] ** power, -e)
     D = check_finite_output(D, f"the sliced-Wasserstein distances between the "
                                f"sets of {names} overflow float64")
     return cast_output(D, out, names)
@@ -663,7 +669,8 @@ class SlicedWassersteinFeatures(FeatureMap):
                            1.0 / math.sqrt(directions.shape[0] * Q), n_threads,
                            working_memory_bytes())
         with np.errstate(over="ignore", under="ignore"):
-            F = np.ldexp(F, -e).astype(bags.points.dtype, copy=False)
+            for a, b in row_blocks(F):  # in place (Ctrl-C stops between two)
+                np.ldexp(F[a:b], -e, out=F[a:b])
         return check_finite_output(
             F, "the quantile features of X overflow its dtype; scale X down")
 
