@@ -335,42 +335,24 @@ def pair_block_any(const floating[::1] vx, const double[::1] cx,
 # -- quantile features ------------------------------------------------------
 
 
-cdef void _cells_uniform(const floating *v, int64_t n, Py_ssize_t stride,
-                         int64_t Q, double scale,
-                         floating *out) noexcept nogil:
-    """out[k] = scale * the mean over [k / Q, (k + 1) / Q] of the quantile
-    function of the uniform distribution on the sorted v[0], v[stride],
-    ... (n values): integer units of 1 / (n Q)."""
-    cdef int64_t i = 0, k = 0, u = 0, t, ti, tk
-    cdef double cell = 0.0
-    while k < Q:
-        ti = (i + 1) * Q
-        tk = (k + 1) * n
-        t = ti if ti < tk else tk
-        cell += <double>(t - u) * <double>v[i * stride]
-        u = t
-        if tk <= t:
-            out[k] = <floating>(cell / n * scale)
-            cell = 0.0
-            k += 1
-        if ti <= t and i < n - 1:
-            i += 1
-
-
-cdef void _cells_weighted(const floating *v, const double *c, int64_t n,
-                          int64_t Q, double scale, floating *out) noexcept nogil:
-    """`_cells_uniform` of the weighted distribution on v[0:n] with the
-    cumulative normalised weights c (the last 1)."""
+cdef void _cells(const floating *v, const double *c, int64_t n,
+                 Py_ssize_t stride, int64_t Q, const double *edges,
+                 const double *cell_scale, floating *out) noexcept nogil:
+    """out[k] = cell_scale[k] * the integral over the cell [edges[k],
+    edges[k + 1]] (edges[Q] exactly 1) of the quantile function of the
+    distribution on the sorted v[0], v[stride], ... (n values) with the
+    cumulative normalised weights c (the last 1; NULL: uniform, (i + 1) /
+    n): one merge of its steps with the cells."""
     cdef int64_t i = 0, k = 0
     cdef double u = 0.0, t, x, g, cell = 0.0
     while k < Q:
-        x = c[i]
-        g = <double>(k + 1) / <double>Q  # the last: exactly 1
+        x = c[i] if c != NULL else <double>(i + 1) / <double>n
+        g = edges[k + 1]
         t = x if x < g else g
-        cell += (t - u) * <double>v[i]
+        cell += (t - u) * <double>v[i * stride]
         u = t
         if g <= t:
-            out[k] = <floating>(cell * Q * scale)
+            out[k] = <floating>(cell * cell_scale[k])
             cell = 0.0
             k += 1
         if x <= t and i < n - 1:
@@ -378,34 +360,34 @@ cdef void _cells_weighted(const floating *v, const double *c, int64_t n,
 
 
 cdef void _midpoints(const floating *v, const double *c, int64_t n,
-                     Py_ssize_t stride, int64_t Q, double scale,
-                     floating *out) noexcept nogil:
-    """out[k] = scale * the quantile function at (k + 1/2) / Q (the
-    smallest value whose cumulative weight reaches it; c NULL: uniform,
-    the values `stride` apart)."""
+                     Py_ssize_t stride, int64_t Q, const double *levels,
+                     const double *cell_scale, floating *out) noexcept nogil:
+    """out[k] = cell_scale[k] * the quantile function at levels[k]
+    (ascending: the smallest value whose cumulative weight reaches it; c
+    NULL: uniform, the values `stride` apart)."""
     cdef int64_t i = 0, k
-    cdef double level
     for k in range(Q):
         if c == NULL:
-            while 2 * Q * (i + 1) < n * (2 * k + 1):
+            while <double>(i + 1) < n * levels[k] and i < n - 1:
                 i += 1
         else:
-            level = (k + 0.5) / Q
-            while c[i] < level and i < n - 1:
+            while c[i] < levels[k] and i < n - 1:
                 i += 1
-        out[k] = <floating>(<double>v[i * stride] * scale)
+        out[k] = <floating>(<double>v[i * stride] * cell_scale[k])
 
 
 def quantile_features(const floating[::1] values, const double[::1] cum,
                       const int64_t[::1] offsets, bint weighted,
-                      Py_ssize_t L, Py_ssize_t Q, Py_ssize_t l0, double scale,
-                      bint midpoint, floating[:, ::1] out, Py_ssize_t s0,
-                      Py_ssize_t s1, int n_threads):
-    """out[s, (l0 + dl) * Q + k] = scale * the mean of the quantile function
-    of set s along the block's direction dl over the cell [k / Q, (k + 1) /
-    Q] (`midpoint`: its value at the cell's middle), from the sorted
-    layout of a block of L directions, for the sets s0 <= s < s1."""
-    cdef Py_ssize_t s, dl, stride
+                      Py_ssize_t L, Py_ssize_t l0, const double[::1] edges,
+                      const double[::1] cell_scale, bint midpoint,
+                      floating[:, ::1] out, Py_ssize_t s0, Py_ssize_t s1,
+                      int n_threads):
+    """out[s, (l0 + dl) * Q + k] = cell_scale[k] * the integral of the
+    quantile function of set s along the block's direction dl over the
+    cell [edges[k], edges[k + 1]] (`midpoint`: its value at edges[k], the
+    levels), Q = len(cell_scale), from the sorted layout of a block of L
+    directions, for the sets s0 <= s < s1."""
+    cdef Py_ssize_t s, dl, stride, Q = cell_scale.shape[0]
     cdef int64_t n, base
     if s1 <= s0 or L == 0 or Q == 0:
         return
@@ -421,10 +403,9 @@ def quantile_features(const floating[::1] values, const double[::1] cum,
                 stride = L
             if midpoint:
                 _midpoints(&values[base], &cum[base] if weighted else NULL, n,
-                           stride, Q, scale, &out[s, (l0 + dl) * Q])
-            elif weighted:
-                _cells_weighted(&values[base], &cum[base], n, Q, scale,
-                                &out[s, (l0 + dl) * Q])
+                           stride, Q, &edges[0], &cell_scale[0],
+                           &out[s, (l0 + dl) * Q])
             else:
-                _cells_uniform(&values[base], n, stride, Q, scale,
-                               &out[s, (l0 + dl) * Q])
+                _cells(&values[base], &cum[base] if weighted else NULL, n,
+                       stride, Q, &edges[0], &cell_scale[0],
+                       &out[s, (l0 + dl) * Q])

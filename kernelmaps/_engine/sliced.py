@@ -24,7 +24,7 @@ from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, threads_for, touch_pages
 from .set_means import weights_over_largest
 
-__all__ = ["mirror", "power_of_two_scale", "quantile_means",
+__all__ = ["mirror", "power_of_two_scale", "quantile_edges", "quantile_means",
            "sliced_power_means", "sliced_sums"]
 
 # Element operations of one step of a merge (a comparison, a cost).
@@ -320,14 +320,37 @@ def _weights_of(bags):
     return np.ones(bags.n_points)
 
 
-def quantile_means(X, directions, n_quantiles, scale, n_threads, budget,
-                   midpoint=False):
-    """``F[s, l * Q + k]`` = `scale` times the mean of the quantile
-    function of the projection of set s on direction l over the cell [k /
-    Q, (k + 1) / Q] (`midpoint`: its value at the cell's middle), in the
-    points' dtype (computed in float64), from the points as they are; a
-    block of directions at a time within `budget` bytes."""
-    L, Q = directions.shape[0], int(n_quantiles)
+def quantile_edges(n_quantiles):
+    """The Q + 1 edges of the quantile cells, ``sin(pi k / (2 Q))**2`` for
+    k = 0 .. Q (0 and exactly 1 at the ends): equal steps of the angle of
+    ``t = (1 - cos(theta)) / 2``, cells narrower in the tails (by about
+    pi / (2 Q) in the middle, pi**2 / (4 Q**2) at the ends), where the
+    quantile functions of samples are steepest."""
+    Q = int(n_quantiles)
+    edges = np.sin(np.arange(Q + 1) * (np.pi / (2 * Q))) ** 2
+    edges[0], edges[-1] = 0.0, 1.0
+    return edges
+
+
+def quantile_means(X, directions, edges, n_threads, budget, midpoint=False):
+    """``F[s, l * Q + k]`` = the mean of the quantile function of the
+    projection of set s on direction l over the cell [edges[k], edges[k +
+    1]], times ``sqrt(w_k / L)`` (w_k the cell's width, L the rows of
+    `directions`): ``|F[s] - F[r]|^2`` is then the mean
+    over the directions of the integral of the square of the difference of
+    the cell means (`midpoint`: its value at the cell's middle level,
+    ``(edges[k] + edges[k + 1]) / 2``, times the same). In the points'
+    dtype (computed in float64), from the points as they are; a block of
+    directions at a time within `budget` bytes."""
+    edges = np.ascontiguousarray(edges, dtype=np.float64)
+    widths = np.diff(edges)
+    L, Q = directions.shape[0], len(widths)
+    if midpoint:
+        levels = edges[:-1] + widths / 2
+        cell_scale = np.sqrt(widths / L)
+    else:
+        levels = edges
+        cell_scale = 1.0 / np.sqrt(widths * L)  # (of the cell's integral)
     dtype = X.points.dtype
     out = np.empty((len(X), L * Q), dtype=dtype)
     if len(X) == 0 or L == 0:
@@ -342,7 +365,7 @@ def quantile_means(X, directions, n_quantiles, scale, n_threads, budget,
         cost = (sizes + Q) * len(block) * _MERGE_COST
         threads = threads_for(n_threads, float(cost.sum()), len(X))
         run_chunked(_impl.quantile_features,
-                    (values, cum, X.offsets, weighted, len(block), Q, l0,
-                     float(scale), bool(midpoint), out), cost,
+                    (values, cum, X.offsets, weighted, len(block), l0, levels,
+                     cell_scale, bool(midpoint), out), cost,
                     n_threads=threads)
     return out

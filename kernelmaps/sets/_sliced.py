@@ -14,6 +14,7 @@ from .._engine.layout import row_blocks, scaled
 from .._engine.scales import divergence_kernel_values, median_scale
 from .._engine.sliced import (
     power_of_two_scale,
+    quantile_edges,
     quantile_means,
     sliced_power_means,
     sliced_sums,
@@ -471,13 +472,17 @@ class SlicedWassersteinFeatures(FeatureMap):
     sliced-Wasserstein distance :math:`SW_2`.
 
     For each of L unit directions :math:`\theta_l` and Q cells
-    :math:`[k/Q, (k+1)/Q]`, the feature of a set is the mean of the quantile
-    function of its projection on :math:`\theta_l` over the cell, scaled:
+    :math:`[t_k, t_{k+1}]`, :math:`t_k = \sin^2(\pi k / (2Q))` (equal steps
+    of the angle :math:`\phi` of :math:`t = (1 - \cos\phi) / 2`: cells
+    narrower in the tails, where the quantile functions of samples are
+    steepest), the feature of a set is the mean of the quantile function of
+    its projection on :math:`\theta_l` over the cell, scaled by the root of
+    the cell's width :math:`w_k = t_{k+1} - t_k`:
 
     .. math::
 
-        \Phi(A)_{lk} = \frac{1}{\sqrt{LQ}}\; Q \int_{k/Q}^{(k+1)/Q}
-        F_{\theta_l \# A}^{-1}(t)\,dt, \qquad
+        \Phi(A)_{lk} = \sqrt{\frac{w_k}{L}}\; \frac{1}{w_k}
+        \int_{t_k}^{t_{k+1}} F_{\theta_l \# A}^{-1}(t)\,dt, \qquad
         \|\Phi(A) - \Phi(B)\|^2 \approx SW_2^2(A, B)
 
     (the same directions: `sliced_wasserstein` with ``projections=
@@ -531,40 +536,58 @@ class SlicedWassersteinFeatures(FeatureMap):
     .. math::
 
         0 \le \int_0^1 h^2 - \int_0^1 (P_Q h)^2
-          = \sum_{k} \int_{\text{cell } k} (h - P_Q h)^2
-          \le \frac{1}{Q} \sum_k \frac{\omega_k^2}{4}
-          \le \frac{(R_A + R_B)^2}{4 Q},
+          = \sum_{k} \int_{t_k}^{t_{k+1}} (h - P_Q h)^2
+          \le \sum_k w_k \frac{\omega_k^2}{4}
+          \le \sin\frac{\pi}{2Q}\, \frac{(R_A + R_B)^2}{4}
+          \le \frac{\pi (R_A + R_B)^2}{8 Q},
 
     where :math:`\omega_k` is the oscillation of h on cell k (a function
     with values in an interval of length :math:`\omega` varies by at most
     :math:`\omega^2 / 4` about its mean), bounded by the increments of
     the two monotone quantile functions over the cell, so that
     :math:`\sum_k \omega_k \le R_A + R_B`, the spreads (largest minus
-    smallest projected value) of the two sets, and
-    :math:`\sum_k \omega_k^2 \le (\max_k \omega_k) \sum_k \omega_k`.
+    smallest projected value) of the two sets,
+    :math:`\sum_k \omega_k^2 \le (\max_k \omega_k) \sum_k \omega_k`, and
+    :math:`w_k = \sin(\pi (2k + 1) / (2Q)) \sin(\pi / (2Q))` is at most
+    :math:`\sin(\pi / (2Q))` (the middle cells; cells of equal width 1/Q
+    would bound it by :math:`(R_A + R_B)^2 / (4Q)`).
     Only the cells where h jumps, at most :math:`n + m - 1` of them for
     sets of n and m points, contribute: for Q above the set sizes each
     holds one jump of the quantile functions, of size about R / n, and
     the error is about :math:`(n + m) (R/n)^2 / (4Q)`. Averaged over the
     directions: the features never overestimate :math:`SW_2^2` (with the
     same directions), and underestimate it by at most the mean of
-    :math:`(R_A + R_B)^2 / (4Q)`, an error of order :math:`1/Q`. The
-    error does not change when a set is translated (h changes by a
-    constant, which :math:`P_Q` keeps): it depends on the shapes only.
+    :math:`\sin(\pi / (2Q)) (R_A + R_B)^2 / 4`, an error of order
+    :math:`1/Q`. The error does not change when a set is translated (h
+    changes by a constant, which :math:`P_Q` keeps): it depends on the
+    shapes only.
+
+    The cells are narrower in the tails because the quantile functions of
+    samples jump most there (their spacings are about
+    :math:`1 / (n f(F^{-1}(t)))`, f the density). Measured at Q = 100 (100
+    directions, the median over the pairs of the relative error of the
+    squared distances), cells of equal width against these: 1.3e-3 and
+    8.6e-4 on 120 Gaussian sets of 50 to 150 points in 16 dimensions with
+    random means, 1.3e-2 and 6.3e-3 on Student t sets (3 degrees of
+    freedom), 2.2e-3 and 1.3e-3 on exponential ones, 1.0e-3 and 7.1e-4 on
+    uniform ones; on weighted digit images, pixel grids whose quantile
+    functions are not steeper in the tails, 2 to 10 % more error with
+    these cells (``studies/weighted_digits``: 4.9e-4 against 4.8e-4 over
+    the matrix, Frobenius norms).
 
     The point values at the midpoints of the cells also err by
-    :math:`O(1/Q)` (at most :math:`2 M (R_A + R_B) / Q`, M the largest
-    :math:`|h|`), with either sign and a constant that grows with the
-    distance itself. Measured on weighted digit images (`digit_clouds`
-    of ``kernelmaps._data``: 60 images, 100 directions, translations of
-    2 pixels), the squared distances of the cell means err by 7.2e-4
-    (Frobenius norm of the error over that of :math:`SW_2^2`, pairs off
-    the diagonal) at Q = 100, the midpoints by 1.2e-3; without
-    translations the midpoints err less (4.4e-3 against 8.9e-3), with
+    :math:`O(1/Q)` (at most :math:`2 M (R_A + R_B) \sin(\pi / (2Q))`, M
+    the largest :math:`|h|`), with either sign and a constant that grows
+    with the distance itself. Measured on weighted digit images
+    (`digit_clouds` of ``kernelmaps._data``: 60 images, 100 directions,
+    translations of 2 pixels), the squared distances of the cell means err
+    by 6.1e-4 (Frobenius norm of the error over that of :math:`SW_2^2`,
+    pairs off the diagonal) at Q = 100, the midpoints by 1.2e-3; without
+    translations the midpoints err less (4.7e-3 against 9.6e-3), with
     translations of 5 pixels four times more. The cell means are taken:
     the error bound above, their sign, and their independence of
     translations. Pairs of nearly equal sets have the largest relative
-    error (7 % at Q = 100 for the closest pair of that sample: the error
+    error (5.5 % at Q = 100 for the worst pair of that sample: the error
     is about :math:`R^2 / (n Q)` whatever the distance).
 
     **Computation.** As `sliced_wasserstein`: one BLAS projection per
@@ -665,9 +688,8 @@ class SlicedWassersteinFeatures(FeatureMap):
         directions = self.projections_
         Q = self.n_features_out_ // directions.shape[0]
         e = power_of_two_scale(bags.points)
-        F = quantile_means(_scaled_bags(bags, e), directions, Q,
-                           1.0 / math.sqrt(directions.shape[0] * Q), n_threads,
-                           working_memory_bytes())
+        F = quantile_means(_scaled_bags(bags, e), directions,
+                           quantile_edges(Q), n_threads, working_memory_bytes())
         with np.errstate(over="ignore", under="ignore"):
             for a, b in row_blocks(F):  # in place (Ctrl-C stops between two)
                 np.ldexp(F[a:b], -e, out=F[a:b])

@@ -4853,7 +4853,11 @@ if HAVE_DASK:  # (the kernel's gamma=None needs every distance: no lazy entry)
 
 
 def _swf_cells_reference(X, P_, Q):
-    """The scaled cell means of the quantile functions (L Q per set)."""
+    """The scaled cell means of the quantile functions (L Q per set): the
+    cells [t_k, t_k+1], t_k = sin(pi k / (2 Q))**2, each mean times the
+    root of its cell's width, over the root of L."""
+    edges = np.sin(np.pi * np.arange(Q + 1) / (2 * Q)) ** 2
+    edges[0], edges[-1] = 0.0, 1.0
     sets, ws = _sw_weights(X)
     out = []
     for s, w in zip(sets, ws):
@@ -4867,14 +4871,14 @@ def _swf_cells_reference(X, P_, Q):
             c[-1] = 1.0
             cells = np.zeros(Q)
             for q in range(Q):
-                lo, hi = q / Q, (q + 1) / Q
+                lo, hi = edges[q], edges[q + 1]
                 cuts = np.concatenate([[lo], c[(c > lo) & (c < hi)], [hi]])
                 for t0, t1 in itertools.pairwise(cuts):
                     cells[q] += (t1 - t0) * a[min(np.searchsorted(c, t1),
                                                   len(a) - 1)]
-            row.append(cells * Q)
+            row.append(cells / np.sqrt(np.diff(edges)))
         out.append(np.concatenate(row))
-    return np.array(out) / math.sqrt(len(P_) * Q)
+    return np.array(out) / math.sqrt(len(P_))
 
 
 def _swf_entry():
