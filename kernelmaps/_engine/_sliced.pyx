@@ -24,20 +24,33 @@ from ._runtime cimport floating, isa_level, km_isa_ran
 
 cdef extern from "km_sliced.h" nogil:
     double km_sw_pair_d(int isa, const double *a, int64_t n, const double *b,
-                        int64_t m, Py_ssize_t L, int mode, double p)
+                        int64_t m, Py_ssize_t L, int mode)
     double km_sw_pair_f(int isa, const float *a, int64_t n, const float *b,
-                        int64_t m, Py_ssize_t L, int mode, double p)
+                        int64_t m, Py_ssize_t L, int mode)
     double km_sw_weighted_d(int isa, const double *a, const double *ca,
                             int64_t n, const double *b, const double *cb,
-                            int64_t m, Py_ssize_t L, int mode, double p)
+                            int64_t m, Py_ssize_t L, int mode)
     double km_sw_weighted_f(int isa, const float *a, const double *ca,
                             int64_t n, const float *b, const double *cb,
-                            int64_t m, Py_ssize_t L, int mode, double p)
+                            int64_t m, Py_ssize_t L, int mode)
+    double km_sw_pair_any_d(int isa, const double *a, int64_t n,
+                            const double *b, int64_t m, Py_ssize_t L, double p,
+                            int first, double top, double *A, double *U)
+    double km_sw_pair_any_f(int isa, const float *a, int64_t n,
+                            const float *b, int64_t m, Py_ssize_t L, double p,
+                            int first, double top, double *A, double *U)
+    double km_sw_weighted_any_d(int isa, const double *a, const double *ca,
+                                int64_t n, const double *b, const double *cb,
+                                int64_t m, Py_ssize_t L, double p, int first,
+                                double top, double *A, double *U)
+    double km_sw_weighted_any_f(int isa, const float *a, const double *ca,
+                                int64_t n, const float *b, const double *cb,
+                                int64_t m, Py_ssize_t L, double p, int first,
+                                double top, double *A, double *U)
 
-# The cost function |x - y|^p: p = 2, p = 1, or any other p (pow).
+# The cost function |x - y|^p: p = 2 or p = 1 (any other p: pair_block_any).
 DEF P_TWO = 2
 DEF P_ONE = 1
-DEF P_ANY = 0
 # Runs shorter than this are sorted by insertion.
 DEF RUN = 16
 
@@ -183,26 +196,46 @@ def sort_projections(const floating[:, ::1] P, const int64_t[::1] offsets,
 
 cdef inline double _pair_uniform(int isa, const floating *a, int64_t n,
                                  const floating *b, int64_t m, Py_ssize_t L,
-                                 int mode, double p) noexcept nogil:
+                                 int mode) noexcept nogil:
     """The sum over the L directions of W_p^p between the uniform
     distributions on the rank-major sorted a and b (km_sliced.h)."""
     if floating is double:
-        return km_sw_pair_d(isa, a, n, b, m, L, mode, p)
+        return km_sw_pair_d(isa, a, n, b, m, L, mode)
     else:
-        return km_sw_pair_f(isa, a, n, b, m, L, mode, p)
+        return km_sw_pair_f(isa, a, n, b, m, L, mode)
 
 
 cdef inline double _pair_weighted(int isa, const floating *a,
                                   const double *ca,
                                   int64_t n, const floating *b,
                                   const double *cb, int64_t m, Py_ssize_t L,
-                                  int mode, double p) noexcept nogil:
+                                  int mode) noexcept nogil:
     """The sum over the L directions of W_p^p between the weighted
     distributions of the sorted layouts a, ca and b, cb (km_sliced.h)."""
     if floating is double:
-        return km_sw_weighted_d(isa, a, ca, n, b, cb, m, L, mode, p)
+        return km_sw_weighted_d(isa, a, ca, n, b, cb, m, L, mode)
     else:
-        return km_sw_weighted_f(isa, a, ca, n, b, cb, m, L, mode, p)
+        return km_sw_weighted_f(isa, a, ca, n, b, cb, m, L, mode)
+
+
+cdef inline double _pair_any(int isa, const floating *a, const double *ca,
+                             int64_t n, const floating *b, const double *cb,
+                             int64_t m, Py_ssize_t L, double p, bint weighted,
+                             bint first, double top, double *A,
+                             double *U) noexcept nogil:
+    """The pass `first` (the pair's largest difference, at least top) or
+    second (A, U += the sums of the powers of the differences over top)
+    of the merges of a pair at any p (km_sliced_kernel.h); returns top."""
+    if floating is double:
+        if weighted:
+            return km_sw_weighted_any_d(isa, a, ca, n, b, cb, m, L, p, first,
+                                        top, A, U)
+        return km_sw_pair_any_d(isa, a, n, b, m, L, p, first, top, A, U)
+    else:
+        if weighted:
+            return km_sw_weighted_any_f(isa, a, ca, n, b, cb, m, L, p, first,
+                                        top, A, U)
+        return km_sw_pair_any_f(isa, a, n, b, m, L, p, first, top, A, U)
 
 
 def pair_block(const floating[::1] vx, const double[::1] cx,
@@ -222,7 +255,7 @@ def pair_block(const floating[::1] vx, const double[::1] cx,
     cdef Py_ssize_t task, i, j, r0, r1, c0, c1
     cdef Py_ssize_t n_rows = out.shape[0], n_cols = out.shape[1]
     cdef int64_t n, m
-    cdef int mode = P_TWO if p == 2.0 else (P_ONE if p == 1.0 else P_ANY)
+    cdef int mode = P_TWO if p == 2.0 else P_ONE
     cdef int isa = isa_level  # the engine's code path (_runtime.pyx)
     if task1 <= task0 or L == 0:
         return
@@ -242,51 +275,84 @@ def pair_block(const floating[::1] vx, const double[::1] cx,
                     out[i, j] += _pair_weighted(isa, &vx[ox[i] * L],
                                                 &cx[ox[i] * L], n,
                                                 &vy[oy[j] * L],
-                                                &cy[oy[j] * L], m, L, mode, p)
+                                                &cy[oy[j] * L], m, L, mode)
                 else:
                     out[i, j] += _pair_uniform(isa, &vx[ox[i] * L], n,
-                                               &vy[oy[j] * L], m, L, mode, p)
+                                               &vy[oy[j] * L], m, L, mode)
+
+
+def pair_block_any(const floating[::1] vx, const double[::1] cx,
+                   const int64_t[::1] ox, const floating[::1] vy,
+                   const double[::1] cy, const int64_t[::1] oy,
+                   double[:, ::1] top, double[:, ::1] A, double[:, ::1] U,
+                   Py_ssize_t L, double p, bint weighted, bint symmetric,
+                   bint first, Py_ssize_t row_width, Py_ssize_t n_col_blocks,
+                   Py_ssize_t col_width, Py_ssize_t task0, Py_ssize_t task1,
+                   int n_threads):
+    """`pair_block` at any p other than 1 and 2, in two passes over the
+    blocks of directions: `first`, top[i, j] = the largest difference of
+    the projections of X[i] and Y[j] over the steps of positive length of
+    their merges (at least its value before); else, where top[i, j] > 0,
+    A[i, j] += the sum over the block's directions of the integral of t^p,
+    t the difference over top[i, j], and for p < 1 U[i, j] += that of (t^p
+    - 1) / p (U unused for p > 1)."""
+    cdef Py_ssize_t task, i, j, r0, r1, c0, c1
+    cdef Py_ssize_t n_rows = top.shape[0], n_cols = top.shape[1]
+    cdef int64_t n, m
+    cdef bint small = p < 1.0
+    cdef int isa = isa_level
+    cdef double t
+    if task1 <= task0 or L == 0:
+        return
+    for task in prange(task0, task1, nogil=True, schedule="dynamic",
+                       num_threads=n_threads):
+        r0 = (task // n_col_blocks) * row_width
+        r1 = min(r0 + row_width, n_rows)
+        c0 = (task % n_col_blocks) * col_width
+        c1 = min(c0 + col_width, n_cols)
+        if symmetric and c0 < r0 + 1:
+            c0 = r0 + 1
+        for j in range(c0, c1):
+            m = oy[j + 1] - oy[j]
+            for i in range(r0, min(r1, j) if symmetric else r1):
+                n = ox[i + 1] - ox[i]
+                t = top[i, j]
+                if first:
+                    top[i, j] = _pair_any(
+                        isa, &vx[ox[i] * L],
+                        &cx[ox[i] * L] if weighted else NULL, n,
+                        &vy[oy[j] * L], &cy[oy[j] * L] if weighted else NULL,
+                        m, L, p, weighted, True, t, NULL, NULL)
+                elif t > 0:
+                    _pair_any(isa, &vx[ox[i] * L],
+                              &cx[ox[i] * L] if weighted else NULL, n,
+                              &vy[oy[j] * L],
+                              &cy[oy[j] * L] if weighted else NULL, m, L, p,
+                              weighted, False, t, &A[i, j],
+                              &U[i, j] if small else NULL)
 
 
 # -- quantile features ------------------------------------------------------
 
 
-cdef void _cells_uniform(const floating *v, int64_t n, Py_ssize_t stride,
-                         int64_t Q, double scale,
-                         floating *out) noexcept nogil:
-    """out[k] = scale * the mean over [k / Q, (k + 1) / Q] of the quantile
-    function of the uniform distribution on the sorted v[0], v[stride],
-    ... (n values): integer units of 1 / (n Q)."""
-    cdef int64_t i = 0, k = 0, u = 0, t, ti, tk
-    cdef double cell = 0.0
-    while k < Q:
-        ti = (i + 1) * Q
-        tk = (k + 1) * n
-        t = ti if ti < tk else tk
-        cell += <double>(t - u) * <double>v[i * stride]
-        u = t
-        if tk <= t:
-            out[k] = <floating>(cell / n * scale)
-            cell = 0.0
-            k += 1
-        if ti <= t and i < n - 1:
-            i += 1
-
-
-cdef void _cells_weighted(const floating *v, const double *c, int64_t n,
-                          int64_t Q, double scale, floating *out) noexcept nogil:
-    """`_cells_uniform` of the weighted distribution on v[0:n] with the
-    cumulative normalised weights c (the last 1)."""
+cdef void _cells(const floating *v, const double *c, int64_t n,
+                 Py_ssize_t stride, int64_t Q, const double *edges,
+                 const double *cell_scale, floating *out) noexcept nogil:
+    """out[k] = cell_scale[k] * the integral over the cell [edges[k],
+    edges[k + 1]] (edges[Q] exactly 1) of the quantile function of the
+    distribution on the sorted v[0], v[stride], ... (n values) with the
+    cumulative normalised weights c (the last 1; NULL: uniform, (i + 1) /
+    n): one merge of its steps with the cells."""
     cdef int64_t i = 0, k = 0
     cdef double u = 0.0, t, x, g, cell = 0.0
     while k < Q:
-        x = c[i]
-        g = <double>(k + 1) / <double>Q  # the last: exactly 1
+        x = c[i] if c != NULL else <double>(i + 1) / <double>n
+        g = edges[k + 1]
         t = x if x < g else g
-        cell += (t - u) * <double>v[i]
+        cell += (t - u) * <double>v[i * stride]
         u = t
         if g <= t:
-            out[k] = <floating>(cell * Q * scale)
+            out[k] = <floating>(cell * cell_scale[k])
             cell = 0.0
             k += 1
         if x <= t and i < n - 1:
@@ -294,34 +360,34 @@ cdef void _cells_weighted(const floating *v, const double *c, int64_t n,
 
 
 cdef void _midpoints(const floating *v, const double *c, int64_t n,
-                     Py_ssize_t stride, int64_t Q, double scale,
-                     floating *out) noexcept nogil:
-    """out[k] = scale * the quantile function at (k + 1/2) / Q (the
-    smallest value whose cumulative weight reaches it; c NULL: uniform,
-    the values `stride` apart)."""
+                     Py_ssize_t stride, int64_t Q, const double *levels,
+                     const double *cell_scale, floating *out) noexcept nogil:
+    """out[k] = cell_scale[k] * the quantile function at levels[k]
+    (ascending: the smallest value whose cumulative weight reaches it; c
+    NULL: uniform, the values `stride` apart)."""
     cdef int64_t i = 0, k
-    cdef double level
     for k in range(Q):
         if c == NULL:
-            while 2 * Q * (i + 1) < n * (2 * k + 1):
+            while <double>(i + 1) < n * levels[k] and i < n - 1:
                 i += 1
         else:
-            level = (k + 0.5) / Q
-            while c[i] < level and i < n - 1:
+            while c[i] < levels[k] and i < n - 1:
                 i += 1
-        out[k] = <floating>(<double>v[i * stride] * scale)
+        out[k] = <floating>(<double>v[i * stride] * cell_scale[k])
 
 
 def quantile_features(const floating[::1] values, const double[::1] cum,
                       const int64_t[::1] offsets, bint weighted,
-                      Py_ssize_t L, Py_ssize_t Q, Py_ssize_t l0, double scale,
-                      bint midpoint, floating[:, ::1] out, Py_ssize_t s0,
-                      Py_ssize_t s1, int n_threads):
-    """out[s, (l0 + dl) * Q + k] = scale * the mean of the quantile function
-    of set s along the block's direction dl over the cell [k / Q, (k + 1) /
-    Q] (`midpoint`: its value at the cell's middle), from the sorted
-    layout of a block of L directions, for the sets s0 <= s < s1."""
-    cdef Py_ssize_t s, dl, stride
+                      Py_ssize_t L, Py_ssize_t l0, const double[::1] edges,
+                      const double[::1] cell_scale, bint midpoint,
+                      floating[:, ::1] out, Py_ssize_t s0, Py_ssize_t s1,
+                      int n_threads):
+    """out[s, (l0 + dl) * Q + k] = cell_scale[k] * the integral of the
+    quantile function of set s along the block's direction dl over the
+    cell [edges[k], edges[k + 1]] (`midpoint`: its value at edges[k], the
+    levels), Q = len(cell_scale), from the sorted layout of a block of L
+    directions, for the sets s0 <= s < s1."""
+    cdef Py_ssize_t s, dl, stride, Q = cell_scale.shape[0]
     cdef int64_t n, base
     if s1 <= s0 or L == 0 or Q == 0:
         return
@@ -337,13 +403,12 @@ def quantile_features(const floating[::1] values, const double[::1] cum,
                 stride = L
             if midpoint:
                 _midpoints(&values[base], &cum[base] if weighted else NULL, n,
-                           stride, Q, scale, &out[s, (l0 + dl) * Q])
-            elif weighted:
-                _cells_weighted(&values[base], &cum[base], n, Q, scale,
-                                &out[s, (l0 + dl) * Q])
+                           stride, Q, &edges[0], &cell_scale[0],
+                           &out[s, (l0 + dl) * Q])
             else:
-                _cells_uniform(&values[base], n, stride, Q, scale,
-                               &out[s, (l0 + dl) * Q])
+                _cells(&values[base], &cum[base] if weighted else NULL, n,
+                       stride, Q, &edges[0], &cell_scale[0],
+                       &out[s, (l0 + dl) * Q])
 
 
 def last_isa():

@@ -99,13 +99,19 @@ def _times_power_of_two(src, e, out, dtype):
     """``out[...] = src * 2**e`` in `dtype` (`src` rounded to it first):
     one multiplication by 2**e where that is a normal number of `dtype`
     (several times faster than ldexp, and the same values: both round the
-    exact product once), else ldexp."""
+    exact product once), else ldexp: of `src` copied into `out` where
+    `dtype` holds it exactly, of `src` in its own precision (then rounded
+    once to `dtype`) where `dtype` is narrower (float64 to float32, which
+    NumPy's ldexp has no loop for)."""
     info = np.finfo(dtype)
     if info.minexp <= e < info.maxexp:
         np.multiply(src, dtype.type(2.0**e), out=out, dtype=dtype,
                     casting="unsafe")
+    elif np.can_cast(src.dtype, dtype, casting="safe"):
+        np.copyto(out, src, casting="unsafe")
+        np.ldexp(out, e, out=out)
     else:
-        np.ldexp(src, e, out=out, dtype=dtype, casting="unsafe")
+        np.copyto(out, np.ldexp(src, e), casting="unsafe")
 
 
 def pack_rows(points, e=0, dtype=None):

@@ -19,15 +19,24 @@ import math
 import numpy as np
 
 from . import _sliced as _impl
-from .layout import max_abs
+from .layout import max_abs, row_blocks
 from .progress import progress_bar
-from .schedule import TASK_WORK, run_chunked, threads_for
+from .schedule import TASK_WORK, run_chunked, threads_for, touch_pages
 from .set_means import weights_over_largest
 
-__all__ = ["power_of_two_scale", "quantile_means", "sliced_sums"]
+__all__ = ["mirror", "power_of_two_scale", "quantile_edges", "quantile_means",
+           "sliced_power_means", "sliced_sums"]
 
 # Element operations of one step of a merge (a comparison, a cost).
 _MERGE_COST = 4
+# ... at p other than 1 and 2: a power (pow, or log, exp and expm1).
+_POWER_COST = 100
+# Pairs per block of `_power_mean` (a few transcendental functions each:
+# milliseconds, Ctrl-C stops between two blocks).
+_MEAN_BLOCK = 1 << 16
+# The largest projection computed as one BLAS product (`_blas_work`): about
+# 0.2 s on one core, at most; larger ones go in blocks of rows.
+PROJECTION_WORK = float(1 << 27)
 
 
 def power_of_two_scale(*arrays):
@@ -47,18 +56,56 @@ def _block_directions(n_points, itemsize, weighted, L, budget):
     return int(min(L, max(1, budget // per)))
 
 
+def _projections(points, directions, n_threads):
+    """``points @ directions.T`` (points, L) in the points' dtype, into an
+    array whose pages are touched first, a block at a time (`touch_pages`:
+    on a virtual machine the first touch of fresh memory costs about a
+    second per 300 MB, which Ctrl-C could not stop inside the product).
+    One BLAS product where it takes a fraction of a second (`_blas_work`
+    at most PROJECTION_WORK), else blocks of rows of a 16th of that,
+    between which Ctrl-C stops (BLAS rounds some rows of a block otherwise
+    than in the whole product: such large projections differ in the last
+    bit from one product, whatever the threads)."""
+    dtype = points.dtype
+    D = directions.T.astype(dtype)
+    P = touch_pages(np.empty((points.shape[0], D.shape[1]), dtype=dtype),
+                    n_threads)
+    work = _blas_work(P.size, D.shape[0], D.shape[1])
+    if work <= PROJECTION_WORK:
+        np.matmul(points, D, out=P)
+        return P
+    step = max(1, int(P.shape[0] * (PROJECTION_WORK / 16) // work))
+    for start in range(0, P.shape[0], step):
+        np.matmul(points[start:start + step], D, out=P[start:start + step])
+    return P
+
+
+def _blas_work(values, d, L):
+    """The time of a BLAS product of `values` outputs, `d` features, `L`
+    directions, in units of about 2.5 ns on one core: slower per value
+    with more features and with few directions (measured with OpenBLAS on
+    a Zen 5 core: 2.5 ns a value at d = 16, L = 100; 6 at L = 16, 65 at L
+    = 4; 15 at d = 256, L = 100)."""
+    return values * (1.0 + d / 32) * (1.0 + 64 / max(L, 1))
+
+
 def _sorted_layout(points, offsets, weights, directions, n_threads):
     """The sorted layout of `_sliced.sort_projections` of the sets on the
     rows of `directions` (L, d), in the points' dtype: (values, cum),
     cum empty for unweighted sets."""
     dtype = points.dtype
-    P = points @ directions.T.astype(dtype)  # (points, L), BLAS
-    P = np.ascontiguousarray(P, dtype=dtype)
+    P = _projections(points, directions, n_threads)
     n_sets = len(offsets) - 1
     L = directions.shape[0]
-    values = np.empty(P.size, dtype=dtype)
     weighted = weights is not None
-    cum = np.empty(P.size if weighted else 0)
+    if weighted and dtype == np.float64:
+        # one allocation: the merges reach a value at a fixed distance from
+        # its cumulative weight (km_sliced_kernel.h)
+        both = np.empty(2 * P.size)
+        cum, values = both[:P.size], both[P.size:]
+    else:
+        values = np.empty(P.size, dtype=dtype)
+        cum = np.empty(P.size if weighted else 0)
     largest = int(np.diff(offsets).max(initial=1))
     sizes = np.diff(offsets).astype(np.float64)
     cost = sizes * np.log2(sizes + 1.0) * L
@@ -77,49 +124,158 @@ def sliced_sums(X, Y, directions, p, n_threads, budget, progress=False,
     """``S[i, j]`` = the sum over the rows of `directions` (L, d, unit
     rows, float64) of ``W_p^p`` between the projections of ``X[i]`` and
     ``Y[j]`` (Y None: X, each unordered pair once, zero diagonal,
-    symmetric), float64, from the points as they are (the caller scales
-    them). Weighted sets take their weights (a mixed pair: uniform
-    weights for the unweighted side). The projections of a block of
-    directions held at once fit in `budget` bytes."""
-    symmetric = Y is None
-    Yb = X if symmetric else Y
-    weighted = X.weights is not None or Yb.weights is not None
-    wx = _weights_of(X) if weighted else None
-    wy = _weights_of(Yb) if weighted else None
-    n_x, n_y = len(X), len(Yb)
-    out = np.zeros((n_x, n_y))
-    L = directions.shape[0]
-    if n_x == 0 or n_y == 0 or L == 0:
+    symmetric), float64, for p = 1 or 2, from the points as they are (the
+    caller scales them). Weighted sets take their weights (a mixed pair:
+    uniform weights for the unweighted side). The projections of a block
+    of directions held at once fit in `budget` bytes."""
+    walk = _PairWalk(X, Y, directions, budget, _MERGE_COST)
+    out = np.zeros((walk.n_x, walk.n_y))
+    if walk.empty:
         return out
-    n_points = X.n_points + (0 if symmetric else Yb.n_points)
-    step = _block_directions(n_points, X.points.dtype.itemsize, weighted, L,
-                             budget)
-    row_width, col_width, cost = _plan_pairs(np.diff(X.offsets),
-                                             np.diff(Yb.offsets), symmetric,
-                                             step)
-    n_col_blocks = -(-n_y // col_width)
-    n_tasks = len(cost)
-    threads = threads_for(n_threads, float(cost.sum()) * L / step, n_tasks)
-    n_blocks = -(-L // step)
-    with progress_bar(progress, n_blocks * n_tasks, desc,
+    with progress_bar(progress, walk.n_blocks * walk.n_tasks, desc,
                       unit="task") as bar:
-        for l0 in range(0, L, step):
-            block = directions[l0:l0 + step]
-            vx, cx = _sorted_layout(X.points, X.offsets, wx, block, n_threads)
-            if symmetric:
+        for block, (vx, cx, vy, cy) in walk.layouts(n_threads):
+            plan = (vx, cx, X.offsets, vy, cy, walk.Yb.offsets, out,
+                    len(block), float(p), walk.weighted, walk.symmetric,
+                    walk.row_width, walk.n_col_blocks, walk.col_width)
+            walk.run(_impl.pair_block, plan, block, n_threads, bar, desc)
+    if walk.symmetric:
+        mirror(out)
+    return out
+
+
+def mirror(out):
+    """``out += out.T`` for a square `out` that holds values above its
+    diagonal only (zeros elsewhere): the upper triangle copied below it, in
+    blocks of rows (each block adds the transposed strip of the columns of
+    its rows: the same values as the whole sum, and Ctrl-C stops between
+    two blocks); returns `out`."""
+    for a, b in row_blocks(out):
+        out[a:b, :b] += out[:b, a:b].T
+    return out
+
+
+def sliced_power_means(X, Y, directions, p, n_threads, budget,
+                       progress=False, desc="sliced Wasserstein"):
+    """``D[i, j]`` = the mean over the rows of `directions` of ``W_p^p``
+    between the projections of ``X[i]`` and ``Y[j]``, to the power 1 / p
+    (`sliced_sums` divided by L, to the power 1 / p), for any p > 0, p = 1
+    and 2 included (slower than `sliced_sums` there: for the other p).
+
+    The merges of each pair are walked twice: the first time for the
+    largest difference M of its projections (over the steps of positive
+    length, every direction), the second for the sums of the powers of t
+    = difference / M, in [0, 1]: ``D = M * (mean t^p)^(1/p)``, where no
+    power overflows and the steps at M weigh their length whatever p (no
+    underflow to 0 at large p). As p tends to 0, ``mean t^p`` tends to 1
+    and ``D`` to the geometric mean of the differences: for p < 1 the sums
+    of ``(t^p - 1) / p`` are kept too (in the `expm1` form, whose digits
+    do not cancel), and ``D = M * exp(log1p(p V) / p)``, V their mean,
+    wherever ``mean t^p`` is at least 1/2 (otherwise its own logarithm
+    loses no digits)."""
+    walk = _PairWalk(X, Y, directions, budget, _POWER_COST)
+    top = np.zeros((walk.n_x, walk.n_y))
+    if walk.empty:
+        return top
+    A = np.zeros(top.shape)  # (np.zeros: pages first touched by the tasks)
+    U = np.zeros(top.shape) if p < 1 else np.zeros((0, 0))
+    cached = None
+    with progress_bar(progress, 2 * walk.n_blocks * walk.n_tasks, desc,
+                      unit="task") as bar:
+        for first in (True, False):
+            layouts = cached or walk.layouts(n_threads)
+            if walk.n_blocks == 1 and first:  # sorted once for both passes
+                cached = layouts = list(layouts)
+            for block, (vx, cx, vy, cy) in layouts:
+                plan = (vx, cx, X.offsets, vy, cy, walk.Yb.offsets, top, A, U,
+                        len(block), float(p), walk.weighted, walk.symmetric,
+                        first, walk.row_width, walk.n_col_blocks,
+                        walk.col_width)
+                walk.run(_impl.pair_block_any, plan, block, n_threads, bar,
+                         desc, scale=_MERGE_COST / _POWER_COST if first else 1)
+    L = directions.shape[0]
+    flat, fa, fu = top.reshape(-1), A.reshape(-1), U.reshape(-1)
+    for i in range(0, flat.size, _MEAN_BLOCK):  # in place of the tops
+        j = i + _MEAN_BLOCK
+        flat[i:j] = _power_mean(flat[i:j], fa[i:j], fu[i:j] if p < 1 else fu,
+                                L, p)
+    if walk.symmetric:
+        mirror(top)
+    return top
+
+
+def _power_mean(top, A, U, L, p):
+    """M (mean t^p)^(1/p) from top = M, A = the sum over the L directions
+    of the integral of t^p and (p < 1) U = that of (t^p - 1) / p
+    (`sliced_power_means`); 0 where M is 0."""
+    with np.errstate(divide="ignore", over="ignore", under="ignore",
+                     invalid="ignore"):
+        mean = A / L
+        if p >= 1:
+            D = top * mean ** (1.0 / p)
+        else:
+            V = U / L  # (mean t^p - 1) / p, at most 0 (-inf: overflowed)
+            y = p * V  # mean t^p - 1
+            near = y >= -0.5
+            ratio = np.log1p(y) / y  # log(mean t^p) / (mean t^p - 1)
+            ratio[y == 0] = 1.0
+            G = np.where(near, V * ratio, np.log(mean) / p)  # log(mean) / p
+            D = top * np.exp(G)
+    D[top == 0] = 0.0
+    return D
+
+
+class _PairWalk:
+    """The blocks of directions and the tasks (`_plan_pairs`) of the pairs
+    of sets of X and Y (None: X) for `sliced_sums` and
+    `sliced_power_means`, `step_cost` the work of one step of a merge on
+    one direction."""
+
+    def __init__(self, X, Y, directions, budget, step_cost):
+        self.X, self.directions = X, directions
+        self.symmetric = Y is None
+        self.Yb = Yb = X if self.symmetric else Y
+        self.weighted = X.weights is not None or Yb.weights is not None
+        self.wx = _weights_of(X) if self.weighted else None
+        self.wy = _weights_of(Yb) if self.weighted else None
+        self.n_x, self.n_y = len(X), len(Yb)
+        L = directions.shape[0]
+        self.empty = self.n_x == 0 or self.n_y == 0 or L == 0
+        if self.empty:
+            return
+        n_points = X.n_points + (0 if self.symmetric else Yb.n_points)
+        self.step = _block_directions(n_points, X.points.dtype.itemsize,
+                                      self.weighted, L, budget)
+        self.row_width, self.col_width, self.cost = _plan_pairs(
+            np.diff(X.offsets), np.diff(Yb.offsets), self.symmetric,
+            self.step, step_cost)
+        self.n_col_blocks = -(-self.n_y // self.col_width)
+        self.n_tasks = len(self.cost)
+        self.n_blocks = -(-L // self.step)
+
+    def layouts(self, n_threads):
+        """Per block of directions: (block, (vx, cx, vy, cy)), the sorted
+        layouts of X and Y on it (a generator)."""
+        X, Yb, step = self.X, self.Yb, self.step
+        for l0 in range(0, self.directions.shape[0], step):
+            block = self.directions[l0:l0 + step]
+            vx, cx = _sorted_layout(X.points, X.offsets, self.wx, block,
+                                    n_threads)
+            if self.symmetric:
                 vy, cy = vx, cx
             else:
-                vy, cy = _sorted_layout(Yb.points, Yb.offsets, wy, block,
+                vy, cy = _sorted_layout(Yb.points, Yb.offsets, self.wy, block,
                                         n_threads)
-            plan = (vx, cx, X.offsets, vy, cy, Yb.offsets, out, len(block),
-                    float(p), weighted, symmetric, row_width, n_col_blocks,
-                    col_width)
-            run_chunked(_impl.pair_block, plan,
-                        cost * (len(block) / step), n_threads=threads,
-                        progress=bar, desc=desc)
-    if symmetric:
-        out += out.T
-    return out
+            yield block, (vx, cx, vy, cy)
+
+    def run(self, fn, plan, block, n_threads, bar, desc, scale=1.0):
+        """`fn` (`_impl.pair_block` or its like) on every task for the
+        directions `block`, a part of cost `scale` of the tasks' cost."""
+        L = self.directions.shape[0]
+        threads = threads_for(n_threads, float(self.cost.sum()) * L / self.step,
+                              self.n_tasks)
+        run_chunked(fn, plan, self.cost * (len(block) / self.step * scale),
+                    n_threads=threads, progress=bar, desc=desc)
 
 
 # Rows of a task: each column's sorted projections are read once for them
@@ -127,15 +283,16 @@ def sliced_sums(X, Y, directions, p, n_threads, budget, progress=False,
 PAIR_ROWS = 4
 
 
-def _plan_pairs(sx, sy, symmetric, L):
+def _plan_pairs(sx, sy, symmetric, L, step_cost=_MERGE_COST):
     """The tasks of `sliced_sums` for sets of sizes sx (rows) and sy
     (columns) on L directions: ``(row_width, col_width, cost)``, a task
     being `row_width` rows against `col_width` columns (about TASK_WORK
     / 4 element operations), cost its work (the pairs above the diagonal
-    only when `symmetric`)."""
+    only when `symmetric`), `step_cost` that of one step of a merge on one
+    direction."""
     n_x, n_y = len(sx), len(sy)
     row_width = min(PAIR_ROWS, n_x)
-    pair = (float(sx.mean()) + float(sy.mean())) * _MERGE_COST * L
+    pair = (float(sx.mean()) + float(sy.mean())) * step_cost * L
     col_width = int(max(1, min(n_y, TASK_WORK / 4 / max(1.0, pair * row_width))))
     rows = np.arange(n_x)
     row_block, col_starts = rows // row_width, np.arange(0, n_y, col_width)
@@ -152,7 +309,7 @@ def _plan_pairs(sx, sy, symmetric, L):
     work = counts * sx[:, None] + points
     starts = np.flatnonzero(np.diff(row_block, prepend=-1))
     cost = np.add.reduceat(work, starts, axis=0).astype(np.float64)
-    return row_width, col_width, cost.ravel() * _MERGE_COST * L
+    return row_width, col_width, cost.ravel() * step_cost * L
 
 
 def _weights_of(bags):
@@ -163,14 +320,37 @@ def _weights_of(bags):
     return np.ones(bags.n_points)
 
 
-def quantile_means(X, directions, n_quantiles, scale, n_threads, budget,
-                   midpoint=False):
-    """``F[s, l * Q + k]`` = `scale` times the mean of the quantile
-    function of the projection of set s on direction l over the cell [k /
-    Q, (k + 1) / Q] (`midpoint`: its value at the cell's middle), in the
-    points' dtype (computed in float64), from the points as they are; a
-    block of directions at a time within `budget` bytes."""
-    L, Q = directions.shape[0], int(n_quantiles)
+def quantile_edges(n_quantiles):
+    """The Q + 1 edges of the quantile cells, ``sin(pi k / (2 Q))**2`` for
+    k = 0 .. Q (0 and exactly 1 at the ends): equal steps of the angle of
+    ``t = (1 - cos(theta)) / 2``, cells narrower in the tails (by about
+    pi / (2 Q) in the middle, pi**2 / (4 Q**2) at the ends), where the
+    quantile functions of samples are steepest."""
+    Q = int(n_quantiles)
+    edges = np.sin(np.arange(Q + 1) * (np.pi / (2 * Q))) ** 2
+    edges[0], edges[-1] = 0.0, 1.0
+    return edges
+
+
+def quantile_means(X, directions, edges, n_threads, budget, midpoint=False):
+    """``F[s, l * Q + k]`` = the mean of the quantile function of the
+    projection of set s on direction l over the cell [edges[k], edges[k +
+    1]], times ``sqrt(w_k / L)`` (w_k the cell's width, L the rows of
+    `directions`): ``|F[s] - F[r]|^2`` is then the mean
+    over the directions of the integral of the square of the difference of
+    the cell means (`midpoint`: its value at the cell's middle level,
+    ``(edges[k] + edges[k + 1]) / 2``, times the same). In the points'
+    dtype (computed in float64), from the points as they are; a block of
+    directions at a time within `budget` bytes."""
+    edges = np.ascontiguousarray(edges, dtype=np.float64)
+    widths = np.diff(edges)
+    L, Q = directions.shape[0], len(widths)
+    if midpoint:
+        levels = edges[:-1] + widths / 2
+        cell_scale = np.sqrt(widths / L)
+    else:
+        levels = edges
+        cell_scale = 1.0 / np.sqrt(widths * L)  # (of the cell's integral)
     dtype = X.points.dtype
     out = np.empty((len(X), L * Q), dtype=dtype)
     if len(X) == 0 or L == 0:
@@ -185,7 +365,7 @@ def quantile_means(X, directions, n_quantiles, scale, n_threads, budget,
         cost = (sizes + Q) * len(block) * _MERGE_COST
         threads = threads_for(n_threads, float(cost.sum()), len(X))
         run_chunked(_impl.quantile_features,
-                    (values, cum, X.offsets, weighted, len(block), Q, l0,
-                     float(scale), bool(midpoint), out), cost,
+                    (values, cum, X.offsets, weighted, len(block), l0, levels,
+                     cell_scale, bool(midpoint), out), cost,
                     n_threads=threads)
     return out

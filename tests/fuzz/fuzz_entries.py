@@ -4885,6 +4885,45 @@ for _sw_name, _sw_kernel in (("sliced_wasserstein", False),
         lambda ctx, v, res, k=_sw_kernel: _check_sw(ctx, v, res, kernel=k),
         group="sets", fixup=_sw_fixup))
 
+def _build_sliced_directions(ctx):
+    d = ctx.pick([2, 3, 1], 1)
+    ctx.sw_d = d
+    draw = ctx.pick(list(SW_DRAWS), 2)
+    return {"dim": S(d, repr(d)), "n_projections": S(5, "5"),
+            "projections": S(None, "None"), "draw": S(draw, repr(draw)),
+            "rng": S(0, "0")}
+
+
+def _check_sliced_directions(ctx, v, res):
+    """(directions, record): unit rows of width dim, L of them (the given
+    ones, or n_projections drawn)."""
+    need(isinstance(res, tuple) and len(res) == 2, "not a pair")
+    P_, record = res
+    d = int(v["dim"])
+    given = v.get("projections")
+    L = len(np.asarray(given)) if given is not None else int(v["n_projections"])
+    need_shape(P_, (L, d))
+    need(P_.dtype == np.float64, f"dtype {P_.dtype}")
+    need(np.isfinite(P_).all(), "non-finite directions")
+    need(np.allclose(np.linalg.norm(P_, axis=1), 1.0, rtol=1e-14, atol=0),
+         "directions not of unit norm")
+    need((record is None) == (given is not None), "the draw's record")
+
+
+# the public helper of the tools above (kernelmaps.sets), all positional
+_sd_names = ["dim", "n_projections", "projections", "draw", "rng"]
+_sd_call, _sd_src = generic(lambda km, v: km.sets.sliced_directions,
+                            "km.sets.sliced_directions", _sd_names, [])
+register(Entry(
+    "sliced_directions",
+    [Arg("dim", p=P("int", low=1), positional=True),
+     Arg("n_projections", p=P("int", low=1), positional=True),
+     Arg("projections", _projection_mutations(), positional=True),
+     Arg("draw", p=P("choice", choices=SW_DRAWS), positional=True),
+     Arg("rng", p=P("rng"), positional=True)],
+    _build_sliced_directions, _sd_call, _sd_src, _check_sliced_directions,
+    group="sets"))
+
 if HAVE_DASK:  # (the kernel's gamma=None needs every distance: no lazy entry)
     def _build_sw_unweighted(ctx):
         """`_build_sw` with X unweighted: a weighted X (in memory) beside
@@ -4900,7 +4939,11 @@ if HAVE_DASK:  # (the kernel's gamma=None needs every distance: no lazy entry)
 
 
 def _swf_cells_reference(X, P_, Q):
-    """The scaled cell means of the quantile functions (L Q per set)."""
+    """The scaled cell means of the quantile functions (L Q per set): the
+    cells [t_k, t_k+1], t_k = sin(pi k / (2 Q))**2, each mean times the
+    root of its cell's width, over the root of L."""
+    edges = np.sin(np.pi * np.arange(Q + 1) / (2 * Q)) ** 2
+    edges[0], edges[-1] = 0.0, 1.0
     sets, ws = _sw_weights(X)
     out = []
     for s, w in zip(sets, ws):
@@ -4914,14 +4957,14 @@ def _swf_cells_reference(X, P_, Q):
             c[-1] = 1.0
             cells = np.zeros(Q)
             for q in range(Q):
-                lo, hi = q / Q, (q + 1) / Q
+                lo, hi = edges[q], edges[q + 1]
                 cuts = np.concatenate([[lo], c[(c > lo) & (c < hi)], [hi]])
                 for t0, t1 in itertools.pairwise(cuts):
                     cells[q] += (t1 - t0) * a[min(np.searchsorted(c, t1),
                                                   len(a) - 1)]
-            row.append(cells * Q)
+            row.append(cells / np.sqrt(np.diff(edges)))
         out.append(np.concatenate(row))
-    return np.array(out) / math.sqrt(len(P_) * Q)
+    return np.array(out) / math.sqrt(len(P_))
 
 
 def _swf_entry():
