@@ -2,6 +2,9 @@
 given as arguments, seeds named random_state or seed, threads named n_jobs
 get a TypeError that shows the call to write, and that call works."""
 
+import functools
+import inspect
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -12,8 +15,9 @@ RNG = np.random.default_rng(0)
 XS, XT = RNG.normal(size=(6, 2)), RNG.normal(size=(9, 2))
 A, B = RNG.uniform(size=6), RNG.uniform(size=9)
 
-# the functions of weighted sets, and how they take them
-PAIRS = [km.sum_match_kernel, km.mmd, km.mmd_kernel]
+# the functions of pairs of weighted sets
+PAIRS = [km.sum_match_kernel, km.mmd, km.mmd_kernel, km.sliced_wasserstein,
+         km.sliced_wasserstein_kernel]
 
 
 @pytest.mark.parametrize("f", PAIRS, ids=lambda f: f.__name__)
@@ -30,12 +34,28 @@ def test_pot_users_call_shows_where_weights_go(f):
         shown = f"{f.__name__}(Bags.from_list([xs], weights=[a]), " \
                 "Bags.from_list([xt], weights=[b]))[0, 0]"
         assert shown in message
-    # the call the message shows runs, and the weights count in it
-    value = eval(shown, {f.__name__: f, "Bags": km.Bags, "xs": XS, "xt": XT,
+    # the call the message shows runs, and the weights count in it (the
+    # directions of sliced Wasserstein fixed)
+    fixed = functools.partial(f, rng=0) if "rng" in inspect.signature(
+        f).parameters else f
+    value = eval(shown, {f.__name__: fixed, "Bags": km.Bags, "xs": XS, "xt": XT,
                          "a": A, "b": B})
     X, Y = (km.Bags.from_list([s], weights=[w]) for s, w in ((XS, A), (XT, B)))
-    assert_allclose(value, f(X, Y)[0, 0], rtol=1e-12)
-    assert abs(value - f([XS], [XT])[0, 0]) > 1e-3 * abs(value)
+    assert_allclose(value, fixed(X, Y)[0, 0], rtol=1e-12)
+    assert abs(value - fixed([XS], [XT])[0, 0]) > 1e-3 * abs(value)
+
+
+def test_the_pot_call_gives_pots_distance():
+    # ot.sliced_wasserstein_distance(xs, xt, a, b, projections=P) of POT,
+    # written as the TypeError shows it (POT's weights sum to 1)
+    ot = pytest.importorskip("ot")
+    P = km.sets.sliced_directions(2, 50, None, "iid", 0)[0]
+    want = ot.sliced_wasserstein_distance(XS, XT, A / A.sum(), B / B.sum(),
+                                          projections=P.T)
+    got = km.sliced_wasserstein(km.Bags.from_list([XS], weights=[A]),
+                                km.Bags.from_list([XT], weights=[B]),
+                                projections=P)[0, 0]
+    assert_allclose(got, want, rtol=1e-12)
 
 
 def test_median_heuristic_and_functions_without_weights():
@@ -65,8 +85,6 @@ def test_thread_names_of_other_libraries(name):
 
 
 def test_other_mistakes_keep_pythons_message_and_signatures_stay():
-    import inspect
-
     with pytest.raises(TypeError, match="unexpected keyword argument 'gama'"):
         km.sum_match_kernel([XS], gama=1.0)
     with pytest.raises(TypeError, match="positional argument"):

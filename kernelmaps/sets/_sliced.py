@@ -19,6 +19,7 @@ from .._engine.sliced import (
     sliced_power_means,
     sliced_sums,
 )
+from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
 from .._transforms import blocked_sets, is_lazy, lazy_gram, task_threads
 from .._validation import (
@@ -95,6 +96,7 @@ def _check_projections(projections, dim, name="projections"):
     return unit / np.sqrt(np.einsum("ij,ij->i", unit, unit))[:, None]
 
 
+@takes_hints()
 def sliced_directions(dim, n_projections, projections, draw, rng):
     """The unit directions of the sliced-Wasserstein tools.
 
@@ -182,6 +184,7 @@ def _scaled_copy(a, e, dtype):
     return scaled(a, e, dtype, out=a if a.dtype == dtype else None)
 
 
+@takes_hints("pair")
 def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
                        draw="iid", rng=None, workers=None, progress=False,
                        dtype=None):
@@ -332,6 +335,7 @@ def _distance_block(directions, p, names, workers, out, x, y):
                       out)
 
 
+@takes_hints("pair")
 def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
                               projections=None, draw="iid", rng=None,
                               workers=None, progress=False, dtype=None):
