@@ -1,7 +1,7 @@
-"""The package's warning, `DegenerateWarning`, the one function that
+"""The package's warnings: `DegenerateWarning`, the one function that
 issues it, pointing at the user's call, and the test of a point kernel's
 matrix for it (`degenerate`, `degenerate_message`), shared by the kernels
-and the two-sample tests."""
+and the two-sample tests; `CostWarning` and its function (`warn_cost`)."""
 
 import os
 import sys
@@ -11,8 +11,8 @@ import numpy as np
 
 from ._engine.layout import row_blocks
 
-__all__ = ["DegenerateWarning", "degenerate", "degenerate_message",
-           "warn_degenerate"]
+__all__ = ["CostWarning", "DegenerateWarning", "degenerate",
+           "degenerate_message", "warn_cost", "warn_degenerate"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -51,14 +51,60 @@ class DegenerateWarning(UserWarning):
     """
 
 
-def warn_degenerate(message):
-    """Issue `message` as a `DegenerateWarning` attributed to the first
+class CostWarning(UserWarning):
+    """A call whose estimated time is far beyond a minute, said before it
+    starts.
+
+    Issued by `mmd_test` where its cost model (arithmetic on the sizes, the
+    dimension, the resamples and the method, with the speed of a fast core
+    on each thread the call uses: an estimate on the short side) gives more
+    than 10 minutes; the message says the estimate and the faster ways the
+    user guide recommends at that size. The call then runs as asked. As
+    scikit-learn's ``EfficiencyWarning``, it is a `UserWarning`: silence it
+    with ``warnings.simplefilter("ignore", kernelmaps.CostWarning)``, or
+    make it an error (``"error"``) to stop such calls before they start.
+
+    Parameters
+    ----------
+    message : str
+        The estimate, and what is faster.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> import kernelmaps as km
+    >>> X, Y = np.random.default_rng(0).normal(size=(2, 150_000, 3))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", km.CostWarning)  # stop, do not run
+    ...     try:
+    ...         km.mmd_test(X, Y, workers=1)
+    ...     except km.CostWarning as warning:
+    ...         print(str(warning)[:63])
+    mmd_test(method='permutation') of n=150000 and m=150000 objects
+    """
+
+
+def _warn(message, category):
+    """Issue `message` as a `category` warning attributed to the first
     caller outside kernelmaps (the user's line)."""
-    level, frame = 2, sys._getframe(1)
+    level, frame = 3, sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame = frame.f_back
         level += 1
-    warnings.warn(message, DegenerateWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)
+
+
+def warn_degenerate(message):
+    """Issue `message` as a `DegenerateWarning` attributed to the first
+    caller outside kernelmaps (the user's line)."""
+    _warn(message, DegenerateWarning)
+
+
+def warn_cost(message):
+    """Issue `message` as a `CostWarning` attributed to the first caller
+    outside kernelmaps (the user's line)."""
+    _warn(message, CostWarning)
 
 
 def degenerate(K, symmetric, pairs=None):
