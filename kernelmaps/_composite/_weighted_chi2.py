@@ -33,14 +33,17 @@ relative one.
 
 ``J`` is computed by `scipy.integrate.quad`: on ``[0, 4 sd]`` (sd the
 integrand's width ``1 / sqrt(K''(c))``), then up to the point ``T`` beyond
-which a bound on the integrand (``|.| <= 1 / (y rho(y))`` and ``rho(y) >=
-prod_{j <= k} (b_j y)^(1/2)`` for the k largest b) bounds the rest by
+which a bound on the integrand's magnitude (`_tail_bound`) leaves at most
 `TOLERANCE` of the first part; where that takes more than `CYCLES`
 oscillations of ``exp(-i q y)`` (few weights, or one far above the others:
 ``rho`` grows slowly), the rest is a Fourier integral to infinity
 (QUADPACK's QAWF, the integrand's slowly varying parts against ``cos(q y)``
-and ``sin(q y)``). Each evaluation costs O(len(w)) vectorised operations;
-a tail takes 100 to 1,500 of them (about 1 to 20 ms for 1,000 weights).
+and ``sin(q y)``). Against mpmath (40 digits) and closed forms (paired
+weights, two weights) the relative error was below 1e-11 from p = 0.98 to
+1e-260. Each evaluation costs O(len(w)) vectorised operations; a tail
+takes 40 to 2,500 of them: 1 to 20 ms for the spectra of 100 to 1,000
+random features, up to 0.1 s for 2,000 weights one of which is far above
+the others (a machine shared with other jobs).
 """
 
 import math
