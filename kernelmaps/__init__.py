@@ -67,6 +67,8 @@ Warnings
 DegenerateWarning    an exact result that carries no information (a kernel
                      that is the identity or a constant on the data, a test
                      that cannot reject)
+CostWarning          a call whose estimated time is beyond 10 minutes, said
+                     before it starts, with what is faster
 """
 
 from ._bags import Bags
@@ -74,7 +76,7 @@ from ._composite import MMDTestResult, NystroemMap, mmd_test
 from ._config import config_context, get_config, set_config
 from ._outofcore import RandomFeaturePCA, RandomFeatureRidge, rf_pca, rf_ridge
 from ._version import __version__  # noqa: F401  (written by meson)
-from ._warnings import DegenerateWarning
+from ._warnings import CostWarning, DegenerateWarning
 from .distributions import gaussian_expected_kernel, level2_kernel
 from .histograms import (
     AnchorMap,
@@ -111,6 +113,7 @@ __all__ = [
     "Bags",
     "Chi2ChebyshevMap",
     "Chi2DirectMap",
+    "CostWarning",
     "DegenerateWarning",
     "DoublyRandomDistributionFeatures",
     "EMKFeatures",

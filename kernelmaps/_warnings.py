@@ -1,7 +1,7 @@
-"""The package's warning, `DegenerateWarning`, the one function that
+"""The package's warnings: `DegenerateWarning`, the one function that
 issues it, pointing at the user's call, and the test of a point kernel's
 matrix for it (`degenerate`, `degenerate_message`), shared by the kernels
-and the two-sample tests."""
+and the two-sample tests; `CostWarning` and its function (`warn_cost`)."""
 
 import os
 import sys
@@ -11,9 +11,9 @@ import numpy as np
 
 from ._engine.layout import row_blocks
 
-__all__ = ["PACKAGE", "DegenerateWarning", "constant_value", "degenerate",
-           "degenerate_message", "warn_caller", "warn_degenerate",
-           "warn_uninformative"]
+__all__ = ["PACKAGE", "CostWarning", "DegenerateWarning", "constant_value",
+           "degenerate", "degenerate_message", "warn_caller", "warn_cost",
+           "warn_degenerate", "warn_uninformative"]
 
 # The package's folder: a frame of a file in it is the package's own call.
 PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -53,10 +53,50 @@ class DegenerateWarning(UserWarning):
     """
 
 
+class CostWarning(UserWarning):
+    """A call whose estimated time is far beyond a minute, said before it
+    starts.
+
+    Issued by `mmd_test` where its cost model (arithmetic on the sizes, the
+    dimension, the resamples and the method, with the speed of a fast core
+    on each thread the call uses: an estimate on the short side) gives more
+    than 10 minutes; the message says the estimate and the faster ways the
+    user guide recommends at that size. The call then runs as asked. As
+    scikit-learn's ``EfficiencyWarning``, it is a `UserWarning`: silence it
+    with ``warnings.simplefilter("ignore", kernelmaps.CostWarning)``, or
+    make it an error (``"error"``) to stop such calls before they start.
+
+    Parameters
+    ----------
+    message : str
+        The estimate, and what is faster.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> import kernelmaps as km
+    >>> X, Y = np.random.default_rng(0).normal(size=(2, 150_000, 3))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", km.CostWarning)  # stop, do not run
+    ...     try:
+    ...         km.mmd_test(X, Y, workers=1)
+    ...     except km.CostWarning as warning:
+    ...         print(str(warning)[:63])
+    mmd_test(method='permutation') of n=150000 and m=150000 objects
+    """
+
+
 def warn_degenerate(message):
     """Issue `message` as a `DegenerateWarning` attributed to the first
     caller outside kernelmaps (the user's line)."""
     warn_caller(message, DegenerateWarning)
+
+
+def warn_cost(message):
+    """Issue `message` as a `CostWarning` attributed to the first caller
+    outside kernelmaps (the user's line)."""
+    warn_caller(message, CostWarning)
 
 
 def warn_caller(message, category):

@@ -238,7 +238,7 @@ def test_linear_test_is_the_mean_feature_distance():
     sim = (np.random.default_rng(0).chisquare(1, size=(200_000, 7))
            * weights).sum(axis=1)
     p = np.mean(sim > q)
-    assert abs(res.pvalue - p) < 4 * np.sqrt(p * (1 - p) / 200_000) + 2e-3
+    assert abs(res.pvalue - p) < 4 * np.sqrt(p * (1 - p) / 200_000)
     assert res.null_distribution is None
     # any map of the package, fitted here (a copy) or already
     chi2 = km.Chi2DirectMap(n_terms=2)
@@ -249,26 +249,6 @@ def test_linear_test_is_the_mean_feature_distance():
     stat, _ = _mean_distance(fitted.transform(H1), fitted.transform(H2))
     assert_allclose(res.statistic, stat, rtol=1e-9)
     assert res.kernel == "Chi2DirectMap" and res.pvalue < 1e-6
-
-
-@pytest.mark.parametrize("weights", [[1.0], [1.0, 1.0, 1.0], [5.0, 1.0, 0.2],
-                                     np.linspace(0.01, 1.0, 40) ** 3])
-def test_weighted_chi_squares_tail(weights):
-    # the four-cumulant approximation of P(sum w_j chi2_1 > q): exact for
-    # equal weights (a chi-square), within 1e-2 (absolute) of a Monte Carlo
-    # estimate at the quantiles that matter to a test
-    from kernelmaps._composite._two_sample import _weighted_chi2_sf
-
-    weights = np.asarray(weights, dtype=float)
-    sim = (np.random.default_rng(1).chisquare(1, size=(400_000, len(weights)))
-           * weights).sum(axis=1)
-    for level in (0.5, 0.1, 0.05, 0.01):
-        q = np.quantile(sim, 1 - level)
-        got = _weighted_chi2_sf(q, weights)
-        if np.ptp(weights) == 0:
-            assert_allclose(got, scipy.stats.chi2.sf(q / weights[0],
-                                                     len(weights)), rtol=1e-9)
-        assert abs(got - level) < max(1e-2, 0.15 * level), (level, got)
 
 
 def test_linear_test_level_and_default_width():

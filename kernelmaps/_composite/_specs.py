@@ -404,8 +404,9 @@ def _bandwidths(distances, count, rule):
     positive): MMDAgg's ("mmdagg"), spaced geometrically from half their
     5 % quantile to twice the largest; MMD-FUSE's ("fuse"), spaced
     linearly from half their 5 % to twice their 95 % order statistic (the
-    authors' code takes the sorted distances at ``floor(0.05 len)`` and
-    ``floor(0.95 len)``)."""
+    sorted distances at ``floor(0.05 len)`` and ``floor(0.95 len)``, as the
+    authors' code, whose list also holds the N zeros of the diagonal
+    replaced by the median distance: left out here, as every zero)."""
     distances = distances[distances > 0]
     if distances.size == 0:
         return None

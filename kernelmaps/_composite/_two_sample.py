@@ -60,7 +60,12 @@ from .._validation import (
     check_scalar,
     check_size,
 )
-from .._warnings import degenerate, degenerate_message, warn_degenerate
+from .._warnings import (
+    degenerate,
+    degenerate_message,
+    warn_cost,
+    warn_degenerate,
+)
 from ._blocked import (
     Layout,
     column_dots,
@@ -99,6 +104,7 @@ from ._specs import (
     spec_for,
     value_sample,
 )
+from ._weighted_chi2 import weighted_chi2_sf as _weighted_chi2_sf
 
 __all__ = ["MMDTestResult", "mmd_test"]
 
@@ -301,12 +307,22 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         - "fuse": MMD-FUSE [6]_: the MMD^2 of several kernels and scales
           (by default the Laplacian and Gaussian kernels with 10
           bandwidths each, spaced linearly from half the 5 % to twice the
-          95 % order statistic of the pooled distances, as in the authors'
-          code), each normalised by the Frobenius norm of its pooled
-          matrix, fused by a log-sum-exp, against its values on B random
-          permutations. No multiplicity correction; the scales are chosen
-          on the pooled sample, so the test is exact. For any kind of
-          object and any list of kernels, as the aggregated test.
+          95 % order statistic of the nonzero L1, resp. Euclidean,
+          distances between the points of the sample of at most 1000
+          pooled points that `gamma`'s rule uses; of the kernel's distance
+          for other objects), each normalised by the Frobenius norm of its
+          pooled matrix, fused by a log-sum-exp, against its values on B
+          random permutations. No multiplicity correction; the scales are
+          chosen on the pooled sample, so the test is exact. For any kind
+          of object and any list of kernels, as the aggregated test. The
+          authors' code takes the distances between all the pooled
+          points with the N zeros of the diagonal (and any tie) replaced
+          by the median distance, which moves both order statistics by
+          about 0.1 / N in level: bandwidths about 5e-4 (relative) from
+          these at some hundreds of points, a few percent at 40, and
+          p-values equal or a count or two apart
+          (``studies/two_sample_fuse``); beyond 1000 points the two rules
+          read different distances.
         - "cross": cross-MMD [7]_: the samples' first halves against the
           witness function of their second halves (in the order given),
           studentised, with a standard normal null: one pass over a
@@ -326,9 +342,11 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
           null distribution is, asymptotically, ``N / (n m)`` times a sum of
           chi-squares weighted by the eigenvalues of the features'
           covariance [4]_ (estimated from the first 65,536 objects of each
-          sample); the p-value from the chi-square with the same four
-          cumulants [8]_. Its level is asymptotic (some hundreds of objects
-          per sample), its power that of the permutation test on the same
+          sample); the p-value is that sum's tail, exact up to a numerical
+          integration (of its characteristic function [8]_, through the
+          saddle point: a relative error below 1e-9 at every p-value). Its
+          level is asymptotic (some hundreds of objects per sample), its
+          power that of the permutation test on the same
           features (random features of a kernel: the MMD of [5]_). For
           samples of millions of points, Dask arrays included.
     n_resamples : int or (int, int), optional
@@ -447,35 +465,17 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     once) plus the kernel's, ``N^2 (d + B) / 2`` multiply-adds for the
     permutation test of points. A call that cannot run even so within
     the budget raises a ValueError that says what it needs.
-    Which test for which size: the power at ``alpha = 0.05`` and the
-    median time of one test on 2 cores (AMD EPYC Zen 3) for two samples of
-    n standard normal points in 64 dimensions, the second shifted by 0.1
-    along one axis (10 repetitions; ``studies/which_test``, where the
-    peers MMDAggInc and Compress Then Test are measured too):
 
-    ================  ==========  ==========  ==========  ==========  ==========
-    method            1,000       5,000       20,000      10^5        10^6
-    ================  ==========  ==========  ==========  ==========  ==========
-    permutation       0.0, 0.2 s  0.4, 2.6 s
-    wild_bootstrap    0.1, 0.1 s  0.5, 1.0 s
-    aggregated        0.0, 2.0 s  (17 s)
-    incomplete=200    0.1, 1.2 s  (3.4 s)                 1.0, 75 s
-    fuse              0.0, 2.7 s  (38 s)
-    cross             0.1, 0.0 s  0.2, 0.3 s  1.0, 3.2 s
-    linear            0.0, 0.0 s  0.4, 0.4 s  1.0, 1.6 s  1.0, 7.7 s  1.0, 23 s
-    features (1000)   0.2, 0.3 s  0.4, 0.7 s  1.0, 3.7 s  1.0, 10 s   1.0, 84 s
-    ================  ==========  ==========  ==========  ==========  ==========
-
-    (n = m per column; "incomplete=200": the aggregated test with
-    ``incomplete=200``; "features (1000)": the permutation test with
-    ``feature_map=1000``; times in parentheses without a power measured.)
-
-    Up to some thousands of objects per sample the resampling tests of the
-    exact kernel are the most powerful for the kernel chosen (the
-    aggregated ones where no single scale is known to be good); beyond, the
-    cross test, the linear test and the permutation test on explicit
-    features reach the same power in seconds, and the incomplete
-    aggregated test keeps a grid of kernels at a cost linear in n.
+    Which test for which size (the power and time of every method from
+    1,000 to 10^6 points per sample are in the user guide, "Large samples
+    and clusters", from ``studies/which_test``): up to some thousands of
+    objects per sample the resampling tests of the exact kernel are the
+    most powerful for the kernel chosen (the aggregated ones where no
+    single scale is known to be good); beyond, the cross test, the linear
+    test and the permutation test on explicit features reach the same power
+    in seconds, and the incomplete aggregated test keeps a grid of kernels
+    at a cost linear in n. A call whose estimated time is beyond 10 minutes
+    says so before it starts, with these faster ways (`CostWarning`).
 
     The p-value counts the observed statistic as one of the resamples
     (``(1 + #{null >= statistic}) / (1 + B)``): the test's level is at most
@@ -509,10 +509,8 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     .. [7] S. Shekhar, I. Kim and A. Ramdas, "A permutation-free kernel
        two-sample test", Advances in Neural Information Processing Systems
        35, 2022.
-    .. [8] H. Liu, Y. Tang and H. H. Zhang, "A new chi-square approximation
-       to the distribution of non-negative definite quadratic forms in
-       non-central normal variables", Computational Statistics & Data
-       Analysis 53(4), pp. 853-856, 2009.
+    .. [8] J. P. Imhof, "Computing the distribution of quadratic forms in
+       normal variables", Biometrika 48(3/4), pp. 419-426, 1961.
     .. [9] A. Schrab, I. Kim, B. Guedj and A. Gretton, "Efficient aggregated
        kernel tests using incomplete U-statistics", Advances in Neural
        Information Processing Systems 35, 2022.
@@ -602,7 +600,8 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, incomplete, alpha,
         # the tests over a grid of scales, and the grid's rule
         grid={"aggregated": "mmdagg", "fuse": "fuse"}.get(method),
         incomplete=_check_incomplete(incomplete, method, feature_map),
-        X=X, Y=Y, Z=None, n=None, N=None, B=None, specs=None, lazy=False)
+        X=X, Y=Y, Z=None, n=None, N=None, B=None, specs=None, lazy=False,
+        n_kernels=1)
     iv.kernels, iv.kind = _check_kernels(kernel, method, X)
     iv.params = _check_kernel_params(kernel_params, iv.kernels, iv.kind)
     if method == "linear":
@@ -673,6 +672,7 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, incomplete, alpha,
             raise ValueError(f"method='cross' needs at least 4 objects in each "
                              f"sample (two per half), got {iv.n} and "
                              f"{iv.N - iv.n}")
+        _warn_long_call(iv)
         return iv
     n_kernels = len(iv.specs[0].K) if iv.kind == "precomputed" else len(iv.specs)
     if iv.grid and iv.kind != "precomputed":  # every kernel's scales
@@ -685,6 +685,8 @@ def _mmd_test_iv(X, Y, kernel, gamma, method, n_resamples, incomplete, alpha,
                                 default=_N_RESAMPLES_FUSE if method == "fuse"
                                 else _N_RESAMPLES)
         _warn_never_rejects(iv.B, alpha, "n_resamples")
+    iv.n_kernels = n_kernels
+    _warn_long_call(iv)
     return iv
 
 
@@ -746,6 +748,7 @@ def _on_features(iv, feature_map):
     # their mean is far from 0 next to their spread)
     shift = np.asarray(fmap.transform(_first_rows(iv.X)),
                        dtype=np.float64).mean(axis=0)
+    _warn_long_call(iv, shift.size)
 
     def features(sample, start, stop):
         with _as_sample("XY"[sample]):
@@ -1296,6 +1299,128 @@ def _warn_never_rejects(B, alpha, name):
         )
 
 
+def _warn_long_call(iv, width=None):
+    """A `CostWarning` before the long work where the call's estimated
+    time on its threads (`_work_seconds`; `width`: the features of the
+    linear test or of the resampling tests on features) is beyond
+    `LONG_CALL_SECONDS`, with the faster ways the user guide recommends.
+    Not for Dask input (its work runs on the cluster's workers, whose
+    number is not known here)."""
+    if iv.lazy or is_dask_array(iv.X) or is_dask_array(iv.Y):
+        return
+    work, sizes = _work_seconds(iv, width)
+    seconds = work / iv.n_threads
+    if seconds > LONG_CALL_SECONDS:
+        warn_cost(_long_call_message(iv, seconds, sizes, width))
+
+
+def _work_seconds(iv, width, resamples=None):
+    """The seconds of work of the validated call `iv` on one fast core, by
+    a cost model of its longest parts (an estimate on the short side: the
+    rates are a few times those measured on one core of a Zen 5, and the
+    kernel of objects other than points is not counted), and ``(n, m)``:
+    O(1) arithmetic from the sizes, the dimension, the resamples (or
+    `resamples`, one number, instead), the method and the features
+    (`width`, for the linear test and the tests on features)."""
+    if iv.method == "linear":  # (points only: their sizes not kept yet)
+        n, m = iv.X.shape[0], iv.Y.shape[0]
+    else:
+        n, m = iv.n, iv.N - iv.n
+    N = n + m
+    d = iv.X.shape[1] if iv.kind == "points" else 0
+    if iv.method == "linear":
+        covariance = min(n, LINEAR_COVARIANCE_ROWS) + min(m, LINEAR_COVARIANCE_ROWS)
+        return (N * width * (d + 2) + covariance * width**2 + width**3
+                ) / FEATURE_RATE, (n, m)
+    if iv.method == "cross":
+        return N * N / 4 * (d + 4) / KERNEL_RATE, (n, m)
+    B = sum(np.atleast_1d(iv.B)) if resamples is None else resamples
+    wild = iv.method in ("wild_bootstrap", "aggregated")
+    rows = min(n, m) if wild else N
+    if width is not None:  # the permutation test or wild bootstrap on features
+        return (rows * width * (B + 1) + N * width * (d + 2)) / FEATURE_RATE, (n, m)
+    L, band = iv.n_kernels, iv.incomplete
+    products = L * rows * (band if band is not None else rows / 2)
+    draws = rows / (SIGN_RATE if wild else DRAW_RATE)
+    pairs = N * band if band is not None else N * N / 2
+    kernel = pairs * (d * len(iv.kernels) + 4 * L) / KERNEL_RATE
+    return ((B + 1) * (products / RESAMPLE_RATE + draws + L * RESAMPLE_COST)
+            + kernel), (n, m)
+
+
+def _long_call_message(iv, seconds, sizes, width):
+    """What a `CostWarning` of `mmd_test` says: the estimate, and what is
+    faster (fewer resamples where they make the cost, else the tests the
+    user guide recommends at that size)."""
+    n, m = sizes
+    resamples = "" if iv.B is None else (
+        f" with n_resamples={iv.B}" if np.ndim(iv.B) == 0
+        else f" with n_resamples=({iv.B[0]}, {iv.B[1]})")
+    head = (f"mmd_test(method={iv.method!r}) of n={n} and m={m} objects"
+            f"{resamples}: about {_duration(seconds)} of work on "
+            f"{iv.n_threads} thread{'s' * (iv.n_threads > 1)} (a cost model's "
+            f"estimate on the short side, made before the call starts)")
+    default = (None if iv.B is None else
+               _N_RESAMPLES_AGG if iv.method == "aggregated" else
+               _N_RESAMPLES_FUSE if iv.method == "fuse" else _N_RESAMPLES)
+    if default is not None and sum(np.atleast_1d(iv.B)) > sum(
+            np.atleast_1d(default)) and (
+            _work_seconds(iv, width, sum(np.atleast_1d(default)))[0]
+            / iv.n_threads <= LONG_CALL_SECONDS):
+        smallest = 1 / (np.atleast_1d(default)[-1] + 1)
+        advice = (f"the resamples make it long: the default, n_resamples="
+                  f"{default}, gives p-values down to {smallest:.2g}, enough "
+                  f"for any alpha above that")
+    elif width is not None:
+        advice = ("at this size a random subsample of X and Y, or fewer "
+                  "features" + (" or resamples" if iv.B is not None else "")
+                  + ", is faster")
+    else:
+        faster = ("feature_map=1000 (the permutation test on 1000 random "
+                  "Fourier features, exact for their kernel), "
+                  "method='linear'" if iv.kind == "points" else
+                  "method='linear' with a feature_map that takes the objects")
+        if iv.method != "cross":
+            faster += " or method='cross'"
+        if iv.method in ("aggregated", "fuse") and iv.incomplete is None:
+            faster += (", or for a grid of kernels method='aggregated' with "
+                       "incomplete=200")
+        advice = (f"at this size the user guide (\"Which test for which "
+                  f"size\") recommends the tests linear in n: {faster}")
+    return (f"{head}; {advice}. (Silence it: warnings.simplefilter('ignore', "
+            f"kernelmaps.CostWarning).)")
+
+
+def _duration(seconds):
+    """`seconds` in words: minutes, hours or days."""
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.3g} days"
+
+
+# A call whose estimated time (`_work_seconds`, on its threads) is beyond
+# this many seconds says so up front (`CostWarning`).
+LONG_CALL_SECONDS = 600.0
+# Rates of the cost model, per thread: about 2.5 times those measured on
+# one core of an AMD Zen 5 (AVX-512; process time, workers=1, a machine
+# shared with other jobs), so that the estimate is on the short side (a
+# faster core, perfect scaling over the threads): the resampling products
+# (multiply-adds per second, float64 or float32: 1.5e10 measured for both
+# from N = 1000 on, less below), the permutations drawn (objects per
+# second: 5.5e7; random draws, which a faster core speeds up less: 1.8
+# times), the Rademacher signs (3.6e8), what each kernel adds per resample
+# (seconds: 0.1e-6), the kernel's distances and exponentials (multiply-adds
+# per second: 7.6e9), the features' products (1.4e10 to 2.1e10).
+RESAMPLE_RATE = 4e10
+DRAW_RATE = 1e8
+SIGN_RATE = 1e9
+RESAMPLE_COST = 0.04e-6
+KERNEL_RATE = 2e10
+FEATURE_RATE = 4e10
+
+
 def _block_seeds(generator, total):
     """One seed per block of `RESAMPLE_BLOCK` resamples (the first resample of the
     first block is the observed sample): the blocks can be drawn again,
@@ -1718,6 +1843,7 @@ def _linear(iv, feature_map):
     # the features' mean is far from 0 next to their spread).
     shift = np.asarray(fmap.transform(_first_rows(X)),
                        dtype=np.float64).mean(axis=0)
+    _warn_long_call(iv, shift.size)
     moments = []
     for A, data in ((X, "X"), (Y, "Y")):
         with _as_sample(data):
@@ -1871,21 +1997,3 @@ def _linear_width(N, d):
     """The default number of random features of the linear test: it grows
     with the pooled sample N (and the dimension d), from 100 to 1000."""
     return int(min(1000, max(100, 4 * d, N // 10)))
-
-
-def _weighted_chi2_sf(q, weights):
-    """``P(sum_j w_j chi2_1 > q)`` for positive weights w, by the chi-square
-    (or noncentral chi-square) with the same first four cumulants (Liu, Tang
-    and Zhang, 2009)."""
-    c1, c2, c3, c4 = (math.fsum(weights**k) for k in (1, 2, 3, 4))
-    s1, s2 = c3 / c2**1.5, c4 / c2**2
-    if s1**2 > s2:
-        a = 1.0 / (s1 - math.sqrt(s1**2 - s2))
-        delta = s1 * a**3 - a**2
-        dof = a**2 - 2 * delta
-    else:
-        a, delta, dof = 1.0 / math.sqrt(s2), 0.0, c2**3 / c3**2
-    t = (q - c1) / math.sqrt(2 * c2) * math.sqrt(2) * a + dof + delta
-    if delta > 0:
-        return float(scipy.stats.ncx2.sf(t, dof, delta))
-    return float(scipy.stats.chi2.sf(t, dof))

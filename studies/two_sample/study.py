@@ -406,8 +406,9 @@ permutations, the others by construction). Resamples B: 999 for the
 permutation test and the wild bootstrap; for the aggregated test the
 default (B1, B2) = (2000, 2000), and the plan's (500, 500) at n = m =
 2000 on `gauss5` only (500 repetitions there take 36 min on an idle core:
-not run for this report, see the summary); the linear test (10 random
-Fourier features, F null) has none. Rows marked "(seed 21)" rerun a cell
+not run for this report, see the summary); the linear test (its default
+random Fourier features; before issue 39, 10 of them with an F null) has
+none. Rows marked "(seed 21)" rerun a cell
 on a new block of seeds.
 Columns: rejection rate at alpha = 0.05 over R repetitions; the exact
 binomial 95 % interval around 0.05 (`scipy.stats.binom.interval(0.95, R,
@@ -442,7 +443,8 @@ covariance [[1, c], [c, 1]] with c = (r - 1) / (r + 1), r = {BLOB_RATIO:g}
 `hyppo` (`hyppo.ksample.MMD().test(X, Y, reps=B, workers=1, auto=False)`)
 with the same B; `wild bootstrap` (rbf, median heuristic, B); `aggregated`
 the default MMDAgg (10 laplacian + 10 rbf bandwidths, (B1, B2) = (2000,
-2000)); `linear` (10 random Fourier features); `best single` the most
+2000)); `linear` (its default random Fourier features; before issue 39,
+10 of them); `best single` the most
 powerful member of the aggregated collection, each member run alone as a
 wild bootstrap test (the aggregated test's resampling at n = m) with its
 `kernel` and `gamma`. The best single is picked after the fact among 20
