@@ -58,6 +58,14 @@ def test_the_pot_call_gives_pots_distance():
     assert_allclose(got, want, rtol=1e-12)
 
 
+def test_mmd_test_shows_samples_of_weighted_sets():
+    with pytest.raises(TypeError, match=r"mmd_test\(Bags.from_list\(sets_X, "
+                                        r"weights=weights_X\), Bags"):
+        km.mmd_test(XS, XT, A, B)
+    with pytest.raises(TypeError, match=r"mmd_test\(\) takes the seed as rng"):
+        km.mmd_test(XS, XT, random_state=0)
+
+
 def test_median_heuristic_and_functions_without_weights():
     with pytest.raises(TypeError, match=r"median_heuristic\(Bags.from_list\("
                                         r"sets, weights=\[w_0, w_1, \.\.\.\]\)\)"):

@@ -51,7 +51,7 @@ def test_long_calls_warn_before_any_work(no_work, monkeypatch):
     # (8 GB for the null distribution: allowed here on any machine). (The
     # wild bootstrap's 10**9 sign flips of 100 pairs, about 0.7 us each on
     # one core, do not warn.)
-    monkeypatch.setattr(_validation, "_physical_memory", lambda: 2**40)
+    monkeypatch.setattr(_validation, "memory_limit", lambda: (2**40, "this machine"))
     X, Y = rng.normal(size=(2, 100, 3))
     with pytest.warns(km.CostWarning, match=r"the resamples make it long: the "
                       r"default, n_resamples=999, gives p-values down to 0\.001"

@@ -272,7 +272,8 @@ def test_sets_reach_the_compiled_loop_directly(kernel, monkeypatch):
     def tile_sums(*args, **kwargs):
         frame, names = sys._getframe(1), []
         while frame is not None:
-            if os.path.abspath(frame.f_code.co_filename).startswith(package):
+            if (os.path.abspath(frame.f_code.co_filename).startswith(package)
+                    and frame.f_code.co_name != "hinted"):  # (_hints: names)
                 names.append(frame.f_code.co_name)
             frame = frame.f_back
         depths.append(names[::-1])

@@ -49,6 +49,7 @@ from .._engine import lapack
 from .._engine.pair_sums import shifted_matrix
 from .._engine.progress import progress_bar
 from .._engine.schedule import MAP_VALUE_WORK, run_chunked, thread_map
+from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
 from .._validation import (
@@ -200,6 +201,7 @@ def _short(value):
     return repr(value)
 
 
+@takes_hints("samples")
 def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
              n_resamples=None, incomplete=None, alpha=0.05, unbiased=True,
              feature_map=None, kernel_params=None, dtype=None, rng=None,
