@@ -148,8 +148,13 @@ def degenerate(K, symmetric, pairs=None):
 
 def degenerate_message(kind, kernel, gamma, between="points", equal=False):
     """What a `DegenerateWarning` of a point kernel says (`kind` from
-    `degenerate`; `equal`: the points are all equal, so that the kernel is
-    1 between all of them whatever gamma)."""
+    `degenerate`, or "constant": a kernel constant on objects equal as it
+    sees them; `equal`: the points are all equal, so that the kernel is 1
+    between all of them whatever gamma)."""
+    if kind == "constant":
+        return (f"the {kernel} kernel is the same between all {between}: they "
+                f"are equal as far as the kernel sees, and the kernel matrix, "
+                f"constant, carries no information")
     if kind == "one" and equal:
         return (f"the {kernel} kernel is 1 between all points: the points are "
                 f"all equal, and the kernel matrix, constant, carries no "

@@ -83,6 +83,16 @@ CASES = {
     "NystroemMap, equal sets": (
         lambda: km.NystroemMap(3, kernel="sliced_wasserstein", rng=0).fit(SAME),
         "sliced_wasserstein kernel is 1 " + EQUAL.format("landmarks of X")),
+    "mmd_test, equal points": (
+        lambda: km.mmd_test(np.zeros((10, 2)), np.zeros((10, 2)), rng=0),
+        "rbf kernel is the same between all distinct points of X and Y: they "
+        "are equal"),
+    "mmd_test, equal sets": (
+        lambda: km.mmd_test(SAME, SAME, kernel="sliced_wasserstein", rng=0),
+        "sliced_wasserstein kernel is the same between all distinct objects"),
+    "mmd_test, mean map of equal sets": (
+        lambda: km.mmd_test(SAME, SAME, kernel="mean_map", rng=0),
+        "mean_map kernel is the same between all distinct objects"),
 }
 
 

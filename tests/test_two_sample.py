@@ -308,10 +308,12 @@ def test_identical_and_constant_samples():
     X = np.ones((5, 2))
     for method in ("permutation", "wild_bootstrap", "aggregated", "linear"):
         kw = {} if method == "linear" else {"n_resamples": 20}
-        # one point: the kernel is 1 between all points (the linear test
-        # has no kernel matrix)
+        # one point: the kernel is 1 between all points, which are equal
+        # (not a gamma far too small: the linear test has no kernel matrix)
         with (contextlib.nullcontext() if method == "linear" else
-              pytest.warns(km.DegenerateWarning, match="is 1 between all")):
+              pytest.warns(km.DegenerateWarning, match="kernel is the same "
+                           "between all distinct points of X and Y: they are "
+                           "equal")):
             res = km.mmd_test(X, X.copy(), method=method, rng=0, **kw)
         assert res.pvalue == 1.0 and not res.reject
         assert np.all(np.isfinite(res.statistic))

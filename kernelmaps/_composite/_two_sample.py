@@ -62,6 +62,7 @@ from .._validation import (
     check_size,
 )
 from .._warnings import (
+    constant_value,
     degenerate,
     degenerate_message,
     warn_cost,
@@ -855,12 +856,28 @@ def _statistics(iv, mode, total, norms=False):
                 stats[row] = statistics
                 names.append(spec.name)
                 reported.append(spec.report(value))
-                kinds.append(kind if spec.degenerate_scale else None)
+                kinds.append(kind if spec.degenerate_scale or kind == "constant"
+                             else None)
                 fro.append(norm)
                 row += 1
     gammas = np.array(reported, dtype=object if None in reported else np.float64)
     return stats, np.array(names), gammas, kinds, (np.array(fro) if norms
                                                    else None)
+
+
+def _degenerate_kind(K, iv):
+    """How the pooled kernel matrix `K` of the objects of `iv` carries no
+    information: "zero" or "one" (`degenerate`: its scale), "constant"
+    (the objects are equal as the kernel sees them: points all equal, or a
+    kernel 1 everywhere at the scale of the median heuristic, which is then
+    arbitrary, or a kernel of objects constant on them), or None."""
+    kind = degenerate(K, symmetric=True)
+    if kind == "one" and ((iv.gamma is None and not iv.grid) or (isinstance(
+            iv.Z, np.ndarray) and np.all(iv.Z[:1] == iv.Z))):
+        return "constant"
+    if kind is None and constant_value(K, True) is not None:
+        return "constant"
+    return kind
 
 
 def _in_memory(iv, spec, scales, mode, seeds, plan, bar):
@@ -883,7 +900,7 @@ def _in_memory(iv, spec, scales, mode, seeds, plan, bar):
         if index == 0:  # (the bar's step of the kernel matrices)
             bar.update(1)
         K = np.ascontiguousarray(K, dtype=np.float64)
-        kind = degenerate(K, symmetric=True)
+        kind = _degenerate_kind(K, iv)
         diag = spec.finite(np.diag(K).copy())
         np.fill_diagonal(K, 0.0)
         norm = None
