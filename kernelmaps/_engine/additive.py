@@ -34,14 +34,13 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
     does not depend on it).
 
     `kind` is "chi2" (x y / (x + y)), "intersection" (min(x, y)), "product"
-    (x y) or "js" (the Jensen-Shannon term). The kernels are homogeneous
-    (of degree 1, "product" 2): inputs whose largest value is beyond
-    2**(+-100) (float32: 2**(+-20)) are scaled by a power of two (exact) to
-    about 1, and the result back, so that no sum overflows before the
-    result does and no value is subnormal unless the data span more than
-    the floating-point range. "chi2" needs no scaling (its terms neither
-    overflow nor underflow): each pair's value depends on its two rows only.
-    The result may hold inf where it overflows.
+    (x y) or "js" (the Jensen-Shannon term). Each pair's value depends on
+    its two rows only, at every magnitude: the tiles and the CSR pass are
+    exact to rounding for the values of a band (`BANDS`), and the pairs of
+    rows with a value outside it are taken again (`_outside_the_band`), so
+    that no value is lost to an overflow or an underflow on the way and a
+    result below the normal range is rounded once, to the subnormal
+    spacing. The result may hold inf where it overflows.
     """
     symmetric = Y is None
     if symmetric:
@@ -49,17 +48,6 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
     n, m = X.shape[0], Y.shape[0]
     out = np.empty((n, m))
     if n == 0 or m == 0:
-        return out
-    e = 0 if kind == "chi2" else _scale_exponent(X, None if symmetric else Y)
-    if e:
-        X = _ldexp(X, -e)
-        Y = X if symmetric else _ldexp(Y, -e)
-        out = additive_sums(X, None if symmetric else Y, kind, n_threads,
-                            progress, desc)
-        with np.errstate(over="ignore"):
-            for a, b in row_blocks(out):  # (Ctrl-C stops between blocks)
-                np.ldexp(out[a:b], e * (2 if kind == "product" else 1),
-                         out=out[a:b])
         return out
     if scipy.sparse.issparse(X) and not scipy.sparse.issparse(Y):
         # The kernels are symmetric in x and y: dense rows against CSR.
@@ -73,6 +61,7 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
         _sparse(X, Y, kind, symmetric, out, n_threads, progress, desc)
     else:
         _dense(X, Y, kind, symmetric, out, n_threads, progress, desc)
+    _outside_the_band(X, Y, kind, symmetric, out, n_threads)
     return out
 
 
@@ -86,31 +75,125 @@ JS_SPARSE_DENSITY = 0.3
 _COST = {"chi2": 4, "intersection": 1, "product": 1, "js": 32}
 # ... and per value of its parts for the "js" tiles.
 _PARTS_COST = 20
+# ... and per feature of a pair taken one by one (km_additive_robust).
+_ROBUST_COST = 40
+
+# The values v for which the float64 tiles and CSR pass (and the float32
+# tiles: CSR computes float32 in float64) are exact to rounding, (low,
+# high): v = 0 or low <= v < high; None, every value. Inside it no term,
+# sum or part overflows, none is subnormal (a sum of normal terms), and
+# float32 runs of KM_ADD_RUN terms stay finite (km_additive.h):
+# - "chi2": 2 / v (the tiles) is at most 2**1022 (float32: 2**126), so
+#   that 2 / x + 2 / y is finite; the CSR pass halves values (exactly);
+# - "intersection": a minimum is exact, a sum of subnormal numbers too;
+#   float32 runs of values below 2**121 stay finite;
+# - "product" (of square roots: the Hellinger kernel): products of values
+#   from 2**-511 (float32: 2**-63) are normal;
+# - "js": the parts of values from the smallest normal number up to
+#   2**958 (float32: 2**94) are finite and normal (I(v) = 2**-64 / v, v
+#   times 2**64; km_additive.h).
+BANDS = {
+    np.dtype(np.float64): {"chi2": (2.0**-1021, math.inf), "intersection": None,
+                           "product": (2.0**-511, math.inf),
+                           "js": (2.0**-1022, 2.0**958)},
+    np.dtype(np.float32): {"chi2": (2.0**-125, 2.0**121),
+                           "intersection": (0.0, 2.0**121),
+                           "product": (2.0**-63, 2.0**60),
+                           "js": (2.0**-126, 2.0**94)},
+}
 
 
-def _scale_exponent(X, Y):
-    """e such that the values over 2**e are about 1, when the largest value
-    is beyond 2**(+-100) (float32: 2**(+-20)); else 0."""
-    top = max(_max(X), 0.0 if Y is None else _max(Y))
-    if top == 0:
-        return 0
-    e = math.frexp(top)[1]
-    bound = 100 if X.dtype == np.float64 else 20
-    return e if abs(e) > bound else 0
+def _outside_the_band(X, Y, kind, symmetric, out, n_threads):
+    """The pairs of rows with a value outside the band of `kind` (`BANDS`)
+    taken again: with float32 tiles, in float64 (whose band holds every
+    float32 value); in float64, those whose first value could be off,
+    one by one (`_one_by_one`). Each pair's value depends on its own rows
+    only. (float32 CSR computes in float64: nothing to take again.)"""
+    if X.dtype == np.float32 and scipy.sparse.issparse(Y):
+        return
+    band = BANDS[X.dtype][kind]
+    if band is None:
+        return
+    fx = _outside(X, band, n_threads)
+    fy = fx if symmetric else _outside(Y, band, n_threads)
+    if not (fx.any() or fy.any()):
+        return
+    if X.dtype == np.float64:
+        _one_by_one(X, Y, kind, fx, fy, symmetric, out, n_threads)
+        return
+    wide = np.float64
+    rows = np.flatnonzero(fx)
+    if rows.size:
+        out[rows] = additive_sums(X[rows].astype(wide), Y.astype(wide), kind,
+                                  n_threads)
+    if symmetric:
+        out[:, rows] = out[rows].T
+        return
+    cols, rest = np.flatnonzero(fy), np.flatnonzero(~fx)
+    if cols.size and rest.size:
+        out[np.ix_(rest, cols)] = additive_sums(
+            X[rest].astype(wide), Y[cols].astype(wide), kind, n_threads)
 
 
-def _max(A):
-    data = A.data if scipy.sparse.issparse(A) else A
-    return float(data.max()) if data.size else 0.0
-
-
-def _ldexp(A, e):
-    """A * 2**e, dense or CSR, in its dtype."""
+def _outside(A, band, n_threads):
+    """Which rows of `A` hold a value outside `band` (a bool per row)."""
+    low, high = band
     if scipy.sparse.issparse(A):
-        A = A.copy()
-        A.data = np.ldexp(A.data, e).astype(A.dtype, copy=False)
-        return A
-    return np.ldexp(A, e).astype(A.dtype, copy=False)
+        data = A.data
+        bad = ((data > 0) & (data < low)) | (data >= high)
+        seen = np.concatenate(([0], np.cumsum(bad)))
+        return seen[A.indptr[1:]] > seen[A.indptr[:-1]]
+    flags = np.zeros(A.shape[0], dtype=np.uint8)
+    run_chunked(_impl.outside, (A, low, high, flags), float(A.shape[1]),
+                n_tasks=A.shape[0],
+                n_threads=threads_for(n_threads, float(A.size), A.shape[0]))
+    return flags.view(bool)
+
+
+def _one_by_one(X, Y, kind, fx, fy, symmetric, out, n_threads):
+    """float64: the pairs of a row with a flag (`fx`, `fy`) whose value is
+    below `tiny` or not finite, again from km_additive_robust. A value
+    outside the band changes the first value by at most 2**-1021 a feature
+    (a term of it dropped, or rounded to the subnormal spacing), below its
+    rounding from d 2**-960 up; a value beyond the top of "js" gives inf or
+    NaN."""
+    tiny = X.shape[1] * 2.0**-960
+    cols = np.arange(out.shape[1])
+    for a, b in row_blocks(out):  # (no temporary larger than a block)
+        block = out[a:b]
+        need = (fx[a:b, None] | fy[None, :]) & ~((block >= tiny) & (block < math.inf))
+        if symmetric:  # each unordered pair once, mirrored
+            need &= cols[None, :] >= np.arange(a, b)[:, None]
+        i, j = np.nonzero(need)
+        if i.size:
+            _robust(X, Y, kind, i + a, j, symmetric, out, n_threads)
+
+
+def _robust(X, Y, kind, rows, cols, symmetric, out, n_threads):
+    """out[rows[p], cols[p]] (mirrored with `symmetric`) from
+    km_additive_robust, the rows as float64 CSR."""
+    xi, xr = np.unique(rows, return_inverse=True)
+    yi, yr = np.unique(cols, return_inverse=True)
+    A, B = _csr_rows(X, xi), _csr_rows(Y, yi)
+    n_tasks = len(rows)
+    cost = float(X.shape[1]) * _ROBUST_COST
+    n_threads = threads_for(n_threads, cost * n_tasks, n_tasks)
+    scratch = np.empty((n_threads, 2 * X.shape[1]))
+    plan = (A.data, A.indices, A.indptr, B.data, B.indices, B.indptr, kind,
+            xr.astype(np.int64), yr.astype(np.int64), rows.astype(np.int64),
+            cols.astype(np.int64), symmetric, out, scratch)
+    run_chunked(_impl.robust_pairs, plan, cost, n_tasks=n_tasks,
+                n_threads=n_threads)
+
+
+def _csr_rows(A, rows):
+    """The rows `rows` of `A` as float64 CSR with sorted int64 indices."""
+    S = scipy.sparse.csr_matrix(A[rows], dtype=np.float64)
+    if not S.has_sorted_indices:
+        S.sort_indices()
+    S.indices = S.indices.astype(np.int64)
+    S.indptr = S.indptr.astype(np.int64)
+    return S
 
 
 # Rows per task of the tiles.
@@ -141,18 +224,6 @@ def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):
             ADDITIVE_ROW_BLOCK, block, items, out, buffers)
     run_chunked(_impl.dense, plan, cost, n_threads=n_threads, progress=progress,
                 desc=desc)
-    if kind == "chi2" and X.dtype == np.float32 and min(_max(X), _max(Y)) > 2.0**100:
-        _chi2_overflowed_runs(rows, cols, out, n_threads)
-
-
-def _chi2_overflowed_runs(rows, cols, out, n_threads):
-    """The pairs of float32 "chi2" tiles where the float32 sum of a run
-    of features overflowed (inf; possible where both rows hold values
-    beyond 2**100), again with those runs in float64."""
-    i, j = (np.ascontiguousarray(a) for a in np.nonzero(np.isinf(out)))
-    run_chunked(_impl.chi2_pairs, (rows, cols, i, j, out),
-                float(rows.shape[1]) * _COST["chi2"], n_tasks=len(i),
-                n_threads=n_threads)
 
 
 def _reciprocals(A):

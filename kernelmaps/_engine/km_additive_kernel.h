@@ -96,12 +96,12 @@ KM_ATTR KM_INLINE void KM_H(js)(const KM_T *x, const KM_T *xp, ptrdiff_t xplane,
  * Twice the sum of the Jensen-Shannon terms of the pairs (a[p], b[p]),
  * p < n, all > 0 (the common non-zeros of two sparse histograms): with
  * lo = min, hi = max and r = lo / hi in (0, 1], each is lo (g(r) - log2 r)
- * (km_additive.h), both parts >= 0; r below the normal range is scaled by
- * 2**64 for km_log2, and floored at the smallest subnormal number where it
- * underflows to 0. The pairs go in groups of 8, each lane of a group
- * summed on its own and the 8 sums added in order at the end, whatever
- * the vector width: the same bits on every path with FMA. Up to 8 values
- * past n are read (their lanes ignored).
+ * (km_additive.h), both parts >= 0; log2 r is log2(lo) - log2(hi) where r
+ * is below the normal range (subnormal or 0: few or no digits), which
+ * km_log2 takes times 2**64 where lo is subnormal. The pairs go in groups
+ * of 8, each lane of a group summed on its own and the 8 sums added in
+ * order at the end, whatever the vector width: the same bits on every
+ * path with FMA. Up to 8 values past n are read (their lanes ignored).
  */
 KM_ATTR static double KM_FN(km_js_pairs)(const double *a, const double *b,
                                          ptrdiff_t n)
@@ -123,8 +123,22 @@ KM_ATTR static double KM_FN(km_js_pairs)(const double *a, const double *b,
             KM_V r = lo / hi;
             r = KM_H(where)(r > 0.0, r, (KM_V){0} + 0x1p-1074);
             const KM_M tiny = r < 0x1p-1022;
-            const KM_V l2 = KM_OP(log2)(KM_H(where)(tiny, r * 0x1p64, r))
-                            - KM_H(where)(tiny, (KM_V){0} + 64.0, (KM_V){0});
+            KM_V l2 = KM_OP(log2)(KM_H(where)(tiny, r * 0x1p64, r))
+                      - KM_H(where)(tiny, (KM_V){0} + 64.0, (KM_V){0});
+            /* r below the normal range has lost digits (or is 0, the values
+             * more than 2**1074 apart): log2(lo) - log2(hi) there, lo below
+             * the normal range times 2**64 (rare: a branch) */
+            const KM_M far = tiny & valid;
+            long long any = 0;
+            for (int l = 0; l < W; ++l) any |= (long long)far[l];
+            if (any) {
+                const KM_M sub = lo < 0x1p-1022;
+                const KM_V llo = KM_OP(log2)(KM_H(where)(
+                                     far, KM_H(where)(sub, lo * 0x1p64, lo), (KM_V){0} + 1.0))
+                                 - KM_H(where)(sub, (KM_V){0} + 64.0, (KM_V){0});
+                const KM_V lhi = KM_OP(log2)(KM_H(where)(far, hi, (KM_V){0} + 1.0));
+                l2 = KM_H(where)(far, llo - lhi, l2);
+            }
             const KM_V u = r - 0.5;
             KM_V gv = (KM_V){0} + KM_JS_G[0];
             for (int i = 1; i <= KM_JS_DEGREE; ++i)
