@@ -135,71 +135,6 @@ def dense(const floating[:, ::1] xrows, const floating[:, :, ::1] xparts,
             cb = cb + col_block
 
 
-def outside(const floating[:, ::1] values, double low, double high,
-            unsigned char[::1] flags, Py_ssize_t row0, Py_ssize_t row1,
-            int n_threads):
-    """flags[i] = 1 where row i of `values` holds a value v with 0 < v <
-    low or v >= high (outside the band of the tiles: additive.py), else 0,
-    for the rows row0 <= i < row1."""
-    cdef Py_ssize_t i, k
-    cdef double v
-    cdef unsigned char f
-    for i in prange(row0, row1, nogil=True, schedule="static",
-                    num_threads=n_threads):
-        f = 0
-        for k in range(values.shape[1]):
-            v = values[i, k]
-            f = f | ((v > 0) & (v < low)) | (v >= high)
-        flags[i] = f
-
-
-def robust_pairs(const double[::1] x_data, const index_t[::1] x_indices,
-                 const index_t[::1] x_indptr, const double[::1] y_data,
-                 const index_t[::1] y_indices, const index_t[::1] y_indptr,
-                 str kind, const int64_t[::1] xr, const int64_t[::1] yr,
-                 const int64_t[::1] rows, const int64_t[::1] cols,
-                 bint mirror, double[:, ::1] out, double[:, ::1] scratch,
-                 Py_ssize_t start, Py_ssize_t stop, int n_threads):
-    """out[rows[p], cols[p]] (and out[cols[p], rows[p]] with `mirror`) for
-    start <= p < stop: km_additive_robust of the common non-zeros of row
-    xr[p] of X and row yr[p] of Y (float64 CSR, sorted indices), gathered
-    into scratch (n_threads, 2 d)."""
-    cdef int code = KINDS[kind]
-    cdef Py_ssize_t p, tid, count, d = scratch.shape[1] // 2
-    cdef int64_t a, a_end, b, b_end
-    cdef double va, vb, value
-    cdef double *pa
-    cdef double *pb
-    for p in prange(start, stop, nogil=True, schedule="dynamic",
-                    num_threads=n_threads):
-        tid = threadid()
-        pa = &scratch[tid, 0]
-        pb = pa + d
-        a = x_indptr[xr[p]]
-        a_end = x_indptr[xr[p] + 1]
-        b = y_indptr[yr[p]]
-        b_end = y_indptr[yr[p] + 1]
-        count = 0
-        while a < a_end and b < b_end:
-            if x_indices[a] < y_indices[b]:
-                a = a + 1
-            elif x_indices[a] > y_indices[b]:
-                b = b + 1
-            else:
-                va = x_data[a]
-                vb = y_data[b]
-                if va > 0 and vb > 0:
-                    pa[count] = va
-                    pb[count] = vb
-                    count = count + 1
-                a = a + 1
-                b = b + 1
-        value = km_additive_robust(code, pa, pb, count)
-        out[rows[p], cols[p]] = value
-        if mirror:
-            out[cols[p], rows[p]] = value
-
-
 cdef inline double _term(int kind, double a, double b) noexcept nogil:
     """The one-dimensional kernel at two positive values (not for
     Jensen-Shannon: see km_js_pairs)."""
@@ -280,3 +215,68 @@ def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,
         else:
             for p in range(x_indptr[i], x_indptr[i + 1]):
                 row[x_indices[p]] = 0
+
+
+def outside(const floating[:, ::1] values, double low, double high,
+            unsigned char[::1] flags, Py_ssize_t row0, Py_ssize_t row1,
+            int n_threads):
+    """flags[i] = 1 where row i of `values` holds a value v with 0 < v <
+    low or v >= high (outside the band of the tiles: additive.py), else 0,
+    for the rows row0 <= i < row1."""
+    cdef Py_ssize_t i, k
+    cdef double v
+    cdef unsigned char f
+    for i in prange(row0, row1, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        f = 0
+        for k in range(values.shape[1]):
+            v = values[i, k]
+            f = f | ((v > 0) & (v < low)) | (v >= high)
+        flags[i] = f
+
+
+def robust_pairs(const double[::1] x_data, const index_t[::1] x_indices,
+                 const index_t[::1] x_indptr, const double[::1] y_data,
+                 const index_t[::1] y_indices, const index_t[::1] y_indptr,
+                 str kind, const int64_t[::1] xr, const int64_t[::1] yr,
+                 const int64_t[::1] rows, const int64_t[::1] cols,
+                 bint mirror, double[:, ::1] out, double[:, ::1] scratch,
+                 Py_ssize_t start, Py_ssize_t stop, int n_threads):
+    """out[rows[p], cols[p]] (and out[cols[p], rows[p]] with `mirror`) for
+    start <= p < stop: km_additive_robust of the common non-zeros of row
+    xr[p] of X and row yr[p] of Y (float64 CSR, sorted indices), gathered
+    into scratch (n_threads, 2 d)."""
+    cdef int code = KINDS[kind]
+    cdef Py_ssize_t p, tid, count, d = scratch.shape[1] // 2
+    cdef int64_t a, a_end, b, b_end
+    cdef double va, vb, value
+    cdef double *pa
+    cdef double *pb
+    for p in prange(start, stop, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        tid = threadid()
+        pa = &scratch[tid, 0]
+        pb = pa + d
+        a = x_indptr[xr[p]]
+        a_end = x_indptr[xr[p] + 1]
+        b = y_indptr[yr[p]]
+        b_end = y_indptr[yr[p] + 1]
+        count = 0
+        while a < a_end and b < b_end:
+            if x_indices[a] < y_indices[b]:
+                a = a + 1
+            elif x_indices[a] > y_indices[b]:
+                b = b + 1
+            else:
+                va = x_data[a]
+                vb = y_data[b]
+                if va > 0 and vb > 0:
+                    pa[count] = va
+                    pb[count] = vb
+                    count = count + 1
+                a = a + 1
+                b = b + 1
+        value = km_additive_robust(code, pa, pb, count)
+        out[rows[p], cols[p]] = value
+        if mirror:
+            out[cols[p], rows[p]] = value
