@@ -179,9 +179,9 @@ def _robust(X, Y, kind, rows, cols, symmetric, out, n_threads):
     cost = float(X.shape[1]) * _ROBUST_COST
     n_threads = threads_for(n_threads, cost * n_tasks, n_tasks)
     scratch = np.empty((n_threads, 2 * X.shape[1]))
+    index = (np.ascontiguousarray(a, dtype=np.int64) for a in (xr, yr, rows, cols))
     plan = (A.data, A.indices, A.indptr, B.data, B.indices, B.indptr, kind,
-            xr.astype(np.int64), yr.astype(np.int64), rows.astype(np.int64),
-            cols.astype(np.int64), symmetric, out, scratch)
+            *index, symmetric, out, scratch)
     run_chunked(_impl.robust_pairs, plan, cost, n_tasks=n_tasks,
                 n_threads=n_threads)
 
