@@ -687,6 +687,34 @@ def test_softmax_rows_with_subnormal_values_stay_on_the_fast_path(
     assert_close_at_every_magnitude(K, exact_matrix(kind, X, Z), 1e-13)
 
 
+def test_js_rows_beyond_the_tiles_through_common_non_zeros(monkeypatch):
+    # Dense float64 rows with values beyond 2**958 (where the tiles' parts
+    # overflow): their pairs through the common non-zeros, exact up to
+    # about 2**1012 (one pair at a time, 34x slower, is not needed), the
+    # others in the tiles; each pair the same bits as alone.
+    from kernelmaps._engine import additive
+
+    taken = []
+    original = additive._robust
+
+    def counted(X, Y, kind, rows, cols, *args):
+        taken.append(len(rows))
+        return original(X, Y, kind, rows, cols, *args)
+
+    monkeypatch.setattr(additive, "_robust", counted)
+    rng = np.random.default_rng(9)
+    X = rng.uniform(0.1, 1.0, size=(7, 20))
+    X[::2] *= 2.0**1000
+    for A, B in ((X, None), (X[:4], X[4:]), (X[::2], None), (X[1:3], X[::2])):
+        K = js_kernel(A, B)
+        Bs = A if B is None else B
+        assert_allclose(K, exact_matrix("js", A, Bs), rtol=1e-13, atol=0)
+        for i in range(A.shape[0]):
+            j = (3 * i + 1) % Bs.shape[0]
+            assert_array_equal(js_kernel(A[i:i + 1], Bs[j:j + 1])[0, 0], K[i, j])
+    assert taken == []
+
+
 # ------------------------------------------------------------
 # The Jensen-Shannon kernel's compiled paths (dense tiles: one logarithm
 # per pair from per-value parts, no division; CSR: the same polynomial, the

@@ -53,7 +53,8 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
         # The kernels are symmetric in x and y: dense rows against CSR.
         return additive_sums(Y, X, kind, n_threads, progress, desc).T.copy()
     if (kind == "js" and Y.dtype == np.float64 and not scipy.sparse.issparse(Y)
-            and np.count_nonzero(Y) <= JS_SPARSE_DENSITY * Y.size):
+            and (np.count_nonzero(Y) <= JS_SPARSE_DENSITY * Y.size
+                 or _beyond_the_tiles(X, Y, n_threads))):
         # A term is 0 where either value is: the common non-zeros only
         # (float32 tiles, twice as wide, stay ahead: see JS_SPARSE_DENSITY).
         Y = scipy.sparse.csr_array(Y)
@@ -106,9 +107,12 @@ BANDS = {
 def _outside_the_band(X, Y, kind, symmetric, out, n_threads):
     """The pairs of rows with a value outside the band of `kind` (`BANDS`)
     taken again: with float32 tiles, in float64 (whose band holds every
-    float32 value); in float64, those whose first value could be off,
-    one by one (`_one_by_one`). Each pair's value depends on its own rows
-    only. (float32 CSR computes in float64: nothing to take again.)"""
+    float32 value); with float64 "js" tiles, the pairs of rows beyond its
+    top through the common non-zeros (`_sparse`: exact up to about
+    2**1012, its terms lo (g - log2(lo / hi))); then, in float64, those
+    whose first value could still be off, one by one (`_one_by_one`).
+    Each pair's value depends on its own rows only. (float32 CSR computes
+    in float64: nothing to take again.)"""
     if X.dtype == np.float32 and scipy.sparse.issparse(Y):
         return
     band = BANDS[X.dtype][kind]
@@ -118,21 +122,66 @@ def _outside_the_band(X, Y, kind, symmetric, out, n_threads):
     fy = fx if symmetric else _outside(Y, band, n_threads)
     if not (fx.any() or fy.any()):
         return
-    if X.dtype == np.float64:
-        _one_by_one(X, Y, kind, fx, fy, symmetric, out, n_threads)
+    if X.dtype == np.float32:
+        def wide(A, B):
+            return additive_sums(A.astype(np.float64),
+                                 None if B is None else B.astype(np.float64),
+                                 kind, n_threads)
+
+        _again(X, Y, fx, fy, symmetric, out, wide)
         return
-    wide = np.float64
-    rows = np.flatnonzero(fx)
-    if rows.size:
-        out[rows] = additive_sums(X[rows].astype(wide), Y.astype(wide), kind,
-                                  n_threads)
+    if kind == "js" and not scipy.sparse.issparse(Y):
+        tx = _outside(X, _JS_TOP, n_threads)
+        ty = tx if symmetric else _outside(Y, _JS_TOP, n_threads)
+        if tx.any() or ty.any():
+            def common(A, B):
+                return _through_common_non_zeros(A, B, kind, n_threads)
+
+            _again(X, Y, tx, ty, symmetric, out, common)
+    _one_by_one(X, Y, kind, fx, fy, symmetric, out, n_threads)
+
+
+def _again(X, Y, fx, fy, symmetric, out, compute):
+    """The pairs of a row with a flag (`fx`, `fy`) from ``compute(A, B)``,
+    the kernel of some rows of X and of Y (B None: A against itself,
+    symmetric)."""
+    rows, rest = np.flatnonzero(fx), np.flatnonzero(~fx)
     if symmetric:
-        out[:, rows] = out[rows].T
+        if rows.size:
+            out[np.ix_(rows, rows)] = compute(X[rows], None)
+        if rows.size and rest.size:
+            block = compute(X[rows], X[rest])
+            out[np.ix_(rows, rest)] = block
+            out[np.ix_(rest, rows)] = block.T
         return
-    cols, rest = np.flatnonzero(fy), np.flatnonzero(~fx)
+    if rows.size:
+        out[rows] = compute(X[rows], Y)
+    cols = np.flatnonzero(fy)
     if cols.size and rest.size:
-        out[np.ix_(rest, cols)] = additive_sums(
-            X[rest].astype(wide), Y[cols].astype(wide), kind, n_threads)
+        out[np.ix_(rest, cols)] = compute(X[rest], Y[cols])
+
+
+# The top of the float64 "js" tiles' band, (0, top): the values beyond it.
+_JS_TOP = (0.0, BANDS[np.dtype(np.float64)]["js"][1])
+
+
+def _beyond_the_tiles(X, Y, n_threads):
+    """Whether every row of dense float64 X or Y holds a value beyond the
+    top of the "js" tiles' band: then every pair would be taken again
+    through the common non-zeros (`_outside_the_band`), and is at once."""
+    return bool(_outside(X, _JS_TOP, n_threads).all()
+                or (Y is not X and _outside(Y, _JS_TOP, n_threads).all()))
+
+
+def _through_common_non_zeros(A, B, kind, n_threads):
+    """The kernel `kind` of dense float64 rows A and B (None: A, symmetric)
+    through their common non-zeros (`_sparse`)."""
+    symmetric = B is None
+    B = scipy.sparse.csr_array(A if symmetric else B)
+    out = np.empty((A.shape[0], B.shape[0]))
+    _sparse(A, B, kind, symmetric, out, n_threads, False, "")
+    _outside_the_band(A, B, kind, symmetric, out, n_threads)
+    return out
 
 
 def _outside(A, band, n_threads):
