@@ -687,6 +687,24 @@ def test_softmax_rows_with_subnormal_values_stay_on_the_fast_path(
     assert_close_at_every_magnitude(K, exact_matrix(kind, X, Z), 1e-13)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rows_outside_the_band_are_found(simd_path, dtype):
+    # The rows the tiles cannot take (a value v with 0 < v < low or v >=
+    # high): vectors and their tails, at every width up to 19 and every
+    # position; 0 and -0.0 count as in the band.
+    from kernelmaps._engine import additive
+
+    low, high = 2.0**-100, 2.0**100
+    for d in range(1, 20):
+        for k in range(d):
+            for value, outside in ((2.0**-101, True), (low, False), (high, True),
+                                   (2.0**99, False), (-0.0, False), (0.0, False)):
+                A = np.full((3, d), 0.5, dtype=dtype)
+                A[1, k] = value
+                flags = additive._outside(A, (low, high), 1)
+                assert flags.tolist() == [False, outside, False], (d, k, value)
+
+
 def test_js_rows_beyond_the_tiles_through_common_non_zeros(monkeypatch):
     # Dense float64 rows with values beyond 2**958 (where the tiles' parts
     # overflow): their pairs through the common non-zeros, exact up to

@@ -42,6 +42,10 @@ cdef extern from "km_additive.h" nogil:
     double km_js_pairs_d(int isa, const double *a, const double *b, ptrdiff_t n)
     double km_additive_robust(int kind, const double *a, const double *b,
                               ptrdiff_t n)
+    int km_outside_d(int isa, const double *v, ptrdiff_t n, double low,
+                     double high)
+    int km_outside_f(int isa, const float *v, ptrdiff_t n, float low,
+                     float high)
 
 KINDS = {"chi2": KM_ADD_CHI2, "intersection": KM_ADD_INTERSECTION,
          "product": KM_ADD_PRODUCT, "js": KM_ADD_JS}
@@ -222,17 +226,16 @@ def outside(const floating[:, ::1] values, double low, double high,
             int n_threads):
     """flags[i] = 1 where row i of `values` holds a value v with 0 < v <
     low or v >= high (outside the band of the tiles: additive.py), else 0,
-    for the rows row0 <= i < row1."""
-    cdef Py_ssize_t i, k
-    cdef double v
-    cdef unsigned char f
+    for the rows row0 <= i < row1 (low and high exact in float32 for
+    float32 values)."""
+    cdef Py_ssize_t i, d = values.shape[1]
     for i in prange(row0, row1, nogil=True, schedule="static",
                     num_threads=n_threads):
-        f = 0
-        for k in range(values.shape[1]):
-            v = values[i, k]
-            f = f | ((v > 0) & (v < low)) | (v >= high)
-        flags[i] = f
+        if floating is double:
+            flags[i] = km_outside_d(isa_level, &values[i, 0], d, low, high)
+        else:
+            flags[i] = km_outside_f(isa_level, &values[i, 0], d, <float>low,
+                                    <float>high)
 
 
 def robust_pairs(const double[::1] x_data, const index_t[::1] x_indices,

@@ -216,6 +216,29 @@ static inline double km_js_pairs_d(int isa, const double *a, const double *b,
     return km_js_pairs_d_base(a, b, n);
 }
 
+/* Whether one of the n values v is outside [low, high), 0 aside (km_outside
+ * of km_additive_kernel.h, on the code path `isa`). */
+static inline int km_outside_d(int isa, const double *v, ptrdiff_t n, double low,
+                               double high)
+{
+#ifdef KM_DISPATCH_X86
+    if (isa >= KM_ISA_AVX512) return km_outside_d_avx512(v, n, low, high);
+    if (isa >= KM_ISA_AVX2) return km_outside_d_avx2(v, n, low, high);
+#endif
+    (void)isa;
+    return km_outside_d_base(v, n, low, high);
+}
+static inline int km_outside_f(int isa, const float *v, ptrdiff_t n, float low,
+                               float high)
+{
+#ifdef KM_DISPATCH_X86
+    if (isa >= KM_ISA_AVX512) return km_outside_f_avx512(v, n, low, high);
+    if (isa >= KM_ISA_AVX2) return km_outside_f_avx2(v, n, low, high);
+#endif
+    (void)isa;
+    return km_outside_f_base(v, n, low, high);
+}
+
 static inline void km_additive_f(int isa, int kind, const float *x,
                                  const float *xp, ptrdiff_t xplane, ptrdiff_t d,
                                  const float *yt, const float *yp,
