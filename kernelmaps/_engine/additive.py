@@ -110,9 +110,10 @@ def _outside_the_band(X, Y, kind, symmetric, out, n_threads):
     float32 value); with float64 "js" tiles, the pairs of rows beyond its
     top through the common non-zeros (`_sparse`: exact up to about
     2**1012, its terms lo (g - log2(lo / hi))); then, in float64, those
-    whose first value could still be off, one by one (`_one_by_one`).
-    Each pair's value depends on its own rows only. (float32 CSR computes
-    in float64: nothing to take again.)"""
+    whose first value could still be off, one by one (`_one_by_one`), and
+    there too the "js" pairs of the common non-zeros whose values are far
+    apart (`_far_apart`). Each pair's value depends on its own rows only.
+    (float32 CSR computes in float64: nothing to take again.)"""
     if X.dtype == np.float32 and scipy.sparse.issparse(Y):
         return
     band = BANDS[X.dtype][kind]
@@ -120,7 +121,9 @@ def _outside_the_band(X, Y, kind, symmetric, out, n_threads):
         return
     fx = _outside(X, band, n_threads)
     fy = fx if symmetric else _outside(Y, band, n_threads)
-    if not (fx.any() or fy.any()):
+    far = (_far_apart(X, Y, symmetric, n_threads) if kind == "js"
+           and X.dtype == np.float64 and scipy.sparse.issparse(Y) else None)
+    if not (fx.any() or fy.any() or far is not None):
         return
     if X.dtype == np.float32:
         def wide(A, B):
@@ -138,7 +141,7 @@ def _outside_the_band(X, Y, kind, symmetric, out, n_threads):
                 return _through_common_non_zeros(A, B, kind, n_threads)
 
             _again(X, Y, tx, ty, symmetric, out, common)
-    _one_by_one(X, Y, kind, fx, fy, symmetric, out, n_threads)
+    _one_by_one(X, Y, kind, fx, fy, symmetric, out, n_threads, far)
 
 
 def _again(X, Y, fx, fy, symmetric, out, compute):
@@ -199,23 +202,79 @@ def _outside(A, band, n_threads):
     return flags.view(bool)
 
 
-def _one_by_one(X, Y, kind, fx, fy, symmetric, out, n_threads):
+def _one_by_one(X, Y, kind, fx, fy, symmetric, out, n_threads, far=None):
     """float64: the pairs of a row with a flag (`fx`, `fy`) whose value is
-    below `tiny` or not finite, again from km_additive_robust. A value
+    below `tiny` or not finite, and the pairs whose rows span 2**_JS_SPAN
+    (`far`: `_far_apart`, or None) whose value is below d 2**(e - 957), 2**e
+    above their largest value, again from km_additive_robust. A value
     outside the band changes the first value by at most 2**-1021 a feature
     (a term of it dropped, or rounded to the subnormal spacing), below its
-    rounding from d 2**-960 up; a value beyond the top of "js" gives inf or
-    NaN."""
+    rounding from d 2**-960 up; a value beyond the top of "js" gives inf
+    or NaN; a ratio lo / hi below 2**-1022 in km_js_pairs is off by at
+    most a factor 2**2100 (log2 r by 2100), lo at most 2**(e - 1022), its
+    term by 2**(e - 1010)."""
     tiny = X.shape[1] * 2.0**-960
     cols = np.arange(out.shape[1])
     for a, b in row_blocks(out):  # (no temporary larger than a block)
         block = out[a:b]
         need = (fx[a:b, None] | fy[None, :]) & ~((block >= tiny) & (block < math.inf))
+        if far is not None:
+            top_x, low_x, top_y, low_y = far
+            top = np.maximum.outer(top_x[a:b], top_y)
+            spans = top - np.minimum.outer(low_x[a:b], low_y) >= _JS_SPAN
+            need |= spans & ~(block >= np.ldexp(float(X.shape[1]), top - 957))
         if symmetric:  # each unordered pair once, mirrored
             need &= cols[None, :] >= np.arange(a, b)[:, None]
         i, j = np.nonzero(need)
         if i.size:
             _robust(X, Y, kind, i + a, j, symmetric, out, n_threads)
+
+
+# The "js" pairs of the common non-zeros (km_js_pairs) take log2(lo / hi)
+# from the ratio, which has lost digits below the normal range: a pair of
+# rows whose values span 2**_JS_SPAN or more (the frexp exponents of the
+# largest and of the smallest non-zero value of either row) is taken one
+# by one, exactly, where its value is small enough for that to matter
+# (`_one_by_one`).
+_JS_SPAN = 1020
+
+
+def _far_apart(X, Y, symmetric, n_threads):
+    """None if no pair of rows of X and Y (dense or CSR; Y is X as CSR
+    where `symmetric`) spans 2**_JS_SPAN, else the exponents
+    (`_exponents`) of the largest and smallest non-zero values of each
+    row of X and of Y."""
+    arrays = (Y,) if symmetric else (X, Y)
+    high = max(float(A.data.max(initial=0.0) if scipy.sparse.issparse(A)
+                     else A.max(initial=0.0)) for A in arrays)
+    if high == 0:
+        return None
+    # a value below this (0 where it underflows), and there is such a pair
+    below = (math.ldexp(1.0, math.frexp(high)[1] - _JS_SPAN), math.inf)
+    if not any(_outside(A, below, n_threads).any() for A in arrays):
+        return None
+    top_x, low_x = _exponents(X)
+    top_y, low_y = (top_x, low_x) if symmetric else _exponents(Y)
+    return top_x, low_x, top_y, low_y
+
+
+def _exponents(A):
+    """The frexp exponents of the largest and of the smallest non-zero
+    value of each row of `A` (dense or CSR): -2000 and 2000 for a row of
+    zeros, which then spans nothing."""
+    if scipy.sparse.issparse(A):
+        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        top = np.zeros(A.shape[0])
+        np.maximum.at(top, rows, A.data)
+        low = np.full(A.shape[0], math.inf)
+        positive = A.data > 0
+        np.minimum.at(low, rows[positive], A.data[positive])
+    else:
+        top = A.max(axis=1, initial=0.0)
+        low = np.min(A, axis=1, where=A > 0, initial=math.inf)
+    some = np.isfinite(low)
+    return (np.where(top > 0, np.frexp(top)[1], -2000),
+            np.where(some, np.frexp(np.where(some, low, 1.0))[1], 2000))
 
 
 def _robust(X, Y, kind, rows, cols, symmetric, out, n_threads):

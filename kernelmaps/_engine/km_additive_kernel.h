@@ -91,40 +91,19 @@ KM_ATTR KM_INLINE void KM_H(js)(const KM_T *x, const KM_T *xp, ptrdiff_t xplane,
     }
 }
 
-/*
- * Whether one of the n values v is outside the band [low, high) of the
- * tiles (additive.py), 0 aside: 0 < v < low or v >= high; in vectors (the
- * tail one by one).
- */
-KM_ATTR static int KM_FN(km_outside)(const KM_T *v, ptrdiff_t n, KM_T low, KM_T high)
-{
-    /* (each mask as unsigned lanes before they are combined: combined
-     * masks made GCC normalise every lane on the baseline path, 3.5x
-     * slower) */
-    KM_BITS any = {0};
-    ptrdiff_t k = 0;
-    for (ptrdiff_t k1 = n - KM_W; k <= k1; k += KM_W) {
-        KM_V x;
-        memcpy(&x, v + k, sizeof x);
-        any |= ((KM_BITS)(x > (KM_T)0) & (KM_BITS)(x < low)) | (KM_BITS)(x >= high);
-    }
-    int out = 0;
-    for (int l = 0; l < KM_W; ++l) out |= any[l] != 0;
-    for (; k < n; ++k) out |= ((v[k] > 0) & (v[k] < low)) | (v[k] >= high);
-    return out;
-}
-
 #if KM_IS_DOUBLE
 /*
  * Twice the sum of the Jensen-Shannon terms of the pairs (a[p], b[p]),
  * p < n, all > 0 (the common non-zeros of two sparse histograms): with
  * lo = min, hi = max and r = lo / hi in (0, 1], each is lo (g(r) - log2 r)
- * (km_additive.h), both parts >= 0; log2 r is log2(lo) - log2(hi) where r
- * is below the normal range (subnormal or 0: few or no digits), which
- * km_log2 takes times 2**64 where lo is subnormal. The pairs go in groups
- * of 8, each lane of a group summed on its own and the 8 sums added in
- * order at the end, whatever the vector width: the same bits on every
- * path with FMA. Up to 8 values past n are read (their lanes ignored).
+ * (km_additive.h), both parts >= 0; r below the normal range is scaled by
+ * 2**64 for km_log2, and floored at the smallest subnormal number where it
+ * underflows to 0 (digits lost: the caller takes the pairs of rows whose
+ * values are that far apart again where it matters, additive.py). The
+ * pairs go in groups of 8, each lane of a group summed on its own and the
+ * 8 sums added in order at the end, whatever the vector width: the same
+ * bits on every path with FMA. Up to 8 values past n are read (their
+ * lanes ignored).
  */
 KM_ATTR static double KM_FN(km_js_pairs)(const double *a, const double *b,
                                          ptrdiff_t n)
@@ -146,22 +125,8 @@ KM_ATTR static double KM_FN(km_js_pairs)(const double *a, const double *b,
             KM_V r = lo / hi;
             r = KM_H(where)(r > 0.0, r, (KM_V){0} + 0x1p-1074);
             const KM_M tiny = r < 0x1p-1022;
-            KM_V l2 = KM_OP(log2)(KM_H(where)(tiny, r * 0x1p64, r))
-                      - KM_H(where)(tiny, (KM_V){0} + 64.0, (KM_V){0});
-            /* r below the normal range has lost digits (or is 0, the values
-             * more than 2**1074 apart): log2(lo) - log2(hi) there, lo below
-             * the normal range times 2**64 (rare: a branch) */
-            const KM_M far = tiny & valid;
-            long long any = 0;
-            for (int l = 0; l < W; ++l) any |= (long long)far[l];
-            if (any) {
-                const KM_M sub = lo < 0x1p-1022;
-                const KM_V llo = KM_OP(log2)(KM_H(where)(
-                                     far, KM_H(where)(sub, lo * 0x1p64, lo), (KM_V){0} + 1.0))
-                                 - KM_H(where)(sub, (KM_V){0} + 64.0, (KM_V){0});
-                const KM_V lhi = KM_OP(log2)(KM_H(where)(far, hi, (KM_V){0} + 1.0));
-                l2 = KM_H(where)(far, llo - lhi, l2);
-            }
+            const KM_V l2 = KM_OP(log2)(KM_H(where)(tiny, r * 0x1p64, r))
+                            - KM_H(where)(tiny, (KM_V){0} + 64.0, (KM_V){0});
             const KM_V u = r - 0.5;
             KM_V gv = (KM_V){0} + KM_JS_G[0];
             for (int i = 1; i <= KM_JS_DEGREE; ++i)
@@ -248,6 +213,29 @@ KM_ATTR static void KM_NAME(int kind, const KM_T *x, const KM_T *xp,
                         out[r * ldo + j + c * W + l] += half * (double)s[r][c][l];
         }
     }
+}
+
+/*
+ * Whether one of the n values v is outside the band [low, high) of the
+ * tiles (additive.py), 0 aside: 0 < v < low or v >= high; in vectors (the
+ * tail one by one).
+ */
+KM_ATTR static int KM_FN(km_outside)(const KM_T *v, ptrdiff_t n, KM_T low, KM_T high)
+{
+    /* (each mask as unsigned lanes before they are combined: combined
+     * masks made GCC normalise every lane on the baseline path, 3.5x
+     * slower) */
+    KM_BITS any = {0};
+    ptrdiff_t k = 0;
+    for (ptrdiff_t k1 = n - KM_W; k <= k1; k += KM_W) {
+        KM_V x;
+        memcpy(&x, v + k, sizeof x);
+        any |= ((KM_BITS)(x > (KM_T)0) & (KM_BITS)(x < low)) | (KM_BITS)(x >= high);
+    }
+    int out = 0;
+    for (int l = 0; l < KM_W; ++l) out |= any[l] != 0;
+    for (; k < n; ++k) out |= ((v[k] > 0) & (v[k] < low)) | (v[k] >= high);
+    return out;
 }
 
 #undef KM_H

@@ -63,9 +63,10 @@ _NOTES = """float32 input (both `X` and `Y`) is computed in float32 and summed
     1.2e-38, or beyond 2**94 to 2**121, 2e28 to 2.7e36, by kernel) is
     computed again: float32 in float64; float64 one pair at a time at the
     pair's own power-of-two scale, slower, where its first value could be
-    off (below ``d`` times 2**-960, or not finite). A value below the
-    normal range is then correct to within a unit or two of the subnormal
-    spacing (4.9e-324): the exact value, rounded."""
+    off (small, or not finite; for the Jensen-Shannon kernel of sparse
+    rows, also where their values are more than 2**1020 apart). A value
+    below the normal range is then correct to within a unit or two of the
+    subnormal spacing (4.9e-324): the exact value, rounded."""
 
 _LAZY = """*Dask input.* `X` or `Y` given as a 2-D Dask array (the other dense)
     gives a lazy Dask array of the same values, bit for bit (each pair of
