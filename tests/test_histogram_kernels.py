@@ -2,6 +2,10 @@
 and against scikit-learn's conventions (REFERENCES.md identities); the
 Jensen-Shannon kernel's compiled paths against a long double reference."""
 
+import functools
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -420,6 +424,317 @@ def test_chi2_distance_where_the_kernel_overflows(simd_path, fmt):
     assert_array_equal(chi2_distance(A[:1], A[1:2]), D[:1, 1:])
 
 
+# -- each pair at every magnitude, subnormal values included (issue 50) -----
+# References in Python's decimal arithmetic (50 digits, an exponent range far
+# beyond float64's, floats converted exactly), pair by pair, term by term.
+
+SMALLEST = float(np.finfo(np.float64).smallest_subnormal)  # 4.9e-324
+
+
+def _log1p(t):
+    return (1 + t).ln() if t > Decimal("1e-20") else t - t * t / 2
+
+
+def exact_pair(kind, x, y):
+    """The kernel `kind` ("chi2", "intersection", "hellinger", "js",
+    "distance": the chi2 distance) of the histograms `x` and `y`, to 50
+    digits, rounded once to float64."""
+    with localcontext() as ctx:
+        ctx.prec, ctx.Emin, ctx.Emax = 50, -99999, 99999
+        ln2 = Decimal(2).ln()
+        total = Decimal(0)
+        for a, b in zip(np.asarray(x, np.float64).tolist(),
+                        np.asarray(y, np.float64).tolist(), strict=True):
+            a, b = Decimal(a), Decimal(b)
+            if kind == "distance":
+                if a + b > 0:
+                    total += (a - b) ** 2 / (a + b) / 2
+                continue
+            if not (a > 0 and b > 0):
+                continue
+            if kind == "chi2":
+                total += 2 * a * b / (a + b)
+            elif kind == "intersection":
+                total += min(a, b)
+            elif kind == "hellinger":
+                total += (a * b).sqrt()
+            else:
+                total += (a * _log1p(b / a) + b * _log1p(a / b)) / (2 * ln2)
+        return float(total)
+
+
+def exact_matrix(kind, X, Y):
+    return np.array([[exact_pair(kind, x, y) for y in Y] for x in X])
+
+
+def rows_at_every_magnitude(dtype, count, seed):
+    """Histograms of 70 bins (two float32 runs), each row at its own scale
+    from the smallest subnormal number to near the top of `dtype` (float64:
+    beyond 2**958, where the Jensen-Shannon tiles stop), a fourth of the
+    bins 0; row 0 mixes subnormal and normal values."""
+    rng = np.random.default_rng(seed)
+    info = np.finfo(dtype)
+    if dtype == np.float64:
+        scales = [1e-320, 1e-310, 1e-300, 1e-150, 1.0, 1e150, 1e300, 1e306]
+    else:
+        scales = [1e-44, 1e-40, 1e-36, 1e-20, 1.0, 1e20, 1e30, 1e37]
+    R = rng.uniform(0.1, 1.0, size=(count, 70))
+    R[rng.random(R.shape) < 0.25] = 0
+    R *= rng.permutation(np.resize(scales, count))[:, None]
+    R[1] = np.round(R[1] / R[1].max() * 64) * float(info.smallest_subnormal)
+    R[0, ::2] *= float(info.smallest_normal)  # subnormal beside normal values
+    return R.astype(dtype)
+
+
+@functools.cache
+def magnitudes_case(kind, dtype):
+    """X (11 rows), Y (9 rows) and the exact kernels X-Y and X-X."""
+    X = rows_at_every_magnitude(np.dtype(dtype).type, 11, 50)
+    Y = rows_at_every_magnitude(np.dtype(dtype).type, 9, 51)
+    return X, Y, exact_matrix(kind, X, Y), exact_matrix(kind, X, X)
+
+
+def assert_close_at_every_magnitude(got, want, rtol):
+    """`got` within `rtol` of `want` pair by pair (each to its own size),
+    and within 2 units of the subnormal spacing where `want` is below the
+    normal range."""
+    err = np.abs(got - want)
+    bad = ~(err <= rtol * np.abs(want) + 2 * SMALLEST)
+    assert not bad.any(), (
+        f"{bad.sum()} pairs off, e.g. got {got[bad][:3]}, want {want[bad][:3]}")
+
+
+@pytest.mark.parametrize("kind", list(KERNELS))
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_pairs_at_every_magnitude(simd_path, kind, dtype, fmt):
+    """Rows from the smallest subnormal number to the top of the range
+    mixed in one call: each pair within 1e-13 (float32 tiles: 1e-6) of
+    its exact value, or 2 units of the subnormal spacing below the normal
+    range (the value rounded once), the same bits as the pair alone, on
+    one thread and two."""
+    X, Y, want_xy, want_xx = magnitudes_case(kind, dtype)
+    f = KERNELS[kind]
+    rtol = 1e-13 if dtype == "float64" else 1e-6
+    A, B = as_format(X, fmt), as_format(Y, fmt)
+    f64 = {"dtype": np.float64}
+    K = f(A, B, workers=1, **f64)
+    assert_close_at_every_magnitude(K, want_xy, rtol)
+    assert_array_equal(f(A, B, workers=2, **f64), K)
+    S = f(A, workers=2, **f64)
+    assert_array_equal(S, S.T)
+    assert_close_at_every_magnitude(S, want_xx, rtol)
+    assert_array_equal(f(A, workers=1, **f64), S)
+    for i in range(X.shape[0]):
+        for j in (i % Y.shape[0], (5 * i + 3) % Y.shape[0]):
+            alone = f(A[i:i + 1], B[j:j + 1], **f64)[0, 0]
+            assert_array_equal(alone, K[i, j])
+
+
+@pytest.mark.parametrize("kind", list(KERNELS))
+@pytest.mark.parametrize("dtype, small, big", [
+    (np.float64, 1e-300, 1e300), (np.float32, 1e-36, 3e38)])
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_issue_50_small_pair_beside_a_large_row(simd_path, kind, dtype, small,
+                                                big, fmt):
+    # [0.3, 0.7] * 1e-300 beside a row of 1e300 gave 0 for the small pair
+    # (intersection, js, hellinger: the whole call was rescaled by one
+    # power of two, the small values underflowed).
+    x = (np.array([[0.3, 0.7]]) * small).astype(dtype)
+    Y = (np.array([[0.6, 0.4], [1.0, 1.0]]) * np.array([[small], [big]])).astype(dtype)
+    f = KERNELS[kind]
+    rtol = 1e-13 if dtype == np.float64 else 1e-6
+    for A, B in ((x, Y), (as_format(x, fmt), as_format(Y, fmt))):
+        K = f(A, B, dtype=np.float64)
+        assert_allclose(K, exact_matrix(kind, x, Y), rtol=rtol, atol=0)
+        assert_array_equal(K[0, 0], f(A, B[:1], dtype=np.float64)[0, 0])
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_issue_50_subnormal_chi2(simd_path, fmt):
+    # additive_chi2_kernel gave 0 here (2 / x overflowed: each term
+    # dropped), chi2_distance 3.5e-310 (5x too large), CSR pairs of 5e-324
+    # NaN (an overflow error); now the exact values, rounded.
+    x, y = [3e-310, 1e-310], [1e-310, 2e-310]
+    p, q = [Fraction(v) for v in x], [Fraction(v) for v in y]
+    kernel = float(sum(2 * a * b / (a + b) for a, b in zip(p, q, strict=True)))
+    distance = float(sum((a - b) ** 2 / (a + b) for a, b in zip(p, q, strict=True)) / 2)
+    X = as_format(np.array([x]), fmt)
+    assert_allclose(additive_chi2_kernel(X, [y]), [[kernel]], rtol=0, atol=SMALLEST)
+    assert_allclose(chi2_distance(X, [y]), [[distance]], rtol=0, atol=SMALLEST)
+    assert kernel == pytest.approx(2.8333333e-310)
+    assert distance == pytest.approx(6.6666667e-311)
+    z = as_format(np.array([[SMALLEST, 3 * SMALLEST]]), fmt)
+    assert_array_equal(additive_chi2_kernel(z), [[4 * SMALLEST]])
+
+
+# exponents k of c = 2**k: the inputs times c (multiples of 2**-11) are
+# exact from the smallest subnormal number to near the top of the range
+_POWERS = {np.float64: [-1063, -1060, -1040, -1023, -1000, -700, -300, 0, 300,
+                        700, 958, 1000, 1015],
+           np.float32: [-138, -135, -130, -126, -120, -60, 0, 60, 93, 100, 120,
+                        126]}
+
+
+@pytest.mark.parametrize("kind", list(KERNELS))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_homogeneous_across_the_float_range(simd_path, kind, dtype, fmt):
+    """K(c X, c Y) = c K(X, Y) for c any power of two that keeps the
+    inputs exact, subnormal ones included, up to the result's rounding
+    (to the subnormal spacing below the normal range)."""
+    rng = np.random.default_rng(7)
+    X = np.round(rng.random((6, 70)) * 64) / 2**11  # row sums about 1
+    Y = np.round(rng.random((5, 70)) * 64) / 2**11
+    f = KERNELS[kind]
+    f64 = {"dtype": np.float64}
+    K = f(X.astype(dtype), Y.astype(dtype), **f64)
+    S = f(X.astype(dtype), **f64)
+    rtol = 1e-13 if dtype == np.float64 else 1e-6
+    for k in _POWERS[dtype]:
+        cX, cY = (as_format((A * 2.0**k).astype(dtype), fmt) for A in (X, Y))
+        assert_close_at_every_magnitude(f(cX, cY, **f64), np.ldexp(K, k), rtol)
+        assert_close_at_every_magnitude(f(cX, **f64), np.ldexp(S, k), rtol)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_chi2_distance_at_every_magnitude(simd_path, dtype, fmt):
+    """chi2_distance and exp_chi2_kernel of rows at every magnitude, mixed:
+    each distance within its bound (relative to the row sums, or 2 units
+    of the subnormal spacing), the same bits as the pair alone; the
+    distance of two rows below the normal range homogeneous."""
+    X, Y, _, _ = magnitudes_case("chi2", dtype)
+    want = exact_matrix("distance", X, Y)
+    A, B = as_format(X, fmt), as_format(Y, fmt)
+    f64 = {"dtype": np.float64}
+    D = chi2_distance(A, B, **f64)
+    sums = X.astype(np.float64).sum(1)[:, None] + Y.astype(np.float64).sum(1)[None, :]
+    u = 2.0**-53 if dtype == "float64" else 2.0**-24
+    bound = 2 * X.shape[1] * u * sums + 2 * SMALLEST
+    assert (np.abs(D - want) <= bound).all()
+    E = exp_chi2_kernel(A, B, beta=1e-3, **f64)
+    assert_allclose(E, np.exp(-1e-3 * D), rtol=1e-15, atol=0)
+    for i in range(X.shape[0]):
+        j = (5 * i + 3) % Y.shape[0]
+        a, b = A[i:i + 1], B[j:j + 1]
+        assert_array_equal(chi2_distance(a, b, **f64)[0, 0], D[i, j])
+        assert_array_equal(exp_chi2_kernel(a, b, beta=1e-3, **f64)[0, 0], E[i, j])
+    # row 1 (multiples of the smallest subnormal number) against itself
+    # reversed, times powers of two: the same bound
+    x, y = X[1:2], X[1:2, ::-1]
+    want = exact_matrix("distance", x, y)
+    bound = 4 * X.shape[1] * u * x.astype(np.float64).sum() + 2 * SMALLEST
+    for k in (0, 30, 100, 600, 1000):
+        c = np.asarray(2.0**k, dtype=dtype) if k < 100 or dtype == "float64" else None
+        if c is None:
+            continue  # beyond float32
+        got = chi2_distance(as_format(x * c, fmt), y * c, **f64) / float(c)
+        assert (np.abs(got - want) <= bound).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_chi2_distance_error_is_relative_to_the_row_sums(dtype, fmt):
+    # The documented bound (chi2_distance's Notes): the error of D is at
+    # most 2 d u (sum x + sum y), u = 2**-53 (float32 input: 2**-24), a
+    # bound relative to the row sums, not to D: rows 1e-8 (float32: 1e-4)
+    # apart, relative to their values, have D about 1e-17 (1e-9) of their
+    # sums, far below the bound.
+    rng = np.random.default_rng(12)
+    d = 50
+    X = rng.uniform(0.01, 1.0, size=(4, d))
+    step = 1e-8 if dtype == np.float64 else 1e-4
+    Y = X * (1 + step * rng.choice([-1.0, 1.0], size=X.shape))
+    X, Y = X.astype(dtype), Y.astype(dtype)
+    want = exact_matrix("distance", X, Y)
+    sums = X.astype(np.float64).sum(1)[:, None] + Y.astype(np.float64).sum(1)[None, :]
+    u = 2.0**-53 if dtype == np.float64 else 2.0**-24
+    bound = 2 * d * u * sums
+    assert (np.diag(want) < 0.01 * np.diag(bound)).all()  # the regime
+    D = chi2_distance(as_format(X, fmt), as_format(Y, fmt), dtype=np.float64)
+    assert (np.abs(D - want) <= bound).all()
+
+
+@pytest.mark.parametrize("kind", ["chi2", "js", "hellinger"])
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_softmax_rows_with_subnormal_values_stay_on_the_fast_path(
+        monkeypatch, kind, fmt):
+    # Rows of normal values with a few below the normal range (a softmax of
+    # far-apart scores): their pairs' values are far above the error such
+    # values can cause (2**-1021 a bin; CSR Jensen-Shannon: ratios of
+    # values 2**1040 apart), so the fast paths' values are kept; only pairs
+    # whose value is small are taken one by one.
+    from kernelmaps._engine import additive
+
+    taken = []
+    original = additive._robust
+
+    def counted(X, Y, kind, rows, cols, *args):
+        taken.append(len(rows))
+        return original(X, Y, kind, rows, cols, *args)
+
+    monkeypatch.setattr(additive, "_robust", counted)
+    rng = np.random.default_rng(3)
+    X = rng.dirichlet(np.ones(30), size=8)
+    X[:, :3] = 1e-315
+    f = KERNELS[kind]
+    K = f(as_format(X, fmt))
+    assert taken == []
+    assert_allclose(K, exact_matrix(kind, X, X), rtol=1e-13, atol=0)
+    Z = np.zeros((1, 30))
+    Z[0, :3] = 1e-315  # the pairs with this row: values near 1e-315
+    K = f(as_format(X, fmt), as_format(Z, fmt))
+    assert taken == [8]
+    assert_close_at_every_magnitude(K, exact_matrix(kind, X, Z), 1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rows_outside_the_band_are_found(simd_path, dtype):
+    # The rows the tiles cannot take (a value v with 0 < v < low or v >=
+    # high): vectors and their tails, at every width up to 19 and every
+    # position; 0 and -0.0 count as in the band.
+    from kernelmaps._engine import additive
+
+    low, high = 2.0**-100, 2.0**100
+    for d in range(1, 20):
+        for k in range(d):
+            for value, outside in ((2.0**-101, True), (low, False), (high, True),
+                                   (2.0**99, False), (-0.0, False), (0.0, False)):
+                A = np.full((3, d), 0.5, dtype=dtype)
+                A[1, k] = value
+                flags = additive._outside(A, (low, high), 1)
+                assert flags.tolist() == [False, outside, False], (d, k, value)
+
+
+def test_js_rows_beyond_the_tiles_through_common_non_zeros(monkeypatch):
+    # Dense float64 rows with values beyond 2**958 (where the tiles' parts
+    # overflow): their pairs through the common non-zeros, exact up to
+    # about 2**1012 (one pair at a time, 34x slower, is not needed), the
+    # others in the tiles; each pair the same bits as alone.
+    from kernelmaps._engine import additive
+
+    taken = []
+    original = additive._robust
+
+    def counted(X, Y, kind, rows, cols, *args):
+        taken.append(len(rows))
+        return original(X, Y, kind, rows, cols, *args)
+
+    monkeypatch.setattr(additive, "_robust", counted)
+    rng = np.random.default_rng(9)
+    X = rng.uniform(0.1, 1.0, size=(7, 20))
+    X[::2] *= 2.0**1000
+    for A, B in ((X, None), (X[:4], X[4:]), (X[::2], None), (X[1:3], X[::2])):
+        K = js_kernel(A, B)
+        Bs = A if B is None else B
+        assert_allclose(K, exact_matrix("js", A, Bs), rtol=1e-13, atol=0)
+        for i in range(A.shape[0]):
+            j = (3 * i + 1) % Bs.shape[0]
+            assert_array_equal(js_kernel(A[i:i + 1], Bs[j:j + 1])[0, 0], K[i, j])
+    assert taken == []
+
+
 # ------------------------------------------------------------
 # The Jensen-Shannon kernel's compiled paths (dense tiles: one logarithm
 # per pair from per-value parts, no division; CSR: the same polynomial, the
@@ -570,6 +885,19 @@ def test_every_ratio_of_a_pair(simd_path, dtype, rtol):
     X = np.array([[1.0], [0.25]], dtype=dtype)
     Y = np.concatenate([r, 1 / r[r > 1e-5]])[:, None].astype(dtype)
     assert_allclose(js_kernel(X, Y), reference(X, Y), rtol=rtol, atol=0)
+
+
+def test_csr_ratio_below_the_normal_range(simd_path):
+    # Common non-zeros of normal values whose ratio lo / hi is below the
+    # normal range (subnormal, few digits) or underflows to 0: log2(lo /
+    # hi) from log2(lo) - log2(hi). It came from the ratio, floored at
+    # 5e-324: 1e-300 against 1e22 was 1.6e-5 off, against 1e30 2e-2.
+    X = np.array([[1e-300, 0.5, 3e-310], [1e-200, 1e-305, 1.0]])
+    Y = np.array([[1e22, 0.5, 1e-2], [1e30, 1e10, 5e-324], [1e120, 1e300, 1.0]])
+    C = scipy.sparse.csr_matrix
+    for A, B in ((C(X), Y), (X, C(Y)), (C(X), C(Y))):
+        assert_allclose(js_kernel(A, B), exact_matrix("js", X, Y), rtol=1e-13,
+                        atol=0)
 
 
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])

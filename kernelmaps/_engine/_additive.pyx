@@ -8,6 +8,9 @@ one-dimensional kernel, for every pair of rows.
 - `sparse`: each row of X (dense, or CSR scattered into a dense scratch row)
   against the non-zeros of the CSR rows of Y: the one-dimensional kernels
   here are 0 where either value is 0, so only common non-zeros count.
+- `robust_pairs`: listed pairs of CSR rows, one by one, at any magnitude
+  (km_additive_robust), for the pairs the other two cannot take;
+  `outside` finds the rows that hold such values.
 Every output entry has one writer: results do not depend on the threads.
 """
 from cython.parallel cimport prange, threadid
@@ -45,8 +48,12 @@ cdef extern from "km_additive.h" nogil:
     double km_inverse_d(double v)
     float km_inverse_f(float v)
     double km_js_pairs_d(int isa, const double *a, const double *b, ptrdiff_t n)
-    double km_chi2_pair_f(const float *x, const float *y, ptrdiff_t ldy,
-                          ptrdiff_t d)
+    double km_additive_robust(int kind, const double *a, const double *b,
+                              ptrdiff_t n)
+    int km_outside_d(int isa, const double *v, ptrdiff_t n, double low,
+                     double high)
+    int km_outside_f(int isa, const float *v, ptrdiff_t n, float low,
+                     float high)
 
 KINDS = {"chi2": KM_ADD_CHI2, "intersection": KM_ADD_INTERSECTION,
          "product": KM_ADD_PRODUCT, "js": KM_ADD_JS}
@@ -140,22 +147,6 @@ def dense(const floating[:, ::1] xrows, const floating[:, :, ::1] xparts,
             cb = cb + col_block
 
 
-def chi2_pairs(const float[:, ::1] xrows, const float[:, ::1] yt,
-               const int64_t[::1] rows, const int64_t[::1] cols,
-               double[:, ::1] out, Py_ssize_t start, Py_ssize_t stop,
-               int n_threads):
-    """out[i, j] for the pairs (rows[p], cols[p]), start <= p < stop, of
-    float32 "chi2" tiles (the arrays of `dense`) where a run's sum
-    overflowed (inf): its runs as the tiles sum them, and those that
-    overflow in float64 (km_chi2_pair_f)."""
-    cdef Py_ssize_t p
-    cdef Py_ssize_t d = xrows.shape[1], ldy = yt.shape[1]
-    for p in prange(start, stop, nogil=True, schedule="static",
-                    num_threads=n_threads):
-        out[rows[p], cols[p]] = km_chi2_pair_f(&xrows[rows[p], 0],
-                                               &yt[0, cols[p]], ldy, d)
-
-
 cdef inline double _term(int kind, double a, double b) noexcept nogil:
     """The one-dimensional kernel at two positive values (not for
     Jensen-Shannon: see km_js_pairs)."""
@@ -236,6 +227,70 @@ def sparse(const floating[:, ::1] x_dense, const floating[::1] x_data,
         else:
             for p in range(x_indptr[i], x_indptr[i + 1]):
                 row[x_indices[p]] = 0
+
+
+def outside(const floating[:, ::1] values, double low, double high,
+            unsigned char[::1] flags, Py_ssize_t row0, Py_ssize_t row1,
+            int n_threads):
+    """flags[i] = 1 where row i of `values` holds a value v with 0 < v <
+    low or v >= high (outside the band of the tiles: additive.py), else 0,
+    for the rows row0 <= i < row1 (low and high exact in float32 for
+    float32 values)."""
+    cdef Py_ssize_t i, d = values.shape[1]
+    for i in prange(row0, row1, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        if floating is double:
+            flags[i] = km_outside_d(isa_level, &values[i, 0], d, low, high)
+        else:
+            flags[i] = km_outside_f(isa_level, &values[i, 0], d, <float>low,
+                                    <float>high)
+
+
+def robust_pairs(const double[::1] x_data, const index_t[::1] x_indices,
+                 const index_t[::1] x_indptr, const double[::1] y_data,
+                 const index_t[::1] y_indices, const index_t[::1] y_indptr,
+                 str kind, const int64_t[::1] xr, const int64_t[::1] yr,
+                 const int64_t[::1] rows, const int64_t[::1] cols,
+                 bint mirror, double[:, ::1] out, double[:, ::1] scratch,
+                 Py_ssize_t start, Py_ssize_t stop, int n_threads):
+    """out[rows[p], cols[p]] (and out[cols[p], rows[p]] with `mirror`) for
+    start <= p < stop: km_additive_robust of the common non-zeros of row
+    xr[p] of X and row yr[p] of Y (float64 CSR, sorted indices), gathered
+    into scratch (n_threads, 2 d)."""
+    cdef int code = KINDS[kind]
+    cdef Py_ssize_t p, tid, count, d = scratch.shape[1] // 2
+    cdef int64_t a, a_end, b, b_end
+    cdef double va, vb, value
+    cdef double *pa
+    cdef double *pb
+    for p in prange(start, stop, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        tid = threadid()
+        pa = &scratch[tid, 0]
+        pb = pa + d
+        a = x_indptr[xr[p]]
+        a_end = x_indptr[xr[p] + 1]
+        b = y_indptr[yr[p]]
+        b_end = y_indptr[yr[p] + 1]
+        count = 0
+        while a < a_end and b < b_end:
+            if x_indices[a] < y_indices[b]:
+                a = a + 1
+            elif x_indices[a] > y_indices[b]:
+                b = b + 1
+            else:
+                va = x_data[a]
+                vb = y_data[b]
+                if va > 0 and vb > 0:
+                    pa[count] = va
+                    pb[count] = vb
+                    count = count + 1
+                a = a + 1
+                b = b + 1
+        value = km_additive_robust(code, pa, pb, count)
+        out[rows[p], cols[p]] = value
+        if mirror:
+            out[cols[p], rows[p]] = value
 
 
 def last_isa():

@@ -34,14 +34,13 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
     does not depend on it).
 
     `kind` is "chi2" (x y / (x + y)), "intersection" (min(x, y)), "product"
-    (x y) or "js" (the Jensen-Shannon term). The kernels are homogeneous
-    (of degree 1, "product" 2): inputs whose largest value is beyond
-    2**(+-100) (float32: 2**(+-20)) are scaled by a power of two (exact) to
-    about 1, and the result back, so that no sum overflows before the
-    result does and no value is subnormal unless the data span more than
-    the floating-point range. "chi2" needs no scaling (its terms neither
-    overflow nor underflow): each pair's value depends on its two rows only.
-    The result may hold inf where it overflows.
+    (x y) or "js" (the Jensen-Shannon term). Each pair's value depends on
+    its two rows only, at every magnitude: the tiles and the CSR pass are
+    exact to rounding for the values of a band (`BANDS`), and the pairs of
+    rows with a value outside it are taken again (`_outside_the_band`), so
+    that no value is lost to an overflow or an underflow on the way and a
+    result below the normal range is rounded once, to the subnormal
+    spacing. The result may hold inf where it overflows.
     """
     symmetric = Y is None
     if symmetric:
@@ -50,22 +49,12 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
     out = np.empty((n, m))
     if n == 0 or m == 0:
         return out
-    e = 0 if kind == "chi2" else _scale_exponent(X, None if symmetric else Y)
-    if e:
-        X = _ldexp(X, -e)
-        Y = X if symmetric else _ldexp(Y, -e)
-        out = additive_sums(X, None if symmetric else Y, kind, n_threads,
-                            progress, desc)
-        with np.errstate(over="ignore"):
-            for a, b in row_blocks(out):  # (Ctrl-C stops between blocks)
-                np.ldexp(out[a:b], e * (2 if kind == "product" else 1),
-                         out=out[a:b])
-        return out
     if scipy.sparse.issparse(X) and not scipy.sparse.issparse(Y):
         # The kernels are symmetric in x and y: dense rows against CSR.
         return additive_sums(Y, X, kind, n_threads, progress, desc).T.copy()
     if (kind == "js" and Y.dtype == np.float64 and not scipy.sparse.issparse(Y)
-            and np.count_nonzero(Y) <= JS_SPARSE_DENSITY * Y.size):
+            and (np.count_nonzero(Y) <= JS_SPARSE_DENSITY * Y.size
+                 or _beyond_the_tiles(X, Y, n_threads))):
         # A term is 0 where either value is: the common non-zeros only
         # (float32 tiles, twice as wide, stay ahead: see JS_SPARSE_DENSITY).
         Y = scipy.sparse.csr_array(Y)
@@ -73,6 +62,7 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
         _sparse(X, Y, kind, symmetric, out, n_threads, progress, desc)
     else:
         _dense(X, Y, kind, symmetric, out, n_threads, progress, desc)
+    _outside_the_band(X, Y, kind, symmetric, out, n_threads)
     return out
 
 
@@ -86,31 +76,232 @@ JS_SPARSE_DENSITY = 0.3
 _COST = {"chi2": 4, "intersection": 1, "product": 1, "js": 32}
 # ... and per value of its parts for the "js" tiles.
 _PARTS_COST = 20
+# ... and per feature of a pair taken one by one (km_additive_robust).
+_ROBUST_COST = 40
+
+# The values v for which the float64 tiles and CSR pass (and the float32
+# tiles: CSR computes float32 in float64) are exact to rounding, (low,
+# high): v = 0 or low <= v < high; None, every value. Inside it no term,
+# sum or part overflows, none is subnormal (a sum of normal terms), and
+# float32 runs of KM_ADD_RUN terms stay finite (km_additive.h):
+# - "chi2": 2 / v (the tiles) is at most 2**1022 (float32: 2**126), so
+#   that 2 / x + 2 / y is finite; the CSR pass halves values (exactly);
+# - "intersection": a minimum is exact, a sum of subnormal numbers too;
+#   float32 runs of values below 2**121 stay finite;
+# - "product" (of square roots: the Hellinger kernel): products of values
+#   from 2**-511 (float32: 2**-63) are normal;
+# - "js": the parts of values from the smallest normal number up to
+#   2**958 (float32: 2**94) are finite and normal (I(v) = 2**-64 / v, v
+#   times 2**64; km_additive.h).
+BANDS = {
+    np.dtype(np.float64): {"chi2": (2.0**-1021, math.inf), "intersection": None,
+                           "product": (2.0**-511, math.inf),
+                           "js": (2.0**-1022, 2.0**958)},
+    np.dtype(np.float32): {"chi2": (2.0**-125, 2.0**121),
+                           "intersection": (0.0, 2.0**121),
+                           "product": (2.0**-63, 2.0**60),
+                           "js": (2.0**-126, 2.0**94)},
+}
 
 
-def _scale_exponent(X, Y):
-    """e such that the values over 2**e are about 1, when the largest value
-    is beyond 2**(+-100) (float32: 2**(+-20)); else 0."""
-    top = max(_max(X), 0.0 if Y is None else _max(Y))
-    if top == 0:
-        return 0
-    e = math.frexp(top)[1]
-    bound = 100 if X.dtype == np.float64 else 20
-    return e if abs(e) > bound else 0
+def _outside_the_band(X, Y, kind, symmetric, out, n_threads):
+    """The pairs of rows with a value outside the band of `kind` (`BANDS`)
+    taken again: with float32 tiles, in float64 (whose band holds every
+    float32 value); with float64 "js" tiles, the pairs of rows beyond its
+    top through the common non-zeros (`_sparse`: exact up to about
+    2**1012, its terms lo (g - log2(lo / hi))); then, in float64, those
+    whose first value could still be off, one by one (`_one_by_one`), and
+    there too the "js" pairs of the common non-zeros whose values are far
+    apart (`_far_apart`). Each pair's value depends on its own rows only.
+    (float32 CSR computes in float64: nothing to take again.)"""
+    if X.dtype == np.float32 and scipy.sparse.issparse(Y):
+        return
+    band = BANDS[X.dtype][kind]
+    if band is None:
+        return
+    fx = _outside(X, band, n_threads)
+    fy = fx if symmetric else _outside(Y, band, n_threads)
+    far = (_far_apart(X, Y, symmetric, n_threads) if kind == "js"
+           and X.dtype == np.float64 and scipy.sparse.issparse(Y) else None)
+    if not (fx.any() or fy.any() or far is not None):
+        return
+    if X.dtype == np.float32:
+        def wide(A, B):
+            return additive_sums(A.astype(np.float64),
+                                 None if B is None else B.astype(np.float64),
+                                 kind, n_threads)
+
+        _again(X, Y, fx, fy, symmetric, out, wide)
+        return
+    if kind == "js" and not scipy.sparse.issparse(Y):
+        tx = _outside(X, _JS_TOP, n_threads)
+        ty = tx if symmetric else _outside(Y, _JS_TOP, n_threads)
+        if tx.any() or ty.any():
+            def common(A, B):
+                return _through_common_non_zeros(A, B, kind, n_threads)
+
+            _again(X, Y, tx, ty, symmetric, out, common)
+    _one_by_one(X, Y, kind, fx, fy, symmetric, out, n_threads, far)
 
 
-def _max(A):
-    data = A.data if scipy.sparse.issparse(A) else A
-    return float(data.max()) if data.size else 0.0
+def _again(X, Y, fx, fy, symmetric, out, compute):
+    """The pairs of a row with a flag (`fx`, `fy`) from ``compute(A, B)``,
+    the kernel of some rows of X and of Y (B None: A against itself,
+    symmetric)."""
+    rows, rest = np.flatnonzero(fx), np.flatnonzero(~fx)
+    if symmetric:
+        if rows.size:
+            out[np.ix_(rows, rows)] = compute(X[rows], None)
+        if rows.size and rest.size:
+            block = compute(X[rows], X[rest])
+            out[np.ix_(rows, rest)] = block
+            out[np.ix_(rest, rows)] = block.T
+        return
+    if rows.size:
+        out[rows] = compute(X[rows], Y)
+    cols = np.flatnonzero(fy)
+    if cols.size and rest.size:
+        out[np.ix_(rest, cols)] = compute(X[rest], Y[cols])
 
 
-def _ldexp(A, e):
-    """A * 2**e, dense or CSR, in its dtype."""
+# The top of the float64 "js" tiles' band, (0, top): the values beyond it.
+_JS_TOP = (0.0, BANDS[np.dtype(np.float64)]["js"][1])
+
+
+def _beyond_the_tiles(X, Y, n_threads):
+    """Whether every row of dense float64 X or Y holds a value beyond the
+    top of the "js" tiles' band: then every pair would be taken again
+    through the common non-zeros (`_outside_the_band`), and is at once."""
+    return bool(_outside(X, _JS_TOP, n_threads).all()
+                or (Y is not X and _outside(Y, _JS_TOP, n_threads).all()))
+
+
+def _through_common_non_zeros(A, B, kind, n_threads):
+    """The kernel `kind` of dense float64 rows A and B (None: A, symmetric)
+    through their common non-zeros (`_sparse`)."""
+    symmetric = B is None
+    B = scipy.sparse.csr_array(A if symmetric else B)
+    out = np.empty((A.shape[0], B.shape[0]))
+    _sparse(A, B, kind, symmetric, out, n_threads, False, "")
+    _outside_the_band(A, B, kind, symmetric, out, n_threads)
+    return out
+
+
+def _outside(A, band, n_threads):
+    """Which rows of `A` hold a value outside `band` (a bool per row)."""
+    low, high = band
     if scipy.sparse.issparse(A):
-        A = A.copy()
-        A.data = np.ldexp(A.data, e).astype(A.dtype, copy=False)
-        return A
-    return np.ldexp(A, e).astype(A.dtype, copy=False)
+        data = A.data
+        bad = ((data > 0) & (data < low)) | (data >= high)
+        seen = np.concatenate(([0], np.cumsum(bad)))
+        return seen[A.indptr[1:]] > seen[A.indptr[:-1]]
+    flags = np.zeros(A.shape[0], dtype=np.uint8)
+    run_chunked(_impl.outside, (A, low, high, flags), float(A.shape[1]),
+                n_tasks=A.shape[0],
+                n_threads=threads_for(n_threads, float(A.size), A.shape[0]))
+    return flags.view(bool)
+
+
+def _one_by_one(X, Y, kind, fx, fy, symmetric, out, n_threads, far=None):
+    """float64: the pairs of a row with a flag (`fx`, `fy`) whose value is
+    below `tiny` or not finite, and the pairs whose rows span 2**_JS_SPAN
+    (`far`: `_far_apart`, or None) whose value is below d 2**(e - 957), 2**e
+    above their largest value, again from km_additive_robust. A value
+    outside the band changes the first value by at most 2**-1021 a feature
+    (a term of it dropped, or rounded to the subnormal spacing), below its
+    rounding from d 2**-960 up; a value beyond the top of "js" gives inf
+    or NaN; a ratio lo / hi below 2**-1022 in km_js_pairs is off by at
+    most a factor 2**2100 (log2 r by 2100), lo at most 2**(e - 1022), its
+    term by 2**(e - 1010)."""
+    tiny = X.shape[1] * 2.0**-960
+    cols = np.arange(out.shape[1])
+    for a, b in row_blocks(out):  # (no temporary larger than a block)
+        block = out[a:b]
+        need = (fx[a:b, None] | fy[None, :]) & ~((block >= tiny) & (block < math.inf))
+        if far is not None:
+            top_x, low_x, top_y, low_y = far
+            top = np.maximum.outer(top_x[a:b], top_y)
+            spans = top - np.minimum.outer(low_x[a:b], low_y) >= _JS_SPAN
+            need |= spans & ~(block >= np.ldexp(float(X.shape[1]), top - 957))
+        if symmetric:  # each unordered pair once, mirrored
+            need &= cols[None, :] >= np.arange(a, b)[:, None]
+        i, j = np.nonzero(need)
+        if i.size:
+            _robust(X, Y, kind, i + a, j, symmetric, out, n_threads)
+
+
+# The "js" pairs of the common non-zeros (km_js_pairs) take log2(lo / hi)
+# from the ratio, which has lost digits below the normal range: a pair of
+# rows whose values span 2**_JS_SPAN or more (the frexp exponents of the
+# largest and of the smallest non-zero value of either row) is taken one
+# by one, exactly, where its value is small enough for that to matter
+# (`_one_by_one`).
+_JS_SPAN = 1020
+
+
+def _far_apart(X, Y, symmetric, n_threads):
+    """None if no pair of rows of X and Y (dense or CSR; Y is X as CSR
+    where `symmetric`) spans 2**_JS_SPAN, else the exponents
+    (`_exponents`) of the largest and smallest non-zero values of each
+    row of X and of Y."""
+    arrays = (Y,) if symmetric else (X, Y)
+    high = max(float(A.data.max(initial=0.0) if scipy.sparse.issparse(A)
+                     else A.max(initial=0.0)) for A in arrays)
+    if high == 0:
+        return None
+    # a value below this (0 where it underflows), and there is such a pair
+    below = (math.ldexp(1.0, math.frexp(high)[1] - _JS_SPAN), math.inf)
+    if not any(_outside(A, below, n_threads).any() for A in arrays):
+        return None
+    top_x, low_x = _exponents(X)
+    top_y, low_y = (top_x, low_x) if symmetric else _exponents(Y)
+    return top_x, low_x, top_y, low_y
+
+
+def _exponents(A):
+    """The frexp exponents of the largest and of the smallest non-zero
+    value of each row of `A` (dense or CSR): -2000 and 2000 for a row of
+    zeros, which then spans nothing."""
+    if scipy.sparse.issparse(A):
+        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        top = np.zeros(A.shape[0])
+        np.maximum.at(top, rows, A.data)
+        low = np.full(A.shape[0], math.inf)
+        positive = A.data > 0
+        np.minimum.at(low, rows[positive], A.data[positive])
+    else:
+        top = A.max(axis=1, initial=0.0)
+        low = np.min(A, axis=1, where=A > 0, initial=math.inf)
+    some = np.isfinite(low)
+    return (np.where(top > 0, np.frexp(top)[1], -2000),
+            np.where(some, np.frexp(np.where(some, low, 1.0))[1], 2000))
+
+
+def _robust(X, Y, kind, rows, cols, symmetric, out, n_threads):
+    """out[rows[p], cols[p]] (mirrored with `symmetric`) from
+    km_additive_robust, the rows as float64 CSR."""
+    xi, xr = np.unique(rows, return_inverse=True)
+    yi, yr = np.unique(cols, return_inverse=True)
+    A, B = _csr_rows(X, xi), _csr_rows(Y, yi)
+    n_tasks = len(rows)
+    cost = float(X.shape[1]) * _ROBUST_COST
+    n_threads = threads_for(n_threads, cost * n_tasks, n_tasks)
+    scratch = np.empty((n_threads, 2 * X.shape[1]))
+    index = (np.ascontiguousarray(a, dtype=np.int64) for a in (xr, yr, rows, cols))
+    plan = (A.data, A.indices, A.indptr, B.data, B.indices, B.indptr, kind,
+            *index, symmetric, out, scratch)
+    run_chunked(_impl.robust_pairs, plan, cost, n_tasks=n_tasks,
+                n_threads=n_threads)
+
+
+def _csr_rows(A, rows):
+    """The rows `rows` of `A` as float64 CSR with sorted int64 indices."""
+    S = scipy.sparse.csr_matrix(A[rows], dtype=np.float64)
+    if not S.has_sorted_indices:
+        S.sort_indices()
+    S.indices = S.indices.astype(np.int64)
+    S.indptr = S.indptr.astype(np.int64)
+    return S
 
 
 # Rows per task of the tiles.
@@ -141,18 +332,6 @@ def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):
             ADDITIVE_ROW_BLOCK, block, items, out, buffers)
     run_chunked(_impl.dense, plan, cost, n_threads=n_threads, progress=progress,
                 desc=desc)
-    if kind == "chi2" and X.dtype == np.float32 and min(_max(X), _max(Y)) > 2.0**100:
-        _chi2_overflowed_runs(rows, cols, out, n_threads)
-
-
-def _chi2_overflowed_runs(rows, cols, out, n_threads):
-    """The pairs of float32 "chi2" tiles where the float32 sum of a run
-    of features overflowed (inf; possible where both rows hold values
-    beyond 2**100), again with those runs in float64."""
-    i, j = (np.ascontiguousarray(a) for a in np.nonzero(np.isinf(out)))
-    run_chunked(_impl.chi2_pairs, (rows, cols, i, j, out),
-                float(rows.shape[1]) * _COST["chi2"], n_tasks=len(i),
-                n_threads=n_threads)
 
 
 def _reciprocals(A):

@@ -18,13 +18,15 @@
  * KM_ADD_CHI2 takes x' = 2 / x and y' = 2 / y in place of x and y (+inf
  * for 0), and sums 2 / (x' + y') = x y / (x + y): one addition and one
  * division a term, and no intermediate overflows or underflows for any
- * pair of normal values (x' and y' lose at most a bit near the top of the
- * range), so that each pair's value is accurate to a few units in the
- * last place at every scale, whatever the other rows hold; a subnormal
- * value (x' = inf) counts as 0, an absolute error below the smallest
- * normal number. A float32 run
- * whose sum overflows float32 gives inf: the caller takes that pair again
- * from km_chi2_pair_f.
+ * pair of values from 2**-1021 (float32: 2**-125) up (x' and y' lose at
+ * most a bit near the top of the range), so that each pair's value is
+ * accurate to a few units in the last place at every scale, whatever the
+ * other rows hold.
+ *
+ * Each kind is exact to rounding for the values of a band (additive.py:
+ * `BANDS`), where no term, sum or part overflows or is subnormal; the
+ * caller takes the pairs of rows with a value outside it again, in
+ * float64 (float32 tiles) or from km_additive_robust (float64).
  *
  * KM_ADD_JS also reads parts of every value v, computed once per value
  * (km_log_exponent_*, km_log_mantissa_*, km_inverse_*): E, M and I beside
@@ -45,6 +47,7 @@
 #define KM_ADDITIVE_H
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -104,9 +107,9 @@ static inline int km_exponent_bits_f(float v)
 static inline double km_log_exponent_d(double v) { return 0x1p52 + km_exponent_bits_d(v); }
 static inline float km_log_exponent_f(float v) { return 0x1p23f + km_exponent_bits_f(v); }
 /* I(v) = 1 / (s v) with s = KM_JS_SCALE, I(0) = 0: finite and normal for
- * every v > 0 up to 2**100 (float32: 2**20; the callers scale larger values
- * down), so that a / b = (a s) I(b) within an ulp, subnormal a and b
- * included. */
+ * every v > 0 below 2**958 (float32: 2**94; the caller takes the pairs
+ * with larger values again), so that a / b = (a s) I(b) within an ulp,
+ * subnormal a and b included. */
 #define KM_JS_SCALE_D 0x1p64
 #define KM_JS_SCALE_F 0x1p32f
 static inline double km_inverse_d(double v) { return v > 0 ? 1.0 / KM_JS_SCALE_D / v : 0.0; }
@@ -123,29 +126,67 @@ static inline float km_log_mantissa_f(float v)
                  : 0.0f;
 }
 
-/* The float32 "chi2" sum of one pair from x' = 2 / x (d values) and
- * y' = 2 / y (stride ldy), as the tiles sum it (in float32 over runs of
- * KM_ADD_RUN features, the same operations in the same order: the same
- * bits), except that a run whose float32 sum overflows is summed in
- * float64: for the pairs whose tile sum is inf. */
-static inline double km_chi2_pair_f(const float *x, const float *y, ptrdiff_t ldy,
-                                    ptrdiff_t d)
+/*
+ * The sum over the n pairs (a[p], b[p]) of positive values (the common
+ * non-zeros of two histograms) of the one-dimensional kernel `kind`, as
+ * the tiles sum it (KM_ADD_CHI2: a b / (a + b); KM_ADD_JS: the whole
+ * term), at any magnitude, subnormal values included: for the pairs the
+ * tiles cannot take (additive.py). Every term is at most 2**11 lo (lo =
+ * min(a, b); KM_ADD_PRODUCT: a b) and is taken times 2**s, s = -(the
+ * largest exponent of lo, or of a b) within +-1000 (an exact power of
+ * two), from a form with no intermediate that overflows or underflows:
+ *   KM_ADD_CHI2:         (lo 2**s) / (1 + lo / hi)
+ *   KM_ADD_INTERSECTION: lo 2**s
+ *   KM_ADD_PRODUCT:      (ma mb) 2**(ea + eb + s), a = ma 2**ea (frexp)
+ *   KM_ADD_JS:           (lo 2**s) / 2 (log2(hi / lo) + g(lo / hi)),
+ *                        log2(hi / lo) = (eh - el) + log2(mh) - log2(ml)
+ * so that the sum is of normal numbers and the result is rounded once
+ * more, by the final 2**-s (where it is subnormal, to the subnormal
+ * spacing). Exactly symmetric in a and b; the same bits for the same
+ * pairs in the same order.
+ */
+static inline double km_additive_robust(int kind, const double *a, const double *b,
+                                        ptrdiff_t n)
 {
-    double total = 0.0;
-    for (ptrdiff_t k0 = 0; k0 < d; k0 += KM_ADD_RUN) {
-        const ptrdiff_t k1 = k0 + KM_ADD_RUN < d ? k0 + KM_ADD_RUN : d;
-        float run = 0.0f;
-        for (ptrdiff_t k = k0; k < k1; ++k) run += 2.0f / (x[k] + y[k * ldy]);
-        if (run <= FLT_MAX) {
-            total += (double)run;
-            continue;
+    if (n == 0) return 0.0;
+    int top = INT_MIN;
+    for (ptrdiff_t p = 0; p < n; ++p) {
+        int ea, eb;
+        if (kind == KM_ADD_PRODUCT) {
+            frexp(a[p], &ea);
+            frexp(b[p], &eb);
+            ea += eb;
+        } else {
+            frexp(a[p] < b[p] ? a[p] : b[p], &ea);
         }
-        double wide = 0.0;
-        for (ptrdiff_t k = k0; k < k1; ++k)
-            wide += 2.0 / ((double)x[k] + (double)y[k * ldy]);
-        total += wide;
+        if (ea > top) top = ea;
     }
-    return total;
+    const int s = top > 1000 ? -1000 : top < -1000 ? 1000 : -top;
+    const double scale = ldexp(1.0, s);
+    double sum = 0.0;
+    for (ptrdiff_t p = 0; p < n; ++p) {
+        const double lo = a[p] < b[p] ? a[p] : b[p], hi = a[p] < b[p] ? b[p] : a[p];
+        double t;
+        if (kind == KM_ADD_CHI2) {
+            t = (lo * scale) / (1.0 + lo / hi);
+        } else if (kind == KM_ADD_INTERSECTION) {
+            t = lo * scale;
+        } else if (kind == KM_ADD_PRODUCT) {
+            int ea, eb;
+            const double ma = frexp(a[p], &ea), mb = frexp(b[p], &eb);
+            t = ldexp(ma * mb, ea + eb + s);
+        } else {
+            int el, eh;
+            const double ml = frexp(lo, &el), mh = frexp(hi, &eh);
+            const double ratio = (double)(eh - el) + (log2(mh) - log2(ml));
+            const double r = lo / hi; /* g(r) = (1 + r) log2(1 + r) / r */
+            const double g = r > 0 ? (1.0 + r) * (log1p(r) / r) / 0.6931471805599453
+                                   : 1.0 / 0.6931471805599453;
+            t = 0.5 * (lo * scale) * (ratio + g);
+        }
+        sum += t;
+    }
+    return ldexp(sum, -s);
 }
 
 /* km_additive_{d,f}_{base,avx2,avx512} */
@@ -168,6 +209,19 @@ static inline double km_js_pairs_d(int isa, const double *a, const double *b,
                                    ptrdiff_t n)
 {
     return KM_DISPATCH_VALUE(isa, km_js_pairs_d, (a, b, n));
+}
+
+/* Whether one of the n values v is outside [low, high), 0 aside (km_outside
+ * of km_additive_kernel.h, on the code path `isa`). */
+static inline int km_outside_d(int isa, const double *v, ptrdiff_t n, double low,
+                               double high)
+{
+    return KM_DISPATCH_VALUE(isa, km_outside_d, (v, n, low, high));
+}
+static inline int km_outside_f(int isa, const float *v, ptrdiff_t n, float low,
+                               float high)
+{
+    return KM_DISPATCH_VALUE(isa, km_outside_f, (v, n, low, high));
 }
 
 static inline void km_additive_f(int isa, int kind, const float *x,

@@ -2006,7 +2006,48 @@ def hist_mutations(*, is_y=False, one_row=VALID):
             VALID,
         )
     )
+    out += _magnitude_mutations()
     return [m for m in out if not (is_y and m.label == "None" and m.expect == INVALID)]
+
+
+# Each row of a histogram baseline (multiples of 1/64 up to 1) times its own
+# power of two, exact from the smallest subnormal number to near the top of
+# the range: a pair's value must not depend on the other rows (issue 50).
+_ROW_POWERS = {np.float64: [-1068, 1000, -1040, 0, -1000, 1017, -500, 500],
+               np.float32: [-143, 120, -130, 0, -100, 90, -126, 60]}
+
+
+def _rows_at_scales(dtype, sparse=False):
+    def fn(v, ctx):
+        a = np.array(v.plain, dtype=np.float64)
+        powers = np.resize(_ROW_POWERS[dtype], a.shape[0])
+        a = np.ldexp(a, powers[:, None]).astype(dtype)
+        if not sparse:
+            return arr(a)
+        m = scipy.sparse.csr_matrix(a)
+        return S(m, f"scipy.sparse.csr_matrix({lit(a)})", m)
+
+    return fn
+
+
+def _subnormal_beside_normal(v, ctx):
+    """Every other non-zero value times 2**-1068: subnormal values beside
+    normal ones in a row."""
+    a = np.array(v.plain, dtype=np.float64)
+    flat = a.reshape(-1)
+    nz = np.flatnonzero(flat)
+    flat[nz[::2]] = np.ldexp(flat[nz[::2]], -1068)
+    return arr(a)
+
+
+def _magnitude_mutations():
+    return [
+        Mut("rows-at-mixed-scales", _rows_at_scales(np.float64), VALID),
+        # ("sparse-": beside a Dask array, refused or taken, either is right)
+        Mut("sparse-rows-at-mixed-scales", _rows_at_scales(np.float64, True), VALID),
+        Mut("rows-at-mixed-scales-float32", _rows_at_scales(np.float32), VALID),
+        Mut("subnormal-beside-normal", _subnormal_beside_normal, VALID),
+    ]
 
 
 def _hist_entry(name):
@@ -2038,25 +2079,24 @@ def _hist_entry(name):
         if Y is None:
             need_symmetric(res)
         expected = ref.hist_kernel(name, X, Y, beta=v.get("beta", 1.0))
-        scale = None
-        if name in ("chi2_distance", "exp_chi2_kernel", "js_kernel"):
-            # computed from sums of the histograms: error relative to those
-            scale = ref.scale_of(
-                ref.dense(X).sum(1), ref.dense(Y if Y is not None else X).sum(1)
-            )
-            if name == "exp_chi2_kernel":
-                scale *= float(v.get("beta", 1.0))
-        if name == "chi2_distance" or name == "js_kernel":
-            need_close(res, expected, in32, scale=scale)
+        # Pair by pair (issue 50: a pair's value depends on its own rows
+        # only, at every magnitude): the kernels relative to their values,
+        # the chi2 distance relative to the pair's row sums (it is computed
+        # from them), and to 2 units of the subnormal spacing of the result.
+        floor = 2 * float(
+            np.finfo(np.float32 if in32 else np.float64).smallest_subnormal)
+        sums = ref.to_float64(
+            ref.dense(X).sum(1)[:, None]
+            + ref.dense(Y if Y is not None else X).sum(1)[None, :])
+        small = 1e-5 if in32 else 1e-12
+        if name == "chi2_distance":
+            need_close(res, expected, in32, atol=small * sums + floor)
         elif name == "exp_chi2_kernel":
-            need_close(
-                res,
-                expected,
-                in32,
-                rtol=(1e-4 if in32 else 1e-10) + (1e-5 if in32 else 1e-12) * scale,
-            )
+            need_close(res, expected, in32, atol=floor,
+                       rtol=(1e-4 if in32 else 1e-10)
+                       + small * sums * float(v.get("beta", 1.0)))
         else:
-            need_close(res, expected, in32)
+            need_close(res, expected, in32, atol=floor)
 
     register(
         Entry(
