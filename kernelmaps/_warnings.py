@@ -146,7 +146,8 @@ def degenerate(K, symmetric, pairs=None):
     return None
 
 
-def degenerate_message(kind, kernel, gamma, between="points", equal=False):
+def degenerate_message(kind, kernel, gamma, between="points", equal=False,
+                       scale="gamma"):
     """What a `DegenerateWarning` of a point kernel says (`kind` from
     `degenerate`, or "constant": a kernel constant on objects equal as it
     sees them; `equal`: the points are all equal, so that the kernel is 1
@@ -160,10 +161,10 @@ def degenerate_message(kind, kernel, gamma, between="points", equal=False):
                 f"all equal, and the kernel matrix, constant, carries no "
                 f"information")
     if kind == "zero":
-        return (f"the {kernel} kernel with gamma={gamma:.3g} is 0 between all "
-                f"{between}: gamma is far too large for the distances between "
-                f"them, and the kernel matrix carries no information (use a "
-                f"smaller gamma; gamma=None is the median heuristic)")
+        return (f"the {kernel} kernel with {scale}={gamma:.3g} is 0 between "
+                f"all {between}: {scale} is far too large for the distances "
+                f"between them, and the kernel matrix carries no information "
+                f"(use a smaller {scale}{_HEURISTIC[scale]})")
     return (f"the {kernel} kernel with gamma={gamma:.3g} is 1 between all "
             f"points: gamma is far too small for the distances between them, "
             f"and the kernel matrix, constant, carries no information (use a "
@@ -197,7 +198,12 @@ def constant_value(K, symmetric):
 CONSTANT_RTOL = 1e-12
 
 
-def warn_uninformative(K, symmetric, kernel, between, gamma=None, equal=None):
+# What a scale of None is, by the scale's name.
+_HEURISTIC = {"gamma": "; gamma=None is the median heuristic", "beta": ""}
+
+
+def warn_uninformative(K, symmetric, kernel, between, gamma=None, equal=None,
+                       scale="gamma"):
     """Issue a `DegenerateWarning` where the kernel matrix `K` (of the
     `kernel`, between the objects `between`, e.g. "sets of X") carries no
     information: it is constant, or, for a kernel ``exp(-gamma d)`` given
@@ -205,11 +211,13 @@ def warn_uninformative(K, symmetric, kernel, between, gamma=None, equal=None):
     whether its distances d are all 0 (a bool, or a function that tells,
     called only where `K` is constant). The message says why: the objects
     are equal as the kernel sees them (distances all 0, or a kernel without
-    distances), or `gamma` far too small or too large for the distances
-    (gamma None: the median heuristic, arbitrary where they are all 0)."""
+    distances), or `gamma` (named `scale` in the message) far too small or
+    too large for the distances (gamma None: the median heuristic,
+    arbitrary where they are all 0)."""
     if gamma is not None and equal is not None and degenerate(
             K, symmetric) == "zero":
-        warn_degenerate(degenerate_message("zero", kernel, gamma, between))
+        warn_degenerate(degenerate_message("zero", kernel, gamma, between,
+                                           scale=scale))
         return
     value = constant_value(K, symmetric)
     if value is None:
@@ -218,10 +226,10 @@ def warn_uninformative(K, symmetric, kernel, between, gamma=None, equal=None):
         equal = equal()
     if equal is False and gamma is not None:
         warn_degenerate(
-            f"the {kernel} kernel with gamma={gamma:.3g} is {value:.6g} between "
-            f"all {between}: gamma is far too small for the distances between "
-            f"them, and the kernel matrix, constant, carries no information "
-            f"(use a larger gamma; gamma=None is the median heuristic)")
+            f"the {kernel} kernel with {scale}={gamma:.3g} is {value:.6g} "
+            f"between all {between}: {scale} is far too small for the "
+            f"distances between them, and the kernel matrix, constant, carries "
+            f"no information (use a larger {scale}{_HEURISTIC[scale]})")
         return
     if value == 0 and not equal:
         warn_degenerate(

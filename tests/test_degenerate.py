@@ -6,6 +6,7 @@ never a warning whose cause is false (warnings are errors in this suite)."""
 
 import numpy as np
 import pytest
+import scipy.sparse
 from numpy.testing import assert_allclose
 
 import kernelmaps as km
@@ -83,6 +84,28 @@ CASES = {
     "NystroemMap, equal sets": (
         lambda: km.NystroemMap(3, kernel="sliced_wasserstein", rng=0).fit(SAME),
         "sliced_wasserstein kernel is 1 " + EQUAL.format("landmarks of X")),
+    "additive_chi2_kernel, equal histograms": (
+        lambda: km.additive_chi2_kernel(np.tile([0.25, 0.75], (3, 1))),
+        "additive chi2 kernel is 1 " + EQUAL.format("histograms of X")),
+    "js_kernel of CSR, equal histograms": (
+        lambda: km.js_kernel(scipy.sparse.csr_matrix(np.tile([0, 0.25, 0.75],
+                                                             (3, 1)))),
+        "js kernel is 1 " + EQUAL.format("histograms of X")),
+    "intersection_kernel, zero histograms": (
+        lambda: km.intersection_kernel(np.zeros((2, 3)), np.eye(3)),
+        "intersection kernel is 0 between all histograms of X and Y \\(its "
+        "values are all 0"),
+    "exp_chi2_kernel, equal histograms": (
+        lambda: km.exp_chi2_kernel(np.tile([0.25, 0.75], (3, 1))),
+        "exp chi2 kernel is 1 " + EQUAL.format("histograms of X")),
+    "exp_chi2_kernel, beta tiny": (
+        lambda: km.exp_chi2_kernel(np.eye(3), beta=1e-300),
+        "exp chi2 kernel with beta=1e-300 is 1 between all histograms of X: "
+        "beta is far too small"),
+    "exp_chi2_kernel, beta huge": (
+        lambda: km.exp_chi2_kernel(np.eye(3), beta=1e300),
+        "exp chi2 kernel with beta=1e\\+300 is 0 between all histograms of X: "
+        "beta is far too large"),
     "mmd_test, equal points": (
         lambda: km.mmd_test(np.zeros((10, 2)), np.zeros((10, 2)), rng=0),
         "rbf kernel is the same between all distinct points of X and Y: they "

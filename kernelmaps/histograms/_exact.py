@@ -8,6 +8,7 @@ import scipy.sparse
 
 from .._engine.additive import additive_sums
 from .._engine.layout import row_blocks
+from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
 from .._transforms import is_lazy, lazy_gram, task_threads
@@ -21,6 +22,7 @@ from .._validation import (
     fill_docs,
     pair_names,
 )
+from .._warnings import warn_uninformative
 
 __all__ = [
     "additive_chi2_kernel",
@@ -80,6 +82,7 @@ _LAZY = """*Dask input.* `X` or `Y` given as a 2-D Dask array (the other dense)
     default)."""
 
 
+@takes_hints()
 def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Additive chi2 kernel between histograms.
 
@@ -134,6 +137,7 @@ def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False)
                   progress, kind="chi2")
 
 
+@takes_hints()
 def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""chi2 distance between histograms.
 
@@ -197,6 +201,7 @@ def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
                   progress)
 
 
+@takes_hints()
 def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
                     progress=False):
     r"""Exponential chi2 kernel between histograms.
@@ -254,6 +259,7 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
                   beta=beta)
 
 
+@takes_hints()
 def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Histogram intersection kernel.
 
@@ -299,6 +305,7 @@ def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
                   progress, kind="intersection")
 
 
+@takes_hints()
 def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Hellinger (Bhattacharyya) kernel between histograms.
 
@@ -341,6 +348,7 @@ def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
                   progress, kind="hellinger")
 
 
+@takes_hints()
 def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Jensen-Shannon kernel between histograms.
 
@@ -409,7 +417,27 @@ def _exact(values, name, X, Y, workers, dtype, progress, **kwargs):
     if lazy:
         block = functools.partial(_block, values, workers, out, names, kwargs)
         return lazy_gram(block, X, Y, dtype=out, nonnegative=True, name=name)
-    return values(X, Y, n_threads, progress, out, names, **kwargs)
+    K = values(X, Y, n_threads, progress, out, names, **kwargs)
+    if name != "chi2_distance":
+        # (the chi2 distance is 0 exactly between equal histograms)
+        beta = kwargs.get("beta")
+        warn_uninformative(
+            K, Y is None, name.replace("_kernel", "").replace("_", " "),
+            f"histograms of {names}", beta,
+            None if beta is None else (lambda: _rows_equal(X, Y)), scale="beta")
+    return K
+
+
+def _rows_equal(X, Y):
+    """Whether the rows of checked X and Y (None: X), dense or CSR, are all
+    one histogram (their chi2 distances all 0)."""
+    first = X[[0]]
+    for A in (X, X if Y is None else Y):
+        repeated = first[np.zeros(A.shape[0], dtype=np.intp)]
+        if (repeated != A).sum() if scipy.sparse.issparse(A) else not np.all(
+                repeated == A):
+            return False
+    return True
 
 
 def _block(values, workers, out, names, kwargs, x, y):
