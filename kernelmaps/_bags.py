@@ -5,7 +5,7 @@ import operator
 import numpy as np
 
 from ._engine.layout import COPY_BLOCK_BYTES, row_blocks
-from ._probes import as_float_array, is_dask_array, is_sparse
+from ._probes import as_float_array, float_dtype, is_dask_array, is_sparse
 
 __all__ = ["Bags", "check_weights", "pack_sets", "segment_sums"]
 
@@ -98,7 +98,7 @@ class Bags:
                     f"points must hold real numbers, got dtype {points.dtype}"
                 )
             if points.dtype != np.float32:
-                points = points.astype(np.float64)
+                points = points.astype(float_dtype(points.dtype))
         else:
             points = as_float_array(points, "points")
         if points.ndim != 2:

@@ -347,7 +347,7 @@ def _n_objects(X):
         return None
     shape = getattr(X, "shape", None)  # (arrays, sparse matrices, Bags)
     if shape is not None:
-        return shape[0] if isinstance(shape[0], int) else None
+        return shape[0] if len(shape) and isinstance(shape[0], int) else None
     return len(X) if hasattr(X, "__len__") else None
 
 

@@ -45,9 +45,11 @@ def check_not_sparse(x, name, what="dense values"):
 
 
 def float_dtype(dtype):
-    """The dtype data of `dtype` are computed in: float32 stays float32,
-    every other dtype becomes float64."""
-    return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
+    """The dtype data of `dtype` are computed in: float32 (in either byte
+    order) stays float32, every other dtype becomes float64 (native)."""
+    dtype = np.dtype(dtype)
+    single = dtype.kind == "f" and dtype.itemsize == 4
+    return np.dtype(np.float32) if single else np.dtype(np.float64)
 
 
 def as_float_array(a, name):
@@ -70,12 +72,8 @@ def as_float_array(a, name):
         raise ValueError(f"{name} could not be made an array: {err}") from None
     if arr.dtype == np.float32 or arr.dtype == np.float64:
         return arr
-    if arr.dtype.kind == "f" and arr.dtype.itemsize in (4, 8):
-        # (float32 or float64 in the other byte order: the same precision,
-        # in native order)
-        return arr.astype(arr.dtype.newbyteorder("="))
-    if arr.dtype.kind in "biuf":
-        return arr.astype(np.float64)
+    if arr.dtype.kind in "biuf":  # (float32 in the other byte order: float32)
+        return arr.astype(float_dtype(arr.dtype))
     if arr.dtype == object and all(isinstance(v, numbers.Real) for v in arr.flat):
         try:
             return arr.astype(np.float64)

@@ -27,6 +27,7 @@ from ._probes import (
     any_negative,
     as_float_array,
     check_not_sparse,
+    float_dtype,
     is_dask_array,
 )
 
@@ -429,8 +430,8 @@ def check_kernel_matrix(K, name="K", *, square=True, keep_float32=False):
         raise ValueError(f"{name} is empty (shape {arr.shape})")
     if square and arr.shape[0] != arr.shape[1]:
         raise ValueError(f"{name} must be square, got shape {arr.shape}")
-    if not (keep_float32 and arr.dtype == np.float32):
-        arr = arr.astype(np.float64, copy=False)
+    arr = arr.astype(float_dtype(arr.dtype) if keep_float32 else np.float64,
+                     copy=False)
     if not all_finite(arr):
         raise ValueError(f"{name} contains NaN or infinity")
     return arr
@@ -471,7 +472,7 @@ def check_rows(X, name="X", *, nonnegative=False, lazy=False):
             X = X.copy()
             X.sum_duplicates()
         if X.dtype not in (np.float32, np.float64):
-            X = X.astype(np.float64)
+            X = X.astype(float_dtype(X.dtype))
         values = X.data
     else:
         X = as_float_array(X, name)
@@ -515,7 +516,7 @@ def _check_lazy_rows(X, name, what):
         )
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"{name} is empty (shape {X.shape})")
-    return X if X.dtype == np.float32 else X.astype(np.float64)
+    return X if X.dtype == np.float32 else X.astype(float_dtype(X.dtype))
 
 
 # The `dtype` argument of the exact kernels, for their Parameters sections

@@ -184,10 +184,11 @@ def constant_value(K, symmetric):
     if not np.isfinite(value):
         return None
     tol = CONSTANT_RTOL * abs(value)
-    if not (abs(K[0, 1] - value) <= tol and abs(K[1, 0] - value) <= tol):
-        return None
-    if all(np.all(np.abs(K[a:b] - value) <= tol) for a, b in row_blocks(K)):
-        return float(value)
+    with np.errstate(over="ignore", invalid="ignore"):  # (1e308 - -1e308)
+        if not (abs(K[0, 1] - value) <= tol and abs(K[1, 0] - value) <= tol):
+            return None
+        if all(np.all(np.abs(K[a:b] - value) <= tol) for a, b in row_blocks(K)):
+            return float(value)
     return None
 
 

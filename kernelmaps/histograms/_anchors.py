@@ -236,8 +236,9 @@ class AnchorMap(FeatureMap):
         if not np.all(np.diff(final, axis=1) > 0):
             j = int(np.flatnonzero(~np.all(np.diff(final, axis=1) > 0, axis=1))[0])
             raise ValueError(
-                f"X: the values of dimension {j} (largest {top[j]:.6g}) are too "
-                f"small or too few to place n_anchors={n_anchors} distinct "
+                f"X: dimension {j} has too few distinct values at the scale of "
+                f"its largest ({top[j]:.6g}; values below {top[j] * 2**-52:.3g} "
+                f"count as 0 there) to place n_anchors={n_anchors} distinct "
                 f"anchors"
             )
         f = KERNELS[kernel] if named else kernel

@@ -348,12 +348,15 @@ def is_f32(x):
     sparse)."""
     if x is None:
         return False
+    def single(dtype):  # (in either byte order)
+        return dtype.kind == "f" and dtype.itemsize == 4
+
     if hasattr(x, "points") and hasattr(x, "offsets"):
-        return np.asarray(x.points).dtype == np.float32
+        return single(np.asarray(x.points).dtype)
     if scipy.sparse.issparse(x):
-        return x.dtype == np.float32
+        return single(x.dtype)
     if isinstance(x, np.ndarray) and x.dtype != object:
-        return x.dtype == np.float32
+        return single(x.dtype)
     if isinstance(x, (list, tuple)) or (
         isinstance(x, np.ndarray) and x.dtype == object
     ):
@@ -2185,8 +2188,9 @@ def _check_hist_map_output(fmap, X, Z, in32):
             a, b = _additive_ref(fmap, X)
             Zd = as_dense(Z)
             tol = 1e-6 if in32 else 1e-12
-            ok = np.isclose(Zd, a, rtol=tol, atol=tol) | np.isclose(
-                Zd, b, rtol=tol, atol=tol
+            atol = tol * max(1.0, ref.scale_of(a))  # (rows at every scale)
+            ok = np.isclose(Zd, a, rtol=tol, atol=atol) | np.isclose(
+                Zd, b, rtol=tol, atol=atol
             )
             if not ok.all():
                 i = tuple(np.argwhere(~ok)[0].tolist())
@@ -2446,11 +2450,16 @@ def _anchor_kernel_extra():
     ]
 
 
+# (the anchors of a dimension whose values span the float range: refused
+# where they cannot be told apart at one scale)
+_SPAN = {"rows-at-mixed-scales": EITHER, "sparse-rows-at-mixed-scales": EITHER,
+         "rows-at-mixed-scales-float32": EITHER}
+
 _fit_entry(
     "AnchorMap.fit",
     "AnchorMap",
     [
-        _hist_x_arg(),
+        Arg("X", _hist_x_arg()._muts, positional=True, overrides=_SPAN),
         Arg(
             "kernel",
             p=P(
@@ -4457,7 +4466,9 @@ def _build_nystroem(ctx, kernel):
 def _check_nystroem(ctx, v, res, kernel):
     fmap, Z = res
     X, T = v["X"], v["T"]
-    m = int(v.get("n_components", 100))
+    # (more landmarks than objects: every object, with a warning)
+    m = min(int(v.get("n_components", 100)),
+            ref.dense(X).shape[0] if kernel == "chi2" else n_sets(X))
     n = ref.dense(T).shape[0] if kernel == "chi2" else n_sets(T)
     need_shape(Z, (n, m))
     need(np.all(np.isfinite(Z)), "features not finite")
@@ -4483,14 +4494,15 @@ def _check_nystroem(ctx, v, res, kernel):
 
 
 def _nystroem_entry(kernel):
-    # One object is fewer than the 3 landmarks of the baseline: refused.
+    # One object is fewer than the 3 landmarks of the baseline: every
+    # object a landmark, with a warning (as scikit-learn's Nystroem).
     # Weighted sets: taken by "mean_map" (EITHER: landmarks="kmeans++"
     # embeds the sets by RandomDistributionFeatures, which may refuse
     # weights) and by "sliced_wasserstein" (its k-means++ embedding, the
     # quantile features, takes them), refused by "renyi".
     weighted = {"renyi": INVALID, "sliced_wasserstein": VALID}.get(kernel,
                                                                    EITHER)
-    data = (hist_mutations(one_row=INVALID) if kernel == "chi2"
+    data = (hist_mutations(one_row=VALID) if kernel == "chi2"
             else set_mutations(min_points=6 if kernel == "renyi" else 1,
                                one_point=INVALID if kernel == "renyi" else EITHER,
                                weighted=weighted))
