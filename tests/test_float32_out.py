@@ -148,6 +148,7 @@ def test_overflow_of_float32_is_an_error():
     K = km.sum_match_kernel(sets, kernel="linear", dtype=np.float64)
     assert_allclose(K, [[1.8e39]], rtol=1e-6)
     X = np.full((2, 4), 2e38, dtype=np.float32)
+    X[1, 0] = 1e38  # (rows apart: the kernel is not constant)
     for f in (km.additive_chi2_kernel, km.intersection_kernel, km.hellinger_kernel,
               km.js_kernel):
         with pytest.raises(ValueError, match="dtype"):
@@ -163,7 +164,10 @@ def test_overflow_of_float32_is_an_error():
 def test_underflow_of_float32_gives_zeros():
     # Documented: below the float32 range the values round to 0 (no error).
     X = np.full((2, 3), 1e-300)
-    K = km.intersection_kernel(X, dtype=np.float32)
+    X[1, 0] = 2e-300
+    with pytest.warns(km.DegenerateWarning, match="its values are all 0 or "
+                                                  "below the float range"):
+        K = km.intersection_kernel(X, dtype=np.float32)
     assert K.dtype == np.float32 and not K.any()
     assert km.intersection_kernel(X)[0, 0] == pytest.approx(3e-300)
 
@@ -183,8 +187,8 @@ def test_csr_float32(f):
     assert f(Xs, Ys.astype(np.float64)).dtype == np.float64
     assert f(Xs.astype(np.float64), Y).dtype == np.float64
     # integer CSR counts as float64
-    assert f(scipy.sparse.csr_matrix(np.ones((2, 9), dtype=np.int32))).dtype \
-        == np.float64
+    assert f(scipy.sparse.csr_matrix(np.arange(1, 19, dtype=np.int32).reshape(
+        2, 9))).dtype == np.float64
 
 
 def test_set_kernels_bags_and_3d_arrays():
