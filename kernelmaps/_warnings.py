@@ -3,6 +3,7 @@ issues it, pointing at the user's call, and the test of a point kernel's
 matrix for it (`degenerate`, `degenerate_message`), shared by the kernels
 and the two-sample tests; `CostWarning` and its function (`warn_cost`)."""
 
+import math
 import os
 import sys
 import warnings
@@ -180,15 +181,15 @@ def constant_value(K, symmetric):
     read, a block of rows at a time, only where they are equal."""
     if K.shape[0] < 2 or (not symmetric and K.shape[1] < 2):
         return None
-    value = K[0, 0]
-    if not np.isfinite(value):
+    value = K.item(0, 0)  # (Python floats: a small call's check is short)
+    if not math.isfinite(value):
         return None
     tol = CONSTANT_RTOL * abs(value)
+    if not (abs(K.item(0, 1) - value) <= tol and abs(K.item(1, 0) - value) <= tol):
+        return None  # (Python floats overflow to inf, without a warning)
     with np.errstate(over="ignore", invalid="ignore"):  # (1e308 - -1e308)
-        if not (abs(K[0, 1] - value) <= tol and abs(K[1, 0] - value) <= tol):
-            return None
         if all(np.all(np.abs(K[a:b] - value) <= tol) for a, b in row_blocks(K)):
-            return float(value)
+            return value
     return None
 
 
