@@ -27,7 +27,10 @@ input at workers=1: scikit-learn for the chi2 family
 each kernel by a few O(n^2) operations, and ``chi2_kernel``), NumPy for
 the others (``sqrt(X) @ sqrt(X).T`` for
 Hellinger; broadcasting over blocks of rows, each unordered pair once, for
-intersection and JS). `JsBesideChi2` times ``js_kernel`` beside
+intersection and JS). `HistogramMagnitudes` times each kernel on rows
+at one scale, with a tenth of them subnormal, and spread over 2**-900 to
+2**900 (500 rows, 2 workers): the cost of rows outside the tiles' band,
+computed alone. `JsBesideChi2` times ``js_kernel`` beside
 ``additive_chi2_kernel`` on the same data, float64 and float32. `ExpChi2`
 times `ExpChi2Features` (fit; transform plus Gram) beside the exact Gram
 and scikit-learn's ``AdditiveChi2Sampler`` followed by ``RBFSampler``.
@@ -293,6 +296,31 @@ class ExactHistogramKernels:
         if kernel in SKLEARN_PEERS:
             _need_sklearn()
         PEERS[kernel](self.X)
+
+
+class HistogramMagnitudes:
+    """Every exact histogram kernel on 500 x 500 x 300 rows of the same
+    histograms (dense float64, Y=None, 2 workers), as they are (``scale``
+    "one"), a tenth of the rows times 2**-1060 (their values subnormal:
+    those pairs computed alone at their own scale, issue 50), and every row
+    at its own power of two from 2**-900 to 2**900 (in the tiles' band:
+    the band check alone): ``time_kernel`` of the last two over the first is
+    what magnitudes cost."""
+
+    params = (tuple(ALL_EXACT), ("one", "tenth subnormal", "spread"))
+    param_names = ("kernel", "scale")
+
+    def setup(self, kernel, scale):
+        X = np.array(bag_of_words(500, seed=2))
+        rng = np.random.default_rng(3)
+        if scale == "tenth subnormal":
+            X[rng.permutation(500)[:50]] *= 2.0**-1060
+        elif scale == "spread":
+            X *= 2.0 ** rng.integers(-900, 901, size=500)[:, None]
+        self.X = X
+
+    def time_kernel(self, kernel, scale):
+        ALL_EXACT[kernel](self.X, workers=2)
 
 
 class JsBesideChi2:
