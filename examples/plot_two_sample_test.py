@@ -79,6 +79,7 @@ one MMD (section 4).
 # fraction of them to the right of the observed statistic (counting the
 # observed one too).
 
+import itertools
 import math
 import timeit
 from functools import partial
@@ -376,7 +377,7 @@ fig, ax = plt.subplots(figsize=(6.4, 4.4), layout="constrained")
 ends = ratios[:, -1]
 label_at = ends.copy()
 order = np.argsort(ends)
-for below, here in zip(order[:-1], order[1:], strict=True):
+for below, here in itertools.pairwise(order):
     label_at[here] = max(label_at[here], 1.6 * label_at[below])
 for i, method in enumerate(TIMED):
     color = f"C{METHODS.index(method)}"
