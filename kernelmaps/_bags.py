@@ -7,7 +7,7 @@ import numpy as np
 from ._engine.layout import COPY_BLOCK_BYTES, row_blocks
 from ._probes import as_float_array, float_dtype, is_dask_array, is_sparse
 
-__all__ = ["Bags", "check_weights", "pack_sets", "segment_sums"]
+__all__ = ["Bags", "check_weights", "concat_sets", "pack_sets", "segment_sums"]
 
 
 class Bags:
@@ -339,6 +339,24 @@ def _selection(index, n):
         )
     key = key.astype(np.int64)
     return np.where(key < 0, key + n, key)
+
+
+def concat_sets(X, Y):
+    """The sets of Bags X, then those of Y, as one Bags (of their common
+    dtype; with weights, 1 for the points of an unweighted one, where
+    either is weighted)."""
+    if X.dim != Y.dim:
+        raise ValueError(f"X and Y must hold sets of points of the same "
+                         f"dimension, got {X.dim} and {Y.dim}")
+    dtype = np.result_type(X.points.dtype, Y.points.dtype)
+    weights = None
+    if X.weights is not None or Y.weights is not None:
+        weights = np.concatenate([
+            np.ones(B.n_points) if B.weights is None else B.weights
+            for B in (X, Y)])
+    return Bags(np.concatenate([X.points, Y.points]).astype(dtype, copy=False),
+                np.concatenate([X.offsets, X.offsets[-1] + Y.offsets[1:]]),
+                weights)
 
 
 def check_weights(weights, n_points, name):

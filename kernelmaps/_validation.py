@@ -271,7 +271,8 @@ def check_scalar(value, name, *, kind="real", low=None, high=None,
             raise ValueError(f"{name} must be finite, got {value}")
     if low is not None and (value < low or (value == low and not low_inclusive)):
         op = ">=" if low_inclusive else ">"
-        raise ValueError(f"{name} must be {op} {low}, got {_short_int(value)}")
+        raise ValueError(f"{name} must be {op} {_bound(low)}, got "
+                         f"{_short_int(value)}")
     if high is not None and value > high:
         raise ValueError(f"{name} must be <= {high}, got {_short_int(value)}")
     return value
@@ -345,6 +346,13 @@ def check_size(copies=1, hint="", **factors):
             f"{_gib(total * 8 * copies)} GiB, more than the "
             f"{limit / 2**30:.3g} GiB of memory of {owner}{hint}"
         )
+
+
+def _bound(b):
+    """A bound for a message, one way whether given as an int or a float:
+    0 and 0.0 both as 0."""
+    return int(b) if isinstance(b, float) and b.is_integer() and abs(b) < 2**53 \
+        else b
 
 
 def _short_int(n):

@@ -201,7 +201,7 @@ CONSTANT_RTOL = 1e-12
 
 
 # What a scale of None is, by the scale's name.
-_HEURISTIC = {"gamma": "; gamma=None is the median heuristic", "beta": ""}
+_HEURISTIC = {"gamma": "; gamma=None is the median heuristic", "beta": "", "gamma2": ""}
 
 
 def warn_uninformative(K, symmetric, kernel, between, gamma=None, equal=None,

@@ -22,18 +22,24 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ._base import check_weights_kept, fit_weighted
-from ._composite import spec_for
-from ._composite._specs import exp_minus
-from ._engine.knn import MAX_K as _MAX_K
-from ._engine.scales import divergence_kernel_matrix, median_scale, scale_gamma
 from ._gamma import resolve_gamma
 from ._parallel import resolve_workers
+from ._spec import SPECS, spec_for
 from ._validation import check_choice, check_rng, check_scalar, check_sets
-from ._warnings import warn_uninformative
 from .distributions import gaussian_expected_kernel
 from .psd import PSDProjector
 
 __all__ = ["ExpectedKernel", "SetKernel"]
+
+
+def _set_kernels():
+    """The names of the kernels between sets."""
+    return tuple(name for name, spec in SPECS.items() if spec.kind == "sets")
+
+
+def _taken(params, spec):
+    """The items of `params` that the kernel of `spec` takes."""
+    return {name: value for name, value in params.items() if name in spec.takes}
 
 
 # dtype kinds that are not numbers: strings, bytes, void, datetimes and
@@ -143,7 +149,11 @@ class SetKernel(TransformerMixin, BaseEstimator):
     gamma_ : float
         The scale used (see `gamma`).
     scale_ : float or None
-        "renyi" with ``gamma=None``: the median symmetrised divergence.
+        "renyi" with ``gamma=None``: the median symmetrised divergence
+        (None otherwise).
+    params_ : dict
+        The kernel's parameters as `transform` computes with them (its
+        scale fixed at fit).
     psd_ : PSDProjector
         "renyi": the projection fitted on the training kernel.
     projections_ : ndarray of shape (n_projections, d)
@@ -201,105 +211,55 @@ class SetKernel(TransformerMixin, BaseEstimator):
         self.fit_transform(X)
         return self
 
-    def _check_params(self):
-        """Validate every parameter, naming it; the checked values of the
-        kernel's (Python floats and ints)."""
-        check_choice(self.kernel, "kernel",
-                     ("mean_map", "mmd", "renyi", "sliced_wasserstein"))
-        checked = {"gamma": None if self.gamma is None else check_scalar(
-            self.gamma, "gamma", low=0.0, low_inclusive=False)}
-        checked["gamma2"] = check_scalar(self.gamma2, "gamma2", low=0.0,
-                                         low_inclusive=False)
-        checked["alpha"] = check_scalar(self.alpha, "alpha", low=0.0,
-                                        low_inclusive=False)
-        if checked["alpha"] == 1:
-            raise ValueError(
-                "alpha must not be 1 (the Kullback-Leibler limit; use e.g. 0.99)"
-            )
-        checked["k"] = check_scalar(self.k, "k", kind="int", low=1, high=_MAX_K)
-        checked["power"] = check_scalar(self.power, "power", low=0.0,
-                                        low_inclusive=False)
+    def _checked_spec(self):
+        """The kernel's spec with its parameters among this estimator's,
+        checked by the kernel's own checks; the parameters of the other
+        set kernels checked alike (every parameter is validated, whatever
+        the kernel)."""
+        names = _set_kernels()
+        kernel = check_choice(self.kernel, "kernel", names)
+        given = {"kernel": "rbf", "gamma": self.gamma, "gamma2": self.gamma2,
+                 "alpha": self.alpha, "k": self.k, "power": self.power,
+                 "n_projections": self.n_projections}
         check_choice(self.psd, "psd", ("clip", "flip", "shift", "square"))
-        checked["n_projections"] = check_scalar(self.n_projections,
-                                                "n_projections", kind="int",
-                                                low=1)
-        checked["rng"] = check_rng(self.rng)
         resolve_workers(self.workers)
-        return checked
+        spec = spec_for(kernel, _taken(given, SPECS[kernel]))
+        for other in names:
+            for name, value in _taken(given, SPECS[other]).items():
+                if name not in spec.takes:
+                    spec_for(other, {name: value})
+        return spec
 
     def fit_transform(self, X, y=None):
         """The symmetric kernel between the training sets of `X`."""
-        self._checked = self._check_params()
-        spec = self._spec(gamma=self._checked["gamma"])
+        spec = self._checked_spec()
+        rng = check_rng(self.rng)
         self.train_ = spec.check(X, "X")
         self.n_features_in_ = self.train_.dim
         self._fit_weighted = fit_weighted(X)["_fit_weighted"]
+        params = spec.function_params(spec.params, self.train_, rng=rng)
+        spec = spec_for(self.kernel, params)
         n_threads = resolve_workers(self.workers)
-        if self.kernel == "sliced_wasserstein":
-            return self._fit_sliced(spec, n_threads)
-        if self.kernel != "renyi":
-            self.gamma_ = spec.function_params(spec.params, self.train_)["gamma"]
-            spec = self._spec(gamma=self.gamma_)
-            K = spec.function_block(self.train_, None, spec.params, n_threads)
-            warn_uninformative(K, True, self.kernel.replace("_", " "), "sets of X")
-            return K
-        D = spec.divergences(self.train_, None, n_threads)
-        K, self.scale_ = divergence_kernel_matrix(D, power=spec.power,
-                                                  gamma=spec.params["gamma"])
-        self.gamma_ = (scale_gamma(self.scale_, spec.power)
-                       if self.scale_ is not None else spec.params["gamma"])
-        warn_uninformative(K, True, "Renyi divergence", "sets of X",
-                           self._checked["gamma"],
-                           lambda: not np.any(np.maximum(D + D.T, 0)))
-        self.psd_ = PSDProjector(self.psd)
-        return self.psd_.fit_transform(K, workers=n_threads)
-
-    def _fit_sliced(self, spec, n_threads):
-        """The training kernel of "sliced_wasserstein": the directions
-        drawn, the squared distances once, gamma from their median."""
-        spec.rng = self._checked["rng"]
-        self.projections_ = spec.function_params(
-            spec.params, self.train_)["projections"]
-        S = spec.distance(self.train_, None, n_threads)
-        gamma = self._checked["gamma"]
-        if gamma is None:
-            with np.errstate(over="ignore"):  # a subnormal median: refused
-                gamma = float(spec._finite(np.array([1.0 / median_scale(S)]))[0])
-        self.gamma_ = gamma
-        K = spec.finite(exp_minus(gamma, S), "X")
-        warn_uninformative(K, True, "sliced-Wasserstein", "sets of X",
-                           self._checked["gamma"], lambda: not S.any())
+        K, self.params_ = spec.function_gram(self.train_, params, n_threads,
+                                             "sets of X")
+        self.gamma_ = spec.fitted_gamma(self.params_)
+        self.scale_ = self.params_.get("scale")
+        if self.params_.get("projections") is not None:
+            self.projections_ = self.params_["projections"]
+        if not spec.positive_definite:
+            self.psd_ = PSDProjector(self.psd)
+            return self.psd_.fit_transform(K, workers=n_threads)
         return K
 
     def transform(self, X):
         """The kernel between the sets of `X` and the training sets."""
         check_is_fitted(self, "train_")
         check_weights_kept(self, X)
-        if self.kernel == "sliced_wasserstein":
-            spec = self._spec(gamma=self.gamma_, projections=self.projections_)
-        elif self.kernel != "renyi":
-            spec = self._spec(gamma=self.gamma_)
-        else:  # the scale fixed at fit (computed from it, stably)
-            spec = self._spec(gamma=None if self.scale_ is not None
-                              else self.gamma_, scale=self.scale_)
+        spec = spec_for(self.kernel, self.params_)
         sets = _check_test_sets(self, X, spec.check)
-        K = spec.function_block(sets, self.train_, spec.params,
+        K = spec.function_block(sets, self.train_, self.params_,
                                 resolve_workers(self.workers))
-        return K if self.kernel != "renyi" else self.psd_.transform(K)
-
-    def _spec(self, **scale):
-        """The kernel's spec (`kernelmaps._composite`) with the parameters
-        checked at fit and the `scale` given."""
-        checked = self._checked
-        if self.kernel == "renyi":
-            params = {name: checked[name] for name in ("alpha", "k", "power")}
-        elif self.kernel == "sliced_wasserstein":
-            params = {"n_projections": checked["n_projections"]}
-        else:
-            params = {"kernel": "rbf"}
-            if self.kernel == "mmd":
-                params["gamma2"] = checked["gamma2"]
-        return spec_for(self.kernel, {**params, **scale})
+        return K if spec.positive_definite else self.psd_.transform(K)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -22,7 +22,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
-from kernelmaps._composite import _specs as fam
+from kernelmaps import _spec as fam
 from kernelmaps._composite import _two_sample as ts
 
 from ._helpers import dirichlet_histograms

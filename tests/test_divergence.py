@@ -415,7 +415,7 @@ def test_one_renyi_kernel_at_the_ends_of_the_float_range(monkeypatch, top):
     assert_allclose(divergence_kernel(D), K, rtol=1e-12, atol=1e-300)
 
     # The others compute the divergences by the spec: scaled here.
-    from kernelmaps._composite._specs import RenyiSpec
+    from kernelmaps.sets import RenyiSpec
 
     def divergences(self, A, B, n_threads):  # the spec's, scaled
         return scaled(A) if B is None else scaled_both(A, B)

@@ -555,7 +555,7 @@ def test_set_kernel_renyi_projects_test_rows_like_the_training_kernel():
 def test_set_kernel_validates_each_input_once(kind, monkeypatch):
     # SetKernel computes on the specs: fit and transform check their sets
     # once each (fit checked them twice, through the public kernels).
-    from kernelmaps._composite import _specs
+    from kernelmaps.sets import _specs
 
     names, check_sets = [], _specs.check_sets
 

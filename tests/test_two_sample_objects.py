@@ -256,8 +256,8 @@ def test_sets_reach_the_compiled_loop_directly(kernel, monkeypatch):
     import sys
     import types
 
-    from kernelmaps._composite import _specs
     from kernelmaps._engine import pair_sums
+    from kernelmaps.sets import _specs
 
     checks, depths = [], []
 

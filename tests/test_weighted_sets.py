@@ -556,7 +556,7 @@ def test_extreme_weights():
 def test_set_specs_carry_weights():
     # pool, take, as_float64 and value_keys of the set kernels' specs keep
     # the point weights (unweighted beside weighted: weight 1 a point).
-    from kernelmaps._composite._specs import SPECS
+    from kernelmaps._spec import SPECS
 
     rng = np.random.default_rng(23)
     X = random_sets(rng, "small", np.float32)
@@ -607,7 +607,7 @@ def test_weighted_beside_lazy_sets_refused():
 def fit_for(spec_name, W, **params):
     """A NystroemMap of the kernel `spec_name` fitted on the weighted sets W
     where its kernel takes them, else on their points without weights."""
-    from kernelmaps._composite._specs import SPECS
+    from kernelmaps._spec import SPECS
 
     landmarks = np.array([1, 4, 7, 12, 20, 28])
     takes = SPECS[spec_name].weighted
@@ -746,7 +746,7 @@ def test_mmd_test_on_features_weighted(fmap, method):
     # tests on the features' linear kernel): weighted sets (and a weighted
     # X beside a list of arrays for Y, pooled with its weights to fit the
     # map) as the repeated points.
-    from kernelmaps._composite._specs import pool_any
+    from kernelmaps._spec import pool_any
 
     rng = np.random.default_rng(35)
     WX, RX = integer_pair(rng, 40, 2)
@@ -775,7 +775,7 @@ def test_weighted_beside_lazy_sets_refused_everywhere():
     # refused before a path rebuilds blocks of sets from points and offsets
     # (which would drop the weights).
     da = pytest.importorskip("dask.array")
-    from kernelmaps._composite._specs import computed
+    from kernelmaps._spec import computed
 
     rng = np.random.default_rng(36)
     X = Bags.from_list(random_sets(rng, (8, 2, 6, 3), np.float64))

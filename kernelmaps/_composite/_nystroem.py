@@ -3,9 +3,9 @@
 The map keeps m landmark objects L chosen from the training collection and
 the matrix ``N = K_LL^{-1/2}`` (the inverse square root of the clipped
 spectrum); the features of x are ``k(x, L) N``. Each kernel is its spec
-(`_specs`): the input it takes (sets, histograms, Gaussians, or anything for
-a callable), how to check and index that input, and any block ``k(A, B)``
-at the scale its public function takes; here, beside it, a cheap embedding
+(`kernelmaps._spec`): the input it takes (sets, histograms, Gaussians, or
+anything for a callable), how to check and index that input, any block
+``k(A, B)`` at the scale its public function takes, and a cheap embedding
 of its objects for k-means++ landmarks.
 """
 
@@ -16,11 +16,10 @@ import scipy.sparse
 from .._base import FeatureMap, check_weights_kept
 from .._engine import lapack
 from .._parallel import resolve_workers
+from .._spec import SPECS, spec_for
 from .._transforms import blocked_rows, blocked_sets, is_lazy
 from .._validation import check_choice, check_rng, check_scalar
-from .._warnings import warn_caller, warn_uninformative
-from ..sets import RandomDistributionFeatures
-from ._specs import SPECS, RenyiSpec, SlicedWassersteinSpec, spec_for
+from .._warnings import warn_caller
 
 __all__ = ["NystroemMap"]
 
@@ -28,8 +27,6 @@ _LANDMARKS = ("uniform", "kmeans++", "leverage")
 # Objects per block when the diagonal of a kernel is taken from its
 # symmetric blocks (leverage scores of kernels without a cheap diagonal).
 NYSTROEM_DIAGONAL_BLOCK = 32
-# Width of the random distribution features that embed sets for k-means++.
-_SET_EMBEDDING = 128
 # An indefinite kernel: where a landmark eigenvalue is small beside the
 # negative ones, the kernel's values against the other objects are not
 # bound by it (as they are for a positive semi-definite kernel), and
@@ -42,35 +39,6 @@ _INDEFINITE_FLOOR = 0.25
 
 
 # -- landmarks --------------------------------------------------------------
-
-
-def _embedding(kernel, X, params, rng):
-    """Vectors whose Euclidean distances follow the kernel's (for k-means++):
-    random distribution features of sets, square roots of histograms, and
-    (mean, standard deviations) of Gaussians (the 2-Wasserstein distance of
-    diagonal ones)."""
-    if isinstance(kernel, SlicedWassersteinSpec):  # its quantile features
-        from ..sets import SlicedWassersteinFeatures
-
-        return SlicedWassersteinFeatures(
-            projections=params["projections"],
-            n_quantiles=_SW_EMBEDDING_QUANTILES).fit_transform(X)
-    if kernel.kind == "sets":
-        # The point kernel's scale; the Renyi kernel has none: the median
-        # heuristic of the embedding.
-        gamma = params.get("gamma") if "kernel" in kernel.takes else None
-        point = params.get("kernel", "rbf")
-        rdf = RandomDistributionFeatures(
-            _SET_EMBEDDING, gamma=gamma,
-            kernel=point if point in ("rbf", "laplacian") else "rbf", rng=rng)
-        return rdf.fit_transform(X)
-    if kernel.kind == "rows":
-        return X.sqrt() if scipy.sparse.issparse(X) else np.sqrt(X)
-    means, covs = X
-    if covs.ndim == 3:
-        covs = np.diagonal(covs, axis1=1, axis2=2)
-    spread = np.sqrt(covs if covs.ndim == 2 else covs[:, None])
-    return np.hstack([means, spread])
 
 
 def _kmeans_plusplus(E, m, rng):
@@ -123,7 +91,8 @@ def _leverage(kernel, X, m, params, rng, workers):
     n = kernel.count(X)
     first = np.sort(rng.choice(n, m, replace=False))
     S = kernel.take(X, first)
-    K_SS, params = _landmark_block(kernel, S, params, workers)
+    K_SS, params = kernel.function_gram(S, params, resolve_workers(workers),
+                                        None)
     K_nS = kernel.function_block(X, S, params, resolve_workers(workers))
     diag = _diagonal(kernel, X, params, workers)
     # The probabilities do not depend on the kernel's scale: at unit scale,
@@ -209,32 +178,6 @@ def _cutoff(values):
 
 # -- the kernel ---------------------------------------------------------------
 
-# The kernels of objects a map takes by name (the point kernels are
-# `RandomFourierFeatures`).
-_KERNELS = tuple(name for name, spec in SPECS.items() if spec.kind != "points")
-
-
-# Quantiles per direction of the embedding of the sliced-Wasserstein
-# kernel for k-means++ (its squared distances approach SW_2^2).
-_SW_EMBEDDING_QUANTILES = 16
-
-
-def _landmark_block(kernel, L, params, workers):
-    """k(L, L), and `params` with the scale fixed on the landmarks where
-    the kernel's rule does (the Renyi kernel's median divergence, for
-    neither gamma nor scale given: ``params["scale"]``)."""
-    if isinstance(kernel, RenyiSpec):
-        params = dict(params)
-        value = kernel.function_scale(params)
-        if value is None:
-            value = kernel.scales(L, None, None, resolve_workers(workers))[0]
-        params["gamma"] = None if isinstance(value, tuple) else value
-        params["scale"] = value[1] if isinstance(value, tuple) else None
-    elif isinstance(kernel, SlicedWassersteinSpec) and params.get("gamma") is None:
-        # 1 / median SW_2^2 between the landmarks
-        params = {**params, "gamma": kernel.scales(
-            L, None, None, resolve_workers(workers))[0]}
-    return kernel.function_block(L, None, params, resolve_workers(workers)), params
 
 
 def width(X):
@@ -471,7 +414,10 @@ class NystroemMap(FeatureMap):
             raise TypeError(f"kernel must be a name or a callable, got "
                             f"{type(kernel).__name__}")
         if not callable(kernel):
-            check_choice(kernel, "kernel", _KERNELS)
+            # (the kernels of objects; the point kernels are
+            # `RandomFourierFeatures`)
+            check_choice(kernel, "kernel", tuple(
+                name for name, spec in SPECS.items() if spec.kind != "points"))
         spec = spec_for(kernel, None)
         # What the kernel's function is given: kernel_params and the point
         # kernel's parameters given on their own.
@@ -506,13 +452,12 @@ class NystroemMap(FeatureMap):
         elif landmarks == "uniform":
             index = np.sort(rng.choice(n, m, replace=False))
         elif landmarks == "kmeans++":
-            index = _kmeans_plusplus(_embedding(kernel, X, params, rng), m, rng)
+            index = _kmeans_plusplus(kernel.embedding(X, params, rng), m, rng)
         else:
             index = _leverage(kernel, X, m, params, rng, workers)
         L = kernel.take(X, index)
-        K, params = _landmark_block(kernel, L, params, workers)
-        warn_uninformative(K, True, getattr(self.kernel, "__name__", self.kernel),
-                           "landmarks of X")
+        K, params = kernel.function_gram(L, params, resolve_workers(workers),
+                                         "landmarks of X")
         values, normalization = _normalization(K, workers)
         return {"components_": L, "component_indices_": index,
                 "normalization_": normalization, "eigenvalues_": values,
@@ -590,17 +535,11 @@ def _check_params(params, kernel):
     return dict(params)
 
 
-_POINT_CHECKS = {
-    "gamma": lambda v: check_scalar(v, "gamma", low=0.0, low_inclusive=False),
-    "degree": lambda v: check_scalar(v, "degree", kind="int", low=1),
-    "coef0": lambda v: check_scalar(v, "coef0"),
-}
-
-
 def _with_point_params(params, kernel, given):
     """`params` (checked `kernel_params`) with the parameters of `given`
     that are not None (gamma, degree, coef0, given as arguments of their
-    own), each checked and taken by the kernel, and not in `params`."""
+    own), each taken by the kernel (and checked by its spec), and not in
+    `params`."""
     params = dict(params)
     for name, value in given.items():
         if value is None:
@@ -610,13 +549,10 @@ def _with_point_params(params, kernel, given):
                 f"{name} is given twice, as {name}={value!r} and in "
                 f"kernel_params: give it once"
             )
-        if kernel.takes is not None:  # a named kernel: checked here
-            if name not in kernel.takes:
-                raise ValueError(
-                    f"{name}={value!r}: the {kernel.name!r} kernel takes no "
-                    f"{name}"
-                )
-            value = _POINT_CHECKS[name](value)
+        if kernel.takes is not None and name not in kernel.takes:
+            raise ValueError(
+                f"{name}={value!r}: the {kernel.name!r} kernel takes no {name}"
+            )
         params[name] = value
     return params
 

@@ -28,7 +28,7 @@ block of them per matrix product:
   equal ones do, not the (n + m)^2 products of permutations.
 
 The kernels of the aggregated and fused tests share the work between their
-scales (`_specs`: one distance block for every scale; the point kernels'
+scales (`kernelmaps._spec`: one distance block for every scale; the point kernels'
 values at c times a gamma from their logarithm).
 """
 
@@ -52,6 +52,20 @@ from .._engine.schedule import MAP_VALUE_WORK, run_chunked, thread_map
 from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
+from .._spec import (
+    BANDWIDTH_SAMPLE,
+    KINDS,
+    N_BANDWIDTHS,
+    SPECS,
+    PrecomputedSpec,
+    check_precomputed,
+    computed,
+    object_kind,
+    point_gamma,
+    pool_any,
+    spec_for,
+    value_sample,
+)
 from .._validation import (
     check_bool,
     check_choice,
@@ -91,20 +105,6 @@ from ._featured import (
     pass_steps,
     split_mmd2,
     split_statistic,
-)
-from ._specs import (
-    BANDWIDTH_SAMPLE,
-    KINDS,
-    N_BANDWIDTHS,
-    SPECS,
-    PrecomputedSpec,
-    check_precomputed,
-    computed,
-    object_kind,
-    point_gamma,
-    pool_any,
-    spec_for,
-    value_sample,
 )
 from ._weighted_chi2 import weighted_chi2_sf as _weighted_chi2_sf
 

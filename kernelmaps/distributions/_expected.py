@@ -117,15 +117,8 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     array([[1.    , 0.4777],
            [0.4777, 0.5   ]])
     """
-    kernel = check_choice(kernel, "kernel", ("rbf", "linear", "polynomial"))
-    if gamma is not None:
-        gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
-    coef0 = check_scalar(coef0, "coef0")
-    degree = check_scalar(degree, "degree", kind="int", low=1, high=_MAX_DEGREE)
-    if kernel == "polynomial" and degree not in (2, 3):
-        raise ValueError(
-            f"degree must be 2 or 3 for the polynomial kernel, got {degree}"
-        )
+    kernel, gamma, degree, coef0 = expected_params(kernel, gamma, degree,
+                                                   coef0).values()
     progress = check_progress(progress)
     n_threads = resolve_workers(workers)
     m1, c1, floats = check_gaussians(means, covs, "means", "covs")
@@ -160,6 +153,21 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
         given if kernel == "rbf" else None,
         (lambda: _all_equal((m1, m2), (c1, c2))) if kernel == "rbf" else None)
     return cast_output(K, out, names)
+
+
+def expected_params(kernel="rbf", gamma=None, degree=2, coef0=1.0):
+    """The point kernel's parameters of `gaussian_expected_kernel`,
+    checked (gamma None: its default, fixed on the data)."""
+    kernel = check_choice(kernel, "kernel", ("rbf", "linear", "polynomial"))
+    if gamma is not None:
+        gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    coef0 = check_scalar(coef0, "coef0")
+    degree = check_scalar(degree, "degree", kind="int", low=1, high=_MAX_DEGREE)
+    if kernel == "polynomial" and degree not in (2, 3):
+        raise ValueError(
+            f"degree must be 2 or 3 for the polynomial kernel, got {degree}"
+        )
+    return {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
 
 
 def _all_equal(*groups):

@@ -3,10 +3,8 @@ Jensen-Shannon, exp-chi2) and explicit feature maps for them."""
 
 from ._anchors import AnchorMap
 from ._exact import (
-    additive_block,
     additive_chi2_kernel,
     chi2_distance,
-    chi2_distance_block,
     exp_chi2_kernel,
     hellinger_kernel,
     intersection_kernel,
@@ -18,17 +16,18 @@ from ._maps import (
     ExpChi2Features,
     HomogeneousKernelMap,
 )
+from ._specs import AdditiveSpec, ExpChi2Spec
 
 __all__ = [
+    "AdditiveSpec",
     "AnchorMap",
     "Chi2ChebyshevMap",
     "Chi2DirectMap",
     "ExpChi2Features",
+    "ExpChi2Spec",
     "HomogeneousKernelMap",
-    "additive_block",
     "additive_chi2_kernel",
     "chi2_distance",
-    "chi2_distance_block",
     "exp_chi2_kernel",
     "hellinger_kernel",
     "intersection_kernel",

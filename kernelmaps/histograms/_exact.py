@@ -254,7 +254,7 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
     array([[1.    , 0.5073],
            [0.5073, 1.    ]])
     """
-    beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
+    beta = check_beta(beta)
     return _exact(_exp_chi2, "exp_chi2_kernel", X, Y, workers, dtype, progress,
                   beta=beta)
 
@@ -483,6 +483,11 @@ def _check_pair(X, Y, workers, dtype, progress, lazy=False):
 def _additive(X, Y, n_threads, progress, out, names, kind):
     """The additive kernel `kind` of validated X and Y, as `out`."""
     return _finite(additive_block(X, Y, kind, n_threads, progress), out, names)
+
+
+def check_beta(beta):
+    """`exp_chi2_kernel`'s scale, checked."""
+    return check_scalar(beta, "beta", low=0.0, low_inclusive=False)
 
 
 def additive_block(X, Y, kind, n_threads, progress=False):

@@ -5,13 +5,6 @@ sets (random Fourier features of their points, RDF, DRDF, EMK,
 sliced-Wasserstein quantile features). The two-sample tests, on sets and
 every other kind of object, are in ``kernelmaps._composite``."""
 
-from ._blocks import (
-    mean_map_block,
-    mean_map_self,
-    mmd_block,
-    renyi_block,
-    sliced_wasserstein_block,
-)
 from ._divergence import (
     divergence_kernel,
     renyi_divergence,
@@ -30,26 +23,26 @@ from ._sliced import (
     sliced_wasserstein,
     sliced_wasserstein_kernel,
 )
+from ._specs import MeanMapSpec, MMDSpec, RenyiSpec, SlicedWassersteinSpec
 
 __all__ = [
     "DoublyRandomDistributionFeatures",
     "EMKFeatures",
+    "MMDSpec",
+    "MeanMapSpec",
     "RandomDistributionFeatures",
     "RandomFourierFeatures",
+    "RenyiSpec",
     "SlicedWassersteinFeatures",
+    "SlicedWassersteinSpec",
     "divergence_kernel",
-    "mean_map_block",
-    "mean_map_self",
     "median_heuristic",
     "mmd",
-    "mmd_block",
     "mmd_kernel",
-    "renyi_block",
     "renyi_divergence",
     "renyi_divergence_both",
     "sliced_directions",
     "sliced_wasserstein",
-    "sliced_wasserstein_block",
     "sliced_wasserstein_kernel",
     "sum_match_kernel",
 ]

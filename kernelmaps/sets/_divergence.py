@@ -259,13 +259,20 @@ def _check_args(k, alpha, min_dist, clamp, progress, workers):
     """The checked scalar arguments of the Renyi estimates: k, the alphas
     (an array), whether alpha was one value, min_dist, clamp, progress and
     the thread count."""
+    k, alphas, single, min_dist, clamp = renyi_params(alpha, k, min_dist, clamp)
+    progress = check_progress(progress)
+    return k, alphas, single, min_dist, clamp, progress, resolve_workers(workers)
+
+
+def renyi_params(alpha=0.99, k=5, min_dist=None, clamp=True):
+    """The checked parameters of the Renyi estimates: k, the alphas (an
+    array), whether alpha was one value, min_dist and clamp: what
+    `renyi_divergence` and the spec of the Renyi kernel check."""
     k = check_scalar(k, "k", kind="int", low=1, high=knn.MAX_K)
     alphas, single = _check_alpha(alpha, k)
     if min_dist is not None:
         min_dist = check_scalar(min_dist, "min_dist", low=0.0)
-    clamp = check_bool(clamp, "clamp")
-    progress = check_progress(progress)
-    return k, alphas, single, min_dist, clamp, progress, resolve_workers(workers)
+    return k, alphas, single, min_dist, check_bool(clamp, "clamp")
 
 
 def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=False):
@@ -432,15 +439,22 @@ def divergence_kernel(D, *, gamma=None, power=2, dtype=None):
            [0.4724, 0.6065, 1.    ]])
     """
     D = check_kernel_matrix(D, "D", keep_float32=True)
-    power = check_scalar(power, "power", low=0.0, low_inclusive=False)
-    if gamma is not None:
-        gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    gamma, power = divergence_kernel_params(gamma, power)
     out = check_dtype(dtype, D)
     K, _ = divergence_kernel_matrix(D.astype(np.float64, copy=False),
                                     power=power, gamma=gamma)
     warn_uninformative(K, True, "divergence", "objects of D", gamma,
                        lambda: not np.any(np.maximum(D + D.T, 0)))
     return cast_output(K, out, "D")
+
+
+def divergence_kernel_params(gamma=None, power=2):
+    """`divergence_kernel`'s gamma (None: the median rule) and power,
+    checked."""
+    power = check_scalar(power, "power", low=0.0, low_inclusive=False)
+    if gamma is not None:
+        gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    return gamma, power
 
 
 fill_docs((renyi_divergence, divergence_kernel), dtype=DTYPE_DOC)

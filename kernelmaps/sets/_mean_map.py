@@ -369,7 +369,7 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     """
     lazy = is_lazy(X) or is_lazy(Y)
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
-    gamma2 = check_scalar(gamma2, "gamma2", low=0, low_inclusive=False)
+    gamma2 = check_gamma2(gamma2)
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
@@ -486,13 +486,25 @@ def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1, lazy=False)
     tasks). Weighted sets are taken in memory (`check_set_pair` refuses
     them lazy or beside lazy sets)."""
     X, Y = check_set_pair(X, Y, min_size=min_size, lazy=lazy, weighted=True)
+    return X, Y, point_params(kernel, gamma, degree, coef0)
+
+
+def point_params(kernel="rbf", gamma=None, degree=2, coef0=1.0):
+    """The point kernel's parameters of the set kernels, checked (gamma
+    None left for `_resolve_gamma`): what their functions and specs
+    check."""
     kernel = check_choice(kernel, "kernel", _KERNELS)
     if gamma is not None:
         gamma = check_scalar(gamma, "gamma", low=0, low_inclusive=False)
     # The engine takes a C int; larger degrees overflow any data but 0 and 1.
     degree = check_scalar(degree, "degree", kind="int", low=1, high=2**31 - 1)
     coef0 = check_scalar(coef0, "coef0")
-    return X, Y, {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
+    return {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
+
+
+def check_gamma2(gamma2):
+    """The MMD kernel's scale, checked."""
+    return check_scalar(gamma2, "gamma2", low=0, low_inclusive=False)
 
 
 def _resolve_gamma(params, X, Y):

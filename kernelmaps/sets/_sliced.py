@@ -96,6 +96,20 @@ def _check_projections(projections, dim, name="projections"):
     return unit / np.sqrt(np.einsum("ij,ij->i", unit, unit))[:, None]
 
 
+def kernel_params(gamma=None, n_projections=100, projections=None, draw="iid"):
+    """The parameters of `sliced_wasserstein_kernel`, checked as far as
+    they can be without the points (the directions against their
+    dimension: `sliced_directions`)."""
+    if gamma is not None:
+        gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    draw = check_choice(draw, "draw", DIRECTION_DRAWS)
+    if projections is None:
+        n_projections = check_scalar(n_projections, "n_projections",
+                                     kind="int", low=1)
+    return {"gamma": gamma, "n_projections": n_projections,
+            "projections": projections, "draw": draw}
+
+
 @takes_hints()
 def sliced_directions(dim, n_projections, projections, draw, rng):
     """The unit directions of the sliced-Wasserstein tools.
@@ -409,9 +423,8 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     """
     lazy = is_lazy(X) or is_lazy(Y)
     X, Y = check_set_pair(X, Y, lazy=lazy, weighted=True)
-    if gamma is not None:
-        gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
-    elif lazy:
+    gamma = kernel_params(gamma, n_projections, projections, draw)["gamma"]
+    if gamma is None and lazy:
         raise ValueError(
             "gamma=None needs the distances between all the sets of "
             f"{'X' if Y is None else 'Y'} in memory, which lazy Dask sets are "

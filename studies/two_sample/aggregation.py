@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import study
 
 import kernelmaps as km
-from kernelmaps._composite import _specs as _families
+from kernelmaps import _spec as _families
 
 
 def main(argv=None):

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from benchmarks.common import machine  # (the asv package beside)
 
 import kernelmaps as km
-from kernelmaps._composite._specs import point_grid
+from kernelmaps._spec import point_grid
 
 KERNELS = (("laplacian", "cityblock"), ("rbf", "euclidean"))
 

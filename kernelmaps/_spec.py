@@ -1,15 +1,23 @@
-"""One spec per kernel over objects: what the composite tools (`mmd_test`,
-`NystroemMap`) know of a kernel, in one place.
+"""The kernel over objects as one spec: the base every kernel's spec
+builds on, the registry of the kernels by name, and what the specs share
+(the data-dependent default scales, the samples they are computed on).
 
-A `Spec` holds the kernel's checked parameters and knows how to check its
-objects once (`check`), pool two samples of them (`pool`), take a range of
-them (`take`), resolve its data-dependent scales on pooled objects
-(`scales`: one value for a single test, a grid for the aggregated and
-fused tests, ``[None]`` for a kernel without one), and compute any block of
-its kernel between two collections of checked objects at every scale
-(`blocks`: the work shared between the scales, a distance block, done
-once). Everything below `check` trusts its input: the units' ``*_block``
-functions compute, nothing re-validates.
+A kernel over objects (sets, histograms, Gaussians, points) is one
+subclass of `Spec`, which lives beside the kernel's function in the unit
+that owns it (the mean map's in ``sets``, chi2's in ``histograms``, ...)
+and registers its names (`register`). A spec holds the kernel's
+parameters, checked at construction by the same code, with the same
+messages, as the kernel's public function checks its arguments
+(`check_params`); and it knows how to check its objects once (`check`),
+pool two samples of them (`pool`), take a range of them (`take`), resolve
+its data-dependent scales on pooled objects (`scales`: one value for a
+single test, a grid for the aggregated and fused tests, ``[None]`` for a
+kernel without one), and compute any block of its kernel between two
+collections of checked objects at every scale (`blocks`: the work shared
+between the scales, a distance block, done once). Everything below
+`check` trusts its input. The tools over objects (`mmd_test`,
+`NystroemMap`, the scikit-learn adapters) only iterate specs
+(`spec_for`): none of them names a kernel.
 
 ==============================  ===========  ==================================
 kernel                          objects      scale (``gamma`` of `mmd_test`)
@@ -51,39 +59,29 @@ import math
 import numpy as np
 import scipy.sparse
 
-from .._bags import Bags
-from .._engine.layout import row_blocks
-from .._engine.pair_sums import kernel_power, pair_sums
-from .._engine.scales import divergence_kernel_matrix, median_scale
-from .._gamma import (
+from ._bags import Bags, concat_sets
+from ._engine.layout import row_blocks
+from ._engine.pair_sums import kernel_power, pair_sums
+from ._engine.scales import median_scale
+from ._gamma import (
     point_median_gamma,
     resolve_gamma,
     scaled_distances,
     unscaled_gammas,
 )
-from .._probes import as_float_array, is_dask_array
-from .._validation import (
+from ._probes import as_float_array, is_dask_array
+from ._validation import (
     check_finite_output,
-    check_gaussians,
-    check_histograms,
     check_kernel_matrix,
     check_scalar,
     check_sets,
-    full_covariances,
 )
-from ..distributions import expected_block
-from ..histograms import additive_block, chi2_distance_block
-from ..sets import (
-    mean_map_block,
-    mmd_block,
-    renyi_block,
-    sliced_directions,
-    sliced_wasserstein_block,
-)
+from ._warnings import warn_uninformative
 
-__all__ = ["BANDWIDTH_SAMPLE", "KINDS", "N_BANDWIDTHS", "SPECS", "Spec",
-           "check_precomputed", "computed", "given_gammas", "object_kind",
-           "pool_any", "spec_for", "value_sample"]
+__all__ = ["BANDWIDTH_SAMPLE", "KINDS", "N_BANDWIDTHS", "SPECS", "DistanceSpec",
+           "Spec", "check_precomputed", "computed", "given_gammas",
+           "object_kind", "object_sample", "point_gamma", "point_grid",
+           "pool_any", "register", "spec_for", "value_sample"]
 
 # Points (objects) from which the default scales are computed.
 BANDWIDTH_SAMPLE = 1000
@@ -105,15 +103,27 @@ class Spec:
     `takes` the keyword parameters of its function (None: any), `scale`
     the parameter `mmd_test`'s gamma stands for (None: it has none),
     `between` what its degenerate warning names. `params` are checked
-    once, at construction."""
+    once, at construction (`check_params`)."""
 
     name = kind = scale = None
     takes = ()
     between = "distinct objects of X and Y"
+    # The kernel as warnings name it (None: its name).
+    label = None
+    # Whether its kernel matrices are positive semi-definite (the tools
+    # project those of a kernel that is not: `SetKernel`'s psd).
+    positive_definite = True
 
     def __init__(self, name, params=None):
         self.name = name
-        self.params = dict(params or {})
+        self.params = self.check_params(dict(params or {}))
+
+    def check_params(self, params):
+        """`params` with each value the kernel takes checked by its public
+        function's own checks (the unit's, with their messages), those not
+        given left out; a name the kernel does not take is left to the tool
+        to refuse (it names its own argument)."""
+        return params
 
     @property
     def degenerate_scale(self):
@@ -191,9 +201,14 @@ class Spec:
         params = dict(params)
         if self.takes is not None and "kernel" in self.takes:
             point = params.get("kernel", "rbf")
-            reference = X[0] if self.kind == "gaussians" else X
-            params["gamma"] = resolve_gamma(params.get("gamma"), point, reference)
+            params["gamma"] = resolve_gamma(params.get("gamma"), point,
+                                            self.points_of(X))
         return params
+
+    def points_of(self, X):
+        """The points of checked objects X a point kernel's default gamma
+        is fixed on."""
+        return X
 
     def function_scale(self, params):
         """The scale value of the kernel's public function called with
@@ -208,6 +223,30 @@ class Spec:
         one array at a time: each valid until the next is asked for (an
         array may be used again for the next scale)."""
         raise NotImplementedError
+
+    def function_gram(self, A, params, n_threads, between):
+        """k(A, A) of checked objects A as the kernel's public function
+        computes it for `params` (`function_params`'s), with the
+        `DegenerateWarning` it gives (naming `between`, e.g. "sets of X";
+        None: no warning),
+        and `params` with the kernel's own data-dependent scale fixed on A
+        where the function fixes it there (the sliced-Wasserstein and
+        Renyi kernels'): what `SetKernel` fits on and `NystroemMap`
+        computes on its landmarks."""
+        K = self.function_block(A, None, params, n_threads)
+        if between is not None:
+            warn_uninformative(K, True, self.label or self.name, between)
+        return K, params
+
+    def fitted_gamma(self, params):
+        """The scale a fitted tool reports as ``gamma_`` for `params`."""
+        return params.get("gamma")
+
+    def embedding(self, X, params, rng):
+        """Vectors whose Euclidean distances follow the kernel's between
+        the checked objects X (for k-means++ landmarks), or None where
+        there are none."""
+        return None
 
     def finite(self, K, names="X and Y"):
         """K, or a ValueError where a kernel value overflowed float64."""
@@ -231,7 +270,6 @@ class Spec:
 
 
 # -- points ----------------------------------------------------------------
-
 
 class PointSpec(Spec):
     """The rbf or laplacian kernel of points (rows of a float array)."""
@@ -299,7 +337,7 @@ def value_sample(Z, size):
     if len(Z) <= size:
         return computed(Z)
     direction = np.random.default_rng(0).normal(size=Z.shape[1])
-    projections = _row_projections(Z, direction[:, None])[:, 0]
+    projections = row_projections(Z, direction[:, None])[:, 0]
     order = np.argsort(projections, kind="stable")
     return computed(Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]])
 
@@ -315,7 +353,7 @@ def _value_ranks(keys, size):
             keys = keys.multiply(1.0 / top)
         projections = np.asarray(keys @ directions)
     else:
-        projections = _row_projections(keys, directions)
+        projections = row_projections(keys, directions)
     order = np.lexsort((projections[:, 1], projections[:, 0]))
     return np.sort(order[np.linspace(0, len(order) - 1, size).astype(np.int64)])
 
@@ -342,7 +380,7 @@ def _projections(keys, top, directions):
     return out
 
 
-def _row_projections(keys, directions):
+def row_projections(keys, directions):
     """`_projections` of the rows of `keys` scaled by their largest
     absolute value: of a Dask array, that value first, then one task per
     chunk of rows (two passes over the array, one float per row and
@@ -454,7 +492,8 @@ def object_sample(spec, Z):
                                                BANDWIDTH_SAMPLE)))
 
 
-class _DistanceSpec(Spec):
+
+class DistanceSpec(Spec):
     """A kernel ``exp(-gamma S)`` of a distance S between objects (MMD^2
     between sets, chi2 between histograms): S computed once for all the
     scales. Default scale ``1 / median`` of S over the pairs of the
@@ -480,7 +519,7 @@ class _DistanceSpec(Spec):
             with np.errstate(over="ignore"):  # a subnormal median: gamma inf
                 return list(self._finite(np.array([1.0 / median_scale(S)])))
         off = S[~np.eye(len(S), dtype=bool)]
-        return list(self._finite(_distance_grid(np.sqrt(off), grid)))
+        return list(self._finite(distance_grid(np.sqrt(off), grid)))
 
     def _finite(self, gammas):
         """`gammas`, or a ValueError where one is beyond the float64 range
@@ -497,8 +536,24 @@ class _DistanceSpec(Spec):
         for g in scales:
             yield _by_rows(lambda rows, g=g: exp_minus(g, rows), S)
 
+    def function_gram(self, A, params, n_threads, between):
+        """As `Spec`'s, S computed once; where the function's scale is not
+        given and has no default, its rule: ``1 / median`` of S (over all
+        the pairs of A, as the function)."""
+        S = self.distance(A, None, n_threads, **self.distance_params())
+        given = value = self.function_scale(params)
+        if value is None:
+            with np.errstate(over="ignore"):  # a subnormal median: refused
+                value = float(self._finite(np.array([1.0 / median_scale(S)]))[0])
+            params = {**params, self.scale: value}
+        K = self.finite(_by_rows(lambda rows: exp_minus(value, rows), S), "X")
+        if between is not None:
+            warn_uninformative(K, True, self.label or self.name, between, given,
+                               lambda: not S.any(), scale=self.scale)
+        return K, params
 
-def _distance_grid(T, rule):
+
+def distance_grid(T, rule):
     """Gammas of ``exp(-gamma T^2)`` for the distances T between objects,
     ascending: ``1 / b^2`` (MMDAgg), ``1 / (2 b^2)`` (MMD-FUSE)."""
     b = _bandwidths(T, N_BANDWIDTHS, rule)
@@ -514,420 +569,6 @@ def exp_minus(gamma, S):
     the identity, not NaN) and ``exp(-inf) = 0`` where it overflows."""
     with np.errstate(over="ignore", invalid="ignore"):
         return np.exp(-np.where(S > 0, gamma * S, 0.0))
-
-
-class _SetSpec(Spec):
-    """A kernel of sets of points (a `Bags`). `weighted`: whether it takes
-    sets with point weights (which every method here carries)."""
-
-    kind = "sets"
-    weighted = False
-
-    def check(self, X, name="X"):
-        return check_sets(X, name, weighted=self.weighted)
-
-    def count(self, X):
-        return len(X)
-
-    def pool(self, X, Y):
-        if X.dim != Y.dim:
-            raise ValueError(f"X and Y must hold sets of points of the same "
-                             f"dimension, got {X.dim} and {Y.dim}")
-        dtype = np.result_type(X.points.dtype, Y.points.dtype)
-        weights = None
-        if X.weights is not None or Y.weights is not None:
-            weights = np.concatenate([
-                np.ones(B.n_points) if B.weights is None else B.weights
-                for B in (X, Y)])
-        return Bags(np.concatenate([X.points, Y.points]).astype(dtype, copy=False),
-                    np.concatenate([X.offsets, X.offsets[-1] + Y.offsets[1:]]),
-                    weights)
-
-    def as_float64(self, X):
-        return Bags(X.points.astype(np.float64), X.offsets, X.weights)
-
-    def take(self, Z, index):
-        offsets, weights = Z.offsets, Z.weights
-        if isinstance(index, slice):
-            start, stop, _ = index.indices(len(Z))
-            first, last = offsets[start], offsets[stop]
-            return Bags(Z.points[first:last], offsets[start:stop + 1] - first,
-                        None if weights is None else weights[first:last])
-        sizes = offsets[index + 1] - offsets[index]
-        starts = np.repeat(offsets[index] - np.cumsum(sizes) + sizes, sizes)
-        rows = starts + np.arange(sizes.sum())
-        return Bags(Z.points[rows], np.concatenate(([0], np.cumsum(sizes))),
-                    None if weights is None else weights[rows])
-
-    def value_keys(self, Z):
-        """Each set's mean, mean square and size (ties of the first broken
-        by the others; weighted sets: the weighted mean and mean square
-        and the total weight), in memory (lazy sets: computed a chunk of
-        whole sets at a time)."""
-        sums = (_lazy_set_sums(Z) if is_dask_array(Z.points) else _set_sums(
-            Z.points, Z.offsets, np.abs(Z.points).max(initial=0.0), Z.weights))
-        sizes = Z.set_weights()
-        mean = sums[:, :Z.dim] / sizes[:, None]
-        square = sums[:, Z.dim:] / sizes[:, None]
-        return np.hstack([mean, square, sizes[:, None] / sizes.max()])
-
-    def point_median(self, Z, point):
-        """`point_gamma` (the median heuristic on the `value_sample` of the
-        pooled points of Z); of weighted sets, the weighted rule of
-        `point_median_gamma` on the value sample of the points of positive
-        weight, with their weights."""
-        if Z.weights is None:
-            return point_gamma(None, _points(Z), point)
-        points, weights = _weighted_points(Z)
-        if len(points) > BANDWIDTH_SAMPLE:
-            direction = np.random.default_rng(0).normal(size=points.shape[1])
-            projections = _row_projections(points, direction[:, None])[:, 0]
-            order = np.argsort(projections, kind="stable")
-            rows = order[np.linspace(0, len(points) - 1,
-                                     BANDWIDTH_SAMPLE).astype(np.int64)]
-            points, weights = points[rows], weights[rows]
-        return point_median_gamma(
-            Bags(points, np.array([0, len(points)]), weights), kernel=point,
-            sample=None, name="X and Y", degenerate="fallback")
-
-    def check_sizes(self, bags, name):
-        """`bags` (checked sets), or a ValueError naming a set too small for
-        the kernel."""
-        return bags
-
-    def resolved_point(self, Z):
-        """The point kernel's parameters, with gamma None fixed by the
-        median heuristic on the `value_sample` of Z's points (rbf,
-        laplacian) or ``1 / d`` (polynomial)."""
-        params = self.point_params()
-        if params.get("gamma") is None:
-            point = params["kernel"]
-            params["gamma"] = (self.point_median(Z, point)
-                               if point in ("rbf", "laplacian")
-                               else 1.0 / Z.dim)
-        return params
-
-
-def _points(Z):
-    return Z.points.astype(np.float64, copy=False)
-
-
-def _weighted_points(Z):
-    """The points of Z (float64) of positive weight, and their weights (all
-    the points, weighing 1, for unweighted sets)."""
-    points = _points(Z)
-    if Z.weights is None:
-        return points, np.ones(len(points))
-    keep = Z.weights > 0
-    return points[keep], Z.weights[keep]
-
-
-def _set_sums(points, offsets, top, weights=None):
-    """The sums of each set's points and of their squares, in float64, the
-    points divided by `top` (their largest absolute value; not where it is
-    0): ``(n_sets, 2 d)``; with `weights`, the weighted sums. Each set's
-    from its points alone, in their order."""
-    points = points.astype(np.float64, copy=False)
-    unit = points / top if top > 0 else points
-    square = unit**2
-    if weights is not None:
-        unit, square = unit * weights[:, None], square * weights[:, None]
-    return np.hstack([np.add.reduceat(unit, offsets[:-1], axis=0),
-                      np.add.reduceat(square, offsets[:-1], axis=0)])
-
-
-def _lazy_set_sums(Z):
-    """`_set_sums` of a Bags of Dask points: their largest absolute value
-    first, then one task per chunk of whole sets (the chunks of the points
-    moved to the sets' boundaries)."""
-    import dask
-
-    offsets = Z.offsets
-    points = Z.points.astype(np.float64).rechunk({1: -1})
-    top = np.float64(abs(points).max().compute())
-    bounds = np.cumsum((0, *points.chunks[0]))
-    sets = np.unique(np.searchsorted(offsets, bounds))
-    points = points.rechunk({0: tuple(np.diff(offsets[sets]).tolist())})
-    parts = [dask.delayed(_set_sums, pure=True)(
-        part, offsets[first:last + 1] - offsets[first], top)
-        for part, first, last in zip(points.to_delayed().ravel(), sets[:-1],
-                                     sets[1:], strict=True)]
-    return np.concatenate(dask.compute(*parts))
-
-
-class MeanMapSpec(_SetSpec):
-    """`sum_match_kernel`: the mean of a point kernel over the pairs of
-    points (weighted sets: the weighted mean); its scale is the point
-    kernel's gamma (default: the weighted median heuristic for weighted
-    sets; the grid of the aggregated tests from the distances between the
-    points of positive weight, unweighted)."""
-
-    takes = (*_POINT, "normalize")
-    scale = "gamma"
-    weighted = True
-
-    def scales(self, Z, gamma, grid, n_threads):
-        point = self.params.get("kernel", "rbf")
-        if point not in ("rbf", "laplacian"):  # linear, polynomial: no rule
-            return given_gammas(gamma, lambda: self.resolved_point(Z)["gamma"],
-                                lambda: [self.resolved_point(Z)["gamma"]], grid)
-        return given_gammas(gamma, lambda: self.point_median(Z, point),
-                            lambda: point_grid(_weighted_points(Z)[0], point,
-                                               N_BANDWIDTHS, grid), grid)
-
-    @property
-    def degenerate_scale(self):
-        return self.params.get("kernel", "rbf") in ("rbf", "laplacian")
-
-    def blocks(self, A, B, scales, n_threads):
-        params = self.point_params()
-        normalize = self.params.get("normalize", True)
-        for g in scales:
-            yield mean_map_block(A, B, {**params, "gamma": g}, n_threads,
-                                 normalize=normalize)
-
-
-class MMDSpec(_DistanceSpec, _SetSpec):
-    """`mmd_kernel`: ``exp(-gamma2 MMD^2)`` (weighted sets: of the weighted
-    mean embeddings); its scale is gamma2, the point kernel's gamma is in
-    `params` (None: fixed on the pooled points)."""
-
-    takes = (*_POINT, "gamma2")
-    scale = "gamma2"
-    default_scale = 1.0
-    weighted = True
-
-    def scales(self, Z, gamma, grid, n_threads):
-        self.params = {**self.params, **self.resolved_point(Z)}
-        return super().scales(Z, gamma, grid, n_threads)
-
-    distance = staticmethod(mmd_block)  # the biased MMD^2, as `mmd`
-
-    def distance_params(self):
-        return self.point_params()
-
-
-class RenyiSpec(_SetSpec):
-    """`divergence_kernel` of the symmetrised kNN Renyi divergences
-    (`renyi_divergence` with `alpha`, `k`, `min_dist`), ``exp(-gamma
-    S**power)``; its default scale is the median rule of the divergence
-    kernel, a ("scale", s) value: gamma ``s ** -power``."""
-
-    takes = ("alpha", "k", "min_dist", "clamp", "gamma", "power", "scale")
-    scale = "gamma"
-
-    def __init__(self, name, params=None):
-        super().__init__(name, params)
-        p = self.params
-        self.alpha = check_scalar(p.get("alpha", 0.99), "alpha")
-        self.k = check_scalar(p.get("k", 5), "k", kind="int", low=1)
-        self.min_dist = (None if p.get("min_dist") is None else
-                         check_scalar(p["min_dist"], "min_dist", low=0.0))
-        self.power = check_scalar(p.get("power", 2), "power", low=0.0,
-                                  low_inclusive=False)
-
-    def check(self, X, name="X"):
-        return self.check_sizes(check_sets(X, name), name)
-
-    def check_sizes(self, bags, name):
-        sizes = np.diff(bags.offsets)
-        small = np.flatnonzero(sizes <= self.k)
-        if len(small):
-            i = int(small[0])
-            raise ValueError(f"{name}[{i}] has {sizes[i]} point(s); the kNN "
-                             f"estimator needs more than k={self.k} points in "
-                             f"every set of {name}")
-        return bags
-
-    def divergences(self, A, B, n_threads):
-        return renyi_block(A, B, self.alpha, self.k, self.min_dist, n_threads)
-
-    def scales(self, Z, gamma, grid, n_threads):
-        if gamma is not None:
-            return given_gammas(gamma, None, None, grid)
-        D = self.divergences(object_sample(self, Z), None, n_threads)
-        if not grid:
-            _, scale = divergence_kernel_matrix(D, power=self.power)
-            return [("scale", scale)]
-        S = np.maximum((D + D.T) / 2, 0.0)
-        with np.errstate(over="ignore", under="ignore"):
-            T = S[~np.eye(len(S), dtype=bool)] ** (self.power / 2)
-        return list(_distance_grid(T[np.isfinite(T)], grid))
-
-    def report(self, value):
-        if isinstance(value, tuple):
-            return value[1] ** -self.power
-        return value
-
-    def function_scale(self, params):
-        """gamma where given, else ("scale", s) where the scale s is given,
-        else None (the median rule: `landmark_scale`)."""
-        if params.get("gamma") is not None:
-            return check_scalar(params["gamma"], "gamma", low=0.0,
-                                low_inclusive=False)
-        if params.get("scale") is not None:
-            return ("scale", check_scalar(params["scale"], "scale", low=0.0,
-                                          low_inclusive=False))
-        return None
-
-    def blocks(self, A, B, scales, n_threads):
-        pair = self.divergences(A, B, n_threads)
-        D, D_reverse = (pair, None) if B is None else pair
-        for value in scales:
-            given = ({"scale": value[1]} if isinstance(value, tuple)
-                     else {"gamma": value})
-            yield divergence_kernel_matrix(D, D_reverse, power=self.power,
-                                           **given)[0]
-
-
-class SlicedWassersteinSpec(_DistanceSpec, _SetSpec):
-    """`sliced_wasserstein_kernel`: ``exp(-gamma SW_2^2)``; its scale is
-    gamma (default ``1 / median`` of SW_2^2, the rule of `_DistanceSpec`).
-
-    The directions are `projections` where given, else `n_projections`
-    drawn by `draw` from the tool's generator (`rng`, which the tool sets
-    on the spec) the first time they are needed, for the dimension of the
-    objects: every block of the call or fit uses the same ones, and a
-    tool's fitted parameters keep them (``params["projections"]``)."""
-
-    takes = ("gamma", "n_projections", "projections", "draw")
-    scale = "gamma"
-    weighted = True  # the distances honour the point weights
-    # The generator of the directions, set by the tool (None: fresh).
-    rng = None
-
-    def __init__(self, name, params=None):
-        super().__init__(name, params)
-        self._fixed = None
-
-    def directions(self, dim):
-        """The unit directions (L, dim), drawn once (see the class)."""
-        if self._fixed is None or self._fixed.shape[1] != dim:
-            p = self.params
-            self._fixed, _ = sliced_directions(
-                dim, p.get("n_projections", 100), p.get("projections"),
-                p.get("draw", "iid"), self.rng)
-            self.params = {**p, "projections": self._fixed}
-        return self._fixed
-
-    def distance(self, A, B, n_threads):
-        return sliced_wasserstein_block(A, B, n_threads,
-                                        projections=self.directions(A.dim))
-
-    def function_params(self, params, X, rng=None):
-        """`params` with the directions fixed (drawn from `rng` where not
-        given); gamma None stays None: the tool fixes it on its objects
-        (`scales`)."""
-        if rng is not None:
-            self.rng = rng
-        self.params = dict(params)
-        self._fixed = None
-        return {**params, "projections": self.directions(X.dim)}
-
-
-# -- histograms -------------------------------------------------------------
-
-
-class _RowSpec(Spec):
-    """A kernel of histograms (the rows of a dense array or CSR matrix)."""
-
-    kind = "rows"
-
-    def check(self, X, name="X"):
-        return check_histograms(X, name)
-
-    def pool(self, X, Y):
-        if X.shape[1] != Y.shape[1]:
-            raise ValueError(f"X and Y must hold histograms of the same number "
-                             f"of bins, got {X.shape[1]} and {Y.shape[1]}")
-        if scipy.sparse.issparse(X) or scipy.sparse.issparse(Y):
-            return scipy.sparse.vstack([scipy.sparse.csr_array(X),
-                                        scipy.sparse.csr_array(Y)],
-                                       format="csr")
-        return np.concatenate([X, Y])
-
-    def value_keys(self, Z):
-        return Z
-
-
-class AdditiveSpec(_RowSpec):
-    """The additive kernels "chi2", "intersection", "hellinger", "js"."""
-
-    def blocks(self, A, B, scales, n_threads):
-        yield additive_block(A, B, self.name, n_threads)
-
-
-class ExpChi2Spec(_DistanceSpec, _RowSpec):
-    """`exp_chi2_kernel`: ``exp(-beta chi2_distance)``; its scale is
-    beta."""
-
-    takes = ("beta",)
-    scale = "beta"
-    default_scale = 1.0
-
-    distance = staticmethod(chi2_distance_block)
-
-
-# -- Gaussians --------------------------------------------------------------
-
-
-class ExpectedSpec(Spec):
-    """`gaussian_expected_kernel` of Gaussians ``(means, covs)``; its scale
-    is the point kernel's gamma."""
-
-    kind = "gaussians"
-    takes = _POINT
-    scale = "gamma"
-
-    def check(self, X, name="X"):
-        if not (isinstance(X, tuple) and len(X) == 2):
-            raise TypeError(
-                f"{name} must be a pair (means, covs) of Gaussians for the "
-                f"expected kernel, got {type(X).__name__}")
-        means, covs, _ = check_gaussians(X[0], X[1], f"{name}[0] (means)",
-                                         f"{name}[1] (covs)")
-        return means, covs
-
-    def count(self, X):
-        return X[0].shape[0]
-
-    def pool(self, X, Y):
-        (mx, cx), (my, cy) = X, Y
-        if mx.shape[1] != my.shape[1]:
-            raise ValueError(f"X and Y must hold Gaussians of the same "
-                             f"dimension, got {mx.shape[1]} and {my.shape[1]}")
-        if cx.ndim != cy.ndim:  # one covariance form for both
-            cx, cy = (full_covariances(cx, mx.shape[1]),
-                      full_covariances(cy, my.shape[1]))
-        return np.concatenate([mx, my]), np.concatenate([cx, cy])
-
-    def take(self, Z, index):
-        return tuple(a[index] for a in Z)
-
-    def value_keys(self, Z):
-        means, covs = Z
-        return np.hstack([means, covs.reshape(len(covs), -1)])
-
-    @property
-    def degenerate_scale(self):
-        return self.params.get("kernel", "rbf") == "rbf"
-
-    def scales(self, Z, gamma, grid, n_threads):
-        point = self.params.get("kernel", "rbf")
-        if point != "rbf":
-            default = (1.0 / Z[0].shape[1]) if point == "polynomial" else None
-            return given_gammas(gamma, lambda: default, lambda: [default], grid)
-        return given_gammas(gamma, lambda: point_gamma(None, Z[0], point),
-                            lambda: point_grid(Z[0], point, N_BANDWIDTHS, grid),
-                            grid)
-
-    def blocks(self, A, B, scales, n_threads):
-        params = self.point_params()
-        for g in scales:
-            yield expected_block(A, B, {**params, "gamma": g}, n_threads)
-
-
-# -- anything ---------------------------------------------------------------
 
 
 class CallableSpec(Spec):
@@ -958,8 +599,6 @@ class CallableSpec(Spec):
         return pool_any(X, Y)
 
     def take(self, Z, index):
-        if isinstance(Z, Bags):
-            return MeanMapSpec("mean_map").take(Z, index)
         if isinstance(Z, list):
             if isinstance(index, slice):
                 return Z[index]
@@ -1023,7 +662,7 @@ def pool_any(X, Y):
     if any(isinstance(A, Bags) and A.weights is not None for A in (X, Y)):
         X, Y = check_sets(X, "X", weighted=True), check_sets(Y, "Y", weighted=True)
     if isinstance(X, Bags) and isinstance(Y, Bags):
-        return MeanMapSpec("mean_map").pool(X, Y)
+        return concat_sets(X, Y)
     if isinstance(X, np.ndarray) and isinstance(Y, np.ndarray):
         if X.shape[1:] != Y.shape[1:]:
             raise ValueError(f"X and Y must hold objects of the same shape, "
@@ -1060,16 +699,23 @@ def check_precomputed(X):
 # -- the registry -----------------------------------------------------------
 
 
-SPECS = {
-    "rbf": PointSpec, "laplacian": PointSpec,
-    "mean_map": MeanMapSpec, "mmd": MMDSpec, "renyi": RenyiSpec,
-    "sliced_wasserstein": SlicedWassersteinSpec,
-    "chi2": AdditiveSpec, "intersection": AdditiveSpec,
-    "hellinger": AdditiveSpec, "js": AdditiveSpec,
-    "exp_chi2": ExpChi2Spec, "expected": ExpectedSpec,
-}
-# The kind of objects each kernel takes.
-KINDS = {name: cls.kind for name, cls in SPECS.items()}
+# The spec class of each kernel name, and the kind of objects it takes,
+# filled by `register` as the units are imported.
+SPECS = {}
+KINDS = {}
+
+
+def register(*names):
+    """Class decorator: the spec of the kernels `names`."""
+    def add(cls):
+        for name in names:
+            SPECS[name] = cls
+            KINDS[name] = cls.kind
+        return cls
+    return add
+
+
+register("rbf", "laplacian")(PointSpec)
 
 
 def spec_for(kernel, params=None):

@@ -1,0 +1,432 @@
+"""The specs of the kernels between sets (`kernelmaps._spec`): the mean
+map, MMD, Renyi divergence and sliced-Wasserstein kernels as the tools over
+objects (`mmd_test`, `NystroemMap`, `SetKernel`) compute them, on sets
+checked once, a block at a time. Each checks its parameters with its
+function's own checks."""
+
+import numpy as np
+
+from .._bags import Bags, concat_sets
+from .._engine import knn
+from .._engine.pair_sums import pair_sums
+from .._engine.scales import divergence_kernel_matrix, scale_gamma
+from .._gamma import point_median_gamma
+from .._probes import is_dask_array
+from .._spec import (
+    BANDWIDTH_SAMPLE,
+    N_BANDWIDTHS,
+    DistanceSpec,
+    Spec,
+    distance_grid,
+    given_gammas,
+    object_sample,
+    point_gamma,
+    point_grid,
+    register,
+    row_projections,
+)
+from .._validation import check_bool, check_scalar, check_sets
+from .._warnings import warn_uninformative
+from ._divergence import _renyi, divergence_kernel_params, renyi_params
+from ._mean_map import check_gamma2, mean_map_block, mean_map_self, point_params
+from ._random_features import RandomDistributionFeatures
+from ._sliced import (
+    SlicedWassersteinFeatures,
+    _mean_costs,
+    kernel_params,
+    sliced_directions,
+)
+
+__all__ = ["MMDSpec", "MeanMapSpec", "RenyiSpec", "SlicedWassersteinSpec"]
+
+_POINT = ("kernel", "gamma", "degree", "coef0")
+# Width of the random distribution features that embed sets for k-means++.
+SET_EMBEDDING = 128
+# Quantiles per direction of the embedding of the sliced-Wasserstein
+# kernel for k-means++ (its squared distances approach SW_2^2).
+SW_EMBEDDING_QUANTILES = 16
+
+
+class SetSpec(Spec):
+    """A kernel of sets of points (a `Bags`). `weighted`: whether it takes
+    sets with point weights (which every method here carries)."""
+
+    kind = "sets"
+    weighted = False
+
+    def check(self, X, name="X"):
+        return check_sets(X, name, weighted=self.weighted)
+
+    def count(self, X):
+        return len(X)
+
+    def pool(self, X, Y):
+        return concat_sets(X, Y)
+
+    def as_float64(self, X):
+        return Bags(X.points.astype(np.float64), X.offsets, X.weights)
+
+    def value_keys(self, Z):
+        """Each set's mean, mean square and size (ties of the first broken
+        by the others; weighted sets: the weighted mean and mean square
+        and the total weight), in memory (lazy sets: computed a chunk of
+        whole sets at a time)."""
+        sums = (_lazy_set_sums(Z) if is_dask_array(Z.points) else _set_sums(
+            Z.points, Z.offsets, np.abs(Z.points).max(initial=0.0), Z.weights))
+        sizes = Z.set_weights()
+        mean = sums[:, :Z.dim] / sizes[:, None]
+        square = sums[:, Z.dim:] / sizes[:, None]
+        return np.hstack([mean, square, sizes[:, None] / sizes.max()])
+
+    def point_median(self, Z, point):
+        """`point_gamma` (the median heuristic on the `value_sample` of the
+        pooled points of Z); of weighted sets, the weighted rule of
+        `point_median_gamma` on the value sample of the points of positive
+        weight, with their weights."""
+        if Z.weights is None:
+            return point_gamma(None, _points(Z), point)
+        points, weights = _weighted_points(Z)
+        if len(points) > BANDWIDTH_SAMPLE:
+            direction = np.random.default_rng(0).normal(size=points.shape[1])
+            projections = row_projections(points, direction[:, None])[:, 0]
+            order = np.argsort(projections, kind="stable")
+            rows = order[np.linspace(0, len(points) - 1,
+                                     BANDWIDTH_SAMPLE).astype(np.int64)]
+            points, weights = points[rows], weights[rows]
+        return point_median_gamma(
+            Bags(points, np.array([0, len(points)]), weights), kernel=point,
+            sample=None, name="X and Y", degenerate="fallback")
+
+    def check_sizes(self, bags, name):
+        """`bags` (checked sets), or a ValueError naming a set too small for
+        the kernel."""
+        return bags
+
+    def embedding(self, X, params, rng):
+        """Random distribution features of the sets, at the point kernel's
+        scale (a kernel without one: the median heuristic of the
+        features')."""
+        point = params.get("kernel", "rbf")
+        return RandomDistributionFeatures(
+            SET_EMBEDDING, gamma=params.get("gamma") if "kernel" in self.takes
+            else None, kernel=point if point in ("rbf", "laplacian") else "rbf",
+            rng=rng).fit_transform(X)
+
+    def resolved_point(self, Z):
+        """The point kernel's parameters, with gamma None fixed by the
+        median heuristic on the `value_sample` of Z's points (rbf,
+        laplacian) or ``1 / d`` (polynomial)."""
+        params = self.point_params()
+        if params.get("gamma") is None:
+            point = params["kernel"]
+            params["gamma"] = (self.point_median(Z, point)
+                               if point in ("rbf", "laplacian")
+                               else 1.0 / Z.dim)
+        return params
+
+
+def _points(Z):
+    return Z.points.astype(np.float64, copy=False)
+
+
+def _weighted_points(Z):
+    """The points of Z (float64) of positive weight, and their weights (all
+    the points, weighing 1, for unweighted sets)."""
+    points = _points(Z)
+    if Z.weights is None:
+        return points, np.ones(len(points))
+    keep = Z.weights > 0
+    return points[keep], Z.weights[keep]
+
+
+def _set_sums(points, offsets, top, weights=None):
+    """The sums of each set's points and of their squares, in float64, the
+    points divided by `top` (their largest absolute value; not where it is
+    0): ``(n_sets, 2 d)``; with `weights`, the weighted sums. Each set's
+    from its points alone, in their order."""
+    points = points.astype(np.float64, copy=False)
+    unit = points / top if top > 0 else points
+    square = unit**2
+    if weights is not None:
+        unit, square = unit * weights[:, None], square * weights[:, None]
+    return np.hstack([np.add.reduceat(unit, offsets[:-1], axis=0),
+                      np.add.reduceat(square, offsets[:-1], axis=0)])
+
+
+def _lazy_set_sums(Z):
+    """`_set_sums` of a Bags of Dask points: their largest absolute value
+    first, then one task per chunk of whole sets (the chunks of the points
+    moved to the sets' boundaries)."""
+    import dask
+
+    offsets = Z.offsets
+    points = Z.points.astype(np.float64).rechunk({1: -1})
+    top = np.float64(abs(points).max().compute())
+    bounds = np.cumsum((0, *points.chunks[0]))
+    sets = np.unique(np.searchsorted(offsets, bounds))
+    points = points.rechunk({0: tuple(np.diff(offsets[sets]).tolist())})
+    parts = [dask.delayed(_set_sums, pure=True)(
+        part, offsets[first:last + 1] - offsets[first], top)
+        for part, first, last in zip(points.to_delayed().ravel(), sets[:-1],
+                                     sets[1:], strict=True)]
+    return np.concatenate(dask.compute(*parts))
+
+
+@register("mean_map")
+class MeanMapSpec(SetSpec):
+    """`sum_match_kernel`: the mean of a point kernel over the pairs of
+    points (weighted sets: the weighted mean); its scale is the point
+    kernel's gamma (default: the weighted median heuristic for weighted
+    sets; the grid of the aggregated tests from the distances between the
+    points of positive weight, unweighted)."""
+
+    takes = (*_POINT, "normalize")
+    scale = "gamma"
+    weighted = True
+    label = "mean map"
+
+    def check_params(self, params):
+        checked = point_params(**_given(params, _POINT))
+        if "normalize" in params:
+            checked["normalize"] = check_bool(params["normalize"], "normalize")
+        return {**params, **_given(checked, params)}
+
+    def scales(self, Z, gamma, grid, n_threads):
+        point = self.params.get("kernel", "rbf")
+        if point not in ("rbf", "laplacian"):  # linear, polynomial: no rule
+            return given_gammas(gamma, lambda: self.resolved_point(Z)["gamma"],
+                                lambda: [self.resolved_point(Z)["gamma"]], grid)
+        return given_gammas(gamma, lambda: self.point_median(Z, point),
+                            lambda: point_grid(_weighted_points(Z)[0], point,
+                                               N_BANDWIDTHS, grid), grid)
+
+    @property
+    def degenerate_scale(self):
+        return self.params.get("kernel", "rbf") in ("rbf", "laplacian")
+
+    def blocks(self, A, B, scales, n_threads):
+        params = self.point_params()
+        normalize = self.params.get("normalize", True)
+        for g in scales:
+            yield mean_map_block(A, B, {**params, "gamma": g}, n_threads,
+                                 normalize=normalize)
+
+
+@register("mmd")
+class MMDSpec(DistanceSpec, SetSpec):
+    """`mmd_kernel`: ``exp(-gamma2 MMD^2)`` (weighted sets: of the weighted
+    mean embeddings); its scale is gamma2, the point kernel's gamma is in
+    `params` (None: fixed on the pooled points)."""
+
+    takes = (*_POINT, "gamma2")
+    scale = "gamma2"
+    default_scale = 1.0
+    weighted = True
+    label = "MMD"
+
+    def check_params(self, params):
+        checked = point_params(**_given(params, _POINT))
+        if "gamma2" in params:
+            checked["gamma2"] = check_gamma2(params["gamma2"])
+        return {**params, **_given(checked, params)}
+
+    def scales(self, Z, gamma, grid, n_threads):
+        self.params = {**self.params, **self.resolved_point(Z)}
+        return super().scales(Z, gamma, grid, n_threads)
+
+    def distance(self, A, B, n_threads):
+        """The biased MMD^2 between the sets of A and B (None: A, the
+        symmetric block, its diagonal 0), as `mmd` computes it, 0 where
+        rounding makes it negative."""
+        params = self.point_params()
+        K = pair_sums(A, B, **params, n_threads=n_threads, normalize=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if B is None:
+                ka = kb = np.diag(K).copy()
+            else:
+                ka, kb = (mean_map_self(C, params, n_threads) for C in (A, B))
+            D2 = np.add.outer(ka, kb)
+            D2 -= 2 * K
+        if B is None:
+            np.fill_diagonal(D2, 0.0)
+        return np.maximum(D2, 0.0, out=D2)
+
+
+@register("renyi")
+class RenyiSpec(SetSpec):
+    """`divergence_kernel` of the symmetrised kNN Renyi divergences
+    (`renyi_divergence` with `alpha`, `k`, `min_dist`), ``exp(-gamma
+    S**power)``; its default scale is the median rule of the divergence
+    kernel, a ("scale", s) value: gamma ``s ** -power``."""
+
+    takes = ("alpha", "k", "min_dist", "clamp", "gamma", "power", "scale")
+    scale = "gamma"
+    label = "Renyi divergence"
+    positive_definite = False
+
+    def check_params(self, params):
+        given = _given(params, ("alpha", "k", "min_dist", "clamp"))
+        k, alphas, single, min_dist, clamp = renyi_params(**given)
+        if not single:
+            raise TypeError(f"alpha must be a real number (one order) for the "
+                            f"Renyi kernel, got {params['alpha']!r}")
+        gamma, power = divergence_kernel_params(
+            **_given(params, ("gamma", "power")))
+        self.alpha, self.k, self.min_dist, self.power = (
+            float(alphas[0]), k, min_dist, power)
+        checked = {"alpha": self.alpha, "k": k, "min_dist": min_dist,
+                   "clamp": clamp, "gamma": gamma, "power": power}
+        if params.get("scale") is not None:
+            checked["scale"] = check_scalar(params["scale"], "scale", low=0.0,
+                                            low_inclusive=False)
+        return {**params, **_given(checked, params)}
+
+    def check(self, X, name="X"):
+        return self.check_sizes(check_sets(X, name), name)
+
+    def check_sizes(self, bags, name):
+        sizes = np.diff(bags.offsets)
+        small = np.flatnonzero(sizes <= self.k)
+        if len(small):
+            i = int(small[0])
+            raise ValueError(f"{name}[{i}] has {sizes[i]} point(s); the kNN "
+                             f"estimator needs more than k={self.k} points in "
+                             f"every set of {name}")
+        return bags
+
+    def divergences(self, A, B, n_threads):
+        """The clamped kNN Renyi divergences of order alpha: ``D(A, A)``
+        for B None, else ``(D(A, B), D(B, A))`` from one search."""
+        method = knn.choose_method(A, B)
+        alphas = np.array([self.alpha], dtype=np.float64)
+        out = _renyi(A, B, alphas, self.k, self.min_dist, method, n_threads,
+                     False, both=B is not None)
+        out = (out,) if B is None else out
+        for D in out:
+            np.maximum(D, 0.0, out=D)
+        return out[0][0] if B is None else tuple(D[0] for D in out)
+
+    def scales(self, Z, gamma, grid, n_threads):
+        if gamma is not None:
+            return given_gammas(gamma, None, None, grid)
+        D = self.divergences(object_sample(self, Z), None, n_threads)
+        if not grid:
+            _, scale = divergence_kernel_matrix(D, power=self.power)
+            return [("scale", scale)]
+        S = np.maximum((D + D.T) / 2, 0.0)
+        with np.errstate(over="ignore", under="ignore"):
+            T = S[~np.eye(len(S), dtype=bool)] ** (self.power / 2)
+        return list(distance_grid(T[np.isfinite(T)], grid))
+
+    def report(self, value):
+        if isinstance(value, tuple):  # (inf or 0 beyond the float range)
+            with np.errstate(over="ignore", under="ignore"):
+                return float(np.float64(value[1]) ** -self.power)
+        return value
+
+    def function_scale(self, params):
+        """gamma where given, else ("scale", s) where the scale s is given,
+        else None (the median rule: `landmark_scale`)."""
+        if params.get("gamma") is not None:
+            return params["gamma"]
+        if params.get("scale") is not None:
+            return ("scale", params["scale"])
+        return None
+
+    def function_gram(self, A, params, n_threads, between):
+        """As `Spec`'s; with neither gamma nor scale given, the scale is the
+        median divergence over the pairs of A, the function's rule
+        (``params["scale"]``, gamma None: the kernel is computed from it,
+        stably, where gamma is beyond the float range)."""
+        D = self.divergences(A, None, n_threads)
+        value = self.function_scale(params)
+        given = ({} if value is None else {"scale": value[1]}
+                 if isinstance(value, tuple) else {"gamma": value})
+        K, scale = divergence_kernel_matrix(D, power=self.power, **given)
+        if between is not None:
+            warn_uninformative(K, True, self.label, between, params.get("gamma"),
+                               lambda: not np.any(np.maximum(D + D.T, 0)))
+        if scale is not None:
+            params = {**params, "gamma": None, "scale": scale}
+        return K, params
+
+    def fitted_gamma(self, params):
+        if params.get("gamma") is None and params.get("scale") is not None:
+            return scale_gamma(params["scale"], self.power)
+        return params.get("gamma")
+
+    def blocks(self, A, B, scales, n_threads):
+        pair = self.divergences(A, B, n_threads)
+        D, D_reverse = (pair, None) if B is None else pair
+        for value in scales:
+            given = ({"scale": value[1]} if isinstance(value, tuple)
+                     else {"gamma": value})
+            yield divergence_kernel_matrix(D, D_reverse, power=self.power,
+                                           **given)[0]
+
+
+@register("sliced_wasserstein")
+class SlicedWassersteinSpec(DistanceSpec, SetSpec):
+    """`sliced_wasserstein_kernel`: ``exp(-gamma SW_2^2)``; its scale is
+    gamma (default ``1 / median`` of SW_2^2, the rule of `DistanceSpec`).
+
+    The directions are `projections` where given, else `n_projections`
+    drawn by `draw` from the tool's generator (`rng`, which the tool sets
+    on the spec) the first time they are needed, for the dimension of the
+    objects: every block of the call or fit uses the same ones, and a
+    tool's fitted parameters keep them (``params["projections"]``)."""
+
+    takes = ("gamma", "n_projections", "projections", "draw")
+    scale = "gamma"
+    weighted = True  # the distances honour the point weights
+    label = "sliced-Wasserstein"
+    # The generator of the directions, set by the tool (None: fresh).
+    rng = None
+
+    def __init__(self, name, params=None):
+        super().__init__(name, params)
+        self._fixed = None
+
+    def check_params(self, params):
+        checked = kernel_params(**_given(params, self.takes))
+        return {**params, **_given(checked, params)}
+
+    def directions(self, dim):
+        """The unit directions (L, dim), drawn once (see the class)."""
+        if self._fixed is None or self._fixed.shape[1] != dim:
+            p = self.params
+            self._fixed, _ = sliced_directions(
+                dim, p.get("n_projections", 100), p.get("projections"),
+                p.get("draw", "iid"), self.rng)
+            self.params = {**p, "projections": self._fixed}
+        return self._fixed
+
+    def distance(self, A, B, n_threads):
+        """SW_2^2 between the sets of A and B (None: A, the symmetric
+        block, its diagonal 0), as `sliced_wasserstein` computes it
+        squared."""
+        S, e = _mean_costs(A, B, self.directions(A.dim), 2.0, n_threads)
+        with np.errstate(over="ignore", under="ignore"):
+            return np.ldexp(S, -2 * e)
+
+    def embedding(self, X, params, rng):
+        """The quantile features of the sets along the directions (their
+        squared distances approach SW_2^2)."""
+        return SlicedWassersteinFeatures(
+            projections=params["projections"],
+            n_quantiles=SW_EMBEDDING_QUANTILES).fit_transform(X)
+
+    def function_params(self, params, X, rng=None):
+        """`params` with the directions fixed (drawn from `rng` where not
+        given); gamma None stays None: the tool fixes it on its objects
+        (`scales`)."""
+        if rng is not None:
+            self.rng = rng
+        self.params = dict(params)
+        self._fixed = None
+        return {**params, "projections": self.directions(X.dim)}
+
+
+def _given(params, names):
+    """The items of `params` named in `names` (those given)."""
+    return {name: params[name] for name in names if name in params}

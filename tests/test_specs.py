@@ -1,0 +1,167 @@
+"""The kernel's spec is the only place its parameters are checked: every
+parameter of every kernel over objects, passed through `kernel_params` of
+`mmd_test` and `NystroemMap`, or as an argument of `SetKernel`, is refused
+with the kernel function's own error (type and message) wherever the
+function refuses it, and taken wherever the function takes it."""
+
+import contextlib
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import kernelmaps as km
+from kernelmaps._spec import SPECS
+
+RNG = np.random.default_rng(0)
+SETS = km.Bags.from_list([RNG.normal(size=(8, 2)) + 0.1 * i for i in range(12)])
+ROWS = RNG.dirichlet(np.ones(6), 12)
+GAUSSIANS = (RNG.normal(size=(12, 2)), np.full(12, 0.5))
+OBJECTS = {"sets": SETS, "rows": ROWS, "gaussians": GAUSSIANS}
+
+
+def _renyi(X, alpha=0.99, k=5, min_dist=None, clamp=True, gamma=None, power=2):
+    D = km.renyi_divergence(X, alpha=alpha, k=k, min_dist=min_dist, clamp=clamp)
+    return km.divergence_kernel(D, gamma=gamma, power=power)
+
+
+# Each kernel's public function of its objects and keyword parameters.
+FUNCTIONS = {
+    "mean_map": km.sum_match_kernel,
+    "mmd": km.mmd_kernel,
+    "renyi": _renyi,
+    "sliced_wasserstein": lambda X, **kw: km.sliced_wasserstein_kernel(
+        X, rng=0, **kw),
+    "exp_chi2": km.exp_chi2_kernel,
+    "expected": lambda X, **kw: km.gaussian_expected_kernel(*X, **kw),
+}
+# Values a parameter may be given that some function refuses (and some
+# it takes, which the tools must take too).
+VALUES = [-1.0, 0, 0.0, 1, 2.5, 4.0, np.inf, np.nan, True, [0.5], 1 + 2j,
+          "0.5", "foo", "polynomial", "laplacian", "linear", 10**12, -3,
+          np.float32(0.25), None]
+
+
+def _cases():
+    for name in FUNCTIONS:
+        for param in SPECS[name].takes:
+            if param in ("scale", "projections"):
+                continue  # (the tools' own: not arguments of the function)
+            for value in VALUES:
+                yield name, param, value
+
+
+def _outcome(call):
+    """The exception type and message of `call`, or None where it
+    returns."""
+    try:
+        call()
+    except (TypeError, ValueError) as e:
+        return type(e), str(e)
+    return None
+
+
+@contextlib.contextmanager
+def _quiet():
+    """No warnings (of degenerate kernels, say): errors only."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _expected_error(name, param, value):
+    objects = OBJECTS[SPECS[name].kind]
+    if name == "renyi" and param == "alpha" and isinstance(value, list):
+        # renyi_divergence takes several orders, the kernel one: its spec
+        # says so (divergence_kernel would say its D is 3-D)
+        return TypeError, ("alpha must be a real number (one order) for the "
+                           "Renyi kernel, got [0.5]")
+    with _quiet():
+        return _outcome(lambda: FUNCTIONS[name](objects, **{param: value}))
+
+
+@pytest.mark.parametrize(("name", "param", "value"), list(_cases()))
+def test_nystroem_refuses_what_the_function_refuses(name, param, value):
+    expected = _expected_error(name, param, value)
+    objects = OBJECTS[SPECS[name].kind]
+    with _quiet():
+        got = _outcome(lambda: km.NystroemMap(
+            5, kernel=name, kernel_params={param: value}, rng=0).fit(objects))
+    if expected is None:
+        assert got is None
+    else:
+        assert got == expected
+
+
+def _test_params(name, param, value):
+    """How `mmd_test` takes the parameter: its scale as gamma, the others
+    in kernel_params."""
+    if param == SPECS[name].scale and not (name == "mmd" and param == "gamma"):
+        return {"gamma": value}
+    return {"kernel_params": {param: value}}
+
+
+@pytest.mark.parametrize(("name", "param", "value"), list(_cases()))
+def test_mmd_test_refuses_what_the_function_refuses(name, param, value):
+    expected = _expected_error(name, param, value)
+    objects = OBJECTS[SPECS[name].kind]
+    given = _test_params(name, param, value)
+    if "gamma" in given and (isinstance(value, list) or value is None):
+        return  # (a list of scales: the grid of the aggregated tests; None:
+        # the default)
+    with _quiet():
+        got = _outcome(lambda: km.mmd_test(
+            objects, objects, kernel=name, n_resamples=9, rng=0, **given))
+    if expected is None:
+        assert got is None
+        return
+    assert got is not None
+    if "gamma" in given and param != "gamma":
+        # the scale is mmd_test's gamma: the message names it so
+        expected = (expected[0], re.sub(rf"\b{param}\b", "gamma", expected[1]))
+    assert got == expected
+
+
+SET_KERNEL_PARAMS = ("gamma", "gamma2", "alpha", "k", "power", "n_projections")
+
+
+@pytest.mark.parametrize(("name", "param", "value"), [
+    case for case in _cases()
+    if case[0] in ("mean_map", "mmd", "renyi", "sliced_wasserstein")
+    and case[1] in SET_KERNEL_PARAMS])
+def test_set_kernel_refuses_what_the_function_refuses(name, param, value):
+    pytest.importorskip("sklearn")
+    from kernelmaps.sklearn import SetKernel
+
+    expected = _expected_error(name, param, value)
+    if value is None and param != "gamma":
+        return  # (None is SetKernel's own default only for gamma)
+    with _quiet():
+        got = _outcome(lambda: SetKernel(name, **{"k": 3, param: value}).fit(SETS))
+    if name == "renyi" and param != "k" and not isinstance(value, list):
+        # SetKernel's k=3: the function's error at k=3
+        with _quiet():
+            expected = _outcome(lambda: _renyi(SETS, k=3, **{param: value}))
+    if expected is None:
+        assert got is None
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize(("tool", "call"), [
+    ("NystroemMap", lambda p, X: km.NystroemMap(
+        5, kernel="renyi", kernel_params=p, rng=0).fit(X)),
+    ("mmd_test", lambda p, X: km.mmd_test(
+        X, X, kernel="renyi", kernel_params=p, n_resamples=9, rng=0)),
+])
+def test_the_issue_cases(tool, call):
+    # alpha=4 with k=3: the function's message, not an all-ones kernel
+    with pytest.raises(ValueError, match=r"alpha=4.0 needs \|alpha - 1\| < k=3"):
+        call({"alpha": 4.0, "k": 3}, SETS)
+    with pytest.raises(ValueError, match="degree must be"):
+        km.mmd_test(SETS, SETS, kernel="mean_map", kernel_params={
+            "kernel": "polynomial", "degree": -3})
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        km.mmd_test(SETS, SETS, kernel="mean_map", kernel_params={"kernel": "foo"})
+
