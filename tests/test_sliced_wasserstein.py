@@ -798,7 +798,7 @@ def test_set_kernel_and_nystroem_take_the_kernel():
 
 
 def test_mmd_test_fixes_the_directions_once(monkeypatch):
-    from kernelmaps._two_sample import resampling
+    from kernelmaps._two_sample import blocks, resampling
 
     rng = np.random.default_rng(14)
     A = [rng.normal(size=(20, 2)) for _ in range(20)]
@@ -809,7 +809,7 @@ def test_mmd_test_fixes_the_directions_once(monkeypatch):
     # whole matrix: the same p-value
     with monkeypatch.context() as mp:
         calls = []
-        run_blocks = resampling.run_blocks
+        run_blocks = blocks.run_blocks
 
         def spy(*args, **kwargs):
             calls.append(1)
@@ -818,7 +818,7 @@ def test_mmd_test_fixes_the_directions_once(monkeypatch):
         mp.setattr(resampling, "_in_memory_bytes", lambda *args: math.inf)
         mp.setattr(resampling, "MIN_BLOCK", 7)
         mp.setattr(resampling, "RESAMPLE_TASK_WORK", 1.0)
-        mp.setattr(resampling, "run_blocks", spy)
+        mp.setattr(blocks, "run_blocks", spy)
         blocked = km.mmd_test(A, B, kernel="sliced_wasserstein",
                               n_resamples=199, rng=0)
     assert calls

@@ -17,7 +17,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
 from kernelmaps._composite import _specs as fam
-from kernelmaps._two_sample import aggregated, draws, resampling
+from kernelmaps._two_sample import aggregated, blocks, draws, resampling
 
 from ._references import kernel_values, mmd2_samples, point_kernel
 
@@ -808,7 +808,7 @@ def on_blocks(monkeypatch):
     (tasks of a few multiply-adds); yields the list of the block passes'
     calls (one per kernel and batch)."""
     calls = []
-    run_blocks = resampling.run_blocks
+    run_blocks = blocks.run_blocks
 
     def spy(*args, **kwargs):
         calls.append(args[3].size)
@@ -817,7 +817,7 @@ def on_blocks(monkeypatch):
     monkeypatch.setattr(resampling, "_in_memory_bytes", lambda *args: math.inf)
     monkeypatch.setattr(resampling, "MIN_BLOCK", 7)
     monkeypatch.setattr(resampling, "RESAMPLE_TASK_WORK", 1.0)
-    monkeypatch.setattr(resampling, "run_blocks", spy)
+    monkeypatch.setattr(blocks, "run_blocks", spy)
     return calls
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import kernelmaps as km
 from kernelmaps import _validation
-from kernelmaps._two_sample import cost, cross, linear, on_features, resampling
+from kernelmaps._two_sample import cost, cross, draws, features, linear
 from kernelmaps._two_sample.features import linear_width
 
 
@@ -27,8 +27,7 @@ def no_work(monkeypatch):
     def stop(*args, **kwargs):
         raise _WorkStarted
 
-    for module, name in ((resampling, "block_seeds"),
-                         (on_features, "feature_pass"),
+    for module, name in ((draws, "block_seeds"), (features, "feature_pass"),
                          (linear, "_feature_moments"), (cross, "cross_part")):
         monkeypatch.setattr(module, name, stop)
 

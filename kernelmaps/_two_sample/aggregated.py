@@ -16,18 +16,14 @@ from .._engine.schedule import thread_map
 from .draws import draw_projections
 from .result import result, warn_degenerates
 
-__all__ = ["conclude", "level_correction", "swap_finish", "swap_form"]
 
-
-def conclude(iv, statistics):
+def conclude(iv, stats, names, gammas, kinds, norms):
     """MMDAgg with uniform weights: the statistics of every kernel on the
-    same B1 + B2 resamples (and the observed sample, `statistics`, a
-    `resampling.Resampled`), then the level correction. Reads the
+    same B1 + B2 resamples and the observed sample (`stats`, see
+    `resampling.resampled_test`), then the level correction. Reads the
     `Checked` call's specs, resamples B and alpha."""
     B1 = iv.B[0]
-    stats, names, gammas = (statistics.values, statistics.names,
-                            statistics.scales)
-    warn_degenerates(iv.specs, names, gammas, statistics.kinds, "aggregated")
+    warn_degenerates(iv.specs, names, gammas, kinds, "aggregated")
     observed = stats[:, 0]
     M1, M2 = stats[:, 1:1 + B1], stats[:, 1 + B1:]
     pvalues, p, thresholds = level_correction(observed, M1, M2, iv.alpha)

@@ -50,10 +50,6 @@ from .._engine import lapack
 from .._engine.pair_sums import FLOAT32_REACH, shifted_matrix
 from .._engine.schedule import check_cancelled, thread_map
 
-__all__ = ["Layout", "add_contribution", "block_task", "column_dots",
-           "degenerate_kinds", "pooled_vectors", "product_draws",
-           "products_dtype", "range_total", "run_blocks"]
-
 
 class Layout:
     """The tasks of one pass: the ranges of objects, the pairs of ranges

@@ -7,6 +7,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._composite._dask_blocks import is_lazy_input, lazy_samples
+from .._composite._specs import (
+    KINDS,
+    N_BANDWIDTHS,
+    SPECS,
+    PrecomputedSpec,
+    check_precomputed,
+    object_kind,
+    spec_for,
+)
 from .._config import working_memory_bytes
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
@@ -20,20 +30,6 @@ from .._validation import (
     check_size,
 )
 from .._warnings import warn_degenerate
-from .specs import (
-    KINDS,
-    N_BANDWIDTHS,
-    SPECS,
-    PrecomputedSpec,
-    check_precomputed,
-    is_lazy_input,
-    lazy_samples,
-    object_kind,
-    spec_for,
-)
-
-__all__ = ["DEFAULT_RESAMPLES", "METHODS", "ON_FEATURES", "Checked",
-           "check_input", "labels_order"]
 
 METHODS = ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear",
            "cross")

@@ -53,8 +53,6 @@ import scipy.integrate
 import scipy.optimize
 import scipy.stats
 
-__all__ = ["weighted_chi2_sf"]
-
 # The relative accuracy asked of each integral, and the truncation's bound
 # on what it leaves out, relative to the integral near the saddle point.
 TOLERANCE = 1e-10

@@ -10,8 +10,6 @@ from .._warnings import warn_cost
 from .checks import DEFAULT_RESAMPLES
 from .features import LINEAR_COVARIANCE_ROWS
 
-__all__ = ["budget_message", "warn_long_call", "work_seconds"]
-
 
 def warn_long_call(iv, width=None):
     """A `CostWarning` before the long work where the call's estimated

@@ -16,8 +16,6 @@ from .dask_pass import cross_dask, cross_part
 from .resampling import MIN_BLOCK
 from .result import result
 
-__all__ = ["test"]
-
 
 def test(iv):
     """Cross-MMD: the witness function of the second halves (X2, Y2),

@@ -35,9 +35,6 @@ from .._bags import Bags
 from .._engine import lapack
 from .blocks import add_contribution, block_task
 
-__all__ = ["cross_dask", "cross_part", "pass_graph", "run_blocks_dask",
-           "task_keys"]
-
 # The prefix of the keys of a pass.
 PREFIX = "mmd_test"
 

@@ -6,9 +6,6 @@ Rademacher signs), and their products with vectors."""
 
 import numpy as np
 
-__all__ = ["CAST_ROWS", "RESAMPLE_BLOCK", "RESAMPLE_DRAWS_KEPT", "block_seeds",
-           "draw_block", "draw_projections", "drawer", "shared_draws"]
-
 
 def block_seeds(generator, total):
     """One seed per block of `RESAMPLE_BLOCK` resamples (the first resample of the

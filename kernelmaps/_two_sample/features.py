@@ -29,15 +29,11 @@ import copy
 import numpy as np
 
 from .._base import FeatureMap
+from .._composite._specs import BANDWIDTH_SAMPLE, point_gamma, pool_any, value_sample
 from .._engine import lapack
 from .._engine.schedule import thread_map
 from .._probes import is_dask_array
 from .._validation import check_scalar
-from .specs import BANDWIDTH_SAMPLE, point_gamma, pool_any, value_sample
-
-__all__ = ["FEATURE_TEST_ROWS", "LINEAR_COVARIANCE_ROWS", "as_numpy",
-           "as_sample", "feature_pass", "feature_shift", "fitted_map",
-           "linear_width", "pass_bytes", "pass_steps", "split_mmd2", "split_statistic"]
 
 # Rows of a draw block: the product of a block's features with its draws
 # (k r B multiply-adds, 2e9 for r = B = 1000) takes tens of milliseconds,

@@ -8,13 +8,11 @@ import scipy.special
 
 from .result import pvalue, result, warn_degenerates
 
-__all__ = ["conclude"]
 
-
-def conclude(iv, statistics):
+def conclude(iv, stats, names, gammas, kinds, norms):
     """MMD-FUSE: the unbiased MMD^2 of every kernel on the same B + 1
-    permutations (the observed sample first: `statistics`, a
-    `resampling.Resampled`, with the norms of the pooled matrices), each
+    permutations (the observed sample first: `stats`, with the `norms` of
+    the pooled matrices, see `resampling.resampled_test`), each
     normalised, fused by a log-sum-exp with weights 1/L, as in the authors'
     code (Biggs, Schrab and Gretton, 2023; the function mmdfuse of
     github.com/antoninschrab/mmdfuse): with p = min(n, m), kernel l's
@@ -24,16 +22,14 @@ def conclude(iv, statistics):
     multiplicity correction: the p-value is the permutation test's of the
     fused statistic. Reads the `Checked` call's specs, sizes n and N and
     alpha."""
-    names, gammas, norms = (statistics.names, statistics.scales,
-                            statistics.norms)
-    warn_degenerates(iv.specs, names, gammas, statistics.kinds, "fused")
+    warn_degenerates(iv.specs, names, gammas, kinds, "fused")
     p = min(iv.n, iv.N - iv.n)
     scale = p * (p - 1) * math.sqrt(p * (p - 1))
     # (a kernel 0 between all distinct points: no information; a norm
     # beyond float64: kernel values near the top of its range, no scale)
     usable = (norms > 0) & np.isfinite(norms)
     factors = np.where(usable, scale / np.where(usable, norms, 1.0), 0.0)
-    stats = statistics.values * factors[:, None]
+    stats = stats * factors[:, None]
     fused = scipy.special.logsumexp(stats, axis=0, b=1.0 / len(stats))
     observed, null = float(fused[0]), fused[1:]
     return result(observed, pvalue(observed, null), null, iv.alpha, "fuse",

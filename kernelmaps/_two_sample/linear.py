@@ -13,8 +13,6 @@ from .cost import warn_long_call
 from .features import LINEAR_COVARIANCE_ROWS, as_sample, feature_shift, fitted_map
 from .result import result
 
-__all__ = ["test"]
-
 
 def test(iv):
     """The linear test of the `Checked` call: of points (`_points`), or of

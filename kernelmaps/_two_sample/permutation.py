@@ -20,22 +20,18 @@ import math
 
 import numpy as np
 
+from .._composite._specs import computed
 from .._warnings import degenerate_message, warn_degenerate
 from .draws import draw_projections
 from .features import split_statistic
 from .result import pvalue, result
-from .specs import computed
-
-__all__ = ["conclude", "finish", "shifts"]
 
 
-def conclude(iv, statistics):
+def conclude(iv, values, names, gammas, kinds, norms):
     """The test of one kernel (the permutation test, the wild bootstrap):
-    its observed statistic against its resamples' (`statistics`, a
-    `resampling.Resampled`). Reads the `Checked` call's specs, method and
-    alpha."""
-    values, names, gammas, kinds = (statistics.values, statistics.names,
-                                    statistics.scales, statistics.kinds)
+    its observed statistic against its resamples' (`values`, see
+    `resampling.resampled_test`). Reads the `Checked` call's specs, method
+    and alpha."""
     if kinds[0] is not None:
         warn_degenerate(degenerate_message(kinds[0], names[0], gammas[0],
                                            iv.specs[0].between))

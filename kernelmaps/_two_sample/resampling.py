@@ -16,9 +16,9 @@ scales (the specs: one distance block for every scale; the point kernels'
 values at c times a gamma from their logarithm).
 """
 
+import collections
 import functools
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,64 +27,26 @@ from .._engine.pair_sums import shifted_matrix
 from .._engine.progress import progress_bar
 from .._engine.schedule import thread_map
 from .._warnings import constant_value, degenerate
-from . import draws, permutation, wild_bootstrap
+from . import blocks, draws, permutation, wild_bootstrap
 from .aggregated import swap_finish, swap_form
-from .blocks import (
-    Layout,
-    column_dots,
-    degenerate_kinds,
-    pooled_vectors,
-    product_draws,
-    products_dtype,
-    range_total,
-    run_blocks,
-)
 from .cost import budget_message, warn_long_call
 from .dask_pass import run_blocks_dask
-from .draws import (
-    RESAMPLE_BLOCK,
-    RESAMPLE_DRAWS_KEPT,
-    block_seeds,
-    drawer,
-    shared_draws,
-)
 
-__all__ = ["Resampled", "resampled_test"]
-
-
-@dataclass(frozen=True, eq=False)
-class Resampled:
-    """The statistics of a resampling test: `values` (L, total), the
-    observed first, for its L kernels and scales, their `names` and
-    reported `scales`, how each is degenerate (`kinds`: see `degenerate`;
-    None where it is not) and the Frobenius `norms` of their pooled
-    matrices with their diagonal 0 (permutations; None in the other
-    modes)."""
-
-    values: np.ndarray
-    names: np.ndarray
-    scales: np.ndarray
-    kinds: list
-    norms: np.ndarray
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How the statistics are computed within the working memory: whole
-    matrices (`blocks` False), or blocks of `size` objects (`tasks` per
-    pass) with the resamples in `batches` (lists of blocks of
-    `block_seeds`)."""
-
-    blocks: bool
-    batches: list
-    tasks: int
-    size: int = None
+# How the statistics are computed within the working memory (`make_plan`):
+# whole matrices (`blocks` False), or blocks of `size` objects (`tasks` per
+# pass) with the resamples in `batches` (lists of blocks of `block_seeds`).
+Plan = collections.namedtuple("Plan", "blocks batches tasks size")
 
 
 def resampled_test(conclude, iv):
     """A resampling test of the kernel: the statistics of every kernel and
     scale of the `Checked` call `iv` on its resamples (the observed sample
-    first), and ``conclude(iv, Resampled(...))``, the method's result.
+    first), and the method's result, ``conclude(iv, values, names, scales,
+    kinds, norms)``: the statistics (L, total) of its L kernels and scales,
+    the observed first, their names and reported scales, how each is
+    degenerate (see `degenerate`; None where it is not) and the Frobenius
+    norms of their pooled matrices with their diagonal 0 (permutations;
+    None in the other modes).
     Reads the call's specs, pooled objects Z, sizes, gamma, grid, mode,
     generator, resamples, n_threads and progress.
 
@@ -96,7 +58,7 @@ def resampled_test(conclude, iv):
     `conclude`.)"""
     warn_long_call(iv)
     total = iv.total
-    seeds = block_seeds(iv.generator, total)
+    seeds = draws.block_seeds(iv.generator, total)
     scales = []
     for spec in iv.specs:  # (a loop, not a comprehension: one call less)
         scales.append(spec.scales(iv.Z, iv.gamma, iv.grid, iv.n_threads))
@@ -120,8 +82,7 @@ def resampled_test(conclude, iv):
                 fro.append(norm)
                 row += 1
     gammas = np.array(reported, dtype=object if None in reported else np.float64)
-    return conclude(iv, Resampled(stats, np.array(names), gammas, kinds,
-                                  np.array(fro)))
+    return conclude(iv, stats, np.array(names), gammas, kinds, np.array(fro))
 
 
 def degenerate_kind(K, median_scale, Z):
@@ -148,7 +109,7 @@ def in_memory(iv, spec, scales, seeds, plan, bar):
     unbiased and n_threads."""
     n, N, mode = iv.n, iv.N, iv.mode
     rows = N if mode == "permutation" else min(n, N - n)
-    draw = shared_draws(seeds, n if mode == "permutation" else rows, N,
+    draw = draws.shared_draws(seeds, n if mode == "permutation" else rows, N,
                         "permutation" if mode == "permutation"
                         else "wild_bootstrap", rows)
     layout = "pooled" if mode == "permutation" else "pairs"
@@ -156,7 +117,7 @@ def in_memory(iv, spec, scales, seeds, plan, bar):
               else None)
 
     def prepare(S):
-        return product_draws(S, layout, n, N, iv.dtype)
+        return blocks.product_draws(S, layout, n, N, iv.dtype)
 
     out, buffer = [], None
     for index, K in enumerate(spec.blocks(iv.Z, None, scales, iv.n_threads)):
@@ -177,12 +138,12 @@ def in_memory(iv, spec, scales, seeds, plan, bar):
         elif mode == "wild":
             K = spec.finite(K)
             H = wild_bootstrap.h_matrix(K, n)
-            buffer = _in_dtype(H, products_dtype(iv.dtype, H), buffer)
+            buffer = _in_dtype(H, blocks.products_dtype(iv.dtype, H), buffer)
             form = (buffer, wild_bootstrap.finish(n * (n - 1) // 2))
         else:
             K = spec.finite(K)
             form = swap_form(lambda r, K=K: K[r], n, N - n,
-                             products_dtype(iv.dtype, K), iv.n_threads)
+                             blocks.products_dtype(iv.dtype, K), iv.n_threads)
         del K
         out.append((resampled(form, draw, prepare, len(seeds), bar,
                               iv.n_threads),
@@ -212,36 +173,36 @@ def on_blocks(iv, spec, scales, seeds, plan, bar):
     dtype, incomplete, lazy, unbiased and n_threads."""
     n, N, m, mode = iv.n, iv.N, iv.N - iv.n, iv.mode
     p = min(n, m)
-    layout = Layout("pooled" if mode == "permutation" else "pairs", n, N,
-                    plan.size, linear=mode == "swap", dtype=iv.dtype,
-                    band=iv.incomplete,
-                    shifts=(permutation.shifts(spec, iv.Z, N, scales)
-                            if mode == "permutation" else None))
+    layout = blocks.Layout(
+        "pooled" if mode == "permutation" else "pairs", n, N, plan.size,
+        linear=mode == "swap", dtype=iv.dtype, band=iv.incomplete,
+        shifts=(permutation.shifts(spec, iv.Z, N, scales)
+                if mode == "permutation" else None))
     method = "permutation" if mode == "permutation" else "wild_bootstrap"
-    draw = drawer(seeds, n if mode == "permutation" else p, N, method,
-                   np.int8)
+    draw = draws.drawer(seeds, n if mode == "permutation" else p, N, method,
+                        np.int8)
     L = len(scales)
     statistics = np.empty((L, sum(b for _, b in seeds)))
     kinds = norms = finishes = None
     for batch in plan.batches:
         if iv.lazy:  # Dask input: the pass (and the draws) as Dask tasks
-            totals, draws = run_blocks_dask(
+            totals, drawn = run_blocks_dask(
                 spec, iv.Z, scales, layout,
                 [functools.partial(draw, i) for i in batch], bar)
         else:
-            draws = np.concatenate([draw(i) for i in batch], axis=1)
-            totals = run_blocks(spec, iv.Z, scales, layout, draws, iv.n_threads,
-                                bar)
-        quad = range_total(totals, "quad", len(layout.ranges))
+            drawn = np.concatenate([draw(i) for i in batch], axis=1)
+            totals = blocks.run_blocks(spec, iv.Z, scales, layout, drawn,
+                                       iv.n_threads, bar)
+        quad = blocks.range_total(totals, "quad", len(layout.ranges))
         if finishes is None:
-            kinds = degenerate_kinds(totals[("flags",)])
+            kinds = blocks.degenerate_kinds(totals[("flags",)])
             finishes, norms = _block_finish(totals, layout, mode, L, n, m,
                                             iv.unbiased)
         column = sum(seeds[i][1] for i in range(batch[0]))
-        width = draws.shape[1]
+        width = drawn.shape[1]
         for k, finish in enumerate(finishes):
-            statistics[k, column:column + width] = finish(draws, quad[k])
-        del draws, totals
+            statistics[k, column:column + width] = finish(drawn, quad[k])
+        del drawn, totals
     return list(zip(statistics, kinds, norms, strict=True))
 
 
@@ -253,16 +214,18 @@ def _block_finish(totals, layout, mode, L, n, m, unbiased):
         return [wild_bootstrap.finish(layout.pairs)] * L, [None] * L
     if mode == "permutation":
         count = len(layout.ranges)
-        r = pooled_vectors(totals, "r", count)
-        diag = pooled_vectors(totals, "diag", count)
-        norms = np.sqrt(np.maximum(range_total(totals, "fro", count), 0.0))
+        r = blocks.pooled_vectors(totals, "r", count)
+        diag = blocks.pooled_vectors(totals, "diag", count)
+        norms = np.sqrt(np.maximum(blocks.range_total(totals, "fro", count),
+                                   0.0))
         return ([permutation.finish(r[k], diag[k], n, m, unbiased)
                  for k in range(L)], list(norms))
-    trd = range_total(totals, "trd", len(layout.ranges))
+    trd = blocks.range_total(totals, "trd", len(layout.ranges))
     pairs, extra = len(layout.ranges), len(layout.unpaired)
-    rPx, rPy = (pooled_vectors(totals, name, pairs) for name in ("rPx", "rPy"))
+    rPx, rPy = (blocks.pooled_vectors(totals, name, pairs)
+                for name in ("rPx", "rPy"))
     rUx, rUy, rPu, rUu = (
-        pooled_vectors(totals, name, count) if count else np.zeros((L, size))
+        blocks.pooled_vectors(totals, name, count) if count else np.zeros((L, size))
         for name, count, size in (("rUx", extra and pairs, rPx.shape[1]),
                                   ("rUy", extra and pairs, rPx.shape[1]),
                                   ("rPu", extra, 0), ("rUu", extra, 0)))
@@ -291,18 +254,17 @@ def make_plan(iv, L):
     p = min(n, N - n)
     rows = N if mode == "permutation" else p
     n_threads = iv.n_threads
-    seeds_count = -(-total // RESAMPLE_BLOCK)
+    seeds_count = -(-total // draws.RESAMPLE_BLOCK)
     band = iv.incomplete  # (blocks of its size at least, always)
     if (band is None and not iv.lazy
             and _in_memory_bytes(iv) <= iv.budget):
-        return Plan(blocks=False, batches=[list(range(seeds_count))],
-                    tasks=0)
+        return Plan(False, [list(range(seeds_count))], 0, None)
     # blocks: the draws of a batch (int8) and their casts to float64 (rows
     # at a time); the temporaries of the tasks running (one per thread) and
     # the contributions of those run or waiting (thread_map: two per thread)
     kernel_blocks = 4 if mode == "permutation" else 13
     for per_batch in range(seeds_count, 0, -1):
-        width = min(total, per_batch * RESAMPLE_BLOCK)
+        width = min(total, per_batch * draws.RESAMPLE_BLOCK)
         casts = 8.0 * (min(rows, draws.CAST_ROWS) + 2) * width
         contributions = 8.0 * L * (width + 2 * rows / n_threads)
         left = (iv.budget - rows * width - casts
@@ -315,14 +277,14 @@ def make_plan(iv, L):
             if size >= min(max(MIN_BLOCK, band or 0), rows):
                 break
     else:
-        width = RESAMPLE_BLOCK
+        width = draws.RESAMPLE_BLOCK
         casts = 8.0 * (min(rows, draws.CAST_ROWS) + 2) * width
         need = rows * width + casts + n_threads * (
             8.0 * kernel_blocks * MIN_BLOCK**2 + 24.0 * width * MIN_BLOCK) + (
             2 * n_threads + 1) * 8.0 * L * (width + 2 * rows / n_threads)
         raise ValueError(budget_message(
-            iv, need, f"the resampling draws of {RESAMPLE_BLOCK} resamples, "
-                      f"and blocks of {MIN_BLOCK} objects",
+            iv, need, f"the resampling draws of {draws.RESAMPLE_BLOCK} "
+                      f"resamples, and blocks of {MIN_BLOCK} objects",
             "use method='linear' with feature_map (a linear-time test on "
             "explicit features), or test a random subsample of X and Y"))
     # tasks of about RESAMPLE_TASK_WORK multiply-adds (twice as many in
@@ -336,10 +298,9 @@ def make_plan(iv, L):
         size = min(max(band, MIN_BLOCK), rows)
     batches = [list(range(a, min(a + per_batch, seeds_count)))
                for a in range(0, seeds_count, per_batch)]
-    layout = Layout("pooled" if mode == "permutation" else "pairs", n, N, size,
-                    linear=mode == "swap", band=band)
-    return Plan(blocks=True, batches=batches, tasks=len(layout.tasks),
-                size=size)
+    layout = blocks.Layout("pooled" if mode == "permutation" else "pairs", n,
+                           N, size, linear=mode == "swap", band=band)
+    return Plan(True, batches, len(layout.tasks), size)
 
 
 def _in_memory_bytes(iv):
@@ -352,10 +313,10 @@ def _in_memory_bytes(iv):
     rows = N if mode == "permutation" else p
     matrix = 8.0 * N * N
     extra = {"permutation": 0.0, "wild": 8.0 * n * n, "swap": 8.0 * p * p}[mode]
-    draws = (3 + 2 * n_threads) * rows * RESAMPLE_BLOCK * 8
-    kept = rows * total if rows * total <= RESAMPLE_DRAWS_KEPT else 0
+    in_flight = (3 + 2 * n_threads) * rows * draws.RESAMPLE_BLOCK * 8
+    kept = rows * total if rows * total <= draws.RESAMPLE_DRAWS_KEPT else 0
     copy = 4.0 * N * N if iv.dtype == np.float32 else 0.0
-    return 2 * matrix + extra + draws + kept + copy
+    return 2 * matrix + extra + in_flight + kept + copy
 
 
 # Objects per range of a block pass, at least (below, the tasks' overhead
@@ -392,9 +353,10 @@ def resampled(form, draw, prepare, n_blocks, bar, n_threads):
     of threads."""
     M, finish = form
     rows = M.shape[0]
-    if 2.0 * rows**2 * RESAMPLE_BLOCK < RESAMPLE_THREADED_FLOPS:
+    if 2.0 * rows**2 * draws.RESAMPLE_BLOCK < RESAMPLE_THREADED_FLOPS:
         n_threads = 1
-    step = max(1, int(RESAMPLE_TASK_FLOPS // (2.0 * rows * RESAMPLE_BLOCK)))
+    step = max(1, int(RESAMPLE_TASK_FLOPS
+                      // (2.0 * rows * draws.RESAMPLE_BLOCK)))
     starts = range(0, rows, step)
 
     def part(P, start):
@@ -405,7 +367,7 @@ def resampled(form, draw, prepare, n_blocks, bar, n_threads):
             F = M[start:end, end:] @ P[end:]
             F *= 2
             D += F
-        return column_dots(P[start:end], D)
+        return blocks.column_dots(P[start:end], D)
 
     def tasks():
         """(block, its products' draws, first row) of each task, the next

@@ -8,8 +8,6 @@ import numpy as np
 
 from .._warnings import degenerate_message, warn_degenerate
 
-__all__ = ["MMDTestResult", "pvalue", "result", "warn_degenerates"]
-
 
 @dataclass(repr=False)
 class MMDTestResult:

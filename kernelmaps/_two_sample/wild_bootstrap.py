@@ -7,8 +7,6 @@ test's (`permutation.conclude`)."""
 
 import numpy as np
 
-__all__ = ["finish", "h_matrix"]
-
 
 def h_matrix(K0, n):
     """``H = Kxx + Kyy - Kxy - Kyx`` with a zero diagonal, from the pooled
