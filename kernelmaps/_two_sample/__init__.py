@@ -29,11 +29,8 @@ METHODS = {
     "linear": linear.test,
     "cross": cross.test,
 }
-ON_FEATURES = {
-    "permutation": on_features.test,
-    "wild_bootstrap": on_features.test,
-    "linear": linear.test,
-}
+ON_FEATURES = {"permutation": on_features.test,
+               "wild_bootstrap": on_features.test, "linear": linear.test}
 
 
 @takes_hints("samples")
@@ -386,5 +383,4 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     test = check_input(X, Y, kernel, gamma, method, n_resamples, incomplete,
                        alpha, unbiased, feature_map, kernel_params, dtype, rng,
                        workers, progress, working_memory)
-    table = METHODS if feature_map is None else ON_FEATURES
-    return table[test.method](test)
+    return (METHODS if feature_map is None else ON_FEATURES)[test.method](test)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._engine.schedule import thread_map
 from .draws import draw_projections
+from .features import split_statistic
 from .result import result, warn_degenerates
 
 
@@ -140,10 +141,7 @@ def swap_finish(w, q, constants, n, m):
     def finish(E, quadratic):
         we, qe = draw_projections(np.stack([w, q]), E)
         sxx = cKc + we + (quadratic + trD) / 4
-        rs = rc + 0.5 * qe
-        sxy = rs - sxx
-        syy = T - 2 * rs + sxx
-        return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
+        return split_statistic(sxx, rc + 0.5 * qe, None, T, None, n, m, True)
 
     return finish
 

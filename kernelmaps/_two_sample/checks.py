@@ -31,16 +31,15 @@ from .._validation import (
 )
 from .._warnings import warn_degenerate
 
-METHODS = ("permutation", "wild_bootstrap", "aggregated", "fuse", "linear",
-           "cross")
-# The methods that take a feature_map.
-ON_FEATURES = ("linear", "permutation", "wild_bootstrap")
-# The resamples of each method by default: (B1, B2) of MMDAgg, B of
-# MMD-FUSE (as in the authors' code), B of the single-kernel tests; none for
-# the linear and cross tests.
+# The methods and their resamples by default: B of the single-kernel tests,
+# (B1, B2) of MMDAgg, B of MMD-FUSE (as in the authors' code); none for the
+# linear and cross tests.
 DEFAULT_RESAMPLES = {"permutation": 999, "wild_bootstrap": 999,
                      "aggregated": (2000, 2000), "fuse": 2000,
                      "linear": None, "cross": None}
+METHODS = tuple(DEFAULT_RESAMPLES)
+# The methods that take a feature_map.
+ON_FEATURES = ("linear", "permutation", "wild_bootstrap")
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,8 +51,8 @@ class Checked:
     products, the `generator` of the draws, `n_threads`, `progress`,
     `gamma` (as given: None means the rule on the pooled sample), the
     working-memory `budget` in bytes, the `kernels` (names, or one
-    callable) and the `kind` of objects they take, their `params`, the
-    `feature_map` as given; the samples `X` and `Y` (checked, or lazy; for
+    callable) and the `kind` of objects they take, the `feature_map` as
+    given; the samples `X` and `Y` (checked, or lazy; for
     the linear test of objects other than points, as given: its map checks
     them), their sizes `n` and `N` (None for those), and for a test of the
     kernel the pooled objects `Z`, the `specs` of the kernels, whether the
@@ -73,7 +72,6 @@ class Checked:
     budget: float
     kernels: tuple
     kind: str
-    params: dict
     feature_map: object
     X: object
     Y: object
@@ -97,9 +95,8 @@ class Checked:
         """How a resampling test of the kernel resamples: "permutation",
         "wild" (Rademacher signs of the pairs) or "swap" (swaps of the
         paired objects: the aggregated test of samples of unequal sizes)."""
-        if self.method in ("permutation", "fuse"):
-            return "permutation"
-        return "wild" if 2 * self.n == self.N else "swap"
+        return ("permutation" if self.method in ("permutation", "fuse")
+                else "wild" if 2 * self.n == self.N else "swap")
 
     @property
     def total(self):
@@ -116,48 +113,38 @@ def check_input(X, Y, kernel, gamma, method, n_resamples, incomplete, alpha,
     alpha = check_scalar(alpha, "alpha", low=0.0, low_inclusive=False)
     if not alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    unbiased = check_bool(unbiased, "unbiased") or method == "fuse"
-    dtype = (np.dtype(np.float32 if method in ("aggregated", "fuse")
-                      else np.float64) if dtype is None
-             else check_dtype(dtype))
-    generator = check_rng(rng)
-    options = dict(method=method, alpha=alpha, unbiased=unbiased, dtype=dtype,
-                   generator=generator, n_threads=resolve_workers(workers),
-                   progress=check_progress(progress), gamma=gamma,
-                   budget=working_memory_bytes(working_memory),
-                   feature_map=feature_map)
+    options = dict(
+        method=method, alpha=alpha,
+        unbiased=check_bool(unbiased, "unbiased") or method == "fuse",
+        dtype=(np.dtype(np.float32 if method in ("aggregated", "fuse")
+                        else np.float64) if dtype is None
+               else check_dtype(dtype)),
+        generator=check_rng(rng), n_threads=resolve_workers(workers),
+        progress=check_progress(progress), gamma=gamma,
+        budget=working_memory_bytes(working_memory), feature_map=feature_map)
     incomplete = _check_incomplete(incomplete, method, feature_map)
     kernels, kind = _check_kernels(kernel, method, X)
     params = _check_kernel_params(kernel_params, kernels, kind)
-    options.update(kernels=kernels, kind=kind, params=params)
-    if method == "linear":
-        if n_resamples is not None:
-            raise ValueError("n_resamples is not used by the linear test; "
-                             "leave it None")
-        samples = _linear_samples(X, Y, kind)
-    elif feature_map is not None:
-        samples = _feature_samples(X, Y, method, kernels, kind, params)
+    if method == "linear" and n_resamples is not None:
+        raise ValueError("n_resamples is not used by the linear test; leave "
+                         "it None")
+    if method == "linear" and kind != "points":
+        samples = dict(X=X, Y=Y)  # (the feature map checks them)
+    elif method == "linear" or feature_map is not None:
+        samples = _feature_samples(X, Y, method, kernels[0], kind, params)
     else:
         samples = _kernel_samples(X, Y, method, gamma, kernels, kind, params,
-                                  generator, incomplete)
+                                  options["generator"], incomplete)
     B, n_kernels = _check_resamples(n_resamples, method, alpha, gamma, kind,
                                     samples.get("specs"))
-    return Checked(**options, **samples, B=B, n_kernels=n_kernels)
+    return Checked(**options, kernels=kernels, kind=kind, **samples, B=B,
+                   n_kernels=n_kernels)
 
 
-def _linear_samples(X, Y, kind):
-    """The samples of the linear test: points checked (Dask arrays kept
-    lazy), other objects as given (the feature map checks them)."""
-    if kind != "points":
-        return dict(X=X, Y=Y)
-    X, Y = _check_samples(X, Y, lazy=True)
-    return dict(X=X, Y=Y, n=X.shape[0], N=X.shape[0] + Y.shape[0])
-
-
-def _feature_samples(X, Y, method, kernels, kind, params):
-    """The samples of a resampling test on the features of `feature_map`
-    (points checked lazily; other objects by their kernel's spec) and
-    their sizes."""
+def _feature_samples(X, Y, method, kernel, kind, params):
+    """The samples of a test on the features of `feature_map` (points
+    checked lazily; other objects by their kernel's spec) and their
+    sizes."""
     if method not in ON_FEATURES:
         raise ValueError(f"feature_map is used by method='linear', "
                          f"'permutation' and 'wild_bootstrap', not "
@@ -168,17 +155,23 @@ def _feature_samples(X, Y, method, kernels, kind, params):
                          "kernel='precomputed'")
     if kind == "points":
         X, Y = _check_samples(X, Y, lazy=True)
-        n, m = X.shape[0], Y.shape[0]
+        n, N = X.shape[0], X.shape[0] + Y.shape[0]
     else:
-        spec = spec_for(kernels[0], params)
-        X, Y = spec.check(X, "X"), spec.check(Y, "Y")
-        n, m = spec.count(X), spec.count(Y)
-        for count, name in ((n, "X"), (m, "Y")):
-            if count < 2:
-                raise ValueError(f"{name} must hold at least 2 objects, got "
-                                 f"{count}")
-    _check_sizes(method, n, n + m)
-    return dict(X=X, Y=Y, n=n, N=n + m)
+        spec = spec_for(kernel, params)
+        X, Y = _check_objects(spec, X, Y)
+        n, N = spec.count(X), spec.count(X) + spec.count(Y)
+    _check_sizes(method, n, N)
+    return dict(X=X, Y=Y, n=n, N=N)
+
+
+def _check_objects(spec, X, Y):
+    """X and Y checked by the kernel's `spec`, at least 2 objects each."""
+    X, Y = spec.check(X, "X"), spec.check(Y, "Y")
+    for A, name in ((X, "X"), (Y, "Y")):
+        if spec.count(A) < 2:
+            raise ValueError(f"{name} must hold at least 2 objects, got "
+                             f"{spec.count(A)}")
+    return X, Y
 
 
 def _kernel_samples(X, Y, method, gamma, kernels, kind, params, generator,
@@ -215,18 +208,12 @@ def _kernel_samples(X, Y, method, gamma, kernels, kind, params, generator,
         elif kind == "points":
             X, Y = _check_samples(X, Y, lazy=False)
         else:
-            X, Y = spec.check(X, "X"), spec.check(Y, "Y")
-            for A, name in ((X, "X"), (Y, "Y")):
-                if spec.count(A) < 2:
-                    raise ValueError(f"{name} must hold at least 2 objects, "
-                                     f"got {spec.count(A)}")
+            X, Y = _check_objects(spec, X, Y)
         if (kind not in ("points", "any") and gamma is not None
                 and spec.scale is None):
             raise ValueError(f"the {spec.name!r} kernel has no scale: leave "
                              f"gamma None")
-        n = spec.count(X)
-        N = n + spec.count(Y)
-        Z = spec.pool(X, Y)
+        n, N, Z = spec.count(X), spec.count(X) + spec.count(Y), spec.pool(X, Y)
     if incomplete is not None:
         p = min(n, N - n)
         if 2 * n != N:  # the pairs (x_i, y_i) only, as MMDAggInc
@@ -284,8 +271,7 @@ def _check_resamples(n_resamples, method, alpha, gamma, kind, specs):
         if method in ("aggregated", "fuse") and kind != "precomputed":
             n_kernels *= np.size(gamma) if gamma is not None else N_BANDWIDTHS
     pair = method == "aggregated"
-    if n_resamples is None:
-        n_resamples = default
+    n_resamples = default if n_resamples is None else n_resamples
     if pair and isinstance(n_resamples, (list, tuple, np.ndarray)) and (
             np.ndim(n_resamples) != 0):
         if len(n_resamples) != 2:
@@ -297,11 +283,9 @@ def _check_resamples(n_resamples, method, alpha, gamma, kind, specs):
         B = check_scalar(n_resamples, "n_resamples", kind="int", low=1)
         values = (B, B) if pair else (B,)
     check_size(n_resamples=sum(values) + 1, kernels=n_kernels)
-    if pair:
-        _warn_never_rejects(values[1], alpha, "the second of n_resamples (B2)")
-        return values, n_kernels
-    _warn_never_rejects(values[0], alpha, "n_resamples")
-    return values[0], n_kernels
+    _warn_never_rejects(values[-1], alpha, "the second of n_resamples (B2)"
+                        if pair else "n_resamples")
+    return values if pair else values[0], n_kernels
 
 
 def _warn_never_rejects(B, alpha, name):
@@ -340,8 +324,7 @@ def labels_order(labels, N):
     if y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
         raise ValueError("Y (the labels of the precomputed matrix's rows) "
                          "must be boolean or 0/1")
-    first = np.flatnonzero(y == 0)
-    second = np.flatnonzero(y == 1)
+    first, second = np.flatnonzero(y == 0), np.flatnonzero(y == 1)
     if len(first) < 2 or len(second) < 2:
         raise ValueError(f"Y must label at least 2 rows of each sample, got "
                          f"{len(first)} and {len(second)}")

@@ -36,8 +36,7 @@ def work_seconds(iv, width, resamples=None):
     O(1) arithmetic from the sizes, the dimension, the resamples (or
     `resamples`, one number, instead), the method and the features
     (`width`, for the linear test and the tests on features)."""
-    n, m = iv.n, iv.N - iv.n
-    N = n + m
+    n, m, N = iv.n, iv.N - iv.n, iv.N
     d = iv.X.shape[1] if iv.kind == "points" else 0
     if iv.method == "linear":
         covariance = min(n, LINEAR_COVARIANCE_ROWS) + min(m, LINEAR_COVARIANCE_ROWS)
@@ -64,9 +63,7 @@ def _long_call_message(iv, seconds, sizes, width):
     faster (fewer resamples where they make the cost, else the tests the
     user guide recommends at that size)."""
     n, m = sizes
-    resamples = "" if iv.B is None else (
-        f" with n_resamples={iv.B}" if np.ndim(iv.B) == 0
-        else f" with n_resamples=({iv.B[0]}, {iv.B[1]})")
+    resamples = "" if iv.B is None else f" with n_resamples={iv.B}"
     head = (f"mmd_test(method={iv.method!r}) of n={n} and m={m} objects"
             f"{resamples}: about {_duration(seconds)} of work on "
             f"{iv.n_threads} thread{'s' * (iv.n_threads > 1)} (a cost model's "

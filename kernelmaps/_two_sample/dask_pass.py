@@ -110,9 +110,7 @@ def pass_graph(spec, Z, scales, layout, draws):
             group += 1
         objects = [piece(s) for s in _task_ranges(layout, task)]
         read = layout.draw_rows(task)
-        di = dj = None
-        if read is not None:
-            di, dj = draw_rows(read[0]), draw_rows(read[1])
+        di, dj = (None, None) if read is None else map(draw_rows, read)
         out = dask.delayed(_block, pure=True)(
             context, task, objects, di, dj, dask_key_name=(names["block"], t))
         for key in task_keys(layout, task):
@@ -180,10 +178,7 @@ def cross_part(context, A, B, weight):
 
 
 def _in_order(*parts):
-    total = parts[0].copy()
-    for part in parts[1:]:
-        total += part
-    return total
+    return sum(parts[1:], parts[0])
 
 
 def _task_ranges(layout, task):
@@ -240,21 +235,6 @@ def _piece(parts, offsets):
     return points if offsets is None else Bags(points, offsets)
 
 
-class _Taken:
-    """`spec` over the objects of one task: ``take`` gives a range (a slice
-    of the pooled objects) from a dict of the task's ranges by their
-    bounds; everything else is the spec's."""
-
-    def __init__(self, spec):
-        self.spec = spec
-
-    def take(self, objects, index):
-        return objects[(index.start, index.stop)]
-
-    def __getattr__(self, name):
-        return getattr(self.spec, name)
-
-
 def _block(context, task, objects, draws_i, draws_j):
     """One task of a pass: `block_task` on its ranges of objects, with the
     rows of its draws of each block of the batch (joined), on one thread
@@ -263,8 +243,14 @@ def _block(context, task, objects, draws_i, draws_j):
     joined = [None if d is None else d[0] if len(d) == 1
               else np.concatenate(d, axis=1) for d in (draws_i, draws_j)]
     with lapack.one_blas_thread():
-        return block_task(_Taken(spec), dict(objects), scales, layout, task,
-                          *joined, 1)
+        return block_task(spec, dict(objects), scales, layout, task, *joined,
+                          1, take=_take)
+
+
+def _take(objects, index):
+    """The objects of the range `index` (a slice of the pooled objects)
+    from a dict of a task's ranges by their bounds."""
+    return objects[(index.start, index.stop)]
 
 
 def _add(total, key, *outputs):

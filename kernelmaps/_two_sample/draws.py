@@ -23,13 +23,14 @@ def block_seeds(generator, total):
 RESAMPLE_BLOCK = 256
 
 
-def draw_block(seed, size, first, n, N, method, dtype):
-    """The resamples of one block: the indicators of the first sample (N x
-    size) for permutations, Rademacher signs (n x size) for the wild
-    bootstrap; for the `first` block, column 0 is the observed sample."""
+def draw_block(seed, size, first, n, N, mode, dtype):
+    """The resamples of one block, of samples of n and N - n objects: the
+    indicators of the first sample (N x size) for permutations (`mode`
+    "permutation"), else Rademacher signs of the min(n, N - n) pairs; for
+    the `first` block, column 0 is the observed sample."""
     generator = np.random.default_rng(seed)
-    if method == "wild_bootstrap":
-        E = generator.integers(0, 2, size=(n, size), dtype=np.int8)
+    if mode != "permutation":
+        E = generator.integers(0, 2, size=(min(n, N - n), size), dtype=np.int8)
         E = (2 * E - 1).astype(dtype)
         if first:
             E[:, 0] = 1
@@ -43,21 +44,17 @@ def draw_block(seed, size, first, n, N, method, dtype):
     return S
 
 
-def drawer(seeds, n, N, method, dtype):
+def drawer(seeds, n, N, mode, dtype):
     """A function of i giving the draws of block i (see `draw_block`)."""
-    def draw(i):
-        seed, size = seeds[i]
-        return draw_block(seed, size, i == 0, n, N, method, dtype)
-
-    return draw
+    return lambda i: draw_block(*seeds[i], i == 0, n, N, mode, dtype)
 
 
-def shared_draws(seeds, size, N, method, rows):
+def shared_draws(seeds, n, N, mode, rows):
     """A function of i giving the draws of block i (`draw_block`, int8),
     the same for every kernel: drawn once (1 byte an entry, `rows` of them
     per resample) and kept, unless they would take much memory (then drawn
     again for each kernel, alike)."""
-    draw = drawer(seeds, size, N, method, np.int8)
+    draw = drawer(seeds, n, N, mode, np.int8)
     if rows * sum(b for _, b in seeds) > RESAMPLE_DRAWS_KEPT:
         return draw
     return [draw(i) for i in range(len(seeds))].__getitem__

@@ -162,9 +162,15 @@ def fitted_map(iv):
     method, kernels, gamma and generator."""
     feature_map = iv.feature_map
     if isinstance(feature_map, FeatureMap):
-        pooled = ((lambda: np.concatenate([as_numpy(iv.X), as_numpy(iv.Y)]))
-                  if iv.kind == "points" else (lambda: pool_any(iv.X, iv.Y)))
-        fmap = _fitted(feature_map, pooled)
+        fmap = feature_map
+        if not fmap.__sklearn_is_fitted__():  # (a copy: the user's stays)
+            fmap = copy.deepcopy(fmap).fit(
+                np.concatenate([as_numpy(iv.X), as_numpy(iv.Y)])
+                if iv.kind == "points" else pool_any(iv.X, iv.Y))
+            # Each sample is transformed as given, weighted or not (the
+            # pooled sample holds the weights of either): no warning for a
+            # sample without.
+            fmap._fit_weighted = False
         return fmap, type(fmap).__name__, getattr(fmap, "gamma_", None)
     if iv.kind != "points":
         raise TypeError(
@@ -174,16 +180,18 @@ def fitted_map(iv):
             f"histograms)")
     from ..sets import RandomFourierFeatures
 
-    if feature_map is None:
-        width = linear_width(iv.X.shape[0] + iv.Y.shape[0], iv.X.shape[1])
-    else:
-        width = check_scalar(feature_map, "feature_map", kind="int", low=1)
+    width = (linear_width(iv.X.shape[0] + iv.Y.shape[0], iv.X.shape[1])
+             if feature_map is None
+             else check_scalar(feature_map, "feature_map", kind="int", low=1))
     kernel, gamma = iv.kernels[0], iv.gamma
     if gamma is None:
-        gamma = point_gamma(None, _value_sample_lazy(iv.X, iv.Y), kernel)
+        head = 4 * BANDWIDTH_SAMPLE  # (of large or lazy samples: their heads)
+        gamma = point_gamma(None, value_sample(np.concatenate(
+            [as_numpy(iv.X[:head]), as_numpy(iv.Y[:head])]), BANDWIDTH_SAMPLE),
+            kernel)
     fmap = RandomFourierFeatures(width, kernel=kernel, gamma=gamma,
                                  rng=iv.generator)
-    fmap.fit(_first_rows(iv.X))
+    fmap.fit(as_numpy(iv.X[:2]))
     return fmap, kernel, fmap.gamma_
 
 
@@ -191,20 +199,8 @@ def feature_shift(fmap, X):
     """The mean features of the first objects of X, about which the tests
     sum the features (no cancellation where their mean is far from 0 next
     to their spread)."""
-    return np.asarray(fmap.transform(_first_rows(X)),
+    return np.asarray(fmap.transform(as_numpy(X[:2])),
                       dtype=np.float64).mean(axis=0)
-
-
-def _fitted(fmap, pooled_data):
-    """`fmap`, or where it is not fitted a copy fitted on ``pooled_data()``
-    (the user's map stays as it is)."""
-    if fmap.__sklearn_is_fitted__():
-        return fmap
-    fmap = copy.deepcopy(fmap).fit(pooled_data())
-    # Each sample is transformed as given, weighted or not (the pooled
-    # sample holds the weights of either): no warning for a sample without.
-    fmap._fit_weighted = False
-    return fmap
 
 
 @contextlib.contextmanager
@@ -222,20 +218,6 @@ def as_sample(name):
 
 def as_numpy(A):
     return A.compute() if is_dask_array(A) else A
-
-
-def _first_rows(A):
-    return as_numpy(A[:2])
-
-
-def _value_sample_lazy(X, Y):
-    """The pooled points the default gamma is computed from: every point of
-    small samples; of large or lazy ones, the `value_sample` of the first
-    few thousand points of each."""
-    head = 4 * BANDWIDTH_SAMPLE
-    return value_sample(np.concatenate([as_numpy(X[:head]),
-                                        as_numpy(Y[:head])]),
-                        BANDWIDTH_SAMPLE)
 
 
 def linear_width(N, d):

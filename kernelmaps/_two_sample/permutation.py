@@ -36,10 +36,9 @@ def conclude(iv, values, names, gammas, kinds, norms):
         warn_degenerate(degenerate_message(kinds[0], names[0], gammas[0],
                                            iv.specs[0].between))
     observed, null = values[0, 0], values[0, 1:]
-    p = pvalue(observed, null)
     g = gammas[0]
-    return result(float(observed), p, null, iv.alpha, iv.method,
-                  str(names[0]), None if g is None else float(g))
+    return result(float(observed), pvalue(observed, null), null, iv.alpha,
+                  iv.method, str(names[0]), None if g is None else float(g))
 
 
 def finish(r, diag, n, m, unbiased):

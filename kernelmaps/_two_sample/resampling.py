@@ -57,32 +57,26 @@ def resampled_test(conclude, iv):
     computed here, one call below `mmd_test`: the table of methods binds
     `conclude`.)"""
     warn_long_call(iv)
-    total = iv.total
-    seeds = draws.block_seeds(iv.generator, total)
+    seeds = draws.block_seeds(iv.generator, iv.total)
     scales = []
     for spec in iv.specs:  # (a loop, not a comprehension: one call less)
         scales.append(spec.scales(iv.Z, iv.gamma, iv.grid, iv.n_threads))
-    L = sum(len(s) for s in scales)
-    plan = make_plan(iv, L)
-    stats = np.empty((L, total))
-    names, reported, kinds, fro = [], [], [], []
+    plan = make_plan(iv, sum(len(s) for s in scales))
     steps = (len(iv.specs) * plan.tasks * len(plan.batches) if plan.blocks
              else sum(1 + len(s) * len(seeds) for s in scales))
+    found = []  # (statistics, name, reported scale, degenerate kind, norm)
     with progress_bar(iv.progress, steps, "mmd_test") as bar:
-        row = 0
         for spec, values in zip(iv.specs, scales, strict=True):
             run = on_blocks if plan.blocks else in_memory
-            out = run(iv, spec, values, seeds, plan, bar)
-            for value, (statistics, kind, norm) in zip(values, out, strict=True):
-                stats[row] = statistics
-                names.append(spec.name)
-                reported.append(spec.report(value))
-                kinds.append(kind if spec.degenerate_scale or kind == "constant"
-                             else None)
-                fro.append(norm)
-                row += 1
+            for value, (statistics, kind, norm) in zip(
+                    values, run(iv, spec, values, seeds, plan, bar), strict=True):
+                found.append((statistics, spec.name, spec.report(value), kind
+                              if spec.degenerate_scale or kind == "constant"
+                              else None, norm))
+    stats, names, reported, kinds, fro = zip(*found, strict=True)
     gammas = np.array(reported, dtype=object if None in reported else np.float64)
-    return conclude(iv, stats, np.array(names), gammas, kinds, np.array(fro))
+    return conclude(iv, np.array(stats), np.array(names), gammas, kinds,
+                    np.array(fro))
 
 
 def degenerate_kind(K, median_scale, Z):
@@ -109,16 +103,12 @@ def in_memory(iv, spec, scales, seeds, plan, bar):
     unbiased and n_threads."""
     n, N, mode = iv.n, iv.N, iv.mode
     rows = N if mode == "permutation" else min(n, N - n)
-    draw = draws.shared_draws(seeds, n if mode == "permutation" else rows, N,
-                        "permutation" if mode == "permutation"
-                        else "wild_bootstrap", rows)
-    layout = "pooled" if mode == "permutation" else "pairs"
+    draw = draws.shared_draws(seeds, n, N, mode, rows)
     shifts = (permutation.shifts(spec, iv.Z, N, scales) if mode == "permutation"
               else None)
-
-    def prepare(S):
-        return blocks.product_draws(S, layout, n, N, iv.dtype)
-
+    prepare = functools.partial(  # (the draws as the products take them)
+        blocks.product_draws, n=n, N=N, dtype=iv.dtype,
+        mode="pooled" if mode == "permutation" else "pairs")
     out, buffer = [], None
     for index, K in enumerate(spec.blocks(iv.Z, None, scales, iv.n_threads)):
         if index == 0:  # (the bar's step of the kernel matrices)
@@ -172,15 +162,12 @@ def on_blocks(iv, spec, scales, seeds, plan, bar):
     matrix. Reads the `Checked` call's mode, sizes, pooled objects Z,
     dtype, incomplete, lazy, unbiased and n_threads."""
     n, N, m, mode = iv.n, iv.N, iv.N - iv.n, iv.mode
-    p = min(n, m)
     layout = blocks.Layout(
         "pooled" if mode == "permutation" else "pairs", n, N, plan.size,
         linear=mode == "swap", dtype=iv.dtype, band=iv.incomplete,
         shifts=(permutation.shifts(spec, iv.Z, N, scales)
                 if mode == "permutation" else None))
-    method = "permutation" if mode == "permutation" else "wild_bootstrap"
-    draw = draws.drawer(seeds, n if mode == "permutation" else p, N, method,
-                        np.int8)
+    draw = draws.drawer(seeds, n, N, mode, np.int8)
     L = len(scales)
     statistics = np.empty((L, sum(b for _, b in seeds)))
     kinds = norms = finishes = None
@@ -250,10 +237,8 @@ def make_plan(iv, L):
     ValueError in the user's terms where even blocks do not fit. Reads the
     `Checked` call's mode, sizes, resamples, n_threads, incomplete, lazy,
     budget and dtype."""
-    n, N, mode, total = iv.n, iv.N, iv.mode, iv.total
-    p = min(n, N - n)
-    rows = N if mode == "permutation" else p
-    n_threads = iv.n_threads
+    n, N, mode, total, n_threads = iv.n, iv.N, iv.mode, iv.total, iv.n_threads
+    rows = N if mode == "permutation" else min(n, N - n)
     seeds_count = -(-total // draws.RESAMPLE_BLOCK)
     band = iv.incomplete  # (blocks of its size at least, always)
     if (band is None and not iv.lazy
