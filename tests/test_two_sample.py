@@ -6,6 +6,7 @@ invariances, float32, threads, extreme scales and bad input; its level and
 power on fixed seeds."""
 
 import contextlib
+import dataclasses
 import functools
 import math
 
@@ -395,6 +396,22 @@ def test_huge_or_empty_arguments_are_refused():
         km.mmd_test(X, X + 1, method="aggregated", kernel=1)
     with pytest.raises(ValueError, match="gamma"):
         km.mmd_test(X * 1e300, X + 1)  # distances beyond float64
+
+
+def test_each_method_from_the_tables_on_a_frozen_call():
+    # the methods the checks accept are the keys of mmd_test's tables (of
+    # the kernel's tests, and on features), and the checked call is frozen
+    from kernelmaps import _two_sample
+    from kernelmaps._two_sample import checks
+
+    assert tuple(_two_sample.METHODS) == checks.METHODS
+    assert sorted(_two_sample.ON_FEATURES) == sorted(checks.ON_FEATURES)
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    call = checks.check_input(X, X + 1, None, None, "aggregated", None, None,
+                              0.05, True, None, None, None, 0, 1, False, None)
+    assert (call.n, call.N, call.mode, call.total) == (6, 12, "wild", 4001)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        call.n = 7
 
 
 @pytest.mark.parametrize("n, m", [(12, 12), (10, 14)])
