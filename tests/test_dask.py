@@ -23,7 +23,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
 from kernelmaps import _spec as fam
-from kernelmaps._composite import _two_sample as ts
+from kernelmaps._two_sample import draws, resampling
 
 from ._helpers import dirichlet_histograms
 
@@ -1197,12 +1197,12 @@ def numpy_blocks(monkeypatch):
     scheduler (the cluster fixture sets its client for the rest of the
     module); returns mmd_test forced onto the NumPy block path (threads,
     `run_blocks`)."""
-    monkeypatch.setattr(ts, "_MIN_BLOCK", 7)
-    monkeypatch.setattr(ts, "RESAMPLE_TASK_WORK", 1.0)
+    monkeypatch.setattr(resampling, "MIN_BLOCK", 7)
+    monkeypatch.setattr(resampling, "RESAMPLE_TASK_WORK", 1.0)
 
     def call(*args, **kwargs):
         with monkeypatch.context() as m:
-            m.setattr(ts, "_in_memory_bytes", lambda *a: np.inf)
+            m.setattr(resampling, "_in_memory_bytes", lambda *a: np.inf)
             return km.mmd_test(*args, **kwargs)
 
     with dask.config.set(scheduler="threads"):
@@ -1345,16 +1345,16 @@ def _pass_graphs(monkeypatch):
     def refused(*args):
         raise AssertionError("lazy input on the in-memory path")
 
-    monkeypatch.setattr(ts, "_in_memory", refused)
+    monkeypatch.setattr(resampling, "in_memory", refused)
     layouts = []
-    run = ts.run_blocks_dask
+    run = resampling.run_blocks_dask
 
     def spy(spec, Z, scales, layout, draws, bar):
         layouts.append((layout, len(draws)))
         with Callback(start=lambda dsk: graphs.append(list(dsk))):
             return run(spec, Z, scales, layout, draws, bar)
 
-    monkeypatch.setattr(ts, "run_blocks_dask", spy)
+    monkeypatch.setattr(resampling, "run_blocks_dask", spy)
     return graphs, layouts
 
 
@@ -1377,9 +1377,9 @@ def test_mmd_test_dask_graph_one_task_per_block_pair_and_batch(
     X, Y = rng.normal(size=(n, 2)), rng.normal(size=(m, 2)) + 0.2
     kwargs = {"method": method, "n_resamples": 700, "rng": 8, "workers": 2,
               "kernel": ["rbf"] if method == "aggregated" else "rbf"}
-    monkeypatch.setattr(ts, "CAST_ROWS", 8)
-    monkeypatch.setattr(ts, "RESAMPLE_BLOCK", 256)
-    # _plan's memory at ranges of 7 and a batch of 256 resamples, on 2
+    monkeypatch.setattr(draws, "CAST_ROWS", 8)
+    monkeypatch.setattr(draws, "RESAMPLE_BLOCK", 256)
+    # make_plan's memory at ranges of 7 and a batch of 256 resamples, on 2
     # threads: the draws and their casts, the contributions, the tasks
     rows = n + m if method == "permutation" else min(n, m)
     L, blocks = (1, 4) if method == "permutation" else (
@@ -1407,21 +1407,21 @@ def test_mmd_test_dask_graph_one_task_per_block_pair_and_batch(
 def test_mmd_test_dask_task_keys_are_block_tasks():
     """The keys the graph reduces for a task (`task_keys`) are those of
     its contributions."""
-    from kernelmaps._composite import _blocked, _dask_blocks
+    from kernelmaps._two_sample import blocks, dask_pass
 
     rng = np.random.default_rng(11)
     spec = fam.spec_for("rbf")
     for mode, n, N, linear in [("pooled", 9, 20, False), ("pairs", 9, 18, False),
                                ("pairs", 9, 23, True), ("pairs", 14, 23, True)]:
         Z = rng.normal(size=(N, 2))
-        layout = _blocked.Layout(mode, n, N, 4, linear=linear)
+        layout = blocks.Layout(mode, n, N, 4, linear=linear)
         draws = rng.integers(0, 2, size=(N, 3)).astype(np.int8)
         for task in layout.tasks:
             rows = layout.draw_rows(task)
             di, dj = (None, None) if rows is None else (draws[rows[0]],
                                                         draws[rows[1]])
-            out = _blocked.block_task(spec, Z, [1.0], layout, task, di, dj, 1)
-            assert [k for k, _ in out] == _dask_blocks.task_keys(layout, task)
+            out = blocks.block_task(spec, Z, [1.0], layout, task, di, dj, 1)
+            assert [k for k, _ in out] == dask_pass.task_keys(layout, task)
 
 
 def test_mmd_test_dask_progress_bar(numpy_blocks, monkeypatch):
@@ -1439,7 +1439,7 @@ def test_mmd_test_dask_progress_bar(numpy_blocks, monkeypatch):
         updates.append(("total", total))
         yield Bar()
 
-    monkeypatch.setattr(ts, "progress_bar", progress_bar)
+    monkeypatch.setattr(resampling, "progress_bar", progress_bar)
     rng = np.random.default_rng(12)
     X, Y = rng.normal(size=(20, 2)), rng.normal(size=(15, 2))
     km.mmd_test(da.from_array(X, chunks=7), da.from_array(Y, chunks=7),

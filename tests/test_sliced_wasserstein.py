@@ -798,7 +798,7 @@ def test_set_kernel_and_nystroem_take_the_kernel():
 
 
 def test_mmd_test_fixes_the_directions_once(monkeypatch):
-    from kernelmaps._composite import _two_sample as ts
+    from kernelmaps._two_sample import blocks, resampling
 
     rng = np.random.default_rng(14)
     A = [rng.normal(size=(20, 2)) for _ in range(20)]
@@ -809,16 +809,16 @@ def test_mmd_test_fixes_the_directions_once(monkeypatch):
     # whole matrix: the same p-value
     with monkeypatch.context() as mp:
         calls = []
-        run_blocks = ts.run_blocks
+        run_blocks = blocks.run_blocks
 
         def spy(*args, **kwargs):
             calls.append(1)
             return run_blocks(*args, **kwargs)
 
-        mp.setattr(ts, "_in_memory_bytes", lambda *args: math.inf)
-        mp.setattr(ts, "_MIN_BLOCK", 7)
-        mp.setattr(ts, "RESAMPLE_TASK_WORK", 1.0)
-        mp.setattr(ts, "run_blocks", spy)
+        mp.setattr(resampling, "_in_memory_bytes", lambda *args: math.inf)
+        mp.setattr(resampling, "MIN_BLOCK", 7)
+        mp.setattr(resampling, "RESAMPLE_TASK_WORK", 1.0)
+        mp.setattr(blocks, "run_blocks", spy)
         blocked = km.mmd_test(A, B, kernel="sliced_wasserstein",
                               n_resamples=199, rng=0)
     assert calls

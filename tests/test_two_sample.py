@@ -6,6 +6,7 @@ invariances, float32, threads, extreme scales and bad input; its level and
 power on fixed seeds."""
 
 import contextlib
+import dataclasses
 import functools
 import math
 
@@ -17,7 +18,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
 from kernelmaps import _spec as fam
-from kernelmaps._composite import _two_sample as ts
+from kernelmaps._two_sample import aggregated, blocks, draws, resampling
 
 from ._references import kernel_values, mmd2_samples, point_kernel
 
@@ -33,8 +34,8 @@ def _h_stat(X, Y, kernel, gamma, signs):
 
 def _draws(seed_rng, total, n, N, method):
     """The resamples mmd_test draws for `rng=seed_rng` (its blocks)."""
-    seeds = ts._block_seeds(np.random.default_rng(seed_rng), total)
-    return np.concatenate([ts._draw_block(s, b, i == 0, n, N, method,
+    seeds = draws.block_seeds(np.random.default_rng(seed_rng), total)
+    return np.concatenate([draws.draw_block(s, b, i == 0, n, N, method,
                                           np.float64)
                            for i, (s, b) in enumerate(seeds)], axis=1)
 
@@ -254,13 +255,13 @@ def test_linear_test_is_the_mean_feature_distance():
 def test_linear_test_level_and_default_width():
     # asymptotic level: 300 tests of 400 + 300 points at 0.1 reject within
     # a few standard errors of 0.1; the default width grows with N
-    from kernelmaps._composite._two_sample import _linear_width
+    from kernelmaps._two_sample.features import linear_width
 
     p = np.array([km.mmd_test(*np.random.default_rng(s).normal(size=(2, 350, 3)),
                               method="linear", rng=s).pvalue for s in range(300)])
     assert abs(np.mean(p <= 0.1) - 0.1) < 4 * np.sqrt(0.1 * 0.9 / 300)
-    assert _linear_width(200, 3) == 100 and _linear_width(5000, 3) == 500
-    assert _linear_width(10**6, 3) == 1000 and _linear_width(200, 64) == 256
+    assert linear_width(200, 3) == 100 and linear_width(5000, 3) == 500
+    assert linear_width(10**6, 3) == 1000 and linear_width(200, 64) == 256
 
 
 def test_linear_test_on_dask_arrays_is_the_same():
@@ -374,11 +375,11 @@ def test_level_correction_edge_cases():
     # single test's
     M1 = np.arange(1.0, 100.0)[None, :]
     obs = np.array([200.0])
-    p, pvalue, thr = ts._level_correction(obs, M1, M1[:, :19], 0.05)
+    p, pvalue, thr = aggregated.level_correction(obs, M1, M1[:, :19], 0.05)
     assert p[0] == 1 / 100
     assert pvalue <= 0.05 and obs[0] > thr[0]
     # nothing can reach the level: no rejection, infinite thresholds
-    p, pvalue, thr = ts._level_correction(obs, M1[:, :5], M1[:, :5], 0.05)
+    p, pvalue, thr = aggregated.level_correction(obs, M1[:, :5], M1[:, :5], 0.05)
     assert pvalue > 0.05 and np.all(thr == np.inf)
     assert math.isclose(p[0], 1 / 6)
 
@@ -397,6 +398,22 @@ def test_huge_or_empty_arguments_are_refused():
         km.mmd_test(X * 1e300, X + 1)  # distances beyond float64
 
 
+def test_each_method_from_the_tables_on_a_frozen_call():
+    # the methods the checks accept are the keys of mmd_test's tables (of
+    # the kernel's tests, and on features), and the checked call is frozen
+    from kernelmaps import _two_sample
+    from kernelmaps._two_sample import checks
+
+    assert tuple(_two_sample.METHODS) == checks.METHODS
+    assert sorted(_two_sample.ON_FEATURES) == sorted(checks.ON_FEATURES)
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    call = checks.check_input(X, X + 1, None, None, "aggregated", None, None,
+                              0.05, True, None, None, None, 0, 1, False, None)
+    assert (call.n, call.N, call.mode, call.total) == (6, 12, "wild", 4001)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        call.n = 7
+
+
 @pytest.mark.parametrize("n, m", [(12, 12), (10, 14)])
 def test_aggregated_draws_kept_or_drawn_again_alike(n, m, monkeypatch):
     """The aggregated test keeps its resamples for all kernels when they are
@@ -404,7 +421,7 @@ def test_aggregated_draws_kept_or_drawn_again_alike(n, m, monkeypatch):
     rng = np.random.default_rng(n * m)
     X, Y = rng.normal(size=(n, 2)), rng.normal(size=(m, 2)) + 0.5
     kept = km.mmd_test(X, Y, method="aggregated", n_resamples=300, rng=4)
-    monkeypatch.setattr(ts, "RESAMPLE_DRAWS_KEPT", 0)
+    monkeypatch.setattr(draws, "RESAMPLE_DRAWS_KEPT", 0)
     again = km.mmd_test(X, Y, method="aggregated", n_resamples=300, rng=4)
     assert_array_equal(again.statistic, kept.statistic)
     assert_array_equal(again.null_distribution, kept.null_distribution)
@@ -626,9 +643,9 @@ def test_float32_products_by_default(monkeypatch, n, m, method, gamma, path):
     1 / (B + 1): at gamma = 1e3 the kernel is about 0 between all points,
     and the statistics of many resamples are all but tied)."""
     if path == "blocks":  # (ranges of 16 objects)
-        monkeypatch.setattr(ts, "_in_memory_bytes", lambda *args: np.inf)
-        monkeypatch.setattr(ts, "_MIN_BLOCK", 16)
-        monkeypatch.setattr(ts, "RESAMPLE_TASK_WORK", 1.0)
+        monkeypatch.setattr(resampling, "_in_memory_bytes", lambda *args: np.inf)
+        monkeypatch.setattr(resampling, "MIN_BLOCK", 16)
+        monkeypatch.setattr(resampling, "RESAMPLE_TASK_WORK", 1.0)
     rng = np.random.default_rng(n + m)
     X = rng.normal(size=(n, 3))
     Y = rng.normal(size=(m, 3)) + np.array([0.4, 0, 0])
@@ -808,16 +825,16 @@ def on_blocks(monkeypatch):
     (tasks of a few multiply-adds); yields the list of the block passes'
     calls (one per kernel and batch)."""
     calls = []
-    run_blocks = ts.run_blocks
+    run_blocks = blocks.run_blocks
 
     def spy(*args, **kwargs):
         calls.append(args[3].size)
         return run_blocks(*args, **kwargs)
 
-    monkeypatch.setattr(ts, "_in_memory_bytes", lambda *args: math.inf)
-    monkeypatch.setattr(ts, "_MIN_BLOCK", 7)
-    monkeypatch.setattr(ts, "RESAMPLE_TASK_WORK", 1.0)
-    monkeypatch.setattr(ts, "run_blocks", spy)
+    monkeypatch.setattr(resampling, "_in_memory_bytes", lambda *args: math.inf)
+    monkeypatch.setattr(resampling, "MIN_BLOCK", 7)
+    monkeypatch.setattr(resampling, "RESAMPLE_TASK_WORK", 1.0)
+    monkeypatch.setattr(blocks, "run_blocks", spy)
     return calls
 
 
@@ -860,7 +877,7 @@ def test_block_path_gives_the_same_pvalues(on_blocks, monkeypatch, case,
     blocks = call()
     assert on_blocks and max(on_blocks) == 7
     with monkeypatch.context() as m:
-        m.setattr(ts, "_in_memory_bytes", lambda *args: 0.0)
+        m.setattr(resampling, "_in_memory_bytes", lambda *args: 0.0)
         whole = call()
     assert blocks.pvalue == whole.pvalue
     top = np.abs(whole.null_distribution).max()
@@ -888,7 +905,7 @@ def test_block_path_of_pairs_and_swaps(on_blocks, monkeypatch, n, m, method):
     blocks = call()
     assert on_blocks
     with monkeypatch.context() as mp:
-        mp.setattr(ts, "_in_memory_bytes", lambda *args: 0.0)
+        mp.setattr(resampling, "_in_memory_bytes", lambda *args: 0.0)
         whole = call()
     assert blocks.pvalue == whole.pvalue
     top = np.abs(whole.null_distribution).max()
@@ -908,13 +925,13 @@ def test_block_path_in_batches_of_resamples(on_blocks, monkeypatch, unbiased):
     X, Y = rng.normal(size=(30, 2)), rng.normal(size=(26, 2)) + 0.2
     call = functools.partial(km.mmd_test, X, Y, n_resamples=700, rng=8,
                              unbiased=unbiased)
-    monkeypatch.setattr(ts, "RESAMPLE_BLOCK", 256)
-    monkeypatch.setattr(ts, "CAST_ROWS", 8)
+    monkeypatch.setattr(draws, "RESAMPLE_BLOCK", 256)
+    monkeypatch.setattr(draws, "CAST_ROWS", 8)
     budget = (56 * 512 + 8 * 10 * 512 + 2 * 9 * 8 * 1000) / 2**20
     blocks = call(working_memory=budget)
     assert len(on_blocks) > 1
     with monkeypatch.context() as mp:
-        mp.setattr(ts, "_in_memory_bytes", lambda *args: 0.0)
+        mp.setattr(resampling, "_in_memory_bytes", lambda *args: 0.0)
         whole = call()
     assert blocks.pvalue == whole.pvalue
     assert_allclose(blocks.null_distribution, whole.null_distribution,

@@ -12,7 +12,8 @@ import pytest
 
 import kernelmaps as km
 from kernelmaps import _validation
-from kernelmaps._composite import _two_sample as ts
+from kernelmaps._two_sample import cost, cross, draws, features, linear
+from kernelmaps._two_sample.features import linear_width
 
 
 class _WorkStarted(Exception):
@@ -26,8 +27,9 @@ def no_work(monkeypatch):
     def stop(*args, **kwargs):
         raise _WorkStarted
 
-    for name in ("_statistics", "feature_pass", "_feature_moments", "_cross"):
-        monkeypatch.setattr(ts, name, stop)
+    for module, name in ((draws, "block_seeds"), (features, "feature_pass"),
+                         (linear, "_feature_moments"), (cross, "cross_part")):
+        monkeypatch.setattr(module, name, stop)
 
 
 def test_long_calls_warn_before_any_work(no_work, monkeypatch):
@@ -61,7 +63,7 @@ def test_long_calls_warn_before_any_work(no_work, monkeypatch):
 
 def test_what_each_warning_names(no_work, monkeypatch):
     # every method's advice (a threshold of 0: every call warns)
-    monkeypatch.setattr(ts, "LONG_CALL_SECONDS", 0.0)
+    monkeypatch.setattr(cost, "LONG_CALL_SECONDS", 0.0)
     rng = np.random.default_rng(1)
     X, Y = rng.normal(size=(2, 60, 3))
     sets = [rng.normal(size=(5, 2)) for _ in range(20)]
@@ -116,8 +118,8 @@ def test_estimate_on_the_short_side(method, n, kwargs, seconds):
                          B=B, n_kernels=20 if grid else 1,
                          incomplete=kwargs.get("incomplete"),
                          kernels=("laplacian", "rbf") if grid else ("rbf",))
-    width = (ts._linear_width(2 * n, 64) if method == "linear"
+    width = (linear_width(2 * n, 64) if method == "linear"
              else kwargs.get("feature_map"))
-    work, sizes = ts._work_seconds(iv, width)
+    work, sizes = cost.work_seconds(iv, width)
     assert sizes == (n, n)
     assert work / 2 <= seconds

@@ -13,8 +13,8 @@ import scipy.stats
 from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
-from kernelmaps._composite import _featured
 from kernelmaps._engine.progress import NoBar
+from kernelmaps._two_sample import features as feature_passes
 
 
 def shifted(n, m, d, shift, seed):
@@ -90,7 +90,7 @@ def test_permutations_are_uniform_subsets(sizes):
         rows = np.arange(start, stop) + (n if sample else 0)
         F[np.arange(stop - start), rows] = 1.0
         return F
-    sx, dx, total, norms, (s, d) = _featured.feature_pass(
+    sx, dx, total, norms, (s, d) = feature_passes.feature_pass(
         features, (n, m), B, "permutation", np.random.default_rng(0), 2,
         NoBar())
     assert_array_equal(np.unique(sx), [0.0, 1.0])
@@ -115,7 +115,7 @@ def test_wild_signs_are_rademacher():
         if sample == 0:
             F[np.arange(stop - start), np.arange(start, stop)] = 1.0
         return F
-    sd, dd, s = _featured.feature_pass(features, (n, n), B, "wild",
+    sd, dd, s = feature_passes.feature_pass(features, (n, n), B, "wild",
                                        np.random.default_rng(1), 1, NoBar())
     assert_array_equal(np.unique(sd), [-1.0, 1.0])
     assert dd == n
@@ -130,7 +130,7 @@ def test_split_statistic_of_any_split():
         for _ in range(5):
             x = np.sort(rng.choice(30, 12, replace=False))
             y = np.setdiff1d(np.arange(30), x)
-            got = _featured.split_mmd2(
+            got = feature_passes.split_mmd2(
                 F[x].sum(axis=0)[:, None], np.array([(F[x] ** 2).sum()]),
                 F.sum(axis=0), float((F**2).sum()), 12, 18, unbiased)
             assert_allclose(got[0], linear_mmd2(F[x], F[y], unbiased),

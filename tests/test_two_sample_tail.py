@@ -1,5 +1,5 @@
 """The linear test's null tail, P(sum_j w_j chi2_1 > q)
-(`_weighted_chi2.weighted_chi2_sf`): against the chi-square for equal
+(`_two_sample.chi2_tail.weighted_chi2_sf`): against the chi-square for equal
 weights, against Monte Carlo (10^6 draws) over equal, geometric,
 one-dominant and Exp(1) weights, against the closed form of paired weights
 (a sum of exponentials, in mpmath) and two weights (an integral of
@@ -15,7 +15,7 @@ import scipy.integrate
 import scipy.stats
 from numpy.testing import assert_allclose
 
-from kernelmaps._composite._weighted_chi2 import weighted_chi2_sf
+from kernelmaps._two_sample.chi2_tail import weighted_chi2_sf
 
 PROFILES = {
     "equal": np.full(10, 0.5),

@@ -691,10 +691,10 @@ def test_set_kernel_weighted_test_sets():
 def on_blocks(monkeypatch):
     """The objects per block of the calls of mmd_test that take its block
     path (kernel blocks within the working memory)."""
-    import kernelmaps._composite._two_sample as ts
+    from kernelmaps._two_sample import resampling
 
     sizes = []
-    plan = ts._plan
+    plan = resampling.make_plan
 
     def spy(*args, **kwargs):
         out = plan(*args, **kwargs)
@@ -702,7 +702,7 @@ def on_blocks(monkeypatch):
             sizes.append(out.size)
         return out
 
-    monkeypatch.setattr(ts, "_plan", spy)
+    monkeypatch.setattr(resampling, "make_plan", spy)
     return sizes
 
 
@@ -714,9 +714,9 @@ def test_mmd_test_weighted_in_blocks(monkeypatch, on_blocks, kernel, method):
     # fewer objects than the package's least, for several of them): the
     # statistics of weighted sets from blocks are those of the whole
     # matrices, and integer weights those of the repeated points.
-    import kernelmaps._composite._two_sample as ts
+    from kernelmaps._two_sample import resampling
 
-    monkeypatch.setattr(ts, "_MIN_BLOCK", 8)
+    monkeypatch.setattr(resampling, "MIN_BLOCK", 8)
     rng = np.random.default_rng(34)
     WX, RX = integer_pair(rng, 40, 2)
     WY, RY = integer_pair(rng, 40 if method == "wild_bootstrap" else 36, 2)

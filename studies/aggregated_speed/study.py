@@ -27,11 +27,11 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1]) if sys.argv[1] else None
 import numpy as np
 import kernelmaps as km
-from kernelmaps._composite import _two_sample as ts
+from kernelmaps._two_sample import resampling
 n, method, path = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 extra = json.loads(sys.argv[5])
 if path == "blocks":
-    ts._in_memory_bytes = lambda *args: float("inf")
+    resampling._in_memory_bytes = lambda *args: float("inf")
 rng = np.random.default_rng(0)
 X, Y = rng.normal(size=(n, 64)), rng.normal(size=(n, 64))
 Y[:, 0] += 0.1

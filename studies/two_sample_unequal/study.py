@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "benchmarks"))
 from benchmarks.common import machine  # (the asv package beside)
 
-from kernelmaps._composite import _two_sample
+from kernelmaps._two_sample.checks import Checked
 
 ALPHA = 0.05
 D = 3
@@ -53,13 +53,12 @@ def permutations():
     """A context in which the aggregated test of samples of unequal sizes
     resamples permutations of the pooled sample, not swaps of paired
     points: its statistics computed in the permutation mode."""
-    statistics = _two_sample._statistics
+    mode = Checked.mode.fget
 
-    def permuted(iv, mode, *args, **kwargs):
-        return statistics(iv, "permutation" if mode == "swap" else mode, *args,
-                          **kwargs)
+    def permuted(iv):
+        return "permutation" if mode(iv) == "swap" else mode(iv)
 
-    return mock.patch.object(_two_sample, "_statistics", permuted)
+    return mock.patch.object(Checked, "mode", property(permuted))
 
 
 def main():

@@ -1,6 +1,8 @@
-"""The resampling tests of `mmd_test` on explicit features: the permutation
-test and the wild bootstrap with the linear kernel of a feature map's
-features, in one pass over the samples, a block of rows at a time.
+"""The feature passes of `mmd_test`: the feature map of the linear test and
+of the resampling tests on features (`fitted_map`), and the sums of the
+permutation test and the wild bootstrap with the linear kernel of its
+features, in one pass over the samples, a block of rows at a time
+(`feature_pass`).
 
 With the linear kernel of features ``phi``, every statistic of a split of
 the pooled sample is a function of two sums over its first part: of the
@@ -21,13 +23,17 @@ The draws depend on `rng` and on the draw blocks (`FEATURE_TEST_ROWS`
 rows), not on the threads or the working memory.
 """
 
+import contextlib
+import copy
+
 import numpy as np
 
+from .._base import FeatureMap
 from .._engine import lapack
 from .._engine.schedule import thread_map
-
-__all__ = ["FEATURE_TEST_ROWS", "feature_pass", "pass_bytes", "pass_steps",
-           "split_mmd2", "split_statistic"]
+from .._probes import is_dask_array
+from .._spec import BANDWIDTH_SAMPLE, point_gamma, pool_any, value_sample
+from .._validation import check_scalar
 
 # Rows of a draw block: the product of a block's features with its draws
 # (k r B multiply-adds, 2e9 for r = B = 1000) takes tens of milliseconds,
@@ -145,3 +151,82 @@ def feature_pass(features, sizes, B, mode, generator, n_threads, bar):
 def pass_steps(sizes, mode):
     """The bar's steps of `feature_pass`: its blocks."""
     return len(_blocks(sizes[:1] if mode == "wild" else sizes))
+
+
+def fitted_map(iv):
+    """``(fmap, name, gamma)``: the fitted map of `feature_map` (an int:
+    that many random Fourier features of the point kernel, at the default
+    gamma where none is given; a map: fitted, as a copy, on the pooled
+    objects where it is not), the name the result reports and the map's
+    gamma. Reads the `Checked` call's feature_map, kind, samples X and Y,
+    method, kernels, gamma and generator."""
+    feature_map = iv.feature_map
+    if isinstance(feature_map, FeatureMap):
+        fmap = feature_map
+        if not fmap.__sklearn_is_fitted__():  # (a copy: the user's stays)
+            fmap = copy.deepcopy(fmap).fit(
+                np.concatenate([as_numpy(iv.X), as_numpy(iv.Y)])
+                if iv.kind == "points" else pool_any(iv.X, iv.Y))
+            # Each sample is transformed as given, weighted or not (the
+            # pooled sample holds the weights of either): no warning for a
+            # sample without.
+            fmap._fit_weighted = False
+        return fmap, type(fmap).__name__, getattr(fmap, "gamma_", None)
+    if iv.kind != "points":
+        raise TypeError(
+            f"method={iv.method!r} on objects other than points needs "
+            f"feature_map, a feature map of this package that takes them "
+            f"(e.g. RandomDistributionFeatures for sets, Chi2DirectMap for "
+            f"histograms)")
+    from ..sets import RandomFourierFeatures
+
+    width = (linear_width(iv.X.shape[0] + iv.Y.shape[0], iv.X.shape[1])
+             if feature_map is None
+             else check_scalar(feature_map, "feature_map", kind="int", low=1))
+    kernel, gamma = iv.kernels[0], iv.gamma
+    if gamma is None:
+        head = 4 * BANDWIDTH_SAMPLE  # (of large or lazy samples: their heads)
+        gamma = point_gamma(None, value_sample(np.concatenate(
+            [as_numpy(iv.X[:head]), as_numpy(iv.Y[:head])]), BANDWIDTH_SAMPLE),
+            kernel)
+    fmap = RandomFourierFeatures(width, kernel=kernel, gamma=gamma,
+                                 rng=iv.generator)
+    fmap.fit(as_numpy(iv.X[:2]))
+    return fmap, kernel, fmap.gamma_
+
+
+def feature_shift(fmap, X):
+    """The mean features of the first objects of X, about which the tests
+    sum the features (no cancellation where their mean is far from 0 next
+    to their spread)."""
+    return np.asarray(fmap.transform(as_numpy(X[:2])),
+                      dtype=np.float64).mean(axis=0)
+
+
+@contextlib.contextmanager
+def as_sample(name):
+    """A map's ValueError about its input, which it calls X, said of the
+    sample `name`."""
+    try:
+        yield
+    except ValueError as err:
+        message = str(err)
+        if name == "Y" and message.startswith("X "):
+            message = "Y " + message[2:]
+        raise ValueError(message) from None
+
+
+def as_numpy(A):
+    return A.compute() if is_dask_array(A) else A
+
+
+def linear_width(N, d):
+    """The default number of random features of the linear test: it grows
+    with the pooled sample N (and the dimension d), from 100 to 1000."""
+    return int(min(1000, max(100, 4 * d, N // 10)))
+
+
+# The rows of each sample whose features estimate their covariance in the
+# linear test (its null distribution's weights): the rest add to the means
+# only (time O(N r + r^2 LINEAR_COVARIANCE_ROWS), not O(N r^2)).
+LINEAR_COVARIANCE_ROWS = 1 << 16

@@ -50,10 +50,6 @@ from .._engine import lapack
 from .._engine.pair_sums import FLOAT32_REACH, shifted_matrix
 from .._engine.schedule import check_cancelled, thread_map
 
-__all__ = ["Layout", "add_contribution", "block_task", "column_dots",
-           "degenerate_kinds", "pooled_vectors", "product_draws",
-           "products_dtype", "range_total", "run_blocks"]
-
 
 class Layout:
     """The tasks of one pass: the ranges of objects, the pairs of ranges
@@ -71,9 +67,8 @@ class Layout:
                  shifts=None, band=None):
         self.mode, self.n, self.N, self.size = mode, n, N, int(size)
         self.dtype = np.dtype(dtype)
-        self.shifts, self.band = shifts, band
+        self.shifts, self.band, self.linear = shifts, band, linear
         self.p = min(n, N - n)
-        self.linear = linear
         count = N if mode == "pooled" else self.p
         self.ranges = _ranges(0, count, self.size)
         extra = (self.p, n) if n > N - n else (n + self.p, N)
@@ -129,17 +124,19 @@ def _ranges(start, stop, size):
     return [slice(a, min(a + size, stop)) for a in range(start, stop, size)]
 
 
-def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads):
+def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
+               take=None):
     """The contributions of one task: a list of (key, value), in a fixed
     order. `draws_i` and `draws_j` are the rows of the batch's draws (int8,
     or as `product_draws` gives them) of the task's two ranges (None where
-    it multiplies none)."""
+    it multiplies none); ``take(Z, range)`` gives the objects of a range
+    (None: ``spec.take``)."""
     kind, i, j = task
     draws_i, draws_j = (product_draws(d, layout.mode, layout.n, layout.N,
                                       layout.dtype) for d in (draws_i, draws_j))
     rows, cols = layout.objects(task)
     same = kind != "pu" and i == j
-    take = spec.take
+    take = take or spec.take
     out = []
     if layout.mode == "pooled" or kind == "uu":
         A = take(Z, rows)
@@ -322,9 +319,8 @@ def run_blocks(spec, Z, scales, layout, draws, n_threads, bar):
 
     def run(task):
         rows = layout.draw_rows(task)
-        di = dj = None
-        if rows is not None and draws is not None:
-            di, dj = draws[rows[0]], draws[rows[1]]
+        di, dj = ((None, None) if rows is None or draws is None
+                  else (draws[rows[0]], draws[rows[1]]))
         return block_task(spec, Z, scales, layout, task, di, dj, 1)
 
     totals = {}
@@ -353,7 +349,5 @@ def range_total(totals, name, n_ranges):
     """A quantity kept per range ("quad": the quadratic forms, scales x
     resamples; "fro", "trd": one value per scale) added over the ranges in
     their order."""
-    total = totals[(name, 0)].copy()
-    for i in range(1, n_ranges):
-        total += totals[(name, i)]
-    return total
+    return sum((totals[(name, i)] for i in range(1, n_ranges)),
+               totals[(name, 0)])

@@ -1,0 +1,266 @@
+"""The block passes of the resampling tests (`blocks`) and the cross
+test's blocks as Dask tasks, for Dask input (the samples checked lazily by
+`kernelmaps._composite._dask_blocks.lazy_samples`).
+
+A pass (`run_blocks_dask`: one kernel's spec, one batch of resamples) is
+the graph of `pass_graph`, its keys named ``mmd_test-<part>-<token>``:
+
+- ``spec``: the spec, its scales and the layout (one key, shipped once);
+- ``objects`` (start, stop): the pooled objects of one range the tasks
+  read (a range of the layout, its pairs' partners in Y, or unpaired
+  objects), from the chunks of the lazy samples;
+- ``draw`` b: block b of the batch's draws (`RESAMPLE_BLOCK` resamples,
+  int8) drawn from its seed, and ``draw-rows`` (b, r) its rows of range r
+  (getitem tasks: a task receives only its rows);
+- ``block`` t: task t of the layout, `block_task` on its objects and the
+  rows of its draws (one task per pair of ranges and batch);
+- ``sum`` (k, g): the total of key k after the g-th group of tasks (the
+  tasks of one first range and kind, consecutive in the layout: chains of
+  at most as many links as ranges), the contributions to a key added in
+  the order of the tasks, as `run_blocks` adds them (`add_contribution`):
+  the totals, hence the statistics, are those of the threaded pass bit for
+  bit, whatever ran where.
+
+Any Dask scheduler runs it: the threaded one by default, a
+`distributed.Client` where one is active. On the local schedulers a
+callback moves the progress bar at each block task; elsewhere the bar
+moves when the pass ends.
+"""
+
+import uuid
+
+import numpy as np
+
+from .._bags import Bags
+from .._engine import lapack
+from .blocks import add_contribution, block_task
+
+# The prefix of the keys of a pass.
+PREFIX = "mmd_test"
+
+
+def run_blocks_dask(spec, Z, scales, layout, draws, bar):
+    """The totals of one pass (a dict by key, as `run_blocks` gives them)
+    and the batch's draws (int8, its blocks side by side), computed as Dask
+    tasks (`pass_graph`) by the scheduler in use, the progress bar moved at
+    each block task (local schedulers) or at the end."""
+    import dask
+    from dask.callbacks import Callback
+
+    totals, blocks, name = pass_graph(spec, Z, scales, layout, draws)
+    done = []
+
+    def posttask(key, result, dsk, state, worker_id):
+        if type(key) is tuple and key[0] == name:
+            done.append(key)
+            bar.update(1)
+
+    with Callback(posttask=posttask):
+        totals, blocks = dask.compute(totals, blocks, optimize_graph=False)
+    bar.update(len(layout.tasks) - len(done))
+    return totals, np.concatenate(blocks, axis=1)
+
+
+def pass_graph(spec, Z, scales, layout, draws):
+    """The Dask graph of a pass: ``(totals, blocks, name)``, totals a dict
+    of the Delayed total of each key, blocks the Delayed draws of each block
+    of the batch, name that of the block tasks' keys (see the module's
+    docstring). `Z` holds the lazy pooled objects, `draws` a picklable
+    function without arguments per block of the batch's draws (int8: a row
+    per pooled object, or per pair)."""
+    import dask
+
+    token = uuid.uuid4().hex
+    names = {part: f"{PREFIX}-{part}-{token}"
+             for part in ("spec", "objects", "draw", "draw-rows", "block",
+                          "sum")}
+    context = dask.delayed((spec, scales, layout), name=names["spec"],
+                           traverse=False)
+    piece = _piece_maker(Z, names["objects"])
+    ranges = {(s.start, s.stop): r for r, s in enumerate(layout.ranges)}
+    rows = {}
+
+    blocks = [dask.delayed(_call, pure=True)(f, dask_key_name=(names["draw"], b))
+              for b, f in enumerate(draws)]
+
+    def draw_rows(s):
+        r = ranges[(s.start, s.stop)]
+        for b, block in enumerate(blocks):
+            if (b, r) not in rows:
+                rows[b, r] = dask.delayed(_rows, pure=True)(
+                    block, s.start, s.stop,
+                    dask_key_name=(names["draw-rows"], b, r))
+        return [rows[b, r] for b in range(len(blocks))]
+
+    totals, pending, index = {}, {}, {}
+
+    def add(group):
+        """Fold the contributions of a group of tasks into the totals."""
+        for key, outputs in pending.items():
+            k = index.setdefault(key, len(index))
+            totals[key] = dask.delayed(_add, pure=True)(
+                totals.get(key), key, *outputs,
+                dask_key_name=(names["sum"], k, group))
+        pending.clear()
+
+    group = 0
+    for t, task in enumerate(layout.tasks):
+        if t and task[:2] != layout.tasks[t - 1][:2]:
+            add(group)
+            group += 1
+        objects = [piece(s) for s in _task_ranges(layout, task)]
+        read = layout.draw_rows(task)
+        di, dj = (None, None) if read is None else map(draw_rows, read)
+        out = dask.delayed(_block, pure=True)(
+            context, task, objects, di, dj, dask_key_name=(names["block"], t))
+        for key in task_keys(layout, task):
+            pending.setdefault(key, []).append(out)
+    add(group)
+    return totals, blocks, names["block"]
+
+
+def _piece_maker(Z, name):
+    """``piece(s)``: ``(bounds, objects)`` of the range `s` (a slice) of the
+    lazy pooled objects Z, the objects a Delayed read from the chunks of
+    Z's points (one task per range, made once, keyed ``(name, start,
+    stop)``)."""
+    import dask
+
+    sets = isinstance(Z, Bags)
+    points = (Z.points if sets else Z).rechunk({1: -1})
+    pieces = {}
+
+    def piece(s):
+        bounds = (s.start, s.stop)
+        if bounds not in pieces:
+            first, last = ((Z.offsets[s.start], Z.offsets[s.stop]) if sets
+                           else bounds)
+            parts = points[first:last].to_delayed(optimize_graph=False)
+            offsets = (Z.offsets[s.start:s.stop + 1] - first) if sets else None
+            pieces[bounds] = dask.delayed(_piece, pure=True)(
+                list(parts.ravel()), offsets,
+                dask_key_name=(name, *map(int, bounds)))
+        return (bounds, pieces[bounds])
+
+    return piece
+
+
+def cross_dask(spec, Z, value, rows, cols):
+    """The cross test's witness values on Dask: for each range of `rows`
+    (slices of the pooled objects Z, lazy), ``sum over the ranges (c0, c1,
+    weight) of cols of weight * k(rows, Z[c0:c1]).sum(axis=1)``, one task
+    per pair of ranges, added in the order of `cols` (as the threaded
+    pass); computed by the scheduler in use."""
+    import dask
+
+    token = uuid.uuid4().hex
+    piece = _piece_maker(Z, f"{PREFIX}-objects-{token}")
+    context = dask.delayed((spec, value), name=f"{PREFIX}-spec-{token}",
+                           traverse=False)
+    out = []
+    for i, r in enumerate(rows):
+        parts = [dask.delayed(cross_part, pure=True)(
+            context, piece(r)[1], piece(slice(c0, c1))[1], weight,
+            dask_key_name=(f"{PREFIX}-cross-{token}", i, j))
+            for j, (c0, c1, weight) in enumerate(cols)]
+        out.append(dask.delayed(_in_order, pure=True)(
+            *parts, dask_key_name=(f"{PREFIX}-witness-{token}", i)))
+    return dask.compute(*out, optimize_graph=False)
+
+
+def cross_part(context, A, B, weight):
+    """One block of the cross test: ``weight * k(A, B).sum(axis=1)`` at the
+    scale of ``context = (spec, value)``, on one engine and one BLAS
+    thread (the threaded pass and the Dask tasks alike)."""
+    spec, value = context
+    with lapack.one_blas_thread():
+        return spec.finite(spec.matrix(A, B, value, 1)).sum(axis=1) * weight
+
+
+def _in_order(*parts):
+    return sum(parts[1:], parts[0])
+
+
+def _task_ranges(layout, task):
+    """The ranges of pooled objects `block_task` takes for `task` (those it
+    passes to ``spec.take``)."""
+    kind = task[0]
+    rows, cols = layout.objects(task)
+    if layout.mode == "pooled" or kind == "uu":
+        return [rows] if cols == rows else [rows, cols]
+    n = layout.n
+    found = [rows, slice(n + rows.start, n + rows.stop), cols]
+    if kind == "pp":
+        found.append(slice(n + cols.start, n + cols.stop))
+    return list({(s.start, s.stop): s for s in found}.values())
+
+
+def task_keys(layout, task):
+    """The keys of the contributions of `block_task` for `task`, in its
+    order."""
+    kind, i, j = task
+    same = kind != "pu" and i == j
+    if layout.mode == "pooled":
+        return [("flags",), ("quad", i), *([("diag", i)] if same else []),
+                ("fro", i), ("r", i), *([] if same else [("r", j)])]
+    if kind == "uu":
+        return [("flags",), ("rUu", i), *([] if same else [("rUu", j)])]
+    if kind == "pu":
+        return [("flags",), ("rUx", i), ("rUy", i), ("rPu", j)]
+    keys = [("flags",), ("quad", i), *([("trd", i)] if same else [])]
+    if layout.linear:
+        keys += [("rPx", i), ("rPy", i)]
+        if not same:
+            keys += [("rPx", j), ("rPy", j)]
+    return keys
+
+
+# -- the tasks ----------------------------------------------------------------
+
+
+def _call(function):
+    return function()
+
+
+def _rows(block, start, stop):
+    return block[start:stop]
+
+
+def _piece(parts, offsets):
+    """The objects of one range from the chunks of its points (rows): an
+    array, or a Bags with `offsets` (lazy sets have no weights:
+    `_lazy_sets` refuses them)."""
+    points = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    points = np.ascontiguousarray(points)
+    return points if offsets is None else Bags(points, offsets)
+
+
+def _block(context, task, objects, draws_i, draws_j):
+    """One task of a pass: `block_task` on its ranges of objects, with the
+    rows of its draws of each block of the batch (joined), on one thread
+    (one engine thread, one BLAS thread) as `run_blocks` runs it."""
+    spec, scales, layout = context
+    joined = [None if d is None else d[0] if len(d) == 1
+              else np.concatenate(d, axis=1) for d in (draws_i, draws_j)]
+    with lapack.one_blas_thread():
+        return block_task(spec, dict(objects), scales, layout, task, *joined,
+                          1, take=_take)
+
+
+def _take(objects, index):
+    """The objects of the range `index` (a slice of the pooled objects)
+    from a dict of a task's ranges by their bounds."""
+    return objects[(index.start, index.stop)]
+
+
+def _add(total, key, *outputs):
+    """The total of `key` after a group of tasks: their contributions (in
+    `outputs`, the tasks' lists) added to the total before them (None:
+    none yet) in their order, as `run_blocks` adds them."""
+    totals = {} if total is None else {key: total}
+    for contributions in outputs:
+        value = dict(contributions).get(key)
+        if value is None:
+            raise RuntimeError(f"a block task gave no contribution to {key}")
+        add_contribution(totals, key, value)
+    return totals[key]
