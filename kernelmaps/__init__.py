@@ -72,8 +72,8 @@ CostWarning          a call whose estimated time is beyond 10 minutes, said
 """
 
 from ._bags import Bags
-from ._composite import NystroemMap
 from ._config import config_context, get_config, set_config
+from ._nystroem import NystroemMap
 from ._outofcore import RandomFeaturePCA, RandomFeatureRidge, rf_pca, rf_ridge
 from ._two_sample import MMDTestResult, mmd_test
 from ._version import __version__  # noqa: F401  (written by meson)

@@ -58,8 +58,6 @@ ENGINE = "kernelmaps._engine"
 BASE = _modules(_TABLE.get(1, []))
 PUBLIC = _modules(_TABLE.get(2, []))
 COMPOSITE = _modules(_TABLE.get(3, []))
-# the units of layer 3 in the table's order: each may import those before it
-COMPOSITE_ORDER = ["kernelmaps." + name for name in _TABLE.get(3, [])]
 TOP = "kernelmaps"
 USERS = _modules(_TABLE.get(5, []))
 
@@ -206,9 +204,7 @@ def violations(modules):
             if other_layer > layer:
                 found.append(f"{module} imports {target}: upward (layer "
                              f"{layer} -> {other_layer})")
-            elif other_layer == layer and other != own and layer != 1 and not (
-                    layer == 3 and COMPOSITE_ORDER.index(other)
-                    < COMPOSITE_ORDER.index(own)):
+            elif other_layer == layer and other != own and layer != 1:
                 found.append(f"{module} imports {target}: sideways, from unit "
                              f"{own} into unit {other}")
             elif other_layer == 2 and layer in (3, 5) and target != other:
@@ -287,7 +283,7 @@ def test_the_table_names_each_layer():
     table = layer_table()
     assert _modules(table[0]) == {ENGINE} and _modules(table[4]) == {TOP}
     assert "kernelmaps._bags" in BASE and "kernelmaps.sets" in PUBLIC
-    assert "kernelmaps._composite" in COMPOSITE and "kernelmaps.sklearn" in USERS
+    assert "kernelmaps._two_sample" in COMPOSITE and "kernelmaps.sklearn" in USERS
 
 
 def test_layers_hold(tree):
@@ -317,18 +313,17 @@ def test_every_layer_is_populated(tree):
      "a private module of kernelmaps.sets"),
     ("kernelmaps.sets._extra", "import kernelmaps.nothing\n", "does not exist"),
     # a unit over several public units: their faces only, and never upward
-    ("kernelmaps._composite._nystroem", "from ..sets._mean_map import mmd\n",
+    ("kernelmaps._nystroem", "from .sets._mean_map import mmd\n",
      "a private module of kernelmaps.sets"),
-    ("kernelmaps._composite._nystroem", "from ..sklearn import SetKernel\n",
+    ("kernelmaps._nystroem", "from .sklearn import SetKernel\n",
      "upward (layer 3 -> 5)"),
-    ("kernelmaps.sets._extra", "from .._composite import NystroemMap\n",
+    ("kernelmaps.sets._extra", "from .._nystroem import NystroemMap\n",
      "upward (layer 2 -> 3)"),
-    # within layer 3, the table's order: the tests use the specs, not back
-    ("kernelmaps._composite._extra", "from .._two_sample import mmd_test\n",
-     "sideways, from unit kernelmaps._composite into unit "
+    ("kernelmaps._nystroem", "from ._two_sample import mmd_test\n",
+     "sideways, from unit kernelmaps._nystroem into unit "
      "kernelmaps._two_sample"),
     # a private name of another unit, even through its face
-    ("kernelmaps._composite._extra", "from ..sets import _renyi\n",
+    ("kernelmaps._two_sample._extra", "from ..sets import _renyi\n",
      "imports _renyi from kernelmaps.sets: a private name of unit "
      "kernelmaps.sets"),
     ("kernelmaps.histograms._extra", "from .._engine.layout import _X\n",

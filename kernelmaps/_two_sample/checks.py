@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._composite._dask_blocks import is_lazy_input, lazy_samples
 from .._config import working_memory_bytes
+from .._lazy import is_lazy_input, lazy_samples
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
 from .._spec import (

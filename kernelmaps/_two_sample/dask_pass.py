@@ -1,6 +1,6 @@
 """The block passes of the resampling tests (`blocks`) and the cross
 test's blocks as Dask tasks, for Dask input (the samples checked lazily by
-`kernelmaps._composite._dask_blocks.lazy_samples`).
+`kernelmaps._lazy.lazy_samples`).
 
 A pass (`run_blocks_dask`: one kernel's spec, one batch of resamples) is
 the graph of `pass_graph`, its keys named ``mmd_test-<part>-<token>``:

@@ -3,7 +3,7 @@ MMD, MMD kernel, median heuristic; kNN Renyi divergences and their kernels;
 sliced-Wasserstein distances and their kernel) and explicit feature maps of
 sets (random Fourier features of their points, RDF, DRDF, EMK,
 sliced-Wasserstein quantile features). The two-sample tests, on sets and
-every other kind of object, are in ``kernelmaps._composite``."""
+every other kind of object, are in ``kernelmaps._two_sample``."""
 
 from ._divergence import (
     divergence_kernel,

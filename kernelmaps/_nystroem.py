@@ -13,13 +13,13 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
-from .._base import FeatureMap, check_weights_kept
-from .._engine import lapack
-from .._parallel import resolve_workers
-from .._spec import SPECS, spec_for
-from .._transforms import blocked_rows, blocked_sets, is_lazy
-from .._validation import check_choice, check_rng, check_scalar
-from .._warnings import warn_caller
+from ._base import FeatureMap, check_weights_kept
+from ._engine import lapack
+from ._parallel import resolve_workers
+from ._spec import SPECS, spec_for
+from ._transforms import blocked_rows, blocked_sets, is_lazy
+from ._validation import check_choice, check_rng, check_scalar
+from ._warnings import warn_caller
 
 __all__ = ["NystroemMap"]
 

@@ -10,10 +10,10 @@ The tests' passes over them are Dask tasks (`kernelmaps._two_sample.dask_pass`).
 
 import numpy as np
 
-from .._bags import Bags, pack_sets
-from .._probes import all_finite, as_float_array, float_dtype, is_dask_array
-from .._transforms import is_lazy, map_delayed
-from .._validation import check_rows, check_sets, check_unweighted_beside_lazy
+from ._bags import Bags, pack_sets
+from ._probes import all_finite, as_float_array, float_dtype, is_dask_array
+from ._transforms import is_lazy, map_delayed
+from ._validation import check_rows, check_sets, check_unweighted_beside_lazy
 
 __all__ = ["is_lazy_input", "lazy_samples"]
 
