@@ -99,7 +99,10 @@ from kernelmaps import (
 )
 
 try:  # the pooled matrix of mmd_test: its kernel spec (older: a function)
-    from kernelmaps._spec import PointSpec
+    try:
+        from kernelmaps._spec import PointSpec
+    except ImportError:
+        from kernelmaps._composite._specs import PointSpec
 
     def pooled_point_kernel(points, kernel, gamma, workers):
         return PointSpec(kernel).matrix(points, None, gamma, workers)
