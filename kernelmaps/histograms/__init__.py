@@ -10,12 +10,9 @@ from ._exact import (
     intersection_kernel,
     js_kernel,
 )
-from ._maps import (
-    Chi2ChebyshevMap,
-    Chi2DirectMap,
-    ExpChi2Features,
-    HomogeneousKernelMap,
-)
+from ._exp_chi2 import ExpChi2Features
+from ._homogeneous import HomogeneousKernelMap
+from ._maps import Chi2ChebyshevMap, Chi2DirectMap
 from ._specs import AdditiveSpec, ExpChi2Spec
 
 __all__ = [
