@@ -7,6 +7,7 @@ import numpy as np
 import scipy.linalg
 
 from ._engine import lapack
+from ._engine.layout import max_abs, power_of_two_exponent
 from ._parallel import resolve_workers
 from ._validation import (
     DTYPE_DOC,
@@ -247,7 +248,7 @@ class PSDProjector:
         method = check_choice(self.method, "method", _METHODS)
         K = _symmetrize(K_train)
         self.n_train_ = K.shape[0]
-        self._exponent = _unit_exponent(K)
+        self._exponent = -power_of_two_exponent(max_abs(K))
         unit = np.ldexp(K, -self._exponent)
         self._unit_eigenvalues = np.zeros(0)
         self.eigenvectors_ = np.zeros((K.shape[0], 0))
@@ -294,7 +295,7 @@ class PSDProjector:
                 f"K_test_train has {K.shape[1]} columns but the projector was "
                 f"fitted on {self.n_train_} training sets"
             )
-        exponent = _unit_exponent(K)
+        exponent = -power_of_two_exponent(max_abs(K))
         unit = np.ldexp(K, -exponent)
         if self.method == "square":
             return _scale_back(lapack.matmul(unit, self._train),
@@ -318,12 +319,6 @@ def _symmetrize(K):
     if np.abs(K).max(initial=0.0) > 2.0**1020:  # K + K.T would overflow
         return K / 2 + K.T / 2
     return (K + K.T) / 2
-
-
-def _unit_exponent(K):
-    """e with max |K| / 2**e in [0.5, 1) (0 for a zero matrix)."""
-    top = float(np.abs(K).max(initial=0.0))
-    return math.frexp(top)[1] if top > 0 else 0
 
 
 def _scale_back(A, exponent, name, method):
