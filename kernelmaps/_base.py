@@ -171,10 +171,11 @@ class Estimator:
         fitted."""
         if not self.__sklearn_is_fitted__():
             name = type(self).__name__
+            method = "transform" if hasattr(self, "transform") else "predict"
+            also = ", or fit_transform(X)" if hasattr(self, "fit_transform") else ""
             raise ValueError(
                 f"this {name} is not fitted yet: call fit(X) with training data "
-                f"first (e.g. {name}(...).fit(X_train).transform(X)), or "
-                f"fit_transform(X)"
+                f"first (e.g. {name}(...).fit(X_train).{method}(X)){also}"
             )
 
     def _check_width(self, width, name="X", expected=_FITTED):
