@@ -59,6 +59,8 @@ class Estimator:
         init = cls.__dict__.get("__init__")
         if init is not None and "rng" in inspect.signature(init).parameters:
             cls.__init__ = _naming_rng(init)
+        if "transform" in cls.__dict__ and issubclass(cls, FeatureMap):
+            cls.transform = _as_public_transform(cls.__dict__["transform"])
 
     @classmethod
     def _param_names(cls):
@@ -199,13 +201,10 @@ class FeatureMap(Estimator):
     ``n_features_in_`` and ``n_features_out_``); in `transform` they call
     ``self._check_fitted()``, then ``self._check_width`` on the width of
     the input. Maps that learn nothing (``_stateless``) transform without
-    `fit`, inputs of any width.
+    `fit`, inputs of any width. Their `transform` checks the memory of its
+    output first and gives it in the container of `set_output`
+    (`_as_public_transform`).
     """
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if "transform" in cls.__dict__:
-            cls.transform = _as_public_transform(cls.__dict__["transform"])
 
     def fit(self, X, y=None, *, workers=None, progress=False):
         """Learn the map's data-dependent parameters from training data; a

@@ -30,12 +30,11 @@ def _block_stats(X, y, fmaps, pcas, block_name, map_name):
     its X), and a block without a map is checked as features."""
     Z = []
     for i, f in enumerate(fmaps):
-        if f is None:
-            Z.append(features(None, X, None, block_name))
-            continue
         try:
-            Z.append(f.transform(X))
+            Z.append(features(f, X, None, block_name))
         except (ValueError, TypeError) as err:
+            if f is None:
+                raise
             label = map_name if len(fmaps) == 1 else f"{map_name}[{i}]"
             raise type(err)(
                 f"{label} cannot transform {block_name} (its X): {err}"
