@@ -335,7 +335,7 @@ fill_docs((PSDProjector.fit_transform, PSDProjector.transform), indent=4,
 
 
 def _symmetrize(K):
-    if np.abs(K).max(initial=0.0) > 2.0**1020:  # K + K.T would overflow
+    if max_abs(K) > 2.0**1020:  # K + K.T would overflow
         return K / 2 + K.T / 2
     return (K + K.T) / 2
 
@@ -346,13 +346,12 @@ def _scale_back(A, exponent, name, method):
     a product) where all of a non-zero result underflows."""
     with np.errstate(over="ignore", under="ignore"):
         out = _check_result(np.ldexp(A, exponent), name, method)
-    if method == "square" and A.size:
-        top = float(np.abs(A).max())
-        if top > 0 and math.ldexp(top, exponent) < np.finfo(np.float64).tiny:
-            raise ValueError(
-                f"the 'square' projection of {name} underflows float64 for this "
-                f"input (its entries would be below 2.2e-308); scale {name} up"
-            )
+    top = max_abs(A) if method == "square" else 0.0
+    if top > 0 and math.ldexp(top, exponent) < np.finfo(np.float64).tiny:
+        raise ValueError(
+            f"the 'square' projection of {name} underflows float64 for this "
+            f"input (its entries would be below 2.2e-308); scale {name} up"
+        )
     return out
 
 
