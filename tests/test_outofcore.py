@@ -734,6 +734,11 @@ def bad_cases():
          TypeError, r"feature_maps\[1\] has no transform method"),
         ("feature_maps int", lambda: rf_ridge(two, ys, 5, 2), TypeError,
          "feature_maps must be a feature map"),
+        # before: NumPy's "zero-size array to reduction operation maximum"
+        ("no features", lambda: rf_ridge([Xs[:, :0]], Xs[:, 0], None, None),
+         ValueError, r"chunks block 0 is empty \(shape \(\d+, 0\)\)"),
+        ("no features pca", lambda: rf_pca(Xs[:, :0], None, None), ValueError,
+         r"chunks block 0 is empty"),
         ("feature_maps empty", lambda: rf_ridge(two, ys, [], 2), ValueError,
          "feature_maps is empty"),
         ("feature_map int", lambda: rf_pca(two, 5, 2), TypeError,

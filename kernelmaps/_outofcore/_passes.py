@@ -253,7 +253,7 @@ def check_moments(moments, name="chunks", y_name=None):
 def features(fmap, X, width, name="X"):
     """The features of `X` (argument `name`) by `fmap`, or `X` itself
     checked as features when `fmap` is None: a 2-D real, finite array of
-    `width` columns (None: any) and at least one row (float32 kept), a
+    `width` columns (None: any), not empty (float32 kept), a
     sparse matrix of them, or a Dask array (checked as far as it can be
     without computing it)."""
     if fmap is not None:
@@ -278,7 +278,7 @@ def features(fmap, X, width, name="X"):
                              f"{Z.shape}")
         if not np.isfinite(Z).all():
             raise ValueError(f"{name} contains NaN or infinity")
-    if Z.shape[0] == 0:
+    if 0 in Z.shape:
         raise ValueError(f"{name} is empty (shape {Z.shape})")
     if width is not None and Z.shape[1] != width:
         raise ValueError(f"{name} has {Z.shape[1]} features, but the model was "
