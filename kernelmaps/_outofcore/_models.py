@@ -31,6 +31,8 @@ class _OutOfCore(Estimator):
     """The out-of-core models: fitted by passes over blocks of data; their
     fitted arrays are read-only views (the arrays themselves untouched)."""
 
+    _takes_sparse = True  # (blocks of CSR rows, without a map or through one)
+
     def __sklearn_is_fitted__(self):
         return hasattr(self, "n_samples_")
 
