@@ -53,11 +53,11 @@ def _read_only(value):
 
 class RandomFeaturePCA(_OutOfCore):
     """Principal components of features computed out of core: `rf_pca`
-    as an estimator (``RandomFeaturePCA(feature_map, n_components).fit(
-    chunks)``), of the maps' protocol (`get_params`, `set_params`,
-    ``clone``); its fitted arrays are read-only.
-    It takes fitted maps: ``clone`` clones them too, unfitted (set
-    fitted ones before `fit`).
+    as an estimator (``rf_pca(chunks, feature_map, n_components)`` is
+    ``RandomFeaturePCA(feature_map, n_components).fit(chunks)``), of the
+    maps' protocol (`get_params`, `set_params`, ``clone``); its fitted
+    arrays are read-only. It takes a fitted map: ``clone`` clones it too,
+    unfitted (set a fitted one before `fit`).
 
     Parameters
     ----------
@@ -102,6 +102,10 @@ class RandomFeaturePCA(_OutOfCore):
     >>> pca = rf_pca([X[:300], X[300:]], fmap, 5)
     >>> type(pca).__name__, pca.n_samples_, pca.transform(X[:4]).shape
     ('RandomFeaturePCA', 600, (4, 5))
+    >>> from kernelmaps import RandomFeaturePCA
+    >>> same = RandomFeaturePCA(fmap, 5).fit([X[:300], X[300:]])
+    >>> bool(np.array_equal(same.components_, pca.components_))
+    True
     """
 
     def __init__(self, feature_map=None, n_components=None):
@@ -319,12 +323,12 @@ def _pseudo_solve(lam, Q, v, alpha):
 
 class RandomFeatureRidge(_OutOfCore):
     """Ridge regression on the principal components of random features,
-    computed out of core: `rf_ridge` as an estimator
-    (``RandomFeatureRidge(feature_maps, n_components, alpha=...).fit(
-    chunks, y_chunks)``), of the maps' protocol (`get_params`,
-    `set_params`, ``clone``); its fitted arrays are read-only.
-    It takes fitted maps: ``clone`` clones them too, unfitted (set
-    fitted ones before `fit`).
+    computed out of core: `rf_ridge` as an estimator (``rf_ridge(chunks,
+    y_chunks, feature_maps, n_components, alpha=a)`` is
+    ``RandomFeatureRidge(feature_maps, n_components, alpha=a).fit(chunks,
+    y_chunks)``), of the maps' protocol (`get_params`, `set_params`,
+    ``clone``); its fitted arrays are read-only. It takes fitted maps:
+    ``clone`` clones them too, unfitted (set fitted ones before `fit`).
 
     The weights act on the unprojected features: ``predict(X)`` is
     ``sum_l feature_maps[l].transform(X) @ coef_[l] + intercept_``, with no
