@@ -187,8 +187,8 @@ def power_of_two_exponent(top, target=0):
     `top` of some data (`max_abs`) into ``[2**(target - 1), 2**target)``:
     ``e = target - frexp(top)[1]``; 0 where `top` is 0 (nothing to scale).
 
-    Every scaling of the package by a power of two chooses its exponent
-    here; the caller's rule is `target`: 0 for values at most 1 (the
+    The power-of-two scalings of the package choose their exponent here,
+    each caller's rule being `target`: 0 for values at most 1 (the
     sliced-Wasserstein projections, the PSD projection's eigenproblems),
     480 for float64 distances that neither overflow nor underflow (the
     median heuristic), about half the dtype's exponent range for squared
