@@ -1,13 +1,17 @@
-"""Base class of the feature maps: the scikit-learn estimator protocol,
-without importing scikit-learn.
+"""Base classes of everything that fits: the scikit-learn estimator
+protocol, without importing scikit-learn.
 
-The constructor stores its arguments as given; `fit` checks them, draws,
-learns, and sets the fitted attributes (names ending in ``_``), replacing
-those of an earlier fit; `get_params`, `set_params` and scikit-learn's
-``clone`` work from the constructor's signature. A map whose frequencies
-were drawn at random keeps, as ``_draw``, the recipe that drew them (see
-`_draws.FourierDraw`): pickles hold the recipe, not the arrays, so that a
-map of any size travels to Dask workers or to disk in a few hundred bytes.
+The constructor stores its arguments as given; `fit` checks them, learns,
+and sets the fitted attributes (names ending in ``_``), replacing those of
+an earlier fit, and returns the estimator; ``workers`` (threads) and
+``progress`` are arguments of `fit` and `transform`, not of the
+constructor; `get_params`, `set_params` and scikit-learn's ``clone`` work
+from the constructor's signature (`Estimator`). The feature maps add
+`fit_transform`, feature names and output containers (`FeatureMap`). A map
+whose frequencies were drawn at random keeps, as ``_draw``, the recipe that
+drew them (see `_draws.FourierDraw`): pickles hold the recipe, not the
+arrays, so that a map of any size travels to Dask workers or to disk in a
+few hundred bytes.
 """
 
 import functools
@@ -25,36 +29,37 @@ from ._probes import is_dask_array
 from ._validation import check_choice, check_size
 from ._warnings import PACKAGE, warn_caller
 
-__all__ = ["FeatureMap", "check_weights_kept", "fit_weighted"]
+__all__ = ["Estimator", "FeatureMap", "check_weights_kept", "fit_weighted"]
 
 # `_check_width`'s default: the width of the fit.
 _FITTED = object()
 
 
-class FeatureMap:
-    """Base of the feature maps.
+class Estimator:
+    """Base of everything that fits: the maps, `PSDProjector`, the
+    out-of-core models.
 
-    Subclasses implement ``_fit(X, workers, progress)``, which checks the
-    parameters and `X` and returns the fitted attributes as a dict (with
-    ``n_features_in_`` and ``n_features_out_``); in `transform` they call
-    ``self._check_fitted()``, then ``self._check_width`` on the width of
-    the input. Maps that learn nothing (``_stateless``) transform without
-    `fit`, inputs of any width. The input a map takes, for scikit-learn's
-    tags: sets (``_takes_sets``), CSR matrices (``_takes_sparse``),
-    non-negative values only (``_positive_only``).
+    The constructor stores its arguments; `fit` sets the fitted attributes
+    through ``self._set_fitted(state)`` and returns self; methods that need
+    a fit call ``self._check_fitted()`` first. For scikit-learn's tags: an
+    estimator that learns nothing (``_stateless``) needs no fit; the input
+    it takes: sets (``_takes_sets``), CSR matrices (``_takes_sparse``),
+    non-negative values only (``_positive_only``), kernel matrices
+    (``_pairwise``).
     """
 
     _stateless = False
     _takes_sets = False
     _takes_sparse = False
     _positive_only = False
+    _pairwise = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")
         if init is not None and "rng" in inspect.signature(init).parameters:
             cls.__init__ = _naming_rng(init)
-        if "transform" in cls.__dict__:
+        if "transform" in cls.__dict__ and issubclass(cls, FeatureMap):
             cls.transform = _as_public_transform(cls.__dict__["transform"])
 
     @classmethod
@@ -78,7 +83,7 @@ class FeatureMap:
         params = {}
         for name in self._param_names():
             value = getattr(self, name)
-            if deep and isinstance(value, FeatureMap):
+            if deep and isinstance(value, Estimator):
                 params.update((f"{name}__{k}", v) for k, v in
                               value.get_params().items())
             params[name] = value
@@ -107,7 +112,7 @@ class FeatureMap:
                 setattr(self, name, value)
         for name, sub in nested.items():
             value = getattr(self, name)
-            if not isinstance(value, FeatureMap):
+            if not isinstance(value, Estimator):
                 raise ValueError(
                     f"{name} of {type(self).__name__} is {value!r}, which has no "
                     f"parameters: set {name} to a map first"
@@ -131,7 +136,8 @@ class FeatureMap:
             transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]),
             input_tags=InputTags(two_d_array=not self._takes_sets,
                                  sparse=self._takes_sparse,
-                                 positive_only=self._positive_only),
+                                 positive_only=self._positive_only,
+                                 pairwise=self._pairwise),
             requires_fit=not self._stateless)
 
     def __sklearn_is_fitted__(self):
@@ -153,6 +159,52 @@ class FeatureMap:
 
         state = {k: v for k, v in vars(self).items() if k != "_draw"}
         return (type(self).__qualname__, normalize_token(sorted(state.items())))
+
+    def _set_fitted(self, state):
+        """Replace the fitted attributes of an earlier fit by `state`."""
+        for name in [k for k in vars(self)
+                     if k.endswith("_") or k in ("_draw", "_fit_weighted")]:
+            delattr(self, name)
+        vars(self).update(state)
+        return self
+
+    def _check_fitted(self):
+        """Raise the error that says what to call when the map is not
+        fitted."""
+        if not self.__sklearn_is_fitted__():
+            name = type(self).__name__
+            method = "transform" if hasattr(self, "transform") else "predict"
+            also = ", or fit_transform(X)" if hasattr(self, "fit_transform") else ""
+            raise ValueError(
+                f"this {name} is not fitted yet: call fit(X) with training data "
+                f"first (e.g. {name}(...).fit(X_train).{method}(X)){also}"
+            )
+
+    def _check_width(self, width, name="X", expected=_FITTED):
+        """Raise the ValueError of an input `name` of `width` features (per
+        point, bin or row) where the map was fitted on another width (or,
+        given, `expected`; None: any width)."""
+        if expected is _FITTED:
+            expected = getattr(self, "n_features_in_", None)
+        if expected is not None and width != expected:
+            raise ValueError(
+                f"{name} has {width} features, but {type(self).__name__} is "
+                f"expecting {expected} features as input"
+            )
+
+
+class FeatureMap(Estimator):
+    """Base of the feature maps.
+
+    Subclasses implement ``_fit(X, workers, progress)``, which checks the
+    parameters and `X` and returns the fitted attributes as a dict (with
+    ``n_features_in_`` and ``n_features_out_``); in `transform` they call
+    ``self._check_fitted()``, then ``self._check_width`` on the width of
+    the input. Maps that learn nothing (``_stateless``) transform without
+    `fit`, inputs of any width. Their `transform` checks the memory of its
+    output first and gives it in the container of `set_output`
+    (`_as_public_transform`).
+    """
 
     def fit(self, X, y=None, *, workers=None, progress=False):
         """Learn the map's data-dependent parameters from training data; a
@@ -257,37 +309,6 @@ class FeatureMap:
 
     def _fit(self, X, workers, progress):
         raise NotImplementedError
-
-    def _set_fitted(self, state):
-        """Replace the fitted attributes of an earlier fit by `state`."""
-        for name in [k for k in vars(self)
-                     if k.endswith("_") or k in ("_draw", "_fit_weighted")]:
-            delattr(self, name)
-        vars(self).update(state)
-        return self
-
-    def _check_fitted(self):
-        """Raise the error that says what to call when the map is not
-        fitted."""
-        if not self.__sklearn_is_fitted__():
-            name = type(self).__name__
-            raise ValueError(
-                f"this {name} is not fitted yet: call fit(X) with training data "
-                f"first (e.g. {name}(...).fit(X_train).transform(X)), or "
-                f"fit_transform(X)"
-            )
-
-    def _check_width(self, width, name="X", expected=_FITTED):
-        """Raise the ValueError of an input `name` of `width` features (per
-        point, bin or row) where the map was fitted on another width (or,
-        given, `expected`; None: any width)."""
-        if expected is _FITTED:
-            expected = getattr(self, "n_features_in_", None)
-        if expected is not None and width != expected:
-            raise ValueError(
-                f"{name} has {width} features, but {type(self).__name__} is "
-                f"expecting {expected} features as input"
-            )
 
     def _check_names(self, X, *, reset):
         """Record the column names of a DataFrame `X` in ``fit`` (`reset`),

@@ -17,6 +17,7 @@ import scipy.sparse
 from scipy.spatial.distance import pdist
 
 from ._bags import Bags
+from ._engine.layout import max_abs, power_of_two_exponent
 from ._probes import is_dask_array
 from ._validation import check_points, check_rng, check_scalar, check_sets, check_size
 
@@ -93,10 +94,10 @@ def scaled_distances(points, kernel):
     """The distances of `kernel` (squared Euclidean for "rbf", L1 for
     "laplacian") between the rows of `points`, and the exponent e they are
     computed at: on the points times 2**e (exact), for a largest magnitude
-    of about 2**480, so that they neither overflow nor underflow. The
-    gammas found from them are scaled back by `unscaled_gammas`."""
-    top = float(np.abs(points).max())
-    exponent = 480 - math.frexp(top)[1] if top > 0 else 0
+    of about 2**480 (`power_of_two_exponent`), so that they neither
+    overflow nor underflow. The gammas found from them are scaled back by
+    `unscaled_gammas`."""
+    exponent = power_of_two_exponent(max_abs(points), 480)
     scaled = np.ldexp(np.asarray(points, dtype=np.float64), exponent)
     return pdist(scaled, _METRICS[kernel]), exponent
 

@@ -423,6 +423,9 @@ def check_kernel_matrix(K, name="K", *, square=True, keep_float32=False):
     """Validate a kernel (or divergence) matrix: a non-empty, finite, real
     2-D array, square unless `square` is False; returned as float64 (float32
     kept as it is with `keep_float32`)."""
+    if scipy.sparse.issparse(K):
+        raise TypeError(f"{name} must be a dense 2-D array of real numbers: sparse "
+                        f"kernel matrices are not supported (toarray() first)")
     try:
         arr = np.asarray(K)
     except (TypeError, ValueError):

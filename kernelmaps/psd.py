@@ -6,7 +6,9 @@ import math
 import numpy as np
 import scipy.linalg
 
+from ._base import Estimator
 from ._engine import lapack
+from ._engine.layout import max_abs, power_of_two_exponent
 from ._parallel import resolve_workers
 from ._validation import (
     DTYPE_DOC,
@@ -109,7 +111,7 @@ def project_psd(K, *, method="clip", dtype=None, workers=None):
     return PSDProjector(method)._fit_transform(K, "K", dtype, workers)
 
 
-class PSDProjector:
+class PSDProjector(Estimator):
     """Make a training kernel positive semi-definite and apply the same
     linear map to test-vs-train kernel rows.
 
@@ -126,6 +128,12 @@ class PSDProjector:
     For "clip", "flip" and "square", ``transform(K_train)`` equals
     ``project_psd(K_train)``.
 
+    A scikit-learn estimator (without importing scikit-learn) as the maps
+    are: `get_params`, `set_params`, ``clone``, pickling; tagged
+    ``pairwise``, so that scikit-learn's cross-validation gives it the
+    training kernel of each fold, e.g. before ``SVC(kernel="precomputed")``
+    in a Pipeline.
+
     Parameters
     ----------
     method : {"clip", "flip", "shift", "square"}, default="clip"
@@ -135,6 +143,8 @@ class PSDProjector:
     ----------
     n_train_ : int
         Size of the training kernel.
+    n_features_in_, n_features_out_ : int
+        Columns of the kernel rows taken and returned: ``n_train_``.
     eigenvalues_ : ndarray (n_negative,)
         The negative eigenvalues of the symmetrised training kernel.
     eigenvectors_ : ndarray (n_train, n_negative)
@@ -165,16 +175,20 @@ class PSDProjector:
     array([[0.578, 0.786, 0.578]])
     """
 
+    _pairwise = True
+
     def __init__(self, method="clip"):
         self.method = method
 
-    def fit(self, K_train, *, workers=None):
+    def fit(self, K_train, y=None, *, workers=None):
         """Decompose the symmetrised training kernel (as `project_psd`: Ctrl-C
         cannot stop a factorisation once it has started).
 
         Parameters
         ----------
         K_train : array_like (n, n)
+        y : None
+            Ignored (for the scikit-learn convention).
         workers : int, optional
             Threads of the BLAS in the factorisations, at most (see
             `project_psd`).
@@ -184,15 +198,17 @@ class PSDProjector:
         self : PSDProjector
         """
         n_threads = resolve_workers(workers)
-        self._fit(check_kernel_matrix(K_train, "K_train"), "K_train", n_threads)
-        return self
+        K = check_kernel_matrix(K_train, "K_train")
+        return self._set_fitted(self._decomposed(K, "K_train", n_threads)[0])
 
-    def fit_transform(self, K_train, *, dtype=None, workers=None):
+    def fit_transform(self, K_train, y=None, *, dtype=None, workers=None):
         """Fit, and return the projected training kernel (`project_psd`).
 
         Parameters
         ----------
         K_train : array_like (n, n)
+        y : None
+            Ignored (for the scikit-learn convention).
         {dtype}
             The floating input is `K_train`.
         workers : int, optional
@@ -214,7 +230,8 @@ class PSDProjector:
 
     def _projected(self, K_train, name, n_threads):
         """Fit on the validated float64 `K_train`; the projection, float64."""
-        K = self._fit(K_train, name, n_threads)
+        state, K = self._decomposed(K_train, name, n_threads)
+        self._set_fitted(state)
         if self.method == "square":
             return _scale_back(_symmetrize(lapack.matmul(self._train, self._train)),
                                2 * self._exponent, name, "square")
@@ -236,37 +253,36 @@ class PSDProjector:
         unit -= correction
         return _scale_back(unit, self._exponent, name, self.method)
 
-    def _fit(self, K_train, name, n_threads):
-        """Fit on the validated float64 `K_train` (the argument `name`), the
-        factorisations on at most `n_threads` BLAS threads; return the
-        symmetrised training kernel (a new array).
+    def _decomposed(self, K_train, name, n_threads):
+        """The fitted attributes of the validated float64 `K_train` (the
+        argument `name`), the factorisations on at most `n_threads` BLAS
+        threads, and the symmetrised training kernel (a new array).
 
         The decompositions run on the matrix scaled by a power of two to a
         largest entry in [0.5, 1) (exact), so that their results do not
         overflow or underflow at any scale of K_train."""
         method = check_choice(self.method, "method", _METHODS)
         K = _symmetrize(K_train)
-        self.n_train_ = K.shape[0]
-        self._exponent = _unit_exponent(K)
-        unit = np.ldexp(K, -self._exponent)
-        self._unit_eigenvalues = np.zeros(0)
-        self.eigenvectors_ = np.zeros((K.shape[0], 0))
-        self._train = unit if method == "square" else None
+        n = K.shape[0]
+        exponent = -power_of_two_exponent(max_abs(K))
+        unit = np.ldexp(K, -exponent)
+        values, vectors = np.zeros(0), np.zeros((n, 0))
         with lapack.blas_threads(n_threads):
             n_negative = _count_negative(unit) if method != "square" else 0
             if method == "shift" and n_negative:
                 w = scipy.linalg.eigh(unit, eigvals_only=True,
                                       subset_by_index=[0, 0], driver="evr")
-                self._unit_eigenvalues = w[w < 0]
+                values = w[w < 0]
             elif n_negative:
-                self._unit_eigenvalues, self.eigenvectors_ = _negative_eigenpairs(
-                    unit, n_negative)
-        self.eigenvalues_ = _scale_back(self._unit_eigenvalues, self._exponent,
-                                        name, method)
-        self.shift_ = float(-self.eigenvalues_.min()) if self.eigenvalues_.size else 0.0
-        return K
+                values, vectors = _negative_eigenpairs(unit, n_negative)
+        eigenvalues = _scale_back(values, exponent, name, method)
+        return {"n_train_": n, "n_features_in_": n, "n_features_out_": n,
+                "eigenvalues_": eigenvalues, "eigenvectors_": vectors,
+                "shift_": float(-eigenvalues.min()) if eigenvalues.size else 0.0,
+                "_exponent": exponent, "_unit_eigenvalues": values,
+                "_train": unit if method == "square" else None}, K
 
-    def transform(self, K_test_train, *, dtype=None):
+    def transform(self, K_test_train, *, dtype=None, workers=None):
         """Map test-vs-train kernel rows as the training kernel was mapped.
 
         Parameters
@@ -274,18 +290,22 @@ class PSDProjector:
         K_test_train : array_like (m, n_train)
         {dtype}
             The floating input is `K_test_train`.
+        workers : int, optional
+            Threads of the BLAS in the products, at most (see
+            `project_psd`).
 
         Returns
         -------
         K_psd : ndarray of float32 or float64 (see `dtype`), shape (m, n_train)
         """
-        if not hasattr(self, "n_train_"):
-            raise ValueError("this PSDProjector is not fitted yet; call fit first")
+        self._check_fitted()
+        n_threads = resolve_workers(workers)
         K = check_kernel_matrix(K_test_train, "K_test_train", square=False,
                                 keep_float32=True)
         out = check_dtype(dtype, K)
-        return cast_output(self._transformed(K.astype(np.float64, copy=False)),
-                           out, "K_test_train")
+        with lapack.blas_threads(n_threads):
+            K_psd = self._transformed(K.astype(np.float64, copy=False))
+        return cast_output(K_psd, out, "K_test_train")
 
     def _transformed(self, K):
         """`transform` of the validated float64 `K`, in float64."""
@@ -294,7 +314,7 @@ class PSDProjector:
                 f"K_test_train has {K.shape[1]} columns but the projector was "
                 f"fitted on {self.n_train_} training sets"
             )
-        exponent = _unit_exponent(K)
+        exponent = -power_of_two_exponent(max_abs(K))
         unit = np.ldexp(K, -exponent)
         if self.method == "square":
             return _scale_back(lapack.matmul(unit, self._train),
@@ -315,15 +335,9 @@ fill_docs((PSDProjector.fit_transform, PSDProjector.transform), indent=4,
 
 
 def _symmetrize(K):
-    if np.abs(K).max(initial=0.0) > 2.0**1020:  # K + K.T would overflow
+    if max_abs(K) > 2.0**1020:  # K + K.T would overflow
         return K / 2 + K.T / 2
     return (K + K.T) / 2
-
-
-def _unit_exponent(K):
-    """e with max |K| / 2**e in [0.5, 1) (0 for a zero matrix)."""
-    top = float(np.abs(K).max(initial=0.0))
-    return math.frexp(top)[1] if top > 0 else 0
 
 
 def _scale_back(A, exponent, name, method):
@@ -332,13 +346,12 @@ def _scale_back(A, exponent, name, method):
     a product) where all of a non-zero result underflows."""
     with np.errstate(over="ignore", under="ignore"):
         out = _check_result(np.ldexp(A, exponent), name, method)
-    if method == "square" and A.size:
-        top = float(np.abs(A).max())
-        if top > 0 and math.ldexp(top, exponent) < np.finfo(np.float64).tiny:
-            raise ValueError(
-                f"the 'square' projection of {name} underflows float64 for this "
-                f"input (its entries would be below 2.2e-308); scale {name} up"
-            )
+    top = max_abs(A) if method == "square" else 0.0
+    if top > 0 and math.ldexp(top, exponent) < np.finfo(np.float64).tiny:
+        raise ValueError(
+            f"the 'square' projection of {name} underflows float64 for this "
+            f"input (its entries would be below 2.2e-308); scale {name} up"
+        )
     return out
 
 

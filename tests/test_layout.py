@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from kernelmaps._engine.layout import TILE_ROWS, pack_cols, pack_rows, scaled, tile_cols
+from kernelmaps._engine.layout import (
+    TILE_ROWS,
+    max_abs,
+    pack_cols,
+    pack_rows,
+    power_of_two_exponent,
+    scaled,
+    tile_cols,
+)
 
 # float32 at its largest, near its smallest normal and subnormal, and plain
 # values (float32 numbers: the same in both dtypes); exponents inside and
@@ -68,3 +76,20 @@ def test_narrowing_rounds_the_exact_product_once():
         assert_array_equal(scaled(x, e, np.float32),
                            (x * 2.0**e).astype(np.float32))
         assert scaled(x, e, np.float32)[0, 0] == 2.0 ** (e - 150)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("target", [0, 60, 480, -3])
+def test_power_of_two_exponent_takes_the_largest_value_into_its_binade(dtype, target):
+    # the one exponent rule of every power-of-two scaling: 2**e max|a| in
+    # [2**(target - 1), 2**target), exactly, from subnormal to the largest
+    # finite value of the dtype; 0 for all-zero data
+    info = np.finfo(dtype)
+    for top in (info.smallest_subnormal, info.tiny, 1.0, 0.75, 3.0, 1e30,
+                info.max):
+        a = np.array([[0.5 * top, -top], [0.0, top / 3]], dtype=dtype)
+        e = power_of_two_exponent(max_abs(a), target)
+        scaled_top = np.abs(np.ldexp(a.astype(np.float64), e)).max()  # exact
+        assert 2.0 ** (target - 1) <= scaled_top < 2.0**target, (top, e)
+    assert power_of_two_exponent(max_abs(np.zeros((3, 2), dtype)), target) == 0
+    assert power_of_two_exponent(max_abs(None, np.zeros(0)), target) == 0

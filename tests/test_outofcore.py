@@ -24,6 +24,7 @@ from kernelmaps import (
     rf_ridge,
 )
 from kernelmaps._outofcore import RandomFeaturePCA, RandomFeatureRidge
+from kernelmaps._outofcore._models import _pieces
 
 from ._helpers import dirichlet_histograms, sets_with_random_means
 from ._references import ridge
@@ -115,7 +116,7 @@ def close(got, want, tol=TOL):
 def assert_pca(pca, ref):
     assert isinstance(pca, RandomFeaturePCA)
     assert pca.n_samples_ == ref.n
-    assert pca.n_components == ref.components.shape[0]
+    assert pca.n_components_ == ref.components.shape[0]
     close(pca.mean_, ref.mean)
     assert_allclose(pca.explained_variance_, ref.variance, rtol=TOL)
     assert_allclose(pca.explained_variance_ratio_, ref.ratio, rtol=TOL)
@@ -330,7 +331,7 @@ def test_whole_bags_is_split_into_blocks():
 def test_pca_without_targets_and_all_components():
     Z = EXP.transform(X)
     pca = rf_pca([X[:999], X[999:]], EXP, None)
-    assert pca.n_components == 60
+    assert pca.n_components is None and pca.n_components_ == 60
     Zc = Z - Z.mean(axis=0)
     lam = np.linalg.eigvalsh(Zc.T @ Zc)[::-1]
     close(pca.explained_variance_, lam / (N - 1))
@@ -421,7 +422,7 @@ def test_target_shapes():
 def test_all_components_is_plain_ridge(alpha):
     Z = EXP.transform(X)
     model = rf_ridge([X[:700], X[700:]], Y5[:, :2], EXP, None, alpha=alpha)
-    assert model.pca_[0].n_components == 60
+    assert model.pca_[0].n_components_ == 60
     coef, intercept = ridge(Z, Y5[:, :2], alpha)
     close(model.coef_, coef)
     close(model.intercept_, intercept)
@@ -453,9 +454,9 @@ def test_all_components_need_no_eigendecomposition(monkeypatch):
     one = rf_ridge(chunks, Y5[:, :2], EXP, None, alpha=0.1)
     also = rf_ridge(chunks, Y5[:, :2], EXP, 60, alpha=0.1)  # 60: all of them
     two = rf_ridge(chunks, Y, [EXP, DIRECT], None, alpha=0.1)
-    assert repr(two).startswith("RandomFeatureRidge(n_maps=2, n_components=[60, 50]")
     back = pickle.loads(pickle.dumps(one))  # before pca_ is read
     monkeypatch.undo()
+    assert [p.n_components_ for p in two.pca_] == [60, 50]
     close(also.coef_, one.coef_, 1e-14)
     Zs = [EXP.transform(X), DIRECT.transform(X)]
     coef, intercept = ridge(np.hstack(Zs), Y, 0.1)
@@ -464,7 +465,8 @@ def test_all_components_need_no_eigendecomposition(monkeypatch):
     for model, y in ((one, Y5[:, :2]), (back, Y5[:, :2]), (two, None)):
         maps = model.feature_maps
         want = [rf_pca(chunks, f, None, y=y) for f in maps]
-        coefs = model._split(model.coef_.reshape(model.coef_.shape[0], -1))
+        coefs = _pieces(model.coef_.reshape(model.coef_.shape[0], -1),
+                        [p.mean_.shape[0] for p in model.pca_])
         for pca, ref in zip(model.pca_, want):
             assert_array_equal(pca.components_, ref.components_)
             assert_array_equal(pca.explained_variance_, ref.explained_variance_)
@@ -473,8 +475,6 @@ def test_all_components_need_no_eigendecomposition(monkeypatch):
         close(model.coef_projected_,
               np.vstack([p.components_ @ c for p, c in zip(want, coefs)]), 1e-12)
         assert not model.coef_projected_.flags.writeable
-    with pytest.raises(AttributeError, match="immutable"):
-        one.alpha = 2.0
 
 
 @pytest.mark.parametrize("case", ["well conditioned", "near singular", "singular"])
@@ -568,7 +568,7 @@ def test_several_maps_match_reference(kind, container, y_kind):
         y_blocks = (b for b in list(y_blocks))
     model = rf_ridge(chunks, y_blocks, [EXP, DIRECT], [6, 9], alpha=0.2)
     assert model.feature_maps == (EXP, DIRECT)
-    assert [p.n_components for p in model.pca_] == [6, 9]
+    assert [p.n_components_ for p in model.pca_] == [6, 9]
     assert model.n_samples_ == N
     Zs = [EXP.transform(X), DIRECT.transform(X)]
     ref = reference_ridge(Zs, Y5[:, :2], [6, 9], 0.2)
@@ -583,7 +583,7 @@ def test_several_maps_one_int_and_none():
     Zs = [EXP.transform(X), DIRECT.transform(X)]
     Zs_test = [EXP.transform(X_TEST), DIRECT.transform(X_TEST)]
     model = rf_ridge(chunks, Y, (EXP, DIRECT), 9, alpha=0.5)
-    assert [p.n_components for p in model.pca_] == [9, 9]
+    assert [p.n_components_ for p in model.pca_] == [9, 9]
     assert_ridge(model, reference_ridge(Zs, Y, [9, 9], 0.5), X_TEST, Zs_test)
     # None: joint plain ridge on all features of both maps.
     full = rf_ridge(chunks, Y, [EXP, DIRECT], None, alpha=0.5)
@@ -592,7 +592,7 @@ def test_several_maps_one_int_and_none():
     close(full.intercept_, intercept)
     close(full.predict(X_TEST), np.hstack(Zs_test) @ coef + intercept)
     mixed = rf_ridge(chunks, Y, [EXP, DIRECT], [None, 9], alpha=0.5)
-    assert [p.n_components for p in mixed.pca_] == [60, 9]
+    assert [p.n_components_ for p in mixed.pca_] == [60, 9]
 
 
 def test_several_maps_weigh_kernels_jointly():
@@ -734,6 +734,11 @@ def bad_cases():
          TypeError, r"feature_maps\[1\] has no transform method"),
         ("feature_maps int", lambda: rf_ridge(two, ys, 5, 2), TypeError,
          "feature_maps must be a feature map"),
+        # before: NumPy's "zero-size array to reduction operation maximum"
+        ("no features", lambda: rf_ridge([Xs[:, :0]], Xs[:, 0], None, None),
+         ValueError, r"chunks block 0 is empty \(shape \(\d+, 0\)\)"),
+        ("no features pca", lambda: rf_pca(Xs[:, :0], None, None), ValueError,
+         r"chunks block 0 is empty"),
         ("feature_maps empty", lambda: rf_ridge(two, ys, [], 2), ValueError,
          "feature_maps is empty"),
         ("feature_map int", lambda: rf_pca(two, 5, 2), TypeError,
@@ -834,20 +839,39 @@ def test_rf_models_refuse_empty_input():
 # --- 8: the fitted objects ------------------------------------------------------------
 
 
-def test_objects_are_immutable_picklable_and_have_a_repr():
+def test_objects_are_estimators_with_read_only_arrays_picklable_with_a_repr():
+    # the maps' protocol (constructor parameters, fit returns self, clone,
+    # set_params, a refit replaces the fit); the fitted arrays read-only
+    # (before: the objects immutable, made by rf_pca and rf_ridge only)
+    sklearn_base = pytest.importorskip("sklearn.base")
     chunks = [X[:1000], X[1000:]]
     pca = rf_pca(chunks, EXP, 6, y=Y)
     model = rf_ridge(chunks, Y5[:, :2], [EXP, DIRECT], [6, 9], alpha=0.2)
-    for obj, name in ((pca, "components_"), (model, "coef_"), (model, "alpha")):
-        with pytest.raises(AttributeError, match="immutable"):
-            setattr(obj, name, None)
-    with pytest.raises(AttributeError, match="immutable"):
-        pca.new_attribute = 1
     for array in (pca.components_, pca.mean_, pca.explained_variance_,
                   pca.projected_target_, model.coef_, model.intercept_,
                   model.coef_projected_):
         with pytest.raises(ValueError, match="read-only"):
             array[0] = 0.0
+    assert pca.get_params(deep=False) == {"feature_map": EXP, "n_components": 6}
+    assert model.get_params(deep=False) == {"feature_maps": (EXP, DIRECT),
+                                            "n_components": [6, 9], "alpha": 0.2}
+    again = RandomFeaturePCA(EXP, 6)
+    assert again.fit(chunks, Y) is again
+    assert_array_equal(again.components_, pca.components_)
+    assert_array_equal(again.projected_target_, pca.projected_target_)
+    twin = sklearn_base.clone(model)
+    assert not twin.__sklearn_is_fitted__() and not hasattr(twin, "coef_")
+    with pytest.raises(ValueError, match=r"not fitted yet: .*\.predict\(X\)\)$"):
+        twin.predict(X_TEST)
+    # (clone clones the maps too, unfitted: the model takes fitted maps)
+    with pytest.raises(ValueError, match=r"feature_maps\[0\] is not fitted"):
+        twin.fit(chunks, Y5[:, :2])
+    assert twin.set_params(feature_maps=(EXP, DIRECT)).fit(chunks, Y5[:, :2]) is twin
+    assert_array_equal(twin.coef_, model.coef_)
+    assert_array_equal(twin.predict(X_TEST), model.predict(X_TEST))
+    refit = twin.set_params(n_components=None, alpha=1.0).fit(chunks, Y)
+    assert refit.coef_.shape == (110,) and "coef_projected_" not in vars(refit)
+    assert sklearn_base.is_regressor(model)
 
     pca2, model2 = pickle.loads(pickle.dumps((pca, model)))
     assert_array_equal(pca2.transform(X_TEST), pca.transform(X_TEST))
@@ -856,8 +880,6 @@ def test_objects_are_immutable_picklable_and_have_a_repr():
     assert_array_equal(model2.predict(X_TEST), model.predict(X_TEST))
     assert_array_equal(model2.coef_, model.coef_)
     assert model2.alpha == model.alpha and model2.n_samples_ == N
-    with pytest.raises(AttributeError, match="immutable"):
-        model2.alpha = 1.0
     with pytest.raises(ValueError, match="read-only"):
         model2.coef_[0] = 0.0
 
@@ -866,11 +888,28 @@ def test_objects_are_immutable_picklable_and_have_a_repr():
     assert type(one2.intercept_) is float
     assert_array_equal(one2.predict(X_TEST), one.predict(X_TEST))
 
-    assert repr(pca) == ("RandomFeaturePCA(n_components=6, n_features=60, "
-                         "n_samples=2000)")
-    assert repr(model).startswith("RandomFeatureRidge(")
-    assert "n_maps=2" in repr(model) and "[6, 9]" in repr(model)
-    assert "alpha=0.2" in repr(model) and "n_samples=2000" in repr(model)
+    assert repr(pca) == ("RandomFeaturePCA(feature_map=ExpChi2Features("
+                         "n_components=60, rng=0), n_components=6)")
+    assert repr(model).startswith("RandomFeatureRidge(feature_maps=(")
+    assert "n_components=[6, 9]" in repr(model) and "alpha=0.2" in repr(model)
+
+
+@pytest.mark.parametrize("make", [lambda: RandomFeaturePCA(EXP, 6),
+                                  lambda: RandomFeatureRidge(EXP, 6, alpha=0.5)],
+                         ids=["pca", "ridge"])
+def test_estimator_checks_without_data(make):
+    # the checks of scikit-learn that the maps of sets pass (the models take
+    # blocks of data, not (n, d) arrays as samples)
+    pytest.importorskip("sklearn")
+    from sklearn.utils import estimator_checks as checks
+
+    for check in (checks.check_estimator_cloneable, checks.check_estimator_repr,
+                  checks.check_no_attributes_set_in_init,
+                  checks.check_get_params_invariance, checks.check_set_params,
+                  checks.check_do_not_raise_errors_in_init_or_set_params,
+                  checks.check_parameters_default_constructible,
+                  checks.check_valid_tag_types):
+        check(type(make()).__name__, make())
 
 
 # --- 9: progress bar ----------------------------------------------------------------

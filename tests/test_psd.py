@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse
 from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
@@ -268,3 +269,67 @@ def test_psd_projection_subtracts_at_the_unit_scale(method):
     assert_allclose(P, want, rtol=1e-12, atol=0)
     assert_allclose(km.PSDProjector(method).fit(K).transform(K), P, rtol=1e-12,
                     atol=1e-12 * 1e308)
+
+
+def test_sparse_kernel_matrices_are_refused_naming_sparse():
+    # before: "K must be a 2-D array of real numbers, got dtype object"
+    # (NumPy's object array of one sparse matrix)
+    for K in (scipy.sparse.csr_matrix(np.eye(3)), scipy.sparse.csr_array(np.eye(3))):
+        with pytest.raises(TypeError, match=r"^K must be a dense .* sparse kernel "
+                                            r"matrices are not supported"):
+            project_psd(K)
+        with pytest.raises(TypeError, match=r"^K_train must be a dense"):
+            PSDProjector().fit(K)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_projector_is_an_estimator(method):
+    # the estimator protocol of the maps: parameters from the constructor,
+    # fit returns self and sets attributes ending in _, a refit replaces
+    # them, clone gives an unfitted twin, pickles keep the fit
+    import pickle
+
+    sklearn_base = pytest.importorskip("sklearn.base")
+    K, K2 = indefinite(12, seed=1), indefinite(9, seed=2, n_negative=1)
+    rows = np.random.default_rng(3).normal(size=(4, 12))
+    projector = PSDProjector(method)
+    assert projector.get_params() == {"method": method}
+    assert not vars(projector).keys() - {"method"}
+    assert projector.fit(K) is projector
+    assert projector.n_train_ == projector.n_features_in_ == 12
+    assert projector.n_features_out_ == 12
+    want = projector.transform(rows)
+    assert_array_equal(projector.transform(rows, workers=1), want)
+    twin = sklearn_base.clone(projector)
+    assert repr(twin) == repr(projector) == (
+        "PSDProjector()" if method == "clip" else f"PSDProjector(method={method!r})")
+    assert not twin.__sklearn_is_fitted__()
+    back = pickle.loads(pickle.dumps(projector))
+    assert_array_equal(back.transform(rows), want)
+    refit = PSDProjector("flip").set_params(method=method).fit(K2).fit(K)
+    assert_array_equal(refit.transform(rows), want)
+    for name, value in vars(projector).items():
+        if isinstance(value, np.ndarray):
+            assert_array_equal(vars(refit)[name], value)
+
+
+def test_projector_in_a_pipeline_on_precomputed_kernels():
+    # tagged pairwise: scikit-learn's cross-validation slices the rows and
+    # the columns of the training kernel (a test fold: its rows against
+    # the training columns), which the projector fits and transforms
+    pytest.importorskip("sklearn")
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 2
+    X = rng.normal(size=(60, 3)) + 3.0 * y[:, None]
+    K = np.tanh(X @ X.T / 3 - 1)  # the sigmoid kernel: indefinite
+    assert np.linalg.eigvalsh(K[:45, :45]).min() < 0
+    search = GridSearchCV(make_pipeline(PSDProjector(), SVC(kernel="precomputed")),
+                          {"psdprojector__method": METHODS}, cv=3)
+    search.fit(K[:45, :45], y[:45])
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    assert search.best_estimator_[0].n_train_ == 45
+    assert search.score(K[45:, :45], y[45:]) > 0.9

@@ -56,7 +56,8 @@ ROW_MAPS = [
 ]
 # Rows [mean, variance]: means may be negative, so the check that any
 # negative value is rejected does not apply.
-ESTIMATORS = [*ROW_MAPS, kms.ExpectedKernel("iso")]
+ESTIMATORS = [*ROW_MAPS, kms.ExpectedKernel("iso"), km.PSDProjector("clip"),
+              km.PSDProjector("square")]
 
 # The maps check their input themselves, with the package's messages (which
 # name the argument): scikit-learn's checks of a few messages fail on the
@@ -82,7 +83,27 @@ POSITIVE_ONLY_FAILURE = {
 }
 
 
+# PSDProjector takes kernel matrices (tagged pairwise): the checks that
+# give it other input, or expect scikit-learn's wording, fail on that.
+PAIRWISE_FAILURES = {
+    **{k: v.replace("(X", "(K_train").replace("X is", "K_train is")
+       for k, v in MAP_FAILURES.items()},
+    "check_estimators_nan_inf":
+        "the check fits a (10, 3) matrix with a NaN: not square, refused as "
+        "such before its NaN is seen",
+    "check_n_features_in_after_fitting":
+        "test rows of another width are refused with the package's own "
+        "message, naming the argument (K_test_train has 1 columns but the "
+        "projector was fitted on 10 training sets)",
+    "check_fit2d_predict1d":
+        "1-D test rows are refused with the package's own message, naming "
+        "the argument (K_test_train must be 2-D), not scikit-learn's wording",
+}
+
+
 def expected_failures(estimator):
+    if isinstance(estimator, km.PSDProjector):
+        return PAIRWISE_FAILURES
     if isinstance(estimator, kms.ExpectedKernel):
         return {"check_fit_non_negative": "means may be negative; only the "
                 "variance columns must be non-negative"}

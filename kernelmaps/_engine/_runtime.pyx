@@ -15,16 +15,13 @@ cdef extern from *:
     #include <omp.h>
     static int km_max_threads(void) { return omp_get_max_threads(); }
     static int km_num_procs(void) { return omp_get_num_procs(); }
-    static int km_have_openmp(void) { return 1; }
     #else
     static int km_max_threads(void) { return 1; }
     static int km_num_procs(void) { return 1; }
-    static int km_have_openmp(void) { return 0; }
     #endif
     """
     int km_max_threads() nogil
     int km_num_procs() nogil
-    int km_have_openmp() nogil
 
 
 cdef void *_blas_function(str name) except NULL:
@@ -57,11 +54,6 @@ def max_threads():
 def num_procs():
     """Processors available to the OpenMP runtime."""
     return km_num_procs()
-
-
-def have_openmp():
-    """Whether the extensions were built with OpenMP."""
-    return bool(km_have_openmp())
 
 
 def available_isas():

@@ -24,11 +24,11 @@ from .lapack import one_blas_thread
 from .layout import (
     PRODUCT_CHUNK,
     TILE_ROWS,
-    distance_scale,
     max_abs,
     pack_cols,
     pack_rows,
     panel_points,
+    power_of_two_exponent,
     round_up,
     row_blocks,
     scaled,
@@ -96,8 +96,11 @@ class NeighbourSearch:
     of k-th neighbours by `method` ("blocks" or "kdtree") on `n_threads`
     threads.
 
-    The points are scaled by ``2**-exponent`` (`distance_scale`), which
-    changes no ratio of distances; float32 points of fewer than
+    The points are scaled by ``2**-exponent`` (`power_of_two_exponent`:
+    their largest magnitude to about 2**505 in float64, 2**60 in float32,
+    less for many features, the most with which squared distances summed
+    over the features cannot overflow), which changes no ratio of
+    distances; float32 points of fewer than
     `_FLOAT32_MIN_DIM` dimensions are searched in float64. Distances are
     computed from differences of coordinates, exactly 0 between duplicates.
 
@@ -115,7 +118,8 @@ class NeighbourSearch:
         dtype = xp.dtype
         if dtype == np.float32 and X.dim < _FLOAT32_MIN_DIM:
             dtype = np.dtype(np.float64)
-        e = distance_scale(xp, yp)
+        room = np.finfo(xp.dtype).maxexp - 4 - math.ceil(math.log2(max(X.dim, 1)))
+        e = power_of_two_exponent(max_abs(xp, yp), room // 2)
         self.exponent = -e  # distances here are those of the input * 2**-exponent
         self.dtype, self.dim = dtype, X.dim
         self.x = _Side(xp, X.offsets, e, yp, method, dtype)
@@ -300,7 +304,7 @@ def _own_scales(xp, yp, offsets, dtype):
     sizes = np.diff(offsets)
     if len(sizes) == 0 or xp.shape[0] == 0:
         return None
-    top = max(max_abs(xp), max_abs(yp))
+    top = max_abs(xp, yp)
     if top == 0:
         return None
     row_top = np.empty(xp.shape[0])

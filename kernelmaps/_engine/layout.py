@@ -19,12 +19,12 @@ __all__ = [
     "TILE_ROWS",
     "additive_panel",
     "bandwidth_scale",
-    "distance_scale",
     "max_abs",
     "means_panel",
     "pack_cols",
     "pack_rows",
     "panel_points",
+    "power_of_two_exponent",
     "round_up",
     "row_blocks",
     "scaled",
@@ -163,12 +163,12 @@ def bandwidth_scale(x, y, kernel, gamma, names="X and Y"):
     `names`.
     """
     power = 2 if kernel == "rbf" else 1
-    top = max(max_abs(x), max_abs(y))
+    top = max_abs(x, y)
     for dtype in (x.dtype, np.dtype(np.float64)):
         limit = 1000 if dtype == np.float64 else 120
         e = math.floor(math.log2(gamma) / power) if 0 < gamma < math.inf else 0
         if top > 0:
-            e = min(e, limit - math.frexp(top)[1])
+            e = min(e, power_of_two_exponent(top, limit))
         try:
             scaled_gamma = math.ldexp(gamma, -power * e)
         except OverflowError:
@@ -182,31 +182,40 @@ def bandwidth_scale(x, y, kernel, gamma, names="X and Y"):
     )
 
 
-def distance_scale(x, y=None):
-    """The exponent e such that 2**e times the points (of both collections
-    together) have their largest magnitude at about 2**limit, the largest
-    with which squared distances summed over the features cannot overflow
-    (about 2**505 in float64, 2**60 in float32, less for many features).
+def power_of_two_exponent(top, target=0):
+    """The exponent e of the power of two that takes the largest magnitude
+    `top` of some data (`max_abs`) into ``[2**(target - 1), 2**target)``:
+    ``e = target - frexp(top)[1]``; 0 where `top` is 0 (nothing to scale).
 
-    Distances between the points times 2**e are those of the input times
-    2**e, exactly (barring subnormal values), so ratios of distances are
-    unchanged; no point of either collection underflows or overflows in
-    squared distances unless the data span more than the floating-point
-    range allows.
+    The power-of-two scalings of the package choose their exponent here,
+    each caller's rule being `target`: 0 for values at most 1 (the
+    sliced-Wasserstein projections, the PSD projection's eigenproblems),
+    480 for float64 distances that neither overflow nor underflow (the
+    median heuristic), about half the dtype's exponent range for squared
+    distances summed over the features (the kNN search), a dtype's limit
+    beside the bandwidth (`bandwidth_scale`).
+
+    `top` is a Python float, the largest |value| exactly (float32 values
+    too: a float64 holds each of them), and e is exact at every magnitude:
+    a subnormal `top` (5e-324 gives ``target + 1073``) or one near the
+    float64 maximum (1.7e308 gives ``target - 1024``). Such an e is beyond
+    the exponents of float64 numbers: scale by it with `scaled`,
+    `pack_rows`, `pack_cols` or ``np.ldexp``, never by ``2.0**e``. Scaled
+    so, the data keep every bit (a power of two is exact), except values
+    more than the dtype's range below `top`, which stay subnormal or 0.
     """
-    top = max(max_abs(x), max_abs(y))
-    if top == 0:
-        return 0
-    max_exp = np.finfo(x.dtype).maxexp
-    limit = (max_exp - 4 - math.ceil(math.log2(max(x.shape[1], 1)))) // 2
-    return limit - math.frexp(top)[1]
+    return target - math.frexp(top)[1] if top > 0 else 0
 
 
-def max_abs(a):
-    """max |a| as a Python float (0 for None or an empty array), in blocks
-    of rows (no temporary array larger than a block)."""
-    if a is None or a.size == 0:
-        return 0.0
+def max_abs(*arrays):
+    """max |a| over the `arrays` as a Python float (0 for None, empty
+    arrays or none), in blocks of rows (no temporary array larger than a
+    block)."""
+    return max((_max_abs(a) for a in arrays if a is not None and a.size),
+               default=0.0)
+
+
+def _max_abs(a):
     if a.nbytes <= COPY_BLOCK_BYTES:
         return float(np.abs(a).max())  # (the method: less overhead than np.max)
     return max(max(-float(a[i:j].min()), float(a[i:j].max()))

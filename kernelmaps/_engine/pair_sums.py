@@ -260,7 +260,7 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
     d = X.dim
     chunk = PRODUCT_CHUNK[dtype]
     points = [X.points] if symmetric else [X.points, Y.points]
-    top = max(max_abs(p) for p in points)
+    top = max_abs(*points)
     limit = _PRODUCT_RANGE[dtype]
     if not rbf or top == 0 or -limit <= math.frexp(top)[1] <= limit:
         prepared = [np.ascontiguousarray(p, dtype=dtype) for p in points]

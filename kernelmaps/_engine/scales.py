@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from .layout import max_abs, power_of_two_exponent
+
 __all__ = ["divergence_kernel_matrix", "divergence_kernel_values", "median_scale",
            "scale_gamma"]
 
@@ -60,9 +62,8 @@ def divergence_kernel_matrix(D, D_reverse=None, *, power, gamma=None, scale=None
     exactly 1, and the result is never NaN.
     """
     D_reverse = D if D_reverse is None else D_reverse
-    top = max(float(np.abs(D).max(initial=0.0)),
-              float(np.abs(D_reverse).max(initial=0.0)))
-    exponent = -math.frexp(top)[1] if 0 < top < 2.0**-900 else 0
+    top = max_abs(D, D_reverse)
+    exponent = power_of_two_exponent(top) if top < 2.0**-900 else 0
     if exponent:
         D, D_reverse = np.ldexp(D, exponent), np.ldexp(D_reverse, exponent)
     with np.errstate(over="ignore"):

@@ -24,7 +24,7 @@ from .layout import (
 )
 from .schedule import TASK_WORK, run_chunked, threads_for
 
-__all__ = ["cos_in_place", "csr_cos", "normalised_weights", "set_means",
+__all__ = ["csr_cos", "normalised_weights", "set_means",
            "weights_over_largest"]
 
 
@@ -187,17 +187,6 @@ def _cos_of_products(points, centres, phases, scale, out, start, stop, n_threads
         end = min(row + _GEMM_ROWS, last)
         np.matmul(points[row:end], centres, out=out[row:end])
     _impl.cos_rows(out, phases, scale, first, last, n_threads)
-
-
-def cos_in_place(Z, phases, *, scale=1.0, n_threads=1):
-    """``Z = scale * cos(Z + phases)`` for a C-contiguous float32 or float64
-    ``(n, t)`` array `Z`, in place and vectorised; returns `Z`."""
-    n, t = Z.shape
-    phases = np.asarray(phases, dtype=Z.dtype)
-    n_threads = threads_for(n_threads, float(n) * t * _KERNEL_COST, n)
-    run_chunked(_impl.cos_rows, (Z, phases, float(scale)), float(t) * _KERNEL_COST,
-                n_tasks=n, n_threads=n_threads)
-    return Z
 
 
 # csr_cos: rows per task, and the bytes of W's column block that a task

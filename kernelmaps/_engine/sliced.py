@@ -9,23 +9,21 @@ levels (`quantile_means`). The blocks of directions are sized so that the
 projections and their sorted layout fit the working-memory budget.
 
 Inputs are validated `Bags` (``points``, ``offsets``, ``weights``), already
-scaled by a power of two (`power_of_two_scale`) so that no projection or
-cost overflows or underflows: sliced-Wasserstein distances and quantiles
+scaled by a power of two (`layout.power_of_two_exponent`) so that no
+projection or cost overflows or underflows: sliced-Wasserstein distances and quantiles
 are positively homogeneous, and the callers scale the results back.
 """
-
-import math
 
 import numpy as np
 
 from . import _sliced as _impl
-from .layout import max_abs, row_blocks
+from .layout import row_blocks
 from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, threads_for, touch_pages
 from .set_means import weights_over_largest
 
-__all__ = ["mirror", "power_of_two_scale", "quantile_edges", "quantile_means",
-           "sliced_power_means", "sliced_sums"]
+__all__ = ["mirror", "quantile_edges", "quantile_means", "sliced_power_means",
+           "sliced_sums"]
 
 # Element operations of one step of a merge (a comparison, a cost).
 _MERGE_COST = 4
@@ -37,15 +35,6 @@ _MEAN_BLOCK = 1 << 16
 # The largest projection computed as one BLAS product (`_blas_work`): about
 # 0.2 s on one core, at most; larger ones go in blocks of rows.
 PROJECTION_WORK = float(1 << 27)
-
-
-def power_of_two_scale(*arrays):
-    """The exponent e such that ``2**e`` times the largest absolute value
-    of `arrays` lies in [0.5, 1) (0 when every value is 0): scaled so, the
-    projections on unit directions are at most sqrt(d) and their squared
-    differences never overflow, nor do small values underflow."""
-    top = max((max_abs(a) for a in arrays), default=0.0)
-    return -math.frexp(top)[1] if top > 0 else 0
 
 
 def _block_directions(n_points, itemsize, weighted, L, budget):

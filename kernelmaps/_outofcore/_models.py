@@ -1,378 +1,76 @@
 """Out-of-core PCA and ridge regression on random features (Li, Lebanon and
-Sminchisescu, section 6, Algorithms 3-5).
-
-The data are read one block of rows at a time; each block is mapped, its
-features reduced to float64 moments (count, means, centred cross-products
-with themselves and with the targets; `_moments`) and
-dropped. Moments of two blocks combine exactly, in any order, so the same
-code serves a stream of blocks read once (`_reduce`) and the blocks of a
-Dask array reduced in parallel on a cluster (`_reduce_dask`).
+Sminchisescu, section 6, Algorithms 3-5): estimators fitted by passes over
+blocks of data (`_passes`), and the functions that make and fit one.
 """
 
 import functools
 import itertools
-from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 import scipy.sparse
 
-from .._bags import Bags
-from .._engine import lapack
-from .._engine.progress import progress_bar
+from .._base import Estimator
 from .._parallel import check_progress
-from .._probes import as_float_array, is_dask_array
 from .._transforms import is_lazy
 from .._validation import check_scalar
-from ._moments import add_all, block_moments, reduce_tree
+from ._passes import (
+    check_maps,
+    check_moments,
+    check_n_components,
+    features,
+    reduce_moments,
+    split_blocks,
+)
 
 __all__ = ["RandomFeaturePCA", "RandomFeatureRidge", "rf_pca", "rf_ridge"]
 
 
-def _block_stats(X, y, fmaps, pcas, block_name, map_name):
-    """Moments of one block: of each map's features (with `y` if given) when
-    `pcas` is None, else of the PCA projections of all maps side by side.
+class _OutOfCore(Estimator):
+    """The out-of-core models: fitted by passes over blocks of data; their
+    fitted arrays are read-only views (the arrays themselves untouched)."""
 
-    The block is `block_name` in messages; a map that refuses it raises an
-    error naming both (the map is argument `map_name`, the block's data are
-    its X), and a block without a map is checked as features."""
-    Z = []
-    for i, f in enumerate(fmaps):
-        if f is None:
-            Z.append(_features(None, X, None, block_name))
-            continue
-        try:
-            Z.append(f.transform(X))
-        except (ValueError, TypeError) as err:
-            label = map_name if len(fmaps) == 1 else f"{map_name}[{i}]"
-            raise type(err)(
-                f"{label} cannot transform {block_name} (its X): {err}"
-            ) from None
-    with np.errstate(over="ignore", invalid="ignore"):  # see _check_moments
-        if pcas is None:
-            return block_moments(Z, y)
-        projected = [_coordinates(p, z) for p, z in zip(pcas, Z, strict=True)]
-        return block_moments([np.hstack(projected)], y)
+    _takes_sparse = True  # (blocks of CSR rows, without a map or through one)
 
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "n_samples_")
 
-def _check_y(y, n_rows, name):
-    """`y` as float64 (n_rows, c)."""
-    y = np.asarray(y)
-    if y.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {y.dtype}")
-    if y.ndim not in (1, 2) or y.shape[0] != n_rows:
-        raise ValueError(
-            f"{name} has shape {y.shape}, but its block of data has {n_rows} rows"
-        )
-    y = y.astype(np.float64)
-    y = y[:, None] if y.ndim == 1 else y
-    if not np.isfinite(y).all():
-        raise ValueError(f"{name} contains NaN or infinity")
-    return y
-
-
-def _n_rows(X, name="chunks"):
-    """Rows (or sets) of the block `X` (argument `name`)."""
-    if isinstance(X, (Bags, list, tuple)):
-        return len(X)
-    shape = getattr(X, "shape", None)
-    if not shape:
-        raise TypeError(
-            f"{name} must be an array, a sparse matrix or a collection of sets, "
-            f"got {type(X).__name__}"
-        )
-    return shape[0]
-
-
-# Rows (or sets) per block when one in-memory data set is given.
-OUTOFCORE_BLOCK_ROWS = 8192
-
-
-def _blocks(chunks, name):
-    """The blocks of `chunks` and their number (None if unknown): slices of
-    consecutive rows (or sets) when it is one array, sparse matrix or Bags,
-    else its items."""
-    if isinstance(chunks, (np.ndarray, Bags)) or scipy.sparse.issparse(chunks):
-        if scipy.sparse.issparse(chunks):
-            chunks = scipy.sparse.csr_matrix(chunks)
-        starts = range(0, _n_rows(chunks), OUTOFCORE_BLOCK_ROWS)
-        return (chunks[i : i + OUTOFCORE_BLOCK_ROWS] for i in starts), len(starts)
-    if isinstance(chunks, (str, bytes)) or not hasattr(chunks, "__iter__"):
-        raise TypeError(
-            f"{name} must be an iterable of blocks of rows, an array or a Dask "
-            f"array, got {type(chunks).__name__}"
-        )
-    return chunks, getattr(chunks, "__len__", lambda: None)()
-
-
-class _Targets:
-    """Target blocks aligned with data blocks: slices of one array, or the
-    items of an iterable of blocks."""
-
-    def __init__(self, y, name):
-        self.name, self.start, self.ndim, self.width = name, 0, None, None
-        whole = isinstance(y, np.ndarray) or (
-            isinstance(y, (list, tuple)) and len(y) > 0 and np.ndim(y[0]) == 0)
-        if whole:
-            self.whole, self.items = np.asarray(y), None
-        elif isinstance(y, (str, bytes)) or not hasattr(y, "__iter__"):
-            raise TypeError(
-                f"{name} must be an array or an iterable of blocks, got "
-                f"{type(y).__name__}"
-            )
-        else:
-            self.whole, self.items = None, iter(y)
-
-    def next(self, n, k):
-        if self.items is None:
-            block = self.whole[self.start : self.start + n]
-            name = self.name
-            if block.shape[0] < n:
-                raise ValueError(f"{name} has {self.whole.shape[0]} rows, fewer "
-                                 f"than the data")
-        else:
-            block = next(self.items, None)
-            name = f"{self.name} block {k}"
-            if block is None:
-                raise ValueError(f"{self.name} has fewer blocks than the data")
-        self.start += n
-        self.ndim = np.ndim(block) if self.ndim is None else self.ndim
-        y = _check_y(block, n, name)
-        if self.width is not None and y.shape[1] != self.width:
-            raise ValueError(
-                f"{name} has {y.shape[1]} target column(s), the first block "
-                f"{self.width}: the blocks must have the same number of columns"
-            )
-        self.width = y.shape[1]
-        return y
-
-    def finish(self):
-        if self.items is None:
-            if self.start != self.whole.shape[0]:
-                raise ValueError(f"{self.name} has {self.whole.shape[0]} rows, "
-                                 f"but the data have {self.start}")
-        elif next(self.items, None) is not None:
-            raise ValueError(f"{self.name} has more blocks than the data")
-
-
-def _reduce(chunks, y, fmaps, pcas, names, progress):
-    """Moments of all blocks of `chunks` (and `y`): see `_block_stats`.
-    `names`: the arguments of the data, the targets and the maps."""
-    if is_lazy(chunks):
-        return _reduce_dask(chunks, y, fmaps, pcas, names)
-    name, y_name, map_name = names
-    targets = None if y is None else _Targets(y, y_name)
-    blocks, total = _blocks(chunks, name)
-    acc = None
-    with progress_bar(progress, total, "blocks") as bar:
-        for k, X in enumerate(blocks):
-            n = _n_rows(X, f"{name} block {k}")
-            yk = None if targets is None else targets.next(n, k)
-            if n == 0:
-                continue
-            stats = _block_stats(X, yk, fmaps, pcas, f"{name} block {k}", map_name)
-            if acc is None:
-                acc = stats
-            else:
-                widths = [s.mean.shape[0] for s in stats]
-                if widths != [a.mean.shape[0] for a in acc]:
-                    raise ValueError(
-                        f"{name}: block {k} has a different number of "
-                        f"columns than block 0 (its features are {widths} "
-                        f"wide, those of block 0 "
-                        f"{[a.mean.shape[0] for a in acc]})"
-                    )
-                with np.errstate(over="ignore", invalid="ignore"):
-                    add_all(acc, stats)
-            bar.update()
-    if acc is None:
-        raise ValueError(f"{name} holds no data")
-    if targets is not None:
-        targets.finish()
-    _check_moments(acc, name, y_name if targets is not None else None)
-    return acc, (None if targets is None else targets.ndim)
-
-
-def _reduce_dask(chunks, y, fmaps, pcas, names):
-    """The same over the blocks of a Dask array (or lazy sets): one task per
-    block, a tree of pairwise combinations, computed by the active Dask
-    scheduler (a distributed Client when one is set up)."""
-    import dask
-    import dask.array as da
-
-    name, y_name, _ = names
-    Z = [chunks if f is None else f.transform(chunks) for f in fmaps]
-    if not all(is_dask_array(z) and z.ndim == 2 for z in Z):
-        raise TypeError(f"{name}: the feature maps must return 2-D Dask arrays "
-                        f"for Dask input")
-    rows = Z[0].chunks[0]
-    if pcas is not None:
-        Z = [da.concatenate([_coordinates(p, z) for p, z in
-                             zip(pcas, Z, strict=True)], axis=1)]
-    Z = [z.rechunk({0: rows, 1: -1}).to_delayed().ravel() for z in Z]
-    ndim = None
-    if y is None:
-        ys = [None] * len(rows)
-    else:
-        if not is_dask_array(y):
-            y = np.asarray(y)
-        if y.ndim not in (1, 2) or y.shape[0] != sum(rows):
-            raise ValueError(
-                f"{y_name} has shape {y.shape}, but the data have {sum(rows)} "
-                f"rows"
-            )
-        ndim = y.ndim
-        y = da.asarray(y).rechunk({0: rows, **({1: -1} if ndim == 2 else {})})
-        check = dask.delayed(_check_y, pure=True)
-        blocks = y.to_delayed().ravel()
-        ys = [check(b, n, y_name) for b, n in zip(blocks, rows, strict=True)]
-    stats = dask.delayed(_block_moments_one_thread, pure=True)
-    parts = [stats(list(zs), yk)
-             for zs, yk in zip(zip(*Z, strict=True), ys, strict=True)]
-    moments = reduce_tree(parts, dask.delayed(add_all, pure=True)).compute()
-    if moments[0].n == 0:
-        raise ValueError(f"{name} holds no data")
-    _check_moments(moments, name, y_name if y is not None else None)
-    return moments, ndim
-
-
-def _block_moments_one_thread(Z, y):
-    """`block_moments` in a Dask task: on one BLAS thread (Dask runs the
-    blocks in parallel)."""
-    with lapack.one_blas_thread():
-        return block_moments(Z, y)
-
-
-def _check_moments(moments, name="chunks", y_name=None):
-    """A ValueError naming the data (argument `name`) and the targets
-    (`y_name`, None: none) where the accumulated moments (one or a list,
-    one per map) overflowed float64."""
-    for m in (moments if isinstance(moments, (list, tuple)) else [moments]):
-        parts = [m.mean, m.M2] + [
-            a for a in (m.y_mean, m.Czy) if a is not None]
-        if not all(np.isfinite(a).all() for a in parts):
-            targets = "" if y_name is None else f" (or of them and {y_name})"
-            scale = name if y_name is None else f"{name} or {y_name}"
-            raise ValueError(
-                f"the cross-products of the features of {name}{targets} "
-                f"overflow float64: scale {scale} down"
-            )
-
-
-def _features(fmap, X, width, name="X"):
-    """The features of `X` (argument `name`) by `fmap`, or `X` itself
-    checked as features when `fmap` is None: a 2-D real, finite array of
-    `width` columns (None: any) and at least one row (float32 kept), a
-    sparse matrix of them, or a Dask array (checked as far as it can be
-    without computing it)."""
-    if fmap is not None:
-        return fmap.transform(X)
-    if is_dask_array(X):
-        if X.ndim != 2 or X.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must be a 2-D array of real numbers, got "
-                            f"a Dask array of shape {X.shape}, dtype {X.dtype}")
-        Z = X if X.dtype in (np.float32, np.float64) else X.astype(np.float64)
-    elif scipy.sparse.issparse(X):
-        Z = scipy.sparse.csr_matrix(X)
-        if Z.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {Z.dtype}")
-        if Z.dtype not in (np.float32, np.float64):
-            Z = Z.astype(np.float64)
-        if not np.isfinite(Z.data).all():
-            raise ValueError(f"{name} contains NaN or infinity")
-    else:
-        Z = as_float_array(X, name)
-        if Z.ndim != 2:
-            raise ValueError(f"{name} must be 2-D (rows of features), got shape "
-                             f"{Z.shape}")
-        if not np.isfinite(Z).all():
-            raise ValueError(f"{name} contains NaN or infinity")
-    if Z.shape[0] == 0:
-        raise ValueError(f"{name} is empty (shape {Z.shape})")
-    if width is not None and Z.shape[1] != width:
-        raise ValueError(f"{name} has {Z.shape[1]} features, but the model was "
-                         f"fitted on {width}")
-    return Z
-
-
-def _check_maps(feature_maps, name):
-    if feature_maps is None or hasattr(feature_maps, "transform"):
-        return (_check_fitted(feature_maps, name),)
-    try:
-        maps = tuple(feature_maps)
-    except TypeError:
-        raise TypeError(
-            f"{name} must be a feature map (an object with a transform method), "
-            f"a sequence of them, or None, got {type(feature_maps).__name__}"
-        ) from None
-    if not maps:
-        raise ValueError(f"{name} is empty")
-    for i, f in enumerate(maps):
-        if not hasattr(f, "transform"):
-            raise TypeError(f"{name}[{i}] has no transform method: "
-                            f"{type(f).__name__}")
-        _check_fitted(f, f"{name}[{i}]")
-    return maps
-
-
-def _check_fitted(feature_map, name):
-    """`feature_map`, refused when it is a kernelmaps map not fitted yet."""
-    if not getattr(feature_map, "__sklearn_is_fitted__", lambda: True)():
-        raise ValueError(
-            f"{name} is not fitted: fit it first on training rows (e.g. on the "
-            f"first block: {type(feature_map).__name__}(...).fit(X_block))"
-        )
-    return feature_map
-
-
-def _check_n_components(n_components, width, name):
-    if n_components is None:
-        return width
-    n_components = check_scalar(n_components, name, kind="int", low=1)
-    if n_components > width:
-        raise ValueError(
-            f"{name}={n_components} is larger than the number of features "
-            f"({width})"
-        )
-    return n_components
-
-
-class _Frozen:
-    """A result: immutable once made, its arrays read-only views."""
-
-    def __setattr__(self, name, value):
-        if getattr(self, "_frozen", False):
-            raise AttributeError(f"{type(self).__name__} objects are immutable")
-        object.__setattr__(self, name, value)
+    def _set_fitted(self, state):
+        return super()._set_fitted({k: _read_only(v) for k, v in state.items()})
 
     def __setstate__(self, state):
-        vars(self).update(state, _frozen=False)
-        self._freeze()
-
-    def _freeze(self):
-        for name, value in list(vars(self).items()):
-            if isinstance(value, np.ndarray):
-                view = value.view()
-                view.flags.writeable = False
-                object.__setattr__(self, name, view)
-        object.__setattr__(self, "_frozen", True)
+        super().__setstate__({k: _read_only(v) for k, v in state.items()})
 
 
-class RandomFeaturePCA(_Frozen):
-    """Principal components of features computed out of core; made by
-    `rf_pca`, which returns it (not constructed directly).
+def _read_only(value):
+    """A read-only view of an array; other values as they are."""
+    if isinstance(value, np.ndarray):
+        value = value.view()
+        value.flags.writeable = False
+    return value
+
+
+class RandomFeaturePCA(_OutOfCore):
+    """Principal components of features computed out of core: `rf_pca`
+    as an estimator (``rf_pca(chunks, feature_map, n_components)`` is
+    ``RandomFeaturePCA(feature_map, n_components).fit(chunks)``), of the
+    maps' protocol (`get_params`, `set_params`, ``clone``); its fitted
+    arrays are read-only. It takes a fitted map: ``clone`` clones it too,
+    unfitted (set a fitted one before `fit`).
 
     Parameters
     ----------
-    feature_map, moments, n_components
-        Given by `rf_pca`: the map, the streaming moments of its features
-        and the number of components.
+    feature_map : object with a ``transform`` method, or None
+        The map the data go through (None: the data are the features).
+    n_components : int or None, default=None
+        Principal components kept, at most the number of features; None
+        keeps them all.
 
     Attributes
     ----------
-    feature_map : object or None
-        The map the data go through (None: the data are the features).
+    n_components_ : int
+        Principal components kept.
     components_ : ndarray, shape (n_components, n_features)
         Principal axes in feature space, by decreasing variance; the sign of
         each makes its largest entry (in absolute value) positive.
@@ -393,7 +91,7 @@ class RandomFeaturePCA(_Frozen):
 
     See Also
     --------
-    rf_pca : Makes it.
+    rf_pca : Makes and fits one.
 
     Examples
     --------
@@ -404,32 +102,39 @@ class RandomFeaturePCA(_Frozen):
     >>> pca = rf_pca([X[:300], X[300:]], fmap, 5)
     >>> type(pca).__name__, pca.n_samples_, pca.transform(X[:4]).shape
     ('RandomFeaturePCA', 600, (4, 5))
+    >>> from kernelmaps import RandomFeaturePCA
+    >>> same = RandomFeaturePCA(fmap, 5).fit([X[:300], X[300:]])
+    >>> bool(np.array_equal(same.components_, pca.components_))
+    True
     """
 
-    def __init__(self, feature_map, moments, n_components):
+    def __init__(self, feature_map=None, n_components=None):
         self.feature_map = feature_map
-        self.n_samples_ = int(moments.n)
-        _check_moments(moments)
-        p = moments.M2.shape[0]
-        total = float(np.trace(moments.M2))
-        vals, vecs = scipy.linalg.eigh(moments.M2,
-                                       subset_by_index=[p - n_components, p - 1])
-        vals, vecs = np.maximum(vals[::-1], 0.0), vecs[:, ::-1]
-        signs = np.sign(vecs[np.abs(vecs).argmax(axis=0), np.arange(n_components)])
-        vecs *= np.where(signs == 0, 1.0, signs)
-        denom = max(self.n_samples_ - 1, 1)
-        self.components_ = np.ascontiguousarray(vecs.T)
-        self.explained_variance_ = vals / denom
-        self.explained_variance_ratio_ = vals / total if total > 0 else vals * 0.0
-        self.mean_ = moments.mean
-        self.y_mean_ = moments.y_mean
-        self.projected_target_ = (None if moments.Czy is None
-                                  else self.components_ @ moments.Czy)
-        self._freeze()
+        self.n_components = n_components
 
-    @property
-    def n_components(self):
-        return self.components_.shape[0]
+    def fit(self, chunks, y=None, *, progress=False):
+        """Find the principal components in one pass over `chunks` (see
+        `rf_pca`).
+
+        Parameters
+        ----------
+        chunks : iterable of blocks, array, sparse matrix, Bags or Dask array
+        y : array_like or iterable of blocks, optional
+        progress : bool, default=False
+
+        Returns
+        -------
+        self
+        """
+        progress = check_progress(progress)
+        maps = check_maps(self.feature_map, "feature_map")
+        if len(maps) != 1:
+            raise TypeError("feature_map must be one map (for several, see rf_ridge)")
+        (moments,), _ = reduce_moments(chunks, y, maps, None,
+                                       ("chunks", "y", "feature_map"), progress)
+        k = check_n_components(self.n_components, moments.mean.shape[0],
+                               "n_components")
+        return self._set_fitted(_pca_state(maps[0], moments, k))
 
     def _project(self, Z):
         """PCA coordinates of features Z (array, CSR or Dask array)."""
@@ -443,11 +148,35 @@ class RandomFeaturePCA(_Frozen):
         """PCA coordinates ``(map(X) - mean_) @ components_.T`` of the rows
         (or sets) of `X`, a block as the map takes it or a Dask array (then
         lazy). float32 features give float32 coordinates."""
-        return self._project(_features(self.feature_map, X, self.mean_.shape[0]))
+        self._check_fitted()
+        return self._project(features(self._map, X, self.mean_.shape[0]))
 
-    def __repr__(self):
-        return (f"RandomFeaturePCA(n_components={self.n_components}, "
-                f"n_features={self.mean_.shape[0]}, n_samples={self.n_samples_})")
+
+def _pca_state(feature_map, moments, n_components):
+    """The fitted attributes of the PCA of `feature_map`'s features with
+    the streaming `moments`, keeping `n_components`."""
+    n_samples = int(moments.n)
+    check_moments(moments)
+    p = moments.M2.shape[0]
+    total = float(np.trace(moments.M2))
+    vals, vecs = scipy.linalg.eigh(moments.M2,
+                                   subset_by_index=[p - n_components, p - 1])
+    vals, vecs = np.maximum(vals[::-1], 0.0), vecs[:, ::-1]
+    signs = np.sign(vecs[np.abs(vecs).argmax(axis=0), np.arange(n_components)])
+    vecs *= np.where(signs == 0, 1.0, signs)
+    components = np.ascontiguousarray(vecs.T)
+    return {"_map": feature_map, "n_components_": n_components,
+            "n_samples_": n_samples, "components_": components,
+            "explained_variance_": vals / max(n_samples - 1, 1),
+            "explained_variance_ratio_": vals / total if total > 0 else vals * 0.0,
+            "mean_": moments.mean, "y_mean_": moments.y_mean,
+            "projected_target_": (None if moments.Czy is None
+                                  else components @ moments.Czy)}
+
+
+def _fitted_pca(feature_map, moments, n_components):
+    return RandomFeaturePCA(feature_map, n_components)._set_fitted(
+        _pca_state(feature_map, moments, n_components))
 
 
 def rf_pca(chunks, feature_map, n_components, *, y=None, progress=False):
@@ -489,7 +218,8 @@ def rf_pca(chunks, feature_map, n_components, *, y=None, progress=False):
     Returns
     -------
     pca : RandomFeaturePCA
-        An immutable, picklable object with
+        Fitted (``RandomFeaturePCA(feature_map, n_components).fit(chunks,
+        y)``), picklable, its arrays read-only, with
 
         - ``components_`` (n_components, n_features): the principal axes
           in feature space by decreasing variance, each signed so that its
@@ -550,15 +280,8 @@ def rf_pca(chunks, feature_map, n_components, *, y=None, progress=False):
     >>> bool(np.all(np.diff(pca.explained_variance_) <= 0))
     True
     """
-    progress = check_progress(progress)
-    maps = _check_maps(feature_map, "feature_map")
-    if len(maps) != 1:
-        raise TypeError("feature_map must be one map (for several, see rf_ridge)")
-    (moments,), _ = _reduce(chunks, y, maps, None, ("chunks", "y", "feature_map"),
-                            progress)
-    n_components = _check_n_components(n_components, moments.mean.shape[0],
-                                       "n_components")
-    return RandomFeaturePCA(maps[0], moments, n_components)
+    return RandomFeaturePCA(feature_map, n_components).fit(chunks, y,
+                                                            progress=progress)
 
 
 # H + alpha I is solved by Cholesky where LAPACK's estimate of its reciprocal
@@ -598,20 +321,14 @@ def _pseudo_solve(lam, Q, v, alpha):
     return Q @ (inv[:, None] * (Q.T @ v))
 
 
-def _coordinates(pca, Z):
-    """The coordinates of features Z on which the joint ridge is solved:
-    their PCA projection, or Z itself (dense) for a map keeping every
-    feature (`pca` None), which ridge regression treats alike: the
-    projection on all components is a rotation."""
-    if pca is not None:
-        return pca._project(Z)
-    return Z.toarray() if scipy.sparse.issparse(Z) else Z
-
-
-class RandomFeatureRidge(_Frozen):
+class RandomFeatureRidge(_OutOfCore):
     """Ridge regression on the principal components of random features,
-    computed out of core; made by `rf_ridge`, which returns it (not
-    constructed directly).
+    computed out of core: `rf_ridge` as an estimator (``rf_ridge(chunks,
+    y_chunks, feature_maps, n_components, alpha=a)`` is
+    ``RandomFeatureRidge(feature_maps, n_components, alpha=a).fit(chunks,
+    y_chunks)``), of the maps' protocol (`get_params`, `set_params`,
+    ``clone``); its fitted arrays are read-only. It takes fitted maps:
+    ``clone`` clones them too, unfitted (set fitted ones before `fit`).
 
     The weights act on the unprojected features: ``predict(X)`` is
     ``sum_l feature_maps[l].transform(X) @ coef_[l] + intercept_``, with no
@@ -619,19 +336,22 @@ class RandomFeatureRidge(_Frozen):
 
     Parameters
     ----------
-    maps, parts, w, y_mean, alpha, n_samples, y_ndim
-        Given by `rf_ridge`.
+    feature_maps : feature map, sequence of feature maps, or None
+        Objects with a ``transform`` method (`rf_ridge` gives the tuple of
+        them); None (alone or in the sequence) means the data are the
+        features.
+    n_components : int, sequence of int, or None, default=None
+        Principal components kept per map (one int for all maps); None
+        keeps every feature, giving plain ridge regression.
+    alpha : float, default=1.0
+        Ridge penalty, >= 0; 0 gives least squares (minimum norm).
 
     Attributes
     ----------
-    feature_maps : tuple
-        The maps, in order.
     pca_ : tuple of RandomFeaturePCA
         The principal components of each map. For a map keeping all its
         features they are not needed by the fit, and are computed when
         first read.
-    alpha : float
-        The ridge penalty.
     coef_ : ndarray, shape (n_features,) or (n_features, n_targets)
         Weights on the concatenated features of all maps (1-D for 1-D `y`).
     intercept_ : float or ndarray of shape (n_targets,)
@@ -642,7 +362,7 @@ class RandomFeatureRidge(_Frozen):
 
     See Also
     --------
-    rf_ridge : Makes it.
+    rf_ridge : Makes and fits one.
 
     Examples
     --------
@@ -658,84 +378,140 @@ class RandomFeatureRidge(_Frozen):
     ('RandomFeatureRidge', (3,))
     """
 
-    def __init__(self, maps, parts, w, y_mean, alpha, n_samples, y_ndim):
-        # parts: for each map, its RandomFeaturePCA, or the moments of its
-        # features where it keeps them all (solved on unprojected features).
-        self.feature_maps = tuple(maps)
+    def __init__(self, feature_maps=None, n_components=None, *, alpha=1.0):
+        self.feature_maps = feature_maps
+        self.n_components = n_components
         self.alpha = alpha
-        self.n_samples_ = n_samples
-        self._widths = tuple(_width(p) for p in parts)
-        self._parts = tuple(
-            p if isinstance(p, RandomFeaturePCA)
-            else (p.n, p.mean, p.M2, p.y_mean, p.Czy) for p in parts)
-        self._w = w
-        ranks = np.cumsum([0] + [_rank(p) for p in parts])
-        coef = np.vstack([
-            p.components_.T @ w[a:b] if isinstance(p, RandomFeaturePCA)
-            else w[a:b]
-            for p, (a, b) in zip(parts, itertools.pairwise(ranks), strict=True)])
-        intercept = y_mean - sum(_mean(p) @ c for p, c in
-                                 zip(parts, self._split(coef), strict=True))
-        if y_ndim == 1:
-            coef, intercept = coef[:, 0], float(intercept[0])
-        self.coef_ = coef
-        self.intercept_ = intercept
-        self._freeze()
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import RegressorTags
+
+        tags = super().__sklearn_tags__()
+        tags.estimator_type, tags.regressor_tags = "regressor", RegressorTags()
+        tags.target_tags.required, tags.transformer_tags = True, None
+        return tags
+
+    def fit(self, chunks, y_chunks, *, progress=False):
+        """Fit the weights in one pass over `chunks` and `y_chunks` (one
+        map), or two (several maps); see `rf_ridge`.
+
+        Parameters
+        ----------
+        chunks : iterable of blocks, array, sparse matrix, Bags or Dask array
+        y_chunks : array_like or iterable of blocks
+        progress : bool, default=False
+
+        Returns
+        -------
+        self
+        """
+        progress = check_progress(progress)
+        maps = check_maps(self.feature_maps, "feature_maps")
+        alpha = check_scalar(self.alpha, "alpha", low=0.0)
+        n_components = self.n_components
+        if n_components is None or np.ndim(n_components) == 0:
+            n_components = [n_components] * len(maps)
+        elif len(n_components) != len(maps):
+            raise ValueError(
+                f"n_components has {len(n_components)} entries for {len(maps)} maps"
+            )
+        names = ("chunks", "y_chunks", "feature_maps")
+        if y_chunks is None:
+            raise ValueError("y_chunks is required")
+        if len(maps) == 1:
+            (moments,), ndim = reduce_moments(chunks, y_chunks, maps, None, names,
+                                              progress)
+            width = moments.mean.shape[0]
+            k = check_n_components(n_components[0], width, "n_components")
+            if k == width:  # plain ridge: one solve, no PCA needed
+                part = moments
+                w = _ridge_weights(moments.M2, moments.Czy, alpha)
+            else:
+                part = _fitted_pca(maps[0], moments, k)
+                lam = part.explained_variance_ * max(moments.n - 1, 1)
+                w = _pseudo_solve(lam, None, part.projected_target_, alpha)
+            return self._set_fitted(_ridge_state(maps, [part], w, moments.y_mean,
+                                                 moments.n, ndim))
+        if not is_lazy(chunks) and iter(split_blocks(chunks, "chunks")[0]) is chunks:
+            raise ValueError(
+                "chunks is a one-shot iterator, but several feature maps need two "
+                "passes over the data: give a list (or another re-iterable)"
+            )
+        moments, _ = reduce_moments(chunks, None, maps, None, names, progress)
+        # A map keeping all its features enters the joint ridge unprojected.
+        parts = []
+        for i, (f, m, k) in enumerate(zip(maps, moments, n_components, strict=True)):
+            k = check_n_components(k, m.mean.shape[0], f"n_components[{i}]")
+            parts.append(m if k == m.mean.shape[0] else _fitted_pca(f, m, k))
+        pcas = [p if isinstance(p, RandomFeaturePCA) else None for p in parts]
+        (joint,), ndim = reduce_moments(chunks, y_chunks, maps, pcas, names,
+                                        progress)
+        w = _ridge_weights(joint.M2, joint.Czy, alpha)
+        return self._set_fitted(_ridge_state(maps, parts, w, joint.y_mean, joint.n,
+                                             ndim))
 
     @functools.cached_property
     def pca_(self):
-        return tuple(
-            p if isinstance(p, RandomFeaturePCA) else RandomFeaturePCA(
-                f, SimpleNamespace(n=p[0], mean=p[1], M2=p[2], y_mean=p[3],
-                                   Czy=p[4]), p[1].shape[0])
-            for f, p in zip(self.feature_maps, self._parts, strict=True))
+        return tuple(p if isinstance(p, RandomFeaturePCA)
+                     else _fitted_pca(f, p, p.mean.shape[0])
+                     for f, p in zip(self._maps, self._parts, strict=True))
 
     @functools.cached_property
     def coef_projected_(self):
-        ranks = np.cumsum([0] + [_rank(p) for p in self._parts])
-        w = np.vstack([
-            self._w[a:b] if isinstance(p, RandomFeaturePCA)
-            else pca.components_ @ self._w[a:b]  # all components: rotated
-            for p, pca, (a, b) in zip(self._parts, self.pca_,
-                                      itertools.pairwise(ranks), strict=True)])
-        w.flags.writeable = False
-        return w
-
-    def _split(self, coef):
-        widths = np.cumsum([0, *self._widths])
-        return [coef[a:b] for a, b in itertools.pairwise(widths)]
+        return _read_only(np.vstack([
+            w if isinstance(p, RandomFeaturePCA)
+            else pca.components_ @ w  # all components: rotated
+            for p, pca, w in zip(self._parts, self.pca_,
+                                 _pieces(self._w, map(_rank, self._parts)),
+                                 strict=True)]))
 
     def predict(self, X):
         """Predictions for the rows (or sets) of `X`, a block as the maps
         take it or a Dask array (then lazy): ``(n,)`` or ``(n, n_targets)``.
         """
+        self._check_fitted()
         out = self.intercept_
-        for f, c in zip(self.feature_maps, self._split(self.coef_), strict=True):
-            Z = _features(f, X, c.shape[0])
+        for f, c in zip(self._maps, _pieces(self.coef_, map(_width, self._parts)),
+                        strict=True):
+            Z = features(f, X, c.shape[0])
             out = Z @ c.astype(Z.dtype, copy=False) + out
         return out
 
-    def __repr__(self):
-        return (f"RandomFeatureRidge(n_maps={len(self.feature_maps)}, "
-                f"n_components={[_rank(p) for p in self._parts]}, "
-                f"alpha={self.alpha:.6g}, n_samples={self.n_samples_})")
+
+def _ridge_state(maps, parts, w, y_mean, n_samples, y_ndim):
+    """The fitted attributes of the ridge weights `w` on the coordinates of
+    `parts`: for each map, its RandomFeaturePCA, or the moments of its
+    features where it keeps them all (solved on unprojected features)."""
+    coef = np.vstack([
+        p.components_.T @ wp if isinstance(p, RandomFeaturePCA) else wp
+        for p, wp in zip(parts, _pieces(w, map(_rank, parts)), strict=True)])
+    intercept = y_mean - sum(_mean(p) @ c for p, c in
+                             zip(parts, _pieces(coef, map(_width, parts)), strict=True))
+    if y_ndim == 1:
+        coef, intercept = coef[:, 0], float(intercept[0])
+    return {"_maps": tuple(maps), "n_samples_": n_samples, "_parts": tuple(parts),
+            "_w": w, "coef_": coef, "intercept_": intercept}
+
+
+def _pieces(A, sizes):
+    """The consecutive row blocks of `A` of `sizes` rows."""
+    ends = np.cumsum([0, *sizes])
+    return [A[a:b] for a, b in itertools.pairwise(ends)]
+
+
+def _mean(part):
+    """The mean features of a map, from its PCA or its moments."""
+    return part.mean_ if isinstance(part, RandomFeaturePCA) else part.mean
 
 
 def _width(part):
-    """Features of a map, from its PCA or its moments (or their tuple)."""
-    if isinstance(part, RandomFeaturePCA):
-        return part.mean_.shape[0]
-    return part[1].shape[0] if isinstance(part, tuple) else part.mean.shape[0]
+    return _mean(part).shape[0]
 
 
 def _rank(part):
     """Coordinates of a map in the joint ridge: its components, or all its
     features."""
-    return part.n_components if isinstance(part, RandomFeaturePCA) else _width(part)
-
-
-def _mean(part):
-    return part.mean_ if isinstance(part, RandomFeaturePCA) else part.mean
+    return part.n_components_ if isinstance(part, RandomFeaturePCA) else _width(part)
 
 
 def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
@@ -763,8 +539,8 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
         For classification, one column per class, e.g. ``+1`` for the class
         and ``-1`` otherwise.
     feature_maps : feature map, sequence of feature maps, or None
-        Objects with a ``transform`` method; None means the data are the
-        features.
+        Objects with a ``transform`` method; None (alone or in the
+        sequence) means the data are the features.
     n_components : int, sequence of int, or None
         Principal components kept per map (one int for all maps); None
         keeps every feature, giving plain ridge regression.
@@ -776,7 +552,9 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
     Returns
     -------
     model : RandomFeatureRidge
-        An immutable, picklable object with
+        Fitted (``RandomFeatureRidge(feature_maps, n_components,
+        alpha=alpha).fit(chunks, y_chunks)``, the maps as a tuple),
+        picklable, its arrays read-only, with
 
         - ``coef_`` (n_features,) or (n_features, n_targets): the weights
           on the unprojected features of all maps side by side (1-D for
@@ -834,43 +612,5 @@ def rf_ridge(chunks, y_chunks, feature_maps, n_components, *, alpha=1.0,
     >>> bool(np.abs(model.predict(grid) - np.sin(grid[:, 0])).max() < 0.05)
     True
     """
-    progress = check_progress(progress)
-    maps = _check_maps(feature_maps, "feature_maps")
-    alpha = check_scalar(alpha, "alpha", low=0.0)
-    if n_components is None or np.ndim(n_components) == 0:
-        n_components = [n_components] * len(maps)
-    elif len(n_components) != len(maps):
-        raise ValueError(
-            f"n_components has {len(n_components)} entries for {len(maps)} maps"
-        )
-    names = ("chunks", "y_chunks", "feature_maps")
-    if y_chunks is None:
-        raise ValueError("y_chunks is required")
-    if len(maps) == 1:
-        (moments,), ndim = _reduce(chunks, y_chunks, maps, None, names, progress)
-        width = moments.mean.shape[0]
-        k = _check_n_components(n_components[0], width, "n_components")
-        if k == width:  # plain ridge: one solve, no PCA needed
-            w = _ridge_weights(moments.M2, moments.Czy, alpha)
-            return RandomFeatureRidge(maps, [moments], w, moments.y_mean, alpha,
-                                      moments.n, ndim)
-        pca = RandomFeaturePCA(maps[0], moments, k)
-        lam = pca.explained_variance_ * max(moments.n - 1, 1)
-        w = _pseudo_solve(lam, None, pca.projected_target_, alpha)
-        return RandomFeatureRidge(maps, [pca], w, moments.y_mean, alpha,
-                                  moments.n, ndim)
-    if not is_lazy(chunks) and iter(_blocks(chunks, "chunks")[0]) is chunks:
-        raise ValueError(
-            "chunks is a one-shot iterator, but several feature maps need two "
-            "passes over the data: give a list (or another re-iterable)"
-        )
-    moments, _ = _reduce(chunks, None, maps, None, names, progress)
-    # A map keeping all its features enters the joint ridge unprojected.
-    parts = []
-    for i, (f, m, k) in enumerate(zip(maps, moments, n_components, strict=True)):
-        k = _check_n_components(k, m.mean.shape[0], f"n_components[{i}]")
-        parts.append(m if k == m.mean.shape[0] else RandomFeaturePCA(f, m, k))
-    pcas = [p if isinstance(p, RandomFeaturePCA) else None for p in parts]
-    (joint,), ndim = _reduce(chunks, y_chunks, maps, pcas, names, progress)
-    w = _ridge_weights(joint.M2, joint.Czy, alpha)
-    return RandomFeatureRidge(maps, parts, w, joint.y_mean, alpha, joint.n, ndim)
+    return RandomFeatureRidge(check_maps(feature_maps, "feature_maps"), n_components,
+                              alpha=alpha).fit(chunks, y_chunks, progress=progress)

@@ -65,12 +65,6 @@ class Moments:
         return self
 
 
-def _add_all(acc, stats):
-    for a, s in zip(acc, stats, strict=True):
-        a.add(s)
-    return acc
-
-
 def add_all(acc, stats):
     """Add the moments `stats` to `acc`, one by one, in place; returns `acc`."""
     for a, s in zip(acc, stats, strict=True):

@@ -17,6 +17,7 @@ from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import cdist
 
 from .._engine.lapack import one_blas_thread
+from .._engine.layout import max_abs, power_of_two_exponent
 from .._engine.progress import progress_bar
 
 __all__ = ["fit_basis", "kernel_matrix", "objective_and_gradient", "projection"]
@@ -49,9 +50,7 @@ def unit_scale(X, Z, kernel, gamma):
     largest coordinate is beyond ``2**+-_RANGE``. The scaled gamma is capped
     where it would make exp(-gamma |x - z|^2) overflow its exponent: any
     capped value gives 0 for every pair of points the data can hold apart."""
-    top = max(float(np.abs(X).max(initial=0.0)),
-              0.0 if Z is None else float(np.abs(Z).max(initial=0.0)))
-    exponent = math.frexp(top)[1] if top > 0 else 0
+    exponent = -power_of_two_exponent(max_abs(X, Z))
     if -_RANGE <= exponent <= _RANGE:
         return X, Z, gamma, 0
     X = np.ldexp(X, -exponent)

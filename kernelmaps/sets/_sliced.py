@@ -10,10 +10,9 @@ from .._bags import Bags
 from .._base import FeatureMap
 from .._config import working_memory_bytes
 from .._draws import DIRECTION_DRAWS, draw_directions
-from .._engine.layout import row_blocks, scaled
+from .._engine.layout import max_abs, power_of_two_exponent, row_blocks, scaled
 from .._engine.scales import divergence_kernel_values, median_scale
 from .._engine.sliced import (
-    power_of_two_scale,
     quantile_edges,
     quantile_means,
     sliced_power_means,
@@ -183,7 +182,7 @@ def _centred(X, Y):
     # in float64, where |x - centre| never overflows: one new array each
     cx = np.subtract(X.points, centre, dtype=np.float64)
     cy = None if Y is None else np.subtract(Y.points, centre, dtype=np.float64)
-    e = power_of_two_scale(cx, *(() if cy is None else (cy,)))
+    e = power_of_two_exponent(max_abs(cx, cy))
     # |<x - y, theta>| <= 2 sqrt(d) max|x|: one more power of two for it
     e -= math.ceil(math.log2(2 * math.sqrt(X.dim)))
     Xs = Bags._trusted(_scaled_copy(cx, e, X.points.dtype), X.offsets,
@@ -707,7 +706,7 @@ class SlicedWassersteinFeatures(FeatureMap):
         n_threads = resolve_workers(workers)
         directions = self.projections_
         Q = self.n_features_out_ // directions.shape[0]
-        e = power_of_two_scale(bags.points)
+        e = power_of_two_exponent(max_abs(bags.points))
         F = quantile_means(_scaled_bags(bags, e), directions,
                            quantile_edges(Q), n_threads, working_memory_bytes())
         with np.errstate(over="ignore", under="ignore"):

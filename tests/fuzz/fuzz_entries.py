@@ -3003,11 +3003,13 @@ register(
                 positional=True,
             ),
             DT(),
+            W(),
         ],
         _build_projector_transform,
-        lambda km, v: v["self"].transform(v["K_test_train"], **kwargs(v, ["dtype"])),
-        lambda s: (f"{s['self']}.transform({s['K_test_train']}"
-                   f"{', dtype=' + s['dtype'] if 'dtype' in s else ''})"),
+        lambda km, v: v["self"].transform(v["K_test_train"],
+                                          **kwargs(v, ["dtype", "workers"])),
+        lambda s: src_call(f"{s['self']}.transform", s, ["K_test_train"],
+                           ["dtype", "workers"]),
         _check_projector_transform,
         group="psd",
     )
@@ -3662,7 +3664,7 @@ def _rf_result_entry(name, ridge):
             Z = _features(fm, X)
             expected = Z @ obj.coef_ + obj.intercept_
         else:
-            need_shape(res, (n, obj.n_components))
+            need_shape(res, (n, obj.n_components_))
             Z = _features(obj.feature_map, X)
             expected = (Z - obj.mean_) @ obj.components_.T
         in32 = low_precision(v["X"])
@@ -4014,13 +4016,42 @@ for _n in SK_PARAMS:
     _sk_entries(_n)
 
 
+def _estimator_entry(function, cls, params, fit_pos, fit_kw, method):
+    """The entry of `function` (rf_pca, rf_ridge) through the estimator it
+    builds: ``cls(*params).fit(*fit_pos, **fit_kw)``, which must return the
+    estimator, checked as `function` is."""
+    base = ENTRIES[function]
+    pos = [n for n in params if n != "alpha"]
+
+    def call(km, v):
+        est = getattr(km, cls)(*[v.get(n) for n in pos], **kwargs(v, ["alpha"]))
+        assert est.fit(*[v[n] for n in fit_pos], **kwargs(v, fit_kw)) is est
+        return est, getattr(est, method)(v["_first"])
+
+    def src(s):
+        return (src_call(f"km.{cls}", s, pos, ["alpha"])
+                + src_call(".fit", s, fit_pos, fit_kw) + f".{method}(<first block>)")
+
+    register(Entry(f"{cls}.fit", base.args, base.build, call, src, base.check,
+                   group=base.group, ok_errors=base.ok_errors, rerun=base.rerun,
+                   fixup=base.fixup))
+
+
+_estimator_entry("rf_pca", "RandomFeaturePCA", ["feature_map", "n_components"],
+                 ["chunks"], ["y", "progress"], "transform")
+_estimator_entry("rf_ridge", "RandomFeatureRidge",
+                 ["feature_maps", "n_components", "alpha"], ["chunks", "y_chunks"],
+                 ["progress"], "predict")
+
+
 # probes that entries need beside their arguments (never mutated) -----------
 
 
 def add_probes(entry, values, ctx):
     """Extra values some calls need: the first block of the out-of-core
     data, the probe input of the scikit-learn fit entries."""
-    if entry.group == "outofcore" and entry.name in ("rf_pca", "rf_ridge"):
+    if entry.group == "outofcore" and entry.name in (
+            "rf_pca", "rf_ridge", "RandomFeaturePCA.fit", "RandomFeatureRidge.fit"):
         rng = np.random.default_rng(5)
         values["_first"] = grid(rng, (4, 3))
     if entry.name.startswith("sklearn.") and entry.name.endswith(".fit"):

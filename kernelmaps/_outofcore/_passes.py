@@ -1,0 +1,338 @@
+"""The passes of the out-of-core models over their data: the blocks of
+rows (or sets) read one at a time, or the blocks of a Dask array reduced
+in parallel; each block mapped, reduced to float64 moments (`_moments`)
+and dropped. Moments of two blocks combine exactly, in any order, so the
+same code serves a stream of blocks read once (`reduce_moments`) and the
+blocks of a Dask array on a cluster (`_reduce_dask`).
+"""
+
+import numpy as np
+import scipy.sparse
+
+from .._bags import Bags
+from .._engine import lapack
+from .._engine.progress import progress_bar
+from .._probes import as_float_array, is_dask_array
+from .._transforms import is_lazy
+from .._validation import check_scalar
+from ._moments import add_all, block_moments, reduce_tree
+
+__all__ = ["check_maps", "check_moments", "check_n_components", "features",
+           "reduce_moments", "split_blocks"]
+
+
+def _block_stats(X, y, fmaps, pcas, block_name, map_name):
+    """Moments of one block: of each map's features (with `y` if given) when
+    `pcas` is None, else of the PCA projections of all maps side by side.
+
+    The block is `block_name` in messages; a map that refuses it raises an
+    error naming both (the map is argument `map_name`, the block's data are
+    its X), and a block without a map is checked as features."""
+    Z = []
+    for i, f in enumerate(fmaps):
+        try:
+            Z.append(features(f, X, None, block_name))
+        except (ValueError, TypeError) as err:
+            if f is None:
+                raise
+            label = map_name if len(fmaps) == 1 else f"{map_name}[{i}]"
+            raise type(err)(
+                f"{label} cannot transform {block_name} (its X): {err}"
+            ) from None
+    with np.errstate(over="ignore", invalid="ignore"):  # see check_moments
+        if pcas is None:
+            return block_moments(Z, y)
+        projected = [_coordinates(p, z) for p, z in zip(pcas, Z, strict=True)]
+        return block_moments([np.hstack(projected)], y)
+
+
+def _check_y(y, n_rows, name):
+    """`y` as float64 (n_rows, c)."""
+    y = np.asarray(y)
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {y.dtype}")
+    if y.ndim not in (1, 2) or y.shape[0] != n_rows:
+        raise ValueError(
+            f"{name} has shape {y.shape}, but its block of data has {n_rows} rows"
+        )
+    y = y.astype(np.float64)
+    y = y[:, None] if y.ndim == 1 else y
+    if not np.isfinite(y).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return y
+
+
+def _n_rows(X, name="chunks"):
+    """Rows (or sets) of the block `X` (argument `name`)."""
+    if isinstance(X, (Bags, list, tuple)):
+        return len(X)
+    shape = getattr(X, "shape", None)
+    if not shape:
+        raise TypeError(
+            f"{name} must be an array, a sparse matrix or a collection of sets, "
+            f"got {type(X).__name__}"
+        )
+    return shape[0]
+
+
+# Rows (or sets) per block when one in-memory data set is given.
+OUTOFCORE_BLOCK_ROWS = 8192
+
+
+def split_blocks(chunks, name):
+    """The blocks of `chunks` and their number (None if unknown): slices of
+    consecutive rows (or sets) when it is one array, sparse matrix or Bags,
+    else its items."""
+    if isinstance(chunks, (np.ndarray, Bags)) or scipy.sparse.issparse(chunks):
+        if scipy.sparse.issparse(chunks):
+            chunks = scipy.sparse.csr_matrix(chunks)
+        starts = range(0, _n_rows(chunks), OUTOFCORE_BLOCK_ROWS)
+        return (chunks[i : i + OUTOFCORE_BLOCK_ROWS] for i in starts), len(starts)
+    if isinstance(chunks, (str, bytes)) or not hasattr(chunks, "__iter__"):
+        raise TypeError(
+            f"{name} must be an iterable of blocks of rows, an array or a Dask "
+            f"array, got {type(chunks).__name__}"
+        )
+    return chunks, getattr(chunks, "__len__", lambda: None)()
+
+
+class _Targets:
+    """Target blocks aligned with data blocks: slices of one array, or the
+    items of an iterable of blocks."""
+
+    def __init__(self, y, name):
+        self.name, self.start, self.ndim, self.width = name, 0, None, None
+        whole = isinstance(y, np.ndarray) or (
+            isinstance(y, (list, tuple)) and len(y) > 0 and np.ndim(y[0]) == 0)
+        if whole:
+            self.whole, self.items = np.asarray(y), None
+        elif isinstance(y, (str, bytes)) or not hasattr(y, "__iter__"):
+            raise TypeError(
+                f"{name} must be an array or an iterable of blocks, got "
+                f"{type(y).__name__}"
+            )
+        else:
+            self.whole, self.items = None, iter(y)
+
+    def next(self, n, k):
+        if self.items is None:
+            block = self.whole[self.start : self.start + n]
+            name = self.name
+            if block.shape[0] < n:
+                raise ValueError(f"{name} has {self.whole.shape[0]} rows, fewer "
+                                 f"than the data")
+        else:
+            block = next(self.items, None)
+            name = f"{self.name} block {k}"
+            if block is None:
+                raise ValueError(f"{self.name} has fewer blocks than the data")
+        self.start += n
+        self.ndim = np.ndim(block) if self.ndim is None else self.ndim
+        y = _check_y(block, n, name)
+        if self.width is not None and y.shape[1] != self.width:
+            raise ValueError(
+                f"{name} has {y.shape[1]} target column(s), the first block "
+                f"{self.width}: the blocks must have the same number of columns"
+            )
+        self.width = y.shape[1]
+        return y
+
+    def finish(self):
+        if self.items is None:
+            if self.start != self.whole.shape[0]:
+                raise ValueError(f"{self.name} has {self.whole.shape[0]} rows, "
+                                 f"but the data have {self.start}")
+        elif next(self.items, None) is not None:
+            raise ValueError(f"{self.name} has more blocks than the data")
+
+
+def reduce_moments(chunks, y, fmaps, pcas, names, progress):
+    """Moments of all blocks of `chunks` (and `y`): see `_block_stats`.
+    `names`: the arguments of the data, the targets and the maps."""
+    if is_lazy(chunks):
+        return _reduce_dask(chunks, y, fmaps, pcas, names)
+    name, y_name, map_name = names
+    targets = None if y is None else _Targets(y, y_name)
+    blocks, total = split_blocks(chunks, name)
+    acc = None
+    with progress_bar(progress, total, "blocks") as bar:
+        for k, X in enumerate(blocks):
+            n = _n_rows(X, f"{name} block {k}")
+            yk = None if targets is None else targets.next(n, k)
+            if n == 0:
+                continue
+            stats = _block_stats(X, yk, fmaps, pcas, f"{name} block {k}", map_name)
+            if acc is None:
+                acc = stats
+            else:
+                widths = [s.mean.shape[0] for s in stats]
+                if widths != [a.mean.shape[0] for a in acc]:
+                    raise ValueError(
+                        f"{name}: block {k} has a different number of "
+                        f"columns than block 0 (its features are {widths} "
+                        f"wide, those of block 0 "
+                        f"{[a.mean.shape[0] for a in acc]})"
+                    )
+                with np.errstate(over="ignore", invalid="ignore"):
+                    add_all(acc, stats)
+            bar.update()
+    if acc is None:
+        raise ValueError(f"{name} holds no data")
+    if targets is not None:
+        targets.finish()
+    check_moments(acc, name, y_name if targets is not None else None)
+    return acc, (None if targets is None else targets.ndim)
+
+
+def _reduce_dask(chunks, y, fmaps, pcas, names):
+    """The same over the blocks of a Dask array (or lazy sets): one task per
+    block, a tree of pairwise combinations, computed by the active Dask
+    scheduler (a distributed Client when one is set up)."""
+    import dask
+    import dask.array as da
+
+    name, y_name, _ = names
+    Z = [chunks if f is None else f.transform(chunks) for f in fmaps]
+    if not all(is_dask_array(z) and z.ndim == 2 for z in Z):
+        raise TypeError(f"{name}: the feature maps must return 2-D Dask arrays "
+                        f"for Dask input")
+    rows = Z[0].chunks[0]
+    if pcas is not None:
+        Z = [da.concatenate([_coordinates(p, z) for p, z in
+                             zip(pcas, Z, strict=True)], axis=1)]
+    Z = [z.rechunk({0: rows, 1: -1}).to_delayed().ravel() for z in Z]
+    ndim = None
+    if y is None:
+        ys = [None] * len(rows)
+    else:
+        if not is_dask_array(y):
+            y = np.asarray(y)
+        if y.ndim not in (1, 2) or y.shape[0] != sum(rows):
+            raise ValueError(
+                f"{y_name} has shape {y.shape}, but the data have {sum(rows)} "
+                f"rows"
+            )
+        ndim = y.ndim
+        y = da.asarray(y).rechunk({0: rows, **({1: -1} if ndim == 2 else {})})
+        check = dask.delayed(_check_y, pure=True)
+        blocks = y.to_delayed().ravel()
+        ys = [check(b, n, y_name) for b, n in zip(blocks, rows, strict=True)]
+    stats = dask.delayed(_block_moments_one_thread, pure=True)
+    parts = [stats(list(zs), yk)
+             for zs, yk in zip(zip(*Z, strict=True), ys, strict=True)]
+    moments = reduce_tree(parts, dask.delayed(add_all, pure=True)).compute()
+    if moments[0].n == 0:
+        raise ValueError(f"{name} holds no data")
+    check_moments(moments, name, y_name if y is not None else None)
+    return moments, ndim
+
+
+def _block_moments_one_thread(Z, y):
+    """`block_moments` in a Dask task: on one BLAS thread (Dask runs the
+    blocks in parallel)."""
+    with lapack.one_blas_thread():
+        return block_moments(Z, y)
+
+
+def check_moments(moments, name="chunks", y_name=None):
+    """A ValueError naming the data (argument `name`) and the targets
+    (`y_name`, None: none) where the accumulated moments (one or a list,
+    one per map) overflowed float64."""
+    for m in (moments if isinstance(moments, (list, tuple)) else [moments]):
+        parts = [m.mean, m.M2] + [
+            a for a in (m.y_mean, m.Czy) if a is not None]
+        if not all(np.isfinite(a).all() for a in parts):
+            targets = "" if y_name is None else f" (or of them and {y_name})"
+            scale = name if y_name is None else f"{name} or {y_name}"
+            raise ValueError(
+                f"the cross-products of the features of {name}{targets} "
+                f"overflow float64: scale {scale} down"
+            )
+
+
+def features(fmap, X, width, name="X"):
+    """The features of `X` (argument `name`) by `fmap`, or `X` itself
+    checked as features when `fmap` is None: a 2-D real, finite array of
+    `width` columns (None: any), not empty (float32 kept), a
+    sparse matrix of them, or a Dask array (checked as far as it can be
+    without computing it)."""
+    if fmap is not None:
+        return fmap.transform(X)
+    if is_dask_array(X):
+        if X.ndim != 2 or X.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must be a 2-D array of real numbers, got "
+                            f"a Dask array of shape {X.shape}, dtype {X.dtype}")
+        Z = X if X.dtype in (np.float32, np.float64) else X.astype(np.float64)
+    elif scipy.sparse.issparse(X):
+        Z = scipy.sparse.csr_matrix(X)
+        if Z.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {Z.dtype}")
+        if Z.dtype not in (np.float32, np.float64):
+            Z = Z.astype(np.float64)
+        if not np.isfinite(Z.data).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+    else:
+        Z = as_float_array(X, name)
+        if Z.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (rows of features), got shape "
+                             f"{Z.shape}")
+        if not np.isfinite(Z).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+    if 0 in Z.shape:
+        raise ValueError(f"{name} is empty (shape {Z.shape})")
+    if width is not None and Z.shape[1] != width:
+        raise ValueError(f"{name} has {Z.shape[1]} features, but the model was "
+                         f"fitted on {width}")
+    return Z
+
+
+def check_maps(feature_maps, name):
+    if feature_maps is None or hasattr(feature_maps, "transform"):
+        return (_check_fitted(feature_maps, name),)
+    try:
+        maps = tuple(feature_maps)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a feature map (an object with a transform method), "
+            f"a sequence of them, or None, got {type(feature_maps).__name__}"
+        ) from None
+    if not maps:
+        raise ValueError(f"{name} is empty")
+    for i, f in enumerate(maps):
+        if f is not None and not hasattr(f, "transform"):
+            raise TypeError(f"{name}[{i}] has no transform method: "
+                            f"{type(f).__name__}")
+        _check_fitted(f, f"{name}[{i}]")
+    return maps
+
+
+def _check_fitted(feature_map, name):
+    """`feature_map`, refused when it is a kernelmaps map not fitted yet."""
+    if not getattr(feature_map, "__sklearn_is_fitted__", lambda: True)():
+        raise ValueError(
+            f"{name} is not fitted: fit it first on training rows (e.g. on the "
+            f"first block: {type(feature_map).__name__}(...).fit(X_block))"
+        )
+    return feature_map
+
+
+def check_n_components(n_components, width, name):
+    if n_components is None:
+        return width
+    n_components = check_scalar(n_components, name, kind="int", low=1)
+    if n_components > width:
+        raise ValueError(
+            f"{name}={n_components} is larger than the number of features "
+            f"({width})"
+        )
+    return n_components
+
+
+def _coordinates(pca, Z):
+    """The coordinates of features Z on which the joint ridge is solved:
+    their PCA projection, or Z itself (dense) for a map keeping every
+    feature (`pca` None), which ridge regression treats alike: the
+    projection on all components is a rotation."""
+    if pca is not None:
+        return pca._project(Z)
+    return Z.toarray() if scipy.sparse.issparse(Z) else Z
