@@ -15,6 +15,7 @@ import scipy.sparse
 
 from ._base import FeatureMap, check_weights_kept
 from ._engine import lapack
+from ._engine.layout import power_of_two_exponent
 from ._parallel import resolve_workers
 from ._spec import SPECS, spec_for
 from ._transforms import blocked_rows, blocked_sets, is_lazy
@@ -141,15 +142,13 @@ SMALL_EIGH = 512
 
 
 def _at_unit_scale(A, top):
-    """``A / 2**e`` and e, with ``2**e`` the power of 2 at or above `top`
-    (exact: only the exponents change); A itself where `top` is 0."""
-    if not top > 0:
-        return np.asarray(A, dtype=np.float64) if not scipy.sparse.issparse(A) \
-            else A, 0
-    e = int(np.frexp(top)[1])
+    """``A / 2**e`` and e, with ``2**e`` the power of 2 above `top` (exact:
+    only the exponents change; e = 0 where `top` is 0)."""
+    e = -power_of_two_exponent(top)
     if scipy.sparse.issparse(A):
-        A = A.astype(np.float64)
-        A.data = np.ldexp(A.data, -e)
+        if e:
+            A = A.astype(np.float64)
+            A.data = np.ldexp(A.data, -e)
         return A, e
     return np.ldexp(np.asarray(A, dtype=np.float64), -e), e
 
