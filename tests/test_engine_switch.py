@@ -11,6 +11,7 @@ from numpy.testing import assert_allclose
 
 import kernelmaps as km
 from kernelmaps import _engine
+from kernelmaps._engine.pair_sums import pair_sums
 
 
 def test_available_paths_and_selection():
@@ -53,6 +54,8 @@ def test_every_simd_engine_follows_the_switch():
     calls = {  # the engine, and the relative tolerance
         "pair sums": (lambda: km.sum_match_kernel(sets, gamma=0.3), _pair_sums,
                       1e-12),
+        "pair sums energy": (lambda: pair_sums(km.Bags.from_list(sets),
+                                               kernel="energy"), _pair_sums, 1e-12),
         "kNN": (lambda: km.renyi_divergence(sets32, k=3, clamp=False), _knn, 1e-5),
         "additive": (lambda: km.js_kernel(H), _additive, 1e-12),
         "additive csr": (lambda: km.js_kernel(scipy.sparse.csr_matrix(
@@ -99,6 +102,10 @@ def test_avx512_and_avx2_give_the_same_bits():
         "rbf": lambda: km.sum_match_kernel(sets, gamma=0.3),
         "laplacian f32": lambda: km.sum_match_kernel(sets32, kernel="laplacian"),
         "polynomial f32": lambda: km.sum_match_kernel(sets32, kernel="polynomial"),
+        "energy": lambda: pair_sums(km.Bags.from_list(sets), kernel="energy"),
+        "energy f32": lambda: pair_sums(km.Bags.from_list(sets32),
+                                        km.Bags.from_list(sets32[1:3]),
+                                        kernel="energy"),
         "mmd": lambda: km.mmd(sets, sets32[:2]),
         "kNN": lambda: km.renyi_divergence(sets32, k=4, clamp=False),
         "js": lambda: km.js_kernel(H),

@@ -53,6 +53,11 @@ times `sum_match_kernel` and `mmd` on weighted sets (a `Bags` with point
 weights, a fifth of them 0) beside the same sets unweighted, at shapes of
 each engine path (one group, tiles, BLAS products at d = 128):
 ``time_weighted / time_unweighted`` is the cost of the weights.
+`PairSumsEnergy` times the engine's pair sums (``Y=None``, normalised)
+of the energy kernel (``kernel="energy"``: difference tiles and a square
+root at every d) beside those of the rbf kernel (gamma ``1/d``; BLAS
+products at d >= 128) on the same sets, at d = 2, 64 and 512:
+``time_energy / time_rbf`` is the cost of the energy kernel.
 
 The data are drawn once per parameter combination in ``setup`` with
 ``numpy.random.default_rng(0)``; float32 data are the float64 data rounded.
@@ -110,6 +115,11 @@ except ImportError:
     from kernelmaps._composite._families import pooled_point_kernel
 
 from .common import BlasThreads, RunOnce, make_sets, stored_times
+
+try:  # the engine's pair sums, which the energy kernel first came to
+    from kernelmaps._engine.pair_sums import pair_sums
+except ImportError:
+    pair_sums = None
 from .peers import blocked_sum_match_kernel, pairwise_sum_match_kernel
 
 try:  # the mmd package, a peer where installed (see the module docstring)
@@ -536,6 +546,38 @@ class WeightedSets(RunOnce):
 
     def time_weighted_mmd(self, size, dtype, workers):
         mmd(self.weighted, gamma=self.gamma, workers=workers)
+
+
+# The energy kernel beside rbf: small, medium and large d.
+ENERGY_SHAPES = ("200x40x2", "200x40x64", "100x40x512")
+
+
+class PairSumsEnergy:
+    """The engine's pair sums of the energy kernel, ``(|x| + |y| - |x -
+    y|) / 2`` (``Y=None``, normalised: the Gram matrix of the sets' mean
+    maps), beside those of the rbf kernel (gamma ``1/d``) on the same sets;
+    called on the engine (``_engine.pair_sums.pair_sums``), which every
+    set kernel of a point kernel runs."""
+
+    params = (ENERGY_SHAPES, DTYPES, WORKERS)
+    param_names = ("size", "dtype", "workers")
+
+    def setup(self, size, dtype, workers):
+        if pair_sums is None:
+            raise SkipNotImplemented("no engine pair sums in this version")
+        sets, d = make_sets(size, dtype)
+        self.bags, self.gamma = Bags.from_list(sets), 1.0 / d
+        try:
+            pair_sums(Bags.from_list(sets[:2]), kernel="energy")
+        except KeyError:
+            raise SkipNotImplemented("no energy kernel in this version") from None
+
+    def time_energy(self, size, dtype, workers):
+        pair_sums(self.bags, kernel="energy", n_threads=workers, normalize=True)
+
+    def time_rbf(self, size, dtype, workers):
+        pair_sums(self.bags, kernel="rbf", gamma=self.gamma, n_threads=workers,
+                  normalize=True)
 
 
 # Ratios to the baseline, read from the stored asv results.

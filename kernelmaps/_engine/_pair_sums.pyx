@@ -12,7 +12,7 @@ plans the groups and items, and folds segment sums back into set sums.
 from cython.parallel cimport parallel, prange, threadid
 from libc.stdint cimport int64_t
 from libc.stddef cimport ptrdiff_t
-from libc.math cimport fabs, ldexp
+from libc.math cimport fabs, ldexp, sqrt
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
@@ -21,6 +21,7 @@ import numpy as np
 from ._products cimport products
 from ._runtime cimport KM_MR, KM_NR_D, KM_NR_F, floating, isa_level, km_isa_ran
 from ._tile cimport (
+    KM_ENERGY,
     KM_LAPLACIAN,
     KM_POLYNOMIAL,
     KM_RBF,
@@ -37,6 +38,7 @@ KINDS = {
     "laplacian": KM_LAPLACIAN,
     "polynomial": KM_POLYNOMIAL,
     "sqeuclidean": KM_SQEUCLIDEAN,
+    "energy": KM_ENERGY,
 }
 
 
@@ -119,8 +121,12 @@ cdef void _group_pair(const km_tile_args *shared_args, const floating *x,
                       const floating *yt, const floating *phases,
                       const int64_t *yseg, int64_t t0, int64_t t1,
                       bint diagonal, floating *buf, double *acc,
-                      const floating *xw, const double *yw) noexcept nogil:
+                      const floating *xw, const double *yw,
+                      const floating *xn) noexcept nogil:
     """acc[s - s0, t - t0] = sum of k(x, y) over x in segment s, y in t.
+
+    `xn`: NULL, or the norms of the row points (the energy kernel: `phases`
+    holds those of the columns), padded as the rows are.
 
     With weights (`xw` and `yw` not NULL), the sum of xw[x] yw[y] k(x, y):
     `xw` the weights of the row points, in the element type, padded as the
@@ -154,6 +160,8 @@ cdef void _group_pair(const km_tile_args *shared_args, const floating *x,
         args.sum_rows = xseg[s + 1] >= r0 + KM_MR
         if xw != NULL:
             args.row_w = xw + r0
+        if xn != NULL:
+            args.row_n = xn + r0
         tile(&args, x + r0 * d, yt + c0, phases + c0, q1 - c0, buf)
         row_end = r0 + 1 if args.sum_rows else min(r0 + KM_MR, p1)
         for row in range(r0, row_end):
@@ -175,7 +183,8 @@ cdef void _group_pair(const km_tile_args *shared_args, const floating *x,
 
 def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
               const int64_t[::1] xgroups, const floating[:, ::1] ycols,
-              const floating[::1] phases, const int64_t[::1] yseg,
+              const floating[::1] phases, const floating[::1] xnorms,
+              const int64_t[::1] yseg,
               const int64_t[::1] ygroups, const int64_t[:, ::1] items,
               const int64_t[::1] rowbase, const int64_t[::1] colidx,
               double[::1] out, bint mirror,
@@ -192,8 +201,10 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
     Every entry of `out` belongs to one item.
 
     xrows: row points, padded with KM_MR - 1 rows; ycols: column points
-    transposed, padded to a multiple of the tile width; phases: zeros of the
-    padded width (the tiles' column values; no kernel here uses them).
+    transposed, padded to a multiple of the tile width; phases: the tiles'
+    column values, of the padded width: the norms of the column points for
+    "energy" (xnorms those of the rows, padded as xrows), zeros for the
+    other kinds (xnorms then ignored).
     tile_buffers: (n_threads, KM_MR * ldo) with ldo the padded size of the
     largest column group; acc_buffers: (n_threads, largest row group
     segments * largest column group segments). With `weighted`, the sums
@@ -208,7 +219,11 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
     cdef double *acc
     cdef const floating *xw_p = &xw[0] if weighted else NULL
     cdef const double *yw_p = &yw[0] if weighted else NULL
+    cdef bint energy = KINDS[kind] == KM_ENERGY
+    cdef const floating *xn_p = &xnorms[0] if energy else NULL
 
+    if energy and xnorms.shape[0] < xrows.shape[0]:
+        raise ValueError("tile_sums: norms shorter than the rows")
     args.d = xrows.shape[1]
     args.ldy = ycols.shape[1]
     args.ldo = tile_buffers.shape[1] // KM_MR
@@ -216,6 +231,7 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
     args.degree = degree
     args.sum_rows = 0
     args.row_w = NULL
+    args.row_n = NULL
     args.gamma = gamma
     args.coef0 = coef0
 
@@ -231,7 +247,7 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
             t1 = ygroups[h + 1]
             _group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1, &ycols[0, 0],
                         &phases[0], &yseg[0], t0, t1, mirror and h == g,
-                        &tile_buffers[tid, 0], acc, xw_p, yw_p)
+                        &tile_buffers[tid, 0], acc, xw_p, yw_p, xn_p)
             for s in range(s0, s1):
                 # With mirror, the pair (s, t) stands for (t, s) too: on the
                 # diagonal group pair, only t >= s is used (exact symmetry).
@@ -240,6 +256,58 @@ def tile_sums(const floating[:, ::1] xrows, const int64_t[::1] xseg,
                     out[rowbase[s] + colidx[t]] = value
                     if mirror:
                         out[rowbase[t] + colidx[s]] = value
+
+
+cdef int _norms(const floating *p, ptrdiff_t n, ptrdiff_t d, ptrdiff_t ld,
+                bint transposed, floating *out) noexcept nogil:
+    """out[i] = |p_i| for the n points of a packed array: of d features,
+    point i at p[i ld] (rows) or, `transposed`, at p[i] with features ld
+    apart (columns). The squares are summed in float64 in the order of the
+    features either way (the same bits for the same point in rows and in
+    columns), the square root rounded to the element type. Returns -1
+    where out of memory."""
+    cdef ptrdiff_t i, k
+    cdef double v, total
+    cdef double *acc
+    if not transposed:
+        for i in range(n):
+            total = 0.0
+            for k in range(d):
+                v = p[i * ld + k]
+                total = total + v * v
+            out[i] = <floating>sqrt(total)
+        return 0
+    acc = <double *>calloc(max(n, 1), sizeof(double))
+    if acc == NULL:
+        return -1
+    for k in range(d):
+        for i in range(n):
+            v = p[k * ld + i]
+            acc[i] = acc[i] + v * v
+    for i in range(n):
+        out[i] = <floating>sqrt(acc[i])
+    free(acc)
+    return 0
+
+
+def packed_norms(const floating[:, ::1] packed, bint transposed):
+    """The norms of the points of `packed` (`_norms`), in its dtype: of
+    its rows (`layout.pack_rows`), or `transposed` of its columns
+    (`layout.pack_cols`); the padding's are 0. For the tiles of the energy
+    kernel: the row norms and the column values (`phases`) of
+    `tile_sums`."""
+    cdef Py_ssize_t n = packed.shape[1] if transposed else packed.shape[0]
+    cdef Py_ssize_t d = packed.shape[0] if transposed else packed.shape[1]
+    out_a = np.zeros(n, dtype=np.float32 if floating is float else np.float64)
+    cdef floating[::1] out = out_a
+    cdef int status = 0
+    if n > 0 and d > 0:
+        with nogil:
+            status = _norms(&packed[0, 0], n, d, packed.shape[1], transposed,
+                            &out[0])
+    if status:
+        raise MemoryError()
+    return out_a
 
 
 def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
@@ -259,7 +327,9 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
     segments' sizes (in float64, as `pair_sums.pair_sums` divides).
     With `xw` and `yw` (the weights of the row points in their element
     type, padded with KM_MR zeros, and of the column points in float64),
-    the weighted sums of `_group_pair`, never divided.
+    the weighted sums of `_group_pair`, never divided. For "energy", the
+    norms of the packed points are computed here (`_norms`), as
+    `packed_norms` computes them for `tile_sums`.
     """
     cdef Py_ssize_t n_s = xseg.shape[0] - 1, n_t = yseg.shape[0] - 1
     cdef Py_ssize_t n = xp.shape[0], m = yp.shape[0], d = xp.shape[1]
@@ -273,6 +343,9 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
     cdef bint weighted = xw is not None
     cdef const floating *xw_p = &xw[0] if weighted else NULL
     cdef const double *yw_p = &yw[0] if weighted else NULL
+    cdef bint energy = KINDS[kind] == KM_ENERGY
+    cdef floating *xn = NULL
+    cdef int status = 0
     if weighted and (xw.shape[0] < n + KM_MR or yw.shape[0] < m):
         raise ValueError("one_group: weights shorter than the points")
     args.d = d
@@ -282,14 +355,17 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
     args.degree = degree
     args.sum_rows = 0
     args.row_w = NULL
+    args.row_n = NULL
     args.gamma = gamma
     args.coef0 = coef0
     # One zeroed block: rows (n + KM_MR, d), columns (d, ldy), the phases
-    # (ldy) and the tile buffer (KM_MR, ldo).
+    # (ldy), the tile buffer (KM_MR, ldo) and, for "energy", the row norms
+    # (n + KM_MR; the phases are the column norms).
     cdef floating *rows
     cdef floating *cols
     cdef floating *block = <floating *>calloc(
-        (n + KM_MR) * d + (d + 1) * ldy + KM_MR * ldo, sizeof(floating))
+        (n + KM_MR) * d + (d + 1) * ldy + KM_MR * ldo
+        + (n + KM_MR if energy else 0), sizeof(floating))
 
     if block == NULL:
         raise MemoryError()
@@ -311,10 +387,14 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
             for i in range(m):
                 for k in range(d):
                     cols[k * ldy + i] = ldexp(yp[i, k], e)
-        if n_s > 0 and n_t > 0:
+        if energy:
+            xn = cols + (d + 1) * ldy + KM_MR * ldo
+            status = _norms(rows, n, d, d, False, xn)
+            status = status or _norms(cols, m, d, ldy, True, cols + d * ldy)
+        if n_s > 0 and n_t > 0 and status == 0:
             _group_pair(&args, rows, &xseg[0], 0, n_s, cols, cols + d * ldy,
                         &yseg[0], 0, n_t, mirror, cols + (d + 1) * ldy,
-                        &out[0, 0], xw_p, yw_p)
+                        &out[0, 0], xw_p, yw_p, xn)
         free(block)
         if mirror:
             for s in range(n_s):
@@ -325,6 +405,8 @@ def one_group(const floating[:, ::1] xp, const int64_t[::1] xseg,
                 for t in range(n_t):
                     out[s, t] = out[s, t] / (<double>(xseg[s + 1] - xseg[s])
                                              * <double>(yseg[t + 1] - yseg[t]))
+    if status:
+        raise MemoryError()
     return out_a
 
 
@@ -524,6 +606,7 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
     args.degree = degree
     args.sum_rows = 0
     args.row_w = NULL
+    args.row_n = NULL
     args.gamma = tile_gamma
     args.coef0 = coef0
 
@@ -549,7 +632,7 @@ def product_sums(const floating[:, ::1] xa, const double[::1] xn,
                 if items[it, 2] == FORM_EXACT:
                     _group_pair(&args, &xrows[0, 0], &xseg[0], s0, s1,
                                 &ycols[0, 0], &phases[0], &yseg[0], t0, t1,
-                                diagonal, tilebuf, acc, xw_p, yw_p)
+                                diagonal, tilebuf, acc, xw_p, yw_p, NULL)
                 elif items[it, 2] == FORM_CENTRED:
                     _product_pair(&xc[0, 0], &xcn[0], &xseg[0], s0, s1,
                                   &yc[0, 0], &ycn[0], &yseg[0], t0, t1, d,

@@ -12,6 +12,7 @@ cdef extern from "km_tile.h" nogil:
     int KM_POLYNOMIAL
     int KM_SQEUCLIDEAN
     int KM_COS
+    int KM_ENERGY
 
     ctypedef struct km_tile_args:
         ptrdiff_t d
@@ -23,6 +24,7 @@ cdef extern from "km_tile.h" nogil:
         double gamma
         double coef0
         const void *row_w
+        const void *row_n
 
     void km_tile_d(int isa, const km_tile_args *a, const double *x,
                    const double *yt, const double *phases, ptrdiff_t ncols,

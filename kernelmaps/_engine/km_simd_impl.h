@@ -251,6 +251,33 @@ KM_VT KM_INLINE vf KM_N(km_cos_f)(vf v)
     return (vf)((vfu)p ^ ((vfu)t << 31));
 }
 
+/* sqrt(v) for v >= 0, correctly rounded (IEEE 754): the same bits on
+ * every path. The instruction where the width has one, else lane by lane. */
+#if KM_VB == 16 && defined(KM_DISPATCH_X86)
+KM_INLINE vd KM_N(km_sqrt_d)(vd v) { return (vd)_mm_sqrt_pd((__m128d)v); }
+KM_INLINE vf KM_N(km_sqrt_f)(vf v) { return (vf)_mm_sqrt_ps((__m128)v); }
+#elif KM_VB == 32 && defined(KM_DISPATCH_X86)
+KM_VT KM_INLINE vd KM_N(km_sqrt_d)(vd v) { return (vd)_mm256_sqrt_pd((__m256d)v); }
+KM_VT KM_INLINE vf KM_N(km_sqrt_f)(vf v) { return (vf)_mm256_sqrt_ps((__m256)v); }
+#elif KM_VB == 64 && defined(KM_DISPATCH_X86)
+KM_VT KM_INLINE vd KM_N(km_sqrt_d)(vd v) { return (vd)_mm512_sqrt_pd((__m512d)v); }
+KM_VT KM_INLINE vf KM_N(km_sqrt_f)(vf v) { return (vf)_mm512_sqrt_ps((__m512)v); }
+#elif KM_VB == 16 && defined(__aarch64__) && defined(__GNUC__)
+KM_INLINE vd KM_N(km_sqrt_d)(vd v) { return (vd)vsqrtq_f64((float64x2_t)v); }
+KM_INLINE vf KM_N(km_sqrt_f)(vf v) { return (vf)vsqrtq_f32((float32x4_t)v); }
+#else
+KM_INLINE vd KM_N(km_sqrt_d)(vd v)
+{
+    for (int i = 0; i < (int)(sizeof v / sizeof v[0]); ++i) v[i] = __builtin_sqrt(v[i]);
+    return v;
+}
+KM_INLINE vf KM_N(km_sqrt_f)(vf v)
+{
+    for (int i = 0; i < (int)(sizeof v / sizeof v[0]); ++i) v[i] = __builtin_sqrtf(v[i]);
+    return v;
+}
+#endif
+
 /* v ** e for an integer e >= 0 by repeated squaring. */
 KM_INLINE vd KM_N(km_powi_d)(vd v, int e)
 {

@@ -20,7 +20,13 @@
  * registers. exp(-gamma z) is computed as 2**(-gamma log2(e) z): the caller
  * scales the points by a power of two so that gamma is about 1 (exact; see
  * bandwidth_scale in layout.py). KM_COS is the random Fourier feature
- * cos(x . y + phases[j]) of column j; the other kinds ignore `phases`.
+ * cos(x . y + phases[j]) of column j. KM_ENERGY is the distance-induced
+ * kernel max((|x| + |y| - |x - y|) / 2, 0), |x - y| the square root of the
+ * sum of squared differences (coincident points give exactly |x|), with
+ * the norms given: phases[j] those of the columns, row_n those of the rows
+ * (the caller scales the points so that the squares neither overflow nor
+ * underflow; see squares_exponent in layout.py). The other kinds ignore
+ * `phases`.
  *
  * km_add_row_d / _f: acc[i] += v[i] for i < n, in float64.
  *
@@ -47,7 +53,14 @@
 
 #include "km_simd.h"
 
-enum { KM_RBF = 0, KM_LAPLACIAN = 1, KM_POLYNOMIAL = 2, KM_SQEUCLIDEAN = 3, KM_COS = 4 };
+enum {
+    KM_RBF = 0,
+    KM_LAPLACIAN = 1,
+    KM_POLYNOMIAL = 2,
+    KM_SQEUCLIDEAN = 3,
+    KM_COS = 4,
+    KM_ENERGY = 5
+};
 
 typedef struct {
     ptrdiff_t d;    /* features */
@@ -61,6 +74,8 @@ typedef struct {
     const void *row_w; /* NULL, or the weights of the KM_MR rows (the
                         * element type): each row's values are multiplied
                         * by its weight */
+    const void *row_n; /* KM_ENERGY: the norms of the KM_MR rows (the
+                        * element type); the other kinds ignore it */
 } km_tile_args;
 
 /* km_tile_{d,f}_{base,avx2,avx512} and km_cos_row_{d,f}_{base,avx2,avx512}. */

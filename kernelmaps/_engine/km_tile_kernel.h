@@ -16,6 +16,7 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
     const KM_T exp2_scale = (KM_T)(-a->gamma * 1.4426950408889634);
     const int kind = a->kind, degree = a->degree, sum_rows = a->sum_rows;
     const KM_T *row_w = (const KM_T *)a->row_w;
+    const KM_T *row_n = kind == KM_ENERGY ? (const KM_T *)a->row_n : NULL;
 
     for (ptrdiff_t j = 0; j < ncols; j += KM_NV * KM_W) {
         KM_V ph[KM_NV], rowsum[KM_NV];
@@ -37,7 +38,7 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
                         for (int c = 0; c < KM_NV; ++c)
                             s[r][c] += KM_OP(abs)(b[c] - xr[r * d + k]);
                 }
-            } else if (kind == KM_RBF || kind == KM_SQEUCLIDEAN) {
+            } else if (kind == KM_RBF || kind == KM_SQEUCLIDEAN || kind == KM_ENERGY) {
                 /* Sums of squared differences, not |x|^2 + |y|^2 - 2 <x, y>:
                  * no cancellation, and exactly 0 for coincident points. */
                 for (ptrdiff_t k = 0; k < d; ++k, y += ldy) {
@@ -75,6 +76,10 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
                         break;
                     case KM_COS:
                         v = KM_OP(cos)(v + ph[c]);
+                        break;
+                    case KM_ENERGY: /* the norms: row_n and the phases */
+                        v = KM_OP(pos)(((row_n[r0 + r] + ph[c]) - KM_OP(sqrt)(v))
+                                       * (KM_T)0.5);
                         break;
                     default: /* KM_SQEUCLIDEAN: the sums themselves */
                         break;

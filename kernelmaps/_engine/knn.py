@@ -28,10 +28,10 @@ from .layout import (
     pack_cols,
     pack_rows,
     panel_points,
-    power_of_two_exponent,
     round_up,
     row_blocks,
     scaled,
+    squares_exponent,
 )
 from .pair_sums import expansion_bound
 from .progress import progress_bar
@@ -96,7 +96,7 @@ class NeighbourSearch:
     of k-th neighbours by `method` ("blocks" or "kdtree") on `n_threads`
     threads.
 
-    The points are scaled by ``2**-exponent`` (`power_of_two_exponent`:
+    The points are scaled by ``2**-exponent`` (`squares_exponent`:
     their largest magnitude to about 2**505 in float64, 2**60 in float32,
     less for many features, the most with which squared distances summed
     over the features cannot overflow), which changes no ratio of
@@ -118,8 +118,7 @@ class NeighbourSearch:
         dtype = xp.dtype
         if dtype == np.float32 and X.dim < _FLOAT32_MIN_DIM:
             dtype = np.dtype(np.float64)
-        room = np.finfo(xp.dtype).maxexp - 4 - math.ceil(math.log2(max(X.dim, 1)))
-        e = power_of_two_exponent(max_abs(xp, yp), room // 2)
+        e = squares_exponent(max_abs(xp, yp), X.dim, xp.dtype)
         self.exponent = -e  # distances here are those of the input * 2**-exponent
         self.dtype, self.dim = dtype, X.dim
         self.x = _Side(xp, X.offsets, e, yp, method, dtype)

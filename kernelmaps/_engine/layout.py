@@ -28,6 +28,7 @@ __all__ = [
     "round_up",
     "row_blocks",
     "scaled",
+    "squares_exponent",
     "tile_cols",
 ]
 
@@ -205,6 +206,19 @@ def power_of_two_exponent(top, target=0):
     more than the dtype's range below `top`, which stay subnormal or 0.
     """
     return target - math.frexp(top)[1] if top > 0 else 0
+
+
+def squares_exponent(top, d, dtype):
+    """The exponent e (`power_of_two_exponent`) that takes points of `d`
+    features in `dtype`, of largest magnitude `top`, to about half the
+    exponent range of `dtype` (2**510 in float64, 2**62 in float32, less
+    for many features): the most with which their squared differences,
+    summed over the features, cannot overflow (each is below 2**(maxexp -
+    2) / d), so that the squares of the differences underflow only below
+    2**-1000 (float64), 2**-120 (float32) times `top`. For the
+    distances of the kNN search and of the energy kernel's tiles."""
+    room = np.finfo(dtype).maxexp - 4 - math.ceil(math.log2(max(d, 1)))
+    return power_of_two_exponent(top, room // 2)
 
 
 def max_abs(*arrays):

@@ -25,6 +25,7 @@ from .layout import (
     round_up,
     row_blocks,
     scaled,
+    squares_exponent,
 )
 from .schedule import TASK_WORK, run_chunked, threads_for, touch_pages
 from .set_means import normalised_weights
@@ -41,8 +42,11 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
 
     `kernel` is "rbf" (``exp(-gamma |x-y|^2)``), "laplacian"
     (``exp(-gamma |x-y|_1)``), "polynomial" (``(gamma <x,y> + coef0)^degree``),
-    "sqeuclidean" (``|x-y|^2``) or "linear" (``<x, y>``: the products of
-    the sets' sums of points, `set_sums`; an overflow gives inf). The sums
+    "sqeuclidean" (``|x-y|^2``), "energy" (``(|x| + |y| - |x-y|) / 2``,
+    Euclidean norms: the distance-induced kernel, whose MMD^2 is half the
+    energy distance; gamma, coef0 and degree unused) or "linear" (``<x,
+    y>``: the products of the sets' sums of points, `set_sums`; an overflow
+    gives inf). The sums
     are computed in chunks of about 50 ms (Ctrl-C stops between two), on at
     most `n_threads` threads.
     With `normalize`, ``S[i, j]`` is divided by ``len(X[i]) * len(Y[j])``
@@ -57,6 +61,7 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     float64.
     """
     weights = _pair_weights(X, Y)
+    gamma, coef0, degree = _used(kernel, gamma, coef0, degree)
     if kernel == "linear":
         ux, uy = (None, None) if weights is None else weights
         sx = set_sums(X, ux)
@@ -85,6 +90,7 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
                             Z.points.astype(dtype, copy=False), Z.offsets,
                             e, symmetric, kernel, gamma, coef0, degree,
                             normalize and weights is None, xw, yw)
+        S = _unscaled(S, kernel, e)
         return S if weights is None else _finished(S, X, Y, normalize, weights)
     ux, uy = (None, None) if weights is None else weights
     xplan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, True)
@@ -121,7 +127,7 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     S = _fold_segments(S, xplan[1], axis=0)
     S = _fold_segments(S, yplan[1], axis=1)
     S = S.T.copy() if transposed else S
-    return _finished(S, X, Y, normalize, weights)
+    return _finished(_unscaled(S, kernel, e), X, Y, normalize, weights)
 
 
 def _finished(S, X, Y, normalize, weights):
@@ -384,6 +390,7 @@ def self_sums(X, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     (weighted sets only), else scaled by the squared total weight in
     float64."""
     u = _unit_weights(X)
+    gamma, coef0, degree = _used(kernel, gamma, coef0, degree)
     if u is not None:
         S = _self_sums(X, kernel, gamma, coef0, degree, n_threads, u)
         if normalize:
@@ -420,7 +427,7 @@ def _self_sums(X, kernel, gamma, coef0, degree, n_threads, u=None):
         degree=degree, n_threads=n_threads,
         weights=None if u is None else (u, u))
     run_chunked(_impl.tile_sums, plan, cost, n_threads=n_threads)
-    return np.add.reduceat(out, base[:-1])
+    return _unscaled(np.add.reduceat(out, base[:-1]), kernel, e)
 
 
 def set_sums(X, weights=None):
@@ -438,10 +445,34 @@ def set_sums(X, weights=None):
 def _standardize(x, y, kernel, gamma):
     """The exponent of the power of two the points are packed times, the
     matching gamma and the dtype to compute in: rbf and laplacian points in
-    units of their bandwidth (`bandwidth_scale`), others as they are."""
+    units of their bandwidth (`bandwidth_scale`), energy points at the
+    scale of `squares_exponent` (their sums then `_unscaled`), others as
+    they are."""
+    if kernel == "energy":
+        return squares_exponent(max_abs(x, y), x.shape[1], x.dtype), gamma, x.dtype
     if kernel not in ("rbf", "laplacian"):
         return 0, gamma, x.dtype
     return bandwidth_scale(x, y, kernel, gamma)
+
+
+def _used(kernel, gamma, coef0, degree):
+    """(gamma, coef0, degree) as the tiles take them: those given, or for
+    "energy", which has none, placeholders (whatever the caller passed)."""
+    return (1.0, 0.0, 1) if kernel == "energy" else (gamma, coef0, degree)
+
+
+def _unscaled(S, kernel, e):
+    """Sums S (float64) of the kernel between points packed times 2**e,
+    in place, at the points' own scale: those of "energy" times 2**-e (the
+    kernel is homogeneous of degree 1; exact, but where they overflow
+    (inf) or become subnormal); of the other kinds, S as it is (their
+    points are in units of their bandwidth, or not scaled)."""
+    if kernel != "energy" or e == 0:
+        return S
+    with np.errstate(over="ignore", under="ignore"):
+        for a, b in row_blocks(S):
+            np.ldexp(S[a:b], -e, out=S[a:b])
+    return S
 
 
 # Element operations of a kernel value beyond the features (exp, powers).
@@ -463,14 +494,18 @@ def _tiles(xp, xplan, yp, yplan, col_first, col_stop, e, dtype, *, rowbase, coli
                                      xp.shape[1] + _KERNEL_COST)
     n_threads = threads_for(n_threads, cost.sum(), len(items))
     rows, cols = pack_rows(xp, e, dtype), pack_cols(yp, e, dtype)
-    phases = np.zeros(cols.shape[1], dtype=dtype)
+    if kernel == "energy":  # the norms of the points, the columns' as phases
+        xnorms, phases = (_impl.packed_norms(rows, False),
+                          _impl.packed_norms(cols, True))
+    else:
+        xnorms, phases = np.zeros(1, dtype=dtype), np.zeros(cols.shape[1], dtype=dtype)
     ldo = round_up(col_points.max(), dtype)
     max_acc = (int((xgroups[1:] - xgroups[:-1]).max())
                * int((ygroups[1:] - ygroups[:-1]).max()))
     tile_buffers = np.empty((n_threads, TILE_ROWS * ldo), dtype=dtype)
     acc_buffers = np.empty((n_threads, max_acc))
     xw, yw, weighted = _weight_args(weights, False, dtype)
-    plan = (rows, xseg, xgroups, cols, phases, yseg, ygroups, items, rowbase,
+    plan = (rows, xseg, xgroups, cols, phases, xnorms, yseg, ygroups, items, rowbase,
             colidx, out, mirror, tile_buffers, acc_buffers, kernel, float(gamma),
             float(coef0), int(degree), xw, yw, weighted)
     return plan, cost, pairs, n_threads
