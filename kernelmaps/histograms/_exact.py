@@ -27,6 +27,7 @@ from ._specs import (
     _scaled_chi2_distance,
     check_beta,
     chi2_distance_block,
+    chi2_half,
 )
 
 __all__ = [
@@ -503,7 +504,8 @@ def _finite(K, out, names):
 
 
 def _chi2_distance(X, Y, n_threads, progress, out, names):
-    D = chi2_distance_block(X, Y, n_threads, progress)
+    D = chi2_distance_block(X, Y, chi2_half(X, Y, n_threads, progress)(),
+                            n_threads)
     check_finite_output(
         D,
         f"the chi2 distances between the rows of {names} overflow float64; "
@@ -513,7 +515,8 @@ def _chi2_distance(X, Y, n_threads, progress, out, names):
 
 
 def _exp_chi2(X, Y, n_threads, progress, out, names, beta):
-    D, levels = _scaled_chi2_distance(X, Y, n_threads, progress)
+    D, levels = _scaled_chi2_distance(
+        X, Y, chi2_half(X, Y, n_threads, progress)(), n_threads)
     # beta * D beyond float64 (a huge beta, or distances that overflow):
     # exp(-inf) = 0, the kernel value in float64
     with np.errstate(over="ignore"):

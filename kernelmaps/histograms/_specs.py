@@ -3,6 +3,8 @@ kernels and exp-chi2 as the tools over objects (`mmd_test`,
 `NystroemMap`) compute them, on histograms checked once, a block at a
 time."""
 
+import functools
+
 import numpy as np
 import scipy.sparse
 
@@ -19,10 +21,11 @@ def check_beta(beta):
     return check_scalar(beta, "beta", low=0.0, low_inclusive=False)
 
 
-def chi2_distance_block(X, Y, n_threads, progress=False):
+def chi2_distance_block(X, Y, half, n_threads):
     """The chi2 distances between the rows of checked X and Y (None: X),
-    float64, unchecked (``inf`` where they overflow)."""
-    D, levels = _scaled_chi2_distance(X, Y, n_threads, progress)
+    float64, unchecked (``inf`` where they overflow), from `half`, their
+    `chi2_half` (in place)."""
+    D, levels = _scaled_chi2_distance(X, Y, half, n_threads)
     if levels is not None:
         with np.errstate(over="ignore"):
             for a, b in row_blocks(D):
@@ -30,10 +33,18 @@ def chi2_distance_block(X, Y, n_threads, progress=False):
     return D
 
 
-def _scaled_chi2_distance(X, Y, n_threads, progress):
-    """The chi2 distances of validated X and Y, each pair's times
-    2**-e[i, j], and the levels that give e (`_pair_levels`), or None
-    where every e is 0.
+def chi2_half(X, Y, n_threads, progress=False):
+    """The call (a `functools.partial`) of the engine's sums of the chi2
+    kernel of X and Y, K / 2: the chi2 distances' first part
+    (`_scaled_chi2_distance`)."""
+    return functools.partial(additive_sums, X, Y, "chi2", n_threads, progress,
+                             "chi2 distances")
+
+
+def _scaled_chi2_distance(X, Y, half, n_threads):
+    """The chi2 distances of validated X and Y from `half` (`chi2_half`'s
+    result, replaced), each pair's times 2**-e[i, j], and the levels that
+    give e (`_pair_levels`), or None where every e is 0.
 
     e[i, j] is the larger of the levels of rows i and j (`_row_sums`): 0
     unless the row's largest value is beyond 2**_SUM_TOP or below
@@ -44,8 +55,6 @@ def _scaled_chi2_distance(X, Y, n_threads, progress):
     back), and each pair's value depends on its own rows only (a block of
     a lazy call gives the values of the whole call)."""
     symmetric = Y is None
-    half = additive_sums(X, Y, "chi2", n_threads, progress,
-                         "chi2 distances")  # K / 2
     ex, sx = _row_sums(X)
     ey, sy = (ex, sx) if symmetric else _row_sums(Y)
     levels = (ex, ey) if ex.any() or ey.any() else None
@@ -205,4 +214,6 @@ class ExpChi2Spec(DistanceSpec, RowSpec):
             params = {**params, "beta": check_beta(params["beta"])}
         return params
 
-    distance = staticmethod(chi2_distance_block)
+    def distance_call(self, A, B, n_threads):
+        return chi2_half(A, B, n_threads), functools.partial(
+            chi2_distance_block, A, B, n_threads=n_threads)

@@ -15,8 +15,8 @@ from .._engine.scales import divergence_kernel_values, median_scale
 from .._engine.sliced import (
     quantile_edges,
     quantile_means,
+    sliced_means,
     sliced_power_means,
-    sliced_sums,
 )
 from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
@@ -167,11 +167,8 @@ def _mean_costs(X, Y, directions, p, n_threads, progress=False):
     of X and Y (None: X), float64, at the scale of the points times 2**e,
     and e (`_centred`)."""
     Xs, Ys, e = _centred(X, Y)
-    S = sliced_sums(Xs, Ys, directions, p, n_threads, working_memory_bytes(),
-                    progress)
-    for a, b in row_blocks(S):  # (Ctrl-C stops between two blocks)
-        S[a:b] /= len(directions)
-    return S, e
+    return sliced_means(Xs, Ys, directions, p, n_threads,
+                        working_memory_bytes(), progress), e
 
 
 def _centred(X, Y):

@@ -4,12 +4,16 @@ objects (`mmd_test`, `NystroemMap`, `SetKernel`) compute them, on sets
 checked once, a block at a time. Each checks its parameters with its
 function's own checks."""
 
+import functools
+
 import numpy as np
 
 from .._bags import Bags, concat_sets
+from .._config import working_memory_bytes
 from .._engine import knn
 from .._engine.pair_sums import pair_sums
 from .._engine.scales import divergence_kernel_matrix, scale_gamma
+from .._engine.sliced import sliced_means
 from .._gamma import point_median_gamma
 from .._probes import is_dask_array
 from .._spec import (
@@ -32,7 +36,7 @@ from ._mean_map import check_gamma2, mean_map_block, mean_map_self, point_params
 from ._random_features import RandomDistributionFeatures
 from ._sliced import (
     SlicedWassersteinFeatures,
-    _mean_costs,
+    _centred,
     kernel_params,
     sliced_directions,
 )
@@ -234,22 +238,27 @@ class MMDSpec(DistanceSpec, SetSpec):
         self.params = {**self.params, **self.resolved_point(Z)}
         return super().scales(Z, gamma, grid, n_threads)
 
-    def distance(self, A, B, n_threads):
+    def distance_call(self, A, B, n_threads):
         """The biased MMD^2 between the sets of A and B (None: A, the
         symmetric block, its diagonal 0), as `mmd` computes it, 0 where
         rounding makes it negative."""
         params = self.point_params()
-        K = pair_sums(A, B, **params, n_threads=n_threads, normalize=True)
-        with np.errstate(over="ignore", invalid="ignore"):
+
+        def finish(K):
+            with np.errstate(over="ignore", invalid="ignore"):
+                if B is None:
+                    ka = kb = np.diag(K).copy()
+                else:
+                    ka, kb = (mean_map_self(C, params, n_threads)
+                              for C in (A, B))
+                D2 = np.add.outer(ka, kb)
+                D2 -= 2 * K
             if B is None:
-                ka = kb = np.diag(K).copy()
-            else:
-                ka, kb = (mean_map_self(C, params, n_threads) for C in (A, B))
-            D2 = np.add.outer(ka, kb)
-            D2 -= 2 * K
-        if B is None:
-            np.fill_diagonal(D2, 0.0)
-        return np.maximum(D2, 0.0, out=D2)
+                np.fill_diagonal(D2, 0.0)
+            return np.maximum(D2, 0.0, out=D2)
+
+        return functools.partial(pair_sums, A, B, **params, n_threads=n_threads,
+                                 normalize=True), finish
 
 
 @register("renyi")
@@ -401,13 +410,18 @@ class SlicedWassersteinSpec(DistanceSpec, SetSpec):
             self.params = {**p, "projections": self._fixed}
         return self._fixed
 
-    def distance(self, A, B, n_threads):
+    def distance_call(self, A, B, n_threads):
         """SW_2^2 between the sets of A and B (None: A, the symmetric
         block, its diagonal 0), as `sliced_wasserstein` computes it
         squared."""
-        S, e = _mean_costs(A, B, self.directions(A.dim), 2.0, n_threads)
-        with np.errstate(over="ignore", under="ignore"):
-            return np.ldexp(S, -2 * e)
+        Xs, Ys, e = _centred(A, B)
+
+        def finish(S):
+            with np.errstate(over="ignore", under="ignore"):
+                return np.ldexp(S, -2 * e)
+
+        return functools.partial(sliced_means, Xs, Ys, self.directions(A.dim),
+                                 2.0, n_threads, working_memory_bytes()), finish
 
     def embedding(self, X, params, rng):
         """The quantile features of the sets along the directions (their
