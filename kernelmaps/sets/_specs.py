@@ -13,6 +13,7 @@ from .._config import working_memory_bytes
 from .._engine import knn
 from .._engine.pair_sums import pair_sums
 from .._engine.scales import divergence_kernel_matrix, scale_gamma
+from .._engine.schedule import run_steps
 from .._engine.sliced import sliced_means
 from .._gamma import point_median_gamma
 from .._probes import is_dask_array
@@ -305,11 +306,13 @@ class RenyiSpec(SetSpec):
 
     def divergences(self, A, B, n_threads):
         """The clamped kNN Renyi divergences of order alpha: ``D(A, A)``
-        for B None, else ``(D(A, B), D(B, A))`` from one search."""
+        for B None, else ``(D(A, B), D(B, A))`` from one search; a
+        generator of the search's steps (`run_steps`: the compiled loops
+        two calls below the tools' blocks)."""
         method = knn.choose_method(A, B)
         alphas = np.array([self.alpha], dtype=np.float64)
-        out = _renyi(A, B, alphas, self.k, self.min_dist, method, n_threads,
-                     False, both=B is not None)
+        out = yield from _renyi(A, B, alphas, self.k, self.min_dist, method,
+                                n_threads, False, both=B is not None)
         out = (out,) if B is None else out
         for D in out:
             np.maximum(D, 0.0, out=D)
@@ -318,7 +321,7 @@ class RenyiSpec(SetSpec):
     def scales(self, Z, gamma, grid, n_threads):
         if gamma is not None:
             return given_gammas(gamma, None, None, grid)
-        D = self.divergences(object_sample(self, Z), None, n_threads)
+        D = run_steps(self.divergences(object_sample(self, Z), None, n_threads))
         if not grid:
             _, scale = divergence_kernel_matrix(D, power=self.power)
             return [("scale", scale)]
@@ -347,7 +350,7 @@ class RenyiSpec(SetSpec):
         median divergence over the pairs of A, the function's rule
         (``params["scale"]``, gamma None: the kernel is computed from it,
         stably, where gamma is beyond the float range)."""
-        D = self.divergences(A, None, n_threads)
+        D = run_steps(self.divergences(A, None, n_threads))
         value = self.function_scale(params)
         given = ({} if value is None else {"scale": value[1]}
                  if isinstance(value, tuple) else {"gamma": value})
@@ -365,7 +368,7 @@ class RenyiSpec(SetSpec):
         return params.get("gamma")
 
     def blocks(self, A, B, scales, n_threads):
-        pair = self.divergences(A, B, n_threads)
+        pair = run_steps(self.divergences(A, B, n_threads))
         D, D_reverse = (pair, None) if B is None else pair
         for value in scales:
             given = ({"scale": value[1]} if isinstance(value, tuple)
