@@ -580,19 +580,9 @@ def _level2(D2, gamma2):
     return D2
 
 
-def mean_map_block(X, Y, params, n_threads, progress=False, normalize=True):
-    """The mean map kernel between the sets of trusted `Bags` X and Y (None:
-    X, the symmetric block), float64: the means (sums, without `normalize`)
-    of the point kernel of `params` (kernel, gamma, degree, coef0) over the
-    pairs of points. Neither checks nor warns: what the tools over objects
-    call on blocks, after one validation of the whole input."""
-    return pair_sums(X, Y, **params, n_threads=n_threads, progress=progress,
-                     normalize=normalize)
-
-
 def mean_map_self(X, params, n_threads):
     """The mean map kernel of each set of X with itself, float64 (the
-    diagonal of `mean_map_block` at a fraction of its cost)."""
+    diagonal of the engine's `pair_sums` at a fraction of its cost)."""
     if X.weights is not None:  # (normalised by the engine: no rescaling)
         return self_sums(X, **params, n_threads=n_threads, normalize=True)
     with np.errstate(over="ignore"):
@@ -602,12 +592,15 @@ def mean_map_self(X, params, n_threads):
 
 def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
                       warn=True):
-    """`mean_map_block` (sums without `normalize`), and whether it issued
+    """The mean map kernel between the sets of X and Y (None: X, the
+    symmetric block; the engine's `pair_sums`, sums without `normalize`),
+    float64, and whether it issued
     a `DegenerateWarning`, as it does where the point kernel is the identity
     or a constant on the data (with `warn`; a block of a lazy kernel does
     not warn: the values of one block say nothing about the whole
     matrix)."""
-    K = mean_map_block(X, Y, params, n_threads, progress, normalize)
+    K = pair_sums(X, Y, **params, n_threads=n_threads, progress=progress,
+                  normalize=normalize)
     if not normalize and _weighted(X, Y):
         names = "X" if Y is None else "X and Y"
         check_finite_output(K, f"the weighted sums of the kernel values of "

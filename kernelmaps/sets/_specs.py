@@ -33,7 +33,7 @@ from .._spec import (
 from .._validation import check_bool, check_scalar, check_sets
 from .._warnings import warn_uninformative
 from ._divergence import _renyi, divergence_kernel_params, renyi_params
-from ._mean_map import check_gamma2, mean_map_block, mean_map_self, point_params
+from ._mean_map import check_gamma2, mean_map_self, point_params
 from ._random_features import RandomDistributionFeatures
 from ._sliced import (
     SlicedWassersteinFeatures,
@@ -213,8 +213,8 @@ class MeanMapSpec(SetSpec):
         params = self.point_params()
         normalize = self.params.get("normalize", True)
         for g in scales:
-            yield mean_map_block(A, B, {**params, "gamma": g}, n_threads,
-                                 normalize=normalize)
+            yield pair_sums(A, B, **{**params, "gamma": g},
+                            n_threads=n_threads, normalize=normalize)
 
 
 @register("mmd")
