@@ -10,7 +10,7 @@ from .._engine.layout import row_blocks
 from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
-from .._transforms import is_lazy, lazy_gram, task_threads
+from .._transforms import is_lazy, lazy_gram
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -421,8 +421,10 @@ def _exact(values, name, X, Y, workers, dtype, progress, **kwargs):
                                                  lazy)
     names = pair_names(Y)
     if lazy:
-        block = functools.partial(_block, values, workers, out, names, kwargs)
-        return lazy_gram(block, X, Y, dtype=out, nonnegative=True, name=name)
+        block = functools.partial(values, progress=False, out=out, names=names,
+                                  **kwargs)
+        return lazy_gram(block, X, Y, dtype=out, workers=workers,
+                         nonnegative=True, name=name)
     K = values(X, Y, n_threads, progress, out, names, **kwargs)
     if name != "chi2_distance":
         # (the chi2 distance is 0 exactly between equal histograms)
@@ -444,12 +446,6 @@ def _rows_equal(X, Y):
                 repeated == A):
             return False
     return True
-
-
-def _block(values, workers, out, names, kwargs, x, y):
-    """One block of a lazy kernel (a Dask task): the rows of `x` against
-    those of `y` (None: `x`)."""
-    return values(x, y, task_threads(workers), False, out, names, **kwargs)
 
 
 def _check_pair(X, Y, workers, dtype, progress, lazy=False):

@@ -13,7 +13,7 @@ from .._engine.scales import divergence_kernel_matrix
 from .._engine.schedule import run_steps
 from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
-from .._transforms import is_lazy, lazy_gram, task_threads
+from .._transforms import is_lazy, lazy_gram
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -188,11 +188,12 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     # lazy call searches as the call in memory does.
     method = knn.choose_method(X, Y)
     if lazy:
-        args = (alphas, k, min_dist, method, clamp, single, Y is None, workers,
-                out)
+        args = {"alphas": alphas, "k": k, "min_dist": min_dist,
+                "method": method, "clamp": clamp, "single": single, "out": out}
         return lazy_gram(
-            functools.partial(_renyi_block, *args), X, Y, dtype=out,
-            pair=functools.partial(_renyi_pair, *args) if Y is None else None,
+            functools.partial(_renyi_output, **args, names=pair_names(Y),
+                              progress=False), X, Y, dtype=out, workers=workers,
+            pair=functools.partial(_renyi_pair, **args) if Y is None else None,
             lead=() if single else (len(alphas),), name="renyi_divergence")
     return _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single,
                          pair_names(Y), n_threads, progress, out)
@@ -210,21 +211,12 @@ def _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single, names,
     return D[0] if single else D
 
 
-def _renyi_block(alphas, k, min_dist, method, clamp, single, symmetric,
-                 workers, out, x, y):
-    """One block of a lazy `renyi_divergence` (a Dask task): the sets of `x`
-    against those of `y` (None: `x`)."""
-    return _renyi_output(x, y, alphas, k, min_dist, method, clamp, single,
-                         "X" if symmetric else "X and Y",
-                         task_threads(workers), False, out)
-
-
-def _renyi_pair(alphas, k, min_dist, method, clamp, single, symmetric,
-                workers, out, x, y):
+def _renyi_pair(x, y, alphas, k, min_dist, method, clamp, single, out,
+                n_threads):
     """Blocks (I, J) and (J, I) of a lazy ``renyi_divergence(X)`` (a Dask
     task), `x` and `y` the blocks I and J of X, from one search."""
-    pair = run_steps(_renyi(x, y, alphas, k, min_dist, method,
-                            task_threads(workers), False, both=True))
+    pair = run_steps(_renyi(x, y, alphas, k, min_dist, method, n_threads,
+                            False, both=True))
     if clamp:
         for D in pair:
             np.maximum(D, 0.0, out=D)
