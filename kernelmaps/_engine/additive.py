@@ -122,7 +122,7 @@ def _band(X, Y, kind):
     return BANDS[X.dtype][kind]
 
 
-def _outside_the_band(X, Y, kind, symmetric, out, n_threads, fx, fy):
+def _outside_the_band(X, Y, kind, symmetric, out, n_threads, fx=None, fy=None):
     """The pairs of rows with a value outside the band of `kind` (`BANDS`)
     taken again: with float32 tiles, in float64 (whose band holds every
     float32 value); with float64 "js" tiles, the pairs of rows beyond its
@@ -131,8 +131,12 @@ def _outside_the_band(X, Y, kind, symmetric, out, n_threads, fx, fy):
     whose first value could still be off, one by one (`_one_by_one`), and
     there too the "js" pairs of the common non-zeros whose values are far
     apart (`_far_apart`). Each pair's value depends on its own rows only.
-    `fx`, `fy`: the rows of X and Y outside the band (`_outside`, `_band`
-    not None)."""
+    `fx`, `fy`: the rows of X and Y outside the band (`_outside`), where
+    known."""
+    if fx is None:
+        band = BANDS[X.dtype][kind]
+        fx = _outside(X, band, n_threads)
+        fy = fx if symmetric else _outside(Y, band, n_threads)
     far = (_far_apart(X, Y, symmetric, n_threads) if kind == "js"
            and X.dtype == np.float64 and scipy.sparse.issparse(Y) else None)
     if not (fx.any() or fy.any() or far is not None):
@@ -189,10 +193,7 @@ def _through_common_non_zeros(A, B, kind, n_threads):
     for fn, plan, cost, options in _sparse(A, B, kind, symmetric, out,
                                            n_threads):
         run_chunked(fn, plan, cost, **options)
-    band = BANDS[A.dtype][kind]
-    fx = _outside(A, band, n_threads)
-    _outside_the_band(A, B, kind, symmetric, out, n_threads, fx,
-                      fx if symmetric else _outside(B, band, n_threads))
+    _outside_the_band(A, B, kind, symmetric, out, n_threads)
     return out
 
 

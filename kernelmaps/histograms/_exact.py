@@ -484,8 +484,12 @@ def _check_pair(X, Y, workers, dtype, progress, lazy=False):
 
 def _additive(X, Y, n_threads, progress, out, names, kind):
     """The additive kernel `kind` of validated X and Y, as `out`."""
-    return _finite(next(AdditiveSpec(kind).blocks(X, Y, None, n_threads,
-                                                   progress)), out, names)
+    return _finite(next(_spec(kind).blocks(X, Y, None, n_threads, progress)),
+                   out, names)
+
+
+# The spec of each additive kernel, made once (none made on each call).
+_spec = functools.cache(AdditiveSpec)
 
 
 def _finite(K, out, names):
