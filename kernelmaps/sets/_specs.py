@@ -32,7 +32,12 @@ from .._spec import (
 )
 from .._validation import check_bool, check_scalar, check_sets
 from .._warnings import warn_uninformative
-from ._divergence import _renyi, divergence_kernel_params, renyi_params
+from ._divergence import (
+    _check_sizes,
+    _renyi,
+    divergence_kernel_params,
+    renyi_params,
+)
 from ._mean_map import check_gamma2, mean_map_self, point_params
 from ._random_features import RandomDistributionFeatures
 from ._sliced import (
@@ -295,13 +300,7 @@ class RenyiSpec(SetSpec):
         return self.check_sizes(check_sets(X, name), name)
 
     def check_sizes(self, bags, name):
-        sizes = np.diff(bags.offsets)
-        small = np.flatnonzero(sizes <= self.k)
-        if len(small):
-            i = int(small[0])
-            raise ValueError(f"{name}[{i}] has {sizes[i]} point(s); the kNN "
-                             f"estimator needs more than k={self.k} points in "
-                             f"every set of {name}")
+        _check_sizes(bags, name, self.k + 1, f"more than k={self.k}")
         return bags
 
     def divergences(self, A, B, n_threads):
