@@ -68,6 +68,7 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
         X, Y, kind, symmetric, out, n_threads, progress, desc)
     for fn, plan, cost, options in steps:
         run_chunked(fn, plan, cost, **options)
+    del steps, plan  # (the packed copies: not held through the band check)
     band = _band(X, Y, kind)
     if band is not None:
         fx = _outside(X, band, n_threads)

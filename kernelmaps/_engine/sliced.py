@@ -133,6 +133,7 @@ def sliced_means(X, Y, directions, p, n_threads, budget, progress=False,
         for block, (vx, cx, vy, cy), steps in walk.layouts(n_threads):
             for fn, plan, cost, options in steps:
                 run_chunked(fn, plan, cost, **options)
+            steps.clear()  # (the projections: not held through the merges)
             plan = (vx, cx, X.offsets, vy, cy, walk.Yb.offsets, out,
                     len(block), float(p), walk.weighted, walk.symmetric,
                     walk.row_width, walk.n_col_blocks, walk.col_width)
@@ -191,7 +192,7 @@ def sliced_power_means(X, Y, directions, p, n_threads, budget,
             for block, (vx, cx, vy, cy), steps in layouts:
                 for fn, plan, cost, options in steps:
                     run_chunked(fn, plan, cost, **options)
-                steps.clear()  # (sorted once where cached)
+                steps.clear()  # (sorted once where cached; the projections)
                 plan = (vx, cx, X.offsets, vy, cy, walk.Yb.offsets, top, A, U,
                         len(block), float(p), walk.weighted, walk.symmetric,
                         first, walk.row_width, walk.n_col_blocks,
@@ -373,6 +374,7 @@ def quantile_means(X, directions, edges, n_threads, budget, midpoint=False):
                                      steps)
         for fn, plan, step_cost, options in steps:
             run_chunked(fn, plan, step_cost, **options)
+        del steps, plan  # (the projections)
         cost = (sizes + Q) * len(block) * _MERGE_COST
         threads = threads_for(n_threads, float(cost.sum()), len(X))
         run_chunked(_impl.quantile_features,
