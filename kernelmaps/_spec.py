@@ -501,20 +501,23 @@ class DistanceSpec(Spec):
     MMDAgg's (MMD-FUSE's) on ``sqrt(S)`` (S is a squared distance: bandwidth
     b, gamma ``1 / b^2``, ``1 / (2 b^2)``)."""
 
-    # The unit's trusted block function of the distances S between the
-    # objects of A and B (None: A), ``distance(A, B, n_threads,
-    # **self.distance_params())``: called directly, the shortest path to
-    # the compiled loop.
-    distance = None
+    def distance_call(self, A, B, n_threads):
+        """The distances S between the checked objects of A and B (None:
+        A) as ``finish(call())``: `call`, the engine's driver bound to its
+        arguments (a `functools.partial`), `finish`, what makes S of its
+        result, float64; `blocks` calls the driver itself (the compiled
+        loop two calls below the tools' blocks)."""
+        raise NotImplementedError
 
-    def distance_params(self):
-        return {}
+    def distance(self, A, B, n_threads):
+        """The distances S (`distance_call`)."""
+        call, finish = self.distance_call(A, B, n_threads)
+        return finish(call())
 
     def scales(self, Z, gamma, grid, n_threads):
         if gamma is not None:
             return given_gammas(gamma, None, None, grid)
-        S = self.distance(object_sample(self, Z), None, n_threads,
-                          **self.distance_params())
+        S = self.distance(object_sample(self, Z), None, n_threads)
         if not grid:
             with np.errstate(over="ignore"):  # a subnormal median: gamma inf
                 return list(self._finite(np.array([1.0 / median_scale(S)])))
@@ -532,7 +535,8 @@ class DistanceSpec(Spec):
         return gammas
 
     def blocks(self, A, B, scales, n_threads):
-        S = self.distance(A, B, n_threads, **self.distance_params())
+        call, finish = self.distance_call(A, B, n_threads)
+        S = finish(call())
         for g in scales:
             yield _by_rows(lambda rows, g=g: exp_minus(g, rows), S)
 
@@ -540,7 +544,7 @@ class DistanceSpec(Spec):
         """As `Spec`'s, S computed once; where the function's scale is not
         given and has no default, its rule: ``1 / median`` of S (over all
         the pairs of A, as the function)."""
-        S = self.distance(A, None, n_threads, **self.distance_params())
+        S = self.distance(A, None, n_threads)
         given = value = self.function_scale(params)
         if value is None:
             with np.errstate(over="ignore"):  # a subnormal median: refused

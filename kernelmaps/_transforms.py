@@ -69,6 +69,11 @@ def task_threads(workers):
     return 1 if workers is None else resolve_workers(workers)
 
 
+def _threaded(function, workers, *args):
+    """`function` of a `lazy_gram` task's arguments on its threads."""
+    return function(*args, n_threads=task_threads(workers))
+
+
 def _call(fmap, name, args, kwargs):
     """The map's method on one block: a Dask task, on one thread unless
     `workers` was given (Dask runs the blocks in parallel, and a team of
@@ -310,8 +315,8 @@ def _lazy_sets(fmap, method, sets, kwargs, per_point, name, weighted):
 # ---------------------------------------------------------------- lazy Gram
 
 
-def lazy_gram(block, X, Y=None, *, dtype, pair=None, prepare=None, lead=(),
-              nonnegative=False, copies=(4, 4), name="gram"):
+def lazy_gram(block, X, Y=None, *, dtype, workers, pair=None, prepare=None,
+              lead=(), nonnegative=False, copies=(4, 4), name="gram"):
     """The matrix between the items of `X` and `Y` (None: `X` against
     itself) as a lazy Dask array, computed in blocks by trusted functions.
 
@@ -335,10 +340,15 @@ def lazy_gram(block, X, Y=None, *, dtype, pair=None, prepare=None, lead=(),
     from one computation (a kernel that is not symmetric). ``prepare(x)``,
     when given, runs once per block of items (of `X`, and of `Y`), and its
     outputs ``px``, ``py`` (``py`` None for a diagonal block) are passed to
-    `block` and `pair`. The functions must be picklable (for the
-    distributed scheduler) and deterministic. `name` prefixes the keys.
+    `block` and `pair`. Each function takes the task's threads too, the
+    keyword ``n_threads`` (`task_threads` of `workers`). The functions must
+    be picklable (for the distributed scheduler) and deterministic. `name`
+    prefixes the keys.
     """
     from dask.base import tokenize
+
+    block, pair, prepare = (None if f is None else functools.partial(
+        _threaded, f, workers) for f in (block, pair, prepare))
 
     budget = working_memory_bytes()
     symmetric = Y is None

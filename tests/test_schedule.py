@@ -210,3 +210,34 @@ def test_thread_map_stops_its_running_tasks_at_their_next_check(nested):
         list(schedule.thread_map(task, items(), 2))
     assert len(ended) == tasks
     assert max(ended) < 20000
+
+
+def test_run_steps_runs_the_yielded_loops_and_closes_on_an_error():
+    """run_steps runs each (fn, plan, cost, options) a generator yields,
+    between its steps, returns its value; a loop that raises closes the
+    generator at once (its with blocks exit: no BLAS limit left behind)."""
+    from kernelmaps._engine.schedule import run_steps
+
+    done, exited = [], []
+
+    def fill(out, start, stop, n_threads):
+        out[start:stop] = np.arange(start, stop)
+        done.append((start, stop))
+
+    def steps(fail):
+        out = np.zeros(5)
+        try:
+            yield (fill, (out,), 1.0, {"n_tasks": 5, "n_threads": 1})
+            if fail:
+                yield (lambda start, stop, n_threads: 1 / 0, (), 1.0,
+                       {"n_tasks": 1, "n_threads": 1})
+            return out * 2
+        finally:
+            exited.append(fail)
+
+    assert np.array_equal(run_steps(steps(False)), 2 * np.arange(5.0))
+    assert done == [(0, 5)] and exited == [False]
+    with pytest.raises(ZeroDivisionError) as error:
+        run_steps(steps(True))
+    # closed while the traceback (its frames, the generator) is still held
+    assert exited == [False, True] and error.traceback

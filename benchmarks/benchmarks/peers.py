@@ -2,6 +2,8 @@
 SciPy implementations, what a user would write without kernelmaps. (The
 tests have their own, independent references.)"""
 
+import inspect
+
 import numpy as np
 from scipy.spatial.distance import cdist
 from scipy.special import gammaln
@@ -89,7 +91,12 @@ def kdtree_renyi_divergence(sets, *, alpha=0.99, k=5, workers=-1):
     from kernelmaps.sets._divergence import _renyi
 
     D = _renyi(check_sets(sets), None, np.array([alpha]), k, None, "kdtree",
-               resolve_workers(workers), False)[0]
+               resolve_workers(workers), False)
+    if inspect.isgenerator(D):  # (issue 51: a generator of steps)
+        from kernelmaps._engine.schedule import run_steps
+
+        D = run_steps(D)
+    D = D[0]
     return np.maximum(D, 0.0)
 
 

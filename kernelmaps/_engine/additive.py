@@ -54,15 +54,26 @@ def additive_sums(X, Y, kind, n_threads, progress=False, desc=""):
         return additive_sums(Y, X, kind, n_threads, progress, desc).T.copy()
     if (kind == "js" and Y.dtype == np.float64 and not scipy.sparse.issparse(Y)
             and (np.count_nonzero(Y) <= JS_SPARSE_DENSITY * Y.size
-                 or _beyond_the_tiles(X, Y, n_threads))):
+                 or _outside(X, _JS_TOP, n_threads).all()
+                 or (Y is not X and _outside(Y, _JS_TOP, n_threads).all()))):
         # A term is 0 where either value is: the common non-zeros only
-        # (float32 tiles, twice as wide, stay ahead: see JS_SPARSE_DENSITY).
+        # (float32 tiles, twice as wide, stay ahead: see JS_SPARSE_DENSITY);
+        # so too where every row of X or Y holds a value beyond the top of
+        # the "js" tiles' band: every pair would be taken again through the
+        # common non-zeros (`_outside_the_band`), and is at once.
         Y = scipy.sparse.csr_array(Y)
-    if scipy.sparse.issparse(Y):
-        _sparse(X, Y, kind, symmetric, out, n_threads, progress, desc)
-    else:
-        _dense(X, Y, kind, symmetric, out, n_threads, progress, desc)
-    _outside_the_band(X, Y, kind, symmetric, out, n_threads)
+    # (the steps run here, not in helpers: the compiled loops two calls
+    # below the tools' blocks)
+    steps = (_sparse if scipy.sparse.issparse(Y) else _dense)(
+        X, Y, kind, symmetric, out, n_threads, progress, desc)
+    for fn, plan, cost, options in steps:
+        run_chunked(fn, plan, cost, **options)
+    del steps, plan  # (the packed copies: not held through the band check)
+    band = _band(X, Y, kind)
+    if band is not None:
+        fx = _outside(X, band, n_threads)
+        fy = fx if symmetric else _outside(Y, band, n_threads)
+        _outside_the_band(X, Y, kind, symmetric, out, n_threads, fx, fy)
     return out
 
 
@@ -104,7 +115,15 @@ BANDS = {
 }
 
 
-def _outside_the_band(X, Y, kind, symmetric, out, n_threads):
+def _band(X, Y, kind):
+    """The band of `kind` (`BANDS`) for X and Y, or None where there is
+    nothing to take again (float32 CSR computes in float64)."""
+    if X.dtype == np.float32 and scipy.sparse.issparse(Y):
+        return None
+    return BANDS[X.dtype][kind]
+
+
+def _outside_the_band(X, Y, kind, symmetric, out, n_threads, fx=None, fy=None):
     """The pairs of rows with a value outside the band of `kind` (`BANDS`)
     taken again: with float32 tiles, in float64 (whose band holds every
     float32 value); with float64 "js" tiles, the pairs of rows beyond its
@@ -113,14 +132,12 @@ def _outside_the_band(X, Y, kind, symmetric, out, n_threads):
     whose first value could still be off, one by one (`_one_by_one`), and
     there too the "js" pairs of the common non-zeros whose values are far
     apart (`_far_apart`). Each pair's value depends on its own rows only.
-    (float32 CSR computes in float64: nothing to take again.)"""
-    if X.dtype == np.float32 and scipy.sparse.issparse(Y):
-        return
-    band = BANDS[X.dtype][kind]
-    if band is None:
-        return
-    fx = _outside(X, band, n_threads)
-    fy = fx if symmetric else _outside(Y, band, n_threads)
+    `fx`, `fy`: the rows of X and Y outside the band (`_outside`), where
+    known."""
+    if fx is None:
+        band = BANDS[X.dtype][kind]
+        fx = _outside(X, band, n_threads)
+        fy = fx if symmetric else _outside(Y, band, n_threads)
     far = (_far_apart(X, Y, symmetric, n_threads) if kind == "js"
            and X.dtype == np.float64 and scipy.sparse.issparse(Y) else None)
     if not (fx.any() or fy.any() or far is not None):
@@ -168,21 +185,15 @@ def _again(X, Y, fx, fy, symmetric, out, compute):
 _JS_TOP = (0.0, BANDS[np.dtype(np.float64)]["js"][1])
 
 
-def _beyond_the_tiles(X, Y, n_threads):
-    """Whether every row of dense float64 X or Y holds a value beyond the
-    top of the "js" tiles' band: then every pair would be taken again
-    through the common non-zeros (`_outside_the_band`), and is at once."""
-    return bool(_outside(X, _JS_TOP, n_threads).all()
-                or (Y is not X and _outside(Y, _JS_TOP, n_threads).all()))
-
-
 def _through_common_non_zeros(A, B, kind, n_threads):
     """The kernel `kind` of dense float64 rows A and B (None: A, symmetric)
     through their common non-zeros (`_sparse`)."""
     symmetric = B is None
     B = scipy.sparse.csr_array(A if symmetric else B)
     out = np.empty((A.shape[0], B.shape[0]))
-    _sparse(A, B, kind, symmetric, out, n_threads, False, "")
+    for fn, plan, cost, options in _sparse(A, B, kind, symmetric, out,
+                                           n_threads):
+        run_chunked(fn, plan, cost, **options)
     _outside_the_band(A, B, kind, symmetric, out, n_threads)
     return out
 
@@ -317,7 +328,10 @@ def _csr_rows(A, rows):
 ADDITIVE_ROW_BLOCK = 64
 
 
-def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):
+def _dense(X, Y, kind, symmetric, out, n_threads, progress=False, desc=""):
+    """The steps ``(fn, plan, cost, options of run_chunked)`` of the tiles
+    of `additive_sums`, in order (for "js": the parts of the rows and
+    columns first)."""
     n, d = X.shape
     m = Y.shape[0]
     block = additive_panel(d, X.dtype)
@@ -331,16 +345,16 @@ def _dense(X, Y, kind, symmetric, out, n_threads, progress, desc):
     if kind == "chi2":
         _reciprocals(rows)
         _reciprocals(cols)
+    steps = []
     if kind == "js":
-        row_parts = _js_parts(rows, 3, n_threads)
-        col_parts = _js_parts(cols, 2, n_threads)
+        row_parts, col_parts = (_js_parts(A, planes, n_threads, steps)
+                                for A, planes in ((rows, 3), (cols, 2)))
     else:
         row_parts = col_parts = np.empty((0, 0, 0), dtype=X.dtype)
-
     plan = (rows, row_parts, cols, col_parts, n, m, kind, symmetric,
             ADDITIVE_ROW_BLOCK, block, items, out, buffers)
-    run_chunked(_impl.dense, plan, cost, n_threads=n_threads, progress=progress,
-                desc=desc)
+    return [*steps, (_impl.dense, plan, cost, {
+        "n_threads": n_threads, "progress": progress, "desc": desc})]
 
 
 def _reciprocals(A):
@@ -352,14 +366,14 @@ def _reciprocals(A):
         np.abs(A[a:b], out=A[a:b])  # 2 / -0.0 = -inf
 
 
-def _js_parts(A, planes, n_threads):
+def _js_parts(A, planes, n_threads, steps):
     """The parts of the values of the 2-D array `A` that the "js" tiles
-    read (`_additive.js_parts`): E, M, I (3 planes) or M, I (2)."""
+    read (`_additive.js_parts`): E, M, I (3 planes) or M, I (2), computed
+    by the step appended to `steps`."""
     parts = np.empty((planes, *A.shape), dtype=A.dtype)
-    n_threads = threads_for(n_threads, float(A.size) * _PARTS_COST, A.shape[0])
-
-    run_chunked(_impl.js_parts, (A, parts), float(A.shape[1]) * _PARTS_COST,
-                n_tasks=A.shape[0], n_threads=n_threads)
+    steps.append((_impl.js_parts, (A, parts), float(A.shape[1]) * _PARTS_COST, {
+        "n_tasks": A.shape[0], "n_threads": threads_for(
+            n_threads, float(A.size) * _PARTS_COST, A.shape[0])}))
     return parts
 
 
@@ -383,7 +397,8 @@ def _dense_items(n, m, block, nr, symmetric, unit):
     return items, rows[owner] * (c1 - c0) * float(unit)
 
 
-def _sparse(X, Y, kind, symmetric, out, n_threads, progress, desc):
+def _sparse(X, Y, kind, symmetric, out, n_threads, progress=False, desc=""):
+    """The step of the common non-zeros of `additive_sums` (as `_dense`)."""
     index = np.int64 if Y.indices.dtype == np.int64 or (
         scipy.sparse.issparse(X) and X.indices.dtype == np.int64) else np.intc
     y_indices = Y.indices.astype(index, copy=False)
@@ -408,5 +423,5 @@ def _sparse(X, Y, kind, symmetric, out, n_threads, progress, desc):
 
     plan = (x_dense, x_data, x_indices, x_indptr, Y.data, y_indices, y_indptr,
             kind, symmetric, out, scratch)
-    run_chunked(_impl.sparse, plan, cost, n_threads=n_threads, progress=progress,
-                desc=desc)
+    return [(_impl.sparse, plan, cost, {
+        "n_threads": n_threads, "progress": progress, "desc": desc})]

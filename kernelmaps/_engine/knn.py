@@ -155,15 +155,16 @@ class NeighbourSearch:
     def self_log_kth(self, side="x"):
         """log rho_k of every point of X (`side` "x") or of Y ("y"), the
         distance to its k-th nearest neighbour within its own set (itself
-        excluded): -inf for 0."""
+        excluded): -inf for 0. A generator of steps (`run_steps`), as
+        `log_sums` and `log_sums_both`."""
         s = self.x if side == "x" else self.y
         if self.method == "kdtree":
             log_rho = _kdtree_log_kth(s.rho_points, s.offsets, self.k,
                                       self.n_threads)
         else:
-            log_rho = _blocks_log_kth(self.dtype, self.dim, s.offsets, self.k,
-                                      self.n_threads, s.rho_rows, s.rho_cols,
-                                      (s.centred, s.norms, self.bound))
+            log_rho = yield from _blocks_log_kth(
+                self.dtype, self.dim, s.offsets, self.k, self.n_threads,
+                s.rho_rows, s.rho_cols, (s.centred, s.norms, self.bound))
         if s.rho_shift is not None:
             log_rho -= s.rho_shift * math.log(2.0)
         return log_rho
@@ -178,12 +179,13 @@ class NeighbourSearch:
                                     coef, self.n_threads, progress)
         if self._pairs_fit():
             # With X = Y, one block serves (i, j) and (j, i).
-            L, _ = self._pair_log_sums(log_rho, log_rho, log_floor, log_floor,
-                                       coef, progress, both=self.symmetric)
+            L, _ = yield from self._pair_log_sums(
+                log_rho, log_rho, log_floor, log_floor, coef, progress,
+                both=self.symmetric)
             return L
-        return _blocks_log_sums(self.dtype, self.dim, self.x, self.y,
-                                self.symmetric, self.k, log_rho, log_floor, coef,
-                                self.n_threads, progress, self.bound)
+        return (yield from _blocks_log_sums(
+            self.dtype, self.dim, self.x, self.y, self.symmetric, self.k,
+            log_rho, log_floor, coef, self.n_threads, progress, self.bound))
 
     def log_sums_both(self, log_rho, log_floor, coef, progress):
         """`log_sums` of X against Y and of Y against X: ``(L_xy, L_yx)``,
@@ -193,11 +195,14 @@ class NeighbourSearch:
         if self.symmetric:
             raise ValueError("log_sums_both needs Y")
         if self.method == "blocks" and self._pairs_fit():
-            return self._pair_log_sums(*log_rho, *log_floor, coef, progress)
+            return (yield from self._pair_log_sums(*log_rho, *log_floor, coef,
+                                                   progress))
         swapped = copy.copy(self)
         swapped.x, swapped.y = self.y, self.x
-        return (self.log_sums(log_rho[0], log_floor[0], coef, progress),
-                swapped.log_sums(log_rho[1], log_floor[1], coef, progress))
+        return ((yield from self.log_sums(log_rho[0], log_floor[0], coef,
+                                          progress)),
+                (yield from swapped.log_sums(log_rho[1], log_floor[1], coef,
+                                             progress)))
 
     def _pairs_fit(self):
         """Whether every pair of sets can be computed whole, in the tasks
@@ -251,8 +256,9 @@ class NeighbourSearch:
                 small, both, x.centred, x.norms, y.centred, y.norms, self.bound,
                 _product_buffers(x.centred, n_threads))
         with one_blas_thread():
-            run_chunked(_impl.pair_log_sums, plan, work, n_threads=n_threads,
-                        progress=progress, desc="kNN distances", unit_cost=pairs)
+            yield (_impl.pair_log_sums, plan, work, {
+                "n_threads": n_threads, "progress": progress,
+                "desc": "kNN distances", "unit_cost": pairs})
         L_xy = out_xy.reshape(len(coef), nx, ny)
         if not both:
             return L_xy, None
@@ -343,8 +349,8 @@ def _blocks_log_kth(dtype, dim, offsets, k, n_threads, rows, cols, products):
     plan = (rows, cols, zeros, items, k, col_block, kth, tile_buffers, row_buffers,
             *products, _product_buffers(products[0], n_threads))
     with one_blas_thread():
-        run_chunked(_impl.self_kth, plan, _item_work(items) * unit,
-                    n_threads=n_threads)
+        yield (_impl.self_kth, plan, _item_work(items) * unit,
+               {"n_threads": n_threads})
     with np.errstate(divide="ignore"):
         return 0.5 * np.log(kth)
 
@@ -408,9 +414,9 @@ def _blocks_log_sums(dtype, dim, x, y, symmetric, k, log_rho, log_floor, coef,
                     coef, out, *buffers, x.centred, x.norms, y.centred, y.norms,
                     bound, product_buffers)
             with one_blas_thread():
-                run_chunked(_impl.divergence_sums, plan, _item_work(items) * unit,
-                            n_threads=n_threads, progress=bar,
-                            unit_cost=share_of_pair)
+                yield (_impl.divergence_sums, plan, _item_work(items) * unit,
+                       {"n_threads": n_threads, "progress": bar,
+                        "unit_cost": share_of_pair})
             L[:, entries[order][first]] = np.logaddexp.reduceat(out[:, order],
                                                                 first, axis=1)
     return L.reshape(len(coef), nx, ny)

@@ -51,6 +51,7 @@ __all__ = [
     "Cancelled",
     "check_cancelled",
     "run_chunked",
+    "run_steps",
     "thread_map",
     "threads_for",
     "touch_pages",
@@ -178,6 +179,29 @@ def run_chunked(fn, plan, cost, *, n_threads, n_tasks=None, progress=False,
                          2 * max(target, 1.0))
             bar.update(done(stop) - done(start))
             start = stop
+
+
+def run_steps(steps):
+    """Run the steps of the generator `steps`, each a ``(fn, plan, cost,
+    options)`` of `run_chunked`, and return the generator's value.
+
+    A computation of several chunked loops with work between them (the
+    kNN estimators' searches) is written as a generator that yields its
+    loops: they run here, the compiled loops two calls below the caller
+    however deep the generators nest (``yield from``), and a generator's
+    ``with`` blocks (a progress bar, one BLAS thread) hold while its loop
+    runs. A loop that raises (Ctrl-C) closes the generator, so that those
+    blocks exit at once."""
+    try:
+        while True:
+            fn, plan, cost, options = next(steps)
+            try:
+                run_chunked(fn, plan, cost, **options)
+            except BaseException:
+                steps.close()
+                raise
+    except StopIteration as done:
+        return done.value
 
 
 def touch_pages(out, n_threads):

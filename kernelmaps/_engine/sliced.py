@@ -4,7 +4,7 @@
 Both work a block of directions at a time: the points of every set are
 projected on the block's directions by one BLAS product, the projections
 sorted once per set and direction (the sorted layout of ``_sliced.pyx``),
-then merged pair by pair (`sliced_sums`) or with the grid of quantile
+then merged pair by pair (`sliced_means`) or with the grid of quantile
 levels (`quantile_means`). The blocks of directions are sized so that the
 projections and their sorted layout fit the working-memory budget.
 
@@ -22,8 +22,13 @@ from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, threads_for, touch_pages
 from .set_means import weights_over_largest
 
-__all__ = ["mirror", "quantile_edges", "quantile_means", "sliced_power_means",
-           "sliced_sums"]
+__all__ = [
+    "mirror",
+    "quantile_edges",
+    "quantile_means",
+    "sliced_means",
+    "sliced_power_means",
+]
 
 # Element operations of one step of a merge (a comparison, a cost).
 _MERGE_COST = 4
@@ -78,10 +83,12 @@ def _blas_work(values, d, L):
     return values * (1.0 + d / 32) * (1.0 + 64 / max(L, 1))
 
 
-def _sorted_layout(points, offsets, weights, directions, n_threads):
+def _sorted_layout(points, offsets, weights, directions, n_threads, steps):
     """The sorted layout of `_sliced.sort_projections` of the sets on the
     rows of `directions` (L, d), in the points' dtype: (values, cum),
-    cum empty for unweighted sets."""
+    cum empty for unweighted sets, computed by the step ``(fn, plan,
+    cost, options of run_chunked)`` appended to `steps` (the caller runs
+    the steps: the compiled loops two calls below the tools' blocks)."""
     dtype = points.dtype
     P = _projections(points, directions, n_threads)
     n_sets = len(offsets) - 1
@@ -102,15 +109,15 @@ def _sorted_layout(points, offsets, weights, directions, n_threads):
     vbuf = np.empty((threads, 2 * largest), dtype=dtype)
     wbuf = np.empty((threads, largest if weighted else 0))
     w = weights if weighted else np.empty(0)
-    run_chunked(_impl.sort_projections,
-                (P, offsets, w, weighted, values, cum, vbuf, wbuf), cost,
-                n_threads=threads)
+    steps.append((_impl.sort_projections,
+                  (P, offsets, w, weighted, values, cum, vbuf, wbuf), cost,
+                  {"n_threads": threads}))
     return values, cum
 
 
-def sliced_sums(X, Y, directions, p, n_threads, budget, progress=False,
-                desc="sliced Wasserstein"):
-    """``S[i, j]`` = the sum over the rows of `directions` (L, d, unit
+def sliced_means(X, Y, directions, p, n_threads, budget, progress=False,
+                 desc="sliced Wasserstein"):
+    """``S[i, j]`` = the mean over the rows of `directions` (L, d, unit
     rows, float64) of ``W_p^p`` between the projections of ``X[i]`` and
     ``Y[j]`` (Y None: X, each unordered pair once, zero diagonal,
     symmetric), float64, for p = 1 or 2, from the points as they are (the
@@ -123,13 +130,20 @@ def sliced_sums(X, Y, directions, p, n_threads, budget, progress=False,
         return out
     with progress_bar(progress, walk.n_blocks * walk.n_tasks, desc,
                       unit="task") as bar:
-        for block, (vx, cx, vy, cy) in walk.layouts(n_threads):
+        for block, (vx, cx, vy, cy), steps in walk.layouts(n_threads):
+            for fn, plan, cost, options in steps:
+                run_chunked(fn, plan, cost, **options)
+            steps.clear()  # (the projections: not held through the merges)
             plan = (vx, cx, X.offsets, vy, cy, walk.Yb.offsets, out,
                     len(block), float(p), walk.weighted, walk.symmetric,
                     walk.row_width, walk.n_col_blocks, walk.col_width)
-            walk.run(_impl.pair_block, plan, block, n_threads, bar, desc)
+            cost, threads = walk.chunks(block, n_threads)
+            run_chunked(_impl.pair_block, plan, cost, n_threads=threads,
+                        progress=bar, desc=desc)
     if walk.symmetric:
         mirror(out)
+    for a, b in row_blocks(out):  # (Ctrl-C stops between two blocks)
+        out[a:b] /= len(directions)
     return out
 
 
@@ -148,8 +162,8 @@ def sliced_power_means(X, Y, directions, p, n_threads, budget,
                        progress=False, desc="sliced Wasserstein"):
     """``D[i, j]`` = the mean over the rows of `directions` of ``W_p^p``
     between the projections of ``X[i]`` and ``Y[j]``, to the power 1 / p
-    (`sliced_sums` divided by L, to the power 1 / p), for any p > 0, p = 1
-    and 2 included (slower than `sliced_sums` there: for the other p).
+    (`sliced_means` to the power 1 / p), for any p > 0, p = 1
+    and 2 included (slower than `sliced_means` there: for the other p).
 
     The merges of each pair are walked twice: the first time for the
     largest difference M of its projections (over the steps of positive
@@ -175,13 +189,18 @@ def sliced_power_means(X, Y, directions, p, n_threads, budget,
             layouts = cached or walk.layouts(n_threads)
             if walk.n_blocks == 1 and first:  # sorted once for both passes
                 cached = layouts = list(layouts)
-            for block, (vx, cx, vy, cy) in layouts:
+            for block, (vx, cx, vy, cy), steps in layouts:
+                for fn, plan, cost, options in steps:
+                    run_chunked(fn, plan, cost, **options)
+                steps.clear()  # (sorted once where cached; the projections)
                 plan = (vx, cx, X.offsets, vy, cy, walk.Yb.offsets, top, A, U,
                         len(block), float(p), walk.weighted, walk.symmetric,
                         first, walk.row_width, walk.n_col_blocks,
                         walk.col_width)
-                walk.run(_impl.pair_block_any, plan, block, n_threads, bar,
-                         desc, scale=_MERGE_COST / _POWER_COST if first else 1)
+                cost, threads = walk.chunks(
+                    block, n_threads, _MERGE_COST / _POWER_COST if first else 1)
+                run_chunked(_impl.pair_block_any, plan, cost, n_threads=threads,
+                            progress=bar, desc=desc)
     L = directions.shape[0]
     flat, fa, fu = top.reshape(-1), A.reshape(-1), U.reshape(-1)
     for i in range(0, flat.size, _MEAN_BLOCK):  # in place of the tops
@@ -216,7 +235,7 @@ def _power_mean(top, A, U, L, p):
 
 class _PairWalk:
     """The blocks of directions and the tasks (`_plan_pairs`) of the pairs
-    of sets of X and Y (None: X) for `sliced_sums` and
+    of sets of X and Y (None: X) for `sliced_means` and
     `sliced_power_means`, `step_cost` the work of one step of a merge on
     one direction."""
 
@@ -243,28 +262,28 @@ class _PairWalk:
         self.n_blocks = -(-L // self.step)
 
     def layouts(self, n_threads):
-        """Per block of directions: (block, (vx, cx, vy, cy)), the sorted
-        layouts of X and Y on it (a generator)."""
+        """Per block of directions: (block, (vx, cx, vy, cy), steps), the
+        sorted layouts of X and Y on it, computed by the steps (a
+        generator: the caller runs the steps)."""
         X, Yb, step = self.X, self.Yb, self.step
         for l0 in range(0, self.directions.shape[0], step):
-            block = self.directions[l0:l0 + step]
+            block, steps = self.directions[l0:l0 + step], []
             vx, cx = _sorted_layout(X.points, X.offsets, self.wx, block,
-                                    n_threads)
+                                    n_threads, steps)
             if self.symmetric:
                 vy, cy = vx, cx
             else:
                 vy, cy = _sorted_layout(Yb.points, Yb.offsets, self.wy, block,
-                                        n_threads)
-            yield block, (vx, cx, vy, cy)
+                                        n_threads, steps)
+            yield block, (vx, cx, vy, cy), steps
 
-    def run(self, fn, plan, block, n_threads, bar, desc, scale=1.0):
-        """`fn` (`_impl.pair_block` or its like) on every task for the
+    def chunks(self, block, n_threads, scale=1.0):
+        """The cost and threads of `run_chunked` over every task for the
         directions `block`, a part of cost `scale` of the tasks' cost."""
         L = self.directions.shape[0]
         threads = threads_for(n_threads, float(self.cost.sum()) * L / self.step,
                               self.n_tasks)
-        run_chunked(fn, plan, self.cost * (len(block) / self.step * scale),
-                    n_threads=threads, progress=bar, desc=desc)
+        return self.cost * (len(block) / self.step * scale), threads
 
 
 # Rows of a task: each column's sorted projections are read once for them
@@ -273,7 +292,7 @@ PAIR_ROWS = 4
 
 
 def _plan_pairs(sx, sy, symmetric, L, step_cost=_MERGE_COST):
-    """The tasks of `sliced_sums` for sets of sizes sx (rows) and sy
+    """The tasks of `sliced_means` for sets of sizes sx (rows) and sy
     (columns) on L directions: ``(row_width, col_width, cost)``, a task
     being `row_width` rows against `col_width` columns (about TASK_WORK
     / 4 element operations), cost its work (the pairs above the diagonal
@@ -350,7 +369,12 @@ def quantile_means(X, directions, edges, n_threads, budget, midpoint=False):
     sizes = np.diff(X.offsets).astype(np.float64)
     for l0 in range(0, L, step):
         block = directions[l0:l0 + step]
-        values, cum = _sorted_layout(X.points, X.offsets, w, block, n_threads)
+        steps = []
+        values, cum = _sorted_layout(X.points, X.offsets, w, block, n_threads,
+                                     steps)
+        for fn, plan, step_cost, options in steps:
+            run_chunked(fn, plan, step_cost, **options)
+        del steps, plan  # (the projections)
         cost = (sizes + Q) * len(block) * _MERGE_COST
         threads = threads_for(n_threads, float(cost.sum()), len(X))
         run_chunked(_impl.quantile_features,

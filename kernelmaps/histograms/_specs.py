@@ -3,14 +3,152 @@ kernels and exp-chi2 as the tools over objects (`mmd_test`,
 `NystroemMap`) compute them, on histograms checked once, a block at a
 time."""
 
+import functools
+
 import numpy as np
 import scipy.sparse
 
+from .._engine.additive import additive_sums
+from .._engine.layout import row_blocks
 from .._spec import DistanceSpec, Spec, register
-from .._validation import check_histograms
-from ._exact import additive_block, check_beta, chi2_distance_block
+from .._validation import check_histograms, check_scalar
 
 __all__ = ["AdditiveSpec", "ExpChi2Spec"]
+
+
+def check_beta(beta):
+    """`exp_chi2_kernel`'s scale, checked."""
+    return check_scalar(beta, "beta", low=0.0, low_inclusive=False)
+
+
+def chi2_distance_block(X, Y, half, n_threads):
+    """The chi2 distances between the rows of checked X and Y (None: X),
+    float64, unchecked (``inf`` where they overflow), from `half`, their
+    `chi2_half` (in place)."""
+    D, levels = _scaled_chi2_distance(X, Y, half, n_threads)
+    if levels is not None:
+        with np.errstate(over="ignore"):
+            for a, b in row_blocks(D):
+                np.ldexp(D[a:b], _pair_levels(levels, a, b), out=D[a:b])
+    return D
+
+
+def chi2_half(X, Y, n_threads, progress=False):
+    """The call (a `functools.partial`) of the engine's sums of the chi2
+    kernel of X and Y, K / 2: the chi2 distances' first part
+    (`_scaled_chi2_distance`)."""
+    return functools.partial(additive_sums, X, Y, "chi2", n_threads, progress,
+                             "chi2 distances")
+
+
+def _scaled_chi2_distance(X, Y, half, n_threads):
+    """The chi2 distances of validated X and Y from `half` (`chi2_half`'s
+    result, replaced), each pair's times 2**-e[i, j], and the levels that
+    give e (`_pair_levels`), or None where every e is 0.
+
+    e[i, j] is the larger of the levels of rows i and j (`_row_sums`): 0
+    unless the row's largest value is beyond 2**_SUM_TOP or below
+    2**-_SUM_BOTTOM; the pair's row sums and kernel are taken times
+    2**-e[i, j] (the distance is homogeneous of degree 1), so that no row
+    sum overflows before the distance would, the distance of two rows of
+    values below the normal range is rounded once (when it is scaled
+    back), and each pair's value depends on its own rows only (a block of
+    a lazy call gives the values of the whole call)."""
+    symmetric = Y is None
+    ex, sx = _row_sums(X)
+    ey, sy = (ex, sx) if symmetric else _row_sums(Y)
+    levels = (ex, ey) if ex.any() or ey.any() else None
+    # D = (sx[i] + sy[j]) / 2 - 2 half[i, j], in place of `half`, a block
+    # of rows at a time (whole-array passes held Ctrl-C for seconds at
+    # 20,000 rows); the pairs whose kernel overflowed float64, or whose
+    # rows are both below the normal range, again at their level, below.
+    D = half
+    redo_rows, redo_cols = [], []
+    for a, b in row_blocks(D):
+        if levels is None:
+            D[a:b] = 0.5 * (sx[a:b, None] + sy[None, :]) - 2.0 * half[a:b]
+        else:
+            e = _pair_levels(levels, a, b)
+            i, j = np.nonzero(np.isinf(half[a:b]) | (e < 0))
+            redo_rows.append(i + a)
+            redo_cols.append(j)
+            D[a:b] = 0.5 * (np.ldexp(sx[a:b, None], ex[a:b, None] - e)
+                            + np.ldexp(sy[None, :], ey[None, :] - e)
+                            ) - 2.0 * np.ldexp(half[a:b], -e)
+        np.maximum(D[a:b], 0.0, out=D[a:b])
+    if redo_rows:
+        rows, cols = np.concatenate(redo_rows), np.concatenate(redo_cols)
+        if rows.size:
+            _redo_at_level(D, X, Y, levels, sx, sy, (rows, cols), n_threads)
+    if symmetric:
+        np.fill_diagonal(D, 0.0)
+    return D, levels
+
+
+def _row_sums(A):
+    """Each row's level e (0 unless its largest value is beyond
+    2**_SUM_TOP, e > 0, or below 2**-_SUM_BOTTOM, e < 0: then that value
+    times 2**-e is in [1/2, 1)) and its sum times 2**-e (float64)."""
+    if scipy.sparse.issparse(A):
+        top = np.asarray(A.max(axis=1).toarray(), dtype=np.float64).ravel()
+    else:
+        top = A.max(axis=1, initial=0.0).astype(np.float64)
+    t = np.frexp(top)[1]
+    e = np.where(t > _SUM_TOP, t - _SUM_TOP,
+                 np.where((top > 0) & (t < -_SUM_BOTTOM), t, 0))
+    if e.any():
+        A = _ldexp(A, -(np.repeat(e, np.diff(A.indptr)) if scipy.sparse.issparse(A)
+                        else e[:, None]))
+    # in float64: float32 sums of values near the top of float32 overflow
+    if scipy.sparse.issparse(A):
+        return e, np.asarray(A.astype(np.float64).sum(axis=1)).ravel()
+    return e, A.sum(axis=1, dtype=np.float64)
+
+
+def _pair_levels(levels, a, b):
+    """e[i, j] = max(ex[i], ey[j]) for the rows a <= i < b."""
+    ex, ey = levels
+    return np.maximum.outer(ex[a:b], ey)
+
+
+def _redo_at_level(D, X, Y, levels, sx, sy, pairs, n_threads):
+    """The distances (times 2**-e) of the `pairs`, from their rows times
+    2**-e (one call per level e)."""
+    ex, ey = levels
+    Y = X if Y is None else Y
+    rows, cols = pairs
+    e = np.maximum(ex[rows], ey[cols])
+    for level in np.unique(e):
+        at = e == level
+        i, ri = np.unique(rows[at], return_inverse=True)
+        j, cj = np.unique(cols[at], return_inverse=True)
+        half = additive_sums(_ldexp(X[i], -level), _ldexp(Y[j], -level), "chi2",
+                             n_threads)
+        value = 0.5 * (np.ldexp(sx[i], ex[i] - level)[ri]
+                       + np.ldexp(sy[j], ey[j] - level)[cj]) - 2.0 * half[ri, cj]
+        D[rows[at], cols[at]] = np.maximum(value, 0.0)
+
+
+# A row whose largest value is beyond 2**_SUM_TOP is scaled down (by its
+# level) before its sum in the chi2 distance: sums of up to 2**40 such
+# values stay finite. One whose largest value is below 2**-_SUM_BOTTOM is
+# scaled up to 1: a pair of such rows (their distance below 2**-920 or so,
+# where its roundings are near the subnormal range) is taken at its scale.
+_SUM_TOP = 980
+_SUM_BOTTOM = 960
+
+
+def _ldexp(A, e):
+    """Histograms `A` times 2**e (a new array or CSR matrix)."""
+    if scipy.sparse.issparse(A):
+        return scipy.sparse.csr_matrix((np.ldexp(A.data, e), A.indices, A.indptr),
+                                       shape=A.shape)
+    return np.ldexp(A, e)
+
+
+def _sqrt(A):
+    """Element-wise square root, dense or sparse (zeros stay zero)."""
+    return A.sqrt() if scipy.sparse.issparse(A) else np.sqrt(A)
 
 
 class RowSpec(Spec):
@@ -44,8 +182,22 @@ class RowSpec(Spec):
 class AdditiveSpec(RowSpec):
     """The additive kernels "chi2", "intersection", "hellinger", "js"."""
 
-    def blocks(self, A, B, scales, n_threads):
-        yield additive_block(A, B, self.name, n_threads)
+    def blocks(self, A, B, scales, n_threads, progress=False):
+        """The kernel between the rows of A and B (None: A, the symmetric
+        block), float64, unchecked (``inf`` where a value overflows): what
+        the ``*_kernel`` functions return."""
+        kind = self.name
+        if kind == "hellinger":
+            yield additive_sums(_sqrt(A), None if B is None else _sqrt(B),
+                                "product", n_threads, progress,
+                                "hellinger kernel")
+            return
+        K = additive_sums(A, B, kind, n_threads, progress, f"{kind} kernel")
+        if kind == "chi2":  # the engine's sums are K / 2
+            with np.errstate(over="ignore"):  # reported by the caller
+                for a, b in row_blocks(K):  # (Ctrl-C stops between blocks)
+                    K[a:b] *= 2.0
+        yield K
 
 
 @register("exp_chi2")
@@ -62,4 +214,6 @@ class ExpChi2Spec(DistanceSpec, RowSpec):
             params = {**params, "beta": check_beta(params["beta"])}
         return params
 
-    distance = staticmethod(chi2_distance_block)
+    def distance_call(self, A, B, n_threads):
+        return chi2_half(A, B, n_threads), functools.partial(
+            chi2_distance_block, A, B, n_threads=n_threads)

@@ -10,9 +10,10 @@ from scipy.special import gammaln
 
 from .._engine import knn
 from .._engine.scales import divergence_kernel_matrix
+from .._engine.schedule import run_steps
 from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
-from .._transforms import is_lazy, lazy_gram, task_threads
+from .._transforms import is_lazy, lazy_gram
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -187,11 +188,12 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     # lazy call searches as the call in memory does.
     method = knn.choose_method(X, Y)
     if lazy:
-        args = (alphas, k, min_dist, method, clamp, single, Y is None, workers,
-                out)
+        args = {"alphas": alphas, "k": k, "min_dist": min_dist,
+                "method": method, "clamp": clamp, "single": single, "out": out}
         return lazy_gram(
-            functools.partial(_renyi_block, *args), X, Y, dtype=out,
-            pair=functools.partial(_renyi_pair, *args) if Y is None else None,
+            functools.partial(_renyi_output, **args, names=pair_names(Y),
+                              progress=False), X, Y, dtype=out, workers=workers,
+            pair=functools.partial(_renyi_pair, **args) if Y is None else None,
             lead=() if single else (len(alphas),), name="renyi_divergence")
     return _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single,
                          pair_names(Y), n_threads, progress, out)
@@ -201,28 +203,20 @@ def _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single, names,
                   n_threads, progress, out):
     """`renyi_divergence` of validated X and Y (None: X) as `out`; `names`
     names the inputs in errors."""
-    D = _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress)
+    D = run_steps(_renyi(X, Y, alphas, k, min_dist, method, n_threads,
+                         progress))
     if clamp:
         np.maximum(D, 0.0, out=D)
     D = cast_output(D, out, names)
     return D[0] if single else D
 
 
-def _renyi_block(alphas, k, min_dist, method, clamp, single, symmetric,
-                 workers, out, x, y):
-    """One block of a lazy `renyi_divergence` (a Dask task): the sets of `x`
-    against those of `y` (None: `x`)."""
-    return _renyi_output(x, y, alphas, k, min_dist, method, clamp, single,
-                         "X" if symmetric else "X and Y",
-                         task_threads(workers), False, out)
-
-
-def _renyi_pair(alphas, k, min_dist, method, clamp, single, symmetric,
-                workers, out, x, y):
+def _renyi_pair(x, y, alphas, k, min_dist, method, clamp, single, out,
+                n_threads):
     """Blocks (I, J) and (J, I) of a lazy ``renyi_divergence(X)`` (a Dask
     task), `x` and `y` the blocks I and J of X, from one search."""
-    pair = _renyi(x, y, alphas, k, min_dist, method, task_threads(workers),
-                  False, both=True)
+    pair = run_steps(_renyi(x, y, alphas, k, min_dist, method, n_threads,
+                            False, both=True))
     if clamp:
         for D in pair:
             np.maximum(D, 0.0, out=D)
@@ -247,7 +241,8 @@ def renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     _check_sizes(Y, "Y", k + 1, f"more than k={k}")
     out = check_dtype(dtype, X, Y)
     method = knn.choose_method(X, Y)
-    pair = _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=True)
+    pair = run_steps(_renyi(X, Y, alphas, k, min_dist, method, n_threads,
+                            progress, both=True))
     if clamp:
         for D in pair:
             np.maximum(D, 0.0, out=D)
@@ -279,12 +274,12 @@ def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=False):
     """The estimate before clamping, shape (len(alphas), len(X), len(Y));
     with `both` (Y given), also that of Y against X from the same search
     (one block of distances per pair of sets serves both): a pair
-    (D_xy, D_yx)."""
+    (D_xy, D_yx). A generator of the search's steps (`run_steps`)."""
     symmetric = Y is None
     search = knn.NeighbourSearch(X, Y, k, method, n_threads)
     log_rho, log_floor = [], []
     for side, bags in [("x", X), ("y", Y)][:2 if both else 1]:
-        rho = search.self_log_kth(side)
+        rho = yield from search.self_log_kth(side)
         if min_dist is None:
             floor = _relative_floors(rho, bags.offsets)
         elif min_dist > 0:
@@ -298,10 +293,11 @@ def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=False):
 
     coef = X.dim * (1.0 - alphas)
     if both:
-        L_xy, L_yx = search.log_sums_both(log_rho, log_floor, coef, progress)
+        L_xy, L_yx = yield from search.log_sums_both(log_rho, log_floor, coef,
+                                                     progress)
         return (_estimate(L_xy, X.sizes, Y.sizes, alphas, k),
                 _estimate(L_yx, Y.sizes, X.sizes, alphas, k))
-    L = search.log_sums(log_rho[0], log_floor[0], coef, progress)
+    L = yield from search.log_sums(log_rho[0], log_floor[0], coef, progress)
     D = _estimate(L, X.sizes, X.sizes if symmetric else Y.sizes, alphas, k)
     if symmetric:
         D[:, np.arange(len(X)), np.arange(len(X))] = 0.0

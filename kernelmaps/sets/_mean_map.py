@@ -10,7 +10,7 @@ from .._engine.pair_sums import pair_means, pair_sums, self_sums
 from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, point_median_gamma, resolve_gamma
 from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
-from .._transforms import is_lazy, lazy_gram, task_threads
+from .._transforms import is_lazy, lazy_gram
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -152,9 +152,10 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     out = check_dtype(dtype, X, Y)
     params = _resolve_gamma(params, X, Y)
     if lazy:
-        return lazy_gram(functools.partial(_sum_match_block, params, normalize,
-                                           Y is None, workers, out),
-                         X, Y, dtype=out, name="sum_match_kernel")
+        return lazy_gram(functools.partial(
+            _sum_match, params=params, normalize=normalize, symmetric=Y is None,
+            progress=False, out=out, warn=False), X, Y, dtype=out,
+            workers=workers, name="sum_match_kernel")
     return _sum_match(X, Y, params, normalize, Y is None, n_threads, progress,
                       out)
 
@@ -533,33 +534,23 @@ def _sum_match(X, Y, params, normalize, symmetric, n_threads, progress, out,
     return cast_output(K, out, "X" if symmetric else "X and Y")
 
 
-def _sum_match_block(params, normalize, symmetric, workers, out, x, y):
-    """One block of a lazy `sum_match_kernel` (a Dask task)."""
-    return _sum_match(x, y, params, normalize, symmetric, task_threads(workers),
-                      False, out, warn=False)
-
-
 def _lazy_mmd(X, Y, params, squared, unbiased, gamma2, workers, out, name):
     """The lazy `mmd` (or, with `gamma2`, `mmd_kernel`) of lazy X and Y:
     the within-set kernel means once per block of sets, then one task per
     pair of blocks."""
     block = functools.partial(_mmd_block, params, squared, unbiased, gamma2,
-                              Y is None, workers, out)
-    prepare = functools.partial(_within_block, params, unbiased, workers)
-    return lazy_gram(block, X, Y, dtype=out, prepare=prepare, name=name)
+                              Y is None, out)
+    prepare = functools.partial(_within, params=params, unbiased=unbiased)
+    return lazy_gram(block, X, Y, dtype=out, workers=workers, prepare=prepare,
+                     name=name)
 
 
-def _within_block(params, unbiased, workers, x):
-    """The within-set means of a block of sets (a Dask task)."""
-    return _within(x, params, unbiased, task_threads(workers))
-
-
-def _mmd_block(params, squared, unbiased, gamma2, symmetric, workers, out,
-               x, y, kx, ky):
+def _mmd_block(params, squared, unbiased, gamma2, symmetric, out, x, y, kx, ky,
+               n_threads):
     """One block of a lazy `mmd` or `mmd_kernel` (a Dask task), from the
     within-set means `kx`, `ky` (None: `kx`) of its blocks of sets."""
     D = _mmd(x, y, params, squared or gamma2 is not None, unbiased,
-             task_threads(workers), False, kx=kx, ky=ky, symmetric=symmetric,
+             n_threads, False, kx=kx, ky=ky, symmetric=symmetric,
              warn=False)
     if gamma2 is not None:
         D = _level2(D, gamma2)
@@ -580,19 +571,9 @@ def _level2(D2, gamma2):
     return D2
 
 
-def mean_map_block(X, Y, params, n_threads, progress=False, normalize=True):
-    """The mean map kernel between the sets of trusted `Bags` X and Y (None:
-    X, the symmetric block), float64: the means (sums, without `normalize`)
-    of the point kernel of `params` (kernel, gamma, degree, coef0) over the
-    pairs of points. Neither checks nor warns: what the tools over objects
-    call on blocks, after one validation of the whole input."""
-    return pair_sums(X, Y, **params, n_threads=n_threads, progress=progress,
-                     normalize=normalize)
-
-
 def mean_map_self(X, params, n_threads):
     """The mean map kernel of each set of X with itself, float64 (the
-    diagonal of `mean_map_block` at a fraction of its cost)."""
+    diagonal of the engine's `pair_sums` at a fraction of its cost)."""
     if X.weights is not None:  # (normalised by the engine: no rescaling)
         return self_sums(X, **params, n_threads=n_threads, normalize=True)
     with np.errstate(over="ignore"):
@@ -602,12 +583,15 @@ def mean_map_self(X, params, n_threads):
 
 def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
                       warn=True):
-    """`mean_map_block` (sums without `normalize`), and whether it issued
+    """The mean map kernel between the sets of X and Y (None: X, the
+    symmetric block; the engine's `pair_sums`, sums without `normalize`),
+    float64, and whether it issued
     a `DegenerateWarning`, as it does where the point kernel is the identity
     or a constant on the data (with `warn`; a block of a lazy kernel does
     not warn: the values of one block say nothing about the whole
     matrix)."""
-    K = mean_map_block(X, Y, params, n_threads, progress, normalize)
+    K = pair_sums(X, Y, **params, n_threads=n_threads, progress=progress,
+                  normalize=normalize)
     if not normalize and _weighted(X, Y):
         names = "X" if Y is None else "X and Y"
         check_finite_output(K, f"the weighted sums of the kernel values of "

@@ -15,12 +15,12 @@ from .._engine.scales import divergence_kernel_values, median_scale
 from .._engine.sliced import (
     quantile_edges,
     quantile_means,
+    sliced_means,
     sliced_power_means,
-    sliced_sums,
 )
 from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
-from .._transforms import blocked_sets, is_lazy, lazy_gram, task_threads
+from .._transforms import blocked_sets, is_lazy, lazy_gram
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -167,11 +167,8 @@ def _mean_costs(X, Y, directions, p, n_threads, progress=False):
     of X and Y (None: X), float64, at the scale of the points times 2**e,
     and e (`_centred`)."""
     Xs, Ys, e = _centred(X, Y)
-    S = sliced_sums(Xs, Ys, directions, p, n_threads, working_memory_bytes(),
-                    progress)
-    for a, b in row_blocks(S):  # (Ctrl-C stops between two blocks)
-        S[a:b] /= len(directions)
-    return S, e
+    return sliced_means(Xs, Ys, directions, p, n_threads,
+                        working_memory_bytes(), progress), e
 
 
 def _centred(X, Y):
@@ -315,9 +312,10 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     out = check_dtype(dtype, X, Y)
     directions, _ = sliced_directions(X.dim, n_projections, projections, draw, rng)
     if lazy:
-        return lazy_gram(functools.partial(_distance_block, directions, p,
-                                           pair_names(Y), workers, out),
-                         X, Y, dtype=out, name="sliced_wasserstein")
+        return lazy_gram(functools.partial(
+            _distances, directions=directions, p=p, names=pair_names(Y),
+            progress=False, out=out), X, Y, dtype=out, workers=workers,
+            name="sliced_wasserstein")
     return _distances(X, Y, directions, p, pair_names(Y), n_threads, progress,
                       out)
 
@@ -339,13 +337,6 @@ def _distances(X, Y, directions, p, names, n_threads, progress, out):
     D = check_finite_output(D, f"the sliced-Wasserstein distances between the "
                                f"sets of {names} overflow float64")
     return cast_output(D, out, names)
-
-
-def _distance_block(directions, p, names, workers, out, x, y):
-    """One block of a lazy `sliced_wasserstein` (a Dask task): the sets of
-    `x` against those of `y` (None: `x`)."""
-    return _distances(x, y, directions, p, names, task_threads(workers), False,
-                      out)
 
 
 @takes_hints("pair")
@@ -436,8 +427,9 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     directions, _ = sliced_directions(X.dim, n_projections, projections, draw, rng)
     if lazy:
         return lazy_gram(functools.partial(_kernel_block, directions, gamma,
-                                           workers, out),
-                         X, Y, dtype=out, name="sliced_wasserstein_kernel")
+                                           out),
+                         X, Y, dtype=out, workers=workers,
+                         name="sliced_wasserstein_kernel")
     S, e = _mean_costs(X, Y, directions, 2.0, n_threads, progress)
     units = 2 * e  # S is SW_2^2 times 2**units
     if gamma is None:
@@ -473,11 +465,11 @@ def _kernel_values(S, units, gamma):
         S, 1.0, log_gamma=math.log(gamma) - units * math.log(2.0))
 
 
-def _kernel_block(directions, gamma, workers, out, x, y):
+def _kernel_block(directions, gamma, out, x, y, n_threads):
     """One block of a lazy `sliced_wasserstein_kernel` with a given
     `gamma` (a Dask task): the sets of `x` against those of `y` (None:
     `x`)."""
-    S, e = _mean_costs(x, y, directions, 2.0, task_threads(workers))
+    S, e = _mean_costs(x, y, directions, 2.0, n_threads)
     return cast_output(_kernel_values(S, 2 * e, gamma), out,
                        "X" if y is None else "X and Y")
 

@@ -4,12 +4,17 @@ objects (`mmd_test`, `NystroemMap`, `SetKernel`) compute them, on sets
 checked once, a block at a time. Each checks its parameters with its
 function's own checks."""
 
+import functools
+
 import numpy as np
 
 from .._bags import Bags, concat_sets
+from .._config import working_memory_bytes
 from .._engine import knn
 from .._engine.pair_sums import pair_sums
 from .._engine.scales import divergence_kernel_matrix, scale_gamma
+from .._engine.schedule import run_steps
+from .._engine.sliced import sliced_means
 from .._gamma import point_median_gamma
 from .._probes import is_dask_array
 from .._spec import (
@@ -27,12 +32,17 @@ from .._spec import (
 )
 from .._validation import check_bool, check_scalar, check_sets
 from .._warnings import warn_uninformative
-from ._divergence import _renyi, divergence_kernel_params, renyi_params
-from ._mean_map import check_gamma2, mean_map_block, mean_map_self, point_params
+from ._divergence import (
+    _check_sizes,
+    _renyi,
+    divergence_kernel_params,
+    renyi_params,
+)
+from ._mean_map import check_gamma2, mean_map_self, point_params
 from ._random_features import RandomDistributionFeatures
 from ._sliced import (
     SlicedWassersteinFeatures,
-    _mean_costs,
+    _centred,
     kernel_params,
     sliced_directions,
 )
@@ -208,8 +218,8 @@ class MeanMapSpec(SetSpec):
         params = self.point_params()
         normalize = self.params.get("normalize", True)
         for g in scales:
-            yield mean_map_block(A, B, {**params, "gamma": g}, n_threads,
-                                 normalize=normalize)
+            yield pair_sums(A, B, **{**params, "gamma": g},
+                            n_threads=n_threads, normalize=normalize)
 
 
 @register("mmd")
@@ -234,22 +244,27 @@ class MMDSpec(DistanceSpec, SetSpec):
         self.params = {**self.params, **self.resolved_point(Z)}
         return super().scales(Z, gamma, grid, n_threads)
 
-    def distance(self, A, B, n_threads):
+    def distance_call(self, A, B, n_threads):
         """The biased MMD^2 between the sets of A and B (None: A, the
         symmetric block, its diagonal 0), as `mmd` computes it, 0 where
         rounding makes it negative."""
         params = self.point_params()
-        K = pair_sums(A, B, **params, n_threads=n_threads, normalize=True)
-        with np.errstate(over="ignore", invalid="ignore"):
+
+        def finish(K):
+            with np.errstate(over="ignore", invalid="ignore"):
+                if B is None:
+                    ka = kb = np.diag(K).copy()
+                else:
+                    ka, kb = (mean_map_self(C, params, n_threads)
+                              for C in (A, B))
+                D2 = np.add.outer(ka, kb)
+                D2 -= 2 * K
             if B is None:
-                ka = kb = np.diag(K).copy()
-            else:
-                ka, kb = (mean_map_self(C, params, n_threads) for C in (A, B))
-            D2 = np.add.outer(ka, kb)
-            D2 -= 2 * K
-        if B is None:
-            np.fill_diagonal(D2, 0.0)
-        return np.maximum(D2, 0.0, out=D2)
+                np.fill_diagonal(D2, 0.0)
+            return np.maximum(D2, 0.0, out=D2)
+
+        return functools.partial(pair_sums, A, B, **params, n_threads=n_threads,
+                                 normalize=True), finish
 
 
 @register("renyi")
@@ -285,22 +300,18 @@ class RenyiSpec(SetSpec):
         return self.check_sizes(check_sets(X, name), name)
 
     def check_sizes(self, bags, name):
-        sizes = np.diff(bags.offsets)
-        small = np.flatnonzero(sizes <= self.k)
-        if len(small):
-            i = int(small[0])
-            raise ValueError(f"{name}[{i}] has {sizes[i]} point(s); the kNN "
-                             f"estimator needs more than k={self.k} points in "
-                             f"every set of {name}")
+        _check_sizes(bags, name, self.k + 1, f"more than k={self.k}")
         return bags
 
     def divergences(self, A, B, n_threads):
         """The clamped kNN Renyi divergences of order alpha: ``D(A, A)``
-        for B None, else ``(D(A, B), D(B, A))`` from one search."""
+        for B None, else ``(D(A, B), D(B, A))`` from one search; a
+        generator of the search's steps (`run_steps`: the compiled loops
+        two calls below the tools' blocks)."""
         method = knn.choose_method(A, B)
         alphas = np.array([self.alpha], dtype=np.float64)
-        out = _renyi(A, B, alphas, self.k, self.min_dist, method, n_threads,
-                     False, both=B is not None)
+        out = yield from _renyi(A, B, alphas, self.k, self.min_dist, method,
+                                n_threads, False, both=B is not None)
         out = (out,) if B is None else out
         for D in out:
             np.maximum(D, 0.0, out=D)
@@ -309,7 +320,7 @@ class RenyiSpec(SetSpec):
     def scales(self, Z, gamma, grid, n_threads):
         if gamma is not None:
             return given_gammas(gamma, None, None, grid)
-        D = self.divergences(object_sample(self, Z), None, n_threads)
+        D = run_steps(self.divergences(object_sample(self, Z), None, n_threads))
         if not grid:
             _, scale = divergence_kernel_matrix(D, power=self.power)
             return [("scale", scale)]
@@ -338,7 +349,7 @@ class RenyiSpec(SetSpec):
         median divergence over the pairs of A, the function's rule
         (``params["scale"]``, gamma None: the kernel is computed from it,
         stably, where gamma is beyond the float range)."""
-        D = self.divergences(A, None, n_threads)
+        D = run_steps(self.divergences(A, None, n_threads))
         value = self.function_scale(params)
         given = ({} if value is None else {"scale": value[1]}
                  if isinstance(value, tuple) else {"gamma": value})
@@ -356,7 +367,7 @@ class RenyiSpec(SetSpec):
         return params.get("gamma")
 
     def blocks(self, A, B, scales, n_threads):
-        pair = self.divergences(A, B, n_threads)
+        pair = run_steps(self.divergences(A, B, n_threads))
         D, D_reverse = (pair, None) if B is None else pair
         for value in scales:
             given = ({"scale": value[1]} if isinstance(value, tuple)
@@ -401,13 +412,18 @@ class SlicedWassersteinSpec(DistanceSpec, SetSpec):
             self.params = {**p, "projections": self._fixed}
         return self._fixed
 
-    def distance(self, A, B, n_threads):
+    def distance_call(self, A, B, n_threads):
         """SW_2^2 between the sets of A and B (None: A, the symmetric
         block, its diagonal 0), as `sliced_wasserstein` computes it
         squared."""
-        S, e = _mean_costs(A, B, self.directions(A.dim), 2.0, n_threads)
-        with np.errstate(over="ignore", under="ignore"):
-            return np.ldexp(S, -2 * e)
+        Xs, Ys, e = _centred(A, B)
+
+        def finish(S):
+            with np.errstate(over="ignore", under="ignore"):
+                return np.ldexp(S, -2 * e)
+
+        return functools.partial(sliced_means, Xs, Ys, self.directions(A.dim),
+                                 2.0, n_threads, working_memory_bytes()), finish
 
     def embedding(self, X, params, rng):
         """The quantile features of the sets along the directions (their
