@@ -242,6 +242,12 @@ class Spec:
         """The scale a fitted tool reports as ``gamma_`` for `params`."""
         return params.get("gamma")
 
+    def random_features(self, width, gamma, rows, sample, rng):
+        """`width` random features of the kernel at scale `gamma` (None:
+        its default, fixed on the points ``sample()``), fitted on `rows`:
+        the map of the linear test; None for a kernel without them."""
+        return None
+
     def embedding(self, X, params, rng):
         """Vectors whose Euclidean distances follow the kernel's between
         the checked objects X (for k-means++ landmarks), or None where
@@ -272,7 +278,9 @@ class Spec:
 # -- points ----------------------------------------------------------------
 
 class PointSpec(Spec):
-    """The rbf or laplacian kernel of points (rows of a float array)."""
+    """A kernel of points (rows of a float array) with a scale gamma: the
+    rbf and laplacian kernels' spec (registered with their random features
+    by the sets unit)."""
 
     kind = "points"
     scale = "gamma"
@@ -719,7 +727,6 @@ def register(*names):
     return add
 
 
-register("rbf", "laplacian")(PointSpec)
 
 
 def spec_for(kernel, params=None):

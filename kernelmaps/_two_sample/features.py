@@ -32,7 +32,7 @@ from .._base import FeatureMap
 from .._engine import lapack
 from .._engine.schedule import thread_map
 from .._probes import is_dask_array
-from .._spec import BANDWIDTH_SAMPLE, point_gamma, pool_any, value_sample
+from .._spec import BANDWIDTH_SAMPLE, pool_any, spec_for, value_sample
 from .._validation import check_scalar
 
 # Rows of a draw block: the product of a block's features with its draws
@@ -178,20 +178,19 @@ def fitted_map(iv):
             f"feature_map, a feature map of this package that takes them "
             f"(e.g. RandomDistributionFeatures for sets, Chi2DirectMap for "
             f"histograms)")
-    from ..sets import RandomFourierFeatures
-
     width = (linear_width(iv.X.shape[0] + iv.Y.shape[0], iv.X.shape[1])
              if feature_map is None
              else check_scalar(feature_map, "feature_map", kind="int", low=1))
-    kernel, gamma = iv.kernels[0], iv.gamma
-    if gamma is None:
-        head = 4 * BANDWIDTH_SAMPLE  # (of large or lazy samples: their heads)
-        gamma = point_gamma(None, value_sample(np.concatenate(
+    kernel = iv.kernels[0]
+    head = 4 * BANDWIDTH_SAMPLE  # (of large or lazy samples: their heads)
+    fmap = spec_for(kernel).random_features(
+        width, iv.gamma, as_numpy(iv.X[:2]), lambda: value_sample(np.concatenate(
             [as_numpy(iv.X[:head]), as_numpy(iv.Y[:head])]), BANDWIDTH_SAMPLE),
-            kernel)
-    fmap = RandomFourierFeatures(width, kernel=kernel, gamma=gamma,
-                                 rng=iv.generator)
-    fmap.fit(as_numpy(iv.X[:2]))
+        iv.generator)
+    if fmap is None:
+        raise TypeError(f"method='linear' with the {kernel!r} kernel needs "
+                        f"feature_map, a feature map of this package (the "
+                        f"kernel has no random features of its own)")
     return fmap, kernel, fmap.gamma_
 
 

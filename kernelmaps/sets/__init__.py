@@ -23,11 +23,18 @@ from ._sliced import (
     sliced_wasserstein,
     sliced_wasserstein_kernel,
 )
-from ._specs import MeanMapSpec, MMDSpec, RenyiSpec, SlicedWassersteinSpec
+from ._specs import (
+    FourierSpec,
+    MeanMapSpec,
+    MMDSpec,
+    RenyiSpec,
+    SlicedWassersteinSpec,
+)
 
 __all__ = [
     "DoublyRandomDistributionFeatures",
     "EMKFeatures",
+    "FourierSpec",
     "MMDSpec",
     "MeanMapSpec",
     "RandomDistributionFeatures",

@@ -21,6 +21,7 @@ from .._spec import (
     BANDWIDTH_SAMPLE,
     N_BANDWIDTHS,
     DistanceSpec,
+    PointSpec,
     Spec,
     distance_grid,
     given_gammas,
@@ -39,7 +40,7 @@ from ._divergence import (
     renyi_params,
 )
 from ._mean_map import check_gamma2, mean_map_self, point_params
-from ._random_features import RandomDistributionFeatures
+from ._random_features import RandomDistributionFeatures, RandomFourierFeatures
 from ._sliced import (
     SlicedWassersteinFeatures,
     _centred,
@@ -47,7 +48,8 @@ from ._sliced import (
     sliced_directions,
 )
 
-__all__ = ["MMDSpec", "MeanMapSpec", "RenyiSpec", "SlicedWassersteinSpec"]
+__all__ = ["FourierSpec", "MMDSpec", "MeanMapSpec", "RenyiSpec",
+           "SlicedWassersteinSpec"]
 
 _POINT = ("kernel", "gamma", "degree", "coef0")
 # Width of the random distribution features that embed sets for k-means++.
@@ -180,6 +182,18 @@ def _lazy_set_sums(Z):
         for part, first, last in zip(points.to_delayed().ravel(), sets[:-1],
                                      sets[1:], strict=True)]
     return np.concatenate(dask.compute(*parts))
+
+
+@register("rbf", "laplacian")
+class FourierSpec(PointSpec):
+    """The rbf and laplacian kernels of points, with their random Fourier
+    features (`RandomFourierFeatures`: the linear test's map)."""
+
+    def random_features(self, width, gamma, rows, sample, rng):
+        if gamma is None:
+            gamma = point_gamma(None, sample(), self.name)
+        return RandomFourierFeatures(width, kernel=self.name, gamma=gamma,
+                                     rng=rng).fit(rows)
 
 
 @register("mean_map")
@@ -446,3 +460,4 @@ class SlicedWassersteinSpec(DistanceSpec, SetSpec):
 def _given(params, names):
     """The items of `params` named in `names` (those given)."""
     return {name: params[name] for name in names if name in params}
+
