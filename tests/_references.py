@@ -20,10 +20,16 @@ def kernel_values(x, y, kernel, gamma, degree=2, coef0=1.0, dtype=np.float64):
     """k(x, y) for the rows of `x` and `y` broadcast against each other (the
     features on the last axis): "rbf" exp(-gamma |x - y|^2), "laplacian"
     exp(-gamma |x - y|_1), "linear" <x, y>, "polynomial" (gamma <x, y> +
-    coef0)^degree; in `dtype`, the sums taken feature by feature (memory of
-    one value per pair)."""
+    coef0)^degree, "energy" (|x| + |y| - |x - y|) / 2; in `dtype`, the sums
+    taken feature by feature (memory of one value per pair)."""
     x, y = np.asarray(x, dtype=dtype), np.asarray(y, dtype=dtype)
     acc = np.zeros(np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), dtype=dtype)
+    if kernel == "energy":
+        xx, yy, dd = np.zeros_like(acc), np.zeros_like(acc), np.zeros_like(acc)
+        with np.errstate(over="ignore", under="ignore"):
+            for a, b in zip(np.moveaxis(x, -1, 0), np.moveaxis(y, -1, 0)):
+                xx, yy, dd = xx + a * a, yy + b * b, dd + (a - b) ** 2
+        return (np.sqrt(xx) + np.sqrt(yy) - np.sqrt(dd)) / 2
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         for a, b in zip(np.moveaxis(x, -1, 0), np.moveaxis(y, -1, 0)):
             if kernel == "rbf":

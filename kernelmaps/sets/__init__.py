@@ -24,6 +24,7 @@ from ._sliced import (
     sliced_wasserstein_kernel,
 )
 from ._specs import (
+    EnergySpec,
     FourierSpec,
     MeanMapSpec,
     MMDSpec,
@@ -34,6 +35,7 @@ from ._specs import (
 __all__ = [
     "DoublyRandomDistributionFeatures",
     "EMKFeatures",
+    "EnergySpec",
     "FourierSpec",
     "MMDSpec",
     "MeanMapSpec",

@@ -5,7 +5,7 @@ import functools
 
 import numpy as np
 
-from .._engine.layout import row_blocks
+from .._engine.layout import max_abs, power_of_two_exponent, row_blocks
 from .._engine.pair_sums import pair_means, pair_sums, self_sums
 from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, point_median_gamma, resolve_gamma
 from .._hints import takes_hints
@@ -32,7 +32,7 @@ from .._warnings import (
 
 __all__ = ["median_heuristic", "mmd", "mmd_kernel", "sum_match_kernel"]
 
-_KERNELS = ("rbf", "laplacian", "linear", "polynomial")
+_KERNELS = ("rbf", "laplacian", "linear", "polynomial", "energy")
 
 
 @takes_hints("pair")
@@ -56,10 +56,12 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     Y : sequence of array_like (m_j, d), or Bags, optional
         Second collection of sets. None means `X`: each unordered pair of sets
         is computed once and the result is symmetric.
-    kernel : {"rbf", "laplacian", "linear", "polynomial"}, default="rbf"
+    kernel : {"rbf", "laplacian", "linear", "polynomial", "energy"}, default="rbf"
         Kernel between points: ``exp(-gamma ||x - y||^2)``,
-        ``exp(-gamma ||x - y||_1)``, ``<x, y>`` or
-        ``(gamma <x, y> + coef0) ** degree``.
+        ``exp(-gamma ||x - y||_1)``, ``<x, y>``,
+        ``(gamma <x, y> + coef0) ** degree``, or the distance-induced kernel
+        ``(||x|| + ||y|| - ||x - y||) / 2`` of the energy distance [3]_
+        (no parameter).
     gamma : float, optional
         Positive kernel parameter; None means the median heuristic on `Y`
         (`X` when `Y` is None) for "rbf" and "laplacian", ``1 / d`` for
@@ -122,6 +124,9 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
        of Features for Visual Recognition", NIPS 2009, eq. (2).
     .. [2] A. Gretton, K. Borgwardt, M. Rasch, B. Schoelkopf and A. Smola,
        "A Kernel Two-Sample Test", JMLR 13, 2012.
+    .. [3] D. Sejdinovic, B. Sriperumbudur, A. Gretton and K. Fukumizu,
+       "Equivalence of distance-based and RKHS-based statistics in
+       hypothesis testing", Annals of Statistics 41(5), 2013.
 
     Examples
     --------
@@ -183,8 +188,9 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
         MMD of the weighted mean embeddings (see Notes).
     Y : sequence of array_like (m_j, d), or Bags, optional
         None means `X`; the result is then symmetric with a zero diagonal.
-    kernel : {"rbf", "laplacian", "linear", "polynomial"}, default="rbf"
-        Kernel between points, as in `sum_match_kernel`.
+    kernel : {"rbf", "laplacian", "linear", "polynomial", "energy"}, default="rbf"
+        Kernel between points, as in `sum_match_kernel` ("energy": the
+        squared MMD is half the energy distance between the sets).
     gamma : float, optional
         Positive kernel parameter; None means the median heuristic on `Y`
         (`X` when `Y` is None) for "rbf" and "laplacian", ``1 / d`` for
@@ -315,7 +321,7 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
         "polynomial" (see `median_heuristic`).
     gamma2 : float, default=1.0
         Positive parameter of the level-2 Gaussian kernel.
-    kernel : {"rbf", "laplacian", "linear", "polynomial"}, default="rbf"
+    kernel : {"rbf", "laplacian", "linear", "polynomial", "energy"}, default="rbf"
         Point kernel of the embedding, as in `sum_match_kernel`.
     degree : int, default=2
         Degree of the polynomial point kernel.
@@ -624,6 +630,11 @@ def _point_kernel_diagonal_sums(X, params):
     kernel = params["kernel"]
     if kernel in ("rbf", "laplacian"):
         return X.sizes.astype(np.float64)
+    if kernel == "energy":  # k(x, x) = ||x||, at a power-of-two scale
+        e = power_of_two_exponent(max_abs(X.points))
+        unit = np.ldexp(X.points.astype(np.float64), e)
+        return np.ldexp(np.add.reduceat(np.sqrt(np.einsum(
+            "ij,ij->i", unit, unit)), X.offsets[:-1]), -e)
     with np.errstate(over="ignore"):  # overflow is reported by _check_finite
         norms = np.square(X.points, dtype=np.float64).sum(axis=1)
         if kernel == "polynomial":

@@ -1,5 +1,6 @@
 """The specs of the kernels between sets (`kernelmaps._spec`): the mean
-map, MMD, Renyi divergence and sliced-Wasserstein kernels as the tools over
+map, MMD, Renyi divergence and sliced-Wasserstein kernels (and the energy
+kernel of their points) as the tools over
 objects (`mmd_test`, `NystroemMap`, `SetKernel`) compute them, on sets
 checked once, a block at a time. Each checks its parameters with its
 function's own checks."""
@@ -48,7 +49,7 @@ from ._sliced import (
     sliced_directions,
 )
 
-__all__ = ["FourierSpec", "MMDSpec", "MeanMapSpec", "RenyiSpec",
+__all__ = ["EnergySpec", "FourierSpec", "MMDSpec", "MeanMapSpec", "RenyiSpec",
            "SlicedWassersteinSpec"]
 
 _POINT = ("kernel", "gamma", "degree", "coef0")
@@ -461,3 +462,22 @@ def _given(params, names):
     """The items of `params` named in `names` (those given)."""
     return {name: params[name] for name in names if name in params}
 
+
+@register("energy")
+class EnergySpec(PointSpec):
+    """The distance-induced kernel of points ``(|x| + |y| - |x - y|) / 2``
+    (Sejdinovic et al., 2013), the point kernel "energy" of the set
+    kernels: its squared MMD is half the energy distance of Szekely and
+    Rizzo (`mmd_test`'s statistic, unbiased, times ``2 N^3 (n - 1) (m - 1)
+    / (n m (N - 1) (N - 2) (N - 3))`` is hyppo's ``Energy`` statistic). It
+    has no scale: one kernel, in the aggregated tests too."""
+
+    scale = None
+
+    def scales(self, Z, gamma, grid, n_threads):
+        return Spec.scales(self, Z, gamma, grid, n_threads)
+
+    def blocks(self, A, B, scales, n_threads):
+        yield pair_sums(Bags(A, np.arange(len(A) + 1)),
+                        None if B is None else Bags(B, np.arange(len(B) + 1)),
+                        kernel="energy", n_threads=n_threads)

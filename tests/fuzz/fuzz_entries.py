@@ -490,7 +490,7 @@ def _as_sets_start(fn):
 # --------------------------------------------------------------- sets
 
 
-SET_KERNELS = ("rbf", "laplacian", "linear", "polynomial")
+SET_KERNELS = ("rbf", "laplacian", "linear", "polynomial", "energy")
 
 
 def _gamma_p(none_ok=True):
