@@ -88,3 +88,14 @@ def test_on_sets_nystroem_and_dask():
 def test_it_has_no_scale():
     with pytest.raises(ValueError, match="has no scale"):
         km.mmd_test(X, Y, kernel="energy", gamma=1.0)
+
+
+def test_the_linear_test_asks_for_a_feature_map():
+    # the energy kernel has no random features of its own: the linear test
+    # says so, and takes a map given
+    with pytest.raises(TypeError, match="needs feature_map"):
+        km.mmd_test(X, Y, kernel="energy", method="linear")
+    fmap = km.RandomFourierFeatures(64, rng=0)
+    result = km.mmd_test(X, Y + 2.0, kernel="energy", method="linear",
+                         feature_map=fmap)
+    assert result.pvalue < 0.05
