@@ -72,7 +72,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         The kernel, and the objects it takes:
 
         - points: ``"rbf"`` (:math:`\exp(-\gamma \|x - y\|^2)`),
-          ``"laplacian"`` (:math:`\exp(-\gamma \|x - y\|_1)`);
+          ``"laplacian"`` (:math:`\exp(-\gamma \|x - y\|_1)`),
+          ``"energy"`` (:math:`(\|x\| + \|y\| - \|x - y\|) / 2`, no
+          scale: the statistic is half the energy distance);
         - sets: ``"mean_map"`` (`sum_match_kernel`), ``"mmd"``
           (`mmd_kernel`), ``"renyi"`` (`divergence_kernel` of the kNN
           `renyi_divergence`), ``"sliced_wasserstein"``
