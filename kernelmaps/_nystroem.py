@@ -17,7 +17,7 @@ from ._base import FeatureMap, check_weights_kept
 from ._engine import lapack
 from ._engine.layout import power_of_two_exponent
 from ._parallel import resolve_workers
-from ._spec import SPECS, spec_for
+from ._spec import SPECS, check_kernel_params, spec_for
 from ._transforms import blocked_rows, blocked_sets, is_lazy
 from ._validation import check_choice, check_rng, check_scalar
 from ._warnings import warn_caller
@@ -421,7 +421,7 @@ class NystroemMap(FeatureMap):
         # What the kernel's function is given: kernel_params and the point
         # kernel's parameters given on their own.
         return spec_for(kernel, _with_point_params(
-            _check_params(self.kernel_params, spec), spec,
+            check_kernel_params(self.kernel_params, spec), spec,
             {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}))
 
     def _fit(self, X, workers, progress):
@@ -515,23 +515,6 @@ class NystroemMap(FeatureMap):
     # (weighted sets in blocks where the kernel takes them)
     _transform_sets = blocked_sets(weighted=_takes_weights)(_transform)
     _transform_rows = blocked_rows(_transform)
-
-
-def _check_params(params, kernel):
-    """`kernel_params` as a dict of the kernel's keyword arguments."""
-    if params is None:
-        return {}
-    if not isinstance(params, dict):
-        raise TypeError(f"kernel_params must be a dict, got {type(params).__name__}")
-    if kernel.takes is not None:
-        unknown = sorted(set(params) - set(kernel.takes))
-        if unknown:
-            allowed = ", ".join(kernel.takes) or "none"
-            raise ValueError(
-                f"kernel_params has {unknown[0]!r}, which the {kernel.name!r} "
-                f"kernel does not take (it takes: {allowed})"
-            )
-    return dict(params)
 
 
 def _with_point_params(params, kernel, given):

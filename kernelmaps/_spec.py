@@ -79,9 +79,9 @@ from ._validation import (
 from ._warnings import warn_uninformative
 
 __all__ = ["BANDWIDTH_SAMPLE", "KINDS", "N_BANDWIDTHS", "SPECS", "DistanceSpec",
-           "Spec", "check_precomputed", "computed", "given_gammas",
-           "object_kind", "object_sample", "point_gamma", "point_grid",
-           "pool_any", "register", "spec_for", "value_sample"]
+           "Spec", "check_kernel_params", "check_precomputed", "computed",
+           "given_gammas", "object_kind", "object_sample", "point_gamma",
+           "point_grid", "pool_any", "register", "spec_for", "value_sample"]
 
 # Points (objects) from which the default scales are computed.
 BANDWIDTH_SAMPLE = 1000
@@ -727,6 +727,24 @@ def register(*names):
     return add
 
 
+
+
+def check_kernel_params(params, spec):
+    """A tool's `kernel_params` as a dict of keyword arguments the kernel of
+    `spec` takes (their values are the spec's to check)."""
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise TypeError(f"kernel_params must be a dict, got {type(params).__name__}")
+    if spec.takes is not None:
+        unknown = sorted(set(params) - set(spec.takes))
+        if unknown:
+            allowed = ", ".join(spec.takes) or "none"
+            raise ValueError(
+                f"kernel_params has {unknown[0]!r}, which the {spec.name!r} "
+                f"kernel does not take (it takes: {allowed})"
+            )
+    return dict(params)
 
 
 def spec_for(kernel, params=None):

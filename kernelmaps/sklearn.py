@@ -24,7 +24,7 @@ from sklearn.utils.validation import validate_data as _sk_validate_data
 from ._base import check_weights_kept, fit_weighted
 from ._gamma import resolve_gamma
 from ._parallel import resolve_workers
-from ._spec import SPECS, spec_for
+from ._spec import SPECS, check_kernel_params, spec_for
 from ._validation import check_choice, check_rng, check_scalar, check_sets
 from .distributions import gaussian_expected_kernel
 from .psd import PSDProjector
@@ -136,6 +136,13 @@ class SetKernel(TransformerMixin, BaseEstimator):
         PSD projection of "renyi" (see `kernelmaps.PSDProjector`).
     n_projections : int, default=100
         Directions of "sliced_wasserstein".
+    kernel_params : dict, optional
+        The kernel function's other keyword arguments, checked as the
+        function checks them: the point kernel of "mean_map" and "mmd"
+        (``{"kernel": "laplacian"}``, ``{"kernel": "energy"}``, with
+        ``degree``, ``coef0``), ``min_dist`` or ``clamp`` of "renyi",
+        ``draw`` or ``projections`` of "sliced_wasserstein". The
+        parameters above are given as arguments, not here.
     rng : int or numpy.random.Generator, optional
         Seed or generator of the directions of "sliced_wasserstein", drawn
         by `fit`.
@@ -193,8 +200,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, kernel="mean_map", *, gamma=None, gamma2=1.0, alpha=0.99,
-                 k=5, power=2, psd="clip", n_projections=100, rng=None,
-                 workers=None):
+                 k=5, power=2, psd="clip", n_projections=100, kernel_params=None,
+                 rng=None, workers=None):
         self.kernel = kernel
         self.gamma = gamma
         self.gamma2 = gamma2
@@ -203,6 +210,7 @@ class SetKernel(TransformerMixin, BaseEstimator):
         self.power = power
         self.psd = psd
         self.n_projections = n_projections
+        self.kernel_params = kernel_params
         self.rng = rng
         self.workers = workers
 
@@ -223,7 +231,12 @@ class SetKernel(TransformerMixin, BaseEstimator):
                  "n_projections": self.n_projections}
         check_choice(self.psd, "psd", ("clip", "flip", "shift", "square"))
         resolve_workers(self.workers)
-        spec = spec_for(kernel, _taken(given, SPECS[kernel]))
+        extra = check_kernel_params(self.kernel_params, SPECS[kernel](kernel))
+        own = sorted(set(extra) & (set(given) - {"kernel"}))
+        if own:
+            raise ValueError(f"kernel_params has {own[0]!r}, an argument of "
+                             f"SetKernel: give it as {own[0]}=")
+        spec = spec_for(kernel, {**_taken(given, SPECS[kernel]), **extra})
         for other in names:
             for name, value in _taken(given, SPECS[other]).items():
                 if name not in spec.takes:

@@ -99,3 +99,16 @@ def test_the_linear_test_asks_for_a_feature_map():
     result = km.mmd_test(X, Y + 2.0, kernel="energy", method="linear",
                          feature_map=fmap)
     assert result.pvalue < 0.05
+
+
+def test_set_kernel_takes_it():
+    pytest.importorskip("sklearn")
+    from kernelmaps.sklearn import SetKernel
+
+    sets = km.Bags.from_list([RNG.normal(size=(6, 2)) for _ in range(8)])
+    est = SetKernel(kernel_params={"kernel": "energy"})
+    assert_allclose(est.fit_transform(sets),
+                    km.sum_match_kernel(sets, kernel="energy"), rtol=1e-12)
+    assert_allclose(est.transform(sets[:3]),
+                    km.sum_match_kernel(sets[:3], sets, kernel="energy"),
+                    rtol=1e-12)

@@ -165,3 +165,34 @@ def test_the_issue_cases(tool, call):
     with pytest.raises(ValueError, match="kernel must be one of"):
         km.mmd_test(SETS, SETS, kernel="mean_map", kernel_params={"kernel": "foo"})
 
+
+
+# The kernel function's other parameters, through SetKernel's kernel_params.
+SET_KERNEL_EXTRA = {"mean_map": ("kernel", "degree", "coef0"),
+                    "mmd": ("kernel", "degree", "coef0"),
+                    "renyi": ("min_dist", "clamp"),
+                    "sliced_wasserstein": ("draw",)}
+
+
+@pytest.mark.parametrize(("name", "param", "value"), [
+    case for case in _cases() if case[1] in SET_KERNEL_EXTRA.get(case[0], ())])
+def test_set_kernel_params_refused_as_by_the_function(name, param, value):
+    pytest.importorskip("sklearn")
+    from kernelmaps.sklearn import SetKernel
+
+    with _quiet():
+        expected = (_outcome(lambda: _renyi(SETS, k=3, **{param: value}))
+                    if name == "renyi" else _expected_error(name, param, value))
+        got = _outcome(lambda: SetKernel(name, k=3, kernel_params={
+            param: value}).fit(SETS))
+    assert got == expected
+
+
+def test_set_kernel_params_of_its_own_arguments_refused():
+    pytest.importorskip("sklearn")
+    from kernelmaps.sklearn import SetKernel
+
+    with pytest.raises(ValueError, match="give it as gamma="):
+        SetKernel(kernel_params={"gamma": 1.0}).fit(SETS)
+    with pytest.raises(ValueError, match="which the 'mean_map' kernel does not"):
+        SetKernel(kernel_params={"alpha": 0.5}).fit(SETS)

@@ -426,7 +426,7 @@ def _check_kernel_params(params, kernels, kind):
         allowed = set(SPECS[name].takes) - {"scale"}
         scale = SPECS[name].scale
         for key in params:
-            if key == scale and not (name == "mmd" and key == "gamma"):
+            if key == scale:
                 raise ValueError(f"kernel_params has {key!r}, the {name!r} "
                                  f"kernel's scale: give it as gamma")
             if key not in allowed:
