@@ -712,9 +712,12 @@ def check_precomputed(X):
 
 
 # The spec class of each kernel name, and the kind of objects it takes,
-# filled by `register` as the units are imported.
+# filled by `register` as the units are imported, in the order of
+# `_KIND_ORDER` (and of registration within a kind), whatever the order of
+# the imports: the order the tools' messages list the kernels in.
 SPECS = {}
 KINDS = {}
+_KIND_ORDER = ("points", "sets", "rows", "gaussians")
 
 
 def register(*names):
@@ -722,7 +725,13 @@ def register(*names):
     def add(cls):
         for name in names:
             SPECS[name] = cls
-            KINDS[name] = cls.kind
+        ordered = sorted(SPECS.items(), key=lambda item: (
+            _KIND_ORDER.index(item[1].kind) if item[1].kind in _KIND_ORDER
+            else len(_KIND_ORDER)))
+        SPECS.clear()
+        SPECS.update(ordered)
+        KINDS.clear()
+        KINDS.update((name, spec.kind) for name, spec in ordered)
         return cls
     return add
 
