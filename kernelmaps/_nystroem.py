@@ -17,7 +17,7 @@ from ._base import FeatureMap, check_weights_kept
 from ._engine import lapack
 from ._engine.layout import power_of_two_exponent
 from ._parallel import resolve_workers
-from ._spec import SPECS, check_kernel_params, spec_for
+from ._spec import check_kernel_params, kernel_names, spec_for
 from ._transforms import blocked_rows, blocked_sets, is_lazy
 from ._validation import check_choice, check_rng, check_scalar
 from ._warnings import warn_caller
@@ -415,8 +415,8 @@ class NystroemMap(FeatureMap):
         if not callable(kernel):
             # (the kernels of objects; the point kernels are
             # `RandomFourierFeatures`)
-            check_choice(kernel, "kernel", tuple(
-                name for name, spec in SPECS.items() if spec.kind != "points"))
+            check_choice(kernel, "kernel",
+                         kernel_names("sets", "rows", "gaussians"))
         spec = spec_for(kernel, None)
         # What the kernel's function is given: kernel_params and the point
         # kernel's parameters given on their own.

@@ -80,8 +80,9 @@ from ._warnings import warn_uninformative
 
 __all__ = ["BANDWIDTH_SAMPLE", "KINDS", "N_BANDWIDTHS", "SPECS", "DistanceSpec",
            "Spec", "check_kernel_params", "check_precomputed", "computed",
-           "given_gammas", "object_kind", "object_sample", "point_gamma",
-           "point_grid", "pool_any", "register", "spec_for", "value_sample"]
+           "given_gammas", "kernel_names", "object_kind", "object_sample",
+           "point_gamma", "point_grid", "pool_any", "register", "spec_for",
+           "value_sample"]
 
 # Points (objects) from which the default scales are computed.
 BANDWIDTH_SAMPLE = 1000
@@ -527,10 +528,16 @@ class DistanceSpec(Spec):
             return given_gammas(gamma, None, None, grid)
         S = self.distance(object_sample(self, Z), None, n_threads)
         if not grid:
-            with np.errstate(over="ignore"):  # a subnormal median: gamma inf
-                return list(self._finite(np.array([1.0 / median_scale(S)])))
+            return [self._median_gamma(S)]
         off = S[~np.eye(len(S), dtype=bool)]
         return list(self._finite(distance_grid(np.sqrt(off), grid)))
+
+    def _median_gamma(self, S):
+        """The kernel's default scale on the distances S: ``1 / median``
+        (`median_scale`), or a ValueError where that is beyond the float64
+        range (a subnormal median)."""
+        with np.errstate(over="ignore"):
+            return float(self._finite(np.array([1.0 / median_scale(S)]))[0])
 
     def _finite(self, gammas):
         """`gammas`, or a ValueError where one is beyond the float64 range
@@ -543,8 +550,7 @@ class DistanceSpec(Spec):
         return gammas
 
     def blocks(self, A, B, scales, n_threads):
-        call, finish = self.distance_call(A, B, n_threads)
-        S = finish(call())
+        S = self.distance(A, B, n_threads)
         for g in scales:
             yield _by_rows(lambda rows, g=g: exp_minus(g, rows), S)
 
@@ -555,8 +561,7 @@ class DistanceSpec(Spec):
         S = self.distance(A, None, n_threads)
         given = value = self.function_scale(params)
         if value is None:
-            with np.errstate(over="ignore"):  # a subnormal median: refused
-                value = float(self._finite(np.array([1.0 / median_scale(S)]))[0])
+            value = self._median_gamma(S)
             params = {**params, self.scale: value}
         K = self.finite(_by_rows(lambda rows: exp_minus(value, rows), S), "X")
         if between is not None:
@@ -754,6 +759,13 @@ def check_kernel_params(params, spec):
                 f"kernel does not take (it takes: {allowed})"
             )
     return dict(params)
+
+
+def kernel_names(*kinds):
+    """The names of the kernels of objects of `kinds` (none: every
+    kernel), in the registry's order."""
+    return tuple(name for name, kind in KINDS.items()
+                 if not kinds or kind in kinds)
 
 
 def spec_for(kernel, params=None):

@@ -24,17 +24,12 @@ from sklearn.utils.validation import validate_data as _sk_validate_data
 from ._base import check_weights_kept, fit_weighted
 from ._gamma import resolve_gamma
 from ._parallel import resolve_workers
-from ._spec import SPECS, check_kernel_params, spec_for
+from ._spec import SPECS, check_kernel_params, kernel_names, spec_for
 from ._validation import check_choice, check_rng, check_scalar, check_sets
 from .distributions import gaussian_expected_kernel
 from .psd import PSDProjector
 
 __all__ = ["ExpectedKernel", "SetKernel"]
-
-
-def _set_kernels():
-    """The names of the kernels between sets."""
-    return tuple(name for name, spec in SPECS.items() if spec.kind == "sets")
 
 
 def _taken(params, spec):
@@ -224,7 +219,7 @@ class SetKernel(TransformerMixin, BaseEstimator):
         checked by the kernel's own checks; the parameters of the other
         set kernels checked alike (every parameter is validated, whatever
         the kernel)."""
-        names = _set_kernels()
+        names = kernel_names("sets")
         kernel = check_choice(self.kernel, "kernel", names)
         given = {"kernel": "rbf", "gamma": self.gamma, "gamma2": self.gamma2,
                  "alpha": self.alpha, "k": self.k, "power": self.power,
