@@ -37,6 +37,22 @@ def as_format(A, fmt):
     return scipy.sparse.csr_matrix(A) if fmt == "csr" else A
 
 
+def robust_pairs(monkeypatch):
+    """A list to which each call of the one-by-one recomputation of pairs
+    (the engine's ``additive._robust``) appends how many rows it took."""
+    from kernelmaps._engine import additive
+
+    taken = []
+    original = additive._robust
+
+    def counted(X, Y, kind, rows, cols, *args):
+        taken.append(len(rows))
+        return original(X, Y, kind, rows, cols, *args)
+
+    monkeypatch.setattr(additive, "_robust", counted)
+    return taken
+
+
 @pytest.mark.parametrize("kind", list(KERNELS))
 @pytest.mark.parametrize("shape", [(1, 1, 1), (7, 5, 3), (13, 9, 37), (21, 30, 70)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -677,16 +693,7 @@ def test_softmax_rows_with_subnormal_values_stay_on_the_fast_path(
     # values can cause (2**-1021 a bin; CSR Jensen-Shannon: ratios of
     # values 2**1040 apart), so the fast paths' values are kept; only pairs
     # whose value is small are taken one by one.
-    from kernelmaps._engine import additive
-
-    taken = []
-    original = additive._robust
-
-    def counted(X, Y, kind, rows, cols, *args):
-        taken.append(len(rows))
-        return original(X, Y, kind, rows, cols, *args)
-
-    monkeypatch.setattr(additive, "_robust", counted)
+    taken = robust_pairs(monkeypatch)
     rng = np.random.default_rng(3)
     X = rng.dirichlet(np.ones(30), size=8)
     X[:, :3] = 1e-315
@@ -724,16 +731,7 @@ def test_js_rows_beyond_the_tiles_through_common_non_zeros(monkeypatch):
     # overflow): their pairs through the common non-zeros, exact up to
     # about 2**1012 (one pair at a time, 34x slower, is not needed), the
     # others in the tiles; each pair the same bits as alone.
-    from kernelmaps._engine import additive
-
-    taken = []
-    original = additive._robust
-
-    def counted(X, Y, kind, rows, cols, *args):
-        taken.append(len(rows))
-        return original(X, Y, kind, rows, cols, *args)
-
-    monkeypatch.setattr(additive, "_robust", counted)
+    taken = robust_pairs(monkeypatch)
     rng = np.random.default_rng(9)
     X = rng.uniform(0.1, 1.0, size=(7, 20))
     X[::2] *= 2.0**1000

@@ -55,10 +55,10 @@ def wpp_1d(a, wa, b, wb, p):
     return float(np.sum(lengths * np.abs(x.astype(np.float64) - y) ** p))
 
 
-def sw_reference(X, Y, P, p, wx=None, wy=None, dtype=np.float64):
-    """SW_p between every pair of sets (lists of arrays), the projections
-    computed in `dtype` (the package projects float32 points in float32);
-    Y None: X, each unordered pair computed once."""
+def projected(X, Y, P, wx, wy, dtype):
+    """Whether Y is None (then X), and the projections of the sets of X and
+    Y along the rows of P computed in `dtype` (as float64), with their
+    weights (None: 1 a point)."""
     symmetric = Y is None
     Y = X if Y is None else Y
     wx = [np.ones(len(a)) for a in X] if wx is None else wx
@@ -66,7 +66,15 @@ def sw_reference(X, Y, P, p, wx=None, wy=None, dtype=np.float64):
     Pt = P.T.astype(dtype)
     proj_x = [(np.asarray(a, dtype) @ Pt).astype(np.float64) for a in X]
     proj_y = [(np.asarray(b, dtype) @ Pt).astype(np.float64) for b in Y]
-    D = np.zeros((len(X), len(Y)))
+    return symmetric, proj_x, wx, proj_y, wy
+
+
+def sw_reference(X, Y, P, p, wx=None, wy=None, dtype=np.float64):
+    """SW_p between every pair of sets (lists of arrays), the projections
+    computed in `dtype` (the package projects float32 points in float32);
+    Y None: X, each unordered pair computed once."""
+    symmetric, proj_x, wx, proj_y, wy = projected(X, Y, P, wx, wy, dtype)
+    D = np.zeros((len(proj_x), len(proj_y)))
     for i, (a, u) in enumerate(zip(proj_x, wx, strict=True)):
         for j, (b, v) in enumerate(zip(proj_y, wy, strict=True)):
             if symmetric and j <= i:
@@ -193,14 +201,8 @@ def sw_mpmath(X, Y, P, p, wx=None, wy=None, dtype=np.float64):
     power in extended precision (`wpp_mpmath`): the projections as the
     package computes them (in `dtype`), the rest exact."""
     mpmath = pytest.importorskip("mpmath")
-    symmetric = Y is None
-    Y = X if Y is None else Y
-    wx = [np.ones(len(a)) for a in X] if wx is None else wx
-    wy = [np.ones(len(b)) for b in Y] if wy is None else wy
-    Pt = P.T.astype(dtype)
-    proj_x = [(np.asarray(a, dtype) @ Pt).astype(np.float64) for a in X]
-    proj_y = [(np.asarray(b, dtype) @ Pt).astype(np.float64) for b in Y]
-    D = np.zeros((len(X), len(Y)))
+    symmetric, proj_x, wx, proj_y, wy = projected(X, Y, P, wx, wy, dtype)
+    D = np.zeros((len(proj_x), len(proj_y)))
     with mpmath.workdps(60):
         q = mpmath.mpf(p)
         for i, (a, u) in enumerate(zip(proj_x, wx, strict=True)):
