@@ -550,7 +550,8 @@ class DistanceSpec(Spec):
         return gammas
 
     def blocks(self, A, B, scales, n_threads):
-        S = self.distance(A, B, n_threads)
+        call, finish = self.distance_call(A, B, n_threads)
+        S = finish(call())  # (not `distance`: the driver called from here)
         for g in scales:
             yield _by_rows(lambda rows, g=g: exp_minus(g, rows), S)
 

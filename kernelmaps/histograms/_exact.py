@@ -6,29 +6,21 @@ import functools
 import numpy as np
 import scipy.sparse
 
-from .._engine.layout import row_blocks
 from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
+from .._spec import spec_for
 from .._transforms import is_lazy, lazy_gram
 from .._validation import (
     DTYPE_DOC,
     cast_output,
     check_dtype,
     check_finite_output,
-    check_histograms,
     fill_docs,
     pair_names,
 )
 from .._warnings import warn_uninformative
-from ._specs import (
-    AdditiveSpec,
-    _pair_levels,
-    _scaled_chi2_distance,
-    check_beta,
-    chi2_distance_block,
-    chi2_half,
-)
+from ._specs import rows_equal
 
 __all__ = [
     "additive_chi2_kernel",
@@ -139,8 +131,8 @@ def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False)
     array([[1.    , 0.6607],
            [0.6607, 1.    ]])
     """
-    return _exact(_additive, "additive_chi2_kernel", X, Y, workers, dtype,
-                  progress, kind="chi2")
+    return _run(_spec("chi2"), "additive_chi2_kernel", X, Y, workers, dtype,
+                progress)
 
 
 @takes_hints()
@@ -203,8 +195,8 @@ def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[0.    , 0.3393],
            [0.3393, 0.    ]])
     """
-    return _exact(_chi2_distance, "chi2_distance", X, Y, workers, dtype,
-                  progress)
+    return _run(_spec("exp_chi2"), "chi2_distance", X, Y, workers, dtype,
+                progress)
 
 
 @takes_hints()
@@ -260,9 +252,8 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
     array([[1.    , 0.5073],
            [0.5073, 1.    ]])
     """
-    beta = check_beta(beta)
-    return _exact(_exp_chi2, "exp_chi2_kernel", X, Y, workers, dtype, progress,
-                  beta=beta)
+    return _run(spec_for("exp_chi2", {"beta": beta}), "exp_chi2_kernel", X, Y,
+                workers, dtype, progress)
 
 
 @takes_hints()
@@ -307,8 +298,8 @@ def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1. , 0.5],
            [0.5, 1. ]])
     """
-    return _exact(_additive, "intersection_kernel", X, Y, workers, dtype,
-                  progress, kind="intersection")
+    return _run(_spec("intersection"), "intersection_kernel", X, Y, workers,
+                dtype, progress)
 
 
 @takes_hints()
@@ -350,8 +341,8 @@ def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1.    , 0.7035],
            [0.7035, 1.    ]])
     """
-    return _exact(_additive, "hellinger_kernel", X, Y, workers, dtype,
-                  progress, kind="hellinger")
+    return _run(_spec("hellinger"), "hellinger_kernel", X, Y, workers, dtype,
+                progress)
 
 
 @takes_hints()
@@ -402,8 +393,7 @@ def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1.    , 0.6839],
            [0.6839, 1.    ]])
     """
-    return _exact(_additive, "js_kernel", X, Y, workers, dtype, progress,
-                  kind="js")
+    return _run(_spec("js"), "js_kernel", X, Y, workers, dtype, progress)
 
 
 fill_docs((additive_chi2_kernel, chi2_distance, exp_chi2_kernel,
@@ -411,50 +401,58 @@ fill_docs((additive_chi2_kernel, chi2_distance, exp_chi2_kernel,
           parameters=_PARAMETERS, notes=_NOTES, lazy=_LAZY, dtype=DTYPE_DOC)
 
 
-def _exact(values, name, X, Y, workers, dtype, progress, **kwargs):
-    """The kernel `name` of X and Y (None: X): validated, then computed by
-    ``values(X, Y, n_threads, progress, out, names, **kwargs)`` (the
-    trusted computation, which returns the result as `out`); for Dask
-    input, a lazy Dask array of blocks, each computed by `values`."""
+def _run(spec, name, X, Y, workers, dtype, progress):
+    """The public function `name` as the run of `spec`: X and Y (None: X)
+    checked by the spec's checks, then its kernel at the function's scale
+    (for "chi2_distance", its distances), as the output dtype (`_values`);
+    for Dask input, a lazy Dask array of blocks, each computed by
+    `_values`."""
     lazy = is_lazy(X) or is_lazy(Y)
-    X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress,
-                                                 lazy)
+    X, Y, n_threads, out, progress = _check_pair(spec, X, Y, workers, dtype,
+                                                 progress, lazy)
     names = pair_names(Y)
     if lazy:
-        block = functools.partial(values, progress=False, out=out, names=names,
-                                  **kwargs)
+        block = functools.partial(_values, spec, name, out=out, names=names)
         return lazy_gram(block, X, Y, dtype=out, workers=workers,
                          nonnegative=True, name=name)
-    K = values(X, Y, n_threads, progress, out, names, **kwargs)
+    K = _values(spec, name, X, Y, n_threads, progress, out=out, names=names)
     if name != "chi2_distance":
         # (the chi2 distance is 0 exactly between equal histograms)
-        beta = kwargs.get("beta")
+        beta = spec.function_scale(spec.params)
         warn_uninformative(
             K, Y is None, name.replace("_kernel", "").replace("_", " "),
             f"histograms of {names}", beta,
-            None if beta is None else (lambda: _rows_equal(X, Y)), scale="beta")
+            None if beta is None else (lambda: rows_equal(X, Y)), scale="beta")
     return K
 
 
-def _rows_equal(X, Y):
-    """Whether the rows of checked X and Y (None: X), dense or CSR, are all
-    one histogram (their chi2 distances all 0)."""
-    first = X[[0]]
-    for A in (X, X if Y is None else Y):
-        repeated = first[np.zeros(A.shape[0], dtype=np.intp)]
-        if (repeated != A).sum() if scipy.sparse.issparse(A) else not np.all(
-                repeated == A):
-            return False
-    return True
+def _values(spec, name, X, Y, n_threads, progress=False, *, out, names):
+    """The kernel of `spec` (for "chi2_distance", its distances) between
+    checked X and Y, as `out`, or a ValueError where a value overflowed
+    float64 or (for float32) the float32 range."""
+    if name == "chi2_distance":
+        call, finish = spec.distance_call(X, Y, n_threads, progress)
+        K = check_finite_output(
+            finish(call()), f"the chi2 distances between the rows of {names} "
+                            f"overflow float64; scale the histograms down")
+    else:
+        K = next(spec.blocks(X, Y, [spec.function_scale(spec.params)],
+                             n_threads, progress))
+        if spec.scale is None:  # (exp(-beta D) is in [0, 1])
+            check_finite_output(
+                K, "the kernel values between the rows of X and Y overflow "
+                   "float64; scale the histograms down")
+    return cast_output(K, out, names)
 
 
-def _check_pair(X, Y, workers, dtype, progress, lazy=False):
-    """Validated `X` and `Y` (None: `Y` is `X`), the thread count, the
-    output dtype and `progress`. With `lazy`, Dask arrays stay lazy (their
-    values are checked in the tasks); the other input must then be dense."""
-    X = check_histograms(X, "X", lazy=lazy)
+def _check_pair(spec, X, Y, workers, dtype, progress, lazy=False):
+    """`X` and `Y` (None: `Y` is `X`) checked by `spec`, the thread count,
+    the output dtype and `progress`. With `lazy`, Dask arrays stay lazy
+    (their values are checked in the tasks); the other input must then be
+    dense."""
+    X = spec.check(X, "X", lazy=lazy)
     if Y is not None:
-        Y = check_histograms(Y, "Y", lazy=lazy)
+        Y = spec.check(Y, "Y", lazy=lazy)
     if lazy:
         for A, name in ((X, "X"), (Y, "Y")):
             if scipy.sparse.issparse(A):
@@ -477,52 +475,10 @@ def _check_pair(X, Y, workers, dtype, progress, lazy=False):
             f"while Y has {Y.shape[1]}"
         )
     out = check_dtype(dtype, X, Y)
-    if X.dtype != Y.dtype:
-        X, Y = X.astype(np.float64), Y.astype(np.float64)
+    X, Y = spec.common_dtype(X, Y)
     return X, Y, resolve_workers(workers), out, check_progress(progress)
 
 
-def _additive(X, Y, n_threads, progress, out, names, kind):
-    """The additive kernel `kind` of validated X and Y, as `out`."""
-    return _finite(next(_spec(kind).blocks(X, Y, None, n_threads, progress)),
-                   out, names)
-
-
-# The spec of each additive kernel, made once (none made on each call).
-_spec = functools.cache(AdditiveSpec)
-
-
-def _finite(K, out, names):
-    """`K` as `out` (the output dtype), or a ValueError if a value
-    overflowed float64 or (for float32) the float32 range."""
-    check_finite_output(
-        K,
-        "the kernel values between the rows of X and Y overflow float64; "
-        "scale the histograms down",
-    )
-    return cast_output(K, out, names)
-
-
-def _chi2_distance(X, Y, n_threads, progress, out, names):
-    D = chi2_distance_block(X, Y, chi2_half(X, Y, n_threads, progress)(),
-                            n_threads)
-    check_finite_output(
-        D,
-        f"the chi2 distances between the rows of {names} overflow float64; "
-        f"scale the histograms down",
-    )
-    return cast_output(D, out, names)
-
-
-def _exp_chi2(X, Y, n_threads, progress, out, names, beta):
-    D, levels = _scaled_chi2_distance(
-        X, Y, chi2_half(X, Y, n_threads, progress)(), n_threads)
-    # beta * D beyond float64 (a huge beta, or distances that overflow):
-    # exp(-inf) = 0, the kernel value in float64
-    with np.errstate(over="ignore"):
-        for a, b in row_blocks(D):  # in place (Ctrl-C stops between blocks)
-            e = 0 if levels is None else _pair_levels(levels, a, b)
-            np.exp(-np.ldexp(beta * D[a:b], e), out=D[a:b])
-    return cast_output(D, out, names)
-
-
+# The spec of each additive kernel, and the spec whose distances
+# `chi2_distance` returns, made once (none made on each call).
+_spec = functools.cache(spec_for)

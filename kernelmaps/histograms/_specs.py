@@ -1,7 +1,8 @@
 """The specs of the histogram kernels (`kernelmaps._spec`): the additive
-kernels and exp-chi2 as the tools over objects (`mmd_test`,
-`NystroemMap`) compute them, on histograms checked once, a block at a
-time."""
+kernels and exp-chi2, on histograms checked once, a block at a time. The
+public functions (`_exact`) run them, and the tools over objects
+(`mmd_test`, `NystroemMap`) iterate them: each kernel computed here
+only."""
 
 import functools
 
@@ -12,6 +13,7 @@ from .._engine.additive import additive_sums
 from .._engine.layout import row_blocks
 from .._spec import DistanceSpec, Spec, register
 from .._validation import check_histograms, check_scalar
+from .._warnings import warn_uninformative
 
 __all__ = ["AdditiveSpec", "ExpChi2Spec"]
 
@@ -31,6 +33,18 @@ def chi2_distance_block(X, Y, half, n_threads):
             for a, b in row_blocks(D):
                 np.ldexp(D[a:b], _pair_levels(levels, a, b), out=D[a:b])
     return D
+
+
+def rows_equal(X, Y):
+    """Whether the rows of checked X and Y (None: X), dense or CSR, are all
+    one histogram (their chi2 distances all 0)."""
+    first = X[[0]]
+    for A in (X, X if Y is None else Y):
+        repeated = first[np.zeros(A.shape[0], dtype=np.intp)]
+        if (repeated != A).sum() if scipy.sparse.issparse(A) else not np.all(
+                repeated == A):
+            return False
+    return True
 
 
 def chi2_half(X, Y, n_threads, progress=False):
@@ -156,8 +170,9 @@ class RowSpec(Spec):
 
     kind = "rows"
 
-    def check(self, X, name="X"):
-        return check_histograms(X, name)
+    def check(self, X, name="X", lazy=False):
+        """`check_histograms` (with `lazy`, a Dask array stays lazy)."""
+        return check_histograms(X, name, lazy=lazy)
 
     def pool(self, X, Y):
         if X.shape[1] != Y.shape[1]:
@@ -214,6 +229,34 @@ class ExpChi2Spec(DistanceSpec, RowSpec):
             params = {**params, "beta": check_beta(params["beta"])}
         return params
 
-    def distance_call(self, A, B, n_threads):
-        return chi2_half(A, B, n_threads), functools.partial(
+    def distance_call(self, A, B, n_threads, progress=False):
+        """The chi2 distances (`chi2_distance`'s)."""
+        return chi2_half(A, B, n_threads, progress), functools.partial(
             chi2_distance_block, A, B, n_threads=n_threads)
+
+    def blocks(self, A, B, scales, n_threads, progress=False):
+        """``exp(-beta D)`` from the chi2 distances at each pair's
+        power-of-two level e (`_scaled_chi2_distance`) as
+        ``exp(-ldexp(beta D, e))``: what `exp_chi2_kernel` returns, one
+        array (the distances' own for one scale)."""
+        D, levels = _scaled_chi2_distance(
+            A, B, chi2_half(A, B, n_threads, progress)(), n_threads)
+        K = D if len(scales) == 1 else np.empty_like(D)
+        for beta in scales:
+            # beta * D beyond float64 (a huge beta, or distances that
+            # overflow): exp(-inf) = 0, the kernel value in float64
+            with np.errstate(over="ignore"):
+                for a, b in row_blocks(D):  # (Ctrl-C stops between blocks)
+                    e = 0 if levels is None else _pair_levels(levels, a, b)
+                    np.exp(-np.ldexp(beta * D[a:b], e), out=K[a:b])
+            yield K
+
+    def function_gram(self, A, params, n_threads, between):
+        """As `Spec`'s (beta has a default, 1), with the warning of
+        `exp_chi2_kernel`."""
+        K = self.function_block(A, None, params, n_threads)
+        if between is not None:
+            warn_uninformative(K, True, self.name, between,
+                               self.function_scale(params),
+                               lambda: rows_equal(A, None), scale="beta")
+        return K, params
