@@ -1,11 +1,9 @@
 """Expected kernels between Gaussian distributions (support measure
 machines) and level-2 kernels on mean embeddings."""
 
-import math
-
 import numpy as np
 
-from .._engine.expected import rbf_diagonal, rbf_full
+from .._engine.layout import power_of_two_exponent
 from .._gamma import resolve_gamma
 from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
@@ -20,14 +18,9 @@ from .._validation import (
     check_kernel_matrix,
     check_scalar,
     fill_docs,
-    full_covariances,
 )
 from .._warnings import warn_uninformative
-
-# The engine takes the degree as a C int; larger degrees are refused.
-_MAX_DEGREE = 2**31 - 1
-# Bytes of a block of rows of the polynomial kernel's cross terms.
-EXPECTED_BLOCK_BYTES = 1 << 26
+from ._specs import MAX_DEGREE, ExpectedSpec
 
 __all__ = ["gaussian_expected_kernel", "level2_kernel"]
 
@@ -117,8 +110,9 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     array([[1.    , 0.4777],
            [0.4777, 0.5   ]])
     """
-    kernel, gamma, degree, coef0 = expected_params(kernel, gamma, degree,
-                                                   coef0).values()
+    spec = ExpectedSpec("expected", {"kernel": kernel, "gamma": gamma,
+                                     "degree": degree, "coef0": coef0})
+    kernel, given = spec.params["kernel"], spec.params["gamma"]
     progress = check_progress(progress)
     n_threads = resolve_workers(workers)
     m1, c1, floats = check_gaussians(means, covs, "means", "covs")
@@ -135,13 +129,11 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
                 f"Incompatible dimension: means has {m1.shape[1]} features while "
                 f"means2 has {m2.shape[1]}"
             )
-    given = gamma
-    gamma = resolve_gamma(gamma, kernel, m2,
+    gamma = resolve_gamma(given, kernel, m2,
                           data="means" if symmetric else "means2")
     out = check_dtype(dtype, *floats)
-    with np.errstate(over="ignore", invalid="ignore"):  # checked below
-        K = _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric,
-                      n_threads, progress)
+    K = next(spec.blocks((m1, c1), None if symmetric else (m2, c2), [gamma],
+                         n_threads, progress))
     names = "means and covs" if symmetric else "means, covs, means2 and covs2"
     check_finite_output(
         K,
@@ -155,61 +147,11 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     return cast_output(K, out, names)
 
 
-def expected_params(kernel="rbf", gamma=None, degree=2, coef0=1.0):
-    """The point kernel's parameters of `gaussian_expected_kernel`,
-    checked (gamma None: its default, fixed on the data)."""
-    kernel = check_choice(kernel, "kernel", ("rbf", "linear", "polynomial"))
-    if gamma is not None:
-        gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
-    coef0 = check_scalar(coef0, "coef0")
-    degree = check_scalar(degree, "degree", kind="int", low=1, high=_MAX_DEGREE)
-    if kernel == "polynomial" and degree not in (2, 3):
-        raise ValueError(
-            f"degree must be 2 or 3 for the polynomial kernel, got {degree}"
-        )
-    return {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
-
-
 def _all_equal(*groups):
     """Whether the arrays of each group hold one row, repeated (the
     Gaussians, given by their means and by their covariances, are all
     the same)."""
     return all(np.all(np.concatenate(group) == group[0][:1]) for group in groups)
-
-
-def _expected(m1, c1, m2, c2, kernel, gamma, degree, coef0, symmetric, n_threads,
-              progress):
-    if kernel == "rbf":
-        return _rbf(m1, c1, m2, c2, gamma, symmetric, n_threads, progress)
-    dot = m1 @ m2.T
-    if kernel == "linear":
-        return dot
-    d = m1.shape[1]
-    F1, F2 = full_covariances(c1, d), full_covariances(c2, d)
-    # Traces of products of d x d matrices are inner products of their
-    # flattened forms: matrix products of (n, d^2) arrays.
-    A1 = (F1 + m1[:, :, None] * m1[:, None, :]).reshape(len(m1), d * d)
-    A2 = (F2 + m2[:, :, None] * m2[:, None, :]).reshape(len(m2), d * d)
-    second = A1 @ A2.T  # tr(A1 A2), the covariances being symmetric
-    # NumPy scalars: their powers overflow to inf (reported by the caller)
-    # where Python floats raise OverflowError
-    gamma, coef0 = np.float64(gamma), np.float64(coef0)
-    if degree == 2:
-        return gamma**2 * second + 2 * gamma * coef0 * dot + coef0**2
-    f1, f2 = F1.reshape(len(m1), d * d), F2.reshape(len(m2), d * d)
-    o1 = (m1[:, :, None] * m1[:, None, :]).reshape(len(m1), d * d)
-    o2 = (m2[:, :, None] * m2[:, None, :]).reshape(len(m2), d * d)
-    # m1^T S2 S1 m2 = (S2 m1) . (S1 m2), over blocks of rows.
-    cross = np.empty_like(dot)
-    block = max(1, EXPECTED_BLOCK_BYTES // (8 * len(m2) * d))
-    for start in range(0, len(m1), block):
-        rows = slice(start, start + block)
-        left = np.einsum("jab,ib->ija", F2, m1[rows])
-        right = np.einsum("iab,jb->ija", F1[rows], m2)
-        cross[rows] = np.einsum("ija,ija->ij", left, right)
-    third = dot**3 + 3 * dot * (o1 @ f2.T + f1 @ o2.T + f1 @ f2.T) + 6 * cross
-    return (gamma**3 * third + 3 * gamma**2 * coef0 * second
-            + 3 * gamma * coef0**2 * dot + coef0**3)
 
 
 def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
@@ -286,7 +228,7 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
     if not (np.isfinite(dx).all() and np.isfinite(dy).all()):
         raise ValueError("diag_X and diag_Y must be finite")
     gamma2 = check_scalar(gamma2, "gamma2", low=0.0, low_inclusive=False)
-    degree = check_scalar(degree, "degree", kind="int", low=1, high=_MAX_DEGREE)
+    degree = check_scalar(degree, "degree", kind="int", low=1, high=MAX_DEGREE)
     coef0 = check_scalar(coef0, "coef0")
     K2 = _level2(K, dx, dy, kind, gamma2, degree, coef0)
     equal = {  # whether the distances of the kernel are all 0
@@ -320,11 +262,11 @@ def _level2(K, dx, dy, kind, gamma2, degree, coef0):
                     dx[:, None] + dy[None, :] - 2 * K, 0.0))
         # Beyond: the squared distances at a power-of-two scale (exact), so
         # that dx + dy - 2 K neither overflows nor gives inf - inf.
-        e = math.frexp(top)[1] + 2
-        sq = np.maximum(np.ldexp(dx, -e)[:, None] + np.ldexp(dy, -e)[None, :]
-                        - 2 * np.ldexp(K, -e), 0.0)
+        e = power_of_two_exponent(top, -2)
+        sq = np.maximum(np.ldexp(dx, e)[:, None] + np.ldexp(dy, e)[None, :]
+                        - 2 * np.ldexp(K, e), 0.0)
         with np.errstate(over="ignore"):
-            return np.exp(-np.ldexp(gamma2 * sq, e))
+            return np.exp(-np.ldexp(gamma2 * sq, -e))
     if (dx <= 0).any() or (dy <= 0).any():
         raise ValueError('diag_X and diag_Y must be > 0 for kind="nrbf"')
     # sqrt(dx) sqrt(dy): the product dx dy could overflow or underflow
@@ -334,14 +276,3 @@ def _level2(K, dx, dy, kind, gamma2, degree, coef0):
 
 
 fill_docs((gaussian_expected_kernel, level2_kernel), dtype=DTYPE_DOC)
-
-
-def _rbf(m1, c1, m2, c2, gamma, symmetric, n_threads, progress):
-    d = m1.shape[1]
-    if c1.ndim < 3 and c2.ndim < 3:
-        # Diagonal S: det and solve per coordinate.
-        v1 = c1 if c1.ndim == 2 else c1[:, None] * np.ones(d)
-        v2 = c2 if c2.ndim == 2 else c2[:, None] * np.ones(d)
-        return rbf_diagonal(m1, v1, m2, v2, gamma, symmetric, n_threads, progress)
-    return rbf_full(m1, full_covariances(c1, d), m2, full_covariances(c2, d),
-                    gamma, symmetric, n_threads, progress)

@@ -1,15 +1,20 @@
 """The spec of the expected kernels between Gaussians
-(`kernelmaps._spec`), as the tools over objects (`mmd_test`,
-`NystroemMap`, `ExpectedKernel`) compute them, on Gaussians checked once,
-a block at a time."""
+(`kernelmaps._spec`), on Gaussians checked once, a block at a time:
+`gaussian_expected_kernel` runs it, and the tools over objects
+(`mmd_test`, `NystroemMap`, `ExpectedKernel`) iterate it."""
 
 import numpy as np
 
+from .._engine.expected import rbf_diagonal, rbf_full
 from .._spec import N_BANDWIDTHS, Spec, given_gammas, point_gamma, point_grid, register
-from .._validation import check_gaussians, full_covariances
-from ._expected import _expected, expected_params
+from .._validation import check_choice, check_gaussians, check_scalar, full_covariances
 
 __all__ = ["ExpectedSpec"]
+
+# The engine takes the degree as a C int; larger degrees are refused.
+MAX_DEGREE = 2**31 - 1
+# Bytes of a block of rows of the polynomial kernel's cross terms.
+EXPECTED_BLOCK_BYTES = 1 << 26
 
 
 @register("expected")
@@ -22,8 +27,23 @@ class ExpectedSpec(Spec):
     scale = "gamma"
 
     def check_params(self, params):
-        checked = expected_params(**{name: params[name] for name in self.takes
-                                     if name in params})
+        """The point kernel's parameters given, checked as
+        `gaussian_expected_kernel` checks them (gamma None: its default,
+        fixed on the data)."""
+        p = {"kernel": "rbf", "gamma": None, "degree": 2, "coef0": 1.0, **params}
+        kernel = check_choice(p["kernel"], "kernel", ("rbf", "linear", "polynomial"))
+        gamma = p["gamma"]
+        if gamma is not None:
+            gamma = check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+        coef0 = check_scalar(p["coef0"], "coef0")
+        degree = check_scalar(p["degree"], "degree", kind="int", low=1,
+                              high=MAX_DEGREE)
+        if kernel == "polynomial" and degree not in (2, 3):
+            raise ValueError(
+                f"degree must be 2 or 3 for the polynomial kernel, got {degree}"
+            )
+        checked = {"kernel": kernel, "gamma": gamma, "degree": degree,
+                   "coef0": coef0}
         return {**params, **{name: checked[name] for name in self.takes
                              if name in params}}
 
@@ -81,13 +101,59 @@ class ExpectedSpec(Spec):
                             lambda: point_grid(Z[0], point, N_BANDWIDTHS, grid),
                             grid)
 
-    def blocks(self, A, B, scales, n_threads):
+    def blocks(self, A, B, scales, n_threads, progress=False):
+        """The expected kernel between the Gaussians A and B (None: A, its
+        upper triangle computed and mirrored, exactly symmetric) at each
+        gamma, float64, unchecked (not finite where a value overflows):
+        what `gaussian_expected_kernel` returns."""
         params = self.point_params()
-        symmetric = B is None
-        (m1, c1), (m2, c2) = A, (A if symmetric else B)
         for g in scales:
             with np.errstate(over="ignore", invalid="ignore"):
-                K = _expected(m1, c1, m2, c2, params["kernel"], g,
-                              params["degree"], params["coef0"], symmetric,
-                              n_threads, False)
+                K = _expected(A, B, params["kernel"], g, params["degree"],
+                              params["coef0"], n_threads, progress)
             yield K
+
+
+def _expected(A, B, kernel, gamma, degree, coef0, n_threads, progress):
+    """The expected kernel of checked Gaussians A and B (None: A) for the
+    point kernel `kernel` at `gamma`, float64, unchecked."""
+    symmetric = B is None
+    (m1, c1), (m2, c2) = A, (A if symmetric else B)
+    d = m1.shape[1]
+    if kernel == "rbf":
+        if c1.ndim < 3 and c2.ndim < 3:
+            # Diagonal S: det and solve per coordinate.
+            v1 = c1 if c1.ndim == 2 else c1[:, None] * np.ones(d)
+            v2 = c2 if c2.ndim == 2 else c2[:, None] * np.ones(d)
+            return rbf_diagonal(m1, v1, m2, v2, gamma, symmetric, n_threads,
+                                progress)
+        return rbf_full(m1, full_covariances(c1, d), m2, full_covariances(c2, d),
+                        gamma, symmetric, n_threads, progress)
+    dot = m1 @ m2.T
+    if kernel == "linear":
+        return dot
+    F1, F2 = full_covariances(c1, d), full_covariances(c2, d)
+    # Traces of products of d x d matrices are inner products of their
+    # flattened forms: matrix products of (n, d^2) arrays.
+    A1 = (F1 + m1[:, :, None] * m1[:, None, :]).reshape(len(m1), d * d)
+    A2 = (F2 + m2[:, :, None] * m2[:, None, :]).reshape(len(m2), d * d)
+    second = A1 @ A2.T  # tr(A1 A2), the covariances being symmetric
+    # NumPy scalars: their powers overflow to inf (reported by the caller)
+    # where Python floats raise OverflowError
+    gamma, coef0 = np.float64(gamma), np.float64(coef0)
+    if degree == 2:
+        return gamma**2 * second + 2 * gamma * coef0 * dot + coef0**2
+    f1, f2 = F1.reshape(len(m1), d * d), F2.reshape(len(m2), d * d)
+    o1 = (m1[:, :, None] * m1[:, None, :]).reshape(len(m1), d * d)
+    o2 = (m2[:, :, None] * m2[:, None, :]).reshape(len(m2), d * d)
+    # m1^T S2 S1 m2 = (S2 m1) . (S1 m2), over blocks of rows.
+    cross = np.empty_like(dot)
+    block = max(1, EXPECTED_BLOCK_BYTES // (8 * len(m2) * d))
+    for start in range(0, len(m1), block):
+        rows = slice(start, start + block)
+        left = np.einsum("jab,ib->ija", F2, m1[rows])
+        right = np.einsum("iab,jb->ija", F1[rows], m2)
+        cross[rows] = np.einsum("ija,ija->ij", left, right)
+    third = dot**3 + 3 * dot * (o1 @ f2.T + f1 @ o2.T + f1 @ f2.T) + 6 * cross
+    return (gamma**3 * third + 3 * gamma**2 * coef0 * second
+            + 3 * gamma * coef0**2 * dot + coef0**3)

@@ -22,6 +22,7 @@ from .._validation import (
     check_size,
 )
 from ._maps import Chi2DirectMap, _AdditiveMap
+from ._specs import check_beta
 
 __all__ = ["ExpChi2Features"]
 
@@ -156,7 +157,7 @@ class ExpChi2Features(FeatureMap):
 
     def _fit(self, X, workers, progress):
         t = check_scalar(self.n_components, "n_components", kind="int", low=1)
-        beta = check_scalar(self.beta, "beta", low=0.0, low_inclusive=False)
+        beta = check_beta(self.beta)
         draw, form = check_draw(self.draw, self.form, "rbf")
         rng = check_rng(self.rng)
         chi2_map = (Chi2DirectMap(n_terms=5) if self.chi2_map is None
