@@ -196,3 +196,22 @@ def test_set_kernel_params_of_its_own_arguments_refused():
         SetKernel(kernel_params={"gamma": 1.0}).fit(SETS)
     with pytest.raises(ValueError, match="which the 'mean_map' kernel does not"):
         SetKernel(kernel_params={"alpha": 0.5}).fit(SETS)
+
+
+@pytest.mark.parametrize("magnitude, beta", [(1.0, 0.7), (1e-315, 1e308),
+                                             (1e-300, 1e300), (1e300, 1e-300)])
+def test_exp_chi2_blocks_are_the_function(magnitude, beta):
+    """The tools' exp-chi2 blocks (mmd_test, NystroemMap) are
+    `exp_chi2_kernel`'s values bit for bit, at every magnitude (one
+    computation: the distances at each pair's power-of-two level), at one
+    scale and on a grid."""
+    X = RNG.dirichlet(np.ones(7), 20) * magnitude
+    spec = SPECS["exp_chi2"]("exp_chi2", {"beta": beta})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (degenerate at some magnitudes)
+        np.testing.assert_array_equal(spec.matrix(X, None, beta, 1),
+                                      km.exp_chi2_kernel(X, beta=beta))
+        for K, b in zip(spec.blocks(X, X[:7], [beta / 2, beta], 1),
+                        [beta / 2, beta], strict=True):
+            np.testing.assert_array_equal(
+                K, km.exp_chi2_kernel(X, X[:7], beta=b))
