@@ -82,7 +82,7 @@ __all__ = ["BANDWIDTH_SAMPLE", "KINDS", "N_BANDWIDTHS", "SPECS", "DistanceSpec",
            "Spec", "check_kernel_params", "check_precomputed", "computed",
            "given_gammas", "kernel_names", "object_kind", "object_sample",
            "point_gamma", "point_grid", "pool_any", "register", "spec_for",
-           "value_sample"]
+           "value_rows", "value_sample"]
 
 # Points (objects) from which the default scales are computed.
 BANDWIDTH_SAMPLE = 1000
@@ -345,10 +345,17 @@ def value_sample(Z, size):
     only: never the whole array."""
     if len(Z) <= size:
         return computed(Z)
+    return computed(Z[value_rows(Z, size)])
+
+
+def value_rows(Z, size):
+    """The indices of `size` rows of Z (more than `size`) at evenly spaced
+    ranks of their projections on a fixed random direction: chosen by
+    their values only (`value_sample`)."""
     direction = np.random.default_rng(0).normal(size=Z.shape[1])
     projections = row_projections(Z, direction[:, None])[:, 0]
     order = np.argsort(projections, kind="stable")
-    return computed(Z[order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]])
+    return order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]
 
 
 def _value_ranks(keys, size):

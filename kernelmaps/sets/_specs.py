@@ -30,7 +30,7 @@ from .._spec import (
     point_gamma,
     point_grid,
     register,
-    row_projections,
+    value_rows,
 )
 from .._validation import check_bool, check_scalar, check_sets
 from .._warnings import warn_uninformative
@@ -100,11 +100,7 @@ class SetSpec(Spec):
             return point_gamma(None, _points(Z), point)
         points, weights = _weighted_points(Z)
         if len(points) > BANDWIDTH_SAMPLE:
-            direction = np.random.default_rng(0).normal(size=points.shape[1])
-            projections = row_projections(points, direction[:, None])[:, 0]
-            order = np.argsort(projections, kind="stable")
-            rows = order[np.linspace(0, len(points) - 1,
-                                     BANDWIDTH_SAMPLE).astype(np.int64)]
+            rows = value_rows(points, BANDWIDTH_SAMPLE)
             points, weights = points[rows], weights[rows]
         return point_median_gamma(
             Bags(points, np.array([0, len(points)]), weights), kernel=point,
