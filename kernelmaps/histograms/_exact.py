@@ -8,9 +8,9 @@ import scipy.sparse
 
 from .._engine.layout import row_blocks
 from .._hints import takes_hints
+from .._lazy import is_lazy, lazy_gram
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
-from .._transforms import is_lazy, lazy_gram
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -416,7 +416,7 @@ def _exact(values, name, X, Y, workers, dtype, progress, **kwargs):
     ``values(X, Y, n_threads, progress, out, names, **kwargs)`` (the
     trusted computation, which returns the result as `out`); for Dask
     input, a lazy Dask array of blocks, each computed by `values`."""
-    lazy = is_lazy(X) or is_lazy(Y)
+    lazy = is_lazy(X, Y)
     X, Y, n_threads, out, progress = _check_pair(X, Y, workers, dtype, progress,
                                                  lazy)
     names = pair_names(Y)
