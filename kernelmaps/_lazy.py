@@ -19,6 +19,7 @@ then `kernelmaps._two_sample.dask_pass`).
 
 import functools
 import itertools
+from operator import getitem
 
 import numpy as np
 
@@ -35,7 +36,7 @@ from ._probes import (
 from ._validation import check_sets, check_unweighted_beside_lazy
 
 __all__ = ["checked_points", "is_lazy", "lazy_gram", "lazy_samples", "lazy_sets",
-           "map_delayed", "task_threads"]
+           "map_delayed"]
 
 
 def is_lazy(*objects):
@@ -52,17 +53,13 @@ def map_delayed(obj):
     return dask.delayed(obj, pure=True, traverse=False)
 
 
-def task_threads(workers):
-    """The threads of one Dask task: 1 for ``workers=None`` (Dask runs the
-    blocks in parallel, and a team of threads per block would only compete
-    for the same cores), else `workers` resolved on the machine that runs
-    the task."""
-    return 1 if workers is None else resolve_workers(workers)
-
-
 def _threaded(function, workers, *args):
-    """`function` of a `lazy_gram` task's arguments on its threads."""
-    return function(*args, n_threads=task_threads(workers))
+    """`function` of a `lazy_gram` task's arguments on the task's threads:
+    1 for ``workers=None`` (Dask runs the blocks in parallel, and a team of
+    threads per block would only compete for the same cores), else
+    `workers` resolved on the machine that runs the task."""
+    return function(*args, n_threads=1 if workers is None
+                    else resolve_workers(workers))
 
 
 def checked_points(points, name, nonnegative=False, offsets=None, first=0,
@@ -206,12 +203,14 @@ def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
     computation. ``prepare(x)``, when given, runs once per block of items
     (of `X`, and of `Y`), and its outputs ``px``, ``py`` (``py`` None for a
     diagonal block) are passed to `block`. Both functions take the task's
-    threads too, the keyword ``n_threads`` (`task_threads` of `workers`),
+    threads too, the keyword ``n_threads`` (1, or `workers` where given),
     and are those of the call in memory (one block is the whole input),
     picklable (for the distributed scheduler) and deterministic. `name`
     prefixes the keys.
     """
+    import dask.array as da
     from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
 
     symmetric = Y is None
     both = both and symmetric
@@ -245,8 +244,8 @@ def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
             two = both and not diagonal
             tasks[(pairs_name, i, j)] = (pair if two else block, *args)
             if two:
-                outputs[(out_name, *zeros, i, j)] = (_first, (pairs_name, i, j))
-                outputs[(out_name, *zeros, j, i)] = (_second, (pairs_name, i, j))
+                outputs[(out_name, *zeros, i, j)] = (getitem, (pairs_name, i, j), 0)
+                outputs[(out_name, *zeros, j, i)] = (getitem, (pairs_name, i, j), 1)
             else:
                 outputs[(out_name, *zeros, i, j)] = (pairs_name, i, j)
                 if symmetric and not diagonal:
@@ -257,29 +256,12 @@ def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
         {x.aux_layer, y.aux_layer} if prepare is not None else set())
     layers[out_name] = outputs
     deps[out_name] = {pairs_name}
-    return _dask_array(layers, deps, (x, y), out_name,
-                       (*((n,) for n in lead), x.chunks, y.chunks), dtype)
-
-
-def _dask_array(layers, deps, sides, out_name, chunks, dtype):
-    import dask.array as da
-    from dask.highlevelgraph import HighLevelGraph
-
-    graphs = [side.array.__dask_graph__() for side in sides]
-    for graph in graphs:
+    for graph in (x.array.__dask_graph__(), y.array.__dask_graph__()):
         layers.update(graph.layers)
         deps.update(graph.dependencies)
-    graph = HighLevelGraph(layers, deps)
-    return da.Array(graph, out_name, chunks=chunks, dtype=dtype,
-                    meta=np.empty((0,) * len(chunks), dtype))
-
-
-def _first(both):
-    return both[0]
-
-
-def _second(both):
-    return both[1]
+    chunks = (*((n,) for n in lead), x.chunks, y.chunks)
+    return da.Array(HighLevelGraph(layers, deps), out_name, chunks=chunks,
+                    dtype=dtype, meta=np.empty((0,) * len(chunks), dtype))
 
 
 def _transposed(block):
