@@ -18,7 +18,7 @@ from scipy.spatial.distance import pdist
 
 from ._bags import Bags
 from ._engine.layout import max_abs, power_of_two_exponent
-from ._probes import is_dask_array
+from ._lazy import is_lazy
 from ._validation import check_points, check_rng, check_scalar, check_sets, check_size
 
 __all__ = ["MEDIAN_SAMPLE", "MEDIAN_SEED", "point_median_gamma", "resolve_gamma",
@@ -181,7 +181,7 @@ def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
     ``shape[1]`` or ``dim``)."""
     if gamma is not None:
         return check_scalar(gamma, name, low=0, low_inclusive=False)
-    if kernel in _METRICS and _is_lazy(reference):
+    if kernel in _METRICS and is_lazy(reference):
         reference = _lazy_sample(reference, data)
     if scipy.sparse.issparse(reference):
         # Only the rows the heuristic samples are made dense: the same rows
@@ -197,11 +197,6 @@ def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
                                   degenerate="fallback")
     d = reference.dim if hasattr(reference, "dim") else reference.shape[1]
     return 1.0 / d
-
-
-def _is_lazy(reference):
-    points = reference.points if isinstance(reference, Bags) else reference
-    return is_dask_array(points)
 
 
 def _lazy_sample(reference, data):

@@ -1,21 +1,108 @@
-"""mmd_test on Dask input: the samples checked without computing them.
+"""Dask input, in one place: recognised (`is_lazy`), checked without
+computing it, and computed in blocks of items.
 
-Lazy samples (`lazy_samples`): 2-D Dask arrays of points or of histograms,
-or `Bags` whose points are a Dask array. Their shapes, dtypes and set sizes
-are checked at once; their values (finite; histograms non-negative) in the
-tasks that read them, a chunk at a time, with the words of the checks of
-input in memory (`check_rows`, `check_sets`), naming X or Y (and the set).
-The tests' passes over them are Dask tasks (`kernelmaps._two_sample.dask_pass`).
+Lazy input: 2-D Dask arrays of points or histograms, or `Bags` whose points
+are a Dask array (a 3-D Dask array holds sets of equal size). Shapes,
+dtypes and set sizes are checked at once (`lazy_sets`, `lazy_samples`);
+the values (finite; histograms non-negative) in the tasks that read them, a
+block at a time (`checked_points`), with the words of the checks of input
+in memory (`check_rows`, `check_sets`), naming X or Y (and the set).
+
+Three things run on such input: the feature maps' ``transform``
+(`kernelmaps._transforms`), the exact kernels' Gram matrices
+(`lazy_gram`: one task per pair of blocks of items, each computed by the
+kernel's own in-memory function, the blocks cut so that a task stays
+within the working-memory budget, `_config.working_memory_bytes`), and
+the passes of the two-sample tests on the lazy samples (`lazy_samples`,
+then `kernelmaps._two_sample.dask_pass`).
 """
+
+import functools
+import itertools
+from operator import getitem
 
 import numpy as np
 
 from ._bags import Bags, pack_sets
-from ._probes import all_finite, as_float_array, float_dtype, is_dask_array
-from ._transforms import is_lazy, map_delayed
-from ._validation import check_rows, check_sets, check_unweighted_beside_lazy
+from ._config import working_memory_bytes
+from ._parallel import resolve_workers
+from ._probes import (
+    all_finite,
+    any_negative,
+    as_float_array,
+    float_dtype,
+    is_dask_array,
+)
+from ._validation import check_sets, check_unweighted_beside_lazy
 
-__all__ = ["is_lazy_input", "lazy_samples"]
+__all__ = ["checked_points", "is_lazy", "lazy_gram", "lazy_samples", "lazy_sets",
+           "map_delayed"]
+
+
+def is_lazy(*objects):
+    """Whether any of `objects` is a Dask array, or a Bags whose points are
+    one."""
+    return any(is_dask_array(x) or (isinstance(x, Bags) and is_dask_array(x.points))
+               for x in objects)
+
+
+def map_delayed(obj):
+    """`obj` as one Delayed key, so a task graph holds it once."""
+    import dask
+
+    return dask.delayed(obj, pure=True, traverse=False)
+
+
+def _threaded(function, workers, *args):
+    """`function` of a `lazy_gram` task's arguments on the task's threads:
+    1 for ``workers=None`` (Dask runs the blocks in parallel, and a team of
+    threads per block would only compete for the same cores), else
+    `workers` resolved on the machine that runs the task."""
+    return function(*args, n_threads=1 if workers is None
+                    else resolve_workers(workers))
+
+
+def checked_points(points, name, nonnegative=False, offsets=None, first=0,
+                   block_info=None):
+    """A block of the points of the lazy rows or sets `name`, in a task,
+    checked as `check_rows` and `check_sets` check them in memory (the same
+    errors): finite, and with `nonnegative` not negative. For sets,
+    `offsets` are those of the sets from the block's first point and
+    `first` the index of its first set; or, in ``map_blocks`` (which gives
+    `block_info`), the offsets of all the sets."""
+    points = np.ascontiguousarray(points)
+    if not all_finite(points):
+        if offsets is None:
+            raise ValueError(f"{name} contains NaN or infinity")
+        start = 0 if block_info is None else block_info[0]["array-location"][0][0]
+        bad = start + np.flatnonzero(~np.isfinite(points).all(axis=1))[0]
+        i = first + np.searchsorted(offsets, bad, side="right") - 1
+        raise ValueError(f"{name}[{i}] contains NaN or infinity")
+    if nonnegative and any_negative(points):
+        raise ValueError(f"{name} contains negative values; histograms must be >= 0")
+    return points
+
+
+def lazy_sets(sets, name, weighted):
+    """The lazy sets `sets` as a Bags of Dask points (one chunk of
+    columns), the number and sizes of its sets checked (not its values).
+    Weighted sets are refused (the tasks' `Bags` carry no weights): by a
+    kernel or map without weights (`weighted` False) as in memory, else as
+    weighted lazy sets."""
+    bags = pack_sets(sets, name)
+    if bags.weights is not None:
+        check_sets(bags, name, lazy=True, weighted=weighted)
+    if len(bags) == 0:
+        raise ValueError(f"{name} must contain at least one set")
+    if bags.dim == 0:
+        raise ValueError(f"{name}: the sets have no feature (d == 0)")
+    sizes = bags.sizes
+    if (sizes == 0).any():
+        raise ValueError(f"{name}[{int(np.argmin(sizes))}] is empty")
+    return Bags(bags.points.rechunk({1: -1}), bags.offsets)
+
+
+# ---------------------------------------------------- the tests' samples
 
 
 def lazy_samples(spec, X, Y):
@@ -25,22 +112,22 @@ def lazy_samples(spec, X, Y):
     points; their values are checked as their chunks are read. A sample in
     memory is checked as the spec checks it, then made lazy."""
     if spec.kind == "sets":
-        return tuple(_lazy_sets(spec, A, name) for A, name in ((X, "X"),
-                                                               (Y, "Y")))
+        return tuple(_sample_sets(spec, A, name) for A, name in ((X, "X"),
+                                                                 (Y, "Y")))
     points = spec.kind == "points"
     what = "vectors" if points else "histograms"
-    arrays = [_lazy_rows(A, name, what) for A, name in ((X, "X"), (Y, "Y"))]
+    arrays = [_sample_rows(A, name, what) for A, name in ((X, "X"), (Y, "Y"))]
     if points and arrays[0].shape[1] != arrays[1].shape[1]:
         raise ValueError(f"X and Y must have the same number of features, "
                          f"got {arrays[0].shape[1]} and {arrays[1].shape[1]}")
-    dtype = (np.result_type(*(A.dtype for A in arrays)) if points else None)
-    return tuple(
-        A.map_blocks(_checked_rows, name, not points, dtype or A.dtype,
-                     dtype=dtype or A.dtype)
-        for A, name in zip(arrays, ("X", "Y"), strict=True))
+    if points:  # in their common dtype
+        dtype = np.result_type(*(A.dtype for A in arrays))
+        arrays = [A.astype(dtype) for A in arrays]
+    return tuple(A.map_blocks(checked_points, name, not points, dtype=A.dtype)
+                 for A, name in zip(arrays, ("X", "Y"), strict=True))
 
 
-def _lazy_rows(A, name, what):
+def _sample_rows(A, name, what):
     """`A` as a Dask array of float rows, its shape and dtype checked (an
     array in memory wrapped as one chunk)."""
     import dask.array as da
@@ -65,66 +152,250 @@ def _lazy_rows(A, name, what):
     return A.astype(float_dtype(A.dtype)).rechunk({1: -1})
 
 
-def _checked_rows(block, name, nonnegative, dtype):
-    """A chunk of rows of the sample `name`, checked as `check_rows` checks
-    the sample in memory (the same errors), in `dtype`."""
-    if block.shape[0] == 0:
-        return block.astype(dtype)
-    return check_rows(block, name, nonnegative=nonnegative).astype(
-        dtype, copy=False)
+def _sample_sets(spec, A, name):
+    """The sets `A` as a Bags of Dask points (`lazy_sets`), with the sizes
+    the spec needs, its points checked as they are read; sets in memory
+    checked by the spec."""
+    import dask.array as da
 
-
-def _lazy_sets(spec, A, name):
-    """The sets `A` as a Bags of Dask points (one chunk of columns), the
-    number and sizes of its sets checked, its points as they are read.
-    Weighted sets are refused (the tasks' `Bags` carry no weights): by a
-    kernel without weights as in memory, else as beside lazy sets."""
     if not is_lazy(A):
         bags = spec.check(A, name)
         check_unweighted_beside_lazy(bags, name)
-        return _enough(Bags(_as_dask(bags.points), bags.offsets), name)
-    bags = pack_sets(A, name)
-    if bags.weights is not None:
-        check_sets(bags, name, lazy=True, weighted=spec.weighted)
-    if len(bags) == 0:
-        raise ValueError(f"{name} must contain at least one set")
-    if bags.dim == 0:
-        raise ValueError(f"{name}: the sets have no feature (d == 0)")
-    sizes = bags.sizes
-    if (sizes == 0).any():
-        raise ValueError(f"{name}[{int(np.argmin(sizes))}] is empty")
-    spec.check_sizes(bags, name)
-    points = bags.points.rechunk({1: -1})
-    points = points.map_blocks(_checked_set_points, name,
-                               map_delayed(bags.offsets), dtype=points.dtype)
-    return _enough(Bags(points, bags.offsets), name)
-
-
-def _as_dask(points):
-    import dask.array as da
-
-    return da.from_array(points, chunks=(-1, -1))
-
-
-def _enough(bags, name):
+        bags = Bags(da.from_array(bags.points, chunks=(-1, -1)), bags.offsets)
+    else:
+        bags = lazy_sets(A, name, spec.weighted)
+        spec.check_sizes(bags, name)
+        bags = Bags(bags.points.map_blocks(
+            checked_points, name, False, map_delayed(bags.offsets),
+            dtype=bags.points.dtype), bags.offsets)
     if len(bags) < 2:
         raise ValueError(f"{name} must hold at least 2 objects, got "
                          f"{len(bags)}")
     return bags
 
 
-def _checked_set_points(block, name, offsets, block_info=None):
-    """A chunk of the points of the sets `name` (offsets: theirs), checked
-    as `check_sets` checks sets in memory (the same error, naming the
-    set)."""
-    if not all_finite(block):
-        start = block_info[0]["array-location"][0][0]
-        bad = start + np.flatnonzero(~np.isfinite(block).all(axis=1))[0]
-        i = np.searchsorted(offsets, bad, side="right") - 1
-        raise ValueError(f"{name}[{i}] contains NaN or infinity")
-    return block
+# ------------------------------------------------------------ the Gram
 
 
-def is_lazy_input(X, Y):
-    """Whether X or Y is a Dask array, or a Bags of Dask points."""
-    return is_lazy(X) or is_lazy(Y)
+def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
+              lead=(), nonnegative=False, copies=(4, 4), name="gram"):
+    """The matrix between the items of `X` and `Y` (None: `X` against
+    itself) as a lazy Dask array, computed in blocks by trusted functions.
+
+    `X` and `Y` are validated (without their values) sets, a `Bags` whose
+    points are a Dask array or in memory, or rows, a 2-D Dask array or
+    ndarray, of float32 or float64, not both in memory. Blocks of items
+    follow the row chunks of `X` and `Y` (moved to set boundaries), split
+    where a task would need more than the working-memory budget
+    (`working_memory_bytes`, read here, once) by the model: ``8 *
+    (copies[0] * n_out + copies[1] * n_in)`` bytes for a task of ``n_out``
+    output values and ``n_in`` input values (both blocks of items). Each
+    block of items is checked (finite; with `nonnegative` not negative)
+    in its own task, and arrives in the others as a `Bags` or an ndarray.
+
+    ``block(x, y[, px, py])`` computes one block of the output, an array of
+    `dtype` of shape ``lead + (len(x), len(y))``; ``y`` is None for a
+    diagonal block of ``Y=None``, computed as `x` against itself. With
+    ``Y=None`` each unordered pair of blocks is one task: block (J, I) is the
+    transpose of block (I, J), or, with `both` (a kernel that is not
+    symmetric), the second output of ``block(x_I, x_J[, px, py],
+    both=True)``, which returns blocks (I, J) and (J, I) from one
+    computation. ``prepare(x)``, when given, runs once per block of items
+    (of `X`, and of `Y`), and its outputs ``px``, ``py`` (``py`` None for a
+    diagonal block) are passed to `block`. Both functions take the task's
+    threads too, the keyword ``n_threads`` (1, or `workers` where given),
+    and are those of the call in memory (one block is the whole input),
+    picklable (for the distributed scheduler) and deterministic. `name`
+    prefixes the keys.
+    """
+    import dask.array as da
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+
+    symmetric = Y is None
+    both = both and symmetric
+    pair = functools.partial(block, both=True) if both else None
+    block, pair, prepare = (None if f is None else functools.partial(
+        _threaded, f, workers) for f in (block, pair, prepare))
+
+    budget = working_memory_bytes()
+    out_values = int(np.prod(lead, dtype=np.int64)) * (2 if both else 1)
+    per_out, per_in = copies[0] * out_values * 8, copies[1] * 8
+    x = _GramSide(X, "X", nonnegative)
+    y = x if symmetric else _GramSide(Y, "Y", nonnegative)
+    for side in (x,) if symmetric else (x, y):
+        side.plan(per_out, per_in, budget)
+    token = tokenize(block, pair, prepare, tuple(lead), np.dtype(dtype).str,
+                     nonnegative, x.token(), None if symmetric else y.token())
+    out_name = f"{name}-{token}"
+    pairs_name = f"{name}-blocks-{token}"
+    layers, deps = {}, {}
+    for side, tag in [(x, "x"), (y, "y")][:1 if symmetric else 2]:
+        side.add_layers(layers, deps, f"{name}-{tag}", token, prepare)
+
+    tasks, outputs = {}, {}
+    zeros = (0,) * len(lead)
+    for i in range(x.n_blocks):
+        for j in range(i if symmetric else 0, y.n_blocks):
+            diagonal = symmetric and i == j
+            args = [x.key(i), None if diagonal else y.key(j)]
+            if prepare is not None:
+                args += [x.aux(i), None if diagonal else y.aux(j)]
+            two = both and not diagonal
+            tasks[(pairs_name, i, j)] = (pair if two else block, *args)
+            if two:
+                outputs[(out_name, *zeros, i, j)] = (getitem, (pairs_name, i, j), 0)
+                outputs[(out_name, *zeros, j, i)] = (getitem, (pairs_name, i, j), 1)
+            else:
+                outputs[(out_name, *zeros, i, j)] = (pairs_name, i, j)
+                if symmetric and not diagonal:
+                    outputs[(out_name, *zeros, j, i)] = (_transposed,
+                                                         (pairs_name, i, j))
+    layers[pairs_name] = tasks
+    deps[pairs_name] = {x.layer, y.layer} | (
+        {x.aux_layer, y.aux_layer} if prepare is not None else set())
+    layers[out_name] = outputs
+    deps[out_name] = {pairs_name}
+    for graph in (x.array.__dask_graph__(), y.array.__dask_graph__()):
+        layers.update(graph.layers)
+        deps.update(graph.dependencies)
+    chunks = (*((n,) for n in lead), x.chunks, y.chunks)
+    return da.Array(HighLevelGraph(layers, deps), out_name, chunks=chunks,
+                    dtype=dtype, meta=np.empty((0,) * len(chunks), dtype))
+
+
+def _transposed(block):
+    """Block (J, I) of a symmetric matrix from block (I, J)."""
+    return np.ascontiguousarray(np.swapaxes(block, -1, -2))
+
+
+class _GramSide:
+    """One input of `lazy_gram`: its items (sets or rows), its blocks of
+    items and the keys of their checked values in the graph."""
+
+    def __init__(self, data, name, nonnegative):
+        import dask.array as da
+
+        self.name, self.nonnegative = name, nonnegative
+        if isinstance(data, Bags):  # (the blocks are rebuilt without weights)
+            check_unweighted_beside_lazy(data, name)
+            self.offsets = data.offsets
+            points = data.points
+            self.width = data.dim
+        else:
+            self.offsets = None
+            points = data
+            self.width = data.shape[1]
+        if not is_dask_array(points):  # the side in memory: one chunk
+            points = da.from_array(points, chunks=(max(points.shape[0], 1), -1))
+        self.array = points.rechunk({1: -1})
+        n_items = len(data) if self.offsets is not None else points.shape[0]
+        # The first item starting at or after each row chunk boundary.
+        rows = np.cumsum((0, *self.array.chunks[0]))
+        if self.offsets is not None:
+            self.bounds = np.unique(np.searchsorted(self.offsets, rows))
+        else:
+            self.bounds = np.unique(rows)
+        assert self.bounds[0] == 0 and self.bounds[-1] == n_items
+
+    def item_values(self):
+        """The input values before each item, ``n_items + 1`` entries."""
+        if self.offsets is not None:
+            return self.offsets * self.width
+        return np.arange(self.bounds[-1] + 1, dtype=np.int64) * self.width
+
+    def plan(self, per_out, per_in, budget):
+        """Split the blocks where one would need more than `budget` bytes
+        (a task of two such blocks then needs at most `budget`), and cut the
+        array at the blocks."""
+        values = self.item_values()
+
+        def cost(start, stop):
+            n = stop - start
+            return per_out * n * n + 2 * per_in * (values[stop] - values[start])
+
+        bounds = [0]
+        for start, stop in zip(self.bounds[:-1], self.bounds[1:], strict=True):
+            bounds += _split(start, stop, cost, budget, self._too_large)[1:]
+        self.bounds = np.array(bounds, dtype=np.int64)
+        sizes = np.diff(self.bounds)
+        rows = sizes if self.offsets is None else np.diff(self.offsets[self.bounds])
+        self.array = self.array.rechunk({0: tuple(rows.tolist()), 1: -1})
+
+    def _too_large(self, item, need, budget):
+        if self.offsets is not None:
+            size = self.offsets[item + 1] - self.offsets[item]
+            what = f"{self.name}[{item}] has {size} points"
+        else:
+            what = f"a row of {self.name} has {self.width} values"
+        raise ValueError(
+            f"{what}: one block of it needs {need / 2**20:.0f} MiB, more than "
+            f"the working-memory budget ({budget / 2**20:.0f} MiB); raise it "
+            f"with kernelmaps.set_config(working_memory=...)"
+        )
+
+    @property
+    def n_blocks(self):
+        return len(self.bounds) - 1
+
+    @property
+    def chunks(self):
+        return tuple(np.diff(self.bounds).tolist())
+
+    def token(self):
+        return (self.array.name, self.bounds.tobytes(),
+                None if self.offsets is None else self.offsets.tobytes())
+
+    def add_layers(self, layers, deps, prefix, token, prepare):
+        """The layer of checked blocks (and of their `prepare` outputs)."""
+        self.layer = f"{prefix}-{token}"
+        tasks = {}
+        for k in range(self.n_blocks):
+            checked = (checked_points, (self.array.name, k, 0), self.name,
+                       self.nonnegative)
+            if self.offsets is not None:  # the block's sets, as a Bags
+                first, stop = int(self.bounds[k]), int(self.bounds[k + 1])
+                local = self.offsets[first:stop + 1] - self.offsets[first]
+                checked = (Bags, (*checked, local, first), local)
+            tasks[(self.layer, k)] = checked
+        layers[self.layer] = tasks
+        deps[self.layer] = {self.array.name}
+        if prepare is not None:
+            self.aux_layer = f"{prefix}-prepared-{token}"
+            layers[self.aux_layer] = {(self.aux_layer, k): (prepare, self.key(k))
+                                      for k in range(self.n_blocks)}
+            deps[self.aux_layer] = {self.layer}
+
+    def key(self, k):
+        return (self.layer, k)
+
+    def aux(self, k):
+        return (self.aux_layer, k)
+
+
+def _split(start, stop, cost, budget, too_large):
+    """Boundaries from `start` to `stop` of blocks of items of at most
+    `budget` ``cost(a, b)`` each (a cost that grows with ``b - a``): the
+    fewest greedy blocks, then as many of equal numbers of items if they
+    fit too. ``too_large(item, cost, budget)`` raises for an item that does
+    not fit alone."""
+    if cost(start, stop) <= budget:
+        return [start, stop]
+    bounds = [start]
+    while bounds[-1] < stop:
+        a = bounds[-1]
+        if cost(a, a + 1) > budget:
+            too_large(a, cost(a, a + 1), budget)
+        lo, hi = a + 1, stop  # the largest b in [lo, hi] that fits
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if cost(a, mid) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        bounds.append(lo)
+    q = len(bounds) - 1
+    even = [start + (stop - start) * p // q for p in range(q + 1)]
+    if all(cost(a, b) <= budget for a, b in itertools.pairwise(even)):
+        return even
+    return bounds

@@ -16,9 +16,10 @@ import scipy.sparse
 from ._base import FeatureMap, check_weights_kept
 from ._engine import lapack
 from ._engine.layout import power_of_two_exponent
+from ._lazy import is_lazy
 from ._parallel import resolve_workers
 from ._spec import check_kernel_params, kernel_names, spec_for
-from ._transforms import blocked_rows, blocked_sets, is_lazy
+from ._transforms import blocked_rows, blocked_sets
 from ._validation import check_choice, check_rng, check_scalar
 from ._warnings import warn_caller
 

@@ -12,8 +12,8 @@ import scipy.linalg.lapack
 import scipy.sparse
 
 from .._base import Estimator
+from .._lazy import is_lazy
 from .._parallel import check_progress
-from .._transforms import is_lazy
 from .._validation import check_scalar
 from ._passes import (
     check_maps,

@@ -12,8 +12,8 @@ import scipy.sparse
 from .._bags import Bags
 from .._engine import lapack
 from .._engine.progress import progress_bar
+from .._lazy import is_lazy
 from .._probes import as_float_array, is_dask_array
-from .._transforms import is_lazy
 from .._validation import check_scalar
 from ._moments import add_all, block_moments, reduce_tree
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._config import working_memory_bytes
-from .._lazy import is_lazy_input, lazy_samples
+from .._lazy import is_lazy, lazy_samples
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
 from .._spec import (
@@ -199,7 +199,7 @@ def _kernel_samples(X, Y, method, gamma, kernels, kind, params, generator,
             spec.rng = generator
         spec = specs[0]
         # Dask input: checked as it is read, the statistics from Dask tasks
-        lazy = kind in ("points", "rows", "sets") and is_lazy_input(X, Y)
+        lazy = kind in ("points", "rows", "sets") and is_lazy(X, Y)
         if lazy:
             if kind == "points":
                 _refuse_sets(X, "X")

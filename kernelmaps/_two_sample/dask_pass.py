@@ -229,7 +229,7 @@ def _rows(block, start, stop):
 def _piece(parts, offsets):
     """The objects of one range from the chunks of its points (rows): an
     array, or a Bags with `offsets` (lazy sets have no weights:
-    `_lazy_sets` refuses them)."""
+    `lazy_sets` refuses them)."""
     points = parts[0] if len(parts) == 1 else np.concatenate(parts)
     points = np.ascontiguousarray(points)
     return points if offsets is None else Bags(points, offsets)

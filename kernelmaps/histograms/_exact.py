@@ -7,10 +7,10 @@ import numpy as np
 import scipy.sparse
 
 from .._hints import takes_hints
+from .._lazy import is_lazy, lazy_gram
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
 from .._spec import spec_for
-from .._transforms import is_lazy, lazy_gram
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -407,7 +407,7 @@ def _run(spec, name, X, Y, workers, dtype, progress):
     (for "chi2_distance", its distances), as the output dtype (`_values`);
     for Dask input, a lazy Dask array of blocks, each computed by
     `_values`."""
-    lazy = is_lazy(X) or is_lazy(Y)
+    lazy = is_lazy(X, Y)
     X, Y, n_threads, out, progress = _check_pair(spec, X, Y, workers, dtype,
                                                  progress, lazy)
     names = pair_names(Y)

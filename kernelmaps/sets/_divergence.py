@@ -12,8 +12,8 @@ from .._engine import knn
 from .._engine.scales import divergence_kernel_matrix
 from .._engine.schedule import run_steps
 from .._hints import takes_hints
+from .._lazy import is_lazy, lazy_gram
 from .._parallel import check_progress, resolve_workers
-from .._transforms import is_lazy, lazy_gram
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -175,7 +175,7 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
            [0.  , 0.  , 0.28],
            [0.46, 0.32, 0.  ]])
     """
-    lazy = is_lazy(X) or is_lazy(Y)
+    lazy = is_lazy(X, Y)
     X, Y = check_set_pair(X, Y, lazy=lazy)
     k, alphas, single, min_dist, clamp, progress, n_threads = _check_args(
         k, alpha, min_dist, clamp, progress, workers)
@@ -188,40 +188,30 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     # lazy call searches as the call in memory does.
     method = knn.choose_method(X, Y)
     if lazy:
-        args = {"alphas": alphas, "k": k, "min_dist": min_dist,
-                "method": method, "clamp": clamp, "single": single, "out": out}
         return lazy_gram(
-            functools.partial(_renyi_output, **args, names=pair_names(Y),
-                              progress=False), X, Y, dtype=out, workers=workers,
-            pair=functools.partial(_renyi_pair, **args) if Y is None else None,
+            functools.partial(_renyi_output, alphas=alphas, k=k, min_dist=min_dist,
+                              method=method, clamp=clamp, single=single,
+                              names=pair_names(Y), progress=False, out=out),
+            X, Y, dtype=out, workers=workers, both=True,
             lead=() if single else (len(alphas),), name="renyi_divergence")
     return _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single,
                          pair_names(Y), n_threads, progress, out)
 
 
 def _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single, names,
-                  n_threads, progress, out):
+                  n_threads, progress, out, both=False):
     """`renyi_divergence` of validated X and Y (None: X) as `out`; `names`
-    names the inputs in errors."""
-    D = run_steps(_renyi(X, Y, alphas, k, min_dist, method, n_threads,
-                         progress))
-    if clamp:
-        np.maximum(D, 0.0, out=D)
-    D = cast_output(D, out, names)
-    return D[0] if single else D
-
-
-def _renyi_pair(x, y, alphas, k, min_dist, method, clamp, single, out,
-                n_threads):
-    """Blocks (I, J) and (J, I) of a lazy ``renyi_divergence(X)`` (a Dask
-    task), `x` and `y` the blocks I and J of X, from one search."""
-    pair = run_steps(_renyi(x, y, alphas, k, min_dist, method, n_threads,
-                            False, both=True))
+    names the inputs in errors. With `both`, ``(renyi_divergence(X, Y),
+    renyi_divergence(Y, X))`` from one search."""
+    pair = run_steps(_renyi(X, Y, alphas, k, min_dist, method, n_threads,
+                            progress, both=both))
+    pair = pair if both else (pair,)
     if clamp:
         for D in pair:
             np.maximum(D, 0.0, out=D)
-    pair = [cast_output(D, out, "X") for D in pair]
-    return tuple(D[0] if single else D for D in pair)
+    pair = [cast_output(D, out, names) for D in pair]
+    pair = tuple(D[0] if single else D for D in pair)
+    return pair if both else pair[0]
 
 
 def renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,
@@ -241,13 +231,8 @@ def renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     _check_sizes(Y, "Y", k + 1, f"more than k={k}")
     out = check_dtype(dtype, X, Y)
     method = knn.choose_method(X, Y)
-    pair = run_steps(_renyi(X, Y, alphas, k, min_dist, method, n_threads,
-                            progress, both=True))
-    if clamp:
-        for D in pair:
-            np.maximum(D, 0.0, out=D)
-    pair = [cast_output(D, out, "X and Y") for D in pair]
-    return tuple(D[0] if single else D for D in pair)
+    return _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single,
+                         "X and Y", n_threads, progress, out, both=True)
 
 
 def _check_args(k, alpha, min_dist, clamp, progress, workers):

@@ -9,8 +9,8 @@ from .._engine.layout import max_abs, power_of_two_exponent, row_blocks
 from .._engine.pair_sums import pair_means, pair_sums, self_sums
 from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, point_median_gamma, resolve_gamma
 from .._hints import takes_hints
+from .._lazy import is_lazy, lazy_gram
 from .._parallel import check_progress, resolve_workers
-from .._transforms import is_lazy, lazy_gram
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -21,7 +21,6 @@ from .._validation import (
     check_scalar,
     check_set_pair,
     fill_docs,
-    pair_names,
 )
 from .._warnings import (
     degenerate,
@@ -149,7 +148,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     array([[0.25, 0.75],
            [0.75, 2.25]])
     """
-    lazy = is_lazy(X) or is_lazy(Y)
+    lazy = is_lazy(X, Y)
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
     normalize = check_bool(normalize, "normalize")
     n_threads = resolve_workers(workers)
@@ -264,7 +263,7 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     array([[0.25],
            [0.  ]])
     """
-    lazy = is_lazy(X) or is_lazy(Y)
+    lazy = is_lazy(X, Y)
     min_size = 2 if check_bool(unbiased, "unbiased") else 1
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0,
                                  min_size=min_size, lazy=lazy)
@@ -287,11 +286,15 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
     params = _resolve_gamma(params, X, Y)
-    if lazy:
-        return _lazy_mmd(X, Y, params, squared, unbiased, None, workers, out,
-                         "mmd")
-    return cast_output(_mmd(X, Y, params, squared, unbiased, n_threads, progress),
-                       out, pair_names(Y))
+    if lazy:  # (the within-set means once per block of sets)
+        return lazy_gram(
+            functools.partial(_mmd, params=params, squared=squared,
+                              unbiased=unbiased, gamma2=None, progress=False,
+                              out=out, symmetric=Y is None, warn=False),
+            X, Y, dtype=out, workers=workers, name="mmd",
+            prepare=functools.partial(_within, params=params, unbiased=unbiased))
+    return _mmd(X, Y, None, None, params, squared, unbiased, None, n_threads,
+                progress, out)
 
 
 @takes_hints("pair")
@@ -374,24 +377,22 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     array([[1.    , 0.3679],
            [0.3679, 1.    ]])
     """
-    lazy = is_lazy(X) or is_lazy(Y)
+    lazy = is_lazy(X, Y)
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
     gamma2 = check_gamma2(gamma2)
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
     params = _resolve_gamma(params, X, Y)
-    if lazy:
-        return _lazy_mmd(X, Y, params, True, False, gamma2, workers, out,
-                         "mmd_kernel")
-    warned = []
-    D2 = _mmd(X, Y, params, True, False, n_threads, progress, warned=warned)
-    equal = not D2.any()  # (read before D2 becomes the kernel, in place)
-    K = _level2(D2, gamma2)
-    if not warned:  # (a point kernel 1 everywhere was warned of already)
-        warn_uninformative(K, Y is None, "MMD", f"sets of {pair_names(Y)}",
-                           gamma2, equal)
-    return cast_output(K, out, pair_names(Y))
+    if lazy:  # (the within-set means once per block of sets)
+        return lazy_gram(
+            functools.partial(_mmd, params=params, squared=True, unbiased=False,
+                              gamma2=gamma2, progress=False, out=out,
+                              symmetric=Y is None, warn=False),
+            X, Y, dtype=out, workers=workers, name="mmd_kernel",
+            prepare=functools.partial(_within, params=params, unbiased=False))
+    return _mmd(X, Y, None, None, params, True, False, gamma2, n_threads,
+                progress, out)
 
 
 @takes_hints("sets")
@@ -540,29 +541,6 @@ def _sum_match(X, Y, params, normalize, symmetric, n_threads, progress, out,
     return cast_output(K, out, "X" if symmetric else "X and Y")
 
 
-def _lazy_mmd(X, Y, params, squared, unbiased, gamma2, workers, out, name):
-    """The lazy `mmd` (or, with `gamma2`, `mmd_kernel`) of lazy X and Y:
-    the within-set kernel means once per block of sets, then one task per
-    pair of blocks."""
-    block = functools.partial(_mmd_block, params, squared, unbiased, gamma2,
-                              Y is None, out)
-    prepare = functools.partial(_within, params=params, unbiased=unbiased)
-    return lazy_gram(block, X, Y, dtype=out, workers=workers, prepare=prepare,
-                     name=name)
-
-
-def _mmd_block(params, squared, unbiased, gamma2, symmetric, out, x, y, kx, ky,
-               n_threads):
-    """One block of a lazy `mmd` or `mmd_kernel` (a Dask task), from the
-    within-set means `kx`, `ky` (None: `kx`) of its blocks of sets."""
-    D = _mmd(x, y, params, squared or gamma2 is not None, unbiased,
-             n_threads, False, kx=kx, ky=ky, symmetric=symmetric,
-             warn=False)
-    if gamma2 is not None:
-        D = _level2(D, gamma2)
-    return cast_output(D, out, "X" if symmetric else "X and Y")
-
-
 def _weighted(X, Y):
     """Whether X or Y (None) is a weighted Bags."""
     return X.weights is not None or (Y is not None and Y.weights is not None)
@@ -661,18 +639,17 @@ def _within(bags, params, unbiased, n_threads, diagonal=None):
         )
 
 
-def _mmd(X, Y, params, squared, unbiased, n_threads, progress, *, kx=None,
-         ky=None, symmetric=None, warn=True, warned=None):
-    """The MMD (squared: MMD^2) between the sets of validated X and Y
-    (None: X), float64; `kx`, `ky`: the within-set means of X and Y
-    (`_within`), when known (ky None: kx); `symmetric`: Y None in the whole
-    call (a block of a lazy kernel), for the errors. `warned`, a list: True
-    appended where the point kernel was degenerate (and warned of)."""
+def _mmd(X, Y, kx, ky, params, squared, unbiased, gamma2, n_threads, progress,
+         out, symmetric=None, warn=True):
+    """`mmd` (`gamma2` None) or `mmd_kernel` between the sets of validated
+    X and Y (None: X) as `out`; `kx`, `ky`: the within-set means of X and
+    Y (`_within`), when known (ky None: kx); `symmetric`: Y None in the
+    whole call (a block of a lazy kernel), for the errors; with `warn`, the
+    `DegenerateWarning` of the point kernel or the MMD kernel."""
     symmetric = Y is None if symmetric is None else symmetric
-    K, point_warned = _pair_kernel_sums(X, Y, params, n_threads, progress,
-                                        normalize=_weighted(X, Y), warn=warn)
-    if warned is not None and point_warned:
-        warned.append(True)
+    names = "X" if symmetric else "X and Y"
+    K, warned = _pair_kernel_sums(X, Y, params, n_threads, progress,
+                                  normalize=_weighted(X, Y), warn=warn)
     if not _weighted(X, Y):  # (weighted: the engine's normalised sums)
         K = pair_means(K, X, Y)
     _check_finite(K, params, symmetric)
@@ -700,7 +677,13 @@ def _mmd(X, Y, params, squared, unbiased, n_threads, progress, *, kx=None,
     if not squared:
         for a, b in row_blocks(D2):
             np.sqrt(D2[a:b], out=D2[a:b])
-    return D2
+    if gamma2 is not None:
+        equal = warn and not D2.any()  # (read before D2 becomes the kernel)
+        D2 = _level2(D2, gamma2)
+        if warn and not warned:  # (a point kernel 1 everywhere: warned of)
+            warn_uninformative(D2, symmetric, "MMD", f"sets of {names}",
+                               gamma2, equal)
+    return cast_output(D2, out, names)
 
 
 # Dask input, for the Notes of the three kernels.

@@ -19,8 +19,9 @@ from .._engine.sliced import (
     sliced_power_means,
 )
 from .._hints import takes_hints
+from .._lazy import is_lazy, lazy_gram
 from .._parallel import check_progress, resolve_workers
-from .._transforms import blocked_sets, is_lazy, lazy_gram
+from .._transforms import blocked_sets
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -304,7 +305,7 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     array([[0., 5.],
            [5., 0.]])
     """
-    lazy = is_lazy(X) or is_lazy(Y)
+    lazy = is_lazy(X, Y)
     X, Y = check_set_pair(X, Y, lazy=lazy, weighted=True)
     p = check_scalar(p, "p", low=0.0, low_inclusive=False)
     n_threads = resolve_workers(workers)
@@ -411,7 +412,7 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     array([[1.    , 0.3679],
            [0.3679, 1.    ]])
     """
-    lazy = is_lazy(X) or is_lazy(Y)
+    lazy = is_lazy(X, Y)
     X, Y = check_set_pair(X, Y, lazy=lazy, weighted=True)
     gamma = kernel_params(gamma, n_projections, projections, draw)["gamma"]
     if gamma is None and lazy:
@@ -426,10 +427,16 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     out = check_dtype(dtype, X, Y)
     directions, _ = sliced_directions(X.dim, n_projections, projections, draw, rng)
     if lazy:
-        return lazy_gram(functools.partial(_kernel_block, directions, gamma,
-                                           out),
-                         X, Y, dtype=out, workers=workers,
-                         name="sliced_wasserstein_kernel")
+        return lazy_gram(functools.partial(
+            _kernel, directions=directions, gamma=gamma, progress=False,
+            out=out, warn=False), X, Y, dtype=out, workers=workers,
+            name="sliced_wasserstein_kernel")
+    return _kernel(X, Y, directions, gamma, n_threads, progress, out)
+
+
+def _kernel(X, Y, directions, gamma, n_threads, progress, out, warn=True):
+    """`sliced_wasserstein_kernel` of validated sets X and Y (None: X) as
+    `out`; with `warn`, its `DegenerateWarning`."""
     S, e = _mean_costs(X, Y, directions, 2.0, n_threads, progress)
     units = 2 * e  # S is SW_2^2 times 2**units
     if gamma is None:
@@ -448,8 +455,9 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
         K = divergence_kernel_values(S, 1.0, scale=max(scale, _SMALLEST))
     else:
         K = _kernel_values(S, units, gamma)
-    warn_uninformative(K, Y is None, "sliced-Wasserstein",
-                       f"sets of {pair_names(Y)}", gamma, lambda: not S.any())
+    if warn:
+        warn_uninformative(K, Y is None, "sliced-Wasserstein",
+                           f"sets of {pair_names(Y)}", gamma, lambda: not S.any())
     return cast_output(K, out, pair_names(Y))
 
 
@@ -463,15 +471,6 @@ def _kernel_values(S, units, gamma):
         return divergence_kernel_values(S, 1.0, gamma=g)
     return divergence_kernel_values(
         S, 1.0, log_gamma=math.log(gamma) - units * math.log(2.0))
-
-
-def _kernel_block(directions, gamma, out, x, y, n_threads):
-    """One block of a lazy `sliced_wasserstein_kernel` with a given
-    `gamma` (a Dask task): the sets of `x` against those of `y` (None:
-    `x`)."""
-    S, e = _mean_costs(x, y, directions, 2.0, n_threads)
-    return cast_output(_kernel_values(S, 2 * e, gamma), out,
-                       "X" if y is None else "X and Y")
 
 
 _TINY = np.finfo(np.float64).tiny
