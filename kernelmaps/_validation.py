@@ -244,18 +244,12 @@ def check_scalar(value, name, *, kind="real", low=None, high=None,
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]  # a 0-d array: its NumPy scalar
     if kind == "int":
-        if type(value) is int:
-            pass  # the common case, first: no ABC checks
-        elif isinstance(value, (bool, np.bool_)) or not isinstance(
-            value, numbers.Integral
-        ):
-            if (isinstance(value, numbers.Real)
-                    and not isinstance(value, (bool, np.bool_))
-                    and _is_integral(value)):
-                value = int(value)
-            else:
+        if type(value) is not int:  # (the common case, first: no ABC checks)
+            if isinstance(value, (bool, np.bool_)) or not (
+                    isinstance(value, numbers.Integral)
+                    or (isinstance(value, numbers.Real) and _is_integral(value))):
                 raise TypeError(f"{name} must be an int, got {value!r}")
-        value = int(value)
+            value = int(value)
     else:
         if type(value) is float:
             pass  # the common case, first: no ABC checks
@@ -312,18 +306,16 @@ def check_rng(rng, name="rng"):
     anything else `numpy.random.default_rng` takes) as a Generator; a
     TypeError or ValueError naming `name` otherwise (bools are refused).
     A Generator is returned as it is (its state is shared)."""
-    if isinstance(rng, (bool, np.bool_)):
-        raise TypeError(f"{name} must be None, an int seed or a "
+    refused = TypeError(f"{name} must be None, an int seed or a "
                         f"numpy.random.Generator, got {rng!r}")
+    if isinstance(rng, (bool, np.bool_)):
+        raise refused
     if isinstance(rng, np.ndarray) and rng.ndim == 0:
         rng = rng[()]
     try:
         return np.random.default_rng(rng)
     except TypeError:
-        raise TypeError(
-            f"{name} must be None, an int seed or a numpy.random.Generator, got "
-            f"{rng!r}"
-        ) from None
+        raise refused from None
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
 
@@ -554,17 +546,15 @@ def check_dtype(dtype, *inputs):
     if dtype is None:
         float32 = all(a.dtype == np.float32 for a in inputs if a is not None)
         return np.dtype(np.float32 if float32 else np.float64)
+    message = f"dtype must be None, numpy.float32 or numpy.float64, got {dtype!r}"
     if isinstance(dtype, (bool, np.bool_)):
-        raise TypeError(f"dtype must be None, numpy.float32 or numpy.float64, "
-                        f"got {dtype!r}")
+        raise TypeError(message)
     try:
         resolved = np.dtype(dtype)
     except (TypeError, ValueError, SyntaxError):
-        raise TypeError(f"dtype must be None, numpy.float32 or numpy.float64, "
-                        f"got {dtype!r}") from None
+        raise TypeError(message) from None
     if resolved not in (np.float32, np.float64) or not resolved.isnative:
-        raise ValueError(f"dtype must be None, numpy.float32 or numpy.float64, "
-                         f"got {dtype!r}")
+        raise ValueError(message)
     return np.dtype(resolved.type)
 
 
@@ -663,6 +653,4 @@ def full_covariances(c, d):
     """Covariances of any form of `check_gaussians` as (n, d, d) matrices."""
     if c.ndim == 3:
         return c
-    if c.ndim == 2:
-        return c[:, :, None] * np.eye(d)
-    return c[:, None, None] * np.eye(d)
+    return c.reshape(*c.shape, *(1,) * (3 - c.ndim)) * np.eye(d)
