@@ -61,9 +61,9 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     float64.
     """
     weights = _pair_weights(X, Y)
+    ux, uy = (None, None) if weights is None else weights
     gamma, coef0, degree = _used(kernel, gamma, coef0, degree)
     if kernel == "linear":
-        ux, uy = (None, None) if weights is None else weights
         sx = set_sums(X, ux)
         with np.errstate(over="ignore", invalid="ignore"):
             S = sx @ (sx if Y is None else set_sums(Y, uy)).T
@@ -85,14 +85,13 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
         # (unweighted, it divides as `pair_means`; weighted: `_finished`)
         Z = X if symmetric else Y
         xw, yw = (None, None) if weights is None else (
-            _row_weights(weights[0], dtype), weights[0 if symmetric else 1])
+            _row_weights(ux, dtype), ux if symmetric else uy)
         S = _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
                             Z.points.astype(dtype, copy=False), Z.offsets,
                             e, symmetric, kernel, gamma, coef0, degree,
                             normalize and weights is None, xw, yw)
         S = _unscaled(S, kernel, e)
         return S if weights is None else _finished(S, X, Y, normalize, weights)
-    ux, uy = (None, None) if weights is None else weights
     xplan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, True)
     if symmetric:
         yp, yplan = xp, xplan
