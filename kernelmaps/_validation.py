@@ -464,13 +464,10 @@ def check_rows(X, name="X", *, nonnegative=False, lazy=False):
         X = scipy.sparse.csr_matrix(X)  # a new object: the input is kept
         if X.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
-        if not all(a.flags.c_contiguous
-                   for a in (X.data, X.indices, X.indptr)):
-            # e.g. data a strided view: the compiled code needs contiguous
-            # arrays (copied only here, when they are not)
-            X = scipy.sparse.csr_matrix(
-                (np.ascontiguousarray(X.data), np.ascontiguousarray(X.indices),
-                 np.ascontiguousarray(X.indptr)), shape=X.shape)
+        # e.g. data a strided view: the compiled code needs contiguous
+        # arrays (copied only here, when they are not; X is a new object)
+        X.data, X.indices, X.indptr = (np.ascontiguousarray(a) for a in (
+            X.data, X.indices, X.indptr))
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
