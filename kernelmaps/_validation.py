@@ -49,6 +49,7 @@ __all__ = [
     "check_sets",
     "check_size",
     "fill_docs",
+    "machine_memory",
     "memory_limit",
     "pair_names",
 ]
@@ -368,10 +369,7 @@ def memory_limit():
     """Bytes of memory this process may have, and whose limit it is: the
     machine's memory (2**59 where unknown), or the process's address-space
     limit (``ulimit -v``) where lower."""
-    try:
-        limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, OSError, ValueError):
-        limit = 2**59
+    limit = machine_memory()
     soft = -1
     try:
         import resource
@@ -384,6 +382,14 @@ def memory_limit():
     if 0 <= soft < limit:
         return soft, "this process (its address-space limit, ulimit -v)"
     return limit, "this machine"
+
+
+def machine_memory():
+    """Bytes of memory of this machine (2**59 where unknown)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return 2**59
 
 
 def check_fourier_range(top, weight_norm, dtype, name="X"):
