@@ -25,6 +25,7 @@ pipeline being computed and disappears when the table is complete.
 """
 
 import argparse
+import functools
 import string
 import sys
 import time
@@ -133,12 +134,6 @@ def _best_time(f):
     return result, min(times)
 
 
-def _significant(ratio):
-    """`ratio` (rounded to 3 significant digits) as printed: no exponent,
-    no trailing zeros ("39.2", "0.0255", "1230")."""
-    return np.format_float_positional(ratio, trim="-")
-
-
 def _one_vs_all(labels):
     """Targets +1 for the class, -1 otherwise: one column per class."""
     return np.where(labels[:, None] == np.unique(labels), 1.0, -1.0)
@@ -223,10 +218,6 @@ class Demo:
         if self.bar is not None:
             self.bar.set_description(name)
 
-    def done(self):
-        if self.bar is not None:
-            self.bar.update()
-
     def row(self, name, elapsed, score, value, baseline=None, error=None):
         """Print and record a row; `baseline` is the row (a dict) whose exact
         kernel this map approximates. Returns the new row."""
@@ -234,9 +225,11 @@ class Demo:
         speedup, ratio = " " * 14, None
         if baseline is not None:
             # Three significant digits; the conclusions are computed from
-            # this printed number.
+            # this printed number, printed without exponent or trailing
+            # zeros ("39.2", "0.0255", "1230").
             ratio = float(f"{baseline['time'] / elapsed:.3g}")
-            speedup = f"{_significant(ratio):>8}x vs {baseline['label']}"
+            printed = np.format_float_positional(ratio, trim="-")
+            speedup = f"{printed:>8}x vs {baseline['label']}"
         error = (f"{error[0]:>8.0e}{error[1]:>8.0e}" if error is not None
                  else " " * 16)
         self.write(f"  {label:<5}{name:<44}{elapsed:>7.3f}s{speedup}{error}"
@@ -245,7 +238,8 @@ class Demo:
                   "baseline": baseline, "speedup": ratio, "score": value,
                   "kind": score}
         self.rows.append(record)
-        self.done()
+        if self.bar is not None:
+            self.bar.update()
         return record
 
     def kernel_machine(self, name, kernel, train, test, y, alpha, score):
@@ -321,7 +315,7 @@ class Demo:
         y = _one_vs_all(labels[:n_train])
         exact, K = self.kernel_machine(
             "mean map kernel + kernel ridge",
-            lambda X, Y=None, **kw: sum_match_kernel(X, Y, gamma=gamma, **kw),
+            functools.partial(sum_match_kernel, gamma=gamma),
             train, test, y, 1e-3, accuracy)
         for t in (1000, 4000):
             rdf = RandomDistributionFeatures(t, gamma=gamma, rng=self.seed).fit(train)
@@ -344,7 +338,7 @@ class Demo:
                  accuracy(test @ w + intercept))
         exact, K = self.kernel_machine(
             f"exp-chi2 kernel (beta = {beta:g}) + kernel ridge",
-            lambda X, Y=None, **kw: exp_chi2_kernel(X, Y, beta=beta, **kw),
+            functools.partial(exp_chi2_kernel, beta=beta),
             train, test, y, 1e-2, accuracy)
         self.step("ExpChi2Features")
         features = ExpChi2Features(2000, beta=beta, rng=self.seed).fit(train)
@@ -353,8 +347,7 @@ class Demo:
         del K  # (freed before the next Gram matrix of the same size)
         exact, K = self.kernel_machine(
             "additive chi2 kernel + kernel ridge",
-            lambda X, Y=None, **kw: additive_chi2_kernel(X, Y, **kw),
-            train, test, y, 1e-2, accuracy)
+            additive_chi2_kernel, train, test, y, 1e-2, accuracy)
         direct = Chi2DirectMap(5, per_dimension=True).fit(train)
         self.linear_model("Chi2DirectMap, 5 terms + linear ridge", direct, train,
                           test, y, 1e-2, accuracy, K, exact)
@@ -375,8 +368,7 @@ class Demo:
 
         exact, K = self.kernel_machine(
             "MMD kernel + kernel ridge",
-            lambda X, Y=None, **kw: mmd_kernel(X, Y, gamma=gamma, gamma2=gamma2,
-                                               **kw),
+            functools.partial(mmd_kernel, gamma=gamma, gamma2=gamma2),
             train, test, y, 1e-4, r2)
         drdf = DoublyRandomDistributionFeatures(
             500, 2000, gamma=gamma, gamma2=gamma2, rng=self.seed).fit(train)

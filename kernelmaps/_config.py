@@ -16,7 +16,7 @@ import os
 import threading
 import time
 
-from ._validation import fill_docs
+from ._validation import fill_docs, machine_memory
 
 __all__ = ["config_context", "get_config", "set_config", "working_memory_bytes"]
 
@@ -198,7 +198,4 @@ def _read_available_memory():
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, OSError, ValueError):
-        try:
-            return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (AttributeError, OSError, ValueError):
-            return 2**59
+        return machine_memory()

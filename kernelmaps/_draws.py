@@ -93,13 +93,8 @@ def draw_fourier(dim, n_components, kernel, gamma, rng, draw="iid",
     """Frequencies (dim, t) and phases (t,) for the shift-invariant kernel,
     drawn by `draw` for the feature `form`, and the `FourierDraw` that draws
     them again (None when the generator cannot be replayed)."""
-    rng = np.random.default_rng(rng)
-    state = rng.bit_generator.state
-    args = (dim, n_components, kernel, gamma, draw, form)
-    weights, offsets = _draw(*args, rng=rng)
-    record = None
-    if hasattr(np.random, str(state.get("bit_generator"))):
-        record = FourierDraw(args, state, _checksum(weights, offsets))
+    (weights, offsets), record = FourierDraw.draw(
+        (dim, n_components, kernel, gamma, draw, form), rng)
     return weights, offsets, record
 
 
@@ -199,9 +194,10 @@ def _inverse_cdf(kernel, gamma, u):
     return gamma * np.tan(math.pi * (u - 0.5))
 
 
-def _checksum(*arrays):
+def _checksum(drawn):
+    """The CRC-32 of the bytes of `drawn`, an array or a tuple of them."""
     crc = 0
-    for a in arrays:
+    for a in drawn if isinstance(drawn, tuple) else (drawn,):
         crc = zlib.crc32(np.ascontiguousarray(a).view(np.uint8), crc)
     return crc
 
@@ -225,14 +221,26 @@ class _Recipe:
     def __setstate__(self, state):
         self.args, self.state, self.crc = state
 
+    @classmethod
+    def draw(cls, args, rng):
+        """What `_draw_again` draws from `args` with `rng` (anything
+        `numpy.random.default_rng` takes), and its recipe (None when the
+        generator cannot be replayed: not one of NumPy's)."""
+        rng = np.random.default_rng(rng)
+        state = rng.bit_generator.state
+        drawn = cls._draw_again(*args, rng=rng)
+        record = None
+        if hasattr(np.random, str(state.get("bit_generator"))):
+            record = cls(args, state, _checksum(drawn))
+        return drawn, record
+
     def replay(self):
         """The same arrays, drawn again."""
         bit_generator = getattr(np.random, self.state["bit_generator"])()
         bit_generator.state = self.state
         drawn = type(self)._draw_again(*self.args,
                                        rng=np.random.Generator(bit_generator))
-        arrays = drawn if isinstance(drawn, tuple) else (drawn,)
-        if _checksum(*arrays) != self.crc:
+        if _checksum(drawn) != self.crc:
             raise RuntimeError(
                 f"the {self._what} drawn again on unpickling differ from the "
                 f"pickled ones (a NumPy with another random stream, or a "
@@ -264,14 +272,7 @@ def draw_directions(dim, n, draw, rng):
     through the normal quantile, normalised ("qmc"); and the
     `DirectionDraw` that draws them again (None when the generator cannot
     be replayed)."""
-    rng = np.random.default_rng(rng)
-    state = rng.bit_generator.state
-    args = (int(dim), int(n), draw)
-    directions = _directions(*args, rng=rng)
-    record = None
-    if hasattr(np.random, str(state.get("bit_generator"))):
-        record = DirectionDraw(args, state, _checksum(directions))
-    return directions, record
+    return DirectionDraw.draw((int(dim), int(n), draw), rng)
 
 
 def _directions(dim, n, draw, *, rng):

@@ -49,6 +49,7 @@ __all__ = [
     "check_sets",
     "check_size",
     "fill_docs",
+    "machine_memory",
     "memory_limit",
     "pair_names",
 ]
@@ -244,18 +245,12 @@ def check_scalar(value, name, *, kind="real", low=None, high=None,
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]  # a 0-d array: its NumPy scalar
     if kind == "int":
-        if type(value) is int:
-            pass  # the common case, first: no ABC checks
-        elif isinstance(value, (bool, np.bool_)) or not isinstance(
-            value, numbers.Integral
-        ):
-            if (isinstance(value, numbers.Real)
-                    and not isinstance(value, (bool, np.bool_))
-                    and _is_integral(value)):
-                value = int(value)
-            else:
+        if type(value) is not int:  # (the common case, first: no ABC checks)
+            if isinstance(value, (bool, np.bool_)) or not (
+                    isinstance(value, numbers.Integral)
+                    or (isinstance(value, numbers.Real) and _is_integral(value))):
                 raise TypeError(f"{name} must be an int, got {value!r}")
-        value = int(value)
+            value = int(value)
     else:
         if type(value) is float:
             pass  # the common case, first: no ABC checks
@@ -312,18 +307,16 @@ def check_rng(rng, name="rng"):
     anything else `numpy.random.default_rng` takes) as a Generator; a
     TypeError or ValueError naming `name` otherwise (bools are refused).
     A Generator is returned as it is (its state is shared)."""
-    if isinstance(rng, (bool, np.bool_)):
-        raise TypeError(f"{name} must be None, an int seed or a "
+    refused = TypeError(f"{name} must be None, an int seed or a "
                         f"numpy.random.Generator, got {rng!r}")
+    if isinstance(rng, (bool, np.bool_)):
+        raise refused
     if isinstance(rng, np.ndarray) and rng.ndim == 0:
         rng = rng[()]
     try:
         return np.random.default_rng(rng)
     except TypeError:
-        raise TypeError(
-            f"{name} must be None, an int seed or a numpy.random.Generator, got "
-            f"{rng!r}"
-        ) from None
+        raise refused from None
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
 
@@ -376,10 +369,7 @@ def memory_limit():
     """Bytes of memory this process may have, and whose limit it is: the
     machine's memory (2**59 where unknown), or the process's address-space
     limit (``ulimit -v``) where lower."""
-    try:
-        limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, OSError, ValueError):
-        limit = 2**59
+    limit = machine_memory()
     soft = -1
     try:
         import resource
@@ -392,6 +382,14 @@ def memory_limit():
     if 0 <= soft < limit:
         return soft, "this process (its address-space limit, ulimit -v)"
     return limit, "this machine"
+
+
+def machine_memory():
+    """Bytes of memory of this machine (2**59 where unknown)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return 2**59
 
 
 def check_fourier_range(top, weight_norm, dtype, name="X"):
@@ -472,13 +470,10 @@ def check_rows(X, name="X", *, nonnegative=False, lazy=False):
         X = scipy.sparse.csr_matrix(X)  # a new object: the input is kept
         if X.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
-        if not all(a.flags.c_contiguous
-                   for a in (X.data, X.indices, X.indptr)):
-            # e.g. data a strided view: the compiled code needs contiguous
-            # arrays (copied only here, when they are not)
-            X = scipy.sparse.csr_matrix(
-                (np.ascontiguousarray(X.data), np.ascontiguousarray(X.indices),
-                 np.ascontiguousarray(X.indptr)), shape=X.shape)
+        # e.g. data a strided view: the compiled code needs contiguous
+        # arrays (copied only here, when they are not; X is a new object)
+        X.data, X.indices, X.indptr = (np.ascontiguousarray(a) for a in (
+            X.data, X.indices, X.indptr))
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
@@ -554,17 +549,15 @@ def check_dtype(dtype, *inputs):
     if dtype is None:
         float32 = all(a.dtype == np.float32 for a in inputs if a is not None)
         return np.dtype(np.float32 if float32 else np.float64)
+    message = f"dtype must be None, numpy.float32 or numpy.float64, got {dtype!r}"
     if isinstance(dtype, (bool, np.bool_)):
-        raise TypeError(f"dtype must be None, numpy.float32 or numpy.float64, "
-                        f"got {dtype!r}")
+        raise TypeError(message)
     try:
         resolved = np.dtype(dtype)
     except (TypeError, ValueError, SyntaxError):
-        raise TypeError(f"dtype must be None, numpy.float32 or numpy.float64, "
-                        f"got {dtype!r}") from None
+        raise TypeError(message) from None
     if resolved not in (np.float32, np.float64) or not resolved.isnative:
-        raise ValueError(f"dtype must be None, numpy.float32 or numpy.float64, "
-                         f"got {dtype!r}")
+        raise ValueError(message)
     return np.dtype(resolved.type)
 
 
@@ -663,6 +656,4 @@ def full_covariances(c, d):
     """Covariances of any form of `check_gaussians` as (n, d, d) matrices."""
     if c.ndim == 3:
         return c
-    if c.ndim == 2:
-        return c[:, :, None] * np.eye(d)
-    return c[:, None, None] * np.eye(d)
+    return c.reshape(*c.shape, *(1,) * (3 - c.ndim)) * np.eye(d)

@@ -166,10 +166,16 @@ def degenerate_message(kind, kernel, gamma, between="points", equal=False,
                 f"all {between}: {scale} is far too large for the distances "
                 f"between them, and the kernel matrix carries no information "
                 f"(use a smaller {scale}{_HEURISTIC[scale]})")
-    return (f"the {kernel} kernel with gamma={gamma:.3g} is 1 between all "
-            f"points: gamma is far too small for the distances between them, "
-            f"and the kernel matrix, constant, carries no information (use a "
-            f"larger gamma; gamma=None is the median heuristic)")
+    return _too_small(kernel, "gamma", gamma, 1.0, "points")
+
+
+def _too_small(kernel, scale, gamma, value, between):
+    """The message of a kernel whose `scale` (its value `gamma`) is far too
+    small: the kernel is `value` between all `between`."""
+    return (f"the {kernel} kernel with {scale}={gamma:.3g} is {value:.6g} "
+            f"between all {between}: {scale} is far too small for the "
+            f"distances between them, and the kernel matrix, constant, carries "
+            f"no information (use a larger {scale}{_HEURISTIC[scale]})")
 
 
 def constant_value(K, symmetric):
@@ -227,11 +233,7 @@ def warn_uninformative(K, symmetric, kernel, between, gamma=None, equal=None,
     if callable(equal):
         equal = equal()
     if equal is False and gamma is not None:
-        warn_degenerate(
-            f"the {kernel} kernel with {scale}={gamma:.3g} is {value:.6g} "
-            f"between all {between}: {scale} is far too small for the "
-            f"distances between them, and the kernel matrix, constant, carries "
-            f"no information (use a larger {scale}{_HEURISTIC[scale]})")
+        warn_degenerate(_too_small(kernel, scale, gamma, value, between))
         return
     if value == 0 and not equal:
         warn_degenerate(

@@ -291,7 +291,7 @@ def test_iid_offset_draw_and_its_short_record():
     W = rng.normal(scale=math.sqrt(2 * gamma), size=(dim, t))
     b = rng.uniform(0.0, 2 * math.pi, size=t)
     old = draws.FourierDraw((dim, t, "rbf", gamma), state,
-                            draws._checksum(W, b))
+                            draws._checksum((W, b)))
     weights, offsets = pickle.loads(pickle.dumps(old)).replay()
     assert_array_equal(weights, W)
     assert_array_equal(offsets, b)

@@ -317,8 +317,7 @@ def _robust(X, Y, kind, rows, cols, symmetric, out, n_threads):
 def _csr_rows(A, rows):
     """The rows `rows` of `A` as float64 CSR with sorted int64 indices."""
     S = scipy.sparse.csr_matrix(A[rows], dtype=np.float64)
-    if not S.has_sorted_indices:
-        S.sort_indices()
+    S.sort_indices()  # (where they are not sorted yet)
     S.indices = S.indices.astype(np.int64)
     S.indptr = S.indptr.astype(np.int64)
     return S

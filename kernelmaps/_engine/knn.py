@@ -19,7 +19,6 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from . import _knn as _impl
-from ._pair_sums import prepare_points
 from .lapack import one_blas_thread
 from .layout import (
     PRODUCT_CHUNK,
@@ -33,7 +32,7 @@ from .layout import (
     scaled,
     squares_exponent,
 )
-from .pair_sums import expansion_bound
+from .pair_sums import centred_points, expansion_bound
 from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, thread_map, threads_for
 
@@ -126,31 +125,24 @@ class NeighbourSearch:
                                                      dtype)
         self.bound = (0, 0.0, 0.0, 0.0)
         sides = (self.x,) if self.symmetric else (self.x, self.y)
-        for s in sides:  # the tiles only, unless the products path below
-            s.centred, s.norms = np.zeros((0, X.dim), dtype), np.zeros(0)
+        # The tiles only (no centred copies), unless the products path of
+        # `_knn.pyx`: the points centred on the mean of X and Y together,
+        # their squared norms, and its bound ``(chunk, c1, c2, tol)``: a list
+        # is certified where ``c1 r R + c2 (r + R)^2 <= tol nu^2`` (r, R the
+        # radii of the two sides, nu^2 the k-th squared distance; c1, c2
+        # from `pair_sums.expansion_bound`), tol `_PRODUCT_TOLERANCE` d u in
+        # the working precision.
+        centred = ([np.zeros((0, X.dim), dtype)] * len(sides),
+                   [np.zeros(0)] * len(sides))
         if (method == "blocks" and X.dim >= KNN_GEMM_DIM[dtype]
                 and all(s.rho_shift is None for s in sides)):
-            self._prepare_products(sides)
-
-    def _prepare_products(self, sides):
-        """Centred copies of the points (c the mean of X and Y together)
-        and their squared norms, for the products path of `_knn.pyx`, and
-        its bound ``(chunk, c1, c2, tol)``: a list is certified where
-        ``c1 r R + c2 (r + R)^2 <= tol nu^2`` (r, R the radii of the two
-        sides, nu^2 the k-th squared distance; c1, c2 from
-        `pair_sums.expansion_bound`), tol `_PRODUCT_TOLERANCE` d u in the
-        working precision."""
-        dtype, d = self.dtype, self.dim
-        n = [int(s.offsets[-1]) for s in sides]
-        centre = sum(s.rows[:m].sum(axis=0, dtype=np.float64)
-                     for s, m in zip(sides, n, strict=True)) / max(sum(n), 1)
-        chunk = PRODUCT_CHUNK[dtype]
-        for s, m in zip(sides, n, strict=True):
-            s.centred, s.norms = np.empty((m, d), dtype), np.zeros(m)
-            prepare_points(s.rows[:m], centre, s.centred, s.norms, chunk,
-                           self.n_threads)
-        c1, c2 = expansion_bound(d, dtype)
-        self.bound = (chunk, c1, c2, _PRODUCT_TOLERANCE * d * np.finfo(dtype).eps / 2)
+            centred = centred_points(
+                [s.rows[:int(s.offsets[-1])] for s in sides], n_threads)
+            c1, c2 = expansion_bound(X.dim, dtype)
+            self.bound = (PRODUCT_CHUNK[dtype], c1, c2,
+                          _PRODUCT_TOLERANCE * X.dim * np.finfo(dtype).eps / 2)
+        for s, points, norms in zip(sides, *centred, strict=True):
+            s.centred, s.norms = points, norms
 
     def self_log_kth(self, side="x"):
         """log rho_k of every point of X (`side` "x") or of Y ("y"), the

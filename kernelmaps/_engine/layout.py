@@ -120,8 +120,7 @@ def pack_rows(points, e=0, dtype=None):
     with zero rows so that every tile is whole."""
     dtype = points.dtype if dtype is None else np.dtype(dtype)
     rows = np.zeros((points.shape[0] + TILE_ROWS, points.shape[1]), dtype=dtype)
-    for a, b in row_blocks(points):
-        _times_power_of_two(points[a:b], e, rows[a:b], dtype)
+    scaled(points, e, dtype, rows[:points.shape[0]])
     return rows
 
 

@@ -30,8 +30,8 @@ from .layout import (
 from .schedule import TASK_WORK, run_chunked, threads_for, touch_pages
 from .set_means import normalised_weights
 
-__all__ = ["expansion_bound", "kernel_power", "pair_means", "pair_sums",
-           "self_sums", "set_sums", "shifted_matrix"]
+__all__ = ["centred_points", "expansion_bound", "kernel_power", "pair_means",
+           "pair_sums", "self_sums", "set_sums", "shifted_matrix"]
 
 
 def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
@@ -61,9 +61,9 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
     float64.
     """
     weights = _pair_weights(X, Y)
+    ux, uy = (None, None) if weights is None else weights
     gamma, coef0, degree = _used(kernel, gamma, coef0, degree)
     if kernel == "linear":
-        ux, uy = (None, None) if weights is None else weights
         sx = set_sums(X, ux)
         with np.errstate(over="ignore", invalid="ignore"):
             S = sx @ (sx if Y is None else set_sums(Y, uy)).T
@@ -85,14 +85,13 @@ def pair_sums(X, Y=None, *, kernel, gamma=1.0, coef0=1.0, degree=2, n_threads=1,
         # (unweighted, it divides as `pair_means`; weighted: `_finished`)
         Z = X if symmetric else Y
         xw, yw = (None, None) if weights is None else (
-            _row_weights(weights[0], dtype), weights[0 if symmetric else 1])
+            _row_weights(ux, dtype), ux if symmetric else uy)
         S = _impl.one_group(xp.astype(dtype, copy=False), X.offsets,
                             Z.points.astype(dtype, copy=False), Z.offsets,
                             e, symmetric, kernel, gamma, coef0, degree,
                             normalize and weights is None, xw, yw)
         S = _unscaled(S, kernel, e)
         return S if weights is None else _finished(S, X, Y, normalize, weights)
-    ux, uy = (None, None) if weights is None else weights
     xplan = _impl.plan_segments(X.offsets, max_points, PAIR_MAX_SEGMENTS, True)
     if symmetric:
         yp, yplan = xp, xplan
@@ -296,12 +295,7 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
         form[_uncertified(norms, xplan, yplan, g, h, product_gamma, d,
                           dtype)] = _impl.EXACT
     if (form == _impl.EXACT).any():  # the pairs left, centred
-        total = sum(p.sum(axis=0, dtype=np.float64) for p in prepared)
-        centre = total / sum(len(p) for p in prepared)
-        centred = [np.empty_like(p) for p in prepared]
-        centred_norms = [np.zeros(len(p)) for p in prepared]
-        for p, c, n in zip(prepared, centred, centred_norms, strict=True):
-            _impl.prepare_points(p, centre, c, n, chunk, n_threads)
+        centred, centred_norms = centred_points(prepared, n_threads)
         certified = ~_uncertified(centred_norms, xplan, yplan, g, h,
                                   product_gamma, d, dtype)
         form[(form == _impl.EXACT) & certified] = _impl.CENTRED
@@ -337,6 +331,20 @@ def _by_products(X, Y, kernel, e, gamma, coef0, degree, dtype, n_threads,
                     progress=progress, desc=desc)
     S = _fold_segments(out, xplan[1], axis=0)
     return _fold_segments(S, yplan[1], axis=1)
+
+
+def centred_points(arrays, n_threads):
+    """The points `arrays` (2-D, of one dtype) less the mean of all of them
+    (summed in float64), in their dtype, and the squared norms of the
+    centred points: two lists, an entry per array (the products paths
+    centre the points where the norms alone would lose too much)."""
+    centre = (sum(a.sum(axis=0, dtype=np.float64) for a in arrays)
+              / max(sum(len(a) for a in arrays), 1))
+    centred = [np.empty_like(a) for a in arrays]
+    norms = [np.zeros(len(a)) for a in arrays]
+    for a, c, n in zip(arrays, centred, norms, strict=True):
+        _impl.prepare_points(a, centre, c, n, PRODUCT_CHUNK[a.dtype], n_threads)
+    return centred, norms
 
 
 def _uncertified(norms, xplan, yplan, g, h, gamma, d, dtype):

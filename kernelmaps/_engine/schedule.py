@@ -149,14 +149,12 @@ def run_chunked(fn, plan, cost, *, n_threads, n_tasks=None, progress=False,
     if not shown and (cum[-1] if cum is not None else n * each) <= FIRST_CHUNK_WORK:
         fn(*plan, 0, n, n_threads)  # small work: one chunk, no planning
         return
-    if unit_cost is None:
-        def done(stop):  # the units of the tasks before `stop`
-            return stop
-    else:
-        units = np.cumsum(unit_cost)
+    units = None if unit_cost is None else np.cumsum(unit_cost)
 
-        def done(stop):
-            return round(units[stop - 1]) if stop else 0
+    def done(stop):  # the units of the tasks before `stop`
+        if units is None:
+            return stop
+        return round(units[stop - 1]) if stop else 0
     min_tasks = 2 * int(n_threads) if n_threads > 1 else 1
     target = FIRST_CHUNK_WORK
     with _open_bar(progress, done(n), desc) as bar:

@@ -137,7 +137,6 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
     rows, cols = layout.objects(task)
     same = kind != "pu" and i == j
     take = take or spec.take
-    out = []
     if layout.mode == "pooled" or kind == "uu":
         A = take(Z, rows)
         B = None if same else take(Z, cols)
@@ -147,17 +146,11 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
                   else [0.0] * len(scales))
         parts = [_pooled_part(K, same, draws_i, draws_j, resampled, c)
                  for K, c in zip(blocks, shifts, strict=True)]
-        tag = "r" if layout.mode == "pooled" else "rUu"
-        out.append((("flags",), _flags(parts)))
-        if layout.mode == "pooled":
-            out.append((("quad", i), np.stack([p["quad"] for p in parts])))
-            if same:
-                out.append((("diag", i), np.stack([p["diag"] for p in parts])))
-            out.append((("fro", i), np.array([p["fro"] for p in parts])))
-        out.append(((tag, i), np.stack([p["rows"] for p in parts])))
-        if not same:
-            out.append(((tag, j), np.stack([p["cols"] for p in parts])))
-        return out
+        tag = "r" if resampled else "rUu"
+        keys = ([(("quad", i), "quad"), (("diag", i), "diag"), (("fro", i), "fro")]
+                if resampled else [])
+        return _contributions(parts, [*keys, ((tag, i), "rows"),
+                                      ((tag, j), "cols")])
     n = layout.n
     xi = take(Z, rows)
     yi = take(Z, slice(n + rows.start, n + rows.stop))
@@ -165,16 +158,12 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
         U = take(Z, cols)
         kx = map(spec.finite, spec.blocks(xi, U, scales, n_threads))
         ky = map(spec.finite, spec.blocks(yi, U, scales, n_threads))
-        flags, rxu, ryu, ru = [], [], [], []
-        for a, b in zip(kx, ky, strict=True):
-            flags.append({"one": bool((a == 1).all() and (b == 1).all()),
-                          "nonzero": bool(a.any() or b.any())})
-            rxu.append(a.sum(axis=1))
-            ryu.append(b.sum(axis=1))
-            ru.append(a.sum(axis=0) + b.sum(axis=0))
-        return [(("flags",), _flags(flags)),
-                (("rUx", i), np.stack(rxu)), (("rUy", i), np.stack(ryu)),
-                (("rPu", j), np.stack(ru))]
+        parts = [{"one": bool((a == 1).all() and (b == 1).all()),
+                  "nonzero": bool(a.any() or b.any()), "rx": a.sum(axis=1),
+                  "ry": b.sum(axis=1), "ru": a.sum(axis=0) + b.sum(axis=0)}
+                 for a, b in zip(kx, ky, strict=True)]
+        return _contributions(parts, [(("rUx", i), "rx"), (("rUy", i), "ry"),
+                                      (("rPu", j), "ru")])
     xj = None if same else take(Z, cols)
     yj = None if same else take(Z, slice(n + cols.start, n + cols.stop))
     kxx = map(spec.finite, spec.blocks(xi, xj, scales, n_threads))
@@ -188,17 +177,19 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
         d = c.T if same else next(kyx)
         parts.append(_pairs_part(a, b, c, d, same, draws_i, draws_j,
                                  layout.linear, _band_mask(layout, rows, cols)))
-    out.append((("flags",), _flags(parts)))
-    out.append((("quad", i), np.stack([p["quad"] for p in parts])))
-    if same:
-        out.append((("trd", i), np.array([p["trd"] for p in parts])))
-    if layout.linear:
-        out.append((("rPx", i), np.stack([p["rx"] for p in parts])))
-        out.append((("rPy", i), np.stack([p["ry"] for p in parts])))
-        if not same:
-            out.append((("rPx", j), np.stack([p["cx"] for p in parts])))
-            out.append((("rPy", j), np.stack([p["cy"] for p in parts])))
-    return out
+    return _contributions(parts, [(("quad", i), "quad"), (("trd", i), "trd"),
+                                  (("rPx", i), "rx"), (("rPy", i), "ry"),
+                                  (("rPx", j), "cx"), (("rPy", j), "cy")])
+
+
+def _contributions(parts, keys):
+    """The contributions of a task from its `parts` (one dict a scale):
+    ``("flags",)`` and its flags, then for each ``(key, field)`` of `keys`
+    that the parts hold, the key and the parts' values of the field
+    stacked (a part holds only the fields of its task)."""
+    return [(("flags",), _flags(parts)),
+            *((key, np.stack([p[field] for p in parts]))
+              for key, field in keys if field in parts[0])]
 
 
 def column_dots(A, B):

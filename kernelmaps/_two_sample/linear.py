@@ -77,10 +77,9 @@ def _spectral(moments_x, moments_y, alpha, name, gamma):
     weights = np.linalg.eigvalsh((scatter + scatter.T) / (2 * (cx + cy - 2)))
     top = weights.max()
     weights = weights[weights > top * 1e-12] if top > 0 else weights[:0]
-    if weights.size == 0 or statistic == 0.0:
-        # constant features (or equal means): no evidence either way
-        return result(statistic, 1.0, None, alpha, "linear", name, gamma)
-    pvalue = weighted_chi2_sf(n * m / N * statistic, weights)
+    # (constant features, or equal means: no evidence either way)
+    pvalue = (1.0 if weights.size == 0 or statistic == 0.0
+              else weighted_chi2_sf(n * m / N * statistic, weights))
     return result(statistic, pvalue, None, alpha, "linear", name, gamma)
 
 
