@@ -7,7 +7,8 @@ import numpy as np
 
 from .._spec import N_BANDWIDTHS, Spec, given_gammas, point_gamma, point_grid, register
 from .._validation import check_gaussians, full_covariances
-from ._expected import _expected, expected_params
+from .._warnings import warn_uninformative
+from ._expected import _all_equal, _expected, expected_params
 
 __all__ = ["ExpectedSpec"]
 
@@ -80,6 +81,21 @@ class ExpectedSpec(Spec):
         return given_gammas(gamma, lambda: point_gamma(None, Z[0], point),
                             lambda: point_grid(Z[0], point, N_BANDWIDTHS, grid),
                             grid)
+
+    def fitted_gamma(self, params):
+        """gamma, or None for the linear kernel, which has none."""
+        return None if params.get("kernel") == "linear" else params.get("gamma")
+
+    def function_gram(self, A, params, n_threads, between):
+        """As `Spec`'s, with the function's warning: of the rbf kernel, at
+        its gamma, where it is 0 or constant between distinct Gaussians."""
+        K = self.function_block(A, None, params, n_threads)
+        rbf = self.degenerate_scale
+        if between is not None:
+            warn_uninformative(K, True, f"{params.get('kernel', 'rbf')} expected",
+                               between, params.get("gamma") if rbf else None,
+                               (lambda: _all_equal(A[:1], A[1:])) if rbf else None)
+        return K, params
 
     def blocks(self, A, B, scales, n_threads):
         params = self.point_params()
