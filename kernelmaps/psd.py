@@ -297,11 +297,7 @@ class PSDProjector(FeatureMap):
 
     def _transformed(self, K):
         """`transform` of the validated float64 `K`, in float64."""
-        if K.shape[1] != self.n_train_:
-            raise ValueError(
-                f"K_test_train has {K.shape[1]} columns but the projector was "
-                f"fitted on {self.n_train_} training sets"
-            )
+        self._check_width(K.shape[1], "K_test_train")
         exponent = -power_of_two_exponent(max_abs(K))
         unit = np.ldexp(K, -exponent)
         if self.method == "square":

@@ -92,9 +92,9 @@ PAIRWISE_FAILURES = {
         "the check fits a (10, 3) matrix with a NaN: not square, refused as "
         "such before its NaN is seen",
     "check_n_features_in_after_fitting":
-        "test rows of another width are refused with the package's own "
-        "message, naming the argument (K_test_train has 1 columns but the "
-        "projector was fitted on 10 training sets)",
+        "test rows of another width are refused with the maps' message, "
+        "naming the argument (K_test_train has 1 features, but PSDProjector "
+        "is expecting 10 features as input), not X",
     "check_fit2d_predict1d":
         "1-D test rows are refused with the package's own message, naming "
         "the argument (K_test_train must be 2-D), not scikit-learn's wording",
