@@ -321,9 +321,6 @@ class FeatureMap(Estimator):
         return np.asarray([f"{prefix}{i}" for i in range(self.n_features_out_)],
                           dtype=object)
 
-    def _fit(self, X, workers, progress):
-        raise NotImplementedError
-
     def _check_names(self, X, *, reset):
         """Record the column names of a DataFrame `X` in ``fit`` (`reset`),
         and compare them in ``transform`` as scikit-learn does: an error

@@ -483,10 +483,9 @@ class NystroemMap(FeatureMap):
         kind = self._spec.kind
         if kind == "rows":
             self._check_names(X, reset=False)
-        if kind == "sets" and (is_lazy(X) or progress):
-            return self._transform_sets(X, workers=workers, progress=progress)
-        if kind == "rows" and (is_lazy(X) or progress):
-            return self._transform_rows(X, workers=workers, progress=progress)
+        if kind in ("sets", "rows") and (is_lazy(X) or progress):
+            blocks = self._transform_sets if kind == "sets" else self._transform_rows
+            return blocks(X, workers=workers, progress=progress)
         if kind == "sets":  # (the blocks of _transform_sets check it there)
             check_weights_kept(self, X)
         return self._transform(X, workers=workers)
