@@ -90,8 +90,8 @@ class ExpectedSpec(Spec):
         """As `Spec`'s, with the function's warning: of the rbf kernel, at
         its gamma, where it is 0 or constant between distinct Gaussians."""
         K = self.function_block(A, None, params, n_threads)
-        rbf = self.degenerate_scale
         if between is not None:
+            rbf = self.degenerate_scale
             warn_uninformative(K, True, f"{params.get('kernel', 'rbf')} expected",
                                between, params.get("gamma") if rbf else None,
                                (lambda: _all_equal(A[:1], A[1:])) if rbf else None)
