@@ -17,10 +17,11 @@ a `kernelmaps.Bags` also works in ``fit`` and ``transform``.
 
 import numpy as np
 
-from ._base import FeatureMap, check_weights_kept
+from ._base import FeatureMap
 from ._parallel import check_progress, resolve_workers
 from ._probes import as_float_array
 from ._spec import SPECS, check_kernel_params, kernel_names, spec_for
+from ._transforms import blocked_sets
 from ._validation import check_choice, check_points, check_rng, reshape_hint
 from .psd import PSDProjector as _PSDProjector
 
@@ -45,7 +46,7 @@ class _KernelEstimator(FeatureMap):
     """A feature map whose features are the kernel between its input and
     the training objects: `_fit` returns the fitted attributes and the
     training kernel (symmetric, computed once), which `fit_transform`
-    gives; `_kernel(X, workers)` is the kernel of fitted input."""
+    gives; `_kernel(X, workers, progress)` is the kernel of fitted input."""
 
     def transform(self, X, *, workers=None, progress=False):
         """The kernel between the objects of `X` and the training ones.
@@ -57,16 +58,17 @@ class _KernelEstimator(FeatureMap):
         workers : int, optional
             Threads; None or -1 means all cores, -2 all but one.
         progress : bool, default=False
-            Taken as the maps take it (needs tqdm); the kernel is one
-            compiled call, without a bar.
+            Show a progress bar over blocks of sets (needs tqdm; `SetKernel`:
+            `ExpectedKernel` computes in one compiled call, without a bar).
 
         Returns
         -------
         K : ndarray of shape (n, n_train)
+            `SetKernel` of Dask sets: a lazy Dask array, a block of sets at
+            a time.
         """
         self._check_fitted()
-        check_progress(progress)
-        return self._kernel(X, resolve_workers(workers))
+        return self._kernel(X, resolve_workers(workers), check_progress(progress))
 
 
 class SetKernel(_KernelEstimator):
@@ -226,14 +228,26 @@ class SetKernel(_KernelEstimator):
             K = state["psd_"]._fit_transform(K, "K_train", None, workers)
         return state, K
 
-    def _kernel(self, X, workers):
-        check_weights_kept(self, X)
+    def _kernel(self, X, workers, progress):
+        return self._blocks(X, workers=workers, progress=progress)
+
+    def _rows(self, X, *, workers=None):
         spec = spec_for(self.kernel, self.params_)
         sets = spec.check(X, "X")
         self._check_width(sets.dim)
         K = spec.function_block(sets, self.train_, self.params_, workers)
         return K if spec.positive_definite else self.psd_.transform(
             K, workers=workers)
+
+    def _takes_weights(self):
+        """Whether the fitted kernel takes weighted sets (its spec says)."""
+        return bool(getattr(spec_for(self.kernel, self.params_), "weighted", False))
+
+    def _lazy_output(self, dtype):
+        return self.n_features_out_, np.dtype(np.float64)
+
+    # (in blocks of sets under a progress bar, or of Dask sets: lazy)
+    _blocks = blocked_sets(weighted=_takes_weights)(_rows)
 
 
 class ExpectedKernel(_KernelEstimator):
@@ -340,7 +354,7 @@ class ExpectedKernel(_KernelEstimator):
                 "n_features_out_": len(X), "params_": params,
                 "gamma_": spec.fitted_gamma(params), **names}, K
 
-    def _kernel(self, X, workers):
+    def _kernel(self, X, workers, progress):
         self._check_names(X, reset=False)
         spec = spec_for("expected", self.params_)
         X = _rows(X)

@@ -668,6 +668,27 @@ def test_kernel_estimators_take_workers_and_progress_as_the_maps(kind):
     assert "workers" not in est.get_params()
 
 
+@pytest.mark.parametrize("kernel", ["mean_map", "renyi", "sliced_wasserstein"])
+def test_set_kernel_transform_in_blocks_under_a_progress_bar_and_of_dask_sets(
+        kernel, capsys):
+    # as the maps of sets: a bar over blocks of sets, and Dask sets give a
+    # lazy kernel, computed a block of sets at a time
+    pytest.importorskip("tqdm")
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(2)
+    sets = [rng.normal(size=(rng.integers(10, 20), 2)) for _ in range(30)]
+    est = kms.SetKernel(kernel, k=3, rng=0).fit(sets[:20])
+    want = est.transform(sets[20:])
+    capsys.readouterr()
+    assert_array_equal(est.transform(sets[20:], progress=True), want)
+    assert "100%" in capsys.readouterr().err
+    test = km.Bags.from_list(sets[20:])
+    lazy = est.transform(km.Bags(da.from_array(test.points, chunks=40),
+                                 test.offsets))
+    assert isinstance(lazy, da.Array)
+    assert_allclose(lazy.compute(), want, rtol=1e-13, atol=1e-15)
+
+
 @pytest.mark.parametrize("kind", ["kernel", "sets", "gaussians"])
 def test_kernel_transformers_follow_set_output_in_a_pipeline(kind):
     # PSDProjector, SetKernel and ExpectedKernel give DataFrames where a
