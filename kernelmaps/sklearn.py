@@ -46,7 +46,8 @@ class _KernelEstimator(FeatureMap):
     """A feature map whose features are the kernel between its input and
     the training objects: `_fit` returns the fitted attributes and the
     training kernel (symmetric, computed once), which `fit_transform`
-    gives; `_kernel(X, workers, progress)` is the kernel of fitted input."""
+    gives; ``_kernel(X, workers=, progress=)`` is the kernel of fitted
+    input."""
 
     def transform(self, X, *, workers=None, progress=False):
         """The kernel between the objects of `X` and the training ones.
@@ -68,7 +69,8 @@ class _KernelEstimator(FeatureMap):
             a time.
         """
         self._check_fitted()
-        return self._kernel(X, resolve_workers(workers), check_progress(progress))
+        return self._kernel(X, workers=resolve_workers(workers),
+                            progress=check_progress(progress))
 
 
 class SetKernel(_KernelEstimator):
@@ -228,10 +230,7 @@ class SetKernel(_KernelEstimator):
             K = state["psd_"]._fit_transform(K, "K_train", None, workers)
         return state, K
 
-    def _kernel(self, X, workers, progress):
-        return self._blocks(X, workers=workers, progress=progress)
-
-    def _rows(self, X, *, workers=None):
+    def _block(self, X, *, workers=None):
         spec = spec_for(self.kernel, self.params_)
         sets = spec.check(X, "X")
         self._check_width(sets.dim)
@@ -247,7 +246,7 @@ class SetKernel(_KernelEstimator):
         return self.n_features_out_, np.dtype(np.float64)
 
     # (in blocks of sets under a progress bar, or of Dask sets: lazy)
-    _blocks = blocked_sets(weighted=_takes_weights)(_rows)
+    _kernel = blocked_sets(weighted=_takes_weights)(_block)
 
 
 class ExpectedKernel(_KernelEstimator):
@@ -354,7 +353,7 @@ class ExpectedKernel(_KernelEstimator):
                 "n_features_out_": len(X), "params_": params,
                 "gamma_": spec.fitted_gamma(params), **names}, K
 
-    def _kernel(self, X, workers, progress):
+    def _kernel(self, X, *, workers, progress):
         self._check_names(X, reset=False)
         spec = spec_for("expected", self.params_)
         X = _rows(X)
