@@ -29,7 +29,8 @@ from ._probes import is_dask_array
 from ._validation import check_choice, check_size
 from ._warnings import PACKAGE, warn_caller
 
-__all__ = ["Estimator", "FeatureMap", "check_weights_kept", "fit_weighted"]
+__all__ = ["Estimator", "FeatureMap", "check_weights_kept", "fit_weighted",
+           "in_container"]
 
 # `_check_width`'s default: the width of the fit.
 _FITTED = object()
@@ -45,7 +46,7 @@ class Estimator:
     estimator that learns nothing (``_stateless``) needs no fit; the input
     it takes: sets (``_takes_sets``), CSR matrices (``_takes_sparse``),
     non-negative values only (``_positive_only``), kernel matrices
-    (``_pairwise``).
+    (``_pairwise``); the dtypes its output keeps (``_preserves_dtype``).
     """
 
     _stateless = False
@@ -53,6 +54,7 @@ class Estimator:
     _takes_sparse = False
     _positive_only = False
     _pairwise = False
+    _preserves_dtype = ("float64", "float32")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -133,7 +135,7 @@ class Estimator:
 
         return Tags(
             estimator_type=None, target_tags=TargetTags(required=False),
-            transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]),
+            transformer_tags=TransformerTags(preserves_dtype=list(self._preserves_dtype)),
             input_tags=InputTags(two_d_array=not self._takes_sets,
                                  sparse=self._takes_sparse,
                                  positive_only=self._positive_only,
@@ -198,7 +200,9 @@ class FeatureMap(Estimator):
 
     Subclasses implement ``_fit(X, workers, progress)``, which checks the
     parameters and `X` and returns the fitted attributes as a dict (with
-    ``n_features_in_`` and ``n_features_out_``); in `transform` they call
+    ``n_features_in_`` and ``n_features_out_``), or that dict and the
+    features of `X` where fitting computes them (a kernel estimator's
+    training kernel, `kernelmaps.sklearn`); in `transform` they call
     ``self._check_fitted()``, then ``self._check_width`` on the width of
     the input. Maps that learn nothing (``_stateless``) transform without
     `fit`, inputs of any width. Their `transform` checks the memory of its
@@ -226,9 +230,8 @@ class FeatureMap(Estimator):
         self
             The fitted map.
         """
-        workers, progress = resolve_workers(workers), check_progress(progress)
-        return self._set_fitted({**self._fit(X, workers, progress),
-                                 **fit_weighted(X)})
+        self._fitted(X, workers, progress)
+        return self
 
     def fit_transform(self, X, y=None, *, workers=None, progress=False, **kwargs):
         """`fit` the map on `X`, then `transform` `X`.
@@ -251,9 +254,20 @@ class FeatureMap(Estimator):
         ndarray or sparse matrix
             ``self.fit(X).transform(X)``; the map is fitted afterwards.
         """
-        self.fit(X, workers=workers, progress=progress)
-        return _in_container(self, self.transform(
-            X, workers=workers, progress=progress, **kwargs), X)
+        features = self._fitted(X, workers, progress)
+        if features is None:
+            features = self.transform(X, workers=workers, progress=progress,
+                                      **kwargs)
+        return in_container(self, features, X)
+
+    def _fitted(self, X, workers, progress):
+        """Fit on `X`; the features of `X` where `_fit` gives them too (a
+        pair: the fitted attributes, and the features, as the kernel
+        estimators give their training kernel), else None."""
+        fitted = self._fit(X, resolve_workers(workers), check_progress(progress))
+        state, features = fitted if isinstance(fitted, tuple) else (fitted, None)
+        self._set_fitted({**state, **fit_weighted(X)})
+        return features
 
     def set_output(self, *, transform=None):
         """Set the container of the features that `transform` and
@@ -307,9 +321,6 @@ class FeatureMap(Estimator):
         return np.asarray([f"{prefix}{i}" for i in range(self.n_features_out_)],
                           dtype=object)
 
-    def _fit(self, X, workers, progress):
-        raise NotImplementedError
-
     def _check_names(self, X, *, reset):
         """Record the column names of a DataFrame `X` in ``fit`` (`reset`),
         and compare them in ``transform`` as scikit-learn does: an error
@@ -355,7 +366,7 @@ def _as_public_transform(transform):
         features = transform(self, *args, **kwargs)
         if sys._getframe(1).f_code.co_filename.startswith(PACKAGE):
             return features  # the package's own calls take the arrays
-        return _in_container(self, features, X)
+        return in_container(self, features, X)
 
     return public_transform
 
@@ -372,7 +383,7 @@ def _n_objects(X):
     return len(X) if hasattr(X, "__len__") else None
 
 
-def _in_container(fmap, features, X):
+def in_container(fmap, features, X):
     """The `features` of `X` in the container of the map `fmap`."""
     container = _output_container(fmap)
     if container == "default":

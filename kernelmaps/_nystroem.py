@@ -74,13 +74,13 @@ def _kmeans_plusplus(E, m, rng):
 
 def _diagonal(kernel, X, params, workers):
     """k(x, x) of every object, from symmetric blocks of a few objects."""
-    n, n_threads = kernel.count(X), resolve_workers(workers)
+    n = kernel.count(X)
     parts = []
     for start in range(0, n, NYSTROEM_DIAGONAL_BLOCK):
         block = kernel.take(X, slice(start, min(start + NYSTROEM_DIAGONAL_BLOCK,
                                                 n)))
         parts.append(np.diagonal(kernel.function_block(block, None, params,
-                                                       n_threads)))
+                                                       workers)))
     return np.concatenate(parts).astype(np.float64)
 
 
@@ -93,9 +93,8 @@ def _leverage(kernel, X, m, params, rng, workers):
     n = kernel.count(X)
     first = np.sort(rng.choice(n, m, replace=False))
     S = kernel.take(X, first)
-    K_SS, params = kernel.function_gram(S, params, resolve_workers(workers),
-                                        None)
-    K_nS = kernel.function_block(X, S, params, resolve_workers(workers))
+    K_SS, params = kernel.function_gram(S, params, workers, None)
+    K_nS = kernel.function_block(X, S, params, workers)
     diag = _diagonal(kernel, X, params, workers)
     # The probabilities do not depend on the kernel's scale: at unit scale,
     # the squares below neither overflow nor underflow.
@@ -128,10 +127,11 @@ def _leverage(kernel, X, m, params, rng, workers):
 
 def _eigh(K, workers):
     """Eigenvalues (ascending) and eigenvectors of the symmetric part of K,
-    on one BLAS thread up to `SMALL_EIGH` rows, else on at most `workers`."""
+    on one BLAS thread up to `SMALL_EIGH` rows, else on at most `workers`
+    (threads, resolved)."""
     K = np.asarray(K, dtype=np.float64)
     with (lapack.one_blas_thread() if len(K) <= SMALL_EIGH
-          else lapack.blas_threads(resolve_workers(workers))):
+          else lapack.blas_threads(workers)):
         return scipy.linalg.eigh((K + K.T) / 2, check_finite=False)
 
 
@@ -181,14 +181,11 @@ def _cutoff(values):
 
 
 def width(X):
-    """Dimension of the objects of checked input (None where it has none)."""
-    if isinstance(X, tuple):
-        return X[0].shape[1]
-    if hasattr(X, "dim"):  # a Bags
-        return X.dim
-    if hasattr(X, "shape") and len(X.shape) > 1:
-        return X.shape[1]
-    return None
+    """Dimension of the objects of checked input (None where it has none):
+    of the points of a Bags, of rows, of the means of Gaussians."""
+    X = X[0] if isinstance(X, tuple) else X
+    shape = getattr(X, "shape", ())
+    return getattr(X, "dim", shape[1] if len(shape) > 1 else None)
 
 
 def output_dtype(X):
@@ -456,8 +453,7 @@ class NystroemMap(FeatureMap):
         else:
             index = _leverage(kernel, X, m, params, rng, workers)
         L = kernel.take(X, index)
-        K, params = kernel.function_gram(L, params, resolve_workers(workers),
-                                         "landmarks of X")
+        K, params = kernel.function_gram(L, params, workers, "landmarks of X")
         values, normalization = _normalization(K, workers)
         return {"components_": L, "component_indices_": index,
                 "normalization_": normalization, "eigenvalues_": values,
@@ -488,10 +484,9 @@ class NystroemMap(FeatureMap):
         kind = self._spec.kind
         if kind == "rows":
             self._check_names(X, reset=False)
-        if kind == "sets" and (is_lazy(X) or progress):
-            return self._transform_sets(X, workers=workers, progress=progress)
-        if kind == "rows" and (is_lazy(X) or progress):
-            return self._transform_rows(X, workers=workers, progress=progress)
+        if kind in ("sets", "rows") and (is_lazy(X) or progress):
+            blocks = self._transform_sets if kind == "sets" else self._transform_rows
+            return blocks(X, workers=workers, progress=progress)
         if kind == "sets":  # (the blocks of _transform_sets check it there)
             check_weights_kept(self, X)
         return self._transform(X, workers=workers)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import scipy.linalg
 
-from ._base import Estimator
+from ._base import FeatureMap, in_container
 from ._engine import lapack
 from ._engine.layout import max_abs, power_of_two_exponent
 from ._parallel import resolve_workers
@@ -111,7 +111,7 @@ def project_psd(K, *, method="clip", dtype=None, workers=None):
     return PSDProjector(method)._fit_transform(K, "K", dtype, workers)
 
 
-class PSDProjector(Estimator):
+class PSDProjector(FeatureMap):
     """Make a training kernel positive semi-definite and apply the same
     linear map to test-vs-train kernel rows.
 
@@ -128,11 +128,13 @@ class PSDProjector(Estimator):
     For "clip", "flip" and "square", ``transform(K_train)`` equals
     ``project_psd(K_train)``.
 
-    A scikit-learn estimator (without importing scikit-learn) as the maps
-    are: `get_params`, `set_params`, ``clone``, pickling; tagged
-    ``pairwise``, so that scikit-learn's cross-validation gives it the
-    training kernel of each fold, e.g. before ``SVC(kernel="precomputed")``
-    in a Pipeline.
+    A scikit-learn transformer (without importing scikit-learn) as the maps
+    are: `get_params`, `set_params`, ``clone``, pickling, `set_output`;
+    tagged ``pairwise``, so that scikit-learn's cross-validation gives it
+    the training kernel of each fold, e.g. before
+    ``SVC(kernel="precomputed")`` in a Pipeline. `fit` takes ``workers``
+    (threads of the BLAS in the factorisations, at most; Ctrl-C cannot
+    stop one once it has started, as in `project_psd`).
 
     Parameters
     ----------
@@ -180,26 +182,11 @@ class PSDProjector(Estimator):
     def __init__(self, method="clip"):
         self.method = method
 
-    def fit(self, K_train, y=None, *, workers=None):
-        """Decompose the symmetrised training kernel (as `project_psd`: Ctrl-C
-        cannot stop a factorisation once it has started).
-
-        Parameters
-        ----------
-        K_train : array_like (n, n)
-        y : None
-            Ignored (for the scikit-learn convention).
-        workers : int, optional
-            Threads of the BLAS in the factorisations, at most (see
-            `project_psd`).
-
-        Returns
-        -------
-        self : PSDProjector
-        """
-        n_threads = resolve_workers(workers)
+    def _fit(self, K_train, workers, progress):
+        """Decompose the symmetrised training kernel (as `project_psd`:
+        Ctrl-C cannot stop a factorisation once it has started)."""
         K = check_kernel_matrix(K_train, "K_train")
-        return self._set_fitted(self._decomposed(K, "K_train", n_threads)[0])
+        return self._decomposed(K, "K_train", workers)[0]
 
     def fit_transform(self, K_train, y=None, *, dtype=None, workers=None):
         """Fit, and return the projected training kernel (`project_psd`).
@@ -219,7 +206,8 @@ class PSDProjector(Estimator):
         -------
         K_psd : ndarray of float32 or float64 (see `dtype`), shape (n, n)
         """
-        return self._fit_transform(K_train, "K_train", dtype, workers)
+        return in_container(self, self._fit_transform(K_train, "K_train", dtype,
+                                                       workers), K_train)
 
     def _fit_transform(self, K_train, name, dtype, workers):
         n_threads = resolve_workers(workers)
@@ -309,11 +297,7 @@ class PSDProjector(Estimator):
 
     def _transformed(self, K):
         """`transform` of the validated float64 `K`, in float64."""
-        if K.shape[1] != self.n_train_:
-            raise ValueError(
-                f"K_test_train has {K.shape[1]} columns but the projector was "
-                f"fitted on {self.n_train_} training sets"
-            )
+        self._check_width(K.shape[1], "K_test_train")
         exponent = -power_of_two_exponent(max_abs(K))
         unit = np.ldexp(K, -exponent)
         if self.method == "square":

@@ -4,30 +4,26 @@
 `SetKernel` gives the exact kernels between sets of vectors, `ExpectedKernel`
 the expected kernels between Gaussians given by their moments: each stores
 its training objects at ``fit``, and ``transform`` gives the kernel between
-new objects and them. Importing this module needs scikit-learn; the rest of
-kernelmaps does not (its feature maps follow scikit-learn's estimator
-protocol themselves, and need no adapter).
+new objects and them, computed by the kernel's spec (`kernelmaps._spec`).
+They follow the feature maps' protocol (`kernelmaps._base.FeatureMap`:
+``workers`` and ``progress`` are arguments of `fit`, `transform` and
+`fit_transform`; `set_output`, `get_params`, ``clone``), and, like the
+maps, need no scikit-learn themselves.
 
 Sets are a list (or object array) of ``(n_i, d)`` arrays, one per sample,
 which scikit-learn's cross-validation splits like any list; a 3-D array or
 a `kernelmaps.Bags` also works in ``fit`` and ``transform``.
 """
 
-import datetime
-
 import numpy as np
-import scipy.sparse
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
-from sklearn.utils.validation import validate_data as _sk_validate_data
 
-from ._base import check_weights_kept, fit_weighted
-from ._gamma import resolve_gamma
-from ._parallel import resolve_workers
+from ._base import FeatureMap
+from ._parallel import check_progress, resolve_workers
+from ._probes import as_float_array
 from ._spec import SPECS, check_kernel_params, kernel_names, spec_for
-from ._validation import check_choice, check_rng, check_scalar, check_sets
-from .distributions import gaussian_expected_kernel
-from .psd import PSDProjector
+from ._transforms import blocked_sets
+from ._validation import check_choice, check_points, check_rng, reshape_hint
+from .psd import PSDProjector as _PSDProjector
 
 __all__ = ["ExpectedKernel", "SetKernel"]
 
@@ -37,71 +33,55 @@ def _taken(params, spec):
     return {name: value for name, value in params.items() if name in spec.takes}
 
 
-# dtype kinds that are not numbers: strings, bytes, void, datetimes and
-# timedeltas (scikit-learn's check_array refuses strings; datetimes would be
-# silently read as numbers of days or seconds)
-_NOT_NUMERIC_KINDS = "USVMm"
-_NOT_NUMERIC_TYPES = (str, bytes, np.datetime64, np.timedelta64, datetime.date,
-                      datetime.time, datetime.timedelta)
+def _rows(X):
+    """The rows of `X`: a finite 2-D float64 array."""
+    X = as_float_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n, p), got shape {X.shape}"
+                         f"{reshape_hint(X, 'X')}")
+    return check_points(X, "X").astype(np.float64, copy=False)
 
 
-def _check_numeric(X, name="X"):
-    """Refuse, before scikit-learn converts them to numbers, arrays of
-    strings (even numeric ones), bytes, datetimes and timedeltas: a
-    TypeError naming `name`. Other input is left to `validate_data`."""
-    if scipy.sparse.issparse(X):
-        dtypes = [X.dtype]
-    else:
-        try:
-            arr = X if isinstance(X, np.ndarray) else np.asarray(X)
-        except (TypeError, ValueError):
-            return  # scikit-learn's own error follows
-        dtypes = [arr.dtype]
-        if arr.dtype == object:
-            bad = next((v for v in arr.flat if isinstance(v, _NOT_NUMERIC_TYPES)),
-                       None)
-            if bad is not None:
-                raise TypeError(
-                    f"{name} must hold real numbers, got an element of type "
-                    f"{type(bad).__name__}: {bad!r}"
-                )
-    for dtype in dtypes:
-        if dtype.kind in _NOT_NUMERIC_KINDS:
-            raise TypeError(
-                f"{name} must hold real numbers, got an array of dtype {dtype}; "
-                f"convert your data to numeric values explicitly instead"
-            )
+class _KernelEstimator(FeatureMap):
+    """A feature map whose features are the kernel between its input and
+    the training objects: `_fit` returns the fitted attributes and the
+    training kernel (symmetric, computed once), which `fit_transform`
+    gives; ``_kernel(X, workers=, progress=)`` is the kernel of fitted
+    input."""
+
+    def transform(self, X, *, workers=None, progress=False):
+        """The kernel between the objects of `X` and the training ones.
+
+        Parameters
+        ----------
+        X : array_like
+            Objects as `fit` took them.
+        workers : int, optional
+            Threads; None or -1 means all cores, -2 all but one.
+        progress : bool, default=False
+            Show a progress bar over blocks of sets (needs tqdm; `SetKernel`:
+            `ExpectedKernel` computes in one compiled call, without a bar).
+
+        Returns
+        -------
+        K : ndarray of shape (n, n_train)
+            `SetKernel` of Dask sets: a lazy Dask array, a block of sets at
+            a time.
+        """
+        self._check_fitted()
+        return self._kernel(X, workers=resolve_workers(workers),
+                            progress=check_progress(progress))
 
 
-def validate_data(estimator, X, **kwargs):
-    """scikit-learn's `validate_data`, without the RuntimeWarning its fast
-    finiteness test (``isfinite(sum(X))``) raises where the sum of finite
-    values is inf - inf: it then checks value by value, as it does for an
-    overflowing sum."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return _sk_validate_data(estimator, X, **kwargs)
-
-
-def _check_test_sets(estimator, X, check=check_sets):
-    """The sets of `X` as a Bags (`check`), with the point dimension seen
-    in fit."""
-    bags = check(X, "X")
-    if bags.dim != estimator.n_features_in_:
-        raise ValueError(
-            f"X has {bags.dim} features per point, but {type(estimator).__name__} "
-            f"is expecting {estimator.n_features_in_} features as input"
-        )
-    return bags
-
-
-class SetKernel(TransformerMixin, BaseEstimator):
+class SetKernel(_KernelEstimator):
     """Exact kernels between sets and the training sets, for
     ``SVC(kernel="precomputed")`` in a `Pipeline`.
 
     ``fit_transform(X_train)`` gives the symmetric training kernel (each
     unordered pair once); ``transform(X)`` gives the kernel between the sets
     of `X` and the training sets, ``(len(X), n_train)``, with every
-    parameter fixed at fit.
+    parameter fixed at fit. ``workers`` (threads) and ``progress`` are
+    arguments of `fit`, `transform` and `fit_transform`, as for the maps.
 
     Parameters
     ----------
@@ -141,8 +121,6 @@ class SetKernel(TransformerMixin, BaseEstimator):
     rng : int or numpy.random.Generator, optional
         Seed or generator of the directions of "sliced_wasserstein", drawn
         by `fit`.
-    workers : int, optional
-        Threads; None or -1 means all cores, -2 all but one.
 
     Attributes
     ----------
@@ -162,6 +140,8 @@ class SetKernel(TransformerMixin, BaseEstimator):
         "sliced_wasserstein": the directions.
     n_features_in_ : int
         Dimension of the points seen during `fit`.
+    n_features_out_ : int
+        Number of training sets (the columns of the kernel).
 
     Notes
     -----
@@ -194,9 +174,11 @@ class SetKernel(TransformerMixin, BaseEstimator):
     [0, 0, 1, 1]
     """
 
+    _takes_sets = True
+
     def __init__(self, kernel="mean_map", *, gamma=None, gamma2=1.0, alpha=0.99,
                  k=5, power=2, psd="clip", n_projections=100, kernel_params=None,
-                 rng=None, workers=None):
+                 rng=None):
         self.kernel = kernel
         self.gamma = gamma
         self.gamma2 = gamma2
@@ -207,12 +189,6 @@ class SetKernel(TransformerMixin, BaseEstimator):
         self.n_projections = n_projections
         self.kernel_params = kernel_params
         self.rng = rng
-        self.workers = workers
-
-    def fit(self, X, y=None):
-        """Keep the training sets (and fit the projection of "renyi")."""
-        self.fit_transform(X)
-        return self
 
     def _checked_spec(self):
         """The kernel's spec with its parameters among this estimator's,
@@ -225,7 +201,6 @@ class SetKernel(TransformerMixin, BaseEstimator):
                  "alpha": self.alpha, "k": self.k, "power": self.power,
                  "n_projections": self.n_projections}
         check_choice(self.psd, "psd", ("clip", "flip", "shift", "square"))
-        resolve_workers(self.workers)
         extra = check_kernel_params(self.kernel_params, SPECS[kernel](kernel))
         own = sorted(set(extra) & (set(given) - {"kernel"}))
         if own:
@@ -238,45 +213,43 @@ class SetKernel(TransformerMixin, BaseEstimator):
                     spec_for(other, {name: value})
         return spec
 
-    def fit_transform(self, X, y=None):
-        """The symmetric kernel between the training sets of `X`."""
+    def _fit(self, X, workers, progress):
         spec = self._checked_spec()
         rng = check_rng(self.rng)
-        self.train_ = spec.check(X, "X")
-        self.n_features_in_ = self.train_.dim
-        self._fit_weighted = fit_weighted(X)["_fit_weighted"]
-        params = spec.function_params(spec.params, self.train_, rng=rng)
+        train = spec.check(X, "X")
+        params = spec.function_params(spec.params, train, rng=rng)
         spec = spec_for(self.kernel, params)
-        n_threads = resolve_workers(self.workers)
-        K, self.params_ = spec.function_gram(self.train_, params, n_threads,
-                                             "sets of X")
-        self.gamma_ = spec.fitted_gamma(self.params_)
-        self.scale_ = self.params_.get("scale")
-        if self.params_.get("projections") is not None:
-            self.projections_ = self.params_["projections"]
+        K, params = spec.function_gram(train, params, workers, "sets of X")
+        state = {"train_": train, "n_features_in_": train.dim,
+                 "n_features_out_": len(train), "params_": params,
+                 "gamma_": spec.fitted_gamma(params), "scale_": params.get("scale")}
+        if params.get("projections") is not None:
+            state["projections_"] = params["projections"]
         if not spec.positive_definite:
-            self.psd_ = PSDProjector(self.psd)
-            return self.psd_.fit_transform(K, workers=n_threads)
-        return K
+            state["psd_"] = _PSDProjector(self.psd)
+            K = state["psd_"]._fit_transform(K, "K_train", None, workers)
+        return state, K
 
-    def transform(self, X):
-        """The kernel between the sets of `X` and the training sets."""
-        check_is_fitted(self, "train_")
-        check_weights_kept(self, X)
+    def _block(self, X, *, workers=None):
         spec = spec_for(self.kernel, self.params_)
-        sets = _check_test_sets(self, X, spec.check)
-        K = spec.function_block(sets, self.train_, self.params_,
-                                resolve_workers(self.workers))
-        return K if spec.positive_definite else self.psd_.transform(K)
+        sets = spec.check(X, "X")
+        self._check_width(sets.dim)
+        K = spec.function_block(sets, self.train_, self.params_, workers)
+        return K if spec.positive_definite else self.psd_.transform(
+            K, workers=workers)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.input_tags.pairwise = False
-        return tags
+    def _takes_weights(self):
+        """Whether the fitted kernel takes weighted sets (its spec says)."""
+        return bool(getattr(spec_for(self.kernel, self.params_), "weighted", False))
+
+    def _lazy_output(self, dtype):
+        return self.n_features_out_, np.dtype(np.float64)
+
+    # (in blocks of sets under a progress bar, or of Dask sets: lazy)
+    _kernel = blocked_sets(weighted=_takes_weights)(_block)
 
 
-class ExpectedKernel(TransformerMixin, BaseEstimator):
+class ExpectedKernel(_KernelEstimator):
     """Expected kernels between Gaussian distributions and the training
     ones: the support measure machine with ``SVC(kernel="precomputed")``.
 
@@ -284,7 +257,8 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
     covariance, as ``[m, S.ravel()]`` (``covariance="full"``, ``d + d * d``
     columns), ``[m, diag(S)]`` (``"diag"``, ``2 d``) or ``[m, s2]`` with
     ``S = s2 I`` (``"iso"``, ``d + 1``). Zero covariances give the ordinary
-    kernel between the means.
+    kernel between the means. ``workers`` (threads) and ``progress`` are
+    arguments of `fit`, `transform` and `fit_transform`, as for the maps.
 
     Parameters
     ----------
@@ -299,17 +273,20 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
         Degree of the polynomial kernel (2 or 3).
     coef0 : float, default=1.0
         Constant of the polynomial kernel.
-    workers : int, optional
-        Threads; None or -1 means all cores, -2 all but one.
 
     Attributes
     ----------
     train_ : ndarray
         The training distributions' rows.
-    gamma_ : float
-        The kernel scale used.
+    gamma_ : float or None
+        The kernel scale used (None for "linear").
+    params_ : dict
+        The kernel's parameters as `transform` computes with them (gamma
+        fixed at fit).
     n_features_in_ : int
         Number of columns seen during `fit`.
+    n_features_out_ : int
+        Number of training distributions (the columns of the kernel).
 
     References
     ----------
@@ -326,14 +303,16 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
     (2, 2)
     """
 
+    _positive_only = True  # (the variances)
+    _preserves_dtype = ("float64",)
+
     def __init__(self, covariance="diag", *, kernel="rbf", gamma=None, degree=2,
-                 coef0=1.0, workers=None):
+                 coef0=1.0):
         self.covariance = covariance
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
-        self.workers = workers
 
     def _split(self, X):
         """Means (n, d) and covariances of the rows of `X`."""
@@ -351,57 +330,33 @@ class ExpectedKernel(TransformerMixin, BaseEstimator):
             raise ValueError(f"X has {p} feature(s): at least d + 1 = 2 needed")
         return X[:, :-1], X[:, -1]
 
-    def _check_variances(self, covs):
+    def _gaussians(self, X, spec):
+        """The Gaussians of the checked rows `X`, checked (`spec`'s)."""
+        means, covs = self._split(X)
         variances = (np.diagonal(covs, axis1=1, axis2=2)
                      if self.covariance == "full" else covs)
         if np.any(variances < 0):
             raise ValueError("Negative values in data passed to X: the "
                              "variances must be >= 0")
+        return spec.check((means, covs), "X")
 
-    def _kernel(self, A, B):
-        means, covs = self._split(A)
-        self._check_variances(covs)
-        means2, covs2 = (None, None) if B is None else self._split(B)
-        try:
-            return gaussian_expected_kernel(
-                means, covs, means2, covs2, kernel=self.kernel, gamma=self.gamma_,
-                degree=self.degree, coef0=self.coef0, workers=self.workers)
-        except ValueError as err:
-            if "overflow" not in str(err):
-                raise
-            # means and covs are the columns of X (and of the training X)
-            raise ValueError(
-                f"the {self.kernel} expected kernel values of the distributions "
-                f"of X overflow float64; scale X down (or use a smaller gamma or "
-                f"coef0)"
-            ) from None
-
-    def fit(self, X, y=None):
-        """Keep the training distributions."""
-        self.fit_transform(X)
-        return self
-
-    def fit_transform(self, X, y=None):
-        """The symmetric kernel between the training distributions."""
+    def _fit(self, X, workers, progress):
         check_choice(self.covariance, "covariance", ("full", "diag", "iso"))
-        _check_numeric(X)
-        X = validate_data(self, X, dtype=np.float64)
-        self.train_ = X
-        self.gamma_ = None if self.gamma is None else check_scalar(
-            self.gamma, "gamma", low=0.0, low_inclusive=False)
-        if self.gamma_ is None and self.kernel in ("rbf", "polynomial"):
-            self.gamma_ = resolve_gamma(None, self.kernel, self._split(X)[0])
-        return self._kernel(X, None)
+        spec = spec_for("expected", {"kernel": self.kernel, "gamma": self.gamma,
+                                     "degree": self.degree, "coef0": self.coef0})
+        names = self._check_names(X, reset=True)
+        X = _rows(X)
+        train = self._gaussians(X, spec)
+        params = spec.function_params(spec.params, train)
+        K, params = spec.function_gram(train, params, workers, "Gaussians of X")
+        return {"train_": X, "n_features_in_": X.shape[1],
+                "n_features_out_": len(X), "params_": params,
+                "gamma_": spec.fitted_gamma(params), **names}, K
 
-    def transform(self, X):
-        """The kernel between the distributions of `X` and the training
-        ones, ``(n, n_train)``."""
-        check_is_fitted(self, "train_")
-        _check_numeric(X)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self._kernel(X, self.train_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True  # variances
-        return tags
+    def _kernel(self, X, *, workers, progress):
+        self._check_names(X, reset=False)
+        spec = spec_for("expected", self.params_)
+        X = _rows(X)
+        self._check_width(X.shape[1])
+        return spec.function_block(self._gaussians(X, spec), self._split(self.train_),
+                                   self.params_, workers)

@@ -86,8 +86,10 @@ def assert_same_features(name, A, B):
 
 
 def test_every_public_map_is_covered():
+    # (PSDProjector, a FeatureMap of kernel matrices, is tested in test_psd
+    # and, with scikit-learn's checks, in test_sklearn)
     public = {name for name in dir(km) if isinstance(getattr(km, name), type)
-              and issubclass(getattr(km, name), FeatureMap)}
+              and issubclass(getattr(km, name), FeatureMap)} - {"PSDProjector"}
     covered = {name.split("-")[0] for name in [*MAPS, *STATELESS]}
     assert public == covered
 

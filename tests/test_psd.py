@@ -168,7 +168,7 @@ def test_psd_bad_method_and_test_rows():
     with pytest.raises(ValueError, match="not fitted"):
         PSDProjector().transform(np.eye(3))
     projector = PSDProjector().fit(np.eye(3))
-    with pytest.raises(ValueError, match="3 training sets"):
+    with pytest.raises(ValueError, match="is expecting 3 features"):
         projector.transform(np.ones((2, 4)))
     with pytest.raises(ValueError, match="K_test_train contains NaN"):
         projector.transform(np.full((1, 3), np.nan))

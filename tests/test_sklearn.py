@@ -92,9 +92,9 @@ PAIRWISE_FAILURES = {
         "the check fits a (10, 3) matrix with a NaN: not square, refused as "
         "such before its NaN is seen",
     "check_n_features_in_after_fitting":
-        "test rows of another width are refused with the package's own "
-        "message, naming the argument (K_test_train has 1 columns but the "
-        "projector was fitted on 10 training sets)",
+        "test rows of another width are refused with the maps' message, "
+        "naming the argument (K_test_train has 1 features, but PSDProjector "
+        "is expecting 10 features as input), not X",
     "check_fit2d_predict1d":
         "1-D test rows are refused with the package's own message, naming "
         "the argument (K_test_train must be 2-D), not scikit-learn's wording",
@@ -105,8 +105,8 @@ def expected_failures(estimator):
     if isinstance(estimator, km.PSDProjector):
         return PAIRWISE_FAILURES
     if isinstance(estimator, kms.ExpectedKernel):
-        return {"check_fit_non_negative": "means may be negative; only the "
-                "variance columns must be non-negative"}
+        return {**MAP_FAILURES, "check_fit_non_negative": "means may be "
+                "negative; only the variance columns must be non-negative"}
     if estimator.__sklearn_tags__().input_tags.positive_only:
         return {**MAP_FAILURES, **POSITIVE_ONLY_FAILURE}
     return dict(MAP_FAILURES)
@@ -611,7 +611,8 @@ def test_set_kernel_bad_input():
     with pytest.raises(ValueError, match="kernel"):
         kms.SetKernel("nope").fit(sets)
     est = kms.SetKernel().fit(sets)
-    with pytest.raises(ValueError, match="features per point"):
+    with pytest.raises(ValueError, match="X has 1 features, but SetKernel is "
+                       "expecting 2"):
         est.transform([s[:, :1] for s in sets])
 
 
@@ -631,8 +632,6 @@ def test_set_kernel_bad_input():
     ({"k": 0}, ValueError, "k must be >= 1"),
     ({"k": 2.5}, TypeError, "k must be an int"),
     ({"gamma2": 0}, ValueError, "gamma2 must be > 0"),
-    ({"workers": 0}, ValueError, "workers"),
-    ({"workers": True}, TypeError, "workers"),
 ])
 @pytest.mark.parametrize("kernel", ["renyi", "mean_map"])
 def test_set_kernel_validates_every_parameter_at_fit(kernel, params, error, match):
@@ -640,6 +639,85 @@ def test_set_kernel_validates_every_parameter_at_fit(kernel, params, error, matc
     sets = [rng.normal(size=(20, 2)) for _ in range(4)]
     with pytest.raises(error, match=match):
         kms.SetKernel(kernel, **params).fit(sets)
+
+
+@pytest.mark.parametrize("kind", ["sets", "gaussians"])
+def test_kernel_estimators_take_workers_and_progress_as_the_maps(kind):
+    # workers and progress are arguments of fit, transform and
+    # fit_transform, as for the maps, not of the constructor
+    rng = np.random.default_rng(0)
+    if kind == "sets":
+        X, make = [rng.normal(size=(20, 2)) for _ in range(5)], kms.SetKernel
+    else:
+        X = np.hstack([rng.normal(size=(5, 2)), rng.uniform(size=(5, 2))])
+        make = kms.ExpectedKernel
+    est = make()
+    K = est.fit_transform(X, workers=1, progress=False)
+    assert_array_equal(K, make().fit(X, workers=2).transform(X, workers=1)
+                       if kind == "gaussians" else make().fit_transform(X, workers=2))
+    assert_array_equal(est.transform(X[:2], workers=2), est.transform(X[:2]))
+    for bad, error in [(0, ValueError), (True, TypeError)]:
+        with pytest.raises(error, match="workers"):
+            make().fit(X, workers=bad)
+        with pytest.raises(error, match="workers"):
+            est.transform(X, workers=bad)
+    with pytest.raises(TypeError, match="progress"):
+        est.transform(X, progress="yes")
+    with pytest.raises(TypeError, match="workers"):
+        make(workers=2)
+    assert "workers" not in est.get_params()
+
+
+@pytest.mark.parametrize("kernel", ["mean_map", "renyi", "sliced_wasserstein"])
+def test_set_kernel_transform_in_blocks_under_a_progress_bar_and_of_dask_sets(
+        kernel, capsys):
+    # as the maps of sets: a bar over blocks of sets, and Dask sets give a
+    # lazy kernel, computed a block of sets at a time
+    pytest.importorskip("tqdm")
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(2)
+    sets = [rng.normal(size=(rng.integers(10, 20), 2)) for _ in range(30)]
+    est = kms.SetKernel(kernel, k=3, rng=0).fit(sets[:20])
+    want = est.transform(sets[20:])
+    capsys.readouterr()
+    assert_array_equal(est.transform(sets[20:], progress=True), want)
+    assert "100%" in capsys.readouterr().err
+    test = km.Bags.from_list(sets[20:])
+    lazy = est.transform(km.Bags(da.from_array(test.points, chunks=40),
+                                 test.offsets))
+    assert isinstance(lazy, da.Array)
+    assert_allclose(lazy.compute(), want, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("kind", ["kernel", "sets", "gaussians"])
+def test_kernel_transformers_follow_set_output_in_a_pipeline(kind):
+    # PSDProjector, SetKernel and ExpectedKernel give DataFrames where a
+    # Pipeline asks for them (PSDProjector was refused: no set_output)
+    pd = pytest.importorskip("pandas")
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(1)
+    y = np.arange(8) % 2
+    if kind == "kernel":
+        A = rng.normal(size=(8, 8))
+        X, make = (A + A.T) / 2, km.PSDProjector
+    elif kind == "sets":
+        X, make = [rng.normal(scale=1 + c, size=(15, 2)) for c in y], kms.SetKernel
+    else:
+        X = np.hstack([rng.normal(size=(8, 2)), rng.uniform(size=(8, 1)) + y[:, None]])
+        make = lambda: kms.ExpectedKernel("iso")  # noqa: E731
+    pipe = make_pipeline(make(), SVC(kernel="precomputed")).set_output(
+        transform="pandas").fit(X, y)
+    frame = pipe[0].transform(X)
+    assert isinstance(frame, pd.DataFrame)
+    assert list(frame.columns) == list(pipe[0].get_feature_names_out())
+    assert frame.columns[0] == type(pipe[0]).__name__.lower() + "0"
+    plain = make().fit(X)
+    assert_array_equal(frame.to_numpy(), plain.transform(X))
+    assert_array_equal(make().set_output(transform="pandas").fit_transform(X)
+                       .to_numpy(), make().fit_transform(X))
+    assert_array_equal(pipe.predict(X), make_pipeline(
+        make(), SVC(kernel="precomputed")).fit(X, y).predict(X))
 
 
 def test_set_kernel_psd_square_and_0d_parameters():
@@ -709,8 +787,8 @@ def test_sklearn_expected_kernel_at_1e308():
     with pytest.warns(km.DegenerateWarning, match="gamma is far too large"):
         K = sk.ExpectedKernel(covariance="diag", gamma=1.0).fit_transform(X)
     assert np.isfinite(K).all() and (K >= 0).all()
-    est = sk.ExpectedKernel(covariance="diag", gamma=1.0,
-                            workers=np.array(2)).fit(X / 1e308)
+    est = sk.ExpectedKernel(covariance="diag", gamma=1.0).fit(
+        X / 1e308, workers=np.array(2))
     again = pickle.loads(pickle.dumps(est))
     assert_array_equal(again.transform(X / 1e308), est.transform(X / 1e308))
 

@@ -195,10 +195,10 @@ class SetKernelRenyiTransform:
             sets, n_train = [rng.standard_normal((100, 16)) for _ in range(450)], 300
         self.train = Bags.from_list(sets[:n_train])
         self.test = Bags.from_list(sets[n_train:])
-        self.model = SetKernel("renyi", workers=workers).fit(self.train)
+        self.model = SetKernel("renyi").fit(self.train, workers=workers)
 
     def time_transform(self, shape, workers):
-        self.model.transform(self.test)
+        self.model.transform(self.test, workers=workers)
 
     def time_both_directions(self, shape, workers):
         renyi_divergence_both(self.test, self.train, workers=workers)

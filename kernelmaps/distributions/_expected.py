@@ -20,7 +20,7 @@ from .._validation import (
     fill_docs,
 )
 from .._warnings import warn_uninformative
-from ._specs import MAX_DEGREE, ExpectedSpec
+from ._specs import MAX_DEGREE, ExpectedSpec, _all_equal
 
 __all__ = ["gaussian_expected_kernel", "level2_kernel"]
 
@@ -145,13 +145,6 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
         given if kernel == "rbf" else None,
         (lambda: _all_equal((m1, m2), (c1, c2))) if kernel == "rbf" else None)
     return cast_output(K, out, names)
-
-
-def _all_equal(*groups):
-    """Whether the arrays of each group hold one row, repeated (the
-    Gaussians, given by their means and by their covariances, are all
-    the same)."""
-    return all(np.all(np.concatenate(group) == group[0][:1]) for group in groups)
 
 
 def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,

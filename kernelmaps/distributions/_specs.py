@@ -8,6 +8,7 @@ import numpy as np
 from .._engine.expected import rbf_diagonal, rbf_full
 from .._spec import N_BANDWIDTHS, Spec, given_gammas, point_gamma, point_grid, register
 from .._validation import check_choice, check_gaussians, check_scalar, full_covariances
+from .._warnings import warn_uninformative
 
 __all__ = ["ExpectedSpec"]
 
@@ -101,6 +102,21 @@ class ExpectedSpec(Spec):
                             lambda: point_grid(Z[0], point, N_BANDWIDTHS, grid),
                             grid)
 
+    def fitted_gamma(self, params):
+        """gamma, or None for the linear kernel, which has none."""
+        return None if params.get("kernel") == "linear" else params.get("gamma")
+
+    def function_gram(self, A, params, n_threads, between):
+        """As `Spec`'s, with the function's warning: of the rbf kernel, at
+        its gamma, where it is 0 or constant between distinct Gaussians."""
+        K = self.function_block(A, None, params, n_threads)
+        if between is not None:
+            rbf = self.degenerate_scale
+            warn_uninformative(K, True, f"{params.get('kernel', 'rbf')} expected",
+                               between, params.get("gamma") if rbf else None,
+                               (lambda: _all_equal(A[:1], A[1:])) if rbf else None)
+        return K, params
+
     def blocks(self, A, B, scales, n_threads, progress=False):
         """The expected kernel between the Gaussians A and B (None: A, its
         upper triangle computed and mirrored, exactly symmetric) at each
@@ -112,6 +128,13 @@ class ExpectedSpec(Spec):
                 K = _expected(A, B, params["kernel"], g, params["degree"],
                               params["coef0"], n_threads, progress)
             yield K
+
+
+def _all_equal(*groups):
+    """Whether the arrays of each group hold one row, repeated (the
+    Gaussians, given by their means and by their covariances, are all
+    the same)."""
+    return all(np.all(np.concatenate(group) == group[0][:1]) for group in groups)
 
 
 def _expected(A, B, kernel, gamma, degree, coef0, n_threads, progress):

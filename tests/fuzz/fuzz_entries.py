@@ -3694,6 +3694,38 @@ _rf_result_entry("rf_pca().transform", False)
 _rf_result_entry("rf_ridge().predict", True)
 
 
+# ----------------------------------------------- kernel_params of the tools
+
+# Each kernel's keyword arguments a tool takes in kernel_params (SetKernel,
+# NystroemMap, mmd_test), each with its own candidates: a value the
+# kernel's function refuses is refused through kernel_params too, naming
+# the parameter.
+_POINT_FIELDS = {
+    "kernel": P("choice", choices=("rbf", "laplacian", "linear", "polynomial",
+                                   "energy")),
+    "degree": P("int", low=1, high=2**31 - 1),
+    "coef0": P("real"),
+}
+KERNEL_FIELDS = {
+    "mean_map": {**_POINT_FIELDS, "normalize": P("bool")},
+    "mmd": {**_POINT_FIELDS, "gamma2": _gamma_p(False)},
+    "renyi": {"alpha": P("real", low=0, low_incl=False, judge=_alpha_judge),
+              "min_dist": P("real", low=0, none_ok=True), "clamp": P("bool")},
+    "sliced_wasserstein": {"draw": P("choice", choices=("iid", "orthogonal",
+                                                        "qmc"))},
+    "exp_chi2": {"beta": _gamma_p()},
+}
+
+
+def kernel_params_arg(kernel, leave_out=(), base=None):
+    """The Arg of a tool's kernel_params for `kernel`: the kernel's fields
+    but those of `leave_out` (the tool's own arguments), beside `base`."""
+    fields = {k: p for k, p in KERNEL_FIELDS.get(kernel, {}).items()
+              if k not in leave_out}
+    return Arg("kernel_params", p=P("dict", fields=fields, base=base),
+               aliases=(*fields, *(base or ())))
+
+
 # ------------------------- scikit-learn estimators: SetKernel, ExpectedKernel
 
 
@@ -3708,7 +3740,6 @@ SK_PARAMS = {
         "power": P("real", low=0, low_incl=False),
         "psd": P("choice", choices=("clip", "flip", "shift")),
         "rng": P("rng"),  # the directions of "sliced_wasserstein"
-        "workers": P("workers"),
     },
     "ExpectedKernel": {
         "covariance": P("choice", choices=("full", "diag", "iso")),
@@ -3716,7 +3747,6 @@ SK_PARAMS = {
         "gamma": _gamma_p(),  # None: the median heuristic of the training means
         "degree": P("int", low=1),
         "coef0": P("real"),
-        "workers": P("workers"),
     },
 }
 SK_BASE = {
@@ -3897,7 +3927,7 @@ def _sk_entries(name):
         import kernelmaps.sklearn as sk
 
         est = getattr(sk, name)(**{k: v[k] for k in params if k in v})
-        est.fit(v["X"])
+        est.fit(v["X"], **kwargs(v, ["workers"]))
         probe = v["_probe"]
         return est, est.transform(probe)
 
@@ -3922,14 +3952,19 @@ def _sk_entries(name):
             else None,
         )
         for k, p in params.items()
-    ]
+    ] + [FIT_W()]
+
+    def fit_src(s, method):
+        workers = f", workers={s['workers']}" if "workers" in s else ""
+        return f"{est_src(s)}.{method}({s['X']}{workers})"
+
     register(
         Entry(
             f"sklearn.{name}.fit",
             fit_args,
             build_fit,
             call_fit,
-            lambda s: f"{est_src(s)}.fit({s['X']}).transform(<probe>)",
+            lambda s: f"{fit_src(s, 'fit')}.transform(<probe>)",
             check_fit,
             group="sklearn",
         )
@@ -3939,7 +3974,7 @@ def _sk_entries(name):
         import kernelmaps.sklearn as sk
 
         est = getattr(sk, name)(**{k: v[k] for k in params if k in v})
-        return est, est.fit_transform(v["X"])
+        return est, est.fit_transform(v["X"], **kwargs(v, ["workers"]))
 
     def check_ft(ctx, v, res):
         est, out = res
@@ -3957,11 +3992,12 @@ def _sk_entries(name):
                     _sk_x_muts(name),
                     positional=True,
                     aliases=SK_X_ALIASES,
-                )
+                ),
+                FIT_W(),
             ],
             build_fit,
             call_ft,
-            lambda s: f"{est_src(s)}.fit_transform({s['X']})",
+            lambda s: fit_src(s, "fit_transform"),
             check_ft,
             group="sklearn",
         )
@@ -4014,6 +4050,40 @@ def _sk_entries(name):
 
 for _n in SK_PARAMS:
     _sk_entries(_n)
+
+
+def _sk_kernel_params_entry(kernel):
+    """SetKernel(kernel, kernel_params=...): its own arguments (gamma, k,
+    ...) are not fields here (in kernel_params they are refused, naming
+    them: the "'nope'" case's kin)."""
+    own = ("gamma", "gamma2", "alpha", "k", "power", "n_projections")
+
+    def call(km, v):
+        import kernelmaps.sklearn as sk
+
+        est = sk.SetKernel(kernel, k=2, rng=0, kernel_params=v.get("kernel_params"))
+        return est, est.fit_transform(v["X"])
+
+    def check(ctx, v, res):
+        n = n_sets(v["X"])
+        need_shape(res[1], (n, n))
+        need_symmetric(res[1])
+
+    register(Entry(
+        f"sklearn.SetKernel[{kernel}].kernel_params",
+        [kernel_params_arg(kernel, own)],
+        lambda ctx: {"X": _sk_x(ctx, "SetKernel")},
+        call,
+        lambda s: (f"kernelmaps.sklearn.SetKernel({kernel!r}, k=2, rng=0, "
+                   f"kernel_params={s.get('kernel_params', 'None')})"
+                   f".fit_transform({s['X']})"),
+        check,
+        group="sklearn",
+    ))
+
+
+for _kernel in ("mean_map", "mmd", "renyi", "sliced_wasserstein"):
+    _sk_kernel_params_entry(_kernel)
 
 
 def _estimator_entry(function, cls, params, fit_pos, fit_kw, method):
@@ -4328,7 +4398,8 @@ def _check_object_test(ctx, v, res, kernel, method):
                 (wX or [None] * n_sets(X)) + (wY or [None] * n_sets(Y)), Z,
                 strict=True)]
             Z = ctx.km.Bags.from_list(Z, weights=weights)
-        K = ctx.km.sum_match_kernel(Z, gamma=res.gamma)
+        K = ctx.km.sum_match_kernel(Z, gamma=res.gamma,
+                                    **(v.get("kernel_params") or {}))
         n = n_sets(X)
     else:
         Z = np.vstack([ref.dense(X, np.float64), ref.dense(Y, np.float64)])
@@ -4365,6 +4436,9 @@ def _object_test_entry(kernel, method):
         Arg("n_resamples", p=P("int", low=1, none_ok=True, huge=False)),
         W(),
         RNG(),
+        # (the scale is mmd_test's gamma, not a field)
+        kernel_params_arg(kernel, ("gamma2", "beta"),
+                          {"k": 2} if kernel == "renyi" else None),
     ]
     if kernel == "exp_chi2":  # a list of scales: the tests over a grid
         args.append(Arg("gamma", p=_gamma_p(), overrides={"[0.5]": VALID}
@@ -4513,6 +4587,8 @@ def _check_nystroem(ctx, v, res, kernel):
     L = fmap.components_
     F = fmap.transform(L)
     params = {} if kernel == "chi2" else {"gamma": fmap.params_["gamma"]}
+    if kernel == "mean_map":  # the point kernel of kernel_params
+        params = {**(v.get("kernel_params") or {}), **params}
     if kernel == "sliced_wasserstein":  # the directions drawn by fit
         params["projections"] = fmap.params_["projections"]
     K = np.asarray(getattr(ctx.km, NYSTROEM_KERNELS[kernel])(L, **params),
@@ -4555,6 +4631,7 @@ def _nystroem_entry(kernel):
         *([Arg("gamma", p=_gamma_p())] if kernel != "chi2" else []),
         W(),
         RNG(),
+        kernel_params_arg(kernel, (), {"k": 2} if kernel == "renyi" else None),
     ]
     given = ("kernel_params", "landmarks", "gamma", "rng")
 

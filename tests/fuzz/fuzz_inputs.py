@@ -795,10 +795,15 @@ class P:
         huge=True,
         extra=(),
         judge=None,
+        fields=None,
+        base=None,
     ):
         self.kind, self.low, self.high, self.low_incl = kind, low, high, low_incl
         self.none_ok, self.choices, self.huge = none_ok, choices, huge
         self.extra, self.judge = extra, judge
+        # kind "dict" (keyword arguments, e.g. kernel_params): the `P` of
+        # each name it may hold, and the items every candidate keeps
+        self.fields, self.base = fields or {}, base or {}
 
 
 def _is_num(v):
@@ -1072,5 +1077,39 @@ def param_mutations(p):
         for label, v in PROGRESS_CANDIDATES:
             e = VALID if isinstance(v, bool) else (EITHER if v == 1 else INVALID)
             out.append((label, (lambda v=v: v), label, e))
+    elif p.kind == "dict":
+        out += _dict_mutations(p)
     out += list(p.extra)
+    return out
+
+
+def _dict_mutations(p):
+    """A dict of keyword arguments (``kernel_params``): None and {} (the
+    defaults; either, beside the items of `p.base` a case needs), things
+    that are not dicts, a name no kernel takes, and every candidate of each
+    field, as ``{name: value}`` beside `p.base`."""
+    base = p.base
+
+    def src(items):
+        return "{" + ", ".join([*(f"{k!r}: {v!r}" for k, v in base.items()),
+                                *items]) + "}"
+
+    default = EITHER if base else VALID
+    out = [
+        ("None", lambda: None, "None", default),
+        ("{}", dict, "{}", default),
+        ("base", lambda: dict(base), src([]), VALID),
+        ("{'nope': 1}", lambda: {**base, "nope": 1}, src(["'nope': 1"]), INVALID),
+        ("[('k', 2)]", lambda: [("k", 2)], "[('k', 2)]", INVALID),
+        ("'k=2'", lambda: "k=2", "'k=2'", INVALID),
+        ("1", lambda: 1, "1", INVALID),
+    ]
+    for name, field in p.fields.items():
+        for label, make, text, expect in param_mutations(field):
+            out.append((
+                f"{{{name!r}: {label}}}",
+                lambda make=make, name=name: {**base, name: make()},
+                src([f"{name!r}: {text}"]),
+                expect,
+            ))
     return out
