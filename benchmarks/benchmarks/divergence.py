@@ -195,10 +195,15 @@ class SetKernelRenyiTransform:
             sets, n_train = [rng.standard_normal((100, 16)) for _ in range(450)], 300
         self.train = Bags.from_list(sets[:n_train])
         self.test = Bags.from_list(sets[n_train:])
-        self.model = SetKernel("renyi").fit(self.train, workers=workers)
+        try:  # workers at fit and transform (before issue 51: the constructor's)
+            self.model = SetKernel("renyi").fit(self.train, workers=workers)
+            self.threads = {"workers": workers}
+        except TypeError:
+            self.model = SetKernel("renyi", workers=workers).fit(self.train)
+            self.threads = {}
 
     def time_transform(self, shape, workers):
-        self.model.transform(self.test, workers=workers)
+        self.model.transform(self.test, **self.threads)
 
     def time_both_directions(self, shape, workers):
         renyi_divergence_both(self.test, self.train, workers=workers)
