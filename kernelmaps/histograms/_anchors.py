@@ -53,34 +53,6 @@ def _check_kernel(kernel):
     return check_choice(kernel, "kernel", tuple(KERNELS))
 
 
-# A callable kernel given with a table is checked on this many anchors of
-# the first dimension (fit evaluates it on all of them).
-_PROBE_ANCHORS = 8
-
-
-def _probe_kernel(kernel, anchors):
-    """A ValueError naming `kernel` unless the callable, vectorised as in
-    `AnchorMap.fit` (on arrays (1, m, 1) and (1, 1, m)), gives finite
-    values of shape (1, m, m) on the first anchors of the first dimension."""
-    a = anchors[:1, :_PROBE_ANCHORS]
-    m = a.shape[1]
-    try:
-        with np.errstate(all="ignore"):
-            K = np.asarray(kernel(a[:, :, None], a[:, None, :]), dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise type(err)(
-            f"kernel must be a vectorised callable of two arrays; on the anchors "
-            f"it raised {type(err).__name__}: {err}"
-        ) from None
-    if K.shape != (1, m, m) or not np.isfinite(K).all():
-        raise ValueError(
-            f"kernel must be a vectorised callable giving finite values of the "
-            f"shape of its broadcast arguments, {(1, m, m)} on the first anchors; "
-            f"got shape {K.shape}"
-            + ("" if K.shape != (1, m, m) else " with NaN or infinity")
-        )
-
-
 def _power_of_4_scales(top):
     """Per dimension, 1, or the power of 4 nearest `top` when `top` is
     outside [2**-_SAFE, 2**_SAFE]."""
@@ -264,7 +236,7 @@ class AnchorMap(FeatureMap):
                 if scale[j] != 1:  # back to the scale of the data (exact)
                     block *= np.sqrt(scale[j])
         table = np.concatenate([block.ravel() for block in blocks])
-        return {**_anchor_state(kernel, final, table, rank), **names,
+        return {**_anchor_state(final, table, rank), **names,
                 "_n_neighbors": n_neighbors, "_distance": weights == "distance"}
 
     @blocked_rows
@@ -380,24 +352,12 @@ class AnchorMap(FeatureMap):
         self._check_width(X.shape[1])
         return X
 
-    def _rows(self, i):
-        """Features of anchor i of every dimension, concatenated."""
-        return _anchor_rows(self.table_, self.table_offsets_, self.rank_, i)
 
-
-def _anchor_rows(table, table_offsets, rank, i):
-    """Features of anchor i of every dimension, concatenated."""
-    starts = table_offsets[:-1] + i * rank
-    return np.concatenate([table[a : a + r] for a, r in zip(starts, rank, strict=True)])
-
-
-def _anchor_state(kernel, anchors, table, rank):
+def _anchor_state(anchors, table, rank):
     """The fitted attributes of an `AnchorMap`: the anchors (d, n_anchors),
     the concatenated anchor features and the ranks that `fit` found, and
     what `transform` derives from them."""
     n_anchors = anchors.shape[1]
-    if callable(kernel):
-        _probe_kernel(kernel, anchors)
     table_offsets = np.concatenate([[0], np.cumsum(n_anchors * rank)])
     # Uniform grids from 0 are indexed directly, others searched.
     step = anchors[:, 1] - anchors[:, 0]
@@ -417,9 +377,9 @@ def _anchor_state(kernel, anchors, table, rank):
         "feature_offsets_": feature_offsets,
         "n_features_in_": anchors.shape[0],
         "n_features_out_": int(feature_offsets[-1]),
-        # The anchor 0 (first: the data are >= 0) and whether its features
-        # are all zero (then CSR input gives CSR output).
-        "_zero_features": bool(np.all(_anchor_rows(table, table_offsets, rank,
-                                                   0) == 0)),
+        # Whether the features of the anchor 0 of every dimension (first:
+        # the data are >= 0) are all zero (then CSR input gives CSR output).
+        "_zero_features": not any(table[a : a + r].any() for a, r in
+                                  zip(table_offsets[:-1], rank, strict=True)),
         "_table_max": float(np.abs(table).max()) if table.size else 0.0,
     }
