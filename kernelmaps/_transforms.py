@@ -18,23 +18,31 @@ output is chunked by sets accordingly.
 
 Lazy input is recognised and checked by `kernelmaps._lazy`, which also
 computes the exact kernels' Gram matrices on it (`lazy_gram`).
+
+`fourier_features` is the transform of the random Fourier maps of two
+units (`RandomFourierFeatures` and `RandomDistributionFeatures` of sets,
+`ExpChi2Features` of histograms): the cosine features of rows, dense or
+CSR, or their means over sets.
 """
 
 import functools
 import inspect
+import math
 
 import numpy as np
 import scipy.sparse
 
 from ._bags import Bags
 from ._base import check_weights_kept
+from ._engine.layout import max_abs
 from ._engine.schedule import MAP_VALUE_WORK, run_chunked
+from ._engine.set_means import csr_cos, set_means
 from ._lazy import is_lazy, lazy_sets, map_delayed
 from ._parallel import check_progress
 from ._probes import as_float_array, float_dtype, is_dask_array
-from ._validation import check_sets
+from ._validation import check_fourier_range, check_sets
 
-__all__ = ["blocked_rows", "blocked_sets"]
+__all__ = ["blocked_rows", "blocked_sets", "fourier_features"]
 
 
 def _call(fmap, name, args, kwargs):
@@ -265,3 +273,22 @@ def _sets_on_dask(fmap, method, sets, kwargs, per_point, name, weighted):
                                      dtype=probe.dtype,
                                      meta=np.empty((0, 0), probe.dtype)))
     return da.concatenate(parts, axis=0)
+
+
+def fourier_features(fmap, X, n_threads, name="X"):
+    """The random Fourier features ``sqrt(2 / t) cos(x W + b)`` of the
+    fitted map `fmap` (its ``weights_`` W, ``offsets_`` b and
+    ``_weight_norm``) of each row of `X` (an array or a CSR matrix), or
+    their mean over each set of a `Bags`; `name` names `X` where its values
+    are too large for the frequencies."""
+    sparse = scipy.sparse.issparse(X)
+    values = X.data if sparse else X.points if isinstance(X, Bags) else X
+    check_fourier_range(max_abs(values), fmap._weight_norm, values.dtype, name)
+    scale = math.sqrt(2.0 / fmap.n_features_out_)
+    if sparse:
+        return csr_cos(X.tocsr(), fmap.weights_, fmap.offsets_, scale=scale,
+                       n_threads=n_threads)
+    if not isinstance(X, Bags):  # each row a set of its own: the fused
+        X = Bags(X, np.arange(X.shape[0] + 1))  # product and cosine of sets
+    return set_means(X, fmap.weights_, fmap.offsets_, kind="cos", scale=scale,
+                     n_threads=n_threads)

@@ -1,23 +1,17 @@
 """Random Fourier features of points and of sets: RFF, RDF (also EMK-Fourier)
 and DRDF."""
 
-import math
 
-import numpy as np
 import scipy.sparse
 
-from .._bags import Bags
 from .._base import FeatureMap
 from .._draws import check_draw, fourier_state, resolve_draw
-from .._engine.layout import max_abs
-from .._engine.set_means import csr_cos, set_means
 from .._gamma import resolve_gamma
 from .._parallel import resolve_workers
 from .._probes import as_float_array
-from .._transforms import blocked_rows, blocked_sets
+from .._transforms import blocked_rows, blocked_sets, fourier_features
 from .._validation import (
     check_choice,
-    check_fourier_range,
     check_points,
     check_rng,
     check_rows,
@@ -64,14 +58,6 @@ class _Fourier(FeatureMap):
                               f"{gamma_name}={gamma!r}", draw, form)
         return {**state, "gamma_": gamma, "draw_": draw, "n_features_in_": dim,
                 "n_features_out_": t}
-
-    def _means(self, bags, workers, name="X"):
-        """sqrt(2/t) times the mean of cos(x W + b) over each set."""
-        check_fourier_range(max_abs(bags.points), self._weight_norm, bags.dtype,
-                            name)
-        return set_means(bags, self.weights_, self.offsets_, kind="cos",
-                         scale=math.sqrt(2.0 / self.n_features_out_),
-                         n_threads=resolve_workers(workers))
 
 
 class RandomFourierFeatures(_Fourier):
@@ -237,13 +223,7 @@ class RandomFourierFeatures(_Fourier):
         self._check_names(X, reset=False)
         X = _check_vectors(X)
         self._check_width(X.shape[1])
-        if scipy.sparse.issparse(X):
-            check_fourier_range(max_abs(X.data), self._weight_norm, X.dtype, "X")
-            return csr_cos(X, self.weights_, self.offsets_,
-                           scale=math.sqrt(2.0 / self.n_features_out_),
-                           n_threads=resolve_workers(workers))
-        # Each point is a set of its own.
-        return self._means(Bags(X, np.arange(X.shape[0] + 1)), workers)
+        return fourier_features(self, X, resolve_workers(workers))
 
 
 def _check_vectors(X):
@@ -421,7 +401,7 @@ class RandomDistributionFeatures(_Fourier):
         self._check_fitted()
         bags = check_sets(X, "X", weighted=True)
         self._check_width(bags.dim)
-        return self._means(bags, workers)
+        return fourier_features(self, bags, resolve_workers(workers))
 
 
 class DoublyRandomDistributionFeatures(FeatureMap):
@@ -570,5 +550,6 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         self._check_fitted()
         bags = check_sets(X, "X", weighted=True)
         self._check_width(bags.dim)
-        return self.rff_.transform(self.rdf_._means(bags, workers),
-                                   workers=workers)
+        return self.rff_.transform(
+            fourier_features(self.rdf_, bags, resolve_workers(workers)),
+            workers=workers)
