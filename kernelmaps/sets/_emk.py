@@ -271,11 +271,9 @@ class EMKFeatures(FeatureMap):
                 "n_features_out_": basis.shape[0]}
 
     def _fit(self, X, workers, progress):
-        gamma = (None if self.gamma is None else
-                 check_scalar(self.gamma, "gamma", low=0.0, low_inclusive=False))
         weighted = isinstance(X, Bags) and X.weights is not None
         if self.basis is not None:
-            state = self._state(None, gamma)
+            state = self._state(None, self.gamma)
             width = (check_sets(X, "X", weighted=True).dim if weighted
                      else check_points(X, "X").shape[1])
             self._check_width(width, expected=state["n_features_in_"])
@@ -308,7 +306,7 @@ class EMKFeatures(FeatureMap):
             raise ValueError(
                 f"n_basis={n_basis} exceeds the number of points of X ({n})"
             )
-        gamma = resolve_gamma(gamma, kernel, points)
+        gamma = resolve_gamma(self.gamma, kernel, points)
         basis, objective = cksvd.fit_basis(
             points.astype(np.float64, copy=False), n_basis, kernel, gamma,
             n_iter, batch_size, learning_rate, init, check_every, rng, progress)

@@ -36,21 +36,14 @@ class _Fourier(FeatureMap):
     points), by the method `draw` (None: chosen by the dimension of the
     points, see `_draws.resolve_draw`) for the feature `form`."""
 
-    def _check_params(self):
-        """The parameters checked: n_components, kernel, gamma, draw, form
-        and the generator."""
-        kernel = check_choice(self.kernel, "kernel", _KERNELS)
-        return (check_scalar(self.n_components, "n_components", kind="int", low=1),
-                kernel,
-                None if self.gamma is None else
-                check_scalar(self.gamma, "gamma", low=0.0, low_inclusive=False),
-                *check_draw(self.draw, self.form, kernel), check_rng(self.rng))
-
     def _fit_draw(self, dim, reference, gamma_name="gamma"):
         """The fitted attributes for points of `dim` features: the scale
         (given, or the heuristic on `reference`) and W and b drawn for it."""
-        t, kernel, gamma, draw, form, rng = self._check_params()
-        gamma = resolve_gamma(gamma, kernel, reference)
+        kernel = check_choice(self.kernel, "kernel", _KERNELS)
+        t = check_scalar(self.n_components, "n_components", kind="int", low=1)
+        draw, form = check_draw(self.draw, self.form, kernel)
+        rng = check_rng(self.rng)
+        gamma = resolve_gamma(self.gamma, kernel, reference, gamma_name)
         # (the frequencies and phases, and the draw's temporaries)
         check_size(**{"(dim + 1)": dim + 1, "n_components": t}, copies=3)
         draw = resolve_draw(draw, kernel, dim, t, form)
@@ -525,15 +518,13 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         # checks the others); both levels draw from one generator, the
         # first level first.
         t2 = check_scalar(self.n_components2, "n_components2", kind="int", low=1)
-        gamma2 = (None if self.gamma2 is None else check_scalar(
-            self.gamma2, "gamma2", low=0.0, low_inclusive=False))
         rng = check_rng(self.rng)
         rdf = RandomDistributionFeatures(self.n_components, gamma=self.gamma,
                                          draw=self.draw, form=self.form,
                                          rng=rng).fit(X)
         check_size(n_components=rdf.n_features_out_, n_components2=t2)
-        F = None if gamma2 is not None else rdf.transform(X, workers=workers)
-        rff = RandomFourierFeatures(t2, gamma=gamma2, draw=self.draw,
+        F = None if self.gamma2 is not None else rdf.transform(X, workers=workers)
+        rff = RandomFourierFeatures(t2, gamma=self.gamma2, draw=self.draw,
                                     form=self.form, rng=rng)
         rff._set_fitted(rff._fit_draw(rdf.n_features_out_, F,
                                       gamma_name="gamma2"))
