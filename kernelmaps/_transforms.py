@@ -54,14 +54,25 @@ def _call(fmap, name, args, kwargs):
     return getattr(fmap, name)(*args, **kwargs)
 
 
-def blocked_rows(method):
+def blocked_rows(method=None, *, check=None):
     """Decorate ``transform(self, X, **kwargs)`` of a map on rows: a Dask `X`
     gives a lazy Dask array chunked as the rows of `X`, and
-    ``progress=True`` a progress bar over blocks of rows."""
+    ``progress=True`` a progress bar over blocks of rows. With `check` (as
+    `check_histograms`; ``@blocked_rows(check=...)``), the map is checked
+    fitted first, and `method` takes `X` in memory as ``check(X)`` returns
+    it, its feature names and width compared with the fit's."""
+    if method is None:
+        return functools.partial(blocked_rows, check=check)
 
     @functools.wraps(method)
     def transform(self, X, *args, progress=False, **kwargs):
+        if check is not None:
+            self._check_fitted()
         if not is_dask_array(X):
+            if check is not None:
+                self._check_names(X, reset=False)
+                X = check(X)
+                self._check_width(X.shape[1])
             if check_progress(progress):
                 return _rows_in_blocks(self, method, X, args, kwargs)
             return method(self, X, *args, **kwargs)
@@ -100,14 +111,16 @@ def _rows_block(block, fmap, name, args, kwargs, empty):
     return _call(fmap, name, (block, *args), kwargs)
 
 
-def blocked_sets(per_point=(), weighted=False):
+def blocked_sets(per_point=(), weighted=False, checked=False):
     """Decorate ``transform(self, sets, ...)`` of a map on sets: a lazy
     `sets` gives a lazy Dask array chunked by sets. Keyword arguments named
     in `per_point` hold one row per point (a NumPy or Dask array aligned with
     the points) and are split as the points are. `weighted`: the map takes
     weighted sets (`check_sets`), whose blocks keep their weights; weighted
     lazy sets are refused. A callable `weighted` is asked with the map
-    (``weighted(self)``), for a map whose kernel decides (`NystroemMap`)."""
+    (``weighted(self)``), for a map whose kernel decides (`NystroemMap`).
+    `checked`: the map is checked fitted first, and `method` takes sets in
+    memory as the `Bags` that `check_sets` returns, of the fit's width."""
 
     def decorate(method):
         signature = inspect.signature(method)
@@ -117,12 +130,17 @@ def blocked_sets(per_point=(), weighted=False):
         def transform(self, sets, *args, progress=False, **kwargs):
             check_weights_kept(self, sets, name)
             lazy = is_lazy(sets)
+            takes = weighted(self) if callable(weighted) else weighted
+            if checked:
+                self._check_fitted()
+            if checked and not lazy:
+                sets = check_sets(sets, name, weighted=takes)
+                self._check_width(sets.dim, name)
             if not (lazy or check_progress(progress)):
                 return method(self, sets, *args, **kwargs)
             # Everything by keyword, to find the per-point arguments.
             bound = signature.bind(self, sets, *args, **kwargs).arguments
             kwargs = {k: v for k, v in list(bound.items())[2:]}
-            takes = weighted(self) if callable(weighted) else weighted
             if lazy:
                 return _sets_on_dask(self, method, sets, kwargs, per_point,
                                      name, takes)
@@ -253,9 +271,8 @@ def _sets_on_dask(fmap, method, sets, kwargs, per_point, name, weighted):
     probe_kwargs = dict(kwargs)
     for key in extra:
         probe_kwargs[key] = np.zeros((1, *kwargs[key].shape[1:]))
-    probe = _probe(fmap, method,
-                   [np.zeros((1, bags.dim), float_dtype(bags.dtype))], (),
-                   probe_kwargs)
+    probe = _probe(fmap, method, Bags(np.zeros((1, bags.dim), float_dtype(
+        bags.dtype)), np.array([0, 1])), (), probe_kwargs)
     fmap_key = map_delayed(fmap)
     blocks = points.to_delayed().reshape(-1)
     parts = []

@@ -239,7 +239,7 @@ class AnchorMap(FeatureMap):
         return {**_anchor_state(final, table, rank), **names,
                 "_n_neighbors": n_neighbors, "_distance": weights == "distance"}
 
-    @blocked_rows
+    @blocked_rows(check=check_histograms)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 
@@ -257,7 +257,6 @@ class AnchorMap(FeatureMap):
             The dtype of `X`. CSR input gives CSR output when the features
             of 0 are zero (the named kernels): exact zeros stay zero.
         """
-        X = self._check(X)
         if X.dtype == np.float32 and self._table_max > float(np.finfo(np.float32).max):
             raise ValueError(
                 "X is float32 but this map's anchor features exceed the float32 "

@@ -178,15 +178,11 @@ class ExpChi2Features(FeatureMap):
         return {**state, **names, "chi2_map_": chi2_map, "draw_": draw,
                 "n_features_in_": X.shape[1], "n_features_out_": t}
 
-    @blocked_rows
+    @blocked_rows(check=check_histograms)
     def transform(self, X, *, workers=None, progress=False):
         """Random features of the rows of `X`, shape (n, t), in the dtype
         of `X` (float32 or float64); CSR input is taken as it is.
         `progress` shows a progress bar over blocks of rows (needs tqdm)."""
-        self._check_fitted()
-        self._check_names(X, reset=False)
-        X = check_histograms(X, "X")
-        self._check_width(X.shape[1])
         n_threads = resolve_workers(workers)
         return fourier_features(
             self, self.chi2_map_.transform(X, workers=n_threads), n_threads)

@@ -79,7 +79,7 @@ class _AdditiveMap(FeatureMap):
         return {"_kind": self._kind, **state, **names, "n_features_in_": d,
                 "n_features_out_": d * state["_n_terms"]}
 
-    @blocked_rows
+    @blocked_rows(check=check_histograms)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 
@@ -99,9 +99,6 @@ class _AdditiveMap(FeatureMap):
             gives zero features, so CSR input gives a CSR output with the
             same non-zeros per term. The dtype of `X` (float32 or float64).
         """
-        self._check_fitted()
-        self._check_names(X, reset=False)
-        X = check_histograms(X, "X")
         fitted = hasattr(self, "n_features_in_")
         state = vars(self) if fitted else {"_kind": self._kind,
                                            **self._state(None)}

@@ -312,7 +312,7 @@ class EMKFeatures(FeatureMap):
             n_iter, batch_size, learning_rate, init, check_every, rng, progress)
         return self._state(basis, gamma, objective)
 
-    @blocked_sets(per_point=("positions",), weighted=True)
+    @blocked_sets(per_point=("positions",), weighted=True, checked=True)
     def transform(self, sets, positions=None, levels=0, *, workers=None,
                   progress=False):
         r"""Set features: the mean of :math:`G k_Z(x)` over each set, or its
@@ -367,18 +367,15 @@ class EMKFeatures(FeatureMap):
         weighted by their numbers of points (exact up to rounding), so a
         pyramid costs little more than the plain feature.
         """
-        self._check_fitted()
-        bags = check_sets(sets, "sets", weighted=True)
-        self._check_width(bags.dim, "sets")
         levels = check_scalar(levels, "levels", kind="int", low=0, high=_MAX_LEVELS)
         n_threads = resolve_workers(workers)
         if levels > 0:
             n_cells = (4 ** (levels + 1) - 1) // 3
-            size = len(bags) * n_cells * self.n_features_out_
+            size = len(sets) * n_cells * self.n_features_out_
             if size > _MAX_PYRAMID:
                 width = n_cells * self.n_features_out_
                 raise ValueError(
-                    f"levels={levels} gives {len(bags)} x {width} = {size} output "
+                    f"levels={levels} gives {len(sets)} x {width} = {size} output "
                     f"entries, more than {_MAX_PYRAMID}: use fewer levels, or "
                     f"transform fewer sets at a time"
                 )
@@ -386,22 +383,22 @@ class EMKFeatures(FeatureMap):
                 raise ValueError(
                     f"levels={levels} needs the positions of the points"
                 )
-            positions = _check_positions(positions, bags)
-        dtype = bags.dtype
+            positions = _check_positions(positions, sets)
+        dtype = sets.dtype
         basis, projection = self.basis_, self.projection_
         if np.abs(basis).max() > np.finfo(dtype).max / 4:
             # a basis beyond float32: float32 points computed in float64
-            bags = Bags(bags.points.astype(np.float64), bags.offsets,
-                        bags.weights)
-        centres = basis.T.astype(bags.dtype)
+            sets = Bags(sets.points.astype(np.float64), sets.offsets,
+                        sets.weights)
+        centres = basis.T.astype(sets.dtype)
 
         def means(sub):
             return set_means(sub, centres, None, kind=self._kernel,
                              gamma=self.gamma_, n_threads=n_threads)
 
         if levels == 0:
-            return (means(bags) @ projection.T).astype(dtype, copy=False)
-        return _pyramid(bags, positions, levels, means, projection).astype(
+            return (means(sets) @ projection.T).astype(dtype, copy=False)
+        return _pyramid(sets, positions, levels, means, projection).astype(
             dtype, copy=False)
 
 

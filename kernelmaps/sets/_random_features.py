@@ -30,6 +30,17 @@ __all__ = [
 _KERNELS = ("rbf", "laplacian")
 
 
+def _check_vectors(X):
+    """The points of `X`, a 2-D array or a sparse matrix (then CSR)."""
+    if scipy.sparse.issparse(X):
+        return check_rows(X, "X")
+    X = as_float_array(X, "X")  # ragged X: an error naming X
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n, d), got shape {X.shape}"
+                         f"{reshape_hint(X, 'X')}")
+    return check_points(X, "X")
+
+
 class _Fourier(FeatureMap):
     """Frequencies and phases, drawn by `fit` for a shift-invariant kernel
     of the scale `gamma` (None: the median heuristic on the training
@@ -194,7 +205,7 @@ class RandomFourierFeatures(_Fourier):
         X = _check_vectors(X)
         return {**self._fit_draw(X.shape[1], X), **names}
 
-    @blocked_rows
+    @blocked_rows(check=_check_vectors)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 
@@ -212,22 +223,7 @@ class RandomFourierFeatures(_Fourier):
         Z : ndarray, shape (n, n_components)
             In the dtype of `X` (float32 or float64).
         """
-        self._check_fitted()
-        self._check_names(X, reset=False)
-        X = _check_vectors(X)
-        self._check_width(X.shape[1])
         return fourier_features(self, X, resolve_workers(workers))
-
-
-def _check_vectors(X):
-    """The points of `X`, a 2-D array or a sparse matrix (then CSR)."""
-    if scipy.sparse.issparse(X):
-        return check_rows(X, "X")
-    X = as_float_array(X, "X")  # ragged X: an error naming X
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n, d), got shape {X.shape}"
-                         f"{reshape_hint(X, 'X')}")
-    return check_points(X, "X")
 
 
 class RandomDistributionFeatures(_Fourier):
@@ -372,7 +368,7 @@ class RandomDistributionFeatures(_Fourier):
         bags = check_sets(X, "X", weighted=True)
         return self._fit_draw(bags.dim, bags)
 
-    @blocked_sets(weighted=True)
+    @blocked_sets(weighted=True, checked=True)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the sets of `X`.
 
@@ -391,10 +387,7 @@ class RandomDistributionFeatures(_Fourier):
         F : ndarray, shape (len(X), n_components)
             In the dtype of the points (float32 or float64).
         """
-        self._check_fitted()
-        bags = check_sets(X, "X", weighted=True)
-        self._check_width(bags.dim)
-        return fourier_features(self, bags, resolve_workers(workers))
+        return fourier_features(self, X, resolve_workers(workers))
 
 
 class DoublyRandomDistributionFeatures(FeatureMap):
@@ -532,15 +525,12 @@ class DoublyRandomDistributionFeatures(FeatureMap):
                 "gamma2_": rff.gamma_, "draw_": rdf.draw_, "draw2_": rff.draw_,
                 "n_features_in_": rdf.n_features_in_, "n_features_out_": t2}
 
-    @blocked_sets(weighted=True)
+    @blocked_sets(weighted=True, checked=True)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the sets of `X`, shape (len(X), n_components2), in
         the dtype of the points (see `RandomDistributionFeatures.transform`;
         weighted sets as there).
         `progress` shows a progress bar over blocks of sets (needs tqdm)."""
-        self._check_fitted()
-        bags = check_sets(X, "X", weighted=True)
-        self._check_width(bags.dim)
         return self.rff_.transform(
-            fourier_features(self.rdf_, bags, resolve_workers(workers)),
+            fourier_features(self.rdf_, X, resolve_workers(workers)),
             workers=workers)
