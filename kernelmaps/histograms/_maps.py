@@ -644,8 +644,7 @@ class Chi2ChebyshevMap(_AdditiveMap):
         lo = math.ldexp(scale, -_CHEBYSHEV_WINDOW)
         hi = math.ldexp(scale, _CHEBYSHEV_WINDOW) if math.frexp(
             scale)[1] + _CHEBYSHEV_WINDOW <= 1024 else math.inf
-        top = max_abs(values)
-        low = float(np.min(values, where=values > 0, initial=np.inf))
+        low, top = _positive_range(values)
         if lo <= low and top <= hi:
             return super()._expand(X, state, n_threads)
         v64 = values.astype(np.float64, copy=False)

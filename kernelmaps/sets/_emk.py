@@ -252,9 +252,8 @@ class EMKFeatures(FeatureMap):
         self.rng = rng
         self.basis = basis
 
-    def _state(self, basis, gamma, objective=None):
+    def _state(self, kernel, basis, gamma, objective=None):
         """The fitted attributes for the basis vectors `basis`."""
-        kernel = check_choice(self.kernel, "kernel", _KERNELS)
         if basis is None:  # given: checked here
             basis = as_float_array(self.basis, "basis")
             if basis.ndim != 2 or 0 in basis.shape:
@@ -271,9 +270,10 @@ class EMKFeatures(FeatureMap):
                 "n_features_out_": basis.shape[0]}
 
     def _fit(self, X, workers, progress):
+        kernel = check_choice(self.kernel, "kernel", _KERNELS)
         weighted = isinstance(X, Bags) and X.weights is not None
         if self.basis is not None:
-            state = self._state(None, self.gamma)
+            state = self._state(kernel, None, self.gamma)
             width = (check_sets(X, "X", weighted=True).dim if weighted
                      else check_points(X, "X").shape[1])
             self._check_width(width, expected=state["n_features_in_"])
@@ -286,7 +286,6 @@ class EMKFeatures(FeatureMap):
                 "(X.with_weights(None)) or give basis; transform takes "
                 "weighted sets"
             )
-        kernel = check_choice(self.kernel, "kernel", _KERNELS)
         n_basis = check_scalar(self.n_basis, "n_basis", kind="int", low=1)
         n_iter = check_scalar(self.n_iter, "n_iter", kind="int", low=0,
                               high=_MAX_ITER)
@@ -310,7 +309,7 @@ class EMKFeatures(FeatureMap):
         basis, objective = cksvd.fit_basis(
             points.astype(np.float64, copy=False), n_basis, kernel, gamma,
             n_iter, batch_size, learning_rate, init, check_every, rng, progress)
-        return self._state(basis, gamma, objective)
+        return self._state(kernel, basis, gamma, objective)
 
     @blocked_sets(per_point=("positions",), weighted=True, checked=True)
     def transform(self, sets, positions=None, levels=0, *, workers=None,
@@ -423,12 +422,10 @@ def _pyramid(bags, positions, levels, means, projection):
     ids, counts = np.unique(key[perm], return_counts=True)
     offsets = np.zeros(ids.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    if weights is None:
-        fine = means(Bags(points[perm], offsets)).astype(np.float64)
-    else:  # weighted means; cells weigh their total weight
+    if weights is not None:  # weighted means; cells weigh their total weight
         weights = weights[perm]
-        fine = means(Bags(points[perm], offsets, weights)).astype(np.float64)
         counts = np.add.reduceat(weights, offsets[:-1])
+    fine = means(Bags(points[perm], offsets, weights)).astype(np.float64)
     owner, cell = np.divmod(ids, side**2)
     row, col = np.divmod(cell, side)
     # coarser cells: count- (weight-) weighted sums of the means of the finest
@@ -453,11 +450,9 @@ def _pyramid(bags, positions, levels, means, projection):
 
 def _check_positions(positions, bags):
     """Positions as a (total, 2) float64 array aligned with `bags.points`."""
-    arr = None
-    if isinstance(positions, np.ndarray) and positions.dtype != object:
-        arr = positions
-    if arr is not None and arr.ndim == 2:
-        pos = check_points(arr, "positions")
+    if (isinstance(positions, np.ndarray) and positions.dtype != object
+            and positions.ndim == 2):
+        pos = check_points(positions, "positions")
         if pos.shape[0] != bags.n_points:
             raise ValueError(
                 f"positions has {pos.shape[0]} rows but the sets hold "
