@@ -42,7 +42,7 @@ from ._parallel import check_progress
 from ._probes import as_float_array, float_dtype, is_dask_array
 from ._validation import check_fourier_range, check_sets
 
-__all__ = ["blocked_rows", "blocked_sets", "fourier_features"]
+__all__ = ["blocked_rows", "blocked_sets", "checked_rows", "fourier_features"]
 
 
 def _call(fmap, name, args, kwargs):
@@ -70,9 +70,7 @@ def blocked_rows(method=None, *, check=None):
             self._check_fitted()
         if not is_dask_array(X):
             if check is not None:
-                self._check_names(X, reset=False)
-                X = check(X)
-                self._check_width(X.shape[1])
+                X = checked_rows(self, X, check)
             if check_progress(progress):
                 return _rows_in_blocks(self, method, X, args, kwargs)
             return method(self, X, *args, **kwargs)
@@ -93,6 +91,17 @@ def blocked_rows(method=None, *, check=None):
         )
 
     return transform
+
+
+def checked_rows(fmap, X, check):
+    """The rows `X` in memory given to the map `fmap` (to its transform),
+    checked by ``check(X)`` (as `check_histograms`), once the map is
+    fitted, with the feature names and the width of the fit."""
+    fmap._check_fitted()
+    fmap._check_names(X, reset=False)
+    X = check(X)
+    fmap._check_width(X.shape[1])
+    return X
 
 
 def _probe(fmap, method, sample, args, kwargs):

@@ -10,7 +10,7 @@ from .._engine import anchors as engine
 from .._engine import lapack
 from .._parallel import resolve_workers
 from .._probes import as_float_array
-from .._transforms import blocked_rows
+from .._transforms import blocked_rows, checked_rows
 from .._validation import check_choice, check_histograms, check_scalar
 
 __all__ = ["AnchorMap"]
@@ -286,7 +286,7 @@ class AnchorMap(FeatureMap):
             shape ``(n, d, n_neighbors)``, weights in float32. Values of 0
             give the index of the anchor 0 (weight 1).
         """
-        X = self._check(X)
+        X = checked_rows(self, X, check_histograms)
         if scipy.sparse.issparse(X):
             X = np.ascontiguousarray(X.toarray())
         idx, w = engine.neighbours(X, self.anchors_, self._inv_step,
@@ -343,13 +343,6 @@ class AnchorMap(FeatureMap):
         return engine.decode(indices, weights, self.table_, self.table_offsets_,
                               self.rank_, self.feature_offsets_,
                               resolve_workers(None))
-
-    def _check(self, X):
-        self._check_fitted()
-        self._check_names(X, reset=False)
-        X = check_histograms(X, "X")
-        self._check_width(X.shape[1])
-        return X
 
 
 def _anchor_state(anchors, table, rank):

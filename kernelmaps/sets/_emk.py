@@ -298,9 +298,7 @@ class EMKFeatures(FeatureMap):
                                    low=1)
         rng = check_rng(self.rng)
         points = check_points(X, "X")
-        n, d = points.shape
-        if d == 0:
-            raise ValueError("X: the points have no feature (d == 0)")
+        n = points.shape[0]
         if n_basis > n:
             raise ValueError(
                 f"n_basis={n_basis} exceeds the number of points of X ({n})"
