@@ -99,11 +99,11 @@ class _AdditiveMap(FeatureMap):
             gives zero features, so CSR input gives a CSR output with the
             same non-zeros per term. The dtype of `X` (float32 or float64).
         """
-        fitted = hasattr(self, "n_features_in_")
-        state = vars(self) if fitted else {"_kind": self._kind,
-                                           **self._state(None)}
-        self._check_width(X.shape[1], expected=state.get("n_features_in_",
-                                                          state["_width"]))
+        # (the width of a fit is checked by blocked_rows; that of parameters
+        # given, here)
+        state = vars(self) if hasattr(self, "n_features_in_") else {
+            "_kind": self._kind, **self._state(None)}
+        self._check_width(X.shape[1], expected=state["_width"])
         return self._expand(X, state, resolve_workers(workers))
 
     def _expand(self, X, state, n_threads):
