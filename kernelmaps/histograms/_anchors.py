@@ -46,13 +46,6 @@ _SAFE = 256
 _MAX_ANCHORS = 2**16
 
 
-def _check_kernel(kernel):
-    """A named kernel, or a callable."""
-    if callable(kernel):
-        return kernel
-    return check_choice(kernel, "kernel", tuple(KERNELS))
-
-
 def _power_of_4_scales(top):
     """Per dimension, 1, or the power of 4 nearest `top` when `top` is
     outside [2**-_SAFE, 2**_SAFE]."""
@@ -175,7 +168,8 @@ class AnchorMap(FeatureMap):
         self.weights = weights
 
     def _fit(self, X, workers, progress):
-        kernel = _check_kernel(self.kernel)
+        kernel = self.kernel if callable(self.kernel) else check_choice(
+            self.kernel, "kernel", tuple(KERNELS))  # a name, or a callable
         n_anchors = check_scalar(self.n_anchors, "n_anchors", kind="int", low=2,
                                  high=_MAX_ANCHORS)
         rule = check_choice(self.anchors, "anchors", ("uniform", "kmeans"))
