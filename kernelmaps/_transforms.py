@@ -18,23 +18,31 @@ output is chunked by sets accordingly.
 
 Lazy input is recognised and checked by `kernelmaps._lazy`, which also
 computes the exact kernels' Gram matrices on it (`lazy_gram`).
+
+`fourier_features` is the transform of the random Fourier maps of two
+units (`RandomFourierFeatures` and `RandomDistributionFeatures` of sets,
+`ExpChi2Features` of histograms): the cosine features of rows, dense or
+CSR, or their means over sets.
 """
 
 import functools
 import inspect
+import math
 
 import numpy as np
 import scipy.sparse
 
 from ._bags import Bags
 from ._base import check_weights_kept
+from ._engine.layout import max_abs
 from ._engine.schedule import MAP_VALUE_WORK, run_chunked
+from ._engine.set_means import csr_cos, set_means
 from ._lazy import is_lazy, lazy_sets, map_delayed
 from ._parallel import check_progress
 from ._probes import as_float_array, float_dtype, is_dask_array
-from ._validation import check_sets
+from ._validation import check_fourier_range, check_sets
 
-__all__ = ["blocked_rows", "blocked_sets"]
+__all__ = ["blocked_rows", "blocked_sets", "checked_rows", "fourier_features"]
 
 
 def _call(fmap, name, args, kwargs):
@@ -46,14 +54,23 @@ def _call(fmap, name, args, kwargs):
     return getattr(fmap, name)(*args, **kwargs)
 
 
-def blocked_rows(method):
+def blocked_rows(method=None, *, check=None):
     """Decorate ``transform(self, X, **kwargs)`` of a map on rows: a Dask `X`
     gives a lazy Dask array chunked as the rows of `X`, and
-    ``progress=True`` a progress bar over blocks of rows."""
+    ``progress=True`` a progress bar over blocks of rows. With `check` (as
+    `check_histograms`; ``@blocked_rows(check=...)``), the map is checked
+    fitted first, and `method` takes `X` in memory as ``check(X)`` returns
+    it, its feature names and width compared with the fit's."""
+    if method is None:
+        return functools.partial(blocked_rows, check=check)
 
     @functools.wraps(method)
     def transform(self, X, *args, progress=False, **kwargs):
+        if check is not None:
+            self._check_fitted()
         if not is_dask_array(X):
+            if check is not None:
+                X = checked_rows(self, X, check)
             if check_progress(progress):
                 return _rows_in_blocks(self, method, X, args, kwargs)
             return method(self, X, *args, **kwargs)
@@ -76,6 +93,17 @@ def blocked_rows(method):
     return transform
 
 
+def checked_rows(fmap, X, check):
+    """The rows `X` in memory given to the map `fmap` (to its transform),
+    checked by ``check(X)`` (as `check_histograms`), once the map is
+    fitted, with the feature names and the width of the fit."""
+    fmap._check_fitted()
+    fmap._check_names(X, reset=False)
+    X = check(X)
+    fmap._check_width(X.shape[1])
+    return X
+
+
 def _probe(fmap, method, sample, args, kwargs):
     """The output of the map on a one-row (one-point set) `sample`, for its
     width and dtype; a map that cannot transform such a sample (the kNN
@@ -92,14 +120,16 @@ def _rows_block(block, fmap, name, args, kwargs, empty):
     return _call(fmap, name, (block, *args), kwargs)
 
 
-def blocked_sets(per_point=(), weighted=False):
+def blocked_sets(per_point=(), weighted=False, checked=False):
     """Decorate ``transform(self, sets, ...)`` of a map on sets: a lazy
     `sets` gives a lazy Dask array chunked by sets. Keyword arguments named
     in `per_point` hold one row per point (a NumPy or Dask array aligned with
     the points) and are split as the points are. `weighted`: the map takes
     weighted sets (`check_sets`), whose blocks keep their weights; weighted
     lazy sets are refused. A callable `weighted` is asked with the map
-    (``weighted(self)``), for a map whose kernel decides (`NystroemMap`)."""
+    (``weighted(self)``), for a map whose kernel decides (`NystroemMap`).
+    `checked`: the map is checked fitted first, and `method` takes sets in
+    memory as the `Bags` that `check_sets` returns, of the fit's width."""
 
     def decorate(method):
         signature = inspect.signature(method)
@@ -109,12 +139,17 @@ def blocked_sets(per_point=(), weighted=False):
         def transform(self, sets, *args, progress=False, **kwargs):
             check_weights_kept(self, sets, name)
             lazy = is_lazy(sets)
+            takes = weighted(self) if callable(weighted) else weighted
+            if checked:
+                self._check_fitted()
+            if checked and not lazy:
+                sets = check_sets(sets, name, weighted=takes)
+                self._check_width(sets.dim, name)
             if not (lazy or check_progress(progress)):
                 return method(self, sets, *args, **kwargs)
             # Everything by keyword, to find the per-point arguments.
             bound = signature.bind(self, sets, *args, **kwargs).arguments
             kwargs = {k: v for k, v in list(bound.items())[2:]}
-            takes = weighted(self) if callable(weighted) else weighted
             if lazy:
                 return _sets_on_dask(self, method, sets, kwargs, per_point,
                                      name, takes)
@@ -245,9 +280,8 @@ def _sets_on_dask(fmap, method, sets, kwargs, per_point, name, weighted):
     probe_kwargs = dict(kwargs)
     for key in extra:
         probe_kwargs[key] = np.zeros((1, *kwargs[key].shape[1:]))
-    probe = _probe(fmap, method,
-                   [np.zeros((1, bags.dim), float_dtype(bags.dtype))], (),
-                   probe_kwargs)
+    probe = _probe(fmap, method, Bags(np.zeros((1, bags.dim), float_dtype(
+        bags.dtype)), np.array([0, 1])), (), probe_kwargs)
     fmap_key = map_delayed(fmap)
     blocks = points.to_delayed().reshape(-1)
     parts = []
@@ -265,3 +299,22 @@ def _sets_on_dask(fmap, method, sets, kwargs, per_point, name, weighted):
                                      dtype=probe.dtype,
                                      meta=np.empty((0, 0), probe.dtype)))
     return da.concatenate(parts, axis=0)
+
+
+def fourier_features(fmap, X, n_threads, name="X"):
+    """The random Fourier features ``sqrt(2 / t) cos(x W + b)`` of the
+    fitted map `fmap` (its ``weights_`` W, ``offsets_`` b and
+    ``_weight_norm``) of each row of `X` (an array or a CSR matrix), or
+    their mean over each set of a `Bags`; `name` names `X` where its values
+    are too large for the frequencies."""
+    sparse = scipy.sparse.issparse(X)
+    values = X.data if sparse else X.points if isinstance(X, Bags) else X
+    check_fourier_range(max_abs(values), fmap._weight_norm, values.dtype, name)
+    scale = math.sqrt(2.0 / fmap.n_features_out_)
+    if sparse:
+        return csr_cos(X.tocsr(), fmap.weights_, fmap.offsets_, scale=scale,
+                       n_threads=n_threads)
+    if not isinstance(X, Bags):  # each row a set of its own: the fused
+        X = Bags(X, np.arange(X.shape[0] + 1))  # product and cosine of sets
+    return set_means(X, fmap.weights_, fmap.offsets_, kind="cos", scale=scale,
+                     n_threads=n_threads)

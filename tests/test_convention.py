@@ -111,6 +111,22 @@ def test_unfitted_transform_raises_naming_fit(name):
 
 
 @pytest.mark.parametrize("name", MAPS)
+def test_unfitted_transform_of_dask_input_raises_naming_fit(name):
+    # (blocked_rows and blocked_sets check the map before the lazy path:
+    # the transform applied to its probe expects a fitted map)
+    da = pytest.importorskip("dask.array")
+    make, X = MAPS[name]
+    if isinstance(X, list):  # sets: a Bags of lazy points
+        bags = km.Bags.from_list(X)
+        lazy = km.Bags(da.from_array(bags.points, chunks=10), bags.offsets)
+    else:
+        lazy = da.from_array(X, chunks=10)
+    cls = type(make()).__name__
+    with pytest.raises(ValueError, match=rf"^this {cls} is not fitted yet"):
+        make().transform(lazy)
+
+
+@pytest.mark.parametrize("name", MAPS)
 def test_fit_returns_the_map_and_a_second_fit_refits(name):
     make, X = MAPS[name]
     fmap = make()

@@ -10,7 +10,7 @@ from .._engine import anchors as engine
 from .._engine import lapack
 from .._parallel import resolve_workers
 from .._probes import as_float_array
-from .._transforms import blocked_rows
+from .._transforms import blocked_rows, checked_rows
 from .._validation import check_choice, check_histograms, check_scalar
 
 __all__ = ["AnchorMap"]
@@ -44,41 +44,6 @@ _SAFE = 256
 # Anchors per dimension at most: each dimension's anchor kernel matrix is
 # n_anchors**2 and its eigendecomposition n_anchors**3 (and codes fit uint16).
 _MAX_ANCHORS = 2**16
-
-
-def _check_kernel(kernel):
-    """A named kernel, or a callable."""
-    if callable(kernel):
-        return kernel
-    return check_choice(kernel, "kernel", tuple(KERNELS))
-
-
-# A callable kernel given with a table is checked on this many anchors of
-# the first dimension (fit evaluates it on all of them).
-_PROBE_ANCHORS = 8
-
-
-def _probe_kernel(kernel, anchors):
-    """A ValueError naming `kernel` unless the callable, vectorised as in
-    `AnchorMap.fit` (on arrays (1, m, 1) and (1, 1, m)), gives finite
-    values of shape (1, m, m) on the first anchors of the first dimension."""
-    a = anchors[:1, :_PROBE_ANCHORS]
-    m = a.shape[1]
-    try:
-        with np.errstate(all="ignore"):
-            K = np.asarray(kernel(a[:, :, None], a[:, None, :]), dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise type(err)(
-            f"kernel must be a vectorised callable of two arrays; on the anchors "
-            f"it raised {type(err).__name__}: {err}"
-        ) from None
-    if K.shape != (1, m, m) or not np.isfinite(K).all():
-        raise ValueError(
-            f"kernel must be a vectorised callable giving finite values of the "
-            f"shape of its broadcast arguments, {(1, m, m)} on the first anchors; "
-            f"got shape {K.shape}"
-            + ("" if K.shape != (1, m, m) else " with NaN or infinity")
-        )
 
 
 def _power_of_4_scales(top):
@@ -203,7 +168,8 @@ class AnchorMap(FeatureMap):
         self.weights = weights
 
     def _fit(self, X, workers, progress):
-        kernel = _check_kernel(self.kernel)
+        kernel = self.kernel if callable(self.kernel) else check_choice(
+            self.kernel, "kernel", tuple(KERNELS))  # a name, or a callable
         n_anchors = check_scalar(self.n_anchors, "n_anchors", kind="int", low=2,
                                  high=_MAX_ANCHORS)
         rule = check_choice(self.anchors, "anchors", ("uniform", "kmeans"))
@@ -264,10 +230,10 @@ class AnchorMap(FeatureMap):
                 if scale[j] != 1:  # back to the scale of the data (exact)
                     block *= np.sqrt(scale[j])
         table = np.concatenate([block.ravel() for block in blocks])
-        return {**_anchor_state(kernel, final, table, rank), **names,
+        return {**_anchor_state(final, table, rank), **names,
                 "_n_neighbors": n_neighbors, "_distance": weights == "distance"}
 
-    @blocked_rows
+    @blocked_rows(check=check_histograms)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 
@@ -285,7 +251,6 @@ class AnchorMap(FeatureMap):
             The dtype of `X`. CSR input gives CSR output when the features
             of 0 are zero (the named kernels): exact zeros stay zero.
         """
-        X = self._check(X)
         if X.dtype == np.float32 and self._table_max > float(np.finfo(np.float32).max):
             raise ValueError(
                 "X is float32 but this map's anchor features exceed the float32 "
@@ -315,7 +280,7 @@ class AnchorMap(FeatureMap):
             shape ``(n, d, n_neighbors)``, weights in float32. Values of 0
             give the index of the anchor 0 (weight 1).
         """
-        X = self._check(X)
+        X = checked_rows(self, X, check_histograms)
         if scipy.sparse.issparse(X):
             X = np.ascontiguousarray(X.toarray())
         idx, w = engine.neighbours(X, self.anchors_, self._inv_step,
@@ -373,31 +338,12 @@ class AnchorMap(FeatureMap):
                               self.rank_, self.feature_offsets_,
                               resolve_workers(None))
 
-    def _check(self, X):
-        self._check_fitted()
-        self._check_names(X, reset=False)
-        X = check_histograms(X, "X")
-        self._check_width(X.shape[1])
-        return X
 
-    def _rows(self, i):
-        """Features of anchor i of every dimension, concatenated."""
-        return _anchor_rows(self.table_, self.table_offsets_, self.rank_, i)
-
-
-def _anchor_rows(table, table_offsets, rank, i):
-    """Features of anchor i of every dimension, concatenated."""
-    starts = table_offsets[:-1] + i * rank
-    return np.concatenate([table[a : a + r] for a, r in zip(starts, rank, strict=True)])
-
-
-def _anchor_state(kernel, anchors, table, rank):
+def _anchor_state(anchors, table, rank):
     """The fitted attributes of an `AnchorMap`: the anchors (d, n_anchors),
     the concatenated anchor features and the ranks that `fit` found, and
     what `transform` derives from them."""
     n_anchors = anchors.shape[1]
-    if callable(kernel):
-        _probe_kernel(kernel, anchors)
     table_offsets = np.concatenate([[0], np.cumsum(n_anchors * rank)])
     # Uniform grids from 0 are indexed directly, others searched.
     step = anchors[:, 1] - anchors[:, 0]
@@ -417,9 +363,9 @@ def _anchor_state(kernel, anchors, table, rank):
         "feature_offsets_": feature_offsets,
         "n_features_in_": anchors.shape[0],
         "n_features_out_": int(feature_offsets[-1]),
-        # The anchor 0 (first: the data are >= 0) and whether its features
-        # are all zero (then CSR input gives CSR output).
-        "_zero_features": bool(np.all(_anchor_rows(table, table_offsets, rank,
-                                                   0) == 0)),
+        # Whether the features of the anchor 0 of every dimension (first:
+        # the data are >= 0) are all zero (then CSR input gives CSR output).
+        "_zero_features": not any(table[a : a + r].any() for a, r in
+                                  zip(table_offsets[:-1], rank, strict=True)),
         "_table_max": float(np.abs(table).max()) if table.size else 0.0,
     }

@@ -2,20 +2,12 @@
 chi2 map."""
 
 import copy
-import math
 
-import numpy as np
-import scipy.sparse
-
-from .._bags import Bags
 from .._base import FeatureMap
 from .._draws import check_draw, fourier_state, resolve_draw
-from .._engine.layout import max_abs
-from .._engine.set_means import csr_cos, set_means
 from .._parallel import resolve_workers
-from .._transforms import blocked_rows
+from .._transforms import blocked_rows, fourier_features
 from .._validation import (
-    check_fourier_range,
     check_histograms,
     check_rng,
     check_scalar,
@@ -186,25 +178,11 @@ class ExpChi2Features(FeatureMap):
         return {**state, **names, "chi2_map_": chi2_map, "draw_": draw,
                 "n_features_in_": X.shape[1], "n_features_out_": t}
 
-    @blocked_rows
+    @blocked_rows(check=check_histograms)
     def transform(self, X, *, workers=None, progress=False):
         """Random features of the rows of `X`, shape (n, t), in the dtype
         of `X` (float32 or float64); CSR input is taken as it is.
         `progress` shows a progress bar over blocks of rows (needs tqdm)."""
-        self._check_fitted()
-        self._check_names(X, reset=False)
-        X = check_histograms(X, "X")
-        self._check_width(X.shape[1])
         n_threads = resolve_workers(workers)
-        phi = self.chi2_map_.transform(X, workers=n_threads)
-        values = phi.data if scipy.sparse.issparse(phi) else phi
-        check_fourier_range(max_abs(values), self._weight_norm, phi.dtype)
-        scale = math.sqrt(2.0 / self.n_features_out_)
-        if not scipy.sparse.issparse(phi):
-            # Each row a set of its own: the fused product and cosine of the
-            # random features of sets.
-            rows = Bags(phi, np.arange(phi.shape[0] + 1))
-            return set_means(rows, self.weights_, self.offsets_, kind="cos",
-                             scale=scale, n_threads=n_threads)
-        return csr_cos(phi.tocsr(), self.weights_, self.offsets_, scale=scale,
-                       n_threads=n_threads)
+        return fourier_features(
+            self, self.chi2_map_.transform(X, workers=n_threads), n_threads)

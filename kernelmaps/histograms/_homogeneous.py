@@ -112,9 +112,8 @@ class HomogeneousKernelMap(_AdditiveMap):
         if kernel == "hellinger":
             return {"period_": None, "_n_terms": 1, "_params": np.ones((1, 1)),
                     "_scale": 0.0, "_kind": "sqrt", "_width": None}
-        period = self.period
-        if period is None:
-            period = _PERIODS[kernel](max(order, 1))
+        period = (_PERIODS[kernel](max(order, 1)) if self.period is None
+                  else self.period)
         period = check_scalar(period, "period", low=0.0, low_inclusive=False)
         step = 2 * math.pi / period
         if not step <= _MAX_STEP:

@@ -79,7 +79,7 @@ class _AdditiveMap(FeatureMap):
         return {"_kind": self._kind, **state, **names, "n_features_in_": d,
                 "n_features_out_": d * state["_n_terms"]}
 
-    @blocked_rows
+    @blocked_rows(check=check_histograms)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 
@@ -99,14 +99,11 @@ class _AdditiveMap(FeatureMap):
             gives zero features, so CSR input gives a CSR output with the
             same non-zeros per term. The dtype of `X` (float32 or float64).
         """
-        self._check_fitted()
-        self._check_names(X, reset=False)
-        X = check_histograms(X, "X")
-        fitted = hasattr(self, "n_features_in_")
-        state = vars(self) if fitted else {"_kind": self._kind,
-                                           **self._state(None)}
-        self._check_width(X.shape[1], expected=state.get("n_features_in_",
-                                                          state["_width"]))
+        # (the width of a fit is checked by blocked_rows; that of parameters
+        # given, here)
+        state = vars(self) if hasattr(self, "n_features_in_") else {
+            "_kind": self._kind, **self._state(None)}
+        self._check_width(X.shape[1], expected=state["_width"])
         return self._expand(X, state, resolve_workers(workers))
 
     def _expand(self, X, state, n_threads):
@@ -647,8 +644,7 @@ class Chi2ChebyshevMap(_AdditiveMap):
         lo = math.ldexp(scale, -_CHEBYSHEV_WINDOW)
         hi = math.ldexp(scale, _CHEBYSHEV_WINDOW) if math.frexp(
             scale)[1] + _CHEBYSHEV_WINDOW <= 1024 else math.inf
-        top = max_abs(values)
-        low = float(np.min(values, where=values > 0, initial=np.inf))
+        low, top = _positive_range(values)
         if lo <= low and top <= hi:
             return super()._expand(X, state, n_threads)
         v64 = values.astype(np.float64, copy=False)

@@ -179,28 +179,24 @@ def objective_and_gradient(X, basis, kernel, gamma):
     (non-finite where a step too long sent the basis beyond float64: the
     caller checks)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return _objective_and_gradient(X, basis, kernel, gamma)
-
-
-def _objective_and_gradient(X, basis, kernel, gamma):
-    K = kernel_matrix(basis, basis, kernel, gamma)
-    A = kernel_matrix(X, basis, kernel, gamma)
-    factor = _cholesky(K)
-    Q = scipy.linalg.cho_solve(factor, A.T, check_finite=False).T
-    b = X.shape[0]
-    objective = 1.0 - np.einsum("ij,ij->", A, Q) / b
-    M = 2 * Q * A
-    N = (Q.T @ Q) * K
-    if kernel == "rbf":
-        grad = 2 * gamma * (M.T @ X - M.sum(0)[:, None] * basis)
-        grad -= 4 * gamma * (N @ basis - N.sum(1)[:, None] * basis)
-    else:
-        # sum_i M_ij sign(x_i - z_j), one (b, d) slab per basis vector
-        signs = np.sign(X[None, :, :] - basis[:, None, :])
-        grad = gamma * (M.T[:, None, :] @ signs)[:, 0]
-        signs = np.sign(basis[None, :, :] - basis[:, None, :])
-        grad -= 2 * gamma * (N[:, None, :] @ signs)[:, 0]
-    return objective, -grad / b
+        K = kernel_matrix(basis, basis, kernel, gamma)
+        A = kernel_matrix(X, basis, kernel, gamma)
+        factor = _cholesky(K)
+        Q = scipy.linalg.cho_solve(factor, A.T, check_finite=False).T
+        b = X.shape[0]
+        objective = 1.0 - np.einsum("ij,ij->", A, Q) / b
+        M = 2 * Q * A
+        N = (Q.T @ Q) * K
+        if kernel == "rbf":
+            grad = 2 * gamma * (M.T @ X - M.sum(0)[:, None] * basis)
+            grad -= 4 * gamma * (N @ basis - N.sum(1)[:, None] * basis)
+        else:
+            # sum_i M_ij sign(x_i - z_j), one (b, d) slab per basis vector
+            signs = np.sign(X[None, :, :] - basis[:, None, :])
+            grad = gamma * (M.T[:, None, :] @ signs)[:, 0]
+            signs = np.sign(basis[None, :, :] - basis[:, None, :])
+            grad -= 2 * gamma * (N[:, None, :] @ signs)[:, 0]
+        return objective, -grad / b
 
 
 def _length_scale(X, kernel, gamma):
@@ -262,15 +258,8 @@ def _adam(X, train, monitor, basis, kernel, gamma, n_iter, batch_size, step,
                 _, grad = objective_and_gradient(batch, basis, kernel, gamma)
             except np.linalg.LinAlgError:
                 grad = None
-            if grad is None or not np.isfinite(grad).all():
-                # a step too long broke the basis kernel matrix: back to the
-                # best basis with half the step, as for an increase
-                basis = best.copy()
-                m[:] = 0
-                v[:] = 0
-                t_adam = 0
-                halvings += 1
-            else:
+            finite = grad is not None and np.isfinite(grad).all()
+            if finite:
                 t_adam += 1
                 with np.errstate(over="ignore", invalid="ignore"):
                     m = beta1 * m + (1 - beta1) * grad
@@ -279,27 +268,26 @@ def _adam(X, train, monitor, basis, kernel, gamma, n_iter, batch_size, step,
                     v_hat = v / (1 - beta2 ** t_adam)
                     lr = step * 0.5 ** halvings / math.sqrt(1 + 10 * it / n_iter)
                     basis = basis - lr * m_hat / (np.sqrt(v_hat) + eps)
-                if not np.isfinite(basis).all():  # a step beyond float64
-                    basis = best.copy()
-                    m[:] = 0
-                    v[:] = 0
-                    t_adam = 0
-                    halvings += 1
+            if not (finite and np.isfinite(basis).all()):
+                # a step too long broke the basis kernel matrix, or sent the
+                # basis beyond float64: as for an increase
+                basis, m, v, t_adam, halvings = _restart(best, halvings)
             bar.update()
             if (it + 1) % check_every == 0 or it + 1 == n_iter:
                 try:
-                    value = (_objective(monitor, basis, kernel, gamma)
-                             if np.isfinite(basis).all() else math.inf)
+                    value = _objective(monitor, basis, kernel, gamma)
                 except np.linalg.LinAlgError:
                     value = math.inf
                 if value <= objective[-1]:
                     best = basis.copy()
                     objective.append(value)
                 else:
-                    basis = best.copy()
-                    m[:] = 0
-                    v[:] = 0
-                    t_adam = 0
-                    halvings += 1
+                    basis, m, v, t_adam, halvings = _restart(best, halvings)
                     objective.append(objective[-1])
     return best, np.array(objective)
+
+
+def _restart(best, halvings):
+    """Adam's state back at the best basis with half the step: the basis,
+    its moments, their step count and the halvings."""
+    return best.copy(), np.zeros_like(best), np.zeros_like(best), 0, halvings + 1

@@ -252,9 +252,8 @@ class EMKFeatures(FeatureMap):
         self.rng = rng
         self.basis = basis
 
-    def _state(self, basis, gamma, objective=None):
+    def _state(self, kernel, basis, gamma, objective=None):
         """The fitted attributes for the basis vectors `basis`."""
-        kernel = check_choice(self.kernel, "kernel", _KERNELS)
         if basis is None:  # given: checked here
             basis = as_float_array(self.basis, "basis")
             if basis.ndim != 2 or 0 in basis.shape:
@@ -271,11 +270,10 @@ class EMKFeatures(FeatureMap):
                 "n_features_out_": basis.shape[0]}
 
     def _fit(self, X, workers, progress):
-        gamma = (None if self.gamma is None else
-                 check_scalar(self.gamma, "gamma", low=0.0, low_inclusive=False))
+        kernel = check_choice(self.kernel, "kernel", _KERNELS)
         weighted = isinstance(X, Bags) and X.weights is not None
         if self.basis is not None:
-            state = self._state(None, gamma)
+            state = self._state(kernel, None, self.gamma)
             width = (check_sets(X, "X", weighted=True).dim if weighted
                      else check_points(X, "X").shape[1])
             self._check_width(width, expected=state["n_features_in_"])
@@ -288,7 +286,6 @@ class EMKFeatures(FeatureMap):
                 "(X.with_weights(None)) or give basis; transform takes "
                 "weighted sets"
             )
-        kernel = check_choice(self.kernel, "kernel", _KERNELS)
         n_basis = check_scalar(self.n_basis, "n_basis", kind="int", low=1)
         n_iter = check_scalar(self.n_iter, "n_iter", kind="int", low=0,
                               high=_MAX_ITER)
@@ -301,20 +298,18 @@ class EMKFeatures(FeatureMap):
                                    low=1)
         rng = check_rng(self.rng)
         points = check_points(X, "X")
-        n, d = points.shape
-        if d == 0:
-            raise ValueError("X: the points have no feature (d == 0)")
+        n = points.shape[0]
         if n_basis > n:
             raise ValueError(
                 f"n_basis={n_basis} exceeds the number of points of X ({n})"
             )
-        gamma = resolve_gamma(gamma, kernel, points)
+        gamma = resolve_gamma(self.gamma, kernel, points)
         basis, objective = cksvd.fit_basis(
             points.astype(np.float64, copy=False), n_basis, kernel, gamma,
             n_iter, batch_size, learning_rate, init, check_every, rng, progress)
-        return self._state(basis, gamma, objective)
+        return self._state(kernel, basis, gamma, objective)
 
-    @blocked_sets(per_point=("positions",), weighted=True)
+    @blocked_sets(per_point=("positions",), weighted=True, checked=True)
     def transform(self, sets, positions=None, levels=0, *, workers=None,
                   progress=False):
         r"""Set features: the mean of :math:`G k_Z(x)` over each set, or its
@@ -369,18 +364,15 @@ class EMKFeatures(FeatureMap):
         weighted by their numbers of points (exact up to rounding), so a
         pyramid costs little more than the plain feature.
         """
-        self._check_fitted()
-        bags = check_sets(sets, "sets", weighted=True)
-        self._check_width(bags.dim, "sets")
         levels = check_scalar(levels, "levels", kind="int", low=0, high=_MAX_LEVELS)
         n_threads = resolve_workers(workers)
         if levels > 0:
             n_cells = (4 ** (levels + 1) - 1) // 3
-            size = len(bags) * n_cells * self.n_features_out_
+            size = len(sets) * n_cells * self.n_features_out_
             if size > _MAX_PYRAMID:
                 width = n_cells * self.n_features_out_
                 raise ValueError(
-                    f"levels={levels} gives {len(bags)} x {width} = {size} output "
+                    f"levels={levels} gives {len(sets)} x {width} = {size} output "
                     f"entries, more than {_MAX_PYRAMID}: use fewer levels, or "
                     f"transform fewer sets at a time"
                 )
@@ -388,22 +380,22 @@ class EMKFeatures(FeatureMap):
                 raise ValueError(
                     f"levels={levels} needs the positions of the points"
                 )
-            positions = _check_positions(positions, bags)
-        dtype = bags.dtype
+            positions = _check_positions(positions, sets)
+        dtype = sets.dtype
         basis, projection = self.basis_, self.projection_
         if np.abs(basis).max() > np.finfo(dtype).max / 4:
             # a basis beyond float32: float32 points computed in float64
-            bags = Bags(bags.points.astype(np.float64), bags.offsets,
-                        bags.weights)
-        centres = basis.T.astype(bags.dtype)
+            sets = Bags(sets.points.astype(np.float64), sets.offsets,
+                        sets.weights)
+        centres = basis.T.astype(sets.dtype)
 
         def means(sub):
             return set_means(sub, centres, None, kind=self._kernel,
                              gamma=self.gamma_, n_threads=n_threads)
 
         if levels == 0:
-            return (means(bags) @ projection.T).astype(dtype, copy=False)
-        return _pyramid(bags, positions, levels, means, projection).astype(
+            return (means(sets) @ projection.T).astype(dtype, copy=False)
+        return _pyramid(sets, positions, levels, means, projection).astype(
             dtype, copy=False)
 
 
@@ -428,12 +420,10 @@ def _pyramid(bags, positions, levels, means, projection):
     ids, counts = np.unique(key[perm], return_counts=True)
     offsets = np.zeros(ids.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    if weights is None:
-        fine = means(Bags(points[perm], offsets)).astype(np.float64)
-    else:  # weighted means; cells weigh their total weight
+    if weights is not None:  # weighted means; cells weigh their total weight
         weights = weights[perm]
-        fine = means(Bags(points[perm], offsets, weights)).astype(np.float64)
         counts = np.add.reduceat(weights, offsets[:-1])
+    fine = means(Bags(points[perm], offsets, weights)).astype(np.float64)
     owner, cell = np.divmod(ids, side**2)
     row, col = np.divmod(cell, side)
     # coarser cells: count- (weight-) weighted sums of the means of the finest
@@ -458,11 +448,9 @@ def _pyramid(bags, positions, levels, means, projection):
 
 def _check_positions(positions, bags):
     """Positions as a (total, 2) float64 array aligned with `bags.points`."""
-    arr = None
-    if isinstance(positions, np.ndarray) and positions.dtype != object:
-        arr = positions
-    if arr is not None and arr.ndim == 2:
-        pos = check_points(arr, "positions")
+    if (isinstance(positions, np.ndarray) and positions.dtype != object
+            and positions.ndim == 2):
+        pos = check_points(positions, "positions")
         if pos.shape[0] != bags.n_points:
             raise ValueError(
                 f"positions has {pos.shape[0]} rows but the sets hold "

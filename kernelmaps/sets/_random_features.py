@@ -1,23 +1,17 @@
 """Random Fourier features of points and of sets: RFF, RDF (also EMK-Fourier)
 and DRDF."""
 
-import math
 
-import numpy as np
 import scipy.sparse
 
-from .._bags import Bags
 from .._base import FeatureMap
 from .._draws import check_draw, fourier_state, resolve_draw
-from .._engine.layout import max_abs
-from .._engine.set_means import csr_cos, set_means
 from .._gamma import resolve_gamma
 from .._parallel import resolve_workers
 from .._probes import as_float_array
-from .._transforms import blocked_rows, blocked_sets
+from .._transforms import blocked_rows, blocked_sets, fourier_features
 from .._validation import (
     check_choice,
-    check_fourier_range,
     check_points,
     check_rng,
     check_rows,
@@ -36,27 +30,31 @@ __all__ = [
 _KERNELS = ("rbf", "laplacian")
 
 
+def _check_vectors(X):
+    """The points of `X`, a 2-D array or a sparse matrix (then CSR)."""
+    if scipy.sparse.issparse(X):
+        return check_rows(X, "X")
+    X = as_float_array(X, "X")  # ragged X: an error naming X
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n, d), got shape {X.shape}"
+                         f"{reshape_hint(X, 'X')}")
+    return check_points(X, "X")
+
+
 class _Fourier(FeatureMap):
     """Frequencies and phases, drawn by `fit` for a shift-invariant kernel
     of the scale `gamma` (None: the median heuristic on the training
     points), by the method `draw` (None: chosen by the dimension of the
     points, see `_draws.resolve_draw`) for the feature `form`."""
 
-    def _check_params(self):
-        """The parameters checked: n_components, kernel, gamma, draw, form
-        and the generator."""
-        kernel = check_choice(self.kernel, "kernel", _KERNELS)
-        return (check_scalar(self.n_components, "n_components", kind="int", low=1),
-                kernel,
-                None if self.gamma is None else
-                check_scalar(self.gamma, "gamma", low=0.0, low_inclusive=False),
-                *check_draw(self.draw, self.form, kernel), check_rng(self.rng))
-
     def _fit_draw(self, dim, reference, gamma_name="gamma"):
         """The fitted attributes for points of `dim` features: the scale
         (given, or the heuristic on `reference`) and W and b drawn for it."""
-        t, kernel, gamma, draw, form, rng = self._check_params()
-        gamma = resolve_gamma(gamma, kernel, reference)
+        kernel = check_choice(self.kernel, "kernel", _KERNELS)
+        t = check_scalar(self.n_components, "n_components", kind="int", low=1)
+        draw, form = check_draw(self.draw, self.form, kernel)
+        rng = check_rng(self.rng)
+        gamma = resolve_gamma(self.gamma, kernel, reference, gamma_name)
         # (the frequencies and phases, and the draw's temporaries)
         check_size(**{"(dim + 1)": dim + 1, "n_components": t}, copies=3)
         draw = resolve_draw(draw, kernel, dim, t, form)
@@ -64,14 +62,6 @@ class _Fourier(FeatureMap):
                               f"{gamma_name}={gamma!r}", draw, form)
         return {**state, "gamma_": gamma, "draw_": draw, "n_features_in_": dim,
                 "n_features_out_": t}
-
-    def _means(self, bags, workers, name="X"):
-        """sqrt(2/t) times the mean of cos(x W + b) over each set."""
-        check_fourier_range(max_abs(bags.points), self._weight_norm, bags.dtype,
-                            name)
-        return set_means(bags, self.weights_, self.offsets_, kind="cos",
-                         scale=math.sqrt(2.0 / self.n_features_out_),
-                         n_threads=resolve_workers(workers))
 
 
 class RandomFourierFeatures(_Fourier):
@@ -215,7 +205,7 @@ class RandomFourierFeatures(_Fourier):
         X = _check_vectors(X)
         return {**self._fit_draw(X.shape[1], X), **names}
 
-    @blocked_rows
+    @blocked_rows(check=_check_vectors)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
 
@@ -233,28 +223,7 @@ class RandomFourierFeatures(_Fourier):
         Z : ndarray, shape (n, n_components)
             In the dtype of `X` (float32 or float64).
         """
-        self._check_fitted()
-        self._check_names(X, reset=False)
-        X = _check_vectors(X)
-        self._check_width(X.shape[1])
-        if scipy.sparse.issparse(X):
-            check_fourier_range(max_abs(X.data), self._weight_norm, X.dtype, "X")
-            return csr_cos(X, self.weights_, self.offsets_,
-                           scale=math.sqrt(2.0 / self.n_features_out_),
-                           n_threads=resolve_workers(workers))
-        # Each point is a set of its own.
-        return self._means(Bags(X, np.arange(X.shape[0] + 1)), workers)
-
-
-def _check_vectors(X):
-    """The points of `X`, a 2-D array or a sparse matrix (then CSR)."""
-    if scipy.sparse.issparse(X):
-        return check_rows(X, "X")
-    X = as_float_array(X, "X")  # ragged X: an error naming X
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n, d), got shape {X.shape}"
-                         f"{reshape_hint(X, 'X')}")
-    return check_points(X, "X")
+        return fourier_features(self, X, resolve_workers(workers))
 
 
 class RandomDistributionFeatures(_Fourier):
@@ -399,7 +368,7 @@ class RandomDistributionFeatures(_Fourier):
         bags = check_sets(X, "X", weighted=True)
         return self._fit_draw(bags.dim, bags)
 
-    @blocked_sets(weighted=True)
+    @blocked_sets(weighted=True, checked=True)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the sets of `X`.
 
@@ -418,10 +387,7 @@ class RandomDistributionFeatures(_Fourier):
         F : ndarray, shape (len(X), n_components)
             In the dtype of the points (float32 or float64).
         """
-        self._check_fitted()
-        bags = check_sets(X, "X", weighted=True)
-        self._check_width(bags.dim)
-        return self._means(bags, workers)
+        return fourier_features(self, X, resolve_workers(workers))
 
 
 class DoublyRandomDistributionFeatures(FeatureMap):
@@ -545,15 +511,13 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         # checks the others); both levels draw from one generator, the
         # first level first.
         t2 = check_scalar(self.n_components2, "n_components2", kind="int", low=1)
-        gamma2 = (None if self.gamma2 is None else check_scalar(
-            self.gamma2, "gamma2", low=0.0, low_inclusive=False))
         rng = check_rng(self.rng)
         rdf = RandomDistributionFeatures(self.n_components, gamma=self.gamma,
                                          draw=self.draw, form=self.form,
                                          rng=rng).fit(X)
         check_size(n_components=rdf.n_features_out_, n_components2=t2)
-        F = None if gamma2 is not None else rdf.transform(X, workers=workers)
-        rff = RandomFourierFeatures(t2, gamma=gamma2, draw=self.draw,
+        F = None if self.gamma2 is not None else rdf.transform(X, workers=workers)
+        rff = RandomFourierFeatures(t2, gamma=self.gamma2, draw=self.draw,
                                     form=self.form, rng=rng)
         rff._set_fitted(rff._fit_draw(rdf.n_features_out_, F,
                                       gamma_name="gamma2"))
@@ -561,14 +525,12 @@ class DoublyRandomDistributionFeatures(FeatureMap):
                 "gamma2_": rff.gamma_, "draw_": rdf.draw_, "draw2_": rff.draw_,
                 "n_features_in_": rdf.n_features_in_, "n_features_out_": t2}
 
-    @blocked_sets(weighted=True)
+    @blocked_sets(weighted=True, checked=True)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the sets of `X`, shape (len(X), n_components2), in
         the dtype of the points (see `RandomDistributionFeatures.transform`;
         weighted sets as there).
         `progress` shows a progress bar over blocks of sets (needs tqdm)."""
-        self._check_fitted()
-        bags = check_sets(X, "X", weighted=True)
-        self._check_width(bags.dim)
-        return self.rff_.transform(self.rdf_._means(bags, workers),
-                                   workers=workers)
+        return self.rff_.transform(
+            fourier_features(self.rdf_, X, resolve_workers(workers)),
+            workers=workers)

@@ -672,7 +672,7 @@ class SlicedWassersteinFeatures(FeatureMap):
             state["projections_"] = state["_projection_draw"].replay()
         super().__setstate__(state)
 
-    @blocked_sets(weighted=True)
+    @blocked_sets(weighted=True, checked=True)
     def transform(self, X, *, workers=None, progress=False):
         """Quantile features of the sets of `X`.
 
@@ -691,14 +691,11 @@ class SlicedWassersteinFeatures(FeatureMap):
             In the dtype of the points (float32 or float64); features
             ``l * Q + k`` are those of direction l.
         """
-        self._check_fitted()
-        bags = check_sets(X, "X", weighted=True)
-        self._check_width(bags.dim)
         n_threads = resolve_workers(workers)
         directions = self.projections_
         Q = self.n_features_out_ // directions.shape[0]
-        e = power_of_two_exponent(max_abs(bags.points))
-        F = quantile_means(_scaled_bags(bags, e), directions,
+        e = power_of_two_exponent(max_abs(X.points))
+        F = quantile_means(_scaled_bags(X, e), directions,
                            quantile_edges(Q), n_threads, working_memory_bytes())
         with np.errstate(over="ignore", under="ignore"):
             for a, b in row_blocks(F):  # in place (Ctrl-C stops between two)
