@@ -145,21 +145,31 @@ class Estimator:
     def __sklearn_is_fitted__(self):
         return self._stateless or hasattr(self, "n_features_in_")
 
+    # The fitted arrays a pickle leaves out, drawn again from the recipe
+    # kept in the attribute named (a `_draws` record, None where the
+    # arrays were given).
+    _replayed = (("_draw", ("weights_", "offsets_")),)
+
     def __getstate__(self):
         state = dict(vars(self))
-        if state.get("_draw") is not None:
-            del state["weights_"], state["offsets_"]
+        for recipe, names in self._replayed:
+            if state.get(recipe) is not None:
+                for name in names:
+                    del state[name]
         return state
 
     def __setstate__(self, state):
-        if state.get("_draw") is not None:
-            state["weights_"], state["offsets_"] = state["_draw"].replay()
+        for recipe, names in self._replayed:
+            if state.get(recipe) is not None:
+                arrays = state[recipe].replay()
+                state.update(zip(names, arrays if len(names) > 1 else [arrays],
+                                 strict=True))
         vars(self).update(state)
 
     def __dask_tokenize__(self):
         from dask.base import normalize_token
 
-        state = {k: v for k, v in vars(self).items() if k != "_draw"}
+        state = {k: v for k, v in vars(self).items() if k not in dict(self._replayed)}
         return (type(self).__qualname__, normalize_token(sorted(state.items())))
 
     def _set_fitted(self, state):

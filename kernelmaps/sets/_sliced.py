@@ -642,6 +642,7 @@ class SlicedWassersteinFeatures(FeatureMap):
     """
 
     _takes_sets = True
+    _replayed = (("_projection_draw", ("projections_",)),)
 
     def __init__(self, n_projections=100, n_quantiles=50, *, projections=None,
                  draw="iid", rng=None):
@@ -660,17 +661,6 @@ class SlicedWassersteinFeatures(FeatureMap):
         return {"projections_": directions, "_projection_draw": record,
                 "n_features_in_": bags.dim,
                 "n_features_out_": directions.shape[0] * Q}
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        if state.get("_projection_draw") is not None:
-            del state["projections_"]
-        return state
-
-    def __setstate__(self, state):
-        if state.get("_projection_draw") is not None:
-            state["projections_"] = state["_projection_draw"].replay()
-        super().__setstate__(state)
 
     @blocked_sets(weighted=True, checked=True)
     def transform(self, X, *, workers=None, progress=False):
