@@ -212,9 +212,11 @@ class FeatureMap(Estimator):
     parameters and `X` and returns the fitted attributes as a dict (with
     ``n_features_in_`` and ``n_features_out_``), or that dict and the
     features of `X` where fitting computes them (a kernel estimator's
-    training kernel, `kernelmaps.sklearn`); in `transform` they call
-    ``self._check_fitted()``, then ``self._check_width`` on the width of
-    the input. Maps that learn nothing (``_stateless``) transform without
+    training kernel, `kernelmaps.sklearn`); a `transform` decorated by
+    `blocked_rows(check=...)` or `blocked_sets(checked=True)`
+    (`kernelmaps._transforms`) gets its input checked (fitted, values,
+    feature names, width), others call ``self._check_fitted()`` and
+    ``self._check_width`` themselves. Maps that learn nothing (``_stateless``) transform without
     `fit`, inputs of any width. Their `transform` checks the memory of its
     output first and gives it in the container of `set_output`
     (`_as_public_transform`).
