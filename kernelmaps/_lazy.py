@@ -14,7 +14,9 @@ Three things run on such input: the feature maps' ``transform``
 kernel's own in-memory function, the blocks cut so that a task stays
 within the working-memory budget, `_config.working_memory_bytes`), and
 the passes of the two-sample tests on the lazy samples (`lazy_samples`,
-then `kernelmaps._two_sample.dask_pass`).
+then `kernelmaps._two_sample.dask_pass`). The last two read their blocks
+of items the same way (`ItemBlocks`: a task per block, from the chunks it
+spans).
 """
 
 import functools
@@ -35,8 +37,8 @@ from ._probes import (
 )
 from ._validation import check_sets, check_unweighted_beside_lazy
 
-__all__ = ["checked_points", "is_lazy", "lazy_gram", "lazy_samples", "lazy_sets",
-           "map_delayed"]
+__all__ = ["ItemBlocks", "checked_points", "is_lazy", "lazy_gram", "lazy_samples",
+           "lazy_sets", "map_delayed"]
 
 
 def is_lazy(*objects):
@@ -190,8 +192,9 @@ def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
     (`working_memory_bytes`, read here, once) by the model: ``8 *
     (copies[0] * n_out + copies[1] * n_in)`` bytes for a task of ``n_out``
     output values and ``n_in`` input values (both blocks of items). Each
-    block of items is checked (finite; with `nonnegative` not negative)
-    in its own task, and arrives in the others as a `Bags` or an ndarray.
+    block of items is read and checked (finite; with `nonnegative` not
+    negative) in its own task (`ItemBlocks`), and arrives in the others as
+    a `Bags` or an ndarray.
 
     ``block(x, y[, px, py])`` computes one block of the output, an array of
     `dtype` of shape ``lead + (len(x), len(y))``; ``y`` is None for a
@@ -210,7 +213,6 @@ def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
     """
     import dask.array as da
     from dask.base import tokenize
-    from dask.highlevelgraph import HighLevelGraph
 
     symmetric = Y is None
     both = both and symmetric
@@ -221,8 +223,8 @@ def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
     budget = working_memory_bytes()
     out_values = int(np.prod(lead, dtype=np.int64)) * (2 if both else 1)
     per_out, per_in = copies[0] * out_values * 8, copies[1] * 8
-    x = _GramSide(X, "X", nonnegative)
-    y = x if symmetric else _GramSide(Y, "Y", nonnegative)
+    x = ItemBlocks(X, "X", nonnegative)
+    y = x if symmetric else ItemBlocks(Y, "Y", nonnegative)
     for side in (x,) if symmetric else (x, y):
         side.plan(per_out, per_in, budget)
     token = tokenize(block, pair, prepare, tuple(lead), np.dtype(dtype).str,
@@ -256,12 +258,10 @@ def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
         {x.aux_layer, y.aux_layer} if prepare is not None else set())
     layers[out_name] = outputs
     deps[out_name] = {pairs_name}
-    for graph in (x.array.__dask_graph__(), y.array.__dask_graph__()):
-        layers.update(graph.layers)
-        deps.update(graph.dependencies)
     chunks = (*((n,) for n in lead), x.chunks, y.chunks)
-    return da.Array(HighLevelGraph(layers, deps), out_name, chunks=chunks,
-                    dtype=dtype, meta=np.empty((0,) * len(chunks), dtype))
+    return da.Array(_graph(layers, deps, x.array, y.array), out_name,
+                    chunks=chunks, dtype=dtype,
+                    meta=np.empty((0,) * len(chunks), dtype))
 
 
 def _transposed(block):
@@ -269,34 +269,50 @@ def _transposed(block):
     return np.ascontiguousarray(np.swapaxes(block, -1, -2))
 
 
-class _GramSide:
-    """One input of `lazy_gram`: its items (sets or rows), its blocks of
-    items and the keys of their checked values in the graph."""
+def _graph(layers, deps, *arrays):
+    """The graph of `layers` (and their dependencies `deps`) over the
+    graphs of the Dask `arrays`."""
+    from dask.highlevelgraph import HighLevelGraph
 
-    def __init__(self, data, name, nonnegative):
+    layers, deps = dict(layers), dict(deps)
+    for array in arrays:
+        graph = array.__dask_graph__()
+        layers.update(graph.layers)
+        deps.update(graph.dependencies)
+    return HighLevelGraph(layers, deps)
+
+
+class ItemBlocks:
+    """A lazy collection of items cut into blocks of consecutive items,
+    each read from the row chunks it spans in one task (one layer of the
+    graph: `add_layers`), checked as `checked_points` checks it (naming
+    `name`; None: not checked, its values checked upstream), as an ndarray
+    or a `Bags`: the blocks of `lazy_gram` (`bounds` None: from the row
+    chunks, then split to the memory budget, `plan`) and of the block
+    passes of the two-sample tests (`bounds`: their ranges of objects,
+    `delayed`).
+
+    `data` holds sets (a `Bags` of points, without weights) or rows (a 2-D
+    array), a Dask array or in memory (then one chunk); `bounds` are the
+    items before each block, ``0`` to the number of items."""
+
+    def __init__(self, data, name, nonnegative=False, bounds=None):
         import dask.array as da
 
         self.name, self.nonnegative = name, nonnegative
         if isinstance(data, Bags):  # (the blocks are rebuilt without weights)
             check_unweighted_beside_lazy(data, name)
-            self.offsets = data.offsets
-            points = data.points
-            self.width = data.dim
+            self.offsets, points, self.width = data.offsets, data.points, data.dim
         else:
-            self.offsets = None
-            points = data
-            self.width = data.shape[1]
+            self.offsets, points, self.width = None, data, data.shape[1]
         if not is_dask_array(points):  # the side in memory: one chunk
             points = da.from_array(points, chunks=(max(points.shape[0], 1), -1))
         self.array = points.rechunk({1: -1})
-        n_items = len(data) if self.offsets is not None else points.shape[0]
-        # The first item starting at or after each row chunk boundary.
-        rows = np.cumsum((0, *self.array.chunks[0]))
-        if self.offsets is not None:
-            self.bounds = np.unique(np.searchsorted(self.offsets, rows))
-        else:
-            self.bounds = np.unique(rows)
-        assert self.bounds[0] == 0 and self.bounds[-1] == n_items
+        self.rows = np.cumsum((0, *self.array.chunks[0]))  # the chunks' bounds
+        if bounds is None:  # the first item at or after each chunk's start
+            bounds = np.unique(self.rows if self.offsets is None
+                               else np.searchsorted(self.offsets, self.rows))
+        self.bounds = np.asarray(bounds, dtype=np.int64)
 
     def item_values(self):
         """The input values before each item, ``n_items + 1`` entries."""
@@ -306,8 +322,7 @@ class _GramSide:
 
     def plan(self, per_out, per_in, budget):
         """Split the blocks where one would need more than `budget` bytes
-        (a task of two such blocks then needs at most `budget`), and cut the
-        array at the blocks."""
+        (a task of two such blocks then needs at most `budget`)."""
         values = self.item_values()
 
         def cost(start, stop):
@@ -318,9 +333,6 @@ class _GramSide:
         for start, stop in zip(self.bounds[:-1], self.bounds[1:], strict=True):
             bounds += _split(start, stop, cost, budget, self._too_large)[1:]
         self.bounds = np.array(bounds, dtype=np.int64)
-        sizes = np.diff(self.bounds)
-        rows = sizes if self.offsets is None else np.diff(self.offsets[self.bounds])
-        self.array = self.array.rechunk({0: tuple(rows.tolist()), 1: -1})
 
     def _too_large(self, item, need, budget):
         if self.offsets is not None:
@@ -346,18 +358,24 @@ class _GramSide:
         return (self.array.name, self.bounds.tobytes(),
                 None if self.offsets is None else self.offsets.tobytes())
 
-    def add_layers(self, layers, deps, prefix, token, prepare):
-        """The layer of checked blocks (and of their `prepare` outputs)."""
+    def add_layers(self, layers, deps, prefix, token, prepare=None):
+        """The layer of the blocks read (and of their `prepare` outputs)."""
         self.layer = f"{prefix}-{token}"
+        rows = self.bounds if self.offsets is None else self.offsets[self.bounds]
         tasks = {}
         for k in range(self.n_blocks):
-            checked = (checked_points, (self.array.name, k, 0), self.name,
-                       self.nonnegative)
+            start, stop = int(rows[k]), int(rows[k + 1])
+            spans = range(np.searchsorted(self.rows, start, side="right") - 1,
+                          np.searchsorted(self.rows, stop))
+            cuts = [slice(max(start - self.rows[c], 0),
+                          min(stop, self.rows[c + 1]) - self.rows[c])
+                    for c in spans]
+            local, first = None, int(self.bounds[k])
             if self.offsets is not None:  # the block's sets, as a Bags
-                first, stop = int(self.bounds[k]), int(self.bounds[k + 1])
-                local = self.offsets[first:stop + 1] - self.offsets[first]
-                checked = (Bags, (*checked, local, first), local)
-            tasks[(self.layer, k)] = checked
+                local = self.offsets[first:self.bounds[k + 1] + 1] - start
+            tasks[(self.layer, k)] = (
+                _read_block, [(self.array.name, c, 0) for c in spans], cuts,
+                self.name, self.nonnegative, local, first)
         layers[self.layer] = tasks
         deps[self.layer] = {self.array.name}
         if prepare is not None:
@@ -366,11 +384,34 @@ class _GramSide:
                                       for k in range(self.n_blocks)}
             deps[self.aux_layer] = {self.layer}
 
+    def delayed(self, prefix, token):
+        """The blocks read, as a Delayed each."""
+        from dask.delayed import Delayed
+
+        layers, deps = {}, {}
+        self.add_layers(layers, deps, prefix, token)
+        graph = _graph(layers, deps, self.array)
+        return [Delayed(self.key(k), graph, layer=self.layer)
+                for k in range(self.n_blocks)]
+
     def key(self, k):
         return (self.layer, k)
 
     def aux(self, k):
         return (self.aux_layer, k)
+
+
+def _read_block(chunks, cuts, name, nonnegative, offsets, first):
+    """A block of items in its task: the rows `cuts` of the `chunks` it
+    spans, joined, checked (`checked_points`; `name` None: not), as an
+    ndarray, or a `Bags` of the sets of `offsets` (from its first point)
+    whose first is the set `first`."""
+    parts = [chunk[cut] for chunk, cut in zip(chunks, cuts, strict=True)]
+    points = np.ascontiguousarray(parts[0] if len(parts) == 1
+                                  else np.concatenate(parts))
+    if name is not None:
+        checked_points(points, name, nonnegative, offsets, first)
+    return points if offsets is None else Bags(points, offsets)
 
 
 def _split(start, stop, cost, budget, too_large):

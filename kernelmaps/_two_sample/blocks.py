@@ -146,11 +146,7 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
                   else [0.0] * len(scales))
         parts = [_pooled_part(K, same, draws_i, draws_j, resampled, c)
                  for K, c in zip(blocks, shifts, strict=True)]
-        tag = "r" if resampled else "rUu"
-        keys = ([(("quad", i), "quad"), (("diag", i), "diag"), (("fro", i), "fro")]
-                if resampled else [])
-        return _contributions(parts, [*keys, ((tag, i), "rows"),
-                                      ((tag, j), "cols")])
+        return _contributions(parts, task_keys(layout, task))
     n = layout.n
     xi = take(Z, rows)
     yi = take(Z, slice(n + rows.start, n + rows.stop))
@@ -162,8 +158,7 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
                   "nonzero": bool(a.any() or b.any()), "rx": a.sum(axis=1),
                   "ry": b.sum(axis=1), "ru": a.sum(axis=0) + b.sum(axis=0)}
                  for a, b in zip(kx, ky, strict=True)]
-        return _contributions(parts, [(("rUx", i), "rx"), (("rUy", i), "ry"),
-                                      (("rPu", j), "ru")])
+        return _contributions(parts, task_keys(layout, task))
     xj = None if same else take(Z, cols)
     yj = None if same else take(Z, slice(n + cols.start, n + cols.stop))
     kxx = map(spec.finite, spec.blocks(xi, xj, scales, n_threads))
@@ -177,19 +172,38 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
         d = c.T if same else next(kyx)
         parts.append(_pairs_part(a, b, c, d, same, draws_i, draws_j,
                                  layout.linear, _band_mask(layout, rows, cols)))
-    return _contributions(parts, [(("quad", i), "quad"), (("trd", i), "trd"),
-                                  (("rPx", i), "rx"), (("rPy", i), "ry"),
-                                  (("rPx", j), "cx"), (("rPy", j), "cy")])
+    return _contributions(parts, task_keys(layout, task))
+
+
+def task_keys(layout, task):
+    """The ``(key, field)`` of the contributions of `task` after its
+    flags, in their order: the fields its parts hold (`_pooled_part`,
+    `_pairs_part`, the unpaired rows' sums) and the keys they are added
+    to (the same for the threaded pass and the Dask one)."""
+    kind, i, j = task
+    if kind == "pu":
+        return [(("rUx", i), "rx"), (("rUy", i), "ry"), (("rPu", j), "ru")]
+    if layout.mode == "pooled":
+        table = [("quad", i, "quad"), ("diag", i, "diag"), ("fro", i, "fro"),
+                 ("r", i, "rows"), ("r", j, "cols")]
+    elif kind == "uu":
+        table = [("rUu", i, "rows"), ("rUu", j, "cols")]
+    else:
+        table = [("quad", i, "quad"), ("trd", i, "trd"), ("rPx", i, "rx"),
+                 ("rPy", i, "ry"), ("rPx", j, "cx"), ("rPy", j, "cy")]
+    # a diagonal block has a diagonal, and no columns apart from its rows
+    skip = {"cols", "cx", "cy"} if i == j else {"diag", "trd"}
+    if layout.mode == "pairs" and not layout.linear:
+        skip |= {"rx", "ry", "cx", "cy"}
+    return [((name, k), field) for name, k, field in table if field not in skip]
 
 
 def _contributions(parts, keys):
     """The contributions of a task from its `parts` (one dict a scale):
     ``("flags",)`` and its flags, then for each ``(key, field)`` of `keys`
-    that the parts hold, the key and the parts' values of the field
-    stacked (a part holds only the fields of its task)."""
+    (`task_keys`) the key and the parts' values of the field stacked."""
     return [(("flags",), _flags(parts)),
-            *((key, np.stack([p[field] for p in parts]))
-              for key, field in keys if field in parts[0])]
+            *((key, np.stack([p[field] for p in parts])) for key, field in keys)]
 
 
 def column_dots(A, B):

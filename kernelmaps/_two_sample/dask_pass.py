@@ -6,9 +6,10 @@ A pass (`run_blocks_dask`: one kernel's spec, one batch of resamples) is
 the graph of `pass_graph`, its keys named ``mmd_test-<part>-<token>``:
 
 - ``spec``: the spec, its scales and the layout (one key, shipped once);
-- ``objects`` (start, stop): the pooled objects of one range the tasks
-  read (a range of the layout, its pairs' partners in Y, or unpaired
-  objects), from the chunks of the lazy samples;
+- ``objects`` k: the pooled objects of the k-th range the tasks read (a
+  range of the layout, its pairs' partners in Y, or unpaired objects),
+  read from the chunks of the lazy samples as `lazy_gram` reads its
+  blocks (`kernelmaps._lazy.ItemBlocks`);
 - ``draw`` b: block b of the batch's draws (`RESAMPLE_BLOCK` resamples,
   int8) drawn from its seed, and ``draw-rows`` (b, r) its rows of range r
   (getitem tasks: a task receives only its rows);
@@ -27,13 +28,14 @@ callback moves the progress bar at each block task; elsewhere the bar
 moves when the pass ends.
 """
 
+import itertools
 import uuid
 
 import numpy as np
 
-from .._bags import Bags
 from .._engine import lapack
-from .blocks import add_contribution, block_task
+from .._lazy import ItemBlocks
+from .blocks import add_contribution, block_task, task_keys
 
 # The prefix of the keys of a pass.
 PREFIX = "mmd_test"
@@ -72,11 +74,12 @@ def pass_graph(spec, Z, scales, layout, draws):
 
     token = uuid.uuid4().hex
     names = {part: f"{PREFIX}-{part}-{token}"
-             for part in ("spec", "objects", "draw", "draw-rows", "block",
-                          "sum")}
+             for part in ("spec", "draw", "draw-rows", "block", "sum")}
     context = dask.delayed((spec, scales, layout), name=names["spec"],
                            traverse=False)
-    piece = _piece_maker(Z, names["objects"])
+    read = {t: _task_ranges(layout, t) for t in layout.tasks}
+    objects = _objects(Z, [b for r in read.values() for b in r],
+                       f"{PREFIX}-objects", token)
     ranges = {(s.start, s.stop): r for r, s in enumerate(layout.ranges)}
     rows = {}
 
@@ -108,59 +111,44 @@ def pass_graph(spec, Z, scales, layout, draws):
         if t and task[:2] != layout.tasks[t - 1][:2]:
             add(group)
             group += 1
-        objects = [piece(s) for s in _task_ranges(layout, task)]
-        read = layout.draw_rows(task)
-        di, dj = (None, None) if read is None else map(draw_rows, read)
+        drawn = layout.draw_rows(task)
+        di, dj = (None, None) if drawn is None else map(draw_rows, drawn)
         out = dask.delayed(_block, pure=True)(
-            context, task, objects, di, dj, dask_key_name=(names["block"], t))
-        for key in task_keys(layout, task):
+            context, task, [(b, objects[b]) for b in read[task]], di, dj,
+            dask_key_name=(names["block"], t))
+        for key in [("flags",), *(key for key, _ in task_keys(layout, task))]:
             pending.setdefault(key, []).append(out)
     add(group)
     return totals, blocks, names["block"]
 
 
-def _piece_maker(Z, name):
-    """``piece(s)``: ``(bounds, objects)`` of the range `s` (a slice) of the
-    lazy pooled objects Z, the objects a Delayed read from the chunks of
-    Z's points (one task per range, made once, keyed ``(name, start,
-    stop)``)."""
-    import dask
-
-    sets = isinstance(Z, Bags)
-    points = (Z.points if sets else Z).rechunk({1: -1})
-    pieces = {}
-
-    def piece(s):
-        bounds = (s.start, s.stop)
-        if bounds not in pieces:
-            first, last = ((Z.offsets[s.start], Z.offsets[s.stop]) if sets
-                           else bounds)
-            parts = points[first:last].to_delayed(optimize_graph=False)
-            offsets = (Z.offsets[s.start:s.stop + 1] - first) if sets else None
-            pieces[bounds] = dask.delayed(_piece, pure=True)(
-                list(parts.ravel()), offsets,
-                dask_key_name=(name, *map(int, bounds)))
-        return (bounds, pieces[bounds])
-
-    return piece
+def _objects(Z, ranges, prefix, token):
+    """The objects of each of the `ranges` (bounds (start, stop) in the
+    lazy pooled objects Z, cutting them into consecutive blocks): a
+    Delayed read of its block of Z (`ItemBlocks`: a task per range, keyed
+    ``(prefix-token, k)``)."""
+    bounds = np.unique(ranges).tolist()
+    blocks = ItemBlocks(Z, None, bounds=bounds).delayed(prefix, token)
+    return dict(zip(itertools.pairwise(bounds), blocks, strict=True))
 
 
 def cross_dask(spec, Z, value, rows, cols):
     """The cross test's witness values on Dask: for each range of `rows`
-    (slices of the pooled objects Z, lazy), ``sum over the ranges (c0, c1,
+    (bounds (r0, r1) in the pooled objects Z, lazy), ``sum over the ranges (c0, c1,
     weight) of cols of weight * k(rows, Z[c0:c1]).sum(axis=1)``, one task
     per pair of ranges, added in the order of `cols` (as the threaded
     pass); computed by the scheduler in use."""
     import dask
 
     token = uuid.uuid4().hex
-    piece = _piece_maker(Z, f"{PREFIX}-objects-{token}")
+    objects = _objects(Z, [*rows, *(c[:2] for c in cols)],
+                       f"{PREFIX}-objects", token)
     context = dask.delayed((spec, value), name=f"{PREFIX}-spec-{token}",
                            traverse=False)
     out = []
     for i, r in enumerate(rows):
         parts = [dask.delayed(cross_part, pure=True)(
-            context, piece(r)[1], piece(slice(c0, c1))[1], weight,
+            context, objects[r], objects[c0, c1], weight,
             dask_key_name=(f"{PREFIX}-cross-{token}", i, j))
             for j, (c0, c1, weight) in enumerate(cols)]
         out.append(dask.delayed(_in_order, pure=True)(
@@ -182,37 +170,14 @@ def _in_order(*parts):
 
 
 def _task_ranges(layout, task):
-    """The ranges of pooled objects `block_task` takes for `task` (those it
-    passes to ``spec.take``)."""
+    """The bounds of the ranges of pooled objects `block_task` takes for
+    `task` (those it passes to ``spec.take``)."""
     kind = task[0]
-    rows, cols = layout.objects(task)
-    if layout.mode == "pooled" or kind == "uu":
-        return [rows] if cols == rows else [rows, cols]
-    n = layout.n
-    found = [rows, slice(n + rows.start, n + rows.stop), cols]
-    if kind == "pp":
-        found.append(slice(n + cols.start, n + cols.stop))
-    return list({(s.start, s.stop): s for s in found}.values())
-
-
-def task_keys(layout, task):
-    """The keys of the contributions of `block_task` for `task`, in its
-    order."""
-    kind, i, j = task
-    same = kind != "pu" and i == j
-    if layout.mode == "pooled":
-        return [("flags",), ("quad", i), *([("diag", i)] if same else []),
-                ("fro", i), ("r", i), *([] if same else [("r", j)])]
-    if kind == "uu":
-        return [("flags",), ("rUu", i), *([] if same else [("rUu", j)])]
-    if kind == "pu":
-        return [("flags",), ("rUx", i), ("rUy", i), ("rPu", j)]
-    keys = [("flags",), ("quad", i), *([("trd", i)] if same else [])]
-    if layout.linear:
-        keys += [("rPx", i), ("rPy", i)]
-        if not same:
-            keys += [("rPx", j), ("rPy", j)]
-    return keys
+    found = list(layout.objects(task))
+    if layout.mode == "pairs" and kind != "uu":  # the pairs' partners in Y
+        found += [slice(layout.n + s.start, layout.n + s.stop)
+                  for s in found[:1 if kind == "pu" else 2]]
+    return list(dict.fromkeys((s.start, s.stop) for s in found))
 
 
 # -- the tasks ----------------------------------------------------------------
@@ -224,15 +189,6 @@ def _call(function):
 
 def _rows(block, start, stop):
     return block[start:stop]
-
-
-def _piece(parts, offsets):
-    """The objects of one range from the chunks of its points (rows): an
-    array, or a Bags with `offsets` (lazy sets have no weights:
-    `lazy_sets` refuses them)."""
-    points = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    points = np.ascontiguousarray(points)
-    return points if offsets is None else Bags(points, offsets)
 
 
 def _block(context, task, objects, draws_i, draws_j):
