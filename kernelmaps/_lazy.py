@@ -32,10 +32,9 @@ from ._probes import (
     all_finite,
     any_negative,
     as_float_array,
-    float_dtype,
     is_dask_array,
 )
-from ._validation import check_sets, check_unweighted_beside_lazy
+from ._validation import check_rows, check_sets, check_unweighted_beside_lazy
 
 __all__ = ["ItemBlocks", "checked_points", "is_lazy", "lazy_gram", "lazy_samples",
            "lazy_sets", "map_delayed"]
@@ -112,13 +111,14 @@ def lazy_samples(spec, X, Y):
     objects `spec.pool` takes: Dask arrays of float rows (one chunk of
     columns; points of X and Y in their common dtype), or Bags of Dask
     points; their values are checked as their chunks are read. A sample in
-    memory is checked as the spec checks it, then made lazy."""
+    memory is checked as the spec checks it, then made lazy. (Their sizes
+    are checked by the caller.)"""
     if spec.kind == "sets":
         return tuple(_sample_sets(spec, A, name) for A, name in ((X, "X"),
                                                                  (Y, "Y")))
     points = spec.kind == "points"
-    what = "vectors" if points else "histograms"
-    arrays = [_sample_rows(A, name, what) for A, name in ((X, "X"), (Y, "Y"))]
+    arrays = [_sample_rows(A, name, "vectors" if points else "histograms")
+              for A, name in ((X, "X"), (Y, "Y"))]
     if points and arrays[0].shape[1] != arrays[1].shape[1]:
         raise ValueError(f"X and Y must have the same number of features, "
                          f"got {arrays[0].shape[1]} and {arrays[1].shape[1]}")
@@ -130,28 +130,16 @@ def lazy_samples(spec, X, Y):
 
 
 def _sample_rows(A, name, what):
-    """`A` as a Dask array of float rows, its shape and dtype checked (an
-    array in memory wrapped as one chunk)."""
+    """`A` as a Dask array of float rows, checked as `check_rows` checks
+    lazy rows (an array in memory wrapped as one chunk)."""
     import dask.array as da
 
     if not is_dask_array(A):  # (its values are checked in the tasks too)
         A = da.from_array(as_float_array(A, name), chunks=-1)
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of {what} (one per "
-                         f"row), got {A.ndim} dimension(s)")
-    if any(np.isnan(size) for size in A.shape):
+    if A.ndim == 2 and any(np.isnan(size) for size in A.shape):
         raise ValueError(f"{name} is a Dask array of unknown shape: compute "
                          f"its chunk sizes first ({name}.compute_chunk_sizes())")
-    if A.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got an array of "
-                        f"dtype {A.dtype}")
-    if A.shape[0] == 0 or A.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {A.shape})")
-    if A.shape[0] < 2:
-        unit = "points" if what == "vectors" else "objects"
-        raise ValueError(f"{name} must hold at least 2 {unit}, got "
-                         f"{A.shape[0]}")
-    return A.astype(float_dtype(A.dtype)).rechunk({1: -1})
+    return check_rows(A, name, lazy=True, what=what).rechunk({1: -1})
 
 
 def _sample_sets(spec, A, name):
@@ -163,17 +151,12 @@ def _sample_sets(spec, A, name):
     if not is_lazy(A):
         bags = spec.check(A, name)
         check_unweighted_beside_lazy(bags, name)
-        bags = Bags(da.from_array(bags.points, chunks=(-1, -1)), bags.offsets)
-    else:
-        bags = lazy_sets(A, name, spec.weighted)
-        spec.check_sizes(bags, name)
-        bags = Bags(bags.points.map_blocks(
-            checked_points, name, False, map_delayed(bags.offsets),
-            dtype=bags.points.dtype), bags.offsets)
-    if len(bags) < 2:
-        raise ValueError(f"{name} must hold at least 2 objects, got "
-                         f"{len(bags)}")
-    return bags
+        return Bags(da.from_array(bags.points, chunks=(-1, -1)), bags.offsets)
+    bags = lazy_sets(A, name, spec.weighted)
+    spec.check_sizes(bags, name)
+    return Bags(bags.points.map_blocks(
+        checked_points, name, False, map_delayed(bags.offsets),
+        dtype=bags.points.dtype), bags.offsets)
 
 
 # ------------------------------------------------------------ the Gram
