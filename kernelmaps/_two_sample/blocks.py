@@ -127,9 +127,11 @@ def _ranges(start, stop, size):
 def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
                take=None):
     """The contributions of one task: a list of (key, value), in a fixed
-    order. `draws_i` and `draws_j` are the rows of the batch's draws (int8,
-    or as `product_draws` gives them) of the task's two ranges (None where
-    it multiplies none); ``take(Z, range)`` gives the objects of a range
+    order: ``("flags",)`` and the flags of each scale (`_flags`), then the
+    fields of its parts (one dict a scale) stacked, by `task_keys`.
+    `draws_i` and `draws_j` are the rows of the batch's draws (int8, or as
+    `product_draws` gives them) of the task's two ranges (None where it
+    multiplies none); ``take(Z, range)`` gives the objects of a range
     (None: ``spec.take``)."""
     kind, i, j = task
     draws_i, draws_j = (product_draws(d, layout.mode, layout.n, layout.N,
@@ -137,6 +139,7 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
     rows, cols = layout.objects(task)
     same = kind != "pu" and i == j
     take = take or spec.take
+    n = layout.n
     if layout.mode == "pooled" or kind == "uu":
         A = take(Z, rows)
         B = None if same else take(Z, cols)
@@ -146,33 +149,35 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
                   else [0.0] * len(scales))
         parts = [_pooled_part(K, same, draws_i, draws_j, resampled, c)
                  for K, c in zip(blocks, shifts, strict=True)]
-        return _contributions(parts, task_keys(layout, task))
-    n = layout.n
-    xi = take(Z, rows)
-    yi = take(Z, slice(n + rows.start, n + rows.stop))
-    if kind == "pu":
+    elif kind == "pu":
         U = take(Z, cols)
-        kx = map(spec.finite, spec.blocks(xi, U, scales, n_threads))
-        ky = map(spec.finite, spec.blocks(yi, U, scales, n_threads))
+        kx, ky = (map(spec.finite, spec.blocks(take(Z, r), U, scales, n_threads))
+                  for r in (rows, slice(n + rows.start, n + rows.stop)))
         parts = [{"one": bool((a == 1).all() and (b == 1).all()),
                   "nonzero": bool(a.any() or b.any()), "rx": a.sum(axis=1),
                   "ry": b.sum(axis=1), "ru": a.sum(axis=0) + b.sum(axis=0)}
                  for a, b in zip(kx, ky, strict=True)]
-        return _contributions(parts, task_keys(layout, task))
-    xj = None if same else take(Z, cols)
-    yj = None if same else take(Z, slice(n + cols.start, n + cols.stop))
-    kxx = map(spec.finite, spec.blocks(xi, xj, scales, n_threads))
-    kyy = map(spec.finite, spec.blocks(yi, yj, scales, n_threads))
-    kxy = map(spec.finite, spec.blocks(
-        xi, take(Z, slice(n + cols.start, n + cols.stop)), scales, n_threads))
-    kyx = None if same else map(spec.finite,
-                                spec.blocks(yi, xj, scales, n_threads))
-    parts = []
-    for a, b, c in zip(kxx, kyy, kxy, strict=True):
-        d = c.T if same else next(kyx)
-        parts.append(_pairs_part(a, b, c, d, same, draws_i, draws_j,
-                                 layout.linear, _band_mask(layout, rows, cols)))
-    return _contributions(parts, task_keys(layout, task))
+    else:
+        xi = take(Z, rows)
+        yi = take(Z, slice(n + rows.start, n + rows.stop))
+        xj = None if same else take(Z, cols)
+        yj = None if same else take(Z, slice(n + cols.start, n + cols.stop))
+        kxx = map(spec.finite, spec.blocks(xi, xj, scales, n_threads))
+        kyy = map(spec.finite, spec.blocks(yi, yj, scales, n_threads))
+        kxy = map(spec.finite, spec.blocks(
+            xi, take(Z, slice(n + cols.start, n + cols.stop)), scales,
+            n_threads))
+        kyx = None if same else map(spec.finite,
+                                    spec.blocks(yi, xj, scales, n_threads))
+        parts = []
+        for a, b, c in zip(kxx, kyy, kxy, strict=True):
+            d = c.T if same else next(kyx)
+            parts.append(_pairs_part(a, b, c, d, same, draws_i, draws_j,
+                                     layout.linear,
+                                     _band_mask(layout, rows, cols)))
+    return [(("flags",), _flags(parts)),
+            *((key, np.stack([p[field] for p in parts]))
+              for key, field in task_keys(layout, task))]
 
 
 def task_keys(layout, task):
@@ -196,14 +201,6 @@ def task_keys(layout, task):
     if layout.mode == "pairs" and not layout.linear:
         skip |= {"rx", "ry", "cx", "cy"}
     return [((name, k), field) for name, k, field in table if field not in skip]
-
-
-def _contributions(parts, keys):
-    """The contributions of a task from its `parts` (one dict a scale):
-    ``("flags",)`` and its flags, then for each ``(key, field)`` of `keys`
-    (`task_keys`) the key and the parts' values of the field stacked."""
-    return [(("flags",), _flags(parts)),
-            *((key, np.stack([p[field] for p in parts])) for key, field in keys)]
 
 
 def column_dots(A, B):

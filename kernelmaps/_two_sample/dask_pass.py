@@ -30,6 +30,7 @@ moves when the pass ends.
 
 import itertools
 import uuid
+from operator import getitem
 
 import numpy as np
 
@@ -80,20 +81,11 @@ def pass_graph(spec, Z, scales, layout, draws):
     read = {t: _task_ranges(layout, t) for t in layout.tasks}
     objects = _objects(Z, [b for r in read.values() for b in r],
                        f"{PREFIX}-objects", token)
-    ranges = {(s.start, s.stop): r for r, s in enumerate(layout.ranges)}
-    rows = {}
-
-    blocks = [dask.delayed(_call, pure=True)(f, dask_key_name=(names["draw"], b))
+    blocks = [dask.delayed(f, pure=True)(dask_key_name=(names["draw"], b))
               for b, f in enumerate(draws)]
-
-    def draw_rows(s):
-        r = ranges[(s.start, s.stop)]
-        for b, block in enumerate(blocks):
-            if (b, r) not in rows:
-                rows[b, r] = dask.delayed(_rows, pure=True)(
-                    block, s.start, s.stop,
-                    dask_key_name=(names["draw-rows"], b, r))
-        return [rows[b, r] for b in range(len(blocks))]
+    rows = {(s.start, s.stop): [dask.delayed(getitem, pure=True)(
+        block, s, dask_key_name=(names["draw-rows"], b, r))
+        for b, block in enumerate(blocks)] for r, s in enumerate(layout.ranges)}
 
     totals, pending, index = {}, {}, {}
 
@@ -112,7 +104,8 @@ def pass_graph(spec, Z, scales, layout, draws):
             add(group)
             group += 1
         drawn = layout.draw_rows(task)
-        di, dj = (None, None) if drawn is None else map(draw_rows, drawn)
+        di, dj = (None, None) if drawn is None else (
+            rows[s.start, s.stop] for s in drawn)
         out = dask.delayed(_block, pure=True)(
             context, task, [(b, objects[b]) for b in read[task]], di, dj,
             dask_key_name=(names["block"], t))
@@ -181,14 +174,6 @@ def _task_ranges(layout, task):
 
 
 # -- the tasks ----------------------------------------------------------------
-
-
-def _call(function):
-    return function()
-
-
-def _rows(block, start, stop):
-    return block[start:stop]
 
 
 def _block(context, task, objects, draws_i, draws_j):
