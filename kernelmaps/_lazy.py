@@ -297,16 +297,12 @@ class ItemBlocks:
                                else np.searchsorted(self.offsets, self.rows))
         self.bounds = np.asarray(bounds, dtype=np.int64)
 
-    def item_values(self):
-        """The input values before each item, ``n_items + 1`` entries."""
-        if self.offsets is not None:
-            return self.offsets * self.width
-        return np.arange(self.bounds[-1] + 1, dtype=np.int64) * self.width
-
     def plan(self, per_out, per_in, budget):
         """Split the blocks where one would need more than `budget` bytes
         (a task of two such blocks then needs at most `budget`)."""
-        values = self.item_values()
+        # the input values before each item
+        values = self.width * (np.arange(self.bounds[-1] + 1, dtype=np.int64)
+                               if self.offsets is None else self.offsets)
 
         def cost(start, stop):
             n = stop - start

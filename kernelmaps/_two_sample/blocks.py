@@ -87,8 +87,9 @@ class Layout:
                            for w in range(v, len(self.unpaired))]
 
     def objects(self, task):
-        """The ranges of pooled objects a task reads: (rows, cols) for
-        "pooled", else the pairs' x and y ranges and the unpaired ones."""
+        """The ranges of pooled objects a task reads: (rows, cols), and in
+        the pairs layout their pairs' partners in Y (of rows; and of cols
+        but for unpaired cols)."""
         kind, i, j = task
         if self.mode == "pooled":
             return self.ranges[i], self.ranges[j]
@@ -96,7 +97,8 @@ class Layout:
             return self.unpaired[i], self.unpaired[j]
         rows = self.ranges[i]
         cols = self.ranges[j] if kind == "pp" else self.unpaired[j]
-        return rows, cols
+        return rows, cols, *(slice(self.n + s.start, self.n + s.stop)
+                             for s in ((rows, cols) if kind == "pp" else (rows,)))
 
     def draw_rows(self, task):
         """The rows of the draws a task multiplies: (rows, cols), or None
@@ -136,10 +138,9 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
     kind, i, j = task
     draws_i, draws_j = (product_draws(d, layout.mode, layout.n, layout.N,
                                       layout.dtype) for d in (draws_i, draws_j))
-    rows, cols = layout.objects(task)
+    rows, cols, *partners = layout.objects(task)
     same = kind != "pu" and i == j
     take = take or spec.take
-    n = layout.n
     if layout.mode == "pooled" or kind == "uu":
         A = take(Z, rows)
         B = None if same else take(Z, cols)
@@ -152,21 +153,19 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
     elif kind == "pu":
         U = take(Z, cols)
         kx, ky = (map(spec.finite, spec.blocks(take(Z, r), U, scales, n_threads))
-                  for r in (rows, slice(n + rows.start, n + rows.stop)))
+                  for r in (rows, *partners))
         parts = [{"one": bool((a == 1).all() and (b == 1).all()),
                   "nonzero": bool(a.any() or b.any()), "rx": a.sum(axis=1),
                   "ry": b.sum(axis=1), "ru": a.sum(axis=0) + b.sum(axis=0)}
                  for a, b in zip(kx, ky, strict=True)]
     else:
-        xi = take(Z, rows)
-        yi = take(Z, slice(n + rows.start, n + rows.stop))
+        xi, yi = take(Z, rows), take(Z, partners[0])
         xj = None if same else take(Z, cols)
-        yj = None if same else take(Z, slice(n + cols.start, n + cols.stop))
+        yj = None if same else take(Z, partners[1])
         kxx = map(spec.finite, spec.blocks(xi, xj, scales, n_threads))
         kyy = map(spec.finite, spec.blocks(yi, yj, scales, n_threads))
-        kxy = map(spec.finite, spec.blocks(
-            xi, take(Z, slice(n + cols.start, n + cols.stop)), scales,
-            n_threads))
+        kxy = map(spec.finite, spec.blocks(xi, take(Z, partners[1]), scales,
+                                           n_threads))
         kyx = None if same else map(spec.finite,
                                     spec.blocks(yi, xj, scales, n_threads))
         parts = []

@@ -78,7 +78,9 @@ def pass_graph(spec, Z, scales, layout, draws):
              for part in ("spec", "draw", "draw-rows", "block", "sum")}
     context = dask.delayed((spec, scales, layout), name=names["spec"],
                            traverse=False)
-    read = {t: _task_ranges(layout, t) for t in layout.tasks}
+    # the bounds of the ranges of objects each task takes (`spec.take`)
+    read = {t: list(dict.fromkeys((s.start, s.stop) for s in layout.objects(t)))
+            for t in layout.tasks}
     objects = _objects(Z, [b for r in read.values() for b in r],
                        f"{PREFIX}-objects", token)
     blocks = [dask.delayed(f, pure=True)(dask_key_name=(names["draw"], b))
@@ -160,17 +162,6 @@ def cross_part(context, A, B, weight):
 
 def _in_order(*parts):
     return sum(parts[1:], parts[0])
-
-
-def _task_ranges(layout, task):
-    """The bounds of the ranges of pooled objects `block_task` takes for
-    `task` (those it passes to ``spec.take``)."""
-    kind = task[0]
-    found = list(layout.objects(task))
-    if layout.mode == "pairs" and kind != "uu":  # the pairs' partners in Y
-        found += [slice(layout.n + s.start, layout.n + s.stop)
-                  for s in found[:1 if kind == "pu" else 2]]
-    return list(dict.fromkeys((s.start, s.stop) for s in found))
 
 
 # -- the tasks ----------------------------------------------------------------
