@@ -81,8 +81,7 @@ def pass_graph(spec, Z, scales, layout, draws):
     # the bounds of the ranges of objects each task takes (`spec.take`)
     read = {t: list(dict.fromkeys((s.start, s.stop) for s in layout.objects(t)))
             for t in layout.tasks}
-    objects = _objects(Z, [b for r in read.values() for b in r],
-                       f"{PREFIX}-objects", token)
+    objects = _objects(Z, [b for r in read.values() for b in r], token)
     blocks = [dask.delayed(f, pure=True)(dask_key_name=(names["draw"], b))
               for b, f in enumerate(draws)]
     rows = {(s.start, s.stop): [dask.delayed(getitem, pure=True)(
@@ -117,27 +116,27 @@ def pass_graph(spec, Z, scales, layout, draws):
     return totals, blocks, names["block"]
 
 
-def _objects(Z, ranges, prefix, token):
+def _objects(Z, ranges, token):
     """The objects of each of the `ranges` (bounds (start, stop) in the
     lazy pooled objects Z, cutting them into consecutive blocks): a
     Delayed read of its block of Z (`ItemBlocks`: a task per range, keyed
-    ``(prefix-token, k)``)."""
+    ``(mmd_test-objects-<token>, k)``)."""
     bounds = np.unique(ranges).tolist()
-    blocks = ItemBlocks(Z, None, bounds=bounds).delayed(prefix, token)
+    blocks = ItemBlocks(Z, None, bounds=bounds).delayed(f"{PREFIX}-objects",
+                                                        token)
     return dict(zip(itertools.pairwise(bounds), blocks, strict=True))
 
 
 def cross_dask(spec, Z, value, rows, cols):
-    """The cross test's witness values on Dask: for each range of `rows`
-    (bounds (r0, r1) in the pooled objects Z, lazy), ``sum over the ranges (c0, c1,
-    weight) of cols of weight * k(rows, Z[c0:c1]).sum(axis=1)``, one task
-    per pair of ranges, added in the order of `cols` (as the threaded
-    pass); computed by the scheduler in use."""
+    """The cross test's witness values on Dask: for each range (r0, r1) of
+    `rows` (bounds in the pooled objects Z, lazy), ``sum over the ranges
+    (c0, c1, weight) of cols of weight * k(Z[r0:r1], Z[c0:c1]).sum(axis=1)``,
+    one task per pair of ranges, added in the order of `cols` (as the
+    threaded pass); computed by the scheduler in use."""
     import dask
 
     token = uuid.uuid4().hex
-    objects = _objects(Z, [*rows, *(c[:2] for c in cols)],
-                       f"{PREFIX}-objects", token)
+    objects = _objects(Z, [*rows, *(c[:2] for c in cols)], token)
     context = dask.delayed((spec, value), name=f"{PREFIX}-spec-{token}",
                            traverse=False)
     out = []
@@ -175,14 +174,9 @@ def _block(context, task, objects, draws_i, draws_j):
     joined = [None if d is None else d[0] if len(d) == 1
               else np.concatenate(d, axis=1) for d in (draws_i, draws_j)]
     with lapack.one_blas_thread():
+        # (the objects of a range from the task's, by its bounds)
         return block_task(spec, dict(objects), scales, layout, task, *joined,
-                          1, take=_take)
-
-
-def _take(objects, index):
-    """The objects of the range `index` (a slice of the pooled objects)
-    from a dict of a task's ranges by their bounds."""
-    return objects[(index.start, index.stop)]
+                          1, take=lambda objects, s: objects[s.start, s.stop])
 
 
 def _add(total, key, *outputs):
