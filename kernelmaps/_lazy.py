@@ -25,7 +25,7 @@ from operator import getitem
 
 import numpy as np
 
-from ._bags import Bags, pack_sets
+from ._bags import Bags
 from ._config import working_memory_bytes
 from ._parallel import resolve_workers
 from ._probes import (
@@ -86,20 +86,12 @@ def checked_points(points, name, nonnegative=False, offsets=None, first=0,
 
 def lazy_sets(sets, name, weighted):
     """The lazy sets `sets` as a Bags of Dask points (one chunk of
-    columns), the number and sizes of its sets checked (not its values).
+    columns), the number and sizes of its sets checked by `check_sets`
+    (not its values).
     Weighted sets are refused (the tasks' `Bags` carry no weights): by a
     kernel or map without weights (`weighted` False) as in memory, else as
     weighted lazy sets."""
-    bags = pack_sets(sets, name)
-    if bags.weights is not None:
-        check_sets(bags, name, lazy=True, weighted=weighted)
-    if len(bags) == 0:
-        raise ValueError(f"{name} must contain at least one set")
-    if bags.dim == 0:
-        raise ValueError(f"{name}: the sets have no feature (d == 0)")
-    sizes = bags.sizes
-    if (sizes == 0).any():
-        raise ValueError(f"{name}[{int(np.argmin(sizes))}] is empty")
+    bags = check_sets(sets, name, lazy=True, weighted=weighted)
     return Bags(bags.points.rechunk({1: -1}), bags.offsets)
 
 
