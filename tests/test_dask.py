@@ -1540,3 +1540,35 @@ def test_cluster_mmd_test(client, numpy_blocks):
         with pytest.raises(ValueError, match=r"^Y contains NaN or infinity$"):
             km.mmd_test(da.from_array(X, chunks=5), bad, n_resamples=19,
                         gamma=1.0)
+
+
+def test_item_blocks_read_their_items_from_any_chunks():
+    """`ItemBlocks` (the blocks of the lazy Gram and of the tests' Dask
+    passes): each block is its items, read from every row chunk it spans
+    (empty chunks, chunks cut by blocks and blocks across chunks), as an
+    ndarray or a Bags of its sets; checked in its task, naming the set."""
+    import dask
+
+    from kernelmaps._lazy import ItemBlocks
+
+    rng = np.random.default_rng(21)
+    P = rng.normal(size=(40, 3))
+    points = da.from_array(P, chunks=((7, 0, 13, 20), 3))
+    bounds = [0, 5, 7, 21, 22, 40]
+    got = dask.compute(*ItemBlocks(points, None, bounds=bounds).delayed("t", "a"))
+    for block, (a, b) in zip(got, itertools.pairwise(bounds), strict=True):
+        assert_array_equal(block, P[a:b])
+        assert block.flags.c_contiguous
+    offsets = np.array([0, 3, 9, 10, 18, 30, 40])
+    sets = km.Bags(points, offsets)
+    got = dask.compute(*ItemBlocks(sets, None, bounds=[0, 2, 3, 6]).delayed(
+        "t", "b"))
+    for block, (a, b) in zip(got, [(0, 2), (2, 3), (3, 6)], strict=True):
+        assert_array_equal(block.points, P[offsets[a]:offsets[b]])
+        assert_array_equal(block.offsets, offsets[a:b + 1] - offsets[a])
+    bad = P.copy()
+    bad[20, 1] = np.nan  # in set 4 (points 18 to 30)
+    sets = km.Bags(da.from_array(bad, chunks=((7, 0, 13, 20), 3)), offsets)
+    blocks = ItemBlocks(sets, "X", bounds=[0, 3, 6]).delayed("t", "c")
+    with pytest.raises(ValueError, match=r"^X\[4\] contains NaN or infinity$"):
+        dask.compute(*blocks)
