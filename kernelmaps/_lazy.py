@@ -14,7 +14,9 @@ Three things run on such input: the feature maps' ``transform``
 kernel's own in-memory function, the blocks cut so that a task stays
 within the working-memory budget, `_config.working_memory_bytes`), and
 the passes of the two-sample tests on the lazy samples (`lazy_samples`,
-then `kernelmaps._two_sample.dask_pass`).
+then `kernelmaps._two_sample.dask_pass`). The last two read their blocks
+of items the same way (`ItemBlocks`: a task per block, from the chunks it
+spans).
 """
 
 import functools
@@ -23,20 +25,19 @@ from operator import getitem
 
 import numpy as np
 
-from ._bags import Bags, pack_sets
+from ._bags import Bags
 from ._config import working_memory_bytes
 from ._parallel import resolve_workers
 from ._probes import (
     all_finite,
     any_negative,
     as_float_array,
-    float_dtype,
     is_dask_array,
 )
-from ._validation import check_sets, check_unweighted_beside_lazy
+from ._validation import check_rows, check_sets, check_unweighted_beside_lazy
 
-__all__ = ["checked_points", "is_lazy", "lazy_gram", "lazy_samples", "lazy_sets",
-           "map_delayed"]
+__all__ = ["ItemBlocks", "checked_points", "is_lazy", "lazy_gram", "lazy_samples",
+           "lazy_sets", "map_delayed"]
 
 
 def is_lazy(*objects):
@@ -85,20 +86,12 @@ def checked_points(points, name, nonnegative=False, offsets=None, first=0,
 
 def lazy_sets(sets, name, weighted):
     """The lazy sets `sets` as a Bags of Dask points (one chunk of
-    columns), the number and sizes of its sets checked (not its values).
+    columns), the number and sizes of its sets checked by `check_sets`
+    (not its values).
     Weighted sets are refused (the tasks' `Bags` carry no weights): by a
     kernel or map without weights (`weighted` False) as in memory, else as
     weighted lazy sets."""
-    bags = pack_sets(sets, name)
-    if bags.weights is not None:
-        check_sets(bags, name, lazy=True, weighted=weighted)
-    if len(bags) == 0:
-        raise ValueError(f"{name} must contain at least one set")
-    if bags.dim == 0:
-        raise ValueError(f"{name}: the sets have no feature (d == 0)")
-    sizes = bags.sizes
-    if (sizes == 0).any():
-        raise ValueError(f"{name}[{int(np.argmin(sizes))}] is empty")
+    bags = check_sets(sets, name, lazy=True, weighted=weighted)
     return Bags(bags.points.rechunk({1: -1}), bags.offsets)
 
 
@@ -110,13 +103,14 @@ def lazy_samples(spec, X, Y):
     objects `spec.pool` takes: Dask arrays of float rows (one chunk of
     columns; points of X and Y in their common dtype), or Bags of Dask
     points; their values are checked as their chunks are read. A sample in
-    memory is checked as the spec checks it, then made lazy."""
+    memory is checked as the spec checks it, then made lazy. (Their sizes
+    are checked by the caller.)"""
     if spec.kind == "sets":
         return tuple(_sample_sets(spec, A, name) for A, name in ((X, "X"),
                                                                  (Y, "Y")))
     points = spec.kind == "points"
-    what = "vectors" if points else "histograms"
-    arrays = [_sample_rows(A, name, what) for A, name in ((X, "X"), (Y, "Y"))]
+    arrays = [_sample_rows(A, name, "vectors" if points else "histograms")
+              for A, name in ((X, "X"), (Y, "Y"))]
     if points and arrays[0].shape[1] != arrays[1].shape[1]:
         raise ValueError(f"X and Y must have the same number of features, "
                          f"got {arrays[0].shape[1]} and {arrays[1].shape[1]}")
@@ -128,28 +122,16 @@ def lazy_samples(spec, X, Y):
 
 
 def _sample_rows(A, name, what):
-    """`A` as a Dask array of float rows, its shape and dtype checked (an
-    array in memory wrapped as one chunk)."""
+    """`A` as a Dask array of float rows, checked as `check_rows` checks
+    lazy rows (an array in memory wrapped as one chunk)."""
     import dask.array as da
 
     if not is_dask_array(A):  # (its values are checked in the tasks too)
         A = da.from_array(as_float_array(A, name), chunks=-1)
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of {what} (one per "
-                         f"row), got {A.ndim} dimension(s)")
-    if any(np.isnan(size) for size in A.shape):
+    if A.ndim == 2 and any(np.isnan(size) for size in A.shape):
         raise ValueError(f"{name} is a Dask array of unknown shape: compute "
                          f"its chunk sizes first ({name}.compute_chunk_sizes())")
-    if A.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got an array of "
-                        f"dtype {A.dtype}")
-    if A.shape[0] == 0 or A.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {A.shape})")
-    if A.shape[0] < 2:
-        unit = "points" if what == "vectors" else "objects"
-        raise ValueError(f"{name} must hold at least 2 {unit}, got "
-                         f"{A.shape[0]}")
-    return A.astype(float_dtype(A.dtype)).rechunk({1: -1})
+    return check_rows(A, name, lazy=True, what=what).rechunk({1: -1})
 
 
 def _sample_sets(spec, A, name):
@@ -161,17 +143,12 @@ def _sample_sets(spec, A, name):
     if not is_lazy(A):
         bags = spec.check(A, name)
         check_unweighted_beside_lazy(bags, name)
-        bags = Bags(da.from_array(bags.points, chunks=(-1, -1)), bags.offsets)
-    else:
-        bags = lazy_sets(A, name, spec.weighted)
-        spec.check_sizes(bags, name)
-        bags = Bags(bags.points.map_blocks(
-            checked_points, name, False, map_delayed(bags.offsets),
-            dtype=bags.points.dtype), bags.offsets)
-    if len(bags) < 2:
-        raise ValueError(f"{name} must hold at least 2 objects, got "
-                         f"{len(bags)}")
-    return bags
+        return Bags(da.from_array(bags.points, chunks=(-1, -1)), bags.offsets)
+    bags = lazy_sets(A, name, spec.weighted)
+    spec.check_sizes(bags, name)
+    return Bags(bags.points.map_blocks(
+        checked_points, name, False, map_delayed(bags.offsets),
+        dtype=bags.points.dtype), bags.offsets)
 
 
 # ------------------------------------------------------------ the Gram
@@ -190,8 +167,9 @@ def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
     (`working_memory_bytes`, read here, once) by the model: ``8 *
     (copies[0] * n_out + copies[1] * n_in)`` bytes for a task of ``n_out``
     output values and ``n_in`` input values (both blocks of items). Each
-    block of items is checked (finite; with `nonnegative` not negative)
-    in its own task, and arrives in the others as a `Bags` or an ndarray.
+    block of items is read and checked (finite; with `nonnegative` not
+    negative) in its own task (`ItemBlocks`), and arrives in the others as
+    a `Bags` or an ndarray.
 
     ``block(x, y[, px, py])`` computes one block of the output, an array of
     `dtype` of shape ``lead + (len(x), len(y))``; ``y`` is None for a
@@ -210,7 +188,6 @@ def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
     """
     import dask.array as da
     from dask.base import tokenize
-    from dask.highlevelgraph import HighLevelGraph
 
     symmetric = Y is None
     both = both and symmetric
@@ -221,8 +198,8 @@ def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
     budget = working_memory_bytes()
     out_values = int(np.prod(lead, dtype=np.int64)) * (2 if both else 1)
     per_out, per_in = copies[0] * out_values * 8, copies[1] * 8
-    x = _GramSide(X, "X", nonnegative)
-    y = x if symmetric else _GramSide(Y, "Y", nonnegative)
+    x = ItemBlocks(X, "X", nonnegative)
+    y = x if symmetric else ItemBlocks(Y, "Y", nonnegative)
     for side in (x,) if symmetric else (x, y):
         side.plan(per_out, per_in, budget)
     token = tokenize(block, pair, prepare, tuple(lead), np.dtype(dtype).str,
@@ -256,12 +233,10 @@ def lazy_gram(block, X, Y=None, *, dtype, workers, both=False, prepare=None,
         {x.aux_layer, y.aux_layer} if prepare is not None else set())
     layers[out_name] = outputs
     deps[out_name] = {pairs_name}
-    for graph in (x.array.__dask_graph__(), y.array.__dask_graph__()):
-        layers.update(graph.layers)
-        deps.update(graph.dependencies)
     chunks = (*((n,) for n in lead), x.chunks, y.chunks)
-    return da.Array(HighLevelGraph(layers, deps), out_name, chunks=chunks,
-                    dtype=dtype, meta=np.empty((0,) * len(chunks), dtype))
+    return da.Array(_graph(layers, deps, x.array, y.array), out_name,
+                    chunks=chunks, dtype=dtype,
+                    meta=np.empty((0,) * len(chunks), dtype))
 
 
 def _transposed(block):
@@ -269,46 +244,57 @@ def _transposed(block):
     return np.ascontiguousarray(np.swapaxes(block, -1, -2))
 
 
-class _GramSide:
-    """One input of `lazy_gram`: its items (sets or rows), its blocks of
-    items and the keys of their checked values in the graph."""
+def _graph(layers, deps, *arrays):
+    """The graph of `layers` (and their dependencies `deps`) over the
+    graphs of the Dask `arrays`."""
+    from dask.highlevelgraph import HighLevelGraph
 
-    def __init__(self, data, name, nonnegative):
+    layers, deps = dict(layers), dict(deps)
+    for array in arrays:
+        graph = array.__dask_graph__()
+        layers.update(graph.layers)
+        deps.update(graph.dependencies)
+    return HighLevelGraph(layers, deps)
+
+
+class ItemBlocks:
+    """A lazy collection of items cut into blocks of consecutive items,
+    each read from the row chunks it spans in one task (one layer of the
+    graph: `add_layers`), checked as `checked_points` checks it (naming
+    `name`; None: not checked, its values checked upstream), as an ndarray
+    or a `Bags`: the blocks of `lazy_gram` (`bounds` None: from the row
+    chunks, then split to the memory budget, `plan`) and of the block
+    passes of the two-sample tests (`bounds`: their ranges of objects,
+    `delayed`).
+
+    `data` holds sets (a `Bags` of points, without weights) or rows (a 2-D
+    array), a Dask array or in memory (then one chunk); `bounds` are the
+    items before each block, ``0`` to the number of items."""
+
+    def __init__(self, data, name, nonnegative=False, bounds=None):
         import dask.array as da
 
         self.name, self.nonnegative = name, nonnegative
         if isinstance(data, Bags):  # (the blocks are rebuilt without weights)
             check_unweighted_beside_lazy(data, name)
-            self.offsets = data.offsets
-            points = data.points
-            self.width = data.dim
+            self.offsets, points, self.width = data.offsets, data.points, data.dim
         else:
-            self.offsets = None
-            points = data
-            self.width = data.shape[1]
+            self.offsets, points, self.width = None, data, data.shape[1]
         if not is_dask_array(points):  # the side in memory: one chunk
             points = da.from_array(points, chunks=(max(points.shape[0], 1), -1))
         self.array = points.rechunk({1: -1})
-        n_items = len(data) if self.offsets is not None else points.shape[0]
-        # The first item starting at or after each row chunk boundary.
-        rows = np.cumsum((0, *self.array.chunks[0]))
-        if self.offsets is not None:
-            self.bounds = np.unique(np.searchsorted(self.offsets, rows))
-        else:
-            self.bounds = np.unique(rows)
-        assert self.bounds[0] == 0 and self.bounds[-1] == n_items
-
-    def item_values(self):
-        """The input values before each item, ``n_items + 1`` entries."""
-        if self.offsets is not None:
-            return self.offsets * self.width
-        return np.arange(self.bounds[-1] + 1, dtype=np.int64) * self.width
+        self.rows = np.cumsum((0, *self.array.chunks[0]))  # the chunks' bounds
+        if bounds is None:  # the first item at or after each chunk's start
+            bounds = np.unique(self.rows if self.offsets is None
+                               else np.searchsorted(self.offsets, self.rows))
+        self.bounds = np.asarray(bounds, dtype=np.int64)
 
     def plan(self, per_out, per_in, budget):
         """Split the blocks where one would need more than `budget` bytes
-        (a task of two such blocks then needs at most `budget`), and cut the
-        array at the blocks."""
-        values = self.item_values()
+        (a task of two such blocks then needs at most `budget`)."""
+        # the input values before each item
+        values = self.width * (np.arange(self.bounds[-1] + 1, dtype=np.int64)
+                               if self.offsets is None else self.offsets)
 
         def cost(start, stop):
             n = stop - start
@@ -318,9 +304,6 @@ class _GramSide:
         for start, stop in zip(self.bounds[:-1], self.bounds[1:], strict=True):
             bounds += _split(start, stop, cost, budget, self._too_large)[1:]
         self.bounds = np.array(bounds, dtype=np.int64)
-        sizes = np.diff(self.bounds)
-        rows = sizes if self.offsets is None else np.diff(self.offsets[self.bounds])
-        self.array = self.array.rechunk({0: tuple(rows.tolist()), 1: -1})
 
     def _too_large(self, item, need, budget):
         if self.offsets is not None:
@@ -346,18 +329,24 @@ class _GramSide:
         return (self.array.name, self.bounds.tobytes(),
                 None if self.offsets is None else self.offsets.tobytes())
 
-    def add_layers(self, layers, deps, prefix, token, prepare):
-        """The layer of checked blocks (and of their `prepare` outputs)."""
+    def add_layers(self, layers, deps, prefix, token, prepare=None):
+        """The layer of the blocks read (and of their `prepare` outputs)."""
         self.layer = f"{prefix}-{token}"
+        rows = self.bounds if self.offsets is None else self.offsets[self.bounds]
         tasks = {}
         for k in range(self.n_blocks):
-            checked = (checked_points, (self.array.name, k, 0), self.name,
-                       self.nonnegative)
+            start, stop = int(rows[k]), int(rows[k + 1])
+            spans = range(np.searchsorted(self.rows, start, side="right") - 1,
+                          np.searchsorted(self.rows, stop))
+            cuts = [slice(max(start - self.rows[c], 0),
+                          min(stop, self.rows[c + 1]) - self.rows[c])
+                    for c in spans]
+            local, first = None, int(self.bounds[k])
             if self.offsets is not None:  # the block's sets, as a Bags
-                first, stop = int(self.bounds[k]), int(self.bounds[k + 1])
-                local = self.offsets[first:stop + 1] - self.offsets[first]
-                checked = (Bags, (*checked, local, first), local)
-            tasks[(self.layer, k)] = checked
+                local = self.offsets[first:self.bounds[k + 1] + 1] - start
+            tasks[(self.layer, k)] = (
+                _read_block, [(self.array.name, c, 0) for c in spans], cuts,
+                self.name, self.nonnegative, local, first)
         layers[self.layer] = tasks
         deps[self.layer] = {self.array.name}
         if prepare is not None:
@@ -366,11 +355,34 @@ class _GramSide:
                                       for k in range(self.n_blocks)}
             deps[self.aux_layer] = {self.layer}
 
+    def delayed(self, prefix, token):
+        """The blocks read, as a Delayed each."""
+        from dask.delayed import Delayed
+
+        layers, deps = {}, {}
+        self.add_layers(layers, deps, prefix, token)
+        graph = _graph(layers, deps, self.array)
+        return [Delayed(self.key(k), graph, layer=self.layer)
+                for k in range(self.n_blocks)]
+
     def key(self, k):
         return (self.layer, k)
 
     def aux(self, k):
         return (self.aux_layer, k)
+
+
+def _read_block(chunks, cuts, name, nonnegative, offsets, first):
+    """A block of items in its task: the rows `cuts` of the `chunks` it
+    spans, joined, checked (`checked_points`; `name` None: not), as an
+    ndarray, or a `Bags` of the sets of `offsets` (from its first point)
+    whose first is the set `first`."""
+    parts = [chunk[cut] for chunk, cut in zip(chunks, cuts, strict=True)]
+    points = np.ascontiguousarray(parts[0] if len(parts) == 1
+                                  else np.concatenate(parts))
+    if name is not None:
+        checked_points(points, name, nonnegative, offsets, first)
+    return points if offsets is None else Bags(points, offsets)
 
 
 def _split(start, stop, cost, budget, too_large):

@@ -456,12 +456,14 @@ def check_histograms(X, name="X", *, lazy=False):
     return check_rows(X, name, nonnegative=True, lazy=lazy)
 
 
-def check_rows(X, name="X", *, nonnegative=False, lazy=False):
+def check_rows(X, name="X", *, nonnegative=False, lazy=False, what=None):
     """`check_histograms` for vectors that may be negative (unless
     `nonnegative`). With `lazy`, a Dask array is taken and checked without
     its values (2-D, real, not empty, known chunks; the caller checks the
-    values block by block), cast lazily to float64 unless float32."""
-    what = "histograms" if nonnegative else "vectors"
+    values block by block), cast lazily to float64 unless float32. The
+    rows are `what` in messages ("features": the features of the
+    out-of-core models; None: vectors, or histograms)."""
+    what = what or ("histograms" if nonnegative else "vectors")
     if lazy and is_dask_array(X):
         return _check_lazy_rows(X, name, what)
     if scipy.sparse.issparse(X):
@@ -482,6 +484,9 @@ def check_rows(X, name="X", *, nonnegative=False, lazy=False):
         values = X.data
     else:
         X = as_float_array(X, name)
+        if X.ndim != 2 and what == "features":
+            raise ValueError(f"{name} must be 2-D (rows of features), got "
+                             f"shape {X.shape}")
         if X.ndim != 2:
             raise ValueError(
                 f"{name} must be a 2-D array of {what} (one per row), got "

@@ -1372,7 +1372,8 @@ def test_mmd_test_dask_graph_one_task_per_block_pair_and_batch(
     """A budget that holds the draws of one block of 256 resamples only:
     several batches, each pass a graph of one block task per pair of ranges
     (and unpaired ranges) of the layout, one draw task per block of 256
-    resamples and a getitem task per block and range of draws."""
+    resamples, a getitem task per block and range of draws, and one task
+    reading each range of objects."""
     rng = np.random.default_rng(10)
     X, Y = rng.normal(size=(n, 2)), rng.normal(size=(m, 2)) + 0.2
     kwargs = {"method": method, "n_resamples": 700, "rng": 8, "workers": 2,
@@ -1401,13 +1402,16 @@ def test_mmd_test_dask_graph_one_task_per_block_pair_and_batch(
         assert _count(keys, "block") == len(layout.tasks)
         assert _count(keys, "draw") == blocks
         assert _count(keys, "draw-rows") == blocks * len(layout.ranges)
+        # one read per range of objects, from the chunks of the samples
+        assert _count(keys, "objects") == len(layout.ranges) * (
+            1 if layout.mode == "pooled" else 2) + len(layout.unpaired)
         assert _count(keys, "spec") == 1
 
 
 def test_mmd_test_dask_task_keys_are_block_tasks():
     """The keys the graph reduces for a task (`task_keys`) are those of
     its contributions."""
-    from kernelmaps._two_sample import blocks, dask_pass
+    from kernelmaps._two_sample import blocks
 
     rng = np.random.default_rng(11)
     spec = fam.spec_for("rbf")
@@ -1421,7 +1425,8 @@ def test_mmd_test_dask_task_keys_are_block_tasks():
             di, dj = (None, None) if rows is None else (draws[rows[0]],
                                                         draws[rows[1]])
             out = blocks.block_task(spec, Z, [1.0], layout, task, di, dj, 1)
-            assert [k for k, _ in out] == dask_pass.task_keys(layout, task)
+            keys = [key for key, _ in blocks.task_keys(layout, task)]
+            assert [k for k, _ in out] == [("flags",), *keys]
 
 
 def test_mmd_test_dask_progress_bar(numpy_blocks, monkeypatch):
@@ -1535,3 +1540,35 @@ def test_cluster_mmd_test(client, numpy_blocks):
         with pytest.raises(ValueError, match=r"^Y contains NaN or infinity$"):
             km.mmd_test(da.from_array(X, chunks=5), bad, n_resamples=19,
                         gamma=1.0)
+
+
+def test_item_blocks_read_their_items_from_any_chunks():
+    """`ItemBlocks` (the blocks of the lazy Gram and of the tests' Dask
+    passes): each block is its items, read from every row chunk it spans
+    (empty chunks, chunks cut by blocks and blocks across chunks), as an
+    ndarray or a Bags of its sets; checked in its task, naming the set."""
+    import dask
+
+    from kernelmaps._lazy import ItemBlocks
+
+    rng = np.random.default_rng(21)
+    P = rng.normal(size=(40, 3))
+    points = da.from_array(P, chunks=((7, 0, 13, 20), 3))
+    bounds = [0, 5, 7, 21, 22, 40]
+    got = dask.compute(*ItemBlocks(points, None, bounds=bounds).delayed("t", "a"))
+    for block, (a, b) in zip(got, itertools.pairwise(bounds), strict=True):
+        assert_array_equal(block, P[a:b])
+        assert block.flags.c_contiguous
+    offsets = np.array([0, 3, 9, 10, 18, 30, 40])
+    sets = km.Bags(points, offsets)
+    got = dask.compute(*ItemBlocks(sets, None, bounds=[0, 2, 3, 6]).delayed(
+        "t", "b"))
+    for block, (a, b) in zip(got, [(0, 2), (2, 3), (3, 6)], strict=True):
+        assert_array_equal(block.points, P[offsets[a]:offsets[b]])
+        assert_array_equal(block.offsets, offsets[a:b + 1] - offsets[a])
+    bad = P.copy()
+    bad[20, 1] = np.nan  # in set 4 (points 18 to 30)
+    sets = km.Bags(da.from_array(bad, chunks=((7, 0, 13, 20), 3)), offsets)
+    blocks = ItemBlocks(sets, "X", bounds=[0, 3, 6]).delayed("t", "c")
+    with pytest.raises(ValueError, match=r"^X\[4\] contains NaN or infinity$"):
+        dask.compute(*blocks)

@@ -13,8 +13,8 @@ from .._bags import Bags
 from .._engine import lapack
 from .._engine.progress import progress_bar
 from .._lazy import is_lazy
-from .._probes import as_float_array, is_dask_array
-from .._validation import check_scalar
+from .._probes import is_dask_array
+from .._validation import check_rows, check_scalar
 from ._moments import add_all, block_moments, reduce_tree
 
 __all__ = ["check_maps", "check_moments", "check_n_components", "features",
@@ -258,28 +258,7 @@ def features(fmap, X, width, name="X"):
     without computing it)."""
     if fmap is not None:
         return fmap.transform(X)
-    if is_dask_array(X):
-        if X.ndim != 2 or X.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must be a 2-D array of real numbers, got "
-                            f"a Dask array of shape {X.shape}, dtype {X.dtype}")
-        Z = X if X.dtype in (np.float32, np.float64) else X.astype(np.float64)
-    elif scipy.sparse.issparse(X):
-        Z = scipy.sparse.csr_matrix(X)
-        if Z.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {Z.dtype}")
-        if Z.dtype not in (np.float32, np.float64):
-            Z = Z.astype(np.float64)
-        if not np.isfinite(Z.data).all():
-            raise ValueError(f"{name} contains NaN or infinity")
-    else:
-        Z = as_float_array(X, name)
-        if Z.ndim != 2:
-            raise ValueError(f"{name} must be 2-D (rows of features), got shape "
-                             f"{Z.shape}")
-        if not np.isfinite(Z).all():
-            raise ValueError(f"{name} contains NaN or infinity")
-    if 0 in Z.shape:
-        raise ValueError(f"{name} is empty (shape {Z.shape})")
+    Z = check_rows(X, name, lazy=True, what="features")
     if width is not None and Z.shape[1] != width:
         raise ValueError(f"{name} has {Z.shape[1]} features, but the model was "
                          f"fitted on {width}")

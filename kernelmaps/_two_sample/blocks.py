@@ -87,8 +87,9 @@ class Layout:
                            for w in range(v, len(self.unpaired))]
 
     def objects(self, task):
-        """The ranges of pooled objects a task reads: (rows, cols) for
-        "pooled", else the pairs' x and y ranges and the unpaired ones."""
+        """The ranges of pooled objects a task reads: (rows, cols), and in
+        the pairs layout their pairs' partners in Y (of rows; and of cols
+        but for unpaired cols)."""
         kind, i, j = task
         if self.mode == "pooled":
             return self.ranges[i], self.ranges[j]
@@ -96,7 +97,8 @@ class Layout:
             return self.unpaired[i], self.unpaired[j]
         rows = self.ranges[i]
         cols = self.ranges[j] if kind == "pp" else self.unpaired[j]
-        return rows, cols
+        return rows, cols, *(slice(self.n + s.start, self.n + s.stop)
+                             for s in ((rows, cols) if kind == "pp" else (rows,)))
 
     def draw_rows(self, task):
         """The rows of the draws a task multiplies: (rows, cols), or None
@@ -127,14 +129,16 @@ def _ranges(start, stop, size):
 def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
                take=None):
     """The contributions of one task: a list of (key, value), in a fixed
-    order. `draws_i` and `draws_j` are the rows of the batch's draws (int8,
-    or as `product_draws` gives them) of the task's two ranges (None where
-    it multiplies none); ``take(Z, range)`` gives the objects of a range
+    order: ``("flags",)`` and the flags of each scale (`_flags`), then the
+    fields of its parts (one dict a scale) stacked, by `task_keys`.
+    `draws_i` and `draws_j` are the rows of the batch's draws (int8, or as
+    `product_draws` gives them) of the task's two ranges (None where it
+    multiplies none); ``take(Z, range)`` gives the objects of a range
     (None: ``spec.take``)."""
     kind, i, j = task
     draws_i, draws_j = (product_draws(d, layout.mode, layout.n, layout.N,
                                       layout.dtype) for d in (draws_i, draws_j))
-    rows, cols = layout.objects(task)
+    rows, cols, *partners = layout.objects(task)
     same = kind != "pu" and i == j
     take = take or spec.take
     if layout.mode == "pooled" or kind == "uu":
@@ -146,50 +150,56 @@ def block_task(spec, Z, scales, layout, task, draws_i, draws_j, n_threads,
                   else [0.0] * len(scales))
         parts = [_pooled_part(K, same, draws_i, draws_j, resampled, c)
                  for K, c in zip(blocks, shifts, strict=True)]
-        tag = "r" if resampled else "rUu"
-        keys = ([(("quad", i), "quad"), (("diag", i), "diag"), (("fro", i), "fro")]
-                if resampled else [])
-        return _contributions(parts, [*keys, ((tag, i), "rows"),
-                                      ((tag, j), "cols")])
-    n = layout.n
-    xi = take(Z, rows)
-    yi = take(Z, slice(n + rows.start, n + rows.stop))
-    if kind == "pu":
+    elif kind == "pu":
         U = take(Z, cols)
-        kx = map(spec.finite, spec.blocks(xi, U, scales, n_threads))
-        ky = map(spec.finite, spec.blocks(yi, U, scales, n_threads))
+        kx, ky = (map(spec.finite, spec.blocks(take(Z, r), U, scales, n_threads))
+                  for r in (rows, *partners))
         parts = [{"one": bool((a == 1).all() and (b == 1).all()),
                   "nonzero": bool(a.any() or b.any()), "rx": a.sum(axis=1),
                   "ry": b.sum(axis=1), "ru": a.sum(axis=0) + b.sum(axis=0)}
                  for a, b in zip(kx, ky, strict=True)]
-        return _contributions(parts, [(("rUx", i), "rx"), (("rUy", i), "ry"),
-                                      (("rPu", j), "ru")])
-    xj = None if same else take(Z, cols)
-    yj = None if same else take(Z, slice(n + cols.start, n + cols.stop))
-    kxx = map(spec.finite, spec.blocks(xi, xj, scales, n_threads))
-    kyy = map(spec.finite, spec.blocks(yi, yj, scales, n_threads))
-    kxy = map(spec.finite, spec.blocks(
-        xi, take(Z, slice(n + cols.start, n + cols.stop)), scales, n_threads))
-    kyx = None if same else map(spec.finite,
-                                spec.blocks(yi, xj, scales, n_threads))
-    parts = []
-    for a, b, c in zip(kxx, kyy, kxy, strict=True):
-        d = c.T if same else next(kyx)
-        parts.append(_pairs_part(a, b, c, d, same, draws_i, draws_j,
-                                 layout.linear, _band_mask(layout, rows, cols)))
-    return _contributions(parts, [(("quad", i), "quad"), (("trd", i), "trd"),
-                                  (("rPx", i), "rx"), (("rPy", i), "ry"),
-                                  (("rPx", j), "cx"), (("rPy", j), "cy")])
-
-
-def _contributions(parts, keys):
-    """The contributions of a task from its `parts` (one dict a scale):
-    ``("flags",)`` and its flags, then for each ``(key, field)`` of `keys`
-    that the parts hold, the key and the parts' values of the field
-    stacked (a part holds only the fields of its task)."""
+    else:
+        xi, yi = take(Z, rows), take(Z, partners[0])
+        xj = None if same else take(Z, cols)
+        yj = None if same else take(Z, partners[1])
+        kxx = map(spec.finite, spec.blocks(xi, xj, scales, n_threads))
+        kyy = map(spec.finite, spec.blocks(yi, yj, scales, n_threads))
+        kxy = map(spec.finite, spec.blocks(xi, take(Z, partners[1]), scales,
+                                           n_threads))
+        kyx = None if same else map(spec.finite,
+                                    spec.blocks(yi, xj, scales, n_threads))
+        parts = []
+        for a, b, c in zip(kxx, kyy, kxy, strict=True):
+            d = c.T if same else next(kyx)
+            parts.append(_pairs_part(a, b, c, d, same, draws_i, draws_j,
+                                     layout.linear,
+                                     _band_mask(layout, rows, cols)))
     return [(("flags",), _flags(parts)),
             *((key, np.stack([p[field] for p in parts]))
-              for key, field in keys if field in parts[0])]
+              for key, field in task_keys(layout, task))]
+
+
+def task_keys(layout, task):
+    """The ``(key, field)`` of the contributions of `task` after its
+    flags, in their order: the fields its parts hold (`_pooled_part`,
+    `_pairs_part`, the unpaired rows' sums) and the keys they are added
+    to (the same for the threaded pass and the Dask one)."""
+    kind, i, j = task
+    if kind == "pu":
+        return [(("rUx", i), "rx"), (("rUy", i), "ry"), (("rPu", j), "ru")]
+    if layout.mode == "pooled":
+        table = [("quad", i, "quad"), ("diag", i, "diag"), ("fro", i, "fro"),
+                 ("r", i, "rows"), ("r", j, "cols")]
+    elif kind == "uu":
+        table = [("rUu", i, "rows"), ("rUu", j, "cols")]
+    else:
+        table = [("quad", i, "quad"), ("trd", i, "trd"), ("rPx", i, "rx"),
+                 ("rPy", i, "ry"), ("rPx", j, "cx"), ("rPy", j, "cy")]
+    # a diagonal block has a diagonal, and no columns apart from its rows
+    skip = {"cols", "cx", "cy"} if i == j else {"diag", "trd"}
+    if layout.mode == "pairs" and not layout.linear:
+        skip |= {"rx", "ry", "cx", "cy"}
+    return [((name, k), field) for name, k, field in table if field not in skip]
 
 
 def column_dots(A, B):

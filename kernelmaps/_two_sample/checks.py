@@ -6,11 +6,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse
 
 from .._config import working_memory_bytes
 from .._lazy import is_lazy, lazy_samples
 from .._parallel import check_progress, resolve_workers
-from .._probes import is_dask_array
 from .._spec import (
     KINDS,
     N_BANDWIDTHS,
@@ -158,20 +158,11 @@ def _feature_samples(X, Y, method, kernel, kind, params):
         n, N = X.shape[0], X.shape[0] + Y.shape[0]
     else:
         spec = spec_for(kernel, params)
-        X, Y = _check_objects(spec, X, Y)
+        X, Y = spec.check(X, "X"), spec.check(Y, "Y")
         n, N = spec.count(X), spec.count(X) + spec.count(Y)
+    _check_counts(n, N, kind)
     _check_sizes(method, n, N)
     return dict(X=X, Y=Y, n=n, N=N)
-
-
-def _check_objects(spec, X, Y):
-    """X and Y checked by the kernel's `spec`, at least 2 objects each."""
-    X, Y = spec.check(X, "X"), spec.check(Y, "Y")
-    for A, name in ((X, "X"), (Y, "Y")):
-        if spec.count(A) < 2:
-            raise ValueError(f"{name} must hold at least 2 objects, got "
-                             f"{spec.count(A)}")
-    return X, Y
 
 
 def _kernel_samples(X, Y, method, gamma, kernels, kind, params, generator,
@@ -208,12 +199,13 @@ def _kernel_samples(X, Y, method, gamma, kernels, kind, params, generator,
         elif kind == "points":
             X, Y = _check_samples(X, Y, lazy=False)
         else:
-            X, Y = _check_objects(spec, X, Y)
+            X, Y = spec.check(X, "X"), spec.check(Y, "Y")
         if (kind not in ("points", "any") and gamma is not None
                 and spec.scale is None):
             raise ValueError(f"the {spec.name!r} kernel has no scale: leave "
                              f"gamma None")
         n, N, Z = spec.count(X), spec.count(X) + spec.count(Y), spec.pool(X, Y)
+        _check_counts(n, N, kind)
     if incomplete is not None:
         p = min(n, N - n)
         if 2 * n != N:  # the pairs (x_i, y_i) only, as MMDAggInc
@@ -224,6 +216,15 @@ def _kernel_samples(X, Y, method, gamma, kernels, kind, params, generator,
     _check_sizes(method, n, N)
     return dict(X=X, Y=Y, n=n, N=N, Z=Z, specs=specs, lazy=lazy,
                 incomplete=incomplete)
+
+
+def _check_counts(n, N, kind):
+    """At least 2 objects (`kind` "points": points) in each sample, of n
+    and ``N - n``."""
+    unit = "points" if kind == "points" else "objects"
+    for count, name in ((n, "X"), (N - n, "Y")):
+        if count < 2:
+            raise ValueError(f"{name} must hold at least 2 {unit}, got {count}")
 
 
 def _check_sizes(method, n, N):
@@ -332,23 +333,15 @@ def labels_order(labels, N):
 
 
 def _check_samples(X, Y, lazy):
-    """X and Y as float arrays of at least 2 points of the same dimension
-    (Dask arrays kept as they are when `lazy`)."""
+    """X and Y as float arrays of points of the same dimension (Dask
+    arrays checked lazily when `lazy`, as `check_rows` checks them)."""
     checked = []
     for A, name in ((X, "X"), (Y, "Y")):
         _refuse_sets(A, name)
-        if lazy and is_dask_array(A):
-            if A.ndim != 2:
-                raise ValueError(f"{name} must be a 2-D array of points (one "
-                                 f"per row), got {A.ndim} dimension(s)")
-        else:
-            A = check_rows(A, name)
-            if not isinstance(A, np.ndarray):
-                raise TypeError(f"{name} must be a dense array of points, "
-                                f"got a sparse matrix")
-        if A.shape[0] < 2:
-            raise ValueError(f"{name} must hold at least 2 points, got "
-                             f"{A.shape[0]}")
+        A = check_rows(A, name, lazy=lazy)
+        if scipy.sparse.issparse(A):
+            raise TypeError(f"{name} must be a dense array of points, "
+                            f"got a sparse matrix")
         checked.append(A)
     X, Y = checked
     if X.shape[1] != Y.shape[1]:

@@ -5,7 +5,7 @@ budget."""
 
 import numpy as np
 
-from .._probes import is_dask_array
+from .._lazy import is_lazy
 from .._warnings import warn_cost
 from .checks import DEFAULT_RESAMPLES
 from .features import LINEAR_COVARIANCE_ROWS
@@ -20,7 +20,7 @@ def warn_long_call(iv, width=None):
     number is not known here). Reads the `Checked` call's method, kind,
     samples (X, Y, n, N, lazy), resamples B, n_kernels, kernels,
     incomplete and n_threads."""
-    if iv.lazy or is_dask_array(iv.X) or is_dask_array(iv.Y):
+    if is_lazy(iv.X, iv.Y):
         return
     work, sizes = work_seconds(iv, width)
     seconds = work / iv.n_threads

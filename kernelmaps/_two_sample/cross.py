@@ -48,8 +48,7 @@ def test(iv):
     starts = np.cumsum([0] + [b - a for a, b in rows])
     tasks = [(i, c) for i in range(len(rows)) for c in cols]
     if iv.lazy:  # Dask input: a task per pair of ranges
-        g = np.concatenate(cross_dask(spec, iv.Z, value,
-                                      [slice(a, b) for a, b in rows], cols))
+        g = np.concatenate(cross_dask(spec, iv.Z, value, rows, cols))
     else:
         with progress_bar(iv.progress, len(tasks), "mmd_test") as bar, \
                 lapack.one_blas_thread():

@@ -6,9 +6,10 @@ A pass (`run_blocks_dask`: one kernel's spec, one batch of resamples) is
 the graph of `pass_graph`, its keys named ``mmd_test-<part>-<token>``:
 
 - ``spec``: the spec, its scales and the layout (one key, shipped once);
-- ``objects`` (start, stop): the pooled objects of one range the tasks
-  read (a range of the layout, its pairs' partners in Y, or unpaired
-  objects), from the chunks of the lazy samples;
+- ``objects`` k: the pooled objects of the k-th range the tasks read (a
+  range of the layout, its pairs' partners in Y, or unpaired objects),
+  read from the chunks of the lazy samples as `lazy_gram` reads its
+  blocks (`kernelmaps._lazy.ItemBlocks`);
 - ``draw`` b: block b of the batch's draws (`RESAMPLE_BLOCK` resamples,
   int8) drawn from its seed, and ``draw-rows`` (b, r) its rows of range r
   (getitem tasks: a task receives only its rows);
@@ -27,13 +28,15 @@ callback moves the progress bar at each block task; elsewhere the bar
 moves when the pass ends.
 """
 
+import itertools
 import uuid
+from operator import getitem
 
 import numpy as np
 
-from .._bags import Bags
 from .._engine import lapack
-from .blocks import add_contribution, block_task
+from .._lazy import ItemBlocks
+from .blocks import add_contribution, block_task, task_keys
 
 # The prefix of the keys of a pass.
 PREFIX = "mmd_test"
@@ -72,25 +75,18 @@ def pass_graph(spec, Z, scales, layout, draws):
 
     token = uuid.uuid4().hex
     names = {part: f"{PREFIX}-{part}-{token}"
-             for part in ("spec", "objects", "draw", "draw-rows", "block",
-                          "sum")}
+             for part in ("spec", "draw", "draw-rows", "block", "sum")}
     context = dask.delayed((spec, scales, layout), name=names["spec"],
                            traverse=False)
-    piece = _piece_maker(Z, names["objects"])
-    ranges = {(s.start, s.stop): r for r, s in enumerate(layout.ranges)}
-    rows = {}
-
-    blocks = [dask.delayed(_call, pure=True)(f, dask_key_name=(names["draw"], b))
+    # the bounds of the ranges of objects each task takes (`spec.take`)
+    read = {t: list(dict.fromkeys((s.start, s.stop) for s in layout.objects(t)))
+            for t in layout.tasks}
+    objects = _objects(Z, [b for r in read.values() for b in r], token)
+    blocks = [dask.delayed(f, pure=True)(dask_key_name=(names["draw"], b))
               for b, f in enumerate(draws)]
-
-    def draw_rows(s):
-        r = ranges[(s.start, s.stop)]
-        for b, block in enumerate(blocks):
-            if (b, r) not in rows:
-                rows[b, r] = dask.delayed(_rows, pure=True)(
-                    block, s.start, s.stop,
-                    dask_key_name=(names["draw-rows"], b, r))
-        return [rows[b, r] for b in range(len(blocks))]
+    rows = {(s.start, s.stop): [dask.delayed(getitem, pure=True)(
+        block, s, dask_key_name=(names["draw-rows"], b, r))
+        for b, block in enumerate(blocks)] for r, s in enumerate(layout.ranges)}
 
     totals, pending, index = {}, {}, {}
 
@@ -108,59 +104,45 @@ def pass_graph(spec, Z, scales, layout, draws):
         if t and task[:2] != layout.tasks[t - 1][:2]:
             add(group)
             group += 1
-        objects = [piece(s) for s in _task_ranges(layout, task)]
-        read = layout.draw_rows(task)
-        di, dj = (None, None) if read is None else map(draw_rows, read)
+        drawn = layout.draw_rows(task)
+        di, dj = (None, None) if drawn is None else (
+            rows[s.start, s.stop] for s in drawn)
         out = dask.delayed(_block, pure=True)(
-            context, task, objects, di, dj, dask_key_name=(names["block"], t))
-        for key in task_keys(layout, task):
+            context, task, [(b, objects[b]) for b in read[task]], di, dj,
+            dask_key_name=(names["block"], t))
+        for key in [("flags",), *(key for key, _ in task_keys(layout, task))]:
             pending.setdefault(key, []).append(out)
     add(group)
     return totals, blocks, names["block"]
 
 
-def _piece_maker(Z, name):
-    """``piece(s)``: ``(bounds, objects)`` of the range `s` (a slice) of the
-    lazy pooled objects Z, the objects a Delayed read from the chunks of
-    Z's points (one task per range, made once, keyed ``(name, start,
-    stop)``)."""
-    import dask
-
-    sets = isinstance(Z, Bags)
-    points = (Z.points if sets else Z).rechunk({1: -1})
-    pieces = {}
-
-    def piece(s):
-        bounds = (s.start, s.stop)
-        if bounds not in pieces:
-            first, last = ((Z.offsets[s.start], Z.offsets[s.stop]) if sets
-                           else bounds)
-            parts = points[first:last].to_delayed(optimize_graph=False)
-            offsets = (Z.offsets[s.start:s.stop + 1] - first) if sets else None
-            pieces[bounds] = dask.delayed(_piece, pure=True)(
-                list(parts.ravel()), offsets,
-                dask_key_name=(name, *map(int, bounds)))
-        return (bounds, pieces[bounds])
-
-    return piece
+def _objects(Z, ranges, token):
+    """The objects of each of the `ranges` (bounds (start, stop) in the
+    lazy pooled objects Z, cutting them into consecutive blocks): a
+    Delayed read of its block of Z (`ItemBlocks`: a task per range, keyed
+    ``(mmd_test-objects-<token>, k)``)."""
+    bounds = np.unique(ranges).tolist()
+    blocks = ItemBlocks(Z, None, bounds=bounds).delayed(f"{PREFIX}-objects",
+                                                        token)
+    return dict(zip(itertools.pairwise(bounds), blocks, strict=True))
 
 
 def cross_dask(spec, Z, value, rows, cols):
-    """The cross test's witness values on Dask: for each range of `rows`
-    (slices of the pooled objects Z, lazy), ``sum over the ranges (c0, c1,
-    weight) of cols of weight * k(rows, Z[c0:c1]).sum(axis=1)``, one task
-    per pair of ranges, added in the order of `cols` (as the threaded
-    pass); computed by the scheduler in use."""
+    """The cross test's witness values on Dask: for each range (r0, r1) of
+    `rows` (bounds in the pooled objects Z, lazy), ``sum over the ranges
+    (c0, c1, weight) of cols of weight * k(Z[r0:r1], Z[c0:c1]).sum(axis=1)``,
+    one task per pair of ranges, added in the order of `cols` (as the
+    threaded pass); computed by the scheduler in use."""
     import dask
 
     token = uuid.uuid4().hex
-    piece = _piece_maker(Z, f"{PREFIX}-objects-{token}")
+    objects = _objects(Z, [*rows, *(c[:2] for c in cols)], token)
     context = dask.delayed((spec, value), name=f"{PREFIX}-spec-{token}",
                            traverse=False)
     out = []
     for i, r in enumerate(rows):
         parts = [dask.delayed(cross_part, pure=True)(
-            context, piece(r)[1], piece(slice(c0, c1))[1], weight,
+            context, objects[r], objects[c0, c1], weight,
             dask_key_name=(f"{PREFIX}-cross-{token}", i, j))
             for j, (c0, c1, weight) in enumerate(cols)]
         out.append(dask.delayed(_in_order, pure=True)(
@@ -181,58 +163,7 @@ def _in_order(*parts):
     return sum(parts[1:], parts[0])
 
 
-def _task_ranges(layout, task):
-    """The ranges of pooled objects `block_task` takes for `task` (those it
-    passes to ``spec.take``)."""
-    kind = task[0]
-    rows, cols = layout.objects(task)
-    if layout.mode == "pooled" or kind == "uu":
-        return [rows] if cols == rows else [rows, cols]
-    n = layout.n
-    found = [rows, slice(n + rows.start, n + rows.stop), cols]
-    if kind == "pp":
-        found.append(slice(n + cols.start, n + cols.stop))
-    return list({(s.start, s.stop): s for s in found}.values())
-
-
-def task_keys(layout, task):
-    """The keys of the contributions of `block_task` for `task`, in its
-    order."""
-    kind, i, j = task
-    same = kind != "pu" and i == j
-    if layout.mode == "pooled":
-        return [("flags",), ("quad", i), *([("diag", i)] if same else []),
-                ("fro", i), ("r", i), *([] if same else [("r", j)])]
-    if kind == "uu":
-        return [("flags",), ("rUu", i), *([] if same else [("rUu", j)])]
-    if kind == "pu":
-        return [("flags",), ("rUx", i), ("rUy", i), ("rPu", j)]
-    keys = [("flags",), ("quad", i), *([("trd", i)] if same else [])]
-    if layout.linear:
-        keys += [("rPx", i), ("rPy", i)]
-        if not same:
-            keys += [("rPx", j), ("rPy", j)]
-    return keys
-
-
 # -- the tasks ----------------------------------------------------------------
-
-
-def _call(function):
-    return function()
-
-
-def _rows(block, start, stop):
-    return block[start:stop]
-
-
-def _piece(parts, offsets):
-    """The objects of one range from the chunks of its points (rows): an
-    array, or a Bags with `offsets` (lazy sets have no weights:
-    `lazy_sets` refuses them)."""
-    points = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    points = np.ascontiguousarray(points)
-    return points if offsets is None else Bags(points, offsets)
 
 
 def _block(context, task, objects, draws_i, draws_j):
@@ -243,14 +174,9 @@ def _block(context, task, objects, draws_i, draws_j):
     joined = [None if d is None else d[0] if len(d) == 1
               else np.concatenate(d, axis=1) for d in (draws_i, draws_j)]
     with lapack.one_blas_thread():
+        # (the objects of a range from the task's, by its bounds)
         return block_task(spec, dict(objects), scales, layout, task, *joined,
-                          1, take=_take)
-
-
-def _take(objects, index):
-    """The objects of the range `index` (a slice of the pooled objects)
-    from a dict of a task's ranges by their bounds."""
-    return objects[(index.start, index.stop)]
+                          1, take=lambda objects, s: objects[s.start, s.stop])
 
 
 def _add(total, key, *outputs):

@@ -244,29 +244,30 @@ def make_plan(iv, L):
     if (band is None and not iv.lazy
             and _in_memory_bytes(iv) <= iv.budget):
         return Plan(False, [list(range(seeds_count))], 0, None)
-    # blocks: the draws of a batch (int8) and their casts to float64 (rows
-    # at a time); the temporaries of the tasks running (one per thread) and
-    # the contributions of those run or waiting (thread_map: two per thread)
-    kernel_blocks = 4 if mode == "permutation" else 13
-    for per_batch in range(seeds_count, 0, -1):
-        width = min(total, per_batch * draws.RESAMPLE_BLOCK)
+    # a task: its kernel blocks, the draws of its two ranges as float64 and
+    # one product (3 size width): a size**2 + b size
+    a = 8.0 * (4 if mode == "permutation" else 13)
+
+    def shared(width):
+        """The bytes of a batch of `width` resamples outside the tasks
+        running: its draws (int8) and their casts to float64 (rows at a
+        time), and the contributions of the tasks run or waiting
+        (thread_map: two per thread)."""
         casts = 8.0 * (min(rows, draws.CAST_ROWS) + 2) * width
         contributions = 8.0 * L * (width + 2 * rows / n_threads)
-        left = (iv.budget - rows * width - casts
-                - (2 * n_threads + 1) * contributions) / n_threads
-        # a task: its kernel blocks, the draws of its two ranges as float64
-        # and one product (3 b width)
-        a, b = 8.0 * kernel_blocks, 24.0 * width
+        return rows * width + casts + (2 * n_threads + 1) * contributions
+
+    for per_batch in range(seeds_count, 0, -1):
+        width = min(total, per_batch * draws.RESAMPLE_BLOCK)
+        left, b = (iv.budget - shared(width)) / n_threads, 24.0 * width
         if left > 0:
             size = int((-b + math.sqrt(b * b + 4 * a * left)) / (2 * a))
             if size >= min(max(MIN_BLOCK, band or 0), rows):
                 break
     else:
         width = draws.RESAMPLE_BLOCK
-        casts = 8.0 * (min(rows, draws.CAST_ROWS) + 2) * width
-        need = rows * width + casts + n_threads * (
-            8.0 * kernel_blocks * MIN_BLOCK**2 + 24.0 * width * MIN_BLOCK) + (
-            2 * n_threads + 1) * 8.0 * L * (width + 2 * rows / n_threads)
+        need = shared(width) + n_threads * MIN_BLOCK * (a * MIN_BLOCK
+                                                        + 24.0 * width)
         raise ValueError(budget_message(
             iv, need, f"the resampling draws of {draws.RESAMPLE_BLOCK} "
                       f"resamples, and blocks of {MIN_BLOCK} objects",
