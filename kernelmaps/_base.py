@@ -216,10 +216,10 @@ class FeatureMap(Estimator):
     `blocked_rows(check=...)` or `blocked_sets(checked=True)`
     (`kernelmaps._transforms`) gets its input checked (fitted, values,
     feature names, width), others call ``self._check_fitted()`` and
-    ``self._check_width`` themselves. Maps that learn nothing (``_stateless``) transform without
-    `fit`, inputs of any width. Their `transform` checks the memory of its
-    output first and gives it in the container of `set_output`
-    (`_as_public_transform`).
+    ``self._check_width`` themselves. Maps that learn nothing
+    (``_stateless``) transform without `fit`, inputs of any width. Their
+    `transform` checks the memory of its output first and gives it in the
+    container of `set_output` (`_as_public_transform`).
     """
 
     def fit(self, X, y=None, *, workers=None, progress=False):
