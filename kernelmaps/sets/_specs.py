@@ -6,6 +6,7 @@ checked once, a block at a time. Each checks its parameters with its
 function's own checks."""
 
 import functools
+import math
 
 import numpy as np
 
@@ -13,7 +14,12 @@ from .._bags import Bags, concat_sets
 from .._config import working_memory_bytes
 from .._engine import knn
 from .._engine.pair_sums import pair_sums
-from .._engine.scales import divergence_kernel_matrix, scale_gamma
+from .._engine.scales import (
+    divergence_kernel_matrix,
+    divergence_kernel_values,
+    median_scale,
+    scale_gamma,
+)
 from .._engine.schedule import run_steps
 from .._engine.sliced import sliced_means
 from .._gamma import point_median_gamma
@@ -45,6 +51,8 @@ from ._random_features import RandomDistributionFeatures, RandomFourierFeatures
 from ._sliced import (
     SlicedWassersteinFeatures,
     _centred,
+    _kernel_values,
+    _mean_costs,
     kernel_params,
     sliced_directions,
 )
@@ -58,6 +66,8 @@ SET_EMBEDDING = 128
 # Quantiles per direction of the embedding of the sliced-Wasserstein
 # kernel for k-means++ (its squared distances approach SW_2^2).
 SW_EMBEDDING_QUANTILES = 16
+# The smallest positive float64: the least median scale of SW_2^2.
+_SMALLEST = math.ulp(0.0)
 
 
 class SetSpec(Spec):
@@ -423,18 +433,74 @@ class SlicedWassersteinSpec(DistanceSpec, SetSpec):
             self.params = {**p, "projections": self._fixed}
         return self._fixed
 
-    def distance_call(self, A, B, n_threads):
-        """SW_2^2 between the sets of A and B (None: A, the symmetric
-        block, its diagonal 0), as `sliced_wasserstein` computes it
-        squared."""
+    def costs(self, A, B, n_threads, progress=False):
+        """SW_2^2 between the sets of A and B (None: A, the symmetric block,
+        its diagonal 0) times ``2**units`` (`_centred`: nothing overflows),
+        as ``(call, units)``: `call`, the engine's driver bound to its
+        arguments (the compiled loop two calls below the tools' blocks)."""
         Xs, Ys, e = _centred(A, B)
+        return functools.partial(
+            sliced_means, Xs, Ys, self.directions(A.dim), 2.0, n_threads,
+            working_memory_bytes(), progress), 2 * e
 
-        def finish(S):
-            with np.errstate(over="ignore", under="ignore"):
-                return np.ldexp(S, -2 * e)
+    def distance(self, A, B, n_threads):
+        """SW_2^2 between the sets of A and B (None: A): `costs` scaled."""
+        call, units = self.costs(A, B, n_threads)
+        with np.errstate(over="ignore", under="ignore"):
+            return np.ldexp(call(), -units)
 
-        return functools.partial(sliced_means, Xs, Ys, self.directions(A.dim),
-                                 2.0, n_threads, working_memory_bytes()), finish
+    def blocks(self, A, B, scales, n_threads):
+        """`sliced_wasserstein_kernel`'s values at each gamma
+        (`_kernel_values` of the `costs`, in their units)."""
+        call, units = self.costs(A, B, n_threads)
+        S = call()
+        for g in scales:
+            yield _kernel_values(S, units, g)
+
+    def kernel(self, A, B, gamma, n_threads, progress=False, between=None):
+        """`sliced_wasserstein_kernel` between the checked sets of A and B
+        (None: A) at `gamma`, float64, with its `DegenerateWarning` naming
+        `between` (None: none), and its `costs` S and their units. gamma
+        None: the median rule of the kernels of divergences, ``1 /
+        median`` of SW_2^2 between the sets of B (A where B is None), off
+        the diagonal; none positive: gamma 1."""
+        call, units = self.costs(A, B, n_threads, progress)
+        S = call()
+        if gamma is not None:
+            K = _kernel_values(S, units, gamma)
+        else:
+            if B is None:
+                scale = median_scale(S)
+            else:
+                SB, eB = _mean_costs(B, None, self.directions(A.dim), 2.0,
+                                     n_threads)
+                # its median in the units of S (none positive: gamma 1)
+                positive = np.any(SB[~np.eye(len(SB), dtype=bool)] > 0)
+                scale, shift = ((median_scale(SB), units - 2 * eB) if positive
+                                else (1.0, units))
+                try:
+                    scale = math.ldexp(scale, shift)
+                except OverflowError:
+                    scale = math.inf
+            K = divergence_kernel_values(S, 1.0, scale=max(scale, _SMALLEST))
+        if between is not None:
+            warn_uninformative(K, B is None, self.label, between, gamma,
+                               lambda: not S.any())
+        return K, S, units
+
+    def function_gram(self, A, params, n_threads, between):
+        """`kernel` (the function's values and warning); gamma None fixed
+        at its median rule's (a ValueError where the median or its gamma is
+        beyond the float64 range)."""
+        K, S, units = self.kernel(A, None, params.get("gamma"), n_threads,
+                                  between=between)
+        if params.get("gamma") is None:
+            positive = np.any(S[~np.eye(len(S), dtype=bool)] > 0)
+            with np.errstate(over="ignore", under="ignore", divide="ignore"):
+                median = np.ldexp(median_scale(S), -units) if positive else 1.0
+                gamma = self._finite(np.array([1.0 / median, median]))[0]
+            params = {**params, "gamma": float(gamma)}
+        return self.finite(K, "X"), params
 
     def embedding(self, X, params, rng):
         """The quantile features of the sets along the directions (their
