@@ -246,3 +246,24 @@ def test_sliced_wasserstein_blocks_are_the_function(magnitude):
         np.testing.assert_array_equal(spec.matrix(S, None, params["gamma"], 1),
                                       km.sliced_wasserstein_kernel(
             S, gamma=params["gamma"], projections=directions))
+
+
+@pytest.mark.parametrize("tool", ["nystroem", "mmd_test"])
+def test_mmd_overflow_refused_as_by_the_function(tool):
+    """The tools' MMD^2 is `mmd`'s (`mmd_squared`): where the point kernel's
+    values overflow float64, the function's error, not a constant kernel
+    (failed before: NystroemMap gave equal features, mmd_test statistic
+    0)."""
+    S = km.Bags(SETS.points * 1e10, SETS.offsets)
+    params = {"kernel": "polynomial", "degree": 40}
+    message = "the polynomial kernel values of X overflow float64"
+    with pytest.raises(ValueError, match=message):
+        km.mmd_kernel(S, **params)
+    with pytest.raises(ValueError, match=message), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if tool == "nystroem":
+            km.NystroemMap(5, kernel="mmd", kernel_params=params,
+                           rng=0).fit(S)
+        else:
+            km.mmd_test(S[:6], S[6:], kernel="mmd", kernel_params=params,
+                        rng=0)

@@ -292,7 +292,7 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
                               unbiased=unbiased, gamma2=None, progress=False,
                               out=out, symmetric=Y is None, warn=False),
             X, Y, dtype=out, workers=workers, name="mmd",
-            prepare=functools.partial(_within, params=params, unbiased=unbiased))
+            prepare=functools.partial(within, params=params, unbiased=unbiased))
     return _mmd(X, Y, None, None, params, squared, unbiased, None, n_threads,
                 progress, out)
 
@@ -390,7 +390,7 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
                               gamma2=gamma2, progress=False, out=out,
                               symmetric=Y is None, warn=False),
             X, Y, dtype=out, workers=workers, name="mmd_kernel",
-            prepare=functools.partial(_within, params=params, unbiased=False))
+            prepare=functools.partial(within, params=params))
     return _mmd(X, Y, None, None, params, True, False, gamma2, n_threads,
                 progress, out)
 
@@ -555,16 +555,6 @@ def _level2(D2, gamma2):
     return D2
 
 
-def mean_map_self(X, params, n_threads):
-    """The mean map kernel of each set of X with itself, float64 (the
-    diagonal of the engine's `pair_sums` at a fraction of its cost)."""
-    if X.weights is not None:  # (normalised by the engine: no rescaling)
-        return self_sums(X, **params, n_threads=n_threads, normalize=True)
-    with np.errstate(over="ignore"):
-        return (self_sums(X, **params, n_threads=n_threads)
-                / X.sizes.astype(np.float64)**2)
-
-
 def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
                       warn=True):
     """The mean map kernel between the sets of X and Y (None: X, the
@@ -620,16 +610,21 @@ def _point_kernel_diagonal_sums(X, params):
     return np.add.reduceat(norms, X.offsets[:-1])
 
 
-def _within(bags, params, unbiased, n_threads, diagonal=None):
-    """The within-set means of the kernel values of each set of `bags`
-    (`diagonal`, when known: over all pairs of its points), with `unbiased`
-    over the pairs of distinct points."""
+def within(bags, params, n_threads, unbiased=False, diagonal=None):
+    """The within-set means of the kernel values of each set of `bags`,
+    float64 (`diagonal`, when known: the diagonal of their mean map
+    kernel; else the engine's `self_sums`, a fraction of the cost of
+    `pair_sums`), with `unbiased` over the pairs of distinct points."""
     sizes = bags.sizes.astype(np.float64)
     # Means (and so D2) that overflow are reported by _check_finite in
-    # _mmd, naming the inputs: no warning here.
+    # mmd_squared, naming the inputs: no warning here.
     with np.errstate(over="ignore", invalid="ignore"):
-        if diagonal is None:
-            diagonal = mean_map_self(bags, params, n_threads)
+        if diagonal is None and bags.weights is not None:
+            # (normalised by the engine: no rescaling)
+            diagonal = self_sums(bags, **params, n_threads=n_threads,
+                                 normalize=True)
+        elif diagonal is None:
+            diagonal = self_sums(bags, **params, n_threads=n_threads) / sizes**2
         if not unbiased:
             return diagonal
         # Leave out the pairs (a, a): sum over a != b, divided by n (n - 1).
@@ -639,27 +634,23 @@ def _within(bags, params, unbiased, n_threads, diagonal=None):
         )
 
 
-def _mmd(X, Y, kx, ky, params, squared, unbiased, gamma2, n_threads, progress,
-         out, symmetric=None, warn=True):
-    """`mmd` (`gamma2` None) or `mmd_kernel` between the sets of validated
-    X and Y (None: X) as `out`; `kx`, `ky`: the within-set means of X and
-    Y (`_within`), when known (ky None: kx); `symmetric`: Y None in the
-    whole call (a block of a lazy kernel), for the errors; with `warn`, the
-    `DegenerateWarning` of the point kernel or the MMD kernel."""
+def mmd_squared(K, X, Y, params, n_threads, unbiased=False, kx=None, ky=None,
+                symmetric=None):
+    """MMD^2 between the sets of X and Y (None: X, the symmetric block, its
+    diagonal 0) from K, their mean map kernel (made MMD^2 in place), as
+    `mmd` computes it: at least 0 unless `unbiased`; `kx`, `ky`: the
+    within-set means of X and Y (`within`), when known (ky None: kx); a
+    ValueError naming X (`symmetric`: Y None in the whole call, default Y
+    None) or X and Y where a value overflowed float64."""
     symmetric = Y is None if symmetric is None else symmetric
-    names = "X" if symmetric else "X and Y"
-    K, warned = _pair_kernel_sums(X, Y, params, n_threads, progress,
-                                  normalize=_weighted(X, Y), warn=warn)
-    if not _weighted(X, Y):  # (weighted: the engine's normalised sums)
-        K = pair_means(K, X, Y)
     _check_finite(K, params, symmetric)
     if kx is None:
-        kx = _within(X, params, unbiased, n_threads,
-                     np.diag(K).copy() if Y is None else None)
+        kx = within(X, params, n_threads, unbiased,
+                    np.diag(K).copy() if Y is None else None)
     if Y is None:
         ky = kx
     elif ky is None:
-        ky = _within(Y, params, unbiased, n_threads)
+        ky = within(Y, params, n_threads, unbiased)
     # D2 = kx[i] + ky[j] - 2 K[i, j] (at least 0 where biased), in place of
     # K, a block of rows at a time (whole-array passes held Ctrl-C for
     # seconds at 20,000 sets).
@@ -673,7 +664,22 @@ def _mmd(X, Y, kx, ky, params, squared, unbiased, gamma2, n_threads, progress,
                 np.maximum(D2[a:b], 0.0, out=D2[a:b])
     if Y is None:
         np.fill_diagonal(D2, 0.0)
-    _check_finite(D2, params, symmetric)
+    return _check_finite(D2, params, symmetric)
+
+
+def _mmd(X, Y, kx, ky, params, squared, unbiased, gamma2, n_threads, progress,
+         out, symmetric=None, warn=True):
+    """`mmd` (`gamma2` None) or `mmd_kernel` between the sets of validated
+    X and Y (None: X) as `out` (`mmd_squared`, of `kx`, `ky` and
+    `symmetric`); with `warn`, the `DegenerateWarning` of the point kernel
+    or the MMD kernel."""
+    symmetric = Y is None if symmetric is None else symmetric
+    names = "X" if symmetric else "X and Y"
+    K, warned = _pair_kernel_sums(X, Y, params, n_threads, progress,
+                                  normalize=_weighted(X, Y), warn=warn)
+    if not _weighted(X, Y):  # (weighted: the engine's normalised sums)
+        K = pair_means(K, X, Y)
+    D2 = mmd_squared(K, X, Y, params, n_threads, unbiased, kx, ky, symmetric)
     if not squared:
         for a, b in row_blocks(D2):
             np.sqrt(D2[a:b], out=D2[a:b])

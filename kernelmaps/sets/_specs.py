@@ -46,7 +46,7 @@ from ._divergence import (
     divergence_kernel_params,
     renyi_params,
 )
-from ._mean_map import check_gamma2, mean_map_self, point_params
+from ._mean_map import check_gamma2, mmd_squared, point_params
 from ._random_features import RandomDistributionFeatures, RandomFourierFeatures
 from ._sliced import (
     SlicedWassersteinFeatures,
@@ -267,25 +267,12 @@ class MMDSpec(DistanceSpec, SetSpec):
 
     def distance_call(self, A, B, n_threads):
         """The biased MMD^2 between the sets of A and B (None: A, the
-        symmetric block, its diagonal 0), as `mmd` computes it, 0 where
-        rounding makes it negative."""
+        symmetric block, its diagonal 0): `mmd`'s (`mmd_squared`)."""
         params = self.point_params()
-
-        def finish(K):
-            with np.errstate(over="ignore", invalid="ignore"):
-                if B is None:
-                    ka = kb = np.diag(K).copy()
-                else:
-                    ka, kb = (mean_map_self(C, params, n_threads)
-                              for C in (A, B))
-                D2 = np.add.outer(ka, kb)
-                D2 -= 2 * K
-            if B is None:
-                np.fill_diagonal(D2, 0.0)
-            return np.maximum(D2, 0.0, out=D2)
-
-        return functools.partial(pair_sums, A, B, **params, n_threads=n_threads,
-                                 normalize=True), finish
+        return (functools.partial(pair_sums, A, B, **params,
+                                  n_threads=n_threads, normalize=True),
+                functools.partial(mmd_squared, X=A, Y=B, params=params,
+                                  n_threads=n_threads))
 
 
 @register("renyi")
