@@ -267,3 +267,21 @@ def test_mmd_overflow_refused_as_by_the_function(tool):
         else:
             km.mmd_test(S[:6], S[6:], kernel="mmd", kernel_params=params,
                         rng=0)
+
+
+@pytest.mark.parametrize("clamp", [True, False])
+def test_renyi_gram_is_the_function(clamp):
+    """The tools' Renyi Gram (SetKernel's fit, NystroemMap's landmarks) is
+    the divergence kernel of `renyi_divergence` with the same parameters,
+    bit for bit, clamp=False too (failed before: the tools clamped the
+    divergences whatever `clamp`)."""
+    params = {"alpha": 0.8, "k": 3, "clamp": clamp}
+    spec = SPECS["renyi"]("renyi", params)
+    D = km.renyi_divergence(SETS, **params)
+    assert clamp or (D < 0).any()  # (the case clamp changes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for gamma in (None, 0.7):
+            K, _ = spec.function_gram(SETS, {**spec.params, "gamma": gamma}, 1,
+                                      None)
+            np.testing.assert_array_equal(K, km.divergence_kernel(D, gamma=gamma))

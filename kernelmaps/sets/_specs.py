@@ -295,8 +295,8 @@ class RenyiSpec(SetSpec):
                             f"Renyi kernel, got {params['alpha']!r}")
         gamma, power = divergence_kernel_params(
             **_given(params, ("gamma", "power")))
-        self.alpha, self.k, self.min_dist, self.power = (
-            float(alphas[0]), k, min_dist, power)
+        self.alpha, self.k, self.min_dist, self.clamp, self.power = (
+            float(alphas[0]), k, min_dist, clamp, power)
         checked = {"alpha": self.alpha, "k": k, "min_dist": min_dist,
                    "clamp": clamp, "gamma": gamma, "power": power}
         if params.get("scale") is not None:
@@ -312,18 +312,17 @@ class RenyiSpec(SetSpec):
         return bags
 
     def divergences(self, A, B, n_threads):
-        """The clamped kNN Renyi divergences of order alpha: ``D(A, A)``
+        """The kNN Renyi divergences of order alpha (at least 0 with
+        `clamp`), `renyi_divergence`'s: ``D(A, A)``
         for B None, else ``(D(A, B), D(B, A))`` from one search; a
         generator of the search's steps (`run_steps`: the compiled loops
         two calls below the tools' blocks)."""
         method = knn.choose_method(A, B)
         alphas = np.array([self.alpha], dtype=np.float64)
         out = yield from _renyi(A, B, alphas, self.k, self.min_dist, method,
-                                n_threads, False, both=B is not None)
-        out = (out,) if B is None else out
-        for D in out:
-            np.maximum(D, 0.0, out=D)
-        return out[0][0] if B is None else tuple(D[0] for D in out)
+                                n_threads, False, both=B is not None,
+                                clamp=self.clamp)
+        return out[0] if B is None else tuple(D[0] for D in out)
 
     def scales(self, Z, gamma, grid, n_threads):
         if gamma is not None:
