@@ -25,6 +25,7 @@ from .._engine.sliced import sliced_means
 from .._gamma import point_median_gamma
 from .._probes import is_dask_array
 from .._spec import (
+    _POINT,
     BANDWIDTH_SAMPLE,
     N_BANDWIDTHS,
     DistanceSpec,
@@ -46,7 +47,7 @@ from ._divergence import (
     divergence_kernel_params,
     renyi_params,
 )
-from ._mean_map import check_gamma2, mmd_squared, point_params
+from ._mean_map import _level2, check_gamma2, mmd_squared, point_params
 from ._random_features import RandomDistributionFeatures, RandomFourierFeatures
 from ._sliced import (
     SlicedWassersteinFeatures,
@@ -60,7 +61,6 @@ from ._sliced import (
 __all__ = ["EnergySpec", "FourierSpec", "MMDSpec", "MeanMapSpec", "RenyiSpec",
            "SlicedWassersteinSpec"]
 
-_POINT = ("kernel", "gamma", "degree", "coef0")
 # Width of the random distribution features that embed sets for k-means++.
 SET_EMBEDDING = 128
 # Quantiles per direction of the embedding of the sliced-Wasserstein
@@ -273,6 +273,18 @@ class MMDSpec(DistanceSpec, SetSpec):
                                   n_threads=n_threads, normalize=True),
                 functools.partial(mmd_squared, X=A, Y=B, params=params,
                                   n_threads=n_threads))
+
+    def function_gram(self, A, params, n_threads, between):
+        """`mmd_kernel`'s values (MMD^2 once, `_level2`) and its warning of
+        the MMD kernel."""
+        S = self.distance(A, None, n_threads)
+        gamma2 = self.function_scale(params)
+        equal = not S.any()  # (read before S becomes the kernel)
+        K = self.finite(_level2(S, gamma2), "X")
+        if between is not None:
+            warn_uninformative(K, True, self.label, between, gamma2, equal,
+                               scale=self.scale)
+        return K, params
 
 
 @register("renyi")
