@@ -151,17 +151,8 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     lazy = is_lazy(X, Y)
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
     normalize = check_bool(normalize, "normalize")
-    n_threads = resolve_workers(workers)
-    check_progress(progress)
-    out = check_dtype(dtype, X, Y)
-    params = _resolve_gamma(params, X, Y)
-    if lazy:
-        return lazy_gram(functools.partial(
-            _sum_match, params=params, normalize=normalize, symmetric=Y is None,
-            progress=False, out=out, warn=False), X, Y, dtype=out,
-            workers=workers, name="sum_match_kernel")
-    return _sum_match(X, Y, params, normalize, Y is None, n_threads, progress,
-                      out)
+    return _run(_sum_match, "sum_match_kernel", X, Y, lazy, params, workers,
+                progress, dtype, normalize=normalize)
 
 
 @takes_hints("pair")
@@ -282,19 +273,8 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
             "unbiased=True gives the U-statistic of MMD^2, which may be negative; "
             "pass squared=True"
         )
-    n_threads = resolve_workers(workers)
-    check_progress(progress)
-    out = check_dtype(dtype, X, Y)
-    params = _resolve_gamma(params, X, Y)
-    if lazy:  # (the within-set means once per block of sets)
-        return lazy_gram(
-            functools.partial(_mmd, params=params, squared=squared,
-                              unbiased=unbiased, gamma2=None, progress=False,
-                              out=out, symmetric=Y is None, warn=False),
-            X, Y, dtype=out, workers=workers, name="mmd",
-            prepare=functools.partial(within, params=params, unbiased=unbiased))
-    return _mmd(X, Y, None, None, params, squared, unbiased, None, n_threads,
-                progress, out)
+    return _run(_mmd, "mmd", X, Y, lazy, params, workers, progress, dtype,
+                squared=squared, unbiased=unbiased, gamma2=None)
 
 
 @takes_hints("pair")
@@ -380,19 +360,8 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     lazy = is_lazy(X, Y)
     X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
     gamma2 = check_gamma2(gamma2)
-    n_threads = resolve_workers(workers)
-    check_progress(progress)
-    out = check_dtype(dtype, X, Y)
-    params = _resolve_gamma(params, X, Y)
-    if lazy:  # (the within-set means once per block of sets)
-        return lazy_gram(
-            functools.partial(_mmd, params=params, squared=True, unbiased=False,
-                              gamma2=gamma2, progress=False, out=out,
-                              symmetric=Y is None, warn=False),
-            X, Y, dtype=out, workers=workers, name="mmd_kernel",
-            prepare=functools.partial(within, params=params))
-    return _mmd(X, Y, None, None, params, True, False, gamma2, n_threads,
-                progress, out)
+    return _run(_mmd, "mmd_kernel", X, Y, lazy, params, workers, progress,
+                dtype, squared=True, unbiased=False, gamma2=gamma2)
 
 
 @takes_hints("sets")
@@ -515,6 +484,27 @@ def check_gamma2(gamma2):
     return check_scalar(gamma2, "gamma2", low=0, low_inclusive=False)
 
 
+def _run(core, name, X, Y, lazy, params, workers, progress, dtype, **options):
+    """The end of the function `name` of checked sets X and Y (None: X):
+    `workers`, `progress` and `dtype` checked, gamma resolved, then its
+    `core` (`_sum_match`, `_mmd`) with `options`, in memory, or, `lazy`,
+    a lazy Dask array of blocks each computed by it (`lazy_gram`; for
+    `_mmd`, the within-set means once per block of sets)."""
+    n_threads = resolve_workers(workers)
+    check_progress(progress)
+    out = check_dtype(dtype, X, Y)
+    params = _resolve_gamma(params, X, Y)
+    if lazy:
+        prepare = (None if core is _sum_match else functools.partial(
+            within, params=params, unbiased=options["unbiased"]))
+        return lazy_gram(functools.partial(
+            core, params=params, symmetric=Y is None, out=out, warn=False,
+            **options), X, Y, dtype=out, workers=workers, name=name,
+            prepare=prepare)
+    return core(X, Y, params=params, symmetric=Y is None, out=out,
+                n_threads=n_threads, progress=progress, **options)
+
+
 def _resolve_gamma(params, X, Y):
     """`params` with gamma=None resolved (`resolve_gamma` on Y, or X when Y
     is None): after every other check, since on lazy sets it computes the
@@ -524,8 +514,8 @@ def _resolve_gamma(params, X, Y):
     return {**params, "gamma": gamma}
 
 
-def _sum_match(X, Y, params, normalize, symmetric, n_threads, progress, out,
-               warn=True):
+def _sum_match(X, Y, *, params, normalize, symmetric, n_threads, progress=False,
+               out, warn=True):
     """`sum_match_kernel` of validated X and Y (None: X) as `out`;
     `symmetric` (Y None in the whole call) names the inputs in errors."""
     K, warned = _pair_kernel_sums(X, Y, params, n_threads, progress,
@@ -667,8 +657,8 @@ def mmd_squared(K, X, Y, params, n_threads, unbiased=False, kx=None, ky=None,
     return _check_finite(D2, params, symmetric)
 
 
-def _mmd(X, Y, kx, ky, params, squared, unbiased, gamma2, n_threads, progress,
-         out, symmetric=None, warn=True):
+def _mmd(X, Y, kx=None, ky=None, *, params, squared, unbiased, gamma2,
+         n_threads, progress=False, out, symmetric=None, warn=True):
     """`mmd` (`gamma2` None) or `mmd_kernel` between the sets of validated
     X and Y (None: X) as `out` (`mmd_squared`, of `kx`, `ky` and
     `symmetric`); with `warn`, the `DegenerateWarning` of the point kernel
@@ -679,6 +669,9 @@ def _mmd(X, Y, kx, ky, params, squared, unbiased, gamma2, n_threads, progress,
                                   normalize=_weighted(X, Y), warn=warn)
     if not _weighted(X, Y):  # (weighted: the engine's normalised sums)
         K = pair_means(K, X, Y)
+    if Y is not None:  # (the within-set means from here: depth 6)
+        kx = within(X, params, n_threads, unbiased) if kx is None else kx
+        ky = within(Y, params, n_threads, unbiased) if ky is None else ky
     D2 = mmd_squared(K, X, Y, params, n_threads, unbiased, kx, ky, symmetric)
     if not squared:
         for a, b in row_blocks(D2):
