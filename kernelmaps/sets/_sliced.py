@@ -163,15 +163,6 @@ def _centre(*bags):
     return low.astype(np.float64) / 2 + high.astype(np.float64) / 2
 
 
-def _mean_costs(X, Y, directions, p, n_threads, progress=False):
-    """The mean over the directions of W_p^p (p = 1 or 2) between the sets
-    of X and Y (None: X), float64, at the scale of the points times 2**e,
-    and e (`_centred`)."""
-    Xs, Ys, e = _centred(X, Y)
-    return sliced_means(Xs, Ys, directions, p, n_threads,
-                        working_memory_bytes(), progress), e
-
-
 def _centred(X, Y):
     """X and Y (None: X) centred (`_centre`) and scaled by 2**e so that
     every projected difference is at most 1 (nothing overflows, whatever
@@ -324,14 +315,13 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
 def _distances(X, Y, directions, p, names, n_threads, progress, out):
     """`sliced_wasserstein` of validated sets X and Y (None: X) as `out`;
     `names` names the inputs in errors."""
-    if p in (1.0, 2.0):  # the common case: the costs summed as they are
-        D, e = _mean_costs(X, Y, directions, p, n_threads, progress)
-        power = 1.0 / p
-    else:  # each pair's differences over their largest (no underflow)
-        Xs, Ys, e = _centred(X, Y)
-        D = sliced_power_means(Xs, Ys, directions, p, n_threads,
-                               working_memory_bytes(), progress)
-        power = 1.0
+    Xs, Ys, e = _centred(X, Y)
+    # p = 1, 2, the common case: the costs summed as they are; else each
+    # pair's differences over their largest (no underflow)
+    means = sliced_means if p in (1.0, 2.0) else sliced_power_means
+    D = means(Xs, Ys, directions, p, n_threads, working_memory_bytes(),
+              progress)
+    power = 1.0 / p if p in (1.0, 2.0) else 1.0
     with np.errstate(over="ignore", under="ignore"):
         for a, b in row_blocks(D):  # in place (Ctrl-C stops between two)
             D[a:b] = np.ldexp(D[a:b] ** power, -e)

@@ -53,7 +53,6 @@ from ._sliced import (
     SlicedWassersteinFeatures,
     _centred,
     _kernel_values,
-    _mean_costs,
     kernel_params,
     sliced_directions,
 )
@@ -470,11 +469,11 @@ class SlicedWassersteinSpec(DistanceSpec, SetSpec):
             if B is None:
                 scale = median_scale(S)
             else:
-                SB, eB = _mean_costs(B, None, self.directions(A.dim), 2.0,
-                                     n_threads)
+                call, units_b = self.costs(B, None, n_threads)
+                SB = call()
                 # its median in the units of S (none positive: gamma 1)
                 positive = np.any(SB[~np.eye(len(SB), dtype=bool)] > 0)
-                scale, shift = ((median_scale(SB), units - 2 * eB) if positive
+                scale, shift = ((median_scale(SB), units - units_b) if positive
                                 else (1.0, units))
                 try:
                     scale = math.ldexp(scale, shift)
