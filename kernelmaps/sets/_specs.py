@@ -25,7 +25,6 @@ from .._engine.sliced import sliced_means
 from .._gamma import point_median_gamma
 from .._probes import is_dask_array
 from .._spec import (
-    _POINT,
     BANDWIDTH_SAMPLE,
     N_BANDWIDTHS,
     DistanceSpec,
@@ -60,6 +59,7 @@ from ._sliced import (
 __all__ = ["EnergySpec", "FourierSpec", "MMDSpec", "MeanMapSpec", "RenyiSpec",
            "SlicedWassersteinSpec"]
 
+_POINT = ("kernel", "gamma", "degree", "coef0")
 # Width of the random distribution features that embed sets for k-means++.
 SET_EMBEDDING = 128
 # Quantiles per direction of the embedding of the sliced-Wasserstein
