@@ -465,20 +465,17 @@ class SlicedWassersteinSpec(DistanceSpec, SetSpec):
         S = call()
         if gamma is not None:
             K = _kernel_values(S, units, gamma)
-        else:
-            if B is None:
-                scale = median_scale(S)
-            else:
+        else:  # the median of SW_2^2 of B (A) in the units of S
+            SB, units_b = S, units
+            if B is not None:
                 call, units_b = self.costs(B, None, n_threads)
                 SB = call()
-                # its median in the units of S (none positive: gamma 1)
-                positive = np.any(SB[~np.eye(len(SB), dtype=bool)] > 0)
-                scale, shift = ((median_scale(SB), units - units_b) if positive
-                                else (1.0, units))
-                try:
-                    scale = math.ldexp(scale, shift)
-                except OverflowError:
-                    scale = math.inf
+            positive = np.any(SB[~np.eye(len(SB), dtype=bool)] > 0)
+            try:  # (none positive: gamma 1)
+                scale = math.ldexp(*((median_scale(SB), units - units_b)
+                                     if positive else (1.0, units)))
+            except OverflowError:
+                scale = math.inf
             K = divergence_kernel_values(S, 1.0, scale=max(scale, _SMALLEST))
         if between is not None:
             warn_uninformative(K, B is None, self.label, between, gamma,
