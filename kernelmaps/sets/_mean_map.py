@@ -148,8 +148,7 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     array([[0.25, 0.75],
            [0.75, 2.25]])
     """
-    lazy = is_lazy(X, Y)
-    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
+    lazy, X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0)
     normalize = check_bool(normalize, "normalize")
     return _run(_sum_match, "sum_match_kernel", X, Y, lazy, params, workers,
                 progress, dtype, normalize=normalize)
@@ -254,10 +253,9 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     array([[0.25],
            [0.  ]])
     """
-    lazy = is_lazy(X, Y)
     min_size = 2 if check_bool(unbiased, "unbiased") else 1
-    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0,
-                                 min_size=min_size, lazy=lazy)
+    lazy, X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0,
+                                       min_size)
     weighted = [name for name, B in (("X", X), ("Y", Y))
                 if B is not None and B.weights is not None]
     if unbiased and weighted:
@@ -357,8 +355,7 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     array([[1.    , 0.3679],
            [0.3679, 1.    ]])
     """
-    lazy = is_lazy(X, Y)
-    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
+    lazy, X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0)
     gamma2 = check_gamma2(gamma2)
     return _run(_mmd, "mmd_kernel", X, Y, lazy, params, workers, progress,
                 dtype, squared=True, unbiased=False, gamma2=gamma2)
@@ -456,14 +453,15 @@ def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     return point_median_gamma(X, kernel=kernel, sample=sample, rng=rng)
 
 
-def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1, lazy=False):
-    """Validate what the set kernels share; returns Bags and a dict of kernel
-    parameters (gamma checked, None left for `_resolve_gamma`). With `lazy`,
-    Bags of Dask points stay lazy (their values are checked in the
-    tasks). Weighted sets are taken in memory (`check_set_pair` refuses
-    them lazy or beside lazy sets)."""
+def _check_common(X, Y, kernel, gamma, degree, coef0, min_size=1):
+    """Validate what the set kernels share; returns whether the input is
+    lazy, Bags and a dict of kernel parameters (gamma checked, None left
+    for `_resolve_gamma`). Bags of Dask points stay lazy (their values are
+    checked in the tasks). Weighted sets are taken in memory
+    (`check_set_pair` refuses them lazy or beside lazy sets)."""
+    lazy = is_lazy(X, Y)
     X, Y = check_set_pair(X, Y, min_size=min_size, lazy=lazy, weighted=True)
-    return X, Y, point_params(kernel, gamma, degree, coef0)
+    return lazy, X, Y, point_params(kernel, gamma, degree, coef0)
 
 
 def point_params(kernel="rbf", gamma=None, degree=2, coef0=1.0):
