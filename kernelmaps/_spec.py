@@ -562,21 +562,6 @@ class DistanceSpec(Spec):
         for g in scales:
             yield _by_rows(lambda rows, g=g: exp_minus(g, rows), S)
 
-    def function_gram(self, A, params, n_threads, between):
-        """As `Spec`'s, S computed once; where the function's scale is not
-        given and has no default, its rule: ``1 / median`` of S (over all
-        the pairs of A, as the function)."""
-        S = self.distance(A, None, n_threads)
-        given = value = self.function_scale(params)
-        if value is None:
-            value = self._median_gamma(S)
-            params = {**params, self.scale: value}
-        K = self.finite(_by_rows(lambda rows: exp_minus(value, rows), S), "X")
-        if between is not None:
-            warn_uninformative(K, True, self.label or self.name, between, given,
-                               lambda: not S.any(), scale=self.scale)
-        return K, params
-
 
 def distance_grid(T, rule):
     """Gammas of ``exp(-gamma T^2)`` for the distances T between objects,

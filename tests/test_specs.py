@@ -215,3 +215,73 @@ def test_exp_chi2_blocks_are_the_function(magnitude, beta):
                         [beta / 2, beta], strict=True):
             np.testing.assert_array_equal(
                 K, km.exp_chi2_kernel(X, X[:7], beta=b))
+
+
+@pytest.mark.parametrize("magnitude", [1.0, 1e-300, 1e-160, 1e-150, 1e150,
+                                       1e154, 1e160])
+def test_sliced_wasserstein_blocks_are_the_function(magnitude):
+    """The tools' sliced-Wasserstein blocks (mmd_test, NystroemMap) and
+    Gram (SetKernel, NystroemMap's landmarks: the median rule) are
+    `sliced_wasserstein_kernel`'s values bit for bit, at every magnitude
+    (one computation: SW_2^2 in the units of the centred sets; failed
+    before: the tools scaled SW_2^2 back first, 0 beyond 1e154, off in the
+    last bit below 1e-154)."""
+    S = km.Bags(SETS.points * magnitude, SETS.offsets)
+    directions = km.sets.sliced_directions(2, 16, None, "iid", 0)[0]
+    spec = SPECS["sliced_wasserstein"](
+        "sliced_wasserstein", {"projections": directions})
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        gammas = list(np.clip([0.5 / np.float64(magnitude)**2,
+                               2.0 / np.float64(magnitude)**2], 1e-300, 1e300))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (degenerate at some magnitudes)
+        for K, g in zip(spec.blocks(S, S[:5], gammas, 1), gammas, strict=True):
+            np.testing.assert_array_equal(K, km.sliced_wasserstein_kernel(
+                S, S[:5], gamma=g, projections=directions))
+        if not 1e-154 < magnitude < 1e155:  # (the median's gamma, or SW_2^2,
+            return                          # beyond float64: refused)
+        K, params = spec.function_gram(S, spec.params, 1, None)
+        np.testing.assert_array_equal(K, km.sliced_wasserstein_kernel(
+            S, projections=directions))
+        np.testing.assert_array_equal(spec.matrix(S, None, params["gamma"], 1),
+                                      km.sliced_wasserstein_kernel(
+            S, gamma=params["gamma"], projections=directions))
+
+
+@pytest.mark.parametrize("tool", ["nystroem", "mmd_test"])
+def test_mmd_overflow_refused_as_by_the_function(tool):
+    """The tools' MMD^2 is `mmd`'s (`mmd_squared`): where the point kernel's
+    values overflow float64, the function's error, not a constant kernel
+    (failed before: NystroemMap gave equal features, mmd_test statistic
+    0)."""
+    S = km.Bags(SETS.points * 1e10, SETS.offsets)
+    params = {"kernel": "polynomial", "degree": 40}
+    message = "the polynomial kernel values of X overflow float64"
+    with pytest.raises(ValueError, match=message):
+        km.mmd_kernel(S, **params)
+    with pytest.raises(ValueError, match=message), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if tool == "nystroem":
+            km.NystroemMap(5, kernel="mmd", kernel_params=params,
+                           rng=0).fit(S)
+        else:
+            km.mmd_test(S[:6], S[6:], kernel="mmd", kernel_params=params,
+                        rng=0)
+
+
+@pytest.mark.parametrize("clamp", [True, False])
+def test_renyi_gram_is_the_function(clamp):
+    """The tools' Renyi Gram (SetKernel's fit, NystroemMap's landmarks) is
+    the divergence kernel of `renyi_divergence` with the same parameters,
+    bit for bit, clamp=False too (failed before: the tools clamped the
+    divergences whatever `clamp`)."""
+    params = {"alpha": 0.8, "k": 3, "clamp": clamp}
+    spec = SPECS["renyi"]("renyi", params)
+    D = km.renyi_divergence(SETS, **params)
+    assert clamp or (D < 0).any()  # (the case clamp changes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for gamma in (None, 0.7):
+            K, _ = spec.function_gram(SETS, {**spec.params, "gamma": gamma}, 1,
+                                      None)
+            np.testing.assert_array_equal(K, km.divergence_kernel(D, gamma=gamma))

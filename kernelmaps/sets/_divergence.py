@@ -204,12 +204,8 @@ def _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single, names,
     names the inputs in errors. With `both`, ``(renyi_divergence(X, Y),
     renyi_divergence(Y, X))`` from one search."""
     pair = run_steps(_renyi(X, Y, alphas, k, min_dist, method, n_threads,
-                            progress, both=both))
-    pair = pair if both else (pair,)
-    if clamp:
-        for D in pair:
-            np.maximum(D, 0.0, out=D)
-    pair = [cast_output(D, out, names) for D in pair]
+                            progress, both=both, clamp=clamp))
+    pair = [cast_output(D, out, names) for D in (pair if both else (pair,))]
     pair = tuple(D[0] if single else D for D in pair)
     return pair if both else pair[0]
 
@@ -255,10 +251,11 @@ def renyi_params(alpha=0.99, k=5, min_dist=None, clamp=True):
     return k, alphas, single, min_dist, check_bool(clamp, "clamp")
 
 
-def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=False):
-    """The estimate before clamping, shape (len(alphas), len(X), len(Y));
-    with `both` (Y given), also that of Y against X from the same search
-    (one block of distances per pair of sets serves both): a pair
+def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=False,
+           clamp=False):
+    """The estimate (with `clamp`, at least 0), shape (len(alphas), len(X),
+    len(Y)); with `both` (Y given), also that of Y against X from the same
+    search (one block of distances per pair of sets serves both): a pair
     (D_xy, D_yx). A generator of the search's steps (`run_steps`)."""
     symmetric = Y is None
     search = knn.NeighbourSearch(X, Y, k, method, n_threads)
@@ -280,13 +277,17 @@ def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=False):
     if both:
         L_xy, L_yx = yield from search.log_sums_both(log_rho, log_floor, coef,
                                                      progress)
-        return (_estimate(L_xy, X.sizes, Y.sizes, alphas, k),
+        pair = (_estimate(L_xy, X.sizes, Y.sizes, alphas, k),
                 _estimate(L_yx, Y.sizes, X.sizes, alphas, k))
-    L = yield from search.log_sums(log_rho[0], log_floor[0], coef, progress)
-    D = _estimate(L, X.sizes, X.sizes if symmetric else Y.sizes, alphas, k)
-    if symmetric:
-        D[:, np.arange(len(X)), np.arange(len(X))] = 0.0
-    return D
+    else:
+        L = yield from search.log_sums(log_rho[0], log_floor[0], coef, progress)
+        pair = (_estimate(L, X.sizes, X.sizes if symmetric else Y.sizes,
+                          alphas, k),)
+        if symmetric:
+            pair[0][:, np.arange(len(X)), np.arange(len(X))] = 0.0
+    for D in pair if clamp else ():
+        np.maximum(D, 0.0, out=D)
+    return pair if both else pair[0]
 
 
 def _estimate(L, sizes_x, sizes_y, alphas, k):

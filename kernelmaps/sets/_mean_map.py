@@ -148,20 +148,10 @@ def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0
     array([[0.25, 0.75],
            [0.75, 2.25]])
     """
-    lazy = is_lazy(X, Y)
-    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
+    lazy, X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0)
     normalize = check_bool(normalize, "normalize")
-    n_threads = resolve_workers(workers)
-    check_progress(progress)
-    out = check_dtype(dtype, X, Y)
-    params = _resolve_gamma(params, X, Y)
-    if lazy:
-        return lazy_gram(functools.partial(
-            _sum_match, params=params, normalize=normalize, symmetric=Y is None,
-            progress=False, out=out, warn=False), X, Y, dtype=out,
-            workers=workers, name="sum_match_kernel")
-    return _sum_match(X, Y, params, normalize, Y is None, n_threads, progress,
-                      out)
+    return _run(_sum_match, "sum_match_kernel", X, Y, lazy, params, workers,
+                progress, dtype, normalize=normalize)
 
 
 @takes_hints("pair")
@@ -263,10 +253,9 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
     array([[0.25],
            [0.  ]])
     """
-    lazy = is_lazy(X, Y)
     min_size = 2 if check_bool(unbiased, "unbiased") else 1
-    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0,
-                                 min_size=min_size, lazy=lazy)
+    lazy, X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0,
+                                       min_size)
     weighted = [name for name, B in (("X", X), ("Y", Y))
                 if B is not None and B.weights is not None]
     if unbiased and weighted:
@@ -282,19 +271,8 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
             "unbiased=True gives the U-statistic of MMD^2, which may be negative; "
             "pass squared=True"
         )
-    n_threads = resolve_workers(workers)
-    check_progress(progress)
-    out = check_dtype(dtype, X, Y)
-    params = _resolve_gamma(params, X, Y)
-    if lazy:  # (the within-set means once per block of sets)
-        return lazy_gram(
-            functools.partial(_mmd, params=params, squared=squared,
-                              unbiased=unbiased, gamma2=None, progress=False,
-                              out=out, symmetric=Y is None, warn=False),
-            X, Y, dtype=out, workers=workers, name="mmd",
-            prepare=functools.partial(_within, params=params, unbiased=unbiased))
-    return _mmd(X, Y, None, None, params, squared, unbiased, None, n_threads,
-                progress, out)
+    return _run(_mmd, "mmd", X, Y, lazy, params, workers, progress, dtype,
+                squared=squared, unbiased=unbiased, gamma2=None)
 
 
 @takes_hints("pair")
@@ -377,22 +355,10 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     array([[1.    , 0.3679],
            [0.3679, 1.    ]])
     """
-    lazy = is_lazy(X, Y)
-    X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0, lazy=lazy)
+    lazy, X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0)
     gamma2 = check_gamma2(gamma2)
-    n_threads = resolve_workers(workers)
-    check_progress(progress)
-    out = check_dtype(dtype, X, Y)
-    params = _resolve_gamma(params, X, Y)
-    if lazy:  # (the within-set means once per block of sets)
-        return lazy_gram(
-            functools.partial(_mmd, params=params, squared=True, unbiased=False,
-                              gamma2=gamma2, progress=False, out=out,
-                              symmetric=Y is None, warn=False),
-            X, Y, dtype=out, workers=workers, name="mmd_kernel",
-            prepare=functools.partial(_within, params=params, unbiased=False))
-    return _mmd(X, Y, None, None, params, True, False, gamma2, n_threads,
-                progress, out)
+    return _run(_mmd, "mmd_kernel", X, Y, lazy, params, workers, progress,
+                dtype, squared=True, unbiased=False, gamma2=gamma2)
 
 
 @takes_hints("sets")
@@ -487,14 +453,15 @@ def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     return point_median_gamma(X, kernel=kernel, sample=sample, rng=rng)
 
 
-def _check_common(X, Y, kernel, gamma, degree, coef0, *, min_size=1, lazy=False):
-    """Validate what the set kernels share; returns Bags and a dict of kernel
-    parameters (gamma checked, None left for `_resolve_gamma`). With `lazy`,
-    Bags of Dask points stay lazy (their values are checked in the
-    tasks). Weighted sets are taken in memory (`check_set_pair` refuses
-    them lazy or beside lazy sets)."""
+def _check_common(X, Y, kernel, gamma, degree, coef0, min_size=1):
+    """Validate what the set kernels share; returns whether the input is
+    lazy, Bags and a dict of kernel parameters (gamma checked, None left
+    for `_resolve_gamma`). Bags of Dask points stay lazy (their values are
+    checked in the tasks). Weighted sets are taken in memory
+    (`check_set_pair` refuses them lazy or beside lazy sets)."""
+    lazy = is_lazy(X, Y)
     X, Y = check_set_pair(X, Y, min_size=min_size, lazy=lazy, weighted=True)
-    return X, Y, point_params(kernel, gamma, degree, coef0)
+    return lazy, X, Y, point_params(kernel, gamma, degree, coef0)
 
 
 def point_params(kernel="rbf", gamma=None, degree=2, coef0=1.0):
@@ -515,6 +482,27 @@ def check_gamma2(gamma2):
     return check_scalar(gamma2, "gamma2", low=0, low_inclusive=False)
 
 
+def _run(core, name, X, Y, lazy, params, workers, progress, dtype, **options):
+    """The end of the function `name` of checked sets X and Y (None: X):
+    `workers`, `progress` and `dtype` checked, gamma resolved, then its
+    `core` (`_sum_match`, `_mmd`) with `options`, in memory, or, `lazy`,
+    a lazy Dask array of blocks each computed by it (`lazy_gram`; for
+    `_mmd`, the within-set means once per block of sets)."""
+    n_threads = resolve_workers(workers)
+    check_progress(progress)
+    out = check_dtype(dtype, X, Y)
+    params = _resolve_gamma(params, X, Y)
+    if lazy:
+        prepare = (None if core is _sum_match else functools.partial(
+            within, params=params, unbiased=options["unbiased"]))
+        return lazy_gram(functools.partial(
+            core, params=params, symmetric=Y is None, out=out, warn=False,
+            **options), X, Y, dtype=out, workers=workers, name=name,
+            prepare=prepare)
+    return core(X, Y, params=params, symmetric=Y is None, out=out,
+                n_threads=n_threads, progress=progress, **options)
+
+
 def _resolve_gamma(params, X, Y):
     """`params` with gamma=None resolved (`resolve_gamma` on Y, or X when Y
     is None): after every other check, since on lazy sets it computes the
@@ -524,8 +512,8 @@ def _resolve_gamma(params, X, Y):
     return {**params, "gamma": gamma}
 
 
-def _sum_match(X, Y, params, normalize, symmetric, n_threads, progress, out,
-               warn=True):
+def _sum_match(X, Y, *, params, normalize, symmetric, n_threads, progress=False,
+               out, warn=True):
     """`sum_match_kernel` of validated X and Y (None: X) as `out`;
     `symmetric` (Y None in the whole call) names the inputs in errors."""
     K, warned = _pair_kernel_sums(X, Y, params, n_threads, progress,
@@ -553,16 +541,6 @@ def _level2(D2, gamma2):
         for a, b in row_blocks(D2):
             np.exp(-gamma2 * D2[a:b], out=D2[a:b])
     return D2
-
-
-def mean_map_self(X, params, n_threads):
-    """The mean map kernel of each set of X with itself, float64 (the
-    diagonal of the engine's `pair_sums` at a fraction of its cost)."""
-    if X.weights is not None:  # (normalised by the engine: no rescaling)
-        return self_sums(X, **params, n_threads=n_threads, normalize=True)
-    with np.errstate(over="ignore"):
-        return (self_sums(X, **params, n_threads=n_threads)
-                / X.sizes.astype(np.float64)**2)
 
 
 def _pair_kernel_sums(X, Y, params, n_threads, progress, normalize=False,
@@ -620,16 +598,21 @@ def _point_kernel_diagonal_sums(X, params):
     return np.add.reduceat(norms, X.offsets[:-1])
 
 
-def _within(bags, params, unbiased, n_threads, diagonal=None):
-    """The within-set means of the kernel values of each set of `bags`
-    (`diagonal`, when known: over all pairs of its points), with `unbiased`
-    over the pairs of distinct points."""
+def within(bags, params, n_threads, unbiased=False, diagonal=None):
+    """The within-set means of the kernel values of each set of `bags`,
+    float64 (`diagonal`, when known: the diagonal of their mean map
+    kernel; else the engine's `self_sums`, a fraction of the cost of
+    `pair_sums`), with `unbiased` over the pairs of distinct points."""
     sizes = bags.sizes.astype(np.float64)
     # Means (and so D2) that overflow are reported by _check_finite in
-    # _mmd, naming the inputs: no warning here.
+    # mmd_squared, naming the inputs: no warning here.
     with np.errstate(over="ignore", invalid="ignore"):
-        if diagonal is None:
-            diagonal = mean_map_self(bags, params, n_threads)
+        if diagonal is None and bags.weights is not None:
+            # (normalised by the engine: no rescaling)
+            diagonal = self_sums(bags, **params, n_threads=n_threads,
+                                 normalize=True)
+        elif diagonal is None:
+            diagonal = self_sums(bags, **params, n_threads=n_threads) / sizes**2
         if not unbiased:
             return diagonal
         # Leave out the pairs (a, a): sum over a != b, divided by n (n - 1).
@@ -639,27 +622,23 @@ def _within(bags, params, unbiased, n_threads, diagonal=None):
         )
 
 
-def _mmd(X, Y, kx, ky, params, squared, unbiased, gamma2, n_threads, progress,
-         out, symmetric=None, warn=True):
-    """`mmd` (`gamma2` None) or `mmd_kernel` between the sets of validated
-    X and Y (None: X) as `out`; `kx`, `ky`: the within-set means of X and
-    Y (`_within`), when known (ky None: kx); `symmetric`: Y None in the
-    whole call (a block of a lazy kernel), for the errors; with `warn`, the
-    `DegenerateWarning` of the point kernel or the MMD kernel."""
+def mmd_squared(K, X, Y, params, n_threads, unbiased=False, kx=None, ky=None,
+                symmetric=None):
+    """MMD^2 between the sets of X and Y (None: X, the symmetric block, its
+    diagonal 0) from K, their mean map kernel (made MMD^2 in place), as
+    `mmd` computes it: at least 0 unless `unbiased`; `kx`, `ky`: the
+    within-set means of X and Y (`within`), when known (ky None: kx); a
+    ValueError naming X (`symmetric`: Y None in the whole call, default Y
+    None) or X and Y where a value overflowed float64."""
     symmetric = Y is None if symmetric is None else symmetric
-    names = "X" if symmetric else "X and Y"
-    K, warned = _pair_kernel_sums(X, Y, params, n_threads, progress,
-                                  normalize=_weighted(X, Y), warn=warn)
-    if not _weighted(X, Y):  # (weighted: the engine's normalised sums)
-        K = pair_means(K, X, Y)
     _check_finite(K, params, symmetric)
     if kx is None:
-        kx = _within(X, params, unbiased, n_threads,
-                     np.diag(K).copy() if Y is None else None)
+        kx = within(X, params, n_threads, unbiased,
+                    np.diag(K).copy() if Y is None else None)
     if Y is None:
         ky = kx
     elif ky is None:
-        ky = _within(Y, params, unbiased, n_threads)
+        ky = within(Y, params, n_threads, unbiased)
     # D2 = kx[i] + ky[j] - 2 K[i, j] (at least 0 where biased), in place of
     # K, a block of rows at a time (whole-array passes held Ctrl-C for
     # seconds at 20,000 sets).
@@ -673,7 +652,25 @@ def _mmd(X, Y, kx, ky, params, squared, unbiased, gamma2, n_threads, progress,
                 np.maximum(D2[a:b], 0.0, out=D2[a:b])
     if Y is None:
         np.fill_diagonal(D2, 0.0)
-    _check_finite(D2, params, symmetric)
+    return _check_finite(D2, params, symmetric)
+
+
+def _mmd(X, Y, kx=None, ky=None, *, params, squared, unbiased, gamma2,
+         n_threads, progress=False, out, symmetric=None, warn=True):
+    """`mmd` (`gamma2` None) or `mmd_kernel` between the sets of validated
+    X and Y (None: X) as `out` (`mmd_squared`, of `kx`, `ky` and
+    `symmetric`); with `warn`, the `DegenerateWarning` of the point kernel
+    or the MMD kernel."""
+    symmetric = Y is None if symmetric is None else symmetric
+    names = "X" if symmetric else "X and Y"
+    K, warned = _pair_kernel_sums(X, Y, params, n_threads, progress,
+                                  normalize=_weighted(X, Y), warn=warn)
+    if not _weighted(X, Y):  # (weighted: the engine's normalised sums)
+        K = pair_means(K, X, Y)
+    if Y is not None:  # (the within-set means from here: depth 6)
+        kx = within(X, params, n_threads, unbiased) if kx is None else kx
+        ky = within(Y, params, n_threads, unbiased) if ky is None else ky
+    D2 = mmd_squared(K, X, Y, params, n_threads, unbiased, kx, ky, symmetric)
     if not squared:
         for a, b in row_blocks(D2):
             np.sqrt(D2[a:b], out=D2[a:b])

@@ -11,7 +11,7 @@ from .._base import FeatureMap
 from .._config import working_memory_bytes
 from .._draws import DIRECTION_DRAWS, draw_directions
 from .._engine.layout import max_abs, power_of_two_exponent, row_blocks, scaled
-from .._engine.scales import divergence_kernel_values, median_scale
+from .._engine.scales import divergence_kernel_values
 from .._engine.sliced import (
     quantile_edges,
     quantile_means,
@@ -21,6 +21,7 @@ from .._engine.sliced import (
 from .._hints import takes_hints
 from .._lazy import is_lazy, lazy_gram
 from .._parallel import check_progress, resolve_workers
+from .._spec import spec_for
 from .._transforms import blocked_sets
 from .._validation import (
     DTYPE_DOC,
@@ -36,7 +37,6 @@ from .._validation import (
     fill_docs,
     pair_names,
 )
-from .._warnings import warn_uninformative
 
 __all__ = ["SlicedWassersteinFeatures", "sliced_directions",
            "sliced_wasserstein", "sliced_wasserstein_kernel"]
@@ -161,15 +161,6 @@ def _centre(*bags):
     low = np.min([b.points.min(axis=0) for b in bags], axis=0)
     high = np.max([b.points.max(axis=0) for b in bags], axis=0)
     return low.astype(np.float64) / 2 + high.astype(np.float64) / 2
-
-
-def _mean_costs(X, Y, directions, p, n_threads, progress=False):
-    """The mean over the directions of W_p^p (p = 1 or 2) between the sets
-    of X and Y (None: X), float64, at the scale of the points times 2**e,
-    and e (`_centred`)."""
-    Xs, Ys, e = _centred(X, Y)
-    return sliced_means(Xs, Ys, directions, p, n_threads,
-                        working_memory_bytes(), progress), e
 
 
 def _centred(X, Y):
@@ -324,14 +315,13 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
 def _distances(X, Y, directions, p, names, n_threads, progress, out):
     """`sliced_wasserstein` of validated sets X and Y (None: X) as `out`;
     `names` names the inputs in errors."""
-    if p in (1.0, 2.0):  # the common case: the costs summed as they are
-        D, e = _mean_costs(X, Y, directions, p, n_threads, progress)
-        power = 1.0 / p
-    else:  # each pair's differences over their largest (no underflow)
-        Xs, Ys, e = _centred(X, Y)
-        D = sliced_power_means(Xs, Ys, directions, p, n_threads,
-                               working_memory_bytes(), progress)
-        power = 1.0
+    Xs, Ys, e = _centred(X, Y)
+    # p = 1, 2, the common case: the costs summed as they are; else each
+    # pair's differences over their largest (no underflow)
+    means = sliced_means if p in (1.0, 2.0) else sliced_power_means
+    D = means(Xs, Ys, directions, p, n_threads, working_memory_bytes(),
+              progress)
+    power = 1.0 / p if p in (1.0, 2.0) else 1.0
     with np.errstate(over="ignore", under="ignore"):
         for a, b in row_blocks(D):  # in place (Ctrl-C stops between two)
             D[a:b] = np.ldexp(D[a:b] ** power, -e)
@@ -414,8 +404,10 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     """
     lazy = is_lazy(X, Y)
     X, Y = check_set_pair(X, Y, lazy=lazy, weighted=True)
-    gamma = kernel_params(gamma, n_projections, projections, draw)["gamma"]
-    if gamma is None and lazy:
+    spec = spec_for("sliced_wasserstein", {
+        "gamma": gamma, "n_projections": n_projections,
+        "projections": projections, "draw": draw})
+    if spec.params["gamma"] is None and lazy:
         raise ValueError(
             "gamma=None needs the distances between all the sets of "
             f"{'X' if Y is None else 'Y'} in memory, which lazy Dask sets are "
@@ -425,40 +417,23 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
-    directions, _ = sliced_directions(X.dim, n_projections, projections, draw, rng)
+    spec.rng = rng
+    spec.directions(X.dim)
     if lazy:
-        return lazy_gram(functools.partial(
-            _kernel, directions=directions, gamma=gamma, progress=False,
-            out=out, warn=False), X, Y, dtype=out, workers=workers,
-            name="sliced_wasserstein_kernel")
-    return _kernel(X, Y, directions, gamma, n_threads, progress, out)
+        return lazy_gram(functools.partial(_kernel, spec=spec, out=out), X, Y,
+                         dtype=out, workers=workers,
+                         name="sliced_wasserstein_kernel")
+    return _kernel(X, Y, spec, n_threads, progress, out=out, warn=True)
 
 
-def _kernel(X, Y, directions, gamma, n_threads, progress, out, warn=True):
-    """`sliced_wasserstein_kernel` of validated sets X and Y (None: X) as
-    `out`; with `warn`, its `DegenerateWarning`."""
-    S, e = _mean_costs(X, Y, directions, 2.0, n_threads, progress)
-    units = 2 * e  # S is SW_2^2 times 2**units
-    if gamma is None:
-        if Y is None:
-            scale = median_scale(S)
-        else:
-            SY, eY = _mean_costs(Y, None, directions, 2.0, n_threads)
-            # its median in the units of S (none positive: gamma 1)
-            positive = np.any(SY[~np.eye(len(SY), dtype=bool)] > 0)
-            scale, shift = ((median_scale(SY), units - 2 * eY) if positive
-                            else (1.0, units))
-            try:
-                scale = math.ldexp(scale, shift)
-            except OverflowError:
-                scale = math.inf
-        K = divergence_kernel_values(S, 1.0, scale=max(scale, _SMALLEST))
-    else:
-        K = _kernel_values(S, units, gamma)
-    if warn:
-        warn_uninformative(K, Y is None, "sliced-Wasserstein",
-                           f"sets of {pair_names(Y)}", gamma, lambda: not S.any())
-    return cast_output(K, out, pair_names(Y))
+def _kernel(X, Y, spec, n_threads, progress=False, *, out, warn=False):
+    """`sliced_wasserstein_kernel` of validated sets X and Y (None: X), its
+    `spec`'s kernel (`SlicedWassersteinSpec.kernel`), as `out`; with
+    `warn`, its `DegenerateWarning`."""
+    names = pair_names(Y)
+    K = spec.kernel(X, Y, spec.params["gamma"], n_threads, progress,
+                    f"sets of {names}" if warn else None)[0]
+    return cast_output(K, out, names)
 
 
 def _kernel_values(S, units, gamma):
@@ -474,7 +449,6 @@ def _kernel_values(S, units, gamma):
 
 
 _TINY = np.finfo(np.float64).tiny
-_SMALLEST = math.ulp(0.0)
 
 
 class SlicedWassersteinFeatures(FeatureMap):

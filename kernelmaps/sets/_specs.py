@@ -6,6 +6,7 @@ checked once, a block at a time. Each checks its parameters with its
 function's own checks."""
 
 import functools
+import math
 
 import numpy as np
 
@@ -13,7 +14,12 @@ from .._bags import Bags, concat_sets
 from .._config import working_memory_bytes
 from .._engine import knn
 from .._engine.pair_sums import pair_sums
-from .._engine.scales import divergence_kernel_matrix, scale_gamma
+from .._engine.scales import (
+    divergence_kernel_matrix,
+    divergence_kernel_values,
+    median_scale,
+    scale_gamma,
+)
 from .._engine.schedule import run_steps
 from .._engine.sliced import sliced_means
 from .._gamma import point_median_gamma
@@ -40,11 +46,12 @@ from ._divergence import (
     divergence_kernel_params,
     renyi_params,
 )
-from ._mean_map import check_gamma2, mean_map_self, point_params
+from ._mean_map import _level2, check_gamma2, mmd_squared, point_params
 from ._random_features import RandomDistributionFeatures, RandomFourierFeatures
 from ._sliced import (
     SlicedWassersteinFeatures,
     _centred,
+    _kernel_values,
     kernel_params,
     sliced_directions,
 )
@@ -58,6 +65,8 @@ SET_EMBEDDING = 128
 # Quantiles per direction of the embedding of the sliced-Wasserstein
 # kernel for k-means++ (its squared distances approach SW_2^2).
 SW_EMBEDDING_QUANTILES = 16
+# The smallest positive float64: the least median scale of SW_2^2.
+_SMALLEST = math.ulp(0.0)
 
 
 class SetSpec(Spec):
@@ -257,25 +266,24 @@ class MMDSpec(DistanceSpec, SetSpec):
 
     def distance_call(self, A, B, n_threads):
         """The biased MMD^2 between the sets of A and B (None: A, the
-        symmetric block, its diagonal 0), as `mmd` computes it, 0 where
-        rounding makes it negative."""
+        symmetric block, its diagonal 0): `mmd`'s (`mmd_squared`)."""
         params = self.point_params()
+        return (functools.partial(pair_sums, A, B, **params,
+                                  n_threads=n_threads, normalize=True),
+                functools.partial(mmd_squared, X=A, Y=B, params=params,
+                                  n_threads=n_threads))
 
-        def finish(K):
-            with np.errstate(over="ignore", invalid="ignore"):
-                if B is None:
-                    ka = kb = np.diag(K).copy()
-                else:
-                    ka, kb = (mean_map_self(C, params, n_threads)
-                              for C in (A, B))
-                D2 = np.add.outer(ka, kb)
-                D2 -= 2 * K
-            if B is None:
-                np.fill_diagonal(D2, 0.0)
-            return np.maximum(D2, 0.0, out=D2)
-
-        return functools.partial(pair_sums, A, B, **params, n_threads=n_threads,
-                                 normalize=True), finish
+    def function_gram(self, A, params, n_threads, between):
+        """`mmd_kernel`'s values (MMD^2 once, `_level2`) and its warning of
+        the MMD kernel."""
+        S = self.distance(A, None, n_threads)
+        gamma2 = self.function_scale(params)
+        equal = not S.any()  # (read before S becomes the kernel)
+        K = self.finite(_level2(S, gamma2), "X")
+        if between is not None:
+            warn_uninformative(K, True, self.label, between, gamma2, equal,
+                               scale=self.scale)
+        return K, params
 
 
 @register("renyi")
@@ -298,8 +306,8 @@ class RenyiSpec(SetSpec):
                             f"Renyi kernel, got {params['alpha']!r}")
         gamma, power = divergence_kernel_params(
             **_given(params, ("gamma", "power")))
-        self.alpha, self.k, self.min_dist, self.power = (
-            float(alphas[0]), k, min_dist, power)
+        self.alpha, self.k, self.min_dist, self.clamp, self.power = (
+            float(alphas[0]), k, min_dist, clamp, power)
         checked = {"alpha": self.alpha, "k": k, "min_dist": min_dist,
                    "clamp": clamp, "gamma": gamma, "power": power}
         if params.get("scale") is not None:
@@ -315,18 +323,17 @@ class RenyiSpec(SetSpec):
         return bags
 
     def divergences(self, A, B, n_threads):
-        """The clamped kNN Renyi divergences of order alpha: ``D(A, A)``
+        """The kNN Renyi divergences of order alpha (at least 0 with
+        `clamp`), `renyi_divergence`'s: ``D(A, A)``
         for B None, else ``(D(A, B), D(B, A))`` from one search; a
         generator of the search's steps (`run_steps`: the compiled loops
         two calls below the tools' blocks)."""
         method = knn.choose_method(A, B)
         alphas = np.array([self.alpha], dtype=np.float64)
         out = yield from _renyi(A, B, alphas, self.k, self.min_dist, method,
-                                n_threads, False, both=B is not None)
-        out = (out,) if B is None else out
-        for D in out:
-            np.maximum(D, 0.0, out=D)
-        return out[0][0] if B is None else tuple(D[0] for D in out)
+                                n_threads, False, both=B is not None,
+                                clamp=self.clamp)
+        return out[0] if B is None else tuple(D[0] for D in out)
 
     def scales(self, Z, gamma, grid, n_threads):
         if gamma is not None:
@@ -423,18 +430,71 @@ class SlicedWassersteinSpec(DistanceSpec, SetSpec):
             self.params = {**p, "projections": self._fixed}
         return self._fixed
 
-    def distance_call(self, A, B, n_threads):
-        """SW_2^2 between the sets of A and B (None: A, the symmetric
-        block, its diagonal 0), as `sliced_wasserstein` computes it
-        squared."""
+    def costs(self, A, B, n_threads, progress=False):
+        """SW_2^2 between the sets of A and B (None: A, the symmetric block,
+        its diagonal 0) times ``2**units`` (`_centred`: nothing overflows),
+        as ``(call, units)``: `call`, the engine's driver bound to its
+        arguments (the compiled loop two calls below the tools' blocks)."""
         Xs, Ys, e = _centred(A, B)
+        return functools.partial(
+            sliced_means, Xs, Ys, self.directions(A.dim), 2.0, n_threads,
+            working_memory_bytes(), progress), 2 * e
 
-        def finish(S):
-            with np.errstate(over="ignore", under="ignore"):
-                return np.ldexp(S, -2 * e)
+    def distance(self, A, B, n_threads):
+        """SW_2^2 between the sets of A and B (None: A): `costs` scaled."""
+        call, units = self.costs(A, B, n_threads)
+        with np.errstate(over="ignore", under="ignore"):
+            return np.ldexp(call(), -units)
 
-        return functools.partial(sliced_means, Xs, Ys, self.directions(A.dim),
-                                 2.0, n_threads, working_memory_bytes()), finish
+    def blocks(self, A, B, scales, n_threads):
+        """`sliced_wasserstein_kernel`'s values at each gamma
+        (`_kernel_values` of the `costs`, in their units)."""
+        call, units = self.costs(A, B, n_threads)
+        S = call()
+        for g in scales:
+            yield _kernel_values(S, units, g)
+
+    def kernel(self, A, B, gamma, n_threads, progress=False, between=None):
+        """`sliced_wasserstein_kernel` between the checked sets of A and B
+        (None: A) at `gamma`, float64, with its `DegenerateWarning` naming
+        `between` (None: none), and its `costs` S and their units. gamma
+        None: the median rule of the kernels of divergences, ``1 /
+        median`` of SW_2^2 between the sets of B (A where B is None), off
+        the diagonal; none positive: gamma 1."""
+        call, units = self.costs(A, B, n_threads, progress)
+        S = call()
+        if gamma is not None:
+            K = _kernel_values(S, units, gamma)
+        else:  # the median of SW_2^2 of B (A) in the units of S
+            SB, units_b = S, units
+            if B is not None:
+                call, units_b = self.costs(B, None, n_threads)
+                SB = call()
+            positive = np.any(SB[~np.eye(len(SB), dtype=bool)] > 0)
+            try:  # (none positive: gamma 1)
+                scale = math.ldexp(*((median_scale(SB), units - units_b)
+                                     if positive else (1.0, units)))
+            except OverflowError:
+                scale = math.inf
+            K = divergence_kernel_values(S, 1.0, scale=max(scale, _SMALLEST))
+        if between is not None:
+            warn_uninformative(K, B is None, self.label, between, gamma,
+                               lambda: not S.any())
+        return K, S, units
+
+    def function_gram(self, A, params, n_threads, between):
+        """`kernel` (the function's values and warning); gamma None fixed
+        at its median rule's (a ValueError where the median or its gamma is
+        beyond the float64 range)."""
+        K, S, units = self.kernel(A, None, params.get("gamma"), n_threads,
+                                  between=between)
+        if params.get("gamma") is None:
+            positive = np.any(S[~np.eye(len(S), dtype=bool)] > 0)
+            with np.errstate(over="ignore", under="ignore", divide="ignore"):
+                median = np.ldexp(median_scale(S), -units) if positive else 1.0
+                gamma = self._finite(np.array([1.0 / median, median]))[0]
+            params = {**params, "gamma": float(gamma)}
+        return self.finite(K, "X"), params
 
     def embedding(self, X, params, rng):
         """The quantile features of the sets along the directions (their
