@@ -24,8 +24,8 @@ import numpy as np
 
 from ._bags import Bags
 from ._hints import SEED_NAMES, rng_message
+from ._lazy import is_lazy
 from ._parallel import check_progress, resolve_workers
-from ._probes import is_dask_array
 from ._validation import check_choice, check_size
 from ._warnings import PACKAGE, warn_caller
 
@@ -386,8 +386,7 @@ def _as_public_transform(transform):
 def _n_objects(X):
     """The number of objects (rows, sets) of the input `X` of a map, where
     it is in memory and says; else None."""
-    if (is_dask_array(X) or isinstance(X, tuple)
-            or (isinstance(X, Bags) and is_dask_array(X.points))):
+    if is_lazy(X) or isinstance(X, tuple):
         return None
     shape = getattr(X, "shape", None)  # (arrays, sparse matrices, Bags)
     if shape is not None:

@@ -69,7 +69,8 @@ from ._gamma import (
     scaled_distances,
     unscaled_gammas,
 )
-from ._probes import as_float_array, is_dask_array
+from ._lazy import is_lazy
+from ._probes import as_float_array
 from ._validation import (
     check_finite_output,
     check_kernel_matrix,
@@ -401,7 +402,7 @@ def row_projections(keys, directions):
     absolute value: of a Dask array, that value first, then one task per
     chunk of rows (two passes over the array, one float per row and
     direction kept)."""
-    if not is_dask_array(keys):
+    if not is_lazy(keys):
         return _projections(keys, np.abs(keys).max(), directions)
     keys = keys.rechunk({1: -1})
     top = keys.dtype.type(abs(keys).max().compute())
@@ -413,11 +414,11 @@ def row_projections(keys, directions):
 def computed(objects):
     """Objects in memory: a Dask array, or a Bags of Dask points,
     computed; anything else as it is."""
-    if is_dask_array(objects):
-        return np.asarray(objects.compute())
-    if isinstance(objects, Bags) and is_dask_array(objects.points):
+    if not is_lazy(objects):
+        return objects
+    if isinstance(objects, Bags):
         return Bags(objects.points.compute(), objects.offsets, objects.weights)
-    return objects
+    return np.asarray(objects.compute())
 
 
 def point_gamma(gamma, Z, kernel):

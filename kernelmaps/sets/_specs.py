@@ -23,7 +23,7 @@ from .._engine.scales import (
 from .._engine.schedule import run_steps
 from .._engine.sliced import sliced_means
 from .._gamma import point_median_gamma
-from .._probes import is_dask_array
+from .._lazy import is_lazy
 from .._spec import (
     BANDWIDTH_SAMPLE,
     N_BANDWIDTHS,
@@ -93,7 +93,7 @@ class SetSpec(Spec):
         by the others; weighted sets: the weighted mean and mean square
         and the total weight), in memory (lazy sets: computed a chunk of
         whole sets at a time)."""
-        sums = (_lazy_set_sums(Z) if is_dask_array(Z.points) else _set_sums(
+        sums = (_lazy_set_sums(Z) if is_lazy(Z) else _set_sums(
             Z.points, Z.offsets, np.abs(Z.points).max(initial=0.0), Z.weights))
         sizes = Z.set_weights()
         mean = sums[:, :Z.dim] / sizes[:, None]
