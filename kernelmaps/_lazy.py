@@ -14,9 +14,9 @@ Three things run on such input: the feature maps' ``transform``
 kernel's own in-memory function, the blocks cut so that a task stays
 within the working-memory budget, `_config.working_memory_bytes`), and
 the passes of the two-sample tests on the lazy samples (`lazy_samples`,
-then `kernelmaps._two_sample.dask_pass`). The last two read their blocks
-of items the same way (`ItemBlocks`: a task per block, from the chunks it
-spans).
+then `kernelmaps._two_sample.dask_pass`). The three read their blocks of
+sets the same way, the last two their blocks of rows too (`ItemBlocks`: a
+task per block, from the chunks it spans).
 """
 
 import functools
@@ -257,9 +257,10 @@ class ItemBlocks:
     graph: `add_layers`), checked as `checked_points` checks it (naming
     `name`; None: not checked, its values checked upstream), as an ndarray
     or a `Bags`: the blocks of `lazy_gram` (`bounds` None: from the row
-    chunks, then split to the memory budget, `plan`) and of the block
-    passes of the two-sample tests (`bounds`: their ranges of objects,
-    `delayed`).
+    chunks, then split to the memory budget, `plan`), of the maps'
+    transform of lazy sets (from the row chunks, `delayed`) and of the
+    block passes of the two-sample tests (`bounds`: their ranges of
+    objects, `delayed`).
 
     `data` holds sets (a `Bags` of points, without weights) or rows (a 2-D
     array), a Dask array or in memory (then one chunk); `bounds` are the
