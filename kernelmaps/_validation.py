@@ -103,7 +103,7 @@ def check_sets(X, name="X", *, min_size=1, lazy=False, weighted=False):
                 f"sets need their points in memory: compute them first "
                 f"(Bags(points.compute(), offsets, weights))"
             )
-    if not lazy_points:  # (a Bags has points of known chunk sizes)
+    if not lazy_points:  # (lazy values: checked by the tasks that read them)
         check_values(bags.points, name, offsets=bags.offsets)
     return bags
 
