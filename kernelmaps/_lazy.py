@@ -14,9 +14,9 @@ Three things run on such input: the feature maps' ``transform``
 kernel's own in-memory function, the blocks cut so that a task stays
 within the working-memory budget, `_config.working_memory_bytes`), and
 the passes of the two-sample tests on the lazy samples (`lazy_samples`,
-then `kernelmaps._two_sample.dask_pass`). The last two read their blocks
-of items the same way (`ItemBlocks`: a task per block, from the chunks it
-spans).
+then `kernelmaps._two_sample.dask_pass`). The three read their blocks of
+sets the same way, the last two their blocks of rows too (`ItemBlocks`: a
+task per block, from the chunks it spans).
 """
 
 import functools
@@ -28,13 +28,13 @@ import numpy as np
 from ._bags import Bags
 from ._config import working_memory_bytes
 from ._parallel import resolve_workers
-from ._probes import (
-    all_finite,
-    any_negative,
-    as_float_array,
-    is_dask_array,
+from ._probes import as_float_array, is_dask_array
+from ._validation import (
+    check_rows,
+    check_sets,
+    check_unweighted_beside_lazy,
+    check_values,
 )
-from ._validation import check_rows, check_sets, check_unweighted_beside_lazy
 
 __all__ = ["ItemBlocks", "checked_points", "is_lazy", "lazy_gram", "lazy_samples",
            "lazy_sets", "map_delayed"]
@@ -66,21 +66,15 @@ def _threaded(function, workers, *args):
 def checked_points(points, name, nonnegative=False, offsets=None, first=0,
                    block_info=None):
     """A block of the points of the lazy rows or sets `name`, in a task,
-    checked as `check_rows` and `check_sets` check them in memory (the same
-    errors): finite, and with `nonnegative` not negative. For sets,
-    `offsets` are those of the sets from the block's first point and
-    `first` the index of its first set; or, in ``map_blocks`` (which gives
-    `block_info`), the offsets of all the sets."""
+    checked by `check_values` as `check_rows` and `check_sets` check them
+    in memory: for sets, `offsets` are those of the sets from the block's
+    first point and `first` the index of its first set; or, in
+    ``map_blocks`` (which gives `block_info`), the offsets of all the
+    sets."""
     points = np.ascontiguousarray(points)
-    if not all_finite(points):
-        if offsets is None:
-            raise ValueError(f"{name} contains NaN or infinity")
-        start = 0 if block_info is None else block_info[0]["array-location"][0][0]
-        bad = start + np.flatnonzero(~np.isfinite(points).all(axis=1))[0]
-        i = first + np.searchsorted(offsets, bad, side="right") - 1
-        raise ValueError(f"{name}[{i}] contains NaN or infinity")
-    if nonnegative and any_negative(points):
-        raise ValueError(f"{name} contains negative values; histograms must be >= 0")
+    start = 0 if block_info is None else block_info[0]["array-location"][0][0]
+    check_values(points, name, nonnegative=nonnegative, offsets=offsets,
+                 start=start, first=first)
     return points
 
 
@@ -263,9 +257,10 @@ class ItemBlocks:
     graph: `add_layers`), checked as `checked_points` checks it (naming
     `name`; None: not checked, its values checked upstream), as an ndarray
     or a `Bags`: the blocks of `lazy_gram` (`bounds` None: from the row
-    chunks, then split to the memory budget, `plan`) and of the block
-    passes of the two-sample tests (`bounds`: their ranges of objects,
-    `delayed`).
+    chunks, then split to the memory budget, `plan`), of the maps'
+    transform of lazy sets (from the row chunks, `delayed`) and of the
+    block passes of the two-sample tests (`bounds`: their ranges of
+    objects, `delayed`).
 
     `data` holds sets (a `Bags` of points, without weights) or rows (a 2-D
     array), a Dask array or in memory (then one chunk); `bounds` are the

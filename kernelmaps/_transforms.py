@@ -13,8 +13,10 @@ and input in memory, they call the map on fixed blocks of about
 Sets are given as a `Bags` whose ``points`` is a Dask array (the offsets, one
 integer per set, are in memory), or as a 3-D Dask array
 ``(n_sets, n_points, d)`` of sets of equal size. Blocks hold whole sets: the
-row chunks of the points are moved to the nearest set boundary, and the
-output is chunked by sets accordingly.
+row chunks of the points are moved to the next set boundary, each block
+read and checked in a task of its own as the exact kernels' Gram reads
+its blocks (`kernelmaps._lazy.ItemBlocks`), and the output is chunked by
+sets accordingly.
 
 Lazy input is recognised and checked by `kernelmaps._lazy`, which also
 computes the exact kernels' Gram matrices on it (`lazy_gram`).
@@ -37,7 +39,7 @@ from ._base import check_weights_kept
 from ._engine.layout import max_abs
 from ._engine.schedule import MAP_VALUE_WORK, run_chunked
 from ._engine.set_means import csr_cos, set_means
-from ._lazy import is_lazy, lazy_sets, map_delayed
+from ._lazy import ItemBlocks, is_lazy, lazy_sets, map_delayed
 from ._parallel import check_progress
 from ._probes import as_float_array, float_dtype, is_dask_array
 from ._validation import check_fourier_range, check_sets
@@ -252,17 +254,17 @@ def _sets_in_blocks(fmap, method, sets, kwargs, per_point, name, weighted):
 
 def _sets_on_dask(fmap, method, sets, kwargs, per_point, name, weighted):
     """The lazy transform of the lazy sets `sets`: one task per block of
-    whole sets (the row chunks of the points moved to set boundaries)."""
+    whole sets, read (and its values checked) in a task of its own, as
+    `lazy_gram` reads its blocks (`ItemBlocks`: the row chunks of the
+    points moved to set boundaries); the per-point arguments rechunked to
+    the blocks' points."""
     import dask
     import dask.array as da
+    from dask.base import tokenize
 
     bags = lazy_sets(sets, name, weighted)
-    offsets, points = bags.offsets, bags.points
-    # Block boundaries: the first set starting at or after each row chunk
-    # boundary of the points.
-    row_bounds = np.cumsum((0, *points.chunks[0]))
-    set_bounds = np.unique(np.searchsorted(offsets, row_bounds))
-    points = points.rechunk({0: tuple(np.diff(offsets[set_bounds]).tolist())})
+    items = ItemBlocks(bags, name)
+    rows = {0: tuple(np.diff(bags.offsets[items.bounds]).tolist()), 1: -1}
     extra = {}
     for key in per_point:
         value = kwargs.get(key)
@@ -270,32 +272,24 @@ def _sets_on_dask(fmap, method, sets, kwargs, per_point, name, weighted):
             continue
         if not is_dask_array(value):
             value = da.from_array(np.asarray(value), chunks=-1)
-        if value.ndim < 1 or value.shape[0] != bags.n_points:
+        if value.ndim != 2 or value.shape[0] != bags.n_points:
             raise ValueError(
                 f"{key} must be one array aligned with the points of the "
                 f"lazy sets ({bags.n_points} rows), got shape {value.shape}"
             )
-        chunks = {0: points.chunks[0], **{i: -1 for i in range(1, value.ndim)}}
-        extra[key] = value.rechunk(chunks).to_delayed().reshape(-1)
-    probe_kwargs = dict(kwargs)
-    for key in extra:
-        probe_kwargs[key] = np.zeros((1, *kwargs[key].shape[1:]))
+        extra[key] = value.rechunk(rows).to_delayed().reshape(-1)
+    probe_kwargs = {**kwargs, **{key: np.zeros((1, kwargs[key].shape[1]))
+                                 for key in extra}}
     probe = _probe(fmap, method, Bags(np.zeros((1, bags.dim), float_dtype(
         bags.dtype)), np.array([0, 1])), (), probe_kwargs)
     fmap_key = map_delayed(fmap)
-    blocks = points.to_delayed().reshape(-1)
     parts = []
-    for k, block in enumerate(blocks):
-        first, last = set_bounds[k], set_bounds[k + 1]
-        local = offsets[first : last + 1] - offsets[first]
-        block_kwargs = dict(kwargs)
-        for key, value in extra.items():
-            block_kwargs[key] = value[k]
+    blocks = items.delayed(f"{name}-blocks", tokenize(items.token()))
+    for k, (block, size) in enumerate(zip(blocks, items.chunks, strict=True)):
+        block_kwargs = {**kwargs, **{key: value[k] for key, value in extra.items()}}
         task = dask.delayed(_call, pure=True)(
-            fmap_key, method.__name__,
-            (dask.delayed(Bags, pure=True)(block, local),), block_kwargs,
-        )
-        parts.append(da.from_delayed(task, shape=(last - first, probe.shape[1]),
+            fmap_key, method.__name__, (block,), block_kwargs)
+        parts.append(da.from_delayed(task, shape=(size, probe.shape[1]),
                                      dtype=probe.dtype,
                                      meta=np.empty((0, 0), probe.dtype)))
     return da.concatenate(parts, axis=0)

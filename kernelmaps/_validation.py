@@ -8,6 +8,7 @@ the Cython layer trusts what it is given.
 - scalar parameters: `check_scalar`, `check_choice`, `check_bool`
 - random generators: `check_rng`
 - sizes and ranges: `check_size`, `check_fourier_range`
+- finite (and non-negative) values, naming the set: `check_values`
 - computed results that overflowed: `check_finite_output`
 - the output dtype of the exact kernels: `check_dtype`, `cast_output`
 """
@@ -48,6 +49,7 @@ __all__ = [
     "check_set_pair",
     "check_sets",
     "check_size",
+    "check_values",
     "fill_docs",
     "machine_memory",
     "memory_limit",
@@ -101,13 +103,27 @@ def check_sets(X, name="X", *, min_size=1, lazy=False, weighted=False):
                 f"sets need their points in memory: compute them first "
                 f"(Bags(points.compute(), offsets, weights))"
             )
-    if lazy_points:  # (a Bags has points of known chunk sizes)
-        return bags
-    if not all_finite(bags.points):
-        bad = np.flatnonzero(~np.isfinite(bags.points).all(axis=1))[0]
-        i = np.searchsorted(bags.offsets, bad, side="right") - 1
-        raise ValueError(f"{name}[{i}] contains NaN or infinity")
+    if not lazy_points:  # (lazy values: checked by the tasks that read them)
+        check_values(bags.points, name, offsets=bags.offsets)
     return bags
+
+
+def check_values(values, name, *, nonnegative=False, offsets=None, start=0,
+                 first=0):
+    """A ValueError unless the `values` of `name` are finite and, with
+    `nonnegative`, not negative. Rows of `values` that are the points of
+    sets (`offsets`) name the set that holds the first bad point: the set
+    ``first + i`` of the last ``offsets[i]`` at or before it, the rows
+    counted from `start` (a block of points checked in its task: `offsets`
+    of its own sets, or of all the sets, with `start` its first row)."""
+    if not all_finite(values):
+        if offsets is None:
+            raise ValueError(f"{name} contains NaN or infinity")
+        bad = start + np.flatnonzero(~np.isfinite(values).all(axis=1))[0]
+        i = first + np.searchsorted(offsets, bad, side="right") - 1
+        raise ValueError(f"{name}[{i}] contains NaN or infinity")
+    if nonnegative and any_negative(values):
+        raise ValueError(f"{name} contains negative values; histograms must be >= 0")
 
 
 def _check_sizes(bags, name, min_size):
@@ -212,8 +228,7 @@ def check_points(X, name="X"):
             raise ValueError(f"{name} is empty (shape {points.shape})")
         if points.shape[1] == 0:
             raise ValueError(f"{name}: the points have no feature (d == 0)")
-        if not all_finite(points):
-            raise ValueError(f"{name} contains NaN or infinity")
+        check_values(points, name)
         return points
     return check_sets(X, name).points
 
@@ -441,8 +456,7 @@ def check_kernel_matrix(K, name="K", *, square=True, keep_float32=False):
         raise ValueError(f"{name} must be square, got shape {arr.shape}")
     arr = arr.astype(float_dtype(arr.dtype) if keep_float32 else np.float64,
                      copy=False)
-    if not all_finite(arr):
-        raise ValueError(f"{name} contains NaN or infinity")
+    check_values(arr, name)
     return arr
 
 
@@ -496,10 +510,7 @@ def check_rows(X, name="X", *, nonnegative=False, lazy=False, what=None):
         values = X
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"{name} is empty (shape {X.shape})")
-    if not all_finite(values):
-        raise ValueError(f"{name} contains NaN or infinity")
-    if nonnegative and any_negative(values):
-        raise ValueError(f"{name} contains negative values; histograms must be >= 0")
+    check_values(values, name, nonnegative=nonnegative)
     return X
 
 

@@ -372,6 +372,22 @@ def test_no_set_in_lazy_bags_raises(emk):
         rdf.transform(km.Bags(da.zeros((0, 3), chunks=1), [0]))
 
 
+def test_nonfinite_lazy_set_named_in_all_the_sets(emk):
+    # The set with a NaN is named by its index in all the sets, not in its
+    # block (its blocks read by ItemBlocks, as the Gram's): set 20, in the
+    # second block of points.
+    bad = POINTS.copy()
+    bad[SET_OFFSETS[20] + SET_SIZES[20] - 1, 1] = np.nan
+    lazy = km.Bags(da.from_array(bad, chunks=(SET_OFFSETS[12] + 1, 3)),
+                   SET_OFFSETS)
+    for name, fmap, kwargs in set_maps(emk):
+        Z = fmap.transform(lazy, **kwargs)
+        assert Z.numblocks[0] == 2, name
+        with pytest.raises(ValueError, match=r"^(X|sets)\[20\] contains NaN "
+                                             r"or infinity$"):
+            Z.compute()
+
+
 # ---------------------------------------------------------------- 3. laziness
 
 
