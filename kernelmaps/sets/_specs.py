@@ -23,7 +23,7 @@ from .._engine.scales import (
 from .._engine.schedule import run_steps
 from .._engine.sliced import sliced_means
 from .._gamma import point_median_gamma
-from .._lazy import is_lazy
+from .._lazy import ItemBlocks, is_lazy
 from .._spec import (
     BANDWIDTH_SAMPLE,
     N_BANDWIDTHS,
@@ -173,21 +173,20 @@ def _set_sums(points, offsets, top, weights=None):
 
 def _lazy_set_sums(Z):
     """`_set_sums` of a Bags of Dask points: their largest absolute value
-    first, then one task per chunk of whole sets (the chunks of the points
-    moved to the sets' boundaries)."""
+    first, then one task per block of whole sets (`ItemBlocks`: the chunks
+    of the points moved to the sets' boundaries)."""
     import dask
+    from dask.base import tokenize
 
-    offsets = Z.offsets
-    points = Z.points.astype(np.float64).rechunk({1: -1})
-    top = np.float64(abs(points).max().compute())
-    bounds = np.cumsum((0, *points.chunks[0]))
-    sets = np.unique(np.searchsorted(offsets, bounds))
-    points = points.rechunk({0: tuple(np.diff(offsets[sets]).tolist())})
-    parts = [dask.delayed(_set_sums, pure=True)(
-        part, offsets[first:last + 1] - offsets[first], top)
-        for part, first, last in zip(points.to_delayed().ravel(), sets[:-1],
-                                     sets[1:], strict=True)]
+    top = np.float64(abs(Z.points).max().compute())
+    blocks = ItemBlocks(Z, None)
+    parts = [dask.delayed(_block_sums, pure=True)(block, top) for block in
+             blocks.delayed("set-sums", tokenize(blocks.token()))]
     return np.concatenate(dask.compute(*parts))
+
+
+def _block_sums(bags, top):
+    return _set_sums(bags.points, bags.offsets, top)
 
 
 @register("rbf", "laplacian")
