@@ -549,8 +549,9 @@ class DistanceSpec(Spec):
 
     def _finite(self, gammas):
         """`gammas`, or a ValueError where one is beyond the float64 range
-        (the distances between the objects are subnormal)."""
-        if not np.all(np.isfinite(gammas)):
+        (the distances between the objects are subnormal: infinite, or
+        overflow it: 0)."""
+        if not np.all(np.isfinite(gammas) & (np.asarray(gammas) > 0)):
             raise ValueError(f"the {self.name} kernel's scale for the distances "
                              f"between the objects of X and Y is beyond the "
                              f"float64 range: scale X and Y to magnitudes "

@@ -217,6 +217,18 @@ def test_exp_chi2_blocks_are_the_function(magnitude, beta):
                 K, km.exp_chi2_kernel(X, X[:7], beta=b))
 
 
+@pytest.mark.parametrize("kernel", ["sliced_wasserstein", "mmd"])
+def test_default_scale_of_overflowing_distances_refused(kernel):
+    """Distances beyond float64 (sets at 1e300) give a default gamma of 0:
+    refused naming the scale (the sliced kernel raised a bare "math domain
+    error" from its values at gamma 0; found by the fuzz suite)."""
+    rng = np.random.default_rng(0)
+    X = [rng.normal(size=(4, 1)) * 1e300 for _ in range(5)]
+    Y = [rng.normal(size=(3, 1)) for _ in range(4)]
+    with pytest.raises(ValueError, match=r"beyond the float64 range|overflow"):
+        km.mmd_test(X, Y, kernel=kernel, n_resamples=19, rng=0)
+
+
 @pytest.mark.parametrize("magnitude", [1.0, 1e-300, 1e-160, 1e-150, 1e150,
                                        1e154, 1e160])
 def test_sliced_wasserstein_blocks_are_the_function(magnitude):
