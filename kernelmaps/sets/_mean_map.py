@@ -272,7 +272,7 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
             "pass squared=True"
         )
     return _run(_mmd, "mmd", X, Y, lazy, params, workers, progress, dtype,
-                squared=squared, unbiased=unbiased, gamma2=None)
+                prepare=within, squared=squared, unbiased=unbiased, gamma2=None)
 
 
 @takes_hints("pair")
@@ -358,7 +358,8 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     lazy, X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0)
     gamma2 = check_gamma2(gamma2)
     return _run(_mmd, "mmd_kernel", X, Y, lazy, params, workers, progress,
-                dtype, squared=True, unbiased=False, gamma2=gamma2)
+                dtype, prepare=within, squared=True, unbiased=False,
+                gamma2=gamma2)
 
 
 @takes_hints("sets")
@@ -482,19 +483,22 @@ def check_gamma2(gamma2):
     return check_scalar(gamma2, "gamma2", low=0, low_inclusive=False)
 
 
-def _run(core, name, X, Y, lazy, params, workers, progress, dtype, **options):
+def _run(core, name, X, Y, lazy, params, workers, progress, dtype, prepare=None,
+         **options):
     """The end of the function `name` of checked sets X and Y (None: X):
     `workers`, `progress` and `dtype` checked, gamma resolved, then its
     `core` (`_sum_match`, `_mmd`) with `options`, in memory, or, `lazy`,
-    a lazy Dask array of blocks each computed by it (`lazy_gram`; for
-    `_mmd`, the within-set means once per block of sets)."""
+    a lazy Dask array of blocks each computed by it (`lazy_gram`), with
+    `prepare` (`within`, for `_mmd`: the within-set means) run once per
+    block of sets."""
     n_threads = resolve_workers(workers)
     check_progress(progress)
     out = check_dtype(dtype, X, Y)
     params = _resolve_gamma(params, X, Y)
     if lazy:
-        prepare = (None if core is _sum_match else functools.partial(
-            within, params=params, unbiased=options["unbiased"]))
+        if prepare is not None:
+            prepare = functools.partial(prepare, params=params,
+                                        unbiased=options["unbiased"])
         return lazy_gram(functools.partial(
             core, params=params, symmetric=Y is None, out=out, warn=False,
             **options), X, Y, dtype=out, workers=workers, name=name,
