@@ -68,14 +68,14 @@ def blocked_rows(method=None, *, check=None):
 
     @functools.wraps(method)
     def transform(self, X, *args, progress=False, **kwargs):
-        if check is not None:
-            self._check_fitted()
         if not is_dask_array(X):
-            if check is not None:
+            if check is not None:  # (fitted first)
                 X = checked_rows(self, X, check)
             if check_progress(progress):
                 return _rows_in_blocks(self, method, X, args, kwargs)
             return method(self, X, *args, **kwargs)
+        if check is not None:
+            self._check_fitted()
         import dask.array as da
 
         if X.ndim != 2:
