@@ -131,7 +131,7 @@ def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False)
     array([[1.    , 0.6607],
            [0.6607, 1.    ]])
     """
-    return _run(_spec("chi2"), "additive_chi2_kernel", X, Y, workers, dtype,
+    return _run(spec_for("chi2"), "additive_chi2_kernel", X, Y, workers, dtype,
                 progress)
 
 
@@ -195,7 +195,7 @@ def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[0.    , 0.3393],
            [0.3393, 0.    ]])
     """
-    return _run(_spec("exp_chi2"), "chi2_distance", X, Y, workers, dtype,
+    return _run(spec_for("exp_chi2"), "chi2_distance", X, Y, workers, dtype,
                 progress)
 
 
@@ -298,7 +298,7 @@ def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1. , 0.5],
            [0.5, 1. ]])
     """
-    return _run(_spec("intersection"), "intersection_kernel", X, Y, workers,
+    return _run(spec_for("intersection"), "intersection_kernel", X, Y, workers,
                 dtype, progress)
 
 
@@ -341,7 +341,7 @@ def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1.    , 0.7035],
            [0.7035, 1.    ]])
     """
-    return _run(_spec("hellinger"), "hellinger_kernel", X, Y, workers, dtype,
+    return _run(spec_for("hellinger"), "hellinger_kernel", X, Y, workers, dtype,
                 progress)
 
 
@@ -393,7 +393,7 @@ def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     array([[1.    , 0.6839],
            [0.6839, 1.    ]])
     """
-    return _run(_spec("js"), "js_kernel", X, Y, workers, dtype, progress)
+    return _run(spec_for("js"), "js_kernel", X, Y, workers, dtype, progress)
 
 
 fill_docs((additive_chi2_kernel, chi2_distance, exp_chi2_kernel,
@@ -477,8 +477,3 @@ def _check_pair(spec, X, Y, workers, dtype, progress, lazy=False):
     out = check_dtype(dtype, X, Y)
     X, Y = spec.common_dtype(X, Y)
     return X, Y, resolve_workers(workers), out, check_progress(progress)
-
-
-# The spec of each additive kernel, and the spec whose distances
-# `chi2_distance` returns, made once (none made on each call).
-_spec = functools.cache(spec_for)
