@@ -62,6 +62,11 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
                 }
             }
 
+            if (kind == KM_ENERGY) /* the norms: row_n and the phases */
+                for (int r = 0; r < KM_PASS; ++r)
+                    for (int c = 0; c < KM_NV; ++c)
+                        s[r][c] = KM_OP(pos)(((row_n[r0 + r] + ph[c]) - KM_OP(sqrt)(s[r][c]))
+                                             * (KM_T)0.5);
             for (int r = 0; r < KM_PASS; ++r) {
                 for (int c = 0; c < KM_NV; ++c) {
                     KM_V v = s[r][c];
@@ -77,11 +82,7 @@ KM_ATTR static void KM_FN(km_tile)(const km_tile_args *a, const KM_T *x,
                     case KM_COS:
                         v = KM_OP(cos)(v + ph[c]);
                         break;
-                    case KM_ENERGY: /* the norms: row_n and the phases */
-                        v = KM_OP(pos)(((row_n[r0 + r] + ph[c]) - KM_OP(sqrt)(v))
-                                       * (KM_T)0.5);
-                        break;
-                    default: /* KM_SQEUCLIDEAN: the sums themselves */
+                    default: /* KM_SQEUCLIDEAN: the sums themselves; KM_ENERGY: done */
                         break;
                     }
                     if (row_w)
