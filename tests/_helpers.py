@@ -188,7 +188,7 @@ def _add_block(blocks, body, start, *, literal):
     blocks.append(("python", code, start + 1))
 
 
-def missing_packages(code, packages=("sklearn", "dask", "matplotlib")):
+def missing_packages(code, packages=("sklearn", "dask", "matplotlib", "torch", "jax")):
     """The optional packages that `code` imports (directly, or through
     ``kernelmaps.sklearn``) and that are not installed."""
     needs = {p for p in packages

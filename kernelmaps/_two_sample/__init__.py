@@ -9,6 +9,7 @@ long call (`cost`) and the result (`result`)."""
 
 import functools
 
+from .. import _array_api
 from .._hints import takes_hints
 from . import aggregated, cross, fuse, linear, on_features, permutation
 from .checks import check_input
@@ -312,6 +313,12 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     at a cost linear in n. A call whose estimated time is beyond 10 minutes
     says so before it starts, with these faster ways (`CostWarning`).
 
+    *Arrays of other libraries* (PyTorch, JAX, CuPy, ...; ``pip install
+    "kernelmaps[array]"``): the test runs on the host, in NumPy, on their
+    values (a view on the CPU, a copy from another device), without a
+    gradient; the result is the one of the same NumPy input, p-value
+    included.
+
     The p-value counts the observed statistic as one of the resamples
     (``(1 + #{null >= statistic}) / (1 + B)``): the test's level is at most
     `alpha` at every sample size, not only asymptotically. The aggregated
@@ -382,6 +389,9 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     >>> km.mmd_test(K, labels, kernel="precomputed", rng=0).pvalue == res.pvalue
     True
     """
+    library = _array_api.library_of_objects(X=X, Y=Y)
+    if library is not None:  # (tested on the host, see Notes)
+        X, Y = (_array_api.numpy_objects(library, S) for S in (X, Y))
     test = check_input(X, Y, kernel, gamma, method, n_resamples, incomplete,
                        alpha, unbiased, feature_map, kernel_params, dtype, rng,
                        workers, progress, working_memory)

@@ -6,6 +6,7 @@ import functools
 import numpy as np
 import scipy.sparse
 
+from .. import _array_api
 from .._hints import takes_hints
 from .._lazy import is_lazy, lazy_gram
 from .._parallel import check_progress, resolve_workers
@@ -34,7 +35,9 @@ __all__ = [
 _PARAMETERS = """X : array_like or sparse matrix, shape (n, d)
         Non-negative histograms, one per row: dense, or `scipy.sparse`
         (CSR is used as it is, other formats are converted). A 2-D Dask
-        array gives a lazy Dask array (see Notes).
+        array gives a lazy Dask array (see Notes); an array of another
+        library (PyTorch, JAX, CuPy, ...) one of that library, on its
+        device (see Notes).
     Y : array_like or sparse matrix, shape (m, d), optional
         Second set of histograms; None means `X` (each unordered pair once,
         exactly symmetric result).
@@ -77,7 +80,17 @@ _LAZY = """*Dask input.* `X` or `Y` given as a 2-D Dask array (the other dense)
     transpose of the one above). The values are checked in the tasks, with
     the errors of the in-memory call; `progress` is ignored (use Dask's
     diagnostics), and `workers` is the threads of each task (1 by
-    default)."""
+    default).
+
+    *Arrays of other libraries* (``pip install "kernelmaps[array]"``), X
+    and Y of one library and on one device: PyTorch and JAX arrays on the
+    CPU are computed by the compiled engine through a zero-copy exchange
+    (NumPy's values, bit for bit); on another device, where a gradient is
+    asked (a tensor that requires one, a JAX transformation) or for other
+    libraries, by the library on the arrays' device, differentiably, in
+    blocks of rows within the working-memory budget (and the device's free
+    memory where the library reports it): NumPy's values to rounding.
+    `workers` and `progress` are then unused."""
 
 
 @takes_hints()
@@ -406,7 +419,11 @@ def _run(spec, name, X, Y, workers, dtype, progress):
     checked by the spec's checks, then its kernel at the function's scale
     (for "chi2_distance", its distances), as the output dtype (`_values`);
     for Dask input, a lazy Dask array of blocks, each computed by
-    `_values`."""
+    `_values`. Arrays of another library (`_array_api`) are computed by
+    `_run_array`."""
+    library = _array_api.library_of(X=X, Y=Y)
+    if library is not None:
+        return _run_array(spec, name, X, Y, library, workers, dtype, progress)
     lazy = is_lazy(X, Y)
     X, Y, n_threads, out, progress = _check_pair(spec, X, Y, workers, dtype,
                                                  progress, lazy)
@@ -424,6 +441,32 @@ def _run(spec, name, X, Y, workers, dtype, progress):
             f"histograms of {names}", beta,
             None if beta is None else (lambda: rows_equal(X, Y)), scale="beta")
     return K
+
+
+def _run_array(spec, name, X, Y, library, workers, dtype, progress):
+    """`_run` on arrays of `library`: by the compiled engine on their NumPy
+    views, or (`library.native`) by the library on their device, the
+    spec's `array_block` (`workers` and `progress` then unused), the
+    result in the library."""
+    if not library.native:
+        return library.from_numpy(_run(spec, name, library.to_numpy(X),
+                                       library.to_numpy(Y), workers,
+                                       library.numpy_dtype(dtype), progress))
+    resolve_workers(workers)
+    check_progress(progress)
+    X = spec.check_array(library, X, "X")
+    Y = None if Y is None else spec.check_array(library, Y, "Y")
+    out = _array_api.result_dtype(library, dtype, X, Y)
+    if Y is not None and X.shape[1] != Y.shape[1]:
+        raise ValueError(
+            f"Incompatible dimension for X and Y: X has {X.shape[1]} features "
+            f"while Y has {Y.shape[1]}"
+        )
+    if Y is not None and X.dtype != Y.dtype:
+        X, Y = (library.xp.astype(A, library.xp.float64) for A in (X, Y))
+    K = (spec.array_block(library, X, Y, distances=True) if name == "chi2_distance"
+         else spec.array_block(library, X, Y))
+    return library.xp.astype(K, out, copy=False)
 
 
 def _values(spec, name, X, Y, n_threads, progress=False, *, out, names):

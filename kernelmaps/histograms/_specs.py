@@ -9,6 +9,7 @@ import functools
 import numpy as np
 import scipy.sparse
 
+from .. import _array_api
 from .._engine.additive import additive_sums
 from .._engine.layout import row_blocks
 from .._spec import DistanceSpec, Spec, register
@@ -174,6 +175,10 @@ class RowSpec(Spec):
         """`check_histograms` (with `lazy`, a Dask array stays lazy)."""
         return check_histograms(X, name, lazy=lazy)
 
+    def check_array(self, library, X, name="X"):
+        """`check` for an array of another library (`_array_api`)."""
+        return _array_api.check_rows(library, X, name, nonnegative=True)
+
     def pool(self, X, Y):
         if X.shape[1] != Y.shape[1]:
             raise ValueError(f"X and Y must hold histograms of the same number "
@@ -214,6 +219,45 @@ class AdditiveSpec(RowSpec):
                     K[a:b] *= 2.0
         yield K
 
+    def array_block(self, library, A, B):
+        """`blocks`' values computed by the library of A and B (None: A)
+        on their device (`_array_api`), differentiable: the sums of the
+        one-dimensional kernel (`_ARRAY_TERMS`)."""
+        xp = library.xp
+        if self.name == "hellinger":
+            K = xp.sqrt(A) @ xp.matrix_transpose(xp.sqrt(A if B is None else B))
+            return K if B is not None else _array_api.symmetrised(library, K)
+        term = _ARRAY_TERMS[self.name]
+        return _array_api.pair_sums(library, A, B, lambda x, y: term(xp, x, y))
+
+
+def _chi2_term(xp, x, y):
+    """``2 x y / (x + y)`` (0 where ``x + y = 0``), as ``2 x (y / s)``:
+    no product beyond float64; its gradient 0, not NaN, at 0."""
+    s = x + y
+    positive = s > 0
+    return xp.where(positive, 2 * x * (y / xp.where(positive, s, 1)), 0)
+
+
+def _js_term(xp, x, y):
+    """``x/2 log2((x + y)/x) + y/2 log2((x + y)/y)``, ``0 log 0 = 0``."""
+    s = x + y
+    return sum(xp.where(v > 0, v / 2 * xp.log2(xp.where(v > 0, s, 1)
+                                               / xp.where(v > 0, v, 1)), 0)
+               for v in (x, y))
+
+
+def _distance_term(xp, x, y):
+    """``(x - y)^2 / (x + y) / 2`` (0 where ``x + y = 0``): the chi2
+    distance's, as ``t (t / s) / 2``, no square beyond float64."""
+    s, t = x + y, x - y
+    positive = s > 0
+    return xp.where(positive, t * (t / xp.where(positive, s, 1)) / 2, 0)
+
+
+_ARRAY_TERMS = {"chi2": _chi2_term, "js": _js_term,
+                "intersection": lambda xp, x, y: xp.minimum(x, y)}
+
 
 @register("exp_chi2")
 class ExpChi2Spec(DistanceSpec, RowSpec):
@@ -250,6 +294,15 @@ class ExpChi2Spec(DistanceSpec, RowSpec):
                     e = 0 if levels is None else _pair_levels(levels, a, b)
                     np.exp(-np.ldexp(beta * D[a:b], e), out=K[a:b])
             yield K
+
+    def array_block(self, library, A, B, distances=False):
+        """`exp_chi2_kernel`'s values (`distances`: `chi2_distance`'s)
+        computed by the library of A and B (None: A) on their device
+        (`_array_api`), differentiable."""
+        xp = library.xp
+        D = _array_api.pair_sums(library, A, B,
+                                 lambda x, y: _distance_term(xp, x, y))
+        return D if distances else xp.exp(-self.function_scale(self.params) * D)
 
     def function_gram(self, A, params, n_threads, between):
         """As `Spec`'s (beta has a default, 1), with the warning of

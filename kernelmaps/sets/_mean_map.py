@@ -5,6 +5,7 @@ import functools
 
 import numpy as np
 
+from .. import _array_api
 from .._engine.layout import max_abs, power_of_two_exponent, row_blocks
 from .._engine.pair_sums import pair_means, pair_sums, self_sums
 from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, point_median_gamma, resolve_gamma
@@ -28,6 +29,7 @@ from .._warnings import (
     warn_degenerate,
     warn_uninformative,
 )
+from . import _array_sets
 
 __all__ = ["median_heuristic", "mmd", "mmd_kernel", "sum_match_kernel"]
 
@@ -451,18 +453,30 @@ def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     0.1111111111111111
     """
     kernel = check_choice(kernel, "kernel", ("rbf", "laplacian"))
+    library = _array_api.library_of_objects(X=X)
+    if library is not None:  # (a scale: computed on the host, as a float)
+        X = _array_api.numpy_objects(library, X)
     return point_median_gamma(X, kernel=kernel, sample=sample, rng=rng)
 
 
 def _check_common(X, Y, kernel, gamma, degree, coef0, min_size=1):
-    """Validate what the set kernels share; returns whether the input is
-    lazy, Bags and a dict of kernel parameters (gamma checked, None left
-    for `_resolve_gamma`). Bags of Dask points stay lazy (their values are
-    checked in the tasks). Weighted sets are taken in memory
+    """Validate what the set kernels share; returns the input's mode (True:
+    lazy, False: in memory, or the `_array_api.ArrayLibrary` of sets of
+    another library), the sets (Bags, or `_array_sets.ArraySets` where the
+    library computes) and a dict of kernel parameters (gamma checked, None
+    left for `_resolve_gamma`). Bags of Dask points stay lazy (their values
+    are checked in the tasks). Weighted sets are taken in memory
     (`check_set_pair` refuses them lazy or beside lazy sets)."""
-    lazy = is_lazy(X, Y)
+    params = point_params(kernel, gamma, degree, coef0)
+    library = _array_api.library_of_objects(X=X, Y=Y)
+    if library is not None and library.native:
+        return library, *_array_sets.check_array_set_pair(library, X, Y,
+                                                          min_size), params
+    if library is not None:  # the compiled engine, on NumPy views
+        X, Y = (_array_api.numpy_objects(library, S) for S in (X, Y))
+    lazy = library is None and is_lazy(X, Y)
     X, Y = check_set_pair(X, Y, min_size=min_size, lazy=lazy, weighted=True)
-    return lazy, X, Y, point_params(kernel, gamma, degree, coef0)
+    return library or lazy, X, Y, params
 
 
 def point_params(kernel="rbf", gamma=None, degree=2, coef0=1.0):
@@ -493,8 +507,16 @@ def _run(core, name, X, Y, lazy, params, workers, progress, dtype, prepare=None,
     block of sets."""
     n_threads = resolve_workers(workers)
     check_progress(progress)
-    out = check_dtype(dtype, X, Y)
+    library = None if isinstance(lazy, bool) else lazy
+    if library is not None and library.native:
+        return _array_sets.run(name, X, Y, library, _resolve_gamma(
+            params, X, Y), _array_api.result_dtype(library, dtype, X, Y), **options)
+    out = check_dtype(library.numpy_dtype(dtype) if library else dtype, X, Y)
     params = _resolve_gamma(params, X, Y)
+    if library is not None:
+        return library.from_numpy(core(X, Y, params=params, symmetric=Y is None,
+                                       out=out, n_threads=n_threads,
+                                       progress=progress, **options))
     if lazy:
         if prepare is not None:
             prepare = functools.partial(prepare, params=params,
@@ -511,7 +533,10 @@ def _resolve_gamma(params, X, Y):
     """`params` with gamma=None resolved (`resolve_gamma` on Y, or X when Y
     is None): after every other check, since on lazy sets it computes the
     sampled points."""
-    gamma = resolve_gamma(params["gamma"], params["kernel"], X if Y is None else Y,
+    reference = X if Y is None else Y
+    if params["gamma"] is None and isinstance(reference, _array_sets.ArraySets):
+        reference = reference.bags()  # (the points, on the host)
+    gamma = resolve_gamma(params["gamma"], params["kernel"], reference,
                           data="X" if Y is None else "Y")
     return {**params, "gamma": gamma}
 

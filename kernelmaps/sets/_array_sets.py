@@ -1,0 +1,265 @@
+"""The kernels of sets on arrays of other libraries (`kernelmaps._array_api`):
+sets of PyTorch, JAX, CuPy or array-api-strict points checked in their
+library, and the mean map kernel, the MMD and the MMD kernel computed by
+that library on the points' device, differentiably.
+
+The sets are held padded, ``(n_sets, n_max, d)`` points and ``(n_sets,
+n_max)`` shares (1 / size on a set's points, 0 on the padding), so that
+each pair of sets' mean of point kernel values is a weighted sum of one
+block of values: no loop over sets or points.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from .. import _array_api
+from .._bags import Bags
+from .._engine.layout import power_of_two_exponent
+
+__all__ = ["ArraySets", "check_array_set_pair", "check_array_sets", "mean_map",
+           "mmd_squared", "run"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ArraySets:
+    """Checked sets of `library`: `padded` points (n_sets, n_max, d), the
+    `shares` of the points in their set's mean (n_sets, n_max), 1 / size on
+    each set's points and 0 on the padding, and the `sizes` (NumPy)."""
+
+    library: _array_api.ArrayLibrary
+    padded: object
+    shares: object
+    sizes: np.ndarray
+    weights = None  # (the sets' point weights, as a Bags': none)
+
+    def __len__(self):
+        return len(self.sizes)
+
+    @property
+    def dim(self):
+        return self.padded.shape[2]
+
+    @property
+    def dtype(self):
+        return self.padded.dtype
+
+    def bags(self):
+        """The sets as a NumPy `Bags` (their values copied to the host where
+        they are elsewhere)."""
+        P = self.library.to_numpy(self.padded)
+        points = np.concatenate([P[i, :n, :] for i, n in enumerate(self.sizes)])
+        return Bags(points, np.concatenate([[0], np.cumsum(self.sizes)]))
+
+
+def check_array_sets(library, X, name="X", *, min_size=1):
+    """`kernelmaps._validation.check_sets` for sets of `library`: a 3-D
+    array or a list of 2-D arrays of one width; real (float32 kept, other
+    real dtypes as float64), sets of at least `min_size` points, finite
+    where the values can be read; the same messages."""
+    xp = library.xp
+    if isinstance(X, Bags):
+        raise TypeError(f"{name} is a Bags of {library.name} points; give the "
+                        f"sets as a list of 2-D arrays or a 3-D array")
+    if isinstance(X, (list, tuple)):
+        if len(X) == 0:
+            raise ValueError(f"{name} must contain at least one set")
+        sets = [_check_set(library, S, f"{name}[{i}]") for i, S in enumerate(X)]
+        dims = {S.shape[1] for S in sets}
+        if len(dims) > 1:
+            raise ValueError(f"the sets of {name} must all have the same number "
+                             f"of features, got {sorted(dims)}")
+        dtype = xp.float32 if all(S.dtype == xp.float32 for S in sets) else xp.float64
+        sizes = np.array([S.shape[0] for S in sets], dtype=np.int64)
+        n_max = int(sizes.max())
+        padded = xp.stack([
+            xp.concat([xp.astype(S, dtype),
+                       xp.zeros((n_max - S.shape[0], S.shape[1]), dtype=dtype,
+                                device=library.device)])
+            for S in sets])
+    else:
+        if X.ndim != 3:
+            raise ValueError(f"{name} must be a list of 2-D arrays or a 3-D array "
+                             f"(n_sets, n_points, d), got {X.ndim} dimension(s)")
+        padded = _array_api.as_float(library, X, name)
+        sizes = np.full(X.shape[0], X.shape[1], dtype=np.int64)
+        if X.shape[0] == 0:
+            raise ValueError(f"{name} must contain at least one set")
+    if padded.shape[2] == 0:
+        raise ValueError(f"{name}: the sets have no feature (d == 0)")
+    small = np.flatnonzero(sizes < min_size)
+    if small.size:
+        i = small[0]
+        what = "is empty" if sizes[i] == 0 else f"has {sizes[i]} point(s)"
+        need = "" if min_size == 1 else f"; at least {min_size} are needed here"
+        raise ValueError(f"{name}[{i}] {what}{need}")
+    if not library.holds(xp.all(xp.isfinite(padded))):
+        bad = np.asarray(library.to_numpy(xp.all(xp.isfinite(padded), axis=(1, 2))))
+        raise ValueError(f"{name}[{np.flatnonzero(~bad)[0]}] contains NaN or "
+                         f"infinity")
+    n_max = padded.shape[1]
+    mask = np.arange(n_max)[None, :] < sizes[:, None]
+    shares = np.where(mask, 1.0 / np.maximum(sizes, 1)[:, None], 0.0)
+    return ArraySets(library, padded, library.from_numpy(shares.astype(
+        np.float32 if padded.dtype == xp.float32 else np.float64)), sizes)
+
+
+def _check_set(library, S, name):
+    if not _array_api.is_foreign(S) or S.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array of {library.name} points "
+                         f"(n_points, d)")
+    return _array_api.as_float(library, S, name)
+
+
+def _point_values(library, A, B, params):
+    """The point kernel between the points A (..., r, d) and B (..., c, d)
+    of `library`: (..., r, c)."""
+    xp = library.xp
+    kernel, gamma = params["kernel"], params["gamma"]
+    if kernel in ("rbf", "polynomial", "linear"):
+        if kernel == "rbf":  # |a - b|^2 of the points in units of gamma
+            A, B = A * gamma**0.5, B * gamma**0.5
+        products = A @ xp.matrix_transpose(B)
+        if kernel == "linear":
+            return products
+        if kernel == "polynomial":
+            return (gamma * products + params["coef0"]) ** params["degree"]
+        squares = (xp.expand_dims(xp.sum(A * A, axis=-1), axis=-1)
+                   + xp.expand_dims(xp.sum(B * B, axis=-1), axis=-2) - 2 * products)
+        return xp.exp(-xp.clip(squares, min=0))
+    differences = xp.expand_dims(A, axis=-2) - xp.expand_dims(B, axis=-3)
+    if kernel == "laplacian":
+        return xp.exp(-gamma * xp.sum(xp.abs(differences), axis=-1))
+    # energy: (|a| + |b| - |a - b|) / 2, the square roots safe at 0 (their
+    # gradient 0 there, not NaN)
+    return (xp.expand_dims(_norm(xp, A), axis=-1)
+            + xp.expand_dims(_norm(xp, B), axis=-2) - _norm(xp, differences)) / 2
+
+
+def _norm(xp, A):
+    """The Euclidean norms along the last axis, with gradient 0 at 0."""
+    squares = xp.sum(A * A, axis=-1)
+    positive = squares > 0
+    return xp.where(positive, xp.sqrt(xp.where(positive, squares, 1)), 0)
+
+
+def mean_map(library, A, B, params):
+    """The mean map kernel between the sets A and B (None: A) of `library`
+    (`ArraySets`), by blocks of sets of A within the memory budget
+    (`_array_api.row_blocks`): (len(A), len(B))."""
+    xp = library.xp
+    C = A if B is None else B
+    n_a, d = A.padded.shape[1], A.dim
+    m, n_c = len(C), C.padded.shape[1]
+    if params["kernel"] == "linear":  # the products of the set means
+        means = [xp.sum(S.padded * S.shares[..., None], axis=1) for S in (A, C)]
+        K = means[0] @ xp.matrix_transpose(means[1])
+        return K if B is not None else _array_api.symmetrised(library, K)
+    right = xp.reshape(C.padded, (m * n_c, d))
+    wide = params["kernel"] in ("laplacian", "energy")  # (differences)
+    row_bytes = n_a * m * n_c * 8 * (d + 2 if wide else 3)
+    blocks = []
+    for a, b in _array_api.row_blocks(len(A), row_bytes, library):
+        left = xp.reshape(A.padded[a:b, ...], ((b - a) * n_a, d))
+        values = xp.reshape(_point_values(library, left, right, params),
+                            (b - a, n_a, m, n_c))
+        values = xp.sum(values * C.shares[None, None, :, :], axis=-1)
+        blocks.append(xp.sum(values * A.shares[a:b, :, None], axis=1))
+    K = blocks[0] if len(blocks) == 1 else xp.concat(blocks)
+    return K if B is not None else _array_api.symmetrised(library, K)
+
+
+def _within(library, S, params, unbiased):
+    """Each set's mean of its point kernel values (`unbiased`: over the
+    pairs of distinct points), by blocks of sets."""
+    xp = library.xp
+    n_max = S.padded.shape[1]
+    eye = xp.eye(n_max, dtype=S.dtype, device=library.device)
+    if unbiased:  # sum over a != b of w_a w_b k(a, b), times n / (n - 1)
+        factor = library.from_numpy((S.sizes / (S.sizes - 1)).astype(
+            np.float32 if S.dtype == xp.float32 else np.float64))
+    values = []
+    for a, b in _array_api.row_blocks(len(S), n_max * n_max * 8 * (S.dim + 2),
+                                      library):
+        k = _point_values(library, S.padded[a:b, ...], S.padded[a:b, ...], params)
+        w = S.shares[a:b, :]
+        pairs = xp.expand_dims(w, axis=-1) * xp.expand_dims(w, axis=-2)
+        if unbiased:
+            values.append(xp.sum(k * pairs * (1 - eye), axis=(1, 2)) * factor[a:b])
+        else:
+            values.append(xp.sum(k * pairs, axis=(1, 2)))
+    return values[0] if len(values) == 1 else xp.concat(values)
+
+
+def mmd_squared(library, A, B, params, unbiased=False):
+    """MMD^2 between the sets of A and B (None: A, its diagonal 0), at
+    least 0 unless `unbiased`, as `kernelmaps.mmd` computes it."""
+    xp = library.xp
+    K = mean_map(library, A, B, params)
+    kx = _within(library, A, params, unbiased)
+    ky = kx if B is None else _within(library, B, params, unbiased)
+    D2 = kx[:, None] + ky[None, :] - 2 * K
+    if not unbiased:
+        D2 = xp.clip(D2, min=0)
+    if B is None:  # 0 on the diagonal, exactly
+        D2 = D2 * (1 - xp.eye(len(A), dtype=D2.dtype, device=library.device))
+    return D2
+
+
+def check_array_set_pair(library, X, Y, min_size=1):
+    """`kernelmaps._validation.check_set_pair` for sets of `library`
+    (`check_array_sets`): X and Y (None) of one width; float64 where
+    either is."""
+    X = check_array_sets(library, X, "X", min_size=min_size)
+    if Y is None:
+        return X, None
+    Y = check_array_sets(library, Y, "Y", min_size=min_size)
+    if X.dim != Y.dim:
+        raise ValueError(
+            f"Incompatible dimension for X and Y: the sets of X have "
+            f"{X.dim} features while those of Y have {Y.dim}"
+        )
+    if X.dtype != Y.dtype:
+        xp = library.xp
+        X, Y = (dataclasses.replace(S, padded=xp.astype(S.padded, xp.float64),
+                                    shares=xp.astype(S.shares, xp.float64))
+                for S in (X, Y))
+    return X, Y
+
+
+def run(name, X, Y, library, params, out, *, normalize=True, squared=False,
+        unbiased=False, gamma2=None):
+    """The set kernel `name` ("sum_match_kernel", "mmd", "mmd_kernel")
+    between the checked sets X and Y (None: X) of `library`, computed by
+    it, as `out` (the library's dtype), with the function's options; a
+    ValueError where a value overflows."""
+    xp = library.xp
+    e = 0
+    if params["kernel"] == "energy":  # points at a power-of-two scale (the
+        # kernel is homogeneous of degree 1): no square beyond float64
+        tops = [library.scalar(xp.max(xp.abs(S.padded))) for S in (X, Y)
+                if S is not None]
+        top = max((t for t in tops if t is not None), default=0.0)
+        e = min(max(power_of_two_exponent(top), -1000), 1000)
+        X, Y = (None if S is None else dataclasses.replace(S, padded=S.padded * 2.0**e)
+                for S in (X, Y))
+    if name == "sum_match_kernel":
+        K = mean_map(library, X, Y, params)
+        if not normalize:  # the sums: the means times the sizes
+            sizes = [library.from_numpy(S.sizes.astype(np.float64))
+                     for S in (X, X if Y is None else Y)]
+            K = K * xp.astype(sizes[0][:, None] * sizes[1][None, :], K.dtype)
+    else:
+        K = mmd_squared(library, X, Y, params, unbiased)
+    if e:
+        K = K * 2.0**-e
+    if name == "mmd" and not squared:
+        positive = K > 0
+        K = xp.where(positive, xp.sqrt(xp.where(positive, K, 1)), 0)
+    elif name == "mmd_kernel":
+        K = xp.exp(-gamma2 * K)
+    if not library.holds(xp.all(xp.isfinite(K))):
+        names = "X" if Y is None else "X and Y"
+        raise ValueError(f"the {params['kernel']} kernel values of {names} overflow "
+                         f"float64; scale {names} down or use smaller gamma/coef0")
+    return xp.astype(K, out, copy=False)

@@ -1,0 +1,434 @@
+"""Arrays of other libraries (issue 52): PyTorch, JAX and array-api-strict
+input gives the NumPy output in the input's library and on its device,
+computed by the compiled engine (PyTorch and JAX on the CPU without a
+gradient) or by the library (a gradient asked, another device,
+array-api-strict); gradients through the kernels; mixed inputs refused.
+
+Skipped where array-api-compat or the library is missing: ``.ci/run``
+installs them (the README's test command does not)."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import kernelmaps as km
+
+pytest.importorskip("array_api_compat")
+
+HISTOGRAM_FUNCTIONS = [km.additive_chi2_kernel, km.intersection_kernel,
+                       km.hellinger_kernel, km.js_kernel, km.exp_chi2_kernel,
+                       km.chi2_distance]
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _jnp():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    return jnp
+
+
+def _strict():
+    return pytest.importorskip("array_api_strict")
+
+
+# (name, the library's array of a NumPy array, its values back in NumPy)
+LIBRARIES = {
+    "torch": (lambda a: _torch().asarray(a),
+              lambda a: a.detach().numpy()),
+    "torch_grad": (lambda a: _torch().asarray(a).requires_grad_(),
+                   lambda a: a.detach().numpy()),
+    "jax": (lambda a: _jnp().asarray(a), np.asarray),
+    "strict": (lambda a: _strict().asarray(a), lambda a: np.asarray(a)),
+}
+
+
+def histograms(dtype, shape=(9, 6), seed=0):
+    """Histograms with zeros (where x + y = 0 for some pairs)."""
+    rng = np.random.default_rng(seed)
+    H = rng.random(shape).astype(dtype)
+    H[0, :2] = 0
+    H[-1, 1:3] = 0
+    return H
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("pair", [False, True])
+@pytest.mark.parametrize("function", HISTOGRAM_FUNCTIONS,
+                         ids=lambda f: f.__name__)
+def test_histogram_kernels_equal_numpy(function, pair, dtype, library):
+    to_library, to_numpy = LIBRARIES[library]
+    X = histograms(dtype)
+    Y = histograms(dtype, (5, 6), seed=1) if pair else None
+    expected = function(X, Y)
+    K = function(to_library(X), None if Y is None else to_library(Y))
+    assert type(K) is type(to_library(X))
+    values = to_numpy(K)
+    assert values.dtype == expected.dtype
+    if library in ("torch", "jax"):  # the compiled engine: NumPy's bits
+        assert_array_equal(values, expected)
+    else:
+        assert_allclose(values, expected, rtol=1e-12 if dtype == np.float64 else 1e-5,
+                        atol=1e-300 if dtype == np.float64 else 1e-30)
+    if not pair:
+        assert_array_equal(values, values.T)
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e150])
+@pytest.mark.parametrize("function", [*HISTOGRAM_FUNCTIONS[:4], km.chi2_distance],
+                         ids=lambda f: f.__name__)
+def test_histogram_kernels_at_extreme_scales(function, scale):
+    """Computed by the library: the homogeneous kernels at 1e-150 and
+    1e150, where products of two values leave float64."""
+    torch = _torch()
+    X, Y = histograms(np.float64) * scale, histograms(np.float64, (4, 6), 1) * scale
+    K = function(torch.asarray(X).requires_grad_(), torch.asarray(Y))
+    assert_allclose(K.detach().numpy(), function(X, Y), rtol=1e-12)
+
+
+def test_the_dtype_argument():
+    torch = _torch()
+    X = histograms(np.float32)
+    for tensor in (torch.asarray(X), torch.asarray(X).requires_grad_()):
+        assert km.additive_chi2_kernel(tensor).dtype == torch.float32
+        assert km.additive_chi2_kernel(tensor, dtype=np.float64).dtype == torch.float64
+        K = km.additive_chi2_kernel(tensor, dtype=torch.float64)
+        assert K.dtype == torch.float64
+        with pytest.raises(ValueError, match="dtype must be"):
+            km.additive_chi2_kernel(tensor, dtype="int8")
+
+
+def test_bad_input_has_the_numpy_message():
+    torch = _torch()
+    X = histograms(np.float64)
+    bad = X.copy()
+    bad[2, 3] = -1.0
+    for values, message in ((bad, "X contains negative values"),
+                            (np.where(bad < 0, np.nan, X), "X contains NaN"),
+                            (X[0], "X must be a 2-D array"),
+                            (X[:0], "X is empty")):
+        for tensor in (torch.asarray(values), torch.asarray(values).requires_grad_()):
+            with pytest.raises(ValueError, match=message):
+                km.additive_chi2_kernel(tensor)
+    with pytest.raises(TypeError, match="real numbers"):
+        km.additive_chi2_kernel(torch.asarray(X + 1j))
+    with pytest.raises(ValueError, match="Incompatible dimension"):
+        km.additive_chi2_kernel(torch.asarray(X).requires_grad_(),
+                                torch.asarray(X[:, :3]))
+    with pytest.raises(ValueError, match="beta"):
+        km.exp_chi2_kernel(torch.asarray(X).requires_grad_(), beta=-1.0)
+
+
+def test_mixed_libraries_and_devices_refused():
+    torch = _torch()
+    X = histograms(np.float64)
+    with pytest.raises(TypeError, match=r"X is a torch\.Tensor and Y a numpy\.ndarray"):
+        km.additive_chi2_kernel(torch.asarray(X), X)
+    with pytest.raises(TypeError, match="one library"):
+        km.js_kernel(X, torch.asarray(X))
+    with pytest.raises(ValueError, match="X is on device cpu and Y on device meta"):
+        km.additive_chi2_kernel(torch.asarray(X), torch.empty(3, 6, device="meta",
+                                                              dtype=torch.float64))
+
+
+def test_the_output_stays_on_the_input_device():
+    """PyTorch's ``meta`` device (no GPU here): computed by the library
+    there, its values unread (their checks skipped)."""
+    torch = _torch()
+    X = torch.empty(9, 6, device="meta", dtype=torch.float64)
+    Y = torch.empty(4, 6, device="meta", dtype=torch.float64)
+    for function in HISTOGRAM_FUNCTIONS:
+        K = function(X, Y)
+        assert K.device.type == "meta" and tuple(K.shape) == (9, 4)
+        assert K.dtype == torch.float64
+
+
+def test_blocks_within_the_working_memory():
+    """A budget smaller than one (n, m, d) temporary: the library's values
+    in blocks of rows are the same."""
+    torch = _torch()
+    X = torch.asarray(histograms(np.float64, (50, 8))).requires_grad_()
+    whole = km.additive_chi2_kernel(X)
+    with km.config_context(working_memory=0.01):  # 10 KiB: blocks of 3 rows
+        blocked = km.additive_chi2_kernel(X)
+    assert_array_equal(blocked.detach().numpy(), whole.detach().numpy())
+
+
+@pytest.mark.parametrize("function", [km.additive_chi2_kernel, km.chi2_distance,
+                                      km.exp_chi2_kernel, km.intersection_kernel,
+                                      km.js_kernel, km.hellinger_kernel],
+                         ids=lambda f: f.__name__)
+def test_gradcheck(function):
+    """``torch.autograd.gradcheck`` in float64, with respect to X and Y
+    (histograms away from 0, where each term is smooth)."""
+    torch = _torch()
+    X = torch.asarray(histograms(np.float64, (4, 5)) + 0.1).requires_grad_()
+    Y = torch.asarray(histograms(np.float64, (3, 5), seed=1) + 0.1).requires_grad_()
+    assert torch.autograd.gradcheck(function, (X, Y))
+    assert torch.autograd.gradcheck(lambda A: function(A), (X,))
+
+
+@pytest.mark.parametrize("function", [km.additive_chi2_kernel, km.exp_chi2_kernel,
+                                      km.js_kernel], ids=lambda f: f.__name__)
+def test_jax_grad_equals_torch(function):
+    torch, jnp = _torch(), _jnp()
+    import jax
+
+    X = histograms(np.float64, (4, 5)) + 0.1
+    Y = histograms(np.float64, (3, 5), seed=1)  # with zeros: gradient 0, not NaN
+    weights = np.random.default_rng(2).standard_normal((4, 3))
+
+    def loss(A, B):
+        return (function(A, B) * jnp.asarray(weights)).sum()
+
+    gx, gy = jax.grad(loss, argnums=(0, 1))(jnp.asarray(X), jnp.asarray(Y))
+    A, B = (torch.asarray(v).requires_grad_() for v in (X, Y))
+    (function(A, B) * torch.asarray(weights)).sum().backward()
+    for g, t in ((gx, A.grad), (gy, B.grad)):
+        assert np.all(np.isfinite(np.asarray(g)))
+        assert_allclose(np.asarray(g), t.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_the_input_is_not_changed():
+    torch = _torch()
+    X = histograms(np.float64)
+    for tensor in (torch.asarray(X.copy()), torch.asarray(X.copy()).requires_grad_()):
+        km.exp_chi2_kernel(tensor)
+        assert_array_equal(tensor.detach().numpy(), X)
+
+
+# -- sets -------------------------------------------------------------------
+
+SET_FUNCTIONS = {
+    "sum_match_kernel": (km.sum_match_kernel, {}),
+    "sums": (km.sum_match_kernel, {"normalize": False}),
+    "mmd": (km.mmd, {}),
+    "mmd_unbiased": (km.mmd, {"squared": True, "unbiased": True}),
+    "mmd_kernel": (km.mmd_kernel, {"gamma2": 0.7}),
+}
+POINT_KERNELS = ["rbf", "laplacian", "linear", "polynomial", "energy"]
+
+
+def point_sets(dtype, seed=0, sizes=(4, 7, 5, 6), shift=0.0):
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal((n, 3)) + shift).astype(dtype) for n in sizes]
+
+
+def as_library(sets, to_library):
+    if sets is None:
+        return None
+    if isinstance(sets, list):
+        return [to_library(s) for s in sets]
+    return to_library(sets)
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("layout", ["list", "list_pair", "3d", "3d_pair"])
+@pytest.mark.parametrize("kernel", POINT_KERNELS)
+@pytest.mark.parametrize("function", sorted(SET_FUNCTIONS))
+def test_set_kernels_equal_numpy(function, kernel, layout, library):
+    f, options = SET_FUNCTIONS[function]
+    to_library, to_numpy = LIBRARIES[library]
+    X = point_sets(np.float64)
+    Y = point_sets(np.float64, 1, (3, 8, 5), 0.3) if layout.endswith("pair") else None
+    if layout.startswith("3d"):
+        X = np.stack([s[:4] for s in X])
+        Y = None if Y is None else np.stack([s[:3] for s in Y])
+    with np.errstate(all="ignore"), pytest.warns() if False else _quiet():
+        expected = f(X, Y, kernel=kernel, **options)
+        K = f(as_library(X, to_library), as_library(Y, to_library), kernel=kernel,
+              **options)
+    assert type(K) is type(to_library(X[0]))
+    values = to_numpy(K)
+    if library in ("torch", "jax"):
+        assert_array_equal(values, expected)
+    else:
+        assert_allclose(values, expected, rtol=1e-12, atol=1e-13)
+
+
+def _quiet():
+    import warnings
+
+    manager = warnings.catch_warnings()
+    manager.__enter__()
+    warnings.simplefilter("ignore")
+
+    class Quiet:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            manager.__exit__(*exc)
+
+    return Quiet()
+
+
+@pytest.mark.parametrize("function", ["sum_match_kernel", "mmd", "mmd_kernel"])
+def test_set_kernels_float32(function):
+    torch = _torch()
+    f, options = SET_FUNCTIONS[function]
+    X = point_sets(np.float32)
+    K = f([torch.asarray(s).requires_grad_() for s in X], gamma=0.5, **options)
+    assert K.dtype == torch.float32
+    assert_allclose(K.detach().numpy(), f(X, gamma=0.5, **options), rtol=1e-5,
+                    atol=1e-6)
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e150])
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian", "energy"])
+def test_set_kernels_at_extreme_scales(kernel, scale):
+    """Computed by PyTorch: the median heuristic's gamma (rbf, laplacian)
+    and the energy kernel's power-of-two scale keep the values in range."""
+    torch = _torch()
+    X = [s * scale for s in point_sets(np.float64)]
+    D = km.mmd([torch.asarray(s).requires_grad_() for s in X], kernel=kernel)
+    assert_allclose(D.detach().numpy(), km.mmd(X, kernel=kernel), rtol=1e-10,
+                    atol=1e-12 * (scale if kernel == "energy" else 1))
+
+
+@pytest.mark.parametrize("kernel", POINT_KERNELS)
+@pytest.mark.parametrize("function", ["sum_match_kernel", "mmd", "mmd_kernel"])
+def test_set_kernels_gradcheck(function, kernel):
+    """``torch.autograd.gradcheck`` (float64) with respect to the points of
+    every set, X and Y (the MMD away from 0, where its square root is
+    smooth)."""
+    torch = _torch()
+    f = SET_FUNCTIONS[function][0]
+    X = [torch.asarray(s).requires_grad_() for s in point_sets(np.float64, 0, (3, 4))]
+    Y = [torch.asarray(s).requires_grad_()
+         for s in point_sets(np.float64, 1, (2, 3), 0.5)]
+
+    def call(*points):
+        return f(list(points[:2]), list(points[2:]), kernel=kernel, gamma=0.3)
+
+    assert torch.autograd.gradcheck(call, (*X, *Y))
+
+
+def test_set_kernels_gradcheck_3d_and_symmetric():
+    torch = _torch()
+    X = torch.asarray(np.stack(point_sets(np.float64, 0, (3, 3, 3)))).requires_grad_()
+    assert torch.autograd.gradcheck(lambda A: km.mmd_kernel(A, gamma=0.5), (X,))
+    assert torch.autograd.gradcheck(lambda A: km.sum_match_kernel(A, gamma=0.5), (X,))
+    # the MMD's diagonal is 0: its gradient there is 0, not NaN
+    km.mmd(X, gamma=0.5).sum().backward()
+    assert torch.all(torch.isfinite(X.grad))
+
+
+@pytest.mark.parametrize("kernel", POINT_KERNELS)
+def test_set_kernels_jax_grad_equals_torch(kernel):
+    torch, jnp = _torch(), _jnp()
+    import jax
+
+    X = np.stack(point_sets(np.float64, 0, (4, 4, 4)))
+    Y = np.stack(point_sets(np.float64, 1, (4, 4), 0.5))
+
+    def loss(A, B):
+        return (km.mmd(A, B, kernel=kernel, gamma=0.4) ** 2).sum()
+
+    gx, gy = jax.grad(loss, argnums=(0, 1))(jnp.asarray(X), jnp.asarray(Y))
+    A, B = (torch.asarray(v).requires_grad_() for v in (X, Y))
+    loss(A, B).backward()
+    assert_allclose(np.asarray(gx), A.grad.numpy(), rtol=1e-10, atol=1e-13)
+    assert_allclose(np.asarray(gy), B.grad.numpy(), rtol=1e-10, atol=1e-13)
+
+
+def test_set_kernels_on_the_meta_device():
+    torch = _torch()
+    X = [torch.empty(n, 3, device="meta", dtype=torch.float64) for n in (3, 5)]
+    Y = torch.empty(4, 6, 3, device="meta", dtype=torch.float64)
+    for f in (km.sum_match_kernel, km.mmd, km.mmd_kernel):
+        K = f(X, [Y[0], Y[1]], gamma=1.0)
+        assert K.device.type == "meta" and tuple(K.shape) == (2, 2)
+        K = f(Y, gamma=1.0, kernel="energy")
+        assert K.device.type == "meta" and tuple(K.shape) == (4, 4)
+
+
+def test_set_input_refused_clearly():
+    torch = _torch()
+    X = point_sets(np.float64)
+    bad = [s.copy() for s in X]
+    bad[2][1, 0] = np.nan
+    for grad in (False, True):
+        def tensors(sets, grad=grad):
+            return [torch.asarray(s).requires_grad_(grad) for s in sets]
+
+        with pytest.raises(ValueError, match=r"X\[2\] contains NaN"):
+            km.mmd(tensors(bad))
+        with pytest.raises(ValueError, match="Incompatible dimension"):
+            km.mmd(tensors(X), tensors([s[:, :2] for s in X]))
+        with pytest.raises(ValueError, match=r"X\[1\] has 1 point"):
+            km.mmd(tensors([X[0], X[1][:1]]), squared=True, unbiased=True)
+    with pytest.raises(TypeError, match=r"X\[0\] is a torch\.Tensor and X\[1\] a "
+                                        r"numpy\.ndarray"):
+        km.mmd([torch.asarray(X[0]), X[1]])
+    with pytest.raises(TypeError, match="one library"):
+        km.sum_match_kernel(X, [torch.asarray(s) for s in X])
+
+
+def test_median_heuristic_gamma_is_numpys():
+    """gamma=None: the median heuristic of the same sampled points."""
+    torch = _torch()
+    X = point_sets(np.float64, 3, (40, 30, 50))
+    K = km.sum_match_kernel([torch.asarray(s).requires_grad_() for s in X])
+    assert_allclose(K.detach().numpy(), km.sum_match_kernel(X), rtol=1e-12)
+
+
+def test_under_jit_and_grad():
+    """JAX under ``jit`` (values unread: their checks skipped; gamma=None
+    refused clearly) and ``grad`` of a loss with gamma=None."""
+    jnp = _jnp()
+    import jax
+
+    X = np.stack(point_sets(np.float64, 0, (4, 4, 4)))
+    K = jax.jit(lambda A: km.mmd_kernel(A, gamma=0.5))(jnp.asarray(X))
+    assert_allclose(np.asarray(K), km.mmd_kernel(X, gamma=0.5), rtol=1e-12)
+    with pytest.raises(ValueError, match="give gamma"):
+        jax.jit(lambda A: km.mmd(A))(jnp.asarray(X))
+    g = jax.grad(lambda A: km.mmd(A[:2], A[2:]).sum())(jnp.asarray(X))
+    assert np.all(np.isfinite(np.asarray(g)))
+    H = histograms(np.float64)
+    K = jax.jit(km.additive_chi2_kernel)(jnp.asarray(H))
+    assert_allclose(np.asarray(K), km.additive_chi2_kernel(H), rtol=1e-12)
+
+
+def test_median_heuristic():
+    torch = _torch()
+    X = point_sets(np.float64, 4, (30, 20))
+    expected = km.median_heuristic(X)
+    for grad in (False, True):
+        sets = [torch.asarray(s).requires_grad_(grad) for s in X]
+        assert km.median_heuristic(sets) == expected
+        assert km.median_heuristic(torch.asarray(X[0]).requires_grad_(grad),
+                                   kernel="laplacian") == km.median_heuristic(
+            X[0], kernel="laplacian")
+
+
+@pytest.mark.parametrize("method", ["permutation", "wild_bootstrap", "aggregated",
+                                    "fuse", "cross", "linear"])
+def test_mmd_test_result_is_numpys(method):
+    """Tested on the host: the same result, p-value included, for the same
+    rng (points, and sets with the mean map kernel)."""
+    torch = _torch()
+    rng = np.random.default_rng(5)
+    X, Y = rng.standard_normal((60, 3)), rng.standard_normal((60, 3)) + 0.4
+    options = {"method": method, "rng": 1}
+    if method not in ("cross", "linear"):
+        options["n_resamples"] = 99
+    expected = km.mmd_test(X, Y, **options)
+    for grad in (False, True):
+        result = km.mmd_test(torch.asarray(X).requires_grad_(grad),
+                             torch.asarray(Y).requires_grad_(grad), **options)
+        assert result.pvalue == expected.pvalue
+        assert_array_equal(result.statistic, expected.statistic)
+    if method == "linear":  # (on sets, it needs a feature map)
+        return
+    A, B = point_sets(np.float64, 6, (5,) * 12), point_sets(np.float64, 7, (6,) * 12)
+    expected = km.mmd_test(A, B, kernel="mean_map", **options)
+    result = km.mmd_test([torch.asarray(s) for s in A], [torch.asarray(s) for s in B],
+                         kernel="mean_map", **options)
+    assert result.pvalue == expected.pvalue
