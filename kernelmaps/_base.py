@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 
+from ._array_api import library_of_objects, numpy_objects
 from ._bags import Bags
 from ._hints import SEED_NAMES, rng_message
 from ._lazy import is_lazy
@@ -275,7 +276,12 @@ class FeatureMap(Estimator):
     def _fitted(self, X, workers, progress):
         """Fit on `X`; the features of `X` where `_fit` gives them too (a
         pair: the fitted attributes, and the features, as the kernel
-        estimators give their training kernel), else None."""
+        estimators give their training kernel), else None. Arrays of
+        another library are fitted on the host (`kernelmaps._array_api`):
+        `transform` moves what the map learned to their device."""
+        library = library_of_objects(X=X)
+        if library is not None:
+            X = numpy_objects(library, X)
         fitted = self._fit(X, resolve_workers(workers), check_progress(progress))
         state, features = fitted if isinstance(fitted, tuple) else (fitted, None)
         self._set_fitted({**state, **fit_weighted(X)})

@@ -34,6 +34,7 @@ import math
 import numpy as np
 import scipy.sparse
 
+from ._array_api import library_of_objects, numpy_objects, row_blocks
 from ._bags import Bags
 from ._base import check_weights_kept
 from ._engine.layout import max_abs
@@ -44,7 +45,8 @@ from ._parallel import check_progress
 from ._probes import as_float_array, float_dtype, is_dask_array
 from ._validation import check_fourier_range, check_sets
 
-__all__ = ["blocked_rows", "blocked_sets", "checked_rows", "fourier_features"]
+__all__ = ["array_fourier_features", "blocked_rows", "blocked_sets", "checked_rows",
+           "fourier_features"]
 
 
 def _call(fmap, name, args, kwargs):
@@ -68,6 +70,10 @@ def blocked_rows(method=None, *, check=None):
 
     @functools.wraps(method)
     def transform(self, X, *args, progress=False, **kwargs):
+        library = library_of_objects(X=X)
+        if library is not None:
+            return _array_transform(self, transform, library, X, args, progress,
+                                    kwargs)
         if not is_dask_array(X):
             if check is not None:  # (fitted first)
                 X = checked_rows(self, X, check)
@@ -93,6 +99,28 @@ def blocked_rows(method=None, *, check=None):
         )
 
     return transform
+
+
+def _array_transform(fmap, transform, library, X, args, progress, kwargs):
+    """The map's `transform` of `X`, an array or sets of `library`
+    (`kernelmaps._array_api`), in the library: by `transform` itself on
+    its NumPy view, or (`library.native`) by the map's `_array_features`,
+    computed by the library on the device of `X`, differentiably
+    (`workers` and `progress` then unused); a TypeError for a map that
+    has none."""
+    if not library.native:
+        return library.from_numpy(transform(fmap, numpy_objects(library, X), *args,
+                                            progress=progress, **kwargs))
+    features = getattr(fmap, "_array_features", None)
+    if features is None:
+        raise TypeError(
+            f"{type(fmap).__name__}.transform computes with NumPy only: give "
+            f"{library.name} arrays on the CPU without a gradient (the compiled "
+            f"engine then computes, the result in {library.name}), or NumPy "
+            f"arrays"
+        )
+    fmap._check_fitted()
+    return features(library, X)
 
 
 def checked_rows(fmap, X, check):
@@ -139,6 +167,10 @@ def blocked_sets(per_point=(), weighted=False, checked=False):
 
         @functools.wraps(method)
         def transform(self, sets, *args, progress=False, **kwargs):
+            library = library_of_objects(**{name: sets})
+            if library is not None:
+                return _array_transform(self, transform, library, sets, args,
+                                        progress, kwargs)
             check_weights_kept(self, sets, name)
             lazy = is_lazy(sets)
             takes = weighted(self) if callable(weighted) else weighted
@@ -312,3 +344,25 @@ def fourier_features(fmap, X, n_threads, name="X"):
         X = Bags(X, np.arange(X.shape[0] + 1))  # product and cosine of sets
     return set_means(X, fmap.weights_, fmap.offsets_, kind="cos", scale=scale,
                      n_threads=n_threads)
+
+
+def array_fourier_features(fmap, library, points, shares=None):
+    """`fourier_features` computed by `library` on the device of `points`,
+    differentiably: of each row of `points` (2-D, checked), or with
+    `shares` (padded sets, as `sets._array_sets.ArraySets` holds them:
+    points (n_sets, n_max, d), shares (n_sets, n_max)), each set's mean,
+    by blocks of sets. The fitted W and b move to that device."""
+    xp = library.xp
+    dtype = np.float32 if points.dtype == xp.float32 else np.float64
+    top = library.scalar(xp.max(xp.abs(points)))
+    if top is not None:
+        check_fourier_range(top, fmap._weight_norm, dtype, "X")
+    W, b = (library.from_numpy(a.astype(dtype)) for a in (fmap.weights_,
+                                                          fmap.offsets_))
+    scale = math.sqrt(2.0 / fmap.n_features_out_)
+    if shares is None:
+        return scale * xp.cos(points @ W + b)
+    row_bytes = 2 * points.shape[1] * W.shape[1] * dtype().itemsize
+    blocks = [xp.sum(xp.cos(points[a:z, ...] @ W + b) * shares[a:z, :, None], axis=1)
+              for a, z in row_blocks(points.shape[0], row_bytes, library)]
+    return scale * (blocks[0] if len(blocks) == 1 else xp.concat(blocks))

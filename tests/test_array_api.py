@@ -231,6 +231,7 @@ def as_library(sets, to_library):
 @pytest.mark.parametrize("layout", ["list", "list_pair", "3d", "3d_pair"])
 @pytest.mark.parametrize("kernel", POINT_KERNELS)
 @pytest.mark.parametrize("function", sorted(SET_FUNCTIONS))
+@pytest.mark.filterwarnings("ignore::kernelmaps.DegenerateWarning")
 def test_set_kernels_equal_numpy(function, kernel, layout, library):
     f, options = SET_FUNCTIONS[function]
     to_library, to_numpy = LIBRARIES[library]
@@ -239,33 +240,15 @@ def test_set_kernels_equal_numpy(function, kernel, layout, library):
     if layout.startswith("3d"):
         X = np.stack([s[:4] for s in X])
         Y = None if Y is None else np.stack([s[:3] for s in Y])
-    with np.errstate(all="ignore"), pytest.warns() if False else _quiet():
-        expected = f(X, Y, kernel=kernel, **options)
-        K = f(as_library(X, to_library), as_library(Y, to_library), kernel=kernel,
-              **options)
+    expected = f(X, Y, kernel=kernel, **options)
+    K = f(as_library(X, to_library), as_library(Y, to_library), kernel=kernel,
+          **options)
     assert type(K) is type(to_library(X[0]))
     values = to_numpy(K)
     if library in ("torch", "jax"):
         assert_array_equal(values, expected)
     else:
         assert_allclose(values, expected, rtol=1e-12, atol=1e-13)
-
-
-def _quiet():
-    import warnings
-
-    manager = warnings.catch_warnings()
-    manager.__enter__()
-    warnings.simplefilter("ignore")
-
-    class Quiet:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            manager.__exit__(*exc)
-
-    return Quiet()
 
 
 @pytest.mark.parametrize("function", ["sum_match_kernel", "mmd", "mmd_kernel"])
@@ -432,3 +415,72 @@ def test_mmd_test_result_is_numpys(method):
     result = km.mmd_test([torch.asarray(s) for s in A], [torch.asarray(s) for s in B],
                          kernel="mean_map", **options)
     assert result.pvalue == expected.pvalue
+
+
+# -- maps -------------------------------------------------------------------
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_fourier_maps_equal_numpy(kernel, dtype, library):
+    to_library, to_numpy = LIBRARIES[library]
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((21, 3)).astype(dtype)
+    sets = [s.astype(dtype) for s in point_sets(np.float64, 9, (4, 6, 5))]
+    rff = km.RandomFourierFeatures(51, kernel=kernel, gamma=0.5, rng=0).fit(X)
+    rdf = km.RandomDistributionFeatures(51, kernel=kernel, gamma=0.5, rng=0).fit(sets)
+    for Z, expected in ((rff.transform(to_library(X)), rff.transform(X)),
+                        (rdf.transform([to_library(s) for s in sets]),
+                         rdf.transform(sets))):
+        assert type(Z) is type(to_library(X))
+        values = to_numpy(Z)
+        assert values.dtype == expected.dtype
+        if library in ("torch", "jax"):
+            assert_array_equal(values, expected)
+        else:
+            assert_allclose(values, expected,
+                            atol=1e-14 if dtype == np.float64 else 1e-6)
+
+
+def test_fourier_maps_gradcheck():
+    torch = _torch()
+    rng = np.random.default_rng(10)
+    X = torch.asarray(rng.standard_normal((5, 3))).requires_grad_()
+    sets = [torch.asarray(s).requires_grad_()
+            for s in point_sets(np.float64, 11, (3, 4))]
+    rff = km.RandomFourierFeatures(7, gamma=0.5, rng=0).fit(X)
+    rdf = km.RandomDistributionFeatures(7, gamma=0.5, rng=0).fit(sets)
+    assert torch.autograd.gradcheck(rff.transform, (X,))
+    assert torch.autograd.gradcheck(lambda *s: rdf.transform(list(s)), tuple(sets))
+
+
+def test_fourier_maps_jax_grad_equals_torch():
+    torch, jnp = _torch(), _jnp()
+    import jax
+
+    X = np.stack(point_sets(np.float64, 12, (4, 4, 4)))
+    rdf = km.RandomDistributionFeatures(9, gamma=0.5, rng=0).fit(X)
+    g = jax.grad(lambda A: (rdf.transform(A) ** 3).sum())(jnp.asarray(X))
+    A = torch.asarray(X).requires_grad_()
+    (rdf.transform(A) ** 3).sum().backward()
+    assert_allclose(np.asarray(g), A.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_maps_fit_on_arrays_and_the_others_exchange():
+    """fit on a library's arrays fits on their values; a map without a
+    computation in the library takes CPU arrays through NumPy and refuses
+    a gradient clearly."""
+    torch = _torch()
+    H = histograms(np.float64, (30, 6))
+    fmap = km.Chi2DirectMap(3).fit(torch.asarray(H).requires_grad_())
+    expected = km.Chi2DirectMap(3).fit(H)
+    assert_array_equal(fmap.transform(torch.asarray(H)).numpy(), expected.transform(H))
+    with pytest.raises(TypeError, match=r"Chi2DirectMap\.transform computes with"):
+        fmap.transform(torch.asarray(H).requires_grad_())
+    Z = km.RandomFourierFeatures(8, rng=0).fit_transform(torch.asarray(H))
+    assert_array_equal(Z.numpy(), km.RandomFourierFeatures(8, rng=0).fit_transform(H))
+    rff = km.RandomFourierFeatures(8, rng=0).fit(H)
+    with pytest.raises(ValueError, match="X has 5 features"):
+        rff.transform(torch.asarray(H[:, :5]).requires_grad_())
+    with pytest.raises(ValueError, match="not fitted"):
+        km.RandomFourierFeatures(8).transform(torch.asarray(H).requires_grad_())

@@ -59,18 +59,30 @@ def _projections(points, directions, n_threads):
     at most PROJECTION_WORK), else blocks of rows of a 16th of that,
     between which Ctrl-C stops (BLAS rounds some rows of a block otherwise
     than in the whole product: such large projections differ in the last
-    bit from one product, whatever the threads)."""
+    bit from one product, whatever the threads).
+
+    float32 points are projected with float64 sums (a float64 product of
+    each block), rounded to float32 once: a float32 product rounds each
+    sum of d terms as its BLAS kernel does, which differs between rows and
+    machines, so that equal points could project a unit apart, a
+    difference that a small p raises to a large share of the distance."""
     dtype = points.dtype
-    D = directions.T.astype(dtype)
+    wide = dtype == np.float32
+    D = directions.T.astype(np.float64 if wide else dtype)
     P = touch_pages(np.empty((points.shape[0], D.shape[1]), dtype=dtype),
                     n_threads)
     work = _blas_work(P.size, D.shape[0], D.shape[1])
-    if work <= PROJECTION_WORK:
+    if work <= PROJECTION_WORK and not wide:
         np.matmul(points, D, out=P)
         return P
-    step = max(1, int(P.shape[0] * (PROJECTION_WORK / 16) // work))
+    step = (P.shape[0] if work <= PROJECTION_WORK  # (float32, one block)
+            else max(1, int(P.shape[0] * (PROJECTION_WORK / 16) // work)))
     for start in range(0, P.shape[0], step):
-        np.matmul(points[start:start + step], D, out=P[start:start + step])
+        block = points[start:start + step]
+        if wide:
+            P[start:start + step] = block.astype(np.float64) @ D
+        else:
+            np.matmul(block, D, out=P[start:start + step])
     return P
 
 

@@ -4,12 +4,18 @@ and DRDF."""
 
 import scipy.sparse
 
+from .. import _array_api
 from .._base import FeatureMap
 from .._draws import check_draw, fourier_state, resolve_draw
 from .._gamma import resolve_gamma
 from .._parallel import resolve_workers
 from .._probes import as_float_array
-from .._transforms import blocked_rows, blocked_sets, fourier_features
+from .._transforms import (
+    array_fourier_features,
+    blocked_rows,
+    blocked_sets,
+    fourier_features,
+)
 from .._validation import (
     check_choice,
     check_points,
@@ -20,6 +26,7 @@ from .._validation import (
     check_size,
     reshape_hint,
 )
+from ._array_sets import check_array_sets
 
 __all__ = [
     "DoublyRandomDistributionFeatures",
@@ -225,6 +232,12 @@ class RandomFourierFeatures(_Fourier):
         """
         return fourier_features(self, X, resolve_workers(workers))
 
+    def _array_features(self, library, X):
+        """`transform` of the rows of X of `library`, computed there."""
+        X = _array_api.check_rows(library, X, "X")
+        self._check_width(X.shape[1], "X")
+        return array_fourier_features(self, library, X)
+
 
 class RandomDistributionFeatures(_Fourier):
     r"""Random distribution features (RDF) [1]_: the mean of random Fourier
@@ -388,6 +401,12 @@ class RandomDistributionFeatures(_Fourier):
             In the dtype of the points (float32 or float64).
         """
         return fourier_features(self, X, resolve_workers(workers))
+
+    def _array_features(self, library, X):
+        """`transform` of the sets X of `library`, computed there."""
+        sets = check_array_sets(library, X, "X")
+        self._check_width(sets.dim, "X")
+        return array_fourier_features(self, library, sets.padded, sets.shares)
 
 
 class DoublyRandomDistributionFeatures(FeatureMap):

@@ -249,8 +249,10 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     directly). Weighted sets step where their cumulative weights do,
     direction by direction: their merges (four directions interleaved)
     cost several times more.
-    Costs are summed in float64; float32 points are projected and sorted
-    in float32 (the projections then hold about 7 digits).
+    Costs are summed in float64; float32 points are projected with
+    float64 sums, rounded once to float32 (equal points give equal
+    projections, whatever the BLAS), and sorted in float32 (the
+    projections hold about 7 digits).
 
     The distance is positively homogeneous: the points are scaled by a
     power of two (exact) before the projection, so that no cost overflows
