@@ -21,6 +21,7 @@ only when an array of another library is given.
 """
 
 import dataclasses
+import functools
 
 import numpy as np
 import scipy.sparse
@@ -29,8 +30,9 @@ from ._bags import Bags
 from ._config import working_memory_bytes
 from ._probes import is_dask_array
 
-__all__ = ["ArrayLibrary", "as_float", "check_rows", "library_of", "library_of_objects",
-           "numpy_objects", "pair_sums", "result_dtype", "row_blocks", "symmetrised"]
+__all__ = ["ArrayLibrary", "as_float", "check_rows", "exchanged", "library_of",
+           "library_of_objects", "numpy_objects", "pair_sums", "result_dtype",
+           "row_blocks", "symmetrised"]
 
 # Libraries whose CPU arrays the compiled engine takes through DLPack.
 _EXCHANGED = ("torch", "jax")
@@ -161,16 +163,18 @@ def library_of(**arrays):
             f"{a} is a {_type_name(given[a])} and {b} a {_type_name(given[b])}: "
             f"give every array in one library ({la} or {lb})"
         )
-    devices = {name: array_api_compat.device(a) for name, a in given.items()}
-    first = next(iter(devices))
+    # (None: unknown, as for a JAX tracer under a transformation)
+    devices = {name: device for name, a in given.items()
+               if (device := array_api_compat.device(a)) is not None}
+    first = next(iter(devices), None)
     for name, device in devices.items():
         if device != devices[first]:
             raise ValueError(
                 f"{first} is on device {devices[first]} and {name} on device "
                 f"{device}: move them to one device"
             )
-    library = names[first]
-    device = devices[first]
+    library = next(iter(names.values()))
+    device = devices.get(first)
     xp = array_api_compat.array_namespace(*given.values())
     native = not (library in _EXCHANGED and _on_cpu(library, device)
                   and not any(_wants_gradient(library, a) for a in given.values()))
@@ -337,3 +341,44 @@ def numpy_objects(library, S):
     if isinstance(S, (list, tuple)):
         return [library.to_numpy(a) for a in S]
     return library.to_numpy(S)
+
+
+def exchanged(func):
+    """Decorate a public function computed with NumPy only: arrays (or
+    sets) of another library among its arguments, on the CPU without a
+    gradient, are passed as their NumPy views and an array result (or each
+    array of a tuple result) returned in that library; on another device or
+    with a gradient, a TypeError says so. Calls without such arrays pay one
+    scan of the arguments."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        named = {f"argument {i}": a for i, a in enumerate(args)}
+        named.update(kwargs)
+        if not any(_has_foreign(a) for a in named.values()):
+            return func(*args, **kwargs)
+        library = library_of_objects(**{k: a for k, a in named.items()
+                                        if _has_foreign(a)})
+        if library.native:
+            raise TypeError(
+                f"{func.__name__} computes with NumPy only: give {library.name} "
+                f"arrays on the CPU without a gradient (the compiled engine then "
+                f"computes, the result in {library.name}), or NumPy arrays"
+            )
+        result = func(*(numpy_objects(library, a) for a in args),
+                      **{k: numpy_objects(library, a) for k, a in kwargs.items()})
+        if isinstance(result, tuple):
+            return tuple(library.from_numpy(r) if isinstance(r, np.ndarray) else r
+                         for r in result)
+        return library.from_numpy(result) if isinstance(result, np.ndarray) else result
+
+    return wrapper
+
+
+def _has_foreign(a):
+    """Whether `a`, or the first array of a list or a Bags, is foreign."""
+    if isinstance(a, (list, tuple)):
+        return bool(a) and is_foreign(a[0])
+    if isinstance(a, Bags):
+        return is_foreign(a.points)
+    return is_foreign(a)

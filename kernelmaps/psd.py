@@ -6,6 +6,7 @@ import math
 import numpy as np
 import scipy.linalg
 
+from ._array_api import exchanged
 from ._base import FeatureMap, in_container
 from ._engine import lapack
 from ._engine.layout import max_abs, power_of_two_exponent
@@ -25,6 +26,7 @@ __all__ = ["PSDProjector", "project_psd"]
 _METHODS = ("clip", "flip", "shift", "square")
 
 
+@exchanged
 def project_psd(K, *, method="clip", dtype=None, workers=None):
     r"""Positive semi-definite matrix nearest to a symmetric kernel matrix.
 

@@ -3,6 +3,7 @@ machines) and level-2 kernels on mean embeddings."""
 
 import numpy as np
 
+from .._array_api import exchanged
 from .._engine.layout import power_of_two_exponent
 from .._gamma import resolve_gamma
 from .._hints import takes_hints
@@ -26,6 +27,7 @@ __all__ = ["gaussian_expected_kernel", "level2_kernel"]
 
 
 @takes_hints()
+@exchanged
 def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rbf",
                              gamma=None, degree=2, coef0=1.0, workers=None,
                              progress=False, dtype=None):
@@ -147,6 +149,7 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     return cast_output(K, out, names)
 
 
+@exchanged
 def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
                   coef0=1.0, dtype=None):
     r"""A kernel on mean embeddings from their inner products.

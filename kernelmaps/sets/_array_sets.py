@@ -18,7 +18,7 @@ from .._bags import Bags
 from .._engine.layout import power_of_two_exponent
 
 __all__ = ["ArraySets", "check_array_set_pair", "check_array_sets", "mean_map",
-           "mmd_squared", "run"]
+           "mmd_squared", "run", "sliced_wasserstein"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,8 +163,10 @@ def mean_map(library, A, B, params):
         left = xp.reshape(A.padded[a:b, ...], ((b - a) * n_a, d))
         values = xp.reshape(_point_values(library, left, right, params),
                             (b - a, n_a, m, n_c))
-        values = xp.sum(values * C.shares[None, None, :, :], axis=-1)
-        blocks.append(xp.sum(values * A.shares[a:b, :, None], axis=1))
+        # the weighted sums over the points of the sets: products, no
+        # temporary of the values' size
+        values = xp.vecdot(values, C.shares[None, None, :, :])  # (b - a, n_a, m)
+        blocks.append(xp.matmul(A.shares[a:b, None, :], values)[:, 0, :])
     K = blocks[0] if len(blocks) == 1 else xp.concat(blocks)
     return K if B is not None else _array_api.symmetrised(library, K)
 
@@ -174,21 +176,34 @@ def _within(library, S, params, unbiased):
     pairs of distinct points), by blocks of sets."""
     xp = library.xp
     n_max = S.padded.shape[1]
-    eye = xp.eye(n_max, dtype=S.dtype, device=library.device)
-    if unbiased:  # sum over a != b of w_a w_b k(a, b), times n / (n - 1)
+    if unbiased:  # (the sum over a != b, times n / (n - 1))
         factor = library.from_numpy((S.sizes / (S.sizes - 1)).astype(
             np.float32 if S.dtype == xp.float32 else np.float64))
     values = []
     for a, b in _array_api.row_blocks(len(S), n_max * n_max * 8 * (S.dim + 2),
                                       library):
-        k = _point_values(library, S.padded[a:b, ...], S.padded[a:b, ...], params)
-        w = S.shares[a:b, :]
-        pairs = xp.expand_dims(w, axis=-1) * xp.expand_dims(w, axis=-2)
+        points, w = S.padded[a:b, ...], S.shares[a:b, :]
+        k = _point_values(library, points, points, params)
+        total = xp.vecdot(w, xp.matmul(k, w[:, :, None])[:, :, 0])
         if unbiased:
-            values.append(xp.sum(k * pairs * (1 - eye), axis=(1, 2)) * factor[a:b])
-        else:
-            values.append(xp.sum(k * pairs, axis=(1, 2)))
+            total = (total - xp.vecdot(w * w, _self_values(library, points, params))
+                     ) * factor[a:b]
+        values.append(total)
     return values[0] if len(values) == 1 else xp.concat(values)
+
+
+def _self_values(library, points, params):
+    """k(a, a) for the points (..., n, d): (..., n)."""
+    xp = library.xp
+    kernel = params["kernel"]
+    if kernel in ("rbf", "laplacian"):
+        return xp.ones(points.shape[:-1], dtype=points.dtype, device=library.device)
+    if kernel == "energy":
+        return _norm(xp, points)
+    squares = xp.sum(points * points, axis=-1)
+    if kernel == "polynomial":
+        return (params["gamma"] * squares + params["coef0"]) ** params["degree"]
+    return squares
 
 
 def mmd_squared(library, A, B, params, unbiased=False):
@@ -237,10 +252,7 @@ def run(name, X, Y, library, params, out, *, normalize=True, squared=False,
     e = 0
     if params["kernel"] == "energy":  # points at a power-of-two scale (the
         # kernel is homogeneous of degree 1): no square beyond float64
-        tops = [library.scalar(xp.max(xp.abs(S.padded))) for S in (X, Y)
-                if S is not None]
-        top = max((t for t in tops if t is not None), default=0.0)
-        e = min(max(power_of_two_exponent(top), -1000), 1000)
+        e = _unit_exponent(library, X, Y)
         X, Y = (None if S is None else dataclasses.replace(S, padded=S.padded * 2.0**e)
                 for S in (X, Y))
     if name == "sum_match_kernel":
@@ -263,3 +275,96 @@ def run(name, X, Y, library, params, out, *, normalize=True, squared=False,
         raise ValueError(f"the {params['kernel']} kernel values of {names} overflow "
                          f"float64; scale {names} down or use smaller gamma/coef0")
     return xp.astype(K, out, copy=False)
+
+
+def sliced_wasserstein(library, X, Y, directions, p, out):
+    """`kernelmaps.sliced_wasserstein` between the checked sets X and Y
+    (None: X) of `library` on the unit `directions` (L, d) (NumPy,
+    float64), computed by the library, differentiably, as `out`.
+
+    Each set's projections are sorted once (the padding last, as +inf);
+    the quantile functions of a set of n points and one of m step at the
+    levels i / n and j / m, so that for each pair of sizes (n, m) the
+    cells of the merge, their lengths and the points on each side are
+    known on the host (integer arithmetic on the levels times n m), and
+    each block of pairs of those sizes is one gather and one weighted sum.
+    The sets are grouped by size, the blocks assembled in that order and
+    the rows and columns put back."""
+    xp = library.xp
+    e = _unit_exponent(library, X, Y)  # (the distance is homogeneous)
+    W = library.from_numpy(directions.T.astype(
+        np.float32 if X.dtype == xp.float32 else np.float64))
+    sides = [_sorted_projections(library, S, W, e) for S in (X, Y) if S is not None]
+    (sx, gx, ix), (sy, gy, iy) = sides[0], sides[-1]
+    rows = []
+    for n, rows_n in gx:
+        blocks = [_sliced_block(library, xp.take(sx, rows_n, axis=0),
+                                xp.take(sy, cols_m, axis=0), n, m, p)
+                  for m, cols_m in gy]
+        rows.append(blocks[0] if len(blocks) == 1 else xp.concat(blocks, axis=1))
+    M = rows[0] if len(rows) == 1 else xp.concat(rows, axis=0)  # W_p^p means
+    M = xp.take(xp.take(M, ix, axis=0), iy, axis=1)
+    if Y is None:
+        M = _array_api.symmetrised(library, M) * (
+            1 - xp.eye(len(X), dtype=M.dtype, device=library.device))
+    positive = M > 0
+    D = xp.where(positive, xp.where(positive, M, 1) ** (1 / p), 0) * 2.0**-e
+    if not library.holds(xp.all(xp.isfinite(D))):
+        names = "X" if Y is None else "X and Y"
+        raise ValueError(f"the sliced-Wasserstein distances between the sets of "
+                         f"{names} overflow float64")
+    return xp.astype(D, out, copy=False)
+
+
+def _unit_exponent(library, X, Y):
+    """The power-of-two exponent that takes the largest magnitude of the
+    points of X and Y (where it can be read) into [1/2, 1)."""
+    xp = library.xp
+    tops = [library.scalar(xp.max(xp.abs(S.padded))) for S in (X, Y) if S is not None]
+    top = max((t for t in tops if t is not None), default=0.0)
+    return min(max(power_of_two_exponent(top), -1000), 1000)
+
+
+def _sorted_projections(library, S, W, e):
+    """The sorted projections of the sets S on the columns of W, their
+    points times 2**e: (n_sets, L, n_max), each set's padding last
+    (+inf); the groups of sets by size, [(size, indices)] (indices in the
+    library), and the positions that put the sets back in their order."""
+    xp = library.xp
+    P = xp.matmul(S.padded * 2.0**e, W)  # (n_sets, n_max, L)
+    mask = library.from_numpy(np.arange(S.padded.shape[1])[None, :] < S.sizes[:, None])
+    P = xp.where(mask[:, :, None], P, xp.inf)
+    P = xp.sort(xp.permute_dims(P, (0, 2, 1)), axis=-1)
+    order = np.argsort(S.sizes, kind="stable")
+    sizes, starts = np.unique(S.sizes[order], return_index=True)
+    bounds = [*starts, len(order)]
+    groups = [(int(n), library.from_numpy(order[a:b].astype(np.int64)))
+              for n, a, b in zip(sizes, bounds[:-1], bounds[1:], strict=True)]
+    back = library.from_numpy(np.argsort(order, kind="stable").astype(np.int64))
+    return P, groups, back
+
+
+def _sliced_block(library, A, B, n, m, p):
+    """The mean over the directions of W_p^p between the sets of A (a, L,
+    >= n) of n points and those of B (b, L, >= m) of m points, their
+    sorted projections: (a, b), by blocks of rows of A."""
+    xp = library.xp
+    # the cells (u_{k-1}, u_k] of the merged levels, in units of 1 / (n m)
+    u = np.union1d(np.arange(1, n + 1) * m, np.arange(1, m + 1) * n)
+    lengths = np.diff(u, prepend=0) / (n * m)
+    take_a = library.from_numpy((-(-u // m) - 1).astype(np.int64))
+    take_b = library.from_numpy((-(-u // n) - 1).astype(np.int64))
+    a_cells = xp.take(A, take_a, axis=2)  # (a, L, K)
+    b_cells = xp.expand_dims(xp.take(B, take_b, axis=2), axis=0)
+    weights = library.from_numpy(lengths.astype(
+        np.float32 if A.dtype == xp.float32 else np.float64)) / A.shape[1]
+    L, K = A.shape[1], len(u)
+    blocks = []
+    for r0, r1 in _array_api.row_blocks(A.shape[0], B.shape[0] * L * K * 8 * 3,
+                                        library):
+        t = xp.abs(xp.expand_dims(a_cells[r0:r1, ...], axis=1) - b_cells)
+        if p != 1:  # (|t|^p with gradient 0, not NaN, at t = 0)
+            nonzero = t > 0
+            t = xp.where(nonzero, xp.where(nonzero, t, 1) ** p, 0)
+        blocks.append(xp.sum(xp.vecdot(t, weights), axis=-1))
+    return blocks[0] if len(blocks) == 1 else xp.concat(blocks)

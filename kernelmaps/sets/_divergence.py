@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 from scipy.special import gammaln
 
+from .._array_api import exchanged
 from .._engine import knn
 from .._engine.scales import divergence_kernel_matrix
 from .._engine.schedule import run_steps
@@ -37,6 +38,7 @@ _LOG_TINY = math.log(np.finfo(np.float64).tiny)
 
 
 @takes_hints()
+@exchanged
 def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
                      workers=None, progress=False, dtype=None):
     r"""kNN estimate of the Renyi divergence between every pair of sets.
@@ -210,6 +212,7 @@ def _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single, names,
     return pair if both else pair[0]
 
 
+@exchanged
 def renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,
                           workers=None, progress=False, dtype=None):
     """``(renyi_divergence(X, Y), renyi_divergence(Y, X))`` from one search:
@@ -361,6 +364,7 @@ def _relative_floors(log_rho, offsets):
     return floors
 
 
+@exchanged
 def divergence_kernel(D, *, gamma=None, power=2, dtype=None):
     r"""Kernel from a matrix of divergences between sets.
 

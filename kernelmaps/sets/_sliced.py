@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from .. import _array_api
+from .._array_api import exchanged
 from .._bags import Bags
 from .._base import FeatureMap
 from .._config import working_memory_bytes
@@ -37,6 +39,7 @@ from .._validation import (
     fill_docs,
     pair_names,
 )
+from . import _array_sets
 
 __all__ = ["SlicedWassersteinFeatures", "sliced_directions",
            "sliced_wasserstein", "sliced_wasserstein_kernel"]
@@ -298,6 +301,10 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
     array([[0., 5.],
            [5., 0.]])
     """
+    library = _array_api.library_of_objects(X=X, Y=Y)
+    if library is not None:
+        return _array_distances(library, X, Y, n_projections, p, projections, draw,
+                                rng, workers, progress, dtype)
     lazy = is_lazy(X, Y)
     X, Y = check_set_pair(X, Y, lazy=lazy, weighted=True)
     p = check_scalar(p, "p", low=0.0, low_inclusive=False)
@@ -312,6 +319,27 @@ def sliced_wasserstein(X, Y=None, *, n_projections=100, p=2, projections=None,
             name="sliced_wasserstein")
     return _distances(X, Y, directions, p, pair_names(Y), n_threads, progress,
                       out)
+
+
+def _array_distances(library, X, Y, n_projections, p, projections, draw, rng,
+                     workers, progress, dtype):
+    """`sliced_wasserstein` of sets of `library` (`kernelmaps._array_api`):
+    through NumPy, or (`library.native`) by the library on their device
+    (`_array_sets.sliced_wasserstein`, the directions drawn as for NumPy),
+    the result in the library."""
+    if not library.native:
+        return library.from_numpy(sliced_wasserstein(
+            *(_array_api.numpy_objects(library, S) for S in (X, Y)),
+            n_projections=n_projections, p=p, projections=projections, draw=draw,
+            rng=rng, workers=workers, progress=progress,
+            dtype=library.numpy_dtype(dtype)))
+    X, Y = _array_sets.check_array_set_pair(library, X, Y)
+    p = check_scalar(p, "p", low=0.0, low_inclusive=False)
+    resolve_workers(workers)
+    check_progress(progress)
+    out = _array_api.result_dtype(library, dtype, X, Y)
+    directions, _ = sliced_directions(X.dim, n_projections, projections, draw, rng)
+    return _array_sets.sliced_wasserstein(library, X, Y, directions, p, out)
 
 
 def _distances(X, Y, directions, p, names, n_threads, progress, out):
@@ -333,6 +361,7 @@ def _distances(X, Y, directions, p, names, n_threads, progress, out):
 
 
 @takes_hints("pair")
+@exchanged
 def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
                               projections=None, draw="iid", rng=None,
                               workers=None, progress=False, dtype=None):
