@@ -318,7 +318,10 @@ def _arrays_of(S):
 
 def library_of_objects(**objects):
     """`library_of` for arrays or collections of sets (a list of arrays, a
-    3-D array, a Bags), each array of a list named by its index."""
+    3-D array, a Bags), each array of a list named by its index. NumPy
+    objects pay one test each (of a list, its first array's)."""
+    if not any(_has_foreign(S) for S in objects.values()):
+        return None
     named = {}
     for name, S in objects.items():
         if S is None:
@@ -353,10 +356,11 @@ def exchanged(func):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        if not (any(map(_has_foreign, args))
+                or any(map(_has_foreign, kwargs.values()))):
+            return func(*args, **kwargs)
         named = {f"argument {i}": a for i, a in enumerate(args)}
         named.update(kwargs)
-        if not any(_has_foreign(a) for a in named.values()):
-            return func(*args, **kwargs)
         library = library_of_objects(**{k: a for k, a in named.items()
                                         if _has_foreign(a)})
         if library.native:
