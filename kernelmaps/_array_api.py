@@ -128,8 +128,9 @@ class ArrayLibrary:
 
 def is_foreign(a):
     """Whether `a` is an array of a library other than NumPy (not a NumPy
-    array, a scipy.sparse matrix, a Dask array or a plain sequence)."""
-    if a is None or isinstance(a, (np.ndarray, np.generic, list, tuple)):
+    array, a scipy.sparse matrix, a Dask array, a plain sequence or a type,
+    such as a `dtype` argument's ``numpy.float32``)."""
+    if a is None or isinstance(a, (np.ndarray, np.generic, list, tuple, type)):
         return False
     if scipy.sparse.issparse(a) or is_dask_array(a):
         return False

@@ -556,3 +556,12 @@ def test_numpy_only_functions_exchange_and_refuse_gradients():
     D = km.renyi_divergence(sets)
     assert_array_equal(km.divergence_kernel(torch.asarray(D)).numpy(),
                        km.divergence_kernel(D))
+
+
+def test_numpy_calls_with_type_arguments_stay_numpy():
+    """A type among the arguments (``dtype=numpy.float32``, whose class has
+    ``__dlpack__``) is not an array of another library."""
+    sets = point_sets(np.float32, 20, (3, 4))
+    K = km.renyi_divergence(point_sets(np.float64, 21, (8, 9)), dtype=np.float32)
+    assert type(K) is np.ndarray and K.dtype == np.float32
+    assert type(km.mmd(sets, dtype=np.float64)) is np.ndarray
