@@ -196,4 +196,6 @@ def missing_packages(code, packages=("sklearn", "dask", "matplotlib", "torch", "
                           flags=re.MULTILINE)}
     if re.search(r"\bkernelmaps\.sklearn\b", code):
         needs.add("sklearn")
+    if needs & {"torch", "jax"}:  # (kernelmaps takes them through it)
+        needs.add("array_api_compat")
     return sorted(p for p in needs if importlib.util.find_spec(p) is None)
