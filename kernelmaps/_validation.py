@@ -77,7 +77,7 @@ def check_sets(X, name="X", *, min_size=1, lazy=False, weighted=False):
         bags = Bags._trusted(*plain)
         if min_size <= 1:
             return bags
-        return _check_sizes(bags, name, min_size)
+        return check_set_sizes(bags, name, min_size)
     if is_dask_array(X) and X.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got a Dask array of "
                         f"dtype {X.dtype}")
@@ -94,7 +94,7 @@ def check_sets(X, name="X", *, min_size=1, lazy=False, weighted=False):
         raise ValueError(f"{name} must contain at least one set")
     if bags.dim == 0:
         raise ValueError(f"{name}: the sets have no feature (d == 0)")
-    _check_sizes(bags, name, min_size)
+    check_set_sizes(bags, name, min_size)
     if bags.weights is not None:
         _check_set_weights(bags, name, weighted)
         if lazy_points:
@@ -126,7 +126,7 @@ def check_values(values, name, *, nonnegative=False, offsets=None, start=0,
         raise ValueError(f"{name} contains negative values; histograms must be >= 0")
 
 
-def _check_sizes(bags, name, min_size):
+def check_set_sizes(bags, name, min_size):
     """`bags`, or a ValueError naming its first set with fewer than
     `min_size` points."""
     sizes = bags.sizes
@@ -170,15 +170,21 @@ def check_set_pair(X, Y, *, min_size=1, lazy=False, weighted=False):
             check_unweighted_beside_lazy(B, name)
     if Y is None:
         return X, None
+    check_set_widths(X, Y)
+    if X.dtype != Y.dtype:
+        X = Bags(X.points.astype(np.float64), X.offsets, X.weights)
+        Y = Bags(Y.points.astype(np.float64), Y.offsets, Y.weights)
+    return X, Y
+
+
+def check_set_widths(X, Y):
+    """A ValueError where the sets X and Y (anything with ``dim``) have
+    points of different widths."""
     if X.dim != Y.dim:
         raise ValueError(
             f"Incompatible dimension for X and Y: the sets of X have "
             f"{X.dim} features while those of Y have {Y.dim}"
         )
-    if X.dtype != Y.dtype:
-        X = Bags(X.points.astype(np.float64), X.offsets, X.weights)
-        Y = Bags(Y.points.astype(np.float64), Y.offsets, Y.weights)
-    return X, Y
 
 
 def check_unweighted_beside_lazy(bags, name):

@@ -457,11 +457,8 @@ def _run_array(spec, name, X, Y, library, workers, dtype, progress):
     X = spec.check_array(library, X, "X")
     Y = None if Y is None else spec.check_array(library, Y, "Y")
     out = _array_api.result_dtype(library, dtype, X, Y)
-    if Y is not None and X.shape[1] != Y.shape[1]:
-        raise ValueError(
-            f"Incompatible dimension for X and Y: X has {X.shape[1]} features "
-            f"while Y has {Y.shape[1]}"
-        )
+    if Y is not None:
+        _check_widths(X, Y)
     if Y is not None and X.dtype != Y.dtype:
         X, Y = (library.xp.astype(A, library.xp.float64) for A in (X, Y))
     K = (spec.array_block(library, X, Y, distances=True) if name == "chi2_distance"
@@ -512,11 +509,17 @@ def _check_pair(spec, X, Y, workers, dtype, progress, lazy=False):
     if Y is None:
         return (X, None, resolve_workers(workers), check_dtype(dtype, X),
                 check_progress(progress))
+    _check_widths(X, Y)
+    out = check_dtype(dtype, X, Y)
+    X, Y = spec.common_dtype(X, Y)
+    return X, Y, resolve_workers(workers), out, check_progress(progress)
+
+
+def _check_widths(X, Y):
+    """A ValueError where the histograms X and Y have different numbers of
+    bins."""
     if X.shape[1] != Y.shape[1]:
         raise ValueError(
             f"Incompatible dimension for X and Y: X has {X.shape[1]} features "
             f"while Y has {Y.shape[1]}"
         )
-    out = check_dtype(dtype, X, Y)
-    X, Y = spec.common_dtype(X, Y)
-    return X, Y, resolve_workers(workers), out, check_progress(progress)

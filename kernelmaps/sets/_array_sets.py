@@ -16,6 +16,7 @@ import numpy as np
 from .. import _array_api
 from .._bags import Bags
 from .._engine.layout import power_of_two_exponent
+from .._validation import check_set_sizes, check_set_widths
 
 __all__ = ["ArraySets", "check_array_set_pair", "check_array_sets", "mean_map",
            "mmd_squared", "run", "sliced_wasserstein"]
@@ -87,21 +88,17 @@ def check_array_sets(library, X, name="X", *, min_size=1):
             raise ValueError(f"{name} must contain at least one set")
     if padded.shape[2] == 0:
         raise ValueError(f"{name}: the sets have no feature (d == 0)")
-    small = np.flatnonzero(sizes < min_size)
-    if small.size:
-        i = small[0]
-        what = "is empty" if sizes[i] == 0 else f"has {sizes[i]} point(s)"
-        need = "" if min_size == 1 else f"; at least {min_size} are needed here"
-        raise ValueError(f"{name}[{i}] {what}{need}")
+    n_max = padded.shape[1]
+    mask = np.arange(n_max)[None, :] < sizes[:, None]
+    shares = np.where(mask, 1.0 / np.maximum(sizes, 1)[:, None], 0.0)
+    sets = ArraySets(library, padded, library.from_numpy(shares.astype(
+        np.float32 if padded.dtype == xp.float32 else np.float64)), sizes)
+    check_set_sizes(sets, name, min_size)
     if not library.holds(xp.all(xp.isfinite(padded))):
         bad = np.asarray(library.to_numpy(xp.all(xp.isfinite(padded), axis=(1, 2))))
         raise ValueError(f"{name}[{np.flatnonzero(~bad)[0]}] contains NaN or "
                          f"infinity")
-    n_max = padded.shape[1]
-    mask = np.arange(n_max)[None, :] < sizes[:, None]
-    shares = np.where(mask, 1.0 / np.maximum(sizes, 1)[:, None], 0.0)
-    return ArraySets(library, padded, library.from_numpy(shares.astype(
-        np.float32 if padded.dtype == xp.float32 else np.float64)), sizes)
+    return sets
 
 
 def _check_set(library, S, name):
@@ -211,7 +208,10 @@ def mmd_squared(library, A, B, params, unbiased=False):
     least 0 unless `unbiased`, as `kernelmaps.mmd` computes it."""
     xp = library.xp
     K = mean_map(library, A, B, params)
-    kx = _within(library, A, params, unbiased)
+    if B is None and not unbiased:  # (the within-set means: K's diagonal)
+        kx = xp.sum(K * xp.eye(len(A), dtype=K.dtype, device=library.device), axis=1)
+    else:
+        kx = _within(library, A, params, unbiased)
     ky = kx if B is None else _within(library, B, params, unbiased)
     D2 = kx[:, None] + ky[None, :] - 2 * K
     if not unbiased:
@@ -229,11 +229,7 @@ def check_array_set_pair(library, X, Y, min_size=1):
     if Y is None:
         return X, None
     Y = check_array_sets(library, Y, "Y", min_size=min_size)
-    if X.dim != Y.dim:
-        raise ValueError(
-            f"Incompatible dimension for X and Y: the sets of X have "
-            f"{X.dim} features while those of Y have {Y.dim}"
-        )
+    check_set_widths(X, Y)
     if X.dtype != Y.dtype:
         xp = library.xp
         X, Y = (dataclasses.replace(S, padded=xp.astype(S.padded, xp.float64),
