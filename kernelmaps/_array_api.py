@@ -20,212 +20,48 @@ from ``array-api-compat`` (``pip install "kernelmaps[array]"``), imported
 only when an array of another library is given.
 """
 
-import dataclasses
 import functools
+import inspect
 
 import numpy as np
-import scipy.sparse
 
 from ._bags import Bags
 from ._config import working_memory_bytes
-from ._probes import is_dask_array
+from ._libraries import ArrayLibrary, as_float, is_foreign, library_of, type_name
 
-__all__ = ["ArrayLibrary", "as_float", "check_rows", "exchanged", "library_of",
-           "library_of_objects", "numpy_objects", "pair_sums", "result_dtype",
-           "row_blocks", "symmetrised"]
-
-# Libraries whose CPU arrays the compiled engine takes through DLPack.
-_EXCHANGED = ("torch", "jax")
-
-
-@dataclasses.dataclass(frozen=True)
-class ArrayLibrary:
-    """The library and device of the arrays of one call.
-
-    xp: the array API namespace (`array_api_compat`'s); name: the library's
-    module name ("torch", "jax", "cupy", "array_api_strict", ...); device:
-    the arrays' device; native: whether the library computes (True), or the
-    compiled engine through NumPy (False)."""
-
-    xp: object
-    name: str
-    device: object
-    native: bool
-
-    def to_numpy(self, a):
-        """`a` of this library as a NumPy array (no gradient), without a
-        copy where the exchange allows (on the CPU; a read-only view of a
-        JAX array), else copied to the host."""
-        if a is None:
-            return None
-        host = self._host(a)
-        if host is None:
-            raise ValueError(
-                "this call needs the values of an array that carries none here "
-                "(a JAX array under jit, a PyTorch meta tensor): the median "
-                "heuristic's gamma=None among them; give gamma"
-            )
-        a = host
-        if self.name == "torch":
-            return a.cpu().numpy()
-        if self.name == "cupy":
-            return a.get()
-        try:
-            return np.from_dlpack(a)
-        except (TypeError, BufferError, RuntimeError, ValueError):
-            return np.asarray(a)
-
-    def from_numpy(self, a):
-        """The NumPy array `a` in this library, on this device."""
-        if self.name == "torch":
-            import torch
-
-            return torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
-        return self.xp.asarray(a, device=self.device)
-
-    def scalar(self, a):
-        """The value of the 0-D array `a` as a Python float (no gradient),
-        or None where it cannot be read (`readable`)."""
-        value = self._host(a)
-        return None if value is None else float(value)
-
-    def holds(self, condition):
-        """Whether the 0-D boolean array `condition` is true, or True where
-        its value cannot be read: the checks of values are made where they
-        can."""
-        value = self._host(condition)
-        return True if value is None else bool(value)
-
-    def readable(self, a):
-        """Whether the values of `a` can be read on the host (not those of
-        a JAX tracer under ``jit``, nor of a PyTorch ``meta`` tensor)."""
-        return self._host(a) is not None
-
-    def numpy_dtype(self, dtype):
-        """A `dtype` argument with the library's float32 or float64 as
-        NumPy's (others as given)."""
-        xp = self.xp
-        for ours, numpy in ((xp.float32, np.float32), (xp.float64, np.float64)):
-            if dtype is ours:
-                return numpy
-        return dtype
-
-    def _host(self, a):
-        """`a` without its gradient, as an array whose values can be read,
-        or None: a PyTorch tensor detached (None on ``meta``), a JAX
-        tracer's concrete primal (under ``jax.grad``; None under ``jit``)."""
-        if self.name == "torch":
-            return None if a.device.type == "meta" else a.detach()
-        if self.name == "jax":
-            import jax
-
-            while isinstance(a, jax.core.Tracer):
-                a = getattr(a, "primal", None)
-                if a is None:
-                    return None
-        return a
-
-
-def is_foreign(a):
-    """Whether `a` is an array of a library other than NumPy (not a NumPy
-    array, a scipy.sparse matrix, a Dask array, a plain sequence or a type,
-    such as a `dtype` argument's ``numpy.float32``)."""
-    if a is None or isinstance(a, (np.ndarray, np.generic, list, tuple, type)):
-        return False
-    if scipy.sparse.issparse(a) or is_dask_array(a):
-        return False
-    return hasattr(a, "__array_namespace__") or hasattr(a, "__dlpack__")
-
-
-def library_of(**arrays):
-    """The `ArrayLibrary` of the named `arrays` (None values ignored), or
-    None where none is an array of another library than NumPy.
-
-    Raises TypeError where the arrays are of several libraries (NumPy among
-    them) and ValueError where they lie on several devices, naming the
-    arguments."""
-    given = {name: a for name, a in arrays.items() if a is not None}
-    foreign = {name: a for name, a in given.items() if is_foreign(a)}
-    if not foreign:
-        return None
-    try:
-        import array_api_compat
-    except ImportError:  # pragma: no cover (the [array] extra installs it)
-        name = next(iter(foreign))
-        raise ImportError(
-            f"{name} is a {_type_name(foreign[name])}: arrays of libraries "
-            f"other than NumPy need array-api-compat (pip install "
-            f"\"kernelmaps[array]\")"
-        ) from None
-    names = {name: _library(a) for name, a in given.items()}
-    if len(set(names.values())) > 1:
-        (a, la), (b, lb) = list(names.items())[:2]
-        raise TypeError(
-            f"{a} is a {_type_name(given[a])} and {b} a {_type_name(given[b])}: "
-            f"give every array in one library ({la} or {lb})"
-        )
-    # (None: unknown, as for a JAX tracer under a transformation)
-    devices = {name: device for name, a in given.items()
-               if (device := array_api_compat.device(a)) is not None}
-    first = next(iter(devices), None)
-    for name, device in devices.items():
-        if device != devices[first]:
-            raise ValueError(
-                f"{first} is on device {devices[first]} and {name} on device "
-                f"{device}: move them to one device"
-            )
-    library = next(iter(names.values()))
-    device = devices.get(first)
-    xp = array_api_compat.array_namespace(*given.values())
-    native = not (library in _EXCHANGED and _on_cpu(library, device)
-                  and not any(_wants_gradient(library, a) for a in given.values()))
-    return ArrayLibrary(xp, library, device, native)
-
-
-def _library(a):
-    """The top module of the library of `a` ("numpy" for a NumPy array)."""
-    if isinstance(a, np.ndarray):
-        return "numpy"
-    return type(a).__module__.split(".")[0].replace("jaxlib", "jax")
-
-
-def _type_name(a):
-    t = type(a)
-    return f"{t.__module__.split('.')[0]}.{t.__qualname__}"
-
-
-def _on_cpu(library, device):
-    if library == "torch":
-        return device.type == "cpu"
-    return getattr(device, "platform", None) == "cpu"  # jax
-
-
-def _wants_gradient(library, a):
-    """Whether a gradient may be asked through `a`: a PyTorch tensor that
-    requires one (with gradients enabled), or a JAX tracer."""
-    if library == "torch":
-        import torch
-
-        return a.requires_grad and torch.is_grad_enabled()
-    import jax
-
-    return isinstance(a, jax.core.Tracer)
+__all__ = [
+    "ArrayLibrary",
+    "as_float",
+    "check_rows",
+    "dispatched",
+    "free_device_memory",
+    "is_foreign",
+    "library_objects",
+    "library_of",
+    "library_of_objects",
+    "numpy_objects",
+    "pair_sums",
+    "result_dtype",
+    "row_blocks",
+    "scalar_argument",
+    "symmetrised",
+    "times_power_of_two",
+    "values_for_checks",
+]
 
 
 def row_blocks(n, row_bytes, library):
     """The (start, stop) of blocks of the `n` rows of a result, each row
-    taking `row_bytes` of temporaries, within the working-memory budget
-    (`kernelmaps.set_config`), or the device's free memory where the
-    library reports it and it is lower."""
-    budget = working_memory_bytes()
-    free = _free_device_memory(library)
-    if free is not None:
-        budget = min(budget, free // 2)
+    taking `row_bytes` of temporaries, within half the device's free
+    memory where the library reports it (`free_device_memory`), else the
+    working-memory budget (`kernelmaps.set_config`)."""
+    free = free_device_memory(library)
+    budget = working_memory_bytes() if free is None else free // 2
     step = max(1, int(budget // max(row_bytes, 1)))
     return [(a, min(a + step, n)) for a in range(0, n, step)]
 
 
-def _free_device_memory(library):
+def free_device_memory(library):
     """The free memory of the device (bytes) where the library reports it
     (PyTorch and CuPy on a CUDA device), else None."""
     if library.name == "torch" and library.device.type == "cuda":
@@ -240,6 +76,34 @@ def _free_device_memory(library):
     return None
 
 
+def scalar_argument(library, value, name, check):
+    """The scalar parameter `name` given as `value`, checked by `check`
+    (`kernelmaps._validation.check_scalar`'s, on its value where it can be
+    read). A 0-D real array of `library` (the objects' library, on their
+    device) is kept where the library computes, so that a gradient flows
+    to it (a learned bandwidth), and taken as its value otherwise; an
+    array of another library or device, or of more dimensions, is refused
+    naming `name`."""
+    if not is_foreign(value):
+        return check(value)
+    given = library_of(**{name: value})
+    if library is None or given.name != library.name or (
+            None not in (given.device, library.device)
+            and given.device != library.device):
+        where = "NumPy" if library is None else f"{library.name} on {library.device}"
+        raise TypeError(f"{name} is a {type_name(value)} on {given.device}: give it "
+                        f"as a Python float, or as a 0-D array of the objects' "
+                        f"library and device ({where})")
+    xp = library.xp
+    if value.ndim != 0 or not xp.isdtype(value.dtype, "real floating"):
+        raise TypeError(f"{name} must be a real number (a 0-D array of real "
+                        f"floats), got an array of shape {tuple(value.shape)} and "
+                        f"dtype {value.dtype}")
+    number = library.scalar(value)
+    checked = check(number) if number is not None else None
+    return value if library.native else checked
+
+
 def check_rows(library, X, name, *, nonnegative=False):
     """`kernelmaps._validation.check_rows` for an array of `library`
     computed there: 2-D, real, not empty, finite and (`nonnegative`)
@@ -247,6 +111,10 @@ def check_rows(library, X, name, *, nonnegative=False):
     float64 (any other real dtype), with the same messages."""
     xp = library.xp
     what = "histograms" if nonnegative else "vectors"
+    if not is_foreign(X):  # (None, a list, a NumPy array beside the others)
+        raise TypeError(f"{name} must be a 2-D array of {library.name} {what} "
+                        f"(one per row), as the other arrays, got "
+                        f"{type_name(X)}")
     if X.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array of {what} (one per row), "
                          f"got {X.ndim} dimension(s)")
@@ -259,16 +127,6 @@ def check_rows(library, X, name, *, nonnegative=False):
         raise ValueError(f"{name} contains negative values; histograms "
                          f"must be >= 0")
     return X
-
-
-def as_float(library, A, name):
-    """The array `A` (argument `name`) of `library` as float32 (kept) or
-    float64 (any other real dtype); a TypeError for other dtypes."""
-    xp = library.xp
-    if xp.isdtype(A.dtype, ("complex floating", "bool")) or not xp.isdtype(
-            A.dtype, ("real floating", "integral")):
-        raise TypeError(f"{name} must hold real numbers, got dtype {A.dtype}")
-    return A if A.dtype in (xp.float32, xp.float64) else xp.astype(A, xp.float64)
 
 
 def result_dtype(library, dtype, *arrays):
@@ -285,20 +143,100 @@ def result_dtype(library, dtype, *arrays):
         else xp.float64
 
 
+def cast_result(library, K, out, names, overflow=None):
+    """The result `K` (float64, of `library`) as `out`, as the NumPy path
+    casts it (`kernelmaps._validation.cast_output`): a ValueError with the
+    message `overflow` where a value is not finite, and the float32 range
+    message where `out` is float32 and cannot hold one (where the values
+    can be read)."""
+    from ._validation import float32_range_message
+
+    xp = library.xp
+    if overflow is not None and not library.holds(xp.all(xp.isfinite(K))):
+        raise ValueError(overflow)
+    R = xp.astype(K, out, copy=False)
+    if out != K.dtype and not library.holds(xp.all(xp.isfinite(R))):
+        raise ValueError(float32_range_message(
+            names, library.scalar(xp.max(xp.abs(K)))))
+    return R
+
+
+def warn_uninformative(library, K, symmetric, kernel, between, gamma=None,
+                       equal=None, scale="gamma"):
+    """`kernelmaps._warnings.warn_uninformative` of the kernel matrix K of
+    `library`: whether it is 0 between distinct objects or constant, read
+    on the device (booleans and one value; nothing where K's values cannot
+    be read), then the NumPy path's warning, from a 2 x 2 matrix of the
+    same kind. `equal` as there (a bool, or a function called only where
+    K is constant)."""
+    from ._warnings import CONSTANT_RTOL
+    from ._warnings import warn_uninformative as warn
+
+    xp = library.xp
+    if (not library.readable(K) or K.shape[0] < 2
+            or (not symmetric and K.shape[1] < 2)):
+        return
+    off = (K * (1 - xp.eye(K.shape[0], dtype=K.dtype, device=library.device))
+           if symmetric else K)
+    zero = library.holds(xp.all(off == 0)) and (
+        not symmetric or library.holds(xp.all(xp.linalg.diagonal(K) != 0)))
+    value = library.scalar(K[0, 0])
+    constant = np.isfinite(value) and library.holds(
+        xp.all(xp.abs(K - value) <= CONSTANT_RTOL * abs(value)))
+    if constant:
+        warn(np.full((2, 2), value), symmetric, kernel, between, gamma, equal, scale)
+    elif zero:
+        warn(np.eye(2) if symmetric else np.zeros((2, 2)), symmetric, kernel,
+             between, gamma, equal, scale)
+
+
 def pair_sums(library, A, B, term):
     """``S[i, j] = sum_k term(A[i, k], B[j, k])`` between the rows of A
     and B (None: A, then S exactly symmetric) of `library`, computed there
     by blocks of rows of A (`row_blocks`): differentiable where `term` is.
     `term` takes arrays of shapes (rows, 1, d) and (1, m, d) and
-    returns an array of their broadcast shape."""
+    returns an array of their broadcast shape; it is homogeneous of degree
+    1 (``term(c x, c y) = c term(x, y)``, as the additive kernels' are),
+    and each pair of rows is summed at a power-of-two scale of its own
+    (`_pair_exponents`): no subnormal or overflowing term where the pair's
+    kernel value is not."""
     xp = library.xp
     C = A if B is None else B
-    row_bytes = 4 * C.shape[0] * C.shape[1] * (4 if A.dtype == xp.float32 else 8)
+    row_bytes = 5 * C.shape[0] * C.shape[1] * (4 if A.dtype == xp.float32 else 8)
     right = xp.expand_dims(C, axis=0)
-    blocks = [xp.sum(term(xp.expand_dims(A[a:b, :], axis=1), right), axis=-1)
-              for a, b in row_blocks(A.shape[0], row_bytes, library)]
+    e_c = _top_exponents(xp, C)
+    blocks = []
+    for a, b in row_blocks(A.shape[0], row_bytes, library):
+        s = _pair_exponents(xp, _top_exponents(xp, A[a:b, :]), e_c)
+        half = xp.floor(s / 2)
+        two = xp.asarray(2.0, dtype=A.dtype)
+        down = [xp.pow(two, -half)[..., None], xp.pow(two, half - s)[..., None]]
+        scaled = term(xp.expand_dims(A[a:b, :], axis=1) * down[0] * down[1],
+                      right * down[0] * down[1])
+        blocks.append(xp.sum(scaled, axis=-1) * xp.pow(two, half)
+                      * xp.pow(two, s - half))
     S = blocks[0] if len(blocks) == 1 else xp.concat(blocks)
     return S if B is not None else symmetrised(library, S)
+
+
+def _top_exponents(xp, A):
+    """``floor(log2(max |row|))`` of each row of A (0 for a row of zeros)."""
+    top = xp.max(xp.abs(A), axis=1)
+    usable = (top > 0) & xp.isfinite(top)
+    return xp.floor(xp.log2(xp.where(usable, top, 1)))
+
+
+def _pair_exponents(xp, e_a, e_c):
+    """The exponent s of the power of two ``2**-s`` each pair of rows is
+    taken to, from the exponents of their largest values: that of the
+    pair's largest value (its values then below 2: no overflow, and those
+    of two small rows scaled up: no subnormal), but not so large that the
+    other row's largest value would fall below 2**-1000 (a tiny row beside
+    a huge one stays as it is: the terms of such a pair are in range).
+    Constants for a gradient."""
+    e_a, e_c = xp.expand_dims(e_a, axis=1), xp.expand_dims(e_c, axis=0)
+    return xp.minimum(xp.maximum(e_a, e_c),
+                      xp.clip(xp.minimum(e_a, e_c) + 1000, min=0))
 
 
 def symmetrised(library, S):
@@ -343,41 +281,78 @@ def numpy_objects(library, S):
     if isinstance(S, Bags):
         return Bags(library.to_numpy(S.points), S.offsets, S.weights)
     if isinstance(S, (list, tuple)):
-        return [library.to_numpy(a) for a in S]
+        return type(S)(library.to_numpy(a) for a in S)
     return library.to_numpy(S)
 
 
-def exchanged(func):
-    """Decorate a public function computed with NumPy only: arrays (or
-    sets) of another library among its arguments, on the CPU without a
-    gradient, are passed as their NumPy views and an array result (or each
-    array of a tuple result) returned in that library; on another device or
-    with a gradient, a TypeError says so. Calls without such arrays pay one
-    scan of the arguments."""
+def library_objects(library, S):
+    """The NumPy objects `S` (an array, a list or tuple of arrays, a Bags)
+    in `library`, on its device: `numpy_objects` the other way."""
+    if isinstance(S, Bags):
+        return Bags(library.from_numpy(S.points), S.offsets, S.weights)
+    if isinstance(S, (list, tuple)):
+        return type(S)(library.from_numpy(a) for a in S)
+    return library.from_numpy(S)
 
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        if not (any(map(_has_foreign, args))
-                or any(map(_has_foreign, kwargs.values()))):
-            return func(*args, **kwargs)
-        named = {f"argument {i}": a for i, a in enumerate(args)}
-        named.update(kwargs)
-        library = library_of_objects(**{k: a for k, a in named.items()
-                                        if _has_foreign(a)})
-        if library.native:
-            raise TypeError(
-                f"{func.__name__} computes with NumPy only: give {library.name} "
-                f"arrays on the CPU without a gradient (the compiled engine then "
-                f"computes, the result in {library.name}), or NumPy arrays"
-            )
-        result = func(*(numpy_objects(library, a) for a in args),
-                      **{k: numpy_objects(library, a) for k, a in kwargs.items()})
-        if isinstance(result, tuple):
-            return tuple(library.from_numpy(r) if isinstance(r, np.ndarray) else r
-                         for r in result)
-        return library.from_numpy(result) if isinstance(result, np.ndarray) else result
 
-    return wrapper
+def dispatched(native, *names):
+    """Decorate a function computed with NumPy whose arguments `names` are
+    arrays (or collections of sets): where they are of another library, on
+    the CPU without a gradient, their NumPy views go through it (a `dtype`
+    of the library taken as NumPy's) and an array result (or each of a
+    tuple) comes back in the library; where the library computes
+    (`ArrayLibrary.native`), ``native(library, *args, **kwargs)`` gives
+    the result. Calls with NumPy input pay one scan of `names`."""
+
+    def decorate(func):
+        positions = list(inspect.signature(func).parameters)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            given = {**dict(zip(positions, args, strict=False)), **kwargs}
+            library = library_of_objects(**{name: given.get(name) for name in names})
+            if library is None:
+                return func(*args, **kwargs)
+            if library.native:
+                return native(library, *args, **kwargs)
+            given = {name: numpy_objects(library, a) if name in names else a
+                     for name, a in given.items()}
+            if given.get("dtype") is not None:
+                given["dtype"] = library.numpy_dtype(given["dtype"])
+            result = func(**given)
+            if isinstance(result, tuple):
+                return tuple(library.from_numpy(r) if isinstance(r, np.ndarray)
+                             else r for r in result)
+            return (library.from_numpy(result) if isinstance(result, np.ndarray)
+                    else result)
+
+        return wrapper
+
+    return decorate
+
+
+def values_for_checks(library, a, name, *, needed=False):
+    """The array `a` (argument `name`) of `library` as a NumPy array on the
+    host, for the checks of the NumPy path (their messages); where its
+    values cannot be read (`ArrayLibrary.readable`), ones of its shape, so
+    that its dtype and shape only are checked, or, where they are
+    `needed` (a median rule), `ArrayLibrary.to_numpy`'s ValueError."""
+    if needed or library.readable(a):
+        return library.to_numpy(a)
+    a = as_float(library, a, name)
+    dtype = np.float32 if a.dtype == library.xp.float32 else np.float64
+    return np.broadcast_to(np.ones((), dtype), tuple(a.shape))
+
+
+def times_power_of_two(A, e):
+    """The array (or float) `A` times ``2**e`` for any integer e, exact
+    where the result is a normal number, by steps that every float dtype
+    holds (a float ``2**e`` alone may overflow)."""
+    while e:
+        step = max(-60, min(60, e))
+        A = A * 2.0**step
+        e -= step
+    return A
 
 
 def _has_foreign(a):

@@ -92,7 +92,10 @@ class Bags:
 
     def __init__(self, points, offsets, weights=None):
         lazy = is_dask_array(points)
-        if lazy:
+        foreign = _foreign_library(points)
+        if foreign is not None:
+            points = _foreign_points(foreign, points)
+        elif lazy:
             if points.dtype.kind not in "biuf":
                 raise TypeError(
                     f"points must hold real numbers, got dtype {points.dtype}"
@@ -123,11 +126,14 @@ class Bags:
             )
         if (offsets[1:] < offsets[:-1]).any():
             raise ValueError("offsets must be non-decreasing")
-        if not lazy:
+        if not lazy and foreign is None:
             points = np.ascontiguousarray(points).view()
             points.flags.writeable = False
         offsets = offsets.view()
         offsets.flags.writeable = False
+        if foreign is not None and _foreign_library(weights, "weights") is not None:
+            weights = _foreign_library(weights, "weights", points=points).to_numpy(
+                weights)
         self._points = points
         self._offsets = offsets
         self._weights = (None if weights is None
@@ -248,7 +254,7 @@ class Bags:
                 return self._take(np.arange(start, stop, step))
             stop = max(stop, start)
             offsets = self._offsets[start : stop + 1]
-            points = self._points[offsets[0] : offsets[-1]]
+            points = self._points[int(offsets[0]) : int(offsets[-1]), ...]
             weights = (None if self._weights is None
                        else self._weights[offsets[0] : offsets[-1]])
             return Bags(points, offsets - offsets[0], weights)
@@ -270,7 +276,7 @@ class Bags:
         if not -n <= i < n:
             raise IndexError(f"set index {i} out of range for {n} sets")
         i %= n
-        return self._points[self._offsets[i] : self._offsets[i + 1]]
+        return self._points[int(self._offsets[i]) : int(self._offsets[i + 1]), ...]
 
     def _take(self, selection):
         """A new `Bags` of the sets `selection` (int64, in range, in any
@@ -284,6 +290,10 @@ class Bags:
         weights = None if self._weights is None else self._weights[rows]
         if is_dask_array(self._points):
             return Bags(self._points[rows], offsets, weights)
+        foreign = _foreign_library(self._points)
+        if foreign is not None:  # (a gather in the library, on its device)
+            return Bags(foreign.xp.take(self._points, foreign.from_numpy(rows),
+                                        axis=0), offsets, weights)
         points = np.empty((rows.shape[0], self.dim), dtype=self.dtype)
         for a, b in row_blocks(points):  # (rows in range: "clip" does not
             # buffer the output, as the default "raise" does)
@@ -304,9 +314,31 @@ class Bags:
 
     def __reduce__(self):
         points = self._points
-        return (Bags, (points if is_dask_array(points) else np.array(points),
+        kept = is_dask_array(points) or _foreign_library(points) is not None
+        return (Bags, (points if kept else np.array(points),
                        np.array(self._offsets),
                        None if self._weights is None else np.array(self._weights)))
+
+
+def _foreign_library(a, name="points", **others):
+    """The `kernelmaps._libraries.ArrayLibrary` of `a` (argument `name`,
+    and of `others`, the arguments it must agree with), an array of a
+    library other than NumPy; else None."""
+    from ._libraries import is_foreign, library_of
+
+    return library_of(**{name: a}, **others) if is_foreign(a) else None
+
+
+def _foreign_points(library, points):
+    """The points of a Bags, an array of `library`: kept in it, on its
+    device (and with its gradient), float32 or float64 (`as_float`); their
+    values are checked by the functions that use them."""
+    from ._libraries import as_float
+
+    if points.ndim != 2:
+        raise ValueError(f"points must be 2-D (total, d), got shape "
+                         f"{tuple(points.shape)}")
+    return as_float(library, points, "points")
 
 
 def _selection(index, n):
@@ -454,6 +486,8 @@ def pack_sets(sets, name):
             f"{name} must be a sequence of 2-D arrays or a Bags, got "
             f"{type(sets).__name__}"
         )
+    if isinstance(sets, (list, tuple)) and sets and _foreign_library(sets[0]):
+        return _pack_foreign(sets, name)
     arrays, ends = [], [0]
     for i, a in enumerate(sets):
         if not (type(a) is np.ndarray and a.dtype in _FLOATS):  # else: as is
@@ -492,3 +526,20 @@ def pack_sets(sets, name):
 
 _FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
+
+def _pack_foreign(sets, name):
+    """`pack_sets` of a list of arrays of a library other than NumPy: one
+    array of that library, on their device (mixed libraries or devices
+    refused, naming the sets)."""
+    from ._libraries import library_of
+
+    library = library_of(**{f"{name}[{i}]": a for i, a in enumerate(sets)})
+    xp = library.xp
+    for i, a in enumerate(sets):
+        if a.ndim != 2 or a.shape[1] != sets[0].shape[1]:
+            raise ValueError(f"{name}[{i}] must be a 2-D array (n_points, d) of "
+                             f"the width of {name}[0], got shape {tuple(a.shape)}")
+    arrays = [_foreign_points(library, a) for a in sets]
+    dtype = xp.float32 if all(a.dtype == xp.float32 for a in arrays) else xp.float64
+    points = xp.concat([xp.astype(a, dtype) for a in arrays])
+    return Bags(points, np.cumsum([0, *(a.shape[0] for a in arrays)]))

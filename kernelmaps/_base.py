@@ -153,6 +153,7 @@ class Estimator:
 
     def __getstate__(self):
         state = dict(vars(self))
+        state.pop("_on_device_", None)
         for recipe, names in self._replayed:
             if state.get(recipe) is not None:
                 for name in names:
@@ -170,7 +171,8 @@ class Estimator:
     def __dask_tokenize__(self):
         from dask.base import normalize_token
 
-        state = {k: v for k, v in vars(self).items() if k not in dict(self._replayed)}
+        state = {k: v for k, v in vars(self).items()
+                 if k not in dict(self._replayed) and k != "_on_device_"}
         return (type(self).__qualname__, normalize_token(sorted(state.items())))
 
     def _set_fitted(self, state):
@@ -180,6 +182,18 @@ class Estimator:
             delattr(self, name)
         vars(self).update(state)
         return self
+
+    def _on_device(self, library, dtype, *names):
+        """The fitted NumPy arrays `names` as arrays of `library` on its
+        device, in `dtype` (NumPy's float32 or float64): moved once per
+        device and dtype, then kept until the next fit (not pickled)."""
+        key = (library.name, str(library.device), np.dtype(dtype).str, names)
+        kept = vars(self).setdefault("_on_device_", {})
+        if key not in kept:
+            kept[key] = tuple(library.from_numpy(np.asarray(getattr(self, name),
+                                                            dtype=dtype))
+                              for name in names)
+        return kept[key]
 
     def _check_fitted(self):
         """Raise the error that says what to call when the map is not
@@ -278,13 +292,17 @@ class FeatureMap(Estimator):
         pair: the fitted attributes, and the features, as the kernel
         estimators give their training kernel), else None. Arrays of
         another library are fitted on the host (`kernelmaps._array_api`):
-        `transform` moves what the map learned to their device."""
+        `transform` moves what the map learned to their device (and gives
+        their features where the library computes, as a gradient may be
+        asked)."""
         library = library_of_objects(X=X)
         if library is not None:
             X = numpy_objects(library, X)
         fitted = self._fit(X, resolve_workers(workers), check_progress(progress))
         state, features = fitted if isinstance(fitted, tuple) else (fitted, None)
         self._set_fitted({**state, **fit_weighted(X)})
+        if library is not None and features is not None:  # (else: transform)
+            return None if library.native else library.from_numpy(features)
         return features
 
     def set_output(self, *, transform=None):

@@ -13,6 +13,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
+from . import _array_api
 from ._base import FeatureMap, check_weights_kept
 from ._engine import lapack
 from ._engine.layout import power_of_two_exponent
@@ -481,6 +482,9 @@ class NystroemMap(FeatureMap):
             in float64).
         """
         self._check_fitted()
+        library = _array_api.library_of_objects(X=X)
+        if library is not None:
+            return self._array_transform(library, X, workers)
         kind = self._spec.kind
         if kind == "rows":
             self._check_names(X, reset=False)
@@ -499,6 +503,21 @@ class NystroemMap(FeatureMap):
                                   resolve_workers(workers))
         Z = lapack.matmul(K, self.normalization_)
         return Z.astype(output_dtype(X), copy=False)
+
+    def _array_transform(self, library, X, workers):
+        """`transform` of objects of `library` (`kernelmaps._array_api`):
+        through NumPy, or (`library.native`) by the kernel's function in the
+        library, on their device, between them and the landmarks, times
+        the normalisation (both moved there)."""
+        if not library.native:
+            return library.from_numpy(self.transform(
+                _array_api.numpy_objects(library, X), workers=workers))
+        resolve_workers(workers)
+        xp = library.xp
+        K = self._spec.call(X, _array_api.library_objects(library, self.components_),
+                            self.params_)
+        (normalization,) = self._on_device(library, np.float64, "normalization_")
+        return xp.astype(xp.astype(K, xp.float64) @ normalization, K.dtype)
 
     def _lazy_output(self, dtype):
         """Width and dtype of the features of input of `dtype` (for Dask)."""

@@ -79,11 +79,11 @@ from ._validation import (
 )
 from ._warnings import warn_uninformative
 
-__all__ = ["BANDWIDTH_SAMPLE", "KINDS", "N_BANDWIDTHS", "SPECS", "DistanceSpec",
-           "Spec", "check_kernel_params", "check_precomputed", "computed",
-           "given_gammas", "kernel_names", "object_kind", "object_sample",
-           "point_gamma", "point_grid", "pool_any", "register", "spec_for",
-           "value_rows", "value_sample"]
+__all__ = ["BANDWIDTH_SAMPLE", "FUNCTIONS", "KINDS", "N_BANDWIDTHS", "SPECS",
+           "DistanceSpec", "Spec", "check_kernel_params", "check_precomputed",
+           "computed", "given_gammas", "kernel_function", "kernel_names",
+           "object_kind", "object_sample", "point_gamma", "point_grid",
+           "pool_any", "register", "spec_for", "value_rows", "value_sample"]
 
 # Points (objects) from which the default scales are computed.
 BANDWIDTH_SAMPLE = 1000
@@ -265,6 +265,23 @@ class Spec:
     def matrix(self, A, B, scale, n_threads):
         """k(A, B) at one scale."""
         return next(iter(self.blocks(A, B, [scale], n_threads)))
+
+    @property
+    def public_function(self):
+        """The kernel's public function (`kernel_function` registers it), or
+        None (a callable, a precomputed matrix)."""
+        return FUNCTIONS.get(self.name)
+
+    def call(self, A, B, params):
+        """The kernel's `public_function` of A and B (None: A) for
+        `params`: how the tools compute on objects of another library
+        (`kernelmaps._array_api`), which the function computes in that
+        library, on their device."""
+        if self.public_function is None:
+            raise TypeError(f"the {self.name} kernel computes with NumPy only: "
+                            f"give NumPy arrays")
+        return self.public_function(A, B, **{
+            k: v for k, v in params.items() if self.takes is None or k in self.takes})
 
     def function_block(self, A, B, params, n_threads, names="X"):
         """k(A, B) of checked objects at the scale the kernel's public
@@ -718,6 +735,22 @@ def check_precomputed(X):
 SPECS = {}
 KINDS = {}
 _KIND_ORDER = ("points", "sets", "rows", "gaussians")
+
+
+# The kernels' public functions by kernel name (`kernel_function`).
+FUNCTIONS = {}
+
+
+def kernel_function(*names):
+    """Decorate the public function of the kernels `names`: what their
+    specs' `Spec.call` runs (registered here, as the functions import
+    their specs)."""
+
+    def add(function):
+        FUNCTIONS.update(dict.fromkeys(names, function))
+        return function
+
+    return add
 
 
 def register(*names):

@@ -104,23 +104,16 @@ def blocked_rows(method=None, *, check=None):
 def _array_transform(fmap, transform, library, X, args, progress, kwargs):
     """The map's `transform` of `X`, an array or sets of `library`
     (`kernelmaps._array_api`), in the library: by `transform` itself on
-    its NumPy view, or (`library.native`) by the map's `_array_features`,
-    computed by the library on the device of `X`, differentiably
-    (`workers` and `progress` then unused); a TypeError for a map that
-    has none."""
+    its NumPy view, or (`library.native`) by the map's `_array_features`
+    (given the transform's other arguments but `workers`), computed by the
+    library on the device of `X`, differentiably (`workers` and `progress`
+    then unused)."""
     if not library.native:
         return library.from_numpy(transform(fmap, numpy_objects(library, X), *args,
                                             progress=progress, **kwargs))
-    features = getattr(fmap, "_array_features", None)
-    if features is None:
-        raise TypeError(
-            f"{type(fmap).__name__}.transform computes with NumPy only: give "
-            f"{library.name} arrays on the CPU without a gradient (the compiled "
-            f"engine then computes, the result in {library.name}), or NumPy "
-            f"arrays"
-        )
     fmap._check_fitted()
-    return features(library, X)
+    return fmap._array_features(library, X, *args, **{
+        k: v for k, v in kwargs.items() if k != "workers"})
 
 
 def checked_rows(fmap, X, check):
@@ -351,14 +344,13 @@ def array_fourier_features(fmap, library, points, shares=None):
     differentiably: of each row of `points` (2-D, checked), or with
     `shares` (padded sets, as `sets._array_sets.ArraySets` holds them:
     points (n_sets, n_max, d), shares (n_sets, n_max)), each set's mean,
-    by blocks of sets. The fitted W and b move to that device."""
+    by blocks of sets. The fitted W and b move to that device once."""
     xp = library.xp
     dtype = np.float32 if points.dtype == xp.float32 else np.float64
     top = library.scalar(xp.max(xp.abs(points)))
     if top is not None:
         check_fourier_range(top, fmap._weight_norm, dtype, "X")
-    W, b = (library.from_numpy(a.astype(dtype)) for a in (fmap.weights_,
-                                                          fmap.offsets_))
+    W, b = fmap._on_device(library, dtype, "weights_", "offsets_")
     scale = math.sqrt(2.0 / fmap.n_features_out_)
     if shares is None:
         return scale * xp.cos(points @ W + b)

@@ -96,7 +96,7 @@ def check_sets(X, name="X", *, min_size=1, lazy=False, weighted=False):
         raise ValueError(f"{name}: the sets have no feature (d == 0)")
     check_set_sizes(bags, name, min_size)
     if bags.weights is not None:
-        _check_set_weights(bags, name, weighted)
+        check_set_weights(bags, name, weighted)
         if lazy_points:
             raise TypeError(
                 f"{name} is a Bags of lazy Dask points with weights; weighted "
@@ -138,7 +138,7 @@ def check_set_sizes(bags, name, min_size):
     return bags
 
 
-def _check_set_weights(bags, name, weighted):
+def check_set_weights(bags, name, weighted):
     """A ValueError if the weighted `bags` may not be taken, or has a set
     of total weight 0."""
     if not weighted:
@@ -628,13 +628,16 @@ def cast_output(values, dtype, names):
                 finite = False
                 break
     if not finite:
-        top = float(np.abs(values).max())
-        raise ValueError(
-            f"dtype=float32: the result for {names} has values up to "
-            f"{top:.3g}, beyond the float32 range "
-            f"({float(np.finfo(np.float32).max):.3g}); pass dtype=np.float64"
-        )
+        raise ValueError(float32_range_message(names, float(np.abs(values).max())))
     return out
+
+
+def float32_range_message(names, top):
+    """The message of a float32 result for `names` with values up to `top`,
+    beyond the float32 range."""
+    return (f"dtype=float32: the result for {names} has values up to "
+            f"{top:.3g}, beyond the float32 range "
+            f"({float(np.finfo(np.float32).max):.3g}); pass dtype=np.float64")
 
 
 def check_gaussians(means, covs, mname, cname):

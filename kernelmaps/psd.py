@@ -6,7 +6,7 @@ import math
 import numpy as np
 import scipy.linalg
 
-from ._array_api import exchanged
+from . import _array_api
 from ._base import FeatureMap, in_container
 from ._engine import lapack
 from ._engine.layout import max_abs, power_of_two_exponent
@@ -26,7 +26,6 @@ __all__ = ["PSDProjector", "project_psd"]
 _METHODS = ("clip", "flip", "shift", "square")
 
 
-@exchanged
 def project_psd(K, *, method="clip", dtype=None, workers=None):
     r"""Positive semi-definite matrix nearest to a symmetric kernel matrix.
 
@@ -110,6 +109,15 @@ def project_psd(K, *, method="clip", dtype=None, workers=None):
            [0.821, 1.116, 0.821],
            [0.154, 0.821, 1.054]])
     """
+    library = _array_api.library_of(K=K)
+    if library is not None and library.native:
+        check_choice(method, "method", _METHODS)
+        resolve_workers(workers)
+        return _array_projected(library, K, "K", method, dtype)
+    if library is not None:
+        return library.from_numpy(project_psd(
+            library.to_numpy(K), method=method, dtype=library.numpy_dtype(dtype),
+            workers=workers))
     return PSDProjector(method)._fit_transform(K, "K", dtype, workers)
 
 
@@ -208,6 +216,11 @@ class PSDProjector(FeatureMap):
         -------
         K_psd : ndarray of float32 or float64 (see `dtype`), shape (n, n)
         """
+        library = _array_api.library_of(K_train=K_train)
+        if library is not None:  # fitted on the host, projected in the library
+            self.fit(K_train, workers=workers)
+            return project_psd(K_train, method=self.method, dtype=dtype,
+                               workers=workers)
         return in_container(self, self._fit_transform(K_train, "K_train", dtype,
                                                        workers), K_train)
 
@@ -290,6 +303,13 @@ class PSDProjector(FeatureMap):
         """
         self._check_fitted()
         n_threads = resolve_workers(workers)
+        library = _array_api.library_of(K_test_train=K_test_train)
+        if library is not None and library.native:
+            return self._array_transformed(library, K_test_train, dtype)
+        if library is not None:
+            return library.from_numpy(self.transform(
+                library.to_numpy(K_test_train), dtype=library.numpy_dtype(dtype),
+                workers=workers))
         K = check_kernel_matrix(K_test_train, "K_test_train", square=False,
                                 keep_float32=True)
         out = check_dtype(dtype, K)
@@ -313,6 +333,83 @@ class PSDProjector(FeatureMap):
         # _fit_transform)
         unit = unit - weight * lapack.matmul(lapack.matmul(unit, V), V.T)
         return _scale_back(unit, exponent, "K_test_train", self.method)
+
+
+    def _array_transformed(self, library, K, dtype):
+        """`transform` of the rows `K` of `library`, computed there (the
+        fitted eigenvectors moved to its device once)."""
+        xp = library.xp
+        K, out = _check_array_kernel(library, K, "K_test_train", dtype, square=False)
+        self._check_width(K.shape[1], "K_test_train")
+        if self.method == "square":
+            (train,) = self._on_device(library, np.float64, "_train")
+            K = _scaled(K @ train, self._exponent)
+        elif self.method != "shift" and self.eigenvalues_.size:
+            (V,) = self._on_device(library, np.float64, "eigenvectors_")
+            weight = 1.0 if self.method == "clip" else 2.0
+            K = K - weight * ((K @ V) @ xp.matrix_transpose(V))
+        return _array_result(library, K, "K_test_train", self.method, out)
+
+
+def _check_array_kernel(library, K, name, dtype, square=True):
+    """`check_kernel_matrix` of `K` of `library` (the same messages; the
+    values checked where they can be read), as float64, and the output
+    dtype."""
+    xp = library.xp
+    if K.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got {K.ndim} dimension(s)")
+    try:
+        K = _array_api.as_float(library, K, name)
+    except TypeError:
+        raise TypeError(f"{name} must be a 2-D array of real numbers, got dtype "
+                        f"{K.dtype}") from None
+    if K.shape[0] == 0 or K.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {tuple(K.shape)})")
+    if square and K.shape[0] != K.shape[1]:
+        raise ValueError(f"{name} must be square, got shape {tuple(K.shape)}")
+    if not library.holds(xp.all(xp.isfinite(K))):
+        raise ValueError(f"{name} contains NaN or infinity")
+    out = _array_api.result_dtype(library, dtype, K)
+    return xp.astype(K, xp.float64), out
+
+
+def _array_projected(library, K, name, method, dtype):
+    """`project_psd` of `K` of `library`, computed there with its
+    eigendecomposition (differentiable where the eigenvalues are distinct),
+    at the unit scale of `project_psd` (a power of two, where the values
+    can be read)."""
+    xp = library.xp
+    K, out = _check_array_kernel(library, K, name, dtype)
+    top = library.scalar(xp.max(xp.abs(K)))
+    exponent = 0 if not top else -power_of_two_exponent(top)
+    unit = _scaled(K, -exponent)
+    unit = (unit + xp.matrix_transpose(unit)) / 2
+    eye = xp.eye(K.shape[0], dtype=K.dtype, device=library.device)
+    if method == "square":
+        unit = unit @ unit
+        unit = (unit + xp.matrix_transpose(unit)) / 2
+        return _array_result(library, _scaled(unit, 2 * exponent), name, method, out)
+    values, vectors = xp.linalg.eigh(unit)
+    negative = xp.clip(values, max=0)
+    if method == "shift":
+        unit = unit - xp.min(negative) * eye
+    else:
+        weight = 1.0 if method == "clip" else 2.0
+        unit = unit - weight * ((vectors * negative) @ xp.matrix_transpose(vectors))
+        unit = (unit + xp.matrix_transpose(unit)) / 2  # (exactly symmetric)
+    return _array_result(library, _scaled(unit, exponent), name, method, out)
+
+
+_scaled = _array_api.times_power_of_two
+
+
+def _array_result(library, A, name, method, out):
+    """`A` as `out`, or the ValueError of `_check_result` where it is not
+    finite (where its values can be read)."""
+    xp = library.xp
+    if not library.holds(xp.all(xp.isfinite(A))):
+        raise ValueError(_overflow(name, method))
+    return xp.astype(A, out)
 
 
 fill_docs((project_psd,), dtype=DTYPE_DOC)
@@ -342,11 +439,12 @@ def _scale_back(A, exponent, name, method):
 
 
 def _check_result(A, name, method):
-    return check_finite_output(
-        A,
-        f"the {method!r} projection of {name} overflows float64 for this "
-        f"input; scale {name} down",
-    )
+    return check_finite_output(A, _overflow(name, method))
+
+
+def _overflow(name, method):
+    return (f"the {method!r} projection of {name} overflows float64 for this "
+            f"input; scale {name} down")
 
 
 def _count_negative(K):

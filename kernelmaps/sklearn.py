@@ -17,6 +17,7 @@ a `kernelmaps.Bags` also works in ``fit`` and ``transform``.
 
 import numpy as np
 
+from . import _array_api
 from ._base import FeatureMap
 from ._parallel import check_progress, resolve_workers
 from ._probes import as_float_array
@@ -238,6 +239,16 @@ class SetKernel(_KernelEstimator):
         return K if spec.positive_definite else self.psd_.transform(
             K, workers=workers)
 
+    def _array_features(self, library, X):
+        """`transform` of sets of `library` (`kernelmaps._array_api`), computed
+        there by the kernel's function between them and the training sets
+        (moved to their device), projected as in `transform`."""
+        xp = library.xp
+        spec = spec_for(self.kernel, self.params_)
+        K = spec.call(X, _array_api.library_objects(library, self.train_), self.params_)
+        K = xp.astype(K, xp.float64)
+        return K if spec.positive_definite else self.psd_.transform(K)
+
     def _takes_weights(self):
         """Whether the fitted kernel takes weighted sets (its spec says)."""
         return bool(getattr(spec_for(self.kernel, self.params_), "weighted", False))
@@ -314,14 +325,15 @@ class ExpectedKernel(_KernelEstimator):
         self.degree = degree
         self.coef0 = coef0
 
-    def _split(self, X):
-        """Means (n, d) and covariances of the rows of `X`."""
+    def _split(self, X, xp=np):
+        """Means (n, d) and covariances of the rows of `X` (of the array
+        namespace `xp`)."""
         p = X.shape[1]
         if self.covariance == "full":
             d = round((np.sqrt(1 + 4 * p) - 1) / 2)
             if d * (d + 1) != p:
                 raise ValueError(f"X has {p} columns: not d + d * d for any d")
-            return X[:, :d], X[:, d:].reshape(-1, d, d)
+            return X[:, :d], xp.reshape(X[:, d:], (-1, d, d))
         if self.covariance == "diag":
             if p % 2:
                 raise ValueError(f"X has {p} columns: not 2 d for any d")
@@ -354,9 +366,29 @@ class ExpectedKernel(_KernelEstimator):
                 "gamma_": spec.fitted_gamma(params), **names}, K
 
     def _kernel(self, X, *, workers, progress):
+        library = _array_api.library_of(X=X)
+        if library is not None:
+            return self._array_kernel(library, X, workers)
         self._check_names(X, reset=False)
         spec = spec_for("expected", self.params_)
         X = _rows(X)
         self._check_width(X.shape[1])
         return spec.function_block(self._gaussians(X, spec), self._split(self.train_),
                                    self.params_, workers)
+
+    def _array_kernel(self, library, X, workers):
+        """`transform` of rows of `library` (`kernelmaps._array_api`):
+        through NumPy, or (`library.native`) by `gaussian_expected_kernel`
+        in the library, on their device (the training Gaussians moved
+        there)."""
+        if not library.native:
+            return library.from_numpy(self._kernel(library.to_numpy(X),
+                                                   workers=workers, progress=False))
+        xp = library.xp
+        X = _array_api.check_rows(library, X, "X")
+        self._check_width(X.shape[1])
+        spec = spec_for("expected", self.params_)
+        means, covs = self._split(X, xp)
+        train = _array_api.library_objects(library, self._split(self.train_))
+        K = spec.call((means, covs), train, self.params_)
+        return xp.astype(K, xp.float64)

@@ -199,3 +199,46 @@ def missing_packages(code, packages=("sklearn", "dask", "matplotlib", "torch", "
     if needs & {"torch", "jax"}:  # (kernelmaps takes them through it)
         needs.add("array_api_compat")
     return sorted(p for p in needs if importlib.util.find_spec(p) is None)
+
+
+# -- arrays of other libraries (the test_array_api*.py modules) -------------
+
+def import_torch():
+    """PyTorch, or the test skipped."""
+    import pytest
+
+    return pytest.importorskip("torch")
+
+
+def import_jnp():
+    """jax.numpy with float64 enabled, or the test skipped."""
+    import pytest
+
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    return jnp
+
+
+def import_strict():
+    """array-api-strict, or the test skipped."""
+    import pytest
+
+    return pytest.importorskip("array_api_strict")
+
+
+# (name, the library's array of a NumPy array, its values back in NumPy)
+LIBRARIES = {
+    "torch": (lambda a: import_torch().asarray(a),
+              lambda a: a.detach().numpy()),
+    "torch_grad": (lambda a: import_torch().asarray(a).requires_grad_(),
+                   lambda a: a.detach().numpy()),
+    "jax": (lambda a: import_jnp().asarray(a), np.asarray),
+    "strict": (lambda a: import_strict().asarray(a), lambda a: np.asarray(a)),
+}
+
+
+def point_sets(dtype, seed=0, sizes=(4, 7, 5, 6), shift=0.0):
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal((n, 3)) + shift).astype(dtype) for n in sizes]

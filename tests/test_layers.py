@@ -344,8 +344,9 @@ def test_an_import_cycle_is_found(tree):
     broken["kernelmaps._probes"] = (source + "\nfrom ._bags import Bags\n",
                                     package, kind)
     found = violations(broken)
-    assert ("import cycle: kernelmaps._bags -> kernelmaps._probes -> "
-            "kernelmaps._bags") in found
+    cycles = [f for f in found if f.startswith("import cycle: kernelmaps._bags -> ")]
+    assert cycles and all("kernelmaps._probes -> kernelmaps._bags" in f
+                          for f in cycles), found
 
 
 def test_relative_imports_resolve():

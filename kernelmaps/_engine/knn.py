@@ -36,14 +36,14 @@ from .pair_sums import centred_points, expansion_bound
 from .progress import progress_bar
 from .schedule import TASK_WORK, run_chunked, thread_map, threads_for
 
-__all__ = ["MAX_K", "NeighbourSearch", "choose_method"]
+__all__ = ["FLOAT32_MIN_DIM", "MAX_K", "NeighbourSearch", "choose_method"]
 
 # The largest k: the compiled search takes it as a C int.
 MAX_K = 2**31 - 1
 
 # float32 distances |x|^2 + |y|^2 - 2 <x, y> are too coarse for the close
 # neighbours of low dimensions: below this dimension, compute in float64.
-_FLOAT32_MIN_DIM = 5
+FLOAT32_MIN_DIM = 5
 # Column sets at least this large (on average), by dimension, are faster
 # with kd-trees than with distance blocks: see choose_method.
 _KDTREE_MIN_SET = {1: 800, 2: 900, 3: 1100, 4: 2000}
@@ -100,7 +100,7 @@ class NeighbourSearch:
     less for many features, the most with which squared distances summed
     over the features cannot overflow), which changes no ratio of
     distances; float32 points of fewer than
-    `_FLOAT32_MIN_DIM` dimensions are searched in float64. Distances are
+    `FLOAT32_MIN_DIM` dimensions are searched in float64. Distances are
     computed from differences of coordinates, exactly 0 between duplicates.
 
     The distances within a set (rho) only involve that set: a set much
@@ -115,7 +115,7 @@ class NeighbourSearch:
         self.k, self.method, self.n_threads = k, method, n_threads
         xp, yp = X.points, None if self.symmetric else Y.points
         dtype = xp.dtype
-        if dtype == np.float32 and X.dim < _FLOAT32_MIN_DIM:
+        if dtype == np.float32 and X.dim < FLOAT32_MIN_DIM:
             dtype = np.dtype(np.float64)
         e = squares_exponent(max_abs(xp, yp), X.dim, xp.dtype)
         self.exponent = -e  # distances here are those of the input * 2**-exponent

@@ -11,7 +11,7 @@ import functools
 
 from .. import _array_api
 from .._hints import takes_hints
-from . import aggregated, cross, fuse, linear, on_features, permutation
+from . import aggregated, cross, fuse, linear, on_device, on_features, permutation
 from .checks import check_input
 from .resampling import resampled_test
 from .result import MMDTestResult
@@ -314,10 +314,23 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     says so before it starts, with these faster ways (`CostWarning`).
 
     *Arrays of other libraries* (PyTorch, JAX, CuPy, ...; ``pip install
-    "kernelmaps[array]"``): the test runs on the host, in NumPy, on their
-    values (a view on the CPU, a copy from another device), without a
-    gradient; the result is the one of the same NumPy input, p-value
-    included.
+    "kernelmaps[array]"``): the permutation test and the wild bootstrap of
+    points (``"rbf"``, ``"laplacian"``, ``"energy"``; without
+    `feature_map` or `incomplete`) run on the arrays' device where their
+    library computes them (on a GPU, with a gradient asked, for
+    array-api-strict): the pooled kernel a block of rows at a time, each
+    block multiplied there with the draws of a batch of resamples, within
+    half the device's free memory where the library reports it (CUDA;
+    `working_memory` where it is given and lower), else the working
+    memory. The draws are the NumPy path's, from `rng` on the host; only
+    vectors of the N objects and of the B resamples (and the at most 1000
+    points of gamma's rule) come back to the host, which finishes the
+    test: the p-value is that of the same NumPy input, the statistics
+    equal to rounding (float64 kernels, also of float32 points). The other
+    tests, and PyTorch and JAX arrays on the CPU without a gradient, run on
+    the host, in NumPy, on their values (a view on the CPU, a copy from
+    another device), with the result of the same NumPy input. No test
+    gives a gradient: the result holds floats and NumPy arrays.
 
     The p-value counts the observed statistic as one of the resamples
     (``(1 + #{null >= statistic}) / (1 + B)``): the test's level is at most
@@ -390,6 +403,11 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     True
     """
     library = _array_api.library_of_objects(X=X, Y=Y)
+    if library is not None and on_device.takes(library, X, Y, kernel, method,
+                                               feature_map, incomplete):
+        return on_device.test(library, X, Y, kernel, gamma, method, n_resamples,
+                              alpha, unbiased, kernel_params, dtype, rng,
+                              workers, progress, working_memory)
     if library is not None:  # (tested on the host, see Notes)
         X, Y = (_array_api.numpy_objects(library, S) for S in (X, Y))
     test = check_input(X, Y, kernel, gamma, method, n_resamples, incomplete,

@@ -3,12 +3,13 @@ machines) and level-2 kernels on mean embeddings."""
 
 import numpy as np
 
-from .._array_api import exchanged
+from .. import _array_api
 from .._engine.layout import power_of_two_exponent
 from .._gamma import resolve_gamma
 from .._hints import takes_hints
 from .._parallel import check_progress, resolve_workers
 from .._probes import as_float_array
+from .._spec import kernel_function
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -21,13 +22,62 @@ from .._validation import (
     fill_docs,
 )
 from .._warnings import warn_uninformative
+from . import _array_expected
 from ._specs import MAX_DEGREE, ExpectedSpec, _all_equal
 
 __all__ = ["gaussian_expected_kernel", "level2_kernel"]
 
+_POLYNOMIAL_OVERFLOW = ("the polynomial kernel values overflow float64 for this "
+                        "input; scale K down or use smaller gamma2/coef0/degree")
+
+
+def _array_gaussian_expected_kernel(library, means, covs, means2=None, covs2=None,
+                                    *, kernel="rbf", gamma=None, degree=2,
+                                    coef0=1.0, workers=None, progress=False,
+                                    dtype=None):
+    """`gaussian_expected_kernel` of arrays of `library`, computed by it on
+    their device (`_array_expected.expected_kernel`), with the checks of
+    the NumPy path (on the host, where the values can be read); `workers`
+    and `progress` checked, unused."""
+    xp = library.xp
+    spec = ExpectedSpec("expected", {"kernel": kernel, "gamma": gamma,
+                                     "degree": degree, "coef0": coef0})
+    kernel, given = spec.params["kernel"], spec.params["gamma"]
+    check_progress(progress)
+    resolve_workers(workers)
+    arrays = {name: None if a is None else _array_api.as_float(library, a, name)
+              for name, a in (("means", means), ("covs", covs),
+                              ("means2", means2), ("covs2", covs2))}
+    # (the median heuristic needs the values of its means)
+    median = given is None and kernel == "rbf"
+    reference = "means" if means2 is None else "means2"
+    m1, c1, m2, c2, _, symmetric = _check_gaussian_pair(*(
+        None if a is None else _array_api.values_for_checks(
+            library, a, name, needed=median and name == reference)
+        for name, a in arrays.items()))
+    gamma = resolve_gamma(given, kernel, m2,
+                          data="means" if symmetric else "means2")
+    out = _array_api.result_dtype(library, dtype, *arrays.values())
+    work = _array_api.result_dtype(library, None, *arrays.values())
+    A, B = (None if arrays[m] is None else
+            (xp.astype(arrays[m], work), xp.astype(arrays[c], work))
+            for m, c in (("means", "covs"), ("means2", "covs2")))
+    K = _array_expected.expected_kernel(library, A, B, kernel, gamma, degree,
+                                        coef0)
+    names = _names(symmetric)
+    if not library.holds(xp.all(xp.isfinite(K))):
+        raise ValueError(_overflow_message(kernel, names))
+    _array_api.warn_uninformative(  # (the NumPy path's, on the host values)
+        library, K, symmetric, f"{kernel} expected", "Gaussians of " + names,
+        given if kernel == "rbf" else None,
+        (lambda: _all_equal((m1, m2), (c1, c2))) if kernel == "rbf" else None)
+    return xp.astype(K, out, copy=False)
+
 
 @takes_hints()
-@exchanged
+@kernel_function("expected")
+@_array_api.dispatched(_array_gaussian_expected_kernel, "means", "covs", "means2",
+                     "covs2")
 def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rbf",
                              gamma=None, degree=2, coef0=1.0, workers=None,
                              progress=False, dtype=None):
@@ -117,31 +167,15 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     kernel, given = spec.params["kernel"], spec.params["gamma"]
     progress = check_progress(progress)
     n_threads = resolve_workers(workers)
-    m1, c1, floats = check_gaussians(means, covs, "means", "covs")
-    symmetric = means2 is None and covs2 is None
-    if symmetric:
-        m2, c2 = m1, c1
-    elif means2 is None or covs2 is None:
-        raise ValueError("means2 and covs2 must be given together")
-    else:
-        m2, c2, floats2 = check_gaussians(means2, covs2, "means2", "covs2")
-        floats += floats2
-        if m2.shape[1] != m1.shape[1]:
-            raise ValueError(
-                f"Incompatible dimension: means has {m1.shape[1]} features while "
-                f"means2 has {m2.shape[1]}"
-            )
+    m1, c1, m2, c2, floats, symmetric = _check_gaussian_pair(means, covs, means2,
+                                                             covs2)
     gamma = resolve_gamma(given, kernel, m2,
                           data="means" if symmetric else "means2")
     out = check_dtype(dtype, *floats)
     K = next(spec.blocks((m1, c1), None if symmetric else (m2, c2), [gamma],
                          n_threads, progress))
-    names = "means and covs" if symmetric else "means, covs, means2 and covs2"
-    check_finite_output(
-        K,
-        f"the {kernel} expected kernel values of {names} overflow float64; "
-        f"scale them down (or use a smaller gamma or coef0)",
-    )
+    names = _names(symmetric)
+    check_finite_output(K, _overflow_message(kernel, names))
     warn_uninformative(
         K, symmetric, f"{kernel} expected", "Gaussians of " + names,
         given if kernel == "rbf" else None,
@@ -149,7 +183,60 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     return cast_output(K, out, names)
 
 
-@exchanged
+def _check_gaussian_pair(means, covs, means2, covs2):
+    """The Gaussians of `gaussian_expected_kernel` checked
+    (`check_gaussians`): ``(m1, c1, m2, c2, floats, symmetric)``, the
+    second collection the first where `symmetric` (means2 and covs2 None),
+    `floats` the arrays as given (for `check_dtype`)."""
+    m1, c1, floats = check_gaussians(means, covs, "means", "covs")
+    if means2 is None and covs2 is None:
+        return m1, c1, m1, c1, floats, True
+    if means2 is None or covs2 is None:
+        raise ValueError("means2 and covs2 must be given together")
+    m2, c2, floats2 = check_gaussians(means2, covs2, "means2", "covs2")
+    if m2.shape[1] != m1.shape[1]:
+        raise ValueError(
+            f"Incompatible dimension: means has {m1.shape[1]} features while "
+            f"means2 has {m2.shape[1]}"
+        )
+    return m1, c1, m2, c2, floats + floats2, False
+
+
+def _names(symmetric):
+    return "means and covs" if symmetric else "means, covs, means2 and covs2"
+
+
+def _overflow_message(kernel, names):
+    return (f"the {kernel} expected kernel values of {names} overflow float64; "
+            f"scale them down (or use a smaller gamma or coef0)")
+
+
+def _array_level2_kernel(library, K, diag_X, diag_Y=None, *, kind="rbf",
+                         gamma2=1.0, degree=2, coef0=1.0, dtype=None):
+    """`level2_kernel` of arrays of `library`, computed by it on their
+    device (`_array_expected.level2`), with the checks of the NumPy path
+    (on the host, where the values can be read)."""
+    xp = library.xp
+    kind = check_choice(kind, "kind", ("linear", "polynomial", "rbf", "nrbf"))
+    named = {"K": K, "diag_X": diag_X, "diag_Y": diag_Y}
+    hosts = _level2_arrays(*(None if a is None
+                             else _array_api.values_for_checks(library, a, name)
+                             for name, a in named.items()))
+    arrays = [None if a is None else _array_api.as_float(library, a, name)
+              for name, a in named.items()]
+    out = _array_api.result_dtype(library, dtype, *arrays)
+    *_, gamma2, degree, coef0 = _level2_params(*hosts, kind, gamma2, degree,
+                                               coef0)
+    work = _array_api.result_dtype(library, None, *arrays)
+    K, dx, dy = (None if a is None else xp.astype(a, work) for a in arrays)
+    K2 = _array_expected.level2(library, K, dx, dx if dy is None else dy, kind,
+                                gamma2, degree, coef0)
+    if kind == "polynomial" and not library.holds(xp.all(xp.isfinite(K2))):
+        raise ValueError(_POLYNOMIAL_OVERFLOW)
+    return xp.astype(K2, out, copy=False)
+
+
+@_array_api.dispatched(_array_level2_kernel, "K", "diag_X", "diag_Y")
 def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
                   coef0=1.0, dtype=None):
     r"""A kernel on mean embeddings from their inner products.
@@ -209,10 +296,31 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
            [0.3679, 1.    ]])
     """
     kind = check_choice(kind, "kind", ("linear", "polynomial", "rbf", "nrbf"))
+    K, dx, dy = _level2_arrays(K, diag_X, diag_Y)
+    out = check_dtype(dtype, K, dx, dy)
+    K, dx, dy, gamma2, degree, coef0 = _level2_params(K, dx, dy, kind, gamma2,
+                                                      degree, coef0)
+    K2 = _level2(K, dx, dy, kind, gamma2, degree, coef0)
+    equal = {  # whether the distances of the kernel are all 0
+        "rbf": lambda: np.all(dx[:, None] == K) and np.all(dy[None, :] == K),
+        "nrbf": lambda: np.all(K / np.sqrt(dx)[:, None] / np.sqrt(dy) == 1)}
+    warn_uninformative(K2, diag_Y is None, f"level-2 {kind}", "embeddings of K",
+                       gamma2 if kind in equal else None, equal.get(kind))
+    return cast_output(K2, out, "K" if diag_Y is None else "K, diag_X and diag_Y")
+
+
+def _level2_arrays(K, diag_X, diag_Y):
+    """The arrays of `level2_kernel` checked as given (float32 kept): K,
+    diag_X, diag_Y (None where it is)."""
     K = check_kernel_matrix(K, "K", square=False, keep_float32=True)
     dx = as_float_array(diag_X, "diag_X")
-    dy = None if diag_Y is None else as_float_array(diag_Y, "diag_Y")
-    out = check_dtype(dtype, K, dx, dy)
+    return K, dx, None if diag_Y is None else as_float_array(diag_Y, "diag_Y")
+
+
+def _level2_params(K, dx, dy, kind, gamma2, degree, coef0):
+    """The checked arrays of `_level2_arrays` in float64 (dy None: dx),
+    checked against each other and `kind`, and the checked scalars:
+    ``(K, dx, dy, gamma2, degree, coef0)``."""
     K = K.astype(np.float64, copy=False)
     dx = dx.astype(np.float64, copy=False)
     dy = dx if dy is None else dy.astype(np.float64, copy=False)
@@ -226,31 +334,25 @@ def level2_kernel(K, diag_X, diag_Y=None, *, kind="rbf", gamma2=1.0, degree=2,
     gamma2 = check_scalar(gamma2, "gamma2", low=0.0, low_inclusive=False)
     degree = check_scalar(degree, "degree", kind="int", low=1, high=MAX_DEGREE)
     coef0 = check_scalar(coef0, "coef0")
-    K2 = _level2(K, dx, dy, kind, gamma2, degree, coef0)
-    equal = {  # whether the distances of the kernel are all 0
-        "rbf": lambda: np.all(dx[:, None] == K) and np.all(dy[None, :] == K),
-        "nrbf": lambda: np.all(K / np.sqrt(dx)[:, None] / np.sqrt(dy) == 1)}
-    warn_uninformative(K2, diag_Y is None, f"level-2 {kind}", "embeddings of K",
-                       gamma2 if kind in equal else None, equal.get(kind))
-    return cast_output(K2, out, "K" if diag_Y is None else "K, diag_X and diag_Y")
+    if kind == "rbf" and ((dx < 0).any() or (dy < 0).any()):
+        raise ValueError("diag_X and diag_Y must be >= 0 (squared norms)")
+    if kind == "nrbf" and ((dx <= 0).any() or (dy <= 0).any()):
+        raise ValueError('diag_X and diag_Y must be > 0 for kind="nrbf"')
+    return K, dx, dy, gamma2, degree, coef0
 
 
 def _level2(K, dx, dy, kind, gamma2, degree, coef0):
-    """The level-2 kernel of validated float64 input, in float64."""
+    """The level-2 kernel of validated float64 input (`_level2_params`), in
+    float64."""
     if kind == "linear":
         return K.copy()
     if kind == "polynomial":
         with np.errstate(over="ignore", invalid="ignore"):
             K2 = (gamma2 * K + coef0) ** degree
         if not np.isfinite(K2).all():
-            raise ValueError(
-                "the polynomial kernel values overflow float64 for this input; "
-                "scale K down or use smaller gamma2/coef0/degree"
-            )
+            raise ValueError(_POLYNOMIAL_OVERFLOW)
         return K2
     if kind == "rbf":
-        if (dx < 0).any() or (dy < 0).any():
-            raise ValueError("diag_X and diag_Y must be >= 0 (squared norms)")
         top = max(np.abs(K).max(), dx.max(), dy.max())
         if top <= 2.0**1000:
             with np.errstate(over="ignore"):  # gamma2 * d2 beyond: exp(-inf) = 0
@@ -263,8 +365,6 @@ def _level2(K, dx, dy, kind, gamma2, degree, coef0):
                         - 2 * np.ldexp(K, e), 0.0)
         with np.errstate(over="ignore"):
             return np.exp(-np.ldexp(gamma2 * sq, -e))
-    if (dx <= 0).any() or (dy <= 0).any():
-        raise ValueError('diag_X and diag_Y must be > 0 for kind="nrbf"')
     # sqrt(dx) sqrt(dy): the product dx dy could overflow or underflow
     with np.errstate(over="ignore"):
         cosine = K / (np.sqrt(dx)[:, None] * np.sqrt(dy)[None, :])

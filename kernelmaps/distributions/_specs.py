@@ -27,6 +27,11 @@ class ExpectedSpec(Spec):
     takes = ("kernel", "gamma", "degree", "coef0")
     scale = "gamma"
 
+    def call(self, A, B, params):
+        """`Spec.call` of the Gaussians A and B, each a (means, covs) pair."""
+        return self.public_function(*A, *(B or (None, None)), **{
+            k: v for k, v in params.items() if k in self.takes})
+
     def check_params(self, params):
         """The point kernel's parameters given, checked as
         `gaussian_expected_kernel` checks them (gamma None: its default,

@@ -5,6 +5,7 @@ lookup."""
 import numpy as np
 import scipy.sparse
 
+from .. import _array_api
 from .._base import FeatureMap
 from .._engine import anchors as engine
 from .._engine import lapack
@@ -12,6 +13,7 @@ from .._parallel import resolve_workers
 from .._probes import as_float_array
 from .._transforms import blocked_rows, checked_rows
 from .._validation import check_choice, check_histograms, check_scalar
+from . import _array_maps
 
 __all__ = ["AnchorMap"]
 
@@ -251,17 +253,40 @@ class AnchorMap(FeatureMap):
             The dtype of `X`. CSR input gives CSR output when the features
             of 0 are zero (the named kernels): exact zeros stay zero.
         """
-        if X.dtype == np.float32 and self._table_max > float(np.finfo(np.float32).max):
-            raise ValueError(
-                "X is float32 but this map's anchor features exceed the float32 "
-                "range: pass X as float64"
-            )
+        self._check_precision(X.dtype == np.float32)
         if scipy.sparse.issparse(X) and not self._zero_features:
             X = np.ascontiguousarray(X.toarray())
         return engine.features(
             X, self.anchors_, self._inv_step, self._n_neighbors, self._distance,
             self.table_, self.table_offsets_, self.rank_, self.feature_offsets_,
             resolve_workers(workers))
+
+    def _check_precision(self, float32):
+        """Refuse float32 input (`float32`) where the anchor features exceed
+        the float32 range."""
+        if float32 and self._table_max > float(np.finfo(np.float32).max):
+            raise ValueError(
+                "X is float32 but this map's anchor features exceed the float32 "
+                "range: pass X as float64"
+            )
+
+    def _array_features(self, library, X):
+        """`transform` of the rows of X of `library`, computed there
+        (`_array_maps.anchor_features`), dense; the anchors and the table
+        move to its device once."""
+        X = _array_api.check_rows(library, X, "X", nonnegative=True)
+        self._check_width(X.shape[1])
+        float32 = X.dtype == library.xp.float32
+        self._check_precision(float32)
+        anchors, table = self._on_device(library, np.float32 if float32 else
+                                         np.float64, "anchors_", "table_")
+        # each output column's input column, offset in the table and rank
+        column = np.repeat(np.arange(self.n_features_in_), self.rank_)
+        within = np.arange(self.n_features_out_) - self.feature_offsets_[column]
+        plan = [library.from_numpy(a) for a in (
+            column, self.table_offsets_[column] + within, self.rank_[column])]
+        return _array_maps.anchor_features(library, X, anchors, table, plan,
+                                           self._n_neighbors, self._distance)
 
     def codes(self, X, *, workers=None):
         """The compact form of the features of `X`: anchor indices.

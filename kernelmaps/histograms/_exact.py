@@ -11,7 +11,7 @@ from .._hints import takes_hints
 from .._lazy import is_lazy, lazy_gram
 from .._parallel import check_progress, resolve_workers
 from .._probes import is_dask_array
-from .._spec import spec_for
+from .._spec import kernel_function, spec_for
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -93,6 +93,7 @@ _LAZY = """*Dask input.* `X` or `Y` given as a 2-D Dask array (the other dense)
     `workers` and `progress` are then unused."""
 
 
+@kernel_function("chi2")
 @takes_hints()
 def additive_chi2_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Additive chi2 kernel between histograms.
@@ -212,6 +213,7 @@ def chi2_distance(X, Y=None, *, workers=None, dtype=None, progress=False):
                 progress)
 
 
+@kernel_function("exp_chi2")
 @takes_hints()
 def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
                     progress=False):
@@ -269,6 +271,7 @@ def exp_chi2_kernel(X, Y=None, *, beta=1.0, workers=None, dtype=None,
                 workers, dtype, progress)
 
 
+@kernel_function("intersection")
 @takes_hints()
 def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Histogram intersection kernel.
@@ -315,6 +318,7 @@ def intersection_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
                 dtype, progress)
 
 
+@kernel_function("hellinger")
 @takes_hints()
 def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Hellinger (Bhattacharyya) kernel between histograms.
@@ -358,6 +362,7 @@ def hellinger_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
                 progress)
 
 
+@kernel_function("js")
 @takes_hints()
 def js_kernel(X, Y=None, *, workers=None, dtype=None, progress=False):
     r"""Jensen-Shannon kernel between histograms.
@@ -459,11 +464,26 @@ def _run_array(spec, name, X, Y, library, workers, dtype, progress):
     out = _array_api.result_dtype(library, dtype, X, Y)
     if Y is not None:
         _check_widths(X, Y)
-    if Y is not None and X.dtype != Y.dtype:
-        X, Y = (library.xp.astype(A, library.xp.float64) for A in (X, Y))
-    K = (spec.array_block(library, X, Y, distances=True) if name == "chi2_distance"
+    # (float32 histograms in float64, as the engine sums them)
+    X, Y = (None if A is None else library.xp.astype(A, library.xp.float64)
+            for A in (X, Y))
+    distances = name == "chi2_distance"
+    K = (spec.array_block(library, X, Y, distances=True) if distances
          else spec.array_block(library, X, Y))
-    return library.xp.astype(K, out, copy=False)
+    names = "X" if Y is None else "X and Y"
+    K = _array_api.cast_result(library, K, out, names,
+                               overflow=_overflow(distances, names))
+    if not distances:  # (the warning of `_run`)
+        beta = spec.function_scale(spec.params)
+        xp = library.xp
+        _array_api.warn_uninformative(
+            library, K, Y is None, name.replace("_kernel", "").replace("_", " "),
+            f"histograms of {names}", beta, None if beta is None else (
+                lambda: all(library.holds(xp.all(A[:1, :] == A))
+                            for A in (X, X if Y is None else Y))
+                and (Y is None or library.holds(xp.all(X[:1, :] == Y[:1, :])))),
+            scale="beta")
+    return K
 
 
 def _values(spec, name, X, Y, n_threads, progress=False, *, out, names):
@@ -472,17 +492,23 @@ def _values(spec, name, X, Y, n_threads, progress=False, *, out, names):
     float64 or (for float32) the float32 range."""
     if name == "chi2_distance":
         call, finish = spec.distance_call(X, Y, n_threads, progress)
-        K = check_finite_output(
-            finish(call()), f"the chi2 distances between the rows of {names} "
-                            f"overflow float64; scale the histograms down")
+        K = check_finite_output(finish(call()), _overflow(True, names))
     else:
         K = next(spec.blocks(X, Y, [spec.function_scale(spec.params)],
                              n_threads, progress))
         if spec.scale is None:  # (exp(-beta D) is in [0, 1])
-            check_finite_output(
-                K, "the kernel values between the rows of X and Y overflow "
-                   "float64; scale the histograms down")
+            check_finite_output(K, _overflow(False, names))
     return cast_output(K, out, names)
+
+
+def _overflow(distances, names):
+    """The message of kernel values (`distances`: chi2 distances) between
+    the rows of `names` that overflow float64."""
+    if distances:
+        return (f"the chi2 distances between the rows of {names} overflow "
+                f"float64; scale the histograms down")
+    return ("the kernel values between the rows of X and Y overflow float64; "
+            "scale the histograms down")
 
 
 def _check_pair(spec, X, Y, workers, dtype, progress, lazy=False):

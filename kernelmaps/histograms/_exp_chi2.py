@@ -3,10 +3,11 @@ chi2 map."""
 
 import copy
 
+from .. import _array_api
 from .._base import FeatureMap
 from .._draws import check_draw, fourier_state, resolve_draw
 from .._parallel import resolve_workers
-from .._transforms import blocked_rows, fourier_features
+from .._transforms import array_fourier_features, blocked_rows, fourier_features
 from .._validation import (
     check_histograms,
     check_rng,
@@ -186,3 +187,11 @@ class ExpChi2Features(FeatureMap):
         n_threads = resolve_workers(workers)
         return fourier_features(
             self, self.chi2_map_.transform(X, workers=n_threads), n_threads)
+
+    def _array_features(self, library, X):
+        """`transform` of the rows of X of `library`, computed there: the
+        chi2 map's features, then their random Fourier features."""
+        X = _array_api.check_rows(library, X, "X", nonnegative=True)
+        self._check_width(X.shape[1])
+        return array_fourier_features(self, library,
+                                      self.chi2_map_._array_expand(library, X))

@@ -9,6 +9,7 @@ from .._validation import (
     check_choice,
     check_scalar,
 )
+from . import _array_maps
 from ._maps import _MAX_TERMS, _AdditiveMap
 
 __all__ = ["HomogeneousKernelMap"]
@@ -128,3 +129,10 @@ class HomogeneousKernelMap(_AdditiveMap):
                            * _SPECTRA[kernel](j * step))
         return {"period_": period, "_n_terms": 2 * order + 1,
                 "_params": coef[None, :], "_scale": step, "_width": None}
+
+    def _array_expand(self, library, X):
+        state = self._expansion(X.shape[1])
+        if state["_kind"] == "sqrt":
+            return _array_maps.square_root(library, X)
+        return _array_maps.homogeneous(library, X, state["_params"][0],
+                                       state["_scale"])

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import scipy.sparse
 
+from .. import _array_api
 from .._base import FeatureMap
 from .._engine import lapack
 from .._engine.expand import expand
@@ -19,6 +20,7 @@ from .._validation import (
     check_histograms,
     check_scalar,
 )
+from . import _array_maps
 
 __all__ = ["Chi2ChebyshevMap", "Chi2DirectMap"]
 
@@ -101,16 +103,43 @@ class _AdditiveMap(FeatureMap):
         """
         # (the width of a fit is checked by blocked_rows; that of parameters
         # given, here)
+        state = self._expansion(X.shape[1])
+        return self._expand(X, state, resolve_workers(workers))
+
+    def _expansion(self, width):
+        """The expansion of `transform`: the fitted state, or (a map not
+        fitted, that needs no fit) the state of the parameters, checked
+        for inputs of `width` features."""
         state = vars(self) if hasattr(self, "n_features_in_") else {
             "_kind": self._kind, **self._state(None)}
-        self._check_width(X.shape[1], expected=state["_width"])
-        return self._expand(X, state, resolve_workers(workers))
+        self._check_width(width, expected=state["_width"])
+        return state
 
     def _expand(self, X, state, n_threads):
         """The features of validated histograms (see `transform`) by the
         expansion `state`."""
         return expand(X, state["_kind"], state["_params"], state["_scale"],
                       state["_n_terms"], n_threads)
+
+    def _array_features(self, library, X):
+        """`transform` of the rows of X of `library`, computed there."""
+        X = _array_api.check_rows(library, X, "X", nonnegative=True)
+        self._check_width(X.shape[1])
+        return self._array_expand(library, X)
+
+    def _array_expand(self, library, X):
+        """The features of the checked histograms X of `library`
+        (`_array_maps`): `_expand`'s, computed by the library."""
+        raise NotImplementedError
+
+    def _params_on(self, library, X, state, params):
+        """The NumPy array `params` (the expansion's ``_params``, or
+        derived from them) on the device of X, in its dtype: moved once
+        where they are the fitted ones."""
+        dtype = np.float32 if X.dtype == library.xp.float32 else np.float64
+        if state is vars(self) and params is state["_params"]:
+            return self._on_device(library, dtype, "_params")[0]
+        return library.from_numpy(params.astype(dtype))
 
 
 def _values(X):
@@ -352,15 +381,26 @@ class Chi2DirectMap(_AdditiveMap):
         if m == 0:
             return super()._expand(X, state, n_threads)
         T = state["_n_terms"]
-        params = np.ascontiguousarray(np.hstack([
-            np.ldexp(state["_params"][:, :T], -2 * m),
-            np.ldexp(state["_params"][:, T:], -m)]))
         # in float64 (float32 could not hold the scaled values), then back
         scaled = _with_values(X, np.ldexp(values.astype(np.float64), -2 * m))
-        Z = expand(scaled, self._kind, params, state["_scale"], T, n_threads)
+        Z = expand(scaled, self._kind, _direct_params(state, m), state["_scale"],
+                   T, n_threads)
         rows = _rows(Z, T)
         rows *= 2.0**m
         return Z.astype(X.dtype, copy=False)
+
+    def _array_expand(self, library, X):
+        # In the precision of X, where any value is mapped at its own scale
+        # (`_array_maps.direct`): at the scale 4**-m only for parameters
+        # beyond float32's range, of float32 input.
+        state = self._expansion(X.shape[1])
+        m = 0
+        if X.dtype == library.xp.float32:
+            e = math.frexp(float(state["k_"].max()))[1]
+            m = max(0, -(-(e - np.finfo(np.float32).maxexp) // 2))
+        T = state["_n_terms"]
+        params = self._params_on(library, X, state, _direct_params(state, m))
+        return _array_maps.direct(library, X, params[:, :T], params[:, T:], m)
 
 
 def _direct_state(k):
@@ -382,6 +422,17 @@ def _direct_state(k):
             "_width": k.shape[0] if k.ndim == 2 else None,
             "_params": np.ascontiguousarray(np.hstack([rows, 2 * np.sqrt(rows)])),
             "_scale": 0.0}
+
+
+def _direct_params(state, m):
+    """The parameters of the direct expansion `state` (per row: k, then
+    2 sqrt(k)) at the scale 4**-m (exact)."""
+    if m == 0:
+        return state["_params"]
+    T = state["_n_terms"]
+    return np.ascontiguousarray(np.hstack([
+        np.ldexp(state["_params"][:, :T], -2 * m),
+        np.ldexp(state["_params"][:, T:], -m)]))
 
 
 def _direct_exponent(values, k):
@@ -655,6 +706,10 @@ class Chi2ChebyshevMap(_AdditiveMap):
         _rows(Z, state["_n_terms"])[far] = _chebyshev_in_logs(
             v64[far], scale, state["_n_terms"])
         return Z
+
+    def _array_expand(self, library, X):
+        state = self._expansion(X.shape[1])
+        return _array_maps.chebyshev(library, X, state["scale_"], state["_n_terms"])
 
 
 def _chebyshev_in_logs(x, scale, n_terms):

@@ -5,6 +5,7 @@ public functions (`_exact`) run them, and the tools over objects
 only."""
 
 import functools
+import math
 
 import numpy as np
 import scipy.sparse
@@ -232,19 +233,35 @@ class AdditiveSpec(RowSpec):
 
 
 def _chi2_term(xp, x, y):
-    """``2 x y / (x + y)`` (0 where ``x + y = 0``), as ``2 x (y / s)``:
-    no product beyond float64; its gradient 0, not NaN, at 0."""
+    """``2 x y / (x + y)`` (0 where ``x + y = 0``), as ``2 min (max / s)``:
+    the same whichever comes first, no product beyond the float range and
+    no quotient below it; its gradient 0, not NaN, at 0."""
     s = x + y
     positive = s > 0
-    return xp.where(positive, 2 * x * (y / xp.where(positive, s, 1)), 0)
+    return xp.where(positive, 2 * xp.minimum(x, y)
+                    * (xp.maximum(x, y) / xp.where(positive, s, 1)), 0)
 
 
 def _js_term(xp, x, y):
-    """``x/2 log2((x + y)/x) + y/2 log2((x + y)/y)``, ``0 log 0 = 0``."""
-    s = x + y
-    return sum(xp.where(v > 0, v / 2 * xp.log2(xp.where(v > 0, s, 1)
-                                               / xp.where(v > 0, v, 1)), 0)
-               for v in (x, y))
+    """``x/2 log2((x + y)/x) + y/2 log2((x + y)/y)``, ``0 log 0 = 0``.
+    Each half ``v/2 log2(1 + o/v)`` is, for ``r = o/v <= 1``, ``o/2
+    g(r) / ln 2`` with ``g(r) = log1p(r) / r`` (in [ln 2, 1]: no quotient
+    below the float range), and for ``r > 1`` ``v/2 log1p(r) / ln 2``, or
+    ``v/2 (log2(v + o) - log2(v))`` where r overflows."""
+    terms = []
+    for v, o in ((x, y), (y, x)):
+        positive = v > 0
+        v1 = xp.where(positive, v, 1)
+        r = o / v1
+        small = (r <= 1) & (r > 0)  # (r = 0 where o / v underflows: g = 1)
+        r_small = xp.where(small, r, 1)
+        near = o * xp.where(small, xp.log1p(r_small) / r_small, 1)
+        finite = xp.isfinite(r)
+        far = xp.where(finite, v * xp.log1p(xp.where(finite, r, 0)),
+                       v * (xp.log(v1 + o) - xp.log(v1)))
+        half = xp.where(r <= 1, near, far)
+        terms.append(xp.where(positive, half * (0.5 / math.log(2)), 0))
+    return terms[0] + terms[1]
 
 
 def _distance_term(xp, x, y):
@@ -267,6 +284,7 @@ class ExpChi2Spec(DistanceSpec, RowSpec):
     takes = ("beta",)
     scale = "beta"
     default_scale = 1.0
+
 
     def check_params(self, params):
         if "beta" in params:

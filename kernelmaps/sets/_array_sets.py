@@ -14,25 +14,62 @@ import dataclasses
 import numpy as np
 
 from .. import _array_api
-from .._bags import Bags
+from .._bags import Bags, segment_sums
 from .._engine.layout import power_of_two_exponent
-from .._validation import check_set_sizes, check_set_widths
+from .._engine.set_means import weights_over_largest
+from .._validation import check_set_sizes, check_set_weights, check_set_widths
+from .._warnings import degenerate_message, warn_degenerate
 
-__all__ = ["ArraySets", "check_array_set_pair", "check_array_sets", "mean_map",
-           "mmd_squared", "run", "sliced_wasserstein"]
+__all__ = [
+    "ArraySets",
+    "centre_means",
+    "check_array_set_pair",
+    "check_array_sets",
+    "mean_map",
+    "mmd_squared",
+    "quantile_means",
+    "run",
+    "sliced_wasserstein",
+]
 
 
 @dataclasses.dataclass(frozen=True)
 class ArraySets:
     """Checked sets of `library`: `padded` points (n_sets, n_max, d), the
-    `shares` of the points in their set's mean (n_sets, n_max), 1 / size on
-    each set's points and 0 on the padding, and the `sizes` (NumPy)."""
+    `shares` of the points in their set's mean (n_sets, n_max), 1 / size
+    on each set's points (a weighted `Bags`: weight / total weight) and 0 on
+    the padding, the `sizes` and the point `weights` of a weighted Bags, as
+    a Bags holds them (NumPy; None: unweighted)."""
 
     library: _array_api.ArrayLibrary
     padded: object
     shares: object
     sizes: np.ndarray
-    weights = None  # (the sets' point weights, as a Bags': none)
+    weights: np.ndarray = None
+
+    def shares_in(self, dtype):
+        """The `shares` (each point's weight over its set's total, 1 / size
+        unweighted; 0 on the padding) as an array of the library's `dtype`,
+        from float64 on the host."""
+        n_max = self.padded.shape[1]
+        mask = np.arange(n_max)[None, :] < self.sizes[:, None]
+        if self.weights is None:
+            shares = np.where(mask, 1.0 / np.maximum(self.sizes, 1)[:, None], 0.0)
+        else:
+            starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
+            rows = np.where(mask, starts[:, None] + np.arange(n_max), 0)
+            shares = np.where(mask, self.weights[rows] / self.set_weights()[:, None],
+                              0.0)
+        float32 = dtype == self.library.xp.float32
+        return self.library.from_numpy(shares.astype(np.float32 if float32
+                                                     else np.float64))
+
+    def set_weights(self):
+        """The total weight of each set (`Bags.set_weights`): its size where
+        the sets are not weighted."""
+        if self.weights is None:
+            return self.sizes.astype(np.float64)
+        return segment_sums(self.weights, np.concatenate([[0], np.cumsum(self.sizes)]))
 
     def __len__(self):
         return len(self.sizes)
@@ -50,19 +87,23 @@ class ArraySets:
         they are elsewhere)."""
         P = self.library.to_numpy(self.padded)
         points = np.concatenate([P[i, :n, :] for i, n in enumerate(self.sizes)])
-        return Bags(points, np.concatenate([[0], np.cumsum(self.sizes)]))
+        return Bags(points, np.concatenate([[0], np.cumsum(self.sizes)]),
+                    self.weights)
 
 
-def check_array_sets(library, X, name="X", *, min_size=1):
+def check_array_sets(library, X, name="X", *, min_size=1, weighted=False):
     """`kernelmaps._validation.check_sets` for sets of `library`: a 3-D
-    array or a list of 2-D arrays of one width; real (float32 kept, other
-    real dtypes as float64), sets of at least `min_size` points, finite
-    where the values can be read; the same messages."""
+    array, a list of 2-D arrays of one width or a `Bags` of the library's
+    points (with weights where `weighted`); real (float32 kept, other real
+    dtypes as float64), sets of at least `min_size` points, finite where
+    the values can be read; the same messages."""
     xp = library.xp
+    weights = None
     if isinstance(X, Bags):
-        raise TypeError(f"{name} is a Bags of {library.name} points; give the "
-                        f"sets as a list of 2-D arrays or a 3-D array")
-    if isinstance(X, (list, tuple)):
+        if X.weights is not None:
+            check_set_weights(X, name, weighted)
+        padded, sizes, weights = _padded_bags(library, X, name)
+    elif isinstance(X, (list, tuple)):
         if len(X) == 0:
             raise ValueError(f"{name} must contain at least one set")
         sets = [_check_set(library, S, f"{name}[{i}]") for i, S in enumerate(X)]
@@ -79,6 +120,10 @@ def check_array_sets(library, X, name="X", *, min_size=1):
                                 device=library.device)])
             for S in sets])
     else:
+        if not _array_api.is_foreign(X):
+            raise TypeError(f"{name} must be a list of 2-D arrays, a 3-D array or "
+                            f"a Bags of {library.name} points, as the other sets, "
+                            f"got {type(X).__name__}")
         if X.ndim != 3:
             raise ValueError(f"{name} must be a list of 2-D arrays or a 3-D array "
                              f"(n_sets, n_points, d), got {X.ndim} dimension(s)")
@@ -88,17 +133,30 @@ def check_array_sets(library, X, name="X", *, min_size=1):
             raise ValueError(f"{name} must contain at least one set")
     if padded.shape[2] == 0:
         raise ValueError(f"{name}: the sets have no feature (d == 0)")
-    n_max = padded.shape[1]
-    mask = np.arange(n_max)[None, :] < sizes[:, None]
-    shares = np.where(mask, 1.0 / np.maximum(sizes, 1)[:, None], 0.0)
-    sets = ArraySets(library, padded, library.from_numpy(shares.astype(
-        np.float32 if padded.dtype == xp.float32 else np.float64)), sizes)
+    sets = ArraySets(library, padded, None, sizes, weights)
+    sets = dataclasses.replace(sets, shares=sets.shares_in(padded.dtype))
     check_set_sizes(sets, name, min_size)
     if not library.holds(xp.all(xp.isfinite(padded))):
         bad = np.asarray(library.to_numpy(xp.all(xp.isfinite(padded), axis=(1, 2))))
         raise ValueError(f"{name}[{np.flatnonzero(~bad)[0]}] contains NaN or "
                          f"infinity")
     return sets
+
+
+def _padded_bags(library, X, name):
+    """The points of the `Bags` X of `library` padded (n_sets, n_max, d) by
+    one gather (zeros after each set's points), its sizes and weights."""
+    xp = library.xp
+    sizes = np.asarray(X.sizes)
+    if len(sizes) == 0:
+        raise ValueError(f"{name} must contain at least one set")
+    n_max = int(sizes.max())
+    mask = np.arange(n_max)[None, :] < sizes[:, None]
+    rows = np.where(mask, X.offsets[:-1, None] + np.arange(n_max), 0)
+    gathered = xp.take(X.points, library.from_numpy(rows.reshape(-1)), axis=0)
+    padded = xp.where(library.from_numpy(mask.reshape(-1, 1)), gathered,
+                      xp.zeros((), dtype=gathered.dtype, device=library.device))
+    return xp.reshape(padded, (len(sizes), n_max, X.dim)), sizes, X.weights
 
 
 def _check_set(library, S, name):
@@ -109,28 +167,52 @@ def _check_set(library, S, name):
 
 
 def _point_values(library, A, B, params):
+    # (a distance that overflows to inf is meant: kernel value 0; not a
+    # warning of the libraries that compute with NumPy, array-api-strict)
+    with np.errstate(over="ignore"):
+        return _values(library, A, B, params)
+
+
+def _values(library, A, B, params):
     """The point kernel between the points A (..., r, d) and B (..., c, d)
-    of `library`: (..., r, c)."""
+    of `library`: (..., r, c). rbf and laplacian: 1 where the points are
+    equal, whatever gamma, and 0 where their distance overflows; the
+    squared distances of rbf from the differences up to `DIRECT_WIDTH`
+    features (0 between equal points, exactly), else from the products
+    (NaN where the squares of the points overflow: `run`'s error)."""
     xp = library.xp
     kernel, gamma = params["kernel"], params["gamma"]
-    if kernel in ("rbf", "polynomial", "linear"):
-        if kernel == "rbf":  # |a - b|^2 of the points in units of gamma
-            A, B = A * gamma**0.5, B * gamma**0.5
+    if kernel in ("linear", "polynomial"):
         products = A @ xp.matrix_transpose(B)
         if kernel == "linear":
             return products
-        if kernel == "polynomial":
-            return (gamma * products + params["coef0"]) ** params["degree"]
-        squares = (xp.expand_dims(xp.sum(A * A, axis=-1), axis=-1)
-                   + xp.expand_dims(xp.sum(B * B, axis=-1), axis=-2) - 2 * products)
-        return xp.exp(-xp.clip(squares, min=0))
+        return (gamma * products + params["coef0"]) ** params["degree"]
+    if kernel == "rbf" and A.shape[-1] > DIRECT_WIDTH:
+        squares = xp.clip(xp.expand_dims(xp.sum(A * A, axis=-1), axis=-1)
+                          + xp.expand_dims(xp.sum(B * B, axis=-1), axis=-2)
+                          - 2 * (A @ xp.matrix_transpose(B)), min=0)
+        return _exp_minus(xp, gamma, squares)
     differences = xp.expand_dims(A, axis=-2) - xp.expand_dims(B, axis=-3)
+    if kernel == "rbf":
+        return _exp_minus(xp, gamma, xp.sum(differences * differences, axis=-1))
     if kernel == "laplacian":
-        return xp.exp(-gamma * xp.sum(xp.abs(differences), axis=-1))
+        return _exp_minus(xp, gamma, xp.sum(xp.abs(differences), axis=-1))
     # energy: (|a| + |b| - |a - b|) / 2, the square roots safe at 0 (their
     # gradient 0 there, not NaN)
     return (xp.expand_dims(_norm(xp, A), axis=-1)
             + xp.expand_dims(_norm(xp, B), axis=-2) - _norm(xp, differences)) / 2
+
+
+# Features up to which the rbf kernel's squared distances come from the
+# differences of the points (beyond: from their products, a matrix product).
+DIRECT_WIDTH = 16
+
+
+def _exp_minus(xp, gamma, S):
+    """``exp(-gamma S)`` of the non-negative S, 1 where S is 0 (whatever
+    gamma: no 0 times inf)."""
+    positive = S > 0
+    return xp.where(positive, xp.exp(-gamma * xp.where(positive, S, 1)), 1)
 
 
 def _norm(xp, A):
@@ -153,7 +235,8 @@ def mean_map(library, A, B, params):
         K = means[0] @ xp.matrix_transpose(means[1])
         return K if B is not None else _array_api.symmetrised(library, K)
     right = xp.reshape(C.padded, (m * n_c, d))
-    wide = params["kernel"] in ("laplacian", "energy")  # (differences)
+    wide = params["kernel"] in ("laplacian", "energy") or (  # (differences)
+        params["kernel"] == "rbf" and d <= DIRECT_WIDTH)
     row_bytes = n_a * m * n_c * 8 * (d + 2 if wide else 3)
     blocks = []
     for a, b in _array_api.row_blocks(len(A), row_bytes, library):
@@ -203,11 +286,12 @@ def _self_values(library, points, params):
     return squares
 
 
-def mmd_squared(library, A, B, params, unbiased=False):
+def mmd_squared(library, A, B, params, unbiased=False, K=None):
     """MMD^2 between the sets of A and B (None: A, its diagonal 0), at
-    least 0 unless `unbiased`, as `kernelmaps.mmd` computes it."""
+    least 0 unless `unbiased`, as `kernelmaps.mmd` computes it (from their
+    mean map kernel `K`, where given)."""
     xp = library.xp
-    K = mean_map(library, A, B, params)
+    K = mean_map(library, A, B, params) if K is None else K
     if B is None and not unbiased:  # (the within-set means: K's diagonal)
         kx = xp.sum(K * xp.eye(len(A), dtype=K.dtype, device=library.device), axis=1)
     else:
@@ -221,19 +305,52 @@ def mmd_squared(library, A, B, params, unbiased=False):
     return D2
 
 
-def check_array_set_pair(library, X, Y, min_size=1):
+def _warn_degenerate(library, K, X, Y, params):
+    """The `DegenerateWarning` of the NumPy path (`_mean_map._pair_kernel_sums`)
+    where the rbf or laplacian kernel is 0 between all points of different
+    sets, or 1 between all points, read from their mean map kernel K (two
+    booleans on the host; none where the values cannot be read), and
+    whether it was given."""
+    if params["kernel"] not in ("rbf", "laplacian") or not library.readable(K):
+        return False
+    xp = library.xp
+    if Y is None and len(X) < 2:
+        return False
+    if Y is None:  # (the diagonal: the sets with themselves)
+        off = K * (1 - xp.eye(len(X), dtype=K.dtype, device=library.device))
+    kind = ("zero" if library.holds(xp.all((K if Y is not None else off) == 0))
+            else "one" if library.holds(xp.all(K == 1)) else None)
+    if kind is None:
+        return False
+    equal = kind == "one" and all(library.holds(xp.all(
+        (S.padded == S.padded[0, 0, :]) | (S.shares[..., None] == 0)))
+        for S in (X, X if Y is None else Y))
+    equal = equal and (Y is None or library.holds(
+        xp.all(X.padded[0, 0, :] == Y.padded[0, 0, :])))
+    gamma = params["gamma"]
+    warn_degenerate(degenerate_message(
+        kind, params["kernel"], library.scalar(gamma) if _array_api.is_foreign(gamma)
+        else gamma, "points of different sets", equal))
+    return True
+
+
+def _names(Y):
+    return "X" if Y is None else "X and Y"
+
+
+def check_array_set_pair(library, X, Y, min_size=1, weighted=False):
     """`kernelmaps._validation.check_set_pair` for sets of `library`
     (`check_array_sets`): X and Y (None) of one width; float64 where
     either is."""
-    X = check_array_sets(library, X, "X", min_size=min_size)
+    X = check_array_sets(library, X, "X", min_size=min_size, weighted=weighted)
     if Y is None:
         return X, None
-    Y = check_array_sets(library, Y, "Y", min_size=min_size)
+    Y = check_array_sets(library, Y, "Y", min_size=min_size, weighted=weighted)
     check_set_widths(X, Y)
     if X.dtype != Y.dtype:
         xp = library.xp
         X, Y = (dataclasses.replace(S, padded=xp.astype(S.padded, xp.float64),
-                                    shares=xp.astype(S.shares, xp.float64))
+                                    shares=S.shares_in(xp.float64))
                 for S in (X, Y))
     return X, Y
 
@@ -245,27 +362,40 @@ def run(name, X, Y, library, params, out, *, normalize=True, squared=False,
     it, as `out` (the library's dtype), with the function's options; a
     ValueError where a value overflows."""
     xp = library.xp
+    dtype = X.dtype if Y is None else Y.dtype  # (check_array_set_pair: one)
+    if _array_api.is_foreign(params["gamma"]):  # (a scale given as an array)
+        params = {**params, "gamma": xp.astype(params["gamma"], dtype)}
+    if _array_api.is_foreign(gamma2):
+        gamma2 = xp.astype(gamma2, dtype)
     e = 0
     if params["kernel"] == "energy":  # points at a power-of-two scale (the
         # kernel is homogeneous of degree 1): no square beyond float64
         e = _unit_exponent(library, X, Y)
-        X, Y = (None if S is None else dataclasses.replace(S, padded=S.padded * 2.0**e)
-                for S in (X, Y))
+        X, Y = (None if S is None else dataclasses.replace(
+            S, padded=_array_api.times_power_of_two(S.padded, e)) for S in (X, Y))
+    means = mean_map(library, X, Y, params)
+    warned = _warn_degenerate(library, means, X, Y, params)
     if name == "sum_match_kernel":
-        K = mean_map(library, X, Y, params)
-        if not normalize:  # the sums: the means times the sizes
-            sizes = [library.from_numpy(S.sizes.astype(np.float64))
+        K = means
+        if not normalize:  # the sums: the means times the sizes (weights)
+            sizes = [library.from_numpy(S.set_weights())
                      for S in (X, X if Y is None else Y)]
             K = K * xp.astype(sizes[0][:, None] * sizes[1][None, :], K.dtype)
     else:
-        K = mmd_squared(library, X, Y, params, unbiased)
+        K = mmd_squared(library, X, Y, params, unbiased, means)
     if e:
-        K = K * 2.0**-e
+        K = _array_api.times_power_of_two(K, -e)
     if name == "mmd" and not squared:
         positive = K > 0
         K = xp.where(positive, xp.sqrt(xp.where(positive, K, 1)), 0)
     elif name == "mmd_kernel":
+        equal = library.readable(K) and not library.holds(xp.any(K != 0))
         K = xp.exp(-gamma2 * K)
+        if not warned:  # (the MMD kernel's, as `_mean_map._mmd`)
+            _array_api.warn_uninformative(
+                library, K, Y is None, "MMD", f"sets of {_names(Y)}",
+                library.scalar(gamma2) if _array_api.is_foreign(gamma2) else gamma2,
+                equal)
     if not library.holds(xp.all(xp.isfinite(K))):
         names = "X" if Y is None else "X and Y"
         raise ValueError(f"the {params['kernel']} kernel values of {names} overflow "
@@ -283,33 +413,135 @@ def sliced_wasserstein(library, X, Y, directions, p, out):
     levels i / n and j / m, so that for each pair of sizes (n, m) the
     cells of the merge, their lengths and the points on each side are
     known on the host (integer arithmetic on the levels times n m), and
-    each block of pairs of those sizes is one gather and one weighted sum.
-    The sets are grouped by size, the blocks assembled in that order and
-    the rows and columns put back."""
+    each block of pairs of those sizes is one gather and one weighted sum
+    (`_sliced_block`). The sets are grouped by size, the blocks assembled
+    in that order and the rows and columns put back. The points are
+    centred on the mean of the sets' means first (the distance does not
+    change; sets far from the origin keep their digits), and taken to a
+    power-of-two scale near 1."""
     xp = library.xp
-    e = _unit_exponent(library, X, Y)  # (the distance is homogeneous)
+    sets = [S for S in (X, Y) if S is not None]
+    centre = xp.mean(xp.concat([xp.sum(S.padded * S.shares[..., None], axis=1)
+                                for S in sets]), axis=0)
+    sets = [dataclasses.replace(S, padded=S.padded - centre) for S in sets]
+    e = _unit_exponent(library, sets[0], sets[-1])  # (SW is homogeneous)
     W = library.from_numpy(directions.T.astype(
         np.float32 if X.dtype == xp.float32 else np.float64))
-    sides = [_sorted_projections(library, S, W, e) for S in (X, Y) if S is not None]
+    sides = [_sorted_projections(library, S, W, e) for S in sets]
     (sx, gx, ix), (sy, gy, iy) = sides[0], sides[-1]
+    def group(P, index):
+        return P if index is None else xp.take(P, index, axis=0)
+
     rows = []
     for n, rows_n in gx:
-        blocks = [_sliced_block(library, xp.take(sx, rows_n, axis=0),
-                                xp.take(sy, cols_m, axis=0), n, m, p)
+        blocks = [_sliced_block(library, group(sx, rows_n), group(sy, cols_m), n, m, p)
                   for m, cols_m in gy]
         rows.append(blocks[0] if len(blocks) == 1 else xp.concat(blocks, axis=1))
-    M = rows[0] if len(rows) == 1 else xp.concat(rows, axis=0)  # W_p^p means
-    M = xp.take(xp.take(M, ix, axis=0), iy, axis=1)
+    D = group(rows[0] if len(rows) == 1 else xp.concat(rows, axis=0), ix)
+    if iy is not None:
+        D = xp.take(D, iy, axis=1)
     if Y is None:
-        M = _array_api.symmetrised(library, M) * (
-            1 - xp.eye(len(X), dtype=M.dtype, device=library.device))
-    positive = M > 0
-    D = xp.where(positive, xp.where(positive, M, 1) ** (1 / p), 0) * 2.0**-e
+        D = _array_api.symmetrised(library, D) * (
+            1 - xp.eye(len(X), dtype=D.dtype, device=library.device))
+    D = _array_api.times_power_of_two(D, -e)
     if not library.holds(xp.all(xp.isfinite(D))):
         names = "X" if Y is None else "X and Y"
         raise ValueError(f"the sliced-Wasserstein distances between the sets of "
                          f"{names} overflow float64")
     return xp.astype(D, out, copy=False)
+
+
+def quantile_means(library, S, W, edges):
+    """`kernelmaps._engine.sliced.quantile_means` of the checked sets S of
+    `library` on the unit directions W (d, L) (the library's, S's dtype)
+    and the quantile cells of `edges` (NumPy, float64), computed by the
+    library, differentiably: (len(S), L Q), S's dtype.
+
+    A set's cell integrals are a linear map of its sorted projections, the
+    overlaps of its steps with the cells: for sets of n points without
+    weights the steps [i / n, (i + 1) / n], the same for every direction,
+    the overlaps (n, Q) computed on the host as the engine's merge
+    computes them, each group of sets of one size one product; for
+    weighted sets the steps of the cumulative weights (float64) in the
+    order of each direction's sort, by blocks of sets."""
+    xp = library.xp
+    e = _unit_exponent(library, S, None)  # (the features are homogeneous)
+    widths = np.diff(edges)
+    L, Q = W.shape[1], len(widths)
+    scale = 1.0 / np.sqrt(widths * L)
+    dtype = np.float32 if S.dtype == xp.float32 else np.float64
+    if S.weights is not None:
+        F = _weighted_quantile_means(library, S, W, e, edges, scale, dtype)
+    else:
+        P, groups, back = _sorted_projections(library, S, W, e)
+        parts = []
+        for n, rows in groups:
+            steps = np.arange(1, n + 1) / n
+            M = library.from_numpy(_overlaps(
+                np, np.concatenate([[0.0], steps[:-1]]), steps, edges, scale
+            ).astype(dtype))
+            F = (P if rows is None else xp.take(P, rows, axis=0))[:, :, :n] @ M
+            parts.append(xp.reshape(F, (F.shape[0], L * Q)))  # (sets, L Q)
+        F = parts[0] if len(parts) == 1 else xp.take(xp.concat(parts), back, axis=0)
+    F = _array_api.times_power_of_two(F, -e)
+    if not library.holds(xp.all(xp.isfinite(F))):
+        raise ValueError("the quantile features of X overflow its dtype; scale X "
+                         "down")
+    return F
+
+
+def _overlaps(xp, low, high, edges, scale):
+    """The lengths of the steps [low, high] (..., n) in the cells [edges[k],
+    edges[k + 1]] times scale[k]: (..., n, Q), computed by `xp` (NumPy or
+    a library's namespace)."""
+    low, high = low[..., None], high[..., None]
+    lengths = xp.minimum(high, edges[1:]) - xp.maximum(low, edges[:-1])
+    return xp.where(lengths > 0, lengths, 0.0) * scale
+
+
+def _weighted_quantile_means(library, S, W, e, edges, scale, dtype):
+    """`quantile_means` of weighted sets: (len(S), L Q)."""
+    xp = library.xp
+    n_sets, n_max = S.padded.shape[:2]
+    L, Q = W.shape[1], len(scale)
+    inside = np.arange(n_max)[None, :] < S.sizes[:, None]  # (the padding last)
+    P = xp.permute_dims(xp.matmul(_array_api.times_power_of_two(S.padded, e), W),
+                        (0, 2, 1))
+    P = xp.where(library.from_numpy(inside[:, None, :]), P, xp.inf)
+    order = xp.argsort(P, axis=-1, stable=True)  # (n_sets, L, n_max)
+    values = xp.where(library.from_numpy(inside[:, None, :]),
+                      xp.take_along_axis(P, order, axis=-1), 0)
+    starts = np.concatenate([[0], np.cumsum(S.sizes)[:-1]])
+    rows = np.where(inside, starts[:, None] + np.arange(n_max), 0)
+    w = np.where(inside, weights_over_largest(
+        S.weights, np.concatenate([[0], np.cumsum(S.sizes)]))[rows], 0.0)
+    w = xp.broadcast_to(library.from_numpy(w[:, None, :]), (n_sets, L, n_max))
+    cum = xp.cumulative_sum(xp.take_along_axis(w, order, axis=-1), axis=-1)
+    cum = cum / cum[:, :, -1:]  # (each set's last: exactly 1)
+    low = xp.concat([xp.zeros((n_sets, L, 1), dtype=cum.dtype,
+                              device=library.device), cum[:, :, :-1]], axis=-1)
+    cells = [library.from_numpy(a) for a in (edges, scale)]
+    blocks = []
+    for a, b in _array_api.row_blocks(n_sets, L * n_max * Q * 8 * 3, library):
+        M = xp.astype(_overlaps(xp, low[a:b, ...], cum[a:b, ...], *cells),
+                      values.dtype)
+        F = xp.matmul(values[a:b, :, None, :], M)[:, :, 0, :]  # (b - a, L, Q)
+        blocks.append(xp.reshape(F, (b - a, L * Q)))
+    return blocks[0] if len(blocks) == 1 else xp.concat(blocks)
+
+
+def centre_means(library, S, centres, params):
+    """The mean over each set of S of the point kernel (`params`: "rbf" or
+    "laplacian" and gamma) between its points and the rows of `centres`
+    (t, d) of `library`: (len(S), t), by blocks of sets."""
+    xp = library.xp
+    n_max, t = S.padded.shape[1], centres.shape[0]
+    width = S.dim + 2 if params["kernel"] == "laplacian" else 3
+    blocks = []
+    for a, b in _array_api.row_blocks(len(S), n_max * t * width * 8, library):
+        values = _point_values(library, S.padded[a:b, ...], centres, params)
+        blocks.append(xp.matmul(S.shares[a:b, None, :], values)[:, 0, :])
+    return blocks[0] if len(blocks) == 1 else xp.concat(blocks)
 
 
 def _unit_exponent(library, X, Y):
@@ -325,14 +557,19 @@ def _sorted_projections(library, S, W, e):
     """The sorted projections of the sets S on the columns of W, their
     points times 2**e: (n_sets, L, n_max), each set's padding last
     (+inf); the groups of sets by size, [(size, indices)] (indices in the
-    library), and the positions that put the sets back in their order."""
+    library), and the positions that put the sets back in their order
+    (sets of one size: one group, indices and positions None)."""
     xp = library.xp
-    P = xp.matmul(S.padded * 2.0**e, W)  # (n_sets, n_max, L)
-    mask = library.from_numpy(np.arange(S.padded.shape[1])[None, :] < S.sizes[:, None])
-    P = xp.where(mask[:, :, None], P, xp.inf)
-    P = xp.sort(xp.permute_dims(P, (0, 2, 1)), axis=-1)
+    P = xp.matmul(_array_api.times_power_of_two(S.padded, e), W)  # (n_sets, n_max, L)
+    n_max = S.padded.shape[1]
+    if np.any(S.sizes < n_max):  # (sets of one size: no padding)
+        mask = library.from_numpy(np.arange(n_max)[None, :] < S.sizes[:, None])
+        P = xp.where(mask[:, :, None], P, xp.inf)
+    P = xp.permute_dims(xp.sort(P, axis=1, stable=False), (0, 2, 1))
     order = np.argsort(S.sizes, kind="stable")
     sizes, starts = np.unique(S.sizes[order], return_index=True)
+    if len(sizes) == 1:  # (one group, in order: no gathers)
+        return P, [(int(sizes[0]), None)], None
     bounds = [*starts, len(order)]
     groups = [(int(n), library.from_numpy(order[a:b].astype(np.int64)))
               for n, a, b in zip(sizes, bounds[:-1], bounds[1:], strict=True)]
@@ -340,27 +577,57 @@ def _sorted_projections(library, S, W, e):
     return P, groups, back
 
 
+# The p beyond which SW_p is computed from the gaps over the largest one.
+_NORMALISED_P = 16.0
+
+
 def _sliced_block(library, A, B, n, m, p):
-    """The mean over the directions of W_p^p between the sets of A (a, L,
-    >= n) of n points and those of B (b, L, >= m) of m points, their
-    sorted projections: (a, b), by blocks of rows of A."""
+    """SW_p between the sets of A (a, L, >= n) of n points and those of B
+    (b, L, >= m) of m points, their sorted projections (of points near 1):
+    (a, b), by blocks of rows of A. Beyond p = `_NORMALISED_P`, the mean
+    over the directions of W_p^p as ``T^p R``, T the largest gap of the
+    pair's cells and R the mean of ``(t / T)^p``: SW_p is ``T R^(1/p)``, in
+    range at any p (the largest gap as p grows)."""
     xp = library.xp
     # the cells (u_{k-1}, u_k] of the merged levels, in units of 1 / (n m)
     u = np.union1d(np.arange(1, n + 1) * m, np.arange(1, m + 1) * n)
     lengths = np.diff(u, prepend=0) / (n * m)
-    take_a = library.from_numpy((-(-u // m) - 1).astype(np.int64))
-    take_b = library.from_numpy((-(-u // n) - 1).astype(np.int64))
-    a_cells = xp.take(A, take_a, axis=2)  # (a, L, K)
-    b_cells = xp.expand_dims(xp.take(B, take_b, axis=2), axis=0)
+    if n == m:  # (the cells are the points' own steps: no gathers)
+        a_cells, b_cells = A[..., :n], xp.expand_dims(B[..., :m], axis=0)
+    else:
+        take_a, take_b = (library.from_numpy((-(-u // k) - 1).astype(np.int64))
+                          for k in (m, n))
+        a_cells = xp.take(A, take_a, axis=2)  # (a, L, K)
+        b_cells = xp.expand_dims(xp.take(B, take_b, axis=2), axis=0)
     weights = library.from_numpy(lengths.astype(
         np.float32 if A.dtype == xp.float32 else np.float64)) / A.shape[1]
     L, K = A.shape[1], len(u)
     blocks = []
     for r0, r1 in _array_api.row_blocks(A.shape[0], B.shape[0] * L * K * 8 * 3,
                                         library):
-        t = xp.abs(xp.expand_dims(a_cells[r0:r1, ...], axis=1) - b_cells)
-        if p != 1:  # (|t|^p with gradient 0, not NaN, at t = 0)
-            nonzero = t > 0
-            t = xp.where(nonzero, xp.where(nonzero, t, 1) ** p, 0)
-        blocks.append(xp.sum(xp.vecdot(t, weights), axis=-1))
+        t = xp.expand_dims(a_cells[r0:r1, ...], axis=1) - b_cells
+        if p <= _NORMALISED_P:  # (t at most about 2 sqrt(d): t^p in range)
+            t = t * t if p == 2 else _power(xp, xp.abs(t), p)
+            M = xp.sum(t @ weights, axis=-1)
+            positive = M > 0
+            blocks.append(M if p == 1 else xp.where(
+                positive, xp.where(positive, M, 1) ** (1 / p), 0))
+            continue
+        t = xp.abs(t)
+        T = xp.max(t, axis=(2, 3))
+        positive = T > 0
+        T1 = xp.where(positive, T, 1)
+        R = xp.sum(_power(xp, t / T1[:, :, None, None], p) @ weights, axis=-1)
+        blocks.append(xp.where(positive, T1 * xp.where(positive, R, 1) ** (1 / p),
+                               0))
     return blocks[0] if len(blocks) == 1 else xp.concat(blocks)
+
+
+def _power(xp, t, p):
+    """``t**p`` of t >= 0; below p = 1, with gradient 0 (not inf) at 0."""
+    if p == 1:
+        return t
+    if p > 1:
+        return t**p
+    nonzero = t > 0
+    return xp.where(nonzero, xp.where(nonzero, t, 1) ** p, 0)

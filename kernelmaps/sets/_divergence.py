@@ -6,9 +6,8 @@ import math
 import numbers
 
 import numpy as np
-from scipy.special import gammaln
 
-from .._array_api import exchanged
+from .. import _array_api
 from .._engine import knn
 from .._engine.scales import divergence_kernel_matrix
 from .._engine.schedule import run_steps
@@ -27,18 +26,34 @@ from .._validation import (
     pair_names,
 )
 from .._warnings import warn_uninformative
+from . import _array_divergence
+from ._array_sets import check_array_set_pair
+from ._renyi_terms import LOG_EPS, LOG_TINY, RELATIVE_FLOOR, estimate_terms
 
 __all__ = ["divergence_kernel", "renyi_divergence"]
 
-# min_dist=None floors both kNN distances of the pairs (X_i, .) at this
-# fraction of the median positive rho_k of X_i.
-_RELATIVE_FLOOR = 1e-3
-# The floor for min_dist=0: the smallest normal float64, so log stays finite.
-_LOG_TINY = math.log(np.finfo(np.float64).tiny)
+
+def _array_renyi_divergence(library, X, Y=None, *, alpha=0.99, k=5, min_dist=None,
+                            clamp=True, workers=None, progress=False, dtype=None,
+                            both=False):
+    """`renyi_divergence` (`both`: `renyi_divergence_both`) of sets of
+    `library`, computed by it on their device (`_array_divergence.renyi`),
+    with the checks of the NumPy path; `workers` and `progress` checked,
+    unused."""
+    X, Y, k, alphas, single, min_dist, clamp, *_ = _checked(
+        X, Y, k, alpha, min_dist, clamp, progress, workers,
+        functools.partial(check_array_set_pair, library), both)
+    out = _array_api.result_dtype(library, dtype, X, Y)
+    pair = _array_divergence.renyi(library, X, Y, alphas, k, min_dist, both=both,
+                                   clamp=clamp)
+    pair = tuple(library.xp.astype(D[0, ...] if single else D, out,
+                                       copy=False)
+                 for D in (pair if both else (pair,)))
+    return pair if both else pair[0]
 
 
 @takes_hints()
-@exchanged
+@_array_api.dispatched(_array_renyi_divergence, "X", "Y")
 def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
                      workers=None, progress=False, dtype=None):
     r"""kNN estimate of the Renyi divergence between every pair of sets.
@@ -178,12 +193,9 @@ def renyi_divergence(X, Y=None, *, alpha=0.99, k=5, min_dist=None, clamp=True,
            [0.46, 0.32, 0.  ]])
     """
     lazy = is_lazy(X, Y)
-    X, Y = check_set_pair(X, Y, lazy=lazy)
-    k, alphas, single, min_dist, clamp, progress, n_threads = _check_args(
-        k, alpha, min_dist, clamp, progress, workers)
-    _check_sizes(X, "X", k + 1, f"more than k={k}")
-    if Y is not None:
-        _check_sizes(Y, "Y", k, f"at least k={k}")
+    X, Y, k, alphas, single, min_dist, clamp, progress, n_threads = _checked(
+        X, Y, k, alpha, min_dist, clamp, progress, workers,
+        functools.partial(check_set_pair, lazy=lazy))
     out = check_dtype(dtype, X, Y)
 
     # Chosen once for the whole call (from the set sizes): every block of a
@@ -212,7 +224,8 @@ def _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single, names,
     return pair if both else pair[0]
 
 
-@exchanged
+@_array_api.dispatched(functools.partial(_array_renyi_divergence, both=True), "X",
+                     "Y")
 def renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,
                           workers=None, progress=False, dtype=None):
     """``(renyi_divergence(X, Y), renyi_divergence(Y, X))`` from one search:
@@ -221,17 +234,30 @@ def renyi_divergence_both(X, Y, *, alpha=0.99, k=5, min_dist=None, clamp=True,
     than k points; the arguments are those of `renyi_divergence`, and so
     are the results, up to rounding.
     """
-    X, Y = check_set_pair(X, Y)
-    if Y is None:
-        raise TypeError("Y must be given: sets of points")
-    k, alphas, single, min_dist, clamp, progress, n_threads = _check_args(
-        k, alpha, min_dist, clamp, progress, workers)
-    _check_sizes(X, "X", k + 1, f"more than k={k}")
-    _check_sizes(Y, "Y", k + 1, f"more than k={k}")
+    X, Y, k, alphas, single, min_dist, clamp, progress, n_threads = _checked(
+        X, Y, k, alpha, min_dist, clamp, progress, workers, check_set_pair,
+        both=True)
     out = check_dtype(dtype, X, Y)
     method = knn.choose_method(X, Y)
     return _renyi_output(X, Y, alphas, k, min_dist, method, clamp, single,
                          "X and Y", n_threads, progress, out, both=True)
+
+
+def _checked(X, Y, k, alpha, min_dist, clamp, progress, workers, check_pair,
+             both=False):
+    """The checks of `renyi_divergence` (`both`: of
+    `renyi_divergence_both`), the sets checked by ``check_pair(X, Y)``:
+    X, Y and the checked arguments of `_check_args`."""
+    X, Y = check_pair(X, Y)
+    if both and Y is None:
+        raise TypeError("Y must be given: sets of points")
+    args = _check_args(k, alpha, min_dist, clamp, progress, workers)
+    k = args[0]
+    _check_sizes(X, "X", k + 1, f"more than k={k}")
+    if Y is not None:
+        _check_sizes(Y, "Y", k + 1 if both else k,
+                     f"more than k={k}" if both else f"at least k={k}")
+    return X, Y, *args
 
 
 def _check_args(k, alpha, min_dist, clamp, progress, workers):
@@ -271,7 +297,7 @@ def _renyi(X, Y, alphas, k, min_dist, method, n_threads, progress, both=False,
             floor = np.full(len(bags),
                             math.log(min_dist) - search.exponent * math.log(2))
         else:
-            floor = np.full(len(bags), _LOG_TINY)
+            floor = np.full(len(bags), LOG_TINY)
         np.maximum(rho, np.repeat(floor, bags.sizes), out=rho)
         log_rho.append(rho)
         log_floor.append(floor)
@@ -297,15 +323,12 @@ def _estimate(L, sizes_x, sizes_y, alphas, k):
     """The estimates from the log sums L of `NeighbourSearch.log_sums`,
     computed in place: log I = log B + (1 - alpha) log((n - 1) / m) + L -
     log n, floored at log(eps), over alpha - 1."""
-    log_b = (2 * gammaln(k) - gammaln(k - alphas + 1) - gammaln(k + alphas - 1))
-    log_nx = np.log(sizes_x.astype(np.float64))
-    log_nx1 = np.log(sizes_x.astype(np.float64) - 1)
-    log_my = np.log(sizes_y.astype(np.float64))
+    rows, cols = estimate_terms(sizes_x, sizes_y, alphas, k)
     for a, alpha in enumerate(alphas):
         La = L[a]
-        La += (log_b[a] + (1 - alpha) * log_nx1 - log_nx)[:, None]
-        La -= ((1 - alpha) * log_my)[None, :]
-        np.maximum(La, math.log(np.finfo(np.float64).eps), out=La)
+        La += rows[a][:, None]
+        La -= cols[a][None, :]
+        np.maximum(La, LOG_EPS, out=La)
         La /= alpha - 1
     return L
 
@@ -342,7 +365,7 @@ def _check_sizes(bags, name, need, what):
 
 
 def _relative_floors(log_rho, offsets):
-    """log of _RELATIVE_FLOOR times the median positive rho of each set."""
+    """log of RELATIVE_FLOOR times the median positive rho of each set."""
     n_sets = len(offsets) - 1
     sizes = np.diff(offsets)
     set_id = np.repeat(np.arange(n_sets), sizes)
@@ -357,14 +380,36 @@ def _relative_floors(log_rho, offsets):
     lo = starts[has] + (counts[has] - 1) // 2
     hi = starts[has] + counts[has] // 2
     floors = np.empty(n_sets)
-    floors[has] = np.log(_RELATIVE_FLOOR * (rho[lo] + rho[hi]) / 2)
+    floors[has] = np.log(RELATIVE_FLOOR * (rho[lo] + rho[hi]) / 2)
     if not has.all():
         floors[~has] = np.median(floors[has]) if has.any() else math.log(
-            _RELATIVE_FLOOR)
+            RELATIVE_FLOOR)
     return floors
 
 
-@exchanged
+def _array_divergence_kernel(library, D, *, gamma=None, power=2, dtype=None):
+    """`divergence_kernel` of a matrix of `library`, computed by it on its
+    device (`_array_divergence.divergence_kernel`), with the checks of the
+    NumPy path; gamma None: the median rule on the host (a constant of
+    the gradient)."""
+    host = check_kernel_matrix(
+        _array_api.values_for_checks(library, D, "D", needed=gamma is None), "D",
+        keep_float32=True)
+    gamma, power = divergence_kernel_params(gamma, power)
+    D = _array_api.as_float(library, D, "D")
+    out = _array_api.result_dtype(library, dtype, D)
+    scale = None
+    if gamma is None:
+        _, scale = divergence_kernel_matrix(host.astype(np.float64, copy=False),
+                                            power=power)
+    K = _array_divergence.divergence_kernel(library, D, gamma, scale, power)
+    _array_api.warn_uninformative(  # (the NumPy path's, on the host values)
+        library, K, True, "divergence", "objects of D", gamma,
+        lambda: not np.any(np.maximum(host + host.T, 0)))
+    return library.xp.astype(K, out, copy=False)
+
+
+@_array_api.dispatched(_array_divergence_kernel, "D")
 def divergence_kernel(D, *, gamma=None, power=2, dtype=None):
     r"""Kernel from a matrix of divergences between sets.
 

@@ -7,6 +7,7 @@ the mean over its points, and a spatial pyramid concatenates the set features
 of the grid cells of several levels (Lazebnik et al.).
 """
 
+import dataclasses
 
 import numpy as np
 import scipy.sparse
@@ -25,6 +26,7 @@ from .._validation import (
     check_scalar,
     check_sets,
 )
+from . import _array_sets
 from . import _cksvd as cksvd
 
 __all__ = ["EMKFeatures"]
@@ -397,6 +399,32 @@ class EMKFeatures(FeatureMap):
             return (means(sets) @ projection.T).astype(dtype, copy=False)
         return _pyramid(sets, positions, levels, means, projection).astype(
             dtype, copy=False)
+
+    def _array_features(self, library, sets, positions=None, levels=0):
+        """`transform` of the sets of `library`, computed there: the plain
+        set feature (a TypeError for a pyramid, ``levels > 0``)."""
+        checked = _array_sets.check_array_sets(library, sets, "sets", weighted=True)
+        self._check_width(checked.dim, "sets")
+        levels = check_scalar(levels, "levels", kind="int", low=0, high=_MAX_LEVELS)
+        if levels > 0:
+            raise TypeError(
+                f"EMKFeatures.transform computes the spatial pyramid (levels="
+                f"{levels}) with NumPy only: give {library.name} arrays on the "
+                f"CPU without a gradient (the compiled engine then computes, the "
+                f"result in {library.name}), or NumPy arrays, or levels=0")
+        xp = library.xp
+        out = checked.dtype
+        top = np.abs(self.basis_).max()
+        if out == xp.float32 and top > np.finfo(np.float32).max / 4:
+            # a basis beyond float32: float32 points computed in float64
+            checked = dataclasses.replace(
+                checked, padded=xp.astype(checked.padded, xp.float64),
+                shares=checked.shares_in(xp.float64))
+        dtype = np.float32 if checked.dtype == xp.float32 else np.float64
+        basis, projection = self._on_device(library, dtype, "basis_", "projection_")
+        means = _array_sets.centre_means(library, checked, basis, {
+            "kernel": self._kernel, "gamma": self.gamma_})
+        return xp.astype(means @ xp.matrix_transpose(projection), out, copy=False)
 
 
 def _pyramid(bags, positions, levels, means, projection):

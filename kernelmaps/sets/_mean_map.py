@@ -12,6 +12,7 @@ from .._gamma import MEDIAN_SAMPLE, MEDIAN_SEED, point_median_gamma, resolve_gam
 from .._hints import takes_hints
 from .._lazy import is_lazy, lazy_gram
 from .._parallel import check_progress, resolve_workers
+from .._spec import kernel_function
 from .._validation import (
     DTYPE_DOC,
     cast_output,
@@ -36,6 +37,7 @@ __all__ = ["median_heuristic", "mmd", "mmd_kernel", "sum_match_kernel"]
 _KERNELS = ("rbf", "laplacian", "linear", "polynomial", "energy")
 
 
+@kernel_function("mean_map")
 @takes_hints("pair")
 def sum_match_kernel(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0,
                      normalize=True, workers=None, progress=False, dtype=None):
@@ -277,6 +279,7 @@ def mmd(X, Y=None, *, kernel="rbf", gamma=None, degree=2, coef0=1.0, squared=Fal
                 prepare=within, squared=squared, unbiased=unbiased, gamma2=None)
 
 
+@kernel_function("mmd")
 @takes_hints("pair")
 def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
                coef0=1.0, workers=None, progress=False, dtype=None):
@@ -357,8 +360,11 @@ def mmd_kernel(X, Y=None, *, gamma=None, gamma2=1.0, kernel="rbf", degree=2,
     array([[1.    , 0.3679],
            [0.3679, 1.    ]])
     """
-    lazy, X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0)
-    gamma2 = check_gamma2(gamma2)
+    lazy, X, Y, params = _check_common(X, Y, kernel, gamma, degree, coef0,
+                                       gamma2=gamma2)
+    gamma2 = _array_api.scalar_argument(
+        lazy if isinstance(lazy, _array_api.ArrayLibrary) else None, gamma2,
+        "gamma2", check_gamma2)
     return _run(_mmd, "mmd_kernel", X, Y, lazy, params, workers, progress,
                 dtype, prepare=within, squared=True, unbiased=False,
                 gamma2=gamma2)
@@ -459,7 +465,7 @@ def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     return point_median_gamma(X, kernel=kernel, sample=sample, rng=rng)
 
 
-def _check_common(X, Y, kernel, gamma, degree, coef0, min_size=1):
+def _check_common(X, Y, kernel, gamma, degree, coef0, min_size=1, gamma2=None):
     """Validate what the set kernels share; returns the input's mode (True:
     lazy, False: in memory, or the `_array_api.ArrayLibrary` of sets of
     another library), the sets (Bags, or `_array_sets.ArraySets` where the
@@ -467,11 +473,21 @@ def _check_common(X, Y, kernel, gamma, degree, coef0, min_size=1):
     left for `_resolve_gamma`). Bags of Dask points stay lazy (their values
     are checked in the tasks). Weighted sets are taken in memory
     (`check_set_pair` refuses them lazy or beside lazy sets)."""
-    params = point_params(kernel, gamma, degree, coef0)
     library = _array_api.library_of_objects(X=X, Y=Y)
+    if library is not None:  # (a scale that asks for a gradient: computed by
+        # the library)
+        library = _array_api.library_of_objects(X=X, Y=Y, **{
+            name: a for name, a in (("gamma", gamma), ("gamma2", gamma2))
+            if _array_api.is_foreign(a)})
+    params = point_params(kernel, None, degree, coef0)
+    if gamma is not None:  # (a 0-D array of the objects' library: kept where
+        # it computes)
+        params["gamma"] = _array_api.scalar_argument(
+            library, gamma, "gamma",
+            lambda g: point_params(kernel, g, degree, coef0)["gamma"])
     if library is not None and library.native:
-        return library, *_array_sets.check_array_set_pair(library, X, Y,
-                                                          min_size), params
+        return library, *_array_sets.check_array_set_pair(
+            library, X, Y, min_size, weighted=True), params
     if library is not None:  # the compiled engine, on NumPy views
         X, Y = (_array_api.numpy_objects(library, S) for S in (X, Y))
     lazy = library is None and is_lazy(X, Y)
@@ -534,6 +550,8 @@ def _resolve_gamma(params, X, Y):
     is None): after every other check, since on lazy sets it computes the
     sampled points."""
     reference = X if Y is None else Y
+    if _array_api.is_foreign(params["gamma"]):  # (checked, see _check_common)
+        return params
     if params["gamma"] is None and isinstance(reference, _array_sets.ArraySets):
         reference = reference.bags()  # (the points, on the host)
     gamma = resolve_gamma(params["gamma"], params["kernel"], reference,

@@ -553,3 +553,11 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         return self.rff_.transform(
             fourier_features(self.rdf_, X, resolve_workers(workers)),
             workers=workers)
+
+    def _array_features(self, library, X):
+        """`transform` of the sets X of `library`, computed there: the
+        second level's features of the first level's."""
+        sets = check_array_sets(library, X, "X", weighted=True)
+        self._check_width(sets.dim, "X")
+        F = array_fourier_features(self.rdf_, library, sets.padded, sets.shares)
+        return array_fourier_features(self.rff_, library, F)

@@ -7,13 +7,12 @@ import math
 import numpy as np
 
 from .. import _array_api
-from .._array_api import exchanged
 from .._bags import Bags
 from .._base import FeatureMap
 from .._config import working_memory_bytes
 from .._draws import DIRECTION_DRAWS, draw_directions
 from .._engine.layout import max_abs, power_of_two_exponent, row_blocks, scaled
-from .._engine.scales import divergence_kernel_values
+from .._engine.scales import divergence_kernel_values, median_scale
 from .._engine.sliced import (
     quantile_edges,
     quantile_means,
@@ -23,7 +22,7 @@ from .._engine.sliced import (
 from .._hints import takes_hints
 from .._lazy import is_lazy, lazy_gram
 from .._parallel import check_progress, resolve_workers
-from .._spec import spec_for
+from .._spec import kernel_function, spec_for
 from .._transforms import blocked_sets
 from .._validation import (
     DTYPE_DOC,
@@ -333,6 +332,7 @@ def _array_distances(library, X, Y, n_projections, p, projections, draw, rng,
             n_projections=n_projections, p=p, projections=projections, draw=draw,
             rng=rng, workers=workers, progress=progress,
             dtype=library.numpy_dtype(dtype)))
+    _native_unweighted(library, X, Y, "sliced_wasserstein")
     X, Y = _array_sets.check_array_set_pair(library, X, Y)
     p = check_scalar(p, "p", low=0.0, low_inclusive=False)
     resolve_workers(workers)
@@ -340,6 +340,17 @@ def _array_distances(library, X, Y, n_projections, p, projections, draw, rng,
     out = _array_api.result_dtype(library, dtype, X, Y)
     directions, _ = sliced_directions(X.dim, n_projections, projections, draw, rng)
     return _array_sets.sliced_wasserstein(library, X, Y, directions, p, out)
+
+
+def _native_unweighted(library, X, Y, function):
+    """A TypeError for a weighted `Bags` where `library` computes: the
+    distances of weighted sets are computed with NumPy only."""
+    for name, S in (("X", X), ("Y", Y)):
+        if isinstance(S, Bags) and S.weights is not None:
+            raise TypeError(
+                f"{name} is a Bags of {library.name} points with weights: "
+                f"{function} computes weighted sets with NumPy only (give them "
+                f"on the CPU without a gradient, or without weights)")
 
 
 def _distances(X, Y, directions, p, names, n_threads, progress, out):
@@ -360,8 +371,8 @@ def _distances(X, Y, directions, p, names, n_threads, progress, out):
     return cast_output(D, out, names)
 
 
+@kernel_function("sliced_wasserstein")
 @takes_hints("pair")
-@exchanged
 def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
                               projections=None, draw="iid", rng=None,
                               workers=None, progress=False, dtype=None):
@@ -433,6 +444,10 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
     array([[1.    , 0.3679],
            [0.3679, 1.    ]])
     """
+    library = _array_api.library_of_objects(X=X, Y=Y)
+    if library is not None:
+        return _array_kernel(library, X, Y, gamma, n_projections, projections,
+                             draw, rng, workers, progress, dtype)
     lazy = is_lazy(X, Y)
     X, Y = check_set_pair(X, Y, lazy=lazy, weighted=True)
     spec = spec_for("sliced_wasserstein", {
@@ -455,6 +470,48 @@ def sliced_wasserstein_kernel(X, Y=None, *, gamma=None, n_projections=100,
                          dtype=out, workers=workers,
                          name="sliced_wasserstein_kernel")
     return _kernel(X, Y, spec, n_threads, progress, out=out, warn=True)
+
+
+def _array_kernel(library, X, Y, gamma, n_projections, projections, draw, rng,
+                  workers, progress, dtype):
+    """`sliced_wasserstein_kernel` of sets of `library`: through NumPy, or
+    (`library.native`) by the library on their device from
+    `_array_sets.sliced_wasserstein` (the directions drawn as for NumPy),
+    the result in the library. gamma None takes the median rule on the
+    host values of the distances (a constant to the gradient; a
+    ValueError where they cannot be read, under ``jax.jit``)."""
+    if not library.native:
+        return library.from_numpy(sliced_wasserstein_kernel(
+            *(_array_api.numpy_objects(library, S) for S in (X, Y)), gamma=gamma,
+            n_projections=n_projections, projections=projections, draw=draw,
+            rng=rng, workers=workers, progress=progress,
+            dtype=library.numpy_dtype(dtype)))
+    _native_unweighted(library, X, Y, "sliced_wasserstein_kernel")
+    X, Y = _array_sets.check_array_set_pair(library, X, Y)
+    params = kernel_params(gamma, n_projections, projections, draw)
+    resolve_workers(workers)
+    check_progress(progress)
+    out = _array_api.result_dtype(library, dtype, X, Y)
+    directions, _ = sliced_directions(X.dim, params["n_projections"], projections,
+                                      draw, rng)
+    D = _array_sets.sliced_wasserstein(library, X, Y, directions, 2.0, X.dtype)
+    if params["gamma"] is not None:
+        T = D * math.sqrt(params["gamma"])  # (gamma SW_2^2 = T^2: no overflow)
+    else:  # 1 / the median of SW_2^2 of Y (X), in units of 2**(2 k)
+        DB = D if Y is None else _array_sets.sliced_wasserstein(
+            library, Y, None, directions, 2.0, Y.dtype)
+        DB = library.to_numpy(DB).astype(np.float64)
+        k = min(max(power_of_two_exponent(float(DB.max(initial=0.0))), -1000), 1000)
+        SB = (DB * 2.0**k) ** 2
+        T = D  # (none positive: gamma 1)
+        if np.any(SB[~np.eye(len(SB), dtype=bool)] > 0):
+            T = D * (2.0**k / math.sqrt(median_scale(SB)))
+    xp = library.xp
+    K = xp.exp(-(T * T))
+    _array_api.warn_uninformative(  # (the NumPy path's `_kernel`)
+        library, K, Y is None, "sliced-Wasserstein", f"sets of {pair_names(Y)}",
+        params["gamma"], lambda: not library.holds(xp.any(D != 0)))
+    return xp.astype(K, out, copy=False)
 
 
 def _kernel(X, Y, spec, n_threads, progress=False, *, out, warn=False):
@@ -697,6 +754,17 @@ class SlicedWassersteinFeatures(FeatureMap):
                 np.ldexp(F[a:b], -e, out=F[a:b])
         return check_finite_output(
             F, "the quantile features of X overflow its dtype; scale X down")
+
+    def _array_features(self, library, X):
+        """`transform` of the sets X of `library`, computed there
+        (`_array_sets.quantile_means`)."""
+        sets = _array_sets.check_array_sets(library, X, "X", weighted=True)
+        self._check_width(sets.dim, "X")
+        dtype = np.float32 if sets.dtype == library.xp.float32 else np.float64
+        (directions,) = self._on_device(library, dtype, "projections_")
+        Q = self.n_features_out_ // directions.shape[0]
+        return _array_sets.quantile_means(
+            library, sets, library.xp.matrix_transpose(directions), quantile_edges(Q))
 
 
 _LAZY_DOC = """*Dask input.* `X` or `Y` given as a `Bags` whose points are a Dask

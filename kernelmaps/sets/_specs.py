@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import _array_api
 from .._bags import Bags, concat_sets
 from .._config import working_memory_bytes
 from .._engine import knn
@@ -40,10 +41,13 @@ from .._spec import (
 )
 from .._validation import check_bool, check_scalar, check_sets
 from .._warnings import warn_uninformative
+from . import _array_divergence
 from ._divergence import (
     _check_sizes,
     _renyi,
     divergence_kernel_params,
+    renyi_divergence,
+    renyi_divergence_both,
     renyi_params,
 )
 from ._mean_map import _level2, check_gamma2, mmd_squared, point_params
@@ -377,6 +381,20 @@ class RenyiSpec(SetSpec):
         if scale is not None:
             params = {**params, "gamma": None, "scale": scale}
         return K, params
+
+    def call(self, A, B, params):
+        """The kernel of the Renyi divergences between sets of another
+        library (`Spec.call`), at gamma or at the scale fixed on the
+        training sets, computed there (`divergence_kernel`'s, of both
+        directions' divergences, as `blocks`)."""
+        options = {k: params[k] for k in ("alpha", "k", "min_dist", "clamp")
+                   if k in params}
+        D, reverse = ((renyi_divergence(A, **options), None) if B is None
+                      else renyi_divergence_both(A, B, **options))
+        value = self.function_scale(params)
+        gamma, scale = (None, value[1]) if isinstance(value, tuple) else (value, None)
+        return _array_divergence.divergence_kernel(
+            _array_api.library_of(D=D), D, gamma, scale, self.power, reverse)
 
     def fitted_gamma(self, params):
         if params.get("gamma") is None and params.get("scale") is not None:

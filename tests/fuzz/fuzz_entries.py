@@ -5186,3 +5186,80 @@ def _swf_entry():
 
 
 _swf_entry()
+
+
+# ------------------------------------------------------ PyTorch input
+#
+# The exact kernels, project_psd and mmd_test on PyTorch tensors that
+# require a gradient (computed by PyTorch: kernelmaps._array_api): each
+# entry above called with its data arguments as tensors (where they all
+# can be: float32 or float64 arrays of native byte order, lists of them, a
+# Bags of them; anything else passes as it is, a plain NumPy call), the
+# result read back and checked as the NumPy one is. Bad values must give
+# the NumPy call's ValueError or TypeError, never NaN in the output.
+
+
+def _tensor(torch, a):
+    """A float32 or float64 NumPy array as a tensor that requires a
+    gradient (its memory where it is writable); None for anything else."""
+    if not (type(a) is np.ndarray and a.dtype in (np.float32, np.float64)
+            and a.dtype.isnative):
+        return None
+    shared = a.flags.writeable and all(step >= 0 for step in a.strides)
+    t = torch.from_numpy(a if shared else np.array(a))  # (else a copy)
+    return t.requires_grad_()
+
+
+def _tensors(km, torch, X, sets, weighted=True):
+    """X (an array, or with `sets` a list of arrays or a Bags, `weighted`
+    or not) as tensors, or None where some array cannot be one."""
+    if not sets:
+        return _tensor(torch, X)
+    if isinstance(X, km.Bags) and X.weights is not None and not weighted:
+        return None
+    if isinstance(X, km.Bags):
+        points = _tensor(torch, np.asarray(X.points))
+        return None if points is None else km.Bags(points, X.offsets, X.weights)
+    if isinstance(X, list) and X:
+        sets = [_tensor(torch, a) for a in X]
+        return None if any(t is None for t in sets) else sets
+    return _tensor(torch, X)
+
+
+def _torch_entry(name, data=("X", "Y"), sets=False):
+    """`name` on PyTorch tensors that require a gradient: the `data`
+    arguments (`sets`: collections of sets) converted together (all or
+    none), the result read back. Weighted sets stay NumPy's for the
+    sliced-Wasserstein distances (which refuse them of PyTorch with a
+    gradient, a TypeError that says so: `test_array_api_tools.py`)."""
+    base = ENTRIES[name]
+    weighted = name != "sliced_wasserstein"
+
+    def call(km, v):
+        import torch
+
+        given = {k: v[k] for k in data if v.get(k) is not None}
+        converted = {k: _tensors(km, torch, x, sets, weighted)
+                     for k, x in given.items()}
+        if converted and all(t is not None for t in converted.values()):
+            v = {**v, **converted}
+        res = base.call(km, v)
+        return res.detach().numpy() if isinstance(res, torch.Tensor) else res
+
+    register(Entry(f"{name}[torch]", base.args, base.build, call, _no_reproducer,
+                   base.check, group=base.group, ok_errors=base.ok_errors,
+                   rerun=base.rerun, fixup=base.fixup))
+
+
+try:
+    import array_api_compat  # noqa: F401
+    import torch  # noqa: F401
+except ImportError:  # (optional: no PyTorch entries without them)
+    HAVE_TORCH = False
+else:
+    HAVE_TORCH = True
+    for _name in ("sum_match_kernel", "mmd", "mmd_kernel", "sliced_wasserstein"):
+        _torch_entry(_name, sets=True)
+    for _name in (*HIST_KERNELS, "mmd_test[permutation]", "mmd_test[wild_bootstrap]"):
+        _torch_entry(_name)
+    _torch_entry("project_psd", data=("K",))

@@ -1,0 +1,359 @@
+"""The permutation test and the wild bootstrap of points computed by the
+arrays' own library, on their device (`mmd_test` of arrays that
+`ArrayLibrary.native` says the library computes: another device than the
+CPU, a gradient asked, array-api-strict).
+
+The statistics are those of the NumPy path (`resampling`, `blocks`' algebra):
+the quadratic forms ``q = t' K0 t`` of the centred indicators ``t = N s - n``
+(permutations; K0 the pooled kernel matrix with its diagonal 0) or ``e' H e``
+of the signs of the pairs (wild bootstrap). Here the kernel is computed on
+the device a block of rows of the upper triangle at a time, each block
+multiplied there with the draws of a batch of resamples; the draws are
+those of the NumPy path, from the call's generator on the host
+(`draws.drawer`), moved to the device (a byte an entry), and only the
+vectors of the B resamples and of the N objects (the row sums, the
+diagonal) come back, with a few scalars. The NumPy path's own code then
+finishes the statistics and the result (`permutation.finish`,
+`wild_bootstrap.finish`, `permutation.conclude`): the same p-value as the
+same NumPy input, the statistics equal to rounding.
+"""
+
+import math
+
+import numpy as np
+
+from .. import _array_api
+from .._engine.layout import power_of_two_exponent
+from .._engine.pair_sums import FLOAT32_REACH
+from .._engine.progress import progress_bar
+from .._engine.schedule import thread_map
+from .._spec import BANDWIDTH_SAMPLE
+from .._warnings import CONSTANT_RTOL
+from . import draws, permutation, wild_bootstrap
+from .checks import check_input
+
+# The point kernels computed here; the other kernels, methods and options
+# (feature_map, incomplete) are tested on the host.
+KERNELS = ("rbf", "laplacian", "energy")
+METHODS = ("permutation", "wild_bootstrap")
+# Bytes of an entry of the draws on the device (int8, and float64 three
+# times while they are centred).
+DRAW_BYTES = 25
+# Temporaries of the size of a kernel block (pooled; pairs: four kernel
+# blocks and H).
+BLOCK_COPIES = {"permutation": 6, "wild": 10}
+
+
+def takes(library, X, Y, kernel, method, feature_map, incomplete):
+    """Whether `mmd_test` runs on the device: a library that computes
+    (`native`), the permutation test or the wild bootstrap of two 2-D
+    arrays of points with a point kernel, without `feature_map` or
+    `incomplete`."""
+    return (library.native and feature_map is None and incomplete is None
+            and isinstance(method, str) and method in METHODS
+            and (kernel is None or (isinstance(kernel, str) and kernel in KERNELS))
+            and all(_array_api.is_foreign(A) and getattr(A, "ndim", None) == 2
+                    for A in (X, Y)))
+
+
+def test(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
+         kernel_params, dtype, rng, workers, progress, working_memory):
+    """`mmd_test` of the points X and Y of `library` (`takes`) on their
+    device: the `MMDTestResult` of the same NumPy input, p-value included.
+    The options are checked by the NumPy path's `check_input` (on stand-ins
+    of the samples' sizes), the samples by `_array_api.check_rows`."""
+    xp = library.xp
+    X, Y = (_values(library, A, name) for A, name in ((X, "X"), (Y, "Y")))
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X and Y must have the same number of features, "
+                         f"got {X.shape[1]} and {Y.shape[1]}")
+    if X.dtype != Y.dtype:  # (NumPy's result type of float32 and float64)
+        X, Y = xp.astype(X, xp.float64), xp.astype(Y, xp.float64)
+    iv = check_input(*(_stand_in(library, A) for A in (X, Y)), kernel, gamma,
+                     method, n_resamples, None, alpha, unbiased, None,
+                     kernel_params, dtype, rng, workers, progress,
+                     working_memory)
+    seeds = draws.block_seeds(iv.generator, iv.total)  # (first, as NumPy's)
+    spec, Z = iv.specs[0], xp.concat([X, Y])
+    sample = (_value_sample(library, Z) if iv.gamma is None
+              and spec.scale is not None else None)
+    (scale,) = spec.scales(sample, iv.gamma, None, iv.n_threads)
+    budget = _budget(library, iv.budget, working_memory)
+    kernel = _Kernel(library, spec.name, scale, Z, budget / 4)
+    products = _products_dtype(library, iv, spec, Z, kernel, scale)
+    batches, ranges = _plan(iv, len(seeds), budget)
+    draw = draws.drawer(seeds, iv.n, iv.N, iv.mode, np.int8)
+    statistics = np.empty((1, iv.total))
+    found = finish = None
+    with progress_bar(iv.progress, len(batches) * len(ranges), "mmd_test") as bar:
+        for batch in batches:
+            S = np.concatenate(list(thread_map(draw, batch,
+                                               min(iv.n_threads, 2))), axis=1)
+            q, first = _pass(library, kernel, iv, S, ranges, products,
+                             found is None, bar)
+            if found is None:
+                found = first
+                finish = _finish(library, iv, spec, kernel, found)
+            column = batch[0] * draws.RESAMPLE_BLOCK
+            statistics[0, column:column + S.shape[1]] = finish(
+                S, library.to_numpy(q))
+    kind = _degenerate_kind(library, iv, spec, Z, found)
+    reported = spec.report(scale)
+    gammas = np.array([reported], dtype=object if reported is None
+                      else np.float64)
+    return permutation.conclude(iv, statistics, np.array([spec.name]), gammas,
+                                (kind,), np.array([None]))
+
+
+def _plan(iv, count, budget):
+    """The batches of the `count` blocks of resamples (ranges of their
+    indices; their draws on the device in half the `budget`, a block at
+    least) and the blocks of rows of the kernel (start, stop: their
+    temporaries in a quarter)."""
+    rows = iv.N if iv.mode == "permutation" else iv.n
+    per_batch = _step(budget / 2, rows * draws.RESAMPLE_BLOCK * DRAW_BYTES)
+    batches = [range(a, min(a + per_batch, count))
+               for a in range(0, count, per_batch)]
+    width = min(iv.total, per_batch * draws.RESAMPLE_BLOCK)
+    step = _step(budget / 4, 8.0 * (BLOCK_COPIES[iv.mode] * rows + 3 * width))
+    return batches, [(a, min(a + step, rows)) for a in range(0, rows, step)]
+
+
+def _values(library, A, name):
+    """The points `A` (argument `name`) checked (`_array_api.check_rows`),
+    without a gradient (the test returns none); a ValueError where the
+    library holds no values (a PyTorch meta tensor, a JAX array under
+    jit)."""
+    values = library.host_values(A)
+    if values is None:
+        raise ValueError(f"mmd_test needs the values of {name}, which this "
+                         f"array does not hold (a PyTorch meta tensor, a JAX "
+                         f"array under jit): give an array with values")
+    return _array_api.check_rows(library, values, name)
+
+
+def _stand_in(library, A):
+    """Zeros of A's number of rows and float type, one column: what
+    `check_input` reads of the checked samples (their sizes) on the host."""
+    float32 = A.dtype == library.xp.float32
+    return np.zeros((A.shape[0], 1), dtype=np.float32 if float32 else np.float64)
+
+
+def _budget(library, budget, working_memory):
+    """The bytes of the call's device temporaries: half the device's free
+    memory where the library reports it (the call's `working_memory`
+    where given and lower), else the working-memory `budget`."""
+    free = _array_api.free_device_memory(library)
+    if free is None:
+        return budget
+    return free / 2 if working_memory is None else min(budget, free / 2)
+
+
+def _step(budget, unit_bytes):
+    """How many units of `unit_bytes` the `budget` holds (at least one)."""
+    return max(1, int(budget // max(unit_bytes, 1.0)))
+
+
+def _value_sample(library, Z):
+    """`_spec.value_sample` of the pooled points Z of `library`, on the
+    host (at most `BANDWIDTH_SAMPLE` points): the projections of the points
+    (as the NumPy path computes them) and their ranks on the device, the
+    points chosen copied."""
+    xp = library.xp
+    N = Z.shape[0]
+    if N <= BANDWIDTH_SAMPLE:
+        return library.to_numpy(Z)
+    direction = library.from_numpy(
+        np.random.default_rng(0).normal(size=Z.shape[1]))
+    top = xp.max(xp.abs(Z))
+    scaled = Z / top if library.scalar(top) > 0 else Z
+    projections = xp.sum(xp.astype(scaled, xp.float64) * direction, axis=1)
+    ranks = np.linspace(0, N - 1, BANDWIDTH_SAMPLE).astype(np.int64)
+    order = xp.argsort(projections, stable=True)
+    rows = xp.take(order, library.from_numpy(ranks), axis=0)
+    return library.to_numpy(xp.take(Z, rows, axis=0))
+
+
+class _Kernel:
+    """The point kernel `name` at `scale` between rows of the pooled points
+    Z of `library`, on their device, in float64 (`block`), from the
+    differences of the points, a block of columns at a time within
+    `budget` bytes: "rbf" and "laplacian" in the points' units (1 between
+    equal points, whatever the scale; 0 where a distance overflows), the
+    homogeneous "energy" on the points times a power of two (exact) that
+    takes them near 1 where they are far from it (its values then scaled
+    back)."""
+
+    def __init__(self, library, name, scale, Z, budget):
+        xp = library.xp
+        self.xp, self.name, self.budget = xp, name, budget
+        Z = xp.astype(Z, xp.float64)
+        self.gamma, self.factor, self.norms = scale, 1.0, None
+        if name == "energy":
+            top = library.scalar(xp.max(xp.abs(Z)))
+            e = 0 if 2.0**-400 < top < 2.0**400 else power_of_two_exponent(top)
+            self.factor = math.ldexp(1.0, -e)
+            Z = _array_api.times_power_of_two(Z, e)
+            self.norms = xp.sqrt(xp.sum(Z * Z, axis=1))
+        self.Z = Z
+
+    def diagonal(self, library):
+        """k(z, z) of the pooled points, on the host."""
+        if self.name != "energy":
+            return np.ones(self.Z.shape[0])
+        return library.to_numpy(self.norms) * self.factor
+
+    def block(self, rows, cols):
+        """k(Z[rows], Z[cols]) for slices `rows` and `cols`."""
+        # (a distance that overflows to inf is meant: kernel value 0; not a
+        # warning of the libraries that compute with NumPy, array-api-strict)
+        with np.errstate(over="ignore"):
+            return self._block(rows, cols)
+
+    def _block(self, rows, cols):
+        xp, A, B = self.xp, self.Z[rows, :], self.Z[cols, :]
+        step = _step(self.budget, 24.0 * A.shape[0] * A.shape[1])
+        parts = []
+        for c in range(0, B.shape[0], step):
+            differences = A[:, None, :] - B[None, c:min(c + step, B.shape[0]), :]
+            if self.name == "laplacian":
+                S = xp.sum(xp.abs(differences), axis=-1)
+            else:
+                S = xp.sum(differences * differences, axis=-1)
+            if self.name == "energy":
+                parts.append(xp.sqrt(S))
+                continue
+            positive = S > 0  # (no 0 times an infinite gamma)
+            parts.append(xp.where(positive, xp.exp(-self.gamma * xp.where(
+                positive, S, 1.0)), 1.0))
+        K = parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
+        if self.name == "energy":
+            start = cols.start
+            K = (self.norms[rows][:, None]
+                 + self.norms[start:start + B.shape[0]][None, :] - K) / 2
+            if self.factor != 1.0:
+                K = K * self.factor
+        return K
+
+
+def _products_dtype(library, iv, spec, Z, kernel, scale):
+    """The products' dtype on the device (the call's dtype, float64 where
+    float32 could overflow: `FLOAT32_REACH`) and the constant the
+    permutations' products take from the pooled matrix
+    (`permutation.shifts`, of the first pooled points, copied), as the
+    NumPy path chooses them."""
+    xp = library.xp
+    shift = 0.0
+    if iv.mode == "permutation":
+        head = library.to_numpy(Z[:min(permutation.SHIFT_OBJECTS, iv.N), :])
+        shift = permutation.shifts(spec, head, iv.N, [scale])[0]
+    if iv.dtype != np.float32:
+        return xp.float64, shift
+    reach = 1.0 if kernel.name != "energy" else 4.0 * library.scalar(
+        xp.max(kernel.norms)) * kernel.factor
+    return (xp.float64 if reach + abs(shift) > FLOAT32_REACH
+            else xp.float32), shift
+
+
+def _pass(library, kernel, iv, S, ranges, products, first, bar):
+    """The quadratic forms of the host's draws S of a batch (int8, a row
+    per pooled object or pair), a float64 vector of the device, from the
+    blocks of rows `ranges` of the upper triangle of the pooled matrix with
+    its diagonal 0 (permutations; in the products' dtype, less their
+    shift: `products`) or of H (the wild bootstrap); and on the `first`
+    pass what the kernel's values tell (on the device): the row sums "r"
+    (permutations), the smallest ("low") and largest ("high") values of the
+    pooled matrix, the largest magnitude off its diagonal ("off") and its
+    first value ("first")."""
+    xp = library.xp
+    dtype, shift = products
+    pooled = iv.mode == "permutation"
+    T = xp.astype(library.from_numpy(S), dtype)
+    if pooled:  # the centred indicators
+        T = T * iv.N - iv.n
+    rows = T.shape[0]
+    q = xp.zeros((T.shape[1],), dtype=xp.float64, device=library.device)
+    found = dict(r=xp.zeros((rows,), dtype=xp.float64, device=library.device),
+                 low=[], high=[], off=[]) if first else None
+    n = iv.n
+    for a, b in ranges:
+        here, rest = slice(a, b), slice(a, rows)
+        diagonal = (xp.arange(b - a, device=library.device)[:, None]
+                    == xp.arange(rows - a, device=library.device)[None, :])
+        if pooled:
+            K = kernel.block(here, rest)
+            M = xp.where(diagonal, 0.0, K)
+            values, off = [K], [M]
+        else:  # H = Kxx + Kyy - Kxy - Kyx, the diagonal 0
+            xx, yy = (kernel.block(slice(s + a, s + b), slice(s + a, s + rows))
+                      for s in (0, n))
+            xy = kernel.block(here, slice(n + a, n + rows))
+            yx = kernel.block(slice(n + a, n + b), rest)
+            M = xp.where(diagonal, 0.0, xx + yy - xy - yx)
+            values = [xx, yy, xy, yx]
+            off = [xp.where(diagonal, 0.0, xx), xp.where(diagonal, 0.0, yy),
+                   xy, yx]
+        if first:
+            found["low"] += [xp.min(v) for v in values]
+            found["high"] += [xp.max(v) for v in values]
+            found["off"] += [xp.max(xp.abs(v)) for v in off]
+            if a == 0:
+                found["first"] = values[0][0, 0]
+            if pooled:
+                zeros = xp.zeros((a,), dtype=xp.float64, device=library.device)
+                found["r"] = found["r"] + xp.concat(
+                    [zeros, xp.sum(M, axis=1), xp.sum(M[:, b - a:], axis=0)])
+        del values, off
+        if shift:
+            M = M - shift
+        M = xp.astype(M, dtype)
+        # the rows i = a:b of the upper triangle of the symmetric matrix:
+        # t_i' M_ii t_i + 2 t_i' M_ij t_j over the columns j = b:
+        Ti = T[a:b, :]
+        part = xp.sum(Ti * (M @ T[a:, :]), axis=0)
+        if b < rows:
+            part = 2 * part - xp.sum(Ti * (M[:, :b - a] @ Ti), axis=0)
+        q = q + xp.astype(part, xp.float64)
+        bar.update(1)
+    if first:
+        found = {key: (value if key in ("r", "first")
+                       else xp.stack(value)) for key, value in found.items()}
+    return q, found
+
+
+def _finish(library, iv, spec, kernel, found):
+    """The host's ``finish(S, q)`` of the statistics of a batch (the
+    permutation test's, from the row sums and the diagonal; the wild
+    bootstrap's); a ValueError where a kernel value overflowed, as on the
+    host."""
+    xp = library.xp
+    spec.finite(np.array([library.scalar(xp.min(found["low"])),
+                          library.scalar(xp.max(found["high"]))]))
+    if iv.mode == "permutation":
+        return permutation.finish(library.to_numpy(found["r"]),
+                                  kernel.diagonal(library), iv.n, iv.N - iv.n,
+                                  iv.unbiased)
+    return wild_bootstrap.finish(iv.n * (iv.n - 1) // 2)
+
+
+def _degenerate_kind(library, iv, spec, Z, found):
+    """How the pooled kernel matrix is degenerate, as the NumPy path finds
+    it (`resampling.degenerate_kind`) from the values `found` by the first
+    pass: "zero" (0 off the diagonal), "one" (1 everywhere), "constant"
+    (the same everywhere to `CONSTANT_RTOL`, or 1 everywhere at the median
+    heuristic's scale or on equal points), or None; a kind of the scale
+    only for a kernel with one."""
+    xp = library.xp
+    low, high, off, first = (library.scalar(v) for v in (
+        xp.min(found["low"]), xp.max(found["high"]), xp.max(found["off"]),
+        found["first"]))
+    kind = None
+    if off == 0:
+        kind = "zero"
+    elif low == 1 and high == 1:
+        equal = library.holds(xp.all(Z[:1, :] == Z))
+        kind = "constant" if iv.gamma is None or equal else "one"
+    elif math.isfinite(first) and max(high - first, first - low) <= (
+            CONSTANT_RTOL * abs(first)):
+        kind = "constant"
+    return kind if spec.degenerate_scale or kind == "constant" else None

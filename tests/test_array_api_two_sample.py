@@ -1,0 +1,269 @@
+"""`mmd_test` of points computed by the arrays' library (issue 52): the
+permutation test and the wild bootstrap of PyTorch tensors that ask for a
+gradient and of array-api-strict arrays (both computed by the library on
+this CPU machine) give the NumPy result: the same p-value for the same rng,
+the statistics equal to rounding, within any working memory."""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import kernelmaps as km
+from kernelmaps._two_sample import on_device
+
+pytest.importorskip("array_api_compat")
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _strict():
+    return pytest.importorskip("array_api_strict")
+
+
+# (name: the library's array of a NumPy array); each is computed by the
+# library (`ArrayLibrary.native`)
+LIBRARIES = {
+    "torch_grad": lambda a: _torch().asarray(a).requires_grad_(),
+    "strict": lambda a: _strict().asarray(a),
+}
+
+
+def samples(n, m, dtype=np.float64, d=3, seed=0, shift=0.3):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((n, d)).astype(dtype),
+            (rng.standard_normal((m, d)) + shift).astype(dtype))
+
+
+def assert_same_result(result, expected, rtol=1e-12):
+    """The same p-value and decision; the statistic and the null
+    distribution equal to `rtol` of the null distribution's scale (the
+    statistics are differences of kernel sums: their rounding is relative
+    to that scale, not to each value, which may be near 0)."""
+    assert type(result) is type(expected)
+    assert result.pvalue == expected.pvalue
+    assert result.reject == expected.reject
+    assert (result.method, result.kernel, result.alpha) == (
+        expected.method, expected.kernel, expected.alpha)
+    assert result.gamma == expected.gamma
+    scale = np.abs(expected.null_distribution).max()
+    assert_allclose(result.statistic, expected.statistic, rtol=rtol,
+                    atol=rtol * scale)
+    assert result.null_distribution.shape == expected.null_distribution.shape
+    assert_allclose(result.null_distribution, expected.null_distribution,
+                    rtol=rtol, atol=rtol * scale)
+
+
+# (method, sizes, unbiased): the wild bootstrap, of samples of equal size,
+# has one statistic
+CASES = [("permutation", sizes, unbiased) for sizes in ((40, 30), (35, 35))
+         for unbiased in (True, False)] + [("wild_bootstrap", (35, 35), True)]
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("gamma", [None, 0.3])
+def test_result_is_numpys(gamma, case, dtype, library):
+    method, sizes, unbiased = case
+    X, Y = samples(*sizes, dtype=dtype)
+    options = dict(method=method, gamma=gamma, unbiased=unbiased,
+                   n_resamples=199, rng=4)
+    expected = km.mmd_test(X, Y, **options)
+    to_library = LIBRARIES[library]
+    result = km.mmd_test(to_library(X), to_library(Y), **options)
+    # float32 points: the NumPy path computes their kernel in float32, the
+    # library in float64
+    assert_same_result(result, expected,
+                       rtol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("kernel", ["laplacian", "energy"])
+@pytest.mark.parametrize("method", ["permutation", "wild_bootstrap"])
+def test_other_point_kernels(method, kernel, library):
+    X, Y = samples(30, 30 if method == "wild_bootstrap" else 25, seed=1)
+    options = dict(kernel=kernel, method=method, n_resamples=99, rng=2)
+    to_library = LIBRARIES[library]
+    assert_same_result(km.mmd_test(to_library(X), to_library(Y), **options),
+                       km.mmd_test(X, Y, **options))
+
+
+@pytest.mark.parametrize("method", ["permutation", "wild_bootstrap"])
+def test_blocks_of_rows_and_batches_of_resamples(method, monkeypatch):
+    """A small working memory: several blocks of rows of the kernel and
+    several batches of resamples (the kernel computed again for each), the
+    same result as NumPy's in memory."""
+    X, Y = samples(40, 40, seed=2)
+    options = dict(method=method, n_resamples=600, rng=7)
+    expected = km.mmd_test(X, Y, **options)
+    calls = []
+    block = on_device._Kernel.block
+    monkeypatch.setattr(on_device._Kernel, "block",
+                        lambda self, *a: calls.append(a) or block(self, *a))
+    strict = _strict()
+    for memory in (0.1, 4):  # (MiB: 3 batches of 256 resamples, or 1)
+        calls.clear()
+        result = km.mmd_test(strict.asarray(X), strict.asarray(Y),
+                             working_memory=memory, **options)
+        assert_same_result(result, expected)
+        if memory < 1:
+            assert len(calls) > 3 * (4 if method == "wild_bootstrap" else 1)
+        with km.config_context(working_memory=memory):
+            again = km.mmd_test(strict.asarray(X), strict.asarray(Y), **options)
+        assert_same_result(again, expected)
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+def test_median_heuristic_of_more_than_its_sample(library):
+    """More than `BANDWIDTH_SAMPLE` pooled points: gamma from the same
+    sample of them (chosen on the device by their projections)."""
+    X, Y = samples(600, 500, d=2, seed=3, shift=0.1)
+    options = dict(n_resamples=19, rng=0)
+    expected = km.mmd_test(X, Y, **options)
+    to_library = LIBRARIES[library]
+    result = km.mmd_test(to_library(X), to_library(Y), **options)
+    assert result.gamma == expected.gamma
+    assert_same_result(result, expected, rtol=1e-11)
+
+
+@pytest.mark.parametrize("case", [(1e200, "rbf", 1.0), (1e150, "rbf", None),
+                                  (1e-200, "laplacian", None),
+                                  (1e300, "energy", None),
+                                  (1e-300, "energy", None)], ids=str)
+def test_points_at_extreme_scales(case):
+    """The kernel of points far from 1 (scaled by powers of two): no
+    overflow where NumPy's has none (rbf at gamma 1 of points 1e200 apart:
+    0 between them, a warning)."""
+    scale, kernel, gamma = case
+    X, Y = samples(20, 20, seed=6)
+    options = dict(kernel=kernel, gamma=gamma, n_resamples=49, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", km.DegenerateWarning)
+        expected = km.mmd_test(X * scale, Y * scale, **options)
+        strict = _strict()
+        result = km.mmd_test(strict.asarray(X * scale),
+                             strict.asarray(Y * scale), **options)
+    assert result.pvalue == expected.pvalue
+    assert_allclose(result.statistic, expected.statistic, rtol=1e-12,
+                    atol=1e-12 * np.abs(expected.null_distribution).max())
+
+
+@pytest.mark.parametrize("method", ["permutation", "wild_bootstrap"])
+def test_float32_products(method):
+    X, Y = samples(35, 35, seed=4)
+    options = dict(method=method, n_resamples=99, rng=1, dtype=np.float32)
+    expected = km.mmd_test(X, Y, **options)
+    torch = _torch()
+    result = km.mmd_test(torch.asarray(X).requires_grad_(), torch.asarray(Y),
+                         **options)
+    assert_same_result(result, expected, rtol=1e-5)
+
+
+def _warning_messages(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [str(w.message) for w in caught
+            if issubclass(w.category, km.DegenerateWarning)]
+
+
+@pytest.mark.parametrize("case", ["zero", "one", "equal", "median_equal",
+                                  "resamples"])
+def test_degenerate_warnings_are_numpys(case):
+    X, Y = samples(20, 20, seed=5)
+    options = dict(n_resamples=49, rng=0)
+    if case == "zero":
+        options["gamma"] = 1e6
+    elif case == "one":
+        options["gamma"] = 1e-30
+    elif case == "resamples":
+        options["n_resamples"] = 9
+    else:
+        X, Y = np.ones_like(X), np.ones_like(Y)
+        if case == "equal":
+            options["gamma"] = 0.5
+    strict = _strict()
+    expected = _warning_messages(lambda: km.mmd_test(X, Y, **options))
+    assert expected
+    assert _warning_messages(lambda: km.mmd_test(
+        strict.asarray(X), strict.asarray(Y), **options)) == expected
+
+
+def test_meta_tensors_are_refused():
+    torch = _torch()
+    X = torch.empty((10, 3), device="meta")
+    with pytest.raises(ValueError, match="needs the values of X"):
+        km.mmd_test(X, torch.empty((12, 3), device="meta"))
+
+
+def test_only_the_library_path_computes_here(monkeypatch):
+    """PyTorch on the CPU without a gradient, the other methods and
+    kernels, and sets, are tested on the host; NumPy input is not looked
+    at here."""
+    seen = []
+    test = on_device.test
+    monkeypatch.setattr(on_device, "test",
+                        lambda *a, **k: seen.append(a[0].name) or test(*a, **k))
+    torch = _torch()
+    X, Y = samples(12, 12)
+    km.mmd_test(X, Y, n_resamples=9, alpha=0.2)
+    km.mmd_test(torch.asarray(X), torch.asarray(Y), n_resamples=9, alpha=0.2)
+    grad = torch.asarray(X).requires_grad_(), torch.asarray(Y)
+    for options in (dict(method="cross"), dict(kernel="precomputed"),
+                    dict(method="linear"), dict(incomplete=3,
+                                                method="wild_bootstrap")):
+        if options.get("kernel") == "precomputed":
+            Z = np.concatenate([X, Y])
+            K = np.exp(-((Z[:, None] - Z[None]) ** 2).sum(axis=-1))
+            km.mmd_test(torch.asarray(K).requires_grad_(),
+                        torch.asarray(np.repeat([0, 1], 12)), n_resamples=9,
+                        alpha=0.2, **options)
+            continue
+        km.mmd_test(*grad, **options)
+    assert seen == []
+    km.mmd_test(*grad, n_resamples=9, alpha=0.2)
+    assert seen == ["torch"]
+
+
+BAD = [
+    (lambda X, Y: (X[:1], Y), {}, ValueError, "X must hold at least 2 points"),
+    (lambda X, Y: (X, Y[:, :2]), {}, ValueError, "same number of features"),
+    (lambda X, Y: (np.where(X > 1, np.nan, X), Y), {}, ValueError,
+     "X contains NaN"),
+    (lambda X, Y: (X, np.where(Y > 1, np.inf, Y)), {}, ValueError,
+     "Y contains NaN"),
+    (lambda X, Y: (X[:0], Y), {}, ValueError, "X is empty"),
+    (lambda X, Y: (X + 1j, Y), {}, TypeError, "real numbers"),
+    (lambda X, Y: (X, Y), {"alpha": 1.5}, ValueError, "alpha"),
+    (lambda X, Y: (X, Y), {"gamma": -1.0}, ValueError, "gamma"),
+    (lambda X, Y: (X, Y), {"gamma": [0.5, 1.0]}, TypeError, "gamma"),
+    (lambda X, Y: (X, Y), {"kernel": "energy", "gamma": 1.0}, ValueError,
+     "no scale"),
+    (lambda X, Y: (X, Y), {"kernel_params": {"degree": 3}}, ValueError,
+     "kernel_params"),
+    (lambda X, Y: (X, Y), {"n_resamples": 0}, ValueError, "n_resamples"),
+    (lambda X, Y: (X, Y), {"unbiased": "yes"}, TypeError, "unbiased"),
+    (lambda X, Y: (X, Y), {"dtype": "int8"}, ValueError, "dtype"),
+    (lambda X, Y: (X, Y[:5]), {"method": "wild_bootstrap"}, ValueError,
+     "equal size"),
+    (lambda X, Y: (X, Y), {"working_memory": -1}, ValueError,
+     "working_memory"),
+]
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("case", range(len(BAD)))
+def test_bad_input_has_the_numpy_message(case, library):
+    make, options, error, match = BAD[case]
+    X, Y = make(*samples(8, 8))
+    with pytest.raises(error, match=match) as expected:
+        km.mmd_test(X, Y, rng=0, **options)
+    to_library = LIBRARIES[library]
+    with pytest.raises(error, match=match) as raised:
+        km.mmd_test(to_library(X), to_library(Y), rng=0, **options)
+    if not np.iscomplexobj(X):  # (the message names the library's dtype)
+        assert str(raised.value) == str(expected.value)
