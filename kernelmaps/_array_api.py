@@ -2,9 +2,10 @@
 library that follows the Python array API standard.
 
 NumPy input (and lists, scipy.sparse matrices, Dask arrays, `Bags`) keeps
-the compiled path as it is. An array of another library is recognised here
-(`library_of`) and computed in one of two ways, the result always returned
-in the input's library, on its device:
+the compiled path as it is. An array of another library is recognised by
+`kernelmaps._libraries` (`library_of`, also of the arrays of sets here:
+`library_of_objects`) and computed in one of two ways, the result always
+returned in the input's library, on its device:
 
 - by the compiled engine, through a zero-copy exchange with NumPy (DLPack),
   for PyTorch and JAX arrays on the CPU where no gradient is asked: the
@@ -12,8 +13,10 @@ in the input's library, on its device:
   values are NumPy's bit for bit;
 - by the library itself, on the array's device (`ArrayLibrary.native`):
   another device (a GPU), a gradient asked (a PyTorch tensor that requires
-  one, a JAX tracer) or any other library. Each spec's ``array_block`` is
-  that computation; `row_blocks` bounds its memory.
+  one, a JAX tracer) or any other library: each unit's ``_array_*``
+  module (or a spec's ``array_block``), with the helpers here; a public
+  function says which by `dispatched` (or its own test of
+  ``library.native``); `row_blocks` bounds the memory.
 
 Mixed libraries or devices are refused (`library_of`). The namespaces come
 from ``array-api-compat`` (``pip install "kernelmaps[array]"``), imported
