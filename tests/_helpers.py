@@ -9,6 +9,7 @@ tolerance and expected value) is unchanged. Import with
 
 import ast
 import importlib.util
+import os
 import re
 import textwrap
 
@@ -228,12 +229,17 @@ def import_strict():
     return pytest.importorskip("array_api_strict")
 
 
+# The device of the "torch_grad" arrays below, which PyTorch computes
+# there: $KERNELMAPS_TEST_DEVICE ("cuda" on a GPU machine), else the CPU.
+TEST_DEVICE = os.environ.get("KERNELMAPS_TEST_DEVICE", "cpu")
+
 # (name, the library's array of a NumPy array, its values back in NumPy)
 LIBRARIES = {
     "torch": (lambda a: import_torch().asarray(a),
               lambda a: a.detach().numpy()),
-    "torch_grad": (lambda a: import_torch().asarray(a).requires_grad_(),
-                   lambda a: a.detach().numpy()),
+    "torch_grad": (lambda a: import_torch().asarray(
+                       a, device=TEST_DEVICE).requires_grad_(),
+                   lambda a: a.detach().cpu().numpy()),
     "jax": (lambda a: import_jnp().asarray(a), np.asarray),
     "strict": (lambda a: import_strict().asarray(a), lambda a: np.asarray(a)),
 }
