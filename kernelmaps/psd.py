@@ -404,12 +404,10 @@ _scaled = _array_api.times_power_of_two
 
 
 def _array_result(library, A, name, method, out):
-    """`A` as `out`, or the ValueError of `_check_result` where it is not
-    finite (where its values can be read)."""
-    xp = library.xp
-    if not library.holds(xp.all(xp.isfinite(A))):
-        raise ValueError(_overflow(name, method))
-    return xp.astype(A, out)
+    """`A` as `out`, as the NumPy path casts its result (`cast_output`):
+    the ValueError of `_check_result` where it is not finite."""
+    return _array_api.cast_result(library, A, out, name,
+                                  overflow=_overflow(name, method))
 
 
 fill_docs((project_psd,), dtype=DTYPE_DOC)
