@@ -1,8 +1,9 @@
 """`mmd_test` of points computed by the arrays' library (issue 52): the
-permutation test and the wild bootstrap of PyTorch tensors that ask for a
-gradient and of array-api-strict arrays (both computed by the library on
-this CPU machine) give the NumPy result: the same p-value for the same rng,
-the statistics equal to rounding, within any working memory."""
+permutation test, the wild bootstrap, the aggregated and fused tests of
+PyTorch tensors that ask for a gradient and of array-api-strict arrays
+(both computed by the library on this CPU machine) give the NumPy result:
+the same p-value for the same rng, the statistics equal to rounding,
+within any working memory."""
 
 import warnings
 
@@ -79,6 +80,61 @@ def test_result_is_numpys(gamma, case, dtype, library):
     # library in float64
     assert_same_result(result, expected,
                        rtol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+# (method, sizes): the aggregated test of samples of equal sizes resamples
+# by the wild bootstrap, of unequal sizes by swaps of the paired points
+GRID_CASES = [(method, sizes) for method in ("aggregated", "fuse")
+              for sizes in ((30, 30), (34, 23), (21, 29))]
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", GRID_CASES, ids=str)
+@pytest.mark.parametrize("options", [{}, {"kernel": ("rbf", "energy")},
+                                     {"gamma": [0.5, 2.0]}], ids=str)
+def test_grids_of_kernels_are_numpys(options, case, dtype, library):
+    """The aggregated and fused tests (their products in float32 by
+    default, as NumPy's): the same p-values (also each kernel's), the
+    statistics equal to rounding of the products' dtype."""
+    method, sizes = case
+    X, Y = samples(*sizes, seed=8)
+    options = dict(options, method=method, dtype=dtype, rng=5,
+                   n_resamples=(150, 150) if method == "aggregated" else 149)
+    expected = km.mmd_test(X, Y, **options)
+    to_library = LIBRARIES[library]
+    result = km.mmd_test(to_library(X), to_library(Y), **options)
+    assert result.pvalue == expected.pvalue
+    assert result.reject == expected.reject
+    assert list(result.kernel) == list(expected.kernel)
+    assert list(result.gamma) == list(expected.gamma)
+    for name in ("pvalues", "thresholds"):
+        if getattr(expected, name, None) is not None:
+            assert_allclose(getattr(result, name), getattr(expected, name),
+                            rtol=1e-12 if name != "thresholds" or
+                            dtype == np.float64 else 1e-5)
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    scale = np.abs(expected.null_distribution).max()
+    for name in ("statistic", "null_distribution"):
+        assert_allclose(getattr(result, name), getattr(expected, name),
+                        rtol=rtol, atol=rtol * scale)
+
+
+@pytest.mark.parametrize("method", ["aggregated", "fuse"])
+def test_grids_on_blocks(method):
+    """A small working memory: blocks of rows (of the whole matrix too, for
+    the swaps) and batches of resamples; NumPy's result in memory."""
+    X, Y = samples(40, 27, seed=9)
+    options = dict(method=method, dtype=np.float64, rng=1, n_resamples=(
+        300, 300) if method == "aggregated" else 599)
+    expected = km.mmd_test(X, Y, **options)
+    strict = _strict()
+    result = km.mmd_test(strict.asarray(X), strict.asarray(Y),
+                         working_memory=0.05, **options)
+    assert result.pvalue == expected.pvalue
+    scale = np.abs(expected.null_distribution).max()
+    assert_allclose(result.null_distribution, expected.null_distribution,
+                    rtol=1e-12, atol=1e-12 * scale)
 
 
 @pytest.mark.parametrize("library", sorted(LIBRARIES))
@@ -172,11 +228,17 @@ def _warning_messages(call):
 
 
 @pytest.mark.parametrize("case", ["zero", "one", "equal", "median_equal",
-                                  "resamples"])
+                                  "resamples", "grid", "grid_equal"])
 def test_degenerate_warnings_are_numpys(case):
     X, Y = samples(20, 20, seed=5)
     options = dict(n_resamples=49, rng=0)
-    if case == "zero":
+    if case.startswith("grid"):  # (one kernel of the aggregated test's)
+        options.update(method="aggregated", n_resamples=(49, 49),
+                       gamma=[1e-30, 0.5, 1e6])
+        if case == "grid_equal":
+            X, Y = np.ones_like(X), np.ones_like(Y)
+            del options["gamma"]
+    elif case == "zero":
         options["gamma"] = 1e6
     elif case == "one":
         options["gamma"] = 1e-30
@@ -250,6 +312,10 @@ BAD = [
     (lambda X, Y: (X, Y), {"dtype": "int8"}, ValueError, "dtype"),
     (lambda X, Y: (X, Y[:5]), {"method": "wild_bootstrap"}, ValueError,
      "equal size"),
+    (lambda X, Y: (X, Y), {"method": "aggregated", "gamma": []}, ValueError,
+     "gamma must hold"),
+    (lambda X, Y: (X, Y), {"method": "fuse", "kernel": ("rbf", "rbf")},
+     ValueError, "distinct kernels"),
     (lambda X, Y: (X, Y), {"working_memory": -1}, ValueError,
      "working_memory"),
 ]

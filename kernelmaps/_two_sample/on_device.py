@@ -29,29 +29,33 @@ from .._engine.progress import progress_bar
 from .._engine.schedule import thread_map
 from .._spec import BANDWIDTH_SAMPLE
 from .._warnings import CONSTANT_RTOL
-from . import draws, permutation, wild_bootstrap
+from . import aggregated, draws, fuse, permutation, wild_bootstrap
 from .checks import check_input
 
-# The point kernels computed here; the other kernels, methods and options
-# (feature_map, incomplete) are tested on the host.
+# The point kernels computed here, and the methods; the other kernels,
+# methods and options (feature_map, incomplete) are tested on the host.
 KERNELS = ("rbf", "laplacian", "energy")
-METHODS = ("permutation", "wild_bootstrap")
+CONCLUDE = {"permutation": permutation.conclude,
+            "wild_bootstrap": permutation.conclude,
+            "aggregated": aggregated.conclude, "fuse": fuse.conclude}
 # Bytes of an entry of the draws on the device (int8, and float64 three
 # times while they are centred).
 DRAW_BYTES = 25
 # Temporaries of the size of a kernel block (pooled; pairs: four kernel
 # blocks and H).
-BLOCK_COPIES = {"permutation": 6, "wild": 10}
+BLOCK_COPIES = {"permutation": 6, "wild": 10, "swap": 10}
 
 
 def takes(library, X, Y, kernel, method, feature_map, incomplete):
     """Whether `mmd_test` runs on the device: a library that computes
-    (`native`), the permutation test or the wild bootstrap of two 2-D
-    arrays of points with a point kernel, without `feature_map` or
+    (`native`), a resampling test (`CONCLUDE`) of two 2-D arrays of points
+    with point kernels (`KERNELS`), without `feature_map` or
     `incomplete`."""
+    names = (kernel,) if kernel is None or isinstance(kernel, str) else kernel
     return (library.native and feature_map is None and incomplete is None
-            and isinstance(method, str) and method in METHODS
-            and (kernel is None or (isinstance(kernel, str) and kernel in KERNELS))
+            and isinstance(method, str) and method in CONCLUDE
+            and isinstance(names, (list, tuple)) and all(
+                k is None or (isinstance(k, str) and k in KERNELS) for k in names)
             and all(_array_api.is_foreign(A) and getattr(A, "ndim", None) == 2
                     for A in (X, Y)))
 
@@ -74,35 +78,56 @@ def test(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
                      kernel_params, dtype, rng, workers, progress,
                      working_memory)
     seeds = draws.block_seeds(iv.generator, iv.total)  # (first, as NumPy's)
-    spec, Z = iv.specs[0], xp.concat([X, Y])
-    sample = (_value_sample(library, Z) if iv.gamma is None
-              and spec.scale is not None else None)
-    (scale,) = spec.scales(sample, iv.gamma, None, iv.n_threads)
+    Z = xp.concat([X, Y])
     budget = _budget(library, iv.budget, working_memory)
-    kernel = _Kernel(library, spec.name, scale, Z, budget / 4)
-    products = _products_dtype(library, iv, spec, Z, kernel, scale)
+    kernels = _kernels(library, iv, Z, budget / 4)
     batches, ranges = _plan(iv, len(seeds), budget)
     draw = draws.drawer(seeds, iv.n, iv.N, iv.mode, np.int8)
-    statistics = np.empty((1, iv.total))
-    found = finish = None
-    with progress_bar(iv.progress, len(batches) * len(ranges), "mmd_test") as bar:
+    statistics = np.empty((len(kernels), iv.total))
+    found, finishes = [], []  # (of each kernel, from the first batch)
+    steps = len(batches) * len(ranges) * len(kernels)
+    with progress_bar(iv.progress, steps, "mmd_test") as bar:
         for batch in batches:
             S = np.concatenate(list(thread_map(draw, batch,
                                                min(iv.n_threads, 2))), axis=1)
-            q, first = _pass(library, kernel, iv, S, ranges, products,
-                             found is None, bar)
-            if found is None:
-                found = first
-                finish = _finish(library, iv, spec, kernel, found)
-            column = batch[0] * draws.RESAMPLE_BLOCK
-            statistics[0, column:column + S.shape[1]] = finish(
-                S, library.to_numpy(q))
-    kind = _degenerate_kind(library, iv, spec, Z, found)
-    reported = spec.report(scale)
-    gammas = np.array([reported], dtype=object if reported is None
+            column, first = batch[0] * draws.RESAMPLE_BLOCK, batch is batches[0]
+            for k, (spec, _, kernel, products) in enumerate(kernels):
+                q, values = _pass(library, kernel, iv, S, ranges, products,
+                                  first and iv.mode != "swap", bar)
+                if first:
+                    if iv.mode == "swap":  # (a pass over the whole matrix)
+                        values = _swap_pass(library, kernel, iv, budget)
+                    found.append(values)
+                    finishes.append(_finish(library, iv, spec, kernel, values))
+                statistics[k, column:column + S.shape[1]] = finishes[k](
+                    S, library.to_numpy(q))
+    kinds = tuple(_degenerate_kind(library, iv, spec, Z, values)
+                  for (spec, *_), values in zip(kernels, found, strict=True))
+    norms = np.array([values.get("norm") for values in found])
+    names = np.array([spec.name for spec, *_ in kernels])
+    reported = [spec.report(scale) for spec, scale, *_ in kernels]
+    gammas = np.array(reported, dtype=object if None in reported
                       else np.float64)
-    return permutation.conclude(iv, statistics, np.array([spec.name]), gammas,
-                                (kind,), np.array([None]))
+    return CONCLUDE[iv.method](iv, statistics, names, gammas, kinds, norms)
+
+
+def _kernels(library, iv, Z, budget):
+    """(spec, scale, `_Kernel`, products) of each kernel and scale of the
+    `Checked` call `iv` on the pooled points Z, in its order: the scales as
+    the NumPy path finds them (from the points of `_value_sample` where
+    gamma is None), the products' dtype and shift (`_products_dtype`)."""
+    xp = library.xp
+    Z64 = xp.astype(Z, xp.float64, copy=False)
+    sample = None
+    if iv.gamma is None and any(spec.scale is not None for spec in iv.specs):
+        sample = _value_sample(library, Z)
+    out = []
+    for spec in iv.specs:
+        for scale in spec.scales(sample, iv.gamma, iv.grid, iv.n_threads):
+            kernel = _Kernel(library, spec.name, scale, Z64, budget)
+            out.append((spec, scale, kernel,
+                        _products_dtype(library, iv, spec, Z, kernel, scale)))
+    return out
 
 
 def _plan(iv, count, budget):
@@ -110,7 +135,7 @@ def _plan(iv, count, budget):
     indices; their draws on the device in half the `budget`, a block at
     least) and the blocks of rows of the kernel (start, stop: their
     temporaries in a quarter)."""
-    rows = iv.N if iv.mode == "permutation" else iv.n
+    rows = iv.N if iv.mode == "permutation" else min(iv.n, iv.N - iv.n)
     per_batch = _step(budget / 2, rows * draws.RESAMPLE_BLOCK * DRAW_BYTES)
     batches = [range(a, min(a + per_batch, count))
                for a in range(0, count, per_batch)]
@@ -188,7 +213,8 @@ class _Kernel:
         xp = library.xp
         self.xp, self.name, self.budget = xp, name, budget
         Z = xp.astype(Z, xp.float64)
-        self.gamma, self.factor, self.norms = scale, 1.0, None
+        self.gamma = None if scale is None else float(scale)
+        self.factor, self.norms = 1.0, None
         if name == "energy":
             top = library.scalar(xp.max(xp.abs(Z)))
             e = 0 if 2.0**-400 < top < 2.0**400 else power_of_two_exponent(top)
@@ -261,10 +287,9 @@ def _pass(library, kernel, iv, S, ranges, products, first, bar):
     blocks of rows `ranges` of the upper triangle of the pooled matrix with
     its diagonal 0 (permutations; in the products' dtype, less their
     shift: `products`) or of H (the wild bootstrap); and on the `first`
-    pass what the kernel's values tell (on the device): the row sums "r"
-    (permutations), the smallest ("low") and largest ("high") values of the
-    pooled matrix, the largest magnitude off its diagonal ("off") and its
-    first value ("first")."""
+    pass what the kernel's values tell (`_found`; permutations: also the
+    row sums "r"; the fused test: the Frobenius "norm" of the pooled matrix
+    with its diagonal 0, a float)."""
     xp = library.xp
     dtype, shift = products
     pooled = iv.mode == "permutation"
@@ -273,8 +298,14 @@ def _pass(library, kernel, iv, S, ranges, products, first, bar):
         T = T * iv.N - iv.n
     rows = T.shape[0]
     q = xp.zeros((T.shape[1],), dtype=xp.float64, device=library.device)
-    found = dict(r=xp.zeros((rows,), dtype=xp.float64, device=library.device),
-                 low=[], high=[], off=[]) if first else None
+    found = None
+    if first:
+        found = dict(low=[], high=[], off=[])
+        if pooled:
+            found.update(r=xp.zeros((rows,), dtype=xp.float64,
+                                    device=library.device))
+        if iv.method == "fuse":
+            found["squares"] = []
     n = iv.n
     for a, b in ranges:
         here, rest = slice(a, b), slice(a, rows)
@@ -294,15 +325,16 @@ def _pass(library, kernel, iv, S, ranges, products, first, bar):
             off = [xp.where(diagonal, 0.0, xx), xp.where(diagonal, 0.0, yy),
                    xy, yx]
         if first:
-            found["low"] += [xp.min(v) for v in values]
-            found["high"] += [xp.max(v) for v in values]
-            found["off"] += [xp.max(xp.abs(v)) for v in off]
-            if a == 0:
-                found["first"] = values[0][0, 0]
+            _found(xp, found, values, off, a == 0)
             if pooled:
                 zeros = xp.zeros((a,), dtype=xp.float64, device=library.device)
                 found["r"] = found["r"] + xp.concat(
                     [zeros, xp.sum(M, axis=1), xp.sum(M[:, b - a:], axis=0)])
+            if iv.method == "fuse":  # (the block's mirror counts twice)
+                with np.errstate(over="ignore"):  # (inf where it overflows)
+                    squares = M * M
+                    found["squares"].append(xp.sum(squares[:, :b - a])
+                                            + 2 * xp.sum(squares[:, b - a:]))
         del values, off
         if shift:
             M = M - shift
@@ -316,16 +348,73 @@ def _pass(library, kernel, iv, S, ranges, products, first, bar):
         q = q + xp.astype(part, xp.float64)
         bar.update(1)
     if first:
-        found = {key: (value if key in ("r", "first")
-                       else xp.stack(value)) for key, value in found.items()}
+        found = _stacked(xp, found)
+        if iv.method == "fuse":
+            found["norm"] = math.sqrt(library.scalar(found["squares"]))
     return q, found
+
+
+def _found(xp, found, values, off, first):
+    """Add what the kernel blocks `values` (and `off`, those less their
+    diagonal) tell to the lists of `found`: their smallest ("low") and
+    largest ("high") values, their largest magnitude ("off"), and on the
+    `first` block its first value ("first")."""
+    found["low"] += [xp.min(v) for v in values]
+    found["high"] += [xp.max(v) for v in values]
+    found["off"] += [xp.max(xp.abs(v)) for v in off]
+    if first:
+        found["first"] = values[0][0, 0]
+
+
+def _stacked(xp, found):
+    """`found` with its lists of reductions summed ("squares", "trd") or
+    stacked (the others): arrays of the device."""
+    return {key: xp.sum(xp.stack(value)) if key in ("squares", "trd")
+            else xp.stack(value) if isinstance(value, list) else value
+            for key, value in found.items()}
+
+
+def _swap_pass(library, kernel, iv, budget):
+    """What the first pass of the aggregated test of samples of unequal
+    sizes finds (`_found`), over the whole pooled matrix, a block of rows
+    at a time, and its vectors and constants of `aggregated.swap_form`
+    (on the host): "w" and "q" (P' K0 c and P' K0 1, of the pairs) and
+    "constants" (1' K0 1, c' K0 c, 1' K0 c and -2 sum k(x_i, y_i))."""
+    xp, n, N = library.xp, iv.n, iv.N
+    p = min(n, N - n)
+    c = np.full(N, 0.5)
+    if n > N - n:
+        c[p:n] = 1.0
+    else:
+        c[n + p:] = 0.0
+    weights = library.from_numpy(c)
+    columns = xp.arange(N, device=library.device)[None, :]
+    found = dict(low=[], high=[], off=[], trd=[])
+    r, Kc = [], []
+    step = _step(budget / 4, 8.0 * 4 * N)
+    for a in range(0, N, step):
+        b = min(a + step, N)
+        K = kernel.block(slice(a, b), slice(0, N))
+        rows = xp.arange(a, b, device=library.device)[:, None]
+        K0 = xp.where(rows == columns, 0.0, K)
+        _found(xp, found, [K], [K0], a == 0)
+        found["trd"].append(xp.sum(xp.where((rows + n == columns) & (rows < p),
+                                            K0, 0.0)))
+        r.append(xp.sum(K0, axis=1))
+        Kc.append(K0 @ weights)
+    found = _stacked(xp, found)
+    r, Kc = (library.to_numpy(xp.concat(v)) for v in (r, Kc))
+    found["w"], found["q"] = Kc[:p] - Kc[n:n + p], r[:p] - r[n:n + p]
+    found["constants"] = (math.fsum(r), math.fsum(c * Kc), math.fsum(c * r),
+                          -2.0 * library.scalar(found["trd"]))
+    return found
 
 
 def _finish(library, iv, spec, kernel, found):
     """The host's ``finish(S, q)`` of the statistics of a batch (the
     permutation test's, from the row sums and the diagonal; the wild
-    bootstrap's); a ValueError where a kernel value overflowed, as on the
-    host."""
+    bootstrap's; the swaps' of the aggregated test, from `_swap_pass`); a
+    ValueError where a kernel value overflowed, as on the host."""
     xp = library.xp
     spec.finite(np.array([library.scalar(xp.min(found["low"])),
                           library.scalar(xp.max(found["high"]))]))
@@ -333,6 +422,9 @@ def _finish(library, iv, spec, kernel, found):
         return permutation.finish(library.to_numpy(found["r"]),
                                   kernel.diagonal(library), iv.n, iv.N - iv.n,
                                   iv.unbiased)
+    if iv.mode == "swap":
+        return aggregated.swap_finish(found["w"], found["q"],
+                                      found["constants"], iv.n, iv.N - iv.n)
     return wild_bootstrap.finish(iv.n * (iv.n - 1) // 2)
 
 
@@ -352,7 +444,8 @@ def _degenerate_kind(library, iv, spec, Z, found):
         kind = "zero"
     elif low == 1 and high == 1:
         equal = library.holds(xp.all(Z[:1, :] == Z))
-        kind = "constant" if iv.gamma is None or equal else "one"
+        median_scale = iv.gamma is None and not iv.grid
+        kind = "constant" if median_scale or equal else "one"
     elif math.isfinite(first) and max(high - first, first - low) <= (
             CONSTANT_RTOL * abs(first)):
         kind = "constant"
