@@ -44,6 +44,7 @@ __all__ = [
     "library_of_objects",
     "numpy_objects",
     "pair_sums",
+    "point_kernel",
     "result_dtype",
     "row_blocks",
     "scalar_argument",
@@ -240,6 +241,63 @@ def _pair_exponents(xp, e_a, e_c):
     e_a, e_c = xp.expand_dims(e_a, axis=1), xp.expand_dims(e_c, axis=0)
     return xp.minimum(xp.maximum(e_a, e_c),
                       xp.clip(xp.minimum(e_a, e_c) + 1000, min=0))
+
+
+def point_kernel(library, A, B, params):
+    """The point kernel ``params["kernel"]`` (with its "gamma", "coef0",
+    "degree") between the points A (..., r, d) and B (..., c, d) of
+    `library`: (..., r, c). rbf and laplacian: 1 where the points are
+    equal, whatever gamma, and 0 where their distance overflows; the
+    squared distances of rbf from the differences up to `DIRECT_WIDTH`
+    features (0 between equal points, exactly), else from the products, a
+    matrix product (NaN where the squares of the points overflow); energy
+    ``(|a| + |b| - |a - b|) / 2``. Differentiable: gradient 0, not NaN,
+    where a distance is 0."""
+    # (a distance that overflows to inf is meant: kernel value 0; not a
+    # warning of the libraries that compute with NumPy, array-api-strict)
+    with np.errstate(over="ignore"):
+        return _point_kernel(library.xp, A, B, params)
+
+
+def _point_kernel(xp, A, B, params):
+    kernel, gamma = params["kernel"], params.get("gamma")
+    if kernel in ("linear", "polynomial"):
+        products = A @ xp.matrix_transpose(B)
+        if kernel == "linear":
+            return products
+        return (gamma * products + params["coef0"]) ** params["degree"]
+    if kernel == "rbf" and A.shape[-1] > DIRECT_WIDTH:
+        squares = xp.clip(xp.expand_dims(xp.sum(A * A, axis=-1), axis=-1)
+                          + xp.expand_dims(xp.sum(B * B, axis=-1), axis=-2)
+                          - 2 * (A @ xp.matrix_transpose(B)), min=0)
+        return exp_minus(xp, gamma, squares)
+    differences = xp.expand_dims(A, axis=-2) - xp.expand_dims(B, axis=-3)
+    if kernel == "rbf":
+        return exp_minus(xp, gamma, xp.sum(differences * differences, axis=-1))
+    if kernel == "laplacian":
+        return exp_minus(xp, gamma, xp.sum(xp.abs(differences), axis=-1))
+    return (xp.expand_dims(row_norms(xp, A), axis=-1)  # energy
+            + xp.expand_dims(row_norms(xp, B), axis=-2)
+            - row_norms(xp, differences)) / 2
+
+
+# Features up to which the rbf kernel's squared distances come from the
+# differences of the points (beyond: from their products, a matrix product).
+DIRECT_WIDTH = 16
+
+
+def exp_minus(xp, gamma, S):
+    """``exp(-gamma S)`` of the non-negative S, 1 where S is 0 (whatever
+    gamma: no 0 times inf)."""
+    positive = S > 0
+    return xp.where(positive, xp.exp(-gamma * xp.where(positive, S, 1)), 1)
+
+
+def row_norms(xp, A):
+    """The Euclidean norms along the last axis, with gradient 0 at 0."""
+    squares = xp.sum(A * A, axis=-1)
+    positive = squares > 0
+    return xp.where(positive, xp.sqrt(xp.where(positive, squares, 1)), 0)
 
 
 def symmetrised(library, S):

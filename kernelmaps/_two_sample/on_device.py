@@ -201,65 +201,43 @@ def _value_sample(library, Z):
 
 class _Kernel:
     """The point kernel `name` at `scale` between rows of the pooled points
-    Z of `library`, on their device, in float64 (`block`), from the
-    differences of the points, a block of columns at a time within
-    `budget` bytes: "rbf" and "laplacian" in the points' units (1 between
-    equal points, whatever the scale; 0 where a distance overflows), the
-    homogeneous "energy" on the points times a power of two (exact) that
-    takes them near 1 where they are far from it (its values then scaled
-    back)."""
+    Z of `library`, on their device, in float64 (`block`: the package's
+    `_array_api.point_kernel`), a block of columns at a time within
+    `budget` bytes, on the points times a power of two (exact) that takes
+    them near 1 where they are far from it: their squares neither overflow
+    nor vanish, the scale times its power of two (rbf: 1 between equal
+    points, whatever the scale; 0 where a distance overflows), the values
+    of the homogeneous "energy" scaled back."""
 
     def __init__(self, library, name, scale, Z, budget):
         xp = library.xp
-        self.xp, self.name, self.budget = xp, name, budget
+        self.library, self.budget = library, budget
         Z = xp.astype(Z, xp.float64)
-        self.gamma = None if scale is None else float(scale)
-        self.factor, self.norms = 1.0, None
-        if name == "energy":
-            top = library.scalar(xp.max(xp.abs(Z)))
-            e = 0 if 2.0**-400 < top < 2.0**400 else power_of_two_exponent(top)
-            self.factor = math.ldexp(1.0, -e)
-            Z = _array_api.times_power_of_two(Z, e)
-            self.norms = xp.sqrt(xp.sum(Z * Z, axis=1))
-        self.Z = Z
+        top = library.scalar(xp.max(xp.abs(Z)))
+        e = 0 if 2.0**-400 < top < 2.0**400 else power_of_two_exponent(top)
+        self.Z = _array_api.times_power_of_two(Z, e)
+        self.params = {"kernel": name, "gamma": None if scale is None else
+                       _array_api.times_power_of_two(
+                           float(scale), -e * (2 if name == "rbf" else 1))}
+        self.factor = math.ldexp(1.0, -e) if name == "energy" else 1.0
 
     def diagonal(self, library):
         """k(z, z) of the pooled points, on the host."""
-        if self.name != "energy":
+        if self.params["kernel"] != "energy":
             return np.ones(self.Z.shape[0])
-        return library.to_numpy(self.norms) * self.factor
+        return library.to_numpy(_array_api.row_norms(library.xp, self.Z)
+                                ) * self.factor
 
     def block(self, rows, cols):
         """k(Z[rows], Z[cols]) for slices `rows` and `cols`."""
-        # (a distance that overflows to inf is meant: kernel value 0; not a
-        # warning of the libraries that compute with NumPy, array-api-strict)
-        with np.errstate(over="ignore"):
-            return self._block(rows, cols)
-
-    def _block(self, rows, cols):
-        xp, A, B = self.xp, self.Z[rows, :], self.Z[cols, :]
+        xp, A, B = self.library.xp, self.Z[rows, :], self.Z[cols, :]
         step = _step(self.budget, 24.0 * A.shape[0] * A.shape[1])
-        parts = []
-        for c in range(0, B.shape[0], step):
-            differences = A[:, None, :] - B[None, c:min(c + step, B.shape[0]), :]
-            if self.name == "laplacian":
-                S = xp.sum(xp.abs(differences), axis=-1)
-            else:
-                S = xp.sum(differences * differences, axis=-1)
-            if self.name == "energy":
-                parts.append(xp.sqrt(S))
-                continue
-            positive = S > 0  # (no 0 times an infinite gamma)
-            parts.append(xp.where(positive, xp.exp(-self.gamma * xp.where(
-                positive, S, 1.0)), 1.0))
+        parts = [_array_api.point_kernel(self.library, A,
+                                         B[c:min(c + step, B.shape[0]), :],
+                                         self.params)
+                 for c in range(0, B.shape[0], step)]
         K = parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
-        if self.name == "energy":
-            start = cols.start
-            K = (self.norms[rows][:, None]
-                 + self.norms[start:start + B.shape[0]][None, :] - K) / 2
-            if self.factor != 1.0:
-                K = K * self.factor
-        return K
+        return K * self.factor if self.factor != 1.0 else K
 
 
 def _products_dtype(library, iv, spec, Z, kernel, scale):
@@ -275,8 +253,8 @@ def _products_dtype(library, iv, spec, Z, kernel, scale):
         shift = permutation.shifts(spec, head, iv.N, [scale])[0]
     if iv.dtype != np.float32:
         return xp.float64, shift
-    reach = 1.0 if kernel.name != "energy" else 4.0 * library.scalar(
-        xp.max(kernel.norms)) * kernel.factor
+    reach = 1.0 if kernel.params["kernel"] != "energy" else 4.0 * library.scalar(
+        xp.max(_array_api.row_norms(xp, kernel.Z))) * kernel.factor
     return (xp.float64 if reach + abs(shift) > FLOAT32_REACH
             else xp.float32), shift
 
