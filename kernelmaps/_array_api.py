@@ -33,10 +33,12 @@ from ._config import working_memory_bytes
 from ._libraries import ArrayLibrary, as_float, is_foreign, library_of, type_name
 
 __all__ = [
+    "DIRECT_WIDTH",
     "ArrayLibrary",
     "as_float",
     "check_rows",
     "dispatched",
+    "exp_minus",
     "free_device_memory",
     "is_foreign",
     "library_objects",
@@ -47,10 +49,10 @@ __all__ = [
     "point_kernel",
     "result_dtype",
     "row_blocks",
+    "row_norms",
     "scalar_argument",
     "symmetrised",
     "times_power_of_two",
-    "values_for_checks",
 ]
 
 
@@ -243,30 +245,31 @@ def _pair_exponents(xp, e_a, e_c):
                       xp.clip(xp.minimum(e_a, e_c) + 1000, min=0))
 
 
-def point_kernel(library, A, B, params):
+def point_kernel(library, A, B, params, direct=False):
     """The point kernel ``params["kernel"]`` (with its "gamma", "coef0",
     "degree") between the points A (..., r, d) and B (..., c, d) of
     `library`: (..., r, c). rbf and laplacian: 1 where the points are
     equal, whatever gamma, and 0 where their distance overflows; the
     squared distances of rbf from the differences up to `DIRECT_WIDTH`
-    features (0 between equal points, exactly), else from the products, a
-    matrix product (NaN where the squares of the points overflow); energy
-    ``(|a| + |b| - |a - b|) / 2``. Differentiable: gradient 0, not NaN,
-    where a distance is 0."""
+    features, or any number where `direct` (0 between equal points,
+    exactly; any scale), else from the products, a matrix product (NaN
+    where the squares of the points overflow); energy ``(|a| + |b| - |a -
+    b|) / 2``. Differentiable: gradient 0, not NaN, where a distance is
+    0."""
     # (a distance that overflows to inf is meant: kernel value 0; not a
     # warning of the libraries that compute with NumPy, array-api-strict)
     with np.errstate(over="ignore"):
-        return _point_kernel(library.xp, A, B, params)
+        return _point_kernel(library.xp, A, B, params, direct)
 
 
-def _point_kernel(xp, A, B, params):
+def _point_kernel(xp, A, B, params, direct):
     kernel, gamma = params["kernel"], params.get("gamma")
     if kernel in ("linear", "polynomial"):
         products = A @ xp.matrix_transpose(B)
         if kernel == "linear":
             return products
         return (gamma * products + params["coef0"]) ** params["degree"]
-    if kernel == "rbf" and A.shape[-1] > DIRECT_WIDTH:
+    if kernel == "rbf" and A.shape[-1] > DIRECT_WIDTH and not direct:
         squares = xp.clip(xp.expand_dims(xp.sum(A * A, axis=-1), axis=-1)
                           + xp.expand_dims(xp.sum(B * B, axis=-1), axis=-2)
                           - 2 * (A @ xp.matrix_transpose(B)), min=0)
@@ -390,19 +393,6 @@ def dispatched(native, *names):
         return wrapper
 
     return decorate
-
-
-def values_for_checks(library, a, name, *, needed=False):
-    """The array `a` (argument `name`) of `library` as a NumPy array on the
-    host, for the checks of the NumPy path (their messages); where its
-    values cannot be read (`ArrayLibrary.readable`), ones of its shape, so
-    that its dtype and shape only are checked, or, where they are
-    `needed` (a median rule), `ArrayLibrary.to_numpy`'s ValueError."""
-    if needed or library.readable(a):
-        return library.to_numpy(a)
-    a = as_float(library, a, name)
-    dtype = np.float32 if a.dtype == library.xp.float32 else np.float64
-    return np.broadcast_to(np.ones((), dtype), tuple(a.shape))
 
 
 def times_power_of_two(A, e):

@@ -188,8 +188,7 @@ def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
         # as for the dense matrix (the same draw).
         n = reference.shape[0]
         if n > MEDIAN_SAMPLE:
-            reference = reference[_sample(n, MEDIAN_SAMPLE,
-                                          check_rng(MEDIAN_SEED))]
+            reference = reference[median_rows(n)]
         check_size(rows=reference.shape[0], d=reference.shape[1])
         reference = reference.toarray()
     if kernel in _METRICS:
@@ -197,6 +196,15 @@ def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
                                   degenerate="fallback")
     d = reference.dim if hasattr(reference, "dim") else reference.shape[1]
     return 1.0 / d
+
+
+def median_rows(n):
+    """The rows of n points that `point_median_gamma` samples (of the
+    points in memory): all of them up to `MEDIAN_SAMPLE`, else that many,
+    drawn with `MEDIAN_SEED`, sorted."""
+    if n <= MEDIAN_SAMPLE:
+        return np.arange(n)
+    return _sample(n, MEDIAN_SAMPLE, check_rng(MEDIAN_SEED))
 
 
 def _lazy_sample(reference, data):
@@ -207,8 +215,7 @@ def _lazy_sample(reference, data):
     bags = reference if isinstance(reference, Bags) else None
     points = reference.points if bags is not None else reference
     n = points.shape[0]
-    rows = (_sample(n, MEDIAN_SAMPLE, check_rng(MEDIAN_SEED))
-            if n > MEDIAN_SAMPLE else np.arange(n))
+    rows = median_rows(n)
     sample = np.asarray(points[rows].compute())
     finite = np.isfinite(sample).all(axis=1)
     if not finite.all():

@@ -59,6 +59,7 @@ import math
 import numpy as np
 import scipy.sparse
 
+from . import _array_api
 from ._bags import Bags, concat_sets
 from ._engine.layout import row_blocks
 from ._engine.pair_sums import kernel_power, pair_sums
@@ -370,10 +371,19 @@ def value_rows(Z, size):
     """The indices of `size` rows of Z (more than `size`) at evenly spaced
     ranks of their projections on a fixed random direction: chosen by
     their values only (`value_sample`)."""
-    direction = np.random.default_rng(0).normal(size=Z.shape[1])
-    projections = row_projections(Z, direction[:, None])[:, 0]
-    order = np.argsort(projections, kind="stable")
-    return order[np.linspace(0, len(Z) - 1, size).astype(np.int64)]
+    projections = row_projections(Z, sample_direction(Z.shape[1])[:, None])
+    order = np.argsort(projections[:, 0], kind="stable")
+    return order[sample_ranks(len(Z), size)]
+
+
+def sample_direction(d):
+    """The fixed random direction of `value_rows` in `d` features."""
+    return np.random.default_rng(0).normal(size=d)
+
+
+def sample_ranks(n, size):
+    """The `size` evenly spaced ranks of `value_rows` among `n`."""
+    return np.linspace(0, n - 1, size).astype(np.int64)
 
 
 def _value_ranks(keys, size):
@@ -640,17 +650,48 @@ class CallableSpec(Spec):
         try:
             K = as_float_array(K, "the kernel's value")
         except (TypeError, ValueError):
-            raise TypeError(
-                f"kernel (a callable) must return a real array of shape "
-                f"{shape}, got {type(K).__name__}"
-            ) from None
-        if K.shape != shape:
-            raise ValueError(f"kernel (a callable) returned shape {K.shape} for "
-                             f"{shape[0]} x {shape[1]} objects")
-        if not np.isfinite(K).all():
+            raise self.refused(K, shape) from None
+        self.check_value(K.shape, shape, lambda: np.isfinite(K).all())
+        yield np.asarray(K, dtype=np.float64)
+
+    def call(self, A, B, params):
+        """The user's function of A and B (None: A), objects of another
+        library (`kernelmaps._array_api`), as given: its value checked there
+        as `blocks` checks it (an array of their library and device, real,
+        of the shape of the objects, finite where its values can be read),
+        float32 for float32 A (as `NystroemMap` gives), else float64."""
+        library = _array_api.library_of_objects(A=A, B=B)
+        xp = library.xp
+        K = self.function(A, A if B is None else B, **params)
+        shape = (self.count(A), self.count(A if B is None else B))
+        given = _array_api.library_of(K=K) if _array_api.is_foreign(K) else None
+        if (given is None or given.name != library.name
+                or (None not in (given.device, library.device)
+                and given.device != library.device)
+                or not xp.isdtype(K.dtype, ("bool", "integral", "real floating"))):
+            raise self.refused(K, shape)
+        self.check_value(K.shape, shape,
+                         lambda: library.holds(xp.all(xp.isfinite(K))))
+        return xp.astype(K, xp.float32 if getattr(A, "dtype", None) == xp.float32
+                         else xp.float64)
+
+    @staticmethod
+    def refused(K, shape):
+        """The TypeError of a value K of the user's function that is not a
+        real array (for `shape` objects)."""
+        return TypeError(f"kernel (a callable) must return a real array of shape "
+                         f"{shape}, got {type(K).__name__}")
+
+    @staticmethod
+    def check_value(given, shape, finite):
+        """A ValueError unless the `given` shape of the user's function's
+        value is `shape` and ``finite()`` (whether its values are)."""
+        if tuple(given) != shape:
+            raise ValueError(f"kernel (a callable) returned shape {tuple(given)} "
+                             f"for {shape[0]} x {shape[1]} objects")
+        if not finite():
             raise ValueError("kernel (a callable) returned NaN or infinite "
                              "values")
-        yield np.asarray(K, dtype=np.float64)
 
 
 class PrecomputedSpec(Spec):
@@ -717,12 +758,17 @@ def check_precomputed(X):
     top = np.abs(K).max()
     asym = np.abs(K - K.transpose(0, 2, 1)).max()
     if asym > 1e-12 * top:
-        raise ValueError(f"X (the precomputed kernel matrix) must be symmetric; "
-                         f"its largest asymmetry is {asym:.3g} (its largest "
-                         f"value {top:.3g})")
+        raise ValueError(asymmetry_message(asym, top))
     if asym > 0:
         K = (K + K.transpose(0, 2, 1)) / 2
     return K
+
+
+def asymmetry_message(asym, top):
+    """The message of a precomputed matrix X of asymmetry `asym` (largest
+    value `top`) beyond 1e-12 of its largest value."""
+    return (f"X (the precomputed kernel matrix) must be symmetric; its largest "
+            f"asymmetry is {asym:.3g} (its largest value {top:.3g})")
 
 
 # -- the registry -----------------------------------------------------------

@@ -33,15 +33,20 @@ from ._probes import (
 )
 
 __all__ = [
+    "COVARIANCE_ATOL",
+    "COVARIANCE_RTOL",
     "DTYPE_DOC",
     "cast_output",
+    "check_array_matrix",
     "check_bool",
     "check_choice",
     "check_dtype",
     "check_finite_output",
     "check_fourier_range",
+    "check_gaussian_shapes",
     "check_histograms",
     "check_kernel_matrix",
+    "check_matrix_form",
     "check_points",
     "check_rng",
     "check_rows",
@@ -51,8 +56,10 @@ __all__ = [
     "check_size",
     "check_values",
     "fill_docs",
+    "gaussian_error",
     "machine_memory",
     "memory_limit",
+    "not_finite_message",
     "pair_names",
 ]
 
@@ -118,7 +125,7 @@ def check_values(values, name, *, nonnegative=False, offsets=None, start=0,
     of its own sets, or of all the sets, with `start` its first row)."""
     if not all_finite(values):
         if offsets is None:
-            raise ValueError(f"{name} contains NaN or infinity")
+            raise ValueError(not_finite_message(name))
         bad = start + np.flatnonzero(~np.isfinite(values).all(axis=1))[0]
         i = first + np.searchsorted(offsets, bad, side="right") - 1
         raise ValueError(f"{name}[{i}] contains NaN or infinity")
@@ -450,20 +457,48 @@ def check_kernel_matrix(K, name="K", *, square=True, keep_float32=False):
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a 2-D array of real numbers") from None
     # kind, not np.issubdtype: timedelta64 is a subtype of np.integer
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(
-            f"{name} must be a 2-D array of real numbers, got dtype {arr.dtype}"
-        )
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D, got {arr.ndim} dimension(s)")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape})")
-    if square and arr.shape[0] != arr.shape[1]:
-        raise ValueError(f"{name} must be square, got shape {arr.shape}")
+    check_matrix_form(arr.shape, arr.dtype, arr.dtype.kind in "biuf", name,
+                      square=square)
     arr = arr.astype(float_dtype(arr.dtype) if keep_float32 else np.float64,
                      copy=False)
     check_values(arr, name)
     return arr
+
+
+def check_matrix_form(shape, dtype, real, name="K", *, square=True):
+    """The checks of `check_kernel_matrix` of a matrix's `dtype` (`real`:
+    whether it holds bools, integers or real floats) and `shape`, for an
+    array of any library: a TypeError or ValueError naming `name`."""
+    shape = tuple(shape)
+    if not real:
+        raise TypeError(f"{name} must be a 2-D array of real numbers, got dtype "
+                        f"{dtype}")
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be 2-D, got {len(shape)} dimension(s)")
+    if math.prod(shape) == 0:
+        raise ValueError(f"{name} is empty (shape {shape})")
+    if square and shape[0] != shape[1]:
+        raise ValueError(f"{name} must be square, got shape {shape}")
+
+
+def check_array_matrix(library, K, name="K", *, square=True):
+    """`check_kernel_matrix` of `K` of another library (`library`, a
+    `kernelmaps._libraries.ArrayLibrary`), computed there: the same
+    messages, its values checked on its device where they can be read
+    (one boolean copied); float32 kept, any other real dtype float64."""
+    xp = library.xp
+    check_matrix_form(K.shape, K.dtype, xp.isdtype(
+        K.dtype, ("bool", "integral", "real floating")), name, square=square)
+    if K.dtype not in (xp.float32, xp.float64):
+        K = xp.astype(K, xp.float64)
+    if not library.holds(xp.all(xp.isfinite(K))):
+        raise ValueError(not_finite_message(name))
+    return K
+
+
+def not_finite_message(name):
+    """The message of values of `name` that are not all finite."""
+    return f"{name} contains NaN or infinity"
 
 
 def check_histograms(X, name="X", *, lazy=False):
@@ -649,32 +684,55 @@ def check_gaussians(means, covs, mname, cname):
     in the errors."""
     given = as_float_array(means, mname), as_float_array(covs, cname)
     m = given[0].astype(np.float64, copy=False)
-    if m.ndim != 2 or m.shape[0] == 0 or m.shape[1] == 0:
-        raise ValueError(f"{mname} must be a non-empty 2-D array (n, d), got shape "
-                         f"{m.shape}")
     c = given[1].astype(np.float64, copy=False)
-    n, d = m.shape
-    if c.shape not in ((n, d, d), (n, d), (n,)):
-        raise ValueError(
-            f"{cname} must have shape ({n}, {d}, {d}), ({n}, {d}) or ({n},) for "
-            f"{mname} of shape {m.shape}; got {c.shape}"
-        )
+    check_gaussian_shapes(m.shape, c.shape, mname, cname)
     if not (np.isfinite(m).all() and np.isfinite(c).all()):
-        raise ValueError(f"{mname} and {cname} must be finite")
+        raise gaussian_error("finite", mname, cname)
     if c.ndim == 3:
-        if not np.allclose(c, c.transpose(0, 2, 1), rtol=1e-10, atol=1e-12):
-            raise ValueError(f"{cname} must hold symmetric matrices")
+        if not np.allclose(c, c.transpose(0, 2, 1), rtol=COVARIANCE_RTOL,
+                           atol=COVARIANCE_ATOL):
+            raise gaussian_error("symmetric", mname, cname)
         low = np.linalg.eigvalsh(c)[:, 0]
         scale = np.abs(c).max(axis=(1, 2))
-        bad = np.flatnonzero(low < -1e-10 * np.maximum(scale, 1e-300))
+        bad = np.flatnonzero(low < -COVARIANCE_RTOL * np.maximum(scale, 1e-300))
         if bad.size:
-            raise ValueError(
-                f"{cname}[{bad[0]}] is not positive semi-definite (smallest "
-                f"eigenvalue {low[bad[0]]:.3g})"
-            )
+            raise gaussian_error("psd", mname, cname, bad[0], low[bad[0]])
     elif (c < 0).any():
-        raise ValueError(f"{cname} must be >= 0 (variances)")
+        raise gaussian_error("variances", mname, cname)
     return m, c, given
+
+
+# The tolerances of `check_gaussians`: covariances symmetric to
+# ``|S - S^T| <= ATOL + RTOL |S^T|``, and PSD to a smallest eigenvalue of
+# ``-RTOL`` times their largest magnitude.
+COVARIANCE_RTOL, COVARIANCE_ATOL = 1e-10, 1e-12
+
+
+def check_gaussian_shapes(mshape, cshape, mname, cname):
+    """The shape checks of `check_gaussians` (for arrays of any library):
+    means (n, d), not empty, and covariances (n, d, d), (n, d) or (n,)."""
+    mshape, cshape = tuple(mshape), tuple(cshape)
+    if len(mshape) != 2 or 0 in mshape:
+        raise ValueError(f"{mname} must be a non-empty 2-D array (n, d), got shape "
+                         f"{mshape}")
+    n, d = mshape
+    if cshape not in ((n, d, d), (n, d), (n,)):
+        raise ValueError(
+            f"{cname} must have shape ({n}, {d}, {d}), ({n}, {d}) or ({n},) for "
+            f"{mname} of shape {mshape}; got {cshape}"
+        )
+
+
+def gaussian_error(problem, mname, cname, index=None, low=None):
+    """The ValueError of `check_gaussians` for its `problem`: "finite",
+    "symmetric", "psd" (the covariance `index`, of smallest eigenvalue
+    `low`) or "variances"."""
+    if problem == "psd":
+        return ValueError(f"{cname}[{index}] is not positive semi-definite "
+                          f"(smallest eigenvalue {low:.3g})")
+    return ValueError({"finite": f"{mname} and {cname} must be finite",
+                       "symmetric": f"{cname} must hold symmetric matrices",
+                       "variances": f"{cname} must be >= 0 (variances)"}[problem])
 
 
 def full_covariances(c, d):

@@ -14,6 +14,7 @@ from ._parallel import resolve_workers
 from ._validation import (
     DTYPE_DOC,
     cast_output,
+    check_array_matrix,
     check_choice,
     check_dtype,
     check_finite_output,
@@ -352,25 +353,12 @@ class PSDProjector(FeatureMap):
 
 
 def _check_array_kernel(library, K, name, dtype, square=True):
-    """`check_kernel_matrix` of `K` of `library` (the same messages; the
-    values checked where they can be read), as float64, and the output
-    dtype."""
-    xp = library.xp
-    if K.ndim != 2:
-        raise ValueError(f"{name} must be 2-D, got {K.ndim} dimension(s)")
-    try:
-        K = _array_api.as_float(library, K, name)
-    except TypeError:
-        raise TypeError(f"{name} must be a 2-D array of real numbers, got dtype "
-                        f"{K.dtype}") from None
-    if K.shape[0] == 0 or K.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {tuple(K.shape)})")
-    if square and K.shape[0] != K.shape[1]:
-        raise ValueError(f"{name} must be square, got shape {tuple(K.shape)}")
-    if not library.holds(xp.all(xp.isfinite(K))):
-        raise ValueError(f"{name} contains NaN or infinity")
+    """`check_kernel_matrix` of `K` of `library` (`check_array_matrix`: the
+    same messages; the values checked where they can be read), as float64,
+    and the output dtype."""
+    K = check_array_matrix(library, K, name, square=square)
     out = _array_api.result_dtype(library, dtype, K)
-    return xp.astype(K, xp.float64), out
+    return library.xp.astype(K, library.xp.float64), out
 
 
 def _array_projected(library, K, name, method, dtype):

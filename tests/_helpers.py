@@ -245,6 +245,28 @@ LIBRARIES = {
 }
 
 
+# The libraries that compute the arrays themselves (`ArrayLibrary.native`):
+# a NumPy array as a tensor that asks for a gradient, or as an
+# array-api-strict array
+NATIVE = {name: LIBRARIES[name][0] for name in ("torch_grad", "strict")}
+
+
+def native_labels(library, labels):
+    """Integer `labels` as an array of the `NATIVE` `library` (on its
+    device), without a gradient."""
+    if library == "torch_grad":
+        return import_torch().asarray(labels, device=TEST_DEVICE)
+    return NATIVE[library](labels)
+
+
+def two_samples(n, m, dtype=np.float64, d=3, seed=0, shift=0.3):
+    """Samples of n and m standard normal points in d dimensions, the
+    second shifted by `shift` (a two-sample test's alternative)."""
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((n, d)).astype(dtype),
+            (rng.standard_normal((m, d)) + shift).astype(dtype))
+
+
 def point_sets(dtype, seed=0, sizes=(4, 7, 5, 6), shift=0.0):
     rng = np.random.default_rng(seed)
     return [(rng.standard_normal((n, 3)) + shift).astype(dtype) for n in sizes]

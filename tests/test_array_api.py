@@ -366,8 +366,8 @@ def test_median_heuristic():
 @pytest.mark.parametrize("method", ["permutation", "wild_bootstrap", "aggregated",
                                     "fuse", "cross", "linear"])
 def test_mmd_test_result_is_numpys(method):
-    """Tested on the host: the same result, p-value included, for the same
-    rng (points, and sets with the mean map kernel)."""
+    """The same result, p-value included, for the same rng (points, and
+    sets with the mean map kernel, tested on the host)."""
     torch = _torch()
     rng = np.random.default_rng(5)
     X, Y = rng.standard_normal((60, 3)), rng.standard_normal((60, 3)) + 0.4
@@ -378,10 +378,15 @@ def test_mmd_test_result_is_numpys(method):
     for grad in (False, True):
         result = km.mmd_test(torch.asarray(X).requires_grad_(grad),
                              torch.asarray(Y).requires_grad_(grad), **options)
-        assert result.pvalue == expected.pvalue
-        # (with a gradient asked, the permutation test and the wild bootstrap
-        # run in the library: equal to rounding)
-        assert_allclose(result.statistic, expected.statistic, rtol=1e-12)
+        # (with a gradient asked, the tests of points run in the library:
+        # equal to rounding, of float32 products in the aggregated and fused
+        # tests; the p-values of the resampling tests, counts, equal)
+        if method in ("cross", "linear"):
+            assert_allclose(result.pvalue, expected.pvalue, rtol=1e-12)
+        else:
+            assert result.pvalue == expected.pvalue
+        assert_allclose(result.statistic, expected.statistic, rtol=1e-5 if
+                        method in ("aggregated", "fuse") else 1e-12)
         if not grad:
             assert_array_equal(result.statistic, expected.statistic)
     if method == "linear":  # (on sets, it needs a feature map)

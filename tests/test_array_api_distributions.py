@@ -430,3 +430,164 @@ def test_jax_jit():
     assert_allclose(np.asarray(K), km.gaussian_expected_kernel(means, covs,
                                                                gamma=0.5),
                     rtol=1e-12)
+
+
+# -- no copy to the host: the checks and the median rules on the device ------
+
+def _copies(monkeypatch):
+    """The shapes of the arrays `ArrayLibrary.to_numpy` is asked to copy
+    to the host from now on (a list that grows)."""
+    from kernelmaps._libraries import ArrayLibrary
+
+    copied, original = [], ArrayLibrary.to_numpy
+
+    def to_numpy(self, a):
+        copied.append(tuple(a.shape))
+        return original(self, a)
+
+    monkeypatch.setattr(ArrayLibrary, "to_numpy", to_numpy)
+    return copied
+
+
+@pytest.mark.filterwarnings("ignore::kernelmaps.DegenerateWarning")
+@pytest.mark.parametrize("library", ["torch_grad", "strict"])
+def test_no_copy_to_the_host(library, monkeypatch):
+    """Computed by the library: its checks (of shapes, finite values,
+    symmetric PSD covariances, squared norms), the degenerate warnings and
+    the median rule of divergence_kernel read booleans and scalars only;
+    the Gaussians' median rule the means it samples (at most
+    MEDIAN_SAMPLE rows), as the NumPy path does."""
+    to_library = LIBRARIES[library][0]
+    rng = np.random.default_rng(30)
+    D = np.abs(rng.normal(size=(7, 7)))
+    K = rng.normal(size=(5, 4))
+    dx, dy = np.sum(K * K, axis=1) + 1, np.sum(K * K, axis=0) + 1
+    calls = [lambda o=options: km.divergence_kernel(to_library(D), **o)
+             for options in ({}, {"gamma": 0.5}, {"gamma": 1e-30}, {"power": 1})]
+    calls += [lambda kind=kind: km.level2_kernel(*map(to_library, (K, dx, dy)),
+                                                 kind=kind)
+              for kind in ("rbf", "nrbf", "linear", "polynomial")]
+    for form in ("full", "diagonal", "isotropic"):
+        means, covs = gaussians(np.float64, 6, 3, form, 31)
+        calls += [lambda m=means, c=covs, o=options: km.gaussian_expected_kernel(
+                      to_library(m), to_library(c), **o)
+                  for options in ({"gamma": 0.5}, {"gamma": 1e-30},
+                                  {"kernel": "polynomial"})]
+    copied = _copies(monkeypatch)
+    for call in calls:
+        call()
+    # PSD covariances (to the check's tolerance) whose I + 2 gamma (S_i + S_j)
+    # is not: the pair named, read on the device
+    covs = np.stack([np.eye(2), np.eye(2), np.diag([1e10, -0.5])])
+    with pytest.raises(ValueError, match=r"not numerically positive definite for "
+                                         r"the pair \(2, 2\)"):
+        km.gaussian_expected_kernel(to_library(np.zeros((3, 2))), to_library(covs),
+                                    gamma=10.0)
+    assert copied == []
+    for n in (6, 1100):
+        means, covs = gaussians(np.float64, n, 2, "isotropic", 32)
+        del copied[:]
+        K = km.gaussian_expected_kernel(to_library(means), to_library(covs))
+        assert copied == [(min(n, 1000), 2)]
+        assert_equals_numpy(K, km.gaussian_expected_kernel(means, covs), library)
+
+
+def _median_cases():
+    rng = np.random.default_rng(33)
+    D = np.abs(rng.normal(size=(6, 6)))
+    mostly_zero = D * (rng.random((6, 6)) < 0.2)
+    return {"random": D, "odd": D[:4, :4] - np.eye(4), "one": np.ones((1, 1)),
+            "two": D[:2, :2], "mostly zero": mostly_zero, "zero": 0 * D,
+            "subnormal": D * 1e-310, "huge": np.full((2, 2), 1.6e308),
+            "near the top": D * 1e306, "float32": D.astype(np.float32)}
+
+
+@pytest.mark.filterwarnings("ignore::kernelmaps.DegenerateWarning")
+@pytest.mark.parametrize("library", ["torch_grad", "strict"])
+@pytest.mark.parametrize("case", sorted(_median_cases()))
+def test_the_divergence_median_rule_on_the_device(case, library):
+    """The scale of gamma None computed on the device (sorted, its middle
+    values read) is NumPy's exactly: an even or odd count, most entries 0
+    (the median of the positive ones), none positive, subnormal
+    divergences, a mean of the middle values that overflows."""
+    from kernelmaps._engine.scales import divergence_kernel_matrix
+    from kernelmaps._libraries import library_of
+    from kernelmaps.sets import _array_divergence
+
+    D = _median_cases()[case]
+    A = LIBRARIES[library][0](D)
+    _, expected = divergence_kernel_matrix(D.astype(np.float64), power=2)
+    assert _array_divergence.median_scale(library_of(D=A), A) == expected
+    with np.errstate(over="ignore", under="ignore"):
+        assert_equals_numpy(km.divergence_kernel(A), km.divergence_kernel(D),
+                            library)
+
+
+def _bad_cases():
+    """(function, NumPy arguments, options) of bad input."""
+    means, covs = gaussians(np.float64, 4, 2, "full", 34)
+    asymmetric, indefinite = covs.copy(), covs.copy()
+    asymmetric[2, 0, 1] += 1e-3
+    indefinite[3] = [[1.0, 2.0], [2.0, 1.0]]
+    variances = np.ones((4, 2))
+    K, dx = np.eye(3), np.ones(3)
+    expected = km.gaussian_expected_kernel
+    return {
+        "means 1-D": (expected, (means[0], covs), {}),
+        "means empty": (expected, (means[:0], covs[:0]), {}),
+        "covs shape": (expected, (means, covs[:3]), {}),
+        "covs NaN": (expected, (means, np.where(covs > 0, np.nan, covs)), {}),
+        "means inf": (expected, (np.full((4, 2), np.inf), covs), {}),
+        "asymmetric": (expected, (means, asymmetric), {}),
+        "indefinite": (expected, (means, indefinite), {}),
+        "indefinite 2": (expected, (means, covs, means, indefinite), {}),
+        "negative variance": (expected, (means, -variances), {}),
+        "negative isotropic": (expected, (means, -variances[:, 0]), {}),
+        "together": (expected, (means, covs, means), {}),
+        "dimension": (expected, (means, covs, means[:, :1], covs[:, :1, :1]), {}),
+        "K 1-D": (km.level2_kernel, (K[0], dx), {}),
+        "K empty": (km.level2_kernel, (K[:0], dx[:0]), {}),
+        "K NaN": (km.level2_kernel, (K * np.nan, dx), {}),
+        "diag shape": (km.level2_kernel, (K, dx[:2]), {}),
+        "diag NaN": (km.level2_kernel, (K, dx * np.nan), {}),
+        "diag negative": (km.level2_kernel, (K, -dx), {}),
+        "diag zero": (km.level2_kernel, (K, 0 * dx), {"kind": "nrbf"}),
+        "gamma2": (km.level2_kernel, (K, dx), {"gamma2": 0}),
+        "overflow": (km.level2_kernel, (K * 1e300, dx),
+                     {"kind": "polynomial", "degree": 3}),
+        "D 3-D": (km.divergence_kernel, (np.ones((2, 2, 2)),), {}),
+        "D square": (km.divergence_kernel, (np.ones((3, 2)),), {}),
+        "D empty": (km.divergence_kernel, (np.ones((0, 0)),), {}),
+        "D NaN": (km.divergence_kernel, (np.full((2, 2), np.nan),), {}),
+        "D inf": (km.divergence_kernel, (np.full((2, 2), np.inf),), {"gamma": 1.0}),
+    }
+
+
+@pytest.mark.parametrize("library", ["torch_grad", "strict"])
+@pytest.mark.parametrize("case", sorted(_bad_cases()))
+def test_bad_input_gives_the_numpy_error(case, library):
+    """The NumPy path's error, word for word, from the checks on the
+    device."""
+    function, args, options = _bad_cases()[case]
+    with pytest.raises((TypeError, ValueError)) as expected:
+        function(*args, **options)
+    with pytest.raises(expected.type) as given, np.errstate(over="ignore"):
+        function(*map(LIBRARIES[library][0], args), **options)
+    assert str(given.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("library", ["torch_grad", "strict"])
+def test_complex_input_is_refused(library):
+    to_library = LIBRARIES[library][0]
+    means, covs = gaussians(np.float64, 4, 2, "diagonal", 35)
+    for call, message in (
+            (lambda: km.gaussian_expected_kernel(to_library(means),
+                                                 to_library(covs + 1j)),
+             "covs must hold real numbers"),
+            (lambda: km.level2_kernel(to_library(np.eye(2) + 1j),
+                                      to_library(np.ones(2))),
+             "K must be a 2-D array of real numbers, got dtype"),
+            (lambda: km.divergence_kernel(to_library(np.eye(2) + 1j)),
+             "D must be a 2-D array of real numbers, got dtype")):
+        with pytest.raises(TypeError, match=message):
+            call()

@@ -17,8 +17,6 @@ from ._helpers import import_torch as _torch
 pytest.importorskip("array_api_compat")
 
 
-
-
 def point_sets(dtype=np.float64, seed=0, sizes=(4, 7, 5, 6), shift=0.0):
     rng = np.random.default_rng(seed)
     return [(rng.standard_normal((n, 3)) + shift).astype(dtype) for n in sizes]
@@ -218,17 +216,259 @@ def test_set_maps_refuse_bad_input():
             MAPS[name]().transform(sets)
 
 
-def test_emk_pyramid_computes_with_numpy_only():
-    """EMK's spatial pyramid (levels > 0) is computed through NumPy only:
-    a gradient is refused clearly (where `_array_transform` passes the
-    transform's arguments on)."""
+# -- weighted sets in the sliced-Wasserstein distances and kernel ----------
+
+def weighted_sets(dtype=np.float64, seed=19, sizes=(4, 7, 5, 6), shift=0.0):
+    """A weighted Bags of sets of unequal sizes, one weight 0 (in the
+    middle of a set) and one set with equal weights."""
+    sets = point_sets(dtype, seed, sizes, shift)
+    weights = np.random.default_rng(seed + 1).random(sum(sizes)) + 0.1
+    weights[2] = 0.0
+    weights[sizes[0]:sizes[0] + sizes[1]] = 0.5
+    return km.Bags.from_list(sets, weights=np.split(weights, np.cumsum(sizes)[:-1]))
+
+
+def weighted_pair(pair, dtype):
+    """X weighted, and Y: None, unweighted sets, or weighted sets."""
+    X = weighted_sets(dtype)
+    if pair == "none":
+        return X, None
+    if pair == "mixed":
+        return X, point_sets(dtype, 21, (3, 8, 5), 0.3)
+    return X, weighted_sets(dtype, 22, (5, 2, 6), 0.3)
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("pair", ["none", "mixed", "weighted"])
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.5, 20.0])
+def test_weighted_sliced_wasserstein_equals_numpy(p, pair, dtype, library):
+    to_library, to_numpy = LIBRARIES[library]
+    X, Y = weighted_pair(pair, dtype)
+    options = {"p": p, "n_projections": 12, "rng": 0}
+    expected = km.sliced_wasserstein(X, Y, **options)
+    D = km.sliced_wasserstein(as_library(X, to_library), as_library(Y, to_library),
+                              **options)
+    assert type(D) is type(to_library(np.zeros(1)))
+    assert_equal_numpy(to_numpy(D), expected, library, dtype)
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("pair", ["none", "mixed", "weighted"])
+@pytest.mark.parametrize("gamma", [0.3, None])
+def test_weighted_sliced_wasserstein_kernel_equals_numpy(gamma, pair, dtype,
+                                                         library):
+    to_library, to_numpy = LIBRARIES[library]
+    X, Y = weighted_pair(pair, dtype)
+    options = {"gamma": gamma, "n_projections": 12, "rng": 0}
+    expected = km.sliced_wasserstein_kernel(X, Y, **options)
+    K = km.sliced_wasserstein_kernel(as_library(X, to_library),
+                                     as_library(Y, to_library), **options)
+    assert_equal_numpy(to_numpy(K), expected, library, dtype)
+
+
+def test_weighted_sliced_wasserstein_in_blocks():
+    """Within a small working memory the merges go by blocks of sets: the
+    same distances."""
+    torch = _torch()
+    X, Y = weighted_pair("weighted", np.float64)
+    tensors = [as_library(S, lambda a: torch.asarray(a).requires_grad_())
+               for S in (X, Y)]
+    with km.config_context(working_memory=0.002):  # (2 KiB: one set a block)
+        D = km.sliced_wasserstein(*tensors, n_projections=12, rng=0)
+    assert_allclose(D.detach().numpy(),
+                    km.sliced_wasserstein(X, Y, n_projections=12, rng=0),
+                    rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 20.0])
+def test_weighted_sliced_wasserstein_gradcheck(p):
+    torch = _torch()
+    X, Y = weighted_pair("weighted", np.float64)
+    Z = point_sets(np.float64, 23, (3, 2), 0.2)
+
+    def bags(points, S):
+        return km.Bags(points, S.offsets, S.weights)
+
+    def call(A, B, *C):
+        return km.sliced_wasserstein(bags(A, X), bags(B, Y) if not C else list(C),
+                                     p=p, n_projections=5, rng=0)
+
+    tensors = [torch.asarray(np.array(S.points)).requires_grad_() for S in (X, Y)]
+    assert torch.autograd.gradcheck(call, tuple(tensors))
+    mixed = [torch.asarray(z).requires_grad_() for z in Z]
+    assert torch.autograd.gradcheck(call, (tensors[0], tensors[1], *mixed))
+    # X with itself: the zero diagonal's gradient 0, not NaN
+    km.sliced_wasserstein(bags(tensors[0], X), p=p, n_projections=5,
+                          rng=0).sum().backward()
+    assert torch.all(torch.isfinite(tensors[0].grad))
+
+
+def test_weighted_sliced_wasserstein_kernel_gradcheck():
+    torch = _torch()
+    X, Y = weighted_pair("weighted", np.float64)
+    assert torch.autograd.gradcheck(
+        lambda A, B: km.sliced_wasserstein_kernel(
+            km.Bags(A, X.offsets, X.weights), km.Bags(B, Y.offsets, Y.weights),
+            gamma=0.4, n_projections=5, rng=0),
+        tuple(torch.asarray(np.array(S.points)).requires_grad_() for S in (X, Y)))
+
+
+def test_weighted_sliced_wasserstein_jax_grad_equals_torch():
+    torch, jnp = _torch(), _jnp()  # (float64 in JAX)
+    import jax
+
+    X, Y = weighted_pair("mixed", np.float64)
+
+    def loss(points, Y):
+        return (km.sliced_wasserstein(km.Bags(points, X.offsets, X.weights), Y,
+                                      n_projections=7, rng=0) ** 3).sum()
+
+    # (under jit: one compilation, not one per operation)
+    g = jax.jit(jax.grad(loss))(jnp.asarray(X.points), [jnp.asarray(y) for y in Y])
+    A = torch.asarray(np.array(X.points)).requires_grad_()
+    loss(A, [torch.asarray(y) for y in Y]).backward()
+    assert_allclose(np.asarray(g), A.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_weighted_sliced_wasserstein_on_the_meta_device():
+    torch = _torch()
+    X = weighted_sets()
+    bags = km.Bags(torch.empty(X.points.shape, device="meta", dtype=torch.float32),
+                   X.offsets, X.weights)
+    for D in (km.sliced_wasserstein(bags, n_projections=4, rng=0),
+              km.sliced_wasserstein_kernel(bags, [torch.empty(
+                  3, 3, device="meta", dtype=torch.float32)], gamma=0.5,
+                  n_projections=4, rng=0)):
+        assert D.device.type == "meta" and D.dtype == torch.float32
+    assert tuple(D.shape) == (4, 1)
+
+
+def test_weighted_sliced_wasserstein_refuses_bad_weights():
+    torch = _torch()
+    X = weighted_sets()
+    points = torch.asarray(np.array(X.points)).requires_grad_()
+    weights = np.array(X.weights)
+    weights[:4] = 0.0  # (a set of weight 0)
+    for f in (km.sliced_wasserstein, km.sliced_wasserstein_kernel):
+        with pytest.raises(ValueError, match="weight") as numpy_error:
+            f(km.Bags(X.points, X.offsets, weights))
+        with pytest.raises(ValueError, match="weight") as error:
+            f(km.Bags(points, X.offsets, weights))
+        assert str(error.value) == str(numpy_error.value)
+
+
+# -- the EMK pyramid ----------------------------------------------------------
+
+def pyramid_input(layout, dtype):
+    """Sets (a list, a 3-D array or a weighted Bags) and the positions of
+    their points in the unit square (a list, or one array aligned with the
+    points for the Bags)."""
+    sizes = (4, 4, 4) if layout == "3d" else (4, 7, 5)
+    sets = point_sets(dtype, 24, sizes)
+    positions = [np.random.default_rng(25).random((n, 2)) for n in sizes]
+    positions[0][0] = (1.0, 0.5)  # (the last row of cells)
+    if layout == "3d":
+        return np.stack(sets), positions
+    if layout == "weighted":
+        weights = np.random.default_rng(26).random(sum(sizes))
+        weights[[2, 5]] = 0.0
+        sets = km.Bags.from_list(sets, weights=np.split(weights, [4, 11]))
+        return sets, np.concatenate(positions)
+    return sets, positions
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("layout", ["list", "3d", "weighted"])
+@pytest.mark.parametrize("levels", [1, 2])
+@pytest.mark.parametrize("name", ["emk_rbf", "emk_laplacian"])
+def test_emk_pyramid_equals_numpy(name, levels, layout, dtype, library):
+    to_library, to_numpy = LIBRARIES[library]
+    fmap = fitted(name)
+    sets, positions = pyramid_input(layout, dtype)
+    expected = fmap.transform(sets, positions, levels=levels)
+    F = fmap.transform(as_library(sets, to_library), positions, levels=levels)
+    assert type(F) is type(to_library(np.zeros(1)))
+    assert_equal_numpy(to_numpy(F), expected, library, dtype)
+
+
+@pytest.mark.parametrize("library", ["torch_grad", "strict"])
+def test_emk_pyramid_positions_of_the_library(library):
+    """Positions given as arrays of the library are read on the host."""
+    to_library, to_numpy = LIBRARIES[library]
+    fmap = fitted("emk_rbf")
+    sets, positions = pyramid_input("list", np.float64)
+    F = fmap.transform(as_library(sets, to_library), as_library(positions, to_library),
+                       levels=2)
+    assert_allclose(to_numpy(F), fmap.transform(sets, positions, levels=2),
+                    rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("layout", ["list", "weighted"])
+def test_emk_pyramid_gradcheck(layout):
+    torch = _torch()
+    fmap = fitted("emk_laplacian" if layout == "weighted" else "emk_rbf")
+    sets, positions = pyramid_input(layout, np.float64)
+    # (the features along two random directions: two backward passes)
+    R = torch.asarray(np.random.default_rng(28).standard_normal(
+        (fmap.n_features_out_ * 21, 2)))
+    if layout == "list":
+        tensors = tuple(torch.asarray(s).requires_grad_() for s in sets)
+        assert torch.autograd.gradcheck(
+            lambda *s: fmap.transform(list(s), positions, levels=2) @ R, tensors)
+    else:
+        assert torch.autograd.gradcheck(
+            lambda P: fmap.transform(km.Bags(P, sets.offsets, sets.weights),
+                                     positions, levels=2) @ R,
+            (torch.asarray(np.array(sets.points)).requires_grad_(),))
+
+
+def test_emk_pyramid_jax_grad_equals_torch():
+    torch, jnp = _torch(), _jnp()  # (float64 in JAX)
+    import jax
+
+    fmap = fitted("emk_rbf")
+    sets, positions = pyramid_input("3d", np.float64)
+
+    def loss(A):
+        return (fmap.transform(A, positions, levels=2) ** 3).sum()
+
+    g = jax.grad(loss)(jnp.asarray(sets))
+    A = torch.asarray(sets).requires_grad_()
+    loss(A).backward()
+    assert_allclose(np.asarray(g), A.grad.numpy(), rtol=1e-12, atol=1e-15)
+    jitted = jax.jit(loss)(jnp.asarray(sets))
+    assert_allclose(float(jitted), loss(sets), rtol=1e-12)
+
+
+def test_emk_pyramid_on_the_meta_device():
     torch = _torch()
     fmap = fitted("emk_rbf")
-    sets = point_sets(np.float64, 17, (4, 5))
-    positions = [np.random.default_rng(18).random((len(s), 2)) for s in sets]
-    tensors = [torch.asarray(s) for s in sets]
-    F = fmap.transform(tensors, positions, levels=1)
-    assert_array_equal(F.numpy(), fmap.transform(sets, positions, levels=1))
-    with pytest.raises(TypeError, match=r"levels=1\) with NumPy only"):
-        fmap.transform([t.clone().requires_grad_() for t in tensors], positions,
-                       levels=1)
+    sets = [torch.empty(n, 3, device="meta", dtype=torch.float32) for n in (3, 5)]
+    positions = [np.random.default_rng(27).random((n, 2)) for n in (3, 5)]
+    F = fmap.transform(sets, positions, levels=2)
+    assert F.device.type == "meta" and F.dtype == torch.float32
+    assert tuple(F.shape) == (2, fmap.n_features_out_ * 21)
+    with pytest.raises(ValueError, match="positions must have values that can be "
+                                         "read on the host"):
+        fmap.transform(sets, [torch.empty(n, 2, device="meta") for n in (3, 5)],
+                       levels=2)
+
+
+def test_emk_pyramid_refuses_bad_input_as_numpy():
+    torch = _torch()
+    fmap = fitted("emk_rbf")
+    sets, positions = pyramid_input("list", np.float64)
+    tensors = [torch.asarray(s).requires_grad_() for s in sets]
+    outside = [p * 2 for p in positions]
+    for args, kwargs in (((), {"levels": 1}),
+                         ((positions[:2],), {"levels": 1}),
+                         ((outside,), {"levels": 1}),
+                         ((positions,), {"levels": 17})):
+        with pytest.raises(ValueError) as numpy_error:
+            fmap.transform(sets, *args, **kwargs)
+        with pytest.raises(ValueError) as error:
+            fmap.transform(tensors, *args, **kwargs)
+        assert str(error.value) == str(numpy_error.value)

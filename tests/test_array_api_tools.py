@@ -90,7 +90,10 @@ def test_bags_hold_the_library_array():
         km.Bags(torch.zeros((4, 2), dtype=torch.complex64), [0, 4])
 
 
-def test_weighted_bags_refused_where_the_numpy_path_refuses():
+def test_weighted_bags_of_the_sliced_wasserstein_functions():
+    """Weighted sets: refused where the NumPy path refuses them (the
+    unbiased MMD), NumPy's values computed by PyTorch with a gradient, and
+    on the CPU without one by the compiled engine, bit for bit."""
     torch = _torch()
     B = weighted_bags()
     bags = km.Bags(torch.asarray(np.array(B.points)).requires_grad_(), B.offsets,
@@ -98,10 +101,8 @@ def test_weighted_bags_refused_where_the_numpy_path_refuses():
     with pytest.raises(ValueError, match="point weights"):
         km.mmd(bags, squared=True, unbiased=True)
     for f in (km.sliced_wasserstein, km.sliced_wasserstein_kernel):
-        with pytest.raises(TypeError, match=f"X is a Bags of torch points with "
-                                            f"weights: {f.__name__} computes"):
-            f(bags)
-        # on the CPU without a gradient: the compiled engine, weights and all
+        assert_allclose(f(bags, rng=0).detach().numpy(), f(B, rng=0),
+                        rtol=1e-12, atol=1e-15)
         assert_array_equal(f(km.Bags(bags.points.detach(), B.offsets, B.weights),
                              rng=0).numpy(), f(B, rng=0))
 
@@ -322,3 +323,62 @@ def test_the_uninformative_kernel_warning_is_numpys(case, library):
         with pytest.warns(km.DegenerateWarning) as warned:
             function(given, **options)
     assert [str(w.message) for w in warned] == [str(w.message) for w in expected]
+
+
+# -- a callable kernel -------------------------------------------------------
+
+def _rbf(A, B, gamma=0.5):
+    """An RBF kernel of rows in any library (the user's callable)."""
+    import array_api_compat
+
+    xp = array_api_compat.array_namespace(A, B)
+    diff = A[:, None, :] - B[None, :, :]
+    return xp.exp(-gamma * xp.sum(diff * diff, axis=-1))
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nystroem_of_a_callable(dtype, library):
+    """The user's function called on the library's arrays (where the
+    library computes), its value checked there: NumPy's features."""
+    to_library, to_numpy = LIBRARIES[library]
+    X = np.random.default_rng(40).normal(size=(12, 3)).astype(dtype)
+    nystroem = km.NystroemMap(5, kernel=_rbf, gamma=0.3, rng=0).fit(X)
+    Z = nystroem.transform(to_library(X[:7]))
+    expected = nystroem.transform(X[:7])
+    assert type(Z) is type(to_library(X))
+    values = to_numpy(Z)
+    assert values.dtype == expected.dtype
+    assert_allclose(values, expected, rtol=1e-12 if dtype == np.float64 else 1e-5,
+                    atol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+def test_nystroem_of_a_callable_gradcheck():
+    torch = _torch()
+    X = np.random.default_rng(41).normal(size=(10, 2))
+    nystroem = km.NystroemMap(4, kernel=_rbf, rng=0).fit(X)
+    assert torch.autograd.gradcheck(nystroem.transform,
+                                    (torch.asarray(X[:3]).requires_grad_(),))
+
+
+@pytest.mark.parametrize("library", ["torch_grad", "strict"])
+def test_bad_values_of_a_callable_are_refused(library):
+    """The messages of the NumPy path's checks of the user's value."""
+    to_library = LIBRARIES[library][0]
+    X = np.random.default_rng(42).normal(size=(8, 2))
+    for value, error, message in (
+            (lambda K: np.ones((3, 4)), TypeError,
+             r"must return a real array of shape \(3, 4\), got ndarray"),
+            (lambda K: K[:2, :], ValueError, r"returned shape \(2, 4\) for 3 x 4"),
+            (lambda K: K * float("nan"), ValueError, "NaN or infinite values"),
+            (lambda K: K * 1j, TypeError, "must return a real array")):
+        def kernel(A, B, value=value):  # (bad for the 3 objects transformed)
+            K = _rbf(A, B)
+            return value(K) if A.shape[0] == 3 else K
+
+        nystroem = km.NystroemMap(4, kernel=kernel, rng=0).fit(X)
+        if error is ValueError or "ndarray" not in message:  # (NumPy's too)
+            with pytest.raises(error, match=message):
+                nystroem.transform(X[:3])
+        with pytest.raises(error, match=message):
+            nystroem.transform(to_library(X[:3]))

@@ -5,6 +5,7 @@ PyTorch tensors that ask for a gradient and of array-api-strict arrays
 the same p-value for the same rng, the statistics equal to rounding,
 within any working memory."""
 
+import re
 import warnings
 
 import numpy as np
@@ -12,31 +13,17 @@ import pytest
 from numpy.testing import assert_allclose
 
 import kernelmaps as km
+from kernelmaps import _array_api
 from kernelmaps._two_sample import on_device
+
+from ._helpers import NATIVE, native_labels, two_samples
+from ._helpers import import_strict as _strict
+from ._helpers import import_torch as _torch
 
 pytest.importorskip("array_api_compat")
 
 
-def _torch():
-    return pytest.importorskip("torch")
-
-
-def _strict():
-    return pytest.importorskip("array_api_strict")
-
-
-# (name: the library's array of a NumPy array); each is computed by the
-# library (`ArrayLibrary.native`)
-LIBRARIES = {
-    "torch_grad": lambda a: _torch().asarray(a).requires_grad_(),
-    "strict": lambda a: _strict().asarray(a),
-}
-
-
-def samples(n, m, dtype=np.float64, d=3, seed=0, shift=0.3):
-    rng = np.random.default_rng(seed)
-    return (rng.standard_normal((n, d)).astype(dtype),
-            (rng.standard_normal((m, d)) + shift).astype(dtype))
+LIBRARIES = NATIVE  # (name: the library's array of a NumPy array)
 
 
 def assert_same_result(result, expected, rtol=1e-12):
@@ -70,7 +57,7 @@ CASES = [("permutation", sizes, unbiased) for sizes in ((40, 30), (35, 35))
 @pytest.mark.parametrize("gamma", [None, 0.3])
 def test_result_is_numpys(gamma, case, dtype, library):
     method, sizes, unbiased = case
-    X, Y = samples(*sizes, dtype=dtype)
+    X, Y = two_samples(*sizes, dtype=dtype)
     options = dict(method=method, gamma=gamma, unbiased=unbiased,
                    n_resamples=199, rng=4)
     expected = km.mmd_test(X, Y, **options)
@@ -98,7 +85,7 @@ def test_grids_of_kernels_are_numpys(options, case, dtype, library):
     default, as NumPy's): the same p-values (also each kernel's), the
     statistics equal to rounding of the products' dtype."""
     method, sizes = case
-    X, Y = samples(*sizes, seed=8)
+    X, Y = two_samples(*sizes, seed=8)
     options = dict(options, method=method, dtype=dtype, rng=5,
                    n_resamples=(150, 150) if method == "aggregated" else 149)
     expected = km.mmd_test(X, Y, **options)
@@ -124,7 +111,7 @@ def test_grids_of_kernels_are_numpys(options, case, dtype, library):
 def test_grids_on_blocks(method):
     """A small working memory: blocks of rows (of the whole matrix too, for
     the swaps) and batches of resamples; NumPy's result in memory."""
-    X, Y = samples(40, 27, seed=9)
+    X, Y = two_samples(40, 27, seed=9)
     options = dict(method=method, dtype=np.float64, rng=1, n_resamples=(
         300, 300) if method == "aggregated" else 599)
     expected = km.mmd_test(X, Y, **options)
@@ -141,7 +128,7 @@ def test_grids_on_blocks(method):
 @pytest.mark.parametrize("kernel", ["laplacian", "energy"])
 @pytest.mark.parametrize("method", ["permutation", "wild_bootstrap"])
 def test_other_point_kernels(method, kernel, library):
-    X, Y = samples(30, 30 if method == "wild_bootstrap" else 25, seed=1)
+    X, Y = two_samples(30, 30 if method == "wild_bootstrap" else 25, seed=1)
     options = dict(kernel=kernel, method=method, n_resamples=99, rng=2)
     to_library = LIBRARIES[library]
     assert_same_result(km.mmd_test(to_library(X), to_library(Y), **options),
@@ -149,11 +136,11 @@ def test_other_point_kernels(method, kernel, library):
 
 
 @pytest.mark.parametrize("method", ["permutation", "wild_bootstrap"])
-def test_blocks_of_rows_and_batches_of_resamples(method, monkeypatch):
+def test_blocks_of_rows_and_batches_of_retwo_samples(method, monkeypatch):
     """A small working memory: several blocks of rows of the kernel and
     several batches of resamples (the kernel computed again for each), the
     same result as NumPy's in memory."""
-    X, Y = samples(40, 40, seed=2)
+    X, Y = two_samples(40, 40, seed=2)
     options = dict(method=method, n_resamples=600, rng=7)
     expected = km.mmd_test(X, Y, **options)
     calls = []
@@ -177,7 +164,7 @@ def test_blocks_of_rows_and_batches_of_resamples(method, monkeypatch):
 def test_median_heuristic_of_more_than_its_sample(library):
     """More than `BANDWIDTH_SAMPLE` pooled points: gamma from the same
     sample of them (chosen on the device by their projections)."""
-    X, Y = samples(600, 500, d=2, seed=3, shift=0.1)
+    X, Y = two_samples(600, 500, d=2, seed=3, shift=0.1)
     options = dict(n_resamples=19, rng=0)
     expected = km.mmd_test(X, Y, **options)
     to_library = LIBRARIES[library]
@@ -195,7 +182,7 @@ def test_points_at_extreme_scales(case):
     overflow where NumPy's has none (rbf at gamma 1 of points 1e200 apart:
     0 between them, a warning)."""
     scale, kernel, gamma = case
-    X, Y = samples(20, 20, seed=6)
+    X, Y = two_samples(20, 20, seed=6)
     options = dict(kernel=kernel, gamma=gamma, n_resamples=49, rng=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", km.DegenerateWarning)
@@ -208,9 +195,25 @@ def test_points_at_extreme_scales(case):
                     atol=1e-12 * np.abs(expected.null_distribution).max())
 
 
+@pytest.mark.parametrize("d", [3, 40])
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_points_of_mixed_scales(scale, d):
+    """X far from 1 beside Y near it (a regression found by the fuzz
+    suite): the distances within Y kept, rbf's from the differences at any
+    width (its products would lose them), as NumPy's."""
+    X, Y = two_samples(12, 10, d=d, seed=11)
+    options = dict(gamma=0.75, n_resamples=19, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", km.DegenerateWarning)
+        expected = km.mmd_test(X * scale, Y, **options)
+        result = km.mmd_test(_strict().asarray(X * scale), _strict().asarray(Y),
+                             **options)
+    assert_same_result(result, expected)
+
+
 @pytest.mark.parametrize("method", ["permutation", "wild_bootstrap"])
 def test_float32_products(method):
-    X, Y = samples(35, 35, seed=4)
+    X, Y = two_samples(35, 35, seed=4)
     options = dict(method=method, n_resamples=99, rng=1, dtype=np.float32)
     expected = km.mmd_test(X, Y, **options)
     torch = _torch()
@@ -230,7 +233,7 @@ def _warning_messages(call):
 @pytest.mark.parametrize("case", ["zero", "one", "equal", "median_equal",
                                   "resamples", "grid", "grid_equal"])
 def test_degenerate_warnings_are_numpys(case):
-    X, Y = samples(20, 20, seed=5)
+    X, Y = two_samples(20, 20, seed=5)
     options = dict(n_resamples=49, rng=0)
     if case.startswith("grid"):  # (one kernel of the aggregated test's)
         options.update(method="aggregated", n_resamples=(49, 49),
@@ -262,33 +265,129 @@ def test_meta_tensors_are_refused():
         km.mmd_test(X, torch.empty((12, 3), device="meta"))
 
 
-def test_only_the_library_path_computes_here(monkeypatch):
-    """PyTorch on the CPU without a gradient, the other methods and
-    kernels, and sets, are tested on the host; NumPy input is not looked
-    at here."""
-    seen = []
-    test = on_device.test
-    monkeypatch.setattr(on_device, "test",
-                        lambda *a, **k: seen.append(a[0].name) or test(*a, **k))
+def test_which_calls_compute_on_the_device(monkeypatch):
+    """Every method of points, and precomputed matrices, of a library that
+    computes run on the device: no sample is copied to the host; PyTorch
+    on the CPU without a gradient, `incomplete`, `feature_map` with the
+    resampling tests and sets are tested on the host, on copies (NumPy
+    input is not looked at here)."""
+    copies = []
+    numpy_objects = _array_api.numpy_objects
+    monkeypatch.setattr(_array_api, "numpy_objects", lambda library, S: (
+        copies.append(library.name), numpy_objects(library, S))[1])
     torch = _torch()
-    X, Y = samples(12, 12)
+    X, Y = two_samples(12, 12)
     km.mmd_test(X, Y, n_resamples=9, alpha=0.2)
-    km.mmd_test(torch.asarray(X), torch.asarray(Y), n_resamples=9, alpha=0.2)
+    assert copies == []
     grad = torch.asarray(X).requires_grad_(), torch.asarray(Y)
-    for options in (dict(method="cross"), dict(kernel="precomputed"),
-                    dict(method="linear"), dict(incomplete=3,
-                                                method="wild_bootstrap")):
-        if options.get("kernel") == "precomputed":
-            Z = np.concatenate([X, Y])
-            K = np.exp(-((Z[:, None] - Z[None]) ** 2).sum(axis=-1))
-            km.mmd_test(torch.asarray(K).requires_grad_(),
-                        torch.asarray(np.repeat([0, 1], 12)), n_resamples=9,
-                        alpha=0.2, **options)
-            continue
-        km.mmd_test(*grad, **options)
-    assert seen == []
-    km.mmd_test(*grad, n_resamples=9, alpha=0.2)
-    assert seen == ["torch"]
+    Z = np.concatenate([X, Y])
+    K = torch.asarray(np.exp(-((Z[:, None] - Z[None]) ** 2).sum(axis=-1)))
+    labels = torch.asarray(np.repeat([0, 1], 12))
+    for method in ("permutation", "wild_bootstrap", "aggregated", "fuse"):
+        km.mmd_test(*grad, method=method, n_resamples=9, alpha=0.2)
+        km.mmd_test(K.requires_grad_(), labels, kernel="precomputed",
+                    method=method, n_resamples=9, alpha=0.2)
+    km.mmd_test(*grad, method="cross")
+    km.mmd_test(*grad, method="linear")
+    assert copies == []
+    km.mmd_test(torch.asarray(X), torch.asarray(Y), n_resamples=9, alpha=0.2)
+    km.mmd_test(*grad, incomplete=3, method="wild_bootstrap", n_resamples=9,
+                alpha=0.2)
+    km.mmd_test(*grad, feature_map=8, n_resamples=9, alpha=0.2, rng=0)
+    sets = [torch.asarray(S).requires_grad_() for S in (X[:4], X[4:8])]
+    km.mmd_test(sets, [torch.asarray(Y[:4]), torch.asarray(Y[4:])],
+                n_resamples=9, alpha=0.5)
+    assert copies == ["torch"] * 8
+
+
+def _kernel_matrices(n, m, count=1, seed=10):
+    """`count` rbf kernel matrices (count, n + m, n + m) of two samples of
+    n and m points, their rows shuffled, and the rows' labels."""
+    X, Y = two_samples(n, m, seed=seed)
+    order = np.random.default_rng(seed).permutation(n + m)
+    Z = np.concatenate([X, Y])[order]
+    S = ((Z[:, None] - Z[None]) ** 2).sum(axis=-1)
+    K = np.stack([np.exp(-g * S) for g in np.geomspace(0.1, 2, count)])
+    return K if count > 1 else K[0], np.repeat([0, 1], [n, m])[order]
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("case", [("permutation", 1, (30, 22)),
+                                  ("wild_bootstrap", 1, (25, 25)),
+                                  ("aggregated", 3, (25, 25)),
+                                  ("aggregated", 2, (31, 20)),
+                                  ("fuse", 3, (30, 22))], ids=str)
+def test_precomputed_matrices_are_numpys(case, library):
+    """Kernel matrices given (rows of both samples shuffled), computed on
+    the device: NumPy's result (a float32 matrix too)."""
+    method, count, sizes = case
+    K, labels = _kernel_matrices(*sizes, count=count)
+    options = dict(kernel="precomputed", method=method, rng=3, dtype=np.float64,
+                   n_resamples=(99, 99) if method == "aggregated" else 99)
+    to_library = LIBRARIES[library]
+    for matrix in (K, K.astype(np.float32)):
+        expected = km.mmd_test(matrix, labels, **options)
+        result = km.mmd_test(to_library(matrix), native_labels(library, labels),
+                             **options)
+        assert result.pvalue == expected.pvalue
+        scale = np.abs(expected.null_distribution).max()
+        for name in ("statistic", "null_distribution"):
+            assert_allclose(getattr(result, name), getattr(expected, name),
+                            rtol=1e-12, atol=1e-12 * scale)
+
+
+def test_precomputed_on_blocks_and_nearly_symmetric():
+    """A matrix asymmetric by rounding (made symmetric, as NumPy's) in a
+    small working memory (blocks of rows gathered from it)."""
+    K, labels = _kernel_matrices(40, 33)
+    K = K + np.triu(np.full(K.shape, 1e-15), 1)
+    options = dict(kernel="precomputed", rng=2, n_resamples=600)
+    expected = km.mmd_test(K, labels, **options)
+    strict = _strict()
+    result = km.mmd_test(strict.asarray(K), strict.asarray(labels),
+                         working_memory=0.05, **options)
+    assert result.pvalue == expected.pvalue
+    assert_allclose(result.null_distribution, expected.null_distribution,
+                    rtol=1e-12, atol=1e-12)
+
+
+def _bad_matrix(case):
+    K, labels = _kernel_matrices(6, 5)
+    if case == "asymmetric":
+        K[0, 1] += 0.1
+    elif case == "nan":
+        K[2, 3] = K[3, 2] = np.nan
+    elif case == "not_square":
+        K = K[:, :-1]
+    elif case == "labels":
+        labels = labels[:-1]
+    elif case == "labels_values":
+        labels = labels + 1
+    elif case == "several":
+        K = np.stack([K, K])
+    return K, labels
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("case", [
+    ("asymmetric", {}, "must be symmetric"),
+    ("nan", {}, "NaN"),
+    ("not_square", {}, "square"),
+    ("labels", {}, "label"),
+    ("labels_values", {}, "boolean or 0/1"),
+    ("several", {}, "only method='aggregated' or 'fuse'"),
+    ("none", {"gamma": 1.0}, "gamma is not used"),
+    ("none", {"method": "wild_bootstrap"}, "equal size"),
+    ("none", {"kernel_params": {"a": 1}}, "kernel_params"),
+], ids=str)
+def test_precomputed_bad_input_has_the_numpy_message(case, library):
+    name, options, message = case
+    K, labels = _bad_matrix(name)
+    options = dict(kernel="precomputed", n_resamples=19, **options)
+    with pytest.raises((ValueError, TypeError), match=message) as expected:
+        km.mmd_test(K, labels, **options)
+    with pytest.raises(expected.type, match=re.escape(str(expected.value))):
+        km.mmd_test(LIBRARIES[library](K), native_labels(library, labels), **options)
 
 
 BAD = [
@@ -325,7 +424,7 @@ BAD = [
 @pytest.mark.parametrize("case", range(len(BAD)))
 def test_bad_input_has_the_numpy_message(case, library):
     make, options, error, match = BAD[case]
-    X, Y = make(*samples(8, 8))
+    X, Y = make(*two_samples(8, 8))
     with pytest.raises(error, match=match) as expected:
         km.mmd_test(X, Y, rng=0, **options)
     to_library = LIBRARIES[library]

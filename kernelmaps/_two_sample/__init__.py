@@ -1,17 +1,27 @@
 """The kernel two-sample tests, `mmd_test`: one module per method
 (`permutation`, `wild_bootstrap`, `aggregated`, `fuse`, `linear`, `cross`,
 and the permutation test and wild bootstrap on explicit features,
-`on_features`), chosen from a table; the checked call (`checks`), the
-resampling tests' statistics (`resampling`: the draws in `draws`, the block
-passes in `blocks`, on Dask in `dask_pass`), the feature passes
-(`features`), the linear test's tail (`chi2_tail`), the cost said before a
-long call (`cost`) and the result (`result`)."""
+`on_features`), chosen from a table, and those that the arrays' library
+computes on their device (`on_device`, `on_device_direct`); the checked
+call (`checks`), the resampling tests' statistics (`resampling`: the draws
+in `draws`, the block passes in `blocks`, on Dask in `dask_pass`), the
+feature passes (`features`), the linear test's tail (`chi2_tail`), the cost
+said before a long call (`cost`) and the result (`result`)."""
 
 import functools
 
 from .. import _array_api
 from .._hints import takes_hints
-from . import aggregated, cross, fuse, linear, on_device, on_features, permutation
+from . import (
+    aggregated,
+    cross,
+    fuse,
+    linear,
+    on_device,
+    on_device_direct,
+    on_features,
+    permutation,
+)
 from .checks import check_input
 from .resampling import resampled_test
 from .result import MMDTestResult
@@ -314,23 +324,27 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     says so before it starts, with these faster ways (`CostWarning`).
 
     *Arrays of other libraries* (PyTorch, JAX, CuPy, ...; ``pip install
-    "kernelmaps[array]"``): the permutation test and the wild bootstrap of
-    points (``"rbf"``, ``"laplacian"``, ``"energy"``; without
-    `feature_map` or `incomplete`) run on the arrays' device where their
-    library computes them (on a GPU, with a gradient asked, for
-    array-api-strict): the pooled kernel a block of rows at a time, each
-    block multiplied there with the draws of a batch of resamples, within
-    half the device's free memory where the library reports it (CUDA;
-    `working_memory` where it is given and lower), else the working
-    memory. The draws are the NumPy path's, from `rng` on the host; only
-    vectors of the N objects and of the B resamples (and the at most 1000
-    points of gamma's rule) come back to the host, which finishes the
-    test: the p-value is that of the same NumPy input, the statistics
-    equal to rounding (float64 kernels, also of float32 points). The other
-    tests, and PyTorch and JAX arrays on the CPU without a gradient, run on
-    the host, in NumPy, on their values (a view on the CPU, a copy from
-    another device), with the result of the same NumPy input. No test
-    gives a gradient: the result holds floats and NumPy arrays.
+    "kernelmaps[array]"``): every method of points (``"rbf"``,
+    ``"laplacian"``, ``"energy"``) and of a precomputed matrix (its labels
+    as an array of the same library) runs on the arrays' device where
+    their library computes them (on a GPU, with a gradient asked, for
+    array-api-strict). The resampling tests compute the pooled kernel a
+    block of rows at a time, each block multiplied there with the draws of
+    a batch of resamples, within half the device's free memory where the
+    library reports it (CUDA; `working_memory` where it is given and
+    lower), else the working memory; the draws are the NumPy path's, from
+    `rng` on the host. The cross test computes its witness function there,
+    the linear test its features and their moments. Only vectors of the N
+    objects and of the B resamples, the linear test's D x D moments and
+    the at most 1000 points of gamma's rule come back to the host, which
+    finishes the test: the p-value is that of the same NumPy input, the
+    statistics equal to rounding (float64 kernels, also of float32 points).
+    `incomplete`, `feature_map` with the resampling tests, other objects
+    (sets, histograms, ...) and PyTorch and JAX arrays on the CPU without a
+    gradient run on the host, in NumPy, on their values (a view on the
+    CPU, a copy from another device), with the result of the same NumPy
+    input. No test gives a gradient: the result holds floats and NumPy
+    arrays.
 
     The p-value counts the observed statistic as one of the resamples
     (``(1 + #{null >= statistic}) / (1 + B)``): the test's level is at most
@@ -408,6 +422,12 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         return on_device.test(library, X, Y, kernel, gamma, method, n_resamples,
                               alpha, unbiased, kernel_params, dtype, rng,
                               workers, progress, working_memory)
+    if library is not None and on_device_direct.takes(
+            library, X, Y, kernel, method, feature_map, incomplete):
+        return on_device_direct.TESTS[method](
+            library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
+            kernel_params, dtype, rng, workers, progress, working_memory,
+            feature_map=feature_map)
     if library is not None:  # (tested on the host, see Notes)
         X, Y = (_array_api.numpy_objects(library, S) for S in (X, Y))
     test = check_input(X, Y, kernel, gamma, method, n_resamples, incomplete,

@@ -27,16 +27,14 @@ def test(iv):
     pooled objects Z, sizes, gamma, budget, lazy, n_threads, progress and
     alpha."""
     warn_long_call(iv)
-    spec, n, N = iv.specs[0], iv.n, iv.N
-    m = N - n
-    n1, m1 = n // 2, m // 2
+    spec = iv.specs[0]
     value = spec.scales(iv.Z, iv.gamma, None, iv.n_threads)[0]
     size = max(MIN_BLOCK, min(CROSS_BLOCK, int(math.sqrt(
         iv.budget / (8.0 * 6 * iv.n_threads)))))
-    rows = [(a, min(a + size, b)) for a, b in ((0, n1), (n, n + m1))
+    firsts, seconds = halves(iv.n, iv.N)
+    rows = [(a, min(a + size, b)) for a, b in firsts
             for a in range(a, b, size)]
-    cols = [(a, min(a + size, b), weight) for a, b, weight in
-            ((n1, n, 1.0 / (n - n1)), (n + m1, N, -1.0 / (m - m1)))
+    cols = [(a, min(a + size, b), weight) for a, b, weight in seconds
             for a in range(a, b, size)]
 
     def part(task):
@@ -44,7 +42,7 @@ def test(iv):
         return cross_part((spec, value), spec.take(iv.Z, slice(r0, r1)),
                           spec.take(iv.Z, slice(c0, c1)), weight)
 
-    g = np.zeros(n1 + m1)
+    g = np.zeros(sum(b - a for a, b in firsts))
     starts = np.cumsum([0] + [b - a for a, b in rows])
     tasks = [(i, c) for i in range(len(rows)) for c in cols]
     if iv.lazy:  # Dask input: a task per pair of ranges
@@ -57,6 +55,26 @@ def test(iv):
                                       strict=True):
                 g[starts[i]:starts[i + 1]] += values
                 bar.update(1)
+    return conclude(iv, g, spec, value)
+
+
+def halves(n, N):
+    """The ranges (start, stop) of the pooled objects (n of X, then those
+    of Y) in the first halves, X1 and Y1, and, with the weights of their
+    means in the witness function, in the second halves, X2 and Y2."""
+    m = N - n
+    n1, m1 = n // 2, m // 2
+    return (((0, n1), (n, n + m1)),
+            ((n1, n, 1.0 / (n - n1)), (n + m1, N, -1.0 / (m - m1))))
+
+
+def conclude(iv, g, spec, value):
+    """The cross test's result from the witness function's values `g` (a
+    NumPy vector) at the first halves' objects, those of X first: the
+    studentised difference of their means (0 where g is constant, with
+    p-value 1), for the `Checked` call's sizes and alpha, the kernel of
+    `spec` at scale `value`."""
+    n1, m1 = iv.n // 2, (iv.N - iv.n) // 2
     gx, gy = g[:n1], g[n1:]
     statistic = gx.mean() - gy.mean()
     scale = math.sqrt(gx.var(ddof=1) / n1 + gy.var(ddof=1) / m1)

@@ -153,19 +153,23 @@ def pass_steps(sizes, mode):
     return len(_blocks(sizes[:1] if mode == "wild" else sizes))
 
 
-def fitted_map(iv):
+def fitted_map(iv, host=None, sample=None):
     """``(fmap, name, gamma)``: the fitted map of `feature_map` (an int:
     that many random Fourier features of the point kernel, at the default
     gamma where none is given; a map: fitted, as a copy, on the pooled
     objects where it is not), the name the result reports and the map's
     gamma. Reads the `Checked` call's feature_map, kind, samples X and Y,
-    method, kernels, gamma and generator."""
+    method, kernels, gamma and generator; the points it reads are
+    ``host(rows)`` (NumPy; `as_numpy` by default) and ``sample()``, the
+    `value_sample` of the first `HEAD_ROWS` points of X and of Y (by
+    default of theirs on the host)."""
+    host = host or as_numpy
     feature_map = iv.feature_map
     if isinstance(feature_map, FeatureMap):
         fmap = feature_map
         if not fmap.__sklearn_is_fitted__():  # (a copy: the user's stays)
             fmap = copy.deepcopy(fmap).fit(
-                np.concatenate([as_numpy(iv.X), as_numpy(iv.Y)])
+                np.concatenate([host(iv.X), host(iv.Y)])
                 if iv.kind == "points" else pool_any(iv.X, iv.Y))
             # Each sample is transformed as given, weighted or not (the
             # pooled sample holds the weights of either): no warning for a
@@ -182,11 +186,10 @@ def fitted_map(iv):
              if feature_map is None
              else check_scalar(feature_map, "feature_map", kind="int", low=1))
     kernel = iv.kernels[0]
-    head = 4 * BANDWIDTH_SAMPLE  # (of large or lazy samples: their heads)
     fmap = spec_for(kernel).random_features(
-        width, iv.gamma, as_numpy(iv.X[:2]), lambda: value_sample(np.concatenate(
-            [as_numpy(iv.X[:head]), as_numpy(iv.Y[:head])]), BANDWIDTH_SAMPLE),
-        iv.generator)
+        width, iv.gamma, host(iv.X[:2, :]), sample or (lambda: value_sample(
+            np.concatenate([host(iv.X[:HEAD_ROWS]), host(iv.Y[:HEAD_ROWS])]),
+            BANDWIDTH_SAMPLE)), iv.generator)
     if fmap is None:
         raise TypeError(f"method='linear' with the {kernel!r} kernel needs "
                         f"feature_map, a feature map of this package (the "
@@ -225,6 +228,9 @@ def linear_width(N, d):
     return int(min(1000, max(100, 4 * d, N // 10)))
 
 
+# The first points of each sample whose value sample gives the linear
+# test's default gamma (of large or lazy samples: their heads).
+HEAD_ROWS = 4 * BANDWIDTH_SAMPLE
 # The rows of each sample whose features estimate their covariance in the
 # linear test (its null distribution's weights): the rest add to the means
 # only (time O(N r + r^2 LINEAR_COVARIANCE_ROWS), not O(N r^2)).

@@ -96,29 +96,41 @@ def _feature_moments(fmap, A, shift, n_threads, progress):
         F = fmap.transform(A).astype(np.float64) - shift
         s, sc, G = dask.compute(F.sum(axis=0), F[:c].sum(axis=0), F[:c].T @ F[:c])
         return np.asarray(s), c, np.asarray(sc), np.asarray(G)
-    s = sc = G = None
+    moments = [None, None, np.zeros((shift.size,) * 2)]
     starts = range(0, A.shape[0], LINEAR_TEST_ROWS)
 
     def run(first, stop, _):
-        nonlocal s, sc, G
         for start in starts[first:stop]:
             F = np.asarray(fmap.transform(A[start:start + LINEAR_TEST_ROWS],
                                           workers=n_threads),
                            dtype=np.float64) - shift
-            s = F.sum(axis=0) if s is None else s + F.sum(axis=0)
-            if start < c:
-                F = F[:c - start]
-                sc = F.sum(axis=0) if sc is None else sc + F.sum(axis=0)
-                G = np.zeros((F.shape[1],) * 2) if G is None else G
-                # (products of some 1e9 multiply-adds: Ctrl-C between them)
-                step = max(1, int(LINEAR_GRAM_WORK // F.shape[1]**2))
-                for a in range(0, F.shape[0], step):
-                    G += F[a:a + step].T @ F[a:a + step]
+            add_moments(np, moments, F, start, c)
 
     run_chunked(run, (), float(LINEAR_TEST_ROWS) * A.shape[1] * MAP_VALUE_WORK,
                 n_tasks=len(starts), n_threads=1, progress=progress,
                 desc="mmd_test features")
+    s, sc, G = moments
     return s, c, sc, G
+
+
+def add_moments(xp, moments, F, start, c):
+    """Adds to the `moments` ``[s, sc, G]`` of a sample (`_feature_moments`:
+    s and sc None before its first block, G zeros) those of the features F
+    of its rows from `start` (float64, shifted; of the array namespace
+    `xp`): their sum, and over the rows before `c` their sum and Gram
+    matrix."""
+    s, sc, G = moments
+    moments[0] = xp.sum(F, axis=0) if s is None else s + xp.sum(F, axis=0)
+    if start < c:
+        F = F[:min(c - start, F.shape[0]), :]
+        moments[1] = (xp.sum(F, axis=0) if sc is None
+                      else sc + xp.sum(F, axis=0))
+        # (products of some 1e9 multiply-adds: Ctrl-C between them)
+        step = max(1, int(LINEAR_GRAM_WORK // F.shape[1]**2))
+        for a in range(0, F.shape[0], step):
+            rows = F[a:min(a + step, F.shape[0]), :]
+            G += rows.T @ rows
+        moments[2] = G
 
 
 # Rows of points mapped at a time by the linear test: the features of one

@@ -18,6 +18,7 @@ finishes the statistics and the result (`permutation.finish`,
 same NumPy input, the statistics equal to rounding.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -27,10 +28,17 @@ from .._engine.layout import power_of_two_exponent
 from .._engine.pair_sums import FLOAT32_REACH
 from .._engine.progress import progress_bar
 from .._engine.schedule import thread_map
-from .._spec import BANDWIDTH_SAMPLE
+from .._spec import (
+    BANDWIDTH_SAMPLE,
+    PrecomputedSpec,
+    asymmetry_message,
+    sample_direction,
+    sample_ranks,
+)
+from .._validation import check_array_matrix
 from .._warnings import CONSTANT_RTOL
 from . import aggregated, draws, fuse, permutation, wild_bootstrap
-from .checks import check_input
+from .checks import _check_sizes, check_input, labels_order
 
 # The point kernels computed here, and the methods; the other kernels,
 # methods and options (feature_map, incomplete) are tested on the host.
@@ -48,13 +56,17 @@ BLOCK_COPIES = {"permutation": 6, "wild": 10, "swap": 10}
 
 def takes(library, X, Y, kernel, method, feature_map, incomplete):
     """Whether `mmd_test` runs on the device: a library that computes
-    (`native`), a resampling test (`CONCLUDE`) of two 2-D arrays of points
-    with point kernels (`KERNELS`), without `feature_map` or
-    `incomplete`."""
+    (`native`), a resampling test (`CONCLUDE`) without `feature_map` or
+    `incomplete`, of two 2-D arrays of points with point kernels
+    (`KERNELS`), or of a precomputed kernel matrix (or a stack of them) of
+    the library."""
+    if not (library.native and feature_map is None and incomplete is None
+            and isinstance(method, str) and method in CONCLUDE):
+        return False
+    if isinstance(kernel, str) and kernel == "precomputed":
+        return _array_api.is_foreign(X) and getattr(X, "ndim", None) in (2, 3)
     names = (kernel,) if kernel is None or isinstance(kernel, str) else kernel
-    return (library.native and feature_map is None and incomplete is None
-            and isinstance(method, str) and method in CONCLUDE
-            and isinstance(names, (list, tuple)) and all(
+    return (isinstance(names, (list, tuple)) and all(
                 k is None or (isinstance(k, str) and k in KERNELS) for k in names)
             and all(_array_api.is_foreign(A) and getattr(A, "ndim", None) == 2
                     for A in (X, Y)))
@@ -62,25 +74,38 @@ def takes(library, X, Y, kernel, method, feature_map, incomplete):
 
 def test(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
          kernel_params, dtype, rng, workers, progress, working_memory):
-    """`mmd_test` of the points X and Y of `library` (`takes`) on their
+    """`mmd_test` of the samples X and Y of `library` (`takes`) on their
     device: the `MMDTestResult` of the same NumPy input, p-value included.
     The options are checked by the NumPy path's `check_input` (on stand-ins
-    of the samples' sizes), the samples by `_array_api.check_rows`."""
-    xp = library.xp
-    X, Y = (_values(library, A, name) for A, name in ((X, "X"), (Y, "Y")))
-    if X.shape[1] != Y.shape[1]:
-        raise ValueError(f"X and Y must have the same number of features, "
-                         f"got {X.shape[1]} and {Y.shape[1]}")
-    if X.dtype != Y.dtype:  # (NumPy's result type of float32 and float64)
-        X, Y = xp.astype(X, xp.float64), xp.astype(Y, xp.float64)
+    of the samples), the samples on the device (`_points`, `_matrices`)."""
+    options = (method, n_resamples, None, alpha, unbiased, None, kernel_params,
+               dtype, rng, workers, progress, working_memory)
+    if isinstance(kernel, str) and kernel == "precomputed":
+        iv, K, order = _matrices(library, X, Y, gamma, options)
+        budget = _budget(library, iv.budget, working_memory)
+        return _resampled(library, iv, budget, [
+            (iv.specs[0], index, _Matrix(library, K[index, ...], order),
+             None) for index in range(K.shape[0])], lambda: False)
+    X, Y = _points(library, X, Y)
     iv = check_input(*(_stand_in(library, A) for A in (X, Y)), kernel, gamma,
-                     method, n_resamples, None, alpha, unbiased, None,
-                     kernel_params, dtype, rng, workers, progress,
-                     working_memory)
-    seeds = draws.block_seeds(iv.generator, iv.total)  # (first, as NumPy's)
-    Z = xp.concat([X, Y])
+                     *options)
+    Z = library.xp.concat([X, Y])
     budget = _budget(library, iv.budget, working_memory)
-    kernels = _kernels(library, iv, Z, budget / 4)
+    return _resampled(library, iv, budget, _kernels(library, iv, Z, budget / 4),
+                      lambda: library.holds(library.xp.all(Z[:1, :] == Z)))
+
+
+def _resampled(library, iv, budget, kernels, equal):
+    """The resampling test of the `Checked` call `iv` from the `kernels`
+    ((spec, scale, kernel, None) of each kernel and scale: its blocks on
+    the device), the draws of the NumPy path from its generator, within
+    `budget` bytes of the device; `equal()` tells whether the pooled
+    objects are all equal. The result: the method's conclusion on the
+    host (`CONCLUDE`)."""
+    seeds = draws.block_seeds(iv.generator, iv.total)  # (first, as NumPy's)
+    kernels = [(spec, scale, kernel, _products_dtype(library, iv, spec, kernel,
+                                                     scale))
+               for spec, scale, kernel, _ in kernels]
     batches, ranges = _plan(iv, len(seeds), budget)
     draw = draws.drawer(seeds, iv.n, iv.N, iv.mode, np.int8)
     statistics = np.empty((len(kernels), iv.total))
@@ -101,7 +126,7 @@ def test(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
                     finishes.append(_finish(library, iv, spec, kernel, values))
                 statistics[k, column:column + S.shape[1]] = finishes[k](
                     S, library.to_numpy(q))
-    kinds = tuple(_degenerate_kind(library, iv, spec, Z, values)
+    kinds = tuple(_degenerate_kind(library, iv, spec, equal, values)
                   for (spec, *_), values in zip(kernels, found, strict=True))
     norms = np.array([values.get("norm") for values in found])
     names = np.array([spec.name for spec, *_ in kernels])
@@ -111,22 +136,65 @@ def test(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
     return CONCLUDE[iv.method](iv, statistics, names, gammas, kinds, norms)
 
 
+def _points(library, X, Y):
+    """The samples of points X and Y checked (`_values`), of one number of
+    features and one dtype."""
+    xp = library.xp
+    X, Y = (_values(library, A, name) for A, name in ((X, "X"), (Y, "Y")))
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X and Y must have the same number of features, "
+                         f"got {X.shape[1]} and {Y.shape[1]}")
+    if X.dtype != Y.dtype:  # (NumPy's result type of float32 and float64)
+        X, Y = xp.astype(X, xp.float64), xp.astype(Y, xp.float64)
+    return X, Y
+
+
+def _matrices(library, X, Y, gamma, options):
+    """``(iv, K, order)`` of a test of the precomputed kernel matrix X (or
+    matrices (L, N, N)) of `library` and the labels Y of its rows: the
+    `Checked` call (the options checked on a stand-in matrix of 4 rows),
+    the matrices (L, N, N), checked on the device (`check_precomputed`'s
+    checks: real, finite, square, symmetric to 1e-12 of the largest value;
+    made exactly symmetric where they are not), and the pooled order of
+    the rows (`labels_order`, on the host: a label per row)."""
+    xp = library.xp
+    X = _values(library, X, "X", rows=False)
+    stacked = X.ndim == 3
+    K = xp.stack([check_array_matrix(library, X[i, ...], f"X[{i}]")
+                  for i in range(X.shape[0])]) if stacked else (
+        check_array_matrix(library, X, "X")[None, ...])
+    K = xp.astype(K, xp.float64, copy=False)
+    top = library.scalar(xp.max(xp.abs(K)))
+    asymmetry = max(library.scalar(xp.max(xp.abs(K[:, a:b, :] - xp.permute_dims(
+        K[:, :, a:b], (0, 2, 1))))) for a, b in _array_api.row_blocks(
+            K.shape[1], 16.0 * K.shape[0] * K.shape[1], library))
+    if asymmetry > 1e-12 * top:
+        raise ValueError(asymmetry_message(asymmetry, top))
+    if asymmetry > 0:
+        K = (K + xp.permute_dims(K, (0, 2, 1))) / 2
+    labels = Y if not _array_api.is_foreign(Y) else library.to_numpy(Y)
+    order, n = labels_order(labels, K.shape[1])
+    stand_in = np.eye(4) if not stacked else np.stack([np.eye(4)] * K.shape[0])
+    iv = check_input(stand_in, np.array([0, 0, 1, 1]), "precomputed", gamma,
+                     *options)
+    _check_sizes(iv.method, n, K.shape[1])
+    return (dataclasses.replace(iv, n=n, N=K.shape[1], Z=None,
+                                specs=(PrecomputedSpec(None),)), K, order)
+
+
 def _kernels(library, iv, Z, budget):
     """(spec, scale, `_Kernel`, products) of each kernel and scale of the
     `Checked` call `iv` on the pooled points Z, in its order: the scales as
     the NumPy path finds them (from the points of `_value_sample` where
-    gamma is None), the products' dtype and shift (`_products_dtype`)."""
-    xp = library.xp
-    Z64 = xp.astype(Z, xp.float64, copy=False)
+    gamma is None); None for the products (`_resampled` fills them in)."""
     sample = None
     if iv.gamma is None and any(spec.scale is not None for spec in iv.specs):
         sample = _value_sample(library, Z)
     out = []
     for spec in iv.specs:
         for scale in spec.scales(sample, iv.gamma, iv.grid, iv.n_threads):
-            kernel = _Kernel(library, spec.name, scale, Z64, budget)
-            out.append((spec, scale, kernel,
-                        _products_dtype(library, iv, spec, Z, kernel, scale)))
+            out.append((spec, scale, _Kernel(library, spec.name, scale, Z,
+                                             budget), None))
     return out
 
 
@@ -144,17 +212,17 @@ def _plan(iv, count, budget):
     return batches, [(a, min(a + step, rows)) for a in range(0, rows, step)]
 
 
-def _values(library, A, name):
-    """The points `A` (argument `name`) checked (`_array_api.check_rows`),
-    without a gradient (the test returns none); a ValueError where the
-    library holds no values (a PyTorch meta tensor, a JAX array under
-    jit)."""
+def _values(library, A, name, rows=True):
+    """The points `A` (argument `name`) checked (`_array_api.check_rows`;
+    not `rows`: unchecked), without a gradient (the test returns none); a
+    ValueError where the library holds no values (a PyTorch meta tensor, a
+    JAX array under jit)."""
     values = library.host_values(A)
     if values is None:
         raise ValueError(f"mmd_test needs the values of {name}, which this "
                          f"array does not hold (a PyTorch meta tensor, a JAX "
                          f"array under jit): give an array with values")
-    return _array_api.check_rows(library, values, name)
+    return _array_api.check_rows(library, values, name) if rows else values
 
 
 def _stand_in(library, A):
@@ -188,14 +256,13 @@ def _value_sample(library, Z):
     N = Z.shape[0]
     if N <= BANDWIDTH_SAMPLE:
         return library.to_numpy(Z)
-    direction = library.from_numpy(
-        np.random.default_rng(0).normal(size=Z.shape[1]))
+    direction = library.from_numpy(sample_direction(Z.shape[1]))
     top = xp.max(xp.abs(Z))
     scaled = Z / top if library.scalar(top) > 0 else Z
     projections = xp.sum(xp.astype(scaled, xp.float64) * direction, axis=1)
-    ranks = np.linspace(0, N - 1, BANDWIDTH_SAMPLE).astype(np.int64)
     order = xp.argsort(projections, stable=True)
-    rows = xp.take(order, library.from_numpy(ranks), axis=0)
+    rows = xp.take(order, library.from_numpy(sample_ranks(N, BANDWIDTH_SAMPLE)),
+                   axis=0)
     return library.to_numpy(xp.take(Z, rows, axis=0))
 
 
@@ -203,23 +270,25 @@ class _Kernel:
     """The point kernel `name` at `scale` between rows of the pooled points
     Z of `library`, on their device, in float64 (`block`: the package's
     `_array_api.point_kernel`), a block of columns at a time within
-    `budget` bytes, on the points times a power of two (exact) that takes
-    them near 1 where they are far from it: their squares neither overflow
-    nor vanish, the scale times its power of two (rbf: 1 between equal
-    points, whatever the scale; 0 where a distance overflows), the values
-    of the homogeneous "energy" scaled back."""
+    `budget` bytes. rbf and laplacian in the points' units (1 between
+    equal points, whatever the scale; 0 where a distance overflows), rbf's
+    squared distances from the differences where the points' squares
+    could overflow or vanish (far from 1), else by its rule; the
+    homogeneous "energy" on the points times a power of two (exact) that
+    takes them near 1 where they are far from it, its values scaled
+    back."""
 
     def __init__(self, library, name, scale, Z, budget):
         xp = library.xp
         self.library, self.budget = library, budget
-        Z = xp.astype(Z, xp.float64)
+        Z = xp.astype(Z, xp.float64, copy=False)
         top = library.scalar(xp.max(xp.abs(Z)))
-        e = 0 if 2.0**-400 < top < 2.0**400 else power_of_two_exponent(top)
-        self.Z = _array_api.times_power_of_two(Z, e)
-        self.params = {"kernel": name, "gamma": None if scale is None else
-                       _array_api.times_power_of_two(
-                           float(scale), -e * (2 if name == "rbf" else 1))}
-        self.factor = math.ldexp(1.0, -e) if name == "energy" else 1.0
+        near = 2.0**-400 < top < 2.0**400
+        e = 0 if near or name != "energy" else power_of_two_exponent(top)
+        self.points, self.Z = Z, _array_api.times_power_of_two(Z, e)
+        self.params = {"kernel": name,
+                       "gamma": None if scale is None else float(scale)}
+        self.direct, self.factor = not near, math.ldexp(1.0, -e)
 
     def diagonal(self, library):
         """k(z, z) of the pooled points, on the host."""
@@ -228,34 +297,77 @@ class _Kernel:
         return library.to_numpy(_array_api.row_norms(library.xp, self.Z)
                                 ) * self.factor
 
+    def shift(self, library, spec, scale, N):
+        """`permutation.shifts` of the `spec` at `scale` of the N pooled
+        points, from the first of them, copied."""
+        head = self.points[:min(permutation.SHIFT_OBJECTS, N), :]
+        return permutation.shifts(spec, library.to_numpy(head), N, [scale])[0]
+
+    def reach(self, library):
+        """The largest magnitude of the kernel's values."""
+        if self.params["kernel"] != "energy":
+            return 1.0
+        return 4.0 * library.scalar(library.xp.max(
+            _array_api.row_norms(library.xp, self.Z))) * self.factor
+
     def block(self, rows, cols):
         """k(Z[rows], Z[cols]) for slices `rows` and `cols`."""
         xp, A, B = self.library.xp, self.Z[rows, :], self.Z[cols, :]
         step = _step(self.budget, 24.0 * A.shape[0] * A.shape[1])
         parts = [_array_api.point_kernel(self.library, A,
                                          B[c:min(c + step, B.shape[0]), :],
-                                         self.params)
+                                         self.params, self.direct)
                  for c in range(0, B.shape[0], step)]
         K = parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
         return K * self.factor if self.factor != 1.0 else K
 
 
-def _products_dtype(library, iv, spec, Z, kernel, scale):
+class _Matrix:
+    """A precomputed kernel matrix K (N, N, float64) of `library` of the
+    pooled objects in the `order` of its rows (`labels_order`): its blocks
+    gathered on the device (`block`), not a reordered copy."""
+
+    def __init__(self, library, K, order):
+        self.library, self.K = library, K
+        self.order = library.from_numpy(order)
+
+    def shift(self, library, spec, scale, N):
+        """`permutation.shifts` of the matrix, from its block of the first
+        pooled objects, copied."""
+        k = min(permutation.SHIFT_OBJECTS, N)
+        head = library.to_numpy(self.block(slice(0, k), slice(0, k)))
+        return permutation.shifts(PrecomputedSpec(head[None, ...]),
+                                  np.arange(k), N, [0])[0]
+
+    def reach(self, library):
+        """The largest magnitude of the matrix's values."""
+        return library.scalar(library.xp.max(library.xp.abs(self.K)))
+
+    def diagonal(self, library):
+        """The diagonal in the pooled order, on the host."""
+        xp, N = library.xp, self.K.shape[0]
+        return library.to_numpy(xp.take(xp.reshape(self.K, (N * N,)),
+                                        self.order * (N + 1), axis=0))
+
+    def block(self, rows, cols):
+        """K of the pooled objects `rows` and `cols` (slices)."""
+        xp = self.library.xp
+        return xp.take(xp.take(self.K, self.order[rows], axis=0),
+                       self.order[cols], axis=1)
+
+
+def _products_dtype(library, iv, spec, kernel, scale):
     """The products' dtype on the device (the call's dtype, float64 where
     float32 could overflow: `FLOAT32_REACH`) and the constant the
-    permutations' products take from the pooled matrix
-    (`permutation.shifts`, of the first pooled points, copied), as the
-    NumPy path chooses them."""
+    permutations' products take from the pooled matrix (the kernel's
+    `shift`), as the NumPy path chooses them."""
     xp = library.xp
     shift = 0.0
     if iv.mode == "permutation":
-        head = library.to_numpy(Z[:min(permutation.SHIFT_OBJECTS, iv.N), :])
-        shift = permutation.shifts(spec, head, iv.N, [scale])[0]
+        shift = kernel.shift(library, spec, scale, iv.N)
     if iv.dtype != np.float32:
         return xp.float64, shift
-    reach = 1.0 if kernel.params["kernel"] != "energy" else 4.0 * library.scalar(
-        xp.max(_array_api.row_norms(xp, kernel.Z))) * kernel.factor
-    return (xp.float64 if reach + abs(shift) > FLOAT32_REACH
+    return (xp.float64 if kernel.reach(library) + abs(shift) > FLOAT32_REACH
             else xp.float32), shift
 
 
@@ -406,13 +518,13 @@ def _finish(library, iv, spec, kernel, found):
     return wild_bootstrap.finish(iv.n * (iv.n - 1) // 2)
 
 
-def _degenerate_kind(library, iv, spec, Z, found):
+def _degenerate_kind(library, iv, spec, equal, found):
     """How the pooled kernel matrix is degenerate, as the NumPy path finds
     it (`resampling.degenerate_kind`) from the values `found` by the first
     pass: "zero" (0 off the diagonal), "one" (1 everywhere), "constant"
     (the same everywhere to `CONSTANT_RTOL`, or 1 everywhere at the median
-    heuristic's scale or on equal points), or None; a kind of the scale
-    only for a kernel with one."""
+    heuristic's scale or on equal objects: `equal()`), or None; a kind of
+    the scale only for a kernel with one."""
     xp = library.xp
     low, high, off, first = (library.scalar(v) for v in (
         xp.min(found["low"]), xp.max(found["high"]), xp.max(found["off"]),
@@ -421,9 +533,8 @@ def _degenerate_kind(library, iv, spec, Z, found):
     if off == 0:
         kind = "zero"
     elif low == 1 and high == 1:
-        equal = library.holds(xp.all(Z[:1, :] == Z))
         median_scale = iv.gamma is None and not iv.grid
-        kind = "constant" if median_scale or equal else "one"
+        kind = "constant" if median_scale or equal() else "one"
     elif math.isfinite(first) and max(high - first, first - low) <= (
             CONSTANT_RTOL * abs(first)):
         kind = "constant"

@@ -8,8 +8,69 @@ import numpy as np
 
 from .. import _array_api
 from .._engine.layout import power_of_two_exponent
+from .._gamma import MEDIAN_SAMPLE, median_rows
+from .._validation import (
+    COVARIANCE_ATOL,
+    COVARIANCE_RTOL,
+    check_gaussian_shapes,
+    gaussian_error,
+)
 
-__all__ = ["expected_kernel", "level2"]
+__all__ = ["all_equal", "check_gaussians", "expected_kernel", "level2",
+           "median_sample"]
+
+
+def check_gaussians(library, means, covs, mname, cname):
+    """`_validation.check_gaussians` of arrays of `library`, on their
+    device: the same checks and messages, of the shapes, then of the
+    values where they can be read (booleans copied, and the values an
+    error names). ``(means, covs, given)``, float32 kept (other real
+    dtypes float64), `given` the two as float arrays."""
+    xp = library.xp
+    m, c = (_array_api.as_float(library, a, name)
+            for a, name in ((means, mname), (covs, cname)))
+    check_gaussian_shapes(m.shape, c.shape, mname, cname)
+    if not library.holds(xp.all(xp.isfinite(m)) & xp.all(xp.isfinite(c))):
+        raise gaussian_error("finite", mname, cname)
+    if c.ndim < 3:
+        if not library.holds(xp.all(c >= 0)):
+            raise gaussian_error("variances", mname, cname)
+    elif library.readable(c):  # (in float64, as the NumPy path checks)
+        c64 = xp.astype(c, xp.float64)
+        cT = xp.matrix_transpose(c64)
+        if not library.holds(xp.all(xp.abs(c64 - cT)
+                                    <= COVARIANCE_ATOL + COVARIANCE_RTOL * xp.abs(cT))):
+            raise gaussian_error("symmetric", mname, cname)
+        low = xp.linalg.eigvalsh(c64)[:, 0]
+        scale = xp.clip(xp.max(xp.abs(c64), axis=(1, 2)), min=1e-300)
+        bad = low < -COVARIANCE_RTOL * scale
+        if library.holds(xp.any(bad)):
+            i = int(library.scalar(xp.argmax(xp.astype(bad, xp.int32))))
+            raise gaussian_error("psd", mname, cname, i, library.scalar(low[i]))
+    return m, c, (m, c)
+
+
+def median_sample(library, means):
+    """The rows of the `means` of `library` the median heuristic of
+    `_gamma.resolve_gamma` samples (the same draw: all of them up to
+    `MEDIAN_SAMPLE`), copied to the host as float64: the gamma of the
+    NumPy path, without the other rows. Where the values cannot be read,
+    `ArrayLibrary.to_numpy`'s ValueError ("give gamma")."""
+    n = means.shape[0]
+    if n > MEDIAN_SAMPLE:
+        means = library.xp.take(means, library.from_numpy(median_rows(n)),
+                                axis=0)
+    return library.to_numpy(means).astype(np.float64)
+
+
+def all_equal(library, *groups):
+    """`_specs._all_equal` of arrays of `library`, on their device (one
+    boolean copied per array): whether the arrays of each group hold one
+    row, repeated."""
+    xp = library.xp
+    return all(a.shape[1:] == group[0].shape[1:]
+               and library.holds(xp.all(a == group[0][:1, ...]))
+               for group in groups for a in group)
 
 
 def _full(library, c, d):
@@ -79,10 +140,12 @@ def _rbf_full(library, m1, c1, m2, c2, gamma):
         dm = m1[a:b, None, :] - m2[None, :, :]
         sign, logdet = xp.linalg.slogdet(A)
         if not library.holds(xp.all(sign > 0)):
-            bad = np.argwhere(library.to_numpy(sign) <= 0)[0]
+            first = library.scalar(xp.argmax(xp.astype(
+                xp.reshape(sign <= 0, (-1,)), xp.int32)))
+            i, j = divmod(int(first), sign.shape[1])
             raise ValueError(
                 f"I + 2 gamma (S_i + S'_j) is not numerically positive definite "
-                f"for the pair ({a + bad[0]}, {bad[1]}): covariances too close to "
+                f"for the pair ({a + i}, {j}): covariances too close to "
                 f"indefinite for gamma={gamma:g}; make them safely positive "
                 f"semi-definite or use a smaller gamma")
         q = xp.sum(dm * xp.linalg.solve(A, dm[..., None])[..., 0], axis=-1)

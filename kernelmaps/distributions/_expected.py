@@ -1,6 +1,8 @@
 """Expected kernels between Gaussian distributions (support measure
 machines) and level-2 kernels on mean embeddings."""
 
+import functools
+
 import numpy as np
 
 from .. import _array_api
@@ -13,6 +15,7 @@ from .._spec import kernel_function
 from .._validation import (
     DTYPE_DOC,
     cast_output,
+    check_array_matrix,
     check_choice,
     check_dtype,
     check_finite_output,
@@ -37,40 +40,35 @@ def _array_gaussian_expected_kernel(library, means, covs, means2=None, covs2=Non
                                     dtype=None):
     """`gaussian_expected_kernel` of arrays of `library`, computed by it on
     their device (`_array_expected.expected_kernel`), with the checks of
-    the NumPy path (on the host, where the values can be read); `workers`
-    and `progress` checked, unused."""
+    the NumPy path there (`_array_expected.check_gaussians`); gamma None:
+    the median rule on the host, on the rows it samples; `workers` and
+    `progress` checked, unused."""
     xp = library.xp
     spec = ExpectedSpec("expected", {"kernel": kernel, "gamma": gamma,
                                      "degree": degree, "coef0": coef0})
     kernel, given = spec.params["kernel"], spec.params["gamma"]
     check_progress(progress)
     resolve_workers(workers)
-    arrays = {name: None if a is None else _array_api.as_float(library, a, name)
-              for name, a in (("means", means), ("covs", covs),
-                              ("means2", means2), ("covs2", covs2))}
-    # (the median heuristic needs the values of its means)
-    median = given is None and kernel == "rbf"
-    reference = "means" if means2 is None else "means2"
-    m1, c1, m2, c2, _, symmetric = _check_gaussian_pair(*(
-        None if a is None else _array_api.values_for_checks(
-            library, a, name, needed=median and name == reference)
-        for name, a in arrays.items()))
-    gamma = resolve_gamma(given, kernel, m2,
-                          data="means" if symmetric else "means2")
-    out = _array_api.result_dtype(library, dtype, *arrays.values())
-    work = _array_api.result_dtype(library, None, *arrays.values())
-    A, B = (None if arrays[m] is None else
-            (xp.astype(arrays[m], work), xp.astype(arrays[c], work))
-            for m, c in (("means", "covs"), ("means2", "covs2")))
-    K = _array_expected.expected_kernel(library, A, B, kernel, gamma, degree,
-                                        coef0)
+    m1, c1, m2, c2, floats, symmetric = _check_gaussian_pair(
+        means, covs, means2, covs2,
+        functools.partial(_array_expected.check_gaussians, library))
+    gamma = resolve_gamma(
+        given, kernel, _array_expected.median_sample(library, m2)
+        if given is None and kernel == "rbf" else np.empty((0, m2.shape[1])),
+        data="means" if symmetric else "means2")
+    out = _array_api.result_dtype(library, dtype, *floats)
+    work = _array_api.result_dtype(library, None, *floats)
+    A, B = ((xp.astype(m, work), xp.astype(c, work)) for m, c in ((m1, c1), (m2, c2)))
+    K = _array_expected.expected_kernel(library, A, None if symmetric else B,
+                                        kernel, gamma, degree, coef0)
     names = _names(symmetric)
     if not library.holds(xp.all(xp.isfinite(K))):
         raise ValueError(_overflow_message(kernel, names))
-    _array_api.warn_uninformative(  # (the NumPy path's, on the host values)
+    _array_api.warn_uninformative(
         library, K, symmetric, f"{kernel} expected", "Gaussians of " + names,
         given if kernel == "rbf" else None,
-        (lambda: _all_equal((m1, m2), (c1, c2))) if kernel == "rbf" else None)
+        (lambda: _array_expected.all_equal(library, (m1, m2), (c1, c2)))
+        if kernel == "rbf" else None)
     return xp.astype(K, out, copy=False)
 
 
@@ -183,17 +181,18 @@ def gaussian_expected_kernel(means, covs, means2=None, covs2=None, *, kernel="rb
     return cast_output(K, out, names)
 
 
-def _check_gaussian_pair(means, covs, means2, covs2):
-    """The Gaussians of `gaussian_expected_kernel` checked
-    (`check_gaussians`): ``(m1, c1, m2, c2, floats, symmetric)``, the
-    second collection the first where `symmetric` (means2 and covs2 None),
-    `floats` the arrays as given (for `check_dtype`)."""
-    m1, c1, floats = check_gaussians(means, covs, "means", "covs")
+def _check_gaussian_pair(means, covs, means2, covs2, check=check_gaussians):
+    """The Gaussians of `gaussian_expected_kernel` checked by `check`
+    (`check_gaussians`'s signature): ``(m1, c1, m2, c2, floats,
+    symmetric)``, the second collection the first where `symmetric`
+    (means2 and covs2 None), `floats` the arrays as given (for
+    `check_dtype`)."""
+    m1, c1, floats = check(means, covs, "means", "covs")
     if means2 is None and covs2 is None:
         return m1, c1, m1, c1, floats, True
     if means2 is None or covs2 is None:
         raise ValueError("means2 and covs2 must be given together")
-    m2, c2, floats2 = check_gaussians(means2, covs2, "means2", "covs2")
+    m2, c2, floats2 = check(means2, covs2, "means2", "covs2")
     if m2.shape[1] != m1.shape[1]:
         raise ValueError(
             f"Incompatible dimension: means has {m1.shape[1]} features while "
@@ -215,22 +214,20 @@ def _array_level2_kernel(library, K, diag_X, diag_Y=None, *, kind="rbf",
                          gamma2=1.0, degree=2, coef0=1.0, dtype=None):
     """`level2_kernel` of arrays of `library`, computed by it on their
     device (`_array_expected.level2`), with the checks of the NumPy path
-    (on the host, where the values can be read)."""
+    there (booleans copied)."""
     xp = library.xp
     kind = check_choice(kind, "kind", ("linear", "polynomial", "rbf", "nrbf"))
-    named = {"K": K, "diag_X": diag_X, "diag_Y": diag_Y}
-    hosts = _level2_arrays(*(None if a is None
-                             else _array_api.values_for_checks(library, a, name)
-                             for name, a in named.items()))
-    arrays = [None if a is None else _array_api.as_float(library, a, name)
-              for name, a in named.items()]
+    arrays = [check_array_matrix(library, K, "K", square=False)] + [
+        None if a is None else _array_api.as_float(library, a, name)
+        for a, name in ((diag_X, "diag_X"), (diag_Y, "diag_Y"))]
     out = _array_api.result_dtype(library, dtype, *arrays)
-    *_, gamma2, degree, coef0 = _level2_params(*hosts, kind, gamma2, degree,
-                                               coef0)
     work = _array_api.result_dtype(library, None, *arrays)
     K, dx, dy = (None if a is None else xp.astype(a, work) for a in arrays)
-    K2 = _array_expected.level2(library, K, dx, dx if dy is None else dy, kind,
-                                gamma2, degree, coef0)
+    dy = dx if dy is None else dy
+    gamma2, degree, coef0 = _level2_checks(
+        K.shape, dx.shape, dy.shape, kind, gamma2, degree, coef0,
+        lambda test: library.holds(xp.all(test(xp, dx)) & xp.all(test(xp, dy))))
+    K2 = _array_expected.level2(library, K, dx, dy, kind, gamma2, degree, coef0)
     if kind == "polynomial" and not library.holds(xp.all(xp.isfinite(K2))):
         raise ValueError(_POLYNOMIAL_OVERFLOW)
     return xp.astype(K2, out, copy=False)
@@ -319,26 +316,43 @@ def _level2_arrays(K, diag_X, diag_Y):
 
 def _level2_params(K, dx, dy, kind, gamma2, degree, coef0):
     """The checked arrays of `_level2_arrays` in float64 (dy None: dx),
-    checked against each other and `kind`, and the checked scalars:
-    ``(K, dx, dy, gamma2, degree, coef0)``."""
+    checked against each other and `kind` (`_level2_checks`), and the
+    checked scalars: ``(K, dx, dy, gamma2, degree, coef0)``."""
     K = K.astype(np.float64, copy=False)
     dx = dx.astype(np.float64, copy=False)
     dy = dx if dy is None else dy.astype(np.float64, copy=False)
-    if dx.shape != (K.shape[0],) or dy.shape != (K.shape[1],):
+    gamma2, degree, coef0 = _level2_checks(
+        K.shape, dx.shape, dy.shape, kind, gamma2, degree, coef0,
+        lambda test: test(np, dx).all() and test(np, dy).all())
+    return K, dx, dy, gamma2, degree, coef0
+
+
+# The tests of the values of diag_X and diag_Y, ``test(xp, a)``.
+_FINITE, _NONNEGATIVE, _POSITIVE = (lambda xp, a: xp.isfinite(a),
+                                    lambda xp, a: a >= 0, lambda xp, a: a > 0)
+
+
+def _level2_checks(shape, dx_shape, dy_shape, kind, gamma2, degree, coef0, holds):
+    """The checks of `level2_kernel` of K, diag_X and diag_Y (of any
+    library) by their shapes and, ``holds(test)``, whether a test of
+    their values (``test(xp, a)``: `_FINITE`, ...) holds for all values
+    of diag_X and diag_Y: the checked ``(gamma2, degree, coef0)``."""
+    shape, dx_shape, dy_shape = tuple(shape), tuple(dx_shape), tuple(dy_shape)
+    if dx_shape != (shape[0],) or dy_shape != (shape[1],):
         raise ValueError(
-            f"diag_X and diag_Y must have shapes ({K.shape[0]},) and "
-            f"({K.shape[1]},) for K of shape {K.shape}; got {dx.shape} and {dy.shape}"
+            f"diag_X and diag_Y must have shapes ({shape[0]},) and "
+            f"({shape[1]},) for K of shape {shape}; got {dx_shape} and {dy_shape}"
         )
-    if not (np.isfinite(dx).all() and np.isfinite(dy).all()):
+    if not holds(_FINITE):
         raise ValueError("diag_X and diag_Y must be finite")
     gamma2 = check_scalar(gamma2, "gamma2", low=0.0, low_inclusive=False)
     degree = check_scalar(degree, "degree", kind="int", low=1, high=MAX_DEGREE)
     coef0 = check_scalar(coef0, "coef0")
-    if kind == "rbf" and ((dx < 0).any() or (dy < 0).any()):
+    if kind == "rbf" and not holds(_NONNEGATIVE):
         raise ValueError("diag_X and diag_Y must be >= 0 (squared norms)")
-    if kind == "nrbf" and ((dx <= 0).any() or (dy <= 0).any()):
+    if kind == "nrbf" and not holds(_POSITIVE):
         raise ValueError('diag_X and diag_Y must be > 0 for kind="nrbf"')
-    return K, dx, dy, gamma2, degree, coef0
+    return gamma2, degree, coef0
 
 
 def _level2(K, dx, dy, kind, gamma2, degree, coef0):

@@ -14,7 +14,7 @@ from .._engine.knn import FLOAT32_MIN_DIM
 from .._engine.layout import power_of_two_exponent, squares_exponent
 from ._renyi_terms import LOG_EPS, LOG_TINY, RELATIVE_FLOOR, estimate_terms
 
-__all__ = ["divergence_kernel", "renyi"]
+__all__ = ["divergence_kernel", "median_scale", "renyi"]
 
 
 def renyi(library, X, Y, alphas, k, min_dist, both=False, clamp=False):
@@ -157,6 +157,48 @@ def _estimate(library, u, valid, coef, sizes_x, sizes_y, alphas, k):
              - library.from_numpy(cols[a])[None, :])
         out.append(xp.clip(L, min=LOG_EPS) / float(alpha - 1))
     return xp.stack(out)
+
+
+def median_scale(library, D):
+    """The scale of `divergence_kernel` for gamma None (the median rule)
+    of the divergences D (n, n) of `library`, as a float: that of
+    `_engine.scales.divergence_kernel_matrix`, the median of the
+    off-diagonal entries of its ``S`` (of the positive ones, if that is
+    0; 1 if none is positive), computed on the device as there (S at the
+    same power of two, sorted; a few values copied): the NumPy value
+    exactly. Where D's values cannot be read, `ArrayLibrary.to_numpy`'s
+    ValueError ("give gamma")."""
+    xp = library.xp
+    D = xp.astype(D, xp.float64)
+    top = library.scalar(xp.max(xp.abs(D)))
+    if top is None:
+        library.to_numpy(D)  # (raises: the rule needs values)
+    exponent = power_of_two_exponent(top) if top < 2.0**-900 else 0
+    D = _array_api.times_power_of_two(D, exponent)
+    DT = xp.matrix_transpose(D)
+    S = xp.clip(D / 2 + DT / 2 if top > 2.0**1020 else (D + DT) / 2, min=0.0)
+    n = S.shape[0]
+    count = n * (n - 1)  # the off-diagonal entries, first once sorted
+    diagonal = xp.eye(n, dtype=xp.bool, device=library.device)
+    values = xp.sort(xp.reshape(xp.where(diagonal, xp.inf, S), (-1,)))
+    zeros = int(library.scalar(xp.sum(xp.astype(values[:count] == 0, xp.int64))))
+    scale = _median(library, values, 0, count) if count else 0.0
+    if scale == 0 and zeros < count:
+        scale = _median(library, values, zeros, count)
+    scale = scale if scale > 0 else 1.0
+    return max(math.ldexp(scale, -exponent), math.ulp(0.0))
+
+
+def _median(library, values, start, stop):
+    """``np.median`` of the sorted `values[start:stop]` (of `library`): the
+    middle one, or the mean of the two middle ones (twice that of their
+    halves where their sum overflows), as the engine's takes it."""
+    k = (start + stop) // 2
+    if (stop - start) % 2:
+        return library.scalar(values[k])
+    a, b = library.scalar(values[k - 1]), library.scalar(values[k])
+    mean = (a + b) / 2
+    return mean if math.isfinite(mean) else 2 * ((a / 2 + b / 2) / 2)
 
 
 def divergence_kernel(library, D, gamma, scale, power, reverse=None):

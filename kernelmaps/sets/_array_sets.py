@@ -1,7 +1,8 @@
 """The kernels of sets on arrays of other libraries (`kernelmaps._array_api`):
 sets of PyTorch, JAX, CuPy or array-api-strict points checked in their
-library, and the mean map kernel, the MMD and the MMD kernel computed by
-that library on the points' device, differentiably.
+library, and the mean map kernel, the MMD, the MMD kernel, the
+sliced-Wasserstein distances and the quantile features computed by that
+library on the points' device, differentiably.
 
 The sets are held padded, ``(n_sets, n_max, d)`` points and ``(n_sets,
 n_max)`` shares (1 / size on a set's points, 0 on the padding), so that
@@ -23,10 +24,12 @@ from .._warnings import degenerate_message, warn_degenerate
 __all__ = [
     "ArraySets",
     "centre_means",
+    "centre_sums",
     "check_array_set_pair",
     "check_array_sets",
     "mean_map",
     "mmd_squared",
+    "padding",
     "quantile_means",
     "run",
     "sliced_wasserstein",
@@ -51,18 +54,25 @@ class ArraySets:
         """The `shares` (each point's weight over its set's total, 1 / size
         unweighted; 0 on the padding) as an array of the library's `dtype`,
         from float64 on the host."""
-        n_max = self.padded.shape[1]
-        mask = np.arange(n_max)[None, :] < self.sizes[:, None]
+        mask, rows = padding(self.sizes, self.padded.shape[1])
         if self.weights is None:
             shares = np.where(mask, 1.0 / np.maximum(self.sizes, 1)[:, None], 0.0)
         else:
-            starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
-            rows = np.where(mask, starts[:, None] + np.arange(n_max), 0)
             shares = np.where(mask, self.weights[rows] / self.set_weights()[:, None],
                               0.0)
         float32 = dtype == self.library.xp.float32
         return self.library.from_numpy(shares.astype(np.float32 if float32
                                                      else np.float64))
+
+    def point_weights(self):
+        """Each point's weight over the largest of its set
+        (`weights_over_largest`; 1 unweighted), 0 on the padding: (n_sets,
+        n_max) float64 on the host, the weights of the engine's sorts."""
+        mask, rows = padding(self.sizes, self.padded.shape[1])
+        if self.weights is None:
+            return mask.astype(np.float64)
+        offsets = np.concatenate([[0], np.cumsum(self.sizes)])
+        return np.where(mask, weights_over_largest(self.weights, offsets)[rows], 0.0)
 
     def set_weights(self):
         """The total weight of each set (`Bags.set_weights`): its size where
@@ -73,6 +83,10 @@ class ArraySets:
 
     def __len__(self):
         return len(self.sizes)
+
+    @property
+    def n_points(self):
+        return int(self.sizes.sum())
 
     @property
     def dim(self):
@@ -150,13 +164,21 @@ def _padded_bags(library, X, name):
     sizes = np.asarray(X.sizes)
     if len(sizes) == 0:
         raise ValueError(f"{name} must contain at least one set")
-    n_max = int(sizes.max())
-    mask = np.arange(n_max)[None, :] < sizes[:, None]
-    rows = np.where(mask, X.offsets[:-1, None] + np.arange(n_max), 0)
+    mask, rows = padding(sizes, int(sizes.max()))
+    n_max = mask.shape[1]
     gathered = xp.take(X.points, library.from_numpy(rows.reshape(-1)), axis=0)
     padded = xp.where(library.from_numpy(mask.reshape(-1, 1)), gathered,
                       xp.zeros((), dtype=gathered.dtype, device=library.device))
     return xp.reshape(padded, (len(sizes), n_max, X.dim)), sizes, X.weights
+
+
+def padding(sizes, n_max):
+    """The mask (n_sets, n_max) of the points of sets of `sizes` padded to
+    `n_max`, and the row of each in the points one set after the other (0
+    on the padding), NumPy."""
+    mask = np.arange(n_max)[None, :] < sizes[:, None]
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return mask, np.where(mask, starts[:, None] + np.arange(n_max), 0)
 
 
 def _check_set(library, S, name):
@@ -164,62 +186,6 @@ def _check_set(library, S, name):
         raise ValueError(f"{name} must be a 2-D array of {library.name} points "
                          f"(n_points, d)")
     return _array_api.as_float(library, S, name)
-
-
-def _point_values(library, A, B, params):
-    # (a distance that overflows to inf is meant: kernel value 0; not a
-    # warning of the libraries that compute with NumPy, array-api-strict)
-    with np.errstate(over="ignore"):
-        return _values(library, A, B, params)
-
-
-def _values(library, A, B, params):
-    """The point kernel between the points A (..., r, d) and B (..., c, d)
-    of `library`: (..., r, c). rbf and laplacian: 1 where the points are
-    equal, whatever gamma, and 0 where their distance overflows; the
-    squared distances of rbf from the differences up to `DIRECT_WIDTH`
-    features (0 between equal points, exactly), else from the products
-    (NaN where the squares of the points overflow: `run`'s error)."""
-    xp = library.xp
-    kernel, gamma = params["kernel"], params["gamma"]
-    if kernel in ("linear", "polynomial"):
-        products = A @ xp.matrix_transpose(B)
-        if kernel == "linear":
-            return products
-        return (gamma * products + params["coef0"]) ** params["degree"]
-    if kernel == "rbf" and A.shape[-1] > DIRECT_WIDTH:
-        squares = xp.clip(xp.expand_dims(xp.sum(A * A, axis=-1), axis=-1)
-                          + xp.expand_dims(xp.sum(B * B, axis=-1), axis=-2)
-                          - 2 * (A @ xp.matrix_transpose(B)), min=0)
-        return _exp_minus(xp, gamma, squares)
-    differences = xp.expand_dims(A, axis=-2) - xp.expand_dims(B, axis=-3)
-    if kernel == "rbf":
-        return _exp_minus(xp, gamma, xp.sum(differences * differences, axis=-1))
-    if kernel == "laplacian":
-        return _exp_minus(xp, gamma, xp.sum(xp.abs(differences), axis=-1))
-    # energy: (|a| + |b| - |a - b|) / 2, the square roots safe at 0 (their
-    # gradient 0 there, not NaN)
-    return (xp.expand_dims(_norm(xp, A), axis=-1)
-            + xp.expand_dims(_norm(xp, B), axis=-2) - _norm(xp, differences)) / 2
-
-
-# Features up to which the rbf kernel's squared distances come from the
-# differences of the points (beyond: from their products, a matrix product).
-DIRECT_WIDTH = 16
-
-
-def _exp_minus(xp, gamma, S):
-    """``exp(-gamma S)`` of the non-negative S, 1 where S is 0 (whatever
-    gamma: no 0 times inf)."""
-    positive = S > 0
-    return xp.where(positive, xp.exp(-gamma * xp.where(positive, S, 1)), 1)
-
-
-def _norm(xp, A):
-    """The Euclidean norms along the last axis, with gradient 0 at 0."""
-    squares = xp.sum(A * A, axis=-1)
-    positive = squares > 0
-    return xp.where(positive, xp.sqrt(xp.where(positive, squares, 1)), 0)
 
 
 def mean_map(library, A, B, params):
@@ -236,12 +202,12 @@ def mean_map(library, A, B, params):
         return K if B is not None else _array_api.symmetrised(library, K)
     right = xp.reshape(C.padded, (m * n_c, d))
     wide = params["kernel"] in ("laplacian", "energy") or (  # (differences)
-        params["kernel"] == "rbf" and d <= DIRECT_WIDTH)
+        params["kernel"] == "rbf" and d <= _array_api.DIRECT_WIDTH)
     row_bytes = n_a * m * n_c * 8 * (d + 2 if wide else 3)
     blocks = []
     for a, b in _array_api.row_blocks(len(A), row_bytes, library):
         left = xp.reshape(A.padded[a:b, ...], ((b - a) * n_a, d))
-        values = xp.reshape(_point_values(library, left, right, params),
+        values = xp.reshape(_array_api.point_kernel(library, left, right, params),
                             (b - a, n_a, m, n_c))
         # the weighted sums over the points of the sets: products, no
         # temporary of the values' size
@@ -263,7 +229,7 @@ def _within(library, S, params, unbiased):
     for a, b in _array_api.row_blocks(len(S), n_max * n_max * 8 * (S.dim + 2),
                                       library):
         points, w = S.padded[a:b, ...], S.shares[a:b, :]
-        k = _point_values(library, points, points, params)
+        k = _array_api.point_kernel(library, points, points, params)
         total = xp.vecdot(w, xp.matmul(k, w[:, :, None])[:, :, 0])
         if unbiased:
             total = (total - xp.vecdot(w * w, _self_values(library, points, params))
@@ -279,7 +245,7 @@ def _self_values(library, points, params):
     if kernel in ("rbf", "laplacian"):
         return xp.ones(points.shape[:-1], dtype=points.dtype, device=library.device)
     if kernel == "energy":
-        return _norm(xp, points)
+        return _array_api.row_norms(xp, points)
     squares = xp.sum(points * points, axis=-1)
     if kernel == "polynomial":
         return (params["gamma"] * squares + params["coef0"]) ** params["degree"]
@@ -406,19 +372,15 @@ def run(name, X, Y, library, params, out, *, normalize=True, squared=False,
 def sliced_wasserstein(library, X, Y, directions, p, out):
     """`kernelmaps.sliced_wasserstein` between the checked sets X and Y
     (None: X) of `library` on the unit `directions` (L, d) (NumPy,
-    float64), computed by the library, differentiably, as `out`.
+    float64), computed by the library, differentiably (with respect to
+    the points; the weights are constants), as `out`.
 
-    Each set's projections are sorted once (the padding last, as +inf);
-    the quantile functions of a set of n points and one of m step at the
-    levels i / n and j / m, so that for each pair of sizes (n, m) the
-    cells of the merge, their lengths and the points on each side are
-    known on the host (integer arithmetic on the levels times n m), and
-    each block of pairs of those sizes is one gather and one weighted sum
-    (`_sliced_block`). The sets are grouped by size, the blocks assembled
-    in that order and the rows and columns put back. The points are
-    centred on the mean of the sets' means first (the distance does not
-    change; sets far from the origin keep their digits), and taken to a
-    power-of-two scale near 1."""
+    The points are centred on the mean of the sets' means first (the
+    distance does not change; sets far from the origin keep their
+    digits), and taken to a power-of-two scale near 1. Unweighted sets:
+    `_uniform_distances`; where either side is weighted (a `Bags` with
+    weights; the other side's points then weigh the same), the merges of
+    the cumulative weights: `_weighted_distances`."""
     xp = library.xp
     sets = [S for S in (X, Y) if S is not None]
     centre = xp.mean(xp.concat([xp.sum(S.padded * S.shares[..., None], axis=1)
@@ -427,19 +389,9 @@ def sliced_wasserstein(library, X, Y, directions, p, out):
     e = _unit_exponent(library, sets[0], sets[-1])  # (SW is homogeneous)
     W = library.from_numpy(directions.T.astype(
         np.float32 if X.dtype == xp.float32 else np.float64))
-    sides = [_sorted_projections(library, S, W, e) for S in sets]
-    (sx, gx, ix), (sy, gy, iy) = sides[0], sides[-1]
-    def group(P, index):
-        return P if index is None else xp.take(P, index, axis=0)
-
-    rows = []
-    for n, rows_n in gx:
-        blocks = [_sliced_block(library, group(sx, rows_n), group(sy, cols_m), n, m, p)
-                  for m, cols_m in gy]
-        rows.append(blocks[0] if len(blocks) == 1 else xp.concat(blocks, axis=1))
-    D = group(rows[0] if len(rows) == 1 else xp.concat(rows, axis=0), ix)
-    if iy is not None:
-        D = xp.take(D, iy, axis=1)
+    weighted = any(S.weights is not None for S in sets)
+    D = (_weighted_distances if weighted else _uniform_distances)(
+        library, sets, W, e, p)
     if Y is None:
         D = _array_api.symmetrised(library, D) * (
             1 - xp.eye(len(X), dtype=D.dtype, device=library.device))
@@ -449,6 +401,74 @@ def sliced_wasserstein(library, X, Y, directions, p, out):
         raise ValueError(f"the sliced-Wasserstein distances between the sets of "
                          f"{names} overflow float64")
     return xp.astype(D, out, copy=False)
+
+
+def _uniform_distances(library, sets, W, e, p):
+    """SW_p between the unweighted `sets` (X, and Y where given) on the
+    directions W, their points times 2**e.
+
+    Each set's projections are sorted once (the padding last, as +inf);
+    the quantile functions of a set of n points and one of m step at the
+    levels i / n and j / m, so that for each pair of sizes (n, m) the
+    cells of the merge, their lengths and the points on each side are
+    known on the host (integer arithmetic on the levels times n m), and
+    each block of pairs of those sizes is one gather and one weighted sum
+    (`_sliced_block`). The sets are grouped by size, the blocks assembled
+    in that order and the rows and columns put back."""
+    xp = library.xp
+    sides = [_sorted_projections(library, S, W, e) for S in sets]
+    (sx, gx, ix), (sy, gy, iy) = sides[0], sides[-1]
+
+    def group(P, index):
+        return P if index is None else xp.take(P, index, axis=0)
+
+    rows = []
+    for n, rows_n in gx:
+        blocks = [_sliced_block(library, group(sx, rows_n), group(sy, cols_m), n, m, p)
+                  for m, cols_m in gy]
+        rows.append(blocks[0] if len(blocks) == 1 else xp.concat(blocks, axis=1))
+    D = group(rows[0] if len(rows) == 1 else xp.concat(rows, axis=0), ix)
+    return D if iy is None else xp.take(D, iy, axis=1)
+
+
+def _weighted_distances(library, sets, W, e, p):
+    """SW_p between the `sets` (X, and Y where given), either weighted, on
+    the directions W, their points times 2**e, as the engine computes them
+    (float64 sums): each set's projections sorted with their cumulative
+    weights (`_weighted_sorted`), and for each pair and direction the two
+    step quantile functions merged: the cumulative weights of both sorted
+    together, each cell ending at one of them (of length the step from
+    the one before), the point of each side on a cell of positive length
+    the first whose cumulative weight reaches the cell's end, which is
+    after as many of the side's points as precede the cell in the merge.
+    By blocks of rows of X; the padding (cumulative weight 1) and the
+    cells of length 0 add nothing."""
+    xp = library.xp
+    sides = [_weighted_sorted(library, S, W, e) for S in sets]
+    (vx, cx), (vy, cy) = sides[0], sides[-1]
+    n_y, L, n, m = vy.shape[0], W.shape[1], vx.shape[2], vy.shape[2]
+    K = n + m
+    positions = xp.arange(K, device=library.device)
+    blocks = []
+    for a, b in _array_api.row_blocks(vx.shape[0], n_y * L * K * 8 * 12, library):
+        shape = (b - a, n_y, L)
+        merged = xp.concat([xp.broadcast_to(cx[a:b, None, ...], (*shape, n)),
+                            xp.broadcast_to(cy[None, ...], (*shape, m))], axis=-1)
+        order = xp.argsort(merged, axis=-1, stable=True)
+        ends = xp.take_along_axis(merged, order, axis=-1)
+        lengths = ends - xp.concat([xp.zeros((*shape, 1), dtype=ends.dtype,
+                                             device=library.device),
+                                    ends[..., :-1]], axis=-1)
+        of_x = xp.astype(order < n, xp.int64)
+        before_x = xp.cumulative_sum(of_x, axis=-1) - of_x  # (X's before each)
+        t = (xp.take_along_axis(xp.broadcast_to(vx[a:b, None, ...], (*shape, n)),
+                                xp.clip(before_x, max=n - 1), axis=-1)
+             - xp.take_along_axis(xp.broadcast_to(vy[None, ...], (*shape, m)),
+                                  xp.clip(positions - before_x, max=m - 1), axis=-1))
+        t = xp.where(lengths > 0, t, 0)  # (no power of a gap beyond the largest)
+        blocks.append(_sliced_costs(
+            xp, t, lambda s, lengths=lengths: xp.sum(s * lengths, axis=(2, 3)) / L, p))
+    return blocks[0] if len(blocks) == 1 else xp.concat(blocks)
 
 
 def quantile_means(library, S, W, edges):
@@ -502,27 +522,14 @@ def _overlaps(xp, low, high, edges, scale):
 def _weighted_quantile_means(library, S, W, e, edges, scale, dtype):
     """`quantile_means` of weighted sets: (len(S), L Q)."""
     xp = library.xp
-    n_sets, n_max = S.padded.shape[:2]
-    L, Q = W.shape[1], len(scale)
-    inside = np.arange(n_max)[None, :] < S.sizes[:, None]  # (the padding last)
-    P = xp.permute_dims(xp.matmul(_array_api.times_power_of_two(S.padded, e), W),
-                        (0, 2, 1))
-    P = xp.where(library.from_numpy(inside[:, None, :]), P, xp.inf)
-    order = xp.argsort(P, axis=-1, stable=True)  # (n_sets, L, n_max)
-    values = xp.where(library.from_numpy(inside[:, None, :]),
-                      xp.take_along_axis(P, order, axis=-1), 0)
-    starts = np.concatenate([[0], np.cumsum(S.sizes)[:-1]])
-    rows = np.where(inside, starts[:, None] + np.arange(n_max), 0)
-    w = np.where(inside, weights_over_largest(
-        S.weights, np.concatenate([[0], np.cumsum(S.sizes)]))[rows], 0.0)
-    w = xp.broadcast_to(library.from_numpy(w[:, None, :]), (n_sets, L, n_max))
-    cum = xp.cumulative_sum(xp.take_along_axis(w, order, axis=-1), axis=-1)
-    cum = cum / cum[:, :, -1:]  # (each set's last: exactly 1)
+    values, cum = _weighted_sorted(library, S, W, e)
+    n_sets, L, Q = len(S), W.shape[1], len(scale)
     low = xp.concat([xp.zeros((n_sets, L, 1), dtype=cum.dtype,
                               device=library.device), cum[:, :, :-1]], axis=-1)
     cells = [library.from_numpy(a) for a in (edges, scale)]
     blocks = []
-    for a, b in _array_api.row_blocks(n_sets, L * n_max * Q * 8 * 3, library):
+    for a, b in _array_api.row_blocks(n_sets, L * S.padded.shape[1] * Q * 8 * 3,
+                                      library):
         M = xp.astype(_overlaps(xp, low[a:b, ...], cum[a:b, ...], *cells),
                       values.dtype)
         F = xp.matmul(values[a:b, :, None, :], M)[:, :, 0, :]  # (b - a, L, Q)
@@ -530,17 +537,49 @@ def _weighted_quantile_means(library, S, W, e, edges, scale, dtype):
     return blocks[0] if len(blocks) == 1 else xp.concat(blocks)
 
 
+def _weighted_sorted(library, S, W, e):
+    """The projections of the sets S on the columns of W, their points
+    times 2**e, sorted per set and direction, and their cumulative weights
+    (`ArraySets.point_weights` in the order of the sort, float64, over
+    their total: each set's last exactly 1): (n_sets, L, n_max) each, the
+    padding last (value 0, cumulative weight 1)."""
+    xp = library.xp
+    n_sets, n_max = S.padded.shape[:2]
+    inside = library.from_numpy(np.arange(n_max)[None, None, :]
+                                < S.sizes[:, None, None])
+    P = xp.permute_dims(xp.matmul(_array_api.times_power_of_two(S.padded, e), W),
+                        (0, 2, 1))
+    P = xp.where(inside, P, xp.inf)
+    order = xp.argsort(P, axis=-1, stable=True)  # (n_sets, L, n_max)
+    values = xp.where(inside, xp.take_along_axis(P, order, axis=-1), 0)
+    w = xp.broadcast_to(library.from_numpy(S.point_weights()[:, None, :]),
+                        (n_sets, W.shape[1], n_max))
+    cum = xp.cumulative_sum(xp.take_along_axis(w, order, axis=-1), axis=-1)
+    return values, cum / cum[:, :, -1:]
+
+
 def centre_means(library, S, centres, params):
     """The mean over each set of S of the point kernel (`params`: "rbf" or
     "laplacian" and gamma) between its points and the rows of `centres`
     (t, d) of `library`: (len(S), t), by blocks of sets."""
+    return centre_sums(library, S, centres, params,
+                       lambda a, b: S.shares[a:b, None, :])[:, 0, :]
+
+
+def centre_sums(library, S, centres, params, groups, n_groups=1):
+    """The sums over groups of the points of each set of S of the point
+    kernel (`params`) between them and the rows of `centres` (t, d) of
+    `library`: (len(S), n_groups, t), ``groups(a, b)`` the weight of each
+    point of the sets a to b in each group, (b - a, n_groups, n_max) (or
+    one group for all), by blocks of sets."""
     xp = library.xp
     n_max, t = S.padded.shape[1], centres.shape[0]
     width = S.dim + 2 if params["kernel"] == "laplacian" else 3
+    row_bytes = (n_max * t * width + n_groups * (n_max + t)) * 8
     blocks = []
-    for a, b in _array_api.row_blocks(len(S), n_max * t * width * 8, library):
-        values = _point_values(library, S.padded[a:b, ...], centres, params)
-        blocks.append(xp.matmul(S.shares[a:b, None, :], values)[:, 0, :])
+    for a, b in _array_api.row_blocks(len(S), row_bytes, library):
+        values = _array_api.point_kernel(library, S.padded[a:b, ...], centres, params)
+        blocks.append(xp.matmul(groups(a, b), values))
     return blocks[0] if len(blocks) == 1 else xp.concat(blocks)
 
 
@@ -584,10 +623,7 @@ _NORMALISED_P = 16.0
 def _sliced_block(library, A, B, n, m, p):
     """SW_p between the sets of A (a, L, >= n) of n points and those of B
     (b, L, >= m) of m points, their sorted projections (of points near 1):
-    (a, b), by blocks of rows of A. Beyond p = `_NORMALISED_P`, the mean
-    over the directions of W_p^p as ``T^p R``, T the largest gap of the
-    pair's cells and R the mean of ``(t / T)^p``: SW_p is ``T R^(1/p)``, in
-    range at any p (the largest gap as p grows)."""
+    (a, b), by blocks of rows of A (`_sliced_costs`)."""
     xp = library.xp
     # the cells (u_{k-1}, u_k] of the merged levels, in units of 1 / (n m)
     u = np.union1d(np.arange(1, n + 1) * m, np.arange(1, m + 1) * n)
@@ -601,26 +637,36 @@ def _sliced_block(library, A, B, n, m, p):
         b_cells = xp.expand_dims(xp.take(B, take_b, axis=2), axis=0)
     weights = library.from_numpy(lengths.astype(
         np.float32 if A.dtype == xp.float32 else np.float64)) / A.shape[1]
-    L, K = A.shape[1], len(u)
     blocks = []
-    for r0, r1 in _array_api.row_blocks(A.shape[0], B.shape[0] * L * K * 8 * 3,
+    for r0, r1 in _array_api.row_blocks(A.shape[0],
+                                        B.shape[0] * A.shape[1] * len(u) * 8 * 3,
                                         library):
         t = xp.expand_dims(a_cells[r0:r1, ...], axis=1) - b_cells
-        if p <= _NORMALISED_P:  # (t at most about 2 sqrt(d): t^p in range)
-            t = t * t if p == 2 else _power(xp, xp.abs(t), p)
-            M = xp.sum(t @ weights, axis=-1)
-            positive = M > 0
-            blocks.append(M if p == 1 else xp.where(
-                positive, xp.where(positive, M, 1) ** (1 / p), 0))
-            continue
-        t = xp.abs(t)
-        T = xp.max(t, axis=(2, 3))
-        positive = T > 0
-        T1 = xp.where(positive, T, 1)
-        R = xp.sum(_power(xp, t / T1[:, :, None, None], p) @ weights, axis=-1)
-        blocks.append(xp.where(positive, T1 * xp.where(positive, R, 1) ** (1 / p),
-                               0))
+        blocks.append(_sliced_costs(
+            xp, t, lambda s: xp.sum(s @ weights, axis=-1), p))
     return blocks[0] if len(blocks) == 1 else xp.concat(blocks)
+
+
+def _sliced_costs(xp, t, mean_cost, p):
+    """SW_p of pairs of sets from the differences t (r, c, L, K) of their
+    quantile functions on the K cells of their merges, along L directions
+    (points near 1), ``mean_cost(s)`` the mean over the directions of the
+    sums of s (as t) weighted by the cells' lengths: (r, c). Beyond p =
+    `_NORMALISED_P`, the mean over the directions of W_p^p as ``T^p R``, T
+    the largest |t| of the pair and R the mean of ``(t / T)^p``: SW_p is
+    ``T R^(1/p)``, in range at any p (the largest gap as p grows)."""
+    if p <= _NORMALISED_P:  # (t at most about 2 sqrt(d): t^p in range)
+        M = mean_cost(t * t if p == 2 else _power(xp, xp.abs(t), p))
+        if p == 1:
+            return M
+        positive = M > 0
+        return xp.where(positive, xp.where(positive, M, 1) ** (1 / p), 0)
+    t = xp.abs(t)
+    T = xp.max(t, axis=(2, 3))
+    positive = T > 0
+    T1 = xp.where(positive, T, 1)
+    R = mean_cost(_power(xp, t / T1[:, :, None, None], p))
+    return xp.where(positive, T1 * xp.where(positive, R, 1) ** (1 / p), 0)
 
 
 def _power(xp, t, p):

@@ -17,6 +17,7 @@ from .._parallel import check_progress, resolve_workers
 from .._validation import (
     DTYPE_DOC,
     cast_output,
+    check_array_matrix,
     check_bool,
     check_dtype,
     check_kernel_matrix,
@@ -390,23 +391,18 @@ def _relative_floors(log_rho, offsets):
 def _array_divergence_kernel(library, D, *, gamma=None, power=2, dtype=None):
     """`divergence_kernel` of a matrix of `library`, computed by it on its
     device (`_array_divergence.divergence_kernel`), with the checks of the
-    NumPy path; gamma None: the median rule on the host (a constant of
-    the gradient)."""
-    host = check_kernel_matrix(
-        _array_api.values_for_checks(library, D, "D", needed=gamma is None), "D",
-        keep_float32=True)
+    NumPy path there; gamma None: the median rule there too
+    (`_array_divergence.median_scale`, a constant of the gradient)."""
+    xp = library.xp
+    D = check_array_matrix(library, D, "D")
     gamma, power = divergence_kernel_params(gamma, power)
-    D = _array_api.as_float(library, D, "D")
     out = _array_api.result_dtype(library, dtype, D)
-    scale = None
-    if gamma is None:
-        _, scale = divergence_kernel_matrix(host.astype(np.float64, copy=False),
-                                            power=power)
+    scale = None if gamma is not None else _array_divergence.median_scale(library, D)
     K = _array_divergence.divergence_kernel(library, D, gamma, scale, power)
-    _array_api.warn_uninformative(  # (the NumPy path's, on the host values)
+    _array_api.warn_uninformative(  # (the NumPy path's, read on the device)
         library, K, True, "divergence", "objects of D", gamma,
-        lambda: not np.any(np.maximum(host + host.T, 0)))
-    return library.xp.astype(K, out, copy=False)
+        lambda: library.holds(xp.all(D + xp.matrix_transpose(D) <= 0)))
+    return xp.astype(K, out, copy=False)
 
 
 @_array_api.dispatched(_array_divergence_kernel, "D")

@@ -12,6 +12,7 @@ import dataclasses
 import numpy as np
 import scipy.sparse
 
+from .. import _array_api
 from .._bags import Bags
 from .._base import FeatureMap
 from .._engine.set_means import set_means, weights_over_largest
@@ -326,7 +327,9 @@ class EMKFeatures(FeatureMap):
             Position of every point in the unit square :math:`[0, 1]^2`: the
             same structure as `sets` with 2 columns, or one array aligned
             with the points of all sets one after the other. Needed when
-            ``levels > 0``, ignored otherwise.
+            ``levels > 0``, ignored otherwise. Beside sets of another array
+            library, read on the host (NumPy arrays, or the library's arrays
+            whose values can be read).
         levels : int, default=0
             Pyramid depth L; 0 gives the plain set feature. At most 16, and
             at most ``2**31 - 1`` output entries (a ValueError beyond:
@@ -369,19 +372,7 @@ class EMKFeatures(FeatureMap):
         levels = check_scalar(levels, "levels", kind="int", low=0, high=_MAX_LEVELS)
         n_threads = resolve_workers(workers)
         if levels > 0:
-            n_cells = (4 ** (levels + 1) - 1) // 3
-            size = len(sets) * n_cells * self.n_features_out_
-            if size > _MAX_PYRAMID:
-                width = n_cells * self.n_features_out_
-                raise ValueError(
-                    f"levels={levels} gives {len(sets)} x {width} = {size} output "
-                    f"entries, more than {_MAX_PYRAMID}: use fewer levels, or "
-                    f"transform fewer sets at a time"
-                )
-            if positions is None:
-                raise ValueError(
-                    f"levels={levels} needs the positions of the points"
-                )
+            _check_pyramid(levels, len(sets), self.n_features_out_, positions)
             positions = _check_positions(positions, sets)
         dtype = sets.dtype
         basis, projection = self.basis_, self.projection_
@@ -402,16 +393,14 @@ class EMKFeatures(FeatureMap):
 
     def _array_features(self, library, sets, positions=None, levels=0):
         """`transform` of the sets of `library`, computed there: the plain
-        set feature (a TypeError for a pyramid, ``levels > 0``)."""
+        set feature, or its pyramid (`_array_pyramid`; the positions on
+        the host, NumPy or readable arrays)."""
         checked = _array_sets.check_array_sets(library, sets, "sets", weighted=True)
         self._check_width(checked.dim, "sets")
         levels = check_scalar(levels, "levels", kind="int", low=0, high=_MAX_LEVELS)
         if levels > 0:
-            raise TypeError(
-                f"EMKFeatures.transform computes the spatial pyramid (levels="
-                f"{levels}) with NumPy only: give {library.name} arrays on the "
-                f"CPU without a gradient (the compiled engine then computes, the "
-                f"result in {library.name}), or NumPy arrays, or levels=0")
+            _check_pyramid(levels, len(checked), self.n_features_out_, positions)
+            positions = _check_positions(_host_positions(library, positions), checked)
         xp = library.xp
         out = checked.dtype
         top = np.abs(self.basis_).max()
@@ -422,9 +411,89 @@ class EMKFeatures(FeatureMap):
                 shares=checked.shares_in(xp.float64))
         dtype = np.float32 if checked.dtype == xp.float32 else np.float64
         basis, projection = self._on_device(library, dtype, "basis_", "projection_")
-        means = _array_sets.centre_means(library, checked, basis, {
-            "kernel": self._kernel, "gamma": self.gamma_})
-        return xp.astype(means @ xp.matrix_transpose(projection), out, copy=False)
+        params = {"kernel": self._kernel, "gamma": self.gamma_}
+        if levels > 0:
+            F = _array_pyramid(library, checked, positions, levels, basis,
+                               xp.matrix_transpose(projection), params)
+        else:
+            means = _array_sets.centre_means(library, checked, basis, params)
+            F = means @ xp.matrix_transpose(projection)
+        return xp.astype(F, out, copy=False)
+
+
+def _check_pyramid(levels, n_sets, width, positions):
+    """The ValueError of a pyramid of `levels` > 0 of `n_sets` sets of
+    `width` features each beyond `_MAX_PYRAMID` output entries, or without
+    `positions`."""
+    n_cells = (4 ** (levels + 1) - 1) // 3
+    size = n_sets * n_cells * width
+    if size > _MAX_PYRAMID:
+        raise ValueError(
+            f"levels={levels} gives {n_sets} x {n_cells * width} = {size} output "
+            f"entries, more than {_MAX_PYRAMID}: use fewer levels, or "
+            f"transform fewer sets at a time"
+        )
+    if positions is None:
+        raise ValueError(f"levels={levels} needs the positions of the points")
+
+
+def _host_positions(library, positions):
+    """The `positions` beside sets of `library` with NumPy arrays in place
+    of the library's, or a ValueError where their values cannot be read
+    (the cells of the points are found on the host)."""
+    arrays = (positions.points if isinstance(positions, Bags)
+              else positions if isinstance(positions, (list, tuple))
+              else [positions])
+    if any(_array_api.is_foreign(a) and not library.readable(a) for a in arrays):
+        raise ValueError(
+            "positions must have values that can be read on the host (not "
+            "under jax.jit, nor on PyTorch's meta device), where the cells of "
+            "the points are found: give them as NumPy arrays")
+    return _array_api.numpy_objects(library, positions)
+
+
+def _array_pyramid(library, S, positions, levels, basis, projection, params):
+    """`_pyramid` of the checked sets S of `library` (`_array_sets.ArraySets`)
+    with the (total, 2) `positions` (NumPy, checked), the `basis` and the
+    transposed `projection` on the device, computed by the library,
+    differentiably: the weighted sums of the kernel values of each set's
+    points in each cell of the finest level (`_array_sets.centre_sums`,
+    the cells' weights from the positions on the host), summed over the
+    sub-cells of each coarser cell and divided by their total weight (0
+    for an empty cell). The points weigh as the NumPy path's
+    (`ArraySets.point_weights`)."""
+    xp = library.xp
+    side = 2**levels
+    n_sets, n_max = S.padded.shape[:2]
+    mask, rows = _array_sets.padding(S.sizes, n_max)
+    rc = np.minimum((positions * side).astype(np.int64), side - 1)
+    key = np.where(mask, (rc[:, 0] * side + rc[:, 1])[rows], -1)
+    weights = S.point_weights()
+    totals = np.zeros((n_sets, side * side))  # of the finest cells (host)
+    np.add.at(totals, (np.nonzero(mask)[0], key[mask]), weights[mask])
+    keys = library.from_numpy(key)
+    shares = library.from_numpy(weights.astype(
+        np.float32 if S.dtype == xp.float32 else np.float64))
+    cells = xp.arange(side * side, device=library.device)
+
+    def groups(a, b):  # (b - a, cells, n_max): each point's weight in its cell
+        return xp.where(keys[a:b, None, :] == cells[:, None], shares[a:b, None, :], 0)
+
+    sums = _array_sets.centre_sums(library, S, basis, params, groups, side * side)
+    t = sums.shape[2]
+    parts = []
+    for level in range(levels + 1):
+        width, sub = 2**level, 2 ** (levels - level)
+        cell_sums = xp.reshape(xp.sum(xp.reshape(
+            sums, (n_sets, width, sub, width, sub, t)), axis=(2, 4)),
+            (n_sets, width * width, t))
+        total = totals.reshape(n_sets, width, sub, width, sub).sum(axis=(2, 4))
+        scale = np.where(total > 0, 1.0 / np.where(total > 0, total, 1.0), 0.0)
+        scale = scale / 2 ** (levels if level == 0 else levels - level + 1)
+        scale = library.from_numpy(scale.reshape(n_sets, width * width, 1).astype(
+            np.float32 if S.dtype == xp.float32 else np.float64))
+        parts.append((cell_sums * scale) @ projection)
+    return xp.reshape(xp.concat(parts, axis=1), (n_sets, -1))
 
 
 def _pyramid(bags, positions, levels, means, projection):

@@ -332,25 +332,13 @@ def _array_distances(library, X, Y, n_projections, p, projections, draw, rng,
             n_projections=n_projections, p=p, projections=projections, draw=draw,
             rng=rng, workers=workers, progress=progress,
             dtype=library.numpy_dtype(dtype)))
-    _native_unweighted(library, X, Y, "sliced_wasserstein")
-    X, Y = _array_sets.check_array_set_pair(library, X, Y)
+    X, Y = _array_sets.check_array_set_pair(library, X, Y, weighted=True)
     p = check_scalar(p, "p", low=0.0, low_inclusive=False)
     resolve_workers(workers)
     check_progress(progress)
     out = _array_api.result_dtype(library, dtype, X, Y)
     directions, _ = sliced_directions(X.dim, n_projections, projections, draw, rng)
     return _array_sets.sliced_wasserstein(library, X, Y, directions, p, out)
-
-
-def _native_unweighted(library, X, Y, function):
-    """A TypeError for a weighted `Bags` where `library` computes: the
-    distances of weighted sets are computed with NumPy only."""
-    for name, S in (("X", X), ("Y", Y)):
-        if isinstance(S, Bags) and S.weights is not None:
-            raise TypeError(
-                f"{name} is a Bags of {library.name} points with weights: "
-                f"{function} computes weighted sets with NumPy only (give them "
-                f"on the CPU without a gradient, or without weights)")
 
 
 def _distances(X, Y, directions, p, names, n_threads, progress, out):
@@ -486,8 +474,7 @@ def _array_kernel(library, X, Y, gamma, n_projections, projections, draw, rng,
             n_projections=n_projections, projections=projections, draw=draw,
             rng=rng, workers=workers, progress=progress,
             dtype=library.numpy_dtype(dtype)))
-    _native_unweighted(library, X, Y, "sliced_wasserstein_kernel")
-    X, Y = _array_sets.check_array_set_pair(library, X, Y)
+    X, Y = _array_sets.check_array_set_pair(library, X, Y, weighted=True)
     params = kernel_params(gamma, n_projections, projections, draw)
     resolve_workers(workers)
     check_progress(progress)

@@ -5210,13 +5210,11 @@ def _tensor(torch, a):
     return t.requires_grad_()
 
 
-def _tensors(km, torch, X, sets, weighted=True):
-    """X (an array, or with `sets` a list of arrays or a Bags, `weighted`
-    or not) as tensors, or None where some array cannot be one."""
+def _tensors(km, torch, X, sets):
+    """X (an array, or with `sets` a list of arrays or a Bags) as tensors,
+    or None where some array cannot be one."""
     if not sets:
         return _tensor(torch, X)
-    if isinstance(X, km.Bags) and X.weights is not None and not weighted:
-        return None
     if isinstance(X, km.Bags):
         points = _tensor(torch, np.asarray(X.points))
         return None if points is None else km.Bags(points, X.offsets, X.weights)
@@ -5226,23 +5224,22 @@ def _tensors(km, torch, X, sets, weighted=True):
     return _tensor(torch, X)
 
 
-def _torch_entry(name, data=("X", "Y"), sets=False):
+def _torch_entry(name, data=("X", "Y"), sets=False, labels=()):
     """`name` on PyTorch tensors that require a gradient: the `data`
     arguments (`sets`: collections of sets) converted together (all or
-    none), the result read back. Weighted sets stay NumPy's for the
-    sliced-Wasserstein distances (which refuse them of PyTorch with a
-    gradient, a TypeError that says so: `test_array_api_tools.py`)."""
+    none), and with them the `labels` arguments (NumPy arrays of numbers,
+    as tensors without a gradient), the result read back."""
     base = ENTRIES[name]
-    weighted = name != "sliced_wasserstein"
 
     def call(km, v):
         import torch
 
         given = {k: v[k] for k in data if v.get(k) is not None}
-        converted = {k: _tensors(km, torch, x, sets, weighted)
-                     for k, x in given.items()}
+        converted = {k: _tensors(km, torch, x, sets) for k, x in given.items()}
         if converted and all(t is not None for t in converted.values()):
-            v = {**v, **converted}
+            v = {**v, **converted, **{
+                k: torch.asarray(np.array(v[k])) for k in labels
+                if type(v.get(k)) is np.ndarray and v[k].dtype.kind in "biuf"}}
         res = base.call(km, v)
         return res.detach().numpy() if isinstance(res, torch.Tensor) else res
 
@@ -5260,6 +5257,9 @@ else:
     HAVE_TORCH = True
     for _name in ("sum_match_kernel", "mmd", "mmd_kernel", "sliced_wasserstein"):
         _torch_entry(_name, sets=True)
-    for _name in (*HIST_KERNELS, "mmd_test[permutation]", "mmd_test[wild_bootstrap]"):
+    for _name in (*HIST_KERNELS, *(f"mmd_test[{method}]" for method in (
+            "permutation", "wild_bootstrap", "aggregated", "fuse", "linear",
+            "cross"))):
         _torch_entry(_name)
+    _torch_entry("mmd_test[precomputed]", data=("X",), labels=("Y",))
     _torch_entry("project_psd", data=("K",))
