@@ -46,6 +46,7 @@ __all__ = [
     "library_of_objects",
     "numpy_objects",
     "pair_sums",
+    "point_distances",
     "point_kernel",
     "result_dtype",
     "row_blocks",
@@ -269,19 +270,32 @@ def _point_kernel(xp, A, B, params, direct):
         if kernel == "linear":
             return products
         return (gamma * products + params["coef0"]) ** params["degree"]
-    if kernel == "rbf" and A.shape[-1] > DIRECT_WIDTH and not direct:
-        squares = xp.clip(xp.expand_dims(xp.sum(A * A, axis=-1), axis=-1)
-                          + xp.expand_dims(xp.sum(B * B, axis=-1), axis=-2)
-                          - 2 * (A @ xp.matrix_transpose(B)), min=0)
-        return exp_minus(xp, gamma, squares)
-    differences = xp.expand_dims(A, axis=-2) - xp.expand_dims(B, axis=-3)
-    if kernel == "rbf":
-        return exp_minus(xp, gamma, xp.sum(differences * differences, axis=-1))
-    if kernel == "laplacian":
-        return exp_minus(xp, gamma, xp.sum(xp.abs(differences), axis=-1))
+    if kernel in ("rbf", "laplacian"):
+        return exp_minus(xp, gamma, _distances(xp, A, B, kernel, direct))
     return (xp.expand_dims(row_norms(xp, A), axis=-1)  # energy
             + xp.expand_dims(row_norms(xp, B), axis=-2)
-            - row_norms(xp, differences)) / 2
+            - row_norms(xp, xp.expand_dims(A, axis=-2) - xp.expand_dims(B, axis=-3))
+            ) / 2
+
+
+def point_distances(library, A, B, kernel, direct=False):
+    """The distances of the point kernel `kernel` ("rbf": squared
+    Euclidean, "laplacian": L1) between the points A (..., r, d) and B
+    (..., c, d) of `library`, as `point_kernel` computes them: its values
+    at any gamma are ``exp_minus(xp, gamma, distances)``."""
+    with np.errstate(over="ignore"):  # (as `point_kernel`)
+        return _distances(library.xp, A, B, kernel, direct)
+
+
+def _distances(xp, A, B, kernel, direct):
+    if kernel == "rbf" and A.shape[-1] > DIRECT_WIDTH and not direct:
+        return xp.clip(xp.expand_dims(xp.sum(A * A, axis=-1), axis=-1)
+                       + xp.expand_dims(xp.sum(B * B, axis=-1), axis=-2)
+                       - 2 * (A @ xp.matrix_transpose(B)), min=0)
+    differences = xp.expand_dims(A, axis=-2) - xp.expand_dims(B, axis=-3)
+    if kernel == "rbf":
+        return xp.sum(differences * differences, axis=-1)
+    return xp.sum(xp.abs(differences), axis=-1)
 
 
 # Features up to which the rbf kernel's squared distances come from the

@@ -144,9 +144,9 @@ def test_blocks_of_rows_and_batches_of_retwo_samples(method, monkeypatch):
     options = dict(method=method, n_resamples=600, rng=7)
     expected = km.mmd_test(X, Y, **options)
     calls = []
-    block = on_device._Kernel.block
-    monkeypatch.setattr(on_device._Kernel, "block",
-                        lambda self, *a: calls.append(a) or block(self, *a))
+    blocks = on_device._Kernel.blocks
+    monkeypatch.setattr(on_device._Kernel, "blocks",
+                        lambda self, *a: calls.append(a) or blocks(self, *a))
     strict = _strict()
     for memory in (0.1, 4):  # (MiB: 3 batches of 256 resamples, or 1)
         calls.clear()

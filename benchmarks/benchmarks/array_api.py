@@ -86,15 +86,25 @@ class SetGramTorch(BlasThreads):
         _hand_gram(self.torch, self.tensor, self.gamma)
 
 
-class MMDLossTorch(BlasThreads):
+class _LossTorch(BlasThreads):
+    """Two samples of 2,000 points, d = 64, as tensors (1, 2000, 64) X and
+    Y (shifted by 0.1), drawn with `seed`, on 2 threads; the `rng` left
+    for more draws."""
+
+    seed = None
+
     def setup(self):
         self.torch = _torch()
         self.setup_blas(2)
         self.torch.set_num_threads(2)
-        rng = np.random.default_rng(1)
-        self.X = self.torch.asarray(rng.standard_normal((1, 2000, 64)))
-        self.Y = self.torch.asarray(rng.standard_normal((1, 2000, 64)) + 0.1)
-        self.gamma = 1 / 64
+        self.rng = np.random.default_rng(self.seed)
+        self.X = self.torch.asarray(self.rng.standard_normal((1, 2000, 64)))
+        self.Y = self.torch.asarray(self.rng.standard_normal((1, 2000, 64)) + 0.1)
+
+
+class MMDLossTorch(_LossTorch):
+    seed = 1
+    gamma = 1 / 64
 
     def time_ours(self):
         X = self.X.clone().requires_grad_()
@@ -111,15 +121,12 @@ class MMDLossTorch(BlasThreads):
         (mean_kernel(a, a) + mean_kernel(b, b) - 2 * mean_kernel(a, b)).backward()
 
 
-class SlicedWassersteinLossTorch(BlasThreads):
+class SlicedWassersteinLossTorch(_LossTorch):
+    seed = 2
+
     def setup(self):
-        self.torch = _torch()
-        self.setup_blas(2)
-        self.torch.set_num_threads(2)
-        rng = np.random.default_rng(2)
-        self.X = self.torch.asarray(rng.standard_normal((1, 2000, 64)))
-        self.Y = self.torch.asarray(rng.standard_normal((1, 2000, 64)) + 0.1)
-        directions = rng.standard_normal((100, 64))
+        super().setup()
+        directions = self.rng.standard_normal((100, 64))
         self.directions = directions / np.linalg.norm(directions, axis=1,
                                                       keepdims=True)
         self.W = self.torch.asarray(self.directions.T)
@@ -135,3 +142,31 @@ class SlicedWassersteinLossTorch(BlasThreads):
         a = torch.sort(X[0] @ self.W, dim=0).values
         b = torch.sort(self.Y[0] @ self.W, dim=0).values
         ((a - b) ** 2).mean().backward()
+
+
+class MMDTestTorch(BlasThreads):
+    """`mmd_test` of 1,000 against 1,000 points, d = 32, 199 resamples:
+    ``time_numpy`` on the compiled engine, ``time_native`` of tensors that
+    require a gradient, which PyTorch computes (on this CPU: the device
+    path, `_two_sample.on_device`), per method."""
+
+    params = ("permutation", "aggregated", "cross", "linear")
+    param_names = ("method",)
+    timeout = 300
+
+    def setup(self, method):
+        self.torch = _torch()
+        self.setup_blas(2)
+        self.torch.set_num_threads(2)
+        rng = np.random.default_rng(4)
+        self.X = rng.standard_normal((1000, 32))
+        self.Y = rng.standard_normal((1000, 32)) + 0.05
+        self.options = dict(method=method, rng=0, n_resamples={
+            "permutation": 199, "aggregated": (100, 100)}.get(method))
+
+    def time_numpy(self, method):
+        km.mmd_test(self.X, self.Y, **self.options)
+
+    def time_native(self, method):
+        km.mmd_test(self.torch.asarray(self.X).requires_grad_(),
+                    self.torch.asarray(self.Y), **self.options)

@@ -84,8 +84,8 @@ def test(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
         iv, K, order = _matrices(library, X, Y, gamma, options)
         budget = _budget(library, iv.budget, working_memory)
         return _resampled(library, iv, budget, [
-            (iv.specs[0], index, _Matrix(library, K[index, ...], order),
-             None) for index in range(K.shape[0])], lambda: False)
+            (iv.specs[0], list(range(K.shape[0])), _Matrix(library, K, order))],
+            lambda: False)
     X, Y = _points(library, X, Y)
     iv = check_input(*(_stand_in(library, A) for A in (X, Y)), kernel, gamma,
                      *options)
@@ -97,40 +97,49 @@ def test(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
 
 def _resampled(library, iv, budget, kernels, equal):
     """The resampling test of the `Checked` call `iv` from the `kernels`
-    ((spec, scale, kernel, None) of each kernel and scale: its blocks on
-    the device), the draws of the NumPy path from its generator, within
-    `budget` bytes of the device; `equal()` tells whether the pooled
-    objects are all equal. The result: the method's conclusion on the
-    host (`CONCLUDE`)."""
+    ((spec, scales, kernel) of each kernel: its blocks on the device at
+    each of its scales, `_Kernel` or `_Matrix`), the draws of the NumPy
+    path from its generator, within `budget` bytes of the device; `equal()`
+    tells whether the pooled objects are all equal. The result: the
+    method's conclusion on the host (`CONCLUDE`)."""
     seeds = draws.block_seeds(iv.generator, iv.total)  # (first, as NumPy's)
-    kernels = [(spec, scale, kernel, _products_dtype(library, iv, spec, kernel,
-                                                     scale))
-               for spec, scale, kernel, _ in kernels]
-    batches, ranges = _plan(iv, len(seeds), budget)
+    products = [[_products_dtype(library, iv, spec, kernel, index)
+                 for index in range(len(scales))]
+                for spec, scales, kernel in kernels]
+    batches, ranges = _plan(iv, len(seeds), budget,
+                            max(len(scales) for _, scales, _ in kernels))
     draw = draws.drawer(seeds, iv.n, iv.N, iv.mode, np.int8)
-    statistics = np.empty((len(kernels), iv.total))
-    found, finishes = [], []  # (of each kernel, from the first batch)
+    statistics = np.empty((sum(len(s) for _, s, _ in kernels), iv.total))
+    found, finishes = [], []  # (of each kernel and scale, the first batch)
     steps = len(batches) * len(ranges) * len(kernels)
     with progress_bar(iv.progress, steps, "mmd_test") as bar:
         for batch in batches:
             S = np.concatenate(list(thread_map(draw, batch,
                                                min(iv.n_threads, 2))), axis=1)
             column, first = batch[0] * draws.RESAMPLE_BLOCK, batch is batches[0]
-            for k, (spec, _, kernel, products) in enumerate(kernels):
-                q, values = _pass(library, kernel, iv, S, ranges, products,
-                                  first and iv.mode != "swap", bar)
+            row = 0
+            for (spec, _, kernel), scale_products in zip(kernels, products,
+                                                         strict=True):
+                forms, values = _pass(library, kernel, iv, S, ranges,
+                                      scale_products, first and iv.mode != "swap",
+                                      bar)
                 if first:
                     if iv.mode == "swap":  # (a pass over the whole matrix)
                         values = _swap_pass(library, kernel, iv, budget)
-                    found.append(values)
-                    finishes.append(_finish(library, iv, spec, kernel, values))
-                statistics[k, column:column + S.shape[1]] = finishes[k](
-                    S, library.to_numpy(q))
+                    found += values
+                    finishes += [_finish(library, iv, spec, kernel, index, v)
+                                 for index, v in enumerate(values)]
+                for q in forms:
+                    statistics[row, column:column + S.shape[1]] = finishes[row](
+                        S, library.to_numpy(q))
+                    row += 1
+    specs = [spec for spec, scales, _ in kernels for _ in scales]
     kinds = tuple(_degenerate_kind(library, iv, spec, equal, values)
-                  for (spec, *_), values in zip(kernels, found, strict=True))
+                  for spec, values in zip(specs, found, strict=True))
     norms = np.array([values.get("norm") for values in found])
-    names = np.array([spec.name for spec, *_ in kernels])
-    reported = [spec.report(scale) for spec, scale, *_ in kernels]
+    names = np.array([spec.name for spec in specs])
+    reported = [spec.report(scale) for spec, scales, _ in kernels
+                for scale in scales]
     gammas = np.array(reported, dtype=object if None in reported
                       else np.float64)
     return CONCLUDE[iv.method](iv, statistics, names, gammas, kinds, norms)
@@ -183,32 +192,32 @@ def _matrices(library, X, Y, gamma, options):
 
 
 def _kernels(library, iv, Z, budget):
-    """(spec, scale, `_Kernel`, products) of each kernel and scale of the
-    `Checked` call `iv` on the pooled points Z, in its order: the scales as
-    the NumPy path finds them (from the points of `_value_sample` where
-    gamma is None); None for the products (`_resampled` fills them in)."""
+    """(spec, scales, `_Kernel`) of each kernel of the `Checked` call `iv`
+    on the pooled points Z, in its order: the scales as the NumPy path
+    finds them (from the points of `_value_sample` where gamma is None)."""
     sample = None
     if iv.gamma is None and any(spec.scale is not None for spec in iv.specs):
         sample = _value_sample(library, Z)
     out = []
     for spec in iv.specs:
-        for scale in spec.scales(sample, iv.gamma, iv.grid, iv.n_threads):
-            out.append((spec, scale, _Kernel(library, spec.name, scale, Z,
-                                             budget), None))
+        scales = spec.scales(sample, iv.gamma, iv.grid, iv.n_threads)
+        out.append((spec, scales, _Kernel(library, spec.name, scales, Z, budget)))
     return out
 
 
-def _plan(iv, count, budget):
+def _plan(iv, count, budget, scales):
     """The batches of the `count` blocks of resamples (ranges of their
     indices; their draws on the device in half the `budget`, a block at
     least) and the blocks of rows of the kernel (start, stop: their
-    temporaries in a quarter)."""
+    temporaries, of its blocks at each of at most `scales` scales, in a
+    quarter)."""
     rows = iv.N if iv.mode == "permutation" else min(iv.n, iv.N - iv.n)
     per_batch = _step(budget / 2, rows * draws.RESAMPLE_BLOCK * DRAW_BYTES)
     batches = [range(a, min(a + per_batch, count))
                for a in range(0, count, per_batch)]
     width = min(iv.total, per_batch * draws.RESAMPLE_BLOCK)
-    step = _step(budget / 4, 8.0 * (BLOCK_COPIES[iv.mode] * rows + 3 * width))
+    copies = BLOCK_COPIES[iv.mode] + scales * (1 if iv.mode == "permutation" else 4)
+    step = _step(budget / 4, 8.0 * (copies * rows + 3 * width))
     return batches, [(a, min(a + step, rows)) for a in range(0, rows, step)]
 
 
@@ -267,181 +276,211 @@ def _value_sample(library, Z):
 
 
 class _Kernel:
-    """The point kernel `name` at `scale` between rows of the pooled points
-    Z of `library`, on their device, in float64 (`block`: the package's
-    `_array_api.point_kernel`), a block of columns at a time within
-    `budget` bytes. rbf and laplacian in the points' units (1 between
-    equal points, whatever the scale; 0 where a distance overflows), rbf's
-    squared distances from the differences where the points' squares
-    could overflow or vanish (far from 1), else by its rule; the
-    homogeneous "energy" on the points times a power of two (exact) that
-    takes them near 1 where they are far from it, its values scaled
-    back."""
+    """The point kernel `name` at its `scales` between rows of the pooled
+    points Z of `library`, on their device, in float64 (`blocks`: the
+    package's `_array_api.point_kernel`, its distances computed once for
+    every scale), a block of columns at a time within `budget` bytes. rbf
+    and laplacian in the points' units (1 between equal points, whatever
+    the scale; 0 where a distance overflows), rbf's squared distances from
+    the differences where the points' squares could overflow or vanish
+    (far from 1), else by its rule; the homogeneous "energy" on the points
+    times a power of two (exact) that takes them near 1 where they are far
+    from it, its values scaled back."""
 
-    def __init__(self, library, name, scale, Z, budget):
+    def __init__(self, library, name, scales, Z, budget):
         xp = library.xp
-        self.library, self.budget = library, budget
+        self.library, self.name, self.budget = library, name, budget
         Z = xp.astype(Z, xp.float64, copy=False)
         top = library.scalar(xp.max(xp.abs(Z)))
         near = 2.0**-400 < top < 2.0**400
         e = 0 if near or name != "energy" else power_of_two_exponent(top)
         self.points, self.Z = Z, _array_api.times_power_of_two(Z, e)
-        self.params = {"kernel": name,
-                       "gamma": None if scale is None else float(scale)}
+        self.scales = list(scales)
         self.direct, self.factor = not near, math.ldexp(1.0, -e)
 
-    def diagonal(self, library):
+    def diagonal(self, library, index):
         """k(z, z) of the pooled points, on the host."""
-        if self.params["kernel"] != "energy":
+        if self.name != "energy":
             return np.ones(self.Z.shape[0])
         return library.to_numpy(_array_api.row_norms(library.xp, self.Z)
                                 ) * self.factor
 
-    def shift(self, library, spec, scale, N):
-        """`permutation.shifts` of the `spec` at `scale` of the N pooled
-        points, from the first of them, copied."""
-        head = self.points[:min(permutation.SHIFT_OBJECTS, N), :]
-        return permutation.shifts(spec, library.to_numpy(head), N, [scale])[0]
+    def shift(self, library, spec, index, N):
+        """`permutation.shifts` of the `spec` at scale `index` of the N
+        pooled points, from the first of them, copied."""
+        head = library.to_numpy(self.points[:min(permutation.SHIFT_OBJECTS, N), :])
+        return permutation.shifts(spec, head, N, [self.scales[index]])[0]
 
-    def reach(self, library):
+    def reach(self, library, index):
         """The largest magnitude of the kernel's values."""
-        if self.params["kernel"] != "energy":
+        if self.name != "energy":
             return 1.0
         return 4.0 * library.scalar(library.xp.max(
             _array_api.row_norms(library.xp, self.Z))) * self.factor
 
-    def block(self, rows, cols):
-        """k(Z[rows], Z[cols]) for slices `rows` and `cols`."""
+    def blocks(self, rows, cols):
+        """k(Z[rows], Z[cols]) at each scale, for slices `rows` and
+        `cols`."""
         xp, A, B = self.library.xp, self.Z[rows, :], self.Z[cols, :]
         step = _step(self.budget, 24.0 * A.shape[0] * A.shape[1])
-        parts = [_array_api.point_kernel(self.library, A,
-                                         B[c:min(c + step, B.shape[0]), :],
-                                         self.params, self.direct)
-                 for c in range(0, B.shape[0], step)]
-        K = parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
-        return K * self.factor if self.factor != 1.0 else K
+        if self.name == "energy":
+            parts = [_array_api.point_kernel(
+                self.library, A, B[c:min(c + step, B.shape[0]), :],
+                {"kernel": "energy"}) for c in range(0, B.shape[0], step)]
+            K = parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
+            return [K * self.factor if self.factor != 1.0 else K]
+        parts = [_array_api.point_distances(
+            self.library, A, B[c:min(c + step, B.shape[0]), :], self.name,
+            self.direct) for c in range(0, B.shape[0], step)]
+        S = parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
+        return [_array_api.exp_minus(xp, float(gamma), S) for gamma in self.scales]
+
+    def block(self, rows, cols):
+        """k(Z[rows], Z[cols]) at its first scale."""
+        return self.blocks(rows, cols)[0]
 
 
 class _Matrix:
-    """A precomputed kernel matrix K (N, N, float64) of `library` of the
-    pooled objects in the `order` of its rows (`labels_order`): its blocks
-    gathered on the device (`block`), not a reordered copy."""
+    """Precomputed kernel matrices K (L, N, N, float64) of `library` of the
+    pooled objects in the `order` of their rows (`labels_order`): their
+    blocks gathered on the device (`blocks`), not a reordered copy."""
 
     def __init__(self, library, K, order):
         self.library, self.K = library, K
         self.order = library.from_numpy(order)
 
-    def shift(self, library, spec, scale, N):
-        """`permutation.shifts` of the matrix, from its block of the first
-        pooled objects, copied."""
+    def diagonal(self, library, index):
+        """The diagonal of matrix `index` in the pooled order, on the
+        host."""
+        xp, N = library.xp, self.K.shape[1]
+        return library.to_numpy(xp.take(xp.reshape(self.K[index, ...], (N * N,)),
+                                        self.order * (N + 1), axis=0))
+
+    def shift(self, library, spec, index, N):
+        """`permutation.shifts` of matrix `index`, from its block of the
+        first pooled objects, copied."""
         k = min(permutation.SHIFT_OBJECTS, N)
-        head = library.to_numpy(self.block(slice(0, k), slice(0, k)))
+        head = library.to_numpy(self.blocks(slice(0, k), slice(0, k))[index])
         return permutation.shifts(PrecomputedSpec(head[None, ...]),
                                   np.arange(k), N, [0])[0]
 
-    def reach(self, library):
-        """The largest magnitude of the matrix's values."""
-        return library.scalar(library.xp.max(library.xp.abs(self.K)))
+    def reach(self, library, index):
+        """The largest magnitude of the values of matrix `index`."""
+        return library.scalar(library.xp.max(library.xp.abs(self.K[index, ...])))
 
-    def diagonal(self, library):
-        """The diagonal in the pooled order, on the host."""
-        xp, N = library.xp, self.K.shape[0]
-        return library.to_numpy(xp.take(xp.reshape(self.K, (N * N,)),
-                                        self.order * (N + 1), axis=0))
-
-    def block(self, rows, cols):
-        """K of the pooled objects `rows` and `cols` (slices)."""
+    def blocks(self, rows, cols):
+        """Each matrix of the pooled objects `rows` and `cols` (slices)."""
         xp = self.library.xp
-        return xp.take(xp.take(self.K, self.order[rows], axis=0),
-                       self.order[cols], axis=1)
+        K = xp.take(xp.take(self.K, self.order[rows], axis=1), self.order[cols],
+                    axis=2)
+        return [K[index, ...] for index in range(K.shape[0])]
 
 
-def _products_dtype(library, iv, spec, kernel, scale):
+def _products_dtype(library, iv, spec, kernel, index):
     """The products' dtype on the device (the call's dtype, float64 where
     float32 could overflow: `FLOAT32_REACH`) and the constant the
     permutations' products take from the pooled matrix (the kernel's
-    `shift`), as the NumPy path chooses them."""
+    `shift`), of the kernel at its scale `index`, as the NumPy path
+    chooses them."""
     xp = library.xp
     shift = 0.0
     if iv.mode == "permutation":
-        shift = kernel.shift(library, spec, scale, iv.N)
+        shift = kernel.shift(library, spec, index, iv.N)
     if iv.dtype != np.float32:
         return xp.float64, shift
-    return (xp.float64 if kernel.reach(library) + abs(shift) > FLOAT32_REACH
+    return (xp.float64 if kernel.reach(library, index) + abs(shift) > FLOAT32_REACH
             else xp.float32), shift
 
 
 def _pass(library, kernel, iv, S, ranges, products, first, bar):
     """The quadratic forms of the host's draws S of a batch (int8, a row
-    per pooled object or pair), a float64 vector of the device, from the
-    blocks of rows `ranges` of the upper triangle of the pooled matrix with
-    its diagonal 0 (permutations; in the products' dtype, less their
-    shift: `products`) or of H (the wild bootstrap); and on the `first`
-    pass what the kernel's values tell (`_found`; permutations: also the
-    row sums "r"; the fused test: the Frobenius "norm" of the pooled matrix
-    with its diagonal 0, a float)."""
+    per pooled object or pair) at each scale of the `kernel` (a float64
+    vector of the device each), from the blocks of rows `ranges` of the
+    upper triangle of the pooled matrix with its diagonal 0 (permutations;
+    in the products' dtype, less their shift: `products`, of each scale)
+    or of H (the wild bootstrap); and on the `first` pass what each
+    scale's values tell (`_found`; permutations: also the row sums "r";
+    the fused test: the Frobenius "norm" of the pooled matrix with its
+    diagonal 0, a float)."""
     xp = library.xp
-    dtype, shift = products
     pooled = iv.mode == "permutation"
-    T = xp.astype(library.from_numpy(S), dtype)
-    if pooled:  # the centred indicators
-        T = T * iv.N - iv.n
-    rows = T.shape[0]
-    q = xp.zeros((T.shape[1],), dtype=xp.float64, device=library.device)
-    found = None
-    if first:
-        found = dict(low=[], high=[], off=[])
-        if pooled:
-            found.update(r=xp.zeros((rows,), dtype=xp.float64,
-                                    device=library.device))
-        if iv.method == "fuse":
-            found["squares"] = []
+    draws_of = {}  # (the draws in each dtype of the products)
+    for dtype, _ in products:
+        if dtype not in draws_of:
+            T = xp.astype(library.from_numpy(S), dtype)
+            draws_of[dtype] = T * iv.N - iv.n if pooled else T  # (centred)
+    rows = S.shape[0]
+    forms = [xp.zeros((S.shape[1],), dtype=xp.float64, device=library.device)
+             for _ in products]
+    found = [_first_found(library, iv, rows) for _ in products] if first else None
     n = iv.n
     for a, b in ranges:
         here, rest = slice(a, b), slice(a, rows)
         diagonal = (xp.arange(b - a, device=library.device)[:, None]
                     == xp.arange(rows - a, device=library.device)[None, :])
         if pooled:
-            K = kernel.block(here, rest)
-            M = xp.where(diagonal, 0.0, K)
-            values, off = [K], [M]
+            groups = [[K] for K in kernel.blocks(here, rest)]
         else:  # H = Kxx + Kyy - Kxy - Kyx, the diagonal 0
-            xx, yy = (kernel.block(slice(s + a, s + b), slice(s + a, s + rows))
+            xx, yy = (kernel.blocks(slice(s + a, s + b), slice(s + a, s + rows))
                       for s in (0, n))
-            xy = kernel.block(here, slice(n + a, n + rows))
-            yx = kernel.block(slice(n + a, n + b), rest)
-            M = xp.where(diagonal, 0.0, xx + yy - xy - yx)
-            values = [xx, yy, xy, yx]
-            off = [xp.where(diagonal, 0.0, xx), xp.where(diagonal, 0.0, yy),
-                   xy, yx]
-        if first:
-            _found(xp, found, values, off, a == 0)
+            groups = [list(values) for values in zip(
+                xx, yy, kernel.blocks(here, slice(n + a, n + rows)),
+                kernel.blocks(slice(n + a, n + b), rest), strict=True)]
+        for index, values in enumerate(groups):
             if pooled:
-                zeros = xp.zeros((a,), dtype=xp.float64, device=library.device)
-                found["r"] = found["r"] + xp.concat(
-                    [zeros, xp.sum(M, axis=1), xp.sum(M[:, b - a:], axis=0)])
-            if iv.method == "fuse":  # (the block's mirror counts twice)
-                with np.errstate(over="ignore"):  # (inf where it overflows)
-                    squares = M * M
-                    found["squares"].append(xp.sum(squares[:, :b - a])
-                                            + 2 * xp.sum(squares[:, b - a:]))
-        del values, off
-        if shift:
-            M = M - shift
-        M = xp.astype(M, dtype)
-        # the rows i = a:b of the upper triangle of the symmetric matrix:
-        # t_i' M_ii t_i + 2 t_i' M_ij t_j over the columns j = b:
-        Ti = T[a:b, :]
-        part = xp.sum(Ti * (M @ T[a:, :]), axis=0)
-        if b < rows:
-            part = 2 * part - xp.sum(Ti * (M[:, :b - a] @ Ti), axis=0)
-        q = q + xp.astype(part, xp.float64)
+                M = xp.where(diagonal, 0.0, values[0])
+                off = [M]
+            else:
+                kxx, kyy, kxy, kyx = values
+                M = xp.where(diagonal, 0.0, kxx + kyy - kxy - kyx)
+                off = [xp.where(diagonal, 0.0, kxx), xp.where(diagonal, 0.0, kyy),
+                       kxy, kyx]
+            if first:
+                _add_found(xp, found[index], values, off, M, a, b, pooled)
+            del values, off
+            dtype, shift = products[index]
+            if shift:
+                M = M - shift
+            M, T = xp.astype(M, dtype), draws_of[dtype]
+            # the rows i = a:b of the upper triangle of the symmetric
+            # matrix: t_i' M_ii t_i + 2 t_i' M_ij t_j over the columns j = b:
+            Ti = T[a:b, :]
+            part = xp.sum(Ti * (M @ T[a:, :]), axis=0)
+            if b < rows:
+                part = 2 * part - xp.sum(Ti * (M[:, :b - a] @ Ti), axis=0)
+            forms[index] = forms[index] + xp.astype(part, xp.float64)
+        del groups
         bar.update(1)
     if first:
-        found = _stacked(xp, found)
-        if iv.method == "fuse":
-            found["norm"] = math.sqrt(library.scalar(found["squares"]))
-    return q, found
+        found = [_stacked(library, values) for values in found]
+    return forms, found
+
+
+def _first_found(library, iv, rows):
+    """The lists of what a first pass finds of one scale (`_pass`)."""
+    found = dict(low=[], high=[], off=[])
+    if iv.mode == "permutation":
+        found["r"] = library.xp.zeros((rows,), dtype=library.xp.float64,
+                                      device=library.device)
+    if iv.method == "fuse":
+        found["squares"] = []
+    return found
+
+
+def _add_found(xp, found, values, off, M, a, b, pooled):
+    """Add what the kernel blocks of rows a:b tell to `found` (`_found`;
+    permutations: their row sums, from M, the blocks with their diagonal
+    0; the fused test: the sums of their squares)."""
+    _found(xp, found, values, off, a == 0)
+    if pooled:
+        zeros = xp.zeros((a,), dtype=xp.float64, device=M.device)
+        found["r"] = found["r"] + xp.concat(
+            [zeros, xp.sum(M, axis=1), xp.sum(M[:, b - a:], axis=0)])
+    if "squares" in found:  # (the block's mirror counts twice)
+        with np.errstate(over="ignore"):  # (inf where it overflows)
+            squares = M * M
+            found["squares"].append(xp.sum(squares[:, :b - a])
+                                    + 2 * xp.sum(squares[:, b - a:]))
 
 
 def _found(xp, found, values, off, first):
@@ -456,20 +495,26 @@ def _found(xp, found, values, off, first):
         found["first"] = values[0][0, 0]
 
 
-def _stacked(xp, found):
+def _stacked(library, found):
     """`found` with its lists of reductions summed ("squares", "trd") or
-    stacked (the others): arrays of the device."""
-    return {key: xp.sum(xp.stack(value)) if key in ("squares", "trd")
-            else xp.stack(value) if isinstance(value, list) else value
-            for key, value in found.items()}
+    stacked (the others): arrays of the device; with "squares", the
+    Frobenius "norm" they give (a float)."""
+    xp = library.xp
+    found = {key: xp.sum(xp.stack(value)) if key in ("squares", "trd")
+             else xp.stack(value) if isinstance(value, list) else value
+             for key, value in found.items()}
+    if "squares" in found:
+        found["norm"] = math.sqrt(library.scalar(found["squares"]))
+    return found
 
 
 def _swap_pass(library, kernel, iv, budget):
     """What the first pass of the aggregated test of samples of unequal
-    sizes finds (`_found`), over the whole pooled matrix, a block of rows
-    at a time, and its vectors and constants of `aggregated.swap_form`
-    (on the host): "w" and "q" (P' K0 c and P' K0 1, of the pairs) and
-    "constants" (1' K0 1, c' K0 c, 1' K0 c and -2 sum k(x_i, y_i))."""
+    sizes finds at each scale of the `kernel` (`_found`), over the whole
+    pooled matrix, a block of rows at a time, and its vectors and
+    constants of `aggregated.swap_form` (on the host): "w" and "q" (P' K0
+    c and P' K0 1, of the pairs) and "constants" (1' K0 1, c' K0 c, 1' K0
+    c and -2 sum k(x_i, y_i))."""
     xp, n, N = library.xp, iv.n, iv.N
     p = min(n, N - n)
     c = np.full(N, 0.5)
@@ -479,39 +524,48 @@ def _swap_pass(library, kernel, iv, budget):
         c[n + p:] = 0.0
     weights = library.from_numpy(c)
     columns = xp.arange(N, device=library.device)[None, :]
-    found = dict(low=[], high=[], off=[], trd=[])
-    r, Kc = [], []
+    found, r, Kc = None, None, None
     step = _step(budget / 4, 8.0 * 4 * N)
     for a in range(0, N, step):
         b = min(a + step, N)
-        K = kernel.block(slice(a, b), slice(0, N))
         rows = xp.arange(a, b, device=library.device)[:, None]
-        K0 = xp.where(rows == columns, 0.0, K)
-        _found(xp, found, [K], [K0], a == 0)
-        found["trd"].append(xp.sum(xp.where((rows + n == columns) & (rows < p),
-                                            K0, 0.0)))
-        r.append(xp.sum(K0, axis=1))
-        Kc.append(K0 @ weights)
-    found = _stacked(xp, found)
-    r, Kc = (library.to_numpy(xp.concat(v)) for v in (r, Kc))
-    found["w"], found["q"] = Kc[:p] - Kc[n:n + p], r[:p] - r[n:n + p]
-    found["constants"] = (math.fsum(r), math.fsum(c * Kc), math.fsum(c * r),
-                          -2.0 * library.scalar(found["trd"]))
-    return found
+        blocks = kernel.blocks(slice(a, b), slice(0, N))
+        if found is None:
+            found = [dict(low=[], high=[], off=[], trd=[]) for _ in blocks]
+            r, Kc = [[] for _ in blocks], [[] for _ in blocks]
+        for index, K in enumerate(blocks):
+            K0 = xp.where(rows == columns, 0.0, K)
+            _found(xp, found[index], [K], [K0], a == 0)
+            found[index]["trd"].append(xp.sum(xp.where(
+                (rows + n == columns) & (rows < p), K0, 0.0)))
+            r[index].append(xp.sum(K0, axis=1))
+            Kc[index].append(K0 @ weights)
+    out = []
+    for values, sums, products in zip(found, r, Kc, strict=True):
+        values = _stacked(library, values)
+        sums, products = (library.to_numpy(xp.concat(v)) for v in (sums, products))
+        values["w"] = products[:p] - products[n:n + p]
+        values["q"] = sums[:p] - sums[n:n + p]
+        values["constants"] = (math.fsum(sums), math.fsum(c * products),
+                               math.fsum(c * sums),
+                               -2.0 * library.scalar(values["trd"]))
+        out.append(values)
+    return out
 
 
-def _finish(library, iv, spec, kernel, found):
-    """The host's ``finish(S, q)`` of the statistics of a batch (the
-    permutation test's, from the row sums and the diagonal; the wild
-    bootstrap's; the swaps' of the aggregated test, from `_swap_pass`); a
-    ValueError where a kernel value overflowed, as on the host."""
+def _finish(library, iv, spec, kernel, index, found):
+    """The host's ``finish(S, q)`` of the statistics of a batch at the
+    kernel's scale `index` (the permutation test's, from the row sums and
+    the diagonal; the wild bootstrap's; the swaps' of the aggregated test,
+    from `_swap_pass`); a ValueError where a kernel value overflowed, as
+    on the host."""
     xp = library.xp
     spec.finite(np.array([library.scalar(xp.min(found["low"])),
                           library.scalar(xp.max(found["high"]))]))
     if iv.mode == "permutation":
         return permutation.finish(library.to_numpy(found["r"]),
-                                  kernel.diagonal(library), iv.n, iv.N - iv.n,
-                                  iv.unbiased)
+                                  kernel.diagonal(library, index), iv.n,
+                                  iv.N - iv.n, iv.unbiased)
     if iv.mode == "swap":
         return aggregated.swap_finish(found["w"], found["q"],
                                       found["constants"], iv.n, iv.N - iv.n)

@@ -81,7 +81,7 @@ def cross(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
               and spec.scale is not None else None)
     (scale,) = spec.scales(sample, iv.gamma, None, iv.n_threads)
     budget = on_device._budget(library, iv.budget, working_memory)
-    kernel = on_device._Kernel(library, spec.name, scale, Z, budget / 2)
+    kernel = on_device._Kernel(library, spec.name, [scale], Z, budget / 2)
     firsts, seconds = halves(iv.n, iv.N)
     width = max(b - a for a, b, _ in seconds)
     step = on_device._step(budget / 2, 8.0 * BLOCK_COPIES * width)
