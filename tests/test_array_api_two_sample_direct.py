@@ -10,7 +10,7 @@ from numpy.testing import assert_allclose
 
 import kernelmaps as km
 from kernelmaps._array_api import library_of_objects
-from kernelmaps._two_sample import linear, on_device, on_device_direct
+from kernelmaps._two_sample import features, linear, on_device, on_device_direct
 
 from ._helpers import NATIVE, two_samples
 from ._helpers import import_strict as _strict
@@ -157,6 +157,33 @@ def test_cross_at_extreme_scales(case):
     assert_same_result(result, expected)
 
 
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("case", [("permutation", (40, 27), 30),
+                                  ("permutation", (35, 35), "fitted"),
+                                  ("wild_bootstrap", (35, 35), 30),
+                                  ("wild_bootstrap", (30, 30), "fitted")],
+                         ids=str)
+def test_resampling_on_features_is_numpys(case, library, monkeypatch):
+    """The permutation test and the wild bootstrap on features, a block of
+    rows at a time (of 16 rows here): the NumPy path's draws, its p-value
+    and statistics to rounding."""
+    method, sizes, feature_map = case
+    monkeypatch.setattr(features, "FEATURE_TEST_ROWS", 16)
+    X, Y = two_samples(*sizes, seed=3)
+    if feature_map == "fitted":
+        feature_map = km.RandomFourierFeatures(25, gamma=0.4, rng=1).fit(X)
+    options = dict(method=method, feature_map=feature_map, n_resamples=199,
+                   rng=5)
+    expected = km.mmd_test(X, Y, **options)
+    to_library = LIBRARIES[library]
+    result = km.mmd_test(to_library(X), to_library(Y), **options)
+    assert result.pvalue == expected.pvalue
+    scale = np.abs(expected.null_distribution).max()
+    for name in ("statistic", "null_distribution"):
+        assert_allclose(getattr(result, name), getattr(expected, name),
+                        rtol=1e-12, atol=1e-12 * scale)
+
+
 def test_takes():
     torch = _torch()
     X, Y = (torch.asarray(A).requires_grad_() for A in two_samples(10, 10))
@@ -166,14 +193,17 @@ def test_takes():
     for kernel, method, feature_map, incomplete in [
             (None, "cross", None, None), ("energy", "cross", None, None),
             ("laplacian", "linear", None, None), (None, "linear", 20, None),
-            (None, "linear", np.int64(20), None), ("energy", "linear", fitted, None)]:
+            (None, "linear", np.int64(20), None), ("energy", "linear", fitted, None),
+            (None, "permutation", 20, None), ("laplacian", "wild_bootstrap",
+                                              fitted, None)]:
         assert takes(library, X, Y, kernel, method, feature_map, incomplete)
     for kernel, method, feature_map, incomplete in [
             (None, "permutation", None, None), ("chi2", "cross", None, None),
             ("energy", "linear", None, None), (None, "cross", 20, None),
             (None, "linear", True, None), (None, "cross", None, 3),
             (("rbf",), "cross", None, None),
-            (None, "linear", km.RandomFourierFeatures(10), None)]:
+            (None, "linear", km.RandomFourierFeatures(10), None),
+            (None, "aggregated", 20, None), (None, "wild_bootstrap", 20, 3)]:
         assert not takes(library, X, Y, kernel, method, feature_map, incomplete)
     plain = X.detach(), Y.detach()  # (exchanged: computed on the host)
     assert not takes(library_of_objects(X=plain[0], Y=plain[1]), *plain, None,
@@ -205,6 +235,13 @@ BAD = [  # (samples, method, options, error, message)
      "feature_map"),
     (lambda X, Y: (X, Y), "linear", {"kernel": "energy"}, TypeError,
      "needs feature_map"),
+    (lambda X, Y: (np.where(X > 1, np.inf, X), Y), "permutation",
+     {"feature_map": 10}, ValueError, "X contains NaN"),
+    (lambda X, Y: (X, Y[:5]), "wild_bootstrap", {"feature_map": 10},
+     ValueError, "equal size"),
+    (lambda X, Y: (X, Y), "permutation",
+     {"feature_map": 500, "n_resamples": 5000, "working_memory": 1},
+     ValueError, "working_memory"),
 ]
 
 

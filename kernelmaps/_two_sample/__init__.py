@@ -334,14 +334,17 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     library reports it (CUDA; `working_memory` where it is given and
     lower), else the working memory; the draws are the NumPy path's, from
     `rng` on the host. The cross test computes its witness function there,
-    the linear test its features and their moments. Only vectors of the N
-    objects and of the B resamples, the linear test's D x D moments and
-    the at most 1000 points of gamma's rule come back to the host, which
-    finishes the test: the p-value is that of the same NumPy input, the
-    statistics equal to rounding (float64 kernels, also of float32 points).
-    `incomplete`, `feature_map` with the resampling tests, other objects
-    (sets, histograms, ...) and PyTorch and JAX arrays on the CPU without a
-    gradient run on the host, in NumPy, on their values (a view on the
+    the linear test its features and their moments, the permutation test
+    and the wild bootstrap with `feature_map` the features and their sums
+    over each resample. Only vectors of the N objects and of the B
+    resamples, the D x D moments or D x B sums of D features and the at
+    most 1000 points of gamma's rule come back to the host, which finishes
+    the test: the p-value is that of the same NumPy input, the statistics
+    equal to rounding (float64 kernels, also of float32 points).
+    `incomplete`, other objects (sets, histograms, ...: test their kernel
+    matrix, computed on the device by the kernel's function, with
+    ``kernel="precomputed"``) and PyTorch and JAX arrays on the CPU
+    without a gradient run on the host, in NumPy, on their values (a view on the
     CPU, a copy from another device), with the result of the same NumPy
     input. No test gives a gradient: the result holds floats and NumPy
     arrays.

@@ -96,15 +96,7 @@ def feature_pass(features, sizes, B, mode, generator, n_threads, bar):
     (phi(x_i) - phi(y_i))`` of each resample (r x B), the sum of their
     squared norms (float), and the observed (all signs +1) one (r,).
     """
-    n = sizes[0]
-    if mode == "wild":
-        blocks = [(0, a, b) for _, a, b in _blocks([n])]
-    else:
-        blocks = _blocks(sizes)
-        rows = np.array([b - a for _, a, b in blocks])
-        counts = generator.multivariate_hypergeometric(rows, n, size=B,
-                                                       method="marginals")
-    seeds = generator.integers(2**63, size=len(blocks))
+    blocks, draw = resampling_draws(sizes, B, mode, generator)
 
     def permutation_part(j):
         """The block's (F' I, q' I, F' 1, q' 1) for its features F, their
@@ -113,9 +105,7 @@ def feature_pass(features, sizes, B, mode, generator, n_threads, bar):
         sample, start, stop = blocks[j]
         F = features(sample, start, stop)
         q = np.einsum("ij,ij->i", F, F)
-        chosen = np.arange(stop - start) < counts[:, j, None]  # (B, k)
-        draws = np.random.default_rng(seeds[j]).permuted(chosen, axis=1)
-        draws = draws.T.astype(np.float64)
+        draws = draw(j)
         return F.T @ draws, q @ draws, F.sum(axis=0), np.sum(q)
 
     def wild_part(j):
@@ -123,9 +113,7 @@ def feature_pass(features, sizes, B, mode, generator, n_threads, bar):
         pairs and the signs E."""
         _, start, stop = blocks[j]
         D = features(0, start, stop) - features(1, start, stop)
-        signs = np.random.default_rng(seeds[j]).integers(
-            0, 2, size=(stop - start, B), dtype=np.int8)
-        return D.T @ (2.0 * signs - 1.0), np.einsum("ij,ij->", D, D), D.sum(axis=0)
+        return D.T @ draw(j), np.einsum("ij,ij->", D, D), D.sum(axis=0)
 
     sums = observed = None
     with lapack.one_blas_thread():
@@ -141,11 +129,47 @@ def feature_pass(features, sizes, B, mode, generator, n_threads, bar):
                 for total, value in zip(observed, part[2:], strict=True):
                     total += value
             bar.update(1)
+    return pass_result(sums, observed, mode)
+
+
+def pass_result(sums, observed, mode):
+    """`feature_pass`'s result from the sums of its blocks' parts (NumPy)
+    and of those of X's blocks (`observed`; permutations)."""
     if mode == "wild":
         sd, dd, s = sums
         return sd, float(dd), s
     sx, dx, total, norms = sums
     return sx, dx, total, float(norms), (observed[0], float(observed[1]))
+
+
+def resampling_draws(sizes, B, mode, generator):
+    """``(blocks, draw)``: the blocks of rows of `feature_pass` ((sample,
+    start, stop): of X and Y for permutations, of the pairs for the wild
+    bootstrap) and ``draw(j)``, the B resamples' draws among the rows of
+    block j (float64, rows x B): the indicators of the permutations' first
+    parts (their counts per block drawn first, hypergeometric), or the
+    signs of the pairs; drawn from `generator` in this order."""
+    n = sizes[0]
+    if mode == "wild":
+        blocks = [(0, a, b) for _, a, b in _blocks([n])]
+    else:
+        blocks = _blocks(sizes)
+        rows = np.array([b - a for _, a, b in blocks])
+        counts = generator.multivariate_hypergeometric(rows, n, size=B,
+                                                       method="marginals")
+    seeds = generator.integers(2**63, size=len(blocks))
+
+    def draw(j):
+        _, start, stop = blocks[j]
+        generator = np.random.default_rng(seeds[j])
+        if mode == "wild":
+            signs = generator.integers(0, 2, size=(stop - start, B),
+                                       dtype=np.int8)
+            return 2.0 * signs - 1.0
+        chosen = np.arange(stop - start) < counts[:, j, None]  # (B, k)
+        return generator.permuted(chosen, axis=1).T.astype(np.float64)
+
+    return blocks, draw
 
 
 def pass_steps(sizes, mode):

@@ -1,5 +1,6 @@
-"""The cross test and the linear test of points computed by the arrays' own
-library, on their device (`mmd_test` of arrays that `ArrayLibrary.native`
+"""The cross test, the linear test and the resampling tests on features
+(`resampled`) of points computed by the arrays' own library, on their
+device (`mmd_test` of arrays that `ArrayLibrary.native`
 says the library computes: another device than the CPU, a gradient asked,
 array-api-strict), as `on_device` computes the permutation test and the
 wild bootstrap.
@@ -25,10 +26,17 @@ import numbers
 from .. import _array_api
 from .._base import FeatureMap
 from .._engine.progress import progress_bar
-from . import on_device
+from . import on_device, on_features
 from .checks import check_input
 from .cross import conclude, halves
-from .features import HEAD_ROWS, as_sample, feature_shift, fitted_map
+from .features import (
+    HEAD_ROWS,
+    as_sample,
+    feature_shift,
+    fitted_map,
+    pass_result,
+    resampling_draws,
+)
 from .linear import LINEAR_COVARIANCE_ROWS, LINEAR_TEST_ROWS, _spectral, add_moments
 
 # Temporaries of the size of a block of the kernel (the cross test: the
@@ -40,13 +48,15 @@ FEATURE_COPIES = 6
 
 
 def takes(library, X, Y, kernel, method, feature_map, incomplete):
-    """Whether `mmd_test` runs the cross test or the linear test on the
-    device (`TESTS`): a library that computes (`native`), two 2-D arrays of
-    points, no `incomplete`; for the cross test a point kernel of
-    `on_device.KERNELS` and no `feature_map`, for the linear test the
-    random Fourier features of "rbf" or "laplacian" (`feature_map` None or
-    their number) or a fitted feature map whose `transform` computes in the
-    arrays' library."""
+    """Whether `mmd_test` runs the cross test, the linear test or a
+    resampling test on features on the device (`TESTS`): a library that
+    computes (`native`), two 2-D arrays of points, no `incomplete`; for the
+    cross test a point kernel of `on_device.KERNELS` and no `feature_map`;
+    for the linear test, and for the permutation test and the wild
+    bootstrap with a `feature_map`, the random Fourier features of "rbf" or
+    "laplacian" (`feature_map` None, for the linear test, or their number)
+    or a fitted feature map whose `transform` computes in the arrays'
+    library."""
     if not (library.native and incomplete is None and isinstance(method, str)
             and all(_array_api.is_foreign(A) and getattr(A, "ndim", None) == 2
                     for A in (X, Y))):
@@ -54,8 +64,8 @@ def takes(library, X, Y, kernel, method, feature_map, incomplete):
     point = kernel is None or isinstance(kernel, str)
     if method == "cross":
         return feature_map is None and point and kernel in (None, *on_device.KERNELS)
-    if method != "linear":
-        return False
+    if method != "linear" and (method not in TESTS or feature_map is None):
+        return False  # (the resampling tests of the kernel: `on_device`)
     if isinstance(feature_map, FeatureMap):
         return (feature_map.__sklearn_is_fitted__()
                 and hasattr(feature_map, "_array_features"))
@@ -108,15 +118,10 @@ def linear(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
     pooled samples of a map not fitted; the default gamma's value sample
     chosen on the device), the features' moments a block of rows at a time
     within the budget (`on_device._budget`)."""
-    xp = library.xp
     X, Y, iv = _checked(library, X, Y, kernel, gamma, method, n_resamples,
                         alpha, unbiased, feature_map, kernel_params, dtype, rng,
                         workers, progress, working_memory)
-    iv = dataclasses.replace(iv, X=X, Y=Y)
-    fmap, name, gamma = fitted_map(
-        iv, library.to_numpy, lambda: on_device._value_sample(library, xp.concat(
-            [A[:min(HEAD_ROWS, A.shape[0]), :] for A in (X, Y)])))
-    shift = feature_shift(fmap, library.to_numpy(X[:2, :]))
+    fmap, name, gamma, shift = _fitted(library, iv, X, Y)
     budget = on_device._budget(library, iv.budget, working_memory)
     step = min(LINEAR_TEST_ROWS, on_device._step(
         budget, 8.0 * (FEATURE_COPIES * shift.size + X.shape[1])))
@@ -132,8 +137,67 @@ def linear(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
     return _spectral(*moments, iv.alpha, name, gamma)
 
 
-# The tests of each method.
-TESTS = {"cross": cross, "linear": linear}
+def resampled(library, X, Y, kernel, gamma, method, n_resamples, alpha,
+              unbiased, kernel_params, dtype, rng, workers, progress,
+              working_memory, feature_map=None):
+    """The permutation test or the wild bootstrap on the explicit features
+    of `feature_map` (`on_features.test`) of the points X and Y of
+    `library` (`takes`), their features on their device: the
+    `MMDTestResult` of the same NumPy input. The map fitted as for the
+    linear test (`_fitted`); the features of a block of rows at a time
+    (`features.resampling_draws`: the blocks and the host's draws, moved
+    to the device) multiplied there with the block's draws; only the sums
+    (features x resamples) come back, which the host's
+    `on_features.conclude` finishes."""
+    xp = library.xp
+    X, Y, iv = _checked(library, X, Y, kernel, gamma, method, n_resamples,
+                        alpha, unbiased, feature_map, kernel_params, dtype, rng,
+                        workers, progress, working_memory)
+    fmap, name, gamma, shift = _fitted(library, iv, X, Y)
+    on_features.threads_within(iv, shift.size, 1, on_device._budget(
+        library, iv.budget, working_memory))
+    mode = "wild" if iv.method == "wild_bootstrap" else "permutation"
+    blocks, draw = resampling_draws((iv.n, iv.N - iv.n), iv.B, mode,
+                                    iv.generator)
+    shift = library.from_numpy(shift)
+
+    def mapped(sample, start, stop):
+        with as_sample("XY"[sample]):
+            F = fmap.transform((X, Y)[sample][start:stop, :], workers=iv.n_threads)
+        F = xp.astype(F, xp.float64) - shift
+        if not library.holds(xp.all(xp.isfinite(F))):
+            raise ValueError(on_features.NOT_FINITE)
+        return F
+
+    sums = observed = None
+    with progress_bar(iv.progress, len(blocks), "mmd_test") as bar:
+        for j, (sample, start, stop) in enumerate(blocks):
+            P = library.from_numpy(draw(j))
+            if mode == "wild":
+                D = mapped(0, start, stop) - mapped(1, start, stop)
+                part = (xp.matrix_transpose(D) @ P, xp.sum(D * D),
+                        xp.sum(D, axis=0))
+            else:
+                F = mapped(sample, start, stop)
+                q = xp.sum(F * F, axis=1)
+                part = (xp.matrix_transpose(F) @ P, q @ P, xp.sum(F, axis=0),
+                        xp.sum(q))
+            sums = part if sums is None else [a + b for a, b in zip(
+                sums, part, strict=True)]
+            if sample == 0 and mode != "wild":  # a block of X
+                observed = part[2:] if observed is None else [
+                    a + b for a, b in zip(observed, part[2:], strict=True)]
+            bar.update(1)
+    out = pass_result([library.to_numpy(v) for v in sums],
+                      None if observed is None else
+                      [library.to_numpy(v) for v in observed], mode)
+    return on_features.conclude(iv, out, mode, name, gamma)
+
+
+# The tests of each method: on the kernel, or on the features of
+# `feature_map` (the resampling tests).
+TESTS = {"cross": cross, "linear": linear, "permutation": resampled,
+         "wild_bootstrap": resampled}
 
 
 def _checked(library, X, Y, kernel, gamma, method, n_resamples, alpha,
@@ -149,6 +213,21 @@ def _checked(library, X, Y, kernel, gamma, method, n_resamples, alpha,
                      feature_map, kernel_params, dtype, rng, workers, progress,
                      working_memory)
     return X, Y, iv
+
+
+def _fitted(library, iv, X, Y):
+    """``(fmap, name, gamma, shift)`` of the tests on features of the
+    points X and Y of `library` (checked: `_checked`): the fitted map, as
+    `features.fitted_map` fits it (its points copied: X's first two, or
+    the pooled samples of a map not fitted; the default gamma's value
+    sample chosen on the device), the name and gamma the result reports,
+    and the features' shift (`features.feature_shift`, on the host)."""
+    iv = dataclasses.replace(iv, X=X, Y=Y)
+    fmap, name, gamma = fitted_map(
+        iv, library.to_numpy, lambda: on_device._value_sample(
+            library, library.xp.concat([A[:min(HEAD_ROWS, A.shape[0]), :]
+                                        for A in (X, Y)])))
+    return fmap, name, gamma, feature_shift(fmap, library.to_numpy(X[:2, :]))
 
 
 def _moments(library, fmap, A, shift, rows, n_threads, bar):

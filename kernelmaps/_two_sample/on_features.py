@@ -28,24 +28,46 @@ def test(iv):
                 features.as_numpy(samples[sample][start:stop]), workers=1)
         F = np.asarray(F, dtype=np.float64) - shift
         if not np.isfinite(F).all():
-            raise ValueError("the features of X or Y are not finite (NaN or "
-                             "infinity in the points?)")
+            raise ValueError(NOT_FINITE)
         return F
 
     mode = "wild" if iv.method == "wild_bootstrap" else "permutation"
-    n_threads, rows, width = iv.n_threads, max(n, m), shift.size
-    while n_threads > 1 and (features.pass_bytes(width, iv.B, n_threads, rows)
-                             > iv.budget):
-        n_threads -= 1
-    need = features.pass_bytes(width, iv.B, n_threads, rows)
-    if need > iv.budget:
-        raise ValueError(budget_message(
-            iv, need, f"the sums of n_resamples={iv.B} resamples of {width} "
-                      f"features", "or use fewer features or resamples"))
+    n_threads = threads_within(iv, shift.size, iv.n_threads, iv.budget)
     steps = features.pass_steps((n, m), mode)
     with progress_bar(iv.progress, steps, "mmd_test") as bar:
         out = features.feature_pass(mapped, (n, m), iv.B, mode, iv.generator,
                                     n_threads, bar)
+    return conclude(iv, out, mode, name, gamma)
+
+
+# The error of features that are not finite.
+NOT_FINITE = ("the features of X or Y are not finite (NaN or infinity in the "
+              "points?)")
+
+
+def threads_within(iv, width, n_threads, budget):
+    """The threads of a feature pass of `width` features whose memory
+    (`features.pass_bytes`) fits the `budget`, at most `n_threads`; a
+    ValueError that says what it needs where even one does not. Reads the
+    `Checked` call's sizes and resamples."""
+    rows = max(iv.n, iv.N - iv.n)
+    while n_threads > 1 and (features.pass_bytes(width, iv.B, n_threads, rows)
+                             > budget):
+        n_threads -= 1
+    need = features.pass_bytes(width, iv.B, n_threads, rows)
+    if need > budget:
+        raise ValueError(budget_message(
+            iv, need, f"the sums of n_resamples={iv.B} resamples of {width} "
+                      f"features", "or use fewer features or resamples"))
+    return n_threads
+
+
+def conclude(iv, out, mode, name, gamma):
+    """The test's result from the feature pass's sums `out`
+    (`features.feature_pass`), in `mode` ("wild" or "permutation"), for
+    the map's `name` and `gamma`. Reads the `Checked` call's sizes,
+    unbiased, method and alpha."""
+    n, m = iv.n, iv.N - iv.n
     if mode == "wild":
         sd, dd, observed = out
         null = (np.einsum("ij,ij->j", sd, sd) - dd) / (n * (n - 1))
