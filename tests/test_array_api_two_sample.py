@@ -107,6 +107,30 @@ def test_grids_of_kernels_are_numpys(options, case, dtype, library):
                         rtol=rtol, atol=rtol * scale)
 
 
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("case", [("wild_bootstrap", (40, 40), 3),
+                                  ("aggregated", (40, 40), 1),
+                                  ("aggregated", (45, 31), 6),
+                                  ("aggregated", (25, 33), 100)], ids=str)
+def test_incomplete_is_numpys(case, library):
+    """The incomplete U-statistics (MMDAggInc: the pairs of pairs within R
+    of each other; of the min(n, m) pairs for samples of unequal sizes;
+    every pair for a large R), a band of the pairs' blocks on the device."""
+    method, sizes, R = case
+    X, Y = two_samples(*sizes, seed=12)
+    options = dict(method=method, incomplete=R, rng=4, dtype=np.float64,
+                   n_resamples=(99, 99) if method == "aggregated" else 199)
+    expected = km.mmd_test(X, Y, **options)
+    for memory in (None, 0.05):  # (MiB: blocks of rows)
+        result = km.mmd_test(LIBRARIES[library](X), LIBRARIES[library](Y),
+                             working_memory=memory, **options)
+        assert result.pvalue == expected.pvalue
+        scale = np.abs(expected.null_distribution).max()
+        for name in ("statistic", "null_distribution"):
+            assert_allclose(getattr(result, name), getattr(expected, name),
+                            rtol=1e-12, atol=1e-12 * scale)
+
+
 @pytest.mark.parametrize("method", ["aggregated", "fuse"])
 def test_grids_on_blocks(method):
     """A small working memory: blocks of rows (of the whole matrix too, for
@@ -231,11 +255,14 @@ def _warning_messages(call):
 
 
 @pytest.mark.parametrize("case", ["zero", "one", "equal", "median_equal",
-                                  "resamples", "grid", "grid_equal"])
+                                  "resamples", "grid", "grid_equal",
+                                  "incomplete"])
 def test_degenerate_warnings_are_numpys(case):
     X, Y = two_samples(20, 20, seed=5)
     options = dict(n_resamples=49, rng=0)
-    if case.startswith("grid"):  # (one kernel of the aggregated test's)
+    if case == "incomplete":
+        options.update(method="wild_bootstrap", incomplete=2, gamma=1e6)
+    elif case.startswith("grid"):  # (one kernel of the aggregated test's)
         options.update(method="aggregated", n_resamples=(49, 49),
                        gamma=[1e-30, 0.5, 1e6])
         if case == "grid_equal":
@@ -267,10 +294,10 @@ def test_meta_tensors_are_refused():
 
 def test_which_calls_compute_on_the_device(monkeypatch):
     """Every method of points, and precomputed matrices, of a library that
-    computes run on the device, so do the tests on features: no sample is
-    copied to the host; PyTorch on the CPU without a gradient,
-    `incomplete` and sets are tested on the host, on copies (NumPy input
-    is not looked at here)."""
+    computes run on the device, so do the tests on features and the
+    incomplete ones: no sample is copied to the host; PyTorch on the CPU
+    without a gradient and sets are tested on the host, on copies (NumPy
+    input is not looked at here)."""
     copies = []
     numpy_objects = _array_api.numpy_objects
     monkeypatch.setattr(_array_api, "numpy_objects", lambda library, S: (
@@ -290,14 +317,14 @@ def test_which_calls_compute_on_the_device(monkeypatch):
     km.mmd_test(*grad, method="cross")
     km.mmd_test(*grad, method="linear")
     km.mmd_test(*grad, feature_map=8, n_resamples=9, alpha=0.2, rng=0)
-    assert copies == []
-    km.mmd_test(torch.asarray(X), torch.asarray(Y), n_resamples=9, alpha=0.2)
     km.mmd_test(*grad, incomplete=3, method="wild_bootstrap", n_resamples=9,
                 alpha=0.2)
+    assert copies == []
+    km.mmd_test(torch.asarray(X), torch.asarray(Y), n_resamples=9, alpha=0.2)
     sets = [torch.asarray(S).requires_grad_() for S in (X[:4], X[4:8])]
     km.mmd_test(sets, [torch.asarray(Y[:4]), torch.asarray(Y[4:])],
                 n_resamples=9, alpha=0.5)
-    assert copies == ["torch"] * 6
+    assert copies == ["torch"] * 4
 
 
 def _kernel_matrices(n, m, count=1, seed=10):
@@ -415,6 +442,9 @@ BAD = [
      "gamma must hold"),
     (lambda X, Y: (X, Y), {"method": "fuse", "kernel": ("rbf", "rbf")},
      ValueError, "distinct kernels"),
+    (lambda X, Y: (X, Y), {"incomplete": 3}, ValueError, "incomplete"),
+    (lambda X, Y: (X, Y), {"method": "wild_bootstrap", "incomplete": 0},
+     ValueError, "incomplete"),
     (lambda X, Y: (X, Y), {"working_memory": -1}, ValueError,
      "working_memory"),
 ]

@@ -340,11 +340,11 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     resamples, the D x D moments or D x B sums of D features and the at
     most 1000 points of gamma's rule come back to the host, which finishes
     the test: the p-value is that of the same NumPy input, the statistics
-    equal to rounding (float64 kernels, also of float32 points).
-    `incomplete`, other objects (sets, histograms, ...: test their kernel
-    matrix, computed on the device by the kernel's function, with
-    ``kernel="precomputed"``) and PyTorch and JAX arrays on the CPU
-    without a gradient run on the host, in NumPy, on their values (a view on the
+    equal to rounding (float64 kernels, also of float32 points; with
+    `incomplete`, the band of pairs only). Other objects (sets,
+    histograms, ...: test their kernel matrix, computed on the device by
+    the kernel's function, with ``kernel="precomputed"``) and PyTorch and
+    JAX arrays on the CPU without a gradient run on the host, in NumPy, on their values (a view on the
     CPU, a copy from another device), with the result of the same NumPy
     input. No test gives a gradient: the result holds floats and NumPy
     arrays.
@@ -423,8 +423,8 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     if library is not None and on_device.takes(library, X, Y, kernel, method,
                                                feature_map, incomplete):
         return on_device.test(library, X, Y, kernel, gamma, method, n_resamples,
-                              alpha, unbiased, kernel_params, dtype, rng,
-                              workers, progress, working_memory)
+                              incomplete, alpha, unbiased, kernel_params, dtype,
+                              rng, workers, progress, working_memory)
     if library is not None and on_device_direct.takes(
             library, X, Y, kernel, method, feature_map, incomplete):
         return on_device_direct.TESTS[method](

@@ -40,8 +40,8 @@ from .._warnings import CONSTANT_RTOL
 from . import aggregated, draws, fuse, permutation, wild_bootstrap
 from .checks import _check_sizes, check_input, labels_order
 
-# The point kernels computed here, and the methods; the other kernels,
-# methods and options (feature_map, incomplete) are tested on the host.
+# The point kernels computed here, and the methods (the others: the cross
+# and linear tests, and the tests on features, `on_device_direct`).
 KERNELS = ("rbf", "laplacian", "energy")
 CONCLUDE = {"permutation": permutation.conclude,
             "wild_bootstrap": permutation.conclude,
@@ -56,15 +56,16 @@ BLOCK_COPIES = {"permutation": 6, "wild": 10, "swap": 10}
 
 def takes(library, X, Y, kernel, method, feature_map, incomplete):
     """Whether `mmd_test` runs on the device: a library that computes
-    (`native`), a resampling test (`CONCLUDE`) without `feature_map` or
-    `incomplete`, of two 2-D arrays of points with point kernels
-    (`KERNELS`), or of a precomputed kernel matrix (or a stack of them) of
-    the library."""
-    if not (library.native and feature_map is None and incomplete is None
+    (`native`), a resampling test (`CONCLUDE`) without `feature_map`, of
+    two 2-D arrays of points with point kernels (`KERNELS`; `incomplete`
+    too), or of a precomputed kernel matrix (or a stack of them) of the
+    library."""
+    if not (library.native and feature_map is None
             and isinstance(method, str) and method in CONCLUDE):
         return False
     if isinstance(kernel, str) and kernel == "precomputed":
-        return _array_api.is_foreign(X) and getattr(X, "ndim", None) in (2, 3)
+        return (incomplete is None and _array_api.is_foreign(X)
+                and getattr(X, "ndim", None) in (2, 3))
     names = (kernel,) if kernel is None or isinstance(kernel, str) else kernel
     return (isinstance(names, (list, tuple)) and all(
                 k is None or (isinstance(k, str) and k in KERNELS) for k in names)
@@ -72,14 +73,14 @@ def takes(library, X, Y, kernel, method, feature_map, incomplete):
                     for A in (X, Y)))
 
 
-def test(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
-         kernel_params, dtype, rng, workers, progress, working_memory):
+def test(library, X, Y, kernel, gamma, method, n_resamples, incomplete, alpha,
+         unbiased, kernel_params, dtype, rng, workers, progress, working_memory):
     """`mmd_test` of the samples X and Y of `library` (`takes`) on their
     device: the `MMDTestResult` of the same NumPy input, p-value included.
     The options are checked by the NumPy path's `check_input` (on stand-ins
     of the samples), the samples on the device (`_points`, `_matrices`)."""
-    options = (method, n_resamples, None, alpha, unbiased, None, kernel_params,
-               dtype, rng, workers, progress, working_memory)
+    options = (method, n_resamples, incomplete, alpha, unbiased, None,
+               kernel_params, dtype, rng, workers, progress, working_memory)
     if isinstance(kernel, str) and kernel == "precomputed":
         iv, K, order = _matrices(library, X, Y, gamma, options)
         budget = _budget(library, iv.budget, working_memory)
@@ -89,6 +90,8 @@ def test(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
     X, Y = _points(library, X, Y)
     iv = check_input(*(_stand_in(library, A) for A in (X, Y)), kernel, gamma,
                      *options)
+    if X.shape[0] + Y.shape[0] > iv.N:  # (incomplete: the pairs only)
+        X, Y = X[:iv.n, :], Y[:iv.n, :]
     Z = library.xp.concat([X, Y])
     budget = _budget(library, iv.budget, working_memory)
     return _resampled(library, iv, budget, _kernels(library, iv, Z, budget / 4),
@@ -413,18 +416,22 @@ def _pass(library, kernel, iv, S, ranges, products, first, bar):
     forms = [xp.zeros((S.shape[1],), dtype=xp.float64, device=library.device)
              for _ in products]
     found = [_first_found(library, iv, rows) for _ in products] if first else None
-    n = iv.n
+    n, band = iv.n, iv.incomplete
     for a, b in ranges:
-        here, rest = slice(a, b), slice(a, rows)
-        diagonal = (xp.arange(b - a, device=library.device)[:, None]
-                    == xp.arange(rows - a, device=library.device)[None, :])
+        # (the incomplete U-statistic: the pairs within `band` of each other)
+        end = rows if band is None else min(rows, b + band)
+        here, rest = slice(a, b), slice(a, end)
+        offsets = (xp.arange(end - a, device=library.device)[None, :]
+                   - xp.arange(b - a, device=library.device)[:, None])
+        diagonal = offsets == 0 if band is None else (offsets == 0) | (
+            xp.abs(offsets) > band)
         if pooled:
             groups = [[K] for K in kernel.blocks(here, rest)]
         else:  # H = Kxx + Kyy - Kxy - Kyx, the diagonal 0
-            xx, yy = (kernel.blocks(slice(s + a, s + b), slice(s + a, s + rows))
+            xx, yy = (kernel.blocks(slice(s + a, s + b), slice(s + a, s + end))
                       for s in (0, n))
             groups = [list(values) for values in zip(
-                xx, yy, kernel.blocks(here, slice(n + a, n + rows)),
+                xx, yy, kernel.blocks(here, slice(n + a, n + end)),
                 kernel.blocks(slice(n + a, n + b), rest), strict=True)]
         for index, values in enumerate(groups):
             if pooled:
@@ -445,8 +452,8 @@ def _pass(library, kernel, iv, S, ranges, products, first, bar):
             # the rows i = a:b of the upper triangle of the symmetric
             # matrix: t_i' M_ii t_i + 2 t_i' M_ij t_j over the columns j = b:
             Ti = T[a:b, :]
-            part = xp.sum(Ti * (M @ T[a:, :]), axis=0)
-            if b < rows:
+            part = xp.sum(Ti * (M @ T[a:end, :]), axis=0)
+            if b < end:
                 part = 2 * part - xp.sum(Ti * (M[:, :b - a] @ Ti), axis=0)
             forms[index] = forms[index] + xp.astype(part, xp.float64)
         del groups
@@ -569,7 +576,9 @@ def _finish(library, iv, spec, kernel, index, found):
     if iv.mode == "swap":
         return aggregated.swap_finish(found["w"], found["q"],
                                       found["constants"], iv.n, iv.N - iv.n)
-    return wild_bootstrap.finish(iv.n * (iv.n - 1) // 2)
+    pairs = (iv.n * (iv.n - 1) // 2 if iv.incomplete is None
+             else iv.incomplete * iv.n - iv.incomplete * (iv.incomplete + 1) // 2)
+    return wild_bootstrap.finish(pairs)
 
 
 def _degenerate_kind(library, iv, spec, equal, found):
