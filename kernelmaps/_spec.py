@@ -492,14 +492,18 @@ def _bandwidths(distances, count, rule):
     distances = distances[distances > 0]
     if distances.size == 0:
         return None
-    if rule == "fuse":
-        ordered = np.sort(distances)
-        low = ordered[int(0.05 * ordered.size)] / 2
-        high = ordered[int(0.95 * ordered.size)] * 2
-        return np.linspace(low, high, count)
-    low = np.quantile(distances, 0.05) / 2
-    high = distances.max() * 2
-    return np.geomspace(high, low, count) if high > low else np.full(count, high)
+    # (a distance that doubles to inf: NaN in the spacing, which the callers
+    # refuse as a scale beyond the float64 range)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if rule == "fuse":
+            ordered = np.sort(distances)
+            low = ordered[int(0.05 * ordered.size)] / 2
+            high = ordered[int(0.95 * ordered.size)] * 2
+            return np.linspace(low, high, count)
+        low = np.quantile(distances, 0.05) / 2
+        high = distances.max() * 2
+        return (np.geomspace(high, low, count) if high > low
+                else np.full(count, high))
 
 
 def given_gammas(gamma, default, grid, rule):

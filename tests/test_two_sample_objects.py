@@ -7,6 +7,8 @@ function); its default scales do not depend on which objects are in which
 sample (the test's exactness needs it); its level holds and it finds clear
 differences; bad input gets an error naming the argument."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -293,3 +295,17 @@ def test_sets_reach_the_compiled_loop_directly(kernel, monkeypatch):
     for names in depths:
         assert names[0] == "mmd_test"
         assert len(names) - 1 <= 6, names
+
+
+@pytest.mark.parametrize("method", ["aggregated", "fuse"])
+def test_grid_of_histograms_far_beyond_1_is_refused_without_warnings(method):
+    """Histograms near the float64 maximum: the distances' grid of scales
+    overflows (found by the fuzz suite's PyTorch entries); a ValueError
+    that says so, not a RuntimeWarning of the spacing's NaN first."""
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((5, 5)), rng.random((4, 5)) * 1e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="beyond the float64 range"):
+            km.mmd_test(X, Y, kernel="exp_chi2", method=method, rng=0,
+                        n_resamples=(19, 19) if method == "aggregated" else 19)

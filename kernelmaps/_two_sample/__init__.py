@@ -2,7 +2,8 @@
 (`permutation`, `wild_bootstrap`, `aggregated`, `fuse`, `linear`, `cross`,
 and the permutation test and wild bootstrap on explicit features,
 `on_features`), chosen from a table, and those that the arrays' library
-computes on their device (`on_device`, `on_device_direct`); the checked
+computes on their device (`on_device`, `on_device_direct`,
+`on_device_objects`); the checked
 call (`checks`), the resampling tests' statistics (`resampling`: the draws
 in `draws`, the block passes in `blocks`, on Dask in `dask_pass`), the
 feature passes (`features`), the linear test's tail (`chi2_tail`), the cost
@@ -19,6 +20,7 @@ from . import (
     linear,
     on_device,
     on_device_direct,
+    on_device_objects,
     on_features,
     permutation,
 )
@@ -325,29 +327,33 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
 
     *Arrays of other libraries* (PyTorch, JAX, CuPy, ...; ``pip install
     "kernelmaps[array]"``): every method of points (``"rbf"``,
-    ``"laplacian"``, ``"energy"``) and of a precomputed matrix (its labels
-    as an array of the same library) runs on the arrays' device where
-    their library computes them (on a GPU, with a gradient asked, for
-    array-api-strict). The resampling tests compute the pooled kernel a
-    block of rows at a time, each block multiplied there with the draws of
-    a batch of resamples, within half the device's free memory where the
-    library reports it (CUDA; `working_memory` where it is given and
-    lower), else the working memory; the draws are the NumPy path's, from
-    `rng` on the host. The cross test computes its witness function there,
-    the linear test its features and their moments, the permutation test
-    and the wild bootstrap with `feature_map` the features and their sums
-    over each resample. Only vectors of the N objects and of the B
-    resamples, the D x D moments or D x B sums of D features and the at
-    most 1000 points of gamma's rule come back to the host, which finishes
-    the test: the p-value is that of the same NumPy input, the statistics
-    equal to rounding (float64 kernels, also of float32 points; with
-    `incomplete`, the band of pairs only). Other objects (sets,
-    histograms, ...: test their kernel matrix, computed on the device by
-    the kernel's function, with ``kernel="precomputed"``) and PyTorch and
-    JAX arrays on the CPU without a gradient run on the host, in NumPy, on their values (a view on the
-    CPU, a copy from another device), with the result of the same NumPy
-    input. No test gives a gradient: the result holds floats and NumPy
-    arrays.
+    ``"laplacian"``, ``"energy"``), of sets and histograms (below) and of
+    a precomputed matrix (its labels as an array of the same library) runs
+    on the arrays' device where their library computes them (on a GPU,
+    with a gradient asked, for array-api-strict). The resampling tests
+    compute the pooled kernel a block of rows at a time, each block
+    multiplied there with the draws of a batch of resamples, within half
+    the device's free memory where the library reports it (CUDA;
+    `working_memory` where it is given and lower), else the working
+    memory; the draws are the NumPy path's, from `rng` on the host. The
+    cross test computes its witness function there, the linear test its
+    features and their moments, the permutation test and the wild
+    bootstrap with `feature_map` the features and their sums over each
+    resample. Only vectors of the N objects and of the B resamples, the
+    D x D moments or D x B sums of D features and the at most 1000 points
+    of gamma's rule come back to the host, which finishes the test: the
+    p-value is that of the same NumPy input, the statistics equal to
+    rounding (float64 kernels, also of float32 points; with `incomplete`,
+    the band of pairs only). Sets (lists of 2-D arrays, 3-D arrays) with
+    the mean map kernel and histograms (``"chi2"``, ``"intersection"``,
+    ``"hellinger"``, ``"js"``; ``"exp_chi2"`` with `gamma` given) run
+    there too, their kernel's blocks computed by its function. Other
+    objects (test their kernel matrix, computed on the device by the
+    kernel's function, with ``kernel="precomputed"``) and PyTorch and JAX
+    arrays on the CPU without a gradient run on the host, in NumPy, on
+    their values (a view on the CPU, a copy from another device), with
+    the result of the same NumPy input. No test gives a gradient: the
+    result holds floats and NumPy arrays.
 
     The p-value counts the observed statistic as one of the resamples
     (``(1 + #{null >= statistic}) / (1 + B)``): the test's level is at most
@@ -425,6 +431,12 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
         return on_device.test(library, X, Y, kernel, gamma, method, n_resamples,
                               incomplete, alpha, unbiased, kernel_params, dtype,
                               rng, workers, progress, working_memory)
+    if library is not None and on_device_objects.takes(
+            library, X, Y, kernel, gamma, method, feature_map, incomplete,
+            kernel_params):
+        return on_device_objects.test(
+            library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
+            kernel_params, dtype, rng, workers, progress, working_memory)
     if library is not None and on_device_direct.takes(
             library, X, Y, kernel, method, feature_map, incomplete):
         return on_device_direct.TESTS[method](

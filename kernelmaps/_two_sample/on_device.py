@@ -1,21 +1,26 @@
-"""The permutation test and the wild bootstrap of points computed by the
-arrays' own library, on their device (`mmd_test` of arrays that
-`ArrayLibrary.native` says the library computes: another device than the
-CPU, a gradient asked, array-api-strict).
+"""The resampling tests (the permutation test, the wild bootstrap, the
+aggregated and fused tests; `incomplete` too) of points and of
+precomputed kernel matrices computed by the arrays' own library, on their
+device (`mmd_test` of arrays that `ArrayLibrary.native` says the library
+computes: another device than the CPU, a gradient asked,
+array-api-strict).
 
 The statistics are those of the NumPy path (`resampling`, `blocks`' algebra):
 the quadratic forms ``q = t' K0 t`` of the centred indicators ``t = N s - n``
 (permutations; K0 the pooled kernel matrix with its diagonal 0) or ``e' H e``
-of the signs of the pairs (wild bootstrap). Here the kernel is computed on
-the device a block of rows of the upper triangle at a time, each block
-multiplied there with the draws of a batch of resamples; the draws are
-those of the NumPy path, from the call's generator on the host
-(`draws.drawer`), moved to the device (a byte an entry), and only the
-vectors of the B resamples and of the N objects (the row sums, the
-diagonal) come back, with a few scalars. The NumPy path's own code then
-finishes the statistics and the result (`permutation.finish`,
-`wild_bootstrap.finish`, `permutation.conclude`): the same p-value as the
-same NumPy input, the statistics equal to rounding.
+of the signs of the pairs (wild bootstrap, and the swaps of paired points
+of the aggregated test: `aggregated.swap_form`). Here the kernel is
+computed on the device a block of rows of the upper triangle at a time
+(`_Kernel` of points, its distances once for all its scales; `_Matrix` of
+given matrices), each block multiplied there with the draws of a batch of
+resamples; the draws are those of the NumPy path, from the call's
+generator on the host (`draws.drawer`), moved to the device (a byte an
+entry), and only the vectors of the B resamples and of the N objects (the
+row sums, the diagonal) come back, with a few scalars. The NumPy path's
+own code then finishes the statistics and the result
+(`permutation.finish`, `wild_bootstrap.finish`, `aggregated.swap_finish`,
+`CONCLUDE`): the same p-value as the same NumPy input, the statistics
+equal to rounding.
 """
 
 import dataclasses

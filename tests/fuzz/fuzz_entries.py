@@ -5262,4 +5262,10 @@ else:
             "cross"))):
         _torch_entry(_name)
     _torch_entry("mmd_test[precomputed]", data=("X",), labels=("Y",))
+    for _name in ("mmd_test[mean_map, permutation]",
+                  "mmd_test[mean_map, aggregated]"):
+        _torch_entry(_name, sets=True)
+    for _name in ("mmd_test[js, permutation]", "mmd_test[js, aggregated]",
+                  "mmd_test[exp_chi2, permutation]", "mmd_test[exp_chi2, fuse]"):
+        _torch_entry(_name)
     _torch_entry("project_psd", data=("K",))

@@ -1,0 +1,281 @@
+"""`mmd_test` of sets and histograms computed by the arrays' library
+(issue 52, `on_device_objects`): the resampling tests of PyTorch tensors
+that ask for a gradient and of array-api-strict arrays give the NumPy
+result (the same p-value for the same rng, the statistics equal to
+rounding), and bad samples the NumPy message."""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import kernelmaps as km
+from kernelmaps import _array_api
+from kernelmaps._two_sample import on_device_objects
+
+from ._helpers import NATIVE, point_sets
+
+pytest.importorskip("array_api_compat")
+
+DEFAULTS = dict(kernel=None, gamma=None, method="permutation",
+                n_resamples=None, alpha=0.05, unbiased=True, kernel_params=None,
+                dtype=None, rng=None, workers=None, progress=False,
+                working_memory=None)
+
+
+def on_device(X, Y, **options):
+    """`on_device_objects.test` of X and Y, which it must take."""
+    options = {**DEFAULTS, **options}
+    library = _array_api.library_of_objects(X=X, Y=Y)
+    assert on_device_objects.takes(
+        library, X, Y, options["kernel"], options["gamma"], options["method"],
+        None, None, options["kernel_params"])
+    return on_device_objects.test(library, X, Y, **options)
+
+
+def in_library(library, S):
+    """The sets (a list, or a 3-D array) or histograms S in `library`."""
+    make = NATIVE[library]
+    return [make(a) for a in S] if isinstance(S, list) else make(S)
+
+
+def assert_same_result(result, expected, rtol=1e-12):
+    """The same p-value, decision and scale; the statistic and the null
+    distribution equal to `rtol` of the null distribution's scale."""
+    assert result.pvalue == expected.pvalue
+    assert result.reject == expected.reject
+    assert result.method == expected.method
+    assert np.all(np.asarray(result.kernel) == np.asarray(expected.kernel))
+    assert np.all(np.asarray(result.gamma) == np.asarray(expected.gamma))
+    scale = np.abs(expected.null_distribution).max()
+    assert_allclose(result.statistic, expected.statistic, rtol=rtol,
+                    atol=rtol * scale)
+    assert_allclose(result.null_distribution, expected.null_distribution,
+                    rtol=rtol, atol=rtol * scale)
+
+
+def set_samples(shape, dtype=np.float64, seed=0):
+    """Two samples of sets: lists of sets of unequal sizes ("list"), of
+    equal sizes ("equal"), or 3-D arrays ("3d"; "3d_uneven": of sets of
+    other sizes in Y than in X)."""
+    if shape == "list":
+        return (point_sets(dtype, seed, sizes=(4, 7, 5, 6, 3, 5)),
+                point_sets(dtype, seed + 1, sizes=(5, 2, 6, 4, 8), shift=0.4))
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((6, 5, 3)).astype(dtype)
+    Y = (rng.standard_normal((6 if shape == "equal" else 7,
+                              4 if shape == "3d_uneven" else 5, 3))
+         + 0.4).astype(dtype)
+    return (X, Y) if shape.startswith("3d") else (list(X), list(Y))
+
+
+METHODS = ("permutation", "wild_bootstrap", "aggregated", "fuse")
+SET_CASES = [("list", "permutation", "rbf", None),
+             ("list", "aggregated", "rbf", None),
+             ("list", "fuse", "laplacian", None),
+             ("list", "permutation", "laplacian", 0.4),
+             ("list", "permutation", "linear", None),
+             ("list", "permutation", "polynomial", None),
+             ("equal", "wild_bootstrap", "rbf", None),
+             ("equal", "aggregated", "rbf", [0.2, 1.0]),
+             ("3d", "permutation", "rbf", None),
+             ("3d", "aggregated", "laplacian", None),
+             ("3d", "fuse", "rbf", None),
+             ("3d_uneven", "permutation", "rbf", None)]
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
+@pytest.mark.parametrize("case", SET_CASES, ids=str)
+def test_sets_are_numpys(case, library):
+    shape, method, point, gamma = case
+    X, Y = set_samples(shape)
+    options = dict(method=method, gamma=gamma, n_resamples=99, rng=3,
+                   kernel_params={"kernel": point})
+    if method in ("aggregated", "fuse"):  # (float64 products: to 1e-12)
+        options["dtype"] = np.float64
+    if method == "aggregated":
+        options["n_resamples"] = (50, 50)
+    expected = km.mmd_test(X, Y, **options)
+    result = on_device(in_library(library, X), in_library(library, Y),
+                       **options)
+    assert_same_result(result, expected)
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
+@pytest.mark.parametrize("method", ["permutation", "fuse"])
+def test_float32_sets_are_numpys(method, library):
+    """float32 sets (and the fused test's float32 products): to rounding
+    of float32."""
+    X, Y = set_samples("list", np.float32)
+    options = dict(method=method, n_resamples=99, rng=5, kernel="mean_map")
+    expected = km.mmd_test(X, Y, **options)
+    result = on_device(in_library(library, X), in_library(library, Y),
+                       **options)
+    assert_same_result(result, expected, rtol=1e-5)
+
+
+def histograms(n, m, d=6, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.dirichlet(np.ones(d), size=n)
+    X[X < 0.05] = 0.0
+    Y = rng.dirichlet(np.linspace(0.5, 2.0, d), size=m)
+    return X.astype(dtype), Y.astype(dtype)
+
+
+HISTOGRAM_CASES = [(kernel, "permutation", None) for kernel in
+                   ("chi2", "intersection", "hellinger", "js")] + [
+    ("exp_chi2", "permutation", 2.0), ("chi2", "wild_bootstrap", None),
+    ("exp_chi2", "aggregated", [0.5, 2.0]), ("exp_chi2", "fuse", [1.0, 3.0])]
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
+@pytest.mark.parametrize("case", HISTOGRAM_CASES, ids=str)
+def test_histograms_are_numpys(case, library):
+    kernel, method, gamma = case
+    X, Y = histograms(12, 12 if method == "wild_bootstrap" else 15)
+    options = dict(kernel=kernel, method=method, gamma=gamma, n_resamples=99,
+                   rng=2, dtype=np.float64)
+    expected = km.mmd_test(X, Y, **options)
+    result = on_device(in_library(library, X), in_library(library, Y),
+                       **options)
+    assert_same_result(result, expected)
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
+def test_float32_histograms_are_numpys(library):
+    X, Y = histograms(12, 14, dtype=np.float32)
+    options = dict(kernel="js", n_resamples=99, rng=2)
+    expected = km.mmd_test(X, Y, **options)
+    result = on_device(in_library(library, X), in_library(library, Y),
+                       **options)
+    assert_same_result(result, expected, rtol=1e-5)
+
+
+def _with(S, i, value, at=(1, 0)):
+    S = [a.copy() for a in S] if isinstance(S, list) else S.copy()
+    S[i][at] = value
+    return S
+
+
+BAD = [  # (kernel, X, Y from the good samples)
+    (None, lambda X, Y: (X, _with(Y, 2, np.nan))),
+    (None, lambda X, Y: (_with(X, 3, np.inf), Y)),
+    (None, lambda X, Y: (X, [Y[0], Y[1][:, :2], *Y[2:]])),
+    (None, lambda X, Y: (X, [y[:, :2] for y in Y])),
+    (None, lambda X, Y: (X, [Y[0][:0], *Y[1:]])),
+    (None, lambda X, Y: (X, Y[:1])),
+    ("3d", lambda X, Y: (X, _with(Y, 4, np.nan, (0, 2)))),
+    ("chi2", lambda X, Y: (X, _with(Y, 3, -0.1, 2))),
+    ("chi2", lambda X, Y: (_with(X, 1, np.nan, 0), Y)),
+    ("chi2", lambda X, Y: (X, Y[:, :4])),
+    ("exp_chi2", lambda X, Y: (X, Y[:1])),
+]
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
+@pytest.mark.parametrize("case", range(len(BAD)))
+def test_bad_input_has_the_numpy_message(case, library):
+    kernel, make = BAD[case]
+    if kernel in (None, "3d"):
+        X, Y = make(*set_samples("list" if kernel is None else "3d"))
+        options = {}
+    else:
+        X, Y = make(*histograms(6, 7))
+        options = dict(kernel=kernel, gamma=1.0 if kernel == "exp_chi2" else None)
+    with pytest.raises(ValueError) as expected:
+        km.mmd_test(X, Y, rng=0, **options)
+    with pytest.raises(ValueError) as raised:
+        on_device(in_library(library, X), in_library(library, Y), rng=0,
+                  **options)
+    assert str(raised.value) == str(expected.value)
+
+
+def test_takes():
+    torch = pytest.importorskip("torch")
+    library = _array_api.library_of(X=torch.zeros(2, requires_grad=True))
+    plain = _array_api.library_of(X=torch.zeros(2))
+    X, Y = set_samples("list")
+    grad = [torch.asarray(a).requires_grad_() for a in X]
+    sets = [torch.asarray(a) for a in Y]
+    H = torch.rand(5, 4, requires_grad=True)
+    A = torch.rand(3, 4, 2)
+
+    def takes(X, Y, kernel=None, gamma=None, method="permutation",
+              feature_map=None, incomplete=None, kernel_params=None,
+              library=library):
+        return on_device_objects.takes(library, X, Y, kernel, gamma, method,
+                                       feature_map, incomplete, kernel_params)
+
+    assert takes(grad, sets)
+    assert takes(grad, sets, "mean_map", 0.5, "fuse",
+                 kernel_params={"kernel": "linear"})
+    assert takes(A, A, method="wild_bootstrap")
+    assert takes(H, H, "chi2") and takes(H, H, "exp_chi2", 1.0)
+    assert not takes(grad, sets, library=plain)  # (the host's, zero-copy)
+    assert not takes(grad, sets, method="linear")
+    assert not takes(grad, sets, feature_map=8)
+    assert not takes(grad, sets, incomplete=3, method="wild_bootstrap")
+    assert not takes(grad, sets, "mmd")
+    assert not takes(grad, sets, kernel_params={"kernel": "energy"})
+    assert not takes(grad, A)  # (a list and a 3-D array)
+    assert not takes([], sets)
+    assert not takes(H, H, "exp_chi2")  # (its scale's rule: on the host)
+    assert not takes(H, H)  # (points)
+    assert not takes(A, A, "chi2")
+    assert not takes(km.Bags.from_list([a.detach().numpy() for a in grad]),
+                     sets)
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
+@pytest.mark.parametrize("method", METHODS)
+def test_blocks_within_the_working_memory(method, library):
+    """A small working memory: the kernel's rows in blocks, the resamples
+    in batches; the same result."""
+    for X, Y, kernel in ((*set_samples("equal"), None),
+                         (*histograms(12, 12), "js")):
+        options = dict(kernel=kernel, method=method, n_resamples=39, rng=1,
+                       dtype=np.float64, alpha=0.1)
+        expected = km.mmd_test(X, Y, **options)
+        result = on_device(in_library(library, X), in_library(library, Y),
+                           working_memory=0.0005, **options)
+        assert_same_result(result, expected)
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
+def test_mixed_dtypes_are_numpys(library):
+    """float32 sets beside float64 ones (in a sample, and between the
+    samples): in float64, as NumPy's."""
+    X, Y = set_samples("list")
+    X32 = [a.astype(np.float32) for a in X]
+    for A, B in ((X32, Y), ([X32[0], *X[1:]], Y)):
+        expected = km.mmd_test(A, B, n_resamples=99, rng=1)
+        result = on_device(in_library(library, A), in_library(library, B),
+                           n_resamples=99, rng=1)
+        assert_same_result(result, expected)
+
+
+def _warnings_of(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    return result, sorted(str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
+@pytest.mark.parametrize("case", ["zero", "equal", "constant"])
+def test_degenerate_warnings_are_numpys(case, library):
+    X, Y = set_samples("list")
+    options = dict(n_resamples=19, rng=0, alpha=0.1)
+    if case == "zero":
+        options["gamma"] = 1e6
+    elif case == "equal":
+        X, Y = [np.ones((3, 3))] * 4, [np.ones((2, 3))] * 3
+    else:
+        X, Y = np.ones((5, 4)) / 4, np.ones((6, 4)) / 4
+        options["kernel"] = "chi2"
+    expected, messages = _warnings_of(lambda: km.mmd_test(X, Y, **options))
+    result, found = _warnings_of(lambda: on_device(
+        in_library(library, X), in_library(library, Y), **options))
+    assert found == messages and messages
+    assert result.pvalue == expected.pvalue
