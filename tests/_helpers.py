@@ -259,6 +259,27 @@ def native_labels(library, labels):
     return NATIVE[library](labels)
 
 
+def assert_same_test(result, expected, rtol=1e-12):
+    """Two `MMDTestResult`s of one test (NumPy's `expected`): the same
+    p-value, decision, method, kernel and scale; the statistic(s) and the
+    null distribution equal to `rtol` of the null distribution's scale
+    (differences of kernel sums: their rounding is relative to that scale,
+    not to each value, which may be near 0)."""
+    from numpy.testing import assert_allclose
+
+    assert type(result) is type(expected)
+    assert result.pvalue == expected.pvalue
+    assert result.reject == expected.reject
+    assert result.method == expected.method
+    assert np.all(np.asarray(result.kernel) == np.asarray(expected.kernel))
+    assert np.all(np.asarray(result.gamma) == np.asarray(expected.gamma))
+    assert np.shape(result.null_distribution) == np.shape(expected.null_distribution)
+    scale = np.abs(expected.null_distribution).max()
+    for name in ("statistic", "null_distribution"):
+        assert_allclose(getattr(result, name), getattr(expected, name),
+                        rtol=rtol, atol=rtol * scale)
+
+
 def two_samples(n, m, dtype=np.float64, d=3, seed=0, shift=0.3):
     """Samples of n and m standard normal points in d dimensions, the
     second shifted by `shift` (a two-sample test's alternative)."""
