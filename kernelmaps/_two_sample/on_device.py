@@ -365,12 +365,8 @@ class _Matrix:
                                         self.order * (N + 1), axis=0))
 
     def shift(self, library, spec, index, N):
-        """`permutation.shifts` of matrix `index`, from its block of the
-        first pooled objects, copied."""
-        k = min(permutation.SHIFT_OBJECTS, N)
-        head = library.to_numpy(self.blocks(slice(0, k), slice(0, k))[index])
-        return permutation.shifts(PrecomputedSpec(head[None, ...]),
-                                  np.arange(k), N, [0])[0]
+        """`permutation.shifts` of matrix `index` (`head_shift`)."""
+        return head_shift(library, self, index, N)
 
     def reach(self, library, index):
         """The largest magnitude of the values of matrix `index`."""
@@ -382,6 +378,17 @@ class _Matrix:
         K = xp.take(xp.take(self.K, self.order[rows], axis=1), self.order[cols],
                     axis=2)
         return [K[index, ...] for index in range(K.shape[0])]
+
+
+def head_shift(library, kernel, index, N):
+    """`permutation.shifts` of a kernel object's scale `index`, from its
+    block of the first pooled objects (copied, its diagonal 0: the mean of
+    the values off it, exactly 0 where they are)."""
+    k = min(permutation.SHIFT_OBJECTS, N)
+    head = library.to_numpy(kernel.blocks(slice(0, k), slice(0, k))[index])
+    np.fill_diagonal(head, 0.0)
+    return permutation.shifts(PrecomputedSpec(head[None, ...]), np.arange(k),
+                              N, [0])[0]
 
 
 def _products_dtype(library, iv, spec, kernel, index):

@@ -19,10 +19,10 @@ import numpy as np
 
 from .. import _array_api
 from .._bags import Bags, concat_sets, pack_sets
-from .._spec import PrecomputedSpec, spec_for
-from .._validation import check_sets
+from .._spec import spec_for
+from .._validation import check_sets, not_finite_message
 from .._warnings import DegenerateWarning
-from . import on_device, permutation
+from . import on_device
 from .checks import check_input
 
 # The histogram kernels computed here ("exp_chi2" with its scale given),
@@ -134,7 +134,7 @@ def _sets(library, S, name):
               xp.all(xp.isfinite(sets), axis=(1, 2)))
     if not library.holds(xp.all(finite)):
         bad = np.flatnonzero(~library.to_numpy(finite))[0]
-        raise ValueError(f"{name}[{bad}] contains NaN or infinity")
+        raise ValueError(not_finite_message(f"{name}[{bad}]"))
     return sets, stand_in
 
 
@@ -236,14 +236,8 @@ class _Gram:
         return self.diagonals[index]
 
     def shift(self, library, spec, index, N):
-        """`permutation.shifts` of scale `index`, from the block of the
-        first pooled objects, copied, its diagonal 0 (the mean of the
-        values off it: exactly 0 where they are)."""
-        k = min(permutation.SHIFT_OBJECTS, N)
-        head = library.to_numpy(self.blocks(slice(0, k), slice(0, k))[index])
-        np.fill_diagonal(head, 0.0)
-        return permutation.shifts(PrecomputedSpec(head[None, ...]),
-                                  np.arange(k), N, [0])[0]
+        """`permutation.shifts` of scale `index` (`on_device.head_shift`)."""
+        return on_device.head_shift(library, self, index, N)
 
     def reach(self, library, index):
         """The largest magnitude of the kernel's values: the largest of
