@@ -57,13 +57,23 @@ __all__ = [
 ]
 
 
+# On the host's CPU, blocks of at most this many bytes of temporaries: an
+# operation of the library cannot be stopped by Ctrl-C, and this bounds
+# its work to some 0.1 s (Python checks for Ctrl-C between two); larger
+# blocks, beyond the caches, are no faster there.
+HOST_BLOCK_BYTES = 1 << 27
+
+
 def row_blocks(n, row_bytes, library):
     """The (start, stop) of blocks of the `n` rows of a result, each row
     taking `row_bytes` of temporaries, within half the device's free
     memory where the library reports it (`free_device_memory`), else the
-    working-memory budget (`kernelmaps.set_config`)."""
+    working-memory budget (`kernelmaps.set_config`); on the host's CPU,
+    within `HOST_BLOCK_BYTES`."""
     free = free_device_memory(library)
     budget = working_memory_bytes() if free is None else free // 2
+    if library.on_host():
+        budget = min(budget, HOST_BLOCK_BYTES)
     step = max(1, int(budget // max(row_bytes, 1)))
     return [(a, min(a + step, n)) for a in range(0, n, step)]
 

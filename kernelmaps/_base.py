@@ -290,20 +290,32 @@ class FeatureMap(Estimator):
     def _fitted(self, X, workers, progress):
         """Fit on `X`; the features of `X` where `_fit` gives them too (a
         pair: the fitted attributes, and the features, as the kernel
-        estimators give their training kernel), else None. Arrays of
-        another library are fitted on the host (`kernelmaps._array_api`):
-        `transform` moves what the map learned to their device (and gives
-        their features where the library computes, as a gradient may be
-        asked)."""
+        estimators give their training kernel), else None.
+
+        Arrays of another library (`kernelmaps._array_api`) that the library
+        computes (``library.native``) are fitted by the map's ``_array_fit(
+        library, X, n_threads)`` where it has one: it returns what `_fit`
+        returns, its features in the library, having read of `X` on the host
+        only what the fitted state holds (a sample for a median, landmarks).
+        Other arrays of another library are fitted on a NumPy view of them:
+        `transform` moves what the map learned to their device."""
         library = library_of_objects(X=X)
-        if library is not None:
-            X = numpy_objects(library, X)
-        fitted = self._fit(X, resolve_workers(workers), check_progress(progress))
+        n_threads = resolve_workers(workers)
+        on_device = (library is not None and library.native
+                     and hasattr(self, "_array_fit"))
+        if on_device:
+            fitted = self._array_fit(library, X, n_threads)
+        else:
+            if library is not None:
+                X = numpy_objects(library, X)
+            fitted = self._fit(X, n_threads, check_progress(progress))
         state, features = fitted if isinstance(fitted, tuple) else (fitted, None)
         self._set_fitted({**state, **fit_weighted(X)})
-        if library is not None and features is not None:  # (else: transform)
-            return None if library.native else library.from_numpy(features)
-        return features
+        if library is None or features is None or on_device:
+            return features
+        # (computed on the host: where the library computes, transform
+        # computes them again there, as a gradient may be asked)
+        return None if library.native else library.from_numpy(features)
 
     def set_output(self, *, transform=None):
         """Set the container of the features that `transform` and

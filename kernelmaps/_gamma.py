@@ -19,10 +19,11 @@ from scipy.spatial.distance import pdist
 from ._bags import Bags
 from ._engine.layout import max_abs, power_of_two_exponent
 from ._lazy import is_lazy
+from ._libraries import is_foreign, library_of
 from ._validation import check_points, check_rng, check_scalar, check_sets, check_size
 
-__all__ = ["MEDIAN_SAMPLE", "MEDIAN_SEED", "point_median_gamma", "resolve_gamma",
-           "weighted_median"]
+__all__ = ["MEDIAN_SAMPLE", "MEDIAN_SEED", "device_sample", "median_rows",
+           "point_median_gamma", "resolve_gamma", "weighted_median"]
 
 # The default sample of the median heuristic, and its fixed seed: the same
 # data give the same gamma on every call.
@@ -50,6 +51,8 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
     weighing the product of their weights."""
     fallback = degenerate == "fallback"
     weights = None
+    if _held_elsewhere(X):
+        X = device_sample(X, sample, rng)
     if isinstance(X, Bags) and X.weights is not None:
         bags = check_sets(X, name, weighted=True)
         keep = bags.weights > 0
@@ -183,6 +186,8 @@ def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
         return check_scalar(gamma, name, low=0, low_inclusive=False)
     if kernel in _METRICS and is_lazy(reference):
         reference = _lazy_sample(reference, data)
+    elif kernel in _METRICS and _held_elsewhere(reference):
+        reference = device_sample(reference)
     if scipy.sparse.issparse(reference):
         # Only the rows the heuristic samples are made dense: the same rows
         # as for the dense matrix (the same draw).
@@ -198,13 +203,48 @@ def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
     return 1.0 / d
 
 
-def median_rows(n):
+def median_rows(n, sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     """The rows of n points that `point_median_gamma` samples (of the
-    points in memory): all of them up to `MEDIAN_SAMPLE`, else that many,
-    drawn with `MEDIAN_SEED`, sorted."""
-    if n <= MEDIAN_SAMPLE:
+    points in memory): all of them up to `sample` (None: all), else that
+    many, drawn by `rng` (`MEDIAN_SEED`: the package's draw), sorted."""
+    if sample is None or n <= sample:
         return np.arange(n)
-    return _sample(n, MEDIAN_SAMPLE, check_rng(MEDIAN_SEED))
+    return _sample(n, sample, check_rng(rng))
+
+
+def _held_elsewhere(X):
+    """Whether `X` holds its points in another array library (an array, a
+    `Bags` of its points, or checked sets of it, which say ``pooled()``)."""
+    return (hasattr(X, "pooled")
+            or is_foreign(X.points if isinstance(X, Bags) else X))
+
+
+def device_sample(X, sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
+    """The points of `X`, held by another array library on its device, that
+    `point_median_gamma` samples (the same rows, drawn by `rng`, as for the
+    same points in NumPy; only points of positive weight), gathered there
+    and copied to the host: at most `sample` rows (a `Bags` of one set
+    with their weights where `X` is weighted), checked by the caller. `X`
+    is a 2-D array of points, a `Bags` of such points, or checked sets
+    whose ``pooled()`` gives ``(library, points, rows, weights)``: their
+    points as a 2-D array, the rows of those in the order of a Bags, and
+    their weights (None: unweighted)."""
+    if hasattr(X, "pooled"):
+        library, points, rows, weights = X.pooled()
+    else:
+        bags = X if isinstance(X, Bags) else None
+        points = X.points if bags is not None else X
+        library = library_of(X=points)
+        rows = np.arange(points.shape[0])
+        weights = None if bags is None else bags.weights
+    if weights is not None:
+        rows, weights = rows[weights > 0], weights[weights > 0]
+    taken = median_rows(rows.size, sample, rng)
+    points = library.xp.take(points, library.from_numpy(rows[taken]), axis=0)
+    points = library.to_numpy(points)
+    if weights is None:
+        return points
+    return Bags(points, np.array([0, taken.size]), weights[taken])
 
 
 def _lazy_sample(reference, data):

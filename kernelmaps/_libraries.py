@@ -92,6 +92,18 @@ class ArrayLibrary:
                 return numpy
         return dtype
 
+    def on_host(self):
+        """Whether the arrays lie in the host's memory, computed by its CPU
+        (array-api-strict's, PyTorch's and JAX's CPU devices; a JAX tracer
+        where JAX computes on the CPU)."""
+        if self.name == "array_api_strict":
+            return True
+        if self.name == "jax" and self.device is None:
+            import jax
+
+            return jax.default_backend() == "cpu"
+        return _on_cpu(self.name, self.device)
+
     def host_values(self, a):
         """`a` without its gradient, as an array whose values can be read,
         or None: a PyTorch tensor detached (None on ``meta``), a JAX

@@ -8,6 +8,7 @@ tolerance and expected value) is unchanged. Import with
 """
 
 import ast
+import contextlib
 import importlib.util
 import os
 import re
@@ -291,3 +292,24 @@ def two_samples(n, m, dtype=np.float64, d=3, seed=0, shift=0.3):
 def point_sets(dtype, seed=0, sizes=(4, 7, 5, 6), shift=0.0):
     rng = np.random.default_rng(seed)
     return [(rng.standard_normal((n, 3)) + shift).astype(dtype) for n in sizes]
+
+
+@contextlib.contextmanager
+def host_copies():
+    """Record the number of values of every array that
+    `ArrayLibrary.to_numpy` brings to the host within the block: a list,
+    filled as it runs (what a fit on the device may read of its data)."""
+    from kernelmaps._libraries import ArrayLibrary
+
+    sizes, to_numpy = [], ArrayLibrary.to_numpy
+
+    def recorded(self, a):
+        values = to_numpy(self, a)
+        sizes.append(0 if values is None else values.size)
+        return values
+
+    ArrayLibrary.to_numpy = recorded
+    try:
+        yield sizes
+    finally:
+        ArrayLibrary.to_numpy = to_numpy

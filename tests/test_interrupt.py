@@ -28,6 +28,7 @@ its loops, before any factorisation it ends with (Nystroem's landmarks,
 rf_pca's covariance).
 """
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -49,6 +50,9 @@ import scipy.sparse
 import kernelmaps as km
 rng = np.random.default_rng(0)
 """
+
+# (the data of the cases computed by PyTorch: tensors that ask for a gradient)
+TORCH = "import torch\ntensor = lambda a: torch.asarray(a).requires_grad_()\n"
 
 CASES = {
     "sum_match_kernel": (
@@ -158,6 +162,27 @@ CASES = {
         "sets = [rng.normal(size=(100, 16)) for _ in range(10000)]\n"
         "swf = km.SlicedWassersteinFeatures(100, 10, rng=0).fit(sets[:2])",
         "swf.transform(sets)"),
+    # Computed by PyTorch (tensors that ask for a gradient), on the CPU: in
+    # blocks of at most `_array_api.HOST_BLOCK_BYTES` of temporaries there,
+    # Python checks for Ctrl-C between two of the library's operations.
+    "sum_match_kernel, PyTorch": (
+        TORCH + "sets = [tensor(rng.normal(size=(100, 30))) for _ in range(1500)]",
+        "km.sum_match_kernel(sets)"),
+    "sliced_wasserstein, PyTorch": (
+        TORCH + "sets = [tensor(rng.normal(size=(100, 16))) for _ in range(3000)]",
+        "km.sliced_wasserstein(sets, rng=0)"),
+    "mmd_test permutation, PyTorch": (
+        TORCH + "X = tensor(rng.normal(size=(3000, 10)))\n"
+        "Y = tensor(rng.normal(size=(3000, 10)))",
+        "km.mmd_test(X, Y, n_resamples=20000)"),
+    "mmd_test aggregated, PyTorch": (
+        TORCH + "X = tensor(rng.normal(size=(2500, 10)))\n"
+        "Y = tensor(rng.normal(size=(2500, 10)))",
+        "km.mmd_test(X, Y, method='aggregated')"),
+    "mmd_test linear, PyTorch": (
+        TORCH + "X = tensor(rng.normal(size=(300000, 64)))\n"
+        "Y = tensor(rng.normal(size=(300000, 64)))",
+        "km.mmd_test(X, Y, method='linear')"),
 }
 
 SCRIPT = """
@@ -257,6 +282,9 @@ def reports():
     except ImportError:
         cases = {name: case for name, case in cases.items()
                  if "progress=True" not in case[1]}
+    if importlib.util.find_spec("torch") is None:
+        cases = {name: case for name, case in cases.items()
+                 if not case[0].startswith(TORCH)}
     result = subprocess.run(
         [sys.executable, "-P", "-c", textwrap.dedent(SCRIPT.format(setup=SETUP))],
         input=json.dumps(cases), capture_output=True, text=True, timeout=900)
@@ -282,6 +310,8 @@ def quiet_latency(report):
 def test_ctrl_c_stops_the_call(reports, name):
     if "progress=True" in CASES[name][1]:
         pytest.importorskip("tqdm")
+    if CASES[name][0].startswith(TORCH):
+        pytest.importorskip("torch")
     assert name in reports, reports.get("error", f"{name} did not report")
     report = reports[name]
     assert report["stopped"], f"{name} finished before the signal: make it larger"

@@ -170,6 +170,22 @@ class AnchorMap(FeatureMap):
         self.weights = weights
 
     def _fit(self, X, workers, progress):
+        return self._fit_checked(X, lambda X: check_histograms(X, "X"))
+
+    def _array_fit(self, library, X, n_threads):
+        """`fit` on histograms of `library`, checked on their device, whose
+        largest value per dimension is computed there: all that uniform
+        anchors read of the data (k-means anchors learn from a copy of the
+        values on the host, as the compiled engine places them)."""
+        def check(X):
+            X = _array_api.check_rows(library, X, "X", nonnegative=True)
+            return (check_histograms(library.to_numpy(X), "X")
+                    if self.anchors == "kmeans" else X)
+
+        return self._fit_checked(X, check)
+
+    def _fit_checked(self, X, check):
+        """`fit` on `X`, checked by ``check(X)`` (after the parameters)."""
         kernel = self.kernel if callable(self.kernel) else check_choice(
             self.kernel, "kernel", tuple(KERNELS))  # a name, or a callable
         n_anchors = check_scalar(self.n_anchors, "n_anchors", kind="int", low=2,
@@ -181,11 +197,10 @@ class AnchorMap(FeatureMap):
                                    low=1, high=n_anchors)
         weights = check_choice(self.weights, "weights", ("uniform", "distance"))
         names = self._check_names(X, reset=True)
-        X = check_histograms(X, "X")
+        X = check(X)
         X = scipy.sparse.csc_matrix(X) if scipy.sparse.issparse(X) else X
         d = X.shape[1]
-        top = np.asarray(X.max(axis=0).todense() if scipy.sparse.issparse(X)
-                         else X.max(axis=0), dtype=np.float64).ravel()
+        top = np.asarray(_column_max(X), dtype=np.float64).ravel()
         fallback = top.max() if top.max() > 0 else 1.0
         top[top == 0] = fallback
         named = isinstance(kernel, str)
@@ -394,3 +409,14 @@ def _anchor_state(anchors, table, rank):
                                   zip(table_offsets[:-1], rank, strict=True)),
         "_table_max": float(np.abs(table).max()) if table.size else 0.0,
     }
+
+
+def _column_max(X):
+    """The largest value of each column of checked histograms `X` (a CSC
+    matrix, an array, or an array of another library: computed there)."""
+    if scipy.sparse.issparse(X):
+        return X.max(axis=0).todense()
+    if _array_api.is_foreign(X):
+        library = _array_api.library_of(X=X)
+        return library.to_numpy(library.xp.max(X, axis=0))
+    return X.max(axis=0)

@@ -149,6 +149,16 @@ class ExpChi2Features(FeatureMap):
         self.rng = rng
 
     def _fit(self, X, workers, progress):
+        return self._fit_checked(X, check_histograms)
+
+    def _array_fit(self, library, X, n_threads):
+        """`fit` on histograms of `library`, checked on their device (and
+        `chi2_map` fitted on them as its own `fit` takes them)."""
+        return self._fit_checked(X, lambda X, name: _array_api.check_rows(
+            library, X, name, nonnegative=True))
+
+    def _fit_checked(self, X, check):
+        """`fit` on `X` checked by ``check(X, "X")``."""
         t = check_scalar(self.n_components, "n_components", kind="int", low=1)
         beta = check_beta(self.beta)
         draw, form = check_draw(self.draw, self.form, "rbf")
@@ -156,7 +166,7 @@ class ExpChi2Features(FeatureMap):
         chi2_map = (Chi2DirectMap(n_terms=5) if self.chi2_map is None
                     else _check_chi2_map(self.chi2_map))
         names = self._check_names(X, reset=True)
-        X = check_histograms(X, "X")
+        X = check(X, "X")
         if hasattr(chi2_map, "n_features_in_"):  # fitted: used as it is
             chi2_map = copy.deepcopy(chi2_map)
             if chi2_map.n_features_in_ != X.shape[1]:

@@ -76,6 +76,21 @@ class _AdditiveMap(FeatureMap):
     def _fit(self, X, workers, progress):
         names = self._check_names(X, reset=True)
         X = check_histograms(X, "X")
+        return self._fitted_state(X, names)
+
+    def _array_fit(self, library, X, n_threads):
+        """`fit` on histograms of `library` (`kernelmaps._array_api`): checked
+        on their device; a map that learns from the values
+        (``Chi2DirectMap``'s parameters, ``Chi2ChebyshevMap``'s median scale:
+        statistics of every value, computed by the compiled engine) learns
+        them from a copy on the host."""
+        names = self._check_names(X, reset=True)
+        X = _array_api.check_rows(library, X, "X", nonnegative=True)
+        if not self._stateless:
+            X = check_histograms(library.to_numpy(X), "X")
+        return self._fitted_state(X, names)
+
+    def _fitted_state(self, X, names):
         state = self._state(X)
         d = X.shape[1]
         return {"_kind": self._kind, **state, **names, "n_features_in_": d,

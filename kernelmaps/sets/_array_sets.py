@@ -96,6 +96,16 @@ class ArraySets:
     def dtype(self):
         return self.padded.dtype
 
+    def pooled(self):
+        """The library, the points as one 2-D array of the library (the
+        padded points, flattened), the rows of the sets' points in it in
+        the order of a `Bags` (NumPy), and their weights (None: unweighted):
+        what `_gamma.device_sample` gathers the median's sample from."""
+        n_sets, n_max, d = self.padded.shape
+        mask, _ = padding(self.sizes, n_max)
+        return (self.library, self.library.xp.reshape(self.padded, (n_sets * n_max, d)),
+                np.flatnonzero(mask), self.weights)
+
     def bags(self):
         """The sets as a NumPy `Bags` (their values copied to the host where
         they are elsewhere)."""
@@ -599,12 +609,19 @@ def _sorted_projections(library, S, W, e):
     library), and the positions that put the sets back in their order
     (sets of one size: one group, indices and positions None)."""
     xp = library.xp
-    P = xp.matmul(_array_api.times_power_of_two(S.padded, e), W)  # (n_sets, n_max, L)
-    n_max = S.padded.shape[1]
-    if np.any(S.sizes < n_max):  # (sets of one size: no padding)
-        mask = library.from_numpy(np.arange(n_max)[None, :] < S.sizes[:, None])
-        P = xp.where(mask[:, :, None], P, xp.inf)
-    P = xp.permute_dims(xp.sort(P, axis=1, stable=False), (0, 2, 1))
+    n_max, L = S.padded.shape[1], W.shape[1]
+    mask = (library.from_numpy(np.arange(n_max)[None, :] < S.sizes[:, None])
+            if np.any(S.sizes < n_max) else None)  # (one size: no padding)
+
+    def projected(a, b):  # (b - a, L, n_max)
+        P = xp.matmul(_array_api.times_power_of_two(S.padded[a:b, ...], e), W)
+        if mask is not None:
+            P = xp.where(mask[a:b, :, None], P, xp.inf)
+        return xp.permute_dims(xp.sort(P, axis=1, stable=False), (0, 2, 1))
+
+    P = [projected(a, b) for a, b in _array_api.row_blocks(
+        len(S), n_max * (S.dim + 3 * L) * 8, library)]
+    P = P[0] if len(P) == 1 else xp.concat(P)
     order = np.argsort(S.sizes, kind="stable")
     sizes, starts = np.unique(S.sizes[order], return_index=True)
     if len(sizes) == 1:  # (one group, in order: no gathers)

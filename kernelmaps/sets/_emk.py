@@ -273,13 +273,31 @@ class EMKFeatures(FeatureMap):
                 "n_features_out_": basis.shape[0]}
 
     def _fit(self, X, workers, progress):
+        return self._fit_checked(X, lambda X, weighted: (
+            check_sets(X, "X", weighted=True).dim if weighted
+            else check_points(X, "X").shape[1]), progress)
+
+    def _array_fit(self, library, X, n_threads):
+        """`fit` on points or sets of `library`: with `basis` given, checked
+        on their device; the basis learned (CKSVD, by the compiled engine)
+        from a copy of the points on the host."""
+        if self.basis is None:
+            return self._fit(_array_api.numpy_objects(library, X), n_threads, False)
+        return self._fit_checked(X, lambda X, weighted: (
+            _array_api.check_rows(library, X, "X").shape[1]
+            if _array_api.is_foreign(X) and X.ndim == 2
+            else _array_sets.check_array_sets(library, X, "X",
+                                              weighted=True).dim), False)
+
+    def _fit_checked(self, X, width_of, progress):
+        """`fit` on `X`, whose points' width ``width_of(X, weighted)`` checks
+        and gives where `basis` is given."""
         kernel = check_choice(self.kernel, "kernel", _KERNELS)
         weighted = isinstance(X, Bags) and X.weights is not None
         if self.basis is not None:
             state = self._state(kernel, None, self.gamma)
-            width = (check_sets(X, "X", weighted=True).dim if weighted
-                     else check_points(X, "X").shape[1])
-            self._check_width(width, expected=state["n_features_in_"])
+            self._check_width(width_of(X, weighted),
+                              expected=state["n_features_in_"])
             return state
         if weighted:
             raise ValueError(

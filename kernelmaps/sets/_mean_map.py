@@ -460,7 +460,12 @@ def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     """
     kernel = check_choice(kernel, "kernel", ("rbf", "laplacian"))
     library = _array_api.library_of_objects(X=X)
-    if library is not None:  # (a scale: computed on the host, as a float)
+    if library is not None and library.native:
+        # (checked there; only the sampled points come to the host)
+        X = (_array_api.check_rows(library, X, "X")
+             if _array_api.is_foreign(X) and X.ndim == 2
+             else _array_sets.check_array_sets(library, X, "X", weighted=True))
+    elif library is not None:
         X = _array_api.numpy_objects(library, X)
     return point_median_gamma(X, kernel=kernel, sample=sample, rng=rng)
 
@@ -552,8 +557,6 @@ def _resolve_gamma(params, X, Y):
     reference = X if Y is None else Y
     if _array_api.is_foreign(params["gamma"]):  # (checked, see _check_common)
         return params
-    if params["gamma"] is None and isinstance(reference, _array_sets.ArraySets):
-        reference = reference.bags()  # (the points, on the host)
     gamma = resolve_gamma(params["gamma"], params["kernel"], reference,
                           data="X" if Y is None else "Y")
     return {**params, "gamma": gamma}

@@ -212,6 +212,13 @@ class RandomFourierFeatures(_Fourier):
         X = _check_vectors(X)
         return {**self._fit_draw(X.shape[1], X), **names}
 
+    def _array_fit(self, library, X, n_threads):
+        """`fit` on rows of `library`, checked on their device (the median
+        heuristic's sample alone comes to the host)."""
+        names = self._check_names(X, reset=True)
+        X = _array_api.check_rows(library, X, "X")
+        return {**self._fit_draw(X.shape[1], X), **names}
+
     @blocked_rows(check=_check_vectors)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the rows of `X`.
@@ -381,6 +388,12 @@ class RandomDistributionFeatures(_Fourier):
         bags = check_sets(X, "X", weighted=True)
         return self._fit_draw(bags.dim, bags)
 
+    def _array_fit(self, library, X, n_threads):
+        """`fit` on sets of `library`, checked on their device (the median
+        heuristic's sample alone comes to the host)."""
+        sets = check_array_sets(library, X, "X", weighted=True)
+        return self._fit_draw(sets.dim, sets)
+
     @blocked_sets(weighted=True, checked=True)
     def transform(self, X, *, workers=None, progress=False):
         """Features of the sets of `X`.
@@ -403,8 +416,9 @@ class RandomDistributionFeatures(_Fourier):
         return fourier_features(self, X, resolve_workers(workers))
 
     def _array_features(self, library, X):
-        """`transform` of the sets X of `library`, computed there."""
-        sets = check_array_sets(library, X, "X")
+        """`transform` of the sets X of `library` (weighted: their weighted
+        means), computed there."""
+        sets = check_array_sets(library, X, "X", weighted=True)
         self._check_width(sets.dim, "X")
         return array_fourier_features(self, library, sets.padded, sets.shares)
 
@@ -543,6 +557,11 @@ class DoublyRandomDistributionFeatures(FeatureMap):
         return {"rdf_": rdf, "rff_": rff, "gamma_": rdf.gamma_,
                 "gamma2_": rff.gamma_, "draw_": rdf.draw_, "draw2_": rff.draw_,
                 "n_features_in_": rdf.n_features_in_, "n_features_out_": t2}
+
+    def _array_fit(self, library, X, n_threads):
+        """`fit` on sets of `library`: both levels fitted there (the median
+        heuristics' samples alone come to the host)."""
+        return self._fit(X, n_threads, False)
 
     @blocked_sets(weighted=True, checked=True)
     def transform(self, X, *, workers=None, progress=False):

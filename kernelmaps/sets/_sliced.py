@@ -702,13 +702,20 @@ class SlicedWassersteinFeatures(FeatureMap):
         self.rng = rng
 
     def _fit(self, X, workers, progress):
+        return self._fitted_state(check_sets(X, "X", weighted=True).dim)
+
+    def _array_fit(self, library, X, n_threads):
+        """`fit` on sets of `library`, checked on their device."""
+        return self._fitted_state(_array_sets.check_array_sets(
+            library, X, "X", weighted=True).dim)
+
+    def _fitted_state(self, dim):
         Q = check_scalar(self.n_quantiles, "n_quantiles", kind="int", low=1)
-        bags = check_sets(X, "X", weighted=True)
         directions, record = sliced_directions(
-            bags.dim, self.n_projections, self.projections, self.draw, self.rng)
+            dim, self.n_projections, self.projections, self.draw, self.rng)
         check_size(n_projections=directions.shape[0], n_quantiles=Q)
         return {"projections_": directions, "_projection_draw": record,
-                "n_features_in_": bags.dim,
+                "n_features_in_": dim,
                 "n_features_out_": directions.shape[0] * Q}
 
     @blocked_sets(weighted=True, checked=True)
