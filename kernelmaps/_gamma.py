@@ -240,7 +240,8 @@ def device_sample(X, sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     if weights is not None:
         rows, weights = rows[weights > 0], weights[weights > 0]
     taken = median_rows(rows.size, sample, rng)
-    points = library.xp.take(points, library.from_numpy(rows[taken]), axis=0)
+    if rows.size < points.shape[0] or taken.size < rows.size:  # (else: all)
+        points = library.xp.take(points, library.from_numpy(rows[taken]), axis=0)
     points = library.to_numpy(points)
     if weights is None:
         return points

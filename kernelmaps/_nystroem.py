@@ -325,6 +325,18 @@ class NystroemMap(FeatureMap):
     by `RandomDistributionFeatures` (by `SlicedWassersteinFeatures` for
     "sliced_wasserstein"), and takes weighted sets only where it does.
 
+    *Arrays of other libraries* (PyTorch, JAX, CuPy, array-api-strict):
+    where the library computes (another device, a gradient asked, a
+    library other than PyTorch and JAX), `fit` checks the objects there,
+    gathers the landmarks there and copies to the host only them
+    (``components_``) and the median heuristic's sample of points
+    (``gamma=None``); the landmarks' kernel and its inverse square root
+    are then computed as for NumPy input (the same attributes).
+    "kmeans++" and "leverage" landmarks, which read every object (an
+    embedding, the kernel's diagonal), and a callable kernel fit on a
+    NumPy copy of the objects. `transform` computes in their library, on
+    their device.
+
     The floor of an indefinite spectrum: on the Renyi divergence kernel of
     300 sets of 50 points (160 of its 300 eigenvalues negative), keeping
     every positive eigenvalue of the landmarks gave a mean error against
@@ -424,12 +436,45 @@ class NystroemMap(FeatureMap):
             {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}))
 
     def _fit(self, X, workers, progress):
+        kernel, m, landmarks, rng = self._fit_options()
+        names = self._check_names(X, reset=True) if kernel.kind == "rows" else {}
+        X = kernel.check(X)
+        return {**self._fitted_landmarks(kernel, X, m, landmarks, rng, workers,
+                                         lambda index: kernel.take(X, index)),
+                **names}
+
+    def _array_fit(self, library, X, n_threads):
+        """`_fit` of objects of `library` that it computes
+        (`FeatureMap._fitted`): checked there by the kernel's spec
+        (``check_array``), the landmarks drawn on the host as `_fit` draws
+        them, gathered there and copied to the host (``components_``), the
+        median heuristic's gamma from its sample of points alone; the
+        landmarks' kernel and its normalisation then as `_fit` computes
+        them. "kmeans++" and "leverage" landmarks (an embedding, or the
+        diagonal, of every object), a callable kernel and a kernel whose
+        spec cannot check such objects are fitted on a NumPy copy of
+        `X`."""
+        kernel, m, landmarks, rng = self._fit_options()
+        if (isinstance(landmarks, str) and landmarks != "uniform") or not hasattr(
+                kernel, "check_array"):
+            return self._fit(_array_api.numpy_objects(library, X), n_threads, False)
+        Z = kernel.check_array(library, X, "X")
+        return self._fitted_landmarks(kernel, Z, m, landmarks, rng, n_threads,
+                                      lambda index: _host_objects(library, Z, index))
+
+    def _fit_options(self):
+        """The spec of `kernel` with the parameters given, and the checked
+        `n_components`, landmark rule (or indices) and generator."""
         kernel = self._given_spec()
         m = check_scalar(self.n_components, "n_components", kind="int", low=1)
         landmarks = _check_landmarks(self.landmarks, kernel)
-        rng = check_rng(self.rng)
-        names = self._check_names(X, reset=True) if kernel.kind == "rows" else {}
-        X = kernel.check(X)
+        return kernel, m, landmarks, check_rng(self.rng)
+
+    def _fitted_landmarks(self, kernel, X, m, landmarks, rng, workers, take):
+        """The fitted attributes from the checked objects `X` of the spec
+        `kernel`: the landmarks chosen (``take(index)``: those objects as
+        the NumPy path's checked objects), their kernel and its inverse
+        square root."""
         n = kernel.count(X)
         if m > n and not isinstance(landmarks, np.ndarray):
             # (as scikit-learn's Nystroem: a fold of a search may be small)
@@ -453,13 +498,13 @@ class NystroemMap(FeatureMap):
             index = _kmeans_plusplus(kernel.embedding(X, params, rng), m, rng)
         else:
             index = _leverage(kernel, X, m, params, rng, workers)
-        L = kernel.take(X, index)
+        L = take(index)
         K, params = kernel.function_gram(L, params, workers, "landmarks of X")
         values, normalization = _normalization(K, workers)
         return {"components_": L, "component_indices_": index,
                 "normalization_": normalization, "eigenvalues_": values,
                 "params_": params, "n_features_in_": width(L),
-                "n_features_out_": m, **names}
+                "n_features_out_": m}
 
     def transform(self, X, *, workers=None, progress=False):
         """Nystroem features of the objects of `X`.
@@ -530,6 +575,19 @@ class NystroemMap(FeatureMap):
     # (weighted sets in blocks where the kernel takes them)
     _transform_sets = blocked_sets(weighted=_takes_weights)(_transform)
     _transform_rows = blocked_rows(_transform)
+
+
+def _host_objects(library, Z, index):
+    """The objects `index` (NumPy integers) of the objects Z of `library`
+    checked there (``Spec.check_array``: an array of rows, a pair (means,
+    covs), or `ArraySets`), gathered there and copied to the host as the
+    NumPy path's checked objects (a `Bags` for sets)."""
+    if hasattr(Z, "bags"):  # (sets)
+        return Z.take(index).bags()
+    rows = library.from_numpy(np.asarray(index, dtype=np.int64))
+    if isinstance(Z, tuple):
+        return tuple(library.to_numpy(library.xp.take(a, rows, axis=0)) for a in Z)
+    return library.to_numpy(library.xp.take(Z, rows, axis=0))
 
 
 def _with_point_params(params, kernel, given):

@@ -145,7 +145,12 @@ class PSDProjector(FeatureMap):
     the training kernel of each fold, e.g. before
     ``SVC(kernel="precomputed")`` in a Pipeline. `fit` takes ``workers``
     (threads of the BLAS in the factorisations, at most; Ctrl-C cannot
-    stop one once it has started, as in `project_psd`).
+    stop one once it has started, as in `project_psd`). A training kernel
+    of another array library that the library computes (PyTorch with a
+    gradient asked or on another device, CuPy, array-api-strict) is
+    decomposed there, by its ``linalg.eigh``, and only the fitted
+    attributes come to the host; `fit_transform` projects it there from
+    the same decomposition.
 
     Parameters
     ----------
@@ -218,6 +223,13 @@ class PSDProjector(FeatureMap):
         K_psd : ndarray of float32 or float64 (see `dtype`), shape (n, n)
         """
         library = _array_api.library_of(K_train=K_train)
+        if library is not None and library.native:  # one pass, on the device
+            resolve_workers(workers)
+            method = check_choice(self.method, "method", _METHODS)
+            decomposition = _array_decomposed(library, K_train, "K_train", method,
+                                              dtype)
+            self._set_fitted(self._array_state(library, decomposition, "K_train"))
+            return _array_projection(library, decomposition, "K_train", method)
         if library is not None:  # fitted on the host, projected in the library
             self.fit(K_train, workers=workers)
             return project_psd(K_train, method=self.method, dtype=dtype,
@@ -279,12 +291,36 @@ class PSDProjector(FeatureMap):
                 values = w[w < 0]
             elif n_negative:
                 values, vectors = _negative_eigenpairs(unit, n_negative)
-        eigenvalues = _scale_back(values, exponent, name, method)
-        return {"n_train_": n, "n_features_in_": n, "n_features_out_": n,
-                "eigenvalues_": eigenvalues, "eigenvectors_": vectors,
-                "shift_": float(-eigenvalues.min()) if eigenvalues.size else 0.0,
-                "_exponent": exponent, "_unit_eigenvalues": values,
-                "_train": unit if method == "square" else None}, K
+        return _state(n, values, vectors, exponent, unit, name, method), K
+
+    def _array_fit(self, library, K_train, n_threads):
+        """`_fit` of `K_train` of `library` (`FeatureMap._fitted`): checked,
+        symmetrised, scaled and decomposed there (`_array_decomposed`);
+        what comes to the host is the fitted state only."""
+        method = check_choice(self.method, "method", _METHODS)
+        return self._array_state(library, _array_decomposed(
+            library, K_train, "K_train", method, None), "K_train")
+
+    def _array_state(self, library, decomposition, name):
+        """The fitted attributes (NumPy, as `_decomposed` gives them) of the
+        `_array_decomposed` training kernel: its negative eigenpairs ("shift":
+        the smallest eigenvalue) or, for "square", the unit-scaled matrix,
+        copied to the host."""
+        method = self.method
+        unit, exponent, values, vectors, _ = decomposition
+        n = unit.shape[0]
+        if not library.readable(unit):
+            raise ValueError(f"PSDProjector.fit needs the values of {name}, which "
+                             f"this array does not carry (a JAX array under jit, "
+                             f"a PyTorch meta tensor)")
+        if method == "square":
+            return _state(n, np.zeros(0), np.zeros((n, 0)), exponent,
+                          library.to_numpy(unit), name, method)
+        spectrum = library.to_numpy(values)  # (ascending: the negative first)
+        k = int(np.count_nonzero(spectrum[:1 if method == "shift" else n] < 0))
+        V = (np.zeros((n, 0)) if method == "shift"
+             else library.to_numpy(vectors[:, :k]))
+        return _state(n, spectrum[:k].copy(), V, exponent, None, name, method)
 
     def transform(self, K_test_train, *, dtype=None, workers=None):
         """Map test-vs-train kernel rows as the training kernel was mapped.
@@ -363,23 +399,44 @@ def _check_array_kernel(library, K, name, dtype, square=True):
 
 def _array_projected(library, K, name, method, dtype):
     """`project_psd` of `K` of `library`, computed there with its
-    eigendecomposition (differentiable where the eigenvalues are distinct),
-    at the unit scale of `project_psd` (a power of two, where the values
-    can be read)."""
+    eigendecomposition (differentiable where the eigenvalues are
+    distinct)."""
+    return _array_projection(library, _array_decomposed(library, K, name, method,
+                                                        dtype), name, method)
+
+
+def _array_decomposed(library, K, name, method, dtype):
+    """`K` of `library` checked, symmetrised and scaled by a power of two
+    as `PSDProjector._decomposed` does it (the same exponent, where the
+    values can be read; else 0), and decomposed there: ``(unit, exponent,
+    values, vectors, out)``, the eigenpairs ascending (None for "square",
+    which needs none), `out` the output dtype."""
     xp = library.xp
     K, out = _check_array_kernel(library, K, name, dtype)
     top = library.scalar(xp.max(xp.abs(K)))
+    K = (K / 2 + xp.matrix_transpose(K) / 2 if top is not None and top > 2.0**1020
+         else (K + xp.matrix_transpose(K)) / 2)  # (as `_symmetrize`)
+    top = library.scalar(xp.max(xp.abs(K)))
     exponent = 0 if not top else -power_of_two_exponent(top)
     unit = _scaled(K, -exponent)
-    unit = (unit + xp.matrix_transpose(unit)) / 2
-    eye = xp.eye(K.shape[0], dtype=K.dtype, device=library.device)
+    values = vectors = None
+    if method != "square":
+        values, vectors = xp.linalg.eigh(unit)
+    return unit, exponent, values, vectors, out
+
+
+def _array_projection(library, decomposition, name, method):
+    """The projection of the `_array_decomposed` matrix (argument `name`),
+    as its output dtype."""
+    xp = library.xp
+    unit, exponent, values, vectors, out = decomposition
     if method == "square":
         unit = unit @ unit
         unit = (unit + xp.matrix_transpose(unit)) / 2
         return _array_result(library, _scaled(unit, 2 * exponent), name, method, out)
-    values, vectors = xp.linalg.eigh(unit)
     negative = xp.clip(values, max=0)
     if method == "shift":
+        eye = xp.eye(unit.shape[0], dtype=unit.dtype, device=library.device)
         unit = unit - xp.min(negative) * eye
     else:
         weight = 1.0 if method == "clip" else 2.0
@@ -401,6 +458,19 @@ def _array_result(library, A, name, method, out):
 fill_docs((project_psd,), dtype=DTYPE_DOC)
 fill_docs((PSDProjector.fit_transform, PSDProjector.transform), indent=4,
           dtype=DTYPE_DOC)
+
+
+def _state(n, values, vectors, exponent, unit, name, method):
+    """The fitted attributes of a training kernel of `n` rows from its
+    negative unit-scale eigenvalues `values` and their `vectors`, the
+    `exponent` of its scaling and (for "square") the `unit`-scaled
+    matrix."""
+    eigenvalues = _scale_back(values, exponent, name, method)
+    return {"n_train_": n, "n_features_in_": n, "n_features_out_": n,
+            "eigenvalues_": eigenvalues, "eigenvectors_": vectors,
+            "shift_": float(-eigenvalues.min()) if eigenvalues.size else 0.0,
+            "_exponent": exponent, "_unit_eigenvalues": values,
+            "_train": unit if method == "square" else None}
 
 
 def _symmetrize(K):

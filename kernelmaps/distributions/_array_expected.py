@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _array_api
 from .._engine.layout import power_of_two_exponent
-from .._gamma import MEDIAN_SAMPLE, median_rows
+from .._gamma import device_sample
 from .._validation import (
     COVARIANCE_ATOL,
     COVARIANCE_RTOL,
@@ -50,17 +50,13 @@ def check_gaussians(library, means, covs, mname, cname):
     return m, c, (m, c)
 
 
-def median_sample(library, means):
-    """The rows of the `means` of `library` the median heuristic of
-    `_gamma.resolve_gamma` samples (the same draw: all of them up to
-    `MEDIAN_SAMPLE`), copied to the host as float64: the gamma of the
-    NumPy path, without the other rows. Where the values cannot be read,
-    `ArrayLibrary.to_numpy`'s ValueError ("give gamma")."""
-    n = means.shape[0]
-    if n > MEDIAN_SAMPLE:
-        means = library.xp.take(means, library.from_numpy(median_rows(n)),
-                                axis=0)
-    return library.to_numpy(means).astype(np.float64)
+def median_sample(means):
+    """The rows of the `means` of another library that the median heuristic
+    of `_gamma.resolve_gamma` samples (`_gamma.device_sample`), on the
+    host as float64: the gamma of the NumPy path, without the other rows.
+    Where the values cannot be read, `ArrayLibrary.to_numpy`'s ValueError
+    ("give gamma")."""
+    return device_sample(means).astype(np.float64)
 
 
 def all_equal(library, *groups):

@@ -53,7 +53,7 @@ def _array_gaussian_expected_kernel(library, means, covs, means2=None, covs2=Non
         means, covs, means2, covs2,
         functools.partial(_array_expected.check_gaussians, library))
     gamma = resolve_gamma(
-        given, kernel, _array_expected.median_sample(library, m2)
+        given, kernel, _array_expected.median_sample(m2)
         if given is None and kernel == "rbf" else np.empty((0, m2.shape[1])),
         data="means" if symmetric else "means2")
     out = _array_api.result_dtype(library, dtype, *floats)

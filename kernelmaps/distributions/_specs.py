@@ -9,6 +9,7 @@ from .._engine.expected import rbf_diagonal, rbf_full
 from .._spec import N_BANDWIDTHS, Spec, given_gammas, point_gamma, point_grid, register
 from .._validation import check_choice, check_gaussians, check_scalar, full_covariances
 from .._warnings import warn_uninformative
+from . import _array_expected
 
 __all__ = ["ExpectedSpec"]
 
@@ -57,13 +58,19 @@ class ExpectedSpec(Spec):
         return X[0]
 
     def check(self, X, name="X"):
-        if not (isinstance(X, tuple) and len(X) == 2):
-            raise TypeError(
-                f"{name} must be a pair (means, covs) of Gaussians for the "
-                f"expected kernel, got {type(X).__name__}")
+        _check_pair(X, name)
         means, covs, _ = check_gaussians(X[0], X[1], f"{name}[0] (means)",
                                          f"{name}[1] (covs)")
         return means, covs
+
+    def check_array(self, library, X, name="X"):
+        """`check` for Gaussians of another library (`_array_api`), on
+        their device, as float64 (as the engine takes them)."""
+        _check_pair(X, name)
+        xp = library.xp
+        means, covs, _ = _array_expected.check_gaussians(
+            library, X[0], X[1], f"{name}[0] (means)", f"{name}[1] (covs)")
+        return xp.astype(means, xp.float64), xp.astype(covs, xp.float64)
 
     def count(self, X):
         return X[0].shape[0]
@@ -185,3 +192,10 @@ def _expected(A, B, kernel, gamma, degree, coef0, n_threads, progress):
     third = dot**3 + 3 * dot * (o1 @ f2.T + f1 @ o2.T + f1 @ f2.T) + 6 * cross
     return (gamma**3 * third + 3 * gamma**2 * coef0 * second
             + 3 * gamma * coef0**2 * dot + coef0**3)
+
+
+def _check_pair(X, name):
+    if not (isinstance(X, tuple) and len(X) == 2):
+        raise TypeError(
+            f"{name} must be a pair (means, covs) of Gaussians for the "
+            f"expected kernel, got {type(X).__name__}")

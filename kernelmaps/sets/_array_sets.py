@@ -106,6 +106,19 @@ class ArraySets:
         return (self.library, self.library.xp.reshape(self.padded, (n_sets * n_max, d)),
                 np.flatnonzero(mask), self.weights)
 
+    def take(self, index):
+        """The sets `index` (NumPy integers), gathered on the device."""
+        weights = self.weights
+        if weights is not None:  # (those of the points of the sets taken)
+            offsets = np.concatenate([[0], np.cumsum(self.sizes)])
+            weights = np.concatenate([weights[offsets[i]:offsets[i + 1]]
+                                      for i in index])
+        rows = self.library.from_numpy(np.asarray(index, dtype=np.int64))
+        xp = self.library.xp
+        return ArraySets(self.library, xp.take(self.padded, rows, axis=0),
+                         xp.take(self.shares, rows, axis=0), self.sizes[index],
+                         weights)
+
     def bags(self):
         """The sets as a NumPy `Bags` (their values copied to the host where
         they are elsewhere)."""

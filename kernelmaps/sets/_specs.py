@@ -41,7 +41,7 @@ from .._spec import (
 )
 from .._validation import check_bool, check_scalar, check_sets
 from .._warnings import warn_uninformative
-from . import _array_divergence
+from . import _array_divergence, _array_sets
 from ._divergence import (
     _check_sizes,
     _renyi,
@@ -82,6 +82,12 @@ class SetSpec(Spec):
 
     def check(self, X, name="X"):
         return check_sets(X, name, weighted=self.weighted)
+
+    def check_array(self, library, X, name="X"):
+        """`check` for sets of another library (`_array_api`): their
+        `_array_sets.ArraySets`, checked on their device."""
+        return self.check_sizes(_array_sets.check_array_sets(
+            library, X, name, weighted=self.weighted), name)
 
     def count(self, X):
         return len(X)
