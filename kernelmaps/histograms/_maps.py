@@ -70,6 +70,9 @@ class _AdditiveMap(FeatureMap):
 
     _kind = None
     _stateless = True  # the subclasses that learn from data say otherwise
+    # whether `_state` learns from histograms of another library on their
+    # device (else from a copy on the host)
+    _learns_on_device = True
     _takes_sparse = True
     _positive_only = True
 
@@ -80,13 +83,13 @@ class _AdditiveMap(FeatureMap):
 
     def _array_fit(self, library, X, n_threads):
         """`fit` on histograms of `library` (`kernelmaps._array_api`): checked
-        on their device; a map that learns from the values
-        (``Chi2DirectMap``'s parameters, ``Chi2ChebyshevMap``'s median scale:
-        statistics of every value, computed by the compiled engine) learns
-        them from a copy on the host."""
+        on their device, and learned from there (``Chi2ChebyshevMap``'s
+        median scale: the middle values of the sorted positive values come
+        to the host); ``Chi2DirectMap``'s parameters, statistics of every
+        value by the compiled engine, from a copy on the host."""
         names = self._check_names(X, reset=True)
         X = _array_api.check_rows(library, X, "X", nonnegative=True)
-        if not self._stateless:
+        if not (self._stateless or self._learns_on_device):
             X = check_histograms(library.to_numpy(X), "X")
         return self._fitted_state(X, names)
 
@@ -331,6 +334,8 @@ class Chi2DirectMap(_AdditiveMap):
     20 1e-06
     """
 
+    _learns_on_device = False
+
     _kind = "direct"
 
     def __init__(self, n_terms=5, *, per_dimension=False, n_bins=100, k=None):
@@ -483,6 +488,26 @@ def _positive_range(values):
     smallest = min(float(np.min(block, where=block > 0, initial=np.inf))
                    for block in (values[a:b] for a, b in row_blocks(values)))
     return smallest, top
+
+
+def _median_values(X):
+    """The positive values of the histograms `X` whose median is theirs:
+    all of them (an array, a CSR matrix), or for an array of another
+    library the one or two middle values of their sort there, on the
+    host."""
+    if not _array_api.is_foreign(X):
+        values = X.data if scipy.sparse.issparse(X) else X.reshape(-1)
+        values = values[values > 0]
+    else:
+        library = _array_api.library_of(X=X)
+        xp = library.xp
+        values = xp.reshape(X, (-1,))
+        values = xp.sort(values[values > 0])
+        n = values.shape[0]
+        values = library.to_numpy(values[(n - 1) // 2:n // 2 + 1])
+    if values.size == 0:
+        raise ValueError("X has no non-zero value to fit the scale to")
+    return values
 
 
 def _direct_grid(X, n_bins):
@@ -691,10 +716,7 @@ class Chi2ChebyshevMap(_AdditiveMap):
         if self._stateless:
             scale = check_scalar(self.scale, "scale", low=0.0, low_inclusive=False)
         else:
-            values = X.data if scipy.sparse.issparse(X) else X.reshape(-1)
-            values = values[values > 0]
-            if values.size == 0:
-                raise ValueError("X has no non-zero value to fit the scale to")
+            values = _median_values(X)
             with np.errstate(over="ignore"):
                 scale = float(np.median(values))
             if not math.isfinite(scale):  # the mean of the two middle values
