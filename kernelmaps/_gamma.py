@@ -199,7 +199,8 @@ def resolve_gamma(gamma, kernel, reference, name="gamma", data="X"):
     if kernel in _METRICS:
         return point_median_gamma(reference, kernel=kernel, name=data,
                                   degenerate="fallback")
-    d = reference.dim if hasattr(reference, "dim") else reference.shape[1]
+    d = (reference.dim if isinstance(reference, Bags) or hasattr(reference, "pooled")
+         else reference.shape[1])
     return 1.0 / d
 
 

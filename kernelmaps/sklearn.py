@@ -13,18 +13,40 @@ maps, need no scikit-learn themselves.
 Sets are a list (or object array) of ``(n_i, d)`` arrays, one per sample,
 which scikit-learn's cross-validation splits like any list; a 3-D array or
 a `kernelmaps.Bags` also works in ``fit`` and ``transform``.
+
+Objects of another array library (`kernelmaps._array_api`) that the
+library computes (a PyTorch tensor that asks for a gradient, a GPU array,
+array-api-strict) are fitted there, differentiably: ``train_`` stays there
+(their NumPy copy is made only where NumPy objects are transformed), and
+only the kernel's data-dependent parameters come to the host (the median
+heuristic's sample of points; the distances between the training sets for
+the sliced-Wasserstein and Renyi kernels' own scale).
 """
+
+import math
+import warnings
 
 import numpy as np
 
 from . import _array_api
+from ._bags import Bags, pack_sets
 from ._base import FeatureMap
+from ._engine.layout import power_of_two_exponent
+from ._engine.scales import divergence_kernel_matrix, median_scale
 from ._parallel import check_progress, resolve_workers
 from ._probes import as_float_array
 from ._spec import SPECS, check_kernel_params, kernel_names, spec_for
 from ._transforms import blocked_sets
-from ._validation import check_choice, check_points, check_rng, reshape_hint
+from ._validation import (
+    check_choice,
+    check_points,
+    check_rng,
+    not_finite_message,
+    reshape_hint,
+)
+from ._warnings import DegenerateWarning
 from .psd import PSDProjector as _PSDProjector
+from .sets import divergence_kernel, renyi_divergence, sliced_wasserstein
 
 __all__ = ["ExpectedKernel", "SetKernel"]
 
@@ -43,12 +65,128 @@ def _rows(X):
     return check_points(X, "X").astype(np.float64, copy=False)
 
 
+def _library_sets(library, X, spec):
+    """The sets `X` of `library` (a list of 2-D arrays, a 3-D array or a
+    `Bags` of its points) as a `Bags` of its points, on their device
+    (float32 where every set is, else float64), checked as `spec.check`
+    checks NumPy sets, with its messages: their layout, sizes and weights by
+    `spec.check` itself on a host stand-in (zeros of their sizes, one
+    column), their values (finite) on the device, where a boolean comes
+    back."""
+    xp = library.xp
+    if _array_api.is_foreign(X):  # (an array of sets)
+        if X.ndim != 3:  # (NumPy's error, of a stand-in of its shape)
+            pack_sets(np.broadcast_to(np.float64(0.0), tuple(X.shape)), "X")
+        n_sets, n, d = X.shape
+        X = Bags(xp.reshape(X, (n_sets * n, d)), np.arange(n_sets + 1) * n)
+    else:  # (a list: one array of the library, on their device)
+        X = pack_sets(X, "X")
+    spec.check(Bags(np.zeros((X.points.shape[0], min(X.dim, 1))), X.offsets,
+                    X.weights), "X")
+    finite = xp.all(xp.isfinite(X.points), axis=1)
+    if not library.holds(xp.all(finite)):
+        bad = np.flatnonzero(~library.to_numpy(finite))[0]
+        i = np.searchsorted(X.offsets, bad, side="right") - 1
+        raise ValueError(not_finite_message(f"X[{i}]"))
+    return X
+
+
+def _kept(library, a):
+    """The array `a` of `library` (or the points of a `Bags` of them) as a
+    fitted attribute holds it: a JAX tracer of ``jax.grad`` as its values,
+    which outlive the trace (under ``jax.jit``, which has none, the
+    tracer); others as they are (a PyTorch tensor with its gradient,
+    which `transform` carries on)."""
+    points = a.points if isinstance(a, Bags) else a
+    values = library.host_values(points) if library.name == "jax" else None
+    if values is None:
+        return a
+    return Bags(values, a.offsets, a.weights) if isinstance(a, Bags) else values
+
+
+def _array_gram(library, spec, train, params):
+    """The training kernel of the checked sets `train` of `library` (a
+    `Bags` of its points) computed there, differentiably, and `params` with
+    the kernel's own scale fixed on them where `spec.function_gram` fixes
+    it (the sliced-Wasserstein and Renyi kernels without a scale): their
+    distances D computed once, by their public function, copied to the host
+    for the scale's median (a matrix of the kernel's size), the kernel
+    `divergence_kernel` of D there, with `function_gram`'s warning."""
+    if spec.scale is None or spec.function_scale(params) is not None:
+        return spec.call(train, None, params), params
+    if spec.name == "renyi":
+        D = renyi_divergence(train, **{k: params[k] for k in (
+            "alpha", "k", "min_dist", "clamp") if k in params})
+        H = _host(library, D)
+        _, scale = divergence_kernel_matrix(H, power=params["power"])
+        gamma, power = None, params["power"]  # (the same median rule, there)
+        params = {**params, "gamma": None, "scale": scale}
+    else:
+        D = sliced_wasserstein(train, projections=params["projections"])
+        H = _host(library, D)
+        gamma, power = _sliced_gamma(H), 2
+        params = {**params, "gamma": gamma}
+    with warnings.catch_warnings():  # (its own, of "objects of D")
+        warnings.simplefilter("ignore", DegenerateWarning)
+        K = divergence_kernel(D, gamma=gamma, power=power)
+    _array_api.warn_uninformative(library, K, True, spec.label, "sets of X", None,
+                                  lambda: not np.any(np.maximum(H + H.T, 0)))
+    return K, params
+
+
+def _host(library, D):
+    """The matrix D of `library` on the host, float64."""
+    return library.to_numpy(D).astype(np.float64)
+
+
+def _sliced_gamma(D):
+    """`sliced_wasserstein_kernel`'s gamma for gamma None from the
+    sliced-Wasserstein distances D between the training sets (float64):
+    ``1 / median`` of SW_2^2 off the diagonal (`median_scale`; none
+    positive: 1), at a power of two of D (nothing overflows); a ValueError
+    beyond the float64 range."""
+    e = power_of_two_exponent(float(D.max(initial=0.0)))
+    S = np.ldexp(D, e) ** 2
+    if not np.any(S[~np.eye(len(S), dtype=bool)] > 0):
+        return 1.0
+    with np.errstate(over="ignore"):
+        gamma = float(np.ldexp(1.0 / median_scale(S), 2 * e))
+    if not 0 < gamma < math.inf:
+        raise ValueError("the sliced_wasserstein kernel's scale for the distances "
+                         "between the sets of X is beyond the float64 range: "
+                         "scale X to magnitudes nearer 1")
+    return gamma
+
+
+def _place(library):
+    """The library's name and device (None: NumPy's)."""
+    return None if library is None else (library.name, library.device)
+
+
 class _KernelEstimator(FeatureMap):
     """A feature map whose features are the kernel between its input and
     the training objects: `_fit` returns the fitted attributes and the
     training kernel (symmetric, computed once), which `fit_transform`
     gives; ``_kernel(X, workers=, progress=)`` is the kernel of fitted
-    input."""
+    input. Objects of a library that computes them
+    (`kernelmaps._array_api`) are fitted there by `_array_fit`, their
+    ``train_`` kept there (`_train_in`)."""
+
+    def _train_in(self, library):
+        """``train_`` in `library` (None: NumPy), on its device: as it is
+        where it is there (the objects of a fit there, which a gradient may
+        reach), else moved through the host, once per fit and device (kept
+        until the next fit, not pickled)."""
+        held = _array_api.library_of_objects(train=self.train_)
+        if _place(held) == _place(library):
+            return self.train_
+        key = ("train_", str(_place(library)))
+        kept = vars(self).setdefault("_on_device_", {})
+        if key not in kept:
+            train = _array_api.numpy_objects(held, self.train_)
+            kept[key] = (train if library is None
+                         else _array_api.library_objects(library, train))
+        return kept[key]
 
     def transform(self, X, *, workers=None, progress=False):
         """The kernel between the objects of `X` and the training ones.
@@ -126,7 +264,8 @@ class SetKernel(_KernelEstimator):
     Attributes
     ----------
     train_ : Bags
-        The training sets.
+        The training sets (fitted on sets of a library that computes them,
+        `kernelmaps._array_api`: a Bags of its points, on their device).
     gamma_ : float
         The scale used (see `gamma`).
     scale_ : float or None
@@ -221,6 +360,33 @@ class SetKernel(_KernelEstimator):
         params = spec.function_params(spec.params, train, rng=rng)
         spec = spec_for(self.kernel, params)
         K, params = spec.function_gram(train, params, workers, "sets of X")
+        return self._state(spec, train, params, K, lambda psd, K: psd._fit_transform(
+            K, "K_train", None, workers))
+
+    def _array_fit(self, library, X, n_threads):
+        """`_fit` of sets of `library` that it computes
+        (`kernelmaps._array_api`): checked there (`_library_sets`), the
+        kernel's parameters fixed as `_fit` fixes them (the median
+        heuristic's sample of points, the kernel's own scale: only those
+        come to the host), the training kernel computed there,
+        differentiably (`_array_gram`), projected there; ``train_`` is
+        the sets there (a `Bags` of their points)."""
+        spec = self._checked_spec()
+        rng = check_rng(self.rng)
+        train = _library_sets(library, X, spec)
+        params = spec.function_params(spec.params, train, rng=rng)
+        spec = spec_for(self.kernel, params)
+        K, params = _array_gram(library, spec, train, params)
+        xp = library.xp
+        state, K = self._state(spec, train, params, xp.astype(K, xp.float64),
+                               lambda psd, K: psd.fit_transform(K))
+        return {**state, "train_": _kept(library, train)}, K
+
+    def _state(self, spec, train, params, K, project):
+        """The fitted attributes of the checked training sets `train` and
+        the kernel's fixed `params`, and the training kernel K, projected
+        by ``project(psd_, K)`` for a kernel that is not positive
+        definite."""
         state = {"train_": train, "n_features_in_": train.dim,
                  "n_features_out_": len(train), "params_": params,
                  "gamma_": spec.fitted_gamma(params), "scale_": params.get("scale")}
@@ -228,24 +394,24 @@ class SetKernel(_KernelEstimator):
             state["projections_"] = params["projections"]
         if not spec.positive_definite:
             state["psd_"] = _PSDProjector(self.psd)
-            K = state["psd_"]._fit_transform(K, "K_train", None, workers)
+            K = project(state["psd_"], K)
         return state, K
 
     def _block(self, X, *, workers=None):
         spec = spec_for(self.kernel, self.params_)
         sets = spec.check(X, "X")
         self._check_width(sets.dim)
-        K = spec.function_block(sets, self.train_, self.params_, workers)
+        K = spec.function_block(sets, self._train_in(None), self.params_, workers)
         return K if spec.positive_definite else self.psd_.transform(
             K, workers=workers)
 
     def _array_features(self, library, X):
         """`transform` of sets of `library` (`kernelmaps._array_api`), computed
         there by the kernel's function between them and the training sets
-        (moved to their device), projected as in `transform`."""
+        (there, `_train_in`), projected as in `transform`."""
         xp = library.xp
         spec = spec_for(self.kernel, self.params_)
-        K = spec.call(X, _array_api.library_objects(library, self.train_), self.params_)
+        K = spec.call(X, self._train_in(library), self.params_)
         K = xp.astype(K, xp.float64)
         return K if spec.positive_definite else self.psd_.transform(K)
 
@@ -288,7 +454,8 @@ class ExpectedKernel(_KernelEstimator):
     Attributes
     ----------
     train_ : ndarray
-        The training distributions' rows.
+        The training distributions' rows, float64 (fitted on rows of a
+        library that computes them: an array of it, on their device).
     gamma_ : float or None
         The kernel scale used (None for "linear").
     params_ : dict
@@ -342,28 +509,59 @@ class ExpectedKernel(_KernelEstimator):
             raise ValueError(f"X has {p} feature(s): at least d + 1 = 2 needed")
         return X[:, :-1], X[:, -1]
 
-    def _gaussians(self, X, spec):
-        """The Gaussians of the checked rows `X`, checked (`spec`'s)."""
-        means, covs = self._split(X)
-        variances = (np.diagonal(covs, axis1=1, axis2=2)
-                     if self.covariance == "full" else covs)
-        if np.any(variances < 0):
+    def _gaussians(self, X, spec, library=None):
+        """The Gaussians of the checked rows `X`, checked (`spec`'s); of
+        `library`, their variances checked on their device (a boolean comes
+        back), the rest by the kernel's function."""
+        xp = np if library is None else library.xp
+        means, covs = self._split(X, xp)
+        variances = covs if self.covariance != "full" else (
+            np.diagonal(covs, axis1=1, axis2=2) if library is None
+            else xp.linalg.diagonal(covs))
+        nonnegative = xp.all(variances >= 0)
+        if not (nonnegative if library is None else library.holds(nonnegative)):
             raise ValueError("Negative values in data passed to X: the "
                              "variances must be >= 0")
-        return spec.check((means, covs), "X")
+        return spec.check((means, covs), "X") if library is None else (means, covs)
+
+    def _checked_spec(self):
+        """The expected kernel's spec with this estimator's parameters,
+        checked (and `covariance`)."""
+        check_choice(self.covariance, "covariance", ("full", "diag", "iso"))
+        return spec_for("expected", {"kernel": self.kernel, "gamma": self.gamma,
+                                     "degree": self.degree, "coef0": self.coef0})
 
     def _fit(self, X, workers, progress):
-        check_choice(self.covariance, "covariance", ("full", "diag", "iso"))
-        spec = spec_for("expected", {"kernel": self.kernel, "gamma": self.gamma,
-                                     "degree": self.degree, "coef0": self.coef0})
+        spec = self._checked_spec()
         names = self._check_names(X, reset=True)
         X = _rows(X)
         train = self._gaussians(X, spec)
         params = spec.function_params(spec.params, train)
         K, params = spec.function_gram(train, params, workers, "Gaussians of X")
+        return {**self._state(spec, X, params), **names}, K
+
+    def _array_fit(self, library, X, n_threads):
+        """`_fit` of rows of `library` that it computes
+        (`kernelmaps._array_api`): checked there, float64 as for NumPy, gamma
+        fixed as `_fit` fixes it (the median heuristic's sample of means
+        only comes to the host), the training kernel computed there by
+        `gaussian_expected_kernel`, differentiably; ``train_`` is the rows
+        there."""
+        spec = self._checked_spec()
+        xp = library.xp
+        X = xp.astype(_array_api.check_rows(library, X, "X"), xp.float64, copy=False)
+        train = self._gaussians(X, spec, library)
+        params = spec.function_params(spec.params, train)
+        K = xp.astype(spec.call(train, None, params), xp.float64)
+        return {**self._state(spec, X, params), "train_": _kept(library, X)}, K
+
+    @staticmethod
+    def _state(spec, X, params):
+        """The fitted attributes of the training rows `X` and the kernel's
+        fixed `params`."""
         return {"train_": X, "n_features_in_": X.shape[1],
-                "n_features_out_": len(X), "params_": params,
-                "gamma_": spec.fitted_gamma(params), **names}, K
+                "n_features_out_": X.shape[0], "params_": params,
+                "gamma_": spec.fitted_gamma(params)}
 
     def _kernel(self, X, *, workers, progress):
         library = _array_api.library_of(X=X)
@@ -373,7 +571,8 @@ class ExpectedKernel(_KernelEstimator):
         spec = spec_for("expected", self.params_)
         X = _rows(X)
         self._check_width(X.shape[1])
-        return spec.function_block(self._gaussians(X, spec), self._split(self.train_),
+        return spec.function_block(self._gaussians(X, spec),
+                                   self._split(self._train_in(None)),
                                    self.params_, workers)
 
     def _array_kernel(self, library, X, workers):
@@ -389,6 +588,6 @@ class ExpectedKernel(_KernelEstimator):
         self._check_width(X.shape[1])
         spec = spec_for("expected", self.params_)
         means, covs = self._split(X, xp)
-        train = _array_api.library_objects(library, self._split(self.train_))
-        K = spec.call((means, covs), train, self.params_)
+        K = spec.call((means, covs), self._split(self._train_in(library), xp),
+                      self.params_)
         return xp.astype(K, xp.float64)
