@@ -261,10 +261,10 @@ def test_meta_tensors_are_refused():
 def test_which_calls_compute_on_the_device(monkeypatch):
     """Every method of points, and precomputed matrices, of a library that
     computes run on the device, so do the tests on features, the
-    incomplete ones and those of sets: no sample is copied to the host;
-    PyTorch on the CPU without a gradient and the kernels of objects not
-    computed there (the sliced-Wasserstein kernel) are tested on the host,
-    on copies (NumPy input is not looked at here)."""
+    incomplete ones and those of objects, whatever their kernel: no sample
+    is copied to the host; PyTorch on the CPU without a gradient and a
+    callable kernel are tested on the host, on copies (NumPy input is not
+    looked at here)."""
     copies = []
     numpy_objects = _array_api.numpy_objects
     monkeypatch.setattr(_array_api, "numpy_objects", lambda library, S: (
@@ -290,13 +290,16 @@ def test_which_calls_compute_on_the_device(monkeypatch):
     # (sets: their kernel's function computes their blocks, which it takes
     # without a gradient: on the CPU through NumPy, views; so strict here)
     strict = _strict()
-    km.mmd_test([strict.asarray(X[:4]), strict.asarray(X[4:8])],
-                [strict.asarray(Y[:4]), strict.asarray(Y[4:])], n_resamples=9,
-                alpha=0.5)
+    for kernel in ("mean_map", "sliced_wasserstein"):
+        km.mmd_test([strict.asarray(X[:4]), strict.asarray(X[4:8])],
+                    [strict.asarray(Y[:4]), strict.asarray(Y[4:])],
+                    kernel=kernel, n_resamples=9, alpha=0.5)
     assert copies == []
     km.mmd_test(torch.asarray(X), torch.asarray(Y), n_resamples=9, alpha=0.2)
     km.mmd_test([grad[0][:6], grad[0][6:]], [grad[1][:6], grad[1][6:]],
-                kernel="sliced_wasserstein", n_resamples=9, alpha=0.5)
+                kernel=lambda A, B: np.array([[np.sum(a * b) for b in B]
+                                              for a in A]),
+                n_resamples=9, alpha=0.5)
     assert copies == ["torch"] * 4
 
 

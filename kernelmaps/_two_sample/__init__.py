@@ -344,13 +344,15 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
     of gamma's rule come back to the host, which finishes the test: the
     p-value is that of the same NumPy input, the statistics equal to
     rounding (float64 kernels, also of float32 points; with `incomplete`,
-    the band of pairs only). Sets (lists of 2-D arrays, 3-D arrays) with
-    the mean map kernel and histograms (``"chi2"``, ``"intersection"``,
-    ``"hellinger"``, ``"js"``; ``"exp_chi2"`` with `gamma` given) run
-    there too, their kernel's blocks computed by its function. Other
-    objects (test their kernel matrix, computed on the device by the
-    kernel's function, with ``kernel="precomputed"``) and PyTorch and JAX
-    arrays on the CPU without a gradient run on the host, in NumPy, on
+    the band of pairs only). Objects run there too, with every kernel of
+    them: sets (lists of 2-D arrays, 3-D arrays, a `Bags` of the
+    library's points, weighted or not), histograms and Gaussians, their
+    kernel's blocks computed by its function; a scale of ``gamma=None``
+    (and the grids of the aggregated and fused tests) comes from at most
+    1000 of the objects or points, chosen there as on the host and
+    copied. A callable kernel (test the kernel matrix it computes, with
+    ``kernel="precomputed"``) and PyTorch and JAX arrays on the CPU
+    without a gradient run on the host, in NumPy, on
     their values (a view on the CPU, a copy from another device), with
     the result of the same NumPy input. No test gives a gradient: the
     result holds floats and NumPy arrays.

@@ -266,21 +266,34 @@ def _step(budget, unit_bytes):
 
 def _value_sample(library, Z):
     """`_spec.value_sample` of the pooled points Z of `library`, on the
-    host (at most `BANDWIDTH_SAMPLE` points): the projections of the points
-    (as the NumPy path computes them) and their ranks on the device, the
-    points chosen copied."""
-    xp = library.xp
-    N = Z.shape[0]
-    if N <= BANDWIDTH_SAMPLE:
+    host (at most `BANDWIDTH_SAMPLE` points, chosen by `sample_rows`),
+    copied."""
+    if Z.shape[0] <= BANDWIDTH_SAMPLE:
         return library.to_numpy(Z)
-    direction = library.from_numpy(sample_direction(Z.shape[1]))
-    top = xp.max(xp.abs(Z))
-    scaled = Z / top if library.scalar(top) > 0 else Z
-    projections = xp.sum(xp.astype(scaled, xp.float64) * direction, axis=1)
-    order = xp.argsort(projections, stable=True)
-    rows = xp.take(order, library.from_numpy(sample_ranks(N, BANDWIDTH_SAMPLE)),
-                   axis=0)
-    return library.to_numpy(xp.take(Z, rows, axis=0))
+    rows = sample_rows(library, Z, sample_direction(Z.shape[1])[:, None])
+    return library.to_numpy(library.xp.take(Z, library.from_numpy(rows), axis=0))
+
+
+def sample_rows(library, keys, directions, sort=False):
+    """The rows of `BANDWIDTH_SAMPLE` of the N keys (N, k) of `library`
+    (all of them, in order, where there are no more) at evenly spaced
+    ranks of their projections on `directions` (k, c) (ties of the first
+    broken by the second): `_spec.value_rows` (one direction; in the
+    order of their ranks) and `object_sample`'s (two; `sort`ed). The
+    projections (of the keys over their largest magnitude, float64)
+    computed on the device, copied, ordered on the host."""
+    N = keys.shape[0]
+    if N <= BANDWIDTH_SAMPLE:
+        return np.arange(N)
+    xp = library.xp
+    top = xp.max(xp.abs(keys))
+    scaled = xp.astype(keys / top if library.scalar(top) > 0 else keys,
+                       xp.float64)
+    projections = library.to_numpy(xp.stack([
+        xp.sum(scaled * library.from_numpy(directions[:, c]), axis=1)
+        for c in range(directions.shape[1])], axis=1))
+    rows = np.lexsort(projections.T[::-1])[sample_ranks(N, BANDWIDTH_SAMPLE)]
+    return np.sort(rows) if sort else rows
 
 
 class _Kernel:

@@ -5263,7 +5263,9 @@ else:
         _torch_entry(_name)
     _torch_entry("mmd_test[precomputed]", data=("X",), labels=("Y",))
     for _name in ("mmd_test[mean_map, permutation]",
-                  "mmd_test[mean_map, aggregated]"):
+                  "mmd_test[mean_map, aggregated]",
+                  "mmd_test[renyi, permutation]", "mmd_test[renyi, fuse]",
+                  "mmd_test[sliced_wasserstein, permutation]"):
         _torch_entry(_name, sets=True)
     for _name in ("mmd_test[js, permutation]", "mmd_test[js, aggregated]",
                   "mmd_test[exp_chi2, permutation]", "mmd_test[exp_chi2, fuse]"):
