@@ -26,6 +26,9 @@ writes.
 ``sliced_wasserstein`` of the two samples (as one set each) against the
 projections, sorts and mean a user writes.
 
+`FitTorch`: maps fitted on NumPy input and on tensors that require a
+gradient (fitted by PyTorch, on their device; see the class).
+
 Skipped where PyTorch is not installed (``pip install torch``).
 
 Targets (issue 52)
@@ -37,6 +40,7 @@ with a gradient within 1.5x of the hand-written PyTorch.
 import numpy as np
 
 import kernelmaps as km
+from kernelmaps.sklearn import SetKernel
 
 from .common import BlasThreads
 
@@ -170,3 +174,43 @@ class MMDTestTorch(BlasThreads):
     def time_native(self, method):
         km.mmd_test(self.torch.asarray(self.X).requires_grad_(),
                     self.torch.asarray(self.Y), **self.options)
+
+
+class FitTorch(BlasThreads):
+    """``fit`` (``fit_transform`` for the kernel estimators) of a map on
+    NumPy input (``time_numpy``) and on tensors that require a gradient,
+    fitted by PyTorch on their device (``time_native``, this CPU here):
+    RandomFourierFeatures (gamma=None: the median heuristic's sample) of
+    100,000 points, d = 32; NystroemMap (mean map, 100 landmarks) of 300
+    sets of 50 points, d = 16; SetKernel (mean map) of 120 sets of 80
+    points, d = 32; PSDProjector of an indefinite 600 x 600 matrix."""
+
+    params = ("rff", "nystroem", "set_kernel", "psd")
+    param_names = ("map",)
+    timeout = 300
+
+    def setup(self, name):
+        self.torch = _torch()
+        self.setup_blas(2)
+        self.torch.set_num_threads(2)
+        rng = np.random.default_rng(5)
+        if name == "rff":
+            self.data, self.map = rng.standard_normal((100_000, 32)), (
+                lambda: km.RandomFourierFeatures(200, rng=0))
+        elif name == "nystroem":
+            self.data, self.map = rng.standard_normal((300, 50, 16)), (
+                lambda: km.NystroemMap(100, rng=0))
+        elif name == "set_kernel":
+            self.data, self.map = rng.standard_normal((120, 80, 32)), (
+                lambda: SetKernel(gamma=1 / 32))
+        else:
+            A = rng.standard_normal((600, 600))
+            self.data, self.map = A + A.T, lambda: km.PSDProjector()
+        self.method = "fit" if name in ("rff", "nystroem") else "fit_transform"
+
+    def time_numpy(self, name):
+        getattr(self.map(), self.method)(self.data)
+
+    def time_native(self, name):
+        getattr(self.map(), self.method)(self.torch.asarray(self.data)
+                                         .requires_grad_())
