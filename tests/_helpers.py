@@ -295,17 +295,20 @@ def point_sets(dtype, seed=0, sizes=(4, 7, 5, 6), shift=0.0):
 
 
 @contextlib.contextmanager
-def host_copies():
+def host_copies(native_only=False):
     """Record the number of values of every array that
     `ArrayLibrary.to_numpy` brings to the host within the block: a list,
-    filled as it runs (what a fit on the device may read of its data)."""
+    filled as it runs (what a fit on the device may read of its data).
+    `native_only`: only the arrays of a library that computes (not those
+    that the compiled engine takes, on the CPU: views)."""
     from kernelmaps._libraries import ArrayLibrary
 
     sizes, to_numpy = [], ArrayLibrary.to_numpy
 
     def recorded(self, a):
         values = to_numpy(self, a)
-        sizes.append(0 if values is None else values.size)
+        if self.native or not native_only:
+            sizes.append(0 if values is None else values.size)
         return values
 
     ArrayLibrary.to_numpy = recorded

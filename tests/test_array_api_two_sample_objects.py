@@ -13,10 +13,9 @@ import pytest
 
 import kernelmaps as km
 from kernelmaps import _array_api
-from kernelmaps._libraries import ArrayLibrary
 from kernelmaps._two_sample import on_device_objects
 
-from ._helpers import NATIVE, assert_same_test, point_sets
+from ._helpers import NATIVE, assert_same_test, host_copies, point_sets
 
 pytest.importorskip("array_api_compat")
 
@@ -373,7 +372,7 @@ def test_gaussians_are_numpys(method, library):
     assert_same_test(result, expected)
 
 
-def test_only_the_sampled_objects_are_copied(monkeypatch):
+def test_only_the_sampled_objects_are_copied():
     """More than `BANDWIDTH_SAMPLE` objects in each sample: the scales
     from those chosen on the device (their projections come back), each
     copy to the host smaller than either sample; the NumPy result. (The
@@ -385,25 +384,17 @@ def test_only_the_sampled_objects_are_copied(monkeypatch):
             rng.standard_normal((1050, 3, 4)) + 0.1)
     cases = [(sets, "mmd"), (sets, "sliced_wasserstein"),
              (sets, None), (histograms(1100, 1050, d=8), "exp_chi2")]
-    copied = []
-    to_numpy = ArrayLibrary.to_numpy
-
-    def recorded(self, a):
-        if self.native:
-            copied.append(int(np.prod(a.shape)))
-        return to_numpy(self, a)
-
-    monkeypatch.setattr(ArrayLibrary, "to_numpy", recorded)
-    for (X, Y), kernel in cases:
-        options = dict(kernel=kernel, n_resamples=19, rng=1)
-        expected = km.mmd_test(X, Y, **options)
-        copied.clear()
-        result = on_device(torch.asarray(X).requires_grad_(),
-                           torch.asarray(Y).requires_grad_(), **options)
-        assert copied and max(copied) < min(X.size, Y.size)
-        # (kernel values near 1 between 2150 objects: their sums' rounding
-        # beyond 1e-12 of the resampled statistics' spread)
-        assert_same_test(result, expected, rtol=1e-9)
+    with host_copies(native_only=True) as copied:
+        for (X, Y), kernel in cases:
+            options = dict(kernel=kernel, n_resamples=19, rng=1)
+            expected = km.mmd_test(X, Y, **options)
+            copied.clear()
+            result = on_device(torch.asarray(X).requires_grad_(),
+                               torch.asarray(Y).requires_grad_(), **options)
+            assert copied and max(copied) < min(X.size, Y.size)
+            # (kernel values near 1 between 2150 objects: their sums' rounding
+            # beyond 1e-12 of the resampled statistics' spread)
+            assert_same_test(result, expected, rtol=1e-9)
 
 
 @pytest.mark.parametrize("library", sorted(NATIVE))
