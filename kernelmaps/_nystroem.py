@@ -157,7 +157,8 @@ def _at_unit_scale(A, top):
 
 def _normalization(K, workers):
     """Eigenvalues of K (ascending) and ``U Lambda_+^{-1/2} U^T``, computed
-    at unit scale: right for kernels of any magnitude."""
+    at unit scale: right for kernels of any magnitude; a ValueError where
+    the eigenvalues overflow float64 (entries near its largest value)."""
     unit, e = _at_unit_scale(K, np.abs(K).max(initial=0.0))
     values, vectors = _eigh(unit, workers)
     keep = values > _cutoff(values)
@@ -166,7 +167,12 @@ def _normalization(K, workers):
     N = np.ldexp((U / np.sqrt(values[keep])) @ U.T, -(e // 2))
     if e % 2:
         N /= np.sqrt(2.0)
-    return np.ldexp(values, e), N
+    with np.errstate(over="ignore"):
+        values = np.ldexp(values, e)
+    if not np.isfinite(values).all():
+        raise ValueError("the eigenvalues of the kernel between the landmarks "
+                         "of X overflow float64; scale X down")
+    return values, N
 
 
 def _cutoff(values):

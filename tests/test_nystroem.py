@@ -3,6 +3,7 @@ against a NumPy Nystroem of NumPy kernels, the kernels it approximates, and
 the clip projection of indefinite ones."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -437,3 +438,25 @@ def test_sklearn_clone_gives_the_maps_features():
         rows.transform(-H)
     with pytest.raises(TypeError, match="means, covs"):
         clone(est).set_params(kernel="expected").fit(H)
+
+
+def test_eigenvalues_beyond_float64_are_refused():
+    """Landmarks whose kernel entries are finite but whose largest
+    eigenvalue exceeds float64 (entries near 1e308): a ValueError that says
+    so, not an overflow warning and an infinite eigenvalues_ (found by the
+    fuzz suite)."""
+    X = np.array([[1.3333333333333332e307, 2.1666666666666667e307,
+                   5.166666666666667e307, 8.166666666666667e307, 0.0],
+                  [6.333333333333334e307, 5.666666666666667e307, 7.5e307, 1e308,
+                   1.5e307],
+                  [3.333333333333333e307, 9.666666666666666e307, 0.0, 0.0,
+                   3.333333333333333e307],
+                  [5.166666666666667e307, 8.333333333333333e306,
+                   1.6666666666666665e306, 1.6666666666666666e307,
+                   1.3333333333333332e307],
+                  [6e307, 1.6666666666666665e306, 7.5e307, 8.333333333333333e306,
+                   3e307]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"eigenvalues .* overflow float64"):
+            km.NystroemMap(3, kernel="chi2", rng=0).fit(X)

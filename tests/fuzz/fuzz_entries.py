@@ -227,8 +227,8 @@ def fit_twice(make, X, fit_kw, *, sets=False, same=True, transformable=True,
     need(hasattr(fmap, "n_features_in_") and fmap.__sklearn_is_fitted__(),
          "fit did not set n_features_in_")
     if transformable:
-        Z = make().fit_transform(X, **fit_kw)
-        want = fmap.transform(X, **kwargs(fit_kw, ["workers"]))
+        Z = _host(make().fit_transform(X, **fit_kw))
+        want = _host(fmap.transform(X, **kwargs(fit_kw, ["workers"])))
         need_shape(Z, np.shape(want))
         if not same:
             pass
@@ -238,6 +238,12 @@ def fit_twice(make, X, fit_kw, *, sets=False, same=True, transformable=True,
             need(np.array_equal(as_dense(Z), as_dense(want), equal_nan=True),
                  "fit_transform differs from fit then transform")
     return refit(fmap, X, fit_kw, again)
+
+
+def _host(a):
+    """Features of a map as NumPy: a tensor's values (the `[torch]`
+    entries), anything else as it is."""
+    return a.detach().cpu().numpy() if hasattr(a, "detach") else a
 
 
 def refit(fmap, X, fit_kw, again=True):
@@ -352,7 +358,7 @@ def is_f32(x):
         return dtype.kind == "f" and dtype.itemsize == 4
 
     if hasattr(x, "points") and hasattr(x, "offsets"):
-        return single(np.asarray(x.points).dtype)
+        return single(np.asarray(_host(x.points)).dtype)
     if scipy.sparse.issparse(x):
         return single(x.dtype)
     if isinstance(x, np.ndarray) and x.dtype != object:
@@ -5271,3 +5277,13 @@ else:
                   "mmd_test[exp_chi2, permutation]", "mmd_test[exp_chi2, fuse]"):
         _torch_entry(_name)
     _torch_entry("project_psd", data=("K",))
+    # the maps' fits on the device (`FeatureMap._array_fit`)
+    for _name in ("PSDProjector.fit", "PSDProjector.fit_transform"):
+        _torch_entry(_name, data=("K_train",))
+    for _name in ("RandomFourierFeatures.fit", "Chi2ChebyshevMap.fit",
+                  "AnchorMap.fit", "ExpChi2Features.fit", "NystroemMap[chi2]"):
+        _torch_entry(_name, data=("X",))
+    for _name in ("RandomDistributionFeatures.fit",
+                  "DoublyRandomDistributionFeatures.fit",
+                  "SlicedWassersteinFeatures.fit", "NystroemMap[mean_map]"):
+        _torch_entry(_name, data=("X",), sets=True)

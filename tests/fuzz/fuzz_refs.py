@@ -42,9 +42,12 @@ TINY = 1e-300  # absolute floor of every tolerance
 
 def dense(a, dtype=LD):
     """A dense 2-D (or any-D) array of `a`: sparse matrices are densified
-    (duplicates summed, as scipy does), lists and memmaps copied."""
+    (duplicates summed, as scipy does), lists and memmaps copied, a
+    tensor's values (the `[torch]` entries) read."""
     if scipy.sparse.issparse(a):
         a = a.toarray()
+    if hasattr(a, "detach"):
+        a = a.detach().cpu().numpy()
     return np.array(a, dtype=dtype)
 
 
