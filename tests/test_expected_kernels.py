@@ -437,3 +437,17 @@ def test_level2_rbf_and_nrbf_at_extreme_scales():
         km.level2_kernel(K, d.astype(complex))
     with pytest.raises(TypeError, match="diag_Y must hold real numbers"):
         km.level2_kernel(K, d, ["1", "2", "3", "4"])
+
+
+def test_constant_kernel_of_covariances_of_two_forms():
+    """Equal means, covariances of X and Y given in different forms (a
+    constant kernel): the DegenerateWarning, its remark on gamma where the
+    Gaussians are the same (diagonal ones against the same isotropic ones),
+    not a NumPy error of the check that compares them (found by review)."""
+    m = np.zeros((3, 2))
+    same = np.ones(3), np.stack([np.eye(2)] * 3)
+    for covs2 in same:
+        with pytest.warns(DegenerateWarning, match="gamma, from the median"):
+            km.gaussian_expected_kernel(m, np.ones((3, 2)), m, covs2)
+    with pytest.warns(DegenerateWarning, match="carries no information$"):
+        km.gaussian_expected_kernel(m, np.ones((3, 2)), m, 2 * np.ones(3))

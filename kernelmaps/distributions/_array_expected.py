@@ -59,14 +59,17 @@ def median_sample(means):
     return device_sample(means).astype(np.float64)
 
 
-def all_equal(library, *groups):
+def all_equal(library, means, covs):
     """`_specs._all_equal` of arrays of `library`, on their device (one
-    boolean copied per array): whether the arrays of each group hold one
-    row, repeated."""
+    boolean copied per array): whether the Gaussians of the arrays of
+    `means` and `covs` are all the same (covariances of different forms
+    compared as full matrices)."""
     xp = library.xp
+    if len({c.ndim for c in covs}) > 1:
+        covs = [_full(library, c, means[0].shape[1]) for c in covs]
     return all(a.shape[1:] == group[0].shape[1:]
                and library.holds(xp.all(a == group[0][:1, ...]))
-               for group in groups for a in group)
+               for group in (means, covs) for a in group)
 
 
 def _full(library, c, d):

@@ -142,11 +142,15 @@ class ExpectedSpec(Spec):
             yield K
 
 
-def _all_equal(*groups):
-    """Whether the arrays of each group hold one row, repeated (the
-    Gaussians, given by their means and by their covariances, are all
-    the same)."""
-    return all(np.all(np.concatenate(group) == group[0][:1]) for group in groups)
+def _all_equal(means, covs):
+    """Whether the Gaussians given by the arrays of `means` and those of
+    `covs` (one or more collections) are all the same: each group holds
+    one row, repeated, the covariances compared as full matrices where
+    their forms differ."""
+    if len({c.ndim for c in covs}) > 1:
+        covs = [full_covariances(c, means[0].shape[1]) for c in covs]
+    return all(np.all(np.concatenate(group) == group[0][:1])
+               for group in (means, covs))
 
 
 def _expected(A, B, kernel, gamma, degree, coef0, n_threads, progress):
