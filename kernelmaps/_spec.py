@@ -562,6 +562,14 @@ class DistanceSpec(Spec):
         call, finish = self.distance_call(A, B, n_threads)
         return finish(call())
 
+    def array_distance(self, A, B):
+        """The distances S between the checked objects of A and B (None: A)
+        of another library (`_array_api`), in that library, computed by the
+        kernel's functions (on the device, or by the compiled engine where
+        the library does not compute): the kernel at a scale g is ``exp(-g
+        S)``."""
+        raise NotImplementedError
+
     def scales(self, Z, gamma, grid, n_threads):
         if gamma is not None:
             return given_gammas(gamma, None, None, grid)

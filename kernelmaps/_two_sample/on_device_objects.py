@@ -37,6 +37,7 @@ from .._bags import Bags, pack_sets
 from .._spec import (
     BANDWIDTH_SAMPLE,
     KINDS,
+    DistanceSpec,
     sample_direction,
     spec_for,
 )
@@ -350,6 +351,9 @@ class _Gram:
             Z = xp.astype(Z, xp.float64, copy=False)
         self.library, self.spec, self.Z = library, spec, Z
         self.params = [self._params(scale) for scale in scales]
+        # a kernel of a distance S: S computed once for all the scales
+        self.gammas = ([float(g) for g in scales]
+                       if isinstance(spec, DistanceSpec) else None)
         self.diagonals = None
         self.N = spec.count(Z)
 
@@ -377,6 +381,10 @@ class _Gram:
         xp = self.library.xp
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateWarning)
+            if self.gammas is not None:
+                S = xp.astype(self.spec.array_distance(A, B),
+                              xp.float64, copy=False)
+                return [xp.exp(-g * S) for g in self.gammas]
             return [xp.astype(self.spec.call(A, B, params), xp.float64,
                               copy=False) for params in self.params]
 

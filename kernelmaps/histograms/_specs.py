@@ -13,6 +13,7 @@ import scipy.sparse
 from .. import _array_api
 from .._engine.additive import additive_sums
 from .._engine.layout import row_blocks
+from .._parallel import resolve_workers
 from .._spec import DistanceSpec, Spec, register
 from .._validation import check_histograms, check_scalar
 from .._warnings import warn_uninformative
@@ -321,6 +322,17 @@ class ExpChi2Spec(DistanceSpec, RowSpec):
         D = _array_api.pair_sums(library, A, B,
                                  lambda x, y: _distance_term(xp, x, y))
         return D if distances else xp.exp(-self.function_scale(self.params) * D)
+
+    def array_distance(self, A, B):
+        """The chi2 distances (`chi2_distance`'s): `array_block`'s where the
+        arrays' library computes, else the compiled engine's on their NumPy
+        views (a tensor without a gradient on the CPU), in their library."""
+        library = _array_api.library_of(A=A, B=B)
+        if library.native:
+            return self.array_block(library, A, B, distances=True)
+        return library.from_numpy(self.distance(
+            library.to_numpy(A), None if B is None else library.to_numpy(B),
+            resolve_workers(None)))
 
     def function_gram(self, A, params, n_threads, between):
         """As `Spec`'s (beta has a default, 1), with the warning of

@@ -50,7 +50,7 @@ from ._divergence import (
     renyi_divergence_both,
     renyi_params,
 )
-from ._mean_map import _level2, check_gamma2, mmd_squared, point_params
+from ._mean_map import _level2, check_gamma2, mmd, mmd_squared, point_params
 from ._random_features import RandomDistributionFeatures, RandomFourierFeatures
 from ._sliced import (
     SlicedWassersteinFeatures,
@@ -58,6 +58,7 @@ from ._sliced import (
     _kernel_values,
     kernel_params,
     sliced_directions,
+    sliced_wasserstein,
 )
 
 __all__ = ["EnergySpec", "FourierSpec", "MMDSpec", "MeanMapSpec", "RenyiSpec",
@@ -282,6 +283,10 @@ class MMDSpec(DistanceSpec, SetSpec):
                 functools.partial(mmd_squared, X=A, Y=B, params=params,
                                   n_threads=n_threads))
 
+    def array_distance(self, A, B):
+        """The biased MMD^2 (`mmd`'s)."""
+        return mmd(A, B, squared=True, **self.point_params())
+
     def function_gram(self, A, params, n_threads, between):
         """`mmd_kernel`'s values (MMD^2 once, `_level2`) and its warning of
         the MMD kernel."""
@@ -468,6 +473,11 @@ class SlicedWassersteinSpec(DistanceSpec, SetSpec):
         call, units = self.costs(A, B, n_threads)
         with np.errstate(over="ignore", under="ignore"):
             return np.ldexp(call(), -units)
+
+    def array_distance(self, A, B):
+        """SW_2^2 (`sliced_wasserstein`'s, on the `directions`)."""
+        D = sliced_wasserstein(A, B, projections=self.directions(A.dim))
+        return D * D
 
     def blocks(self, A, B, scales, n_threads):
         """`sliced_wasserstein_kernel`'s values at each gamma
