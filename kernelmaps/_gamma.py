@@ -51,7 +51,9 @@ def point_median_gamma(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED
     weighing the product of their weights."""
     fallback = degenerate == "fallback"
     weights = None
-    if _held_elsewhere(X):
+    if _held_elsewhere(X):  # (checked by the caller; `sample` first here)
+        if sample is not None:
+            sample = check_scalar(sample, "sample", kind="int", low=2)
         X = device_sample(X, sample, rng)
     if isinstance(X, Bags) and X.weights is not None:
         bags = check_sets(X, name, weighted=True)

@@ -69,6 +69,17 @@ def test_median_heuristic_of_weighted_sets_is_numpys(library):
 
 
 @pytest.mark.parametrize("library", sorted(NATIVE))
+def test_median_heuristic_of_a_list_of_rows(library):
+    """A list of 1-D arrays: the rows of points, as for NumPy (found by the
+    fuzz suite); ragged rows refused with NumPy's message."""
+    X = many_points(n=20)
+    assert km.median_heuristic(on(library, list(X))) == km.median_heuristic(
+        list(X))
+    with pytest.raises(ValueError, match="ragged sequence"):
+        km.median_heuristic(on(library, [X[0], X[1, :2]]))
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
 def test_median_heuristic_copies_only_its_sample(library):
     X, B = many_points(), weighted_bags()
     for data in (X, B, [B.points[:700], B.points[700:]]):
@@ -86,6 +97,11 @@ def test_median_heuristic_bad_input_has_numpys_message(library):
         km.median_heuristic(on(library, X))
     with pytest.raises(ValueError, match="at least 2 points"):
         km.median_heuristic(on(library, X[:1]))
+    for sample, error in ((1, ValueError), ("a", TypeError), (2.5, TypeError)):
+        with pytest.raises(error, match="sample must be"):
+            km.median_heuristic(on(library, X[:5]), sample=sample)
+    with pytest.raises(TypeError, match="rng must be"):
+        km.median_heuristic(on(library, X[:5]), rng="x")
 
 
 # -- the maps' fits -----------------------------------------------------------

@@ -5277,6 +5277,7 @@ else:
                   "mmd_test[exp_chi2, permutation]", "mmd_test[exp_chi2, fuse]"):
         _torch_entry(_name)
     _torch_entry("project_psd", data=("K",))
+    _torch_entry("median_heuristic", data=("X",), sets=True)  # (its sample)
     # the maps' fits on the device (`FeatureMap._array_fit`)
     for _name in ("PSDProjector.fit", "PSDProjector.fit_transform"):
         _torch_entry(_name, data=("K_train",))
