@@ -33,6 +33,7 @@ __all__ = [
     "quantile_means",
     "run",
     "sliced_wasserstein",
+    "stacked_rows",
 ]
 
 
@@ -126,6 +127,19 @@ class ArraySets:
         points = np.concatenate([P[i, :n, :] for i, n in enumerate(self.sizes)])
         return Bags(points, np.concatenate([[0], np.cumsum(self.sizes)]),
                     self.weights)
+
+
+def stacked_rows(library, X):
+    """A list or tuple of 1-D arrays of `library` as the 2-D array of those
+    rows, stacked on their device, as NumPy's path reads a list of rows
+    (`check_points`); anything else as it is."""
+    if not (isinstance(X, (list, tuple)) and X and all(
+            _array_api.is_foreign(a) and a.ndim == 1 for a in X)):
+        return X
+    if len({a.shape[0] for a in X}) > 1:
+        raise ValueError("X must be a 2-D array of points (rows of equal length) "
+                         "or a collection of 2-D sets; got a ragged sequence")
+    return library.xp.stack(X)
 
 
 def check_array_sets(library, X, name="X", *, min_size=1, weighted=False):

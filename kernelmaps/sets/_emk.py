@@ -283,6 +283,7 @@ class EMKFeatures(FeatureMap):
         from a copy of the points on the host."""
         if self.basis is None:
             return self._fit(_array_api.numpy_objects(library, X), n_threads, False)
+        X = _array_sets.stacked_rows(library, X)  # (a list of rows)
         return self._fit_checked(X, lambda X, weighted: (
             _array_api.check_rows(library, X, "X").shape[1]
             if _array_api.is_foreign(X) and X.ndim == 2

@@ -462,26 +462,13 @@ def median_heuristic(X, *, kernel="rbf", sample=MEDIAN_SAMPLE, rng=MEDIAN_SEED):
     library = _array_api.library_of_objects(X=X)
     if library is not None and library.native:
         # (checked there; only the sampled points come to the host)
-        X = _stacked_rows(library, X)
+        X = _array_sets.stacked_rows(library, X)
         X = (_array_api.check_rows(library, X, "X")
              if _array_api.is_foreign(X) and X.ndim == 2
              else _array_sets.check_array_sets(library, X, "X", weighted=True))
     elif library is not None:
         X = _array_api.numpy_objects(library, X)
     return point_median_gamma(X, kernel=kernel, sample=sample, rng=rng)
-
-
-def _stacked_rows(library, X):
-    """A list or tuple of 1-D arrays of `library` as the 2-D array of those
-    rows, stacked on their device, as NumPy's path reads a list of rows
-    (`check_points`); anything else as it is."""
-    if not (isinstance(X, (list, tuple)) and X and all(
-            _array_api.is_foreign(a) and a.ndim == 1 for a in X)):
-        return X
-    if len({a.shape[0] for a in X}) > 1:
-        raise ValueError("X must be a 2-D array of points (rows of equal length) "
-                         "or a collection of 2-D sets; got a ragged sequence")
-    return library.xp.stack(X)
 
 
 def _check_common(X, Y, kernel, gamma, degree, coef0, min_size=1, gamma2=None):
