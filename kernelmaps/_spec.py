@@ -284,6 +284,17 @@ class Spec:
         return self.public_function(A, B, **{
             k: v for k, v in params.items() if self.takes is None or k in self.takes})
 
+    def array_part(self, A, B):
+        """What the kernel's values between the checked objects of A and B
+        (None: A) of another library share at every scale (a distance),
+        computed once in that library (`array_values` gives the values
+        from it); None where they share nothing (`call` at each scale)."""
+        return None
+
+    def array_values(self, part, params):
+        """The kernel's values at `params` from its `array_part`."""
+        raise NotImplementedError
+
     def function_block(self, A, B, params, n_threads, names="X"):
         """k(A, B) of checked objects at the scale the kernel's public
         function takes for `params` (`function_scale`; B None: the
@@ -569,6 +580,16 @@ class DistanceSpec(Spec):
         the library does not compute): the kernel at a scale g is ``exp(-g
         S)``."""
         raise NotImplementedError
+
+    def array_part(self, A, B):
+        """S (`array_distance`), float64."""
+        S = self.array_distance(A, B)
+        xp = _array_api.library_of(S=S).xp
+        return xp.astype(S, xp.float64, copy=False)
+
+    def array_values(self, S, params):
+        """``exp(-g S)`` at the scale g of `params`."""
+        return _array_api.library_of(S=S).xp.exp(-params[self.scale] * S)
 
     def scales(self, Z, gamma, grid, n_threads):
         if gamma is not None:

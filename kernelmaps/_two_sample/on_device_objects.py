@@ -37,7 +37,6 @@ from .._bags import Bags, pack_sets
 from .._spec import (
     BANDWIDTH_SAMPLE,
     KINDS,
-    DistanceSpec,
     sample_direction,
     spec_for,
 )
@@ -351,9 +350,6 @@ class _Gram:
             Z = xp.astype(Z, xp.float64, copy=False)
         self.library, self.spec, self.Z = library, spec, Z
         self.params = [self._params(scale) for scale in scales]
-        # a kernel of a distance S: S computed once for all the scales
-        self.gammas = ([float(g) for g in scales]
-                       if isinstance(spec, DistanceSpec) else None)
         self.diagonals = None
         self.N = spec.count(Z)
 
@@ -381,12 +377,10 @@ class _Gram:
         xp = self.library.xp
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateWarning)
-            if self.gammas is not None:
-                S = xp.astype(self.spec.array_distance(A, B),
-                              xp.float64, copy=False)
-                return [xp.exp(-g * S) for g in self.gammas]
-            return [xp.astype(self.spec.call(A, B, params), xp.float64,
-                              copy=False) for params in self.params]
+            part = self.spec.array_part(A, B)  # (once for every scale)
+            return [xp.astype(self.spec.call(A, B, params) if part is None
+                              else self.spec.array_values(part, params),
+                              xp.float64, copy=False) for params in self.params]
 
     def diagonal(self, library, index):
         """k(z, z) of the pooled objects at scale `index`, on the host: the

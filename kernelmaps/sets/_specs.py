@@ -398,10 +398,24 @@ class RenyiSpec(SetSpec):
         library (`Spec.call`), at gamma or at the scale fixed on the
         training sets, computed there (`divergence_kernel`'s, of both
         directions' divergences, as `blocks`)."""
+        return self.array_values(self._array_divergences(A, B, params), params)
+
+    def array_part(self, A, B):
+        """The divergences of the spec's parameters (`_array_divergences`)."""
+        return self._array_divergences(A, B, self.params)
+
+    def _array_divergences(self, A, B, params):
+        """The divergences D(A, A) (B None), else D(A, B) and D(B, A), of
+        `params` (`renyi_divergence`'s), a pair."""
         options = {k: params[k] for k in ("alpha", "k", "min_dist", "clamp")
                    if k in params}
-        D, reverse = ((renyi_divergence(A, **options), None) if B is None
-                      else renyi_divergence_both(A, B, **options))
+        return ((renyi_divergence(A, **options), None) if B is None
+                else renyi_divergence_both(A, B, **options))
+
+    def array_values(self, part, params):
+        """`divergence_kernel`'s values of the divergences `part` at gamma,
+        or at the scale, of `params`."""
+        D, reverse = part
         value = self.function_scale(params)
         gamma, scale = (None, value[1]) if isinstance(value, tuple) else (value, None)
         return _array_divergence.divergence_kernel(
