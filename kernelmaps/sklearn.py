@@ -46,7 +46,7 @@ from ._validation import (
 )
 from ._warnings import DegenerateWarning
 from .psd import PSDProjector as _PSDProjector
-from .sets import divergence_kernel, renyi_divergence, sliced_wasserstein
+from .sets import divergence_kernel, sliced_wasserstein
 
 __all__ = ["ExpectedKernel", "SetKernel"]
 
@@ -109,26 +109,26 @@ def _array_gram(library, spec, train, params):
     `Bags` of its points) computed there, differentiably, and `params` with
     the kernel's own scale fixed on them where `spec.function_gram` fixes
     it (the sliced-Wasserstein and Renyi kernels without a scale): their
-    distances D computed once, by their public function, copied to the host
-    for the scale's median (a matrix of the kernel's size), the kernel
-    `divergence_kernel` of D there, with `function_gram`'s warning."""
+    distances D computed once (the Renyi spec's `array_part`, the public
+    `sliced_wasserstein`), copied to the host for the scale's median (a
+    matrix of the kernel's size), the kernel of D at that scale there, with
+    `function_gram`'s warning."""
     if spec.scale is None or spec.function_scale(params) is not None:
         return spec.call(train, None, params), params
-    if spec.name == "renyi":
-        D = renyi_divergence(train, **{k: params[k] for k in (
-            "alpha", "k", "min_dist", "clamp") if k in params})
-        H = _host(library, D)
-        _, scale = divergence_kernel_matrix(H, power=params["power"])
-        gamma, power = None, params["power"]  # (the same median rule, there)
-        params = {**params, "gamma": None, "scale": scale}
-    else:
-        D = sliced_wasserstein(train, projections=params["projections"])
-        H = _host(library, D)
-        gamma, power = _sliced_gamma(H), 2
-        params = {**params, "gamma": gamma}
     with warnings.catch_warnings():  # (its own, of "objects of D")
         warnings.simplefilter("ignore", DegenerateWarning)
-        K = divergence_kernel(D, gamma=gamma, power=power)
+        if spec.name == "renyi":  # (the spec's divergences, at the scale
+            # fixed on the host, not computed again there)
+            part = spec.array_part(train, None)
+            H = _host(library, part[0])
+            _, scale = divergence_kernel_matrix(H, power=params["power"])
+            params = {**params, "gamma": None, "scale": scale}
+            K = spec.array_values(part, params)
+        else:
+            D = sliced_wasserstein(train, projections=params["projections"])
+            H = _host(library, D)
+            params = {**params, "gamma": _sliced_gamma(H)}
+            K = divergence_kernel(D, gamma=params["gamma"], power=2)
     _array_api.warn_uninformative(library, K, True, spec.label, "sets of X", None,
                                   lambda: not np.any(np.maximum(H + H.T, 0)))
     return K, params
