@@ -531,7 +531,7 @@ def _pack_foreign(sets, name):
     """`pack_sets` of a list of arrays of a library other than NumPy: one
     array of that library, on their device (mixed libraries or devices
     refused, naming the sets)."""
-    from ._libraries import library_of
+    from ._libraries import as_float, library_of
 
     library = library_of(**{f"{name}[{i}]": a for i, a in enumerate(sets)})
     xp = library.xp
@@ -539,7 +539,7 @@ def _pack_foreign(sets, name):
         if a.ndim != 2 or a.shape[1] != sets[0].shape[1]:
             raise ValueError(f"{name}[{i}] must be a 2-D array (n_points, d) of "
                              f"the width of {name}[0], got shape {tuple(a.shape)}")
-    arrays = [_foreign_points(library, a) for a in sets]
+    arrays = [as_float(library, a, f"{name}[{i}]") for i, a in enumerate(sets)]
     dtype = xp.float32 if all(a.dtype == xp.float32 for a in arrays) else xp.float64
     points = xp.concat([xp.astype(a, dtype) for a in arrays])
     return Bags(points, np.cumsum([0, *(a.shape[0] for a in arrays)]))

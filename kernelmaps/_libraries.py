@@ -212,5 +212,6 @@ def as_float(library, A, name):
     xp = library.xp
     if xp.isdtype(A.dtype, ("complex floating", "bool")) or not xp.isdtype(
             A.dtype, ("real floating", "integral")):
-        raise TypeError(f"{name} must hold real numbers, got dtype {A.dtype}")
+        raise TypeError(f"{name} must hold real numbers, got an array of dtype "
+                        f"{str(A.dtype).rsplit('.', 1)[-1]}")  # (NumPy's words)
     return A if A.dtype in (xp.float32, xp.float64) else xp.astype(A, xp.float64)

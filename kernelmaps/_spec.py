@@ -55,6 +55,7 @@ computed, then the sampled objects only.
 """
 
 import math
+import warnings
 
 import numpy as np
 import scipy.sparse
@@ -78,7 +79,7 @@ from ._validation import (
     check_scalar,
     check_sets,
 )
-from ._warnings import warn_uninformative
+from ._warnings import DegenerateWarning, warn_uninformative
 
 __all__ = ["BANDWIDTH_SAMPLE", "FUNCTIONS", "KINDS", "N_BANDWIDTHS", "SPECS",
            "DistanceSpec", "Spec", "check_kernel_params", "check_precomputed",
@@ -240,6 +241,28 @@ class Spec:
         if between is not None:
             warn_uninformative(K, True, self.label or self.name, between)
         return K, params
+
+    def array_gram(self, A, params, between):
+        """`function_gram` of checked objects A of another library
+        (`kernelmaps._array_api`): k(A, A) computed there, differentiably,
+        by the kernel's function (`call`, whose warning names the objects
+        of X), and `params` with the kernel's own scale fixed on A where
+        `function_gram` fixes it (the overrides: only what the scale's
+        rule reads comes to the host), with `function_gram`'s warning
+        (`array_warning`), not the function's; what `SetKernel` fits
+        on."""
+        with warnings.catch_warnings():  # (the function's, of its arguments)
+            warnings.simplefilter("ignore", DegenerateWarning)
+            K = self.call(A, None, params)
+        self.array_warning(K, A, params, between)
+        return K, params
+
+    def array_warning(self, K, A, params, between):
+        """`function_gram`'s `DegenerateWarning` of the kernel K (of
+        another library) of the objects A at `params`, read on K's
+        device."""
+        _array_api.warn_uninformative(_array_api.library_of(K=K), K, True,
+                                      self.label or self.name, between)
 
     def fitted_gamma(self, params):
         """The scale a fitted tool reports as ``gamma_`` for `params`."""

@@ -23,16 +23,12 @@ heuristic's sample of points; the distances between the training sets for
 the sliced-Wasserstein and Renyi kernels' own scale).
 """
 
-import math
-import warnings
 
 import numpy as np
 
 from . import _array_api
-from ._bags import Bags, pack_sets
+from ._bags import Bags
 from ._base import FeatureMap
-from ._engine.layout import power_of_two_exponent
-from ._engine.scales import divergence_kernel_matrix, median_scale
 from ._parallel import check_progress, resolve_workers
 from ._probes import as_float_array
 from ._spec import SPECS, check_kernel_params, kernel_names, spec_for
@@ -41,12 +37,9 @@ from ._validation import (
     check_choice,
     check_points,
     check_rng,
-    not_finite_message,
     reshape_hint,
 )
-from ._warnings import DegenerateWarning
 from .psd import PSDProjector as _PSDProjector
-from .sets import divergence_kernel, sliced_wasserstein
 
 __all__ = ["ExpectedKernel", "SetKernel"]
 
@@ -65,32 +58,6 @@ def _rows(X):
     return check_points(X, "X").astype(np.float64, copy=False)
 
 
-def _library_sets(library, X, spec):
-    """The sets `X` of `library` (a list of 2-D arrays, a 3-D array or a
-    `Bags` of its points) as a `Bags` of its points, on their device
-    (float32 where every set is, else float64), checked as `spec.check`
-    checks NumPy sets, with its messages: their layout, sizes and weights by
-    `spec.check` itself on a host stand-in (zeros of their sizes, one
-    column), their values (finite) on the device, where a boolean comes
-    back."""
-    xp = library.xp
-    if _array_api.is_foreign(X):  # (an array of sets)
-        if X.ndim != 3:  # (NumPy's error, of a stand-in of its shape)
-            pack_sets(np.broadcast_to(np.float64(0.0), tuple(X.shape)), "X")
-        n_sets, n, d = X.shape
-        X = Bags(xp.reshape(X, (n_sets * n, d)), np.arange(n_sets + 1) * n)
-    else:  # (a list: one array of the library, on their device)
-        X = pack_sets(X, "X")
-    spec.check(Bags(np.zeros((X.points.shape[0], min(X.dim, 1))), X.offsets,
-                    X.weights), "X")
-    finite = xp.all(xp.isfinite(X.points), axis=1)
-    if not library.holds(xp.all(finite)):
-        bad = np.flatnonzero(~library.to_numpy(finite))[0]
-        i = np.searchsorted(X.offsets, bad, side="right") - 1
-        raise ValueError(not_finite_message(f"X[{i}]"))
-    return X
-
-
 def _kept(library, a):
     """The array `a` of `library` (or the points of a `Bags` of them) as a
     fitted attribute holds it: a JAX tracer of ``jax.grad`` as its values,
@@ -102,60 +69,6 @@ def _kept(library, a):
     if values is None:
         return a
     return Bags(values, a.offsets, a.weights) if isinstance(a, Bags) else values
-
-
-def _array_gram(library, spec, train, params):
-    """The training kernel of the checked sets `train` of `library` (a
-    `Bags` of its points) computed there, differentiably, and `params` with
-    the kernel's own scale fixed on them where `spec.function_gram` fixes
-    it (the sliced-Wasserstein and Renyi kernels without a scale): their
-    distances D computed once (the Renyi spec's `array_part`, the public
-    `sliced_wasserstein`), copied to the host for the scale's median (a
-    matrix of the kernel's size), the kernel of D at that scale there, with
-    `function_gram`'s warning."""
-    if spec.scale is None or spec.function_scale(params) is not None:
-        return spec.call(train, None, params), params
-    with warnings.catch_warnings():  # (its own, of "objects of D")
-        warnings.simplefilter("ignore", DegenerateWarning)
-        if spec.name == "renyi":  # (the spec's divergences, at the scale
-            # fixed on the host, not computed again there)
-            part = spec.array_part(train, None)
-            H = _host(library, part[0])
-            _, scale = divergence_kernel_matrix(H, power=params["power"])
-            params = {**params, "gamma": None, "scale": scale}
-            K = spec.array_values(part, params)
-        else:
-            D = sliced_wasserstein(train, projections=params["projections"])
-            H = _host(library, D)
-            params = {**params, "gamma": _sliced_gamma(H)}
-            K = divergence_kernel(D, gamma=params["gamma"], power=2)
-    _array_api.warn_uninformative(library, K, True, spec.label, "sets of X", None,
-                                  lambda: not np.any(np.maximum(H + H.T, 0)))
-    return K, params
-
-
-def _host(library, D):
-    """The matrix D of `library` on the host, float64."""
-    return library.to_numpy(D).astype(np.float64)
-
-
-def _sliced_gamma(D):
-    """`sliced_wasserstein_kernel`'s gamma for gamma None from the
-    sliced-Wasserstein distances D between the training sets (float64):
-    ``1 / median`` of SW_2^2 off the diagonal (`median_scale`; none
-    positive: 1), at a power of two of D (nothing overflows); a ValueError
-    beyond the float64 range."""
-    e = power_of_two_exponent(float(D.max(initial=0.0)))
-    S = np.ldexp(D, e) ** 2
-    if not np.any(S[~np.eye(len(S), dtype=bool)] > 0):
-        return 1.0
-    with np.errstate(over="ignore"):
-        gamma = float(np.ldexp(1.0 / median_scale(S), 2 * e))
-    if not 0 < gamma < math.inf:
-        raise ValueError("the sliced_wasserstein kernel's scale for the distances "
-                         "between the sets of X is beyond the float64 range: "
-                         "scale X to magnitudes nearer 1")
-    return gamma
 
 
 def _place(library):
@@ -365,18 +278,18 @@ class SetKernel(_KernelEstimator):
 
     def _array_fit(self, library, X, n_threads):
         """`_fit` of sets of `library` that it computes
-        (`kernelmaps._array_api`): checked there (`_library_sets`), the
+        (`kernelmaps._array_api`): checked there (`SetSpec.check_bags`), the
         kernel's parameters fixed as `_fit` fixes them (the median
         heuristic's sample of points, the kernel's own scale: only those
         come to the host), the training kernel computed there,
-        differentiably (`_array_gram`), projected there; ``train_`` is
+        differentiably (`Spec.array_gram`), projected there; ``train_`` is
         the sets there (a `Bags` of their points)."""
         spec = self._checked_spec()
         rng = check_rng(self.rng)
-        train = _library_sets(library, X, spec)
+        train, _ = spec.check_bags(library, X, "X")
         params = spec.function_params(spec.params, train, rng=rng)
         spec = spec_for(self.kernel, params)
-        K, params = _array_gram(library, spec, train, params)
+        K, params = spec.array_gram(train, params, "sets of X")
         xp = library.xp
         state, K = self._state(spec, train, params, xp.astype(K, xp.float64),
                                lambda psd, K: psd.fit_transform(K))
@@ -552,7 +465,8 @@ class ExpectedKernel(_KernelEstimator):
         X = xp.astype(_array_api.check_rows(library, X, "X"), xp.float64, copy=False)
         train = self._gaussians(X, spec, library)
         params = spec.function_params(spec.params, train)
-        K = xp.astype(spec.call(train, None, params), xp.float64)
+        K, params = spec.array_gram(train, params, "Gaussians of X")
+        K = xp.astype(K, xp.float64)
         return {**self._state(spec, X, params), "train_": _kept(library, X)}, K
 
     @staticmethod

@@ -221,21 +221,80 @@ def _message(call):
 
 @pytest.mark.parametrize("library", sorted(NATIVE))
 def test_set_kernel_bad_sets(library):
-    """The NumPy fit's errors and messages (of sets of two widths: those of
-    a list of the library's arrays, `Bags`'s)."""
+    """The NumPy fit's errors and messages."""
     to_library = LIBRARIES[library][0]
     nan = [s.copy() for s in TRAIN]
     nan[2][1, 0] = np.nan
     for kernel, sets in [("mean_map", nan), ("mean_map", [TRAIN[0], TRAIN[1][:0]]),
                          ("mean_map", TRAIN[0]),  # one set, not in a list
+                         ("mean_map", [TRAIN[0], TRAIN[1][:, :2]]),  # two widths
+                         ("mean_map", [TRAIN[0], TRAIN[1][:, 0]]),  # a 1-D set
                          ("renyi", weighted_bags()),
                          ("renyi", TRAIN)]:  # sets of at most k = 5 points
         wanted = _message(lambda k=kernel, s=sets: SetKernel(k).fit(s))
         given = (as_library(sets, to_library) if isinstance(sets, (list, km.Bags))
                  else to_library(sets))
         assert _message(lambda k=kernel, s=given: SetKernel(k).fit(s)) == wanted
-    with pytest.raises(ValueError, match=r"X\[1\] must be a 2-D array .* width"):
-        SetKernel().fit(as_library([TRAIN[0], TRAIN[1][:, :2]], to_library))
+
+
+# The warnings of a fit on degenerate sets: (kernel's options, sets).
+_SETS = np.random.default_rng(3).normal(size=(5, 8, 2))
+DEGENERATE = [
+    ({"kernel": "mean_map"}, np.ones((4, 3, 2))),  # equal sets
+    ({"kernel": "mean_map", "gamma": 1e-300}, _SETS),
+    ({"kernel": "mmd", "gamma2": 1e-300}, _SETS),  # far too small
+    ({"kernel": "mmd", "gamma2": 1e300}, _SETS),  # far too large: 0
+    ({"kernel": "renyi", "gamma": 1e-300}, _SETS),
+    ({"kernel": "renyi", "k": 3}, np.ones((4, 8, 2)) + np.arange(8)[:, None]),
+    ({"kernel": "sliced_wasserstein"}, np.ones((4, 3, 2))),
+    ({"kernel": "sliced_wasserstein", "gamma": 1e300}, _SETS),
+]
+
+
+def _warnings(call):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [(w.category, str(w.message)) for w in caught]
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
+@pytest.mark.parametrize("case", range(len(DEGENERATE)))
+def test_set_kernel_degenerate_warnings(case, library):
+    """A fit computed on the device warns as the NumPy fit does (the
+    `DegenerateWarning` of the kernel's function, `Spec.array_gram`'s)."""
+    options, sets = DEGENERATE[case]
+    wanted = _warnings(lambda: SetKernel(**options, rng=0).fit(sets))
+    assert wanted and all(w[0] is km.DegenerateWarning for w in wanted)
+    given = LIBRARIES[library][0](sets)
+    assert _warnings(lambda: SetKernel(**options, rng=0).fit(given)) == wanted
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
+def test_bad_sets_messages_everywhere(library):
+    """Sets of another library checked where they are computed (their
+    layout from their shapes by NumPy's `check_sets`, their values on the
+    device) give the NumPy path's error and message, in the tools as in
+    the functions."""
+    to_library = LIBRARIES[library][0]
+    sets = point_sets(np.float64, 1, (7, 7, 7, 7))
+    cases = [[*sets[:3], sets[3][:, :1]], [*sets[:3], sets[3][:, 0]],
+             [*sets[:3], sets[3][:0]], [], [s[:, :0] for s in sets],
+             [*sets[:2], np.full((7, 2), np.inf)], np.full((4, 7, 2), np.nan),
+             np.zeros((3, 0, 2)), np.zeros((0, 3, 2)), np.zeros((3, 2, 2, 2)),
+             sets[0]]
+    calls = [lambda X: SetKernel("mmd").fit(X),
+             lambda X: SetKernel("renyi", k=3).fit(X),
+             lambda X: km.mmd_test(X, X, kernel="mmd", n_resamples=9, rng=0),
+             lambda X: km.sum_match_kernel(X, normalize=True),
+             lambda X: km.sliced_wasserstein(X, rng=0)]
+    for X in cases:
+        given = [to_library(a) for a in X] if isinstance(X, list) else to_library(X)
+        for call in calls:
+            assert (_message(lambda c=call, a=given: c(a))
+                    == _message(lambda c=call, a=X: c(a)))
 
 
 # -- ExpectedKernel -------------------------------------------------------------
@@ -268,6 +327,19 @@ def test_expected_kernel_fit_equals_numpy(options, covariance, library):
     assert_values(estimator.transform(to_library(H)), to_numpy,
                   expected.transform(H), library)
     assert_allclose(estimator.transform(H), expected.transform(H), rtol=1e-12)
+
+
+@pytest.mark.parametrize("library", sorted(NATIVE))
+@pytest.mark.parametrize("options, X", [
+    ({"gamma": 1e-300}, np.abs(np.random.default_rng(1).normal(size=(6, 4)))),
+    ({}, np.ones((4, 4))),  # equal Gaussians
+], ids=["small gamma", "equal"])
+def test_expected_kernel_degenerate_warnings(options, X, library):
+    """A fit on the device warns as the NumPy fit does."""
+    wanted = _warnings(lambda: ExpectedKernel(**options).fit(X))
+    assert wanted and all(w[0] is km.DegenerateWarning for w in wanted)
+    given = LIBRARIES[library][0](X)
+    assert _warnings(lambda: ExpectedKernel(**options).fit(given)) == wanted
 
 
 def test_expected_kernel_gradient_and_errors():

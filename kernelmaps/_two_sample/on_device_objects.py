@@ -33,14 +33,13 @@ import warnings
 import numpy as np
 
 from .. import _array_api
-from .._bags import Bags, pack_sets
+from .._bags import Bags
 from .._spec import (
     BANDWIDTH_SAMPLE,
     KINDS,
     sample_direction,
     spec_for,
 )
-from .._validation import check_sets, check_values
 from .._warnings import DegenerateWarning
 from . import draws, on_device
 from .checks import check_input
@@ -136,42 +135,13 @@ def test(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
 
 def _sets(library, spec, S, name):
     """The sets S (argument `name`: a list of 2-D arrays, a 3-D array or a
-    Bags of `library`'s points) checked as `spec.check` checks them (their
-    widths, sizes, weights and values; float32 where every set is, else
-    float64), as a Bags of their points without a gradient, and its host
-    stand-in (zeros of its sizes, one column, with its weights) for
-    `check_input`."""
-    xp, weights = library.xp, None
-    if isinstance(S, Bags):
-        points = on_device._values(library, S.points, name, rows=False)
-        offsets, weights = S.offsets, S.weights
-    elif isinstance(S, (list, tuple)):
-        pack_sets([np.zeros((0, a.shape[1])) for a in S], name)  # (widths)
-        sets = [_array_api.as_float(library, on_device._values(
-            library, a, f"{name}[{i}]", rows=False), f"{name}[{i}]")
-            for i, a in enumerate(S)]
-        float32 = all(a.dtype == xp.float32 for a in sets)
-        points = xp.concat([a if float32 else xp.astype(a, xp.float64)
-                            for a in sets])
-        offsets = np.cumsum([0, *(a.shape[0] for a in sets)])
-    else:
-        A = _array_api.as_float(library, on_device._values(
-            library, S, name, rows=False), name)
-        n_sets, n, d = A.shape
-        points = xp.reshape(A, (n_sets * n, d))
-        offsets = np.arange(n_sets + 1) * n
-    float32 = points.dtype == xp.float32
-    stand_in = Bags(np.zeros((points.shape[0], min(points.shape[1], 1)),
-                             dtype=np.float32 if float32 else np.float64),
-                    offsets, weights)
-    check_sets(stand_in, name, weighted=spec.weighted)  # (no feature, no
-    # set, an empty set, weights where refused)
-    finite = xp.all(xp.isfinite(points), axis=1)
-    if not library.holds(xp.all(finite)):  # (the set of the first bad point)
-        bad = ~library.to_numpy(finite)
-        check_values(np.where(bad, np.nan, 0.0)[:, None], name,
-                     offsets=stand_in.offsets)
-    return Bags(points, stand_in.offsets, weights), stand_in
+    Bags of `library`'s points) checked as `spec.check` checks them
+    (`SetSpec.check_bags`), as a Bags of their points without a gradient,
+    and its host stand-in (zeros of its sizes, one column, with its
+    weights) for `check_input`."""
+    bags, stand_in = spec.check_bags(library, S, name)
+    points = on_device._values(library, bags.points, name, rows=False)
+    return Bags(points, bags.offsets, bags.weights), stand_in
 
 
 def _rows(library, spec, A, name):

@@ -5,6 +5,7 @@
 
 import numpy as np
 
+from .. import _array_api
 from .._engine.expected import rbf_diagonal, rbf_full
 from .._spec import N_BANDWIDTHS, Spec, given_gammas, point_gamma, point_grid, register
 from .._validation import check_choice, check_gaussians, check_scalar, full_covariances
@@ -128,6 +129,15 @@ class ExpectedSpec(Spec):
                                between, params.get("gamma") if rbf else None,
                                (lambda: _all_equal(A[:1], A[1:])) if rbf else None)
         return K, params
+
+    def array_warning(self, K, A, params, between):
+        """`function_gram`'s, the Gaussians compared on their device."""
+        library = _array_api.library_of(K=K)
+        rbf = self.degenerate_scale
+        _array_api.warn_uninformative(
+            library, K, True, f"{params.get('kernel', 'rbf')} expected", between,
+            params.get("gamma") if rbf else None,
+            (lambda: _array_expected.all_equal(library, A[:1], A[1:])) if rbf else None)
 
     def blocks(self, A, B, scales, n_threads, progress=False):
         """The expected kernel between the Gaussians A and B (None: A, its

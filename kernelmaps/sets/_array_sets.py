@@ -15,18 +15,26 @@ import dataclasses
 import numpy as np
 
 from .. import _array_api
-from .._bags import Bags, segment_sums
+from .._bags import Bags, pack_sets, segment_sums
 from .._engine.layout import power_of_two_exponent
 from .._engine.set_means import weights_over_largest
-from .._validation import check_set_sizes, check_set_weights, check_set_widths
+from .._validation import (
+    check_set_sizes,
+    check_set_weights,
+    check_set_widths,
+    check_sets,
+    check_values,
+)
 from .._warnings import degenerate_message, warn_degenerate
 
 __all__ = [
     "ArraySets",
+    "array_bags",
     "centre_means",
     "centre_sums",
     "check_array_set_pair",
     "check_array_sets",
+    "check_layout",
     "mean_map",
     "mmd_squared",
     "padding",
@@ -142,26 +150,80 @@ def stacked_rows(library, X):
     return library.xp.stack(X)
 
 
+def check_layout(X, name="X"):
+    """NumPy's checks (`check_sets`) of the layout of the sets X of another
+    library given as a list of its arrays or one 3-D array, with NumPy's
+    messages, read from their shapes alone: on zeros of one point per set
+    and of each set's width (broadcast views, no memory); a `Bags` passes
+    (its layout is its offsets, checked with its weights by the caller)."""
+    if isinstance(X, (list, tuple)):
+        check_sets([_layout_zeros(a, 2) for a in X], name)
+    elif _array_api.is_foreign(X):
+        check_sets(_layout_zeros(X, 3), name)
+
+
+def _layout_zeros(a, ndim):
+    """Zeros of the shape of the array `a` (anything else: `a`), at most
+    one point per set where it has `ndim` dimensions (a set, or an array
+    of sets)."""
+    shape = getattr(a, "shape", None)
+    if shape is None:
+        return a
+    shape = tuple(shape)
+    if len(shape) == ndim:
+        shape = (*shape[:-2], min(shape[-2], 1), shape[-1])
+    return np.broadcast_to(np.float64(0.0), shape)
+
+
+def array_bags(library, X, name, check):
+    """The sets X of `library` (a list of its 2-D arrays, a 3-D array or a
+    `Bags` of its points) as a `Bags` of their points on their device (as
+    given, with their gradient; float32 where every set is, else float64)
+    and its host stand-in (zeros of their sizes, one column, with their
+    weights), checked as ``check(sets, name)`` (`check_sets`, a spec's
+    `check`) checks NumPy sets, with its messages: their layout
+    (`check_layout`), their sizes and weights on the stand-in, their values
+    (finite) on the device, where one boolean comes back."""
+    xp = library.xp
+    check_layout(X, name)
+    if isinstance(X, (Bags, list, tuple)):
+        bags = pack_sets(X, name)  # (a list: one array, on their device)
+        points, offsets, weights = bags.points, bags.offsets, bags.weights
+    else:
+        n_sets, n, d = X.shape
+        points = xp.reshape(_array_api.as_float(library, X, name), (n_sets * n, d))
+        offsets, weights = np.arange(n_sets + 1) * n, None
+    stand_in = check(Bags(np.zeros(
+        (points.shape[0], min(points.shape[1], 1)),
+        dtype=np.float32 if points.dtype == xp.float32 else np.float64),
+        offsets, weights), name)
+    finite = xp.all(xp.isfinite(points), axis=1)
+    if not library.holds(xp.all(finite)):  # (NumPy's message, naming the set)
+        check_values(np.where(~library.to_numpy(finite), np.nan, 0.0)[:, None],
+                     name, offsets=stand_in.offsets)
+    return Bags(points, stand_in.offsets, weights), stand_in
+
+
 def check_array_sets(library, X, name="X", *, min_size=1, weighted=False):
     """`kernelmaps._validation.check_sets` for sets of `library`: a 3-D
     array, a list of 2-D arrays of one width or a `Bags` of the library's
     points (with weights where `weighted`); real (float32 kept, other real
     dtypes as float64), sets of at least `min_size` points, finite where
-    the values can be read; the same messages."""
+    the values can be read; the same messages (their layout:
+    `check_layout`)."""
     xp = library.xp
     weights = None
+    if not isinstance(X, (Bags, list, tuple)) and not _array_api.is_foreign(X):
+        raise TypeError(f"{name} must be a list of 2-D arrays, a 3-D array or "
+                        f"a Bags of {library.name} points, as the other sets, "
+                        f"got {type(X).__name__}")
+    check_layout(X, name)
     if isinstance(X, Bags):
         if X.weights is not None:
             check_set_weights(X, name, weighted)
         padded, sizes, weights = _padded_bags(library, X, name)
     elif isinstance(X, (list, tuple)):
-        if len(X) == 0:
-            raise ValueError(f"{name} must contain at least one set")
         sets = [_check_set(library, S, f"{name}[{i}]") for i, S in enumerate(X)]
-        dims = {S.shape[1] for S in sets}
-        if len(dims) > 1:
-            raise ValueError(f"the sets of {name} must all have the same number "
-                             f"of features, got {sorted(dims)}")
         dtype = xp.float32 if all(S.dtype == xp.float32 for S in sets) else xp.float64
         sizes = np.array([S.shape[0] for S in sets], dtype=np.int64)
         n_max = int(sizes.max())
@@ -171,17 +233,8 @@ def check_array_sets(library, X, name="X", *, min_size=1, weighted=False):
                                 device=library.device)])
             for S in sets])
     else:
-        if not _array_api.is_foreign(X):
-            raise TypeError(f"{name} must be a list of 2-D arrays, a 3-D array or "
-                            f"a Bags of {library.name} points, as the other sets, "
-                            f"got {type(X).__name__}")
-        if X.ndim != 3:
-            raise ValueError(f"{name} must be a list of 2-D arrays or a 3-D array "
-                             f"(n_sets, n_points, d), got {X.ndim} dimension(s)")
         padded = _array_api.as_float(library, X, name)
         sizes = np.full(X.shape[0], X.shape[1], dtype=np.int64)
-        if X.shape[0] == 0:
-            raise ValueError(f"{name} must contain at least one set")
     if padded.shape[2] == 0:
         raise ValueError(f"{name}: the sets have no feature (d == 0)")
     sets = ArraySets(library, padded, None, sizes, weights)

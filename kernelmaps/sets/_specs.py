@@ -7,6 +7,7 @@ function's own checks."""
 
 import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from .. import _array_api
 from .._bags import Bags, concat_sets
 from .._config import working_memory_bytes
 from .._engine import knn
+from .._engine.layout import power_of_two_exponent
 from .._engine.pair_sums import pair_sums
 from .._engine.scales import (
     divergence_kernel_matrix,
@@ -40,11 +42,12 @@ from .._spec import (
     value_rows,
 )
 from .._validation import check_bool, check_scalar, check_sets
-from .._warnings import warn_uninformative
+from .._warnings import DegenerateWarning, warn_uninformative
 from . import _array_divergence, _array_sets
 from ._divergence import (
     _check_sizes,
     _renyi,
+    divergence_kernel,
     divergence_kernel_params,
     renyi_divergence,
     renyi_divergence_both,
@@ -89,6 +92,12 @@ class SetSpec(Spec):
         `_array_sets.ArraySets`, checked on their device."""
         return self.check_sizes(_array_sets.check_array_sets(
             library, X, name, weighted=self.weighted), name)
+
+    def check_bags(self, library, X, name="X"):
+        """`check` for sets of another library (`_array_api`), as given
+        (their gradient kept): a `Bags` of their points on their device,
+        and its host stand-in (`_array_sets.array_bags`)."""
+        return _array_sets.array_bags(library, X, name, self.check)
 
     def count(self, X):
         return len(X)
@@ -299,6 +308,16 @@ class MMDSpec(DistanceSpec, SetSpec):
                                scale=self.scale)
         return K, params
 
+    def array_warning(self, K, A, params, between):
+        """`function_gram`'s: at gamma2, the MMD^2 between the sets of A
+        computed again where K is constant (whether they are all 0)."""
+        library = _array_api.library_of(K=K)
+        S = self.array_distance
+        _array_api.warn_uninformative(
+            library, K, True, self.label, between, self.function_scale(params),
+            lambda: not library.holds(library.xp.any(S(A, None) != 0)),
+            scale=self.scale)
+
 
 @register("renyi")
 class RenyiSpec(SetSpec):
@@ -392,6 +411,40 @@ class RenyiSpec(SetSpec):
         if scale is not None:
             params = {**params, "gamma": None, "scale": scale}
         return K, params
+
+    def array_gram(self, A, params, between):
+        """As `function_gram` (`Spec.array_gram`): with neither gamma nor
+        scale given, the divergences computed once in A's library
+        (`array_part`), copied to the host for the median rule's scale,
+        and the kernel of them at that scale there."""
+        if self.function_scale(params) is not None:
+            return super().array_gram(A, params, between)
+        part = self.array_part(A, None)
+        library = _array_api.library_of(D=part[0])
+        D = library.to_numpy(part[0]).astype(np.float64)
+        with warnings.catch_warnings():  # (its own, of "objects of D")
+            warnings.simplefilter("ignore", DegenerateWarning)
+            _, scale = divergence_kernel_matrix(D, power=self.power)
+        params = {**params, "gamma": None, "scale": scale}
+        K = self.array_values(part, params)
+        _array_api.warn_uninformative(library, K, True, self.label, between, None,
+                                      lambda: not np.any(np.maximum(D + D.T, 0)))
+        return K, params
+
+    def array_warning(self, K, A, params, between):
+        """`function_gram`'s: at the gamma given, the divergences between
+        the sets of A computed again where K is constant (whether none is
+        positive)."""
+        library = _array_api.library_of(K=K)
+        xp = library.xp
+
+        def equal():
+            D = self.array_part(A, None)[0]
+            S = xp.maximum(D + xp.matrix_transpose(D), 0)
+            return not library.holds(xp.any(S != 0))
+
+        _array_api.warn_uninformative(library, K, True, self.label, between,
+                                      params.get("gamma"), equal)
 
     def call(self, A, B, params):
         """The kernel of the Renyi divergences between sets of another
@@ -536,12 +589,46 @@ class SlicedWassersteinSpec(DistanceSpec, SetSpec):
         K, S, units = self.kernel(A, None, params.get("gamma"), n_threads,
                                   between=between)
         if params.get("gamma") is None:
-            positive = np.any(S[~np.eye(len(S), dtype=bool)] > 0)
-            with np.errstate(over="ignore", under="ignore", divide="ignore"):
-                median = np.ldexp(median_scale(S), -units) if positive else 1.0
-                gamma = self._finite(np.array([1.0 / median, median]))[0]
-            params = {**params, "gamma": float(gamma)}
+            params = {**params, "gamma": self._costs_gamma(S, units)}
         return self.finite(K, "X"), params
+
+    def array_gram(self, A, params, between):
+        """As `function_gram` (`Spec.array_gram`): gamma None fixed at its
+        median rule's on the distances SW_2 computed in A's library
+        (`sliced_wasserstein`) and copied to the host, the kernel of them
+        at that gamma there."""
+        if params.get("gamma") is not None:
+            return super().array_gram(A, params, between)
+        D = sliced_wasserstein(A, projections=params["projections"])
+        library = _array_api.library_of(D=D)
+        H = library.to_numpy(D).astype(np.float64)
+        e = power_of_two_exponent(float(H.max(initial=0.0)))  # (no overflow)
+        params = {**params, "gamma": self._costs_gamma(np.ldexp(H, e) ** 2, 2 * e)}
+        with warnings.catch_warnings():  # (its own, of "objects of D")
+            warnings.simplefilter("ignore", DegenerateWarning)
+            K = divergence_kernel(D, gamma=params["gamma"], power=2)
+        _array_api.warn_uninformative(library, K, True, self.label, between, None,
+                                      lambda: not H.any())
+        return K, params
+
+    def array_warning(self, K, A, params, between):
+        """`function_gram`'s (`kernel`'s): at the gamma given, the
+        distances between the sets of A computed again where K is constant
+        (whether they are all 0)."""
+        library = _array_api.library_of(K=K)
+        _array_api.warn_uninformative(
+            library, K, True, self.label, between, params.get("gamma"),
+            lambda: not library.holds(library.xp.any(sliced_wasserstein(
+                A, projections=params["projections"]) != 0)))
+
+    def _costs_gamma(self, S, units):
+        """The median rule's gamma, ``1 / median`` of the SW_2^2 ``S *
+        2**-units`` over the pairs of distinct sets (none positive: 1), a
+        float; a ValueError where it is beyond the float64 range."""
+        positive = np.any(S[~np.eye(len(S), dtype=bool)] > 0)
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            median = np.ldexp(median_scale(S), -units) if positive else 1.0
+            return float(self._finite(np.array([1.0 / median, median]))[0])
 
     def embedding(self, X, params, rng):
         """The quantile features of the sets along the directions (their
