@@ -214,3 +214,43 @@ class FitTorch(BlasThreads):
     def time_native(self, name):
         getattr(self.map(), self.method)(self.torch.asarray(self.data)
                                          .requires_grad_())
+
+
+class OutOfCoreTorch(BlasThreads):
+    """``rf_ridge`` (random Fourier features, 512 of them, 64 principal
+    components) of 50,000 rows, d = 32, two targets, and its ``predict``
+    of the same rows: on NumPy input (``time_numpy``), on one PyTorch
+    tensor without a gradient (``time_torch``: the map's engine through
+    the zero-copy exchange, each block's features read on the host for the
+    moments) and with one (``time_torch_grad``: the features by PyTorch,
+    then read on the host)."""
+
+    params = ("fit", "predict")
+    param_names = ("step",)
+    timeout = 300
+
+    def setup(self, step):
+        self.torch = _torch()
+        self.setup_blas(2)
+        self.torch.set_num_threads(2)
+        rng = np.random.default_rng(6)
+        self.X = rng.standard_normal((50_000, 32))
+        self.y = np.c_[np.sin(self.X[:, 0]), self.X[:, 1] ** 2]
+        self.map = km.RandomFourierFeatures(512, rng=0).fit(self.X[:1000])
+        self.model = km.rf_ridge(self.X, self.y, self.map, 64)
+
+    def _run(self, step, X, y):
+        if step == "fit":
+            km.rf_ridge(X, y, self.map, 64)
+        else:
+            self.model.predict(X)
+
+    def time_numpy(self, step):
+        self._run(step, self.X, self.y)
+
+    def time_torch(self, step):
+        self._run(step, self.torch.asarray(self.X), self.torch.asarray(self.y))
+
+    def time_torch_grad(self, step):
+        self._run(step, self.torch.asarray(self.X).requires_grad_(),
+                  self.torch.asarray(self.y))

@@ -11,6 +11,7 @@ import scipy.linalg
 import scipy.linalg.lapack
 import scipy.sparse
 
+from .. import _array_api
 from .._base import Estimator
 from .._lazy import is_lazy
 from .._parallel import check_progress
@@ -20,6 +21,8 @@ from ._passes import (
     check_moments,
     check_n_components,
     features,
+    host_features,
+    in_library_of,
     reduce_moments,
     split_blocks,
 )
@@ -137,7 +140,13 @@ class RandomFeaturePCA(_OutOfCore):
         return self._set_fitted(_pca_state(maps[0], moments, k))
 
     def _project(self, Z):
-        """PCA coordinates of features Z (array, CSR or Dask array)."""
+        """PCA coordinates of features Z (array, CSR or Dask array; an
+        array of another library: computed there)."""
+        library = _array_api.library_of(Z=Z)
+        if library is not None:  # (where it computes; else NumPy's, on a view)
+            return (Z @ in_library_of(Z, self.components_.T) - in_library_of(
+                Z, self.mean_ @ self.components_.T) if library.native else
+                library.from_numpy(self._project(library.to_numpy(Z))))
         C = self.components_.T
         if Z.dtype == np.float32:
             C = C.astype(np.float32)
@@ -147,7 +156,8 @@ class RandomFeaturePCA(_OutOfCore):
     def transform(self, X):
         """PCA coordinates ``(map(X) - mean_) @ components_.T`` of the rows
         (or sets) of `X`, a block as the map takes it or a Dask array (then
-        lazy). float32 features give float32 coordinates."""
+        lazy). float32 features give float32 coordinates. Arrays of another
+        library give its arrays, computed there (differentiably)."""
         self._check_fitted()
         return self._project(features(self._map, X, self.mean_.shape[0]))
 
@@ -197,7 +207,9 @@ def rf_pca(chunks, feature_map, n_components, *, y=None, progress=False):
         yields blocks of rows, each what `feature_map.transform` takes: 2-D
         arrays or CSR matrices, or collections of sets for a map on sets.
         One NumPy array, sparse matrix or `Bags` is split into blocks of
-        8192 rows (or sets). A Dask array (rows), or a `Bags` with Dask
+        8192 rows (or sets); so is one array of another library (PyTorch,
+        JAX, CuPy: each block mapped there, its features copied to the
+        host for the moments). A Dask array (rows), or a `Bags` with Dask
         points (sets), is reduced block by block in parallel by the active
         Dask scheduler, e.g. on a ``dask.distributed`` cluster.
     feature_map : object with a ``transform`` method, or None
@@ -468,14 +480,24 @@ class RandomFeatureRidge(_OutOfCore):
     def predict(self, X):
         """Predictions for the rows (or sets) of `X`, a block as the maps
         take it or a Dask array (then lazy): ``(n,)`` or ``(n, n_targets)``.
+        Arrays of another library give its arrays, computed there
+        (differentiably).
         """
         self._check_fitted()
-        out = self.intercept_
+        out, library = self.intercept_, None
         for f, c in zip(self._maps, _pieces(self.coef_, map(_width, self._parts)),
                         strict=True):
             Z = features(f, X, c.shape[0])
-            out = Z @ c.astype(Z.dtype, copy=False) + out
-        return out
+            library = _array_api.library_of(Z=Z)
+            if library is not None and library.native:  # (computed there)
+                if not _array_api.is_foreign(out):
+                    out = in_library_of(Z, out)
+                out = Z @ in_library_of(Z, c) + out
+            else:  # (NumPy's; features of another library: a view of them)
+                Z = host_features(Z)
+                out = Z @ c.astype(Z.dtype, copy=False) + out
+        return (out if library is None or library.native
+                else library.from_numpy(np.asarray(out)))
 
 
 def _ridge_state(maps, parts, w, y_mean, n_samples, y_ndim):

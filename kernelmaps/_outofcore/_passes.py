@@ -9,6 +9,7 @@ blocks of a Dask array on a cluster (`_reduce_dask`).
 import numpy as np
 import scipy.sparse
 
+from .. import _array_api
 from .._bags import Bags
 from .._engine import lapack
 from .._engine.progress import progress_bar
@@ -18,7 +19,7 @@ from .._validation import check_rows, check_scalar
 from ._moments import add_all, block_moments, reduce_tree
 
 __all__ = ["check_maps", "check_moments", "check_n_components", "features",
-           "reduce_moments", "split_blocks"]
+           "host_features", "in_library_of", "reduce_moments", "split_blocks"]
 
 
 def _block_stats(X, y, fmaps, pcas, block_name, map_name):
@@ -31,7 +32,7 @@ def _block_stats(X, y, fmaps, pcas, block_name, map_name):
     Z = []
     for i, f in enumerate(fmaps):
         try:
-            Z.append(features(f, X, None, block_name))
+            Z.append(host_features(features(f, X, None, block_name)))
         except (ValueError, TypeError) as err:
             if f is None:
                 raise
@@ -46,9 +47,17 @@ def _block_stats(X, y, fmaps, pcas, block_name, map_name):
         return block_moments([np.hstack(projected)], y)
 
 
+def host_features(Z):
+    """Features Z as the moments read them: an array of another library
+    (`kernelmaps._array_api`) copied to the host (its values), anything
+    else as it is."""
+    library = _array_api.library_of(Z=Z)
+    return Z if library is None else library.to_numpy(Z)
+
+
 def _check_y(y, n_rows, name):
-    """`y` as float64 (n_rows, c)."""
-    y = np.asarray(y)
+    """`y` (of any array library: its values) as float64 (n_rows, c)."""
+    y = np.asarray(host_features(y))
     if y.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {y.dtype}")
     if y.ndim not in (1, 2) or y.shape[0] != n_rows:
@@ -82,11 +91,17 @@ OUTOFCORE_BLOCK_ROWS = 8192
 def split_blocks(chunks, name):
     """The blocks of `chunks` and their number (None if unknown): slices of
     consecutive rows (or sets) when it is one array, sparse matrix or Bags,
-    else its items."""
-    if isinstance(chunks, (np.ndarray, Bags)) or scipy.sparse.issparse(chunks):
+    else its items. An array of another library (`kernelmaps._array_api`)
+    is one array, its blocks mapped there."""
+    if (isinstance(chunks, (np.ndarray, Bags)) or scipy.sparse.issparse(chunks)
+            or _array_api.is_foreign(chunks)):
         if scipy.sparse.issparse(chunks):
             chunks = scipy.sparse.csr_matrix(chunks)
-        starts = range(0, _n_rows(chunks), OUTOFCORE_BLOCK_ROWS)
+        n = _n_rows(chunks)
+        starts = range(0, n, OUTOFCORE_BLOCK_ROWS)
+        if _array_api.is_foreign(chunks):  # (the array API's index of rows)
+            return ((chunks[i : min(i + OUTOFCORE_BLOCK_ROWS, n), ...]
+                     for i in starts), len(starts))
         return (chunks[i : i + OUTOFCORE_BLOCK_ROWS] for i in starts), len(starts)
     if isinstance(chunks, (str, bytes)) or not hasattr(chunks, "__iter__"):
         raise TypeError(
@@ -102,8 +117,10 @@ class _Targets:
 
     def __init__(self, y, name):
         self.name, self.start, self.ndim, self.width = name, 0, None, None
+        y = host_features(y)  # (targets of another library: their values)
         whole = isinstance(y, np.ndarray) or (
-            isinstance(y, (list, tuple)) and len(y) > 0 and np.ndim(y[0]) == 0)
+            isinstance(y, (list, tuple)) and len(y) > 0
+            and np.ndim(host_features(y[0])) == 0)
         if whole:
             self.whole, self.items = np.asarray(y), None
         elif isinstance(y, (str, bytes)) or not hasattr(y, "__iter__"):
@@ -258,7 +275,9 @@ def features(fmap, X, width, name="X"):
     without computing it)."""
     if fmap is not None:
         return fmap.transform(X)
-    Z = check_rows(X, name, lazy=True, what="features")
+    library = _array_api.library_of(**{name: X})
+    Z = (check_rows(X, name, lazy=True, what="features") if library is None
+         else _array_api.check_rows(library, X, name))
     if width is not None and Z.shape[1] != width:
         raise ValueError(f"{name} has {Z.shape[1]} features, but the model was "
                          f"fitted on {width}")
@@ -305,6 +324,17 @@ def check_n_components(n_components, width, name):
             f"({width})"
         )
     return n_components
+
+
+def in_library_of(Z, a):
+    """The NumPy array `a` in the library of the features Z, on their
+    device, of their float type (float32 features: float32); NumPy's `a`
+    for NumPy features."""
+    library = _array_api.library_of(Z=Z)
+    if library is None:
+        return a
+    dtype = np.float32 if Z.dtype == library.xp.float32 else np.float64
+    return library.from_numpy(np.asarray(a, dtype=dtype))
 
 
 def _coordinates(pca, Z):

@@ -4126,7 +4126,7 @@ _estimator_entry("rf_ridge", "RandomFeatureRidge",
 def add_probes(entry, values, ctx):
     """Extra values some calls need: the first block of the out-of-core
     data, the probe input of the scikit-learn fit entries."""
-    if entry.group == "outofcore" and entry.name in (
+    if entry.group == "outofcore" and entry.name.removesuffix("[torch]") in (
             "rf_pca", "rf_ridge", "RandomFeaturePCA.fit", "RandomFeatureRidge.fit"):
         rng = np.random.default_rng(5)
         values["_first"] = grid(rng, (4, 3))
@@ -5230,11 +5230,12 @@ def _tensors(km, torch, X, sets):
     return _tensor(torch, X)
 
 
-def _torch_entry(name, data=("X", "Y"), sets=False, labels=()):
+def _torch_entry(name, data=("X", "Y"), sets=False, labels=(), check=None):
     """`name` on PyTorch tensors that require a gradient: the `data`
     arguments (`sets`: collections of sets) converted together (all or
     none), and with them the `labels` arguments (NumPy arrays of numbers,
-    as tensors without a gradient), the result read back."""
+    as tensors without a gradient), the result read back (of a tuple, each
+    item), checked by `check` (None: the NumPy entry's)."""
     base = ENTRIES[name]
 
     def call(km, v):
@@ -5247,11 +5248,37 @@ def _torch_entry(name, data=("X", "Y"), sets=False, labels=()):
                 k: torch.asarray(np.array(v[k])) for k in labels
                 if type(v.get(k)) is np.ndarray and v[k].dtype.kind in "biuf"}}
         res = base.call(km, v)
-        return res.detach().numpy() if isinstance(res, torch.Tensor) else res
+
+        def back(r):
+            return r.detach().numpy() if isinstance(r, torch.Tensor) else r
+
+        return tuple(map(back, res)) if isinstance(res, tuple) else back(res)
 
     register(Entry(f"{name}[torch]", base.args, base.build, call, _no_reproducer,
-                   base.check, group=base.group, ok_errors=base.ok_errors,
-                   rerun=base.rerun, fixup=base.fixup))
+                   check or base.check, group=base.group,
+                   ok_errors=base.ok_errors, rerun=base.rerun, fixup=base.fixup))
+
+
+def _model_of_tensors_check(name):
+    """The check of the out-of-core model entry `name` for its `[torch]`
+    entry: the NumPy entry's, except where a Fourier map's arguments ``x W``
+    exceed 1e4 (as `_fourier_check`): the cosines of such arguments are
+    rounding noise, which PyTorch's products and the engine's round
+    differently, so only the outputs' finiteness is checked there."""
+    base = ENTRIES[name].check
+
+    def check(ctx, v, res):
+        fm = v.get("feature_map", v.get("feature_maps"))
+        maps = fm if isinstance(fm, (list, tuple)) else [fm]
+        top = ref.scale_of(_rf_rows(v["chunks"]))
+        if any(top * ref.scale_of(np.asarray(f.weights_)) > 1e4
+               for f in maps if hasattr(f, "weights_")):
+            need(all(np.isfinite(np.asarray(r, dtype=np.float64)).all()
+                     for r in res[1:]), "non-finite output")
+            return
+        base(ctx, v, res)
+
+    return check
 
 
 try:
@@ -5288,3 +5315,8 @@ else:
                   "DoublyRandomDistributionFeatures.fit",
                   "SlicedWassersteinFeatures.fit", "NystroemMap[mean_map]"):
         _torch_entry(_name, data=("X",), sets=True)
+    # the out-of-core models: one tensor (or a list of blocks of them) as
+    # the data, the first block predicted as a tensor
+    for _name, _target in (("rf_pca", "y"), ("rf_ridge", "y_chunks")):
+        _torch_entry(_name, data=("chunks", "_first"), sets=True,
+                     labels=(_target,), check=_model_of_tensors_check(_name))

@@ -119,7 +119,9 @@ def fingerprint(x, depth=0):
             tuple(
                 (k, fingerprint(v, depth + 1))
                 for k, v in sorted(d.items())
-                if not k.startswith("__")
+                # (not a fitted map's copies of its state on a device, made
+                # by its first transform of another library's arrays)
+                if not k.startswith("__") and k != "_on_device_"
             ),
         )
     return ("other", type(x).__name__)
