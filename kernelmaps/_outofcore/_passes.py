@@ -91,8 +91,13 @@ OUTOFCORE_BLOCK_ROWS = 8192
 def split_blocks(chunks, name):
     """The blocks of `chunks` and their number (None if unknown): slices of
     consecutive rows (or sets) when it is one array, sparse matrix or Bags,
-    else its items. An array of another library (`kernelmaps._array_api`)
-    is one array, its blocks mapped there."""
+    else its items. An array of another library (`kernelmaps._array_api`),
+    or a Bags of its points, is one array, its blocks mapped there where
+    the library computes (else NumPy's view of it, as NumPy's)."""
+    if _array_api.is_foreign(getattr(chunks, "points", chunks)):
+        library = _array_api.library_of_objects(**{name: chunks})
+        if not library.native:
+            chunks = _array_api.numpy_objects(library, chunks)
     if (isinstance(chunks, (np.ndarray, Bags)) or scipy.sparse.issparse(chunks)
             or _array_api.is_foreign(chunks)):
         if scipy.sparse.issparse(chunks):
