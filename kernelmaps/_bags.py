@@ -7,7 +7,8 @@ import numpy as np
 from ._engine.layout import COPY_BLOCK_BYTES, row_blocks
 from ._probes import as_float_array, float_dtype, is_dask_array, is_sparse
 
-__all__ = ["Bags", "check_weights", "concat_sets", "pack_sets", "segment_sums"]
+__all__ = ["Bags", "check_weights", "concat_sets", "pack_sets", "segment_sums",
+           "shape_stand_in"]
 
 
 class Bags:
@@ -527,6 +528,20 @@ def pack_sets(sets, name):
 _FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
+def shape_stand_in(a, ndim):
+    """Zeros of the shape of the array `a` (anything else: `a` itself),
+    with at most one point per set where it has `ndim` dimensions (a set,
+    or an array of sets): a broadcast view, no memory, on which NumPy's
+    checks of the layout of sets give their messages."""
+    shape = getattr(a, "shape", None)
+    if shape is None:
+        return a
+    shape = tuple(shape)
+    if len(shape) == ndim:
+        shape = (*shape[:-2], min(shape[-2], 1), shape[-1])
+    return np.broadcast_to(np.float64(0.0), shape)
+
+
 def _pack_foreign(sets, name):
     """`pack_sets` of a list of arrays of a library other than NumPy: one
     array of that library, on their device (mixed libraries or devices
@@ -535,10 +550,7 @@ def _pack_foreign(sets, name):
 
     library = library_of(**{f"{name}[{i}]": a for i, a in enumerate(sets)})
     xp = library.xp
-    for i, a in enumerate(sets):
-        if a.ndim != 2 or a.shape[1] != sets[0].shape[1]:
-            raise ValueError(f"{name}[{i}] must be a 2-D array (n_points, d) of "
-                             f"the width of {name}[0], got shape {tuple(a.shape)}")
+    pack_sets([shape_stand_in(a, 2) for a in sets], name)  # (NumPy's messages)
     arrays = [as_float(library, a, f"{name}[{i}]") for i, a in enumerate(sets)]
     dtype = xp.float32 if all(a.dtype == xp.float32 for a in arrays) else xp.float64
     points = xp.concat([xp.astype(a, dtype) for a in arrays])

@@ -15,7 +15,7 @@ import dataclasses
 import numpy as np
 
 from .. import _array_api
-from .._bags import Bags, pack_sets, segment_sums
+from .._bags import Bags, pack_sets, segment_sums, shape_stand_in
 from .._engine.layout import power_of_two_exponent
 from .._engine.set_means import weights_over_largest
 from .._validation import (
@@ -153,26 +153,13 @@ def stacked_rows(library, X):
 def check_layout(X, name="X"):
     """NumPy's checks (`check_sets`) of the layout of the sets X of another
     library given as a list of its arrays or one 3-D array, with NumPy's
-    messages, read from their shapes alone: on zeros of one point per set
-    and of each set's width (broadcast views, no memory); a `Bags` passes
-    (its layout is its offsets, checked with its weights by the caller)."""
+    messages, read from their shapes alone (`shape_stand_in`); a `Bags`
+    passes (its layout is its offsets, checked with its weights by the
+    caller)."""
     if isinstance(X, (list, tuple)):
-        check_sets([_layout_zeros(a, 2) for a in X], name)
+        check_sets([shape_stand_in(a, 2) for a in X], name)
     elif _array_api.is_foreign(X):
-        check_sets(_layout_zeros(X, 3), name)
-
-
-def _layout_zeros(a, ndim):
-    """Zeros of the shape of the array `a` (anything else: `a`), at most
-    one point per set where it has `ndim` dimensions (a set, or an array
-    of sets)."""
-    shape = getattr(a, "shape", None)
-    if shape is None:
-        return a
-    shape = tuple(shape)
-    if len(shape) == ndim:
-        shape = (*shape[:-2], min(shape[-2], 1), shape[-1])
-    return np.broadcast_to(np.float64(0.0), shape)
+        check_sets(shape_stand_in(X, 3), name)
 
 
 def array_bags(library, X, name, check):
