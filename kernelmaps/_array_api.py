@@ -139,7 +139,7 @@ def check_rows(library, X, name, *, nonnegative=False):
     X = as_float(library, X, name)
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"{name} is empty (shape {tuple(X.shape)})")
-    if not library.holds(xp.all(xp.isfinite(X))):
+    if not library.all_finite(X):
         raise ValueError(f"{name} contains NaN or infinity")
     if nonnegative and not library.holds(xp.all(X >= 0)):
         raise ValueError(f"{name} contains negative values; histograms "
@@ -170,10 +170,10 @@ def cast_result(library, K, out, names, overflow=None):
     from ._validation import float32_range_message
 
     xp = library.xp
-    if overflow is not None and not library.holds(xp.all(xp.isfinite(K))):
+    if overflow is not None and not library.all_finite(K):
         raise ValueError(overflow)
     R = xp.astype(K, out, copy=False)
-    if out != K.dtype and not library.holds(xp.all(xp.isfinite(R))):
+    if out != K.dtype and not library.all_finite(R):
         raise ValueError(float32_range_message(
             names, library.scalar(xp.max(xp.abs(K)))))
     return R
@@ -328,7 +328,8 @@ def row_norms(xp, A):
     """The Euclidean norms along the last axis, with gradient 0 at 0."""
     squares = xp.sum(A * A, axis=-1)
     positive = squares > 0
-    return xp.where(positive, xp.sqrt(xp.where(positive, squares, 1)), 0)
+    return xp.where(positive, xp.sqrt(xp.where(positive, squares, 1)),
+                    0 * squares)  # (NaN kept)
 
 
 def symmetrised(library, S):

@@ -78,6 +78,17 @@ class ArrayLibrary:
         value = self.host_values(condition)
         return True if value is None else bool(value)
 
+    def all_finite(self, a):
+        """Whether every value of the array `a` is finite (True where its
+        values cannot be read): its sum is finite only then (a NaN or an
+        infinity makes it NaN or infinite), one read of `a`; `a` is read
+        value by value only where the sum is not (finite values whose sum
+        overflows; NumPy's warning of it silenced, for libraries on NumPy)."""
+        xp = self.xp
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = xp.sum(a)
+        return self.holds(xp.isfinite(total)) or self.holds(xp.all(xp.isfinite(a)))
+
     def readable(self, a):
         """Whether the values of `a` can be read on the host (not those of
         a JAX tracer under ``jit``, nor of a PyTorch ``meta`` tensor)."""

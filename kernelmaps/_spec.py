@@ -727,7 +727,7 @@ class CallableSpec(Spec):
                 or not xp.isdtype(K.dtype, ("bool", "integral", "real floating"))):
             raise self.refused(K, shape)
         self.check_value(K.shape, shape,
-                         lambda: library.holds(xp.all(xp.isfinite(K))))
+                         lambda: library.all_finite(K))
         return xp.astype(K, xp.float32 if getattr(A, "dtype", None) == xp.float32
                          else xp.float64)
 

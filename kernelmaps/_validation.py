@@ -491,7 +491,7 @@ def check_array_matrix(library, K, name="K", *, square=True):
         K.dtype, ("bool", "integral", "real floating")), name, square=square)
     if K.dtype not in (xp.float32, xp.float64):
         K = xp.astype(K, xp.float64)
-    if not library.holds(xp.all(xp.isfinite(K))):
+    if not library.all_finite(K):
         raise ValueError(not_finite_message(name))
     return K
 

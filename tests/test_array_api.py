@@ -7,6 +7,9 @@ array-api-strict); gradients through the kernels; mixed inputs refused.
 Skipped where array-api-compat or the library is missing: ``.ci/run``
 installs them (the README's test command does not)."""
 
+import re
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
@@ -244,6 +247,60 @@ def test_set_kernels_at_extreme_scales(kernel, scale):
     D = km.mmd([torch.asarray(s).requires_grad_() for s in X], kernel=kernel)
     assert_allclose(D.detach().numpy(), km.mmd(X, kernel=kernel), rtol=1e-10,
                     atol=1e-12 * (scale if kernel == "energy" else 1))
+
+
+@pytest.mark.parametrize("scale", [1e-30, 1e30, 3e38])
+@pytest.mark.parametrize("function, kernel", [
+    *((f, k) for f in ("sum_match_kernel", "mmd", "mmd_kernel")
+      for k in ("rbf", "laplacian")),
+    ("sum_match_kernel", "energy"), ("mmd", "energy")])
+def test_set_kernels_float32_at_extreme_scales(function, kernel, scale):
+    """float32 points whose squares leave float32 are computed in float64,
+    as the engine sums them: NumPy's values (an MMD of 0 here was one that
+    overflowed). (The energy kernel has no scale: its MMD kernel at gamma2
+    is constant at these scales.)"""
+    torch = _torch()
+    f, options = SET_FUNCTIONS[function]
+    X = [(s / np.abs(s).max() * scale).astype(np.float32)
+         for s in point_sets(np.float64)]
+    K = f([torch.asarray(s).requires_grad_() for s in X], kernel=kernel, **options)
+    assert K.dtype == torch.float32
+    expected = f(X, kernel=kernel, **options)
+    assert_allclose(K.detach().numpy(), expected, rtol=1e-5,
+                    atol=1e-6 * (scale if kernel == "energy" else 1))
+    assert np.any(expected[~np.eye(len(X), dtype=bool)] != 0)
+
+
+@pytest.mark.parametrize("library", ["strict", "torch_grad"])
+@pytest.mark.parametrize("dtype, scale, gamma", [
+    *((np.float64, s, None) for s in (1e-310, 1e300, 1.7e308)),
+    *((np.float64, s, "fitted") for s in (1e-150, 1e150)),
+    *((np.float32, s, g) for s in (1e-38, 3e38) for g in (None, "fitted"))])
+def test_sliced_wasserstein_kernel_at_extreme_scales(gamma, dtype, scale, library):
+    """The kernel of the distances between points near 1, its scale folded
+    into gamma: NumPy's values at subnormal and near-largest magnitudes
+    (a NaN diagonal and zeros were computed at 1e-310)."""
+    to_library, to_numpy = LIBRARIES[library]
+    X = [(s / np.abs(s).max() * scale).astype(dtype)
+         for s in point_sets(np.float64, 5, (4, 6, 5, 3))]
+    options = {"n_projections": 6, "rng": 0}
+    if gamma == "fitted":  # (the median heuristic's, given)
+        D = km.sliced_wasserstein(X, **options).astype(np.float64)
+        gamma = float(1 / np.median(D[~np.eye(len(X), dtype=bool)] ** 2))
+    with warnings.catch_warnings():  # (beyond the float64 range: refused alike)
+        warnings.simplefilter("ignore")
+        try:
+            expected = km.sliced_wasserstein_kernel(X, gamma=gamma, **options)
+        except ValueError as error:
+            with pytest.raises(ValueError, match=re.escape(str(error))):
+                km.sliced_wasserstein_kernel([to_library(s) for s in X],
+                                             gamma=gamma, **options)
+            return
+        K = to_numpy(km.sliced_wasserstein_kernel([to_library(s) for s in X],
+                                                  gamma=gamma, **options))
+    assert K.dtype == expected.dtype
+    assert_allclose(K, expected, rtol=1e-5 if dtype == np.float32 else 1e-9,
+                    atol=1e-6 if dtype == np.float32 else 1e-12)
 
 
 @pytest.mark.parametrize("kernel", POINT_KERNELS)

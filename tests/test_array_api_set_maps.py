@@ -268,6 +268,34 @@ def test_weighted_sliced_wasserstein_kernel_equals_numpy(gamma, pair, dtype,
     assert_equal_numpy(to_numpy(K), expected, library, dtype)
 
 
+@pytest.mark.parametrize("library", ["strict", "torch_grad"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("where", ["near_one", "tiny", "huge", "far", "far_tiny"])
+def test_sliced_wasserstein_keeps_its_digits(where, weighted, dtype, library):
+    """The three ways the computation by the library keeps its digits: a
+    power of two on the directions (points of moderate magnitude), on the
+    points (extreme magnitudes), the points centred first (sets far from
+    the origin beside their spread): NumPy's distances, to rounding."""
+    to_library, to_numpy = LIBRARIES[library]
+    extreme = 1e300 if dtype == np.float64 else 1e36
+    scale, shift = {"near_one": (1.0, 0.0), "tiny": (1 / extreme, 0.0),
+                    "huge": (extreme, 0.0), "far": (1.0, 1e3),
+                    "far_tiny": (1 / extreme, 1e3 / extreme)}[where]
+    X, Y = weighted_pair("weighted" if weighted else "mixed", np.float64)
+    X, Y = (km.Bags.from_list(S) if isinstance(S, list) else S for S in (X, Y))
+    X, Y = (km.Bags((S.points * scale + shift).astype(dtype), S.offsets, S.weights)
+            for S in (X, Y))
+    for p in (2.0, 1.0):
+        expected = km.sliced_wasserstein(X, Y, p=p, n_projections=12, rng=0)
+        D = to_numpy(km.sliced_wasserstein(as_library(X, to_library),
+                                           as_library(Y, to_library), p=p,
+                                           n_projections=12, rng=0))
+        assert D.dtype == expected.dtype
+        assert_allclose(D, expected, rtol=1e-12 if dtype == np.float64 else 1e-5,
+                        atol=(1e-14 if dtype == np.float64 else 1e-6) * scale)
+
+
 def test_weighted_sliced_wasserstein_in_blocks():
     """Within a small working memory the merges go by blocks of sets: the
     same distances."""
@@ -472,3 +500,25 @@ def test_emk_pyramid_refuses_bad_input_as_numpy():
         with pytest.raises(ValueError) as error:
             fmap.transform(tensors, *args, **kwargs)
         assert str(error.value) == str(numpy_error.value)
+
+
+@pytest.mark.parametrize("library", ["strict", "torch_grad"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_values_whose_sum_overflows_are_finite(dtype, library):
+    """The check of values reads their sum first (finite only where they
+    all are): finite values whose sum overflows are read one by one,
+    accepted, and give NumPy's distances; a NaN among them is refused
+    with NumPy's message."""
+    to_library, to_numpy = LIBRARIES[library]
+    top = float(np.finfo(dtype).max)
+    X = [np.array([[0.4], [0.9]], dtype=dtype) * top,
+         np.array([[0.6], [0.8], [0.7]], dtype=dtype) * top]
+    expected = km.sliced_wasserstein(X, n_projections=3, rng=0)
+    D = km.sliced_wasserstein(as_library(X, to_library), n_projections=3, rng=0)
+    assert_allclose(to_numpy(D), expected, rtol=1e-12 if dtype == np.float64 else 1e-5)
+    X[1][1, 0] = np.nan
+    with pytest.raises(ValueError) as numpy_error:
+        km.sliced_wasserstein(X, n_projections=3, rng=0)
+    with pytest.raises(ValueError) as library_error:
+        km.sliced_wasserstein(as_library(X, to_library), n_projections=3, rng=0)
+    assert str(library_error.value) == str(numpy_error.value)

@@ -165,7 +165,7 @@ def resampled(library, X, Y, kernel, gamma, method, n_resamples, alpha,
         with as_sample("XY"[sample]):
             F = fmap.transform((X, Y)[sample][start:stop, :], workers=iv.n_threads)
         F = xp.astype(F, xp.float64) - shift
-        if not library.holds(xp.all(xp.isfinite(F))):
+        if not library.all_finite(F):
             raise ValueError(on_features.NOT_FINITE)
         return F
 

@@ -62,7 +62,7 @@ def _array_gaussian_expected_kernel(library, means, covs, means2=None, covs2=Non
     K = _array_expected.expected_kernel(library, A, None if symmetric else B,
                                         kernel, gamma, degree, coef0)
     names = _names(symmetric)
-    if not library.holds(xp.all(xp.isfinite(K))):
+    if not library.all_finite(K):
         raise ValueError(_overflow_message(kernel, names))
     _array_api.warn_uninformative(
         library, K, symmetric, f"{kernel} expected", "Gaussians of " + names,
@@ -228,7 +228,7 @@ def _array_level2_kernel(library, K, diag_X, diag_Y=None, *, kind="rbf",
         K.shape, dx.shape, dy.shape, kind, gamma2, degree, coef0,
         lambda test: library.holds(xp.all(test(xp, dx)) & xp.all(test(xp, dy))))
     K2 = _array_expected.level2(library, K, dx, dy, kind, gamma2, degree, coef0)
-    if kind == "polynomial" and not library.holds(xp.all(xp.isfinite(K2))):
+    if kind == "polynomial" and not library.all_finite(K2):
         raise ValueError(_POLYNOMIAL_OVERFLOW)
     return xp.astype(K2, out, copy=False)
 

@@ -11,6 +11,7 @@ block of values: no loop over sets or points.
 """
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -184,10 +185,10 @@ def array_bags(library, X, name, check):
         (points.shape[0], min(points.shape[1], 1)),
         dtype=np.float32 if points.dtype == xp.float32 else np.float64),
         offsets, weights), name)
-    finite = xp.all(xp.isfinite(points), axis=1)
-    if not library.holds(xp.all(finite)):  # (NumPy's message, naming the set)
-        check_values(np.where(~library.to_numpy(finite), np.nan, 0.0)[:, None],
-                     name, offsets=stand_in.offsets)
+    if not library.all_finite(points):  # (NumPy's message, naming the set)
+        finite = library.to_numpy(xp.all(xp.isfinite(points), axis=1))
+        check_values(np.where(~finite, np.nan, 0.0)[:, None], name,
+                     offsets=stand_in.offsets)
     return Bags(points, stand_in.offsets, weights), stand_in
 
 
@@ -227,7 +228,7 @@ def check_array_sets(library, X, name="X", *, min_size=1, weighted=False):
     sets = ArraySets(library, padded, None, sizes, weights)
     sets = dataclasses.replace(sets, shares=sets.shares_in(padded.dtype))
     check_set_sizes(sets, name, min_size)
-    if not library.holds(xp.all(xp.isfinite(padded))):
+    if not library.all_finite(padded):
         bad = np.asarray(library.to_numpy(xp.all(xp.isfinite(padded), axis=(1, 2))))
         raise ValueError(f"{name}[{np.flatnonzero(~bad)[0]}] contains NaN or "
                          f"infinity")
@@ -410,6 +411,7 @@ def run(name, X, Y, library, params, out, *, normalize=True, squared=False,
         params = {**params, "gamma": xp.astype(params["gamma"], dtype)}
     if _array_api.is_foreign(gamma2):
         gamma2 = xp.astype(gamma2, dtype)
+    X, Y = _in_float32_range(library, X, Y, params["kernel"])
     e = 0
     if params["kernel"] == "energy":  # points at a power-of-two scale (the
         # kernel is homogeneous of degree 1): no square beyond float64
@@ -430,7 +432,7 @@ def run(name, X, Y, library, params, out, *, normalize=True, squared=False,
         K = _array_api.times_power_of_two(K, -e)
     if name == "mmd" and not squared:
         positive = K > 0
-        K = xp.where(positive, xp.sqrt(xp.where(positive, K, 1)), 0)
+        K = xp.where(positive, xp.sqrt(xp.where(positive, K, 1)), 0 * K)  # (NaN kept)
     elif name == "mmd_kernel":
         equal = library.readable(K) and not library.holds(xp.any(K != 0))
         K = xp.exp(-gamma2 * K)
@@ -439,31 +441,54 @@ def run(name, X, Y, library, params, out, *, normalize=True, squared=False,
                 library, K, Y is None, "MMD", f"sets of {_names(Y)}",
                 library.scalar(gamma2) if _array_api.is_foreign(gamma2) else gamma2,
                 equal)
-    if not library.holds(xp.all(xp.isfinite(K))):
+    if not library.all_finite(K):
         names = "X" if Y is None else "X and Y"
         raise ValueError(f"the {params['kernel']} kernel values of {names} overflow "
                          f"float64; scale {names} down or use smaller gamma/coef0")
     return xp.astype(K, out, copy=False)
 
 
-def sliced_wasserstein(library, X, Y, directions, p, out):
+# float32 points whose largest magnitude is within 2**-40 to 2**40 (or 0):
+# their squared distances and products, over any number of features, are
+# normal float32 numbers.
+_FLOAT32_RANGE = (2.0**-40, 2.0**40)
+
+
+def _in_float32_range(library, X, Y, kernel):
+    """The float32 sets X and Y (None) of a point kernel of squares or
+    products ("rbf", "laplacian", "linear", "polynomial") as float64 where
+    their magnitude is beyond `_FLOAT32_RANGE` (the engine sums float32
+    data in float64: there, the same values), else as given."""
+    xp = library.xp
+    if X.dtype != xp.float32 or kernel == "energy":  # (energy: its own scale)
+        return X, Y
+    sets = [S for S in (X, Y) if S is not None]
+    top = _largest_magnitude(library, [S.padded for S in sets])
+    if top is None or top == 0 or _FLOAT32_RANGE[0] <= top <= _FLOAT32_RANGE[1]:
+        return X, Y
+    return tuple(None if S is None else dataclasses.replace(
+        S, padded=xp.astype(S.padded, xp.float64), shares=S.shares_in(xp.float64))
+        for S in (X, Y))
+
+
+def sliced_wasserstein(library, X, Y, directions, p, out, *, scaled=False):
     """`kernelmaps.sliced_wasserstein` between the checked sets X and Y
     (None: X) of `library` on the unit `directions` (L, d) (NumPy,
     float64), computed by the library, differentiably (with respect to
-    the points; the weights are constants), as `out`.
+    the points; the weights are constants), as `out`; `scaled`: the
+    distances times ``2**e`` (of points near 1: in range whatever their
+    magnitude) and e, a pair.
 
-    The points are centred on the mean of the sets' means first (the
-    distance does not change; sets far from the origin keep their
-    digits), and taken to a power-of-two scale near 1. Unweighted sets:
+    The points are centred on the mean of the sets' means first where
+    they are far from the origin (`_centred`: the distance does not
+    change; such sets keep their digits), and taken to a power-of-two
+    scale near 1. Unweighted sets:
     `_uniform_distances`; where either side is weighted (a `Bags` with
     weights; the other side's points then weigh the same), the merges of
     the cumulative weights: `_weighted_distances`."""
     xp = library.xp
     sets = [S for S in (X, Y) if S is not None]
-    centre = xp.mean(xp.concat([xp.sum(S.padded * S.shares[..., None], axis=1)
-                                for S in sets]), axis=0)
-    sets = [dataclasses.replace(S, padded=S.padded - centre) for S in sets]
-    e = _unit_exponent(library, sets[0], sets[-1])  # (SW is homogeneous)
+    sets, e = _centred(library, sets)
     W = library.from_numpy(directions.T.astype(
         np.float32 if X.dtype == xp.float32 else np.float64))
     weighted = any(S.weights is not None for S in sets)
@@ -472,12 +497,13 @@ def sliced_wasserstein(library, X, Y, directions, p, out):
     if Y is None:
         D = _array_api.symmetrised(library, D) * (
             1 - xp.eye(len(X), dtype=D.dtype, device=library.device))
-    D = _array_api.times_power_of_two(D, -e)
-    if not library.holds(xp.all(xp.isfinite(D))):
+    if not scaled:
+        D = _array_api.times_power_of_two(D, -e)
+    if not library.all_finite(D):
         names = "X" if Y is None else "X and Y"
         raise ValueError(f"the sliced-Wasserstein distances between the sets of "
                          f"{names} overflow float64")
-    return xp.astype(D, out, copy=False)
+    return (D, e) if scaled else xp.astype(D, out, copy=False)
 
 
 def _uniform_distances(library, sets, W, e, p):
@@ -581,7 +607,7 @@ def quantile_means(library, S, W, edges):
             parts.append(xp.reshape(F, (F.shape[0], L * Q)))  # (sets, L Q)
         F = parts[0] if len(parts) == 1 else xp.take(xp.concat(parts), back, axis=0)
     F = _array_api.times_power_of_two(F, -e)
-    if not library.holds(xp.all(xp.isfinite(F))):
+    if not library.all_finite(F):
         raise ValueError("the quantile features of X overflow its dtype; scale X "
                          "down")
     return F
@@ -624,8 +650,7 @@ def _weighted_sorted(library, S, W, e):
     n_sets, n_max = S.padded.shape[:2]
     inside = library.from_numpy(np.arange(n_max)[None, None, :]
                                 < S.sizes[:, None, None])
-    P = xp.permute_dims(xp.matmul(_array_api.times_power_of_two(S.padded, e), W),
-                        (0, 2, 1))
+    P = xp.permute_dims(_projections(xp, S.padded, W, e), (0, 2, 1))
     P = xp.where(inside, P, xp.inf)
     order = xp.argsort(P, axis=-1, stable=True)  # (n_sets, L, n_max)
     values = xp.where(inside, xp.take_along_axis(P, order, axis=-1), 0)
@@ -663,10 +688,70 @@ def centre_sums(library, S, centres, params, groups, n_groups=1):
 def _unit_exponent(library, X, Y):
     """The power-of-two exponent that takes the largest magnitude of the
     points of X and Y (where it can be read) into [1/2, 1)."""
+    return _exponent_of(_largest_magnitude(
+        library, [S.padded for S in (X, Y) if S is not None]))
+
+
+def _exponent_of(top):
+    """`power_of_two_exponent` of the largest magnitude `top` (None: 0)."""
+    return min(max(power_of_two_exponent(top or 0.0), -1000), 1000)
+
+
+def _largest_magnitude(library, arrays):
+    """The largest magnitude of the values of the `arrays` of `library` (a
+    float), or None where they cannot be read."""
+    values = _magnitudes(library, arrays)
+    return None if values is None else float(values.max())
+
+
+def _magnitudes(library, arrays):
+    """The largest magnitude of the values of each of the `arrays` of
+    `library` (NumPy, float64), or None where they cannot be read: from
+    their largest and smallest values (reads, no temporary), copied to
+    the host at once."""
     xp = library.xp
-    tops = [library.scalar(xp.max(xp.abs(S.padded))) for S in (X, Y) if S is not None]
-    top = max((t for t in tops if t is not None), default=0.0)
-    return min(max(power_of_two_exponent(top), -1000), 1000)
+    values = library.host_values(xp.stack(
+        [xp.astype(v, xp.float64) for a in arrays for v in (xp.max(a), -xp.min(a))]))
+    if values is None:
+        return None
+    return np.asarray(library.to_numpy(values)).reshape(-1, 2).max(axis=1)
+
+
+def _centred(library, sets):
+    """The sets (a list of one or two) centred on the mean of their means
+    where the centre's largest magnitude is more than half their points'
+    (padding included; else centring gains at most one bit) and the
+    centred points do not overflow, else as given, and the exponent that
+    takes the largest magnitude of the points returned into [1/2, 1)
+    (`_unit_exponent`). The means are convex combinations of the points,
+    in range (the sets' sum may not be)."""
+    xp = library.xp
+    means = xp.concat([xp.matmul(S.shares[:, None, :], S.padded)[:, 0, :]
+                       for S in sets])
+    centre = xp.sum(means / means.shape[0], axis=0)
+    values = _magnitudes(library, [*(S.padded for S in sets), centre])
+    if values is not None and values[-1] <= values[:-1].max() / 2:
+        return sets, _exponent_of(values[:-1].max())
+    centred = [dataclasses.replace(S, padded=S.padded - centre) for S in sets]
+    top = _largest_magnitude(library, [S.padded for S in centred])
+    if top is not None and not math.isfinite(top):  # (points beyond max / 2)
+        return sets, _exponent_of(values[:-1].max())
+    return centred, _exponent_of(top)
+
+
+# The largest |e| of a scale 2**e of the points applied to the directions
+# instead: a unit direction's float32 component times 2**e is then exact
+# unless it is below 2**-106 (a product beyond any float32 sum's digits).
+_SCALE_ON_DIRECTIONS = 20
+
+
+def _projections(xp, points, W, e):
+    """``(points 2**e) @ W``: the power of two on the few values of the
+    directions W where |e| is small enough (`_SCALE_ON_DIRECTIONS`; the
+    same products, exactly), else on the points."""
+    if abs(e) <= _SCALE_ON_DIRECTIONS:
+        return xp.matmul(points, _array_api.times_power_of_two(W, e))
+    return xp.matmul(_array_api.times_power_of_two(points, e), W)
 
 
 def _sorted_projections(library, S, W, e):
@@ -681,7 +766,7 @@ def _sorted_projections(library, S, W, e):
             if np.any(S.sizes < n_max) else None)  # (one size: no padding)
 
     def projected(a, b):  # (b - a, L, n_max)
-        P = xp.matmul(_array_api.times_power_of_two(S.padded[a:b, ...], e), W)
+        P = _projections(xp, S.padded[a:b, ...], W, e)
         if mask is not None:
             P = xp.where(mask[a:b, :, None], P, xp.inf)
         return xp.permute_dims(xp.sort(P, axis=1, stable=False), (0, 2, 1))
@@ -743,14 +828,14 @@ def _sliced_costs(xp, t, mean_cost, p):
         M = mean_cost(t * t if p == 2 else _power(xp, xp.abs(t), p))
         if p == 1:
             return M
-        positive = M > 0
-        return xp.where(positive, xp.where(positive, M, 1) ** (1 / p), 0)
+        positive = M > 0  # (0 * M: NaN kept, to be refused)
+        return xp.where(positive, xp.where(positive, M, 1) ** (1 / p), 0 * M)
     t = xp.abs(t)
     T = xp.max(t, axis=(2, 3))
     positive = T > 0
     T1 = xp.where(positive, T, 1)
     R = mean_cost(_power(xp, t / T1[:, :, None, None], p))
-    return xp.where(positive, T1 * xp.where(positive, R, 1) ** (1 / p), 0)
+    return xp.where(positive, T1 * xp.where(positive, R, 1) ** (1 / p), 0 * T)
 
 
 def _power(xp, t, p):

@@ -481,24 +481,33 @@ def _array_kernel(library, X, Y, gamma, n_projections, projections, draw, rng,
     out = _array_api.result_dtype(library, dtype, X, Y)
     directions, _ = sliced_directions(X.dim, params["n_projections"], projections,
                                       draw, rng)
-    D = _array_sets.sliced_wasserstein(library, X, Y, directions, 2.0, X.dtype)
+    # the distances D times 2**e (of points near 1), and gamma SW_2^2 as
+    # T^2, T = sqrt(gamma) D: no overflow nor underflow before the square
+    D, e = _array_sets.sliced_wasserstein(library, X, Y, directions, 2.0, X.dtype,
+                                          scaled=True)
     if params["gamma"] is not None:
-        T = D * math.sqrt(params["gamma"])  # (gamma SW_2^2 = T^2: no overflow)
-    else:  # 1 / the median of SW_2^2 of Y (X), in units of 2**(2 k)
-        DB = D if Y is None else _array_sets.sliced_wasserstein(
-            library, Y, None, directions, 2.0, Y.dtype)
-        DB = library.to_numpy(DB).astype(np.float64)
-        k = min(max(power_of_two_exponent(float(DB.max(initial=0.0))), -1000), 1000)
-        SB = (DB * 2.0**k) ** 2
-        T = D  # (none positive: gamma 1)
+        T = _times(D, math.sqrt(params["gamma"]), -e)
+    else:  # 1 / the median of SW_2^2 of Y (X), in their units, 2**(2 e_B)
+        DB, eB = (D, e) if Y is None else _array_sets.sliced_wasserstein(
+            library, Y, None, directions, 2.0, Y.dtype, scaled=True)
+        SB = library.to_numpy(DB).astype(np.float64) ** 2
+        T = _times(D, 1.0, -e)  # (none positive: gamma 1)
         if np.any(SB[~np.eye(len(SB), dtype=bool)] > 0):
-            T = D * (2.0**k / math.sqrt(median_scale(SB)))
+            T = _times(D, 1 / math.sqrt(median_scale(SB)), eB - e)
     xp = library.xp
     K = xp.exp(-(T * T))
     _array_api.warn_uninformative(  # (the NumPy path's `_kernel`)
         library, K, Y is None, "sliced-Wasserstein", f"sets of {pair_names(Y)}",
         params["gamma"], lambda: not library.holds(xp.any(D != 0)))
     return xp.astype(K, out, copy=False)
+
+
+def _times(D, factor, e):
+    """The array D times the float `factor` times ``2**e``: D times the
+    mantissa of `factor`, then its exponent and e as powers of two (no
+    factor beyond the range of D's dtype: 0 stays 0)."""
+    mantissa, exponent = math.frexp(factor)
+    return _array_api.times_power_of_two(D * mantissa, exponent + e)
 
 
 def _kernel(X, Y, spec, n_threads, progress=False, *, out, warn=False):
