@@ -272,6 +272,18 @@ def test_set_kernels_float32_at_extreme_scales(function, kernel, scale):
 
 
 @pytest.mark.parametrize("library", ["strict", "torch_grad"])
+def test_float32_results_beyond_float32_are_refused(library):
+    """float32 sets whose linear kernel values leave float32's range
+    (computed in float64): NumPy's ValueError, not infinities."""
+    to_library, _ = LIBRARIES[library]
+    X = [(s * 1e20).astype(np.float32) for s in point_sets(np.float64)]
+    with pytest.raises(ValueError) as numpy_error:
+        km.sum_match_kernel(X, kernel="linear")
+    with pytest.raises(ValueError, match=re.escape(str(numpy_error.value))):
+        km.sum_match_kernel([to_library(s) for s in X], kernel="linear")
+
+
+@pytest.mark.parametrize("library", ["strict", "torch_grad"])
 @pytest.mark.parametrize("dtype, scale, gamma", [
     *((np.float64, s, None) for s in (1e-310, 1e300, 1.7e308)),
     *((np.float64, s, "fitted") for s in (1e-150, 1e150)),

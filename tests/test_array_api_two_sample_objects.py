@@ -106,6 +106,23 @@ def test_float32_sets_are_numpys(method, library):
     assert_same_test(result, expected, rtol=1e-5)
 
 
+@pytest.mark.parametrize("library", sorted(NATIVE))
+@pytest.mark.parametrize("dtype, scale", [(np.float32, 1e-20), (np.float32, 1e30),
+                                          (np.float64, 1e150)])
+@pytest.mark.parametrize("kernel", ["sliced_wasserstein", "mean_map"])
+def test_sets_at_extreme_scales_are_numpys(kernel, dtype, scale, library):
+    """Sets far from 1 in magnitude (float32 ones whose squared distances
+    leave float32's range: a statistic of 0 and a p-value of 1 were
+    computed by the sliced-Wasserstein kernel): NumPy's test."""
+    X, Y = ([(s / 8 * scale).astype(dtype) for s in S]
+            for S in set_samples("list", np.float64))
+    options = dict(method="permutation", n_resamples=99, rng=5, kernel=kernel)
+    expected = km.mmd_test(X, Y, **options)
+    result = on_device(in_library(library, X), in_library(library, Y), **options)
+    assert expected.statistic > 0
+    assert_same_test(result, expected, rtol=1e-5 if dtype == np.float32 else 1e-10)
+
+
 def histograms(n, m, d=6, dtype=np.float64, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.dirichlet(np.ones(d), size=n)

@@ -17,14 +17,14 @@ What is measured
   with the same backward pass; ``time_torch_hand_nograd`` without it.
 
 `MMDLossTorch`: the squared MMD between two samples of 2,000 points, d =
-64, as a loss (rbf, gamma = 1 / d) and its backward pass: ``mmd`` of the
-two samples (as one set each) against the three ``cdist`` means a user
-writes.
+64 or 2,048, as a loss (rbf, gamma = 1 / d) and its backward pass:
+``mmd`` of the two samples (as one set each) against the three ``cdist``
+means a user writes.
 
 `SlicedWassersteinLossTorch`: the squared SW_2 between two samples of
-2,000 points, d = 64, on 100 directions, as a loss and its backward pass:
-``sliced_wasserstein`` of the two samples (as one set each) against the
-projections, sorts and mean a user writes.
+2,000 points, d = 64 or 2,048, on 100 directions, as a loss and its
+backward pass: ``sliced_wasserstein`` of the two samples (as one set
+each) against the projections, sorts and mean a user writes.
 
 `FitTorch`: maps fitted on NumPy input and on tensors that require a
 gradient (fitted by PyTorch, on their device; see the class).
@@ -53,6 +53,19 @@ def _torch():
     return torch
 
 
+class _TorchBench(BlasThreads):
+    """A benchmark of PyTorch tensors (skipped where PyTorch is not
+    installed): ``setup_torch`` imports it and gives it and the BLAS 2
+    threads each."""
+
+    timeout = 300
+
+    def setup_torch(self):
+        self.torch = _torch()
+        self.setup_blas(2)
+        self.torch.set_num_threads(2)
+
+
 def _hand_gram(torch, sets, gamma):
     n, m, d = sets.shape
     points = sets.reshape(-1, d)
@@ -60,13 +73,9 @@ def _hand_gram(torch, sets, gamma):
     return K.reshape(n, m, n, m).mean(dim=(1, 3))
 
 
-class SetGramTorch(BlasThreads):
-    timeout = 300
-
+class SetGramTorch(_TorchBench):
     def setup(self):
-        self.torch = _torch()
-        self.setup_blas(2)
-        self.torch.set_num_threads(2)
+        self.setup_torch()
         rng = np.random.default_rng(0)
         self.sets = rng.standard_normal((120, 80, 32))
         self.tensor = self.torch.asarray(self.sets)
@@ -90,31 +99,34 @@ class SetGramTorch(BlasThreads):
         _hand_gram(self.torch, self.tensor, self.gamma)
 
 
-class _LossTorch(BlasThreads):
-    """Two samples of 2,000 points, d = 64, as tensors (1, 2000, 64) X and
-    Y (shifted by 0.1), drawn with `seed`, on 2 threads; the `rng` left
-    for more draws."""
+class _LossTorch(_TorchBench):
+    """Two samples of 2,000 points, d = 64 or 2,048, as tensors (1, 2000,
+    d) X and Y (shifted by 0.1), drawn with `seed`, on 2 threads; the
+    `rng` left for more draws."""
 
+    params = (64, 2048)
+    param_names = ("d",)
     seed = None
 
-    def setup(self):
-        self.torch = _torch()
-        self.setup_blas(2)
-        self.torch.set_num_threads(2)
+    def setup(self, d):
+        self.setup_torch()
         self.rng = np.random.default_rng(self.seed)
-        self.X = self.torch.asarray(self.rng.standard_normal((1, 2000, 64)))
-        self.Y = self.torch.asarray(self.rng.standard_normal((1, 2000, 64)) + 0.1)
+        self.X = self.torch.asarray(self.rng.standard_normal((1, 2000, d)))
+        self.Y = self.torch.asarray(self.rng.standard_normal((1, 2000, d)) + 0.1)
 
 
 class MMDLossTorch(_LossTorch):
     seed = 1
-    gamma = 1 / 64
 
-    def time_ours(self):
+    def setup(self, d):
+        super().setup(d)
+        self.gamma = 1 / d
+
+    def time_ours(self, d):
         X = self.X.clone().requires_grad_()
         km.mmd(X, self.Y, gamma=self.gamma, squared=True).sum().backward()
 
-    def time_hand(self):
+    def time_hand(self, d):
         torch, gamma = self.torch, self.gamma
         X = self.X.clone().requires_grad_()
 
@@ -128,19 +140,19 @@ class MMDLossTorch(_LossTorch):
 class SlicedWassersteinLossTorch(_LossTorch):
     seed = 2
 
-    def setup(self):
-        super().setup()
-        directions = self.rng.standard_normal((100, 64))
+    def setup(self, d):
+        super().setup(d)
+        directions = self.rng.standard_normal((100, d))
         self.directions = directions / np.linalg.norm(directions, axis=1,
                                                       keepdims=True)
         self.W = self.torch.asarray(self.directions.T)
 
-    def time_ours(self):
+    def time_ours(self, d):
         X = self.X.clone().requires_grad_()
         D = km.sliced_wasserstein(X, self.Y, projections=self.directions)
         (D**2).sum().backward()
 
-    def time_hand(self):
+    def time_hand(self, d):
         torch = self.torch
         X = self.X.clone().requires_grad_()
         a = torch.sort(X[0] @ self.W, dim=0).values
@@ -148,7 +160,7 @@ class SlicedWassersteinLossTorch(_LossTorch):
         ((a - b) ** 2).mean().backward()
 
 
-class MMDTestTorch(BlasThreads):
+class MMDTestTorch(_TorchBench):
     """`mmd_test` of 1,000 against 1,000 points, d = 32, 199 resamples:
     ``time_numpy`` on the compiled engine, ``time_native`` of tensors that
     require a gradient, which PyTorch computes (on this CPU: the device
@@ -156,12 +168,8 @@ class MMDTestTorch(BlasThreads):
 
     params = ("permutation", "aggregated", "cross", "linear")
     param_names = ("method",)
-    timeout = 300
-
     def setup(self, method):
-        self.torch = _torch()
-        self.setup_blas(2)
-        self.torch.set_num_threads(2)
+        self.setup_torch()
         rng = np.random.default_rng(4)
         self.X = rng.standard_normal((1000, 32))
         self.Y = rng.standard_normal((1000, 32)) + 0.05
@@ -176,7 +184,7 @@ class MMDTestTorch(BlasThreads):
                     self.torch.asarray(self.Y), **self.options)
 
 
-class FitTorch(BlasThreads):
+class FitTorch(_TorchBench):
     """``fit`` (``fit_transform`` for the kernel estimators) of a map on
     NumPy input (``time_numpy``) and on tensors that require a gradient,
     fitted by PyTorch on their device (``time_native``, this CPU here):
@@ -187,12 +195,8 @@ class FitTorch(BlasThreads):
 
     params = ("rff", "nystroem", "set_kernel", "psd")
     param_names = ("map",)
-    timeout = 300
-
     def setup(self, name):
-        self.torch = _torch()
-        self.setup_blas(2)
-        self.torch.set_num_threads(2)
+        self.setup_torch()
         rng = np.random.default_rng(5)
         if name == "rff":
             self.data, self.map = rng.standard_normal((100_000, 32)), (
@@ -216,7 +220,7 @@ class FitTorch(BlasThreads):
                                          .requires_grad_())
 
 
-class OutOfCoreTorch(BlasThreads):
+class OutOfCoreTorch(_TorchBench):
     """``rf_ridge`` (random Fourier features, 512 of them, 64 principal
     components) of 50,000 rows, d = 32, two targets, and its ``predict``
     of the same rows: on NumPy input (``time_numpy``), on one PyTorch
@@ -227,12 +231,8 @@ class OutOfCoreTorch(BlasThreads):
 
     params = ("fit", "predict")
     param_names = ("step",)
-    timeout = 300
-
     def setup(self, step):
-        self.torch = _torch()
-        self.setup_blas(2)
-        self.torch.set_num_threads(2)
+        self.setup_torch()
         rng = np.random.default_rng(6)
         self.X = rng.standard_normal((50_000, 32))
         self.y = np.c_[np.sin(self.X[:, 0]), self.X[:, 1] ** 2]

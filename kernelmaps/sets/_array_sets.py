@@ -441,11 +441,10 @@ def run(name, X, Y, library, params, out, *, normalize=True, squared=False,
                 library, K, Y is None, "MMD", f"sets of {_names(Y)}",
                 library.scalar(gamma2) if _array_api.is_foreign(gamma2) else gamma2,
                 equal)
-    if not library.all_finite(K):
-        names = "X" if Y is None else "X and Y"
-        raise ValueError(f"the {params['kernel']} kernel values of {names} overflow "
-                         f"float64; scale {names} down or use smaller gamma/coef0")
-    return xp.astype(K, out, copy=False)
+    names = _names(Y)  # (float32 sets computed in float64: NumPy's range check)
+    return _array_api.cast_result(
+        library, K, out, names, f"the {params['kernel']} kernel values of {names} "
+        f"overflow float64; scale {names} down or use smaller gamma/coef0")
 
 
 # float32 points whose largest magnitude is within 2**-40 to 2**40 (or 0):
@@ -497,13 +496,16 @@ def sliced_wasserstein(library, X, Y, directions, p, out, *, scaled=False):
     if Y is None:
         D = _array_api.symmetrised(library, D) * (
             1 - xp.eye(len(X), dtype=D.dtype, device=library.device))
-    if not scaled:
-        D = _array_api.times_power_of_two(D, -e)
-    if not library.all_finite(D):
-        names = "X" if Y is None else "X and Y"
-        raise ValueError(f"the sliced-Wasserstein distances between the sets of "
-                         f"{names} overflow float64")
-    return (D, e) if scaled else xp.astype(D, out, copy=False)
+    overflow = (f"the sliced-Wasserstein distances between the sets of "
+                f"{_names(Y)} overflow float64")
+    if scaled:
+        if not library.all_finite(D):
+            raise ValueError(overflow)
+        return D, e
+    # (scaled back in float64: float32 sets' distances may exceed float32's
+    # range, refused as NumPy refuses them, or be asked for in float64)
+    D = _array_api.times_power_of_two(xp.astype(D, xp.float64), -e)
+    return _array_api.cast_result(library, D, out, _names(Y), overflow)
 
 
 def _uniform_distances(library, sets, W, e, p):

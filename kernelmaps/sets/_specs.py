@@ -542,8 +542,11 @@ class SlicedWassersteinSpec(DistanceSpec, SetSpec):
             return np.ldexp(call(), -units)
 
     def array_distance(self, A, B):
-        """SW_2^2 (`sliced_wasserstein`'s, on the `directions`)."""
-        D = sliced_wasserstein(A, B, projections=self.directions(A.dim))
+        """SW_2^2 (`sliced_wasserstein`'s, on the `directions`), float64
+        (the squares of float32 sets' distances may leave float32's
+        range)."""
+        D = sliced_wasserstein(A, B, projections=self.directions(A.dim),
+                               dtype=np.float64)
         return D * D
 
     def blocks(self, A, B, scales, n_threads):
