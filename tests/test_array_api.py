@@ -554,7 +554,22 @@ def test_sliced_wasserstein_equals_numpy(layout, p, library):
         assert_allclose(to_numpy(D), expected, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("p", [2.0, 1.0, 3.0])
+@pytest.mark.parametrize("library", ["strict", "torch_grad"])
+@pytest.mark.parametrize("p", [5e-324, 1e-150, 1e-8, 0.3])
+def test_sliced_wasserstein_at_small_p(p, library):
+    """Below p = 1, computed in logarithms: the digits kept as p falls to 0
+    (the library's ``M ** (1 / p)`` gave 0 from p = 1e-20)."""
+    to_library, to_numpy = LIBRARIES[library]
+    X = point_sets(np.float64, 19, (4, 3, 4))
+    Y = point_sets(np.float64, 20, (3, 2), 0.3)
+    expected = km.sliced_wasserstein(X, Y, p=p, n_projections=7, rng=0)
+    D = km.sliced_wasserstein(as_library(X, to_library), as_library(Y, to_library),
+                              p=p, n_projections=7, rng=0)
+    assert np.all(expected > 0.1)
+    assert_allclose(to_numpy(D), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.5])
 def test_sliced_wasserstein_gradcheck(p):
     torch = _torch()
     X = [torch.asarray(s).requires_grad_() for s in point_sets(np.float64, 15, (3, 4))]

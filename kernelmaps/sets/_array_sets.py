@@ -825,7 +825,22 @@ def _sliced_costs(xp, t, mean_cost, p):
     sums of s (as t) weighted by the cells' lengths: (r, c). Beyond p =
     `_NORMALISED_P`, the mean over the directions of W_p^p as ``T^p R``, T
     the largest |t| of the pair and R the mean of ``(t / T)^p``: SW_p is
-    ``T R^(1/p)``, in range at any p (the largest gap as p grows)."""
+    ``T R^(1/p)``, in range at any p (the largest gap as p grows). Below
+    p = 1, in logarithms: ``exp(log1p(S) / p)``, S the mean of ``|t|^p - 1``
+    (the lengths sum to 1), which keeps the digits of ``M^(1/p)`` as p
+    falls to 0 (the geometric mean of the gaps; 0 where a gap is), that
+    limit itself below p = 1e-15 (``p log|t|`` would lose its digits)."""
+    if p < 1:
+        a = xp.abs(t)
+        nonzero = a > 0
+        if p < 1e-15:  # (within 1e-13 of the limit: the mean log gap)
+            logs = xp.where(nonzero, xp.log(xp.where(nonzero, a, 1)), 0)
+            zero = mean_cost(xp.astype(~nonzero, a.dtype)) > 0
+            return xp.where(zero, 0 * logs[..., 0, 0], xp.exp(mean_cost(logs)))
+        S = mean_cost(xp.expm1(xp.where(  # (gradient 0, not NaN, at a gap of 0)
+            nonzero, p * xp.log(xp.where(nonzero, a, 1)), -xp.inf)))
+        above = S > -1  # (-1: every gap 0; 0 * S: NaN kept, to be refused)
+        return xp.where(above, xp.exp(xp.log1p(xp.where(above, S, 0)) / p), 0 * S)
     if p <= _NORMALISED_P:  # (t at most about 2 sqrt(d): t^p in range)
         M = mean_cost(t * t if p == 2 else _power(xp, xp.abs(t), p))
         if p == 1:
