@@ -1,8 +1,9 @@
 """The out-of-core models (`rf_pca`, `rf_ridge` and their estimators) on
 arrays of other libraries (issue 52): one array of PyTorch, JAX or
 array-api-strict rows (or a `Bags` of its points) is one data set, split
-into blocks of rows mapped in that library, the moments reduced on the
-host from each block's features; `transform` and `predict` compute in the
+into blocks of rows mapped in that library, the moments reduced there
+(where the library computes; else on the host, from each block's
+features), copied once; `transform` and `predict` compute in the
 input's library (differentiably where it computes), and return there.
 Before, such an array was iterated as blocks of one row each."""
 
@@ -11,6 +12,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
+from kernelmaps import _array_api
 from kernelmaps._outofcore import _passes
 
 from ._helpers import LIBRARIES, point_sets
@@ -62,6 +64,30 @@ def test_ridge_and_pca_equal_numpy(library, blocks):
                           (p.transform(given), pca.transform(X))]:
         assert type(out) is type(given)
         assert_close(to_numpy(out), expected, library, True)
+
+
+@pytest.mark.parametrize("library", ["torch_grad", "strict"])
+def test_no_features_come_to_the_host(library, blocks, monkeypatch):
+    """Where the library computes, each block's moments are reduced on its
+    device (`DeviceMoments`): no block of features is copied to the host,
+    only the p x p moments at the end; the fits are NumPy's to rounding,
+    the PCA pass of a joint ridge (n_components=) among them."""
+    to_library, _ = LIBRARIES[library]
+    X, y = data()
+    fmaps = [km.RandomFourierFeatures(n_components=24, rng=s).fit(X) for s in (0, 1)]
+    expected = km.rf_ridge(X, y, fmaps, [6, 4], alpha=0.5)
+    copied = []
+
+    def host_features(Z):
+        if _array_api.is_foreign(Z):
+            copied.append(tuple(Z.shape))
+        return Z
+
+    monkeypatch.setattr(_passes, "host_features", host_features)
+    ridge = km.rf_ridge(to_library(X), y, fmaps, [6, 4], alpha=0.5)
+    assert copied == []
+    scale = np.abs(expected.coef_).max()
+    assert_allclose(ridge.coef_, expected.coef_, rtol=1e-10, atol=1e-10 * scale)
 
 
 @pytest.mark.parametrize("library", ["torch_grad", "strict"])

@@ -226,8 +226,8 @@ class OutOfCoreTorch(_TorchBench):
     of the same rows: on NumPy input (``time_numpy``), on one PyTorch
     tensor without a gradient (``time_torch``: the map's engine through
     the zero-copy exchange, each block's features read on the host for the
-    moments) and with one (``time_torch_grad``: the features by PyTorch,
-    then read on the host)."""
+    moments) and with one (``time_torch_grad``: the features and their
+    moments by PyTorch, the moments read on the host once)."""
 
     params = ("fit", "predict")
     param_names = ("step",)

@@ -15,7 +15,8 @@ import scipy.sparse
 
 from .._engine.layout import row_blocks
 
-__all__ = ["Moments", "add_all", "block_moments", "reduce_tree"]
+__all__ = ["DeviceMoments", "Moments", "add_all", "block_moments", "on_host",
+           "reduce_tree"]
 
 
 class Moments:
@@ -63,6 +64,66 @@ class Moments:
             self.y_mean += dy * (other.n / n)
         self.n = n
         return self
+
+
+class DeviceMoments:
+    """`Moments` of features of another array library (`library`, a
+    `kernelmaps._libraries.ArrayLibrary` that computes), kept on their
+    device in float64, without their gradient: combined there (`add`) and
+    copied to the host once (`on_host`), the p x p cross-products and the
+    means, not the features."""
+
+    __slots__ = ("Czy", "M2", "library", "mean", "n", "y_mean")
+
+    def __init__(self, library, Z, y=None):
+        xp = library.xp
+        self.library = library
+        Z = xp.astype(library.host_values(Z), xp.float64)  # (a copy, centred)
+        if not library.all_finite(Z):
+            raise ValueError("the features of a block contain NaN or infinity")
+        self.n = n = Z.shape[0]
+        self.mean = xp.sum(Z, axis=0) / max(n, 1)
+        Zc = Z - self.mean
+        self.M2 = xp.matrix_transpose(Zc) @ Zc
+        self.y_mean = self.Czy = None
+        if y is not None:
+            y = library.from_numpy(y)
+            self.y_mean = xp.sum(y, axis=0) / max(n, 1)
+            self.Czy = xp.matrix_transpose(Zc) @ (y - self.y_mean)
+
+    def add(self, other):
+        """Combine with the moments of other rows, in place (`Moments.add`)."""
+        if other.n == 0:
+            return self
+        if self.n == 0:
+            for name in self.__slots__:
+                setattr(self, name, getattr(other, name))
+            return self
+        n = self.n + other.n
+        w = self.n * other.n / n
+        delta = other.mean - self.mean
+        self.M2 = self.M2 + other.M2 + w * (delta[:, None] * delta[None, :])
+        self.mean = self.mean + delta * (other.n / n)
+        if self.Czy is not None:
+            dy = other.y_mean - self.y_mean
+            self.Czy = self.Czy + other.Czy + w * (delta[:, None] * dy[None, :])
+            self.y_mean = self.y_mean + dy * (other.n / n)
+        self.n = n
+        return self
+
+
+def on_host(moments):
+    """`Moments` (NumPy) of `DeviceMoments` (their arrays copied to the
+    host), or the `Moments` given."""
+    if not isinstance(moments, DeviceMoments):
+        return moments
+    host = Moments.__new__(Moments)
+    host.n = moments.n
+    for name in ("mean", "M2", "y_mean", "Czy"):
+        value = getattr(moments, name)
+        setattr(host, name, None if value is None else np.array(
+            moments.library.to_numpy(value), dtype=np.float64))
+    return host
 
 
 def add_all(acc, stats):

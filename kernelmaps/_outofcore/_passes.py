@@ -16,7 +16,7 @@ from .._engine.progress import progress_bar
 from .._lazy import is_lazy
 from .._probes import is_dask_array
 from .._validation import check_rows, check_scalar
-from ._moments import add_all, block_moments, reduce_tree
+from ._moments import DeviceMoments, add_all, block_moments, on_host, reduce_tree
 
 __all__ = ["check_maps", "check_moments", "check_n_components", "features",
            "host_features", "in_library_of", "reduce_moments", "split_blocks"]
@@ -32,7 +32,7 @@ def _block_stats(X, y, fmaps, pcas, block_name, map_name):
     Z = []
     for i, f in enumerate(fmaps):
         try:
-            Z.append(host_features(features(f, X, None, block_name)))
+            Z.append(features(f, X, None, block_name))
         except (ValueError, TypeError) as err:
             if f is None:
                 raise
@@ -41,10 +41,25 @@ def _block_stats(X, y, fmaps, pcas, block_name, map_name):
                 f"{label} cannot transform {block_name} (its X): {err}"
             ) from None
     with np.errstate(over="ignore", invalid="ignore"):  # see check_moments
-        if pcas is None:
-            return block_moments(Z, y)
-        projected = [_coordinates(p, z) for p, z in zip(pcas, Z, strict=True)]
-        return block_moments([np.hstack(projected)], y)
+        if pcas is not None:
+            projected = [_coordinates(p, z) for p, z in zip(pcas, Z, strict=True)]
+            library = _computing_library(projected[0])
+            Z = [library.xp.concat(projected, axis=1) if library is not None
+                 else np.hstack([host_features(z) for z in projected])]
+        library = _computing_library(Z[0])
+        if library is not None:  # (on their device: only the moments come back)
+            return [DeviceMoments(library, z, y) for z in Z]
+        return block_moments([host_features(z) for z in Z], y)
+
+
+def _computing_library(Z):
+    """The library of the features Z where it computes them and their
+    values can be read (their moments computed there), else None (NumPy's,
+    on the host)."""
+    if not _array_api.is_foreign(Z):
+        return None
+    library = _array_api.library_of(Z=Z)
+    return library if library.native and library.readable(Z) else None
 
 
 def host_features(Z):
@@ -195,6 +210,8 @@ def reduce_moments(chunks, y, fmaps, pcas, names, progress):
                         f"wide, those of block 0 "
                         f"{[a.mean.shape[0] for a in acc]})"
                     )
+                if type(acc[0]) is not type(stats[0]):  # (blocks of two libraries)
+                    acc, stats = [on_host(a) for a in acc], [on_host(s) for s in stats]
                 with np.errstate(over="ignore", invalid="ignore"):
                     add_all(acc, stats)
             bar.update()
@@ -202,6 +219,7 @@ def reduce_moments(chunks, y, fmaps, pcas, names, progress):
         raise ValueError(f"{name} holds no data")
     if targets is not None:
         targets.finish()
+    acc = [on_host(a) for a in acc]  # (the p x p moments of a device: copied once)
     check_moments(acc, name, y_name if targets is not None else None)
     return acc, (None if targets is None else targets.ndim)
 

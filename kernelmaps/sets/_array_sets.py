@@ -173,11 +173,13 @@ def array_bags(library, X, name, check):
     (`check_layout`), their sizes and weights on the stand-in, their values
     (finite) on the device, where one boolean comes back."""
     xp = library.xp
-    check_layout(X, name)
     if isinstance(X, (Bags, list, tuple)):
-        bags = pack_sets(X, name)  # (a list: one array, on their device)
+        # (a list: one array, on their device, its layout checked by NumPy's
+        # packing of stand-ins of its arrays, `_bags._pack_foreign`)
+        bags = pack_sets(X, name)
         points, offsets, weights = bags.points, bags.offsets, bags.weights
     else:
+        check_layout(X, name)
         n_sets, n, d = X.shape
         points = xp.reshape(_array_api.as_float(library, X, name), (n_sets * n, d))
         offsets, weights = np.arange(n_sets + 1) * n, None
@@ -842,7 +844,7 @@ def _sliced_costs(xp, t, mean_cost, p):
         above = S > -1  # (-1: every gap 0; 0 * S: NaN kept, to be refused)
         return xp.where(above, xp.exp(xp.log1p(xp.where(above, S, 0)) / p), 0 * S)
     if p <= _NORMALISED_P:  # (t at most about 2 sqrt(d): t^p in range)
-        M = mean_cost(t * t if p == 2 else _power(xp, xp.abs(t), p))
+        M = mean_cost(t * t if p == 2 else xp.abs(t) if p == 1 else xp.abs(t) ** p)
         if p == 1:
             return M
         positive = M > 0  # (0 * M: NaN kept, to be refused)
@@ -851,15 +853,5 @@ def _sliced_costs(xp, t, mean_cost, p):
     T = xp.max(t, axis=(2, 3))
     positive = T > 0
     T1 = xp.where(positive, T, 1)
-    R = mean_cost(_power(xp, t / T1[:, :, None, None], p))
+    R = mean_cost((t / T1[:, :, None, None]) ** p)
     return xp.where(positive, T1 * xp.where(positive, R, 1) ** (1 / p), 0 * T)
-
-
-def _power(xp, t, p):
-    """``t**p`` of t >= 0; below p = 1, with gradient 0 (not inf) at 0."""
-    if p == 1:
-        return t
-    if p > 1:
-        return t**p
-    nonzero = t > 0
-    return xp.where(nonzero, xp.where(nonzero, t, 1) ** p, 0)
