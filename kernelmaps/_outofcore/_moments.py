@@ -42,38 +42,45 @@ class Moments:
             self.y_mean = y.sum(axis=0) / max(n, 1)
             self.Czy = Z.T @ (y - self.y_mean)
 
+    _fields = ("Czy", "M2", "mean", "n", "y_mean")
+
     def add(self, other):
-        """Combine with the moments of other rows, in place."""
+        """Combine with the moments of other rows, in place (`_combine`)."""
         if other.n == 0:
             return self
         if self.n == 0:
-            for name in self.__slots__:
+            for name in self._fields:
                 setattr(self, name, getattr(other, name))
             return self
         n = self.n + other.n
-        w = self.n * other.n / n
+        self._combine(other, self.n * other.n / n, other.n / n)
+        self.n = n
+        return self
+
+    def _combine(self, other, w, share):
+        """The means and cross-products of both, in place: ``M2 += M2' + w
+        d d^T``, ``mean += share d`` (d the difference of the means), and
+        those of the targets alike."""
         delta = other.mean - self.mean
         for a, b in row_blocks(self.M2):  # (Ctrl-C stops between blocks)
             self.M2[a:b] += other.M2[a:b]
             self.M2[a:b] += w * np.outer(delta[a:b], delta)
-        self.mean += delta * (other.n / n)
+        self.mean += delta * share
         if self.Czy is not None:
             dy = other.y_mean - self.y_mean
             self.Czy += other.Czy
             self.Czy += w * np.outer(delta, dy)
-            self.y_mean += dy * (other.n / n)
-        self.n = n
-        return self
+            self.y_mean += dy * share
 
 
-class DeviceMoments:
+class DeviceMoments(Moments):
     """`Moments` of features of another array library (`library`, a
     `kernelmaps._libraries.ArrayLibrary` that computes), kept on their
     device in float64, without their gradient: combined there (`add`) and
     copied to the host once (`on_host`), the p x p cross-products and the
     means, not the features."""
 
-    __slots__ = ("Czy", "M2", "library", "mean", "n", "y_mean")
+    __slots__ = ("library",)
 
     def __init__(self, library, Z, y=None):
         xp = library.xp
@@ -91,25 +98,15 @@ class DeviceMoments:
             self.y_mean = xp.sum(y, axis=0) / max(n, 1)
             self.Czy = xp.matrix_transpose(Zc) @ (y - self.y_mean)
 
-    def add(self, other):
-        """Combine with the moments of other rows, in place (`Moments.add`)."""
-        if other.n == 0:
-            return self
-        if self.n == 0:
-            for name in self.__slots__:
-                setattr(self, name, getattr(other, name))
-            return self
-        n = self.n + other.n
-        w = self.n * other.n / n
+    def _combine(self, other, w, share):
+        """`Moments._combine` on the device, by new arrays."""
         delta = other.mean - self.mean
         self.M2 = self.M2 + other.M2 + w * (delta[:, None] * delta[None, :])
-        self.mean = self.mean + delta * (other.n / n)
+        self.mean = self.mean + delta * share
         if self.Czy is not None:
             dy = other.y_mean - self.y_mean
             self.Czy = self.Czy + other.Czy + w * (delta[:, None] * dy[None, :])
-            self.y_mean = self.y_mean + dy * (other.n / n)
-        self.n = n
-        return self
+            self.y_mean = self.y_mean + dy * share
 
 
 def on_host(moments):
