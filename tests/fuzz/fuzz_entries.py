@@ -5294,28 +5294,31 @@ _KNOWN_COMPUTED = ("working memory", "underflows float64 for this input",
                    "overflows float64 for this input")
 
 
+def _data_top(v):
+    """The largest magnitude of the data X and Y of the values `v` (NaN
+    where one is NaN; 0 for none)."""
+    return max((float(np.abs(a).max(initial=0.0)) for a in _flat_arrays(
+        [v.get("X"), v.get("Y")])), default=0.0)
+
+
 def _in_point_range(v):
     """Whether the points of a test are within 1e150: beyond, their
     distances may overflow float64, which the device takes as kernel 0
     whatever gamma (NumPy's engine scales them; see `_KNOWN_REFUSALS`)."""
-    return max((float(np.abs(a).max(initial=0.0)) for a in _flat_arrays(
-        [v.get("X"), v.get("Y")])), default=0.0) <= 1e150
+    return _data_top(v) <= 1e150
 
 
 def _conditioned(v):
     """Whether a set kernel's values are more than rounding: not those of
     the polynomial kernel of points beyond 1e3 (the MMD of its kernel
     values, their cube at 1e49, cancels to rounding in any library)."""
-    top = max((float(np.abs(a).max(initial=0.0)) for a in _flat_arrays(
-        [v.get("X"), v.get("Y")])), default=0.0)
-    return v.get("kernel") != "polynomial" or top <= 1e3
+    return v.get("kernel") != "polynomial" or _data_top(v) <= 1e3
 
 
 def _refused_as_numpy(base, km, v, error):
     """A `Wrong` unless the NumPy call of the values `v` refuses them too,
-    with an error of the type of `error` (PyTorch's). Known: histograms
-    within a few units of the float64 maximum, whose kernel values NumPy
-    computes by scaling them, overflow on the device (a clear refusal)."""
+    with an error of the type of `error` (PyTorch's), or PyTorch's refusal
+    is a known one (`_KNOWN_REFUSALS`)."""
     try:
         base.call(km, v)
     except (ValueError, TypeError) as numpy_error:
@@ -5384,7 +5387,8 @@ def _flat_arrays(x):
 
 def _fourier_conditioned(v):
     """Whether a model's random Fourier features are more than rounding:
-    arguments ``x W`` within 1e4 (as `_model_of_tensors_check`)."""
+    arguments ``x W`` within 1e4 (the `[torch]` models' check and their
+    NumPy comparison take it)."""
     fm = v.get("feature_map", v.get("feature_maps"))
     maps = fm if isinstance(fm, (list, tuple)) else [fm]
     try:
@@ -5404,11 +5408,7 @@ def _model_of_tensors_check(name):
     base = ENTRIES[name].check
 
     def check(ctx, v, res):
-        fm = v.get("feature_map", v.get("feature_maps"))
-        maps = fm if isinstance(fm, (list, tuple)) else [fm]
-        top = ref.scale_of(_rf_rows(v["chunks"]))
-        if any(top * ref.scale_of(np.asarray(f.weights_)) > 1e4
-               for f in maps if hasattr(f, "weights_")):
+        if not _fourier_conditioned(v):
             need(all(np.isfinite(np.asarray(r, dtype=np.float64)).all()
                      for r in res[1:]), "non-finite output")
             return
