@@ -18,7 +18,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import kernelmaps as km
 from kernelmaps import _spec as fam
-from kernelmaps._two_sample import aggregated, blocks, draws, resampling
+from kernelmaps._two_sample import aggregated, blocks, draws, resampling, result
 
 from ._references import kernel_values, mmd2_samples, point_kernel
 
@@ -375,13 +375,35 @@ def test_level_correction_edge_cases():
     # single test's
     M1 = np.arange(1.0, 100.0)[None, :]
     obs = np.array([200.0])
-    p, pvalue, thr = aggregated.level_correction(obs, M1, M1[:, :19], 0.05)
+    p, pvalue, thr = aggregated.level_correction(obs, M1, M1[:, :19], 0.05, 0.0)
     assert p[0] == 1 / 100
     assert pvalue <= 0.05 and obs[0] > thr[0]
     # nothing can reach the level: no rejection, infinite thresholds
-    p, pvalue, thr = aggregated.level_correction(obs, M1[:, :5], M1[:, :5], 0.05)
+    p, pvalue, thr = aggregated.level_correction(obs, M1[:, :5], M1[:, :5], 0.05,
+                                                   0.0)
     assert pvalue > 0.05 and np.all(thr == np.inf)
     assert math.isclose(p[0], 1 / 6)
+
+
+def test_ties_within_rounding():
+    # a resample within 100 roundings of the largest statistic below the
+    # observed one ties with it; one 1,000 roundings below does not
+    eps = np.finfo(np.float64).eps
+    observed, top = -0.004, 0.05
+    null = np.array([top, observed, observed - 10 * eps * top,
+                     observed - 99 * eps * top, observed - 1000 * eps * top,
+                     -top])
+    assert result.pvalue(observed, null, eps) == 5 / 7
+    assert result.pvalue(observed, null, 0.0) == 3 / 7
+    assert result.pvalue(observed, null, np.finfo(np.float32).eps) == 6 / 7
+    # an infinite statistic: the others compared exactly
+    assert result.pvalue(observed, np.append(null, np.inf), eps) == 4 / 8
+    # the aggregated test's single p-values alike, each kernel's row at
+    # the scale of its own statistics
+    M1 = np.stack([null, 1e-6 * null])
+    singles, _, _ = aggregated.level_correction(
+        np.array([observed, 1e-6 * observed]), M1, M1, 0.05, eps)
+    assert_allclose(singles, [5 / 7, 5 / 7])
 
 
 def test_huge_or_empty_arguments_are_refused():
@@ -641,7 +663,10 @@ def test_float32_products_by_default(monkeypatch, n, m, method, gamma, path):
     to about 1e-7 of their spread, so the same p-values but where two
     statistics are that close (the p-values may then differ by a step of
     1 / (B + 1): at gamma = 1e3 the kernel is about 0 between all points,
-    and the statistics of many resamples are all but tied)."""
+    and the statistics of many resamples are all but tied). Statistics
+    within float32's rounding of the observed one count as ties in float32
+    (`result.tie_floor`): at gamma = 1e3, where the statistics of many
+    resamples differ by less, its p-value is the larger."""
     if path == "blocks":  # (ranges of 16 objects)
         monkeypatch.setattr(resampling, "_in_memory_bytes", lambda *args: np.inf)
         monkeypatch.setattr(resampling, "MIN_BLOCK", 16)
@@ -653,9 +678,22 @@ def test_float32_products_by_default(monkeypatch, n, m, method, gamma, path):
                   else 400, rng=2, kernel=["rbf"] if gamma else None,
                   gamma=gamma)
     low = km.mmd_test(X, Y, **kwargs)
+    corrected = []  # (the float64 statistics of the level correction)
+    correct = aggregated.level_correction
+    monkeypatch.setattr(aggregated, "level_correction", lambda *args: (
+        corrected.append(args), correct(*args))[1])
     high = km.mmd_test(X, Y, dtype=np.float64, **kwargs)
     step = 1.0 / (1 + (200 if method == "aggregated" else 400))
-    assert low.pvalue == pytest.approx(high.pvalue, abs=2.5 * step)
+    if method == "aggregated" and gamma:
+        # the kernels but the last (gamma = 1e3) alike; the float64
+        # statistics with float32's ties give float32's p-values
+        assert_allclose(low.pvalues[:3], high.pvalues[:3], atol=2.5 * step)
+        singles, pvalue, _ = correct(*corrected[0][:-1],
+                                     np.finfo(np.float32).eps)
+        assert_allclose(low.pvalues, singles, atol=2.5 * step)
+        assert low.pvalue == pytest.approx(pvalue, abs=2.5 * step)
+    else:
+        assert low.pvalue == pytest.approx(high.pvalue, abs=2.5 * step)
     if method == "aggregated":
         # each kernel's statistics against the spread of its own
         spread = np.ptp(high.null_distribution, axis=1)[:, None]

@@ -359,7 +359,13 @@ def mmd_test(X, Y, *, kernel=None, gamma=None, method="permutation",
 
     The p-value counts the observed statistic as one of the resamples
     (``(1 + #{null >= statistic}) / (1 + B)``): the test's level is at most
-    `alpha` at every sample size, not only asymptotically. The aggregated
+    `alpha` at every sample size, not only asymptotically. A resample
+    whose statistic is below the observed one by less than 100 roundings
+    (of float32 where the products or the values are float32) of the
+    largest statistic counts as a tie, as SciPy's `permutation_test` counts
+    them: statistics equal in exact arithmetic (a split and its complement,
+    the few splits of few objects) then give the same p-value whatever
+    library or order of sums rounded them. The aggregated
     test resamples the single tests' p-values by the B2 resamples (against
     the B1 others) to find the level correction, and its p-value is that of
     the smallest single p-value among them, so ``reject`` is ``pvalue <=

@@ -15,7 +15,7 @@ import numpy as np
 from .._engine.schedule import thread_map
 from .draws import draw_projections
 from .features import split_statistic
-from .result import result, warn_degenerates
+from .result import result, tie_floor, warn_degenerates
 
 
 def conclude(iv, stats, names, gammas, kinds, norms):
@@ -27,16 +27,19 @@ def conclude(iv, stats, names, gammas, kinds, norms):
     warn_degenerates(iv.specs, names, gammas, kinds, "aggregated")
     observed = stats[:, 0]
     M1, M2 = stats[:, 1:1 + B1], stats[:, 1 + B1:]
-    pvalues, p, thresholds = level_correction(observed, M1, M2, iv.alpha)
+    pvalues, p, thresholds = level_correction(observed, M1, M2, iv.alpha,
+                                              iv.resolution)
     return result(observed, p, M1, iv.alpha, "aggregated", names, gammas,
                   pvalues=pvalues, thresholds=thresholds)
 
 
-def level_correction(observed, M1, M2, alpha):
+def level_correction(observed, M1, M2, alpha, resolution):
     """MMDAgg's level correction with uniform weights 1/L.
 
     Each statistic's single p-value is ``(1 + #{M1 >= t}) / (1 + B1)``
-    (the observed and the B2 resamples alike, against the B1). The
+    (the observed and the B2 resamples alike, against the B1; ties within
+    the rounding of the statistics, of relative `resolution`, counted as
+    `result.tie_floor` counts them). The
     aggregated statistic is ``s = L min p``; its p-value is ``(1 + #{s_b <=
     s}) / (1 + B2)`` over the B2 resamples, exact since the observed sample
     and the B2 are exchangeable given the B1. The corrected single level is
@@ -48,8 +51,9 @@ def level_correction(observed, M1, M2, alpha):
     ascending = desc[:, ::-1]
 
     def single(t):
-        # #{M1 >= t} for each row, t of shape (L, k)
-        return np.stack([B1 - np.searchsorted(ascending[i], t[i], "left")
+        # #{M1 >= t} for each row (ties within rounding), t of shape (L, k)
+        floor = tie_floor(t, M1, resolution)
+        return np.stack([B1 - np.searchsorted(ascending[i], floor[i], "left")
                          for i in range(L)])
 
     p_obs = (1.0 + single(observed[:, None])[:, 0]) / (1.0 + B1)

@@ -91,6 +91,16 @@ class Checked:
         return {"aggregated": "mmdagg", "fuse": "fuse"}.get(self.method)
 
     @property
+    def resolution(self):
+        """The relative rounding of the statistics: float32's where the
+        products or the objects' values (the pooled objects, or the
+        samples of a test on features) are float32, else float64's."""
+        Z = self.X if self.Z is None else self.Z
+        values = Z[0] if isinstance(Z, tuple) else getattr(Z, "points", Z)
+        float32 = np.float32 in (self.dtype, getattr(values, "dtype", None))
+        return float(np.finfo(np.float32 if float32 else np.float64).eps)
+
+    @property
     def mode(self):
         """How a resampling test of the kernel resamples: "permutation",
         "wild" (Rademacher signs of the pairs) or "swap" (swaps of the

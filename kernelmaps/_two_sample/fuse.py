@@ -32,5 +32,5 @@ def conclude(iv, stats, names, gammas, kinds, norms):
     stats = stats * factors[:, None]
     fused = scipy.special.logsumexp(stats, axis=0, b=1.0 / len(stats))
     observed, null = float(fused[0]), fused[1:]
-    return result(observed, pvalue(observed, null), null, iv.alpha, "fuse",
-                  names, gammas)
+    return result(observed, pvalue(observed, null, iv.resolution), null,
+                  iv.alpha, "fuse", names, gammas)

@@ -77,5 +77,5 @@ def conclude(iv, out, mode, name, gamma):
         null = features.split_mmd2(sx, dx, total, norms, n, m, iv.unbiased)
         statistic = float(features.split_mmd2(
             s[:, None], np.array([d]), total, norms, n, m, iv.unbiased)[0])
-    return result(statistic, pvalue(statistic, null), null, iv.alpha,
+    return result(statistic, pvalue(statistic, null, iv.resolution), null, iv.alpha,
                   iv.method, name, gamma)

@@ -37,8 +37,9 @@ def conclude(iv, values, names, gammas, kinds, norms):
                                            iv.specs[0].between))
     observed, null = values[0, 0], values[0, 1:]
     g = gammas[0]
-    return result(float(observed), pvalue(observed, null), null, iv.alpha,
-                  iv.method, str(names[0]), None if g is None else float(g))
+    return result(float(observed), pvalue(observed, null, iv.resolution),
+                  null, iv.alpha, iv.method, str(names[0]),
+                  None if g is None else float(g))
 
 
 def finish(r, diag, n, m, unbiased):

@@ -27,7 +27,8 @@ class MMDTestResult:
         the fused statistic (fuse: see `mmd_test`).
     pvalue : float
         The p-value. For the resampling tests it is
-        ``(1 + #{null >= statistic}) / (1 + B)``, exact at every level.
+        ``(1 + #{null >= statistic}) / (1 + B)``, exact at every level
+        (ties within rounding counted: see `mmd_test`).
     null_distribution : ndarray or None
         The resampled statistics, shape ``(B,)`` (fuse: the fused ones);
         for the aggregated test those used for the quantiles, shape ``(L,
@@ -98,10 +99,34 @@ def result(statistic, pvalue, null, alpha, method, kernel, gamma, **more):
                          method, kernel, gamma, **more)
 
 
-def pvalue(observed, null):
+def pvalue(observed, null, resolution):
     """``(1 + #{null >= observed}) / (1 + B)``: exact at every level (the
-    observed sample counts as one of the equally likely ones)."""
-    return float((1.0 + np.count_nonzero(null >= observed)) / (1.0 + null.size))
+    observed sample counts as one of the equally likely ones), a resample
+    within rounding below the observed statistic counted as a tie
+    (`tie_floor`, of relative `resolution`)."""
+    floor = tie_floor(observed, null, resolution)
+    return float((1.0 + np.count_nonzero(null >= floor)) / (1.0 + null.size))
+
+
+def tie_floor(observed, null, resolution):
+    """The value from which a resample's statistic counts as at least the
+    `observed` one: ``observed - TIE_ROUNDINGS * resolution * scale``, the
+    scale the largest magnitude of the observed and `null` statistics (of
+    each row, for rows of observed statistics (L, k) and null ones (L,
+    B)). Statistics equal in exact arithmetic (a split and its
+    complement; the few splits of samples of few objects) differ by their
+    rounding, differently in each library and order of the sums: counted
+    as ties, the same input gives the same p-value on NumPy and on a
+    device. SciPy's `permutation_test` counts such ties too, within 100
+    roundings of the observed statistic; its scale misses the rounding
+    of an MMD^2 that cancels (a few roundings of the kernel's values),
+    which the largest null statistic holds in samples of few objects,
+    where ties occur. (An infinite statistic leaves the others exact.)"""
+    observed = np.asarray(observed)
+    scale = np.maximum(np.abs(observed), np.abs(null).max(
+        axis=-1, keepdims=observed.ndim > 0, initial=0.0))
+    return observed - np.where(np.isfinite(scale),
+                               TIE_ROUNDINGS * resolution * scale, 0.0)
 
 
 def warn_degenerates(specs, names, gammas, kinds, test):
@@ -116,3 +141,8 @@ def warn_degenerates(specs, names, gammas, kinds, test):
         warn_degenerate(f"{len(messages)} of the {len(names)} kernels of the "
                         f"{test} test carry no information: "
                         + "; ".join(messages))
+
+
+# Roundings (of the statistics' relative resolution) within which a
+# resample's statistic ties with the observed one (`tie_floor`): SciPy's.
+TIE_ROUNDINGS = 100

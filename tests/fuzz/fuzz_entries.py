@@ -5338,8 +5338,8 @@ def _numbers(x):
     device copies), as a flat list of float64 arrays."""
     if isinstance(x, tuple):
         return [a for item in x for a in _numbers(item)]
-    if hasattr(x, "pvalue"):  # (a test: the p-value may differ in a tie)
-        return _numbers((x.statistic, *(() if x.gamma is None else (
+    if hasattr(x, "pvalue"):  # (a test; its ties: result.tie_floor)
+        return _numbers((x.statistic, x.pvalue, *(() if x.gamma is None else (
             np.asarray(x.gamma, dtype=np.float64),))))
     if isinstance(x, (np.ndarray, float, int, np.floating)) or scipy.sparse.issparse(x):
         return [np.asarray(as_dense(x), dtype=np.float64)]
