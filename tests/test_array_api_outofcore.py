@@ -15,7 +15,7 @@ import kernelmaps as km
 from kernelmaps import _array_api
 from kernelmaps._outofcore import _passes
 
-from ._helpers import LIBRARIES, point_sets
+from ._helpers import LIBRARIES, native_labels, point_sets
 from ._helpers import import_torch as _torch
 
 pytest.importorskip("array_api_compat")
@@ -66,14 +66,18 @@ def test_ridge_and_pca_equal_numpy(library, blocks):
         assert_close(to_numpy(out), expected, library, True)
 
 
+@pytest.mark.parametrize("targets", ["numpy", "library", "library 1-D int"])
 @pytest.mark.parametrize("library", ["torch_grad", "strict"])
-def test_no_features_come_to_the_host(library, blocks, monkeypatch):
+def test_no_features_come_to_the_host(library, targets, blocks, monkeypatch):
     """Where the library computes, each block's moments are reduced on its
-    device (`DeviceMoments`): no block of features is copied to the host,
-    only the p x p moments at the end; the fits are NumPy's to rounding,
-    the PCA pass of a joint ridge (n_components=) among them."""
+    device (`DeviceMoments`): no block of features, nor of targets of the
+    library, is copied to the host, only the p x p moments at the end;
+    the fits are NumPy's to rounding, the PCA pass of a joint ridge
+    (n_components=) among them."""
     to_library, _ = LIBRARIES[library]
     X, y = data()
+    if targets.endswith("int"):
+        y = np.round(10 * y[:, 0]).astype(np.int64)
     fmaps = [km.RandomFourierFeatures(n_components=24, rng=s).fit(X) for s in (0, 1)]
     expected = km.rf_ridge(X, y, fmaps, [6, 4], alpha=0.5)
     copied = []
@@ -84,7 +88,8 @@ def test_no_features_come_to_the_host(library, blocks, monkeypatch):
         return Z
 
     monkeypatch.setattr(_passes, "host_features", host_features)
-    ridge = km.rf_ridge(to_library(X), y, fmaps, [6, 4], alpha=0.5)
+    given = y if targets == "numpy" else native_labels(library, y)
+    ridge = km.rf_ridge(to_library(X), given, fmaps, [6, 4], alpha=0.5)
     assert copied == []
     scale = np.abs(expected.coef_).max()
     assert_allclose(ridge.coef_, expected.coef_, rtol=1e-10, atol=1e-10 * scale)
@@ -150,3 +155,28 @@ def test_the_meta_device():
     ridge = km.rf_ridge(X, y, fmap, 4)
     out = ridge.predict(torch.empty(7, 3, dtype=torch.float64, device="meta"))
     assert out.device.type == "meta" and tuple(out.shape) == (7, 2)
+
+
+@pytest.mark.parametrize("library", ["torch_grad", "strict"])
+def test_bad_targets_of_the_library(library):
+    """Targets of the library, checked on its device: NumPy's errors and
+    messages for the same values; targets on another device refused,
+    naming both arguments."""
+    to_library, _ = LIBRARIES[library]
+    X, y = data()
+    fmap = km.RandomFourierFeatures(n_components=8, rng=0).fit(X)
+    nan = y.copy()
+    nan[7, 1] = np.nan
+    for bad in (nan, y[:-1], y[:, :, None], np.array(2.0), y.astype(complex)):
+        with pytest.raises((ValueError, TypeError)) as wanted:
+            km.rf_ridge(X, bad, fmap, 4)
+        with pytest.raises(wanted.type) as got:
+            km.rf_ridge(to_library(X), native_labels(library, bad), fmap, 4)
+        message = str(wanted.value)
+        assert str(got.value) == message.replace(
+            "dtype complex128", f"dtype {native_labels(library, bad).dtype}")
+    if library == "torch_grad":
+        torch = _torch()
+        with pytest.raises(ValueError,
+                           match=r"chunks is on device .* y_chunks on device meta"):
+            km.rf_ridge(to_library(X), torch.asarray(y, device="meta"), fmap, 4)

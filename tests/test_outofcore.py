@@ -713,6 +713,9 @@ def bad_cases():
         ("y_chunks None", lambda: rf_ridge(two, None, None, 2), ValueError,
          "y_chunks is required"),
         ("y_chunks int", lambda: rf_ridge(two, 3, None, 2), TypeError, "y_chunks"),
+        # before: NumPy's IndexError of a 0-D array's slice
+        ("y_chunks 0-D", lambda: rf_ridge(Xs, np.array(3.0), None, 2), ValueError,
+         "y_chunks must be 1-D or 2-D, got a 0-D array"),
         ("features nan", lambda: rf_pca([Xs[:100], Xs[100:] * np.nan], None, 2),
          ValueError, "NaN or infinity"),
         ("chunks str", lambda: rf_pca("abc", None, 2), TypeError, "chunks"),

@@ -94,7 +94,8 @@ class DeviceMoments(Moments):
         self.M2 = xp.matrix_transpose(Zc) @ Zc
         self.y_mean = self.Czy = None
         if y is not None:
-            y = library.from_numpy(y)
+            if isinstance(y, np.ndarray):  # (else the library's, checked)
+                y = library.from_numpy(y)
             self.y_mean = xp.sum(y, axis=0) / max(n, 1)
             self.Czy = xp.matrix_transpose(Zc) @ (y - self.y_mean)
 

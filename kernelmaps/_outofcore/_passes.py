@@ -49,7 +49,8 @@ def _block_stats(X, y, fmaps, pcas, block_name, map_name):
         library = _computing_library(Z[0])
         if library is not None:  # (on their device: only the moments come back)
             return [DeviceMoments(library, z, y) for z in Z]
-        return block_moments([host_features(z) for z in Z], y)
+        return block_moments([host_features(z) for z in Z],
+                             None if y is None else host_features(y))
 
 
 def _computing_library(Z):
@@ -70,8 +71,11 @@ def host_features(Z):
     return Z if library is None else library.to_numpy(Z)
 
 
-def _check_y(y, n_rows, name):
-    """`y` (of any array library: its values) as float64 (n_rows, c)."""
+def _check_y(y, n_rows, name, library=None):
+    """`y` (of any array library: its values) as float64 (n_rows, c); on
+    its device where `library` (its `ArrayLibrary`) is given."""
+    if library is not None:
+        return _check_device_y(library, y, n_rows, name)
     y = np.asarray(host_features(y))
     if y.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {y.dtype}")
@@ -84,6 +88,35 @@ def _check_y(y, n_rows, name):
     if not np.isfinite(y).all():
         raise ValueError(f"{name} contains NaN or infinity")
     return y
+
+
+def _check_device_y(library, y, n_rows, name):
+    """`_check_y` of targets `y` of `library`, on their device, without
+    their gradient."""
+    xp = library.xp
+    if not xp.isdtype(y.dtype, ("bool", "integral", "real floating")):
+        raise TypeError(f"{name} must hold real numbers, got dtype {y.dtype}")
+    if y.ndim not in (1, 2) or y.shape[0] != n_rows:
+        raise ValueError(f"{name} has shape {tuple(y.shape)}, but its block of "
+                         f"data has {n_rows} rows")
+    y = xp.astype(library.host_values(y), xp.float64)
+    y = xp.reshape(y, (n_rows, 1)) if y.ndim == 1 else y
+    if not library.all_finite(y):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return y
+
+
+def _targets_library(y, y_name, chunks, name):
+    """The `ArrayLibrary` of targets `y` (argument `y_name`) that stay on
+    their device: where they and the data `chunks` (argument `name`) are
+    of a library that computes (their moments reduced there), else None
+    (their values read on the host). Data and targets of two libraries or
+    devices (NumPy aside) are refused, naming both."""
+    points = getattr(chunks, "points", chunks)
+    if not (_array_api.is_foreign(y) and _array_api.is_foreign(points)):
+        return None
+    library = _array_api.library_of(**{name: points, y_name: y})
+    return library if library.native and library.readable(y) else None
 
 
 def _n_rows(X, name="chunks"):
@@ -135,14 +168,18 @@ class _Targets:
     """Target blocks aligned with data blocks: slices of one array, or the
     items of an iterable of blocks."""
 
-    def __init__(self, y, name):
+    def __init__(self, y, name, library=None):
         self.name, self.start, self.ndim, self.width = name, 0, None, None
-        y = host_features(y)  # (targets of another library: their values)
-        whole = isinstance(y, np.ndarray) or (
+        self.library = library  # (where the targets stay on their device)
+        if library is None:
+            y = host_features(y)  # (targets of another library: their values)
+        whole = library is not None or isinstance(y, np.ndarray) or (
             isinstance(y, (list, tuple)) and len(y) > 0
             and np.ndim(host_features(y[0])) == 0)
         if whole:
-            self.whole, self.items = np.asarray(y), None
+            self.whole, self.items = (np.asarray(y) if library is None else y), None
+            if self.whole.ndim == 0:
+                raise ValueError(f"{name} must be 1-D or 2-D, got a 0-D array")
         elif isinstance(y, (str, bytes)) or not hasattr(y, "__iter__"):
             raise TypeError(
                 f"{name} must be an array or an iterable of blocks, got "
@@ -153,7 +190,8 @@ class _Targets:
 
     def next(self, n, k):
         if self.items is None:
-            block = self.whole[self.start : self.start + n]
+            stop = min(self.start + n, self.whole.shape[0])  # (array API)
+            block = self.whole[self.start : stop, ...]
             name = self.name
             if block.shape[0] < n:
                 raise ValueError(f"{name} has {self.whole.shape[0]} rows, fewer "
@@ -165,7 +203,7 @@ class _Targets:
                 raise ValueError(f"{self.name} has fewer blocks than the data")
         self.start += n
         self.ndim = np.ndim(block) if self.ndim is None else self.ndim
-        y = _check_y(block, n, name)
+        y = _check_y(block, n, name, self.library)
         if self.width is not None and y.shape[1] != self.width:
             raise ValueError(
                 f"{name} has {y.shape[1]} target column(s), the first block "
@@ -189,7 +227,8 @@ def reduce_moments(chunks, y, fmaps, pcas, names, progress):
     if is_lazy(chunks):
         return _reduce_dask(chunks, y, fmaps, pcas, names)
     name, y_name, map_name = names
-    targets = None if y is None else _Targets(y, y_name)
+    targets = None if y is None else _Targets(
+        y, y_name, _targets_library(y, y_name, chunks, name))
     blocks, total = split_blocks(chunks, name)
     acc = None
     with progress_bar(progress, total, "blocks") as bar:
