@@ -163,26 +163,46 @@ def test_median_heuristic_of_more_than_its_sample(library):
     assert_same_test(result, expected, rtol=1e-11)
 
 
+@pytest.mark.parametrize("method", ["permutation", "cross"])
 @pytest.mark.parametrize("case", [(1e200, "rbf", 1.0), (1e150, "rbf", None),
                                   (1e-200, "laplacian", None),
                                   (1e300, "energy", None),
-                                  (1e-300, "energy", None)], ids=str)
-def test_points_at_extreme_scales(case):
-    """The kernel of points far from 1 (scaled by powers of two): no
-    overflow where NumPy's has none (rbf at gamma 1 of points 1e200 apart:
-    0 between them, a warning)."""
+                                  (1e-300, "energy", None),
+                                  (1e154, "rbf", 1e-308),
+                                  (5e307, "laplacian", 1e-308)], ids=str)
+def test_points_at_extreme_scales(case, method):
+    """The kernel of points far from 1 (scaled by powers of two, the scale
+    folded into gamma): no overflow where NumPy's has none (rbf at gamma 1
+    of points 1e200 apart: 0 between them, a warning; distances beyond
+    float64 at a gamma that takes them near 1: before, the device took
+    them as kernel 0, a p-value of 0.106 where NumPy's is 0.037)."""
     scale, kernel, gamma = case
     X, Y = two_samples(20, 20, seed=6)
-    options = dict(kernel=kernel, gamma=gamma, n_resamples=49, rng=0)
+    options = dict(kernel=kernel, gamma=gamma, rng=0, method=method,
+                   n_resamples=49 if method == "permutation" else None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", km.DegenerateWarning)
         expected = km.mmd_test(X * scale, Y * scale, **options)
         strict = _strict()
         result = km.mmd_test(strict.asarray(X * scale),
                              strict.asarray(Y * scale), **options)
-    assert result.pvalue == expected.pvalue
-    assert_allclose(result.statistic, expected.statistic, rtol=1e-12,
-                    atol=1e-12 * np.abs(expected.null_distribution).max())
+    assert result.pvalue == pytest.approx(expected.pvalue, rel=1e-9)
+    scale = (1.0 if method == "cross"
+             else np.abs(expected.null_distribution).max())
+    assert_allclose(result.statistic, expected.statistic, rtol=1e-9,
+                    atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("method", ["permutation", "aggregated", "cross"])
+def test_energy_beyond_float64_is_refused(method):
+    # NumPy's ValueError (before: Python's OverflowError of the power of
+    # two that scales the points back; NumPy's cross test a NaN)
+    X, Y = two_samples(20, 20, seed=6)
+    strict = _strict()
+    for given in [(X * 5e307, Y * 5e307),
+                  (strict.asarray(X * 5e307), strict.asarray(Y * 5e307))]:
+        with pytest.raises(ValueError, match=r"energy kernel values .* overflow"):
+            km.mmd_test(*given, kernel="energy", method=method, rng=0)
 
 
 @pytest.mark.parametrize("d", [3, 40])

@@ -48,6 +48,27 @@ def test_statistic_is_the_reference(sizes, dtype):
     assert res.reject == (res.pvalue <= 0.05) and res.gamma == 0.4
 
 
+@pytest.mark.parametrize("scale", [1e-200, 1e-100, 1e100, 1e160, 1e200])
+def test_energy_statistic_at_any_scale(scale):
+    # the energy kernel is homogeneous: the studentised statistic of the
+    # points times any scale is the reference's of the points (before, its
+    # variance overflowed or vanished beyond 1e154 and below 1e-154: a
+    # statistic of 0)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20, 3))
+    Y = rng.normal(size=(23, 3)) + 0.7
+    Z = np.concatenate([X, Y])
+    norms = np.linalg.norm(Z, axis=1)
+    K = (norms[:, None] + norms[None, :] - cdist(Z, Z)) / 2
+    t, p = reference(K, 20, 23)
+    res = km.mmd_test(X * scale, Y * scale, method="cross", kernel="energy")
+    assert_allclose(res.statistic, t, rtol=1e-9)
+    assert_allclose(res.pvalue, p, rtol=1e-7)
+    # points whose kernel values overflow float64: refused (a NaN before)
+    with pytest.raises(ValueError, match=r"energy kernel values .* overflow"):
+        km.mmd_test(X * 5e307, Y * 5e307, method="cross", kernel="energy")
+
+
 def test_blocks_threads_and_budget_do_not_change_it(monkeypatch):
     from kernelmaps._two_sample import cross
 

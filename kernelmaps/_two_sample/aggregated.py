@@ -15,7 +15,7 @@ import numpy as np
 from .._engine.schedule import thread_map
 from .draws import draw_projections
 from .features import split_statistic
-from .result import result, tie_floor, warn_degenerates
+from .result import finite_statistics, result, tie_floor, warn_degenerates
 
 
 def conclude(iv, stats, names, gammas, kinds, norms):
@@ -25,7 +25,7 @@ def conclude(iv, stats, names, gammas, kinds, norms):
     `Checked` call's specs, resamples B and alpha."""
     B1 = iv.B[0]
     warn_degenerates(iv.specs, names, gammas, kinds, "aggregated")
-    observed = stats[:, 0]
+    observed = finite_statistics(stats, names)[:, 0]
     M1, M2 = stats[:, 1:1 + B1], stats[:, 1 + B1:]
     pvalues, p, thresholds = level_correction(observed, M1, M2, iv.alpha,
                                               iv.resolution)
@@ -143,9 +143,11 @@ def swap_finish(w, q, constants, n, m):
     T, cKc, rc, trD = constants
 
     def finish(E, quadratic):
-        we, qe = draw_projections(np.stack([w, q]), E)
-        sxx = cKc + we + (quadratic + trD) / 4
-        return split_statistic(sxx, rc + 0.5 * qe, None, T, None, n, m, True)
+        with np.errstate(over="ignore", invalid="ignore"):  # (refused after)
+            we, qe = draw_projections(np.stack([w, q]), E)
+            sxx = cKc + we + (quadratic + trD) / 4
+            return split_statistic(sxx, rc + 0.5 * qe, None, T, None, n, m,
+                                   True)
 
     return finish
 

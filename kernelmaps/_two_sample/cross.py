@@ -9,6 +9,7 @@ import numpy as np
 import scipy.stats
 
 from .._engine import lapack
+from .._engine.layout import power_of_two_exponent
 from .._engine.progress import progress_bar
 from .._engine.schedule import thread_map
 from .cost import warn_long_call
@@ -49,7 +50,7 @@ def test(iv):
         g = np.concatenate(cross_dask(spec, iv.Z, value, rows, cols))
     else:
         with progress_bar(iv.progress, len(tasks), "mmd_test") as bar, \
-                lapack.one_blas_thread():
+                lapack.one_blas_thread(), np.errstate(invalid="ignore"):
             for (i, _), values in zip(tasks, thread_map(part, tasks,
                                                         iv.n_threads),
                                       strict=True):
@@ -73,8 +74,14 @@ def conclude(iv, g, spec, value):
     NumPy vector) at the first halves' objects, those of X first: the
     studentised difference of their means (0 where g is constant, with
     p-value 1), for the `Checked` call's sizes and alpha, the kernel of
-    `spec` at scale `value`."""
+    `spec` at scale `value`; a ValueError where g is not finite (the
+    kernel's values, or their sums, beyond float64). The statistic does
+    not change with g's scale: g is taken near 1 by a power of two
+    (exact), so that its variance neither overflows nor vanishes (the
+    energy kernel of points at 1e160 or 1e-200 gave a statistic of 0)."""
     n1, m1 = iv.n // 2, (iv.N - iv.n) // 2
+    g = spec.finite(g)
+    g = np.ldexp(g, power_of_two_exponent(np.abs(g).max(initial=0.0)))
     gx, gy = g[:n1], g[n1:]
     statistic = gx.mean() - gy.mean()
     scale = math.sqrt(gx.var(ddof=1) / n1 + gy.var(ddof=1) / m1)

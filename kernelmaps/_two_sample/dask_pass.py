@@ -155,7 +155,8 @@ def cross_part(context, A, B, weight):
     scale of ``context = (spec, value)``, on one engine and one BLAS
     thread (the threaded pass and the Dask tasks alike)."""
     spec, value = context
-    with lapack.one_blas_thread():
+    with lapack.one_blas_thread(), np.errstate(over="ignore"):  # (see
+        # cross.conclude: sums beyond float64 refused)
         return spec.finite(spec.matrix(A, B, value, 1)).sum(axis=1) * weight
 
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import scipy.special
 
-from .result import pvalue, result, warn_degenerates
+from .result import finite_statistics, pvalue, result, warn_degenerates
 
 
 def conclude(iv, stats, names, gammas, kinds, norms):
@@ -29,7 +29,7 @@ def conclude(iv, stats, names, gammas, kinds, norms):
     # beyond float64: kernel values near the top of its range, no scale)
     usable = (norms > 0) & np.isfinite(norms)
     factors = np.where(usable, scale / np.where(usable, norms, 1.0), 0.0)
-    stats = stats * factors[:, None]
+    stats = finite_statistics(stats, names) * factors[:, None]
     fused = scipy.special.logsumexp(stats, axis=0, b=1.0 / len(stats))
     observed, null = float(fused[0]), fused[1:]
     return result(observed, pvalue(observed, null, iv.resolution), null,

@@ -120,7 +120,10 @@ def _resampled(library, iv, budget, kernels, equal):
     statistics = np.empty((sum(len(s) for _, s, _ in kernels), iv.total))
     found, finishes = [], []  # (of each kernel and scale, the first batch)
     steps = len(batches) * len(ranges) * len(kernels)
-    with progress_bar(iv.progress, steps, "mmd_test") as bar:
+    # (statistics beyond float64 refused: `result.finite_statistics`;
+    # NumPy-backed libraries would warn of them first)
+    with progress_bar(iv.progress, steps, "mmd_test") as bar, \
+            np.errstate(over="ignore", invalid="ignore"):
         for batch in batches:
             S = np.concatenate(list(thread_map(draw, batch,
                                                min(iv.n_threads, 2))), axis=1)
@@ -302,11 +305,12 @@ class _Kernel:
     package's `_array_api.point_kernel`, its distances computed once for
     every scale), a block of columns at a time within `budget` bytes. rbf
     and laplacian in the points' units (1 between equal points, whatever
-    the scale; 0 where a distance overflows), rbf's squared distances from
-    the differences where the points' squares could overflow or vanish
-    (far from 1), else by its rule; the homogeneous "energy" on the points
-    times a power of two (exact) that takes them near 1 where they are far
-    from it, its values scaled back."""
+    the scale), rbf's squared distances from the differences where the
+    points' squares could overflow or vanish (far from 1), else by its
+    rule; a distance beyond float64 from the points times a power of two
+    (exact) that takes them near 1, at the scale in those units (0 where
+    it overflows). The homogeneous "energy" on the points times that power
+    of two where they are far from 1, its values scaled back."""
 
     def __init__(self, library, name, scales, Z, budget):
         xp = library.xp
@@ -314,10 +318,17 @@ class _Kernel:
         Z = xp.astype(Z, xp.float64, copy=False)
         top = library.scalar(xp.max(xp.abs(Z)))
         near = 2.0**-400 < top < 2.0**400
-        e = 0 if near or name != "energy" else power_of_two_exponent(top)
-        self.points, self.Z = Z, _array_api.times_power_of_two(Z, e)
+        e = 0 if near else power_of_two_exponent(top)
+        scaled = _array_api.times_power_of_two(Z, e)
+        self.points, self.Z = Z, scaled if name == "energy" else Z
+        self.far = None if near or name == "energy" else scaled
         self.scales = list(scales)
-        self.direct, self.factor = not near, math.ldexp(1.0, -e)
+        power = {"rbf": -2 * e, "laplacian": -e}.get(name, 0)  # (distances')
+        with np.errstate(over="ignore", under="ignore"):
+            self.far_gammas = [None if g is None else float(np.ldexp(float(g), power))
+                               for g in self.scales]
+            self.factor = float(np.ldexp(1.0, -e))  # (of "energy")
+        self.direct = not near
 
     def diagonal(self, library, index):
         """k(z, z) of the pooled points, on the host."""
@@ -343,18 +354,30 @@ class _Kernel:
         """k(Z[rows], Z[cols]) at each scale, for slices `rows` and
         `cols`."""
         xp, A, B = self.library.xp, self.Z[rows, :], self.Z[cols, :]
-        step = _step(self.budget, 24.0 * A.shape[0] * A.shape[1])
         if self.name == "energy":
-            parts = [_array_api.point_kernel(
-                self.library, A, B[c:min(c + step, B.shape[0]), :],
-                {"kernel": "energy"}) for c in range(0, B.shape[0], step)]
-            K = parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
+            K = self._joined(lambda a, b: _array_api.point_kernel(
+                self.library, a, b, {"kernel": "energy"}), A, B)
             return [K * self.factor if self.factor != 1.0 else K]
-        parts = [_array_api.point_distances(
-            self.library, A, B[c:min(c + step, B.shape[0]), :], self.name,
-            self.direct) for c in range(0, B.shape[0], step)]
-        S = parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
-        return [_array_api.exp_minus(xp, float(gamma), S) for gamma in self.scales]
+        S = self._joined(self._distances, A, B)
+        values = [_array_api.exp_minus(xp, float(g), S) for g in self.scales]
+        if self.far is None or self.library.all_finite(S):
+            return values
+        beyond = xp.isinf(S)  # (distances beyond float64: of the points scaled)
+        S = self._joined(self._distances, self.far[rows, :], self.far[cols, :])
+        return [xp.where(beyond, _array_api.exp_minus(xp, g, S), K)
+                for g, K in zip(self.far_gammas, values, strict=True)]
+
+    def _distances(self, A, B):
+        return _array_api.point_distances(self.library, A, B, self.name,
+                                          self.direct)
+
+    def _joined(self, f, A, B):
+        """``f(A, B)`` a block of columns of B at a time (within the
+        budget), joined."""
+        step = _step(self.budget, 24.0 * A.shape[0] * A.shape[1])
+        parts = [f(A, B[c:min(c + step, B.shape[0]), :])
+                 for c in range(0, B.shape[0], step)]
+        return parts[0] if len(parts) == 1 else self.library.xp.concat(parts, axis=1)
 
     def block(self, rows, cols):
         """k(Z[rows], Z[cols]) at its first scale."""

@@ -23,6 +23,8 @@ input, to rounding.
 import dataclasses
 import numbers
 
+import numpy as np
+
 from .. import _array_api
 from .._base import FeatureMap
 from .._engine.progress import progress_bar
@@ -98,7 +100,8 @@ def cross(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
     rows = [(a, min(a + step, b)) for a, b in firsts for a in range(a, b, step)]
     (x0, x1, wx), (y0, y1, wy) = seconds  # (X2, Y2 and their weights)
     parts = []
-    with progress_bar(iv.progress, len(rows), "mmd_test") as bar:
+    with progress_bar(iv.progress, len(rows), "mmd_test") as bar, \
+            np.errstate(over="ignore", invalid="ignore"):  # (refused below)
         for a, b in rows:
             here = slice(a, b)
             parts.append(xp.sum(kernel.block(here, slice(x0, x1)), axis=1) * wx

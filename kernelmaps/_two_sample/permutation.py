@@ -24,7 +24,7 @@ from .._spec import computed
 from .._warnings import degenerate_message, warn_degenerate
 from .draws import draw_projections
 from .features import split_statistic
-from .result import pvalue, result
+from .result import finite_statistics, pvalue, result
 
 
 def conclude(iv, values, names, gammas, kinds, norms):
@@ -35,7 +35,7 @@ def conclude(iv, values, names, gammas, kinds, norms):
     if kinds[0] is not None:
         warn_degenerate(degenerate_message(kinds[0], names[0], gammas[0],
                                            iv.specs[0].between))
-    observed, null = values[0, 0], values[0, 1:]
+    observed, null = finite_statistics(values, names)[0, 0], values[0, 1:]
     g = gammas[0]
     return result(float(observed), pvalue(observed, null, iv.resolution),
                   null, iv.alpha, iv.method, str(names[0]),
@@ -50,16 +50,27 @@ def finish(r, diag, n, m, unbiased):
     its row sums and `diag` the diagonal of the pooled matrix: ``Sxx = s'
     K0 s = (q + 2 n N r' s - n^2 T) / N^2``, ``Sxy = r' s - Sxx`` and ``Syy
     = T - 2 r' s + Sxx`` with T = 1' K0 1."""
-    total = math.fsum(r)
-    diag_total = math.fsum(diag)
+    total, diag_total = _fsum(r), _fsum(diag)
     N = n + m
 
     def finish(S, q):
-        rs, dx = draw_projections(np.stack([r, diag]), S)
-        sxx = (q + (2.0 * n * N) * rs - (float(n) * n) * total) / (float(N) * N)
-        return split_statistic(sxx, rs, dx, total, diag_total, n, m, unbiased)
+        with np.errstate(over="ignore", invalid="ignore"):  # (refused after)
+            rs, dx = draw_projections(np.stack([r, diag]), S)
+            sxx = (q + (2.0 * n * N) * rs - (float(n) * n) * total) / (
+                float(N) * N)
+            return split_statistic(sxx, rs, dx, total, diag_total, n, m,
+                                   unbiased)
 
     return finish
+
+
+def _fsum(values):
+    """`math.fsum`, or infinity where the exact sum overflows float64 (the
+    statistics are then refused: `result.finite_statistics`)."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.inf
 
 
 def shifts(spec, Z, N, scales):

@@ -348,12 +348,14 @@ def resampled(form, draw, prepare, n_blocks, bar, n_threads):
     def part(P, start):
         """The share of the rows start:start + step of M in diag(P' M P)."""
         end = start + step
-        D = M[start:end, start:end] @ P[start:end]
-        if end < rows:
-            F = M[start:end, end:] @ P[end:]
-            F *= 2
-            D += F
-        return blocks.column_dots(P[start:end], D)
+        with np.errstate(over="ignore", invalid="ignore"):  # (statistics
+            # beyond float64 refused: result.finite_statistics)
+            D = M[start:end, start:end] @ P[start:end]
+            if end < rows:
+                F = M[start:end, end:] @ P[end:]
+                F *= 2
+                D += F
+            return blocks.column_dots(P[start:end], D)
 
     def tasks():
         """(block, its products' draws, first row) of each task, the next

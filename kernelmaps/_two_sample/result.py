@@ -108,6 +108,19 @@ def pvalue(observed, null, resolution):
     return float((1.0 + np.count_nonzero(null >= floor)) / (1.0 + null.size))
 
 
+def finite_statistics(stats, names):
+    """The statistics (L, B + 1) of the L kernels `names`, or a ValueError
+    naming the first kernel whose statistics are not all finite: its
+    values' sums beyond float64 (kernel values near its maximum)."""
+    finite = np.isfinite(stats).all(axis=1)
+    if not finite.all():
+        raise ValueError(
+            f"the sums of the {names[np.argmin(finite)]} kernel values "
+            f"between the objects of X and Y overflow float64 in the test's "
+            f"statistics; scale X and Y down")
+    return stats
+
+
 def tie_floor(observed, null, resolution):
     """The value from which a resample's statistic counts as at least the
     `observed` one: ``observed - TIE_ROUNDINGS * resolution * scale``, the
