@@ -1,82 +1,24 @@
 """The gallery examples in ``examples/`` run to the end and draw figures
 that read at a glance: text of at least 10 points, at least two labelled
 ticks on every log axis, and no two texts of a figure on top of each
-other."""
+other (``doc/figure_checks.py``, which the documentation's build runs on
+every figure of the gallery too)."""
 
+import importlib.util
 import pathlib
 import re
 import runpy
+import sys
 
 import pytest
 
-EXAMPLES = sorted(
-    (pathlib.Path(__file__).resolve().parents[1] / "examples").glob("plot_*.py")
-)
-MIN_FONT_SIZE = 10
-
-
-def _texts(fig):
-    """The visible, non-empty texts of `fig` (titles, labels, tick labels,
-    legends, annotations), after a draw has laid them out; not the labels
-    of ticks outside their axis's view, which are not drawn."""
-    import matplotlib.text
-
-    fig.canvas.draw()
-    hidden = set()
-    for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            low, high = sorted(axis.get_view_interval())
-            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
-                if not low <= tick.get_loc() <= high:
-                    hidden.update((id(tick.label1), id(tick.label2)))
-    return [t for t in fig.findobj(matplotlib.text.Text)
-            if t.get_visible() and t.get_text().strip() and id(t) not in hidden
-            and t.get_window_extent().width > 0]
-
-
-def _labelled_ticks(axis):
-    """Major tick labels of `axis` inside its view limits, with text, on
-    either side (label1: left or bottom; label2: right or top)."""
-    low, high = sorted(axis.get_view_interval())
-    return [label.get_text() for tick in axis.get_major_ticks()
-            if low <= tick.get_loc() <= high
-            for label in (tick.label1, tick.label2)
-            if label.get_visible() and label.get_text().strip()]
-
-
-def _shared(ax, name):
-    """The axes sharing `ax`'s x or y axis (`name`), `ax` included: one of
-    them may carry the tick labels for all."""
-    group = ax.get_shared_x_axes() if name == "x" else ax.get_shared_y_axes()
-    return group.get_siblings(ax)
-
-
-def figure_problems(fig):
-    """What makes `fig` hard to read: small text, log axes with fewer than
-    two labelled ticks, overlapping texts."""
-    problems = []
-    texts = _texts(fig)
-    for text in texts:
-        if text.get_fontsize() < MIN_FONT_SIZE:
-            problems.append(f"{text.get_fontsize():g}-pt text {text.get_text()!r}")
-    for ax in fig.axes:
-        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-            if axis.get_scale() in ("log", "symlog") and ax.get_visible():
-                labels = [label for sibling in _shared(ax, name)
-                          for label in _labelled_ticks(getattr(sibling, f"{name}axis"))]
-                if len(labels) < 2:
-                    problems.append(f"log {name} axis of {ax.get_title()!r} has "
-                                    f"labelled ticks {labels}")
-    renderer = fig.canvas.get_renderer()
-    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
-    for i, (text_a, a) in enumerate(boxes):
-        for text_b, b in boxes[i + 1:]:
-            overlap_x = min(a.x1, b.x1) - max(a.x0, b.x0)
-            overlap_y = min(a.y1, b.y1) - max(a.y0, b.y0)
-            if overlap_x > 1 and overlap_y > 1:  # a pixel of slack
-                problems.append(f"{text_a!r} overlaps {text_b!r}")
-    return problems
-
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("plot_*.py"))
+_spec = importlib.util.spec_from_file_location(
+    "figure_checks", ROOT / "doc" / "figure_checks.py")
+figure_checks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(figure_checks)
+figure_problems = figure_checks.figure_problems
 
 def test_figure_problems_are_found():
     """The checks find what they look for (so that a clean example is not
@@ -99,6 +41,42 @@ def test_figure_problems_are_found():
     assert "7-pt text 'a line'" in problems
     assert any(p.startswith("log y axis") for p in problems), problems
     assert "'here' overlaps 'there'" in problems
+
+
+def test_the_gallery_build_checks_its_figures(monkeypatch):
+    """The documentation's build scrapes the gallery's figures through
+    `figure_checks` (``doc/conf.py``), whose scraper saves and closes the
+    figures (sphinx-gallery's scraper, here a stand-in) and then refuses
+    one that is hard to read, naming the example."""
+    matplotlib = pytest.importorskip("matplotlib")
+    scrapers = pytest.importorskip("sphinx_gallery.scrapers")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    conf = {"__file__": str(ROOT / "doc" / "conf.py")}
+    exec(compile((ROOT / "doc" / "conf.py").read_text(), conf["__file__"], "exec"),
+         conf)
+    names = conf["sphinx_gallery_conf"]["image_scrapers"]
+    scraper = [importlib.import_module(name)._get_sg_image_scraper() for name in names]
+    assert [s.__name__ for s in scraper] == ["checked_matplotlib_scraper"]
+    saved = []
+
+    def stand_in(block, block_vars, gallery_conf, **kwargs):
+        saved.append(plt.get_fignums())
+        plt.close("all")
+        return "rst"
+
+    monkeypatch.setattr(scrapers, "matplotlib_scraper", stand_in)
+    plt.close("all")
+    _, ax = plt.subplots()
+    ax.plot([1, 2], [3, 4])
+    assert scraper[0](None, {"src_file": "good.py"}, {}) == "rst"
+    _, ax = plt.subplots()
+    ax.set_title("tiny", fontsize=6)
+    with pytest.raises(ValueError, match=r"bad\.py .*6-pt text 'tiny'"):
+        scraper[0](None, {"src_file": "bad.py"}, {})
+    assert len(saved) == 2 and saved[1] and not plt.get_fignums()
 
 
 # Warnings of a dask.distributed LocalCluster about the machine, not about
@@ -127,8 +105,7 @@ def test_example_runs(path, monkeypatch, capsys):
     try:
         runpy.run_path(str(path), run_name="__main__")
         assert plt.get_fignums(), f"{path.name} drew no figure"
-        problems = {number: figure_problems(plt.figure(number))
-                    for number in plt.get_fignums()}
-        assert not any(problems.values()), problems
+        problems = figure_checks.open_figures_problems()
+        assert not problems, problems
     finally:
         plt.close("all")

@@ -101,13 +101,13 @@ def cross(library, X, Y, kernel, gamma, method, n_resamples, alpha, unbiased,
     (x0, x1, wx), (y0, y1, wy) = seconds  # (X2, Y2 and their weights)
     parts = []
     with progress_bar(iv.progress, len(rows), "mmd_test") as bar, \
-            np.errstate(over="ignore", invalid="ignore"):  # (refused below)
+            np.errstate(over="ignore", invalid="ignore"):  # (refused in `conclude`)
         for a, b in rows:
             here = slice(a, b)
             parts.append(xp.sum(kernel.block(here, slice(x0, x1)), axis=1) * wx
                          + xp.sum(kernel.block(here, slice(y0, y1)), axis=1) * wy)
             bar.update(1)
-    g = spec.finite(library.to_numpy(xp.concat(parts)))
+    g = library.to_numpy(xp.concat(parts))
     return conclude(iv, g, spec, scale)
 
 
