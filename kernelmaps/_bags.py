@@ -325,6 +325,8 @@ def _foreign_library(a, name="points", **others):
     """The `kernelmaps._libraries.ArrayLibrary` of `a` (argument `name`,
     and of `others`, the arguments it must agree with), an array of a
     library other than NumPy; else None."""
+    if type(a) is np.ndarray:  # (NumPy's points pay no more)
+        return None
     from ._libraries import is_foreign, library_of
 
     return library_of(**{name: a}, **others) if is_foreign(a) else None

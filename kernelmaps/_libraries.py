@@ -133,9 +133,11 @@ class ArrayLibrary:
 
 def is_foreign(a):
     """Whether `a` is an array of a library other than NumPy (not a NumPy
-    array, a scipy.sparse matrix, a Dask array, a plain sequence or a type,
-    such as a `dtype` argument's ``numpy.float32``)."""
-    if a is None or isinstance(a, (np.ndarray, np.generic, list, tuple, type)):
+    array, a scipy.sparse matrix, a Dask array, a plain sequence, a Python
+    number or string, or a type, such as a `dtype` argument's
+    ``numpy.float32``)."""
+    if a is None or isinstance(a, (np.ndarray, np.generic, list, tuple, type, float,
+                                   int, str)):
         return False
     if scipy.sparse.issparse(a) or is_dask_array(a):
         return False

@@ -485,12 +485,14 @@ def _check_common(X, Y, kernel, gamma, degree, coef0, min_size=1, gamma2=None):
         library = _array_api.library_of_objects(X=X, Y=Y, **{
             name: a for name, a in (("gamma", gamma), ("gamma2", gamma2))
             if _array_api.is_foreign(a)})
-    params = point_params(kernel, None, degree, coef0)
-    if gamma is not None:  # (a 0-D array of the objects' library: kept where
-        # it computes)
+    if _array_api.is_foreign(gamma):  # (a 0-D array of the objects' library:
+        # kept where it computes)
+        params = point_params(kernel, None, degree, coef0)
         params["gamma"] = _array_api.scalar_argument(
             library, gamma, "gamma",
             lambda g: point_params(kernel, g, degree, coef0)["gamma"])
+    else:
+        params = point_params(kernel, gamma, degree, coef0)
     if library is not None and library.native:
         return library, *_array_sets.check_array_set_pair(
             library, X, Y, min_size, weighted=True), params
