@@ -20,6 +20,7 @@ figure_checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(figure_checks)
 figure_problems = figure_checks.figure_problems
 
+
 def test_figure_problems_are_found():
     """The checks find what they look for (so that a clean example is not
     clean because nothing was checked)."""
